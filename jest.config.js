@@ -1,0 +1,20 @@
+/** One jest run for every project: unit and integration tests next to their code, e2e under e2e/. */
+const { compilerOptions } = require("./tsconfig.base.json");
+
+const moduleNameMapper = {};
+for (const [alias, [target]] of Object.entries(compilerOptions.paths)) {
+  const from = "^" + alias.replace("/*", "/(.*)") + "$";
+  moduleNameMapper[from] = "<rootDir>/" + target.replace("/*", "/$1");
+}
+
+module.exports = {
+  testEnvironment: "node",
+  roots: ["<rootDir>/libs", "<rootDir>/services", "<rootDir>/gateway", "<rootDir>/e2e"],
+  testMatch: ["**/test/**/*.test.ts", "<rootDir>/e2e/**/*.e2e.test.ts"],
+  transform: { "^.+\\.ts$": ["@swc/jest", { jsc: { target: "es2022", parser: { syntax: "typescript" } } }] },
+  moduleNameMapper,
+  globalSetup: "<rootDir>/libs/testing/src/global-setup.ts",
+  globalTeardown: "<rootDir>/libs/testing/src/global-teardown.ts",
+  testTimeout: 30000,
+  maxWorkers: 2,
+};

@@ -1,0 +1,78 @@
+import { z } from "zod";
+import pino, { type Logger } from "pino";
+
+/**
+ * Every environment variable the platform reads, in one schema. Each process parses it once at
+ * start-up (loadConfig) and fails fast with every problem listed, before it opens a socket.
+ */
+const port = z.coerce.number().int().min(0).max(65535);
+const optionalUrl = z.string().url().optional();
+
+export const configSchema = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  /** Postgres; absent: `npm start` runs an embedded Postgres under DATA_DIR. */
+  DATABASE_URL: optionalUrl,
+  /** NATS with JetStream; absent: the in-process bus of the single-process default. */
+  NATS_URL: optionalUrl,
+  /** JetStream stream and subject prefix; tests and shared NATS servers set their own. */
+  NATS_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/).default("ANALYTICS"),
+  NATS_SUBJECT_PREFIX: z.string().regex(/^([a-z0-9_-]+\.)*$/).default(""),
+  DATA_DIR: z.string().default("./.data"),
+  /** Gateway HTTP port. */
+  PORT: port.default(8080),
+  HOST: z.string().default("0.0.0.0"),
+  /** Port of a service started alone (services/<name>/main); each has its own default. */
+  SERVICE_PORT: port.optional(),
+  /** Enables the admin API when set. */
+  ADMIN_TOKEN: z.string().min(16, "ADMIN_TOKEN must be at least 16 characters").optional(),
+  /** HS256 key for access tokens; the embedded default generates and keeps one under DATA_DIR. */
+  JWT_SECRET: z.string().min(32, "JWT_SECRET must be at least 32 characters").optional(),
+  /** Key of the keyed hash under which API keys are stored. */
+  API_KEY_PEPPER: z.string().min(32, "API_KEY_PEPPER must be at least 32 characters").optional(),
+  /** Shared credential that services require of their callers (the gateway). */
+  INTERNAL_TOKEN: z.string().min(32, "INTERNAL_TOKEN must be at least 32 characters").optional(),
+  TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(86400).default(3600),
+  /** Failed POST /auth attempts allowed per client address and per account within the window. */
+  AUTH_MAX_FAILURES: z.coerce.number().int().min(1).default(10),
+  AUTH_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
+  OUTBOX_POLL_MS: z.coerce.number().int().min(10).default(250),
+  CATALOGUE_URL: z.string().url().default("http://127.0.0.1:50051"),
+  PRICING_URL: z.string().url().default("http://127.0.0.1:50052"),
+  ORDERS_URL: z.string().url().default("http://127.0.0.1:50053"),
+  INVENTORY_URL: z.string().url().default("http://127.0.0.1:50054"),
+  EVENTS_URL: z.string().url().default("http://127.0.0.1:50055"),
+  PLANNING_URL: z.string().url().default("http://127.0.0.1:50056"),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join("\n  ")}`);
+    this.name = "ConfigError";
+  }
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  // An empty variable means "not set", as in most deployment tools.
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = configSchema.safeParse(present);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`));
+  }
+  return parsed.data;
+}
+
+/** The value of an optional setting that this process cannot run without. */
+export function required<K extends keyof Config>(config: Config, key: K): NonNullable<Config[K]> {
+  const value = config[key];
+  if (value === undefined || value === null) throw new ConfigError([`${String(key)}: required`]);
+  return value as NonNullable<Config[K]>;
+}
+
+export function createLogger(config: Pick<Config, "LOG_LEVEL">, name: string): Logger {
+  return pino({ name, level: config.LOG_LEVEL });
+}
+
+export type { Logger };

@@ -1,0 +1,58 @@
+import { createDb, inTransaction, isUuid, migrate, pageWindow, ping } from "@analytics/db";
+import { createTestDatabase, type TestDatabase } from "@analytics/testing";
+
+describe("db", () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await database.drop();
+  });
+
+  it("runs a service's migrations once, in its own schema", async () => {
+    const db = createDb({ url: database.url, schema: "sample" });
+    try {
+      const migrations = [
+        { name: "002_more", up: async (k: typeof db) => void (await k.schema.alterTable("things", (t) => t.text("note"))) },
+        { name: "001_things", up: async (k: typeof db) => void (await k.schema.createTable("things", (t) => t.increments("id"))) },
+      ];
+      expect(await migrate(db, "sample", migrations)).toEqual(["001_things", "002_more"]);
+      expect(await migrate(db, "sample", migrations)).toEqual([]);
+      const tables = await db.raw(
+        "select table_name from information_schema.tables where table_schema = 'sample' order by 1",
+      );
+      expect(tables.rows.map((r: { table_name: string }) => r.table_name)).toEqual(
+        expect.arrayContaining(["knex_migrations", "things"]),
+      );
+      await ping(db);
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it("rolls a transaction back when the work throws", async () => {
+    const db = createDb({ url: database.url, schema: "sample" });
+    try {
+      await expect(
+        inTransaction(db, async (tx) => {
+          await tx("things").insert({ note: "kept?" });
+          throw new Error("boom");
+        }),
+      ).rejects.toThrow("boom");
+      expect(await db("things").where({ note: "kept?" })).toHaveLength(0);
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it("refuses a schema name that is not a plain identifier", () => {
+    expect(() => createDb({ url: database.url, schema: 'x"; drop' })).toThrow(/schema name/);
+  });
+
+  it("tells UUIDs and computes page windows", () => {
+    expect(isUuid("0b8f5c2e-7d3c-4a57-9d5e-1f2a3b4c5d6e")).toBe(true);
+    expect(isUuid("42")).toBe(false);
+    expect(pageWindow({ page: 3, pageSize: 10 })).toEqual({ limit: 10, offset: 20 });
+  });
+});

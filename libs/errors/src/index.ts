@@ -1,0 +1,114 @@
+import { STATUS_CODES } from "node:http";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { ValidationErrorsSchema } from "@analytics/contracts";
+
+/** A wrong input field: `path` as the client wrote it (`items[3].sku`). */
+export interface FieldViolation {
+  path: string;
+  message: string;
+}
+
+export type ErrorKind =
+  | "invalid"
+  | "not_found"
+  | "conflict"
+  | "unauthenticated"
+  | "permission_denied"
+  | "too_many_requests"
+  | "unavailable";
+
+/** The one error type of the domain; everything else that escapes a handler is an internal error. */
+export class DomainError extends Error {
+  constructor(
+    readonly kind: ErrorKind,
+    message: string,
+    readonly details: FieldViolation[] = [],
+  ) {
+    super(message);
+    this.name = "DomainError";
+  }
+}
+
+export const invalid = (message: string, details: FieldViolation[] = []) => new DomainError("invalid", message, details);
+export const notFound = (message: string) => new DomainError("not_found", message);
+export const conflict = (message: string) => new DomainError("conflict", message);
+export const unauthenticated = (message = "unauthenticated") => new DomainError("unauthenticated", message);
+
+const codeOfKind: Record<ErrorKind, Code> = {
+  invalid: Code.InvalidArgument,
+  not_found: Code.NotFound,
+  conflict: Code.AlreadyExists,
+  unauthenticated: Code.Unauthenticated,
+  permission_denied: Code.PermissionDenied,
+  too_many_requests: Code.ResourceExhausted,
+  unavailable: Code.Unavailable,
+};
+
+export const INTERNAL_MESSAGE = "internal error";
+
+/**
+ * Service side: a DomainError becomes its Connect code (field violations travel as a typed detail);
+ * a ConnectError passes; anything else is reported as `onInternal` and leaves as a bare Internal,
+ * so no stack, SQL text or host name crosses the wire.
+ */
+export function toConnectError(error: unknown, onInternal?: (error: unknown) => void): ConnectError {
+  if (error instanceof DomainError) {
+    const details = error.details.length
+      ? [{ desc: ValidationErrorsSchema, value: { violations: error.details } }]
+      : [];
+    return new ConnectError(error.message, codeOfKind[error.kind], undefined, details);
+  }
+  if (error instanceof ConnectError) return error;
+  onInternal?.(error);
+  return new ConnectError(INTERNAL_MESSAGE, Code.Internal);
+}
+
+/** The contract's error body (and the body of a successful delete). */
+export interface GeneralResponse {
+  statusCode: number;
+  error: string;
+  message: string;
+  details?: FieldViolation[];
+}
+
+export function generalResponse(statusCode: number, message: string, details?: FieldViolation[]): GeneralResponse {
+  const body: GeneralResponse = {
+    statusCode,
+    error: statusCode < 300 ? "" : (STATUS_CODES[statusCode] ?? "Error"),
+    message,
+  };
+  if (details && details.length) body.details = details;
+  return body;
+}
+
+const httpOfCode: Partial<Record<Code, number>> = {
+  [Code.InvalidArgument]: 400,
+  [Code.OutOfRange]: 400,
+  [Code.FailedPrecondition]: 409,
+  [Code.NotFound]: 404,
+  [Code.AlreadyExists]: 409,
+  [Code.Aborted]: 409,
+  [Code.Unauthenticated]: 401,
+  [Code.PermissionDenied]: 403,
+  [Code.ResourceExhausted]: 429,
+  [Code.Unavailable]: 503,
+  [Code.DeadlineExceeded]: 504,
+  [Code.Unimplemented]: 501,
+};
+
+/**
+ * Gateway side: a service's Connect error as the HTTP answer of the contract. Internal and unknown
+ * errors keep no message of theirs; a service that cannot be reached is a 503.
+ */
+export function httpErrorOf(error: unknown): GeneralResponse {
+  const connectError = ConnectError.from(error);
+  const statusCode = httpOfCode[connectError.code] ?? 500;
+  if (statusCode >= 500 && statusCode !== 503 && statusCode !== 501) {
+    return generalResponse(statusCode, INTERNAL_MESSAGE);
+  }
+  if (statusCode === 503) return generalResponse(503, "a service is unavailable, try again");
+  const details = connectError
+    .findDetails(ValidationErrorsSchema)
+    .flatMap((d) => d.violations.map((v) => ({ path: v.path, message: v.message })));
+  return generalResponse(statusCode, connectError.rawMessage, details);
+}

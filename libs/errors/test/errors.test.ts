@@ -1,0 +1,52 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import {
+  DomainError,
+  conflict,
+  generalResponse,
+  httpErrorOf,
+  invalid,
+  notFound,
+  toConnectError,
+} from "@analytics/errors";
+
+describe("errors", () => {
+  it("maps domain errors to Connect codes and back to HTTP with details", () => {
+    const wire = toConnectError(invalid("bad input", [{ path: "items[3].sku", message: "required" }]));
+    expect(wire.code).toBe(Code.InvalidArgument);
+    expect(httpErrorOf(wire)).toEqual({
+      statusCode: 400,
+      error: "Bad Request",
+      message: "bad input",
+      details: [{ path: "items[3].sku", message: "required" }],
+    });
+    expect(httpErrorOf(toConnectError(notFound("event not found")))).toEqual({
+      statusCode: 404,
+      error: "Not Found",
+      message: "event not found",
+    });
+    expect(httpErrorOf(toConnectError(conflict("already processed"))).statusCode).toBe(409);
+    expect(httpErrorOf(toConnectError(new DomainError("too_many_requests", "slow down"))).statusCode).toBe(429);
+  });
+
+  it("never lets an internal error's text through", () => {
+    const reported: unknown[] = [];
+    const wire = toConnectError(new Error('relation "x" does not exist at db.internal:5432'), (e) => reported.push(e));
+    expect(wire.code).toBe(Code.Internal);
+    expect(reported).toHaveLength(1);
+    const body = httpErrorOf(wire);
+    expect(body).toEqual({ statusCode: 500, error: "Internal Server Error", message: "internal error" });
+    expect(JSON.stringify(httpErrorOf(new ConnectError("secret sql", Code.Unknown)))).not.toMatch(/secret/);
+  });
+
+  it("answers 503 when a service is unreachable", () => {
+    expect(httpErrorOf(new ConnectError("connect ECONNREFUSED 10.0.0.3:50055", Code.Unavailable))).toEqual({
+      statusCode: 503,
+      error: "Service Unavailable",
+      message: "a service is unavailable, try again",
+    });
+  });
+
+  it("builds the delete body with an empty error", () => {
+    expect(generalResponse(200, "deleted")).toEqual({ statusCode: 200, error: "", message: "deleted" });
+  });
+});

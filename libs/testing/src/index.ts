@@ -1,0 +1,94 @@
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { NatsBus } from "@analytics/bus";
+
+/** Postgres for tests: TEST_DATABASE_URL, default the machine's local server. */
+export function testDatabaseUrl(): string {
+  return process.env.TEST_DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres";
+}
+
+/** NATS with JetStream for tests: TEST_NATS_URL, default the machine's local server. */
+export function testNatsUrl(): string {
+  return process.env.TEST_NATS_URL || "nats://127.0.0.1:4222";
+}
+
+export function uniqueName(prefix: string): string {
+  return `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString("hex")}`;
+}
+
+export interface TestDatabase {
+  url: string;
+  name: string;
+  drop(): Promise<void>;
+}
+
+/** A fresh database per test file, so tests running in parallel never see each other's rows. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const adminUrl = testDatabaseUrl();
+  const name = uniqueName("t");
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE "${name}"`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    name,
+    drop: async () => {
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      try {
+        await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+}
+
+export interface TestBus {
+  bus: NatsBus;
+  url: string;
+  stream: string;
+  subjectPrefix: string;
+  /** Closes the connection and deletes the test's stream. */
+  close(): Promise<void>;
+}
+
+/** A real JetStream bus on its own stream and subject prefix, so parallel test files never meet. */
+export async function createTestBus(): Promise<TestBus> {
+  const stream = uniqueName("T").toUpperCase();
+  const subjectPrefix = `${stream.toLowerCase()}.`;
+  const url = testNatsUrl();
+  const bus = await NatsBus.connect({ url, stream, subjectPrefix });
+  return {
+    bus,
+    url,
+    stream,
+    subjectPrefix,
+    close: async () => {
+      await bus.deleteStream();
+      await bus.close();
+    },
+  };
+}
+
+/** Polls until `check` returns a value other than undefined/false, or fails after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 10_000, what = "condition"): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined && value !== false) return value as T;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
