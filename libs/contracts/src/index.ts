@@ -2,3 +2,4 @@
 // gateway import messages and service descriptors from here; nothing else is shared between them.
 export * from "./gen/common/v1/common_pb";
 export * as eventsV1 from "./gen/events/v1/events_pb";
+export { toRestJson, fromRestJson } from "./rest-json";

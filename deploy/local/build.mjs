@@ -1,0 +1,29 @@
+// Bundles each deployable (gateway, every service, the single-process launcher) into dist/ with
+// esbuild: one file each, node_modules left external, tsconfig path aliases resolved.
+// `node deploy/local/build.mjs [name ...]` builds only the named ones.
+import { build } from "esbuild";
+import { existsSync, readdirSync } from "node:fs";
+
+const services = readdirSync("services").filter((name) => existsSync(`services/${name}/src/main.ts`));
+const entries = {
+  gateway: { in: "gateway/src/main.ts", out: "gateway/main" },
+  local: { in: "deploy/local/start.ts", out: "local/start" },
+  ...Object.fromEntries(services.map((name) => [name, { in: `services/${name}/src/main.ts`, out: `services/${name}/main` }])),
+};
+const wanted = process.argv.slice(2);
+const selected = Object.entries(entries).filter(([name]) => !wanted.length || wanted.includes(name));
+
+const started = Date.now();
+await build({
+  entryPoints: selected.map(([, e]) => e),
+  outdir: "dist",
+  bundle: true,
+  platform: "node",
+  target: "node20",
+  format: "cjs",
+  packages: "external",
+  sourcemap: true,
+  logLevel: "warning",
+  tsconfig: "tsconfig.base.json",
+});
+console.log(`built ${selected.map(([n]) => n).join(", ")} in ${Date.now() - started} ms`);

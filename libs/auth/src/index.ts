@@ -1,0 +1,60 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import { Code, ConnectError, createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
+
+/**
+ * Internal calls: the gateway authenticates the client, then calls services with the caller's
+ * account and API key in headers. Services believe those headers only next to the internal
+ * service credential, so nobody who reaches a service port directly can act as an account.
+ */
+export const INTERNAL_HEADERS = {
+  credential: "x-internal-token",
+  accountId: "x-account-id",
+  apiKeyId: "x-api-key-id",
+} as const;
+
+export interface Caller {
+  accountId: string;
+  apiKeyId: string;
+}
+
+export const callerKey = createContextKey<Caller | undefined>(undefined, { description: "authenticated caller" });
+
+/** Headers for one call on behalf of `caller`. */
+export function callerHeaders(internalToken: string, caller: Caller): Record<string, string> {
+  return {
+    [INTERNAL_HEADERS.credential]: internalToken,
+    [INTERNAL_HEADERS.accountId]: caller.accountId,
+    [INTERNAL_HEADERS.apiKeyId]: caller.apiKeyId,
+  };
+}
+
+/** Constant-time comparison of two secrets of any length. */
+export function sameSecret(a: string, b: string): boolean {
+  const da = createHash("sha256").update(a).digest();
+  const db = createHash("sha256").update(b).digest();
+  return timingSafeEqual(da, db);
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Server interceptor: refuses calls without the credential and puts the caller in the context. */
+export function requireInternalCaller(internalToken: string): Interceptor {
+  return (next) => async (req) => {
+    const credential = req.header.get(INTERNAL_HEADERS.credential) ?? "";
+    if (!credential || !sameSecret(credential, internalToken)) {
+      throw new ConnectError("missing or wrong internal credential", Code.Unauthenticated);
+    }
+    const accountId = req.header.get(INTERNAL_HEADERS.accountId) ?? "";
+    const apiKeyId = req.header.get(INTERNAL_HEADERS.apiKeyId) ?? "";
+    if (!UUID.test(accountId)) throw new ConnectError("missing caller account", Code.Unauthenticated);
+    req.contextValues.set(callerKey, { accountId, apiKeyId });
+    return next(req);
+  };
+}
+
+/** The caller of a handler; every query is scoped by its account. */
+export function callerOf(ctx: HandlerContext): Caller {
+  const caller = ctx.values.get(callerKey);
+  if (!caller) throw new ConnectError("no caller", Code.Unauthenticated);
+  return caller;
+}

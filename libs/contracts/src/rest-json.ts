@@ -1,0 +1,56 @@
+import { fromJson, toJson, type DescMessage, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
+
+/**
+ * Messages whose fields carry `json_name` equal to the REST field names of the contract are the
+ * REST resources themselves: toRestJson writes one as a client reads it (every field present,
+ * null when unset, timestamps as RFC 3339 UTC with milliseconds), fromRestJson reads a request
+ * body that zod has already validated.
+ */
+export function toRestJson<D extends DescMessage>(schema: D, message: MessageShape<D>): Record<string, unknown> {
+  const json = toJson(schema, message, { alwaysEmitImplicit: true, enumAsInteger: true }) as Record<string, unknown>;
+  return restify(schema, json);
+}
+
+export function fromRestJson<D extends DescMessage>(schema: D, json: unknown): MessageShape<D> {
+  return fromJson(schema, withoutNulls(json) as JsonValue, { ignoreUnknownFields: false });
+}
+
+const PLAIN_JSON = new Set(["google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue"]);
+
+function restify(desc: DescMessage, json: Record<string, unknown>): Record<string, unknown> {
+  for (const field of desc.fields) {
+    const value = json[field.jsonName];
+    if (field.fieldKind === "list") {
+      if (value === undefined) json[field.jsonName] = [];
+      else if (field.listKind === "message" && !PLAIN_JSON.has(field.message.typeName)) {
+        json[field.jsonName] = (value as Record<string, unknown>[]).map((v) => convertMessage(field.message, v));
+      }
+      continue;
+    }
+    if (field.fieldKind === "map") {
+      if (value === undefined) json[field.jsonName] = {};
+      continue;
+    }
+    if (value === undefined) {
+      json[field.jsonName] = null;
+      continue;
+    }
+    if (field.fieldKind === "message") json[field.jsonName] = convertMessage(field.message, value);
+  }
+  return json;
+}
+
+function convertMessage(desc: DescMessage, value: unknown): unknown {
+  if (desc.typeName === "google.protobuf.Timestamp") return new Date(value as string).toISOString();
+  if (PLAIN_JSON.has(desc.typeName) || value === null || typeof value !== "object") return value;
+  return restify(desc, value as Record<string, unknown>);
+}
+
+/** JSON null means "not set" for a proto field; nested nulls inside Struct values are kept by fromJson. */
+function withoutNulls(json: unknown): unknown {
+  if (Array.isArray(json)) return json.map(withoutNulls);
+  if (json && typeof json === "object") {
+    return Object.fromEntries(Object.entries(json).filter(([, v]) => v !== null).map(([k, v]) => [k, v]));
+  }
+  return json;
+}

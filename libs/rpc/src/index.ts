@@ -1,0 +1,207 @@
+import http2 from "node:http2";
+import type { AddressInfo } from "node:net";
+import { Code, ConnectError, createClient, type Client, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
+import { connectNodeAdapter, createConnectTransport } from "@connectrpc/connect-node";
+import type { DescService } from "@bufbuild/protobuf";
+import type { Logger } from "pino";
+import { requireInternalCaller } from "@analytics/auth";
+import { createBus, type Bus, type SubscriptionSpec, type Subscription } from "@analytics/bus";
+import { createLogger, loadConfig, required, type Config } from "@analytics/config";
+import { createDb, migrate, ping, type Db, type Migration } from "@analytics/db";
+import { toConnectError } from "@analytics/errors";
+import { OutboxRelay } from "@analytics/outbox";
+
+/** What every service gets from whoever starts it (its own main, or the single-process launcher). */
+export interface ServiceDeps {
+  databaseUrl: string;
+  bus: Bus;
+  logger: Logger;
+  internalToken: string;
+  port: number;
+  host?: string;
+  outboxPollMs?: number;
+}
+
+export interface RunningService {
+  name: string;
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** What a service hands to its Connect routes and bus subscriptions. */
+export interface ServiceContext {
+  db: Db;
+  /** Wakes the outbox relay after a commit that wrote outbox rows. */
+  relay: OutboxRelay;
+  logger: Logger;
+}
+
+export interface ServiceDefinition {
+  /** Service name = its Postgres schema = its durable consumer name. */
+  name: string;
+  migrations: Migration[];
+  routes(router: ConnectRouter, context: ServiceContext): void;
+  subscriptions?(context: ServiceContext): SubscriptionSpec[];
+}
+
+/**
+ * Starts one service: its pool on its own schema, migrations, the outbox relay, its bus
+ * subscriptions and an h2c Connect server with /healthz and /readyz.
+ */
+export async function startService(definition: ServiceDefinition, deps: ServiceDeps): Promise<RunningService> {
+  const { name } = definition;
+  const logger = deps.logger.child({ service: name });
+  const db = createDb({ url: deps.databaseUrl, schema: name, applicationName: name });
+  const applied = await migrate(db, name, definition.migrations);
+  if (applied.length) logger.info({ applied }, "migrations applied");
+  const relay = new OutboxRelay({ db, bus: deps.bus, logger, pollMs: deps.outboxPollMs });
+  const context: ServiceContext = { db, relay, logger };
+  relay.start();
+  const subscriptions: Subscription[] = [];
+  for (const spec of definition.subscriptions?.(context) ?? []) subscriptions.push(await deps.bus.subscribe(spec));
+
+  const ready = async () => {
+    await ping(db);
+    await deps.bus.ping();
+  };
+  const server = http2.createServer(
+    connectNodeAdapter({
+      routes: (router) => definition.routes(router, context),
+      interceptors: [errorsAndLogging(logger), requireInternalCaller(deps.internalToken)],
+      fallback: healthHandler(ready),
+    }),
+  );
+  // Clients keep HTTP/2 sessions open; close() ends them gracefully so in-flight calls finish.
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on("session", (session) => {
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(deps.port, deps.host ?? "127.0.0.1", () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${deps.host && deps.host !== "0.0.0.0" ? deps.host : "127.0.0.1"}:${port}`;
+  logger.info({ url }, "service listening");
+  return {
+    name,
+    url,
+    port,
+    close: async () => {
+      await Promise.all(subscriptions.map((s) => s.stop()));
+      await relay.stop();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const session of sessions) session.close();
+      });
+      await db.destroy();
+    },
+  };
+}
+
+function errorsAndLogging(logger: Logger): Interceptor {
+  return (next) => async (req) => {
+    const started = performance.now();
+    try {
+      const res = await next(req);
+      logger.debug({ rpc: req.method.name, ms: Math.round(performance.now() - started) }, "rpc");
+      return res;
+    } catch (error) {
+      const wire = toConnectError(error, (e) => logger.error({ err: e, rpc: req.method.name }, "internal error"));
+      logger.debug({ rpc: req.method.name, code: Code[wire.code], ms: Math.round(performance.now() - started) }, "rpc failed");
+      throw wire;
+    }
+  };
+}
+
+type NodeHandler = NonNullable<Parameters<typeof connectNodeAdapter>[0]["fallback"]>;
+
+function healthHandler(ready: () => Promise<void>): NodeHandler {
+  return (req, res) => {
+    const reply = (status: number, body: unknown) => {
+      res.writeHead(status, { "content-type": "application/json" });
+      res.end(JSON.stringify(body));
+    };
+    if (req.url === "/healthz") return reply(200, { status: "ok" });
+    if (req.url === "/readyz") {
+      ready().then(
+        () => reply(200, { status: "ready" }),
+        () => reply(503, { status: "not ready" }),
+      );
+      return;
+    }
+    reply(404, { status: "not found" });
+  };
+}
+
+/** A Connect client of one service over HTTP/2 (one multiplexed session per service). */
+export function createServiceClient<T extends DescService>(service: T, baseUrl: string, interceptors: Interceptor[] = []): Client<T> {
+  return createClient(service, createConnectTransport({ baseUrl, httpVersion: "2", interceptors }));
+}
+
+/** Asks a service's /readyz over HTTP/2. */
+export async function serviceReady(baseUrl: string, timeoutMs = 2000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const session = http2.connect(baseUrl);
+    const done = (ok: boolean) => {
+      session.close();
+      resolve(ok);
+    };
+    session.on("error", () => done(false));
+    session.setTimeout(timeoutMs, () => done(false));
+    const req = session.request({ ":path": "/readyz" });
+    req.on("response", (headers) => {
+      req.resume();
+      req.on("end", () => done(headers[":status"] === 200));
+    });
+    req.on("error", () => done(false));
+    req.end();
+  });
+}
+
+/**
+ * `node dist/services/<name>/main.js`: one service alone, as in Kubernetes. Requires DATABASE_URL;
+ * without NATS_URL it runs on the in-process bus (useful only for trying a service alone).
+ */
+export async function runServiceMain(
+  name: string,
+  start: (deps: ServiceDeps) => Promise<RunningService>,
+  defaultPort: number,
+): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    console.error(String((error as Error).message));
+    process.exit(1);
+  }
+  const logger = createLogger(config, name);
+  try {
+    const bus = await createBus({ natsUrl: config.NATS_URL, stream: config.NATS_STREAM, subjectPrefix: config.NATS_SUBJECT_PREFIX, logger, name });
+    if (bus.kind === "in-process") logger.warn("NATS_URL not set: in-process bus, messages do not leave this process");
+    const service = await start({
+      databaseUrl: required(config, "DATABASE_URL"),
+      bus,
+      logger,
+      internalToken: required(config, "INTERNAL_TOKEN"),
+      port: config.SERVICE_PORT ?? defaultPort,
+      host: config.HOST,
+      outboxPollMs: config.OUTBOX_POLL_MS,
+    });
+    const shutdown = async (signal: string) => {
+      logger.info({ signal }, "shutting down");
+      await service.close();
+      await bus.close();
+      process.exit(0);
+    };
+    process.once("SIGTERM", () => void shutdown("SIGTERM"));
+    process.once("SIGINT", () => void shutdown("SIGINT"));
+  } catch (error) {
+    logger.fatal({ err: error }, "start-up failed");
+    process.exit(1);
+  }
+}
+
+export { ConnectError, Code };

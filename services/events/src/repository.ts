@@ -1,0 +1,88 @@
+import { randomUUID } from "node:crypto";
+import type { Db, Tx } from "@analytics/db";
+import { isUuid, pageWindow } from "@analytics/db";
+
+export type EventState = "pending" | "completed" | "failed";
+export type ProcessedState = Exclude<EventState, "pending">;
+
+export interface EventRow {
+  id: string;
+  account_id: string;
+  event_type: string;
+  payload: unknown;
+  created_at: Date;
+  completed_at: Date | null;
+  failed_at: Date | null;
+}
+
+const COLUMNS = ["id", "account_id", "event_type", "payload", "created_at", "completed_at", "failed_at"];
+
+export interface EventFilter {
+  accountId: string;
+  eventType?: string;
+  state?: EventState;
+}
+
+function filtered(db: Db, f: EventFilter) {
+  const q = db("events").where({ account_id: f.accountId });
+  if (f.eventType !== undefined) q.andWhere({ event_type: f.eventType });
+  if (f.state === "pending") q.whereNull("completed_at").whereNull("failed_at");
+  if (f.state === "completed") q.whereNotNull("completed_at");
+  if (f.state === "failed") q.whereNotNull("failed_at");
+  return q;
+}
+
+export async function listEvents(db: Db, f: EventFilter, page: { page: number; pageSize: number }) {
+  const { limit, offset } = pageWindow(page);
+  const [rows, [{ count }]] = await Promise.all([
+    filtered(db, f).select(COLUMNS).orderBy("seq").limit(limit).offset(offset) as Promise<EventRow[]>,
+    filtered(db, f).count({ count: "*" }) as unknown as Promise<[{ count: number }]>,
+  ]);
+  return { rows, total: Number(count) };
+}
+
+export async function findEvent(db: Db, accountId: string, id: string): Promise<EventRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  return db("events").select(COLUMNS).where({ account_id: accountId, id }).first();
+}
+
+const stamp = (state: ProcessedState) =>
+  state === "completed" ? { completed_at: new Date(), failed_at: null } : { failed_at: new Date(), completed_at: null };
+
+/**
+ * Processes pending events; the WHERE on both timestamps makes the row lock decide: of two
+ * concurrent updates exactly one finds the event pending. Returns the ids that changed.
+ */
+export async function markProcessed(db: Db, accountId: string, items: { id: string; state: ProcessedState }[]): Promise<Set<string>> {
+  const valid = items.filter((i) => isUuid(i.id));
+  if (!valid.length) return new Set();
+  const changed = new Set<string>();
+  for (const state of ["completed", "failed"] as const) {
+    const ids = valid.filter((i) => i.state === state).map((i) => i.id);
+    if (!ids.length) continue;
+    const rows: { id: string }[] = await db("events")
+      .where({ account_id: accountId })
+      .whereIn("id", ids)
+      .whereNull("completed_at")
+      .whereNull("failed_at")
+      .update(stamp(state))
+      .returning("id");
+    rows.forEach((r) => changed.add(r.id));
+  }
+  return changed;
+}
+
+export async function replacePayload(db: Db, accountId: string, id: string, payload: unknown): Promise<EventRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  const [row] = await db("events")
+    .where({ account_id: accountId, id })
+    .update({ payload: JSON.stringify(payload) })
+    .returning(COLUMNS);
+  return row;
+}
+
+export async function insertEvent(tx: Tx, e: { accountId: string; eventType: string; payload: unknown }): Promise<string> {
+  const id = randomUUID();
+  await tx("events").insert({ id, account_id: e.accountId, event_type: e.eventType, payload: JSON.stringify(e.payload) });
+  return id;
+}

@@ -1,0 +1,178 @@
+import { randomUUID } from "node:crypto";
+import pino from "pino";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { callerHeaders } from "@analytics/auth";
+import { eventsV1 } from "@analytics/contracts";
+import { createDb, type Db } from "@analytics/db";
+import { createServiceClient, type RunningService } from "@analytics/rpc";
+import { createTestBus, createTestDatabase, eventually, type TestBus, type TestDatabase } from "@analytics/testing";
+import { startEventsService } from "../src/service";
+import { queueSubscriptions } from "../src/subscriptions";
+
+const { EventsService, EventState } = eventsV1;
+const internalToken = "x".repeat(40);
+
+describe("events service (real Postgres and JetStream)", () => {
+  let database: TestDatabase;
+  let t: TestBus;
+  let service: RunningService;
+  let db: Db;
+  let client: ReturnType<typeof createServiceClient<typeof EventsService>>;
+  const account = randomUUID();
+  const other = randomUUID();
+  const as = (accountId: string) => ({ headers: callerHeaders(internalToken, { accountId, apiKeyId: randomUUID() }) });
+
+  const publishSku = (accountId: string, key: string, id = randomUUID()) =>
+    t.bus.publish({
+      id,
+      subject: "analytics.catalogue.sku.updated",
+      accountId,
+      occurredAt: new Date().toISOString(),
+      data: { product: { key, sku: key } },
+    });
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    t = await createTestBus();
+    service = await startEventsService({
+      databaseUrl: database.url,
+      bus: t.bus,
+      logger: pino({ level: "silent" }),
+      internalToken,
+      port: 0,
+    });
+    client = createServiceClient(EventsService, service.url);
+    db = createDb({ url: database.url, schema: "events" });
+  });
+  afterAll(async () => {
+    await service.close();
+    await db.destroy();
+    await t.close();
+    await database.drop();
+  });
+
+  async function seed(accountId: string, n: number, prefix = "k"): Promise<string[]> {
+    const before = Number((await db("events").where({ account_id: accountId }).count({ c: "*" }))[0].c);
+    for (let i = 0; i < n; i++) await publishSku(accountId, `${prefix}${i}`);
+    await eventually(async () => Number((await db("events").where({ account_id: accountId }).count({ c: "*" }))[0].c) === before + n);
+    const rows = await db("events").where({ account_id: accountId }).orderBy("seq").select("id");
+    return rows.slice(before).map((r) => r.id);
+  }
+
+  it("turns a catalogue sku message into one update_sku entry with the product as payload", async () => {
+    const [id] = await seed(account, 1, "first");
+    const { events, totalCount } = await client.listEvents({ page: { page: 1, pageSize: 10 } }, as(account));
+    expect(totalCount).toBe(1n);
+    expect(events[0]).toMatchObject({ id, accountId: account, eventType: "update_sku" });
+    expect(JSON.parse(events[0].payloadJson)).toEqual({ key: "first0", sku: "first0" });
+    expect(events[0].completedAt).toBeUndefined();
+  });
+
+  it("creates one entry for a redelivered message (inbox)", async () => {
+    const [rule] = queueSubscriptions(db);
+    const message = {
+      id: randomUUID(),
+      subject: "analytics.catalogue.sku.created",
+      accountId: account,
+      occurredAt: new Date().toISOString(),
+      data: { product: { key: "dup" } },
+    };
+    await rule.handler(message);
+    await rule.handler(message);
+    expect(await db("events").whereRaw("payload->>'key' = 'dup'")).toHaveLength(1);
+  });
+
+  it("ignores purchase order messages of orders that never were drafts", async () => {
+    const subs = queueSubscriptions(db);
+    const po = subs[1];
+    const base = { subject: "analytics.orders.purchase_order.updated", accountId: other, occurredAt: "" };
+    await po.handler({ ...base, id: randomUUID(), data: { purchaseOrder: { externalPONo: "A" }, wasDraft: false, isDraft: false } });
+    await po.handler({ ...base, id: randomUUID(), data: { purchaseOrder: { externalPONo: "B" }, wasDraft: true, isDraft: false } });
+    const rows = await db("events").where({ account_id: other });
+    expect(rows.map((r) => r.event_type)).toEqual(["draft_po_change"]);
+    expect(rows[0].payload).toEqual({ externalPONo: "B" });
+    await db("events").where({ account_id: other }).delete();
+  });
+
+  it("pages in creation order and filters by type and status", async () => {
+    const acc = randomUUID();
+    const ids = await seed(acc, 5);
+    const page2 = await client.listEvents({ page: { page: 2, pageSize: 2 } }, as(acc));
+    expect(page2.totalCount).toBe(5n);
+    expect(page2.events.map((e) => e.id)).toEqual(ids.slice(2, 4));
+    await client.updateEventStatus({ id: ids[0], state: EventState.COMPLETED }, as(acc));
+    await client.updateEventStatus({ id: ids[1], state: EventState.FAILED }, as(acc));
+    const pending = await client.listEvents({ page: { page: 1, pageSize: 10 }, state: EventState.PENDING }, as(acc));
+    expect(pending.events.map((e) => e.id)).toEqual(ids.slice(2));
+    const failed = await client.listEvents({ page: { page: 1, pageSize: 10 }, state: EventState.FAILED }, as(acc));
+    expect(failed.events.map((e) => e.id)).toEqual([ids[1]]);
+    expect(failed.events[0].failedAt).toBeDefined();
+    const none = await client.listEvents({ page: { page: 1, pageSize: 10 }, eventType: "draft_po_change" }, as(acc));
+    expect(none.totalCount).toBe(0n);
+  });
+
+  it("processes an event once: 404 unknown, 409 processed", async () => {
+    const [id] = await seed(account, 1, "once");
+    await expect(client.updateEventStatus({ id, state: EventState.COMPLETED }, as(account))).resolves.toEqual(
+      expect.objectContaining({ id, updated: true }),
+    );
+    await expect(client.updateEventStatus({ id, state: EventState.FAILED }, as(account))).rejects.toMatchObject({ code: Code.AlreadyExists });
+    await expect(client.updateEventStatus({ id: randomUUID(), state: EventState.FAILED }, as(account))).rejects.toMatchObject({ code: Code.NotFound });
+    await expect(client.updateEventStatus({ id: "not-a-uuid", state: EventState.FAILED }, as(account))).rejects.toMatchObject({ code: Code.NotFound });
+    await expect(client.updateEventStatus({ id, state: EventState.PENDING }, as(account))).rejects.toMatchObject({ code: Code.InvalidArgument });
+  });
+
+  it("lets exactly one of many concurrent PATCHes win", async () => {
+    const [id] = await seed(account, 1, "race");
+    const results = await Promise.allSettled(
+      Array.from({ length: 12 }, (_, n) => client.updateEventStatus({ id, state: n % 2 ? EventState.COMPLETED : EventState.FAILED }, as(account))),
+    );
+    expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+    const losers = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
+    expect(losers.every((r) => (r.reason as ConnectError).code === Code.AlreadyExists)).toBe(true);
+    const row = await db("events").where({ id }).first();
+    expect(Boolean(row.completed_at) !== Boolean(row.failed_at)).toBe(true);
+  });
+
+  it("batch-processes with updated=false for processed, unknown and repeated ids", async () => {
+    const [a, b] = await seed(account, 2, "batch");
+    await client.updateEventStatus({ id: b, state: EventState.COMPLETED }, as(account));
+    const unknown = randomUUID();
+    const { results } = await client.batchUpdateEventStatus(
+      {
+        items: [
+          { id: a, state: EventState.FAILED },
+          { id: b, state: EventState.FAILED },
+          { id: unknown, state: EventState.COMPLETED },
+          { id: a, state: EventState.COMPLETED },
+        ],
+      },
+      as(account),
+    );
+    expect(results.map((r) => [r.id, r.updated])).toEqual([
+      [a, true],
+      [b, false],
+      [unknown, false],
+      [a, false],
+    ]);
+    expect((await db("events").where({ id: a }).first()).failed_at).not.toBeNull();
+  });
+
+  it("replaces a payload, refusing null and other accounts' events", async () => {
+    const [id] = await seed(account, 1, "payload");
+    const { event } = await client.updateEventPayload({ id, payloadJson: JSON.stringify({ replaced: [1, 2] }) }, as(account));
+    expect(JSON.parse(event!.payloadJson)).toEqual({ replaced: [1, 2] });
+    await expect(client.updateEventPayload({ id, payloadJson: "null" }, as(account))).rejects.toMatchObject({ code: Code.InvalidArgument });
+    await expect(client.updateEventPayload({ id, payloadJson: "{" }, as(account))).rejects.toMatchObject({ code: Code.InvalidArgument });
+    await expect(client.updateEventPayload({ id, payloadJson: "1" }, as(other))).rejects.toMatchObject({ code: Code.NotFound });
+    await expect(client.updateEventStatus({ id, state: EventState.COMPLETED }, as(other))).rejects.toMatchObject({ code: Code.NotFound });
+    expect((await client.listEvents({ page: { page: 1, pageSize: 10 } }, as(other))).events.map((e) => e.id)).not.toContain(id);
+  });
+
+  it("refuses calls without the internal credential", async () => {
+    await expect(client.listEvents({})).rejects.toMatchObject({ code: Code.Unauthenticated });
+    await expect(
+      client.listEvents({}, { headers: { ...callerHeaders("y".repeat(40), { accountId: account, apiKeyId: "" }) } }),
+    ).rejects.toMatchObject({ code: Code.Unauthenticated });
+  });
+});
