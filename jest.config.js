@@ -11,7 +11,9 @@ module.exports = {
   testEnvironment: "node",
   roots: ["<rootDir>/libs", "<rootDir>/services", "<rootDir>/gateway", "<rootDir>/e2e"],
   testMatch: ["**/test/**/*.test.ts", "<rootDir>/e2e/**/*.e2e.test.ts"],
-  transform: { "^.+\\.ts$": ["@swc/jest", { jsc: { target: "es2022", parser: { syntax: "typescript" } } }] },
+  transform: { "^.+\\.(t|j)s$": ["@swc/jest", { jsc: { target: "es2022", parser: { syntax: "typescript" } }, module: { type: "commonjs" } }] },
+  // ES-module-only dependencies that jest's CommonJS runtime must have compiled first.
+  transformIgnorePatterns: ["/node_modules/(?!(content-disposition|cookie)/)"],
   moduleNameMapper,
   globalSetup: "<rootDir>/libs/testing/src/global-setup.ts",
   globalTeardown: "<rootDir>/libs/testing/src/global-teardown.ts",

@@ -96,13 +96,21 @@ const httpOfCode: Partial<Record<Code, number>> = {
   [Code.Unimplemented]: 501,
 };
 
+const NETWORK_ERRORS = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EHOSTUNREACH", "ETIMEDOUT", "EAI_AGAIN", "EPIPE"]);
+
+/** connect-node reports a refused connection as Internal; its cause tells it was the network. */
+function unreachable(error: ConnectError): boolean {
+  const cause = error.cause as { code?: string } | undefined;
+  return typeof cause?.code === "string" && NETWORK_ERRORS.has(cause.code);
+}
+
 /**
  * Gateway side: a service's Connect error as the HTTP answer of the contract. Internal and unknown
  * errors keep no message of theirs; a service that cannot be reached is a 503.
  */
 export function httpErrorOf(error: unknown): GeneralResponse {
   const connectError = ConnectError.from(error);
-  const statusCode = httpOfCode[connectError.code] ?? 500;
+  const statusCode = unreachable(connectError) ? 503 : (httpOfCode[connectError.code] ?? 500);
   if (statusCode >= 500 && statusCode !== 503 && statusCode !== 501) {
     return generalResponse(statusCode, INTERNAL_MESSAGE);
   }

@@ -46,6 +46,11 @@ describe("errors", () => {
     });
   });
 
+  it("answers 503 when the connection to a service is refused", () => {
+    const refused = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:9"), { code: "ECONNREFUSED" });
+    expect(httpErrorOf(new ConnectError("connect ECONNREFUSED", Code.Internal, undefined, undefined, refused)).statusCode).toBe(503);
+  });
+
   it("builds the delete body with an empty error", () => {
     expect(generalResponse(200, "deleted")).toEqual({ statusCode: 200, error: "", message: "deleted" });
   });

@@ -1,0 +1,62 @@
+import { randomUUID } from "node:crypto";
+import type { Db } from "@analytics/db";
+import { isUuid } from "@analytics/db";
+
+export interface AccountSettings {
+  customPriceFields: string[];
+  timezone: string;
+}
+
+export async function createAccount(db: Db, name: string, key: { apiKeyId: string; secretHash: string; name: string }) {
+  const accountId = randomUUID();
+  await db.transaction(async (tx) => {
+    await tx("accounts").insert({ id: accountId, name });
+    await tx("api_keys").insert({ id: key.apiKeyId, account_id: accountId, name: key.name, secret_hash: key.secretHash });
+  });
+  return accountId;
+}
+
+export async function accountExists(db: Db, accountId: string): Promise<boolean> {
+  if (!isUuid(accountId)) return false;
+  return Boolean(await db("accounts").where({ id: accountId }).first("id"));
+}
+
+export async function addApiKey(db: Db, accountId: string, key: { apiKeyId: string; secretHash: string; name: string }) {
+  await db("api_keys").insert({ id: key.apiKeyId, account_id: accountId, name: key.name, secret_hash: key.secretHash });
+}
+
+/** Revokes a key; false when the account has no such key. */
+export async function revokeApiKey(db: Db, accountId: string, apiKeyId: string): Promise<boolean> {
+  if (!isUuid(accountId) || !isUuid(apiKeyId)) return false;
+  const rows = await db("api_keys")
+    .where({ id: apiKeyId, account_id: accountId })
+    .update({ revoked_at: db.raw("coalesce(revoked_at, now())") }, ["id"]);
+  return rows.length > 0;
+}
+
+/** The stored hash of an active key of the account, if there is one. */
+export async function activeKeyHash(db: Db, accountId: string, apiKeyId: string): Promise<string | undefined> {
+  if (!isUuid(accountId) || !isUuid(apiKeyId)) return undefined;
+  const row = await db("api_keys").where({ id: apiKeyId, account_id: accountId }).whereNull("revoked_at").first("secret_hash");
+  return row?.secret_hash;
+}
+
+/** Checked on every request, so a revoked key's tokens stop at once. */
+export async function keyIsActive(db: Db, accountId: string, apiKeyId: string): Promise<boolean> {
+  return (await activeKeyHash(db, accountId, apiKeyId)) !== undefined;
+}
+
+export async function updateSettings(db: Db, accountId: string, settings: AccountSettings): Promise<AccountSettings | undefined> {
+  if (!isUuid(accountId)) return undefined;
+  const [row] = await db("accounts")
+    .where({ id: accountId })
+    .update({ custom_price_fields: settings.customPriceFields, timezone: settings.timezone, updated_at: db.fn.now() })
+    .returning(["custom_price_fields", "timezone"]);
+  return row ? { customPriceFields: row.custom_price_fields, timezone: row.timezone } : undefined;
+}
+
+export async function getSettings(db: Db, accountId: string): Promise<AccountSettings | undefined> {
+  if (!isUuid(accountId)) return undefined;
+  const row = await db("accounts").where({ id: accountId }).first("custom_price_fields", "timezone");
+  return row ? { customPriceFields: row.custom_price_fields, timezone: row.timezone } : undefined;
+}

@@ -1,0 +1,189 @@
+import type { FastifyRequest } from "fastify";
+import { z } from "zod";
+import { sameSecret, type Caller } from "@analytics/auth";
+import type { Db } from "@analytics/db";
+import { generalResponse } from "@analytics/errors";
+import { HttpError } from "../http/errors";
+import { route, type RouteContext } from "../http/route";
+import { generalResponseSchema } from "../http/schemas";
+import { newApiKey, secretMatches, splitApiKey } from "./api-keys";
+import { FailureLimiter } from "./failure-limiter";
+import * as accounts from "./repository";
+import { TokenIssuer } from "./tokens";
+
+export interface AccountsOptions {
+  db: Db;
+  jwtSecret: string;
+  apiKeyPepper: string;
+  tokenTtlSeconds: number;
+  adminToken?: string;
+  authMaxFailures: number;
+  authFailureWindowSeconds: number;
+}
+
+const unauthorized = () => new HttpError(401, "missing, malformed or expired access token", undefined, { "WWW-Authenticate": 'Bearer realm="analytics"' });
+
+/** Bearer authentication of every account route: a valid token of a key that is still active. */
+export function bearerAuthenticator(db: Db, tokens: TokenIssuer) {
+  return async (request: FastifyRequest): Promise<Caller> => {
+    const header = request.headers.authorization ?? "";
+    const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/i.exec(header);
+    if (!match) throw unauthorized();
+    const caller = await tokens.verify(match[1]);
+    if (!caller || !(await accounts.keyIsActive(db, caller.accountId, caller.apiKeyId))) throw unauthorized();
+    return caller;
+  };
+}
+
+export function adminAuthenticator(adminToken: string | undefined) {
+  return (request: FastifyRequest): void => {
+    const header = request.headers.authorization ?? "";
+    const token = header.startsWith("Bearer ") ? header.slice(7) : "";
+    if (!adminToken || !token || !sameSecret(token, adminToken)) throw new HttpError(401, "admin token required");
+  };
+}
+
+const authResponse = z.object({ accessToken: z.string(), tokenType: z.literal("Bearer"), expiresIn: z.number().int() });
+
+/** POST /v2/api/auth: the same 401 for an unknown account, an unknown key and a wrong secret. */
+export function authRoutes(ctx: RouteContext, o: AccountsOptions, tokens: TokenIssuer): void {
+  const limiter = new FailureLimiter(o.authMaxFailures, o.authFailureWindowSeconds * 1000);
+  route(ctx, {
+    method: "POST",
+    url: "/v2/api/auth",
+    summary: "Exchange an account id and API key for a bearer token",
+    tag: "Authentication",
+    auth: "none",
+    body: z.strictObject({ accountID: z.string().min(1).max(100), apiKey: z.string().min(1).max(500) }),
+    responses: {
+      200: { description: "access token", schema: authResponse },
+      400: { description: "bad body", schema: generalResponseSchema },
+      401: { description: "wrong or revoked credentials", schema: generalResponseSchema },
+      429: { description: "too many failed attempts; see Retry-After", schema: generalResponseSchema },
+    },
+    handler: async ({ body }, request) => {
+      const keys = [`ip:${request.ip}`, `account:${body.accountID.toLowerCase()}`];
+      const wait = limiter.retryAfter(keys);
+      if (wait > 0) throw new HttpError(429, "too many failed attempts, try again later", undefined, { "Retry-After": String(wait) });
+      const parts = splitApiKey(body.apiKey);
+      const stored = parts ? await accounts.activeKeyHash(o.db, body.accountID, parts.apiKeyId) : undefined;
+      if (!parts || !secretMatches(o.apiKeyPepper, parts.secret, stored)) {
+        limiter.fail(keys);
+        throw new HttpError(401, "wrong account id or API key");
+      }
+      const accessToken = await tokens.issue({ accountId: body.accountID.toLowerCase(), apiKeyId: parts.apiKeyId });
+      return { accessToken, tokenType: "Bearer", expiresIn: tokens.ttlSeconds };
+    },
+  });
+}
+
+const accountIdParam = { accountID: z.string().describe("account id (UUID)") };
+const settingsSchema = z.strictObject({
+  customPriceFields: z.array(z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,62}$/, "letters, digits and _, starting with a letter")).max(50).default([]),
+  timezone: z
+    .string()
+    .refine((tz) => {
+      try {
+        new Intl.DateTimeFormat("en", { timeZone: tz });
+        return true;
+      } catch {
+        return false;
+      }
+    }, "an IANA time zone such as Europe/Stockholm")
+    .default("UTC"),
+});
+
+/** The admin API of the contract; registered only when ADMIN_TOKEN is set. */
+export function adminRoutes(ctx: RouteContext, o: AccountsOptions): void {
+  const keyName = z.string().min(1).max(200);
+  const notFound = (id: string) => new HttpError(404, `account ${id} not found`);
+  route(ctx, {
+    method: "POST",
+    url: "/admin/v1/accounts",
+    summary: "Create an account with its first API key (the secret is shown once)",
+    tag: "Admin",
+    auth: "admin",
+    body: z.strictObject({ name: z.string().min(1).max(200) }),
+    responses: {
+      201: { description: "account", schema: z.object({ accountID: z.string(), name: z.string(), apiKeyId: z.string(), apiKey: z.string() }) },
+      401: { description: "admin token required", schema: generalResponseSchema },
+    },
+    handler: async ({ body }, _req, reply) => {
+      const key = newApiKey(o.apiKeyPepper);
+      const accountID = await accounts.createAccount(o.db, body.name, { ...key, name: "default" });
+      reply.status(201);
+      return { accountID, name: body.name, apiKeyId: key.apiKeyId, apiKey: key.apiKey };
+    },
+  });
+  route(ctx, {
+    method: "POST",
+    url: "/admin/v1/accounts/:accountID/keys",
+    summary: "Issue another API key for an account",
+    tag: "Admin",
+    auth: "admin",
+    params: accountIdParam,
+    body: z.strictObject({ name: keyName }),
+    responses: {
+      201: { description: "key", schema: z.object({ apiKeyId: z.string(), apiKey: z.string() }) },
+      404: { description: "no such account", schema: generalResponseSchema },
+    },
+    handler: async ({ params, body }, _req, reply) => {
+      if (!(await accounts.accountExists(o.db, params.accountID))) throw notFound(params.accountID);
+      const key = newApiKey(o.apiKeyPepper);
+      await accounts.addApiKey(o.db, params.accountID, { ...key, name: body.name });
+      reply.status(201);
+      return { apiKeyId: key.apiKeyId, apiKey: key.apiKey };
+    },
+  });
+  route(ctx, {
+    method: "DELETE",
+    url: "/admin/v1/accounts/:accountID/keys/:apiKeyId",
+    summary: "Revoke an API key; its tokens stop working at once",
+    tag: "Admin",
+    auth: "admin",
+    params: { ...accountIdParam, apiKeyId: z.string() },
+    responses: {
+      200: { description: "revoked", schema: generalResponseSchema },
+      404: { description: "no such key", schema: generalResponseSchema },
+    },
+    handler: async ({ params }) => {
+      if (!(await accounts.revokeApiKey(o.db, params.accountID, params.apiKeyId))) throw new HttpError(404, `API key ${params.apiKeyId} not found`);
+      return generalResponse(200, "revoked");
+    },
+  });
+  route(ctx, {
+    method: "PUT",
+    url: "/admin/v1/accounts/:accountID/settings",
+    summary: "Set an account's custom price fields and time zone",
+    tag: "Admin",
+    auth: "admin",
+    params: accountIdParam,
+    body: settingsSchema,
+    responses: {
+      200: { description: "settings", schema: settingsSchema },
+      404: { description: "no such account", schema: generalResponseSchema },
+    },
+    handler: async ({ params, body }) => {
+      const settings = await accounts.updateSettings(o.db, params.accountID, body);
+      if (!settings) throw notFound(params.accountID);
+      return settings;
+    },
+  });
+  route(ctx, {
+    method: "GET",
+    url: "/admin/v1/accounts/:accountID/settings",
+    summary: "Read an account's settings",
+    tag: "Admin",
+    auth: "admin",
+    params: accountIdParam,
+    responses: {
+      200: { description: "settings", schema: settingsSchema },
+      404: { description: "no such account", schema: generalResponseSchema },
+    },
+    handler: async ({ params }) => {
+      const settings = await accounts.getSettings(o.db, params.accountID);
+      if (!settings) throw notFound(params.accountID);
+      return settings;
+    },
+  });
+}

@@ -1,0 +1,103 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import type { Logger } from "pino";
+import { createDb, migrate, ping, type Db } from "@analytics/db";
+import { serviceReady } from "@analytics/rpc";
+import { adminAuthenticator, adminRoutes, authRoutes, bearerAuthenticator, type AccountsOptions } from "./accounts/routes";
+import { migrations } from "./accounts/migrations";
+import { TokenIssuer } from "./accounts/tokens";
+import { callAs, createClients, type ServiceUrls } from "./clients";
+import { installErrorHandling } from "./http/errors";
+import { OpenApi } from "./http/openapi";
+import type { RouteContext } from "./http/route";
+import { eventRoutes } from "./routes/events";
+
+export interface GatewayDeps {
+  databaseUrl: string;
+  services: ServiceUrls;
+  internalToken: string;
+  jwtSecret: string;
+  apiKeyPepper: string;
+  adminToken?: string;
+  tokenTtlSeconds: number;
+  authMaxFailures: number;
+  authFailureWindowSeconds: number;
+  logger: Logger;
+}
+
+export interface Gateway {
+  app: FastifyInstance;
+  db: Db;
+  close(): Promise<void>;
+}
+
+const MiB = 1024 * 1024;
+
+/** The REST edge: /v2/api routes translated to Connect calls, plus accounts, admin, health and docs. */
+export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
+  const db = createDb({ url: deps.databaseUrl, schema: "gateway", applicationName: "gateway", poolMax: 20 });
+  await migrate(db, "gateway", migrations);
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    // Fastify's two lines per request are replaced by the one onResponse line below.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: 10 * MiB,
+    trustProxy: true,
+    routerOptions: { ignoreTrailingSlash: false },
+  });
+  installErrorHandling(app);
+  // Bodies are JSON only: anything else is a 415 (Fastify would otherwise accept text/plain).
+  app.removeContentTypeParser("text/plain");
+  // One log line per request, with its duration.
+  app.addHook("onResponse", async (request, reply) => {
+    request.log.info(
+      { method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      "request",
+    );
+  });
+
+  const tokens = new TokenIssuer(deps.jwtSecret, deps.tokenTtlSeconds);
+  const openapi = new OpenApi({
+    title: "Analytics Service API",
+    version: "2.0.0",
+    description: "Retail and supply-chain data platform. Conventions: see CONTRACT.md.",
+  });
+  const ctx: RouteContext = {
+    app,
+    openapi,
+    authenticate: bearerAuthenticator(db, tokens),
+    authenticateAdmin: adminAuthenticator(deps.adminToken),
+  };
+  const accountOptions: AccountsOptions = { db, ...deps };
+  const clients = createClients(deps.services);
+  const as = callAs(deps.internalToken);
+
+  authRoutes(ctx, accountOptions, tokens);
+  if (deps.adminToken) adminRoutes(ctx, accountOptions);
+  eventRoutes(ctx, clients.events, as);
+
+  app.get("/healthz", async () => ({ status: "ok" }));
+  app.get("/readyz", async (_request, reply) => {
+    const checks: Record<string, boolean> = {
+      database: await ping(db).then(() => true, () => false),
+    };
+    for (const [name, url] of Object.entries(deps.services)) checks[name] = await serviceReady(url);
+    const ready = Object.values(checks).every(Boolean);
+    return reply.status(ready ? 200 : 503).send({ status: ready ? "ready" : "not ready", checks });
+  });
+
+  const document = openapi.document();
+  app.get("/v2/api/openapi.json", async () => document);
+  await app.register(swagger, { mode: "static", specification: { document: document as never } });
+  await app.register(swaggerUi, { routePrefix: "/docs" });
+
+  return {
+    app,
+    db,
+    close: async () => {
+      await app.close();
+      await db.destroy();
+    },
+  };
+}

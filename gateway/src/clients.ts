@@ -1,0 +1,23 @@
+import { callerHeaders, type Caller } from "@analytics/auth";
+import { eventsV1 } from "@analytics/contracts";
+import { createServiceClient } from "@analytics/rpc";
+
+/** Where each service answers; the gateway reaches services only through these generated clients. */
+export interface ServiceUrls {
+  events: string;
+}
+
+export function createClients(urls: ServiceUrls) {
+  return {
+    events: createServiceClient(eventsV1.EventsService, urls.events),
+  };
+}
+
+export type Clients = ReturnType<typeof createClients>;
+
+/** Call options that carry the caller to a service, with the internal credential. */
+export type CallAs = (caller: Caller) => { headers: Record<string, string> };
+
+export function callAs(internalToken: string): CallAs {
+  return (caller) => ({ headers: callerHeaders(internalToken, caller) });
+}

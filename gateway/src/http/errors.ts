@@ -1,0 +1,52 @@
+import type { FastifyError, FastifyInstance } from "fastify";
+import { ConnectError } from "@connectrpc/connect";
+import { generalResponse, httpErrorOf, type FieldViolation, type GeneralResponse } from "@analytics/errors";
+
+/** An HTTP answer decided at the edge (validation, auth, limits). */
+export class HttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+    readonly details?: FieldViolation[],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+const fastifyCodes: Record<string, [number, string]> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: [413, "request body is too large"],
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: [415, "Content-Type must be application/json"],
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: [400, "Content-Length does not match the body"],
+  FST_ERR_CTP_EMPTY_JSON_BODY: [400, "request body is empty"],
+  FST_ERR_CTP_INVALID_JSON_BODY: [400, "request body is not valid JSON"],
+};
+
+/** Every non-2xx answer is a GeneralResponse; nothing internal ever reaches the client. */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | Error, request, reply) => {
+    let body: GeneralResponse;
+    if (error instanceof HttpError) {
+      body = generalResponse(error.statusCode, error.message, error.details);
+      reply.headers(error.headers);
+    } else if (error instanceof ConnectError) {
+      body = httpErrorOf(error);
+      if (body.statusCode >= 500) request.log.error({ err: error }, "service call failed");
+    } else {
+      const fe = error as FastifyError;
+      const known = fe.code ? fastifyCodes[fe.code] : undefined;
+      if (known) body = generalResponse(known[0], known[1]);
+      else if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
+        // Fastify's own 4xx (e.g. a JSON syntax error): its message names no internals.
+        body = generalResponse(fe.statusCode, fe.statusCode === 400 ? "request body is not valid JSON" : fe.message);
+      } else {
+        request.log.error({ err: error }, "unhandled error");
+        body = generalResponse(500, "internal error");
+      }
+    }
+    return reply.status(body.statusCode).send(body);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply.status(404).send(generalResponse(404, `no route ${request.method} ${request.url.split("?")[0]}`)),
+  );
+}

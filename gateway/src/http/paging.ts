@@ -1,0 +1,31 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { z } from "zod";
+
+/** `page` and `pageSize` of every paged list; out of range is a 400, never clamped. */
+export function pageQuery(maxPageSize = 1000) {
+  return {
+    page: z.coerce.number().int().min(1).default(1).describe("1-based page number"),
+    pageSize: z.coerce.number().int().min(1).max(maxPageSize).default(10).describe(`page size, at most ${maxPageSize}`),
+  };
+}
+
+export const pageHeaders = {
+  "X-Total-Count": { description: "number of items across all pages", schema: { type: "integer" } },
+  Link: { description: 'RFC 8288 links to the `next` and `prev` pages', schema: { type: "string" } },
+};
+
+/** Sets X-Total-Count and the RFC 8288 Link header (relative URLs keeping every other parameter). */
+export function setPageHeaders(request: FastifyRequest, reply: FastifyReply, page: { page: number; pageSize: number }, total: number): void {
+  reply.header("X-Total-Count", String(total));
+  const [path, search = ""] = request.url.split("?");
+  const link = (n: number, rel: string) => {
+    const params = new URLSearchParams(search);
+    params.set("page", String(n));
+    params.set("pageSize", String(page.pageSize));
+    return `<${path}?${params.toString()}>; rel="${rel}"`;
+  };
+  const links: string[] = [];
+  if (page.page * page.pageSize < total) links.push(link(page.page + 1, "next"));
+  if (page.page > 1) links.push(link(Math.min(page.page - 1, Math.max(1, Math.ceil(total / page.pageSize))), "prev"));
+  if (links.length) reply.header("Link", links.join(", "));
+}

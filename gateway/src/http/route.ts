@@ -1,0 +1,107 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { z } from "zod";
+import type { Caller } from "@analytics/auth";
+import type { FieldViolation } from "@analytics/errors";
+import { HttpError } from "./errors";
+import type { OpenApi } from "./openapi";
+
+type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+type Shape = z.ZodRawShape;
+
+export interface ResponseSpec {
+  description: string;
+  schema?: z.ZodType;
+  headers?: Record<string, unknown>;
+  contentType?: string;
+}
+
+/**
+ * One REST operation: its zod schemas are both the validation at the edge and its OpenAPI
+ * description, so the document cannot drift from the code.
+ */
+export interface RouteSpec<P extends Shape, Q extends Shape, B extends z.ZodType> {
+  method: Method;
+  /** Fastify path syntax: `/v2/api/events/:id`. */
+  url: string;
+  summary: string;
+  tag: string;
+  /** bearer: an account's access token; admin: ADMIN_TOKEN; none: open. */
+  auth: "bearer" | "admin" | "none";
+  params?: P;
+  query?: Q;
+  body?: B;
+  bodyLimit?: number;
+  responses: Record<number, ResponseSpec>;
+  handler(
+    input: { params: z.infer<z.ZodObject<P>>; query: z.infer<z.ZodObject<Q>>; body: z.infer<B>; caller: Caller },
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): Promise<unknown>;
+}
+
+export interface RouteContext {
+  app: FastifyInstance;
+  openapi: OpenApi;
+  authenticate(request: FastifyRequest): Promise<Caller>;
+  authenticateAdmin(request: FastifyRequest): void;
+}
+
+/** `items[3].sku` from a zod issue path. */
+export function fieldPath(path: PropertyKey[], prefix = ""): string {
+  let out = prefix;
+  for (const part of path) out += typeof part === "number" ? `[${part}]` : out ? `.${String(part)}` : String(part);
+  return out || "(root)";
+}
+
+function violations(error: z.ZodError, prefix: string): FieldViolation[] {
+  return error.issues.map((issue) => ({
+    path: fieldPath(issue.path, prefix),
+    message: issue.code === "unrecognized_keys" ? `unknown field(s): ${issue.keys.join(", ")}` : issue.message,
+  }));
+}
+
+function parse<T extends z.ZodType>(schema: T, value: unknown, where: string, prefix = ""): z.infer<T> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const details = violations(result.error, prefix);
+  throw new HttpError(400, `invalid ${where}: ${details.map((d) => `${d.path}: ${d.message}`).join("; ")}`.slice(0, 500), details);
+}
+
+export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.ZodType = z.ZodUndefined>(
+  ctx: RouteContext,
+  spec: RouteSpec<P, Q, B>,
+): void {
+  const params = z.strictObject(spec.params ?? ({} as P));
+  // Unknown query parameters are tolerated (clients add cache busters); unknown body fields are not.
+  const query = z.object(spec.query ?? ({} as Q));
+  ctx.openapi.add(spec);
+  ctx.app.route({
+    method: spec.method,
+    url: spec.url,
+    bodyLimit: spec.bodyLimit,
+    handler: async (request, reply) => {
+      const caller =
+        spec.auth === "bearer"
+          ? await ctx.authenticate(request)
+          : (spec.auth === "admin" && ctx.authenticateAdmin(request), { accountId: "", apiKeyId: "" });
+      const input = {
+        params: parse(params, request.params, "path"),
+        query: parse(query, request.query, "query"),
+        body: spec.body ? parse(spec.body, request.body, "body") : (undefined as z.infer<B>),
+        caller,
+      };
+      const result = await spec.handler(input, request, reply);
+      if (!reply.sent && result !== undefined) return reply.send(result);
+      return reply;
+    },
+  });
+}
+
+/** A repeatable query parameter: `?skus=a&skus=b` or `?skus=a,b`. */
+export function repeatable(item: z.ZodType<string, string> = z.string().min(1)) {
+  return z
+    .union([z.string(), z.array(z.string())])
+    .transform((v) => (Array.isArray(v) ? v : [v]).flatMap((s) => s.split(",")).map((s) => s.trim()).filter(Boolean))
+    .pipe(z.array(item))
+    .optional();
+}

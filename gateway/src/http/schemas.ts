@@ -1,0 +1,26 @@
+import { z } from "zod";
+
+/** Shapes shared by every resource's routes. */
+export const generalResponseSchema = z
+  .object({
+    statusCode: z.number().int(),
+    error: z.string().describe("reason phrase of the status; empty on success"),
+    message: z.string(),
+    details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  })
+  .meta({ id: "GeneralResponse" });
+
+export const batchResponseSchema = z
+  .object({
+    message: z.string(),
+    reference: z.string().describe("the item's business key value"),
+    referenceField: z.string().describe("the business key's field name"),
+    statusCode: z.number().int().describe("200 updated, 201 created, 400 invalid, 404 reference missing, 409 conflict"),
+  })
+  .meta({ id: "BatchResponse" });
+
+/** Read-only fields a client may echo back; accepted and ignored (CONTRACT: no mass assignment). */
+export const ignoredOnInput = {
+  createdAt: z.unknown().optional(),
+  updatedAt: z.unknown().optional(),
+};

@@ -1,0 +1,125 @@
+import { z } from "zod";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import type { Client } from "@connectrpc/connect";
+import { eventsV1 } from "@analytics/contracts";
+import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
+import { route, type RouteContext } from "../http/route";
+import { generalResponseSchema } from "../http/schemas";
+import type { CallAs } from "../clients";
+
+const { EventState } = eventsV1;
+
+const eventSchema = z
+  .object({
+    id: z.string().uuid(),
+    accountId: z.string().uuid(),
+    eventType: z.string().describe("update_sku, draft_po_change or sku_warehouse_settings_change"),
+    payload: z.unknown().describe("the resource as a GET returns it"),
+    createdAt: z.string().datetime(),
+    completedAt: z.string().datetime().nullable(),
+    failedAt: z.string().datetime().nullable(),
+  })
+  .meta({ id: "Event" });
+
+const statusItem = z.strictObject({ id: z.string().min(1).max(100), status: z.enum(["completed", "failed"]) });
+const statusResult = z.object({ id: z.string(), updated: z.boolean() }).meta({ id: "EventStatusResult" });
+const states = { pending: EventState.PENDING, completed: EventState.COMPLETED, failed: EventState.FAILED } as const;
+
+function toRest(e: eventsV1.Event) {
+  const iso = (t?: { seconds: bigint; nanos: number }) => (t ? timestampDate(t as never).toISOString() : null);
+  return {
+    id: e.id,
+    accountId: e.accountId,
+    eventType: e.eventType,
+    payload: JSON.parse(e.payloadJson),
+    createdAt: iso(e.createdAt)!,
+    completedAt: iso(e.completedAt),
+    failedAt: iso(e.failedAt),
+  };
+}
+
+/** /v2/api/events -> analytics.events.v1.EventsService */
+export function eventRoutes(ctx: RouteContext, events: Client<typeof eventsV1.EventsService>, as: CallAs): void {
+  const tag = "Events";
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/events",
+    summary: "List the account's queue entries",
+    tag,
+    auth: "bearer",
+    query: {
+      ...pageQuery(),
+      event_type: z.string().min(1).max(100).optional().describe("e.g. update_sku"),
+      status: z.enum(["pending", "completed", "failed"]).optional(),
+    },
+    responses: {
+      200: { description: "events in creation order", schema: z.array(eventSchema), headers: pageHeaders },
+      400: { description: "bad query", schema: generalResponseSchema },
+    },
+    handler: async ({ query, caller }, request, reply) => {
+      const res = await events.listEvents(
+        {
+          page: { page: query.page, pageSize: query.pageSize },
+          eventType: query.event_type,
+          state: query.status ? states[query.status] : EventState.UNSPECIFIED,
+        },
+        as(caller),
+      );
+      setPageHeaders(request, reply, query, Number(res.totalCount));
+      return res.events.map(toRest);
+    },
+  });
+  route(ctx, {
+    method: "PATCH",
+    url: "/v2/api/events",
+    summary: "Mark one pending event completed or failed (once only)",
+    tag,
+    auth: "bearer",
+    body: statusItem,
+    responses: {
+      200: { description: "changed", schema: statusResult },
+      404: { description: "event not found", schema: generalResponseSchema },
+      409: { description: "event already processed", schema: generalResponseSchema },
+    },
+    handler: async ({ body, caller }) => {
+      const res = await events.updateEventStatus({ id: body.id, state: states[body.status] }, as(caller));
+      return { id: res.id, updated: res.updated };
+    },
+  });
+  route(ctx, {
+    method: "PATCH",
+    url: "/v2/api/events/batch",
+    summary: "Mark many events; unknown or already processed ones answer updated=false",
+    tag,
+    auth: "bearer",
+    body: z.array(statusItem).min(1).max(1000),
+    responses: {
+      200: { description: "one result per item, in request order", schema: z.array(statusResult) },
+      400: { description: "bad body", schema: generalResponseSchema },
+    },
+    handler: async ({ body, caller }) => {
+      const res = await events.batchUpdateEventStatus({ items: body.map((i) => ({ id: i.id, state: states[i.status] })) }, as(caller));
+      return res.results.map((r) => ({ id: r.id, updated: r.updated }));
+    },
+  });
+  route(ctx, {
+    method: "PUT",
+    url: "/v2/api/events/:id",
+    summary: "Replace an event's payload",
+    tag,
+    auth: "bearer",
+    params: { id: z.string().min(1).max(100) },
+    body: z.strictObject({
+      payload: z.unknown().refine((v) => v !== null && v !== undefined, "payload is required and may not be null"),
+    }),
+    responses: {
+      200: { description: "the updated event", schema: eventSchema },
+      400: { description: "invalid body or payload", schema: generalResponseSchema },
+      404: { description: "event not found", schema: generalResponseSchema },
+    },
+    handler: async ({ params, body, caller }) => {
+      const res = await events.updateEventPayload({ id: params.id, payloadJson: JSON.stringify(body.payload) }, as(caller));
+      return toRest(res.event!);
+    },
+  });
+}

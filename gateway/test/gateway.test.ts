@@ -1,0 +1,194 @@
+import type { InjectOptions } from "fastify";
+import pino from "pino";
+import { createTestDatabase, type TestDatabase } from "@analytics/testing";
+import { buildGateway, type Gateway } from "../src/app";
+import { FailureLimiter } from "../src/accounts/failure-limiter";
+import { fieldPath } from "../src/http/route";
+
+const ADMIN = "admin-token-for-tests-0123456789";
+const admin = { authorization: `Bearer ${ADMIN}` };
+
+describe("gateway edge (real Postgres; services not running)", () => {
+  let database: TestDatabase;
+  let gw: Gateway;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    gw = await buildGateway({
+      databaseUrl: database.url,
+      // Nothing listens here: routes that reach a service answer 503, readiness says not ready.
+      services: { events: "http://127.0.0.1:9" },
+      internalToken: "i".repeat(40),
+      jwtSecret: "j".repeat(40),
+      apiKeyPepper: "p".repeat(40),
+      adminToken: ADMIN,
+      tokenTtlSeconds: 3600,
+      authMaxFailures: 3,
+      authFailureWindowSeconds: 60,
+      logger: pino({ level: "silent" }),
+    });
+  });
+  afterAll(async () => {
+    await gw.close();
+    await database.drop();
+  });
+
+  const inject = (opts: InjectOptions) => gw.app.inject(opts);
+  async function newAccount(name = "Acme") {
+    const res = await inject({ method: "POST", url: "/admin/v1/accounts", headers: admin, payload: { name } });
+    expect(res.statusCode).toBe(201);
+    return res.json() as { accountID: string; apiKeyId: string; apiKey: string; name: string };
+  }
+  async function tokenFor(accountID: string, apiKey: string, ip = "10.0.0.1") {
+    return inject({ method: "POST", url: "/v2/api/auth", payload: { accountID, apiKey }, remoteAddress: ip });
+  }
+
+  it("issues a bearer token for a valid account and key", async () => {
+    const acct = await newAccount();
+    expect(acct.apiKey.startsWith(acct.apiKeyId + ".")).toBe(true);
+    const res = await tokenFor(acct.accountID, acct.apiKey);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ tokenType: "Bearer", expiresIn: 3600 });
+    const stored = await gw.db("api_keys").where({ id: acct.apiKeyId }).first();
+    expect(stored.secret_hash).not.toContain(acct.apiKey.split(".")[1]);
+  });
+
+  it("answers the same 401 for an unknown account, unknown key and wrong secret", async () => {
+    const acct = await newAccount();
+    const wrongSecret = await tokenFor(acct.accountID, acct.apiKeyId + ".nope", "10.0.1.1");
+    const unknownAccount = await tokenFor("3f1e0a52-3a4c-4e57-9f57-0c1a2b3c4d5e", acct.apiKey, "10.0.1.2");
+    const garbage = await tokenFor("not-a-uuid", "garbage", "10.0.1.3");
+    for (const r of [wrongSecret, unknownAccount, garbage]) {
+      expect(r.statusCode).toBe(401);
+      expect(r.json()).toEqual({ statusCode: 401, error: "Unauthorized", message: "wrong account id or API key" });
+    }
+  });
+
+  it("brakes brute force with 429 and Retry-After", async () => {
+    const acct = await newAccount();
+    for (let i = 0; i < 3; i++) expect((await tokenFor(acct.accountID, acct.apiKeyId + ".bad", "10.9.9.9")).statusCode).toBe(401);
+    const blocked = await tokenFor(acct.accountID, acct.apiKey, "10.9.9.9");
+    expect(blocked.statusCode).toBe(429);
+    expect(Number(blocked.headers["retry-after"])).toBeGreaterThan(0);
+    // The account is braked from another address too.
+    expect((await tokenFor(acct.accountID, acct.apiKey, "10.9.9.10")).statusCode).toBe(429);
+  });
+
+  it("refuses missing, malformed and expired tokens, and tokens of revoked keys at once", async () => {
+    const acct = await newAccount();
+    const token = (await tokenFor(acct.accountID, acct.apiKey, "10.0.2.1")).json().accessToken as string;
+    for (const authorization of [undefined, "Bearer", "Basic abc", `Bearer ${token}x`]) {
+      const res = await inject({ method: "GET", url: "/v2/api/events", headers: authorization ? { authorization } : {} });
+      expect(res.statusCode).toBe(401);
+      expect(res.json().error).toBe("Unauthorized");
+    }
+    // A valid token reaches the (absent) events service: 503, not 401.
+    expect((await inject({ method: "GET", url: "/v2/api/events", headers: { authorization: `Bearer ${token}` } })).statusCode).toBe(503);
+    const revoke = await inject({ method: "DELETE", url: `/admin/v1/accounts/${acct.accountID}/keys/${acct.apiKeyId}`, headers: admin });
+    expect(revoke.json()).toEqual({ statusCode: 200, error: "", message: "revoked" });
+    expect((await inject({ method: "GET", url: "/v2/api/events", headers: { authorization: `Bearer ${token}` } })).statusCode).toBe(401);
+    expect((await tokenFor(acct.accountID, acct.apiKey, "10.0.2.2")).statusCode).toBe(401);
+  });
+
+  it("rejects an expired token", async () => {
+    const { TokenIssuer } = await import("../src/accounts/tokens");
+    const acct = await newAccount();
+    const issuer = new TokenIssuer("j".repeat(40), -10 as number);
+    const expired = await issuer.issue({ accountId: acct.accountID, apiKeyId: acct.apiKeyId });
+    expect((await inject({ method: "GET", url: "/v2/api/events", headers: { authorization: `Bearer ${expired}` } })).statusCode).toBe(401);
+  });
+
+  it("serves the admin API only with the admin token: extra keys, revocation, settings", async () => {
+    expect((await inject({ method: "POST", url: "/admin/v1/accounts", payload: { name: "x" } })).statusCode).toBe(401);
+    expect((await inject({ method: "POST", url: "/admin/v1/accounts", headers: { authorization: "Bearer wrong" }, payload: { name: "x" } })).statusCode).toBe(401);
+    const acct = await newAccount();
+    const key = await inject({ method: "POST", url: `/admin/v1/accounts/${acct.accountID}/keys`, headers: admin, payload: { name: "erp" } });
+    expect(key.statusCode).toBe(201);
+    expect((await tokenFor(acct.accountID, key.json().apiKey, "10.0.3.1")).statusCode).toBe(200);
+    expect((await inject({ method: "POST", url: `/admin/v1/accounts/3f1e0a52-3a4c-4e57-9f57-0c1a2b3c4d5e/keys`, headers: admin, payload: { name: "erp" } })).statusCode).toBe(404);
+    expect((await inject({ method: "DELETE", url: `/admin/v1/accounts/${acct.accountID}/keys/nope`, headers: admin })).statusCode).toBe(404);
+    const settings = await inject({
+      method: "PUT",
+      url: `/admin/v1/accounts/${acct.accountID}/settings`,
+      headers: admin,
+      payload: { customPriceFields: ["outlet", "campaign"], timezone: "Europe/Stockholm" },
+    });
+    expect(settings.statusCode).toBe(200);
+    expect(settings.json()).toEqual({ customPriceFields: ["outlet", "campaign"], timezone: "Europe/Stockholm" });
+    const bad = await inject({ method: "PUT", url: `/admin/v1/accounts/${acct.accountID}/settings`, headers: admin, payload: { timezone: "Mars/Olympus" } });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().details).toEqual([{ path: "timezone", message: expect.stringMatching(/IANA/) }]);
+  });
+
+  it("applies the conventions: 400 with details, unknown fields, 404, 413, 415, old paths", async () => {
+    const unknownField = await inject({ method: "POST", url: "/v2/api/auth", payload: { accountID: "a", apiKey: "b", extra: 1 } });
+    expect(unknownField.statusCode).toBe(400);
+    expect(unknownField.json().details).toEqual([{ path: "(root)", message: "unknown field(s): extra" }]);
+    const missing = await inject({ method: "POST", url: "/v2/api/auth", payload: { accountID: "a" } });
+    expect(missing.json().details[0].path).toBe("apiKey");
+    const notJson = await inject({ method: "POST", url: "/v2/api/auth", headers: { "content-type": "application/json" }, payload: "{oops" });
+    expect(notJson.statusCode).toBe(400);
+    expect(notJson.json()).toMatchObject({ error: "Bad Request", message: "request body is not valid JSON" });
+    const wrongType = await inject({ method: "POST", url: "/v2/api/auth", headers: { "content-type": "text/plain" }, payload: "hello" });
+    expect(wrongType.statusCode).toBe(415);
+    expect(wrongType.json().error).toBe("Unsupported Media Type");
+    const tooBig = await inject({
+      method: "POST",
+      url: "/v2/api/auth",
+      headers: { "content-type": "application/json" },
+      payload: JSON.stringify({ accountID: "a", apiKey: "x".repeat(11 * 1024 * 1024) }),
+    });
+    expect(tooBig.statusCode).toBe(413);
+    expect(tooBig.json().error).toBe("Payload Too Large");
+    for (const url of ["/auth", "/v1/auth", "/v3/api/auth", "/v1/events", "/events"]) {
+      const res = await inject({ method: "POST", url, payload: {} });
+      expect(res.statusCode).toBe(404);
+      expect(res.json().error).toBe("Not Found");
+    }
+  });
+
+  it("checks page and pageSize before calling a service", async () => {
+    const acct = await newAccount();
+    const token = (await tokenFor(acct.accountID, acct.apiKey, "10.0.4.1")).json().accessToken;
+    for (const q of ["page=0", "pageSize=0", "pageSize=1001", "page=x", "status=done"]) {
+      const res = await inject({ method: "GET", url: `/v2/api/events?${q}`, headers: { authorization: `Bearer ${token}` } });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().details[0].path).toBe(q.split("=")[0]);
+    }
+  });
+
+  it("reports health, readiness and the OpenAPI document without a token", async () => {
+    expect((await inject({ method: "GET", url: "/healthz" })).json()).toEqual({ status: "ok" });
+    const ready = await inject({ method: "GET", url: "/readyz" });
+    expect(ready.statusCode).toBe(503);
+    expect(ready.json().checks).toEqual({ database: true, events: false });
+    const doc = (await inject({ method: "GET", url: "/v2/api/openapi.json" })).json();
+    expect(doc.openapi).toBe("3.1.0");
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/v2/api/auth", "/v2/api/events", "/v2/api/events/batch", "/v2/api/events/{id}"]));
+    const list = doc.paths["/v2/api/events"].get;
+    expect(list.parameters.map((p: { name: string }) => p.name)).toEqual(["page", "pageSize", "event_type", "status"]);
+    expect(list.responses["200"].headers).toHaveProperty("X-Total-Count");
+    const docs = await inject({ method: "GET", url: "/docs/" });
+    expect(docs.statusCode).toBe(200);
+    expect(docs.body).toMatch(/swagger/i);
+  });
+});
+
+describe("edge helpers", () => {
+  it("writes zod paths as clients write them", () => {
+    expect(fieldPath([3, "items", 0, "sku"])).toBe("[3].items[0].sku");
+    expect(fieldPath(["deliveries", 1, "quantity"])).toBe("deliveries[1].quantity");
+    expect(fieldPath([])).toBe("(root)");
+  });
+
+  it("brakes per key within a window and lets go after it", () => {
+    let now = 0;
+    const limiter = new FailureLimiter(2, 1000, () => now);
+    limiter.fail(["ip:a"]);
+    expect(limiter.retryAfter(["ip:a"])).toBe(0);
+    limiter.fail(["ip:a"]);
+    expect(limiter.retryAfter(["ip:a", "ip:b"])).toBe(1);
+    now = 1000;
+    expect(limiter.retryAfter(["ip:a"])).toBe(0);
+  });
+});

@@ -1,0 +1,4 @@
+import { runServiceMain } from "@analytics/rpc";
+import { startCatalogueService } from "./service";
+
+void runServiceMain("catalogue", startCatalogueService, 50051);
