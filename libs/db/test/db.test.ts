@@ -1,4 +1,4 @@
-import { createDb, inTransaction, isUuid, migrate, pageWindow, ping } from "@analytics/db";
+import { createDb, inTransaction, isUuid, migrate, pageWindow, ping } from "../src";
 import { createTestDatabase, type TestDatabase } from "@analytics/testing";
 
 describe("db", () => {

@@ -7,7 +7,7 @@ import {
   invalid,
   notFound,
   toConnectError,
-} from "@analytics/errors";
+} from "../src";
 
 describe("errors", () => {
   it("maps domain errors to Connect codes and back to HTTP with details", () => {

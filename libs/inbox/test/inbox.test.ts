@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { createDb, migrate, type Db } from "@analytics/db";
-import { inboxMigration, processOnce } from "@analytics/inbox";
+import { inboxMigration, processOnce } from "../src";
 import { createTestDatabase, type TestDatabase } from "@analytics/testing";
 
 describe("inbox", () => {

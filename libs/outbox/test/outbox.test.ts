@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Bus, BusMessage } from "@analytics/bus";
 import { createDb, migrate, type Db } from "@analytics/db";
-import { backoffMs, enqueue, OutboxRelay, outboxMigration } from "@analytics/outbox";
+import { backoffMs, enqueue, OutboxRelay, outboxMigration } from "../src";
 import { createTestBus, createTestDatabase, eventually, type TestDatabase } from "@analytics/testing";
 
 describe("outbox", () => {

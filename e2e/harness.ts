@@ -1,0 +1,117 @@
+import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+
+const root = join(__dirname, "..");
+let built = false;
+
+/** e2e drives the bundles `npm start` runs; building them takes well under a second. */
+function ensureBuilt(): void {
+  if (built && existsSync(join(root, "dist/local/start.js"))) return;
+  execFileSync(process.execPath, ["deploy/local/build.mjs", "local"], { cwd: root, stdio: "pipe" });
+  built = true;
+}
+
+export interface Platform {
+  baseUrl: string;
+  startupMs: number;
+  logs: string[];
+  stop(): Promise<void>;
+}
+
+/** Starts the whole platform (`node dist/local/start.js`) and waits for its "platform ready" line. */
+export async function startPlatform(env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<Platform> {
+  ensureBuilt();
+  const childEnv: Record<string, string> = {};
+  for (const [k, v] of Object.entries({ ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", ...env })) {
+    if (v !== undefined) childEnv[k] = v;
+  }
+  const child = spawn(process.execPath, ["dist/local/start.js"], { cwd: root, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+  const logs: string[] = [];
+  const ready = new Promise<{ port: number; startupMs: number }>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`platform not ready in ${timeoutMs} ms:\n${logs.slice(-20).join("\n")}`)), timeoutMs);
+    let buffer = "";
+    child.stdout!.on("data", (chunk: Buffer) => {
+      buffer += chunk.toString();
+      let nl: number;
+      while ((nl = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        logs.push(line);
+        try {
+          const entry = JSON.parse(line);
+          if (entry.msg === "platform ready") {
+            clearTimeout(timer);
+            resolve({ port: entry.port, startupMs: entry.startupMs });
+          }
+        } catch {
+          /* not a log line */
+        }
+      }
+    });
+    child.stderr!.on("data", (chunk: Buffer) => logs.push(chunk.toString()));
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`platform exited with ${code}:\n${logs.slice(-20).join("\n")}`));
+    });
+  });
+  const { port, startupMs } = await ready;
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    startupMs,
+    logs,
+    stop: () => stopChild(child),
+  };
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const kill = setTimeout(() => child.kill("SIGKILL"), 15_000);
+    child.once("exit", () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    child.kill("SIGTERM");
+  });
+}
+
+export interface Reply<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+/** A small JSON client of the REST API. */
+export function client(baseUrl: string, token?: string) {
+  return async <T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply<T>> => {
+    const res = await fetch(baseUrl + path, {
+      method,
+      headers: {
+        ...(body !== undefined ? { "content-type": "application/json" } : {}),
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...headers,
+      },
+      body: body !== undefined ? JSON.stringify(body) : undefined,
+    });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      /* not JSON */
+    }
+    return { status: res.status, headers: res.headers, body: parsed as T };
+  };
+}
+
+/** Creates an account through the admin API and signs in with its first key. */
+export async function signUp(baseUrl: string, adminToken: string, name = "Acme") {
+  const admin = client(baseUrl, adminToken);
+  const created = await admin("POST", "/admin/v1/accounts", { name });
+  if (created.status !== 201) throw new Error(`account not created: ${created.status} ${JSON.stringify(created.body)}`);
+  const { accountID, apiKey, apiKeyId } = created.body;
+  const auth = await client(baseUrl)("POST", "/v2/api/auth", { accountID, apiKey });
+  if (auth.status !== 200) throw new Error(`auth failed: ${auth.status}`);
+  return { accountID, apiKey, apiKeyId, token: auth.body.accessToken as string, api: client(baseUrl, auth.body.accessToken) };
+}

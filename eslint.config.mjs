@@ -1,0 +1,40 @@
+// Lint = TypeScript rules + Nx module boundaries: a service imports only libs and contracts, the
+// gateway only libs and the generated contracts (never a service), libs never an app; only the
+// single-process launcher (deploy/local) may import services and the gateway.
+import nx from "@nx/eslint-plugin";
+import tseslint from "typescript-eslint";
+
+export default [
+  { ignores: ["**/node_modules/**", "dist/**", ".nx/**", "libs/contracts/src/gen/**", "**/*.js", "**/*.mjs", "deploy/helm/**"] },
+  ...tseslint.configs.recommended,
+  {
+    files: ["**/*.ts"],
+    plugins: { "@nx": nx },
+    rules: {
+      "@typescript-eslint/no-explicit-any": "off",
+      "@typescript-eslint/no-empty-object-type": "off",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@nx/enforce-module-boundaries": [
+        "error",
+        {
+          allow: [],
+          depConstraints: [
+            { sourceTag: "type:contracts", onlyDependOnLibsWithTags: [] },
+            { sourceTag: "type:lib", onlyDependOnLibsWithTags: ["type:lib", "type:contracts"] },
+            { sourceTag: "type:service", onlyDependOnLibsWithTags: ["type:lib", "type:contracts"] },
+            { sourceTag: "type:gateway", onlyDependOnLibsWithTags: ["type:lib", "type:contracts"] },
+            { sourceTag: "type:e2e", onlyDependOnLibsWithTags: ["type:lib", "type:contracts"] },
+            { sourceTag: "type:launcher", onlyDependOnLibsWithTags: ["type:lib", "type:contracts", "type:service", "type:gateway"] },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The launcher is the one place that wires applications together in one process.
+    files: ["deploy/local/**/*.ts"],
+    rules: {
+      "@nx/enforce-module-boundaries": ["error", { allow: ["@analytics/gateway", "@analytics/events-service"], depConstraints: [{ sourceTag: "type:launcher", onlyDependOnLibsWithTags: ["type:lib", "type:contracts", "type:service", "type:gateway"] }] }],
+    },
+  },
+];
