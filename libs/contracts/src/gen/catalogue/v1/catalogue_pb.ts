@@ -1393,8 +1393,8 @@ export const ResolvedSkuSchema: GenMessage<ResolvedSku> = /*@__PURE__*/
  */
 export type ResolveSkusResponse = Message<"analytics.catalogue.v1.ResolveSkusResponse"> & {
   /**
-   * One per reference, in request order; found=false when nothing matches (or ambiguity on
-   * sku/ean is settled by creation order: the oldest product wins).
+   * One per reference, in request order; found=false when nothing matches. A sku or ean that
+   * several products carry resolves to the oldest of them.
    *
    * @generated from field: repeated analytics.catalogue.v1.ResolvedSku skus = 1;
    */

@@ -1,0 +1,121 @@
+import type { ConnectRouter } from "@connectrpc/connect";
+import { catalogueV1, type PageRequest } from "@analytics/contracts";
+import { callerOf } from "@analytics/auth";
+import { invalid } from "@analytics/errors";
+import type { ServiceContext } from "@analytics/rpc";
+import type { ItemOutcome } from "./batch";
+import * as brands from "./brands";
+import * as images from "./images";
+import { switchKeys } from "./key-switch";
+import * as mappingTables from "./mapping-tables";
+import * as products from "./products";
+import type { Page } from "./repository";
+import { brandFromRow, categoryFromRow, mappingTableFromRow, productFromRow } from "./resources";
+
+const { CatalogueService } = catalogueV1;
+
+const MAX_PAGE_SIZE = 1000;
+
+/** Defaults of the contract (page 1, 10 a page); out of range is invalid, never clamped. */
+function pageOf(page: PageRequest | undefined): Page {
+  const p = { page: page?.page || 1, pageSize: page?.pageSize || 10 };
+  if (p.page < 1) throw invalid("page must be at least 1", [{ path: "page", message: "must be at least 1" }]);
+  if (p.pageSize < 1 || p.pageSize > MAX_PAGE_SIZE) {
+    throw invalid(`pageSize must be 1..${MAX_PAGE_SIZE}`, [{ path: "pageSize", message: `must be 1..${MAX_PAGE_SIZE}` }]);
+  }
+  return p;
+}
+
+/** An item outcome on the wire: the BatchResponse, the result (when any) and the field problems. */
+function batchResult<T>(o: ItemOutcome<T>) {
+  const { statusCode, message, reference, referenceField, violations, value } = o;
+  return { result: { statusCode, message, reference, referenceField }, violations, value };
+}
+
+const productResult = (o: ItemOutcome) => {
+  const { value, ...rest } = batchResult(o);
+  return { ...rest, product: value };
+};
+
+/** Thin Connect handlers: proto in, plain function, proto out. */
+export function catalogueRoutes(ctx: ServiceContext) {
+  const { db } = ctx;
+  return (router: ConnectRouter) =>
+    router.service(CatalogueService, {
+      async listProducts(req, c) {
+        const filter = {
+          key: req.key,
+          ids: req.skuIds,
+          skus: req.skus,
+          seasons: req.seasons,
+          productGroupIds: req.productGroupIds,
+          variantGroupIds: req.variantGroupIds,
+        };
+        const { rows, total } = await products.listProducts(db, callerOf(c).accountId, filter, pageOf(req.page));
+        return { products: rows.map(productFromRow), totalCount: total };
+      },
+      async upsertProducts(req, c) {
+        return { results: (await products.upsertProducts(ctx, callerOf(c).accountId, req.products)).map(productResult) };
+      },
+      async updateProducts(req, c) {
+        return { results: (await products.updateProducts(ctx, callerOf(c).accountId, req.products)).map(productResult) };
+      },
+      async switchKeys(req, c) {
+        return { results: (await switchKeys(ctx, callerOf(c).accountId, req.switches)).map(productResult) };
+      },
+      async uploadImages(req, c) {
+        const outcomes = await images.uploadImages(ctx, callerOf(c).accountId, req.images);
+        return {
+          results: outcomes.map((o) => {
+            const { value, ...rest } = batchResult(o);
+            return { ...rest, image: value };
+          }),
+        };
+      },
+      async getImage(req, c) {
+        const image = await images.getImage(db, callerOf(c).accountId, req.sha256);
+        return { data: image.bytes, contentType: image.content_type };
+      },
+      async listBrands(req, c) {
+        const { rows, total } = await brands.listBrands(db, callerOf(c).accountId, { name: req.name, id: req.id }, pageOf(req.page));
+        return { brands: rows.map(brandFromRow), totalCount: total };
+      },
+      async getBrand(req, c) {
+        return { brand: brandFromRow(await brands.getBrand(db, callerOf(c).accountId, req.id)) };
+      },
+      async listCategories(_req, c) {
+        return { categories: (await brands.listCategories(db, callerOf(c).accountId)).map(categoryFromRow) };
+      },
+      async getCategory(req, c) {
+        return { category: categoryFromRow(await brands.getCategory(db, callerOf(c).accountId, req.id)) };
+      },
+      async listMappingTables(req, c) {
+        const rows = await mappingTables.listMappingTables(db, callerOf(c).accountId, req.mappingType);
+        return { mappingTables: rows.map(mappingTableFromRow) };
+      },
+      async getMappingTable(req, c) {
+        const row = await mappingTables.getMappingTable(db, callerOf(c).accountId, req.mappingType, req.mappingField);
+        return { mappingTable: mappingTableFromRow(row) };
+      },
+      async mergeMappingTable(req, c) {
+        const { accountId } = callerOf(c);
+        const row = await mappingTables.mergeMappingTable(ctx, accountId, req.mappingType, req.mappingField, req.mappingValues);
+        return { mappingTable: mappingTableFromRow(row) };
+      },
+      async upsertMappingTable(req, c) {
+        const { accountId } = callerOf(c);
+        const row = await mappingTables.upsertMappingTable(ctx, accountId, req.mappingType, req.mappingField, req.mappingValues);
+        return { mappingTable: mappingTableFromRow(row), created: row.created };
+      },
+      async deleteMappingTable(req, c) {
+        await mappingTables.deleteMappingTable(ctx, callerOf(c).accountId, req.mappingType, req.mappingField);
+        return {};
+      },
+      async resolveSkus(req, c) {
+        const matches = await products.resolveSkus(db, callerOf(c).accountId, req.references);
+        return {
+          skus: matches.map((m) => (m ? { found: true, id: m.id, key: m.key, sku: m.sku ?? undefined, ean: m.ean ?? undefined } : { found: false })),
+        };
+      },
+    });
+}

@@ -1,0 +1,75 @@
+import { catalogueV1 } from "@analytics/contracts";
+import type { Db, Tx } from "@analytics/db";
+import { invalid, notFound } from "@analytics/errors";
+import { enqueue } from "@analytics/outbox";
+import type { ServiceContext } from "@analytics/rpc";
+import { commit, resourceMessage } from "./changes";
+import * as repo from "./repository";
+import type { MappingTableId, MappingTableRow } from "./repository";
+import { mappingTableFromRow } from "./resources";
+import { checkText, jsonProblems, MAX_KEY_LENGTH } from "./validation";
+
+/** Mapping tables: key-to-value sets per (account, mappingField, mappingType). */
+
+export const MAPPING_TYPES = ["products", "transactions", "purchaseOrders", "distributionOrders", "stocks", "suppliers", "costCalculationValues"];
+
+function checkType(mappingType: string): string {
+  if (MAPPING_TYPES.includes(mappingType)) return mappingType;
+  const message = `must be one of ${MAPPING_TYPES.join(", ")}`;
+  throw invalid(`mappingType ${message}`, [{ path: "mappingType", message }]);
+}
+
+function tableId(accountId: string, mappingType: string, mappingField: string): MappingTableId {
+  if (!mappingField.trim()) throw invalid("mappingField is required", [{ path: "mappingField", message: "is required" }]);
+  checkText("mappingField", mappingField, MAX_KEY_LENGTH);
+  return { accountId, mappingType: checkType(mappingType), mappingField };
+}
+
+function checkValues(values: Record<string, string>): Record<string, string> {
+  const problems = jsonProblems(values, "mappingValues");
+  if (problems.length) throw invalid("mappingValues cannot be stored", problems);
+  return values;
+}
+
+const missing = (id: MappingTableId) => notFound(`mapping table ${id.mappingField} of type ${id.mappingType} not found`);
+
+/** Commits a change of one table with its message `analytics.catalogue.mapping_table.<verb>`. */
+function change<T extends MappingTableRow>(ctx: ServiceContext, id: MappingTableId, work: (tx: Tx) => Promise<T | undefined>, verb: (row: T) => string) {
+  return commit(ctx, async (tx) => {
+    const row = await work(tx);
+    if (!row) throw missing(id);
+    const subject = { entity: "mapping_table", verb: verb(row), key: "mappingTable" };
+    await enqueue(tx, [resourceMessage(id.accountId, subject, catalogueV1.MappingTableSchema, mappingTableFromRow(row))]);
+    return row;
+  });
+}
+
+export function listMappingTables(db: Db, accountId: string, mappingType?: string) {
+  return repo.listMappingTables(db, accountId, mappingType === undefined ? undefined : checkType(mappingType));
+}
+
+export async function getMappingTable(db: Db, accountId: string, mappingType: string, mappingField: string) {
+  const id = tableId(accountId, mappingType, mappingField);
+  const row = await repo.findMappingTable(db, id);
+  if (!row) throw missing(id);
+  return row;
+}
+
+/** PUT: adds or replaces the keys sent, keeps the others; NotFound when there is no such table. */
+export function mergeMappingTable(ctx: ServiceContext, accountId: string, mappingType: string, mappingField: string, values: Record<string, string>) {
+  const id = tableId(accountId, mappingType, mappingField);
+  checkValues(values);
+  return change(ctx, id, (tx) => repo.mergeMappingTable(tx, id, values), () => "updated");
+}
+
+/** POST: creates the table or replaces all its values. */
+export function upsertMappingTable(ctx: ServiceContext, accountId: string, mappingType: string, mappingField: string, values: Record<string, string>) {
+  const id = tableId(accountId, mappingType, mappingField);
+  checkValues(values);
+  return change(ctx, id, (tx) => repo.upsertMappingTable(tx, id, values), (row) => (row.created ? "created" : "updated"));
+}
+
+export async function deleteMappingTable(ctx: ServiceContext, accountId: string, mappingType: string, mappingField: string): Promise<void> {
+  const id = tableId(accountId, mappingType, mappingField);
+  await change(ctx, id, (tx) => repo.deleteMappingTable(tx, id), () => "deleted");
+}

@@ -1,0 +1,134 @@
+import { catalogueV1 } from "@analytics/contracts";
+import type { Db, Tx } from "@analytics/db";
+import { isUuid } from "@analytics/db";
+import type { OutboxMessage } from "@analytics/outbox";
+import type { ServiceContext } from "@analytics/rpc";
+import { answer, invalidItem, productBatch, type ItemOutcome } from "./batch";
+import { announceProducts, resourceMessage, type ProductVerb } from "./changes";
+import * as repo from "./repository";
+import type { Page, ProductFilter, SkuRef } from "./repository";
+import { brandFromRow, categoryFromRow, newProduct, productColumns, productFromRow, withSentFields, type Product } from "./resources";
+import { checkText, keyProblem, productViolations, storedProductViolations, textProblem } from "./validation";
+
+/**
+ * Products as plain functions. A batch is validated item by item first; the valid items are then
+ * written set-based in one transaction with their outbox rows, so a failing item never stops the
+ * others and never half-writes itself.
+ */
+
+export function listProducts(db: Db, accountId: string, filter: ProductFilter, page: Page) {
+  if (filter.key !== undefined) checkText("key", filter.key);
+  const lists = { sku_id: filter.ids, skus: filter.skus, seasons: filter.seasons, productgroupids: filter.productGroupIds, variantgroupids: filter.variantGroupIds };
+  for (const [name, values] of Object.entries(lists)) values.forEach((v, i) => checkText(`${name}[${i}]`, v));
+  return repo.listProducts(db, accountId, filter, page);
+}
+
+const trimmedName = (name: string | undefined) => name?.trim() || undefined;
+
+/**
+ * Writes complete products by key: first the brands and categories they name (created when new),
+ * then the products. Returns what was written and the messages of created brands and categories.
+ */
+async function storeProducts(tx: Tx, accountId: string, products: Product[]) {
+  const brandNames = products.map((p) => trimmedName(p.brandName)).filter((n) => n !== undefined);
+  const categoryNames = products.map((p) => trimmedName(p.categoryName)).filter((n) => n !== undefined);
+  const brands = await repo.ensureNamed(tx, "brands", accountId, brandNames);
+  const categories = await repo.ensureNamed(tx, "categories", accountId, categoryNames);
+  const idOf = (ids: Map<string, string>, name: string | undefined) => (name ? ids.get(name.trim().toLowerCase()) : undefined) ?? null;
+  const written = await repo.writeProducts(
+    tx,
+    accountId,
+    products.map((p) => ({ ...productColumns(p), brand_id: idOf(brands.ids, p.brandName), category_id: idOf(categories.ids, p.categoryName) })),
+  );
+  const messages: OutboxMessage[] = [
+    ...brands.created.map((b) => resourceMessage(accountId, { entity: "brand", verb: "created", key: "brand" }, catalogueV1.BrandSchema, brandFromRow(b))),
+    ...categories.created.map((c) =>
+      resourceMessage(accountId, { entity: "category", verb: "created", key: "category" }, catalogueV1.CategorySchema, categoryFromRow(c)),
+    ),
+  ];
+  return { written, messages };
+}
+
+/**
+ * Full create or update by key (POST /products, /products/batch): 201 created, 200 updated, 400
+ * invalid. An old key writes to the product it was switched from. When a batch names one product
+ * twice, the later item wins, as if the items ran in order.
+ */
+export function upsertProducts(ctx: ServiceContext, accountId: string, inputs: Product[]): Promise<ItemOutcome[]> {
+  const items = inputs.map((input) => ({ input, product: newProduct(input) }));
+  const check = ({ input, product }: (typeof items)[number]) => {
+    const problems = [...storedProductViolations(product), ...productViolations(input)];
+    return problems.length ? invalidItem(input.key, "key", problems) : undefined;
+  };
+  return productBatch(ctx, accountId, items, check, async (tx, valid, reply) => {
+    const current = await repo.resolveReferences(tx, accountId, valid.map((v) => ({ key: v.item.product.key })));
+    valid.forEach(({ item }, n) => (item.product.key = current[n]?.key ?? item.product.key));
+    const last = new Map(valid.map(({ item }) => [item.product.key, item.product]));
+    const { written, messages } = await storeProducts(tx, accountId, [...last.values()]);
+    const verbs = new Map<string, ProductVerb>(written.map((w) => [w.id, w.created ? "created" : "updated"]));
+    const products = await announceProducts(tx, accountId, verbs, messages);
+    const byKey = new Map(written.map((w) => [w.key, w]));
+    const answered = new Set<string>();
+    for (const { i, item } of valid) {
+      const w = byKey.get(item.product.key)!;
+      const created = w.created && !answered.has(w.key);
+      answered.add(w.key);
+      reply(i, { ...answer(created ? 201 : 200, item.input.key, "key", created ? "created" : "updated"), value: products.get(w.id) });
+    }
+  });
+}
+
+/**
+ * Partial update (PUT /products): each item names an existing product by `id`, else by `key` (or
+ * an old key); the fields it carries replace the stored ones, the others are kept. 200 updated,
+ * 400 invalid, 404 unknown product. A key is changed only by a key switch.
+ */
+export function updateProducts(ctx: ServiceContext, accountId: string, patches: Product[]): Promise<ItemOutcome[]> {
+  const referenceOf = (p: Product) => (p.id && !p.key ? { reference: p.id, field: "id" } : { reference: p.key, field: "key" });
+  const check = (patch: Product) => {
+    const { reference, field } = referenceOf(patch);
+    const key = patch.id && !patch.key ? textProblem(patch.id) : keyProblem(patch.key);
+    const problems = [...(key ? [{ path: field, message: key }] : []), ...productViolations(patch)];
+    return problems.length ? invalidItem(reference, field, problems) : undefined;
+  };
+  return productBatch(ctx, accountId, patches, check, async (tx, valid, reply) => {
+    const byKey = await repo.resolveReferences(tx, accountId, valid.map((v) => ({ key: v.item.key || undefined })));
+    const targetIds = valid.map(({ item }, n) => (item.id ? (isUuid(item.id) ? item.id : undefined) : byKey[n]?.id));
+    const rows = await repo.findProducts(tx, accountId, [...new Set(targetIds.filter((id) => id !== undefined))]);
+    const stored = new Map(rows.map((r) => [r.id, productFromRow(r)]));
+    const drafts = new Map<string, Product>();
+    const applied: { i: number; id: string }[] = [];
+    valid.forEach(({ i, item: patch }, n) => {
+      const { reference, field } = referenceOf(patch);
+      const id = targetIds[n];
+      const existing = id === undefined ? undefined : (drafts.get(id) ?? stored.get(id));
+      if (id === undefined || !existing) return reply(i, answer(404, reference, field, `product ${reference} not found`));
+      if (patch.id && patch.key && byKey[n]?.id !== id) {
+        const message = "does not name the product of this id; keys change only by key switch";
+        return reply(i, invalidItem(reference, field, [{ path: "key", message }]));
+      }
+      const merged = withSentFields(existing, patch);
+      merged.key = existing.key;
+      const problems = storedProductViolations(merged);
+      if (problems.length) return reply(i, invalidItem(reference, field, problems));
+      drafts.set(id, merged);
+      applied.push({ i, id });
+    });
+    if (!drafts.size) return;
+    const { written, messages } = await storeProducts(tx, accountId, [...drafts.values()]);
+    const products = await announceProducts(tx, accountId, new Map(written.map((w) => [w.id, "updated" as const])), messages);
+    for (const { i, id } of applied) {
+      const { reference, field } = referenceOf(patches[i]);
+      reply(i, { ...answer(200, reference, field, "updated"), value: products.get(id) });
+    }
+  });
+}
+
+/** ResolveSkus: one SKU (or none) per reference, in order; a reference Postgres cannot take finds nothing. */
+export function resolveSkus(db: Db, accountId: string, refs: SkuRef[]) {
+  const usable = refs.map((r): SkuRef => {
+    const ref = { key: r.key || undefined, sku: r.sku || undefined, ean: r.ean || undefined };
+    return Object.values(ref).some((v) => v !== undefined && textProblem(v)) ? {} : ref;
+  });
+  return repo.resolveReferences(db, accountId, usable);
+}

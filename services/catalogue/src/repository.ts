@@ -1,0 +1,369 @@
+import { randomUUID } from "node:crypto";
+import type { Db, Tx } from "@analytics/db";
+import { isUuid, pageWindow } from "@analytics/db";
+import { DATE_FIELDS, STORED_FIELDS, type ProductRow } from "./resources";
+
+/**
+ * The catalogue's SQL. Every statement is scoped by account_id, and every batch is a fixed
+ * handful of statements whatever its size: rows travel as one jsonb parameter and are expanded
+ * with jsonb_to_recordset / jsonb_populate_recordset, which also keeps clear of the 65535
+ * parameter limit of one statement.
+ */
+
+export interface Page {
+  page: number;
+  pageSize: number;
+}
+
+const asJson = (rows: unknown) => JSON.stringify(rows);
+
+// ---------------------------------------------------------------------------------------------
+// Products
+
+const STORED_COLUMNS = STORED_FIELDS.map((f) => f.name);
+/** What a product write sets: the stored fields and the ids of its brand and category. */
+const WRITTEN_COLUMNS = [...STORED_COLUMNS, "brand_id", "category_id"];
+
+const PRODUCT_SELECT = [
+  "p.id",
+  ...STORED_COLUMNS.map((c) => (DATE_FIELDS.has(c) ? `to_char(p.${c}, 'YYYY-MM-DD') AS ${c}` : `p.${c}`)),
+  "p.brand_id",
+  "p.category_id",
+  "p.created_at",
+  "p.updated_at",
+  "b.name AS brand_name",
+  "c.name AS category_name",
+  `COALESCE((SELECT array_agg(s.synonym ORDER BY s.created_at, s.synonym) FROM sku_synonyms s
+     WHERE s.account_id = p.account_id AND s.product_id = p.id), '{}') AS sku_synonyms`,
+].join(", ");
+
+function products(db: Db | Tx) {
+  return db("products as p")
+    .leftJoin("brands as b", "b.id", "p.brand_id")
+    .leftJoin("categories as c", "c.id", "p.category_id")
+    .select(db.raw(PRODUCT_SELECT));
+}
+
+/** Only one of an account's product writes runs at a time, so a new key and a synonym never collide. */
+export async function lockAccountProducts(tx: Tx, accountId: string): Promise<void> {
+  await tx.raw("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", [`catalogue.products:${accountId}`]);
+}
+
+export async function findProducts(db: Db | Tx, accountId: string, ids: string[]): Promise<ProductRow[]> {
+  if (!ids.length) return [];
+  return products(db).where("p.account_id", accountId).whereIn("p.id", ids).orderBy(["p.seq", "p.id"]);
+}
+
+export interface ProductFilter {
+  key?: string;
+  ids: string[];
+  skus: string[];
+  seasons: string[];
+  productGroupIds: string[];
+  variantGroupIds: string[];
+}
+
+function filtered(db: Db, accountId: string, f: ProductFilter) {
+  const q = db("products as p").where("p.account_id", accountId);
+  if (f.key !== undefined) {
+    const key = f.key;
+    q.where((w) =>
+      w.where("p.key", key).orWhereIn("p.id", db("sku_synonyms").select("product_id").where({ account_id: accountId, synonym: key })),
+    );
+  }
+  // A sku_id that is not a UUID names no product; an all-invalid list matches nothing.
+  if (f.ids.length) q.whereIn("p.id", f.ids.filter(isUuid));
+  if (f.skus.length) q.whereIn("p.sku", f.skus);
+  if (f.seasons.length) q.whereIn("p.season", f.seasons);
+  if (f.productGroupIds.length) q.whereIn("p.product_group_id", f.productGroupIds);
+  if (f.variantGroupIds.length) q.whereIn("p.variant_group_id", f.variantGroupIds);
+  return q;
+}
+
+export async function listProducts(db: Db, accountId: string, f: ProductFilter, page: Page) {
+  const { limit, offset } = pageWindow(page);
+  const ids = filtered(db, accountId, f).select("p.id").orderBy(["p.seq", "p.id"]).limit(limit).offset(offset);
+  const [rows, [{ count }]] = await Promise.all([
+    products(db).whereIn("p.id", ids).orderBy(["p.seq", "p.id"]) as Promise<ProductRow[]>,
+    filtered(db, accountId, f).count({ count: "*" }) as unknown as Promise<[{ count: number }]>,
+  ]);
+  return { rows, total: Number(count) };
+}
+
+/** Brand or category ids by lower-cased name, creating the names that do not exist yet. */
+export async function ensureNamed(tx: Tx, table: "brands" | "categories", accountId: string, names: string[]) {
+  const wanted = new Map<string, string>();
+  for (const name of names) if (!wanted.has(name.toLowerCase())) wanted.set(name.toLowerCase(), name);
+  if (!wanted.size) return { ids: new Map<string, string>(), created: [] as NamedRow[] };
+  const fresh = [...wanted.values()].map((name) => ({ id: randomUUID(), account_id: accountId, name }));
+  const created: { rows: NamedRow[] } = await tx.raw(
+    `INSERT INTO ${table} (id, account_id, name)
+     SELECT id, account_id, name FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, account_id uuid, name text)
+     ON CONFLICT (account_id, lower(name)) DO NOTHING
+     RETURNING *`,
+    [asJson(fresh)],
+  );
+  const rows: NamedRow[] = await tx(table).where({ account_id: accountId }).whereRaw("lower(name) = ANY(?)", [[...wanted.keys()]]);
+  return { ids: new Map(rows.map((r) => [r.name.toLowerCase(), r.id])), created: created.rows };
+}
+
+/**
+ * Creates or fully updates products by (account, key) in one statement. `image_url` is kept
+ * when a write does not carry one: it is normally set by an image upload, and a system that
+ * re-sends its products without knowing about images must not erase them.
+ */
+export async function writeProducts(tx: Tx, accountId: string, rows: Record<string, unknown>[]) {
+  if (!rows.length) return [];
+  const withIds = rows.map((r) => ({ ...r, id: randomUUID(), account_id: accountId }));
+  const columns = ["id", "account_id", ...WRITTEN_COLUMNS].join(", ");
+  const updates = WRITTEN_COLUMNS.filter((c) => c !== "key").map((c) =>
+    c === "image_url" ? "image_url = COALESCE(EXCLUDED.image_url, products.image_url)" : `${c} = EXCLUDED.${c}`,
+  );
+  const result: { rows: { id: string; key: string; created: boolean }[] } = await tx.raw(
+    `INSERT INTO products (${columns})
+     SELECT ${columns} FROM jsonb_populate_recordset(NULL::products, ?::jsonb)
+     ON CONFLICT (account_id, key) DO UPDATE SET ${updates.join(", ")}, updated_at = now()
+     RETURNING id, key, (xmax = 0) AS created`,
+    [asJson(withIds)],
+  );
+  return result.rows;
+}
+
+export interface SkuRef {
+  key?: string;
+  sku?: string;
+  ean?: string;
+}
+
+export interface SkuMatch {
+  id: string;
+  key: string;
+  sku: string | null;
+  ean: string | null;
+}
+
+/**
+ * Resolves references in one query. The first identifier a reference carries decides: a key
+ * matches a current key, then an old key; a sku or an ean the oldest product carrying it.
+ */
+export async function resolveReferences(db: Db | Tx, accountId: string, refs: SkuRef[]): Promise<(SkuMatch | undefined)[]> {
+  if (!refs.length) return [];
+  const input = refs.map((r, ord) => ({
+    ord,
+    key: r.key ?? null,
+    sku: r.key === undefined ? (r.sku ?? null) : null,
+    ean: r.key === undefined && r.sku === undefined ? (r.ean ?? null) : null,
+  }));
+  const result: { rows: (SkuMatch & { ord: number })[] } = await db.raw(
+    `SELECT r.ord, m.id, m.key, m.sku, m.ean
+     FROM jsonb_to_recordset(:refs::jsonb) AS r(ord int, key text, sku text, ean text)
+     JOIN LATERAL (
+       (SELECT p.id, p.key, p.sku, p.ean FROM products p WHERE p.account_id = :account AND p.key = r.key)
+       UNION ALL
+       (SELECT p.id, p.key, p.sku, p.ean FROM sku_synonyms s JOIN products p ON p.id = s.product_id
+         WHERE s.account_id = :account AND s.synonym = r.key)
+       UNION ALL
+       (SELECT p.id, p.key, p.sku, p.ean FROM products p WHERE p.account_id = :account AND p.sku = r.sku ORDER BY p.seq LIMIT 1)
+       UNION ALL
+       (SELECT p.id, p.key, p.sku, p.ean FROM products p WHERE p.account_id = :account AND p.ean = r.ean ORDER BY p.seq LIMIT 1)
+       LIMIT 1
+     ) m ON true`,
+    { refs: asJson(input), account: accountId },
+  );
+  const byOrd = new Map(result.rows.map(({ ord, ...match }) => [ord, match]));
+  return refs.map((_, ord) => byOrd.get(ord));
+}
+
+/** The products that own each of `keys`, as a current key or an old one. */
+export async function keyOwners(tx: Tx, accountId: string, keys: string[]): Promise<Map<string, string>> {
+  if (!keys.length) return new Map();
+  const result: { rows: { key: string; product_id: string }[] } = await tx.raw(
+    `SELECT key, id AS product_id FROM products WHERE account_id = :account AND key = ANY(:keys)
+     UNION ALL
+     SELECT synonym, product_id FROM sku_synonyms WHERE account_id = :account AND synonym = ANY(:keys)`,
+    { account: accountId, keys },
+  );
+  return new Map(result.rows.map((r) => [r.key, r.product_id]));
+}
+
+export interface KeySwitchRow {
+  id: string;
+  /** The product's key before the switch; it becomes a synonym. */
+  previous_key: string;
+  key: string;
+  sku: string;
+  ean?: string;
+  season?: string;
+  product_group_id?: string;
+  variant_group_id?: string;
+}
+
+/** Applies validated key switches: old keys become synonyms, a new key stops being one. */
+export async function switchKeys(tx: Tx, accountId: string, switches: KeySwitchRow[]): Promise<void> {
+  if (!switches.length) return;
+  await tx("sku_synonyms")
+    .where({ account_id: accountId })
+    .whereIn("synonym", switches.map((s) => s.key))
+    .delete();
+  await tx.raw(
+    `UPDATE products p SET key = x.key, sku = x.sku, ean = COALESCE(x.ean, p.ean), season = COALESCE(x.season, p.season),
+       product_group_id = COALESCE(x.product_group_id, p.product_group_id),
+       variant_group_id = COALESCE(x.variant_group_id, p.variant_group_id), updated_at = now()
+     FROM jsonb_to_recordset(?::jsonb)
+       AS x(id uuid, key text, sku text, ean text, season text, product_group_id text, variant_group_id text)
+     WHERE p.account_id = ? AND p.id = x.id`,
+    [asJson(switches), accountId],
+  );
+  const synonyms = switches
+    .filter((s) => s.previous_key !== s.key)
+    .map((s) => ({ account_id: accountId, synonym: s.previous_key, product_id: s.id }));
+  if (synonyms.length) await tx("sku_synonyms").insert(synonyms).onConflict(["account_id", "synonym"]).ignore();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Images
+
+export interface ImageRow {
+  sha256: string;
+  content_type: string;
+  bytes: Buffer;
+}
+
+export async function storeImages(tx: Tx, accountId: string, images: ImageRow[]): Promise<void> {
+  if (!images.length) return;
+  await tx("images")
+    .insert(images.map((i) => ({ ...i, account_id: accountId })))
+    .onConflict(["account_id", "sha256"])
+    .ignore();
+}
+
+export interface ImageTarget {
+  /** Position in the request: of two uploads reaching one product, the later wins. */
+  ord: number;
+  product_id: string;
+  image_url: string;
+  /** Also every product of this variant group (and season, when given). */
+  variant_group_id: string | null;
+  season: string | null;
+}
+
+/** Sets image URLs; returns the ids of the products that changed. */
+export async function setImageUrls(tx: Tx, accountId: string, targets: ImageTarget[]): Promise<string[]> {
+  if (!targets.length) return [];
+  const result: { rows: { id: string }[] } = await tx.raw(
+    `UPDATE products p SET image_url = t.image_url, updated_at = now()
+     FROM (
+       SELECT DISTINCT ON (q.id) q.id, x.image_url
+       FROM jsonb_to_recordset(:targets::jsonb) AS x(ord int, product_id uuid, image_url text, variant_group_id text, season text)
+       JOIN products q ON q.account_id = :account AND (q.id = x.product_id
+         OR (q.variant_group_id = x.variant_group_id AND (x.season IS NULL OR q.season = x.season)))
+       ORDER BY q.id, x.ord DESC
+     ) t
+     WHERE p.id = t.id
+     RETURNING p.id`,
+    { targets: asJson(targets), account: accountId },
+  );
+  return result.rows.map((r) => r.id);
+}
+
+export async function findImage(db: Db, accountId: string, sha256: string): Promise<ImageRow | undefined> {
+  return db("images").select("sha256", "content_type", "bytes").where({ account_id: accountId, sha256 }).first();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Brands and categories
+
+export interface NamedRow {
+  id: string;
+  name: string;
+  synonyms?: string[];
+}
+
+export interface BrandFilter {
+  name?: string;
+  id?: string;
+}
+
+function filteredBrands(db: Db, accountId: string, f: BrandFilter) {
+  const q = db("brands").where({ account_id: accountId });
+  if (f.name !== undefined) {
+    const name = f.name.toLowerCase();
+    q.where((w) => w.whereRaw("lower(name) = ?", [name]).orWhereRaw("? = ANY(SELECT lower(s) FROM unnest(synonyms) s)", [name]));
+  }
+  if (f.id !== undefined) {
+    if (isUuid(f.id)) q.where({ id: f.id });
+    else q.whereRaw("false");
+  }
+  return q;
+}
+
+export async function listBrands(db: Db, accountId: string, f: BrandFilter, page: Page) {
+  const { limit, offset } = pageWindow(page);
+  const [rows, [{ count }]] = await Promise.all([
+    filteredBrands(db, accountId, f).select("id", "name", "synonyms").orderBy(["seq", "id"]).limit(limit).offset(offset) as Promise<NamedRow[]>,
+    filteredBrands(db, accountId, f).count({ count: "*" }) as unknown as Promise<[{ count: number }]>,
+  ]);
+  return { rows, total: Number(count) };
+}
+
+export async function findNamed(db: Db, table: "brands" | "categories", accountId: string, id: string): Promise<NamedRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  return db(table).select("*").where({ account_id: accountId, id }).first();
+}
+
+export async function listCategories(db: Db, accountId: string): Promise<NamedRow[]> {
+  return db("categories").select("id", "name").where({ account_id: accountId }).orderBy(["seq", "id"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mapping tables
+
+export interface MappingTableRow {
+  mapping_field: string;
+  mapping_type: string;
+  mapping_values: Record<string, string>;
+  updated_at: Date;
+}
+
+const MAPPING_COLUMNS = ["mapping_field", "mapping_type", "mapping_values", "updated_at"];
+
+export interface MappingTableId {
+  accountId: string;
+  mappingType: string;
+  mappingField: string;
+}
+
+const mappingWhere = (id: MappingTableId) => ({ account_id: id.accountId, mapping_type: id.mappingType, mapping_field: id.mappingField });
+
+export async function listMappingTables(db: Db, accountId: string, mappingType?: string): Promise<MappingTableRow[]> {
+  const q = db("mapping_tables").select(MAPPING_COLUMNS).where({ account_id: accountId });
+  if (mappingType !== undefined) q.andWhere({ mapping_type: mappingType });
+  return q.orderBy("seq");
+}
+
+export async function findMappingTable(db: Db, id: MappingTableId): Promise<MappingTableRow | undefined> {
+  return db("mapping_tables").select(MAPPING_COLUMNS).where(mappingWhere(id)).first();
+}
+
+/** Adds or replaces the keys of `values` in an existing table; undefined when there is none. */
+export async function mergeMappingTable(tx: Tx, id: MappingTableId, values: Record<string, string>) {
+  const [row] = await tx("mapping_tables")
+    .where(mappingWhere(id))
+    .update({ mapping_values: tx.raw("mapping_values || ?::jsonb", [asJson(values)]), updated_at: tx.fn.now() })
+    .returning(MAPPING_COLUMNS);
+  return row as MappingTableRow | undefined;
+}
+
+export async function upsertMappingTable(tx: Tx, id: MappingTableId, values: Record<string, string>) {
+  const [row] = await tx("mapping_tables")
+    .insert({ ...mappingWhere(id), mapping_values: asJson(values) })
+    .onConflict(["account_id", "mapping_type", "mapping_field"])
+    .merge({ mapping_values: asJson(values), updated_at: tx.fn.now() })
+    .returning([...MAPPING_COLUMNS, tx.raw("(xmax = 0) AS created")]);
+  return row as MappingTableRow & { created: boolean };
+}
+
+export async function deleteMappingTable(tx: Tx, id: MappingTableId) {
+  const [row] = await tx("mapping_tables").where(mappingWhere(id)).delete().returning(MAPPING_COLUMNS);
+  return row as MappingTableRow | undefined;
+}

@@ -1,0 +1,90 @@
+import { clone, create, fromJson, isFieldSet, toJson, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { catalogueV1 } from "@analytics/contracts";
+import type { MappingTableRow, NamedRow } from "./repository";
+
+/**
+ * The REST-shaped Product message and its rows. One rule keeps them together: a products column
+ * has the name of the proto field it stores, so reading, writing and merging go field by field
+ * over the message descriptor instead of three hand-written lists of fifty names.
+ */
+
+const { ProductSchema, CostCalculationValueSchema } = catalogueV1;
+export type Product = catalogueV1.Product;
+type ProductField = (typeof ProductSchema.fields)[number];
+
+/** Filled by the service; ignored on input. */
+const READ_ONLY = new Set(["id", "brand_id", "category_id", "sku_synonyms", "prices", "created_at", "updated_at"]);
+export const WRITABLE_FIELDS: ProductField[] = ProductSchema.fields.filter((f) => !READ_ONLY.has(f.name));
+/** Writable fields with a products column of their own; brand and category names live in their tables. */
+export const STORED_FIELDS = WRITABLE_FIELDS.filter((f) => f.name !== "brand_name" && f.name !== "category_name");
+/** `date` columns, written and read as YYYY-MM-DD. */
+export const DATE_FIELDS = new Set(["start_date", "end_date"]);
+
+/** A products row as the repository reads it (dates already as YYYY-MM-DD text). */
+export type ProductRow = Record<string, unknown> & { id: string; key: string; sku: string | null; ean: string | null };
+
+const get = (product: Product, field: ProductField) => (product as unknown as Record<string, unknown>)[field.localName];
+
+export function productFromRow(row: ProductRow): Product {
+  const init: Record<string, unknown> = {};
+  for (const field of ProductSchema.fields) {
+    const value = row[field.name];
+    if (value === null || value === undefined) continue;
+    if (field.name === "cost_calculation_values") {
+      init[field.localName] = (value as JsonValue[]).map((v) => fromJson(CostCalculationValueSchema, v));
+    } else if (field.fieldKind === "message" && field.message.typeName === "google.protobuf.Timestamp") {
+      init[field.localName] = timestampFromDate(value as Date);
+    } else {
+      init[field.localName] = value;
+    }
+  }
+  return create(ProductSchema, init as MessageInitShape<typeof ProductSchema>);
+}
+
+/** The stored columns of a complete product (unset means NULL, or the empty list/object). */
+export function productColumns(product: Product): Record<string, unknown> {
+  const columns: Record<string, unknown> = {};
+  for (const field of STORED_FIELDS) {
+    const value = get(product, field);
+    if (field.name === "cost_calculation_values") {
+      columns[field.name] = product.costCalculationValues.map((v) => toJson(CostCalculationValueSchema, v));
+    } else if (field.name === "external_attributes") {
+      columns[field.name] = value ?? {};
+    } else {
+      columns[field.name] = value ?? null;
+    }
+  }
+  return columns;
+}
+
+/** `target` with every writable field that `patch` carries (proto presence decides "sent"). */
+export function withSentFields(target: Product, patch: Product): Product {
+  const merged = clone(ProductSchema, target) as unknown as Record<string, unknown>;
+  for (const field of WRITABLE_FIELDS) {
+    if (isFieldSet(patch, field)) merged[field.localName] = get(patch, field);
+  }
+  return merged as unknown as Product;
+}
+
+/** A full create: what is not sent takes its default. */
+export function newProduct(input: Product): Product {
+  return withSentFields(create(ProductSchema, { status: 2, activePlanning: true }), input);
+}
+
+export function brandFromRow(row: NamedRow): catalogueV1.Brand {
+  return create(catalogueV1.BrandSchema, { id: row.id, name: row.name, synonyms: row.synonyms ?? [] });
+}
+
+export function categoryFromRow(row: NamedRow): catalogueV1.Category {
+  return create(catalogueV1.CategorySchema, { id: row.id, name: row.name });
+}
+
+export function mappingTableFromRow(row: MappingTableRow): catalogueV1.MappingTable {
+  return create(catalogueV1.MappingTableSchema, {
+    mappingField: row.mapping_field,
+    mappingType: row.mapping_type,
+    mappingValues: row.mapping_values,
+    updatedAt: timestampFromDate(row.updated_at),
+  });
+}

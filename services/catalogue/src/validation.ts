@@ -1,0 +1,128 @@
+import { isFieldSet, ScalarType } from "@bufbuild/protobuf";
+import type { FieldViolation } from "@analytics/errors";
+import { invalid } from "@analytics/errors";
+import { DATE_FIELDS, WRITABLE_FIELDS, type Product } from "./resources";
+
+/**
+ * The service defends itself although the gateway validates: whatever reaches SQL must be
+ * something Postgres accepts, so bad input is a 400 of its item and never a raw SQL error.
+ */
+
+/** Longest text of an indexed column: a btree entry must stay under ~2.7 kB even in 4-byte UTF-8. */
+export const MAX_KEY_LENGTH = 500;
+const MAX_TEXT_LENGTH = 10_000;
+/** Indexed product columns (and the names matched against brands and categories). */
+const INDEXED = new Set(["key", "sku", "ean", "season", "product_group_id", "variant_group_id", "brand_name", "category_name"]);
+
+// NUL is refused by Postgres text; a lone surrogate by its JSON parser.
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Why `value` cannot be stored as text, if it cannot. */
+export function textProblem(value: string, maxLength = MAX_TEXT_LENGTH): string | undefined {
+  if (UNSTORABLE.test(value)) return "must be text without NUL characters or broken surrogates";
+  if (value.length > maxLength) return `must be at most ${maxLength} characters`;
+  return undefined;
+}
+
+/** Throws 400 for a text argument (filter, name, path segment) that Postgres cannot take. */
+export function checkText(path: string, value: string, maxLength = MAX_TEXT_LENGTH): string {
+  const problem = textProblem(value, maxLength);
+  if (problem) throw invalid(`${path} ${problem}`, [{ path, message: problem }]);
+  return value;
+}
+
+/** A required key-like field: present, storable and indexable. */
+export function keyProblem(value: string): string | undefined {
+  if (!value.trim()) return "is required";
+  return textProblem(value, MAX_KEY_LENGTH);
+}
+
+/** Problems of any JSON value (externalAttributes): every key and string must be storable in jsonb. */
+export function jsonProblems(value: unknown, path: string): FieldViolation[] {
+  if (typeof value === "string") {
+    const problem = textProblem(value, Number.MAX_SAFE_INTEGER);
+    return problem ? [{ path, message: problem }] : [];
+  }
+  if (Array.isArray(value)) return value.flatMap((v, i) => jsonProblems(v, `${path}[${i}]`));
+  if (value && typeof value === "object") {
+    return Object.entries(value).flatMap(([k, v]) => {
+      const problem = textProblem(k, Number.MAX_SAFE_INTEGER);
+      return problem ? [{ path: `${path}.${k}`, message: `key ${problem}` }] : jsonProblems(v, `${path}.${k}`);
+    });
+  }
+  return [];
+}
+
+export function isIsoDate(value: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
+  const date = new Date(`${value}T00:00:00Z`);
+  return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(value);
+}
+
+/** Allowed ranges of the integer fields; every other integer is a count of something (>= 0). */
+const INTEGER_RANGES: Record<string, [number, number]> = { status: [1, 7], year: [0, 9999] };
+
+function scalarProblem(fieldName: string, scalar: ScalarType, value: unknown): string | undefined {
+  if (typeof value === "string") {
+    if (DATE_FIELDS.has(fieldName)) return isIsoDate(value) ? undefined : "must be a date YYYY-MM-DD";
+    return textProblem(value, INDEXED.has(fieldName) ? MAX_KEY_LENGTH : MAX_TEXT_LENGTH);
+  }
+  if (typeof value !== "number") return undefined;
+  if (scalar === ScalarType.DOUBLE) return Number.isFinite(value) ? undefined : "must be a finite number";
+  const [min, max] = INTEGER_RANGES[fieldName] ?? [0, 2 ** 31 - 1];
+  return value < min || value > max ? `must be an integer from ${min} to ${max}` : undefined;
+}
+
+function costValueProblems(values: Product["costCalculationValues"], path: string): FieldViolation[] {
+  return values.flatMap((v, i) => {
+    const at = `${path}[${i}]`;
+    const problems: FieldViolation[] = [];
+    const key = keyProblem(v.key);
+    if (key) problems.push({ path: `${at}.key`, message: key });
+    if (v.type !== 1 && v.type !== 2) problems.push({ path: `${at}.type`, message: "must be 1 (monetary) or 2 (percent)" });
+    for (const [name, text] of [["currency", v.currency], ["externalReference", v.externalReference]] as const) {
+      const problem = text === undefined ? undefined : textProblem(text, MAX_KEY_LENGTH);
+      if (problem) problems.push({ path: `${at}.${name}`, message: problem });
+    }
+    for (const [name, n] of [["monetaryValue", v.monetaryValue], ["percentageValue", v.percentageValue]] as const) {
+      if (n !== undefined && !Number.isFinite(n)) problems.push({ path: `${at}.${name}`, message: "must be a finite number" });
+    }
+    return problems;
+  });
+}
+
+/**
+ * Problems of the writable fields a product write carries, with REST paths relative to the item
+ * (`costCalculationValues[0].type`). Read-only fields are not looked at.
+ */
+export function productViolations(input: Product): FieldViolation[] {
+  const problems: FieldViolation[] = [];
+  for (const field of WRITABLE_FIELDS) {
+    // Keys are checked where they are required (keyProblem).
+    if (field.name === "key" || !isFieldSet(input, field)) continue;
+    const value = (input as unknown as Record<string, unknown>)[field.localName];
+    const path = field.jsonName;
+    if (field.name === "cost_calculation_values") problems.push(...costValueProblems(input.costCalculationValues, path));
+    else if (field.name === "external_attributes") problems.push(...jsonProblems(value, path));
+    else if (field.fieldKind === "scalar") {
+      const problem = scalarProblem(field.name, field.scalar, value);
+      if (problem) problems.push({ path, message: problem });
+    }
+  }
+  return problems;
+}
+
+/** Rules across fields, checked on the product as it would be stored. */
+export function storedProductViolations(product: Product): FieldViolation[] {
+  const key = keyProblem(product.key);
+  const problems: FieldViolation[] = key ? [{ path: "key", message: key }] : [];
+  if (product.startDate && product.endDate && product.endDate < product.startDate) {
+    problems.push({ path: "endDate", message: "must not be before startDate" });
+  }
+  return problems;
+}
+
+/** A BatchResponse message for field problems: "invalid: path message; ...". */
+export function violationMessage(problems: FieldViolation[]): string {
+  return `invalid: ${problems.map((p) => `${p.path} ${p.message}`).join("; ")}`;
+}
