@@ -1,7 +1,9 @@
 import type { RunningService, ServiceDeps } from "@analytics/rpc";
+import { startCatalogueService } from "@analytics/catalogue-service";
 import { startEventsService } from "@analytics/events-service";
 
-/** Every service the single-process launcher starts, in start order (producers before consumers is not needed: the outbox waits). */
-export const localServices: { name: "events"; start: (deps: ServiceDeps) => Promise<RunningService> }[] = [
+/** Every service the single-process launcher starts (order does not matter: outboxes wait). */
+export const localServices = [
+  { name: "catalogue", start: startCatalogueService },
   { name: "events", start: startEventsService },
-];
+] as const satisfies readonly { name: string; start: (deps: ServiceDeps) => Promise<RunningService> }[];

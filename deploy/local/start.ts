@@ -47,7 +47,7 @@ async function main(): Promise<void> {
 
   const gateway = await buildGateway({
     databaseUrl,
-    services: { events: services.events.url },
+    services: { catalogue: services.catalogue.url, events: services.events.url },
     internalToken: secrets.INTERNAL_TOKEN,
     jwtSecret: secrets.JWT_SECRET,
     apiKeyPepper: secrets.API_KEY_PEPPER,

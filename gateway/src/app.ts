@@ -11,7 +11,10 @@ import { callAs, createClients, type ServiceUrls } from "./clients";
 import { installErrorHandling } from "./http/errors";
 import { OpenApi } from "./http/openapi";
 import type { RouteContext } from "./http/route";
+import { brandRoutes } from "./routes/brands";
 import { eventRoutes } from "./routes/events";
+import { mappingTableRoutes } from "./routes/mapping-tables";
+import { productRoutes } from "./routes/products";
 
 export interface GatewayDeps {
   databaseUrl: string;
@@ -75,6 +78,9 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
 
   authRoutes(ctx, accountOptions, tokens);
   if (deps.adminToken) adminRoutes(ctx, accountOptions);
+  productRoutes(ctx, clients.catalogue, as);
+  brandRoutes(ctx, clients.catalogue, as);
+  mappingTableRoutes(ctx, clients.catalogue, as);
   eventRoutes(ctx, clients.events, as);
 
   app.get("/healthz", async () => ({ status: "ok" }));

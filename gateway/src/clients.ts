@@ -1,14 +1,16 @@
 import { callerHeaders, type Caller } from "@analytics/auth";
-import { eventsV1 } from "@analytics/contracts";
+import { catalogueV1, eventsV1 } from "@analytics/contracts";
 import { createServiceClient } from "@analytics/rpc";
 
 /** Where each service answers; the gateway reaches services only through these generated clients. */
 export interface ServiceUrls {
+  catalogue: string;
   events: string;
 }
 
 export function createClients(urls: ServiceUrls) {
   return {
+    catalogue: createServiceClient(catalogueV1.CatalogueService, urls.catalogue),
     events: createServiceClient(eventsV1.EventsService, urls.events),
   };
 }

@@ -7,7 +7,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config, "gateway");
   const gateway = await buildGateway({
     databaseUrl: required(config, "DATABASE_URL"),
-    services: { events: config.EVENTS_URL },
+    services: { catalogue: config.CATALOGUE_URL, events: config.EVENTS_URL },
     internalToken: required(config, "INTERNAL_TOKEN"),
     jwtSecret: required(config, "JWT_SECRET"),
     apiKeyPepper: required(config, "API_KEY_PEPPER"),

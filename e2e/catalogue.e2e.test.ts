@@ -1,0 +1,165 @@
+import { createTestDatabase, eventually, testNatsUrl, uniqueName, type TestDatabase } from "@analytics/testing";
+import { NatsBus } from "@analytics/bus";
+import { client, signUp, startPlatform, type Platform } from "./harness";
+
+const ADMIN_TOKEN = "e2e-admin-token-0123456789";
+// 1x1 PNG.
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+/** The catalogue over HTTP on real Postgres and JetStream, through to the update_sku queue entries. */
+describe("catalogue over HTTP", () => {
+  let database: TestDatabase;
+  let platform: Platform;
+  const stream = uniqueName("E2EC").toUpperCase();
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    platform = await startPlatform({
+      DATABASE_URL: database.url,
+      NATS_URL: testNatsUrl(),
+      NATS_STREAM: stream,
+      NATS_SUBJECT_PREFIX: `${stream.toLowerCase()}.`,
+      ADMIN_TOKEN,
+      DATA_DIR: `/tmp/${stream}`,
+    });
+  });
+  afterAll(async () => {
+    await platform?.stop();
+    const bus = await NatsBus.connect({ url: testNatsUrl(), stream, subjectPrefix: `${stream.toLowerCase()}.` });
+    await bus.deleteStream();
+    await bus.close();
+    await database?.drop();
+  });
+
+  it("create -> read -> partial update -> key switch -> image -> update_sku events", async () => {
+    const acme = await signUp(platform.baseUrl, ADMIN_TOKEN);
+    const created = await acme.api("POST", "/v2/api/products", {
+      key: "SKU-1",
+      sku: "1001-BLK-M",
+      ean: "7312345678901",
+      productName: "Merino crew",
+      season: "AW26",
+      brandName: "Acme",
+      categoryName: "Knitwear",
+      productGroupId: "1001",
+      variantGroupId: "1001-BLK",
+      externalAttributes: { fabric: "merino" },
+      createdAt: "ignored",
+    });
+    expect(created.status).toBe(201);
+    const [product] = created.body;
+    expect(product).toMatchObject({ key: "SKU-1", sku: "1001-BLK-M", brandName: "Acme", status: 2, activePlanning: true, prices: [], skuSynonyms: [] });
+    expect(product.id).toMatch(/^[0-9a-f-]{36}$/);
+
+    const listed = await acme.api("GET", "/v2/api/products?key=SKU-1");
+    expect(listed.body).toEqual([product]);
+    expect(listed.headers.get("x-total-count")).toBe("1");
+
+    const updated = await acme.api("PUT", "/v2/api/products", [{ key: "SKU-1", color: "Black" }, { key: "nope", color: "x" }, { color: "no key" }]);
+    expect(updated.status).toBe(400);
+    expect(updated.body.map((r: any) => r.statusCode)).toEqual([200, 404, 400]);
+    const afterUpdate = (await acme.api("GET", "/v2/api/products?key=SKU-1")).body[0];
+    expect(afterUpdate).toMatchObject({ color: "Black", productName: "Merino crew", ean: "7312345678901" });
+
+    const switched = await acme.api("POST", "/v2/api/products/keyswitch", [{ oldKey: "SKU-1", key: "SKU-1B", sku: "1001-BLK-M" }]);
+    expect(switched.status).toBe(200);
+    expect(switched.body[0]).toMatchObject({ statusCode: 200, reference: "SKU-1", referenceField: "oldKey" });
+    const byOldKey = (await acme.api("GET", "/v2/api/products?key=SKU-1")).body;
+    expect(byOldKey).toHaveLength(1);
+    expect(byOldKey[0]).toMatchObject({ key: "SKU-1B", skuSynonyms: ["SKU-1"] });
+
+    const image = await acme.api("POST", "/v2/api/products/imageupload", { key: "SKU-1", filename: "a.png", imageData: PNG });
+    expect(image.status).toBe(200);
+    expect(image.body.imageUrl).toMatch(/^\/v2\/api\/images\/[0-9a-f]{64}$/);
+    const served = await fetch(platform.baseUrl + image.body.imageUrl, { headers: { authorization: `Bearer ${acme.token}` } });
+    expect(served.status).toBe(200);
+    expect(served.headers.get("content-type")).toBe("image/png");
+    expect(served.headers.get("cache-control")).toMatch(/max-age=31536000/);
+    expect(Buffer.from(await served.arrayBuffer()).equals(Buffer.from(PNG, "base64"))).toBe(true);
+    const etag = served.headers.get("etag")!;
+    expect((await fetch(platform.baseUrl + image.body.imageUrl, { headers: { authorization: `Bearer ${acme.token}`, "if-none-match": etag } })).status).toBe(304);
+    const notImage = await acme.api("POST", "/v2/api/products/imageupload", { key: "SKU-1", filename: "a.txt", imageData: Buffer.from("hello").toString("base64") });
+    expect(notImage.status).toBe(400);
+
+    // create, update, key switch, image: four update_sku entries, the last with the image.
+    const events = await eventually(async () => {
+      const res = await acme.api("GET", "/v2/api/events?event_type=update_sku&pageSize=100");
+      return res.body.length >= 4 ? res.body : undefined;
+    }, 15_000, "update_sku events");
+    expect(events).toHaveLength(4);
+    expect(events.map((e: any) => e.payload.key)).toEqual(["SKU-1", "SKU-1", "SKU-1B", "SKU-1B"]);
+    expect(events[3].payload).toMatchObject({ imageUrl: image.body.imageUrl, color: "Black", skuSynonyms: ["SKU-1"] });
+    const current = (await acme.api("GET", "/v2/api/products?key=SKU-1B")).body[0];
+    expect(events[3].payload).toEqual(current);
+  });
+
+  it("answers batches per item and pages with filters", async () => {
+    const acme = await signUp(platform.baseUrl, ADMIN_TOKEN, "Batch");
+    const items = Array.from({ length: 25 }, (_, i) => ({ key: `K${i}`, season: i % 2 ? "SS27" : "AW26", brandName: i % 2 ? "ACME" : "acme", productGroupId: `G${i % 5}` }));
+    const batch = await acme.api("POST", "/v2/api/products/batch", [...items, { key: "" }, { key: "X", status: 9 }, { key: "Y", bogus: 1 }]);
+    expect(batch.status).toBe(201);
+    expect(batch.body).toHaveLength(28);
+    expect(batch.body[0]).toEqual([{ statusCode: 201, error: "", message: expect.stringContaining("K0") }]);
+    expect(batch.body.slice(25).map((r: any) => r[0].statusCode)).toEqual([400, 400, 400]);
+    const again = await acme.api("POST", "/v2/api/products/batch", items.slice(0, 2));
+    expect(again.body.map((r: any) => r[0].statusCode)).toEqual([200, 200]);
+
+    const page = await acme.api("GET", "/v2/api/products?seasons=SS27&productgroupids=G1,G3&pageSize=2");
+    expect(page.headers.get("x-total-count")).toBe("6");
+    expect(page.headers.get("link")).toContain('rel="next"');
+    expect(page.body.every((p: any) => p.season === "SS27" && ["G1", "G3"].includes(p.productGroupId))).toBe(true);
+
+    const brands = await acme.api("GET", "/v2/api/brands?name=Acme");
+    expect(brands.body).toHaveLength(1);
+    const one = await acme.api("GET", `/v2/api/brands/${brands.body[0].id}`);
+    expect(one.body).toEqual(brands.body);
+    expect((await acme.api("GET", "/v2/api/categories")).body).toEqual([]);
+    expect((await acme.api("GET", "/v2/api/products?pageSize=1001")).status).toBe(400);
+    expect((await acme.api("GET", "/v2/api/products/example")).body).toMatchObject({ key: expect.any(String) });
+  });
+
+  it("serves mapping tables with the specified 400/404/204", async () => {
+    const acme = await signUp(platform.baseUrl, ADMIN_TOKEN, "Mapping");
+    expect((await acme.api("GET", "/v2/api/mappingtables/colour")).status).toBe(400);
+    expect((await acme.api("GET", "/v2/api/mappingtables/colour?mappingType=nope")).status).toBe(400);
+    expect((await acme.api("GET", "/v2/api/mappingtables/colour?mappingType=products")).status).toBe(404);
+    expect((await acme.api("PUT", "/v2/api/mappingtables/colour?mappingType=products", { mappingValues: { a: "b" } })).status).toBe(404);
+    const created = await acme.api("POST", "/v2/api/mappingtables/colour", { mappingType: "products", mappingValues: { blk: "Black", wht: "White" } });
+    expect(created.status).toBe(200);
+    const merged = await acme.api("PUT", "/v2/api/mappingtables/colour?mappingType=products", { mappingValues: { red: "Red", blk: "BLACK" } });
+    expect(merged.body.mappingValues).toEqual({ blk: "BLACK", wht: "White", red: "Red" });
+    expect((await acme.api("GET", "/v2/api/mappingtables?mappingType=products")).body).toHaveLength(1);
+    expect((await acme.api("GET", "/v2/api/mappingtables?mappingType=bad")).status).toBe(400);
+    expect((await acme.api("DELETE", "/v2/api/mappingtables/colour?mappingType=products")).status).toBe(204);
+    expect((await acme.api("DELETE", "/v2/api/mappingtables/colour?mappingType=products")).status).toBe(404);
+  });
+
+  it("keeps accounts apart on every catalogue route", async () => {
+    const a = await signUp(platform.baseUrl, ADMIN_TOKEN, "A");
+    const b = await signUp(platform.baseUrl, ADMIN_TOKEN, "B");
+    const [product] = (await a.api("POST", "/v2/api/products", { key: "MINE", brandName: "Secret", categoryName: "Hidden" })).body;
+    await a.api("POST", "/v2/api/mappingtables/colour", { mappingType: "products", mappingValues: { x: "y" } });
+    const image = (await a.api("POST", "/v2/api/products/imageupload", { key: "MINE", filename: "a.png", imageData: PNG })).body;
+    const brand = (await a.api("GET", "/v2/api/brands")).body[0];
+    const category = (await a.api("GET", "/v2/api/categories")).body[0];
+
+    expect((await b.api("GET", "/v2/api/products")).body).toEqual([]);
+    expect((await b.api("GET", `/v2/api/products?sku_id=${product.id}`)).body).toEqual([]);
+    expect((await b.api("GET", "/v2/api/products?key=MINE")).body).toEqual([]);
+    expect((await b.api("PUT", "/v2/api/products", [{ key: "MINE", color: "x" }])).body[0].statusCode).toBe(404);
+    expect((await b.api("PUT", "/v2/api/products", [{ id: product.id, color: "x" }])).body[0].statusCode).toBe(404);
+    expect((await b.api("POST", "/v2/api/products/keyswitch", [{ oldKey: "MINE", key: "THEIRS", sku: "s" }])).body[0].statusCode).toBe(404);
+    expect((await b.api("POST", "/v2/api/products/imageupload", { key: "MINE", filename: "a.png", imageData: PNG })).status).toBe(404);
+    expect((await client(platform.baseUrl, b.token)("GET", image.imageUrl)).status).toBe(404);
+    expect((await b.api("GET", "/v2/api/brands")).body).toEqual([]);
+    expect((await b.api("GET", `/v2/api/brands/${brand.id}`)).status).toBe(404);
+    expect((await b.api("GET", "/v2/api/categories")).body).toEqual([]);
+    expect((await b.api("GET", `/v2/api/categories/${category.id}`)).status).toBe(404);
+    expect((await b.api("GET", "/v2/api/mappingtables")).body).toEqual([]);
+    expect((await b.api("GET", "/v2/api/mappingtables/colour?mappingType=products")).status).toBe(404);
+    expect((await b.api("DELETE", "/v2/api/mappingtables/colour?mappingType=products")).status).toBe(404);
+    // B writing the same key makes B's own product; A's is untouched.
+    expect((await b.api("POST", "/v2/api/products", { key: "MINE", color: "theirs" })).status).toBe(201);
+    expect((await a.api("GET", "/v2/api/products?key=MINE")).body[0].color).toBeNull();
+  });
+});

@@ -1,0 +1,73 @@
+import { z } from "zod";
+import type { FieldViolation } from "@analytics/errors";
+import { fieldPath } from "./route";
+
+export interface BatchResponse {
+  message: string;
+  reference: string;
+  referenceField: string;
+  statusCode: number;
+}
+
+/**
+ * Batch bodies are validated item by item: an invalid item becomes that item's 400 and the valid
+ * ones still go to the service, so one bad row never stops the others.
+ */
+export function validateItems<T extends z.ZodType>(
+  items: unknown[],
+  schema: T,
+  referenceOf: (item: unknown) => { reference: string; referenceField: string },
+) {
+  const results: (BatchResponse | undefined)[] = [];
+  const valid: { index: number; value: z.infer<T> }[] = [];
+  items.forEach((item, index) => {
+    const parsed = schema.safeParse(item);
+    if (parsed.success) {
+      valid.push({ index, value: parsed.data });
+      results.push(undefined);
+    } else {
+      results.push({ ...referenceOf(item), statusCode: 400, message: describe(violationsOf(parsed.error)) });
+    }
+  });
+  return { valid, results };
+}
+
+export function violationsOf(error: z.ZodError): FieldViolation[] {
+  return error.issues.map((issue) => ({
+    path: fieldPath(issue.path),
+    message: issue.code === "unrecognized_keys" ? `unknown field(s): ${issue.keys.join(", ")}` : issue.message,
+  }));
+}
+
+export function describe(violations: FieldViolation[]): string {
+  return violations.map((v) => `${v.path}: ${v.message}`).join("; ");
+}
+
+/** Puts the service's results for the valid items back in request order. */
+export function mergeResults<R>(results: (R | undefined)[], valid: { index: number }[], fromService: R[]): R[] {
+  valid.forEach((v, n) => (results[v.index] = fromService[n]));
+  return results as R[];
+}
+
+/**
+ * A whole batch: validate each item, send the valid ones to `write` in one call, answer one
+ * BatchResponse per item in request order.
+ */
+export async function runBatch<T extends z.ZodType>(
+  items: unknown[],
+  schema: T,
+  reference: string,
+  write: (valid: z.infer<T>[]) => Promise<BatchResponse[]>,
+): Promise<BatchResponse[]> {
+  const { valid, results } = validateItems(items, schema, referenceField(reference));
+  if (valid.length) mergeResults(results, valid, await write(valid.map((v) => v.value)));
+  return results as BatchResponse[];
+}
+
+/** The string value of `field` of a raw item, for the BatchResponse of an invalid one. */
+export function referenceField(field: string) {
+  return (item: unknown) => {
+    const value = item && typeof item === "object" ? (item as Record<string, unknown>)[field] : undefined;
+    return { reference: typeof value === "string" || typeof value === "number" ? String(value) : "", referenceField: field };
+  };
+}

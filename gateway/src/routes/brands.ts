@@ -1,0 +1,70 @@
+import { z } from "zod";
+import type { Client } from "@connectrpc/connect";
+import { catalogueV1, toRestJson } from "@analytics/contracts";
+import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
+import { route, type RouteContext } from "../http/route";
+import { generalResponseSchema } from "../http/schemas";
+import type { CallAs } from "../clients";
+import { brandSchema, categorySchema } from "./catalogue-schemas";
+
+const { BrandSchema, CategorySchema } = catalogueV1;
+
+/** /v2/api/brands, /v2/api/categories -> analytics.catalogue.v1.CatalogueService */
+export function brandRoutes(ctx: RouteContext, catalogue: Client<typeof catalogueV1.CatalogueService>, as: CallAs): void {
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/brands",
+    summary: "List brands (created by product writes)",
+    tag: "Brands",
+    auth: "bearer",
+    query: {
+      ...pageQuery(),
+      name: z.string().min(1).max(500).optional().describe("name or synonym, case-insensitive"),
+      id: z.string().min(1).max(100).optional(),
+    },
+    responses: {
+      200: { description: "brands", schema: z.array(brandSchema), headers: pageHeaders },
+      400: { description: "bad query", schema: generalResponseSchema },
+    },
+    handler: async ({ query, caller }, request, reply) => {
+      const res = await catalogue.listBrands({ page: { page: query.page, pageSize: query.pageSize }, name: query.name, id: query.id }, as(caller));
+      setPageHeaders(request, reply, query, res.totalCount);
+      return res.brands.map((b) => toRestJson(BrandSchema, b));
+    },
+  });
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/brands/:ID",
+    summary: "One brand (as an array, as the specification declares)",
+    tag: "Brands",
+    auth: "bearer",
+    params: { ID: z.string().min(1).max(100) },
+    responses: {
+      200: { description: "the brand", schema: z.array(brandSchema) },
+      404: { description: "not found", schema: generalResponseSchema },
+    },
+    handler: async ({ params, caller }) => [toRestJson(BrandSchema, (await catalogue.getBrand({ id: params.ID }, as(caller))).brand!)],
+  });
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/categories",
+    summary: "List all categories",
+    tag: "Categories",
+    auth: "bearer",
+    responses: { 200: { description: "categories in creation order", schema: z.array(categorySchema) } },
+    handler: async ({ caller }) => (await catalogue.listCategories({}, as(caller))).categories.map((c) => toRestJson(CategorySchema, c)),
+  });
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/categories/:ID",
+    summary: "One category",
+    tag: "Categories",
+    auth: "bearer",
+    params: { ID: z.string().min(1).max(100) },
+    responses: {
+      200: { description: "the category", schema: categorySchema },
+      404: { description: "not found", schema: generalResponseSchema },
+    },
+    handler: async ({ params, caller }) => toRestJson(CategorySchema, (await catalogue.getCategory({ id: params.ID }, as(caller))).category!),
+  });
+}

@@ -1,0 +1,140 @@
+import { z } from "zod";
+
+/** zod shapes of the catalogue's REST resources (CONTRACT.md, "Resources"). */
+
+const text = z.string().max(10_000);
+const shortText = z.string().max(500);
+const count = z.number().int().min(0).max(2 ** 31 - 1);
+export const isoDate = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, "a date YYYY-MM-DD")
+  .refine((v) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) && new Date(`${v}T00:00:00Z`).toISOString().startsWith(v), "a date YYYY-MM-DD");
+
+export const costCalculationValueSchema = z.strictObject({
+  key: z.string().min(1).max(500),
+  sort: z.number().int().default(0),
+  type: z.union([z.literal(1), z.literal(2)]).describe("1 monetary, 2 percent"),
+  currency: z.string().regex(/^[A-Z]{3}$/, "an ISO 4217 code").nullish(),
+  monetaryValue: z.number().nullish(),
+  percentageValue: z.number().nullish(),
+  externalReference: shortText.nullish(),
+});
+
+/** Writable product fields with their types; input makes each nullish, output nullable. */
+const writable = {
+  sku: shortText,
+  vendorSKU: shortText,
+  ean: shortText,
+  productName: text,
+  variantName: text,
+  status: z.number().int().min(1).max(7).describe("1 Inactive, 2 Active (default), 3 Outgoing, 4 Draft, 5 Placeholder, 6 Exclude, 7 Sample"),
+  season: shortText,
+  year: z.number().int().min(0).max(9999),
+  department: text,
+  gender: text,
+  ageGroup: text,
+  collection: text,
+  color: text,
+  size: text,
+  brandName: shortText.describe("creates the brand when needed, matched case-insensitively"),
+  categoryName: shortText.describe("creates the category when needed, matched case-insensitively"),
+  subCategory: text,
+  productType: text,
+  merchandiseType: text,
+  supplier: text,
+  moq: count,
+  ...Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`pimCustom${i + 1}`, text])),
+  productGroupId: shortText,
+  variantGroupId: shortText,
+  imageUrl: text,
+  startDate: isoDate,
+  endDate: isoDate,
+  productionLeadTimeDays: count,
+  shippingLeadTimeDays: count,
+  activePlanning: z.boolean().describe("default true"),
+  costCalculationPrice: z.number(),
+  costCalculationValues: z.array(costCalculationValueSchema).max(1000),
+  externalAttributes: z.record(z.string(), z.unknown()),
+} as Record<string, z.ZodType>;
+
+/** Read-only fields a client may send back; accepted and ignored. */
+const readOnlyInput = Object.fromEntries(
+  ["brandId", "categoryId", "skuSynonyms", "prices", "createdAt", "updatedAt"].map((k) => [k, z.unknown().optional()]),
+);
+const writableInput = Object.fromEntries(Object.entries(writable).map(([k, s]) => [k, s.nullish()]));
+const key = z.string().trim().min(1).max(500).describe("the business key, unique per account");
+
+/** POST /products, /products/batch: `key` required; `id` ignored. */
+export const productCreateSchema = z.strictObject({ key, id: z.unknown().optional(), ...writableInput, ...readOnlyInput });
+/** PUT /products: found by `id` when sent, else by `key` (or an old key); fields not sent are kept. */
+export const productUpdateSchema = z
+  .strictObject({ id: z.string().max(100).optional(), key: key.optional(), ...writableInput, ...readOnlyInput })
+  .refine((p) => p.id !== undefined || p.key !== undefined, { message: "id or key is required", path: ["key"] });
+
+const priceSchema = z.object({
+  listExternalID: z.string(),
+  price: z.number(),
+  currency: z.string(),
+  vat: z.number().nullable(),
+  customPrices: z.record(z.string(), z.number()).nullable(),
+});
+
+export const productSchema = z
+  .object({
+    id: z.string().uuid(),
+    key: z.string(),
+    ...Object.fromEntries(Object.entries(writable).map(([k, s]) => [k, s.nullable()])),
+    brandId: z.string().nullable(),
+    categoryId: z.string().nullable(),
+    skuSynonyms: z.array(z.string()).describe("the product's old keys"),
+    prices: z.array(priceSchema).describe("prices from all price lists"),
+    createdAt: z.string().datetime(),
+    updatedAt: z.string().datetime(),
+  })
+  .meta({ id: "Product" });
+
+/** Only the writable fields (and `id` on update) go to the service. */
+export function writableFields(product: Record<string, unknown>, keepId: boolean): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(product)) {
+    if (k in readOnlyInput) continue;
+    if (k === "id" && !keepId) continue;
+    out[k] = v;
+  }
+  return out;
+}
+
+export const keySwitchSchema = z.strictObject({
+  oldKey: key,
+  key,
+  sku: z.string().min(1).max(500),
+  ean: shortText.nullish(),
+  season: shortText.nullish(),
+  productGroupId: shortText.nullish(),
+  variantGroupId: shortText.nullish(),
+});
+
+const MiB = 1024 * 1024;
+const base64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
+export const imageUploadSchema = z.strictObject({
+  key,
+  filename: z.string().min(1).max(500),
+  imageData: z
+    .string()
+    .min(1)
+    .regex(base64, "base64-encoded image data")
+    .refine((v) => Math.floor((v.replace(/=+$/, "").length * 3) / 4) <= 10 * MiB, "at most 10 MiB decoded")
+    .describe("base64 PNG, JPEG, WebP or GIF, at most 10 MiB decoded"),
+  season: shortText.nullish(),
+  variantGroupId: shortText.nullish(),
+});
+
+export const brandSchema = z.object({ id: z.string(), name: z.string(), synonyms: z.array(z.string()) }).meta({ id: "Brand" });
+export const categorySchema = z.object({ id: z.string(), name: z.string() }).meta({ id: "Category" });
+
+export const MAPPING_TYPES = ["products", "transactions", "purchaseOrders", "distributionOrders", "stocks", "suppliers", "costCalculationValues"] as const;
+export const mappingType = z.enum(MAPPING_TYPES);
+export const mappingValues = z.record(z.string().max(500), z.string().max(10_000));
+export const mappingTableSchema = z
+  .object({ mappingField: z.string(), mappingType, mappingValues, updatedAt: z.string().datetime() })
+  .meta({ id: "MappingTableResponse" });

@@ -1,0 +1,84 @@
+import { z } from "zod";
+import type { Client } from "@connectrpc/connect";
+import { catalogueV1, toRestJson } from "@analytics/contracts";
+import { route, type RouteContext } from "../http/route";
+import { generalResponseSchema } from "../http/schemas";
+import type { CallAs } from "../clients";
+import { mappingTableSchema, mappingType, mappingValues } from "./catalogue-schemas";
+
+const { MappingTableSchema } = catalogueV1;
+const toRest = (t?: catalogueV1.MappingTable) => toRestJson(MappingTableSchema, t!);
+const field = { mappingField: z.string().min(1).max(500) };
+const requiredType = { mappingType: mappingType.describe("required") };
+
+/** /v2/api/mappingtables -> analytics.catalogue.v1.CatalogueService */
+export function mappingTableRoutes(ctx: RouteContext, catalogue: Client<typeof catalogueV1.CatalogueService>, as: CallAs): void {
+  const tag = "Mapping tables";
+  const notFound = { description: "mapping table not found", schema: generalResponseSchema };
+  const badRequest = { description: "invalid or missing mapping type, or bad body", schema: generalResponseSchema };
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/mappingtables",
+    summary: "List mapping tables",
+    tag,
+    auth: "bearer",
+    query: { mappingType: mappingType.optional() },
+    responses: { 200: { description: "tables", schema: z.array(mappingTableSchema) }, 400: badRequest },
+    handler: async ({ query, caller }) =>
+      (await catalogue.listMappingTables({ mappingType: query.mappingType }, as(caller))).mappingTables.map((t) => toRest(t)),
+  });
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/mappingtables/:mappingField",
+    summary: "One mapping table",
+    tag,
+    auth: "bearer",
+    params: field,
+    query: requiredType,
+    responses: { 200: { description: "the table", schema: mappingTableSchema }, 400: badRequest, 404: notFound },
+    handler: async ({ params, query, caller }) =>
+      toRest((await catalogue.getMappingTable({ mappingField: params.mappingField, mappingType: query.mappingType }, as(caller))).mappingTable),
+  });
+  route(ctx, {
+    method: "PUT",
+    url: "/v2/api/mappingtables/:mappingField",
+    summary: "Add or update keys; keys absent from the request are kept",
+    tag,
+    auth: "bearer",
+    params: field,
+    query: requiredType,
+    body: z.strictObject({ mappingValues }),
+    responses: { 200: { description: "the table", schema: mappingTableSchema }, 400: badRequest, 404: notFound },
+    handler: async ({ params, query, body, caller }) =>
+      toRest(
+        (await catalogue.mergeMappingTable({ mappingField: params.mappingField, mappingType: query.mappingType, mappingValues: body.mappingValues }, as(caller)))
+          .mappingTable,
+      ),
+  });
+  route(ctx, {
+    method: "POST",
+    url: "/v2/api/mappingtables/:mappingField",
+    summary: "Create the table or replace all its values (the type travels in the body)",
+    tag,
+    auth: "bearer",
+    params: field,
+    body: z.strictObject({ mappingType, mappingValues }),
+    responses: { 200: { description: "the table", schema: mappingTableSchema }, 400: badRequest },
+    handler: async ({ params, body, caller }) =>
+      toRest((await catalogue.upsertMappingTable({ mappingField: params.mappingField, ...body }, as(caller))).mappingTable),
+  });
+  route(ctx, {
+    method: "DELETE",
+    url: "/v2/api/mappingtables/:mappingField",
+    summary: "Delete a mapping table",
+    tag,
+    auth: "bearer",
+    params: field,
+    query: requiredType,
+    responses: { 204: { description: "deleted" }, 400: badRequest, 404: notFound },
+    handler: async ({ params, query, caller }, _req, reply) => {
+      await catalogue.deleteMappingTable({ mappingField: params.mappingField, mappingType: query.mappingType }, as(caller));
+      return reply.status(204).send();
+    },
+  });
+}

@@ -1,0 +1,235 @@
+import { z } from "zod";
+import { create } from "@bufbuild/protobuf";
+import type { Client } from "@connectrpc/connect";
+import { catalogueV1, fromRestJson, toRestJson } from "@analytics/contracts";
+import { generalResponse } from "@analytics/errors";
+import { describe, runBatch, type BatchResponse } from "../http/batch";
+import { HttpError } from "../http/errors";
+import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
+import { repeatable, route, type RouteContext } from "../http/route";
+import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
+import type { CallAs } from "../clients";
+import { imageUploadSchema, keySwitchSchema, productCreateSchema, productSchema, productUpdateSchema, writableFields } from "./catalogue-schemas";
+
+const { ProductSchema, KeySwitchSchema, ImageUploadSchema } = catalogueV1;
+const MiB = 1024 * 1024;
+const BATCH_MAX = 1000;
+
+const toProduct = (p: catalogueV1.Product) => toRestJson(ProductSchema, p);
+const batchResult = (r?: catalogueV1.BatchResult): BatchResponse => ({
+  message: r?.message ?? "",
+  reference: r?.reference ?? "",
+  referenceField: r?.referenceField ?? "",
+  statusCode: r?.statusCode ?? 500,
+});
+const batchBody = z.array(z.unknown()).min(1).max(BATCH_MAX);
+
+/** A product write's failure as the single-item answer (POST /products, POST /products/imageupload). */
+function failure(result: catalogueV1.ProductWriteResult | catalogueV1.ImageUploadResult): HttpError {
+  const r = batchResult(result.result);
+  const details = result.violations.map((v) => ({ path: v.path, message: v.message }));
+  return new HttpError(r.statusCode, details.length ? `${r.message}: ${describe(details)}` : r.message, details);
+}
+
+export const productExample = create(ProductSchema, {
+  key: "SKU-1001-BLK-M",
+  sku: "1001-BLK-M",
+  ean: "7312345678901",
+  productName: "Merino crew neck",
+  variantName: "Black",
+  status: 2,
+  season: "AW26",
+  brandName: "Acme",
+  categoryName: "Knitwear",
+  color: "Black",
+  size: "M",
+  productGroupId: "1001",
+  variantGroupId: "1001-BLK",
+  activePlanning: true,
+  productionLeadTimeDays: 60,
+  shippingLeadTimeDays: 14,
+});
+
+/** /v2/api/products and /v2/api/images -> analytics.catalogue.v1.CatalogueService */
+export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalogueV1.CatalogueService>, as: CallAs): void {
+  const tag = "Products";
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/products",
+    summary: "List products (one row per SKU) with prices from all price lists",
+    tag,
+    auth: "bearer",
+    query: {
+      ...pageQuery(),
+      key: z.string().min(1).max(500).optional().describe("a key or an old key"),
+      sku_id: repeatable().describe("product ids; repeatable or comma-separated"),
+      skus: repeatable(),
+      seasons: repeatable(),
+      productgroupids: repeatable(),
+      variantgroupids: repeatable(),
+    },
+    responses: {
+      200: { description: "products in creation order", schema: z.array(productSchema), headers: pageHeaders },
+      400: { description: "bad query", schema: generalResponseSchema },
+    },
+    handler: async ({ query, caller }, request, reply) => {
+      const res = await catalogue.listProducts(
+        {
+          page: { page: query.page, pageSize: query.pageSize },
+          key: query.key,
+          skuIds: query.sku_id ?? [],
+          skus: query.skus ?? [],
+          seasons: query.seasons ?? [],
+          productGroupIds: query.productgroupids ?? [],
+          variantGroupIds: query.variantgroupids ?? [],
+        },
+        as(caller),
+      );
+      setPageHeaders(request, reply, query, res.totalCount);
+      return res.products.map(toProduct);
+    },
+  });
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/products/example",
+    summary: "An example Product body",
+    tag,
+    auth: "bearer",
+    responses: { 200: { description: "example", schema: productSchema } },
+    handler: async () => ({ ...toProduct(productExample), id: "00000000-0000-4000-8000-000000000000", createdAt: new Date(0).toISOString(), updatedAt: new Date(0).toISOString() }),
+  });
+  route(ctx, {
+    method: "POST",
+    url: "/v2/api/products",
+    summary: "Full create: creates or updates the product, its variant, brand and category",
+    tag,
+    auth: "bearer",
+    body: productCreateSchema,
+    responses: {
+      201: { description: "the product as stored", schema: z.array(productSchema) },
+      400: { description: "invalid product", schema: generalResponseSchema },
+    },
+    handler: async ({ body, caller }, _req, reply) => {
+      const res = await catalogue.upsertProducts({ products: [fromRestJson(ProductSchema, writableFields(body, false))] }, as(caller));
+      const [result] = res.results;
+      if (!result.product) throw failure(result);
+      reply.status(201);
+      return [toProduct(result.product)];
+    },
+  });
+  route(ctx, {
+    method: "POST",
+    url: "/v2/api/products/batch",
+    summary: `Create or update up to ${BATCH_MAX} products by key; one answer per item`,
+    tag,
+    auth: "bearer",
+    body: batchBody,
+    responses: {
+      201: {
+        description: "per item, in request order, an array with its GeneralResponse (statusCode 201 created, 200 updated, 400 invalid)",
+        schema: z.array(z.array(generalResponseSchema)),
+      },
+      400: { description: "the body is not an array of 1 to 1000 items", schema: generalResponseSchema },
+    },
+    handler: async ({ body, caller }, _req, reply) => {
+      const results = await runBatch(body, productCreateSchema, "key", async (products) => {
+        const res = await catalogue.upsertProducts({ products: products.map((p) => fromRestJson(ProductSchema, writableFields(p, false))) }, as(caller));
+        return res.results.map((r) => batchResult(r.result));
+      });
+      reply.status(201);
+      return results.map((r) => [generalResponse(r.statusCode, `${r.referenceField} ${r.reference}: ${r.message}`)]);
+    },
+  });
+  route(ctx, {
+    method: "PUT",
+    url: "/v2/api/products",
+    summary: "Partial update of existing products (by id, else key); fields not sent are kept",
+    tag,
+    auth: "bearer",
+    body: batchBody,
+    responses: {
+      200: { description: "one BatchResponse per item", schema: z.array(batchResponseSchema) },
+      400: { description: "at least one item failed validation (the valid ones were applied)", schema: z.array(batchResponseSchema) },
+    },
+    handler: async ({ body, caller }, _req, reply) => {
+      const results = await runBatch(body, productUpdateSchema, "key", async (products) => {
+        const res = await catalogue.updateProducts({ products: products.map((p) => fromRestJson(ProductSchema, writableFields(p, true))) }, as(caller));
+        return res.results.map((r) => batchResult(r.result));
+      });
+      reply.status(results.some((r) => r.statusCode === 400) ? 400 : 200);
+      return results;
+    },
+  });
+  route(ctx, {
+    method: "POST",
+    url: "/v2/api/products/keyswitch",
+    summary: "Replace products' keys; each old key stays a synonym that still finds the product",
+    tag,
+    auth: "bearer",
+    body: batchBody,
+    responses: { 200: { description: "one BatchResponse per item (reference: oldKey)", schema: z.array(batchResponseSchema) } },
+    handler: async ({ body, caller }) => {
+      return runBatch(body, keySwitchSchema, "oldKey", async (switches) => {
+        const res = await catalogue.switchKeys({ switches: switches.map((k) => fromRestJson(KeySwitchSchema, k)) }, as(caller));
+        return res.results.map((r) => batchResult(r.result));
+      });
+    },
+  });
+  const imageResponse = z.object({ key: z.string(), imageUrl: z.string() }).meta({ id: "ImageUploadResponse" });
+  route(ctx, {
+    method: "POST",
+    url: "/v2/api/products/imageupload",
+    summary: "Upload one product image (base64 PNG, JPEG, WebP or GIF, at most 10 MiB)",
+    tag,
+    auth: "bearer",
+    body: imageUploadSchema,
+    bodyLimit: 15 * MiB,
+    responses: {
+      200: { description: "where the image is served", schema: imageResponse },
+      400: { description: "not an image, or too large", schema: generalResponseSchema },
+      404: { description: "no product with that key", schema: generalResponseSchema },
+    },
+    handler: async ({ body, caller }) => {
+      const res = await catalogue.uploadImages({ images: [fromRestJson(ImageUploadSchema, body)] }, as(caller));
+      const [result] = res.results;
+      if (!result.image) throw failure(result);
+      return { key: result.image.key, imageUrl: result.image.imageUrl };
+    },
+  });
+  route(ctx, {
+    method: "POST",
+    url: "/v2/api/products/imageupload/batch",
+    summary: "Upload many product images",
+    tag,
+    auth: "bearer",
+    body: z.array(z.unknown()).min(1).max(BATCH_MAX),
+    bodyLimit: 50 * MiB,
+    responses: { 200: { description: "one BatchResponse per item", schema: z.array(batchResponseSchema) } },
+    handler: async ({ body, caller }) => {
+      return runBatch(body, imageUploadSchema, "key", async (images) => {
+        const res = await catalogue.uploadImages({ images: images.map((i) => fromRestJson(ImageUploadSchema, i)) }, as(caller));
+        return res.results.map((r) => batchResult(r.result));
+      });
+    },
+  });
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/images/:sha256",
+    summary: "A product image (content-addressed; cacheable for a year)",
+    tag,
+    auth: "bearer",
+    params: { sha256: z.string().regex(/^[0-9a-f]{64}$/, "a SHA-256 in lower-case hex") },
+    responses: {
+      200: { description: "the image bytes", contentType: "image/*" },
+      304: { description: "not modified (If-None-Match)" },
+      404: { description: "no such image", schema: generalResponseSchema },
+    },
+    handler: async ({ params, caller }, request, reply) => {
+      const etag = `"${params.sha256}"`;
+      reply.header("ETag", etag).header("Cache-Control", "private, max-age=31536000, immutable");
+      if (request.headers["if-none-match"] === etag) return reply.status(304).send();
+      const image = await catalogue.getImage({ sha256: params.sha256 }, as(caller));
+      return reply.type(image.contentType).send(Buffer.from(image.data));
+    },
+  });
+}
