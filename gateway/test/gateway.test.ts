@@ -164,7 +164,35 @@ describe("gateway edge (real Postgres; services not running)", () => {
     expect(ready.json().checks).toEqual({ database: true, catalogue: false, events: false });
     const doc = (await inject({ method: "GET", url: "/v2/api/openapi.json" })).json();
     expect(doc.openapi).toBe("3.1.0");
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/v2/api/auth", "/v2/api/events", "/v2/api/events/batch", "/v2/api/events/{id}"]));
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([
+        "/v2/api/auth",
+        "/v2/api/events",
+        "/v2/api/events/batch",
+        "/v2/api/events/{id}",
+        "/v2/api/products",
+        "/v2/api/products/batch",
+        "/v2/api/products/example",
+        "/v2/api/products/keyswitch",
+        "/v2/api/products/imageupload",
+        "/v2/api/products/imageupload/batch",
+        "/v2/api/images/{sha256}",
+        "/v2/api/brands",
+        "/v2/api/brands/{ID}",
+        "/v2/api/categories",
+        "/v2/api/categories/{ID}",
+        "/v2/api/mappingtables",
+        "/v2/api/mappingtables/{mappingField}",
+      ]),
+    );
+    expect(Object.keys(doc.paths["/v2/api/mappingtables/{mappingField}"]).sort()).toEqual(["delete", "get", "post", "put"]);
+    expect(doc.paths["/v2/api/products"].put.requestBody).toBeDefined();
+    expect(doc.paths["/v2/api/products"].get.responses["200"].content["application/json"].schema.items).toEqual({ $ref: "#/components/schemas/Product" });
+    expect(doc.components.schemas.Product.properties).toHaveProperty("costCalculationValues");
+    // Every reference resolves inside the document.
+    const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]);
+    expect(refs.length).toBeGreaterThan(0);
+    for (const ref of refs) expect(doc.components.schemas).toHaveProperty([ref]);
     const list = doc.paths["/v2/api/events"].get;
     expect(list.parameters.map((p: { name: string }) => p.name)).toEqual(["page", "pageSize", "event_type", "status"]);
     expect(list.responses["200"].headers).toHaveProperty("X-Total-Count");
