@@ -17,27 +17,27 @@ export function fromRestJson<D extends DescMessage>(schema: D, json: unknown): M
 
 const PLAIN_JSON = new Set(["google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue"]);
 
+/** Every field present, in the proto's field order, so every answer has the same shape. */
 function restify(desc: DescMessage, json: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
   for (const field of desc.fields) {
     const value = json[field.jsonName];
     if (field.fieldKind === "list") {
-      if (value === undefined) json[field.jsonName] = [];
-      else if (field.listKind === "message" && !PLAIN_JSON.has(field.message.typeName)) {
-        json[field.jsonName] = (value as Record<string, unknown>[]).map((v) => convertMessage(field.message, v));
-      }
-      continue;
+      out[field.jsonName] =
+        value === undefined
+          ? []
+          : field.listKind === "message" && !PLAIN_JSON.has(field.message.typeName)
+            ? (value as Record<string, unknown>[]).map((v) => convertMessage(field.message, v))
+            : value;
+    } else if (field.fieldKind === "map") {
+      out[field.jsonName] = value ?? {};
+    } else if (value === undefined) {
+      out[field.jsonName] = null;
+    } else {
+      out[field.jsonName] = field.fieldKind === "message" ? convertMessage(field.message, value) : value;
     }
-    if (field.fieldKind === "map") {
-      if (value === undefined) json[field.jsonName] = {};
-      continue;
-    }
-    if (value === undefined) {
-      json[field.jsonName] = null;
-      continue;
-    }
-    if (field.fieldKind === "message") json[field.jsonName] = convertMessage(field.message, value);
   }
-  return json;
+  return out;
 }
 
 function convertMessage(desc: DescMessage, value: unknown): unknown {
@@ -50,7 +50,7 @@ function convertMessage(desc: DescMessage, value: unknown): unknown {
 function withoutNulls(json: unknown): unknown {
   if (Array.isArray(json)) return json.map(withoutNulls);
   if (json && typeof json === "object") {
-    return Object.fromEntries(Object.entries(json).filter(([, v]) => v !== null).map(([k, v]) => [k, v]));
+    return Object.fromEntries(Object.entries(json).filter(([, v]) => v !== null));
   }
   return json;
 }
