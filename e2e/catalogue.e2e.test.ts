@@ -1,34 +1,17 @@
-import { createTestDatabase, eventually, testNatsUrl, uniqueName, type TestDatabase } from "@analytics/testing";
-import { NatsBus } from "@analytics/bus";
-import { client, signUp, startPlatform, type Platform } from "./harness";
+import { eventually } from "@analytics/testing";
+import { client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
 
-const ADMIN_TOKEN = "e2e-admin-token-0123456789";
 // 1x1 PNG.
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
 /** The catalogue over HTTP on real Postgres and JetStream, through to the update_sku queue entries. */
 describe("catalogue over HTTP", () => {
-  let database: TestDatabase;
-  let platform: Platform;
-  const stream = uniqueName("E2EC").toUpperCase();
-
+  let platform: PlatformOnTestServices;
   beforeAll(async () => {
-    database = await createTestDatabase();
-    platform = await startPlatform({
-      DATABASE_URL: database.url,
-      NATS_URL: testNatsUrl(),
-      NATS_STREAM: stream,
-      NATS_SUBJECT_PREFIX: `${stream.toLowerCase()}.`,
-      ADMIN_TOKEN,
-      DATA_DIR: `/tmp/${stream}`,
-    });
+    platform = await startOnTestServices();
   });
   afterAll(async () => {
-    await platform?.stop();
-    const bus = await NatsBus.connect({ url: testNatsUrl(), stream, subjectPrefix: `${stream.toLowerCase()}.` });
-    await bus.deleteStream();
-    await bus.close();
-    await database?.drop();
+    await platform?.close();
   });
 
   it("create -> read -> partial update -> key switch -> image -> update_sku events", async () => {

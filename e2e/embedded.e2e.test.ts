@@ -2,9 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import net from "node:net";
-import { client, signUp, startPlatform } from "./harness";
-
-const ADMIN_TOKEN = "e2e-admin-token-0123456789";
+import { client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startPlatform } from "./harness";
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {

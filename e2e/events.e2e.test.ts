@@ -1,40 +1,21 @@
 import { randomUUID } from "node:crypto";
-import { NatsBus } from "@analytics/bus";
-import { createTestDatabase, eventually, testNatsUrl, uniqueName, type TestDatabase } from "@analytics/testing";
-import { client, signUp, startPlatform, type Platform } from "./harness";
+import { eventually } from "@analytics/testing";
+import { client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
 
-const ADMIN_TOKEN = "e2e-admin-token-0123456789";
 
 /** The whole platform on real Postgres and real NATS JetStream, driven over HTTP. */
 describe("platform over HTTP: auth, admin, event queue, conventions", () => {
-  let database: TestDatabase;
-  let platform: Platform;
-  let bus: NatsBus;
-  const stream = uniqueName("E2E").toUpperCase();
-  const subjectPrefix = `${stream.toLowerCase()}.`;
-
+  let platform: PlatformOnTestServices;
   beforeAll(async () => {
-    database = await createTestDatabase();
-    platform = await startPlatform({
-      DATABASE_URL: database.url,
-      NATS_URL: testNatsUrl(),
-      NATS_STREAM: stream,
-      NATS_SUBJECT_PREFIX: subjectPrefix,
-      ADMIN_TOKEN,
-      DATA_DIR: `/tmp/${stream}`,
-    });
-    // A producer on the same JetStream stream, standing in for the catalogue service.
-    bus = await NatsBus.connect({ url: testNatsUrl(), stream, subjectPrefix });
+    platform = await startOnTestServices();
   });
   afterAll(async () => {
-    await platform?.stop();
-    await bus?.deleteStream();
-    await bus?.close();
-    await database?.drop();
+    await platform?.close();
   });
 
+  // Published on the platform's stream as the catalogue service would.
   const skuChanged = (accountId: string, key: string) =>
-    bus.publish({
+    platform.bus.publish({
       id: randomUUID(),
       subject: "analytics.catalogue.sku.updated",
       accountId,

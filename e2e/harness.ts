@@ -1,6 +1,9 @@
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { NatsBus } from "@analytics/bus";
+import { createTestDatabase, testNatsUrl, uniqueName } from "@analytics/testing";
 
 const root = join(__dirname, "..");
 let built = false;
@@ -114,4 +117,39 @@ export async function signUp(baseUrl: string, adminToken: string, name = "Acme")
   const auth = await client(baseUrl)("POST", "/v2/api/auth", { accountID, apiKey });
   if (auth.status !== 200) throw new Error(`auth failed: ${auth.status}`);
   return { accountID, apiKey, apiKeyId, token: auth.body.accessToken as string, api: client(baseUrl, auth.body.accessToken) };
+}
+
+export const E2E_ADMIN_TOKEN = "e2e-admin-token-0123456789";
+
+export interface PlatformOnTestServices extends Platform {
+  /** A JetStream client on the platform's own stream, to publish or watch what it publishes. */
+  bus: NatsBus;
+  /** Stops the platform, deletes its stream and drops its database. */
+  close(): Promise<void>;
+}
+
+/** The platform on the test Postgres (a fresh database) and test NATS (a stream of its own). */
+export async function startOnTestServices(): Promise<PlatformOnTestServices> {
+  const database = await createTestDatabase();
+  const stream = uniqueName("E2E").toUpperCase();
+  const subjectPrefix = `${stream.toLowerCase()}.`;
+  const platform = await startPlatform({
+    DATABASE_URL: database.url,
+    NATS_URL: testNatsUrl(),
+    NATS_STREAM: stream,
+    NATS_SUBJECT_PREFIX: subjectPrefix,
+    ADMIN_TOKEN: E2E_ADMIN_TOKEN,
+    DATA_DIR: join(tmpdir(), stream),
+  });
+  const bus = await NatsBus.connect({ url: testNatsUrl(), stream, subjectPrefix });
+  return {
+    ...platform,
+    bus,
+    close: async () => {
+      await platform.stop();
+      await bus.deleteStream();
+      await bus.close();
+      await database.drop();
+    },
+  };
 }
