@@ -55,6 +55,7 @@ async function main(): Promise<void> {
     tokenTtlSeconds: config.TOKEN_TTL_SECONDS,
     authMaxFailures: config.AUTH_MAX_FAILURES,
     authFailureWindowSeconds: config.AUTH_FAILURE_WINDOW_SECONDS,
+    trustProxyHops: config.TRUST_PROXY_HOPS,
     logger,
   });
   stops.unshift(() => gateway.close());

@@ -26,6 +26,7 @@ export interface GatewayDeps {
   tokenTtlSeconds: number;
   authMaxFailures: number;
   authFailureWindowSeconds: number;
+  trustProxyHops: number;
   logger: Logger;
 }
 
@@ -46,7 +47,9 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     // Fastify's two lines per request are replaced by the one onResponse line below.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 10 * MiB,
-    trustProxy: true,
+    // Client addresses (the /auth brake counts per address) come from X-Forwarded-For only behind
+    // that many trusted proxies; otherwise anyone could pick their own address.
+    trustProxy: (_address: string, hop: number) => hop < deps.trustProxyHops,
     routerOptions: { ignoreTrailingSlash: false },
   });
   installErrorHandling(app);

@@ -15,6 +15,7 @@ async function main(): Promise<void> {
     tokenTtlSeconds: config.TOKEN_TTL_SECONDS,
     authMaxFailures: config.AUTH_MAX_FAILURES,
     authFailureWindowSeconds: config.AUTH_FAILURE_WINDOW_SECONDS,
+    trustProxyHops: config.TRUST_PROXY_HOPS,
     logger,
   });
   await gateway.app.listen({ port: config.PORT, host: config.HOST });

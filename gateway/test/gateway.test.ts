@@ -25,6 +25,7 @@ describe("gateway edge (real Postgres; services not running)", () => {
       tokenTtlSeconds: 3600,
       authMaxFailures: 3,
       authFailureWindowSeconds: 60,
+      trustProxyHops: 0,
       logger: pino({ level: "silent" }),
     });
   });
@@ -72,6 +73,17 @@ describe("gateway edge (real Postgres; services not running)", () => {
     expect(Number(blocked.headers["retry-after"])).toBeGreaterThan(0);
     // The account is braked from another address too.
     expect((await tokenFor(acct.accountID, acct.apiKey, "10.9.9.10")).statusCode).toBe(429);
+    // A forged X-Forwarded-For does not buy a fresh address (no trusted proxy configured).
+    const other = await newAccount();
+    for (let i = 0; i < 3; i++) await tokenFor(other.accountID, other.apiKeyId + ".bad", "10.8.8.8");
+    const forged = await inject({
+      method: "POST",
+      url: "/v2/api/auth",
+      payload: { accountID: (await newAccount()).accountID, apiKey: "x.y" },
+      remoteAddress: "10.8.8.8",
+      headers: { "x-forwarded-for": "1.2.3.4" },
+    });
+    expect(forged.statusCode).toBe(429);
   });
 
   it("refuses missing, malformed and expired tokens, and tokens of revoked keys at once", async () => {

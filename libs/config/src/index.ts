@@ -22,6 +22,8 @@ export const configSchema = z.object({
   /** Gateway HTTP port. */
   PORT: port.default(8080),
   HOST: z.string().default("0.0.0.0"),
+  /** Believe X-Forwarded-For from this many proxies in front of the gateway (0: none). */
+  TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   /** Port of a service started alone (services/<name>/main); each has its own default. */
   SERVICE_PORT: port.optional(),
   /** Enables the admin API when set. */

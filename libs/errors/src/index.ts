@@ -59,8 +59,19 @@ export function toConnectError(error: unknown, onInternal?: (error: unknown) => 
     return new ConnectError(error.message, codeOfKind[error.kind], undefined, details);
   }
   if (error instanceof ConnectError) return error;
+  if (isPostgresDataException(error)) {
+    // Postgres refused a value the checks let through (a NUL in text, an out-of-range number):
+    // the caller's input, so a 400 — without the driver's text.
+    return new ConnectError("a value in the request cannot be stored", Code.InvalidArgument);
+  }
   onInternal?.(error);
   return new ConnectError(INTERNAL_MESSAGE, Code.Internal);
+}
+
+/** SQLSTATE class 22, "data exception": caused by the data sent, not by the system. */
+function isPostgresDataException(error: unknown): boolean {
+  const e = error as { code?: unknown; severity?: unknown };
+  return typeof e?.code === "string" && /^22[0-9A-Z]{3}$/.test(e.code) && typeof e.severity === "string";
 }
 
 /** The contract's error body (and the body of a successful delete). */

@@ -38,6 +38,16 @@ describe("errors", () => {
     expect(JSON.stringify(httpErrorOf(new ConnectError("secret sql", Code.Unknown)))).not.toMatch(/secret/);
   });
 
+  it("answers 400, without the driver's text, for a value Postgres refuses", () => {
+    const pgError = Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), { code: "22021", severity: "ERROR" });
+    const reported: unknown[] = [];
+    const body = httpErrorOf(toConnectError(pgError, (e) => reported.push(e)));
+    expect(body).toEqual({ statusCode: 400, error: "Bad Request", message: "a value in the request cannot be stored" });
+    expect(reported).toHaveLength(0);
+    // Other Postgres errors stay internal.
+    expect(toConnectError(Object.assign(new Error("deadlock"), { code: "40P01", severity: "ERROR" })).code).toBe(Code.Internal);
+  });
+
   it("answers 503 when a service is unreachable", () => {
     expect(httpErrorOf(new ConnectError("connect ECONNREFUSED 10.0.0.3:50055", Code.Unavailable))).toEqual({
       statusCode: 503,
