@@ -169,6 +169,14 @@ describe("events service (real Postgres and JetStream)", () => {
     expect((await client.listEvents({ page: { page: 1, pageSize: 10 } }, as(other))).events.map((e) => e.id)).not.toContain(id);
   });
 
+  it("answers InvalidArgument, never Internal, for text Postgres cannot store", async () => {
+    const [id] = await seed(account, 1, "nul");
+    await expect(client.listEvents({ eventType: "a\u0000b" }, as(account))).rejects.toMatchObject({ code: Code.InvalidArgument });
+    await expect(client.updateEventPayload({ id, payloadJson: JSON.stringify({ note: "a\u0000b" }) }, as(account))).rejects.toMatchObject({
+      code: Code.InvalidArgument,
+    });
+  });
+
   it("refuses calls without the internal credential", async () => {
     await expect(client.listEvents({})).rejects.toMatchObject({ code: Code.Unauthenticated });
     await expect(
