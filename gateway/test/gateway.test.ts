@@ -169,6 +169,21 @@ describe("gateway edge (real Postgres; services not running)", () => {
     }
   });
 
+  it("answers a batch per item when the service behind it is down, so nothing is silently lost", async () => {
+    const acct = await newAccount();
+    const token = (await tokenFor(acct.accountID, acct.apiKey, "10.0.5.1")).json().accessToken;
+    const headers = { authorization: `Bearer ${token}` };
+    const put = await inject({ method: "PUT", url: "/v2/api/products", headers, payload: [{ key: "A", color: "x" }, { color: "no key" }] });
+    expect(put.statusCode).toBe(503);
+    expect(put.json()).toEqual([
+      { reference: "A", referenceField: "key", statusCode: 503, message: "a service is unavailable, try again" },
+      { reference: "", referenceField: "key", statusCode: 400, message: expect.stringContaining("key") },
+    ]);
+    const batch = await inject({ method: "POST", url: "/v2/api/products/batch", headers, payload: [{ key: "A" }] });
+    expect(batch.statusCode).toBe(503);
+    expect(batch.json()[0]).toMatchObject({ reference: "A", statusCode: 503 });
+  });
+
   it("reports health, readiness and the OpenAPI document without a token", async () => {
     expect((await inject({ method: "GET", url: "/healthz" })).json()).toEqual({ status: "ok" });
     const ready = await inject({ method: "GET", url: "/readyz" });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { FieldViolation } from "@analytics/errors";
+import { httpErrorOf, type FieldViolation } from "@analytics/errors";
 import { fieldPath } from "./route";
 
 export interface BatchResponse {
@@ -43,6 +43,17 @@ export function describe(violations: FieldViolation[]): string {
   return violations.map((v) => `${v.path}: ${v.message}`).join("; ");
 }
 
+/** The status of a batch whose service call failed (500, 503), if it did. */
+export function serverFailure(results: BatchResponse[]): number | undefined {
+  const worst = Math.max(...results.map((r) => r.statusCode));
+  return worst >= 500 ? worst : undefined;
+}
+
+/** The status of a whole batch: a server failure, else 400 when any item failed, else `ok`. */
+export function batchStatus(results: BatchResponse[], ok: number): number {
+  return serverFailure(results) ?? (results.some((r) => r.statusCode === 400) ? 400 : ok);
+}
+
 /** Puts the service's results for the valid items back in request order. */
 export function mergeResults<R>(results: (R | undefined)[], valid: { index: number }[], fromService: R[]): R[] {
   valid.forEach((v, n) => (results[v.index] = fromService[n]));
@@ -60,8 +71,17 @@ export async function runBatch<T extends z.ZodType>(
   write: (valid: z.infer<T>[]) => Promise<BatchResponse[]>,
 ): Promise<BatchResponse[]> {
   const { valid, results } = validateItems(items, schema, referenceField(reference));
-  if (valid.length) mergeResults(results, valid, await write(valid.map((v) => v.value)));
-  return results as BatchResponse[];
+  if (!valid.length) return results as BatchResponse[];
+  let written: BatchResponse[];
+  try {
+    written = await write(valid.map((v) => v.value));
+  } catch (error) {
+    // The service call failed as a whole (nothing of it was committed): every item sent says so,
+    // so the client knows exactly which items to send again.
+    const { statusCode, message } = httpErrorOf(error);
+    written = valid.map((v) => ({ ...referenceField(reference)(items[v.index]), statusCode, message }));
+  }
+  return mergeResults(results, valid, written);
 }
 
 /** The string value of `field` of a raw item, for the BatchResponse of an invalid one. */

@@ -3,7 +3,7 @@ import { create } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
 import { catalogueV1, fromRestJson, toRestJson } from "@analytics/contracts";
 import { generalResponse } from "@analytics/errors";
-import { describe, runBatch, type BatchResponse } from "../http/batch";
+import { batchStatus, describe, runBatch, serverFailure, type BatchResponse } from "../http/batch";
 import { HttpError } from "../http/errors";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { repeatable, route, type RouteContext } from "../http/route";
@@ -130,12 +130,16 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
         schema: z.array(z.array(generalResponseSchema)),
       },
       400: { description: "the body is not an array of 1 to 1000 items", schema: generalResponseSchema },
+      500: { description: "the catalogue failed; nothing was written: one BatchResponse per item", schema: z.array(batchResponseSchema) },
     },
     handler: async ({ body, caller }, _req, reply) => {
       const results = await runBatch(body, productCreateSchema, "key", async (products) => {
         const res = await catalogue.upsertProducts({ products: products.map((p) => fromRestJson(ProductSchema, writableFields(p, false))) }, as(caller));
         return res.results.map((r) => batchResult(r.result));
       });
+      // The specification's default-error shape: an array of BatchResponse when the service failed.
+      const failed = serverFailure(results);
+      if (failed) return reply.status(failed).send(results);
       reply.status(201);
       return results.map((r) => [generalResponse(r.statusCode, `${r.referenceField} ${r.reference}: ${r.message}`)]);
     },
@@ -150,13 +154,14 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
     responses: {
       200: { description: "one BatchResponse per item", schema: z.array(batchResponseSchema) },
       400: { description: "at least one item failed validation (the valid ones were applied)", schema: z.array(batchResponseSchema) },
+      500: { description: "internal failure; nothing was written", schema: z.array(batchResponseSchema) },
     },
     handler: async ({ body, caller }, _req, reply) => {
       const results = await runBatch(body, productUpdateSchema, "key", async (products) => {
         const res = await catalogue.updateProducts({ products: products.map((p) => fromRestJson(ProductSchema, writableFields(p, true))) }, as(caller));
         return res.results.map((r) => batchResult(r.result));
       });
-      reply.status(results.some((r) => r.statusCode === 400) ? 400 : 200);
+      reply.status(batchStatus(results, 200));
       return results;
     },
   });
@@ -168,11 +173,12 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
     auth: "bearer",
     body: batchBody,
     responses: { 200: { description: "one BatchResponse per item (reference: oldKey)", schema: z.array(batchResponseSchema) } },
-    handler: async ({ body, caller }) => {
-      return runBatch(body, keySwitchSchema, "oldKey", async (switches) => {
+    handler: async ({ body, caller }, _req, reply) => {
+      const results = await runBatch(body, keySwitchSchema, "oldKey", async (switches) => {
         const res = await catalogue.switchKeys({ switches: switches.map((k) => fromRestJson(KeySwitchSchema, k)) }, as(caller));
         return res.results.map((r) => batchResult(r.result));
       });
+      return reply.status(serverFailure(results) ?? 200).send(results);
     },
   });
   const imageResponse = z.object({ key: z.string(), imageUrl: z.string() }).meta({ id: "ImageUploadResponse" });
@@ -205,11 +211,12 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
     body: z.array(z.unknown()).min(1).max(BATCH_MAX),
     bodyLimit: 50 * MiB,
     responses: { 200: { description: "one BatchResponse per item", schema: z.array(batchResponseSchema) } },
-    handler: async ({ body, caller }) => {
-      return runBatch(body, imageUploadSchema, "key", async (images) => {
+    handler: async ({ body, caller }, _req, reply) => {
+      const results = await runBatch(body, imageUploadSchema, "key", async (images) => {
         const res = await catalogue.uploadImages({ images: images.map((i) => fromRestJson(ImageUploadSchema, i)) }, as(caller));
         return res.results.map((r) => batchResult(r.result));
       });
+      return reply.status(serverFailure(results) ?? 200).send(results);
     },
   });
   route(ctx, {
