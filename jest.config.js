@@ -13,7 +13,7 @@ module.exports = {
   testMatch: ["**/test/**/*.test.ts", "<rootDir>/e2e/**/*.e2e.test.ts"],
   transform: { "^.+\\.(t|j)s$": ["@swc/jest", { jsc: { target: "es2022", parser: { syntax: "typescript" } }, module: { type: "commonjs" } }] },
   // ES-module-only dependencies that jest's CommonJS runtime must have compiled first.
-  transformIgnorePatterns: ["/node_modules/(?!(content-disposition|cookie)/)"],
+  transformIgnorePatterns: ["/node_modules/(?!(content-disposition|cookie|@seriousme/openapi-schema-validator)/)"],
   moduleNameMapper,
   globalSetup: "<rootDir>/libs/testing/src/global-setup.ts",
   globalTeardown: "<rootDir>/libs/testing/src/global-teardown.ts",

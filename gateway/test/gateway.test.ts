@@ -220,6 +220,10 @@ describe("gateway edge (real Postgres; services not running)", () => {
     const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]);
     expect(refs.length).toBeGreaterThan(0);
     for (const ref of refs) expect(doc.components.schemas).toHaveProperty([ref]);
+    const { Validator } = await import("@seriousme/openapi-schema-validator");
+    const validation = await new Validator().validate(doc);
+    expect(validation.errors).toBeUndefined();
+    expect(validation.valid).toBe(true);
     const list = doc.paths["/v2/api/events"].get;
     expect(list.parameters.map((p: { name: string }) => p.name)).toEqual(["page", "pageSize", "event_type", "status"]);
     expect(list.responses["200"].headers).toHaveProperty("X-Total-Count");
