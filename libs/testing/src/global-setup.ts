@@ -9,7 +9,11 @@ import { existsSync } from "node:fs";
 export default async function globalSetup(): Promise<void> {
   const pgUp = await reachable(process.env.TEST_DATABASE_URL || "postgres://127.0.0.1:5432", 5432);
   const natsUp = await reachable(process.env.TEST_NATS_URL || "nats://127.0.0.1:4222", 4222);
-  if (pgUp && natsUp) return;
+  if (pgUp && natsUp) {
+    const { sweepStaleTestResources } = await import("./sweep");
+    await sweepStaleTestResources();
+    return;
+  }
   if (!dockerAnswers()) {
     throw new Error(
       `tests need Postgres (${pgUp ? "up" : "down"}) and NATS JetStream (${natsUp ? "up" : "down"}): ` +

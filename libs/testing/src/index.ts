@@ -1,20 +1,9 @@
-import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { NatsBus } from "@analytics/bus";
+import { testDatabaseUrl, testNatsUrl, uniqueName } from "./names";
 
-/** Postgres for tests: TEST_DATABASE_URL, default the machine's local server. */
-export function testDatabaseUrl(): string {
-  return process.env.TEST_DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres";
-}
-
-/** NATS with JetStream for tests: TEST_NATS_URL, default the machine's local server. */
-export function testNatsUrl(): string {
-  return process.env.TEST_NATS_URL || "nats://127.0.0.1:4222";
-}
-
-export function uniqueName(prefix: string): string {
-  return `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString("hex")}`;
-}
+export { testDatabaseUrl, testNatsUrl, uniqueName, createdAt } from "./names";
+export { sweepStaleTestResources } from "./sweep";
 
 export interface TestDatabase {
   url: string;
@@ -92,3 +81,4 @@ export async function eventually<T>(check: () => Promise<T | undefined | false>,
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+

@@ -1,5 +1,5 @@
 import pg from "pg";
-import { createTestBus, createTestDatabase, eventually, uniqueName } from "../src";
+import { createdAt, createTestBus, createTestDatabase, eventually, uniqueName } from "../src";
 
 describe("testing", () => {
   it("makes a fresh database and drops it", async () => {
@@ -30,5 +30,9 @@ describe("testing", () => {
     expect(await eventually(async () => (++n >= 3 ? n : undefined))).toBe(3);
     await expect(eventually(async () => false, 100, "never")).rejects.toThrow(/never/);
     expect(uniqueName("x")).toMatch(/^x_/);
+    const before = Date.now();
+    expect(createdAt(uniqueName("t"))).toBeGreaterThanOrEqual(before - 1);
+    expect(createdAt(uniqueName("E2E").toUpperCase())).toBeGreaterThanOrEqual(before - 1);
+    expect(createdAt("analytics")).toBeUndefined();
   });
 });
