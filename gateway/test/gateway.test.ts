@@ -3,7 +3,7 @@ import pino from "pino";
 import { createTestDatabase, type TestDatabase } from "@analytics/testing";
 import { buildGateway, type Gateway } from "../src/app";
 import { FailureLimiter } from "../src/accounts/failure-limiter";
-import { fieldPath } from "../src/http/route";
+import { fieldPath } from "../src/http/validation";
 
 const ADMIN = "admin-token-for-tests-0123456789";
 const admin = { authorization: `Bearer ${ADMIN}` };

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { httpErrorOf, type FieldViolation } from "@analytics/errors";
-import { fieldPath } from "./route";
+import { httpErrorOf } from "@analytics/errors";
+import { describe, violations } from "./validation";
 
 export interface BatchResponse {
   message: string;
@@ -26,21 +26,10 @@ export function validateItems<T extends z.ZodType>(
       valid.push({ index, value: parsed.data });
       results.push(undefined);
     } else {
-      results.push({ ...referenceOf(item), statusCode: 400, message: describe(violationsOf(parsed.error)) });
+      results.push({ ...referenceOf(item), statusCode: 400, message: describe(violations(parsed.error)) });
     }
   });
   return { valid, results };
-}
-
-export function violationsOf(error: z.ZodError): FieldViolation[] {
-  return error.issues.map((issue) => ({
-    path: fieldPath(issue.path),
-    message: issue.code === "unrecognized_keys" ? `unknown field(s): ${issue.keys.join(", ")}` : issue.message,
-  }));
-}
-
-export function describe(violations: FieldViolation[]): string {
-  return violations.map((v) => `${v.path}: ${v.message}`).join("; ");
 }
 
 /** The status of a batch whose service call failed (500, 503), if it did. */

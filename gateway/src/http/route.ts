@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { Caller } from "@analytics/auth";
-import type { FieldViolation } from "@analytics/errors";
 import { HttpError } from "./errors";
+import { describe, violations } from "./validation";
 import type { OpenApi } from "./openapi";
 
 type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -46,25 +46,11 @@ export interface RouteContext {
   authenticateAdmin(request: FastifyRequest): void;
 }
 
-/** `items[3].sku` from a zod issue path. */
-export function fieldPath(path: PropertyKey[], prefix = ""): string {
-  let out = prefix;
-  for (const part of path) out += typeof part === "number" ? `[${part}]` : out ? `.${String(part)}` : String(part);
-  return out || "(root)";
-}
-
-function violations(error: z.ZodError, prefix: string): FieldViolation[] {
-  return error.issues.map((issue) => ({
-    path: fieldPath(issue.path, prefix),
-    message: issue.code === "unrecognized_keys" ? `unknown field(s): ${issue.keys.join(", ")}` : issue.message,
-  }));
-}
-
 function parse<T extends z.ZodType>(schema: T, value: unknown, where: string, prefix = ""): z.infer<T> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const details = violations(result.error, prefix);
-  throw new HttpError(400, `invalid ${where}: ${details.map((d) => `${d.path}: ${d.message}`).join("; ")}`.slice(0, 500), details);
+  throw new HttpError(400, `invalid ${where}: ${describe(details)}`.slice(0, 500), details);
 }
 
 export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.ZodType = z.ZodUndefined>(
@@ -80,10 +66,9 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
     url: spec.url,
     bodyLimit: spec.bodyLimit,
     handler: async (request, reply) => {
-      const caller =
-        spec.auth === "bearer"
-          ? await ctx.authenticate(request)
-          : (spec.auth === "admin" && ctx.authenticateAdmin(request), { accountId: "", apiKeyId: "" });
+      let caller: Caller = { accountId: "", apiKeyId: "" };
+      if (spec.auth === "bearer") caller = await ctx.authenticate(request);
+      if (spec.auth === "admin") ctx.authenticateAdmin(request);
       const input = {
         params: parse(params, request.params, "path"),
         query: parse(query, request.query, "query"),
