@@ -1,11 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
 import pg from "pg";
 import { createBus } from "@analytics/bus";
 import { createLogger, loadConfig, type Config } from "@analytics/config";
 import type { RunningService } from "@analytics/rpc";
-import { buildGateway } from "@analytics/gateway";
+import { buildGateway, gatewaySettings } from "@analytics/gateway";
 import { localServices } from "./services";
 
 /**
@@ -51,16 +52,13 @@ async function main(): Promise<void> {
     internalToken: secrets.INTERNAL_TOKEN,
     jwtSecret: secrets.JWT_SECRET,
     apiKeyPepper: secrets.API_KEY_PEPPER,
-    adminToken: config.ADMIN_TOKEN,
-    tokenTtlSeconds: config.TOKEN_TTL_SECONDS,
-    authMaxFailures: config.AUTH_MAX_FAILURES,
-    authFailureWindowSeconds: config.AUTH_FAILURE_WINDOW_SECONDS,
-    trustProxyHops: config.TRUST_PROXY_HOPS,
+    ...gatewaySettings(config),
     logger,
   });
   stops.unshift(() => gateway.close());
   const address = await gateway.app.listen({ port: config.PORT, host: config.HOST });
-  const port = gateway.app.server.address() && typeof gateway.app.server.address() === "object" ? (gateway.app.server.address() as { port: number }).port : config.PORT;
+  // PORT=0 (tests) picks a free port: report the real one.
+  const { port } = gateway.app.server.address() as AddressInfo;
   logger.info(
     {
       port,

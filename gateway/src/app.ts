@@ -2,6 +2,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { Logger } from "pino";
+import type { Config } from "@analytics/config";
 import { createDb, migrate, ping, type Db } from "@analytics/db";
 import { serviceReady } from "@analytics/rpc";
 import { adminAuthenticator, adminRoutes, authRoutes, bearerAuthenticator, type AccountsOptions } from "./accounts/routes";
@@ -37,6 +38,17 @@ export interface Gateway {
 }
 
 const MiB = 1024 * 1024;
+
+/** The gateway's settings that come straight from configuration. */
+export function gatewaySettings(config: Config) {
+  return {
+    adminToken: config.ADMIN_TOKEN,
+    tokenTtlSeconds: config.TOKEN_TTL_SECONDS,
+    authMaxFailures: config.AUTH_MAX_FAILURES,
+    authFailureWindowSeconds: config.AUTH_FAILURE_WINDOW_SECONDS,
+    trustProxyHops: config.TRUST_PROXY_HOPS,
+  };
+}
 
 /** The REST edge: /v2/api routes translated to Connect calls, plus accounts, admin, health and docs. */
 export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {

@@ -1,5 +1,5 @@
 import { createLogger, loadConfig, required } from "@analytics/config";
-import { buildGateway } from "./app";
+import { buildGateway, gatewaySettings } from "./app";
 
 /** `node dist/gateway/main.js`: the gateway alone, with services at their *_URL addresses. */
 async function main(): Promise<void> {
@@ -11,11 +11,7 @@ async function main(): Promise<void> {
     internalToken: required(config, "INTERNAL_TOKEN"),
     jwtSecret: required(config, "JWT_SECRET"),
     apiKeyPepper: required(config, "API_KEY_PEPPER"),
-    adminToken: config.ADMIN_TOKEN,
-    tokenTtlSeconds: config.TOKEN_TTL_SECONDS,
-    authMaxFailures: config.AUTH_MAX_FAILURES,
-    authFailureWindowSeconds: config.AUTH_FAILURE_WINDOW_SECONDS,
-    trustProxyHops: config.TRUST_PROXY_HOPS,
+    ...gatewaySettings(config),
     logger,
   });
   await gateway.app.listen({ port: config.PORT, host: config.HOST });
