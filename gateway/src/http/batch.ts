@@ -13,7 +13,7 @@ export interface BatchResponse {
  * Batch bodies are validated item by item: an invalid item becomes that item's 400 and the valid
  * ones still go to the service, so one bad row never stops the others.
  */
-export function validateItems<T extends z.ZodType>(
+function validateItems<T extends z.ZodType>(
   items: unknown[],
   schema: T,
   referenceOf: (item: unknown) => { reference: string; referenceField: string },
@@ -44,7 +44,7 @@ export function batchStatus(results: BatchResponse[], ok: number): number {
 }
 
 /** Puts the service's results for the valid items back in request order. */
-export function mergeResults<R>(results: (R | undefined)[], valid: { index: number }[], fromService: R[]): R[] {
+function mergeResults<R>(results: (R | undefined)[], valid: { index: number }[], fromService: R[]): R[] {
   valid.forEach((v, n) => (results[v.index] = fromService[n]));
   return results as R[];
 }

@@ -18,9 +18,3 @@ export const batchResponseSchema = z
     statusCode: z.number().int().describe("200 updated, 201 created, 400 invalid, 404 reference missing, 409 conflict"),
   })
   .meta({ id: "BatchResponse" });
-
-/** Read-only fields a client may echo back; accepted and ignored (CONTRACT: no mass assignment). */
-export const ignoredOnInput = {
-  createdAt: z.unknown().optional(),
-  updatedAt: z.unknown().optional(),
-};

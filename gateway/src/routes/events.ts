@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
 import { eventsV1 } from "@analytics/contracts";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
@@ -26,7 +26,7 @@ const statusResult = z.object({ id: z.string(), updated: z.boolean() }).meta({ i
 const states = { pending: EventState.PENDING, completed: EventState.COMPLETED, failed: EventState.FAILED } as const;
 
 function toRest(e: eventsV1.Event) {
-  const iso = (t?: { seconds: bigint; nanos: number }) => (t ? timestampDate(t as never).toISOString() : null);
+  const iso = (t?: Timestamp) => (t ? timestampDate(t).toISOString() : null);
   return {
     id: e.id,
     accountId: e.accountId,

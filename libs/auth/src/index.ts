@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { Code, ConnectError, createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
+import { isUuid } from "@analytics/db";
 
 /**
  * Internal calls: the gateway authenticates the client, then calls services with the caller's
@@ -35,8 +36,6 @@ export function sameSecret(a: string, b: string): boolean {
   return timingSafeEqual(da, db);
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** Server interceptor: refuses calls without the credential and puts the caller in the context. */
 export function requireInternalCaller(internalToken: string): Interceptor {
   return (next) => async (req) => {
@@ -46,7 +45,7 @@ export function requireInternalCaller(internalToken: string): Interceptor {
     }
     const accountId = req.header.get(INTERNAL_HEADERS.accountId) ?? "";
     const apiKeyId = req.header.get(INTERNAL_HEADERS.apiKeyId) ?? "";
-    if (!UUID.test(accountId)) throw new ConnectError("missing caller account", Code.Unauthenticated);
+    if (!isUuid(accountId)) throw new ConnectError("missing caller account", Code.Unauthenticated);
     req.contextValues.set(callerKey, { accountId, apiKeyId });
     return next(req);
   };

@@ -12,7 +12,8 @@ export function toRestJson<D extends DescMessage>(schema: D, message: MessageSha
 }
 
 export function fromRestJson<D extends DescMessage>(schema: D, json: unknown): MessageShape<D> {
-  return fromJson(schema, withoutNulls(json) as JsonValue, { ignoreUnknownFields: false });
+  // JSON null is "not set" for every proto field, nested ones included: fromJson handles it.
+  return fromJson(schema, json as JsonValue, { ignoreUnknownFields: false });
 }
 
 const PLAIN_JSON = new Set(["google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue"]);
@@ -44,13 +45,4 @@ function convertMessage(desc: DescMessage, value: unknown): unknown {
   if (desc.typeName === "google.protobuf.Timestamp") return new Date(value as string).toISOString();
   if (PLAIN_JSON.has(desc.typeName) || value === null || typeof value !== "object") return value;
   return restify(desc, value as Record<string, unknown>);
-}
-
-/** JSON null means "not set" for a proto field; nested nulls inside Struct values are kept by fromJson. */
-function withoutNulls(json: unknown): unknown {
-  if (Array.isArray(json)) return json.map(withoutNulls);
-  if (json && typeof json === "object") {
-    return Object.fromEntries(Object.entries(json).filter(([, v]) => v !== null));
-  }
-  return json;
 }

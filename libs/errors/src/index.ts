@@ -32,7 +32,6 @@ export class DomainError extends Error {
 export const invalid = (message: string, details: FieldViolation[] = []) => new DomainError("invalid", message, details);
 export const notFound = (message: string) => new DomainError("not_found", message);
 export const conflict = (message: string) => new DomainError("conflict", message);
-export const unauthenticated = (message = "unauthenticated") => new DomainError("unauthenticated", message);
 
 const codeOfKind: Record<ErrorKind, Code> = {
   invalid: Code.InvalidArgument,

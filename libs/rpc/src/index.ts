@@ -1,6 +1,6 @@
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
-import { Code, ConnectError, createClient, type Client, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
+import { Code, createClient, type Client, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter, createConnectTransport } from "@connectrpc/connect-node";
 import type { DescService } from "@bufbuild/protobuf";
 import type { Logger } from "pino";
@@ -205,4 +205,3 @@ export async function runServiceMain(
   }
 }
 
-export { ConnectError, Code };

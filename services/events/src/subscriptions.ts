@@ -19,7 +19,7 @@ export const eventTypeRules: { subject: string; eventType: string; payload(data:
 ];
 
 /** The queue entry a message makes, if any. */
-export function eventOf(message: BusMessage, rule: (typeof eventTypeRules)[number]) {
+function eventOf(message: BusMessage, rule: (typeof eventTypeRules)[number]) {
   const payload = rule.payload(message.data);
   if (payload === undefined || payload === null) return undefined;
   return { accountId: message.accountId, eventType: rule.eventType, payload };
