@@ -34,7 +34,7 @@ export default [
     // The launcher is the one place that wires applications together in one process.
     files: ["deploy/local/**/*.ts"],
     rules: {
-      "@nx/enforce-module-boundaries": ["error", { allow: ["@analytics/gateway", "@analytics/catalogue-service", "@analytics/events-service"], depConstraints: [{ sourceTag: "type:launcher", onlyDependOnLibsWithTags: ["type:lib", "type:contracts", "type:service", "type:gateway"] }] }],
+      "@nx/enforce-module-boundaries": ["error", { allow: ["^@analytics/gateway$", "^@analytics/[a-z]+-service$"], depConstraints: [{ sourceTag: "type:launcher", onlyDependOnLibsWithTags: ["type:lib", "type:contracts", "type:service", "type:gateway"] }] }],
     },
   },
 ];

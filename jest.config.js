@@ -3,8 +3,8 @@ const { compilerOptions } = require("./tsconfig.base.json");
 
 const moduleNameMapper = {};
 for (const [alias, [target]] of Object.entries(compilerOptions.paths)) {
-  const from = "^" + alias.replace("/*", "/(.*)") + "$";
-  moduleNameMapper[from] = "<rootDir>/" + target.replace("/*", "/$1");
+  const from = "^" + alias.replace("*", "(.*)") + "$";
+  moduleNameMapper[from] = "<rootDir>/" + target.replace("*", "$1");
 }
 
 module.exports = {

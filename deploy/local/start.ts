@@ -48,7 +48,7 @@ async function main(): Promise<void> {
 
   const gateway = await buildGateway({
     databaseUrl,
-    services: { catalogue: services.catalogue.url, events: services.events.url },
+    services: Object.fromEntries(localServices.map(({ name }) => [name, services[name].url])) as Record<(typeof localServices)[number]["name"], string>,
     internalToken: secrets.INTERNAL_TOKEN,
     jwtSecret: secrets.JWT_SECRET,
     apiKeyPepper: secrets.API_KEY_PEPPER,

@@ -1,21 +1,19 @@
+import type { Client } from "@connectrpc/connect";
 import { callerHeaders, type Caller } from "@analytics/auth";
-import { catalogueV1, eventsV1 } from "@analytics/contracts";
+import { serviceNames, serviceRegistry, type ServiceName } from "@analytics/contracts";
 import { createServiceClient } from "@analytics/rpc";
 
 /** Where each service answers; the gateway reaches services only through these generated clients. */
-export interface ServiceUrls {
-  catalogue: string;
-  events: string;
-}
+export type ServiceUrls = Record<ServiceName, string>;
 
-export function createClients(urls: ServiceUrls) {
-  return {
-    catalogue: createServiceClient(catalogueV1.CatalogueService, urls.catalogue),
-    events: createServiceClient(eventsV1.EventsService, urls.events),
-  };
-}
+export type Clients = { [N in ServiceName]: Client<(typeof serviceRegistry)[N]["descriptor"]> };
 
-export type Clients = ReturnType<typeof createClients>;
+/** One client per registered service. */
+export function createClients(urls: ServiceUrls): Clients {
+  return Object.fromEntries(
+    serviceNames.map((name) => [name, createServiceClient(serviceRegistry[name].descriptor, urls[name])]),
+  ) as unknown as Clients;
+}
 
 /** Call options that carry the caller to a service, with the internal credential. */
 export type CallAs = (caller: Caller) => { headers: Record<string, string> };

@@ -1,4 +1,4 @@
-import { createLogger, loadConfig, required } from "@analytics/config";
+import { createLogger, loadConfig, required, serviceUrls } from "@analytics/config";
 import { buildGateway, gatewaySettings } from "./app";
 
 /** `node dist/gateway/main.js`: the gateway alone, with services at their *_URL addresses. */
@@ -7,7 +7,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config, "gateway");
   const gateway = await buildGateway({
     databaseUrl: required(config, "DATABASE_URL"),
-    services: { catalogue: config.CATALOGUE_URL, events: config.EVENTS_URL },
+    services: serviceUrls(config),
     internalToken: required(config, "INTERNAL_TOKEN"),
     jwtSecret: required(config, "JWT_SECRET"),
     apiKeyPepper: required(config, "API_KEY_PEPPER"),

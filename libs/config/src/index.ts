@@ -1,5 +1,6 @@
 import { z } from "zod";
 import pino, { type Logger } from "pino";
+import { serviceNames, serviceRegistry, serviceUrlVariable, type ServiceName } from "@analytics/contracts";
 
 /**
  * Every environment variable the platform reads, in one schema. Each process parses it once at
@@ -39,15 +40,23 @@ export const configSchema = z.object({
   AUTH_MAX_FAILURES: z.coerce.number().int().min(1).default(10),
   AUTH_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
   OUTBOX_POLL_MS: z.coerce.number().int().min(10).default(250),
-  CATALOGUE_URL: z.string().url().default("http://127.0.0.1:50051"),
-  PRICING_URL: z.string().url().default("http://127.0.0.1:50052"),
-  ORDERS_URL: z.string().url().default("http://127.0.0.1:50053"),
-  INVENTORY_URL: z.string().url().default("http://127.0.0.1:50054"),
-  EVENTS_URL: z.string().url().default("http://127.0.0.1:50055"),
-  PLANNING_URL: z.string().url().default("http://127.0.0.1:50056"),
+  /** Where each service answers (`CATALOGUE_URL`, ...), one per entry of the service registry. */
+  ...serviceUrlShape(),
 });
 
 export type Config = z.infer<typeof configSchema>;
+
+function serviceUrlShape() {
+  const shape = Object.fromEntries(
+    serviceNames.map((name) => [serviceUrlVariable(name), z.string().url().default(`http://127.0.0.1:${serviceRegistry[name].port}`)]),
+  );
+  return shape as Record<`${Uppercase<ServiceName>}_URL`, z.ZodDefault<z.ZodString>>;
+}
+
+/** Every service's address from configuration, by service name. */
+export function serviceUrls(config: Config): Record<ServiceName, string> {
+  return Object.fromEntries(serviceNames.map((name) => [name, config[serviceUrlVariable(name)]])) as Record<ServiceName, string>;
+}
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {

@@ -1,0 +1,20 @@
+import type { DescService } from "@bufbuild/protobuf";
+import { CatalogueService } from "./gen/catalogue/v1/catalogue_pb";
+import { EventsService } from "./gen/events/v1/events_pb";
+
+/**
+ * The one registry of services: name (= Postgres schema = durable consumer = Helm values key),
+ * default port, and Connect descriptor. The config (`<NAME>_URL`), the gateway's clients and
+ * /readyz, and the chart's consistency test read it. Adding a service: its folder, an entry
+ * here, its start function in deploy/local/services.ts, and its block in the chart's values.
+ */
+export const serviceRegistry = {
+  catalogue: { port: 50051, descriptor: CatalogueService },
+  events: { port: 50055, descriptor: EventsService },
+} as const satisfies Record<string, { port: number; descriptor: DescService }>;
+
+export type ServiceName = keyof typeof serviceRegistry;
+export const serviceNames = Object.keys(serviceRegistry) as ServiceName[];
+
+/** The environment variable that tells a process where a service answers: `CATALOGUE_URL`. */
+export const serviceUrlVariable = <N extends ServiceName>(name: N) => `${name.toUpperCase()}_URL` as `${Uppercase<N>}_URL`;
