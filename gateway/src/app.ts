@@ -3,6 +3,7 @@ import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { Logger } from "pino";
 import type { Config } from "@analytics/config";
+import { stringifyRest } from "@analytics/contracts";
 import { createDb, migrate, ping, type Db } from "@analytics/db";
 import { serviceReady } from "@analytics/rpc";
 import { adminAuthenticator, adminRoutes, authRoutes, bearerAuthenticator, type AccountsOptions } from "./accounts/routes";
@@ -65,6 +66,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     routerOptions: { ignoreTrailingSlash: false },
   });
   installErrorHandling(app);
+  // REST answers carry decimals (money, rates) as JSON numbers with exactly their stored digits.
+  app.setReplySerializer((payload) => stringifyRest(payload));
   // Bodies are JSON only: anything else is a 415 (Fastify would otherwise accept text/plain).
   app.removeContentTypeParser("text/plain");
   // One log line per request, with its duration.

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { decimal, int32 } from "../http/values";
 
 /** zod shapes of the catalogue's REST resources (CONTRACT.md, "Resources"). */
 
@@ -12,11 +13,11 @@ export const isoDate = z
 
 export const costCalculationValueSchema = z.strictObject({
   key: z.string().min(1).max(500),
-  sort: z.number().int().default(0),
+  sort: int32().default(0),
   type: z.union([z.literal(1), z.literal(2)]).describe("1 monetary, 2 percent"),
   currency: z.string().regex(/^[A-Z]{3}$/, "an ISO 4217 code").nullish(),
-  monetaryValue: z.number().nullish(),
-  percentageValue: z.number().nullish(),
+  monetaryValue: decimal().nullish(),
+  percentageValue: decimal().nullish(),
   externalReference: shortText.nullish(),
 });
 
@@ -52,7 +53,7 @@ const writable = {
   productionLeadTimeDays: count,
   shippingLeadTimeDays: count,
   activePlanning: z.boolean().describe("default true"),
-  costCalculationPrice: z.number(),
+  costCalculationPrice: decimal(),
   costCalculationValues: z.array(costCalculationValueSchema).max(1000),
   externalAttributes: z.record(z.string(), z.unknown()),
 } as Record<string, z.ZodType>;

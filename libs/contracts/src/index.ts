@@ -3,5 +3,12 @@
 export * from "./gen/common/v1/common_pb";
 export * as catalogueV1 from "./gen/catalogue/v1/catalogue_pb";
 export * as eventsV1 from "./gen/events/v1/events_pb";
-export { toRestJson, fromRestJson } from "./rest-json";
+// Integration events (bus messages) of each service, and the subjects that carry them.
+export * as accountsMessagesV1 from "./gen/accounts/v1/messages_pb";
+export * as catalogueMessagesV1 from "./gen/catalogue/v1/messages_pb";
+export * as inventoryMessagesV1 from "./gen/inventory/v1/messages_pb";
+export * as ordersMessagesV1 from "./gen/orders/v1/messages_pb";
+export * as topics from "./topics";
+export type { Topic } from "./topics";
+export { toRestJson, fromRestJson, stringifyRest, decimalFromNumber, RestDecimal } from "./rest-json";
 export { serviceRegistry, serviceNames, serviceUrlVariable, type ServiceName } from "./services";

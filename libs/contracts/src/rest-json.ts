@@ -1,10 +1,11 @@
-import { fromJson, toJson, type DescMessage, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
+import { randomBytes } from "node:crypto";
+import { ScalarType, fromJson, toJson, type DescField, type DescMessage, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
 
 /**
  * Messages whose fields carry `json_name` equal to the REST field names of the contract are the
  * REST resources themselves: toRestJson writes one as a client reads it (every field present,
- * null when unset, timestamps as RFC 3339 UTC with milliseconds), fromRestJson reads a request
- * body that zod has already validated.
+ * null when unset, timestamps as RFC 3339 UTC with milliseconds, decimals and 64-bit integers as
+ * JSON numbers), fromRestJson reads a request body that zod has already validated.
  */
 export function toRestJson<D extends DescMessage>(schema: D, message: MessageShape<D>): Record<string, unknown> {
   const json = toJson(schema, message, { alwaysEmitImplicit: true, enumAsInteger: true }) as Record<string, unknown>;
@@ -13,10 +14,14 @@ export function toRestJson<D extends DescMessage>(schema: D, message: MessageSha
 
 export function fromRestJson<D extends DescMessage>(schema: D, json: unknown): MessageShape<D> {
   // JSON null is "not set" for every proto field, nested ones included: fromJson handles it.
-  return fromJson(schema, json as JsonValue, { ignoreUnknownFields: false });
+  return fromJson(schema, fromRest(schema, json) as JsonValue, { ignoreUnknownFields: false });
 }
 
 const PLAIN_JSON = new Set(["google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue"]);
+const DECIMAL = "analytics.common.v1.Decimal";
+const INT64 = new Set([ScalarType.INT64, ScalarType.UINT64, ScalarType.SINT64, ScalarType.FIXED64, ScalarType.SFIXED64]);
+
+const is64Bit = (field: DescField) => (field.fieldKind === "scalar" || field.fieldKind === "list") && field.scalar !== undefined && INT64.has(field.scalar);
 
 /** Every field present, in the proto's field order, so every answer has the same shape. */
 function restify(desc: DescMessage, json: Record<string, unknown>): Record<string, unknown> {
@@ -24,18 +29,19 @@ function restify(desc: DescMessage, json: Record<string, unknown>): Record<strin
   for (const field of desc.fields) {
     const value = json[field.jsonName];
     if (field.fieldKind === "list") {
-      out[field.jsonName] =
-        value === undefined
-          ? []
-          : field.listKind === "message" && !PLAIN_JSON.has(field.message.typeName)
-            ? (value as Record<string, unknown>[]).map((v) => convertMessage(field.message, v))
-            : value;
+      if (value === undefined) out[field.jsonName] = [];
+      else if (field.listKind === "message" && !PLAIN_JSON.has(field.message.typeName))
+        out[field.jsonName] = (value as unknown[]).map((v) => convertMessage(field.message, v));
+      else out[field.jsonName] = is64Bit(field) ? (value as string[]).map(Number) : value;
     } else if (field.fieldKind === "map") {
       out[field.jsonName] = value ?? {};
     } else if (value === undefined) {
       out[field.jsonName] = null;
+    } else if (field.fieldKind === "message") {
+      out[field.jsonName] = convertMessage(field.message, value);
     } else {
-      out[field.jsonName] = field.fieldKind === "message" ? convertMessage(field.message, value) : value;
+      // int64 never reaches REST as a string; the edge keeps such values within 2^53.
+      out[field.jsonName] = is64Bit(field) ? Number(value) : value;
     }
   }
   return out;
@@ -43,6 +49,71 @@ function restify(desc: DescMessage, json: Record<string, unknown>): Record<strin
 
 function convertMessage(desc: DescMessage, value: unknown): unknown {
   if (desc.typeName === "google.protobuf.Timestamp") return new Date(value as string).toISOString();
+  if (desc.typeName === DECIMAL) return new RestDecimal((value as { value?: string }).value ?? "0");
   if (PLAIN_JSON.has(desc.typeName) || value === null || typeof value !== "object") return value;
   return restify(desc, value as Record<string, unknown>);
+}
+
+/** REST JSON to proto JSON: decimals arrive as JSON numbers and become `{value}` messages. */
+function fromRest(desc: DescMessage, json: unknown): unknown {
+  if (json === null || typeof json !== "object" || Array.isArray(json)) return json;
+  const out: Record<string, unknown> = { ...(json as Record<string, unknown>) };
+  for (const field of desc.fields) {
+    const value = out[field.jsonName];
+    if (value === undefined || value === null) continue;
+    if (field.fieldKind === "message") out[field.jsonName] = fromRestMessage(field.message, value);
+    else if (field.fieldKind === "list" && field.listKind === "message")
+      out[field.jsonName] = Array.isArray(value) ? value.map((v) => fromRestMessage(field.message, v)) : value;
+  }
+  return out;
+}
+
+function fromRestMessage(desc: DescMessage, value: unknown): unknown {
+  if (desc.typeName === DECIMAL) return typeof value === "number" ? { value: decimalFromNumber(value) } : value;
+  if (PLAIN_JSON.has(desc.typeName) || desc.typeName.startsWith("google.protobuf.")) return value;
+  return fromRest(desc, value);
+}
+
+/**
+ * The decimal digits of a JSON number as the client wrote them. Exact for numbers of at most 15
+ * significant digits (the edge refuses more): their shortest round-trip form is those digits.
+ */
+export function decimalFromNumber(n: number): string {
+  if (!Number.isFinite(n)) throw new RangeError("not a finite number");
+  const s = String(n === 0 ? 0 : n);
+  if (!/e/i.test(s)) return s;
+  // Exponent forms (1e-7, 1e+21) written out in full.
+  const [mantissa, exp] = s.toLowerCase().split("e");
+  const negative = mantissa.startsWith("-");
+  const [int, frac = ""] = mantissa.replace("-", "").split(".");
+  const digits = int + frac;
+  const point = int.length + Number(exp);
+  const plain =
+    point <= 0 ? `0.${"0".repeat(-point)}${digits}` : point >= digits.length ? digits + "0".repeat(point - digits.length) : `${digits.slice(0, point)}.${digits.slice(point)}`;
+  return (negative ? "-" : "") + plain;
+}
+
+// A decimal in a REST answer: JSON.stringify writes it as a marked string that stringifyRest
+// turns into a bare JSON number with exactly the stored digits (no binary float on the way).
+const MARK = `\u0000${randomBytes(6).toString("hex")}:`;
+const MARKED = new RegExp(`"\\\\u0000${MARK.slice(1)}(-?[0-9]+(?:\\.[0-9]+)?)"`, "g");
+const DECIMAL_TEXT = /^-?[0-9]+(\.[0-9]+)?$/;
+
+export class RestDecimal {
+  constructor(readonly digits: string) {
+    if (!DECIMAL_TEXT.test(digits)) throw new RangeError(`not a decimal: ${digits}`);
+  }
+  toJSON(): string {
+    return MARK + this.digits;
+  }
+  /** For code that needs a JS number (tests, comparisons); never for arithmetic on money. */
+  valueOf(): number {
+    return Number(this.digits);
+  }
+}
+
+/** JSON text of a REST answer, decimals as bare numbers. */
+export function stringifyRest(value: unknown): string {
+  const text = JSON.stringify(value);
+  return text !== undefined && text.includes(MARK.slice(1)) ? text.replace(MARKED, "$1") : text;
 }

@@ -4,10 +4,9 @@ import pg from "pg";
 export type Db = Knex;
 export type Tx = Knex.Transaction;
 
-// bigint counts and numeric money/quantities come back as JS numbers: the API speaks JSON numbers,
-// and the columns stay exact numeric in Postgres.
+// bigint counts come back as JS numbers (the edge keeps them within 2^53); numeric (money,
+// prices, rates) comes back as its exact decimal text, never a binary float.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
-pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => Number(v));
 
 export interface DbOptions {
   url: string;

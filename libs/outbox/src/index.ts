@@ -3,6 +3,7 @@ import type { Knex } from "knex";
 import type { Logger } from "pino";
 import type { Bus, BusMessage } from "@analytics/bus";
 import type { Db, Migration } from "@analytics/db";
+import { stringifyRest } from "@analytics/contracts";
 
 /**
  * Transactional outbox: a change and the message announcing it are written in one transaction;
@@ -45,7 +46,7 @@ export async function enqueue(tx: Knex.Transaction | Knex, messages: OutboxMessa
     id: randomUUID(),
     subject: m.subject,
     account_id: m.accountId,
-    data: JSON.stringify(m.data),
+    data: stringifyRest(m.data),
   }));
   await tx("outbox").insert(rows);
   return rows.map((r) => r.id);

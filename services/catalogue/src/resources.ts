@@ -1,6 +1,6 @@
 import { clone, create, fromJson, isFieldSet, toJson, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { catalogueV1 } from "@analytics/contracts";
+import { DecimalSchema, catalogueV1, type Decimal } from "@analytics/contracts";
 import type { MappingTableRow, NamedRow } from "./repository";
 
 /**
@@ -35,6 +35,9 @@ export function productFromRow(row: ProductRow): Product {
       init[field.localName] = (value as JsonValue[]).map((v) => fromJson(CostCalculationValueSchema, v));
     } else if (field.fieldKind === "message" && field.message.typeName === "google.protobuf.Timestamp") {
       init[field.localName] = timestampFromDate(value as Date);
+    } else if (field.fieldKind === "message" && field.message.typeName === DecimalSchema.typeName) {
+      // numeric comes back as its exact text
+      init[field.localName] = { value: String(value) };
     } else {
       init[field.localName] = value;
     }
@@ -51,6 +54,8 @@ export function productColumns(product: Product): Record<string, unknown> {
       columns[field.name] = product.costCalculationValues.map((v) => toJson(CostCalculationValueSchema, v));
     } else if (field.name === "external_attributes") {
       columns[field.name] = value ?? {};
+    } else if (field.fieldKind === "message" && field.message.typeName === DecimalSchema.typeName) {
+      columns[field.name] = (value as Decimal | undefined)?.value ?? null;
     } else {
       columns[field.name] = value ?? null;
     }

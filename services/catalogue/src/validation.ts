@@ -1,4 +1,5 @@
 import { isFieldSet, ScalarType } from "@bufbuild/protobuf";
+import { DecimalSchema, type Decimal } from "@analytics/contracts";
 import type { FieldViolation } from "@analytics/errors";
 import { invalid } from "@analytics/errors";
 import { DATE_FIELDS, WRITABLE_FIELDS, type Product } from "./resources";
@@ -73,6 +74,12 @@ function scalarProblem(fieldName: string, scalar: ScalarType, value: unknown): s
   return value < min || value > max ? `must be an integer from ${min} to ${max}` : undefined;
 }
 
+/** A decimal the service stores in a numeric column: plain digits, as the edge sends them. */
+function decimalProblem(value: Decimal | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  return /^-?[0-9]{1,20}(\.[0-9]{1,10})?$/.test(value.value) ? undefined : "must be a decimal number";
+}
+
 function costValueProblems(values: Product["costCalculationValues"], path: string): FieldViolation[] {
   return values.flatMap((v, i) => {
     const at = `${path}[${i}]`;
@@ -85,7 +92,8 @@ function costValueProblems(values: Product["costCalculationValues"], path: strin
       if (problem) problems.push({ path: `${at}.${name}`, message: problem });
     }
     for (const [name, n] of [["monetaryValue", v.monetaryValue], ["percentageValue", v.percentageValue]] as const) {
-      if (n !== undefined && !Number.isFinite(n)) problems.push({ path: `${at}.${name}`, message: "must be a finite number" });
+      const problem = decimalProblem(n);
+      if (problem) problems.push({ path: `${at}.${name}`, message: problem });
     }
     return problems;
   });
@@ -104,6 +112,10 @@ export function productViolations(input: Product): FieldViolation[] {
     const path = field.jsonName;
     if (field.name === "cost_calculation_values") problems.push(...costValueProblems(input.costCalculationValues, path));
     else if (field.name === "external_attributes") problems.push(...jsonProblems(value, path));
+    else if (field.fieldKind === "message" && field.message.typeName === DecimalSchema.typeName) {
+      const problem = decimalProblem(value as Decimal | undefined);
+      if (problem) problems.push({ path, message: problem });
+    }
     else if (field.fieldKind === "scalar") {
       const problem = scalarProblem(field.name, field.scalar, value);
       if (problem) problems.push({ path, message: problem });

@@ -4,7 +4,7 @@ import pino from "pino";
 import { Code } from "@connectrpc/connect";
 import { callerHeaders } from "@analytics/auth";
 import type { BusMessage } from "@analytics/bus";
-import { catalogueV1, toRestJson, ValidationErrorsSchema } from "@analytics/contracts";
+import { catalogueV1, stringifyRest, toRestJson, ValidationErrorsSchema } from "@analytics/contracts";
 import { createDb, type Db } from "@analytics/db";
 import { OutboxRelay } from "@analytics/outbox";
 import { createServiceClient, type RunningService, type ServiceContext } from "@analytics/rpc";
@@ -15,9 +15,7 @@ import { startCatalogueService } from "../src/service";
 import { PRODUCT_FIELDS } from "./product-fields";
 
 const { CatalogueService, ProductSchema } = catalogueV1;
-type ProductInit = Partial<Omit<catalogueV1.Product, "$typeName" | "costCalculationValues" | "createdAt" | "updatedAt">> & {
-  costCalculationValues?: { key: string; sort?: number; type: number; monetaryValue?: number }[];
-};
+type ProductInit = MessageInitShape<typeof catalogueV1.ProductSchema>;
 type ListFilter = Partial<Omit<catalogueV1.ListProductsRequest, "$typeName" | "$unknown" | "page">>;
 const internalToken = "x".repeat(40);
 
@@ -71,13 +69,13 @@ describe("catalogue service (real Postgres and JetStream)", () => {
         brandName: "Acme",
         categoryName: "Tops",
         startDate: "2026-03-01",
-        costCalculationPrice: 9.99,
-        costCalculationValues: [{ key: "freight", sort: 1, type: 1, monetaryValue: 1.5 }],
+        costCalculationPrice: { value: "9.99" },
+        costCalculationValues: [{ key: "freight", sort: 1, type: 1, monetaryValue: { value: "1.5" } }],
         externalAttributes: { fit: "slim", sizes: [1, 2] },
       },
     ]);
     expect(created.result).toMatchObject({ statusCode: 201, reference: "K1", referenceField: "key", message: "created" });
-    const json = toRestJson(ProductSchema, created.product!);
+    const json = JSON.parse(stringifyRest(toRestJson(ProductSchema, created.product!)));
     expect(Object.keys(json).sort()).toEqual(PRODUCT_FIELDS);
     expect(json).toMatchObject({
       key: "K1",

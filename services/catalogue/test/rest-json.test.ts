@@ -1,6 +1,6 @@
 import { create, equals } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { catalogueV1, fromRestJson, toRestJson } from "@analytics/contracts";
+import { catalogueMessagesV1, catalogueV1, decimalFromNumber, fromRestJson, stringifyRest, toRestJson } from "@analytics/contracts";
 import { PRODUCT_FIELDS } from "./product-fields";
 
 const { ProductSchema, KeySwitchSchema, ImageUploadSchema, MappingTableSchema } = catalogueV1;
@@ -14,15 +14,15 @@ describe("REST JSON of catalogue messages", () => {
     year: 2026,
     startDate: "2026-03-01",
     activePlanning: false,
-    costCalculationPrice: 12.5,
-    costCalculationValues: [{ key: "freight", sort: 1, type: 2, percentageValue: 3.5 }],
+    costCalculationPrice: { value: "12.5" },
+    costCalculationValues: [{ key: "freight", sort: 1, type: 2, percentageValue: { value: "3.5" } }],
     externalAttributes: { nested: { list: [1, "two", null] } },
     skuSynonyms: ["K-0"],
     createdAt: timestampFromDate(new Date("2026-03-01T10:00:00.123Z")),
   });
 
   it("writes every contract field of a Product, null where unset", () => {
-    const json = toRestJson(ProductSchema, product);
+    const json = JSON.parse(stringifyRest(toRestJson(ProductSchema, product)));
     expect(Object.keys(json).sort()).toEqual(PRODUCT_FIELDS);
     expect(json).toMatchObject({
       vendorSKU: "V-1",
@@ -44,7 +44,7 @@ describe("REST JSON of catalogue messages", () => {
   });
 
   it("reads back what it wrote", () => {
-    const back = fromRestJson(ProductSchema, JSON.parse(JSON.stringify(toRestJson(ProductSchema, product))));
+    const back = fromRestJson(ProductSchema, JSON.parse(stringifyRest(toRestJson(ProductSchema, product))));
     expect(equals(ProductSchema, back, product)).toBe(true);
     expect(back.sku).toBeUndefined();
   });
@@ -55,5 +55,29 @@ describe("REST JSON of catalogue messages", () => {
     expect(Buffer.from(upload.imageData).toString()).toBe("GIF89a");
     const table = create(MappingTableSchema, { mappingField: "f", mappingType: "stocks", mappingValues: { a: "1" } });
     expect(toRestJson(MappingTableSchema, table)).toEqual({ mappingField: "f", mappingType: "stocks", mappingValues: { a: "1" }, updatedAt: null });
+  });
+
+  it("keeps the digits of decimals exactly, as JSON numbers", () => {
+    const digits = ["19.99", "0.1", "0.3", "-0.5", "123456789012.345", "0.0000001", "100"];
+    for (const value of digits) {
+      const text = stringifyRest(toRestJson(ProductSchema, create(ProductSchema, { key: "k", costCalculationPrice: { value } })));
+      expect(text).toContain(`"costCalculationPrice":${value}`);
+      expect(fromRestJson(ProductSchema, JSON.parse(text)).costCalculationPrice?.value).toBe(value);
+    }
+    // 0.1 + 0.2 never appears: the sum is not computed in JS, and 0.3 stays 0.3.
+    expect(decimalFromNumber(0.1 + 0.2)).not.toBe("0.3");
+    expect(decimalFromNumber(1e21)).toBe("1000000000000000000000");
+    expect(decimalFromNumber(-1.5e-8)).toBe("-0.000000015");
+    expect(decimalFromNumber(-0)).toBe("0");
+  });
+
+  it("writes int64 values as JSON numbers, never strings", () => {
+    const json = toRestJson(catalogueMessagesV1.SkuChangedSchema, create(catalogueMessagesV1.SkuChangedSchema, { version: 42n }));
+    expect(json.version).toBe(42);
+  });
+
+  it("a string that looks like the decimal mark stays a string", () => {
+    const text = stringifyRest({ s: "\u0000abc:1", n: toRestJson(ProductSchema, create(ProductSchema, { key: "k", costCalculationPrice: { value: "2" } })).costCalculationPrice });
+    expect(JSON.parse(text)).toEqual({ s: "\u0000abc:1", n: 2 });
   });
 });

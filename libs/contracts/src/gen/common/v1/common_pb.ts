@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file common/v1/common.proto.
  */
 export const file_common_v1_common: GenFile = /*@__PURE__*/
-  fileDesc("ChZjb21tb24vdjEvY29tbW9uLnByb3RvEhNhbmFseXRpY3MuY29tbW9uLnYxIi4KC1BhZ2VSZXF1ZXN0EgwKBHBhZ2UYASABKAUSEQoJcGFnZV9zaXplGAIgASgFIi8KDkZpZWxkVmlvbGF0aW9uEgwKBHBhdGgYASABKAkSDwoHbWVzc2FnZRgCIAEoCSJLChBWYWxpZGF0aW9uRXJyb3JzEjcKCnZpb2xhdGlvbnMYASADKAsyIy5hbmFseXRpY3MuY29tbW9uLnYxLkZpZWxkVmlvbGF0aW9uYgZwcm90bzM");
+  fileDesc("ChZjb21tb24vdjEvY29tbW9uLnByb3RvEhNhbmFseXRpY3MuY29tbW9uLnYxIi4KC1BhZ2VSZXF1ZXN0EgwKBHBhZ2UYASABKAUSEQoJcGFnZV9zaXplGAIgASgFIi8KDkZpZWxkVmlvbGF0aW9uEgwKBHBhdGgYASABKAkSDwoHbWVzc2FnZRgCIAEoCSJLChBWYWxpZGF0aW9uRXJyb3JzEjcKCnZpb2xhdGlvbnMYASADKAsyIy5hbmFseXRpY3MuY29tbW9uLnYxLkZpZWxkVmlvbGF0aW9uIhgKB0RlY2ltYWwSDQoFdmFsdWUYASABKAliBnByb3RvMw");
 
 /**
  * One page of a paged list; the gateway has already checked the bounds.
@@ -77,4 +77,25 @@ export type ValidationErrors = Message<"analytics.common.v1.ValidationErrors"> &
  */
 export const ValidationErrorsSchema: GenMessage<ValidationErrors> = /*@__PURE__*/
   messageDesc(file_common_v1_common, 2);
+
+/**
+ * An exact decimal number (money, prices, rates, VAT, percentages): the digits as written, e.g.
+ * "19.99" or "-0.5", never a binary floating-point value. REST shows it as a JSON number with
+ * the same digits; Postgres keeps it in a numeric column.
+ *
+ * @generated from message analytics.common.v1.Decimal
+ */
+export type Decimal = Message<"analytics.common.v1.Decimal"> & {
+  /**
+   * @generated from field: string value = 1;
+   */
+  value: string;
+};
+
+/**
+ * Describes the message analytics.common.v1.Decimal.
+ * Use `create(DecimalSchema)` to create a new message.
+ */
+export const DecimalSchema: GenMessage<Decimal> = /*@__PURE__*/
+  messageDesc(file_common_v1_common, 3);
 

@@ -1,0 +1,45 @@
+import type { DescMessage } from "@bufbuild/protobuf";
+import { AccountSettingsChangedSchema } from "./gen/accounts/v1/messages_pb";
+import { BrandCreatedSchema, CategoryCreatedSchema, MappingTableChangedSchema, SkuChangedSchema } from "./gen/catalogue/v1/messages_pb";
+import { StockTriggerChangedSchema, StockUpdatedSchema, WarehouseChangedSchema } from "./gen/inventory/v1/messages_pb";
+import { PurchaseOrderChangedSchema } from "./gen/orders/v1/messages_pb";
+
+/**
+ * A subject of the bus and the proto message every message on it carries. Subjects are
+ * `analytics.<service>.<entity>.<verb>`; grep a constant below to find its producer and consumers.
+ */
+export interface Topic<D extends DescMessage = DescMessage> {
+  readonly subject: string;
+  readonly schema: D;
+}
+
+export function topic<D extends DescMessage>(subject: string, schema: D): Topic<D> {
+  return { subject, schema };
+}
+
+// Accounts (the gateway).
+export const accountSettingsChanged = topic("analytics.accounts.settings.changed", AccountSettingsChangedSchema);
+
+// Catalogue.
+export const catalogueSkuCreated = topic("analytics.catalogue.sku.created", SkuChangedSchema);
+export const catalogueSkuUpdated = topic("analytics.catalogue.sku.updated", SkuChangedSchema);
+export const catalogueSkuKeySwitched = topic("analytics.catalogue.sku.key_switched", SkuChangedSchema);
+export const catalogueSkuImageSet = topic("analytics.catalogue.sku.image_set", SkuChangedSchema);
+export const catalogueBrandCreated = topic("analytics.catalogue.brand.created", BrandCreatedSchema);
+export const catalogueCategoryCreated = topic("analytics.catalogue.category.created", CategoryCreatedSchema);
+export const catalogueMappingTableUpserted = topic("analytics.catalogue.mapping_table.upserted", MappingTableChangedSchema);
+export const catalogueMappingTableMerged = topic("analytics.catalogue.mapping_table.merged", MappingTableChangedSchema);
+export const catalogueMappingTableDeleted = topic("analytics.catalogue.mapping_table.deleted", MappingTableChangedSchema);
+/** Every change of a SKU, whatever its verb. */
+export const catalogueSkuTopics = [catalogueSkuCreated, catalogueSkuUpdated, catalogueSkuKeySwitched, catalogueSkuImageSet];
+
+// Inventory.
+export const inventoryWarehouseUpserted = topic("analytics.inventory.warehouse.upserted", WarehouseChangedSchema);
+export const inventoryWarehouseDeleted = topic("analytics.inventory.warehouse.deleted", WarehouseChangedSchema);
+export const inventoryStockUpdated = topic("analytics.inventory.stock.updated", StockUpdatedSchema);
+export const inventoryStockTriggerCreated = topic("analytics.inventory.stock_trigger.created", StockTriggerChangedSchema);
+export const inventoryStockTriggerUpdated = topic("analytics.inventory.stock_trigger.updated", StockTriggerChangedSchema);
+
+// Orders.
+export const ordersPurchaseOrderCreated = topic("analytics.orders.purchase_order.created", PurchaseOrderChangedSchema);
+export const ordersPurchaseOrderUpdated = topic("analytics.orders.purchase_order.updated", PurchaseOrderChangedSchema);
