@@ -29,7 +29,7 @@ async function main(): Promise<void> {
     databaseUrl = embedded.url;
     stops.push(embedded.stop);
   }
-  const bus = await createBus({ natsUrl: config.NATS_URL, stream: config.NATS_STREAM, subjectPrefix: config.NATS_SUBJECT_PREFIX, logger, name: "local" });
+  const bus = await createBus({ natsUrl: config.NATS_URL, stream: config.NATS_STREAM, subjectPrefix: config.NATS_SUBJECT_PREFIX, maxAgeSeconds: config.NATS_STREAM_MAX_AGE_SECONDS, logger, name: "local" });
   stops.unshift(() => bus.close());
 
   const services: Record<string, RunningService> = {};
@@ -42,9 +42,14 @@ async function main(): Promise<void> {
       port: 0,
       host: "127.0.0.1",
       outboxPollMs: config.OUTBOX_POLL_MS,
+      deferRelay: true,
     });
     stops.unshift(() => services[name].close());
   }
+
+  // Every consumer has subscribed: only now may outboxes publish (the in-process bus keeps
+  // nothing for a consumer that is not there yet).
+  for (const service of Object.values(services)) service.startRelay();
 
   const gateway = await buildGateway({
     databaseUrl,

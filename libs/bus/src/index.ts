@@ -5,16 +5,18 @@ import type { Bus } from "./types";
 
 export * from "./types";
 export { InProcessBus } from "./in-process";
-export { NatsBus } from "./nats";
+export { NatsBus, MAX_MESSAGE_BYTES, MAX_DELIVER, DUPLICATE_WINDOW_SECONDS, DEFAULT_MAX_AGE_SECONDS, consumerName } from "./nats";
 
 /** NATS JetStream when a URL is given, otherwise the in-process bus. */
 export async function createBus(options: {
   natsUrl?: string;
   stream: string;
   subjectPrefix?: string;
+  maxAgeSeconds?: number;
   logger?: Logger;
   name?: string;
 }): Promise<Bus> {
   if (!options.natsUrl) return new InProcessBus(options.logger);
-  return NatsBus.connect({ url: options.natsUrl, stream: options.stream, subjectPrefix: options.subjectPrefix, logger: options.logger, name: options.name });
+  const { natsUrl, ...rest } = options;
+  return NatsBus.connect({ url: natsUrl, ...rest });
 }

@@ -4,12 +4,13 @@ import {
   DeliverPolicy,
   jetstream,
   jetstreamManager,
+  type ConsumerMessages,
   type JetStreamClient,
   type JetStreamManager,
-  type ConsumerMessages,
+  type JsMsg,
 } from "@nats-io/jetstream";
 import type { Logger } from "pino";
-import { type Bus, type BusMessage, type Subscription, type SubscriptionSpec, retryDelayMs } from "./types";
+import { asError, handleIsolating, retryDelayMs, type Bus, type BusMessage, type ConsumerSpec, type PublishOutcome, type Subscription } from "./types";
 
 export interface NatsBusOptions {
   url: string;
@@ -17,16 +18,28 @@ export interface NatsBusOptions {
   stream: string;
   /** Prepended to every subject on the wire (tests and shared servers); stripped on receipt. */
   subjectPrefix?: string;
+  /** How long the stream keeps messages (default 7 days): the horizon of a replica rebuild. */
+  maxAgeSeconds?: number;
   logger?: Logger;
   name?: string;
 }
 
-const DUPLICATE_WINDOW_NS = 10 * 60 * 1_000_000_000; // 10 minutes of Nats-Msg-Id de-duplication
-const ACK_WAIT_NS = 30 * 1_000_000_000;
+const NS = 1_000_000_000;
+/** Nats-Msg-Id de-duplication: a relay that publishes a row twice within this window stores it once. */
+export const DUPLICATE_WINDOW_SECONDS = 10 * 60;
+export const DEFAULT_MAX_AGE_SECONDS = 7 * 24 * 3600;
+/** NATS's default max_payload; the outbox refuses larger messages at write time. */
+export const MAX_MESSAGE_BYTES = 1024 * 1024;
+const ACK_WAIT_NS = 60 * NS;
+/** Unacknowledged messages a consumer may hold: bounds memory and the size of its batches. */
+const MAX_ACK_PENDING = 1024;
+/** Deliveries of one message before it is given up on (logged as dead-lettered, then terminated). */
+export const MAX_DELIVER = 20;
 
 /**
- * JetStream adapter: one stream, a durable pull consumer per consuming service with explicit acks;
- * publishes carry Nats-Msg-Id so a relay that publishes twice stores once.
+ * JetStream adapter: one stream with explicit limits, a durable pull consumer per (consumer,
+ * subject) with explicit acks; publishes carry Nats-Msg-Id so a relay that publishes twice
+ * stores once, and many PubAcks are awaited at once.
  */
 export class NatsBus implements Bus {
   readonly kind = "nats" as const;
@@ -43,13 +56,18 @@ export class NatsBus implements Bus {
     const nc = await connect({ servers: options.url, name: options.name, maxReconnectAttempts: -1 });
     const jsm = await jetstreamManager(nc);
     const prefix = options.subjectPrefix ?? "";
-    const subjects = [`${prefix}analytics.>`];
+    const limits = {
+      subjects: [`${prefix}analytics.>`],
+      max_age: (options.maxAgeSeconds ?? DEFAULT_MAX_AGE_SECONDS) * NS,
+      duplicate_window: DUPLICATE_WINDOW_SECONDS * NS,
+      max_msg_size: MAX_MESSAGE_BYTES,
+    };
     try {
       await jsm.streams.info(options.stream);
-      await jsm.streams.update(options.stream, { subjects, duplicate_window: DUPLICATE_WINDOW_NS });
+      await jsm.streams.update(options.stream, limits);
     } catch (error) {
       if (!isNotFound(error)) throw error;
-      await jsm.streams.add({ name: options.stream, subjects, duplicate_window: DUPLICATE_WINDOW_NS });
+      await jsm.streams.add({ name: options.stream, ...limits });
     }
     return new NatsBus(nc, jetstream(nc), jsm, options);
   }
@@ -58,23 +76,33 @@ export class NatsBus implements Bus {
     return (this.options.subjectPrefix ?? "") + subject;
   }
 
-  async publish(message: BusMessage): Promise<void> {
-    const h = natsHeaders();
-    h.set("Nats-Msg-Id", message.id);
-    h.set("Account-Id", message.accountId);
-    await this.js.publish(this.wire(message.subject), JSON.stringify(message), { msgID: message.id, headers: h });
+  async publish(messages: BusMessage[]): Promise<PublishOutcome[]> {
+    return Promise.all(
+      messages.map(async (message) => {
+        const h = natsHeaders();
+        h.set("Nats-Msg-Id", message.id);
+        h.set("Account-Id", message.accountId);
+        h.set("Occurred-At", message.occurredAt);
+        h.set("Aggregate", message.aggregate);
+        try {
+          await this.js.publish(this.wire(message.subject), message.payload, { msgID: message.id, headers: h });
+          return undefined;
+        } catch (error) {
+          return asError(error);
+        }
+      }),
+    );
   }
 
-  async subscribe(spec: SubscriptionSpec): Promise<Subscription> {
-    // One durable consumer per subject filter: NATS servers before 2.10 (Debian's 2.9) take a
-    // single filter_subject per consumer.
-    const parts = await Promise.all(spec.subjects.map((s) => this.consumeFilter(spec, s)));
+  async subscribe(spec: ConsumerSpec): Promise<Subscription> {
+    // One durable consumer per subject: NATS servers before 2.10 (Debian's 2.9) take a single
+    // filter_subject per consumer.
+    const parts = await Promise.all(spec.subjects.map((s) => this.consumeSubject(spec, s)));
     return { stop: async () => void (await Promise.all(parts.map((p) => p.stop()))) };
   }
 
-  private async consumeFilter(spec: SubscriptionSpec, subject: string): Promise<Subscription> {
+  private async consumeSubject(spec: ConsumerSpec, subject: string): Promise<Subscription> {
     const durable = consumerName(spec.durable, subject);
-    const filter = this.wire(subject);
     try {
       await this.jsm.consumers.info(this.options.stream, durable);
     } catch (error) {
@@ -84,41 +112,90 @@ export class NatsBus implements Bus {
         ack_policy: AckPolicy.Explicit,
         deliver_policy: DeliverPolicy.All,
         ack_wait: ACK_WAIT_NS,
+        max_ack_pending: MAX_ACK_PENDING,
         max_deliver: -1,
-        filter_subject: filter,
+        filter_subject: this.wire(subject),
       });
     }
     const consumer = await this.js.consumers.get(this.options.stream, durable);
     const messages = await consumer.consume({ max_messages: 256 });
     this.running.add(messages);
     const log = this.options.logger;
-    const loop = (async () => {
-      // One message at a time per consumer keeps each subject's order.
+    const maxBatch = spec.maxBatch ?? 256;
+
+    // Messages pile up in `queue` while a batch is being handled; the next batch takes all of
+    // them at once (up to maxBatch). One batch at a time per subject keeps the subject's order.
+    const queue: JsMsg[] = [];
+    let wake: (() => void) | undefined;
+    let ended = false;
+    const pump = (async () => {
       for await (const m of messages) {
-        let message: BusMessage;
-        try {
-          message = m.json<BusMessage>();
-        } catch (error) {
-          log?.error({ err: error, seq: m.seq, subject: m.subject }, "undecodable message dropped");
-          m.term();
+        queue.push(m);
+        wake?.();
+      }
+    })().finally(() => {
+      ended = true;
+      wake?.();
+    });
+    const worker = (async () => {
+      for (;;) {
+        if (!queue.length) {
+          if (ended) return;
+          await new Promise<void>((resolve) => (wake = resolve));
+          wake = undefined;
           continue;
         }
-        try {
-          await spec.handler(message);
-          m.ack();
-        } catch (error) {
-          const delay = retryDelayMs(m.info.deliveryCount);
-          log?.warn({ err: error, id: message.id, subject: message.subject, delay }, "handler failed; redelivering");
-          m.nak(delay);
-        }
+        await this.handleBatch(queue.splice(0, maxBatch), spec, log);
       }
     })();
     return {
       stop: async () => {
         await messages.close();
         this.running.delete(messages);
-        await loop.catch(() => undefined);
+        await Promise.all([pump.catch(() => undefined), worker.catch(() => undefined)]);
       },
+    };
+  }
+
+  private async handleBatch(batch: JsMsg[], spec: ConsumerSpec, log?: Logger): Promise<void> {
+    const decoded: { m: JsMsg; message: BusMessage }[] = [];
+    for (const m of batch) {
+      const message = this.decode(m);
+      if (message) decoded.push({ m, message });
+      else {
+        log?.error({ seq: m.seq, subject: m.subject }, "message without its headers dropped");
+        m.term();
+      }
+    }
+    if (!decoded.length) return;
+    const outcomes = await handleIsolating(decoded.map((d) => d.message), spec.handle);
+    outcomes.forEach((error, i) => {
+      const { m, message } = decoded[i];
+      if (!error) return m.ack();
+      const deliveries = m.info.deliveryCount;
+      if (deliveries >= MAX_DELIVER) {
+        log?.error({ err: error, id: message.id, subject: message.subject, consumer: spec.durable, deliveries }, "message dead-lettered: handler keeps failing");
+        return m.term();
+      }
+      const delay = retryDelayMs(deliveries);
+      log?.warn({ err: error, id: message.id, subject: message.subject, consumer: spec.durable, delay }, "handler failed; redelivering");
+      m.nak(delay);
+    });
+  }
+
+  private decode(m: JsMsg): BusMessage | undefined {
+    const h = m.headers;
+    const id = h?.get("Nats-Msg-Id");
+    const accountId = h?.get("Account-Id");
+    if (!id || !accountId) return undefined;
+    const prefix = this.options.subjectPrefix ?? "";
+    return {
+      id,
+      subject: m.subject.startsWith(prefix) ? m.subject.slice(prefix.length) : m.subject,
+      accountId,
+      occurredAt: h?.get("Occurred-At") || new Date(Number(m.info.timestampNanos) / 1e6).toISOString(),
+      aggregate: h?.get("Aggregate") ?? "",
+      payload: m.data,
     };
   }
 
@@ -133,13 +210,18 @@ export class NatsBus implements Bus {
     await this.nc.drain().catch(() => undefined);
   }
 
+  /** The stream's configured limits and message count (tests, operators). */
+  async streamInfo() {
+    return this.jsm.streams.info(this.options.stream);
+  }
+
   /** Removes the stream (tests clean up after themselves). */
   async deleteStream(): Promise<void> {
     await this.jsm.streams.delete(this.options.stream).catch(() => undefined);
   }
 }
 
-/** A durable name per (service, filter); names may not hold `.`, `*` or `>`. */
+/** A durable name per (consumer, subject); names may not hold `.`, `*` or `>`. */
 export function consumerName(durable: string, subject: string): string {
   return `${durable}__${subject.replace(/\./g, "_").replace(/\*/g, "any").replace(/>/g, "all")}`;
 }

@@ -1,14 +1,16 @@
 import { randomUUID } from "node:crypto";
-import { type BusMessage, InProcessBus, retryDelayMs, subjectMatches } from "../src";
+import { DEFAULT_MAX_AGE_SECONDS, DUPLICATE_WINDOW_SECONDS, type BusMessage, InProcessBus, retryDelayMs, subjectMatches } from "../src";
 import { createTestBus, eventually, type TestBus } from "@analytics/testing";
 
-const message = (subject: string, data: unknown = {}): BusMessage => ({
+const message = (subject: string, text = ""): BusMessage => ({
   id: randomUUID(),
   subject,
   accountId: randomUUID(),
   occurredAt: new Date().toISOString(),
-  data,
+  aggregate: `thing:${randomUUID()}`,
+  payload: new TextEncoder().encode(text),
 });
+const text = (m: BusMessage) => new TextDecoder().decode(m.payload);
 
 describe("subjectMatches", () => {
   it("follows NATS wildcards", () => {
@@ -26,19 +28,30 @@ describe("subjectMatches", () => {
 });
 
 describe("InProcessBus", () => {
-  it("resolves publish only after matching subscribers processed the message", async () => {
+  it("counts a message published only after every consumer of its subject handled it", async () => {
     const bus = new InProcessBus();
     const seen: string[] = [];
-    await bus.subscribe({ durable: "a", subjects: ["analytics.catalogue.>"], handler: async (m) => void seen.push(m.subject) });
-    await bus.subscribe({ durable: "b", subjects: ["analytics.orders.>"], handler: async (m) => void seen.push("b:" + m.subject) });
-    await bus.publish(message("analytics.catalogue.sku.created"));
-    expect(seen).toEqual(["analytics.catalogue.sku.created"]);
+    await bus.subscribe({ durable: "a", subjects: ["analytics.catalogue.sku.created"], handle: async (ms) => void seen.push(...ms.map((m) => m.subject)) });
+    await bus.subscribe({ durable: "b", subjects: ["analytics.orders.purchase_order.created"], handle: async (ms) => void seen.push(...ms.map((m) => "b:" + m.subject)) });
+    const outcomes = await bus.publish([message("analytics.catalogue.sku.created"), message("analytics.catalogue.sku.created")]);
+    expect(outcomes).toEqual([undefined, undefined]);
+    expect(seen).toEqual(["analytics.catalogue.sku.created", "analytics.catalogue.sku.created"]);
   });
 
-  it("rejects publish when a subscriber fails, so the outbox retries", async () => {
+  it("refuses only the messages a consumer failed, so the outbox retries just those", async () => {
     const bus = new InProcessBus();
-    await bus.subscribe({ durable: "a", subjects: [">"], handler: async () => { throw new Error("db down"); } });
-    await expect(bus.publish(message("analytics.x.y.z"))).rejects.toThrow(/subscriber/);
+    const handled: string[] = [];
+    await bus.subscribe({
+      durable: "a",
+      subjects: ["analytics.x.y.z"],
+      handle: async (ms) => {
+        if (ms.some((m) => text(m) === "poison")) throw new Error("cannot handle");
+        handled.push(...ms.map(text));
+      },
+    });
+    const outcomes = await bus.publish([message("analytics.x.y.z", "1"), message("analytics.x.y.z", "poison"), message("analytics.x.y.z", "3")]);
+    expect(outcomes.map((o) => o?.message)).toEqual([undefined, "cannot handle", undefined]);
+    expect(handled).toEqual(["1", "3"]);
   });
 });
 
@@ -51,51 +64,76 @@ describe("NatsBus (real JetStream)", () => {
     await t.close();
   });
 
-  it("stores a message published twice with one Nats-Msg-Id once", async () => {
-    const m = message("analytics.catalogue.sku.updated", { n: 1 });
-    await t.bus.publish(m);
-    await t.bus.publish(m);
-    const received: BusMessage[] = [];
-    const sub = await t.bus.subscribe({ durable: "events", subjects: ["analytics.catalogue.>"], handler: async (x) => void received.push(x) });
-    await eventually(async () => received.length >= 1);
-    await new Promise((r) => setTimeout(r, 300));
-    await sub.stop();
-    expect(received).toHaveLength(1);
-    expect(received[0]).toEqual(m);
+  it("sets the stream's limits explicitly", async () => {
+    const info = await t.bus.streamInfo();
+    expect(info.config.max_age).toBe(DEFAULT_MAX_AGE_SECONDS * 1e9);
+    expect(info.config.duplicate_window).toBe(DUPLICATE_WINDOW_SECONDS * 1e9);
   });
 
-  it("redelivers after a failed handler and keeps a durable position across restarts", async () => {
+  it("stores a message published twice with one Nats-Msg-Id once", async () => {
+    const m = message("analytics.catalogue.sku.updated", "one");
+    const other = message("analytics.catalogue.sku.updated", "two");
+    expect(await t.bus.publish([m])).toEqual([undefined]);
+    expect(await t.bus.publish([m, other])).toEqual([undefined, undefined]);
+    expect((await t.bus.streamInfo()).state.messages).toBe(2);
+    const received: BusMessage[] = [];
+    const sub = await t.bus.subscribe({ durable: "events", subjects: ["analytics.catalogue.sku.updated"], handle: async (ms) => void received.push(...ms) });
+    await eventually(async () => received.length === 2);
+    await sub.stop();
+    expect(received.map((r) => r.id)).toEqual([m.id, other.id]);
+    expect({ ...received[0], payload: text(received[0]) }).toEqual({ ...m, payload: "one" });
+  });
+
+  it("hands a consumer what has piled up as one batch, in order", async () => {
+    const subject = "analytics.inventory.stock.updated";
+    const published = Array.from({ length: 300 }, (_, i) => message(subject, String(i)));
+    await t.bus.publish(published);
+    const batches: string[][] = [];
+    const sub = await t.bus.subscribe({ durable: "planning", subjects: [subject], handle: async (ms) => void batches.push(ms.map(text)) });
+    await eventually(async () => batches.flat().length === 300);
+    await sub.stop();
+    expect(batches.flat()).toEqual(published.map(text));
+    expect(Math.max(...batches.map((b) => b.length))).toBeGreaterThan(1);
+  });
+
+  it("redelivers what a handler failed, alone, and keeps a durable position across restarts", async () => {
+    const subject = "analytics.inventory.stock.updated";
     let failures = 0;
     const received: string[] = [];
-    const handler = async (m: BusMessage) => {
-      if ((m.data as { failOnce?: boolean }).failOnce && failures === 0) {
+    const handle = async (ms: BusMessage[]) => {
+      if (ms.some((m) => text(m) === "fail-once") && failures === 0) {
         failures++;
         throw new Error("transient");
       }
-      received.push(m.id);
+      received.push(...ms.map((m) => m.id));
     };
-    const first = message("analytics.inventory.stock.updated", { failOnce: true });
-    const sub = await t.bus.subscribe({ durable: "planning", subjects: ["analytics.inventory.>"], handler });
-    await t.bus.publish(first);
-    await eventually(async () => received.includes(first.id), 10_000, "redelivery");
+    const first = message(subject, "fail-once");
+    const fine = message(subject, "fine");
+    await t.bus.publish([first, fine]);
+    const sub = await t.bus.subscribe({ durable: "planning", subjects: [subject], handle });
+    await eventually(async () => received.includes(first.id) && received.includes(fine.id), 10_000, "redelivery");
     expect(failures).toBe(1);
     await sub.stop();
 
-    const whileDown = message("analytics.inventory.stock.updated");
-    await t.bus.publish(whileDown);
-    const again = await t.bus.subscribe({ durable: "planning", subjects: ["analytics.inventory.>"], handler });
+    const whileDown = message(subject);
+    await t.bus.publish([whileDown]);
+    const again = await t.bus.subscribe({ durable: "planning", subjects: [subject], handle });
     await eventually(async () => received.includes(whileDown.id), 10_000, "message published while stopped");
     await again.stop();
     expect(received.filter((id) => id === first.id)).toHaveLength(1);
+    expect(received.filter((id) => id === fine.id)).toHaveLength(1);
   });
 
   it("gives each durable consumer its own copy and filters by subject", async () => {
     const a: string[] = [];
     const b: string[] = [];
-    const s1 = await t.bus.subscribe({ durable: "events", subjects: ["analytics.catalogue.sku.*"], handler: async (m) => void a.push(m.subject) });
-    const s2 = await t.bus.subscribe({ durable: "planning", subjects: ["analytics.>"], handler: async (m) => void b.push(m.subject) });
-    await t.bus.publish(message("analytics.catalogue.sku.created"));
-    await t.bus.publish(message("analytics.orders.purchase_order.created"));
+    const s1 = await t.bus.subscribe({ durable: "events", subjects: ["analytics.catalogue.sku.created"], handle: async (ms) => void a.push(...ms.map((m) => m.subject)) });
+    const s2 = await t.bus.subscribe({
+      durable: "planning",
+      subjects: ["analytics.catalogue.sku.created", "analytics.orders.purchase_order.created"],
+      handle: async (ms) => void b.push(...ms.map((m) => m.subject)),
+    });
+    await t.bus.publish([message("analytics.catalogue.sku.created"), message("analytics.orders.purchase_order.created")]);
     await eventually(async () => a.length === 1 && b.length === 2);
     await s1.stop();
     await s2.stop();

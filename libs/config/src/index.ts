@@ -19,6 +19,8 @@ export const configSchema = z.object({
   /** JetStream stream and subject prefix; tests and shared NATS servers set their own. */
   NATS_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/).default("ANALYTICS"),
   NATS_SUBJECT_PREFIX: z.string().regex(/^([a-z0-9_-]+\.)*$/).default(""),
+  /** How long the stream keeps messages: the horizon of a replica rebuild from the stream. */
+  NATS_STREAM_MAX_AGE_SECONDS: z.coerce.number().int().min(3600).default(7 * 24 * 3600),
   DATA_DIR: z.string().default("./.data"),
   /** Gateway HTTP port. */
   PORT: port.default(8080),

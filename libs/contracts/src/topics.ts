@@ -27,8 +27,8 @@ export const catalogueSkuKeySwitched = topic("analytics.catalogue.sku.key_switch
 export const catalogueSkuImageSet = topic("analytics.catalogue.sku.image_set", SkuChangedSchema);
 export const catalogueBrandCreated = topic("analytics.catalogue.brand.created", BrandCreatedSchema);
 export const catalogueCategoryCreated = topic("analytics.catalogue.category.created", CategoryCreatedSchema);
-export const catalogueMappingTableUpserted = topic("analytics.catalogue.mapping_table.upserted", MappingTableChangedSchema);
-export const catalogueMappingTableMerged = topic("analytics.catalogue.mapping_table.merged", MappingTableChangedSchema);
+export const catalogueMappingTableCreated = topic("analytics.catalogue.mapping_table.created", MappingTableChangedSchema);
+export const catalogueMappingTableUpdated = topic("analytics.catalogue.mapping_table.updated", MappingTableChangedSchema);
 export const catalogueMappingTableDeleted = topic("analytics.catalogue.mapping_table.deleted", MappingTableChangedSchema);
 /** Every change of a SKU, whatever its verb. */
 export const catalogueSkuTopics = [catalogueSkuCreated, catalogueSkuUpdated, catalogueSkuKeySwitched, catalogueSkuImageSet];

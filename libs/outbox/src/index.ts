@@ -1,21 +1,30 @@
 import { randomUUID } from "node:crypto";
+import { create, toBinary, type DescMessage, type MessageInitShape } from "@bufbuild/protobuf";
 import type { Knex } from "knex";
 import type { Logger } from "pino";
-import type { Bus, BusMessage } from "@analytics/bus";
+import { MAX_MESSAGE_BYTES, type Bus, type BusMessage } from "@analytics/bus";
+import type { Topic } from "@analytics/contracts";
 import type { Db, Migration } from "@analytics/db";
-import { stringifyRest } from "@analytics/contracts";
+import { invalid } from "@analytics/errors";
 
 /**
  * Transactional outbox: a change and the message announcing it are written in one transaction;
  * the relay publishes rows afterwards, so a message is never lost when the bus is down and never
  * sent for a change that rolled back.
+ *
+ * What holds (README, "Integration messages"):
+ * - every committed change is published at least once (duplicates carry the same id);
+ * - per aggregate, messages are published in commit order: a row the bus refuses holds back the
+ *   later rows of its aggregate (not the whole outbox) until it goes out or is dead-lettered;
+ * - consumers still apply by `version`, because a dead-lettered row or a replay can reorder.
  */
 export const outboxMigration: Migration = {
   name: "000_outbox",
   async up(db) {
     await db.schema.createTable("outbox", (t) => {
       t.uuid("id").primary();
-      // Publication order: the order in which changes committed their rows.
+      // Publication order: the order in which changes wrote their rows. Writes of one aggregate
+      // are serialized by its row lock, so within an aggregate this is commit order.
       t.bigIncrements("seq", { primaryKey: false });
       t.text("subject").notNullable();
       t.uuid("account_id").notNullable();
@@ -33,22 +42,69 @@ export const outboxMigration: Migration = {
   },
 };
 
-export interface OutboxMessage {
-  subject: string;
+/** Typed messages: the proto payload, the aggregate it orders by, and a dead-letter state. */
+export const outboxTypedMigration: Migration = {
+  name: "000_outbox_typed",
+  async up(db) {
+    await db.raw(`
+      ALTER TABLE outbox ALTER COLUMN data DROP NOT NULL;
+      ALTER TABLE outbox ADD COLUMN payload bytea, ADD COLUMN aggregate text NOT NULL DEFAULT '', ADD COLUMN dead_at timestamptz;
+      DROP INDEX outbox_pending;
+      CREATE INDEX outbox_pending ON outbox (seq) WHERE published_at IS NULL AND dead_at IS NULL;
+      CREATE INDEX outbox_pending_aggregate ON outbox (aggregate, seq) WHERE published_at IS NULL AND dead_at IS NULL;
+    `);
+  },
+};
+
+/** Both outbox migrations, for a service's migration list. */
+export const outboxMigrations: Migration[] = [outboxMigration, outboxTypedMigration];
+
+/** Messages over this size are refused at write time: NATS would never accept them. */
+export const MAX_OUTBOX_MESSAGE_BYTES = MAX_MESSAGE_BYTES - 16 * 1024;
+
+export interface OutboxEntry<D extends DescMessage = DescMessage> {
+  topic: Topic<D>;
   accountId: string;
-  data: unknown;
+  /** The id of the changed thing; with the subject's entity it names the aggregate. */
+  aggregateId: string;
+  message: MessageInitShape<D>;
 }
 
-/** Writes messages inside the caller's transaction; returns their ids. */
-export async function enqueue(tx: Knex.Transaction | Knex, messages: OutboxMessage[]): Promise<string[]> {
-  if (!messages.length) return [];
-  const rows = messages.map((m) => ({
-    id: randomUUID(),
-    subject: m.subject,
-    account_id: m.accountId,
-    data: stringifyRest(m.data),
-  }));
-  await tx("outbox").insert(rows);
+/** One outbox entry, typed by its topic. */
+export function outboxEntry<D extends DescMessage>(topic: Topic<D>, accountId: string, aggregateId: string, message: MessageInitShape<D>): OutboxEntry<D> {
+  return { topic, accountId, aggregateId, message };
+}
+
+/** The encoded message of an entry (services check sizes per item with it before writing). */
+export function encodeEntry(entry: OutboxEntry): Uint8Array {
+  return toBinary(entry.topic.schema, create(entry.topic.schema, entry.message));
+}
+
+/** `sku:<id>`: the subject's entity and the aggregate's id. */
+export const aggregateOf = (entry: Pick<OutboxEntry, "topic" | "aggregateId">) => `${entry.topic.subject.split(".")[2]}:${entry.aggregateId}`;
+
+/** Writes messages inside the caller's transaction, in order, in one statement; returns their ids. */
+export async function enqueue(tx: Knex.Transaction | Knex, entries: OutboxEntry[]): Promise<string[]> {
+  if (!entries.length) return [];
+  const rows = entries.map((entry) => {
+    const payload = encodeEntry(entry);
+    if (payload.length > MAX_OUTBOX_MESSAGE_BYTES) {
+      throw invalid(`the change is too large to announce (${payload.length} bytes, at most ${MAX_OUTBOX_MESSAGE_BYTES})`);
+    }
+    return {
+      id: randomUUID(),
+      subject: entry.topic.subject,
+      account_id: entry.accountId,
+      aggregate: aggregateOf(entry),
+      payload: Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength),
+    };
+  });
+  // unnest keeps the rows' order, so seq follows the order of `entries`.
+  await tx.raw(
+    `INSERT INTO outbox (id, subject, account_id, aggregate, payload)
+     SELECT * FROM unnest(?::uuid[], ?::text[], ?::uuid[], ?::text[], ?::bytea[])`,
+    [rows.map((r) => r.id), rows.map((r) => r.subject), rows.map((r) => r.account_id), rows.map((r) => r.aggregate), rows.map((r) => r.payload)],
+  );
   return rows.map((r) => r.id);
 }
 
@@ -60,11 +116,30 @@ export interface RelayOptions {
   batchSize?: number;
   /** Published rows are deleted after this long. */
   retentionMs?: number;
+  /** Attempts before a row is dead-lettered (kept, no longer retried, logged and counted). */
+  maxAttempts?: number;
 }
 
 /** Delay before the n-th retry of a row the bus refused: 0.2 s doubling to 60 s. */
 export function backoffMs(attempts: number): number {
   return Math.min(60_000, 200 * 2 ** Math.max(0, attempts - 1));
+}
+
+export interface RelayStats {
+  published: number;
+  refused: number;
+  deadLettered: number;
+}
+
+interface OutboxRow {
+  id: string;
+  seq: number;
+  subject: string;
+  account_id: string;
+  aggregate: string;
+  payload: Buffer;
+  occurred_at: Date;
+  attempts: number;
 }
 
 export class OutboxRelay {
@@ -73,6 +148,7 @@ export class OutboxRelay {
   private again = false;
   private stopped = true;
   private lastCleanup = 0;
+  readonly stats: RelayStats = { published: 0, refused: 0, deadLettered: 0 };
 
   constructor(private readonly options: RelayOptions) {}
 
@@ -113,7 +189,7 @@ export class OutboxRelay {
 
   private async drain(): Promise<void> {
     while (!this.stopped && (await this.relayOnce()) > 0) {
-      /* keep going while full batches leave */
+      /* keep going while batches leave */
     }
     const retention = this.options.retentionMs ?? 24 * 3600_000;
     if (Date.now() - this.lastCleanup > 60_000) {
@@ -126,51 +202,85 @@ export class OutboxRelay {
   }
 
   /**
-   * Publishes one batch of due rows in order and returns how many left. Rows are locked with
-   * SKIP LOCKED so several relays (replicas) share the work without publishing a row twice; a row
-   * the bus refuses stops the batch (later rows wait, keeping order) and is retried with backoff.
+   * Publishes one batch of due rows and returns how many left. Rows are claimed in seq order
+   * with SKIP LOCKED, so several relays (replicas) share the work without publishing a row
+   * twice. Within the batch the first row of every aggregate is published at once (many
+   * PubAcks in flight), then the second of each, and so on; a refused row holds back the later
+   * rows of its aggregate, and only those.
    */
   async relayOnce(): Promise<number> {
     const { db, bus, logger } = this.options;
     return db.transaction(async (tx) => {
-      const rows: { id: string; subject: string; account_id: string; data: unknown; occurred_at: Date; attempts: number }[] =
-        await tx("outbox")
-          .select("id", "subject", "account_id", "data", "occurred_at", "attempts")
-          .whereNull("published_at")
-          .where("next_attempt_at", "<=", tx.fn.now())
-          .orderBy("seq")
-          .limit(this.options.batchSize ?? 100)
-          .forUpdate()
-          .skipLocked();
+      const claimed: OutboxRow[] = await tx("outbox")
+        .select("id", "seq", "subject", "account_id", "aggregate", "payload", "occurred_at", "attempts")
+        .whereNull("published_at")
+        .whereNull("dead_at")
+        .where("next_attempt_at", "<=", tx.fn.now())
+        .orderBy("seq")
+        .limit(this.options.batchSize ?? 500)
+        .forUpdate()
+        .skipLocked();
+      if (!claimed.length) return 0;
+
+      // An aggregate whose earliest pending row is not in this claim (waiting for its retry, or
+      // being published by another relay) must wait: its later rows would overtake it.
+      const aggregates = [...new Set(claimed.map((r) => r.aggregate))];
+      const firstPending = new Map<string, number>(
+        (
+          await tx.raw(
+            `SELECT aggregate, min(seq) AS seq FROM outbox
+             WHERE aggregate = ANY(?) AND published_at IS NULL AND dead_at IS NULL GROUP BY aggregate`,
+            [aggregates],
+          )
+        ).rows.map((r: { aggregate: string; seq: number }) => [r.aggregate, Number(r.seq)]),
+      );
+      const chains = new Map<string, OutboxRow[]>();
+      for (const row of claimed) {
+        const chain = chains.get(row.aggregate) ?? [];
+        if (!chain.length && firstPending.get(row.aggregate) !== Number(row.seq)) continue;
+        chains.set(row.aggregate, [...chain, row]);
+      }
+
       const published: string[] = [];
-      for (const row of rows) {
-        const message: BusMessage = {
-          id: row.id,
-          subject: row.subject,
-          accountId: row.account_id,
-          occurredAt: row.occurred_at.toISOString(),
-          data: row.data,
-        };
-        try {
-          await bus.publish(message);
-          published.push(row.id);
-        } catch (error) {
-          const attempts = row.attempts + 1;
-          logger?.warn({ err: error, id: row.id, subject: row.subject, attempts }, "outbox publish failed; will retry");
-          await tx("outbox")
-            .where({ id: row.id })
-            .update({
-              attempts,
-              last_error: String((error as Error)?.message ?? error).slice(0, 500),
-              next_attempt_at: new Date(Date.now() + backoffMs(attempts)),
-            });
-          break;
-        }
+      const refused: { row: OutboxRow; error: Error }[] = [];
+      for (let wave = 0; ; wave++) {
+        const rows = [...chains.values()].flatMap((chain) => (chain[wave] ? [chain[wave]] : []));
+        if (!rows.length) break;
+        const outcomes = await bus.publish(rows.map(toBusMessage));
+        outcomes.forEach((error, i) => {
+          if (!error) return void published.push(rows[i].id);
+          refused.push({ row: rows[i], error });
+          chains.delete(rows[i].aggregate);
+        });
       }
-      if (published.length) {
-        await tx("outbox").whereIn("id", published).update({ published_at: tx.fn.now() });
+
+      if (published.length) await tx("outbox").whereIn("id", published).update({ published_at: tx.fn.now() });
+      const maxAttempts = this.options.maxAttempts ?? 25;
+      for (const { row, error } of refused) {
+        const attempts = row.attempts + 1;
+        const dead = attempts >= maxAttempts;
+        const message = String(error.message ?? error).slice(0, 500);
+        if (dead) logger?.error({ id: row.id, subject: row.subject, aggregate: row.aggregate, attempts, err: error }, "outbox row dead-lettered");
+        else logger?.warn({ id: row.id, subject: row.subject, attempts, err: error }, "outbox publish refused; will retry");
+        await tx("outbox")
+          .where({ id: row.id })
+          .update({ attempts, last_error: message, next_attempt_at: new Date(Date.now() + backoffMs(attempts)), dead_at: dead ? tx.fn.now() : null });
+        this.stats.refused++;
+        if (dead) this.stats.deadLettered++;
       }
-      return published.length === rows.length ? published.length : 0;
+      this.stats.published += published.length;
+      return published.length;
     });
   }
+}
+
+function toBusMessage(row: OutboxRow): BusMessage {
+  return {
+    id: row.id,
+    subject: row.subject,
+    accountId: row.account_id,
+    occurredAt: row.occurred_at.toISOString(),
+    aggregate: row.aggregate,
+    payload: new Uint8Array(row.payload),
+  };
 }

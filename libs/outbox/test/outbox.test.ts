@@ -1,8 +1,36 @@
 import { randomUUID } from "node:crypto";
-import type { Bus, BusMessage } from "@analytics/bus";
+import { fromBinary } from "@bufbuild/protobuf";
+import type { Bus, BusMessage, PublishOutcome } from "@analytics/bus";
+import { topics } from "@analytics/contracts";
 import { createDb, migrate, type Db } from "@analytics/db";
-import { backoffMs, enqueue, OutboxRelay, outboxMigration } from "../src";
+import { DomainError } from "@analytics/errors";
+import { backoffMs, enqueue, OutboxRelay, outboxEntry, outboxMigrations } from "../src";
 import { createTestBus, createTestDatabase, eventually, type TestDatabase } from "@analytics/testing";
+
+/** A brand-created entry whose brand name carries a label, for following rows through the bus. */
+const entry = (account: string, aggregateId: string, label: string) =>
+  outboxEntry(topics.catalogueBrandCreated, account, aggregateId, { accountId: account, brand: { id: aggregateId, name: label } });
+const labelOf = (m: BusMessage) => fromBinary(topics.catalogueBrandCreated.schema, m.payload).brand!.name;
+
+/** A bus that records what it accepted and asks `refuse` about each message. */
+function recordingBus(refuse: (m: BusMessage) => boolean | Promise<boolean> = () => false) {
+  const accepted: BusMessage[] = [];
+  const bus: Bus = {
+    kind: "in-process",
+    publish: async (messages) =>
+      Promise.all(
+        messages.map(async (m): Promise<PublishOutcome> => {
+          if (await refuse(m)) return new Error("refused");
+          accepted.push(m);
+          return undefined;
+        }),
+      ),
+    subscribe: async () => ({ stop: async () => undefined }),
+    ping: async () => undefined,
+    close: async () => undefined,
+  };
+  return { bus, accepted, labels: () => accepted.map(labelOf) };
+}
 
 describe("outbox", () => {
   let database: TestDatabase;
@@ -12,7 +40,7 @@ describe("outbox", () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     db = createDb({ url: database.url, schema: "producer" });
-    await migrate(db, "producer", [outboxMigration]);
+    await migrate(db, "producer", outboxMigrations);
   });
   afterAll(async () => {
     await db.destroy();
@@ -21,32 +49,39 @@ describe("outbox", () => {
   beforeEach(async () => {
     await db("outbox").delete();
   });
+  const dueNow = () => db("outbox").whereNull("published_at").update({ next_attempt_at: new Date(0) });
 
   it("writes nothing when the change's transaction rolls back", async () => {
     await expect(
       db.transaction(async (tx) => {
-        await enqueue(tx, [{ subject: "analytics.p.thing.created", accountId: account, data: { n: 1 } }]);
+        await enqueue(tx, [entry(account, randomUUID(), "x")]);
         throw new Error("rollback");
       }),
     ).rejects.toThrow();
     expect(await db("outbox")).toHaveLength(0);
   });
 
-  it("relays committed rows to real JetStream in commit order with Nats-Msg-Id = row id", async () => {
+  it("refuses at write time a message the bus could never carry", async () => {
+    const huge = "x".repeat(1024 * 1024);
+    const error = await db.transaction((tx) => enqueue(tx, [entry(account, randomUUID(), huge)])).catch((e) => e);
+    expect(error).toBeInstanceOf(DomainError);
+    expect(error.kind).toBe("invalid");
+    expect(await db("outbox")).toHaveLength(0);
+  });
+
+  it("relays committed rows to real JetStream as typed messages with Nats-Msg-Id = row id", async () => {
     const t = await createTestBus();
     try {
-      const ids = await db.transaction((tx) =>
-        enqueue(tx, [1, 2, 3].map((n) => ({ subject: "analytics.p.thing.created", accountId: account, data: { n } }))),
-      );
+      const ids = await db.transaction((tx) => enqueue(tx, ["1", "2", "3"].map((n) => entry(account, randomUUID(), n))));
       const received: BusMessage[] = [];
-      const sub = await t.bus.subscribe({ durable: "c", subjects: ["analytics.p.>"], handler: async (m) => void received.push(m) });
+      const sub = await t.bus.subscribe({ durable: "c", subjects: [topics.catalogueBrandCreated.subject], handle: async (ms) => void received.push(...ms) });
       const relay = new OutboxRelay({ db, bus: t.bus, pollMs: 20 });
       relay.start();
       await eventually(async () => received.length === 3);
       await relay.stop();
       await sub.stop();
       expect(received.map((m) => m.id)).toEqual(ids);
-      expect(received.map((m) => (m.data as { n: number }).n)).toEqual([1, 2, 3]);
+      expect(received.map(labelOf)).toEqual(["1", "2", "3"]);
       expect(received[0].accountId).toBe(account);
       expect(await db("outbox").whereNull("published_at")).toHaveLength(0);
     } finally {
@@ -54,51 +89,94 @@ describe("outbox", () => {
     }
   });
 
-  it("keeps a row the bus refuses and retries it with backoff", async () => {
-    let up = false;
-    const published: string[] = [];
-    const flaky: Bus = {
-      kind: "in-process",
-      publish: async (m) => {
-        if (!up) throw new Error("nats down");
-        published.push(m.id);
-      },
-      subscribe: async () => ({ stop: async () => undefined }),
-      ping: async () => undefined,
-      close: async () => undefined,
-    };
-    const [id] = await enqueue(db, [{ subject: "analytics.p.thing.updated", accountId: account, data: {} }]);
-    const relay = new OutboxRelay({ db, bus: flaky });
-    expect(await relay.relayOnce()).toBe(0);
-    const row = await db("outbox").where({ id }).first();
-    expect(row.attempts).toBe(1);
-    expect(row.published_at).toBeNull();
-    expect(row.last_error).toMatch(/nats down/);
-    up = true;
-    await db("outbox").where({ id }).update({ next_attempt_at: new Date(0) });
-    expect(await relay.relayOnce()).toBe(1);
-    expect(published).toEqual([id]);
+  it("holds back the later rows of an aggregate whose row was refused, and only those", async () => {
+    const a = randomUUID();
+    const b = randomUUID();
+    let down = true;
+    const { bus, labels } = recordingBus((m) => down && labelOf(m) === "a1");
+    await enqueue(db, [entry(account, a, "a1"), entry(account, a, "a2"), entry(account, b, "b1"), entry(account, a, "a3")]);
+    const relay = new OutboxRelay({ db, bus });
+    await relay.relayOnce();
+    expect(labels()).toEqual(["b1"]);
+    const refused = await db("outbox").where({ aggregate: `brand:${a}` }).whereNull("published_at").orderBy("seq");
+    expect(refused.map((r) => r.attempts)).toEqual([1, 0, 0]);
+    expect(refused[0].last_error).toMatch(/refused/);
+
+    // Not yet due: a2 and a3 still wait behind a1.
+    await relay.relayOnce();
+    expect(labels()).toEqual(["b1"]);
+    down = false;
+    await dueNow();
+    await relay.relayOnce();
+    expect(labels()).toEqual(["b1", "a1", "a2", "a3"]);
     expect(backoffMs(1)).toBe(200);
     expect(backoffMs(20)).toBe(60000);
   });
 
-  it("never publishes a row twice when two relays run at once", async () => {
+  it("sends the oldest due rows first, also after a retry moved a row", async () => {
+    const { bus, labels } = recordingBus();
+    await enqueue(db, ["r1", "r2", "r3", "r4"].map((n) => entry(account, randomUUID(), n)));
+    // As after a refused attempt: the row's new version sits at the end of the table.
+    await db("outbox").whereRaw("payload = (SELECT payload FROM outbox ORDER BY seq LIMIT 1)").update({ attempts: 1, next_attempt_at: new Date(0) });
+    const relay = new OutboxRelay({ db, bus, batchSize: 2 });
+    while ((await relay.relayOnce()) > 0);
+    expect(labels()).toEqual(["r1", "r2", "r3", "r4"]);
+  });
+
+  it("dead-letters a row that keeps failing, and then lets the rest of its aggregate go", async () => {
+    const a = randomUUID();
+    const { bus, labels } = recordingBus((m) => labelOf(m) === "poison");
+    await enqueue(db, [entry(account, a, "poison"), entry(account, a, "after"), entry(account, randomUUID(), "other")]);
+    const relay = new OutboxRelay({ db, bus, maxAttempts: 3 });
+    for (let i = 0; i < 3; i++) {
+      await relay.relayOnce();
+      await dueNow();
+    }
+    const dead = await db("outbox").whereNotNull("dead_at");
+    expect(dead).toHaveLength(1);
+    expect(dead[0].attempts).toBe(3);
+    expect(relay.stats.deadLettered).toBe(1);
+    await relay.relayOnce();
+    expect(labels()).toEqual(["other", "after"]);
+  });
+
+  it("two relays on one outbox share the work: each row once, neither waits for the other", async () => {
+    // The first relay's first publish waits until the second relay has published something, which
+    // it can only do if it skips the rows the first one has locked.
+    let release!: () => void;
+    const secondPublished = new Promise<void>((resolve) => (release = resolve));
     const counts = new Map<string, number>();
-    const bus: Bus = {
-      kind: "in-process",
-      publish: async (m) => {
-        await new Promise((r) => setTimeout(r, 2));
-        counts.set(m.id, (counts.get(m.id) ?? 0) + 1);
-      },
-      subscribe: async () => ({ stop: async () => undefined }),
-      ping: async () => undefined,
-      close: async () => undefined,
-    };
-    await enqueue(db, Array.from({ length: 50 }, (_, n) => ({ subject: "analytics.p.thing.created", accountId: account, data: { n } })));
-    const a = new OutboxRelay({ db, bus, batchSize: 10 });
-    const b = new OutboxRelay({ db, bus, batchSize: 10 });
-    await Promise.all([(async () => { while ((await a.relayOnce()) > 0); })(), (async () => { while ((await b.relayOnce()) > 0); })()]);
-    expect(counts.size).toBe(50);
+    const count = (m: BusMessage) => void counts.set(m.id, (counts.get(m.id) ?? 0) + 1);
+    const first = recordingBus(async (m) => {
+      await secondPublished;
+      count(m);
+      return false;
+    });
+    const second = recordingBus((m) => {
+      count(m);
+      release();
+      return false;
+    });
+    await enqueue(db, Array.from({ length: 40 }, (_, n) => entry(account, randomUUID(), String(n))));
+    // The second relay gives up waiting for a lock after 5 s, so a relay that waits fails the test.
+    const impatient = createDb({ url: `${database.url}?options=${encodeURIComponent("-c lock_timeout=5000")}`, schema: "producer" });
+    const a = new OutboxRelay({ db, bus: first.bus, batchSize: 10 });
+    const b = new OutboxRelay({ db: impatient, bus: second.bus, batchSize: 10 });
+    const draining = a.relayOnce();
+    // The first relay holds its claim (the outbox's RowShareLock stays until its transaction ends).
+    const claimed = `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+      WHERE c.relname = 'outbox' AND l.mode = 'RowShareLock' AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
+    await eventually(async () => (await db.raw(claimed)).rows[0].n > 0);
+    try {
+      while ((await b.relayOnce()) > 0);
+    } finally {
+      release();
+      await impatient.destroy();
+    }
+    await draining;
+    while ((await a.relayOnce()) > 0);
+    expect(counts.size).toBe(40);
     expect([...counts.values()].every((c) => c === 1)).toBe(true);
+    expect(second.accepted.length).toBeGreaterThan(0);
   });
 });

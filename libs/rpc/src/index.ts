@@ -5,11 +5,15 @@ import { connectNodeAdapter, createConnectTransport } from "@connectrpc/connect-
 import type { DescService } from "@bufbuild/protobuf";
 import type { Logger } from "pino";
 import { requireInternalCaller } from "@analytics/auth";
-import { createBus, type Bus, type SubscriptionSpec, type Subscription } from "@analytics/bus";
+import { createBus, type Bus, type Subscription } from "@analytics/bus";
 import { createLogger, loadConfig, required, type Config } from "@analytics/config";
 import { createDb, migrate, ping, type Db, type Migration } from "@analytics/db";
 import { toConnectError } from "@analytics/errors";
+import { pruneInbox } from "@analytics/inbox";
 import { OutboxRelay } from "@analytics/outbox";
+import { subscribeConsumer, type ConsumerDefinition } from "./consumers";
+
+export { consumerHandler, isTopic, type ConsumerDefinition, type Delivery } from "./consumers";
 
 /** What every service gets from whoever starts it (its own main, or the single-process launcher). */
 export interface ServiceDeps {
@@ -20,12 +24,19 @@ export interface ServiceDeps {
   port: number;
   host?: string;
   outboxPollMs?: number;
+  /**
+   * Leave the outbox relay stopped until startRelay(): the single-process launcher subscribes
+   * every service's consumers first, because the in-process bus keeps nothing for a consumer
+   * that has not subscribed yet.
+   */
+  deferRelay?: boolean;
 }
 
 export interface RunningService {
   name: string;
   url: string;
   port: number;
+  startRelay(): void;
   close(): Promise<void>;
 }
 
@@ -42,63 +53,91 @@ export interface ServiceDefinition {
   name: string;
   migrations: Migration[];
   routes(router: ConnectRouter, context: ServiceContext): void;
-  subscriptions?(context: ServiceContext): SubscriptionSpec[];
+  consumers?: ConsumerDefinition[];
 }
 
 /**
- * Starts one service: its pool on its own schema, migrations, the outbox relay, its bus
- * subscriptions and an h2c Connect server with /healthz and /readyz.
+ * Starts one service: its pool on its own schema, migrations, an h2c Connect server with
+ * /healthz, /readyz and /metrics, then its bus consumers, then the outbox relay. The port opens
+ * before relaying and consuming start, and if anything fails on the way everything started is
+ * stopped again.
  */
 export async function startService(definition: ServiceDefinition, deps: ServiceDeps): Promise<RunningService> {
   const { name } = definition;
   const logger = deps.logger.child({ service: name });
   const db = createDb({ url: deps.databaseUrl, schema: name, applicationName: name });
-  const applied = await migrate(db, name, definition.migrations);
-  if (applied.length) logger.info({ applied }, "migrations applied");
   const relay = new OutboxRelay({ db, bus: deps.bus, logger, pollMs: deps.outboxPollMs });
   const context: ServiceContext = { db, relay, logger };
-  relay.start();
   const subscriptions: Subscription[] = [];
-  for (const spec of definition.subscriptions?.(context) ?? []) subscriptions.push(await deps.bus.subscribe(spec));
-
-  const ready = async () => {
-    await ping(db);
-    await deps.bus.ping();
-  };
-  const server = http2.createServer(
-    connectNodeAdapter({
-      routes: (router) => definition.routes(router, context),
-      interceptors: [errorsAndLogging(logger), requireInternalCaller(deps.internalToken)],
-      fallback: healthHandler(ready),
-    }),
-  );
-  // Clients keep HTTP/2 sessions open; close() ends them gracefully so in-flight calls finish.
+  let pruning: NodeJS.Timeout | undefined;
+  let server: http2.Http2Server | undefined;
   const sessions = new Set<http2.ServerHttp2Session>();
-  server.on("session", (session) => {
-    sessions.add(session);
-    session.once("close", () => sessions.delete(session));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(deps.port, deps.host ?? "127.0.0.1", () => resolve());
-  });
+
+  const close = async () => {
+    clearInterval(pruning);
+    await Promise.all(subscriptions.map((s) => s.stop()));
+    await relay.stop();
+    if (server?.listening) {
+      await new Promise<void>((resolve) => {
+        server!.close(() => resolve());
+        for (const session of sessions) session.close();
+      });
+    }
+    await db.destroy();
+  };
+
+  try {
+    const applied = await migrate(db, name, definition.migrations);
+    if (applied.length) logger.info({ applied }, "migrations applied");
+    const ready = async () => {
+      await ping(db);
+      await deps.bus.ping();
+    };
+    server = http2.createServer(
+      connectNodeAdapter({
+        routes: (router) => definition.routes(router, context),
+        interceptors: [errorsAndLogging(logger), requireInternalCaller(deps.internalToken)],
+        fallback: healthHandler(ready, () => metricsText(name, relay)),
+      }),
+    );
+    // Clients keep HTTP/2 sessions open; close() ends them gracefully so in-flight calls finish.
+    server.on("session", (session) => {
+      sessions.add(session);
+      session.once("close", () => sessions.delete(session));
+    });
+    await new Promise<void>((resolve, reject) => {
+      server!.once("error", reject);
+      server!.listen(deps.port, deps.host ?? "127.0.0.1", () => resolve());
+    });
+    for (const consumer of definition.consumers ?? []) subscriptions.push(await subscribeConsumer(deps.bus, db, name, consumer));
+    if (definition.consumers?.length) {
+      pruning = setInterval(() => void pruneInbox(db).catch((err) => logger.warn({ err }, "inbox pruning failed")), 3600_000);
+      pruning.unref();
+    }
+    if (!deps.deferRelay) relay.start();
+  } catch (error) {
+    await close().catch(() => undefined);
+    throw error;
+  }
+
   const port = (server.address() as AddressInfo).port;
   const url = `http://${deps.host && deps.host !== "0.0.0.0" ? deps.host : "127.0.0.1"}:${port}`;
   logger.info({ url }, "service listening");
-  return {
-    name,
-    url,
-    port,
-    close: async () => {
-      await Promise.all(subscriptions.map((s) => s.stop()));
-      await relay.stop();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const session of sessions) session.close();
-      });
-      await db.destroy();
-    },
-  };
+  return { name, url, port, startRelay: () => relay.start(), close };
+}
+
+/** Prometheus text of the outbox relay's counters. */
+function metricsText(service: string, relay: OutboxRelay): string {
+  const { published, refused, deadLettered } = relay.stats;
+  return [
+    "# TYPE outbox_published_total counter",
+    `outbox_published_total{service="${service}"} ${published}`,
+    "# TYPE outbox_refused_total counter",
+    `outbox_refused_total{service="${service}"} ${refused}`,
+    "# TYPE outbox_dead_lettered_total counter",
+    `outbox_dead_lettered_total{service="${service}"} ${deadLettered}`,
+    "",
+  ].join("\n");
 }
 
 function errorsAndLogging(logger: Logger): Interceptor {
@@ -118,8 +157,12 @@ function errorsAndLogging(logger: Logger): Interceptor {
 
 type NodeHandler = NonNullable<Parameters<typeof connectNodeAdapter>[0]["fallback"]>;
 
-function healthHandler(ready: () => Promise<void>): NodeHandler {
+function healthHandler(ready: () => Promise<void>, metrics: () => string): NodeHandler {
   return (req, res) => {
+    if (req.url === "/metrics") {
+      res.writeHead(200, { "content-type": "text/plain; version=0.0.4" });
+      return void res.end(metrics());
+    }
     const reply = (status: number, body: unknown) => {
       res.writeHead(status, { "content-type": "application/json" });
       res.end(JSON.stringify(body));
@@ -180,7 +223,7 @@ export async function runServiceMain(
   }
   const logger = createLogger(config, name);
   try {
-    const bus = await createBus({ natsUrl: config.NATS_URL, stream: config.NATS_STREAM, subjectPrefix: config.NATS_SUBJECT_PREFIX, logger, name });
+    const bus = await createBus({ natsUrl: config.NATS_URL, stream: config.NATS_STREAM, subjectPrefix: config.NATS_SUBJECT_PREFIX, maxAgeSeconds: config.NATS_STREAM_MAX_AGE_SECONDS, logger, name });
     if (bus.kind === "in-process") logger.warn("NATS_URL not set: in-process bus, messages do not leave this process");
     const service = await start({
       databaseUrl: required(config, "DATABASE_URL"),

@@ -1,18 +1,24 @@
-import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
-import { catalogueV1, toRestJson } from "@analytics/contracts";
+import { topics, type catalogueMessagesV1, type catalogueV1, type Topic } from "@analytics/contracts";
 import type { Tx } from "@analytics/db";
-import { enqueue, type OutboxMessage } from "@analytics/outbox";
+import { enqueue, outboxEntry, type OutboxEntry } from "@analytics/outbox";
 import type { ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
 import { productFromRow, type Product } from "./resources";
 
 /**
- * How a change leaves the catalogue: in one transaction with its outbox rows on
- * `analytics.catalogue.<entity>.<verb>`, each carrying the resource as a GET returns it; the relay
- * is woken after the commit.
+ * How a change leaves the catalogue: in one transaction with its outbox rows, each a typed
+ * message (proto/catalogue/v1/messages.proto) on its topic (libs/contracts/src/topics.ts); the
+ * relay is woken after the commit.
  */
 
 export type ProductVerb = "created" | "updated" | "key_switched" | "image_set";
+
+const skuTopics: Record<ProductVerb, Topic<typeof catalogueMessagesV1.SkuChangedSchema>> = {
+  created: topics.catalogueSkuCreated,
+  updated: topics.catalogueSkuUpdated,
+  key_switched: topics.catalogueSkuKeySwitched,
+  image_set: topics.catalogueSkuImageSet,
+};
 
 /** Commits `work` and wakes the outbox relay. */
 export async function commit<T>(ctx: ServiceContext, work: (tx: Tx) => Promise<T>): Promise<T> {
@@ -29,34 +35,27 @@ export function commitProductWrite<T>(ctx: ServiceContext, accountId: string, wo
   });
 }
 
-/** The outbox message of one resource: `data` is `{ [entity]: <REST JSON> }`. */
-export function resourceMessage<D extends DescMessage>(
-  accountId: string,
-  subject: { entity: string; verb: string; key: string },
-  schema: D,
-  resource: MessageShape<D>,
-): OutboxMessage {
-  return {
-    subject: `analytics.catalogue.${subject.entity}.${subject.verb}`,
-    accountId,
-    data: { [subject.key]: toRestJson(schema, resource) },
-  };
-}
+export const brandCreated = (accountId: string, brand: catalogueV1.Brand) =>
+  outboxEntry(topics.catalogueBrandCreated, accountId, brand.id, { accountId, brand });
+
+export const categoryCreated = (accountId: string, category: catalogueV1.Category) =>
+  outboxEntry(topics.catalogueCategoryCreated, accountId, category.id, { accountId, category });
 
 /**
- * Reads the changed products back as stored and writes one outbox row for each (after `extra`),
+ * Reads the changed products back as stored and writes one SkuChanged for each (after `extra`),
  * in the caller's transaction. Returns them by id.
  */
 export async function announceProducts(
   tx: Tx,
   accountId: string,
   verbs: Map<string, ProductVerb>,
-  extra: OutboxMessage[] = [],
+  extra: OutboxEntry[] = [],
 ): Promise<Map<string, Product>> {
-  const products = (await repo.findProducts(tx, accountId, [...verbs.keys()])).map(productFromRow);
-  const messages = products.map((p) =>
-    resourceMessage(accountId, { entity: "sku", verb: verbs.get(p.id)!, key: "product" }, catalogueV1.ProductSchema, p),
+  const rows = await repo.findProducts(tx, accountId, [...verbs.keys()]);
+  const products = rows.map((row) => ({ product: productFromRow(row), version: BigInt(row.version as number) }));
+  const entries = products.map(({ product, version }) =>
+    outboxEntry(skuTopics[verbs.get(product.id)!], accountId, product.id, { accountId, skuId: product.id, version, product }),
   );
-  await enqueue(tx, [...extra, ...messages]);
-  return new Map(products.map((p) => [p.id, p]));
+  await enqueue(tx, [...extra, ...entries]);
+  return new Map(products.map(({ product }) => [product.id, product]));
 }

@@ -1,9 +1,9 @@
-import { catalogueV1 } from "@analytics/contracts";
+import { topics, type catalogueMessagesV1, type Topic } from "@analytics/contracts";
 import type { Db, Tx } from "@analytics/db";
 import { invalid, notFound } from "@analytics/errors";
-import { enqueue } from "@analytics/outbox";
+import { enqueue, outboxEntry } from "@analytics/outbox";
 import type { ServiceContext } from "@analytics/rpc";
-import { commit, resourceMessage } from "./changes";
+import { commit } from "./changes";
 import * as repo from "./repository";
 import type { MappingTableId, MappingTableRow } from "./repository";
 import { mappingTableFromRow } from "./resources";
@@ -34,12 +34,19 @@ function checkValues(values: Record<string, string>): Record<string, string> {
 const missing = (id: MappingTableId) => notFound(`mapping table ${id.mappingField} of type ${id.mappingType} not found`);
 
 /** Commits a change of one table with its message `analytics.catalogue.mapping_table.<verb>`. */
-function change<T extends MappingTableRow>(ctx: ServiceContext, id: MappingTableId, work: (tx: Tx) => Promise<T | undefined>, verb: (row: T) => string) {
+function change<T extends MappingTableRow>(
+  ctx: ServiceContext,
+  id: MappingTableId,
+  work: (tx: Tx) => Promise<T | undefined>,
+  topic: (row: T) => Topic<typeof catalogueMessagesV1.MappingTableChangedSchema>,
+) {
   return commit(ctx, async (tx) => {
     const row = await work(tx);
     if (!row) throw missing(id);
-    const subject = { entity: "mapping_table", verb: verb(row), key: "mappingTable" };
-    await enqueue(tx, [resourceMessage(id.accountId, subject, catalogueV1.MappingTableSchema, mappingTableFromRow(row))]);
+    const t = topic(row);
+    const mappingTable = t === topics.catalogueMappingTableDeleted ? undefined : mappingTableFromRow(row);
+    const message = { accountId: id.accountId, mappingType: id.mappingType, mappingField: id.mappingField, mappingTable };
+    await enqueue(tx, [outboxEntry(t, id.accountId, `${id.mappingType}/${id.mappingField}`, message)]);
     return row;
   });
 }
@@ -59,17 +66,17 @@ export async function getMappingTable(db: Db, accountId: string, mappingType: st
 export function mergeMappingTable(ctx: ServiceContext, accountId: string, mappingType: string, mappingField: string, values: Record<string, string>) {
   const id = tableId(accountId, mappingType, mappingField);
   checkValues(values);
-  return change(ctx, id, (tx) => repo.mergeMappingTable(tx, id, values), () => "updated");
+  return change(ctx, id, (tx) => repo.mergeMappingTable(tx, id, values), () => topics.catalogueMappingTableUpdated);
 }
 
 /** POST: creates the table or replaces all its values. */
 export function upsertMappingTable(ctx: ServiceContext, accountId: string, mappingType: string, mappingField: string, values: Record<string, string>) {
   const id = tableId(accountId, mappingType, mappingField);
   checkValues(values);
-  return change(ctx, id, (tx) => repo.upsertMappingTable(tx, id, values), (row) => (row.created ? "created" : "updated"));
+  return change(ctx, id, (tx) => repo.upsertMappingTable(tx, id, values), (row) => (row.created ? topics.catalogueMappingTableCreated : topics.catalogueMappingTableUpdated));
 }
 
 export async function deleteMappingTable(ctx: ServiceContext, accountId: string, mappingType: string, mappingField: string): Promise<void> {
   const id = tableId(accountId, mappingType, mappingField);
-  await change(ctx, id, (tx) => repo.deleteMappingTable(tx, id), () => "deleted");
+  await change(ctx, id, (tx) => repo.deleteMappingTable(tx, id), () => topics.catalogueMappingTableDeleted);
 }

@@ -1,10 +1,8 @@
-import { catalogueV1 } from "@analytics/contracts";
 import type { Db, Tx } from "@analytics/db";
 import { isUuid } from "@analytics/db";
-import type { OutboxMessage } from "@analytics/outbox";
 import type { ServiceContext } from "@analytics/rpc";
 import { answer, invalidItem, productBatch, type ItemOutcome } from "./batch";
-import { announceProducts, resourceMessage, type ProductVerb } from "./changes";
+import { announceProducts, brandCreated, categoryCreated, type ProductVerb } from "./changes";
 import * as repo from "./repository";
 import type { Page, ProductFilter, SkuRef } from "./repository";
 import { brandFromRow, categoryFromRow, newProduct, productColumns, productFromRow, withSentFields, type Product } from "./resources";
@@ -40,11 +38,9 @@ async function storeProducts(tx: Tx, accountId: string, products: Product[]) {
     accountId,
     products.map((p) => ({ ...productColumns(p), brand_id: idOf(brands.ids, p.brandName), category_id: idOf(categories.ids, p.categoryName) })),
   );
-  const messages: OutboxMessage[] = [
-    ...brands.created.map((b) => resourceMessage(accountId, { entity: "brand", verb: "created", key: "brand" }, catalogueV1.BrandSchema, brandFromRow(b))),
-    ...categories.created.map((c) =>
-      resourceMessage(accountId, { entity: "category", verb: "created", key: "category" }, catalogueV1.CategorySchema, categoryFromRow(c)),
-    ),
+  const messages = [
+    ...brands.created.map((b) => brandCreated(accountId, brandFromRow(b))),
+    ...categories.created.map((c) => categoryCreated(accountId, categoryFromRow(c))),
   ];
   return { written, messages };
 }

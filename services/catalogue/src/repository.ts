@@ -31,6 +31,7 @@ const PRODUCT_SELECT = [
   "p.category_id",
   "p.created_at",
   "p.updated_at",
+  "p.version",
   "b.name AS brand_name",
   "c.name AS category_name",
   `COALESCE((SELECT array_agg(s.synonym ORDER BY s.created_at, s.synonym) FROM sku_synonyms s
@@ -122,7 +123,7 @@ export async function writeProducts(tx: Tx, accountId: string, rows: Record<stri
   const result: { rows: { id: string; key: string; created: boolean }[] } = await tx.raw(
     `INSERT INTO products (${columns})
      SELECT ${columns} FROM jsonb_populate_recordset(NULL::products, ?::jsonb)
-     ON CONFLICT (account_id, key) DO UPDATE SET ${updates.join(", ")}, updated_at = now()
+     ON CONFLICT (account_id, key) DO UPDATE SET ${updates.join(", ")}, updated_at = now(), version = products.version + 1
      RETURNING id, key, (xmax = 0) AS created`,
     [asJson(withIds)],
   );
@@ -208,7 +209,7 @@ export async function switchKeys(tx: Tx, accountId: string, switches: KeySwitchR
   await tx.raw(
     `UPDATE products p SET key = x.key, sku = x.sku, ean = COALESCE(x.ean, p.ean), season = COALESCE(x.season, p.season),
        product_group_id = COALESCE(x.product_group_id, p.product_group_id),
-       variant_group_id = COALESCE(x.variant_group_id, p.variant_group_id), updated_at = now()
+       variant_group_id = COALESCE(x.variant_group_id, p.variant_group_id), updated_at = now(), version = p.version + 1
      FROM jsonb_to_recordset(?::jsonb)
        AS x(id uuid, key text, sku text, ean text, season text, product_group_id text, variant_group_id text)
      WHERE p.account_id = ? AND p.id = x.id`,
@@ -251,7 +252,7 @@ export interface ImageTarget {
 export async function setImageUrls(tx: Tx, accountId: string, targets: ImageTarget[]): Promise<string[]> {
   if (!targets.length) return [];
   const result: { rows: { id: string }[] } = await tx.raw(
-    `UPDATE products p SET image_url = t.image_url, updated_at = now()
+    `UPDATE products p SET image_url = t.image_url, updated_at = now(), version = p.version + 1
      FROM (
        SELECT DISTINCT ON (q.id) q.id, x.image_url
        FROM jsonb_to_recordset(:targets::jsonb) AS x(ord int, product_id uuid, image_url text, variant_group_id text, season text)

@@ -1,15 +1,14 @@
-import { startService, type ServiceDeps } from "@analytics/rpc";
+import { startService, type ServiceDefinition, type ServiceDeps } from "@analytics/rpc";
 import { catalogueRoutes } from "./handlers";
 import { migrations } from "./migrations";
 
 /** The catalogue service: products, brands, categories, images, key switches, mapping tables. It only publishes. */
+export const catalogueService: ServiceDefinition = {
+  name: "catalogue",
+  migrations,
+  routes: (router, context) => catalogueRoutes(context)(router),
+};
+
 export function startCatalogueService(deps: ServiceDeps) {
-  return startService(
-    {
-      name: "catalogue",
-      migrations,
-      routes: (router, context) => catalogueRoutes(context)(router),
-    },
-    deps,
-  );
+  return startService(catalogueService, deps);
 }

@@ -1,10 +1,10 @@
 import { createHash, randomUUID } from "node:crypto";
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { create, fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import pino from "pino";
 import { Code } from "@connectrpc/connect";
 import { callerHeaders } from "@analytics/auth";
 import type { BusMessage } from "@analytics/bus";
-import { catalogueV1, stringifyRest, toRestJson, ValidationErrorsSchema } from "@analytics/contracts";
+import { catalogueMessagesV1, catalogueV1, stringifyRest, toRestJson, topics, ValidationErrorsSchema } from "@analytics/contracts";
 import { createDb, type Db } from "@analytics/db";
 import { OutboxRelay } from "@analytics/outbox";
 import { createServiceClient, type RunningService, type ServiceContext } from "@analytics/rpc";
@@ -41,7 +41,8 @@ describe("catalogue service (real Postgres and JetStream)", () => {
     client = createServiceClient(CatalogueService, service.url);
     db = createDb({ url: database.url, schema: "catalogue" });
     // What the events service would consume: every catalogue message on the bus.
-    await t.bus.subscribe({ durable: "probe", subjects: ["analytics.catalogue.>"], handler: async (m) => void published.push(m) });
+    const catalogueSubjects = Object.values(topics).flatMap((x) => ("subject" in x && x.subject.startsWith("analytics.catalogue.") ? [x.subject] : []));
+    await t.bus.subscribe({ durable: "probe", subjects: catalogueSubjects, handle: async (ms) => void published.push(...ms) });
   });
   afterAll(async () => {
     await service.close();
@@ -430,14 +431,16 @@ describe("catalogue service (real Postgres and JetStream)", () => {
 
     await eventually(async () => mine().length >= 7, 10_000, "catalogue messages");
     const skuMessages = mine().filter((m) => m.subject.startsWith("analytics.catalogue.sku."));
-    expect(skuMessages.map((m) => [m.subject, (m.data as { product: { key: string } }).product.key])).toEqual([
-      ["analytics.catalogue.sku.created", "E1"],
-      ["analytics.catalogue.sku.created", "E2"],
-      ["analytics.catalogue.sku.updated", "E1"],
-      ["analytics.catalogue.sku.key_switched", "E2b"],
-      ["analytics.catalogue.sku.image_set", "E1"],
+    const decoded = skuMessages.map((m) => fromBinary(catalogueMessagesV1.SkuChangedSchema, m.payload));
+    expect(skuMessages.map((m, i) => [m.subject, decoded[i].product!.key, decoded[i].version])).toEqual([
+      ["analytics.catalogue.sku.created", "E1", 1n],
+      ["analytics.catalogue.sku.created", "E2", 1n],
+      ["analytics.catalogue.sku.updated", "E1", 2n],
+      ["analytics.catalogue.sku.key_switched", "E2b", 2n],
+      ["analytics.catalogue.sku.image_set", "E1", 3n],
     ]);
-    const product = (skuMessages[4].data as { product: Record<string, unknown> }).product;
+    expect(skuMessages.every((m, i) => m.aggregate === `sku:${decoded[i].skuId}` && decoded[i].accountId === account)).toBe(true);
+    const product = JSON.parse(stringifyRest(toRestJson(ProductSchema, decoded[4].product!)));
     expect(Object.keys(product).sort()).toEqual(PRODUCT_FIELDS);
     expect(product).toMatchObject({ key: "E1", color: "red", brandName: "EvBrand", imageUrl: `/v2/api/images/${sha256(PNG)}`, prices: [] });
     expect(mine().map((m) => m.subject)).toEqual(

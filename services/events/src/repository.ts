@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { stringifyRest } from "@analytics/contracts";
 import type { Db, Tx } from "@analytics/db";
 import { isUuid, pageWindow } from "@analytics/db";
 
@@ -85,8 +86,21 @@ export async function replacePayload(db: Db, accountId: string, id: string, payl
   return row;
 }
 
-export async function insertEvent(tx: Tx, e: { accountId: string; eventType: string; payload: unknown }): Promise<string> {
-  const id = randomUUID();
-  await tx("events").insert({ id, account_id: e.accountId, event_type: e.eventType, payload: JSON.stringify(e.payload) });
-  return id;
+export interface NewEvent {
+  accountId: string;
+  eventType: string;
+  /** The resource as a GET returns it (decimals as RestDecimal keep their digits). */
+  payload: unknown;
+}
+
+/** Queue entries in one statement, in the given order. */
+export async function insertEvents(tx: Tx, events: NewEvent[]): Promise<string[]> {
+  if (!events.length) return [];
+  const ids = events.map(() => randomUUID());
+  await tx.raw(
+    `INSERT INTO events (id, account_id, event_type, payload)
+     SELECT * FROM unnest(?::uuid[], ?::uuid[], ?::text[], ?::jsonb[])`,
+    [ids, events.map((e) => e.accountId), events.map((e) => e.eventType), events.map((e) => stringifyRest(e.payload))],
+  );
+  return ids;
 }

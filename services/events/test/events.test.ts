@@ -2,12 +2,14 @@ import { randomUUID } from "node:crypto";
 import pino from "pino";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { callerHeaders } from "@analytics/auth";
-import { eventsV1 } from "@analytics/contracts";
+import { create, toBinary } from "@bufbuild/protobuf";
+import type { BusMessage } from "@analytics/bus";
+import { eventsV1, topics } from "@analytics/contracts";
 import { createDb, type Db } from "@analytics/db";
-import { createServiceClient, type RunningService } from "@analytics/rpc";
+import { consumerHandler, createServiceClient, type RunningService } from "@analytics/rpc";
 import { createTestBus, createTestDatabase, eventually, type TestBus, type TestDatabase } from "@analytics/testing";
 import { startEventsService } from "../src/service";
-import { queueSubscriptions } from "../src/subscriptions";
+import { queueConsumer } from "../src/subscriptions";
 
 const { EventsService, EventState } = eventsV1;
 const internalToken = "x".repeat(40);
@@ -22,14 +24,21 @@ describe("events service (real Postgres and JetStream)", () => {
   const other = randomUUID();
   const as = (accountId: string) => ({ headers: callerHeaders(internalToken, { accountId, apiKeyId: randomUUID() }) });
 
-  const publishSku = (accountId: string, key: string, id = randomUUID()) =>
-    t.bus.publish({
-      id,
-      subject: "analytics.catalogue.sku.updated",
-      accountId,
-      occurredAt: new Date().toISOString(),
-      data: { product: { key, sku: key } },
-    });
+  const skuMessage = (accountId: string, key: string, id = randomUUID()): BusMessage => ({
+    id,
+    subject: topics.catalogueSkuUpdated.subject,
+    accountId,
+    occurredAt: new Date().toISOString(),
+    aggregate: `sku:${id}`,
+    payload: toBinary(
+      topics.catalogueSkuUpdated.schema,
+      create(topics.catalogueSkuUpdated.schema, { accountId, skuId: id, version: 1n, product: { id, key, sku: key, costCalculationPrice: { value: "19.99" } } }),
+    ),
+  });
+  const publishSku = async (accountId: string, key: string) => {
+    const [error] = await t.bus.publish([skuMessage(accountId, key)]);
+    if (error) throw error;
+  };
 
   beforeAll(async () => {
     database = await createTestDatabase();
@@ -64,34 +73,22 @@ describe("events service (real Postgres and JetStream)", () => {
     const { events, totalCount } = await client.listEvents({ page: { page: 1, pageSize: 10 } }, as(account));
     expect(totalCount).toBe(1n);
     expect(events[0]).toMatchObject({ id, accountId: account, eventType: "update_sku" });
-    expect(JSON.parse(events[0].payloadJson)).toEqual({ key: "first0", sku: "first0" });
+    expect(JSON.parse(events[0].payloadJson)).toMatchObject({ key: "first0", sku: "first0", costCalculationPrice: 19.99, prices: [] });
     expect(events[0].completedAt).toBeUndefined();
   });
 
   it("creates one entry for a redelivered message (inbox)", async () => {
-    const [rule] = queueSubscriptions(db);
-    const message = {
-      id: randomUUID(),
-      subject: "analytics.catalogue.sku.created",
-      accountId: account,
-      occurredAt: new Date().toISOString(),
-      data: { product: { key: "dup" } },
-    };
-    await rule.handler(message);
-    await rule.handler(message);
+    const handle = consumerHandler(db, "events", queueConsumer);
+    const message = skuMessage(account, "dup");
+    await handle([message]);
+    await handle([message, message]);
     expect(await db("events").whereRaw("payload->>'key' = 'dup'")).toHaveLength(1);
   });
 
-  it("ignores purchase order messages of orders that never were drafts", async () => {
-    const subs = queueSubscriptions(db);
-    const po = subs[1];
-    const base = { subject: "analytics.orders.purchase_order.updated", accountId: other, occurredAt: "" };
-    await po.handler({ ...base, id: randomUUID(), data: { purchaseOrder: { externalPONo: "A" }, wasDraft: false, isDraft: false } });
-    await po.handler({ ...base, id: randomUUID(), data: { purchaseOrder: { externalPONo: "B" }, wasDraft: true, isDraft: false } });
-    const rows = await db("events").where({ account_id: other });
-    expect(rows.map((r) => r.event_type)).toEqual(["draft_po_change"]);
-    expect(rows[0].payload).toEqual({ externalPONo: "B" });
-    await db("events").where({ account_id: other }).delete();
+  it("makes the entries of a batch in one go, in order", async () => {
+    const acc = randomUUID();
+    await consumerHandler(db, "events", queueConsumer)(["b1", "b2", "b3"].map((k) => skuMessage(acc, k)));
+    expect((await db("events").where({ account_id: acc }).orderBy("seq")).map((r) => r.payload.key)).toEqual(["b1", "b2", "b3"]);
   });
 
   it("pages in creation order and filters by type and status", async () => {

@@ -1,5 +1,6 @@
 import type { Migration } from "@analytics/db";
-import { outboxMigration } from "@analytics/outbox";
+import { outboxMigrations } from "@analytics/outbox";
 import { createCatalogue } from "./001_catalogue";
+import { productVersion } from "./002_product_version";
 
-export const migrations: Migration[] = [outboxMigration, createCatalogue];
+export const migrations: Migration[] = [...outboxMigrations, createCatalogue, productVersion];

@@ -1,6 +1,6 @@
 import type { Migration } from "@analytics/db";
-import { inboxMigration } from "@analytics/inbox";
-import { outboxMigration } from "@analytics/outbox";
+import { inboxMigrations } from "@analytics/inbox";
+import { outboxMigrations } from "@analytics/outbox";
 import { createEvents } from "./001_events";
 
-export const migrations: Migration[] = [outboxMigration, inboxMigration, createEvents];
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createEvents];
