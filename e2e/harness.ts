@@ -20,6 +20,8 @@ export interface Platform {
   startupMs: number;
   logs: string[];
   stop(): Promise<void>;
+  /** SIGKILL: the process dies mid-work, as in a crash. */
+  kill(): Promise<void>;
 }
 
 /** Starts the whole platform (`node dist/local/start.js`) and waits for its "platform ready" line. */
@@ -64,7 +66,16 @@ export async function startPlatform(env: Record<string, string | undefined>, tim
     startupMs,
     logs,
     stop: () => stopChild(child),
+    kill: () => killChild(child),
   };
+}
+
+function killChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once("exit", () => resolve());
+    child.kill("SIGKILL");
+  });
 }
 
 function stopChild(child: ChildProcess): Promise<void> {

@@ -1,5 +1,7 @@
-import { isFieldSet, ScalarType } from "@bufbuild/protobuf";
-import { DecimalSchema, type Decimal } from "@analytics/contracts";
+import { isFieldSet, ScalarType, toBinary } from "@bufbuild/protobuf";
+import { catalogueV1, DecimalSchema, type Decimal } from "@analytics/contracts";
+
+const { ProductSchema } = catalogueV1;
 import type { FieldViolation } from "@analytics/errors";
 import { invalid } from "@analytics/errors";
 import { DATE_FIELDS, WRITABLE_FIELDS, type Product } from "./resources";
@@ -124,10 +126,18 @@ export function productViolations(input: Product): FieldViolation[] {
   return problems;
 }
 
+/**
+ * A product's encoded size at most: every change of it is announced with the whole product, and
+ * the bus carries messages up to 1 MiB, so a larger product could be stored but never announced.
+ */
+export const MAX_PRODUCT_BYTES = 512 * 1024;
+
 /** Rules across fields, checked on the product as it would be stored. */
 export function storedProductViolations(product: Product): FieldViolation[] {
   const key = keyProblem(product.key);
   const problems: FieldViolation[] = key ? [{ path: "key", message: key }] : [];
+  const size = toBinary(ProductSchema, product).length;
+  if (size > MAX_PRODUCT_BYTES) problems.push({ path: "", message: `the product is too large (${size} bytes encoded, at most ${MAX_PRODUCT_BYTES})` });
   if (product.startDate && product.endDate && product.endDate < product.startDate) {
     problems.push({ path: "endDate", message: "must not be before startDate" });
   }
@@ -136,5 +146,5 @@ export function storedProductViolations(product: Product): FieldViolation[] {
 
 /** A BatchResponse message for field problems: "invalid: path message; ...". */
 export function violationMessage(problems: FieldViolation[]): string {
-  return `invalid: ${problems.map((p) => `${p.path} ${p.message}`).join("; ")}`;
+  return `invalid: ${problems.map((p) => (p.path ? `${p.path} ${p.message}` : p.message)).join("; ")}`;
 }
