@@ -188,7 +188,7 @@ export async function runServiceMain(
       logger,
       internalToken: required(config, "INTERNAL_TOKEN"),
       port: config.SERVICE_PORT ?? defaultPort,
-      host: config.HOST,
+      host: config.HOST ?? "0.0.0.0",
       outboxPollMs: config.OUTBOX_POLL_MS,
     });
     const shutdown = async (signal: string) => {

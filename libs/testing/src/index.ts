@@ -82,3 +82,5 @@ export async function eventually<T>(check: () => Promise<T | undefined | false>,
   }
 }
 
+
+export { freezableProxy, type FreezableProxy } from "./proxy";

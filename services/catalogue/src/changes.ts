@@ -1,6 +1,6 @@
 import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import { catalogueV1, toRestJson } from "@analytics/contracts";
-import type { Tx } from "@analytics/db";
+import { inTransaction, type Tx } from "@analytics/db";
 import { enqueue, type OutboxMessage } from "@analytics/outbox";
 import type { ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
@@ -14,9 +14,9 @@ import { productFromRow, type Product } from "./resources";
 
 export type ProductVerb = "created" | "updated" | "key_switched" | "image_set";
 
-/** Commits `work` and wakes the outbox relay. */
+/** Commits `work` (run again on a deadlock or serialization failure) and wakes the outbox relay. */
 export async function commit<T>(ctx: ServiceContext, work: (tx: Tx) => Promise<T>): Promise<T> {
-  const result = await ctx.db.transaction(work);
+  const result = await inTransaction(ctx.db, work);
   ctx.relay.kick();
   return result;
 }
