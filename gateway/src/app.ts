@@ -11,6 +11,7 @@ import { TokenIssuer } from "./accounts/tokens";
 import { callAs, createClients, type ServiceUrls } from "./clients";
 import { installErrorHandling } from "./http/errors";
 import { docsContentSecurityPolicy, installResponseHeaders } from "./http/headers";
+import { frameworkErrors, refuseHostileInput } from "./http/hostile-input";
 import { OpenApi } from "./http/openapi";
 import type { RouteContext } from "./http/route";
 import { brandRoutes } from "./routes/brands";
@@ -92,7 +93,9 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     // Client addresses (the /auth brake counts per address) come from X-Forwarded-For only behind
     // that many trusted proxies; otherwise anyone could pick their own address.
     trustProxy: (_address: string, hop: number) => hop < deps.trustProxyHops,
-    routerOptions: { ignoreTrailingSlash: false },
+    // A mapping field may have 500 characters, percent-encoded up to 9 bytes each.
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 5_000 },
+    frameworkErrors,
     // A client gets REQUEST_TIMEOUT_MS to send a whole request and 10 s for its headers (checked
     // every second); a connection silent for a minute is closed. Handlers are bounded by the
     // database and service-call deadlines.
@@ -102,6 +105,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   });
   installErrorHandling(app);
   installResponseHeaders(app);
+  refuseHostileInput(app);
   // Bodies are JSON only: anything else is a 415 (Fastify would otherwise accept text/plain).
   app.removeContentTypeParser("text/plain");
   // One log line per request, with its duration.

@@ -64,7 +64,7 @@ export function toConnectError(error: unknown, onInternal?: (error: unknown) => 
   if (isPostgresDataException(error)) {
     // Postgres refused a value the checks let through (a NUL in text, an out-of-range number):
     // the caller's input, so a 400 — without the driver's text.
-    return new ConnectError("a value in the request cannot be stored", Code.InvalidArgument);
+    return new ConnectError(DATA_EXCEPTION_MESSAGE, Code.InvalidArgument);
   }
   onInternal?.(error);
   return new ConnectError(INTERNAL_MESSAGE, Code.Internal);
@@ -104,8 +104,10 @@ export function infrastructureKind(error: unknown): "conflict" | "unavailable" |
   return undefined;
 }
 
+const DATA_EXCEPTION_MESSAGE = "a value in the request cannot be stored";
+
 /** SQLSTATE class 22, "data exception": caused by the data sent, not by the system. */
-function isPostgresDataException(error: unknown): boolean {
+export function isPostgresDataException(error: unknown): boolean {
   const e = error as { code?: unknown; severity?: unknown };
   return typeof e?.code === "string" && /^22[0-9A-Z]{3}$/.test(e.code) && typeof e.severity === "string";
 }
@@ -160,6 +162,7 @@ export function httpErrorOf(error: unknown): GeneralResponse {
   const infrastructure = error instanceof ConnectError ? undefined : infrastructureKind(error);
   if (infrastructure === "unavailable") return generalResponse(503, UNAVAILABLE_MESSAGE);
   if (infrastructure === "conflict") return generalResponse(409, CONFLICT_MESSAGE);
+  if (!(error instanceof ConnectError) && isPostgresDataException(error)) return generalResponse(400, DATA_EXCEPTION_MESSAGE);
   const connectError = ConnectError.from(error);
   const statusCode = unreachable(connectError) ? 503 : (httpOfCode[connectError.code] ?? 500);
   if (statusCode >= 500 && statusCode !== 503 && statusCode !== 501) {
