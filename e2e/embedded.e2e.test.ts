@@ -70,6 +70,14 @@ describe("embedded default (no DATABASE_URL, no NATS_URL)", () => {
       // A second platform on the same DATA_DIR: one line saying why and what to do.
       const busy = await startFailure({ ...env, EMBEDDED_PG_PORT: String(await freePort()) });
       expect(busy).toMatch(/embedded Postgres did not start .*Another Postgres uses this DATA_DIR/);
+      // Another DATA_DIR on the same port: the same, naming the port and EMBEDDED_PG_PORT.
+      const otherDir = mkdtempSync(join(tmpdir(), "analytics-e2e-port-"));
+      try {
+        const portTaken = await startFailure({ ...env, DATA_DIR: otherDir });
+        expect(portTaken).toMatch(new RegExp(`embedded Postgres did not start on port ${pgPort} .*set EMBEDDED_PG_PORT to a free one`));
+      } finally {
+        rmSync(otherDir, { recursive: true, force: true });
+      }
 
       // Make this a data directory of before the password was generated: the old constant, no stored password.
       const admin = new pg.Client({ host: "127.0.0.1", port: pgPort, user: "postgres", password: EMBEDDED_PG_PASSWORD, database: "postgres" });
