@@ -1,6 +1,6 @@
 import { Code } from "@connectrpc/connect";
 import { httpErrorOf, toConnectError } from "@analytics/errors";
-import { createTestDatabase, freezableProxy, type TestDatabase } from "@analytics/testing";
+import { createTestDatabase, crossingTransactions, freezableProxy, type TestDatabase } from "@analytics/testing";
 import { createDb, inTransaction, type Db } from "../src";
 
 /** What the gateway would answer for an error a service's repository threw. */
@@ -47,40 +47,15 @@ describe("database faults (real Postgres)", () => {
     expect(statusOf(error)).toBe(503);
   });
 
-  /** Two transactions that lock rows 1 and 2 in opposite orders on their first attempt: Postgres aborts one (40P01). */
-  function crossingPair(attemptsAllowed: number) {
-    const attempts = [0, 0];
-    let bothLocked!: () => void;
-    const barrier = new Promise<void>((resolve) => (bothLocked = resolve));
-    let locked = 0;
-    const crossing = (side: 0 | 1) =>
-      inTransaction(
-        db,
-        async (tx) => {
-          const attempt = ++attempts[side];
-          const [first, second] = side === 0 ? [1, 2] : [2, 1];
-          await tx("things").where({ id: first }).increment("n", 1);
-          if (attempt === 1) {
-            if (++locked === 2) bothLocked();
-            await barrier;
-          }
-          await tx("things").where({ id: second }).increment("n", 1);
-        },
-        attemptsAllowed,
-      );
-    return { attempts, run: () => Promise.allSettled([crossing(0), crossing(1)]) };
-  }
-
   it("retries a deadlocked transaction inside the service", async () => {
-    const pair = crossingPair(3);
-    const results = await pair.run();
-    expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled"]);
+    const pair = crossingTransactions("things", (work) => inTransaction(db, work, 3));
+    expect((await pair.settled).map((r) => r.status)).toEqual(["fulfilled", "fulfilled"]);
     expect([...pair.attempts].sort()).toEqual([1, 2]);
     expect((await db("things").orderBy("id")).map((r) => r.n)).toEqual([2, 2]);
 
     // Without retries, the victim's caller gets the deadlock, which answers 503 (not 500).
-    const once = crossingPair(1);
-    const rejected = (await once.run()).filter((r): r is PromiseRejectedResult => r.status === "rejected");
+    const once = crossingTransactions("things", (work) => inTransaction(db, work, 1));
+    const rejected = (await once.settled).filter((r): r is PromiseRejectedResult => r.status === "rejected");
     expect(rejected).toHaveLength(1);
     expect(rejected[0].reason.code).toBe("40P01");
     expect(statusOf(rejected[0].reason)).toBe(503);

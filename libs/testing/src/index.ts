@@ -84,3 +84,4 @@ export async function eventually<T>(check: () => Promise<T | undefined | false>,
 
 
 export { freezableProxy, type FreezableProxy } from "./proxy";
+export { crossingTransactions } from "./deadlock";
