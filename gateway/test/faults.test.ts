@@ -167,6 +167,20 @@ describe("gateway edge: deadlines, bodies, headers, brakes", () => {
     expect(status).toBe("HTTP/1.1 408 Request Timeout");
   });
 
+  it("answers a path parameter over the router's limit and a malformed URL with GeneralResponses", async () => {
+    const account = await signUp(gw, "10.0.7.4");
+    const headers = { authorization: `Bearer ${account.token}` };
+    const long = await gw.app.inject({ method: "GET", url: `/v2/api/mappingtables/${"m".repeat(6000)}`, headers });
+    expect(long.statusCode).toBe(414);
+    expect(long.json()).toEqual({ statusCode: 414, error: "URI Too Long", message: "a path parameter is too long" });
+    // 500 characters, as the schema allows, reach the route (which answers for the mapping table).
+    const allowed = await gw.app.inject({ method: "GET", url: `/v2/api/mappingtables/${"m".repeat(500)}`, headers });
+    expect(allowed.statusCode).not.toBe(414);
+    const malformed = await gw.app.inject({ method: "GET", url: "/v2/api/mappingtables/%FF", headers });
+    expect(malformed.statusCode).toBe(400);
+    expect(malformed.json()).toMatchObject({ statusCode: 400, error: "Bad Request" });
+  });
+
   it("sets nosniff everywhere, no-store on tokens and admin answers, a CSP on /docs", async () => {
     const answers = await Promise.all([
       gw.app.inject({ method: "GET", url: "/healthz" }),
