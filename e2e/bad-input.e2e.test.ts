@@ -59,4 +59,55 @@ describe("bad input never gives a 500", () => {
     expect(calls).toBeGreaterThan(1000);
     expect(failures).toEqual([]);
   }, 300_000);
+
+  const nested = (levels: number, leaf: unknown = 1): unknown => (levels === 0 ? leaf : { a: nested(levels - 1, leaf) });
+  const nestedArray = (levels: number) => "[".repeat(levels) + "]".repeat(levels);
+  const surrogate = "\ud800";
+  const overflow = [2 ** 31, 2 ** 53 + 2, -(2 ** 63), 1e309];
+  /** Each hostile value alone, in the path, the query and the body of every operation. */
+  const hostilePaths = ["%ED%A0%80", "%ED%B0%80x", "2147483648", "99999999999999999999999", "m".repeat(600), "%FF"];
+  const hostileQueries = ["?page=2147483648", "?pageSize=2147483648", "?page=99999999999999999999", `?key=%ED%A0%80`, `?name=%ED%A0%80`, "?page=-2147483649"];
+  const hostileBodies: string[] = [
+    JSON.stringify(nested(60)),
+    JSON.stringify([{ key: "k", externalAttributes: nested(60) }]),
+    JSON.stringify({ key: "k", externalAttributes: nested(60) }),
+    `{"payload":${'{"a":'.repeat(6000)}1${"}".repeat(6000)}}`,
+    nestedArray(6000),
+    JSON.stringify({ key: surrogate, name: surrogate, payload: surrogate, mappingType: "products", mappingValues: { [surrogate]: surrogate } }),
+    JSON.stringify([{ key: `k${surrogate}`, id: surrogate, status: "completed", productName: surrogate }]),
+    JSON.stringify({ key: "k", externalAttributes: { [surrogate]: 1 } }),
+    ...overflow.map((n) => `{"key":"k","status":${n},"year":${n},"moq":${n},"page":${n},"sort":${n}}`),
+    ...overflow.map((n) => `[{"key":"k","status":${n},"year":${n},"moq":${n},"id":${n}}]`),
+  ];
+
+  it("answers 4xx to depth, lone surrogates and integer overflow on every operation", async () => {
+    const { token } = await signUp(platform.baseUrl, E2E_ADMIN_TOKEN, "Hostile");
+    const doc = (await (await fetch(`${platform.baseUrl}/v2/api/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    const failures: string[] = [];
+    let calls = 0;
+    const call = async (method: string, path: string, body?: string) => {
+      const authorization = path.startsWith("/admin") ? `Bearer ${E2E_ADMIN_TOKEN}` : `Bearer ${token}`;
+      const res = await fetch(platform.baseUrl + path, {
+        method: method.toUpperCase(),
+        headers: { authorization, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+        body,
+      });
+      calls++;
+      const text = await res.text();
+      if (res.status >= 500) failures.push(`${method.toUpperCase()} ${path.slice(0, 100)} ${body?.slice(0, 80) ?? ""} -> ${res.status} ${text.slice(0, 120)}`);
+      if (res.status >= 400 && !/"statusCode"/.test(text)) failures.push(`${method.toUpperCase()} ${path.slice(0, 100)} -> ${res.status} not a GeneralResponse: ${text.slice(0, 80)}`);
+    };
+    for (const [template, operations] of Object.entries<Record<string, unknown>>(doc.paths)) {
+      const plain = template.replace(/\{[^}]+\}/g, "00000000-0000-0000-0000-000000000000");
+      for (const method of Object.keys(operations)) {
+        const writes = ["post", "put", "patch"].includes(method);
+        const validBody = writes ? "{}" : undefined;
+        if (template.includes("{")) for (const value of hostilePaths) await call(method, template.replace(/\{[^}]+\}/g, value), validBody);
+        for (const query of hostileQueries) await call(method, plain + query, validBody);
+        if (writes) for (const body of hostileBodies) await call(method, plain, body);
+      }
+    }
+    expect(calls).toBeGreaterThan(300);
+    expect(failures).toEqual([]);
+  }, 300_000);
 });

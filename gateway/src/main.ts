@@ -1,4 +1,4 @@
-import { createLogger, loadConfig, required, serviceUrls } from "@analytics/config";
+import { createLogger, exitOnStartupError, loadConfig, required, serviceUrls } from "@analytics/config";
 import { buildGateway, gatewaySettings } from "./app";
 
 /** `node dist/gateway/main.js`: the gateway alone, with services at their *_URL addresses. */
@@ -14,13 +14,10 @@ async function main(): Promise<void> {
     ...gatewaySettings(config),
     logger,
   });
-  await gateway.app.listen({ port: config.PORT, host: config.HOST });
+  await gateway.app.listen({ port: config.PORT, host: config.HOST ?? "0.0.0.0" });
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     process.once(signal, () => void gateway.close().then(() => process.exit(0)));
   }
 }
 
-main().catch((error) => {
-  console.error(error instanceof Error ? error.message : error);
-  process.exit(1);
-});
+main().catch(exitOnStartupError);

@@ -65,21 +65,27 @@ describe("gateway edge (real Postgres; services not running)", () => {
     }
   });
 
-  it("brakes brute force with 429 and Retry-After", async () => {
+  it("brakes brute force with 429 and Retry-After, per address and per (address, account), never per account alone", async () => {
     const acct = await newAccount();
     for (let i = 0; i < 3; i++) expect((await tokenFor(acct.accountID, acct.apiKeyId + ".bad", "10.9.9.9")).statusCode).toBe(401);
     const blocked = await tokenFor(acct.accountID, acct.apiKey, "10.9.9.9");
     expect(blocked.statusCode).toBe(429);
     expect(Number(blocked.headers["retry-after"])).toBeGreaterThan(0);
-    // The account is braked from another address too.
-    expect((await tokenFor(acct.accountID, acct.apiKey, "10.9.9.10")).statusCode).toBe(429);
+    // No lock-out by strangers: the right key from an address that is not braked gets its token.
+    expect((await tokenFor(acct.accountID, acct.apiKey, "10.9.9.10")).statusCode).toBe(200);
+    // The braked address may still sign in to another account (3 failures < 5 x 3 for the address).
+    const second = await newAccount();
+    expect((await tokenFor(second.accountID, second.apiKey, "10.9.9.9")).statusCode).toBe(200);
+    // An address that fails on many accounts is braked for all of them.
+    for (let i = 0; i < 15; i++) await tokenFor((await newAccount()).accountID, "x.y", "10.7.7.7");
+    expect((await tokenFor(second.accountID, second.apiKey, "10.7.7.7")).statusCode).toBe(429);
     // A forged X-Forwarded-For does not buy a fresh address (no trusted proxy configured).
     const other = await newAccount();
     for (let i = 0; i < 3; i++) await tokenFor(other.accountID, other.apiKeyId + ".bad", "10.8.8.8");
     const forged = await inject({
       method: "POST",
       url: "/v2/api/auth",
-      payload: { accountID: (await newAccount()).accountID, apiKey: "x.y" },
+      payload: { accountID: other.accountID, apiKey: other.apiKey },
       remoteAddress: "10.8.8.8",
       headers: { "x-forwarded-for": "1.2.3.4" },
     });

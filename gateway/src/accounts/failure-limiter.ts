@@ -1,7 +1,12 @@
 /**
- * Brute-force brake for POST /auth: counts failures per key (client address, account) in a fixed
- * window. Kept in memory: each gateway replica brakes on its own, which bounds an attacker to
- * replicas x limit attempts per window.
+ * Brute-force brake: counts failures per key (a client address, an address and account) in a
+ * fixed window. Kept in memory: each gateway replica brakes on its own, which bounds an attacker
+ * to replicas x limit attempts per window.
+ *
+ * Every window has the same length, so a Map kept in insertion order (a key whose window is
+ * renewed is deleted and inserted again) is also in order of expiry: expired keys are dropped from
+ * its head as failures arrive, each failure costs O(1) amortised, and memory stays bounded by the
+ * keys that failed within one window.
  */
 export class FailureLimiter {
   private readonly windows = new Map<string, { failures: number; resetAt: number }>();
@@ -26,15 +31,27 @@ export class FailureLimiter {
 
   fail(keys: string[]): void {
     const t = this.now();
-    if (this.windows.size > 100_000) this.sweep(t);
+    this.dropExpired(t);
     for (const key of keys) {
       const w = this.windows.get(key);
-      if (!w || w.resetAt <= t) this.windows.set(key, { failures: 1, resetAt: t + this.windowMs });
-      else w.failures++;
+      if (w && w.resetAt > t) {
+        w.failures++;
+        continue;
+      }
+      this.windows.delete(key);
+      this.windows.set(key, { failures: 1, resetAt: t + this.windowMs });
     }
   }
 
-  private sweep(t: number): void {
-    for (const [key, w] of this.windows) if (w.resetAt <= t) this.windows.delete(key);
+  /** Keys that currently count failures (expired ones leave as new failures arrive). */
+  get size(): number {
+    return this.windows.size;
+  }
+
+  private dropExpired(t: number): void {
+    for (const [key, w] of this.windows) {
+      if (w.resetAt > t) return;
+      this.windows.delete(key);
+    }
   }
 }

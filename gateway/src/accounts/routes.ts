@@ -35,11 +35,39 @@ export function bearerAuthenticator(db: Db, tokens: TokenIssuer) {
   };
 }
 
-export function adminAuthenticator(adminToken: string | undefined) {
+/**
+ * The admin check: the admin token, with the scheme in any case like account tokens. Wrong tokens
+ * are braked per client address like POST /auth.
+ */
+export function adminAuthenticator(o: Pick<AccountsOptions, "adminToken" | "authMaxFailures" | "authFailureWindowSeconds">) {
+  const { adminToken } = o;
+  const failures = new FailureLimiter(o.authMaxFailures, o.authFailureWindowSeconds * 1000);
   return (request: FastifyRequest): void => {
-    const header = request.headers.authorization ?? "";
-    const token = header.startsWith("Bearer ") ? header.slice(7) : "";
-    if (!adminToken || !token || !sameSecret(token, adminToken)) throw new HttpError(401, "admin token required");
+    const keys = [`ip:${request.ip}`];
+    refuseWhileBraked(failures, keys);
+    const match = /^Bearer (.+)$/i.exec(request.headers.authorization ?? "");
+    if (adminToken && match && sameSecret(match[1], adminToken)) return;
+    failures.fail(keys);
+    throw new HttpError(401, "admin token required", undefined, { "WWW-Authenticate": 'Bearer realm="admin"' });
+  };
+}
+
+function refuseWhileBraked(limiter: FailureLimiter, keys: string[]): void {
+  const wait = limiter.retryAfter(keys);
+  if (wait > 0) throw new HttpError(429, "too many failed attempts, try again later", undefined, { "Retry-After": String(wait) });
+}
+
+/**
+ * The brakes of POST /auth. Failures count per client address and per (address, account), never
+ * per account alone: a stranger who knows an account id cannot lock its owner out. An address may
+ * fail AUTH_MAX_FAILURES times on one account, and five times that over all accounts (one office
+ * behind one NAT runs several integrations).
+ */
+export function authFailureLimiters(o: Pick<AccountsOptions, "authMaxFailures" | "authFailureWindowSeconds">) {
+  const windowMs = o.authFailureWindowSeconds * 1000;
+  return {
+    byAddress: new FailureLimiter(o.authMaxFailures * 5, windowMs),
+    byAddressAndAccount: new FailureLimiter(o.authMaxFailures, windowMs),
   };
 }
 
@@ -47,7 +75,7 @@ const authResponse = z.object({ accessToken: z.string(), tokenType: z.literal("B
 
 /** POST /v2/api/auth: the same 401 for an unknown account, an unknown key and a wrong secret. */
 export function authRoutes(ctx: RouteContext, o: AccountsOptions, tokens: TokenIssuer): void {
-  const limiter = new FailureLimiter(o.authMaxFailures, o.authFailureWindowSeconds * 1000);
+  const { byAddress, byAddressAndAccount } = authFailureLimiters(o);
   route(ctx, {
     method: "POST",
     url: "/v2/api/auth",
@@ -62,13 +90,15 @@ export function authRoutes(ctx: RouteContext, o: AccountsOptions, tokens: TokenI
       429: { description: "too many failed attempts; see Retry-After", schema: generalResponseSchema },
     },
     handler: async ({ body }, request) => {
-      const keys = [`ip:${request.ip}`, `account:${body.accountID.toLowerCase()}`];
-      const wait = limiter.retryAfter(keys);
-      if (wait > 0) throw new HttpError(429, "too many failed attempts, try again later", undefined, { "Retry-After": String(wait) });
+      const address = [`ip:${request.ip}`];
+      const addressAndAccount = [`ip:${request.ip} account:${body.accountID.toLowerCase()}`];
+      refuseWhileBraked(byAddress, address);
+      refuseWhileBraked(byAddressAndAccount, addressAndAccount);
       const parts = splitApiKey(body.apiKey);
       const stored = parts ? await accounts.activeKeyHash(o.db, body.accountID, parts.apiKeyId) : undefined;
       if (!parts || !secretMatches(o.apiKeyPepper, parts.secret, stored)) {
-        limiter.fail(keys);
+        byAddress.fail(address);
+        byAddressAndAccount.fail(addressAndAccount);
         throw new HttpError(401, "wrong account id or API key");
       }
       const accessToken = await tokens.issue({ accountId: body.accountID.toLowerCase(), apiKeyId: parts.apiKeyId });

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance } from "fastify";
 import { ConnectError } from "@connectrpc/connect";
-import { generalResponse, httpErrorOf, type FieldViolation, type GeneralResponse } from "@analytics/errors";
+import { generalResponse, httpErrorOf, infrastructureKind, isPostgresDataException, type FieldViolation, type GeneralResponse } from "@analytics/errors";
 
 /** An HTTP answer decided at the edge (validation, auth, limits). */
 export class HttpError extends Error {
@@ -32,6 +32,10 @@ export function installErrorHandling(app: FastifyInstance): void {
     } else if (error instanceof ConnectError) {
       body = httpErrorOf(error);
       if (body.statusCode >= 500) request.log.error({ err: error }, "service call failed");
+    } else if (infrastructureKind(error) || isPostgresDataException(error)) {
+      // The gateway's own database is down, frozen or busy (503), or refused a value (400): never a 500.
+      body = httpErrorOf(error);
+      if (body.statusCode >= 500) request.log.warn({ err: error }, "database unavailable");
     } else {
       const fe = error as FastifyError;
       const known = fe.code ? fastifyCodes[fe.code] : undefined;

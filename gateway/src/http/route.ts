@@ -61,14 +61,21 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
   // Unknown query parameters are tolerated (clients add cache busters); unknown body fields are not.
   const query = z.object(spec.query ?? ({} as Q));
   ctx.openapi.add(spec);
+  const callers = new WeakMap<FastifyRequest, Caller>();
   ctx.app.route({
     method: spec.method,
     url: spec.url,
     bodyLimit: spec.bodyLimit,
-    handler: async (request, reply) => {
-      let caller: Caller = { accountId: "", apiKeyId: "" };
-      if (spec.auth === "bearer") caller = await ctx.authenticate(request);
+    // Before the body is read: a stranger's body is never buffered nor parsed, and a declared
+    // length over the limit is refused before a byte of it arrives.
+    onRequest: async (request) => {
+      const limit = spec.bodyLimit ?? ctx.app.initialConfig.bodyLimit ?? Infinity;
+      if (Number(request.headers["content-length"] ?? 0) > limit) throw new HttpError(413, "request body is too large");
+      if (spec.auth === "bearer") callers.set(request, await ctx.authenticate(request));
       if (spec.auth === "admin") ctx.authenticateAdmin(request);
+    },
+    handler: async (request, reply) => {
+      const caller = callers.get(request) ?? { accountId: "", apiKeyId: "" };
       const input = {
         params: parse(params, request.params, "path"),
         query: parse(query, request.query, "query"),

@@ -24,7 +24,10 @@ export const configSchema = z.object({
   DATA_DIR: z.string().default("./.data"),
   /** Gateway HTTP port. */
   PORT: port.default(8080),
-  HOST: z.string().default("0.0.0.0"),
+  /** Where to listen; unset: 127.0.0.1 for `npm start` (a developer's machine), 0.0.0.0 for each deployable alone (the image). */
+  HOST: z.string().optional(),
+  /** Port of the embedded Postgres of `npm start` (used only without DATABASE_URL). */
+  EMBEDDED_PG_PORT: port.default(54329),
   /** Believe X-Forwarded-For from this many proxies in front of the gateway (0: none). */
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   /** Port of a service started alone (services/<name>/main); each has its own default. */
@@ -42,11 +45,22 @@ export const configSchema = z.object({
   AUTH_MAX_FAILURES: z.coerce.number().int().min(1).default(10),
   AUTH_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
   OUTBOX_POLL_MS: z.coerce.number().int().min(10).default(250),
+  /** Longest wait for a database connection from the pool; then the request answers 503. */
+  DB_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
+  /** Longest SQL statement (Postgres statement_timeout); then the request answers 503. */
+  DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
+  /** Deadline of each gateway-to-service call; then the request answers 503. */
+  SERVICE_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** Longest time a client may take to send a whole request (headers and body); then 408 and the connection closes. */
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(30_000),
   /** Where each service answers (`CATALOGUE_URL`, ...), one per entry of the service registry. */
   ...serviceUrlShape(),
 });
 
 export type Config = z.infer<typeof configSchema>;
+
+/** A process cannot start, for a reason its `message` tells the user with what to do; printed without a stack trace. */
+export class StartupError extends Error {}
 
 function serviceUrlShape() {
   const shape = Object.fromEntries(
@@ -55,26 +69,48 @@ function serviceUrlShape() {
   return shape as Record<`${Uppercase<ServiceName>}_URL`, z.ZodDefault<z.ZodString>>;
 }
 
+/** The database timeouts every pool uses. */
+export function dbTimeouts(config: Config) {
+  return { acquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS, statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS };
+}
+
 /** Every service's address from configuration, by service name. */
 export function serviceUrls(config: Config): Record<ServiceName, string> {
   return Object.fromEntries(serviceNames.map((name) => [name, config[serviceUrlVariable(name)]])) as Record<ServiceName, string>;
 }
 
-export class ConfigError extends Error {
+/** One line per problem, each with the bad value. */
+export class ConfigError extends StartupError {
   constructor(readonly problems: string[]) {
     super(`invalid configuration:\n  ${problems.join("\n  ")}`);
     this.name = "ConfigError";
   }
 }
 
+/** Variables whose value must not appear in a log or terminal, even when it is wrong. */
+const SECRET = /TOKEN|SECRET|PEPPER|PASSWORD/;
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   // An empty variable means "not set", as in most deployment tools.
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
   const parsed = configSchema.safeParse(present);
   if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`));
+    throw new ConfigError(
+      parsed.error.issues.map((i) => {
+        const name = i.path.join(".");
+        const value = present[name];
+        const shown = value === undefined ? "" : SECRET.test(name) ? ` (got ${value.length} characters)` : ` (got ${JSON.stringify(value)})`;
+        return `${name}: ${i.message}${shown}`;
+      }),
+    );
   }
   return parsed.data;
+}
+
+/** Prints why a process cannot start (a StartupError: its message only; a bug: with its stack) and exits. */
+export function exitOnStartupError(error: unknown): never {
+  console.error(error instanceof StartupError ? error.message : error);
+  process.exit(1);
 }
 
 /** The value of an optional setting that this process cannot run without. */

@@ -29,6 +29,35 @@ describe("loadConfig", () => {
     expect(problems).toMatch(/JWT_SECRET/);
   });
 
+  it("prints one line per problem with the bad value (never a secret's), and no stack trace", () => {
+    let error: unknown;
+    try {
+      loadConfig({ PORT: "80800", EMBEDDED_PG_PORT: "x", JWT_SECRET: "short-secret", DB_STATEMENT_TIMEOUT_MS: "-1" });
+    } catch (e) {
+      error = e;
+    }
+    const problems = (error as ConfigError).problems;
+    expect(problems).toEqual([
+      expect.stringMatching(/^PORT: .* \(got "80800"\)$/),
+      expect.stringMatching(/^EMBEDDED_PG_PORT: .* \(got "x"\)$/),
+      expect.stringMatching(/^JWT_SECRET: .* \(got 12 characters\)$/),
+      expect.stringMatching(/^DB_STATEMENT_TIMEOUT_MS: .* \(got "-1"\)$/),
+    ]);
+    expect((error as Error).message).toBe(`invalid configuration:\n  ${problems.join("\n  ")}`);
+    expect((error as Error).message).not.toMatch(/short-secret/);
+  });
+
+  it("has the deadlines and the embedded Postgres port, with defaults", () => {
+    expect(loadConfig({})).toMatchObject({
+      EMBEDDED_PG_PORT: 54329,
+      DB_ACQUIRE_TIMEOUT_MS: 5000,
+      DB_STATEMENT_TIMEOUT_MS: 15000,
+      SERVICE_CALL_TIMEOUT_MS: 10000,
+      REQUEST_TIMEOUT_MS: 30000,
+    });
+    expect(loadConfig({}).HOST).toBeUndefined();
+  });
+
   it("required() names a missing setting", () => {
     expect(() => required(loadConfig({}), "DATABASE_URL")).toThrow(/DATABASE_URL: required/);
     expect(required(loadConfig({ DATABASE_URL: "postgres://x@h/db" }), "DATABASE_URL")).toBe("postgres://x@h/db");

@@ -14,15 +14,35 @@ export interface DbOptions {
   schema: string;
   poolMax?: number;
   applicationName?: string;
+  /** Longest wait for a pooled connection (or a new one), so a dead or frozen server fails fast. */
+  acquireTimeoutMs?: number;
+  /** Longest statement: Postgres cancels it (statement_timeout), and the driver gives up a little later on a server that no longer answers at all. */
+  statementTimeoutMs?: number;
 }
 
-export function createDb({ url, schema, poolMax = 10, applicationName = schema }: DbOptions): Db {
+export const DB_DEFAULTS = { acquireTimeoutMs: 5_000, statementTimeoutMs: 15_000 };
+
+export function createDb({
+  url,
+  schema,
+  poolMax = 10,
+  applicationName = schema,
+  acquireTimeoutMs = DB_DEFAULTS.acquireTimeoutMs,
+  statementTimeoutMs = DB_DEFAULTS.statementTimeoutMs,
+}: DbOptions): Db {
   assertIdentifier(schema);
   return knex({
     client: "pg",
-    connection: { connectionString: url, application_name: applicationName },
+    connection: {
+      connectionString: url,
+      application_name: applicationName,
+      statement_timeout: statementTimeoutMs,
+      // A frozen server never sends the cancellation: the client stops waiting on its own.
+      query_timeout: statementTimeoutMs + 1_000,
+      connectionTimeoutMillis: acquireTimeoutMs,
+    },
     searchPath: [schema],
-    pool: { min: 0, max: poolMax },
+    pool: { min: 0, max: poolMax, acquireTimeoutMillis: acquireTimeoutMs, createTimeoutMillis: acquireTimeoutMs },
   });
 }
 
@@ -56,8 +76,28 @@ export async function migrate(db: Db, schema: string, migrations: Migration[]): 
   return applied;
 }
 
-export function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {
-  return db.transaction(work);
+/** Serialization failure and deadlock: Postgres rolled the transaction back, and running it again may well succeed. */
+const RETRIABLE = new Set(["40001", "40P01"]);
+
+/**
+ * Runs `operation` again (up to `attempts` times in all, after a short random pause) when Postgres
+ * aborted it as a serialization failure or deadlock victim. The last failure is thrown; libs/errors
+ * maps it to 503.
+ */
+export async function retrying<T>(operation: () => Promise<T>, attempts = 3): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await operation();
+    } catch (error) {
+      if (attempt >= attempts || !RETRIABLE.has((error as { code?: string })?.code ?? "")) throw error;
+      await new Promise((resolve) => setTimeout(resolve, attempt * (10 + Math.random() * 40)));
+    }
+  }
+}
+
+/** One transaction, retried whole on a serialization failure or deadlock: `work` must only touch the database. */
+export function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>, attempts = 3): Promise<T> {
+  return retrying(() => db.transaction(work), attempts);
 }
 
 export async function ping(db: Db): Promise<void> {

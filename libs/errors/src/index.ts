@@ -58,17 +58,56 @@ export function toConnectError(error: unknown, onInternal?: (error: unknown) => 
     return new ConnectError(error.message, codeOfKind[error.kind], undefined, details);
   }
   if (error instanceof ConnectError) return error;
+  const infrastructure = infrastructureKind(error);
+  if (infrastructure === "conflict") return new ConnectError(CONFLICT_MESSAGE, Code.AlreadyExists);
+  if (infrastructure === "unavailable") return new ConnectError(UNAVAILABLE_MESSAGE, Code.Unavailable);
   if (isPostgresDataException(error)) {
     // Postgres refused a value the checks let through (a NUL in text, an out-of-range number):
     // the caller's input, so a 400 — without the driver's text.
-    return new ConnectError("a value in the request cannot be stored", Code.InvalidArgument);
+    return new ConnectError(DATA_EXCEPTION_MESSAGE, Code.InvalidArgument);
   }
   onInternal?.(error);
   return new ConnectError(INTERNAL_MESSAGE, Code.Internal);
 }
 
+export const UNAVAILABLE_MESSAGE = "a service is unavailable, try again";
+const CONFLICT_MESSAGE = "the change conflicts with an existing one";
+/** Seconds a client should wait before retrying a 503. */
+export const RETRY_AFTER_SECONDS = 5;
+
+const NETWORK_ERRORS = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EHOSTUNREACH", "ETIMEDOUT", "EAI_AGAIN", "EPIPE"]);
+
+/**
+ * SQLSTATEs that say "not now" rather than "wrong": serialization failure and deadlock (retried
+ * first, see libs/db retrying), query cancelled (statement_timeout), shutdown, "the database
+ * system is starting up", too many connections, and every connection exception (class 08).
+ */
+const UNAVAILABLE_SQLSTATE = /^(40001|40P01|57014|57P0[1-4]|53300|08...)$/;
+/** node-postgres and knex errors without a SQLSTATE (knex puts the SQL before the driver's text): a dead or frozen server, a pool with no free connection. */
+const UNAVAILABLE_DRIVER = /Connection terminated|Query read timeout|timeout exceeded when trying to connect|Timeout acquiring a connection/;
+
+/**
+ * The database's errors mapped once, for services and the gateway alike: a unique violation is a
+ * conflict (409); a database that is down, starting, shutting down, frozen or out of connections,
+ * and a transaction that kept failing to serialize, is "unavailable" (503); anything else is not
+ * an infrastructure error (undefined).
+ */
+export function infrastructureKind(error: unknown): "conflict" | "unavailable" | undefined {
+  const e = error as { code?: unknown; name?: unknown; message?: unknown; errors?: unknown } | undefined;
+  if (!e || typeof e !== "object") return undefined;
+  if (e.code === "23505") return "conflict";
+  if (typeof e.code === "string" && (UNAVAILABLE_SQLSTATE.test(e.code) || NETWORK_ERRORS.has(e.code))) return "unavailable";
+  if (e.name === "KnexTimeoutError") return "unavailable";
+  if (typeof e.message === "string" && UNAVAILABLE_DRIVER.test(e.message)) return "unavailable";
+  // pg reports a refused connection to a host with several addresses as an AggregateError.
+  if (Array.isArray(e.errors) && e.errors.length && e.errors.every((inner) => infrastructureKind(inner) === "unavailable")) return "unavailable";
+  return undefined;
+}
+
+const DATA_EXCEPTION_MESSAGE = "a value in the request cannot be stored";
+
 /** SQLSTATE class 22, "data exception": caused by the data sent, not by the system. */
-function isPostgresDataException(error: unknown): boolean {
+export function isPostgresDataException(error: unknown): boolean {
   const e = error as { code?: unknown; severity?: unknown };
   return typeof e?.code === "string" && /^22[0-9A-Z]{3}$/.test(e.code) && typeof e.severity === "string";
 }
@@ -102,11 +141,10 @@ const httpOfCode: Partial<Record<Code, number>> = {
   [Code.PermissionDenied]: 403,
   [Code.ResourceExhausted]: 429,
   [Code.Unavailable]: 503,
-  [Code.DeadlineExceeded]: 504,
+  // The caller's deadline passed (a slow or frozen service): try again, like a service that is down.
+  [Code.DeadlineExceeded]: 503,
   [Code.Unimplemented]: 501,
 };
-
-const NETWORK_ERRORS = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EHOSTUNREACH", "ETIMEDOUT", "EAI_AGAIN", "EPIPE"]);
 
 /** connect-node reports a refused connection as Internal; its cause tells it was the network. */
 function unreachable(error: ConnectError): boolean {
@@ -116,15 +154,21 @@ function unreachable(error: ConnectError): boolean {
 
 /**
  * Gateway side: a service's Connect error as the HTTP answer of the contract. Internal and unknown
- * errors keep no message of theirs; a service that cannot be reached is a 503.
+ * errors keep no message of theirs; a service that cannot be reached or misses its deadline is a
+ * 503 (answered with Retry-After).
  */
 export function httpErrorOf(error: unknown): GeneralResponse {
+  // The gateway's own database (accounts, keys) fails the same ways a service's does.
+  const infrastructure = error instanceof ConnectError ? undefined : infrastructureKind(error);
+  if (infrastructure === "unavailable") return generalResponse(503, UNAVAILABLE_MESSAGE);
+  if (infrastructure === "conflict") return generalResponse(409, CONFLICT_MESSAGE);
+  if (!(error instanceof ConnectError) && isPostgresDataException(error)) return generalResponse(400, DATA_EXCEPTION_MESSAGE);
   const connectError = ConnectError.from(error);
   const statusCode = unreachable(connectError) ? 503 : (httpOfCode[connectError.code] ?? 500);
   if (statusCode >= 500 && statusCode !== 503 && statusCode !== 501) {
     return generalResponse(statusCode, INTERNAL_MESSAGE);
   }
-  if (statusCode === 503) return generalResponse(503, "a service is unavailable, try again");
+  if (statusCode === 503) return generalResponse(503, UNAVAILABLE_MESSAGE);
   const details = connectError
     .findDetails(ValidationErrorsSchema)
     .flatMap((d) => d.violations.map((v) => ({ path: v.path, message: v.message })));

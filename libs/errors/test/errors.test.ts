@@ -44,8 +44,8 @@ describe("errors", () => {
     const body = httpErrorOf(toConnectError(pgError, (e) => reported.push(e)));
     expect(body).toEqual({ statusCode: 400, error: "Bad Request", message: "a value in the request cannot be stored" });
     expect(reported).toHaveLength(0);
-    // Other Postgres errors stay internal.
-    expect(toConnectError(Object.assign(new Error("deadlock"), { code: "40P01", severity: "ERROR" })).code).toBe(Code.Internal);
+    // Other Postgres errors stay internal (a deadlock is "unavailable": see libs/db faults test).
+    expect(toConnectError(Object.assign(new Error("syntax"), { code: "42601", severity: "ERROR" })).code).toBe(Code.Internal);
   });
 
   it("answers 503 when a service is unreachable", () => {

@@ -6,7 +6,7 @@ import type { DescService } from "@bufbuild/protobuf";
 import type { Logger } from "pino";
 import { requireInternalCaller } from "@analytics/auth";
 import { createBus, type Bus, type Subscription } from "@analytics/bus";
-import { createLogger, loadConfig, required, type Config } from "@analytics/config";
+import { createLogger, dbTimeouts, loadConfig, required, type Config } from "@analytics/config";
 import { createDb, migrate, ping, type Db, type Migration } from "@analytics/db";
 import { toConnectError } from "@analytics/errors";
 import { pruneInbox } from "@analytics/inbox";
@@ -30,6 +30,8 @@ export interface ServiceDeps {
    * that has not subscribed yet.
    */
   deferRelay?: boolean;
+  /** Pool acquire and statement timeouts (DB_ACQUIRE_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS). */
+  dbTimeouts?: { acquireTimeoutMs: number; statementTimeoutMs: number };
 }
 
 export interface RunningService {
@@ -65,7 +67,7 @@ export interface ServiceDefinition {
 export async function startService(definition: ServiceDefinition, deps: ServiceDeps): Promise<RunningService> {
   const { name } = definition;
   const logger = deps.logger.child({ service: name });
-  const db = createDb({ url: deps.databaseUrl, schema: name, applicationName: name });
+  const db = createDb({ url: deps.databaseUrl, schema: name, applicationName: name, ...deps.dbTimeouts });
   const relay = new OutboxRelay({ db, bus: deps.bus, logger, pollMs: deps.outboxPollMs });
   const context: ServiceContext = { db, relay, logger };
   const subscriptions: Subscription[] = [];
@@ -231,7 +233,8 @@ export async function runServiceMain(
       logger,
       internalToken: required(config, "INTERNAL_TOKEN"),
       port: config.SERVICE_PORT ?? defaultPort,
-      host: config.HOST,
+      host: config.HOST ?? "0.0.0.0",
+      dbTimeouts: dbTimeouts(config),
       outboxPollMs: config.OUTBOX_POLL_MS,
     });
     const shutdown = async (signal: string) => {

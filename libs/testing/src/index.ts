@@ -82,3 +82,6 @@ export async function eventually<T>(check: () => Promise<T | undefined | false>,
   }
 }
 
+
+export { freezableProxy, type FreezableProxy } from "./proxy";
+export { crossingTransactions } from "./deadlock";

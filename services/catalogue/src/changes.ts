@@ -1,5 +1,5 @@
 import { topics, type catalogueMessagesV1, type catalogueV1, type Topic } from "@analytics/contracts";
-import type { Tx } from "@analytics/db";
+import { inTransaction, type Tx } from "@analytics/db";
 import { enqueue, outboxEntry, type OutboxEntry } from "@analytics/outbox";
 import type { ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
@@ -20,9 +20,9 @@ const skuTopics: Record<ProductVerb, Topic<typeof catalogueMessagesV1.SkuChanged
   image_set: topics.catalogueSkuImageSet,
 };
 
-/** Commits `work` and wakes the outbox relay. */
+/** Commits `work` (run again on a deadlock or serialization failure) and wakes the outbox relay. */
 export async function commit<T>(ctx: ServiceContext, work: (tx: Tx) => Promise<T>): Promise<T> {
-  const result = await ctx.db.transaction(work);
+  const result = await inTransaction(ctx.db, work);
   ctx.relay.kick();
   return result;
 }

@@ -1,9 +1,12 @@
-import type { Db } from "@analytics/db";
+import { retrying, type Db } from "@analytics/db";
 import { conflict, invalid, notFound } from "@analytics/errors";
 import * as repo from "./repository";
 import type { EventFilter, EventRow, ProcessedState } from "./repository";
 
-/** The queue operations of the specification, as plain functions over the repository. */
+/**
+ * The queue operations of the specification, as plain functions over the repository. Writes are
+ * single statements, run again on a deadlock or serialization failure (libs/db retrying).
+ */
 
 export function listEvents(db: Db, filter: EventFilter, page: { page: number; pageSize: number }) {
   return repo.listEvents(db, filter, page);
@@ -11,7 +14,7 @@ export function listEvents(db: Db, filter: EventFilter, page: { page: number; pa
 
 /** PATCH /events: once-only; 404 for an unknown event, 409 for a processed one. */
 export async function processEvent(db: Db, accountId: string, id: string, state: ProcessedState): Promise<void> {
-  const changed = await repo.markProcessed(db, accountId, [{ id, state }]);
+  const changed = await retrying(() => repo.markProcessed(db, accountId, [{ id, state }]));
   if (changed.has(id)) return;
   const existing = await repo.findEvent(db, accountId, id);
   if (!existing) throw notFound(`event ${id} not found`);
@@ -24,11 +27,8 @@ export async function processEvents(db: Db, accountId: string, items: { id: stri
   items.forEach((item, index) => {
     if (!first.has(item.id)) first.set(item.id, index);
   });
-  const changed = await repo.markProcessed(
-    db,
-    accountId,
-    items.filter((item, index) => first.get(item.id) === index),
-  );
+  const unique = items.filter((item, index) => first.get(item.id) === index);
+  const changed = await retrying(() => repo.markProcessed(db, accountId, unique));
   return items.map((item, index) => ({ id: item.id, updated: first.get(item.id) === index && changed.has(item.id) }));
 }
 
@@ -43,7 +43,7 @@ export async function replacePayload(db: Db, accountId: string, id: string, payl
   if (payload === null || payload === undefined) {
     throw invalid("payload is required", [{ path: "payload", message: "must be a JSON value other than null" }]);
   }
-  const row = await repo.replacePayload(db, accountId, id, payload);
+  const row = await retrying(() => repo.replacePayload(db, accountId, id, payload));
   if (!row) throw notFound(`event ${id} not found`);
   return row;
 }

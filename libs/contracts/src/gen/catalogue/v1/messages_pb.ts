@@ -99,7 +99,7 @@ export const CategoryCreatedSchema: GenMessage<CategoryCreated> = /*@__PURE__*/
   messageDesc(file_catalogue_v1_messages, 2);
 
 /**
- * analytics.catalogue.mapping_table.{upserted,merged,deleted}
+ * analytics.catalogue.mapping_table.{created,updated,deleted}
  *
  * @generated from message analytics.catalogue.v1.MappingTableChanged
  */

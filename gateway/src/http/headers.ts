@@ -1,0 +1,29 @@
+import type { FastifyInstance } from "fastify";
+import { RETRY_AFTER_SECONDS } from "@analytics/errors";
+
+/** Answers that carry credentials or account administration: no cache may keep them. */
+function holdsSecrets(routeUrl: string | undefined): boolean {
+  return routeUrl === "/v2/api/auth" || Boolean(routeUrl?.startsWith("/admin/"));
+}
+
+/**
+ * Headers of every answer: `nosniff` (a JSON answer is never run as a script or page),
+ * `Cache-Control: no-store` on tokens and admin answers, and `Retry-After` on every 503.
+ */
+export function installResponseHeaders(app: FastifyInstance): void {
+  app.addHook("onSend", async (request, reply) => {
+    reply.header("X-Content-Type-Options", "nosniff");
+    if (holdsSecrets(request.routeOptions.url)) reply.header("Cache-Control", "no-store");
+    if (reply.statusCode === 503 && !reply.hasHeader("Retry-After")) reply.header("Retry-After", String(RETRY_AFTER_SECONDS));
+  });
+}
+
+/**
+ * The interactive reference's Content-Security-Policy: @fastify/swagger-ui's own (scripts and
+ * styles by hash), without `upgrade-insecure-requests`, which would break `/docs` served over
+ * plain http on localhost.
+ */
+export const docsContentSecurityPolicy = {
+  staticCSP: true,
+  transformStaticCSP: (header: string) => header.replace(/\s*upgrade-insecure-requests;?/, ""),
+};

@@ -1,0 +1,50 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { generalResponse } from "@analytics/errors";
+import { HttpError } from "./errors";
+import { fieldPath } from "./validation";
+
+/**
+ * JSON nesting allowed in a request: far beyond any resource of the API (a product with its
+ * externalAttributes is under 10), well under what protobuf (100 levels, two per JSON level in a
+ * Struct) and a recursive JSON.stringify survive.
+ */
+export const MAX_JSON_DEPTH = 32;
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** The first problem in a parsed value that no route can store: too deep, or a string that is not well-formed UTF-16. */
+function problemIn(value: unknown, path: (string | number)[] = []): { path: string; message: string } | undefined {
+  if (path.length > MAX_JSON_DEPTH) return { path: fieldPath(path.slice(0, MAX_JSON_DEPTH)), message: `nested deeper than ${MAX_JSON_DEPTH} levels` };
+  if (typeof value === "string") {
+    return !LONE_SURROGATE.test(value) ? undefined : { path: fieldPath(path), message: "contains a lone UTF-16 surrogate (not valid Unicode)" };
+  }
+  if (value === null || typeof value !== "object") return undefined;
+  for (const [key, item] of Object.entries(value)) {
+    if (LONE_SURROGATE.test(key)) return { path: fieldPath(path), message: "has a field name with a lone UTF-16 surrogate" };
+    const problem = problemIn(item, [...path, Array.isArray(value) ? Number(key) : key]);
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
+/**
+ * Input that passes JSON parsing but would break later (protobuf's depth limit, a stack overflow,
+ * invalid UTF-8 on the wire) is a 400 naming the field, before any route looks at it.
+ */
+export function refuseHostileInput(app: FastifyInstance): void {
+  app.addHook("preValidation", async (request: FastifyRequest) => {
+    for (const [where, value] of [["path", request.params], ["query", request.query], ["body", request.body]] as const) {
+      const problem = problemIn(value);
+      if (problem) throw new HttpError(400, `invalid ${where}: ${problem.path}: ${problem.message}`, [problem]);
+    }
+  });
+}
+
+/** Fastify's router errors (a path parameter over maxParamLength, a malformed URL) as GeneralResponses. */
+export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  if (error.code === "FST_ERR_MAX_PARAM_LENGTH") {
+    void reply.status(414).send(generalResponse(414, "a path parameter is too long"));
+    return;
+  }
+  void reply.status(400).send(generalResponse(400, "the URL is malformed"));
+}

@@ -1,0 +1,250 @@
+import http2 from "node:http2";
+import net from "node:net";
+import type { AddressInfo } from "node:net";
+import pino from "pino";
+import { createTestDatabase, freezableProxy, type FreezableProxy, type TestDatabase } from "@analytics/testing";
+import { buildGateway, type Gateway, type GatewayDeps } from "../src/app";
+import { FailureLimiter } from "../src/accounts/failure-limiter";
+
+const ADMIN = "admin-token-for-tests-0123456789";
+const admin = { authorization: `Bearer ${ADMIN}` };
+
+function gatewayDeps(databaseUrl: string, services: GatewayDeps["services"], overrides: Partial<GatewayDeps> = {}): GatewayDeps {
+  return {
+    databaseUrl,
+    services,
+    internalToken: "i".repeat(40),
+    jwtSecret: "j".repeat(40),
+    apiKeyPepper: "p".repeat(40),
+    adminToken: ADMIN,
+    tokenTtlSeconds: 3600,
+    authMaxFailures: 3,
+    authFailureWindowSeconds: 60,
+    trustProxyHops: 0,
+    logger: pino({ level: "silent" }),
+    ...overrides,
+  };
+}
+
+async function signUp(gw: Gateway, ip = "10.0.0.1") {
+  const created = (await gw.app.inject({ method: "POST", url: "/admin/v1/accounts", headers: admin, payload: { name: "Acme" } })).json();
+  const auth = await gw.app.inject({ method: "POST", url: "/v2/api/auth", payload: { accountID: created.accountID, apiKey: created.apiKey }, remoteAddress: ip });
+  return { ...created, token: auth.json().accessToken as string };
+}
+
+/** Sends raw HTTP/1.1 and resolves with the status line of the answer (or "closed"). */
+function rawRequest(port: number, head: string, body = ""): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, "127.0.0.1");
+    let answer = "";
+    socket.on("data", (chunk) => {
+      answer += chunk.toString();
+      if (answer.includes("\r\n")) {
+        resolve(answer.split("\r\n")[0]);
+        socket.destroy();
+      }
+    });
+    socket.on("close", () => resolve(answer.split("\r\n")[0] || "closed"));
+    socket.on("error", () => undefined);
+    socket.write(head + "\r\n\r\n" + body);
+  });
+}
+
+describe("gateway under faults (real Postgres through a proxy that can freeze)", () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await database.drop();
+  });
+
+  let proxy: FreezableProxy;
+  let gw: Gateway;
+  beforeEach(async () => {
+    proxy = await freezableProxy(database.url);
+    gw = await buildGateway(
+      gatewayDeps(proxy.url, { catalogue: "http://127.0.0.1:9", events: "http://127.0.0.1:9" }, { dbAcquireTimeoutMs: 500, dbStatementTimeoutMs: 500 }),
+    );
+  });
+  afterEach(async () => {
+    await proxy.close();
+    await gw.close();
+  });
+
+  it("answers 503 with Retry-After, in time, when Postgres hangs: /auth, API calls and /readyz", async () => {
+    const account = await signUp(gw);
+    proxy.freeze();
+    const started = performance.now();
+    // /auth alone first: it takes the idle pooled connection (a query sent to a server that never answers).
+    const auth = await gw.app.inject({ method: "POST", url: "/v2/api/auth", payload: { accountID: account.accountID, apiKey: account.apiKey }, remoteAddress: "10.0.0.2" });
+    const ms = Math.round(performance.now() - started);
+    // Then new connections, which never complete their handshake.
+    const [api, ready] = await Promise.all([
+      gw.app.inject({ method: "GET", url: "/v2/api/events", headers: { authorization: `Bearer ${account.token}` } }),
+      gw.app.inject({ method: "GET", url: "/readyz" }),
+    ]);
+    for (const res of [auth, api]) {
+      expect(res.statusCode).toBe(503);
+      expect(res.json()).toEqual({ statusCode: 503, error: "Service Unavailable", message: "a service is unavailable, try again" });
+      expect(Number(res.headers["retry-after"])).toBeGreaterThan(0);
+    }
+    expect(ready.statusCode).toBe(503);
+    expect(ready.json().checks).toEqual({ database: false, catalogue: false, events: false });
+    console.info(`frozen Postgres: /auth on a pooled connection answered 503 after ${ms} ms (acquire and statement timeouts 500 ms)`);
+  });
+
+  it("answers 503 with Retry-After when Postgres refuses connections", async () => {
+    const account = await signUp(gw);
+    await proxy.close(); // pooled connections drop, new ones are refused
+    const auth = await gw.app.inject({ method: "POST", url: "/v2/api/auth", payload: { accountID: account.accountID, apiKey: account.apiKey }, remoteAddress: "10.0.0.3" });
+    expect(auth.statusCode).toBe(503);
+    expect(auth.headers["retry-after"]).toBeDefined();
+    const api = await gw.app.inject({ method: "GET", url: "/v2/api/events", headers: { authorization: `Bearer ${account.token}` } });
+    expect(api.statusCode).toBe(503);
+  });
+});
+
+describe("gateway edge: deadlines, bodies, headers, brakes", () => {
+  let database: TestDatabase;
+  let gw: Gateway;
+  let port: number;
+  // A service that accepts calls and never answers them.
+  const silent = http2.createServer(() => undefined);
+  const sessions = new Set<http2.ServerHttp2Session>();
+  silent.on("session", (session) => sessions.add(session));
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    gw = await buildGateway(gatewayDeps(database.url, { catalogue: silentUrl, events: silentUrl }, { serviceCallTimeoutMs: 300, requestTimeoutMs: 1_000 }));
+    await gw.app.listen({ port: 0, host: "127.0.0.1" });
+    port = (gw.app.server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    for (const session of sessions) session.destroy();
+    await new Promise<void>((resolve) => silent.close(() => resolve()));
+    await gw.close();
+    await database.drop();
+  });
+
+  it("answers 503 when a service misses the call deadline, and /readyz in time", async () => {
+    const account = await signUp(gw);
+    const res = await gw.app.inject({ method: "GET", url: "/v2/api/events", headers: { authorization: `Bearer ${account.token}` } });
+    expect(res.statusCode).toBe(503);
+    expect(res.json().message).toBe("a service is unavailable, try again");
+    expect(res.headers["retry-after"]).toBeDefined();
+    const ready = await gw.app.inject({ method: "GET", url: "/readyz" });
+    expect(ready.statusCode).toBe(503);
+    expect(ready.json().checks).toEqual({ database: true, catalogue: false, events: false });
+  });
+
+  it("answers 401 to a stranger without waiting for (or reading) the body", async () => {
+    // 10 MB announced, 10 bytes sent: the answer comes at once, not after the request timeout.
+    const status = await rawRequest(port, "POST /v2/api/products/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10000000", "[{\"key\":1");
+    expect(status).toBe("HTTP/1.1 401 Unauthorized");
+    const admin = await rawRequest(port, "POST /admin/v1/accounts HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000", "{");
+    expect(admin).toBe("HTTP/1.1 401 Unauthorized");
+  });
+
+  it("refuses an oversized Content-Length with 413 before the body arrives", async () => {
+    const account = await signUp(gw, "10.0.7.1");
+    const status = await rawRequest(
+      port,
+      `POST /v2/api/products/batch HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${account.token}\r\nContent-Type: application/json\r\nContent-Length: ${200 * 1024 * 1024}`,
+      "[",
+    );
+    expect(status).toBe("HTTP/1.1 413 Payload Too Large");
+  });
+
+  it("ends a request whose body never finishes (request timeout)", async () => {
+    const account = await signUp(gw, "10.0.7.2");
+    const status = await rawRequest(
+      port,
+      `POST /v2/api/products/batch HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${account.token}\r\nContent-Type: application/json\r\nContent-Length: 1000`,
+      "[",
+    );
+    expect(status).toBe("HTTP/1.1 408 Request Timeout");
+  });
+
+  it("answers a path parameter over the router's limit and a malformed URL with GeneralResponses", async () => {
+    const account = await signUp(gw, "10.0.7.4");
+    const headers = { authorization: `Bearer ${account.token}` };
+    const long = await gw.app.inject({ method: "GET", url: `/v2/api/mappingtables/${"m".repeat(6000)}`, headers });
+    expect(long.statusCode).toBe(414);
+    expect(long.json()).toEqual({ statusCode: 414, error: "URI Too Long", message: "a path parameter is too long" });
+    // 500 characters, as the schema allows, reach the route (which answers for the mapping table).
+    const allowed = await gw.app.inject({ method: "GET", url: `/v2/api/mappingtables/${"m".repeat(500)}`, headers });
+    expect(allowed.statusCode).not.toBe(414);
+    const malformed = await gw.app.inject({ method: "GET", url: "/v2/api/mappingtables/%FF", headers });
+    expect(malformed.statusCode).toBe(400);
+    expect(malformed.json()).toMatchObject({ statusCode: 400, error: "Bad Request" });
+  });
+
+  it("sets nosniff everywhere, no-store on tokens and admin answers, a CSP on /docs", async () => {
+    const answers = await Promise.all([
+      gw.app.inject({ method: "GET", url: "/healthz" }),
+      gw.app.inject({ method: "GET", url: "/nowhere" }),
+      gw.app.inject({ method: "GET", url: "/v2/api/events" }),
+      gw.app.inject({ method: "GET", url: "/v2/api/openapi.json" }),
+    ]);
+    for (const res of answers) expect(res.headers["x-content-type-options"]).toBe("nosniff");
+    const account = await signUp(gw, "10.0.7.3");
+    const auth = await gw.app.inject({ method: "POST", url: "/v2/api/auth", payload: { accountID: account.accountID, apiKey: account.apiKey }, remoteAddress: "10.0.7.3" });
+    expect(auth.headers["cache-control"]).toBe("no-store");
+    const settings = await gw.app.inject({ method: "GET", url: `/admin/v1/accounts/${account.accountID}/settings`, headers: admin });
+    expect(settings.statusCode).toBe(200);
+    expect(settings.headers["cache-control"]).toBe("no-store");
+    const docs = await gw.app.inject({ method: "GET", url: "/docs/" });
+    expect(docs.statusCode).toBe(200);
+    expect(docs.headers["content-security-policy"]).toMatch(/default-src 'self'/);
+    expect(docs.headers["content-security-policy"]).not.toMatch(/upgrade-insecure-requests/);
+  });
+
+  it("accepts the admin scheme in any case and brakes wrong admin tokens per address", async () => {
+    const lower = await gw.app.inject({ method: "POST", url: "/admin/v1/accounts", headers: { authorization: `bearer ${ADMIN}` }, payload: { name: "x" }, remoteAddress: "10.0.8.1" });
+    expect(lower.statusCode).toBe(201);
+    const wrong = { authorization: "Bearer not-the-admin-token-000000" };
+    for (let i = 0; i < 3; i++) {
+      const res = await gw.app.inject({ method: "POST", url: "/admin/v1/accounts", headers: wrong, payload: { name: "x" }, remoteAddress: "10.0.8.2" });
+      expect(res.statusCode).toBe(401);
+    }
+    const braked = await gw.app.inject({ method: "POST", url: "/admin/v1/accounts", headers: admin, payload: { name: "x" }, remoteAddress: "10.0.8.2" });
+    expect(braked.statusCode).toBe(429);
+    expect(Number(braked.headers["retry-after"])).toBeGreaterThan(0);
+    // Another address is not braked.
+    const other = await gw.app.inject({ method: "POST", url: "/admin/v1/accounts", headers: admin, payload: { name: "x" }, remoteAddress: "10.0.8.3" });
+    expect(other.statusCode).toBe(201);
+  });
+});
+
+describe("failure limiter", () => {
+  it("drops expired keys as failures arrive, so each failure costs O(1) and memory stays bounded", () => {
+    let now = 0;
+    const limiter = new FailureLimiter(5, 1000, () => now);
+    for (let i = 0; i < 20_000; i++) limiter.fail([`ip:${i}`]);
+    expect(limiter.size).toBe(20_000);
+    now = 500;
+    limiter.fail(["ip:0"]); // renewed within its window: moves behind the others
+    now = 1000;
+    limiter.fail(["ip:new"]);
+    expect(limiter.size).toBe(1);
+    expect(limiter.retryAfter(["ip:0"])).toBe(0);
+  });
+
+  it("renews a key's window after it expired and keeps expiry order", () => {
+    let now = 0;
+    const limiter = new FailureLimiter(2, 1000, () => now);
+    limiter.fail(["a"]);
+    now = 600;
+    limiter.fail(["b"]);
+    limiter.fail(["b"]);
+    now = 1100; // a expired, b braked until 1600
+    limiter.fail(["a"]);
+    expect(limiter.retryAfter(["b"])).toBe(1);
+    expect(limiter.size).toBe(2);
+    now = 1600;
+    limiter.fail(["c"]);
+    expect(limiter.size).toBe(2); // b dropped; a (renewed at 1100) and c remain
+  });
+});

@@ -1,0 +1,134 @@
+import { Code } from "@connectrpc/connect";
+import { httpErrorOf, toConnectError } from "@analytics/errors";
+import { createTestDatabase, crossingTransactions, freezableProxy, type TestDatabase } from "@analytics/testing";
+import { createDb, inTransaction, type Db } from "../src";
+
+/** What the gateway would answer for an error a service's repository threw. */
+const statusOf = (error: unknown) => httpErrorOf(toConnectError(error)).statusCode;
+
+async function failure(work: Promise<unknown>): Promise<unknown> {
+  try {
+    await work;
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected a failure");
+}
+
+describe("database faults (real Postgres)", () => {
+  let database: TestDatabase;
+  let db: Db;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    db = createDb({ url: database.url, schema: "faults" });
+    await db.raw('CREATE SCHEMA IF NOT EXISTS "faults"');
+    await db.raw("CREATE TABLE things (id int PRIMARY KEY, n int NOT NULL DEFAULT 0)");
+    await db("things").insert([{ id: 1 }, { id: 2 }]);
+  });
+  afterAll(async () => {
+    await db.destroy();
+    await database.drop();
+  });
+
+  it("maps a unique violation to 409 and never to a 500", async () => {
+    const error = await failure(db("things").insert({ id: 1 }));
+    expect(toConnectError(error).code).toBe(Code.AlreadyExists);
+    expect(statusOf(error)).toBe(409);
+  });
+
+  it.each([
+    ["cannot_connect_now", "57P03"],
+    ["admin_shutdown", "57P01"],
+    ["query_canceled", "57014"],
+    ["too_many_connections", "53300"],
+  ])("maps %s (%s) to 503", async (name, code) => {
+    const error = await failure(db.raw(`DO $$ BEGIN RAISE EXCEPTION 'x' USING ERRCODE = '${name}'; END $$`));
+    expect((error as { code: string }).code).toBe(code);
+    expect(statusOf(error)).toBe(503);
+  });
+
+  it("retries a deadlocked transaction inside the service", async () => {
+    const pair = crossingTransactions("things", (work) => inTransaction(db, work, 3));
+    expect((await pair.settled).map((r) => r.status)).toEqual(["fulfilled", "fulfilled"]);
+    expect([...pair.attempts].sort()).toEqual([1, 2]);
+    expect((await db("things").orderBy("id")).map((r) => r.n)).toEqual([2, 2]);
+
+    // Without retries, the victim's caller gets the deadlock, which answers 503 (not 500).
+    const once = crossingTransactions("things", (work) => inTransaction(db, work, 1));
+    const rejected = (await once.settled).filter((r): r is PromiseRejectedResult => r.status === "rejected");
+    expect(rejected).toHaveLength(1);
+    expect(rejected[0].reason.code).toBe("40P01");
+    expect(statusOf(rejected[0].reason)).toBe(503);
+  });
+
+  it("gives up on a transaction that keeps failing to serialize, with 503", async () => {
+    let attempts = 0;
+    const error = await failure(
+      inTransaction(db, async (tx) => {
+        attempts++;
+        await tx.raw("DO $$ BEGIN RAISE EXCEPTION 'conflict' USING ERRCODE = 'serialization_failure'; END $$");
+      }),
+    );
+    expect(attempts).toBe(3);
+    expect((error as { code: string }).code).toBe("40001");
+    expect(statusOf(error)).toBe(503);
+  });
+
+  it("answers 503 when the server refuses connections", async () => {
+    const url = new URL(database.url);
+    url.port = "9";
+    const refused = createDb({ url: url.toString(), schema: "faults", acquireTimeoutMs: 2_000 });
+    try {
+      expect(statusOf(await failure(refused.raw("select 1")))).toBe(503);
+    } finally {
+      await refused.destroy();
+    }
+  });
+
+  it("answers 503 when the pool has no free connection in time", async () => {
+    const small = createDb({ url: database.url, schema: "faults", poolMax: 1, acquireTimeoutMs: 300 });
+    let release!: () => void;
+    const held = small.transaction(async (tx) => {
+      await tx.raw("select 1");
+      await new Promise<void>((resolve) => (release = resolve));
+    });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      while (!release) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(statusOf(await failure(small.raw("select 1")))).toBe(503);
+    } finally {
+      release();
+      await held;
+      await small.destroy();
+    }
+  });
+
+  it("answers 503 when the server hangs (frozen), on pooled and on new connections", async () => {
+    const proxy = await freezableProxy(database.url);
+    const frozenDb = createDb({ url: proxy.url, schema: "faults", acquireTimeoutMs: 500, statementTimeoutMs: 500 });
+    try {
+      await frozenDb.raw("select 1"); // one pooled connection
+      proxy.freeze();
+      const [pooled, fresh] = await Promise.all([
+        failure(frozenDb.raw("select 1")),
+        failure(frozenDb.transaction(async (tx) => tx.raw("select 2"))),
+      ]);
+      expect(statusOf(pooled)).toBe(503);
+      expect(statusOf(fresh)).toBe(503);
+    } finally {
+      await proxy.close();
+      await frozenDb.destroy();
+    }
+  });
+
+  it("cancels a statement that runs longer than the statement timeout, with 503", async () => {
+    const slow = createDb({ url: database.url, schema: "faults", statementTimeoutMs: 200 });
+    try {
+      const error = await failure(slow.raw("select pg_sleep(5)"));
+      expect((error as { code: string }).code).toBe("57014");
+      expect(statusOf(error)).toBe(503);
+    } finally {
+      await slow.destroy();
+    }
+  });
+});
