@@ -27,6 +27,22 @@ describe("delivery across restarts (in-process bus)", () => {
     return Number(res.headers.get("x-total-count"));
   }
 
+  it("refuses a product too large to announce as that item's 400, and delivers the rest", async () => {
+    const platform = await startPlatform(env());
+    try {
+      const account = await signUp(platform.baseUrl, ADMIN_TOKEN, "large");
+      const huge = { key: "huge", externalAttributes: { blob: "x".repeat(1_200_000) } };
+      const answer = await account.api("POST", "/v2/api/products/batch", [huge, { key: "small" }]);
+      expect(answer.status).toBe(201);
+      expect(answer.body.map((r: { statusCode: number }[]) => r[0].statusCode)).toEqual([400, 201]);
+      expect(answer.body[0][0].message).toMatch(/too large/);
+      await eventually(async () => (await queueTotal(platform, account)) === 1, 15_000, "the small product's entry");
+      expect((await second_outboxPending(database.url)).rows[0].pending).toBe(0);
+    } finally {
+      await platform.stop();
+    }
+  }, 60_000);
+
   for (const how of ["kill", "stop"] as const) {
     it(`makes exactly one update_sku entry per product when the platform is ${how === "kill" ? "killed (SIGKILL)" : "stopped (SIGTERM)"} right after the writes`, async () => {
       const first = await startPlatform(env());
