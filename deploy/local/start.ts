@@ -60,6 +60,8 @@ async function main(): Promise<void> {
     jwtSecret: secrets.JWT_SECRET,
     apiKeyPepper: secrets.API_KEY_PEPPER,
     ...gatewaySettings(config),
+    bus,
+    outboxPollMs: config.OUTBOX_POLL_MS,
     logger,
   });
   stops.unshift(() => gateway.close());

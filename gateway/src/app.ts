@@ -3,7 +3,9 @@ import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { Logger } from "pino";
 import type { Config } from "@analytics/config";
+import type { Bus } from "@analytics/bus";
 import { stringifyRest } from "@analytics/contracts";
+import { OutboxRelay } from "@analytics/outbox";
 import { createDb, migrate, ping, type Db } from "@analytics/db";
 import { serviceReady } from "@analytics/rpc";
 import { adminAuthenticator, adminRoutes, authRoutes, bearerAuthenticator, type AccountsOptions } from "./accounts/routes";
@@ -36,6 +38,9 @@ export interface GatewayDeps {
   dbStatementTimeoutMs?: number;
   serviceCallTimeoutMs?: number;
   requestTimeoutMs?: number;
+  /** Where the gateway's outbox (account settings changes) is relayed; absent, rows wait (tests). */
+  bus?: Bus;
+  outboxPollMs?: number;
   logger: Logger;
 }
 
@@ -131,7 +136,9 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     authenticate: bearerAuthenticator(db, tokens),
     authenticateAdmin: adminAuthenticator(deps),
   };
-  const accountOptions: AccountsOptions = { db, ...deps };
+  const relay = deps.bus ? new OutboxRelay({ db, bus: deps.bus, logger: deps.logger, pollMs: deps.outboxPollMs }) : undefined;
+  relay?.start();
+  const accountOptions: AccountsOptions = { db, relay, ...deps };
   const clients = createClients(deps.services);
   const as = callAs(deps.internalToken, deps.serviceCallTimeoutMs ?? 10_000);
 
@@ -165,6 +172,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     db,
     close: async () => {
       await app.close();
+      await relay?.stop();
       await db.destroy();
     },
   };

@@ -1,4 +1,5 @@
 import { createLogger, exitOnStartupError, loadConfig, required, serviceUrls } from "@analytics/config";
+import { createBus } from "@analytics/bus";
 import { buildGateway, gatewaySettings } from "./app";
 
 /** `node dist/gateway/main.js`: the gateway alone, with services at their *_URL addresses. */
@@ -12,6 +13,15 @@ async function main(): Promise<void> {
     jwtSecret: required(config, "JWT_SECRET"),
     apiKeyPepper: required(config, "API_KEY_PEPPER"),
     ...gatewaySettings(config),
+    bus: await createBus({
+      natsUrl: config.NATS_URL,
+      stream: config.NATS_STREAM,
+      subjectPrefix: config.NATS_SUBJECT_PREFIX,
+      maxAgeSeconds: config.NATS_STREAM_MAX_AGE_SECONDS,
+      logger,
+      name: "gateway",
+    }),
+    outboxPollMs: config.OUTBOX_POLL_MS,
     logger,
   });
   await gateway.app.listen({ port: config.PORT, host: config.HOST ?? "0.0.0.0" });

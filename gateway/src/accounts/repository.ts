@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
+import { topics } from "@analytics/contracts";
 import type { Db } from "@analytics/db";
+import { enqueue, outboxEntry } from "@analytics/outbox";
 import { isUuid } from "@analytics/db";
 
 export interface AccountSettings {
@@ -46,13 +48,34 @@ export async function keyIsActive(db: Db, accountId: string, apiKeyId: string): 
   return (await activeKeyHash(db, accountId, apiKeyId)) !== undefined;
 }
 
+/**
+ * Replaces an account's settings and, in the same transaction, announces them
+ * (AccountSettingsChanged) to the services that keep a replica: pricing, planning.
+ */
 export async function updateSettings(db: Db, accountId: string, settings: AccountSettings): Promise<AccountSettings | undefined> {
   if (!isUuid(accountId)) return undefined;
-  const [row] = await db("accounts")
-    .where({ id: accountId })
-    .update({ custom_price_fields: settings.customPriceFields, timezone: settings.timezone, updated_at: db.fn.now() })
-    .returning(["custom_price_fields", "timezone"]);
-  return row ? { customPriceFields: row.custom_price_fields, timezone: row.timezone } : undefined;
+  return db.transaction(async (tx) => {
+    const [row] = await tx("accounts")
+      .where({ id: accountId })
+      .update({
+        custom_price_fields: settings.customPriceFields,
+        timezone: settings.timezone,
+        updated_at: tx.fn.now(),
+        settings_version: tx.raw("settings_version + 1"),
+      })
+      .returning(["custom_price_fields", "timezone", "settings_version"]);
+    if (!row) return undefined;
+    const stored: AccountSettings = { customPriceFields: row.custom_price_fields, timezone: row.timezone };
+    await enqueue(tx, [
+      outboxEntry(topics.accountSettingsChanged, accountId, accountId, {
+        accountId,
+        version: BigInt(row.settings_version),
+        customPriceFields: stored.customPriceFields ?? [],
+        timezone: stored.timezone ?? "",
+      }),
+    ]);
+    return stored;
+  });
 }
 
 export async function getSettings(db: Db, accountId: string): Promise<AccountSettings | undefined> {

@@ -13,6 +13,8 @@ import { TokenIssuer } from "./tokens";
 
 export interface AccountsOptions {
   db: Db;
+  /** Relays the gateway's outbox (settings changes); woken after each change. */
+  relay?: { kick(): void };
   jwtSecret: string;
   apiKeyPepper: string;
   tokenTtlSeconds: number;
@@ -196,6 +198,7 @@ export function adminRoutes(ctx: RouteContext, o: AccountsOptions): void {
     handler: async ({ params, body }) => {
       const settings = await accounts.updateSettings(o.db, params.accountID, body);
       if (!settings) throw notFound(params.accountID);
+      o.relay?.kick();
       return settings;
     },
   });

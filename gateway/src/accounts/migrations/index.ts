@@ -1,4 +1,6 @@
 import type { Migration } from "@analytics/db";
+import { outboxMigrations } from "@analytics/outbox";
 import { createAccounts } from "./001_accounts";
+import { settingsVersion } from "./002_settings_outbox";
 
-export const migrations: Migration[] = [createAccounts];
+export const migrations: Migration[] = [...outboxMigrations, createAccounts, settingsVersion];

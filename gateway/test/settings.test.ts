@@ -1,0 +1,58 @@
+import { fromBinary } from "@bufbuild/protobuf";
+import pino from "pino";
+import type { BusMessage } from "@analytics/bus";
+import { topics } from "@analytics/contracts";
+import { createTestBus, createTestDatabase, eventually, type TestBus, type TestDatabase } from "@analytics/testing";
+import { buildGateway, type Gateway } from "../src/app";
+
+const ADMIN = "admin-token-for-tests-0123456789";
+const admin = { authorization: `Bearer ${ADMIN}` };
+
+/** The gateway owns account settings and announces each change as a typed message. */
+describe("account settings on the bus (real Postgres and JetStream)", () => {
+  let database: TestDatabase;
+  let t: TestBus;
+  let gw: Gateway;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    t = await createTestBus();
+    gw = await buildGateway({
+      databaseUrl: database.url,
+      services: { catalogue: "http://127.0.0.1:9", events: "http://127.0.0.1:9" },
+      internalToken: "i".repeat(40),
+      jwtSecret: "j".repeat(40),
+      apiKeyPepper: "p".repeat(40),
+      adminToken: ADMIN,
+      tokenTtlSeconds: 3600,
+      authMaxFailures: 3,
+      authFailureWindowSeconds: 60,
+      trustProxyHops: 0,
+      bus: t.bus,
+      outboxPollMs: 50,
+      logger: pino({ level: "silent" }),
+    });
+  });
+  afterAll(async () => {
+    await gw.close();
+    await t.close();
+    await database.drop();
+  });
+
+  it("publishes AccountSettingsChanged with a growing version for every change", async () => {
+    const received: BusMessage[] = [];
+    const sub = await t.bus.subscribe({ durable: "probe", subjects: [topics.accountSettingsChanged.subject], handle: async (ms) => void received.push(...ms) });
+    const account = (await gw.app.inject({ method: "POST", url: "/admin/v1/accounts", headers: admin, payload: { name: "Acme" } })).json();
+    const put = (payload: object) => gw.app.inject({ method: "PUT", url: `/admin/v1/accounts/${account.accountID}/settings`, headers: admin, payload });
+    expect((await put({ customPriceFields: ["outlet"], timezone: "Europe/Stockholm" })).statusCode).toBe(200);
+    expect((await put({ customPriceFields: ["outlet", "campaign"], timezone: "America/New_York" })).statusCode).toBe(200);
+    await eventually(async () => received.length === 2);
+    await sub.stop();
+    const messages = received.map((m) => fromBinary(topics.accountSettingsChanged.schema, m.payload));
+    expect(messages.map((m) => [m.accountId, m.version, m.customPriceFields, m.timezone])).toEqual([
+      [account.accountID, 1n, ["outlet"], "Europe/Stockholm"],
+      [account.accountID, 2n, ["outlet", "campaign"], "America/New_York"],
+    ]);
+    expect(received[0].accountId).toBe(account.accountID);
+  });
+});
