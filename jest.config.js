@@ -9,7 +9,7 @@ for (const [alias, [target]] of Object.entries(compilerOptions.paths)) {
 
 module.exports = {
   testEnvironment: "node",
-  roots: ["<rootDir>/libs", "<rootDir>/services", "<rootDir>/gateway", "<rootDir>/e2e"],
+  roots: ["<rootDir>/libs", "<rootDir>/services", "<rootDir>/gateway", "<rootDir>/deploy", "<rootDir>/e2e"],
   testMatch: ["**/test/**/*.test.ts", "<rootDir>/e2e/**/*.e2e.test.ts"],
   transform: { "^.+\\.(t|j)s$": ["@swc/jest", { jsc: { target: "es2022", parser: { syntax: "typescript" } }, module: { type: "commonjs" } }] },
   // ES-module-only dependencies that jest's CommonJS runtime must have compiled first.

@@ -24,3 +24,20 @@ if (stale.length) {
   process.exit(1);
 }
 console.log(`generated code is current (${a.size} files)`);
+
+// Wire compatibility: the protos may only change in ways that old readers and writers survive
+// (buf's FILE rules) compared with the last commit of main. A checkout without git, or without
+// a main branch, has nothing to compare with.
+let gitDir;
+try {
+  gitDir = execSync("git rev-parse --path-format=absolute --git-common-dir", { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+  execSync("git rev-parse --verify --quiet refs/heads/main", { stdio: "ignore" });
+} catch {
+  gitDir = undefined;
+}
+if (gitDir) {
+  execSync(`npx buf breaking --against '${gitDir}#branch=main,subdir=proto'`, { cwd: "proto", stdio: "inherit" });
+  console.log("protos are wire-compatible with main");
+} else {
+  console.log("no main branch to compare the protos with: buf breaking skipped");
+}

@@ -32,6 +32,8 @@ export const configSchema = z.object({
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   /** Port of a service started alone (services/<name>/main); each has its own default. */
   SERVICE_PORT: port.optional(),
+  /** A service's plain HTTP/1.1 port for /healthz, /readyz and /metrics (Kubernetes probes). */
+  HEALTH_PORT: port.optional(),
   /** Enables the admin API when set. */
   ADMIN_TOKEN: z.string().min(16, "ADMIN_TOKEN must be at least 16 characters").optional(),
   /** HS256 key for access tokens; the embedded default generates and keeps one under DATA_DIR. */

@@ -1,3 +1,4 @@
+import http from "node:http";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { Code, createClient, type Client, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
@@ -30,6 +31,11 @@ export interface ServiceDeps {
    * that has not subscribed yet.
    */
   deferRelay?: boolean;
+  /**
+   * A plain HTTP/1.1 port for /healthz, /readyz and /metrics (HEALTH_PORT), for probes that
+   * cannot speak h2c (the kubelet's httpGet). The same paths answer on the h2c port too.
+   */
+  healthPort?: number;
   /** Pool acquire and statement timeouts (DB_ACQUIRE_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS). */
   dbTimeouts?: { acquireTimeoutMs: number; statementTimeoutMs: number };
 }
@@ -38,6 +44,8 @@ export interface RunningService {
   name: string;
   url: string;
   port: number;
+  /** http://host:port of the HTTP/1.1 health port, when one was asked for. */
+  healthUrl?: string;
   startRelay(): void;
   close(): Promise<void>;
 }
@@ -73,10 +81,12 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
   const subscriptions: Subscription[] = [];
   let pruning: NodeJS.Timeout | undefined;
   let server: http2.Http2Server | undefined;
+  let healthServer: http.Server | undefined;
   const sessions = new Set<http2.ServerHttp2Session>();
 
   const close = async () => {
     clearInterval(pruning);
+    if (healthServer?.listening) await new Promise<void>((resolve) => healthServer!.close(() => resolve()));
     await Promise.all(subscriptions.map((s) => s.stop()));
     await relay.stop();
     if (server?.listening) {
@@ -95,11 +105,12 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
       await ping(db);
       await deps.bus.ping();
     };
+    const health = healthHandler(ready, () => metricsText(name, relay));
     server = http2.createServer(
       connectNodeAdapter({
         routes: (router) => definition.routes(router, context),
         interceptors: [errorsAndLogging(logger), requireInternalCaller(deps.internalToken)],
-        fallback: healthHandler(ready, () => metricsText(name, relay)),
+        fallback: health,
       }),
     );
     // Clients keep HTTP/2 sessions open; close() ends them gracefully so in-flight calls finish.
@@ -111,6 +122,13 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
       server!.once("error", reject);
       server!.listen(deps.port, deps.host ?? "127.0.0.1", () => resolve());
     });
+    if (deps.healthPort !== undefined) {
+      healthServer = http.createServer(health as unknown as http.RequestListener);
+      await new Promise<void>((resolve, reject) => {
+        healthServer!.once("error", reject);
+        healthServer!.listen(deps.healthPort, deps.host ?? "127.0.0.1", () => resolve());
+      });
+    }
     for (const consumer of definition.consumers ?? []) subscriptions.push(await subscribeConsumer(deps.bus, db, name, consumer));
     if (definition.consumers?.length) {
       pruning = setInterval(() => void pruneInbox(db).catch((err) => logger.warn({ err }, "inbox pruning failed")), 3600_000);
@@ -125,7 +143,8 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
   const port = (server.address() as AddressInfo).port;
   const url = `http://${deps.host && deps.host !== "0.0.0.0" ? deps.host : "127.0.0.1"}:${port}`;
   logger.info({ url }, "service listening");
-  return { name, url, port, startRelay: () => relay.start(), close };
+  const healthUrl = healthServer ? `http://127.0.0.1:${(healthServer.address() as AddressInfo).port}` : undefined;
+  return { name, url, port, healthUrl, startRelay: () => relay.start(), close };
 }
 
 /** Prometheus text of the outbox relay's counters. */
@@ -157,6 +176,8 @@ function errorsAndLogging(logger: Logger): Interceptor {
   };
 }
 
+const READY_DEADLINE_MS = 2_000;
+
 type NodeHandler = NonNullable<Parameters<typeof connectNodeAdapter>[0]["fallback"]>;
 
 function healthHandler(ready: () => Promise<void>, metrics: () => string): NodeHandler {
@@ -171,10 +192,15 @@ function healthHandler(ready: () => Promise<void>, metrics: () => string): NodeH
     };
     if (req.url === "/healthz") return reply(200, { status: "ok" });
     if (req.url === "/readyz") {
-      ready().then(
-        () => reply(200, { status: "ready" }),
-        () => reply(503, { status: "not ready" }),
-      );
+      // Answers within READY_DEADLINE_MS even when Postgres or NATS hang.
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("late")), READY_DEADLINE_MS)));
+      Promise.race([ready(), late])
+        .then(
+          () => reply(200, { status: "ready" }),
+          () => reply(503, { status: "not ready" }),
+        )
+        .finally(() => clearTimeout(timer));
       return;
     }
     reply(404, { status: "not found" });
@@ -235,6 +261,7 @@ export async function runServiceMain(
       port: config.SERVICE_PORT ?? defaultPort,
       host: config.HOST ?? "0.0.0.0",
       dbTimeouts: dbTimeouts(config),
+      healthPort: config.HEALTH_PORT,
       outboxPollMs: config.OUTBOX_POLL_MS,
     });
     const shutdown = async (signal: string) => {

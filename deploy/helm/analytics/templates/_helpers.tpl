@@ -121,6 +121,8 @@ app.kubernetes.io/component: {{ .name }}
 {{- else }}
 - name: SERVICE_PORT
   value: {{ .config.port | quote }}
+- name: HEALTH_PORT
+  value: {{ $v.healthPort | quote }}
 - name: OUTBOX_POLL_MS
   value: {{ $v.config.outboxPollMs | quote }}
 {{- end }}
@@ -204,6 +206,11 @@ spec:
             - name: {{ $portName }}
               containerPort: {{ $c.port }}
               protocol: TCP
+            {{- if not $gateway }}
+            - name: health
+              containerPort: {{ $root.Values.healthPort }}
+              protocol: TCP
+            {{- end }}
           env:
             {{- include "analytics.env" (dict "root" $root "name" $name "config" $c) | nindent 12 }}
           {{- if $gateway }}
@@ -225,24 +232,24 @@ spec:
               port: http
             {{- toYaml $c.probes.readiness | nindent 12 }}
           {{- else }}
-          # Services speak HTTP/2 cleartext with prior knowledge only (node:http2 createServer,
-          # no HTTP/1.1 fallback). The kubelet's httpGet probe speaks HTTP/1.1, so it cannot reach
-          # their /healthz and /readyz; a grpc probe would call grpc.health.v1.Health, which they
-          # do not implement. Both probes are therefore tcpSocket. The port opens only after
-          # migrations ran, subscriptions started and the server listens, so an open port means
-          # started; Postgres/NATS health is reflected by the gateway's /readyz, which asks each
-          # service's /readyz over h2c.
+          # Services speak HTTP/2 cleartext (Connect) on their port, and plain HTTP/1.1 on the
+          # health port for the kubelet: /healthz (process up) and /readyz (its Postgres and NATS
+          # answer, within 2 s). The ports open after migrations ran; consumers and the outbox
+          # relay start only after that.
           startupProbe:
-            tcpSocket:
-              port: h2c
+            httpGet:
+              path: /healthz
+              port: health
             {{- toYaml $c.probes.startup | nindent 12 }}
           livenessProbe:
-            tcpSocket:
-              port: h2c
+            httpGet:
+              path: /healthz
+              port: health
             {{- toYaml $c.probes.liveness | nindent 12 }}
           readinessProbe:
-            tcpSocket:
-              port: h2c
+            httpGet:
+              path: /readyz
+              port: health
             {{- toYaml $c.probes.readiness | nindent 12 }}
           {{- end }}
           resources:

@@ -1,0 +1,90 @@
+import net from "node:net";
+import { create, toBinary } from "@bufbuild/protobuf";
+import pino from "pino";
+import { InProcessBus } from "@analytics/bus";
+import { topics } from "@analytics/contracts";
+import { createDb } from "@analytics/db";
+import { inboxMigrations } from "@analytics/inbox";
+import { outboxMigrations } from "@analytics/outbox";
+import { createTestDatabase, type TestDatabase } from "@analytics/testing";
+import { startService, type ConsumerDefinition, type ServiceDefinition } from "../src";
+
+describe("startService (real Postgres)", () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await database.drop();
+  });
+
+  const handled: string[] = [];
+  const consumer: ConsumerDefinition = {
+    name: "probe",
+    topics: [topics.catalogueBrandCreated],
+    handle: async (_tx, deliveries) => void handled.push(...deliveries.map((d) => d.id)),
+  };
+  const definition: ServiceDefinition = { name: "probe", migrations: [...outboxMigrations, ...inboxMigrations], routes: () => undefined, consumers: [consumer] };
+  const deps = (bus: InProcessBus, port: number, healthPort?: number) => ({
+    databaseUrl: database.url,
+    bus,
+    logger: pino({ level: "silent" }),
+    internalToken: "x".repeat(40),
+    port,
+    healthPort,
+  });
+  const brand = (id: string) => ({
+    id,
+    subject: topics.catalogueBrandCreated.subject,
+    accountId: "00000000-0000-4000-8000-000000000001",
+    occurredAt: new Date().toISOString(),
+    aggregate: `brand:${id}`,
+    payload: toBinary(topics.catalogueBrandCreated.schema, create(topics.catalogueBrandCreated.schema, {})),
+  });
+
+  it("answers /healthz, /readyz and /metrics over plain HTTP/1.1 on its health port", async () => {
+    const bus = new InProcessBus();
+    const service = await startService(definition, deps(bus, 0, 0));
+    try {
+      const ready = await fetch(`${service.healthUrl}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(await (await fetch(`${service.healthUrl}/healthz`)).json()).toEqual({ status: "ok" });
+      expect(await (await fetch(`${service.healthUrl}/metrics`)).text()).toMatch(/outbox_dead_lettered_total\{service="probe"\} 0/);
+      await bus.close();
+      expect((await fetch(`${service.healthUrl}/readyz`)).status).toBe(503);
+    } finally {
+      await service.close();
+    }
+  });
+
+  it("stops everything it started when its port cannot open", async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", () => resolve()));
+    const port = (taken.address() as net.AddressInfo).port;
+    const bus = new InProcessBus();
+    try {
+      await expect(startService(definition, deps(bus, port))).rejects.toThrow(/EADDRINUSE/);
+      // No consumer of the failed service is left on the bus: nothing handles a message.
+      expect(await bus.publish([brand("00000000-0000-4000-8000-0000000000aa")])).toEqual([undefined]);
+      expect(handled).toEqual([]);
+    } finally {
+      taken.close();
+    }
+  });
+
+  it("consumes through the inbox once it runs", async () => {
+    const bus = new InProcessBus();
+    const service = await startService(definition, deps(bus, 0));
+    try {
+      const message = brand("00000000-0000-4000-8000-0000000000bb");
+      await bus.publish([message]);
+      await bus.publish([message]);
+      expect(handled).toEqual([message.id]);
+      const db = createDb({ url: database.url, schema: "probe" });
+      expect(await db("inbox").where({ consumer: "probe-probe" })).toHaveLength(1);
+      await db.destroy();
+    } finally {
+      await service.close();
+    }
+  });
+});
