@@ -69,7 +69,13 @@ export async function migrate(db: Db, schema: string, migrations: Migration[]): 
       getMigrationName: (name: string) => name,
       getMigration: async (name: string) => {
         const m = byName.get(name)!;
-        return { up: m.up, down: m.down ?? (async () => undefined) };
+        // A migration (an index build on a large table) may take longer than a request's
+        // statement timeout; it runs in its own transaction, so the exemption ends with it.
+        const unbounded = (step: (db: Knex) => Promise<void>) => async (db: Knex) => {
+          await db.raw("SET LOCAL statement_timeout = 0");
+          await step(db);
+        };
+        return { up: unbounded(m.up), down: unbounded(m.down ?? (async () => undefined)) };
       },
     },
   })) as [number, string[]];

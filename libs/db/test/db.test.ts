@@ -55,4 +55,15 @@ describe("db", () => {
     expect(isUuid("42")).toBe(false);
     expect(pageWindow({ page: 3, pageSize: 10 })).toEqual({ limit: 10, offset: 20 });
   });
+
+  it("lets a migration run longer than the statement timeout that bounds every request", async () => {
+    const db = createDb({ url: database.url, schema: "slow", statementTimeoutMs: 200 });
+    try {
+      const slow = { name: "001_slow", up: async (k: import("knex").Knex) => void (await k.raw("SELECT pg_sleep(0.5)")) };
+      expect(await migrate(db, "slow", [slow])).toEqual(["001_slow"]);
+      await expect(db.raw("SELECT pg_sleep(0.5)")).rejects.toThrow(/statement timeout/);
+    } finally {
+      await db.destroy();
+    }
+  });
 });
