@@ -1,0 +1,128 @@
+// Issue 8 item 5: POST /v2/api/products/batch of 1000 new products against the design's floor:
+// the same 1000-row upsert plus 1000 outbox rows (each the size of its message) in one
+// transaction, run directly in Postgres. Both sides alternate, in the same run; medians.
+// Target: the API at >= 0.7 of the floor (floor time / API time).
+// Usage: node bench/batch-floor.mjs [--start path/to/dist/local/start.js] [--rounds N]
+import { spawn } from "node:child_process";
+import { randomBytes, randomUUID } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+
+const arg = (name, fallback) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : fallback);
+const startScript = arg("--start", "dist/local/start.js");
+const ROUNDS = Number(arg("--rounds", 7));
+const adminUrl = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const ADMIN = "bench-admin-token-0123456789";
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+const product = (round, i) => ({
+  key: `SKU-${round}-${i}`,
+  sku: `SKU-${round}-${i}`,
+  ean: String(7300000000000 + i),
+  productName: `Product ${Math.floor(i / 10)}`,
+  variantName: `Variant ${i % 10}`,
+  season: "SS27",
+  color: ["black", "white", "red"][i % 3],
+  size: ["S", "M", "L", "XL"][i % 4],
+  productGroupId: `PG-${Math.floor(i / 10)}`,
+  variantGroupId: `VG-${Math.floor(i / 5)}`,
+  externalAttributes: { origin: "bench", n: i },
+});
+
+const name = `bench_${randomBytes(4).toString("hex")}`;
+const admin = new pg.Client({ connectionString: adminUrl });
+await admin.connect();
+await admin.query(`CREATE DATABASE ${name}`);
+const url = new URL(adminUrl);
+url.pathname = `/${name}`;
+const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean), startScript], {
+  env: { ...process.env, DATABASE_URL: url.toString(), PORT: "0", HOST: "127.0.0.1", ADMIN_TOKEN: ADMIN, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info", DATA_DIR: mkdtempSync(join(tmpdir(), "floor-")) },
+  stdio: ["ignore", "pipe", "inherit"],
+});
+delete child.env;
+try {
+  const base = await new Promise((resolve, reject) => {
+    let buf = "";
+    const onData = (c) => {
+      buf += c;
+      for (let nl; (nl = buf.indexOf("\n")) >= 0; buf = buf.slice(nl + 1)) {
+        try {
+          const e = JSON.parse(buf.slice(0, nl));
+          if (e.msg === "platform ready") {
+            child.stdout.off("data", onData);
+            if (process.env.BENCH_LOG_LEVEL) child.stdout.pipe(process.stderr);
+            else child.stdout.resume();
+            resolve(`http://127.0.0.1:${e.port}`);
+          }
+        } catch {}
+      }
+    };
+    child.stdout.on("data", onData);
+    child.once("exit", (code) => reject(new Error(`platform exited ${code}`)));
+  });
+  const call = async (method, path, body, token) => {
+    const res = await fetch(base + path, {
+      method,
+      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return res.json();
+  };
+  const account = await call("POST", "/admin/v1/accounts", { name: "Floor" }, ADMIN);
+  const token = (await call("POST", "/v2/api/auth", { accountID: account.accountID, apiKey: account.apiKey })).accessToken;
+
+  const db = new pg.Client({ connectionString: url.toString() });
+  await db.connect();
+  const columns = ["id", "account_id", "key", "sku", "ean", "product_name", "variant_name", "season", "color", "size", "product_group_id", "variant_group_id", "external_attributes"];
+  /** The design's floor: one upsert of 1000 rows and 1000 outbox rows, one transaction. */
+  async function floor(round) {
+    const accountId = randomUUID();
+    const rows = Array.from({ length: 1000 }, (_, i) => {
+      const p = product(`f${round}`, i);
+      return { id: randomUUID(), account_id: accountId, key: p.key, sku: p.sku, ean: p.ean, product_name: p.productName, variant_name: p.variantName, season: p.season, color: p.color, size: p.size, product_group_id: p.productGroupId, variant_group_id: p.variantGroupId, external_attributes: p.externalAttributes };
+    });
+    const t = performance.now();
+    await db.query("BEGIN");
+    await db.query(
+      `INSERT INTO catalogue.products (${columns.join(", ")}) SELECT ${columns.join(", ")} FROM jsonb_populate_recordset(NULL::catalogue.products, $1::jsonb)
+       ON CONFLICT (account_id, key) DO UPDATE SET sku = EXCLUDED.sku, updated_at = now() RETURNING id`,
+      [JSON.stringify(rows)],
+    );
+    // Each message about the size of a product's encoding.
+    const payloads = rows.map((r) => Buffer.from(JSON.stringify(r)));
+    await db.query(
+      `INSERT INTO catalogue.outbox (id, subject, account_id, aggregate, payload, published_at)
+       SELECT gen_random_uuid(), 'bench.floor', $1::uuid, 'sku:' || x, p, now() FROM unnest($2::text[], $3::bytea[]) AS u(x, p)`,
+      [accountId, rows.map((r) => r.id), payloads],
+    );
+    await db.query("COMMIT");
+    return performance.now() - t;
+  }
+  async function api(round) {
+    const body = Array.from({ length: 1000 }, (_, i) => product(`a${round}`, i));
+    const t = performance.now();
+    const answer = await call("POST", "/v2/api/products/batch", body, token);
+    const ms = performance.now() - t;
+    if (answer.length !== 1000 || answer[0][0].statusCode !== 201) throw new Error("batch failed");
+    return ms;
+  }
+  await api("warm");
+  await floor("warm");
+  const apiMs = [];
+  const floorMs = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    apiMs.push(await api(r));
+    floorMs.push(await floor(r));
+  }
+  await db.end();
+  const result = { apiMs: Math.round(median(apiMs)), floorMs: Math.round(median(floorMs)), ratio: +(median(floorMs) / median(apiMs)).toFixed(2), rounds: ROUNDS };
+  console.log(`POST /v2/api/products/batch (1000 new): median ${result.apiMs} ms; floor (upsert + 1000 outbox rows, one transaction): ${result.floorMs} ms; floor/API = ${result.ratio} (target >= 0.7)`);
+  console.log(JSON.stringify({ batchFloor: result }));
+} finally {
+  child.kill("SIGTERM");
+  await new Promise((r) => child.once("exit", r));
+  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await admin.end();
+}
