@@ -52,7 +52,7 @@ export async function lockAccountProducts(tx: Tx, accountId: string): Promise<vo
 
 export async function findProducts(db: Db | Tx, accountId: string, ids: string[]): Promise<ProductRow[]> {
   if (!ids.length) return [];
-  return products(db).where("p.account_id", accountId).whereIn("p.id", ids).orderBy(["p.seq", "p.id"]);
+  return products(db).where("p.account_id", accountId).whereRaw("p.id = ANY(?::uuid[])", [ids]).orderBy(["p.seq", "p.id"]);
 }
 
 export interface ProductFilter {
