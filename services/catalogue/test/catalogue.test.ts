@@ -473,17 +473,14 @@ describe("catalogue service (real Postgres and JetStream)", () => {
         create(ProductSchema, { key: `BULK${n}`, sku: `S${n}`, brandName: `Brand${n % 10}`, categoryName: `Cat${n % 5}`, pimCustom3: "p" }),
       );
       statements = [];
-      let started = Date.now();
+      // Speed is measured in bench/batch-floor.mjs; here: how many statements.
       const created = await upsertProducts(ctx, account, items);
-      expect(Date.now() - started).toBeLessThan(5000);
       expect(created.every((o) => o.statusCode === 201)).toBe(true);
       expect(statements.length).toBeLessThanOrEqual(12);
 
       statements = [];
-      started = Date.now();
       const patches = items.map((p, n) => create(ProductSchema, { key: p.key, color: n % 2 ? "odd" : "even" }));
       const updated = await updateProducts(ctx, account, patches);
-      expect(Date.now() - started).toBeLessThan(5000);
       expect(updated.every((o) => o.statusCode === 200)).toBe(true);
       expect(statements.length).toBeLessThanOrEqual(12);
       expect(updated[999].value).toMatchObject({ key: "BULK999", color: "odd", pimCustom3: "p", brandName: "Brand9" });

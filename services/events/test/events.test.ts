@@ -91,6 +91,16 @@ describe("events service (real Postgres and JetStream)", () => {
     expect((await db("events").where({ account_id: acc }).orderBy("seq")).map((r) => r.payload.key)).toEqual(["b1", "b2", "b3"]);
   });
 
+  it("lists in creation order also after entries were processed (their rows moved in the table)", async () => {
+    const acc = randomUUID();
+    const ids = await seed(acc, 6, "o");
+    await client.batchUpdateEventStatus({ items: [ids[0], ids[2], ids[4]].map((id) => ({ id, state: EventState.COMPLETED })) }, as(acc));
+    const all = await client.listEvents({ page: { page: 1, pageSize: 10 } }, as(acc));
+    expect(all.events.map((e) => e.id)).toEqual(ids);
+    const secondPage = await client.listEvents({ page: { page: 2, pageSize: 3 } }, as(acc));
+    expect(secondPage.events.map((e) => e.id)).toEqual(ids.slice(3));
+  });
+
   it("pages in creation order and filters by type and status", async () => {
     const acc = randomUUID();
     const ids = await seed(acc, 5);
