@@ -94,6 +94,11 @@ export const productSchema = z
   })
   .meta({ id: "Product" });
 
+/** The writable fields a client sent as null: a partial update clears them. */
+export function nullFields(product: Record<string, unknown>): string[] {
+  return Object.keys(product).filter((k) => product[k] === null && k !== "id" && !(k in readOnlyInput));
+}
+
 /** Only the writable fields (and `id` on update) go to the service. */
 export function writableFields(product: Record<string, unknown>, keepId: boolean): Record<string, unknown> {
   const out: Record<string, unknown> = {};

@@ -10,7 +10,7 @@ import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { repeatable, route, type RouteContext } from "../http/route";
 import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import type { CallAs } from "../clients";
-import { imageUploadSchema, keySwitchSchema, productCreateSchema, productSchema, productUpdateSchema, writableFields } from "./catalogue-schemas";
+import { imageUploadSchema, keySwitchSchema, productCreateSchema, productSchema, productUpdateSchema, nullFields, writableFields } from "./catalogue-schemas";
 
 const { ProductSchema, KeySwitchSchema, ImageUploadSchema } = catalogueV1;
 const MiB = 1024 * 1024;
@@ -102,7 +102,7 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
   route(ctx, {
     method: "POST",
     url: "/v2/api/products",
-    summary: "Full create: creates or updates the product, its variant, brand and category",
+    summary: "Full create: creates or updates the product, its variant, brand and category. Stores exactly what is sent: a field absent or null takes its default (imageUrl: absent keeps the uploaded image, null removes it)",
     tag,
     auth: "bearer",
     body: productCreateSchema,
@@ -111,7 +111,10 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
       400: { description: "invalid product", schema: generalResponseSchema },
     },
     handler: async ({ body, caller }, _req, reply) => {
-      const res = await catalogue.upsertProducts({ products: [fromRestJson(ProductSchema, writableFields(body, false))] }, as(caller));
+      const res = await catalogue.upsertProducts(
+        { products: [fromRestJson(ProductSchema, writableFields(body, false))], cleared: [{ fields: nullFields(body) }] },
+        as(caller),
+      );
       const [result] = res.results;
       if (!result.product) throw failure(result);
       reply.status(201);
@@ -121,7 +124,7 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
   route(ctx, {
     method: "POST",
     url: "/v2/api/products/batch",
-    summary: `Create or update up to ${BATCH_MAX} products by key; one answer per item`,
+    summary: `Create or update up to ${BATCH_MAX} products by key, each a full write (a field absent or null takes its default; imageUrl: absent keeps the uploaded image, null removes it); one answer per item`,
     tag,
     auth: "bearer",
     body: batchBody,
@@ -135,7 +138,10 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
     },
     handler: async ({ body, caller }, _req, reply) => {
       const results = await runBatch(body, productCreateSchema, "key", async (products) => {
-        const res = await catalogue.upsertProducts({ products: products.map((p) => fromRestJson(ProductSchema, writableFields(p, false))) }, as(caller));
+        const res = await catalogue.upsertProducts(
+          { products: products.map((p) => fromRestJson(ProductSchema, writableFields(p, false))), cleared: products.map((p) => ({ fields: nullFields(p) })) },
+          as(caller),
+        );
         return res.results.map((r) => batchResult(r.result));
       });
       // The specification's default-error shape: an array of BatchResponse when the service failed.
@@ -148,7 +154,7 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
   route(ctx, {
     method: "PUT",
     url: "/v2/api/products",
-    summary: "Partial update of existing products (by id, else key); fields not sent are kept",
+    summary: "Partial update of existing products (by id, else key): fields not sent are kept, fields sent as null are cleared",
     tag,
     auth: "bearer",
     body: batchBody,
@@ -159,7 +165,10 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
     },
     handler: async ({ body, caller }, _req, reply) => {
       const results = await runBatch(body, productUpdateSchema, "key", async (products) => {
-        const res = await catalogue.updateProducts({ products: products.map((p) => fromRestJson(ProductSchema, writableFields(p, true))) }, as(caller));
+        const res = await catalogue.updateProducts(
+          { products: products.map((p) => fromRestJson(ProductSchema, writableFields(p, true))), cleared: products.map((p) => ({ fields: nullFields(p) })) },
+          as(caller),
+        );
         return res.results.map((r) => batchResult(r.result));
       });
       reply.status(batchStatus(results, 200));

@@ -33,10 +33,10 @@ export async function productBatch<I, T = Product>(
   ctx: ServiceContext,
   accountId: string,
   items: I[],
-  check: (item: I) => ItemOutcome<never> | undefined,
+  check: (item: I, index: number) => ItemOutcome<never> | undefined,
   write: (tx: Tx, valid: { i: number; item: I }[], reply: (i: number, outcome: ItemOutcome<T>) => void) => Promise<void>,
 ): Promise<ItemOutcome<T>[]> {
-  const outcomes: (ItemOutcome<T> | undefined)[] = items.map((item) => check(item));
+  const outcomes: (ItemOutcome<T> | undefined)[] = items.map((item, i) => check(item, i));
   const valid = items.flatMap((item, i) => (outcomes[i] ? [] : [{ i, item }]));
   if (valid.length) {
     await commitProductWrite(ctx, accountId, (tx) => write(tx, valid, (i, outcome) => void (outcomes[i] = outcome)));

@@ -55,10 +55,10 @@ export function catalogueRoutes(ctx: ServiceContext) {
         return { products: rows.map(productFromRow), totalCount: total };
       },
       async upsertProducts(req, c) {
-        return { results: (await products.upsertProducts(ctx, callerOf(c).accountId, req.products)).map(productResult) };
+        return { results: (await products.upsertProducts(ctx, callerOf(c).accountId, req.products, req.cleared.map((c) => c.fields))).map(productResult) };
       },
       async updateProducts(req, c) {
-        return { results: (await products.updateProducts(ctx, callerOf(c).accountId, req.products)).map(productResult) };
+        return { results: (await products.updateProducts(ctx, callerOf(c).accountId, req.products, req.cleared.map((c) => c.fields))).map(productResult) };
       },
       async switchKeys(req, c) {
         return { results: (await switchKeys(ctx, callerOf(c).accountId, req.switches)).map(productResult) };

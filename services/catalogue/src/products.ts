@@ -5,7 +5,7 @@ import { answer, invalidItem, productBatch, type ItemOutcome } from "./batch";
 import { announceProducts, brandCreated, categoryCreated, type ProductVerb } from "./changes";
 import * as repo from "./repository";
 import type { Page, ProductFilter, SkuRef } from "./repository";
-import { brandFromRow, categoryFromRow, newProduct, productColumns, productFromRow, withSentFields, type Product } from "./resources";
+import { brandFromRow, categoryFromRow, newProduct, productColumns, productFromRow, unclearable, withClearedFields, withSentFields, type Product } from "./resources";
 import { checkText, keyProblem, productViolations, storedProductViolations, textProblem } from "./validation";
 
 /**
@@ -20,6 +20,9 @@ export function listProducts(db: Db, accountId: string, filter: ProductFilter, p
   for (const [name, values] of Object.entries(lists)) values.forEach((v, i) => checkText(`${name}[${i}]`, v));
   return repo.listProducts(db, accountId, filter, page);
 }
+
+/** Fields sent as null must be writable fields other than the key. */
+const clearedViolations = (names: string[]) => unclearable(names).map((path) => ({ path, message: "cannot be null" }));
 
 const trimmedName = (name: string | undefined) => name?.trim() || undefined;
 
@@ -50,17 +53,20 @@ async function storeProducts(tx: Tx, accountId: string, products: Product[]) {
  * invalid. An old key writes to the product it was switched from. When a batch names one product
  * twice, the later item wins, as if the items ran in order.
  */
-export function upsertProducts(ctx: ServiceContext, accountId: string, inputs: Product[]): Promise<ItemOutcome[]> {
-  const items = inputs.map((input) => ({ input, product: newProduct(input) }));
-  const check = ({ input, product }: (typeof items)[number]) => {
-    const problems = [...storedProductViolations(product), ...productViolations(input)];
+export function upsertProducts(ctx: ServiceContext, accountId: string, inputs: Product[], cleared: string[][] = []): Promise<ItemOutcome[]> {
+  const items = inputs.map((input, n) => ({ input, product: newProduct(input), cleared: cleared[n] ?? [] }));
+  const check = ({ input, product, cleared }: (typeof items)[number]) => {
+    const problems = [...storedProductViolations(product), ...productViolations(input), ...clearedViolations(cleared)];
     return problems.length ? invalidItem(input.key, "key", problems) : undefined;
   };
   return productBatch(ctx, accountId, items, check, async (tx, valid, reply) => {
     const current = await repo.resolveReferences(tx, accountId, valid.map((v) => ({ key: v.item.product.key })));
     valid.forEach(({ item }, n) => (item.product.key = current[n]?.key ?? item.product.key));
-    const last = new Map(valid.map(({ item }) => [item.product.key, item.product]));
-    const { written, messages } = await storeProducts(tx, accountId, [...last.values()]);
+    const last = new Map(valid.map(({ item }) => [item.product.key, item]));
+    const { written, messages } = await storeProducts(tx, accountId, [...last.values()].map((item) => item.product));
+    // A full write keeps an uploaded image unless imageUrl is sent (a value, or null to remove it).
+    const imageRemoved = written.filter((w) => last.get(w.key)!.cleared.includes("imageUrl")).map((w) => w.id);
+    await repo.clearImageUrls(tx, accountId, imageRemoved);
     const verbs = new Map<string, ProductVerb>(written.map((w) => [w.id, w.created ? "created" : "updated"]));
     const products = await announceProducts(tx, accountId, verbs, messages);
     const byKey = new Map(written.map((w) => [w.key, w]));
@@ -79,12 +85,12 @@ export function upsertProducts(ctx: ServiceContext, accountId: string, inputs: P
  * an old key); the fields it carries replace the stored ones, the others are kept. 200 updated,
  * 400 invalid, 404 unknown product. A key is changed only by a key switch.
  */
-export function updateProducts(ctx: ServiceContext, accountId: string, patches: Product[]): Promise<ItemOutcome[]> {
+export function updateProducts(ctx: ServiceContext, accountId: string, patches: Product[], cleared: string[][] = []): Promise<ItemOutcome[]> {
   const referenceOf = (p: Product) => (p.id && !p.key ? { reference: p.id, field: "id" } : { reference: p.key, field: "key" });
-  const check = (patch: Product) => {
+  const check = (patch: Product, i: number) => {
     const { reference, field } = referenceOf(patch);
     const key = patch.id && !patch.key ? textProblem(patch.id) : keyProblem(patch.key);
-    const problems = [...(key ? [{ path: field, message: key }] : []), ...productViolations(patch)];
+    const problems = [...(key ? [{ path: field, message: key }] : []), ...productViolations(patch), ...clearedViolations(cleared[i] ?? [])];
     return problems.length ? invalidItem(reference, field, problems) : undefined;
   };
   return productBatch(ctx, accountId, patches, check, async (tx, valid, reply) => {
@@ -103,7 +109,7 @@ export function updateProducts(ctx: ServiceContext, accountId: string, patches: 
         const message = "does not name the product of this id; keys change only by key switch";
         return reply(i, invalidItem(reference, field, [{ path: "key", message }]));
       }
-      const merged = withSentFields(existing, patch);
+      const merged = withClearedFields(withSentFields(existing, patch), cleared[i] ?? []);
       merged.key = existing.key;
       const problems = storedProductViolations(merged);
       if (problems.length) return reply(i, invalidItem(reference, field, problems));

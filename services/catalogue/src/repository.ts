@@ -248,6 +248,12 @@ export interface ImageTarget {
   season: string | null;
 }
 
+/** Removes products' images (a full write that sent imageUrl: null). */
+export async function clearImageUrls(tx: Tx, accountId: string, ids: string[]): Promise<void> {
+  if (!ids.length) return;
+  await tx("products").where({ account_id: accountId }).whereRaw("id = ANY(?::uuid[])", [ids]).update({ image_url: null });
+}
+
 /** Sets image URLs; returns the ids of the products that changed. */
 export async function setImageUrls(tx: Tx, accountId: string, targets: ImageTarget[]): Promise<string[]> {
   if (!targets.length) return [];

@@ -72,9 +72,31 @@ export function withSentFields(target: Product, patch: Product): Product {
   return merged as unknown as Product;
 }
 
+const DEFAULTS = create(ProductSchema, { status: 2, activePlanning: true });
+
 /** A full create: what is not sent takes its default. */
 export function newProduct(input: Product): Product {
-  return withSentFields(create(ProductSchema, { status: 2, activePlanning: true }), input);
+  return withSentFields(clone(ProductSchema, DEFAULTS), input);
+}
+
+/** Writable fields by REST name (`imageUrl`). */
+const BY_REST_NAME = new Map(WRITABLE_FIELDS.map((f) => [f.jsonName, f]));
+
+/** REST names that are not writable fields, or cannot be cleared (the key). */
+export function unclearable(jsonNames: string[]): string[] {
+  return jsonNames.filter((name) => name === "key" || !BY_REST_NAME.has(name));
+}
+
+/** `target` with the named fields (REST names) back at their defaults: a field sent as null. */
+export function withClearedFields(target: Product, jsonNames: string[]): Product {
+  const out = clone(ProductSchema, target) as unknown as Record<string, unknown>;
+  for (const name of jsonNames) {
+    const field = BY_REST_NAME.get(name);
+    if (!field || field.name === "key") continue;
+    const fallback = (DEFAULTS as unknown as Record<string, unknown>)[field.localName];
+    out[field.localName] = Array.isArray(fallback) ? [] : fallback;
+  }
+  return out as unknown as Product;
 }
 
 export function brandFromRow(row: NamedRow): catalogueV1.Brand {
