@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { httpErrorOf } from "@analytics/errors";
+import { HttpError } from "./errors";
 import { describe, violations } from "./validation";
 
 export interface BatchResponse {
@@ -30,6 +31,42 @@ function validateItems<T extends z.ZodType>(
     }
   });
   return { valid, results };
+}
+
+/**
+ * `schema`, whose valid values are also converted (to proto): a value zod lets through but the
+ * conversion refuses is that item's 400 naming the field, never a failure of the whole batch.
+ */
+export function converting<S extends z.ZodType, P>(schema: S, convert: (value: z.output<S>) => P) {
+  return schema.transform((value, ctx) => {
+    try {
+      return convert(value);
+    } catch (error) {
+      ctx.addIssue({ code: "custom", message: conversionMessage(error), path: conversionPath(error) });
+      return z.NEVER;
+    }
+  });
+}
+
+/** Converts a validated single body; a value proto cannot hold is a 400 naming the field. */
+export function convertBody<P>(convert: () => P): P {
+  try {
+    return convert();
+  } catch (error) {
+    const path = conversionPath(error).join(".");
+    throw new HttpError(400, `invalid body: ${path ? `${path}: ` : ""}${conversionMessage(error)}`, [{ path, message: conversionMessage(error) }]);
+  }
+}
+
+/** protobuf-es names the field in its message: `cannot decode field x.v1.Product.sort from JSON: ...`. */
+function conversionPath(error: unknown): string[] {
+  const field = /field [\w.]+\.(\w+) from JSON/.exec(String((error as Error)?.message))?.[1];
+  return field ? [field.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())] : [];
+}
+
+function conversionMessage(error: unknown): string {
+  const text = String((error as Error)?.message ?? error);
+  return `cannot be stored (${text.replace(/^.*from JSON: /, "").slice(0, 200)})`;
 }
 
 /** The status of a batch whose service call failed (500, 503), if it did. */

@@ -3,7 +3,7 @@ import { create } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
 import { catalogueV1, fromRestJson, toRestJson } from "@analytics/contracts";
 import { generalResponse } from "@analytics/errors";
-import { batchStatus, runBatch, serverFailure, type BatchResponse } from "../http/batch";
+import { batchStatus, convertBody, converting, runBatch, serverFailure, type BatchResponse } from "../http/batch";
 import { describe } from "../http/validation";
 import { HttpError } from "../http/errors";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
@@ -24,6 +24,12 @@ const batchResult = (r?: catalogueV1.BatchResult): BatchResponse => ({
   statusCode: r?.statusCode ?? 500,
 });
 const batchBody = z.array(z.unknown()).min(1).max(BATCH_MAX);
+
+/** A product item as the catalogue takes it: the proto Product and the fields sent as null. */
+const productWrite = (keepId: boolean) => (p: Record<string, unknown>) => ({
+  product: fromRestJson(ProductSchema, writableFields(p, keepId)),
+  cleared: { fields: nullFields(p) },
+});
 
 /** A product write's failure as the single-item answer (POST /products, POST /products/imageupload). */
 function failure(result: catalogueV1.ProductWriteResult | catalogueV1.ImageUploadResult): HttpError {
@@ -111,10 +117,8 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
       400: { description: "invalid product", schema: generalResponseSchema },
     },
     handler: async ({ body, caller }, _req, reply) => {
-      const res = await catalogue.upsertProducts(
-        { products: [fromRestJson(ProductSchema, writableFields(body, false))], cleared: [{ fields: nullFields(body) }] },
-        as(caller),
-      );
+      const product = convertBody(() => fromRestJson(ProductSchema, writableFields(body, false)));
+      const res = await catalogue.upsertProducts({ products: [product], cleared: [{ fields: nullFields(body) }] }, as(caller));
       const [result] = res.results;
       if (!result.product) throw failure(result);
       reply.status(201);
@@ -137,11 +141,8 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
       500: { description: "the catalogue failed; nothing was written: one BatchResponse per item", schema: z.array(batchResponseSchema) },
     },
     handler: async ({ body, caller }, _req, reply) => {
-      const results = await runBatch(body, productCreateSchema, "key", async (products) => {
-        const res = await catalogue.upsertProducts(
-          { products: products.map((p) => fromRestJson(ProductSchema, writableFields(p, false))), cleared: products.map((p) => ({ fields: nullFields(p) })) },
-          as(caller),
-        );
+      const results = await runBatch(body, converting(productCreateSchema, productWrite(false)), "key", async (writes) => {
+        const res = await catalogue.upsertProducts({ products: writes.map((w) => w.product), cleared: writes.map((w) => w.cleared) }, as(caller));
         return res.results.map((r) => batchResult(r.result));
       });
       // The specification's default-error shape: an array of BatchResponse when the service failed.
@@ -164,11 +165,8 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
       500: { description: "internal failure; nothing was written", schema: z.array(batchResponseSchema) },
     },
     handler: async ({ body, caller }, _req, reply) => {
-      const results = await runBatch(body, productUpdateSchema, "key", async (products) => {
-        const res = await catalogue.updateProducts(
-          { products: products.map((p) => fromRestJson(ProductSchema, writableFields(p, true))), cleared: products.map((p) => ({ fields: nullFields(p) })) },
-          as(caller),
-        );
+      const results = await runBatch(body, converting(productUpdateSchema, productWrite(true)), "key", async (writes) => {
+        const res = await catalogue.updateProducts({ products: writes.map((w) => w.product), cleared: writes.map((w) => w.cleared) }, as(caller));
         return res.results.map((r) => batchResult(r.result));
       });
       reply.status(batchStatus(results, 200));
@@ -184,8 +182,8 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
     body: batchBody,
     responses: { 200: { description: "one BatchResponse per item (reference: oldKey)", schema: z.array(batchResponseSchema) } },
     handler: async ({ body, caller }, _req, reply) => {
-      const results = await runBatch(body, keySwitchSchema, "oldKey", async (switches) => {
-        const res = await catalogue.switchKeys({ switches: switches.map((k) => fromRestJson(KeySwitchSchema, k)) }, as(caller));
+      const results = await runBatch(body, converting(keySwitchSchema, (k) => fromRestJson(KeySwitchSchema, k)), "oldKey", async (switches) => {
+        const res = await catalogue.switchKeys({ switches }, as(caller));
         return res.results.map((r) => batchResult(r.result));
       });
       return reply.status(serverFailure(results) ?? 200).send(results);
@@ -206,7 +204,7 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
       404: { description: "no product with that key", schema: generalResponseSchema },
     },
     handler: async ({ body, caller }) => {
-      const res = await catalogue.uploadImages({ images: [fromRestJson(ImageUploadSchema, body)] }, as(caller));
+      const res = await catalogue.uploadImages({ images: [convertBody(() => fromRestJson(ImageUploadSchema, body))] }, as(caller));
       const [result] = res.results;
       if (!result.image) throw failure(result);
       return { key: result.image.key, imageUrl: result.image.imageUrl };
@@ -222,8 +220,8 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
     bodyLimit: 50 * MiB,
     responses: { 200: { description: "one BatchResponse per item", schema: z.array(batchResponseSchema) } },
     handler: async ({ body, caller }, _req, reply) => {
-      const results = await runBatch(body, imageUploadSchema, "key", async (images) => {
-        const res = await catalogue.uploadImages({ images: images.map((i) => fromRestJson(ImageUploadSchema, i)) }, as(caller));
+      const results = await runBatch(body, converting(imageUploadSchema, (i) => fromRestJson(ImageUploadSchema, i)), "key", async (images) => {
+        const res = await catalogue.uploadImages({ images }, as(caller));
         return res.results.map((r) => batchResult(r.result));
       });
       return reply.status(serverFailure(results) ?? 200).send(results);
