@@ -120,6 +120,18 @@ export function isUuid(value: string): boolean {
   return UUID.test(value);
 }
 
+/**
+ * The pattern of every paged list (CONTRACT: creation order): rows carry a unique `seq`, the
+ * list orders by `seq` alone, an index on (account_id, seq) INCLUDE (id) lets a page's ids be
+ * found by an index-only scan (page N does not read the N-1 pages before it), only those rows are
+ * then read in full, and the total is counted on the same index, never dragging payloads along.
+ * `pageOfIds` is the first step: a subquery of the page's ids for `WHERE id IN (...)`.
+ */
+export function pageOfIds<Q extends Knex.QueryBuilder>(filtered: Q, page: { page: number; pageSize: number }, seq = "seq", id = "id"): Q {
+  const { limit, offset } = pageWindow(page);
+  return filtered.clearSelect().select(id).orderBy(seq).limit(limit).offset(offset) as Q;
+}
+
 /** Limit/offset of a 1-based page. */
 export function pageWindow(page: { page: number; pageSize: number }): { limit: number; offset: number } {
   return { limit: page.pageSize, offset: (page.page - 1) * page.pageSize };

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "@analytics/db";
-import { isUuid, pageWindow } from "@analytics/db";
+import { isUuid, pageOfIds, pageWindow } from "@analytics/db";
 import { DATE_FIELDS, STORED_FIELDS, type ProductRow } from "./resources";
 
 /**
@@ -67,9 +67,11 @@ export interface ProductFilter {
 function filtered(db: Db, accountId: string, f: ProductFilter) {
   const q = db("products as p").where("p.account_id", accountId);
   if (f.key !== undefined) {
-    const key = f.key;
-    q.where((w) =>
-      w.where("p.key", key).orWhereIn("p.id", db("sku_synonyms").select("product_id").where({ account_id: accountId, synonym: key })),
+    // A key names at most one product, as its key or an old key: two unique-index lookups (an
+    // OR of both would scan the account).
+    q.whereRaw(
+      "p.id IN (SELECT id FROM products WHERE account_id = ? AND key = ? UNION ALL SELECT product_id FROM sku_synonyms WHERE account_id = ? AND synonym = ?)",
+      [accountId, f.key, accountId, f.key],
     );
   }
   // A sku_id that is not a UUID names no product; an all-invalid list matches nothing.
@@ -81,11 +83,11 @@ function filtered(db: Db, accountId: string, f: ProductFilter) {
   return q;
 }
 
+/** One page in creation order and the filtered total (libs/db pageOfIds). */
 export async function listProducts(db: Db, accountId: string, f: ProductFilter, page: Page) {
-  const { limit, offset } = pageWindow(page);
-  const ids = filtered(db, accountId, f).select("p.id").orderBy(["p.seq", "p.id"]).limit(limit).offset(offset);
+  const ids = pageOfIds(filtered(db, accountId, f), page, "p.seq", "p.id");
   const [rows, [{ count }]] = await Promise.all([
-    products(db).whereIn("p.id", ids).orderBy(["p.seq", "p.id"]) as Promise<ProductRow[]>,
+    products(db).whereIn("p.id", ids).orderBy("p.seq") as Promise<ProductRow[]>,
     filtered(db, accountId, f).count({ count: "*" }) as unknown as Promise<[{ count: number }]>,
   ]);
   return { rows, total: Number(count) };

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { stringifyRest } from "@analytics/contracts";
 import type { Db, Tx } from "@analytics/db";
-import { isUuid, pageWindow } from "@analytics/db";
+import { isUuid, pageOfIds } from "@analytics/db";
 
 export type EventState = "pending" | "completed" | "failed";
 export type ProcessedState = Exclude<EventState, "pending">;
@@ -38,9 +38,9 @@ function filtered(db: Db, f: EventFilter) {
  * would drag every matching payload through the window.
  */
 export async function listEvents(db: Db, f: EventFilter, page: { page: number; pageSize: number }) {
-  const { limit, offset } = pageWindow(page);
+  const ids = pageOfIds(filtered(db, f), page);
   const [rows, [{ count }]] = await Promise.all([
-    filtered(db, f).select(COLUMNS).orderBy("seq").limit(limit).offset(offset) as Promise<EventRow[]>,
+    db("events").select(COLUMNS).whereIn("id", ids).orderBy("seq") as Promise<EventRow[]>,
     filtered(db, f).count({ count: "*" }) as unknown as Promise<[{ count: number }]>,
   ]);
   return { rows, total: Number(count) };

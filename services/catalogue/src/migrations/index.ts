@@ -2,5 +2,6 @@ import type { Migration } from "@analytics/db";
 import { outboxMigrations } from "@analytics/outbox";
 import { createCatalogue } from "./001_catalogue";
 import { productVersion } from "./002_product_version";
+import { productPageIndex } from "./003_page_index";
 
-export const migrations: Migration[] = [...outboxMigrations, createCatalogue, productVersion];
+export const migrations: Migration[] = [...outboxMigrations, createCatalogue, productVersion, productPageIndex];

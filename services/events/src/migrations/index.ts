@@ -2,5 +2,6 @@ import type { Migration } from "@analytics/db";
 import { inboxMigrations } from "@analytics/inbox";
 import { outboxMigrations } from "@analytics/outbox";
 import { createEvents } from "./001_events";
+import { eventPageIndexes } from "./002_page_index";
 
-export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createEvents];
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createEvents, eventPageIndexes];
