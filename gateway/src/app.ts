@@ -10,6 +10,7 @@ import { createDb, migrate, ping, type Db } from "@analytics/db";
 import { serviceReady } from "@analytics/rpc";
 import { adminAuthenticator, adminRoutes, authRoutes, bearerAuthenticator, type AccountsOptions } from "./accounts/routes";
 import { migrations } from "./accounts/migrations";
+import { KeyStatusCache } from "./accounts/key-status";
 import { TokenIssuer } from "./accounts/tokens";
 import { callAs, createClients, type ServiceUrls } from "./clients";
 import { installErrorHandling } from "./http/errors";
@@ -125,6 +126,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   });
 
   const tokens = new TokenIssuer(deps.jwtSecret, deps.tokenTtlSeconds);
+  const keys = new KeyStatusCache(db, deps.databaseUrl, deps.logger);
+  await keys.start();
   const openapi = new OpenApi({
     title: "Analytics Service API",
     version: "2.0.0",
@@ -133,12 +136,12 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   const ctx: RouteContext = {
     app,
     openapi,
-    authenticate: bearerAuthenticator(db, tokens),
+    authenticate: bearerAuthenticator(keys, tokens),
     authenticateAdmin: adminAuthenticator(deps),
   };
   const relay = deps.bus ? new OutboxRelay({ db, bus: deps.bus, logger: deps.logger, pollMs: deps.outboxPollMs }) : undefined;
   relay?.start();
-  const accountOptions: AccountsOptions = { db, relay, ...deps };
+  const accountOptions: AccountsOptions = { db, relay, keys, ...deps };
   const clients = createClients(deps.services);
   const as = callAs(deps.internalToken, deps.serviceCallTimeoutMs ?? 10_000);
 
@@ -172,6 +175,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     db,
     close: async () => {
       await app.close();
+      await keys.close();
       await relay?.stop();
       await db.destroy();
     },

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { topics } from "@analytics/contracts";
 import type { Db } from "@analytics/db";
 import { enqueue, outboxEntry } from "@analytics/outbox";
+import { REVOKED_CHANNEL } from "./key-status";
 import { isUuid } from "@analytics/db";
 
 export interface AccountSettings {
@@ -27,13 +28,19 @@ export async function addApiKey(db: Db, accountId: string, key: { apiKeyId: stri
   await db("api_keys").insert({ id: key.apiKeyId, account_id: accountId, name: key.name, secret_hash: key.secretHash });
 }
 
-/** Revokes a key; false when the account has no such key. */
+/**
+ * Revokes a key; false when the account has no such key. Every gateway replica hears of it when
+ * the revocation commits (NOTIFY on the key-status channel, see key-status.ts).
+ */
 export async function revokeApiKey(db: Db, accountId: string, apiKeyId: string): Promise<boolean> {
   if (!isUuid(accountId) || !isUuid(apiKeyId)) return false;
-  const rows = await db("api_keys")
-    .where({ id: apiKeyId, account_id: accountId })
-    .update({ revoked_at: db.raw("coalesce(revoked_at, now())") }, ["id"]);
-  return rows.length > 0;
+  return db.transaction(async (tx) => {
+    const rows = await tx("api_keys")
+      .where({ id: apiKeyId, account_id: accountId })
+      .update({ revoked_at: tx.raw("coalesce(revoked_at, now())") }, ["id"]);
+    if (rows.length) await tx.raw("SELECT pg_notify(?, ?)", [REVOKED_CHANNEL, `${accountId}/${apiKeyId}`]);
+    return rows.length > 0;
+  });
 }
 
 /** The stored hash of an active key of the account, if there is one. */
@@ -43,7 +50,7 @@ export async function activeKeyHash(db: Db, accountId: string, apiKeyId: string)
   return row?.secret_hash;
 }
 
-/** Checked on every request, so a revoked key's tokens stop at once. */
+/** Whether a key is still active (KeyStatusCache answers most requests without asking). */
 export async function keyIsActive(db: Db, accountId: string, apiKeyId: string): Promise<boolean> {
   return (await activeKeyHash(db, accountId, apiKeyId)) !== undefined;
 }

@@ -10,9 +10,12 @@ import { newApiKey, secretMatches, splitApiKey } from "./api-keys";
 import { FailureLimiter } from "./failure-limiter";
 import * as accounts from "./repository";
 import { TokenIssuer } from "./tokens";
+import type { KeyStatusCache } from "./key-status";
 
 export interface AccountsOptions {
   db: Db;
+  /** The cache of API-key status, told of revocations made here at once. */
+  keys?: KeyStatusCache;
   /** Relays the gateway's outbox (settings changes); woken after each change. */
   relay?: { kick(): void };
   jwtSecret: string;
@@ -26,13 +29,13 @@ export interface AccountsOptions {
 const unauthorized = () => new HttpError(401, "missing, malformed or expired access token", undefined, { "WWW-Authenticate": 'Bearer realm="analytics"' });
 
 /** Bearer authentication of every account route: a valid token of a key that is still active. */
-export function bearerAuthenticator(db: Db, tokens: TokenIssuer) {
+export function bearerAuthenticator(keys: KeyStatusCache, tokens: TokenIssuer) {
   return async (request: FastifyRequest): Promise<Caller> => {
     const header = request.headers.authorization ?? "";
     const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/i.exec(header);
     if (!match) throw unauthorized();
     const caller = await tokens.verify(match[1]);
-    if (!caller || !(await accounts.keyIsActive(db, caller.accountId, caller.apiKeyId))) throw unauthorized();
+    if (!caller || !(await keys.isActive(caller.accountId, caller.apiKeyId))) throw unauthorized();
     return caller;
   };
 }
@@ -180,6 +183,7 @@ export function adminRoutes(ctx: RouteContext, o: AccountsOptions): void {
     },
     handler: async ({ params }) => {
       if (!(await accounts.revokeApiKey(o.db, params.accountID, params.apiKeyId))) throw new HttpError(404, `API key ${params.apiKeyId} not found`);
+      o.keys?.forget(params.accountID, params.apiKeyId);
       return generalResponse(200, "revoked");
     },
   });

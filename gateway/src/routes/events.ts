@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
-import { eventsV1 } from "@analytics/contracts";
+import { eventsV1, RawJson } from "@analytics/contracts";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../http/route";
 import { generalResponseSchema } from "../http/schemas";
@@ -31,7 +31,8 @@ function toRest(e: eventsV1.Event) {
     id: e.id,
     accountId: e.accountId,
     eventType: e.eventType,
-    payload: JSON.parse(e.payloadJson),
+    // The payload as the events service read it from Postgres, never parsed here.
+    payload: new RawJson(e.payloadJson),
     createdAt: iso(e.createdAt)!,
     completedAt: iso(e.completedAt),
     failedAt: iso(e.failedAt),

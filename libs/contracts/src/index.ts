@@ -10,5 +10,5 @@ export * as inventoryMessagesV1 from "./gen/inventory/v1/messages_pb";
 export * as ordersMessagesV1 from "./gen/orders/v1/messages_pb";
 export * as topics from "./topics";
 export type { Topic } from "./topics";
-export { toRestJson, fromRestJson, stringifyRest, decimalFromNumber, RestDecimal } from "./rest-json";
+export { toRestJson, fromRestJson, stringifyRest, decimalFromNumber, RawJson, RestDecimal } from "./rest-json";
 export { serviceRegistry, serviceNames, serviceUrlVariable, type ServiceName } from "./services";

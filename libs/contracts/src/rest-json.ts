@@ -96,7 +96,7 @@ export function decimalFromNumber(n: number): string {
 // A decimal in a REST answer: JSON.stringify writes it as a marked string that stringifyRest
 // turns into a bare JSON number with exactly the stored digits (no binary float on the way).
 const MARK = `\u0000${randomBytes(6).toString("hex")}:`;
-const MARKED = new RegExp(`"\\\\u0000${MARK.slice(1)}(-?[0-9]+(?:\\.[0-9]+)?)"`, "g");
+const MARKED = new RegExp(`"\\\\u0000${MARK.slice(1)}(-?[0-9]+(?:\\.[0-9]+)?|r[0-9]+)"`, "g");
 const DECIMAL_TEXT = /^-?[0-9]+(\.[0-9]+)?$/;
 
 export class RestDecimal {
@@ -112,8 +112,27 @@ export class RestDecimal {
   }
 }
 
-/** JSON text of a REST answer, decimals as bare numbers. */
+/**
+ * JSON text that is already valid JSON (a payload Postgres returned as text), placed into a REST
+ * answer as it is: no parse in the gateway, no second stringify.
+ */
+export class RawJson {
+  constructor(readonly text: string) {}
+  toJSON(): string {
+    fragments.push(this.text);
+    return `${MARK}r${fragments.length - 1}`;
+  }
+}
+// Filled by RawJson.toJSON during one (synchronous) stringifyRest, emptied after it.
+const fragments: string[] = [];
+
+/** JSON text of a REST answer: decimals as bare numbers, raw JSON fragments in place. */
 export function stringifyRest(value: unknown): string {
-  const text = JSON.stringify(value);
-  return text !== undefined && text.includes(MARK.slice(1)) ? text.replace(MARKED, "$1") : text;
+  try {
+    const text = JSON.stringify(value);
+    if (text === undefined || !text.includes(MARK.slice(1))) return text;
+    return text.replace(MARKED, (_, v: string) => (v.startsWith("r") ? fragments[Number(v.slice(1))] : v));
+  } finally {
+    fragments.length = 0;
+  }
 }

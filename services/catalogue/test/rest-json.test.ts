@@ -1,6 +1,6 @@
 import { create, equals } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { catalogueMessagesV1, catalogueV1, decimalFromNumber, fromRestJson, stringifyRest, toRestJson } from "@analytics/contracts";
+import { catalogueMessagesV1, catalogueV1, decimalFromNumber, fromRestJson, RawJson, RestDecimal, stringifyRest, toRestJson } from "@analytics/contracts";
 import { PRODUCT_FIELDS } from "./product-fields";
 
 const { ProductSchema, KeySwitchSchema, ImageUploadSchema, MappingTableSchema } = catalogueV1;
@@ -79,5 +79,11 @@ describe("REST JSON of catalogue messages", () => {
   it("a string that looks like the decimal mark stays a string", () => {
     const text = stringifyRest({ s: "\u0000abc:1", n: toRestJson(ProductSchema, create(ProductSchema, { key: "k", costCalculationPrice: { value: "2" } })).costCalculationPrice });
     expect(JSON.parse(text)).toEqual({ s: "\u0000abc:1", n: 2 });
+  });
+
+  it("places raw JSON text as it is, also beside decimals, and forgets it afterwards", () => {
+    const text = stringifyRest([{ payload: new RawJson('{"a": [1, 2.50, "x"]}'), n: new RestDecimal("19.99") }, { payload: new RawJson("null") }]);
+    expect(text).toBe('[{"payload":{"a": [1, 2.50, "x"]},"n":19.99},{"payload":null}]');
+    expect(stringifyRest({ plain: "r0" })).toBe('{"plain":"r0"}');
   });
 });

@@ -27,7 +27,7 @@ export function toProto(row: EventRow): eventsV1.Event {
     id: row.id,
     accountId: row.account_id,
     eventType: row.event_type,
-    payloadJson: JSON.stringify(row.payload),
+    payloadJson: row.payload,
     createdAt: timestampFromDate(row.created_at),
     completedAt: row.completed_at ? timestampFromDate(row.completed_at) : undefined,
     failedAt: row.failed_at ? timestampFromDate(row.failed_at) : undefined,

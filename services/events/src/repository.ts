@@ -10,13 +10,15 @@ export interface EventRow {
   id: string;
   account_id: string;
   event_type: string;
-  payload: unknown;
+  /** The payload as JSON text, exactly as stored: passed on without parsing. */
+  payload: string;
   created_at: Date;
   completed_at: Date | null;
   failed_at: Date | null;
 }
 
-const COLUMNS = ["id", "account_id", "event_type", "payload", "created_at", "completed_at", "failed_at"];
+const COLUMNS_SQL = "id, account_id, event_type, payload::text AS payload, created_at, completed_at, failed_at";
+const columns = (db: Db) => db.raw(COLUMNS_SQL);
 
 export interface EventFilter {
   accountId: string;
@@ -40,7 +42,7 @@ function filtered(db: Db, f: EventFilter) {
 export async function listEvents(db: Db, f: EventFilter, page: { page: number; pageSize: number }) {
   const ids = pageOfIds(filtered(db, f), page);
   const [rows, [{ count }]] = await Promise.all([
-    db("events").select(COLUMNS).whereIn("id", ids).orderBy("seq") as Promise<EventRow[]>,
+    db("events").select(columns(db)).whereIn("id", ids).orderBy("seq") as Promise<EventRow[]>,
     filtered(db, f).count({ count: "*" }) as unknown as Promise<[{ count: number }]>,
   ]);
   return { rows, total: Number(count) };
@@ -48,7 +50,7 @@ export async function listEvents(db: Db, f: EventFilter, page: { page: number; p
 
 export async function findEvent(db: Db, accountId: string, id: string): Promise<EventRow | undefined> {
   if (!isUuid(id)) return undefined;
-  return db("events").select(COLUMNS).where({ account_id: accountId, id }).first();
+  return db("events").select(columns(db)).where({ account_id: accountId, id }).first();
 }
 
 const stamp = (state: ProcessedState) =>
@@ -79,11 +81,12 @@ export async function markProcessed(db: Db, accountId: string, items: { id: stri
 
 export async function replacePayload(db: Db, accountId: string, id: string, payload: unknown): Promise<EventRow | undefined> {
   if (!isUuid(id)) return undefined;
-  const [row] = await db("events")
-    .where({ account_id: accountId, id })
-    .update({ payload: JSON.stringify(payload) })
-    .returning(COLUMNS);
-  return row;
+  const { rows } = await db.raw(`UPDATE events SET payload = ?::jsonb WHERE account_id = ? AND id = ? RETURNING ${COLUMNS_SQL}`, [
+    JSON.stringify(payload),
+    accountId,
+    id,
+  ]);
+  return rows[0];
 }
 
 export interface NewEvent {
