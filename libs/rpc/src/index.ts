@@ -164,14 +164,32 @@ function metricsText(service: string, relay: OutboxRelay): string {
 function errorsAndLogging(logger: Logger): Interceptor {
   return (next) => async (req) => {
     const started = performance.now();
-    try {
-      const res = await next(req);
-      logger.debug({ rpc: req.method.name, ms: Math.round(performance.now() - started) }, "rpc");
-      return res;
-    } catch (error) {
+    const failed = (error: unknown) => {
       const wire = toConnectError(error, (e) => logger.error({ err: e, rpc: req.method.name }, "internal error"));
       logger.debug({ rpc: req.method.name, code: Code[wire.code], ms: Math.round(performance.now() - started) }, "rpc failed");
-      throw wire;
+      return wire;
+    };
+    try {
+      const res = await next(req);
+      if (!res.stream) {
+        logger.debug({ rpc: req.method.name, ms: Math.round(performance.now() - started) }, "rpc");
+        return res;
+      }
+      // A streaming handler runs as its messages are read: its errors surface here, not above.
+      const messages = res.message;
+      return {
+        ...res,
+        message: (async function* () {
+          try {
+            yield* messages;
+            logger.debug({ rpc: req.method.name, ms: Math.round(performance.now() - started) }, "rpc");
+          } catch (error) {
+            throw failed(error);
+          }
+        })(),
+      };
+    } catch (error) {
+      throw failed(error);
     }
   };
 }

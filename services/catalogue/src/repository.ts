@@ -94,6 +94,15 @@ export async function listProducts(db: Db, accountId: string, f: ProductFilter, 
   return { rows, total: Number(count) };
 }
 
+/** The ids of one page in creation order and the filtered total, for reading the rows in chunks. */
+export async function pageOfProductIds(db: Db, accountId: string, f: ProductFilter, page: Page) {
+  const [rows, [{ count }]] = await Promise.all([
+    pageOfIds(filtered(db, accountId, f), page, "p.seq", "p.id") as Promise<{ id: string }[]>,
+    filtered(db, accountId, f).count({ count: "*" }) as unknown as Promise<[{ count: number }]>,
+  ]);
+  return { ids: rows.map((r) => r.id), total: Number(count) };
+}
+
 /** Brand or category ids by lower-cased name, creating the names that do not exist yet. */
 export async function ensureNamed(tx: Tx, table: "brands" | "categories", accountId: string, names: string[]) {
   const wanted = new Map<string, string>();
