@@ -21,8 +21,11 @@ export async function startPlatform({ start = "dist/local/start.js", env = {} } 
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   const dataDir = mkdtempSync(join(tmpdir(), "bench-"));
-  const child = spawn(process.execPath, [start], {
-    env: { ...process.env, DATABASE_URL: url.toString(), PORT: "0", HOST: "127.0.0.1", ADMIN_TOKEN: ADMIN, LOG_LEVEL: "info", DATA_DIR: dataDir, ...env },
+  // BENCH_NODE_ARGS (e.g. --cpu-prof) and BENCH_LOG_LEVEL (the platform's log on stderr) help
+  // find where the time goes.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, start], {
+    env: { ...process.env, DATABASE_URL: url.toString(), PORT: "0", HOST: "127.0.0.1", ADMIN_TOKEN: ADMIN, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info", DATA_DIR: dataDir, ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });
   const stop = async () => {
@@ -43,7 +46,8 @@ export async function startPlatform({ start = "dist/local/start.js", env = {} } 
             const e = JSON.parse(buf.slice(0, nl));
             if (e.msg === "platform ready") {
               child.stdout.off("data", onData);
-              child.stdout.resume();
+              if (process.env.BENCH_LOG_LEVEL) child.stdout.pipe(process.stderr);
+              else child.stdout.resume();
               resolve(e);
             }
           } catch {}
