@@ -116,6 +116,19 @@ describe("gateway edge (real Postgres; services not running)", () => {
     expect((await inject({ method: "GET", url: "/v2/api/events", headers: { authorization: `Bearer ${expired}` } })).statusCode).toBe(401);
   });
 
+  it("stops a token at its expiry also after it was verified (and remembered) while valid", async () => {
+    const { TokenIssuer } = await import("../src/accounts/tokens");
+    let now = Date.now();
+    const issuer = new TokenIssuer("j".repeat(40), 60, () => now);
+    const token = await issuer.issue({ accountId: "a", apiKeyId: "k" });
+    expect(await issuer.verify(token)).toEqual({ accountId: "a", apiKeyId: "k" });
+    now += 59_000;
+    expect(await issuer.verify(token)).toEqual({ accountId: "a", apiKeyId: "k" });
+    now += 2_000;
+    expect(await issuer.verify(token)).toBeUndefined();
+    expect(await issuer.verify(`${token}x`)).toBeUndefined();
+  });
+
   it("serves the admin API only with the admin token: extra keys, revocation, settings", async () => {
     expect((await inject({ method: "POST", url: "/admin/v1/accounts", payload: { name: "x" } })).statusCode).toBe(401);
     expect((await inject({ method: "POST", url: "/admin/v1/accounts", headers: { authorization: "Bearer wrong" }, payload: { name: "x" } })).statusCode).toBe(401);
