@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { create } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
-import { catalogueV1, fromRestJson, toRestJson } from "@analytics/contracts";
+import { catalogueV1, fromRestJson, toRestJson, type pricingV1 } from "@analytics/contracts";
 import { generalResponse } from "@analytics/errors";
 import { batchStatus, convertBody, converting, runBatch, serverFailure, type BatchResponse } from "../http/batch";
 import { describe } from "../http/validation";
@@ -10,6 +10,7 @@ import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { repeatable, route, type RouteContext } from "../http/route";
 import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import type { CallAs } from "../clients";
+import { productPriceToRest } from "./pricing-schemas";
 import { imageUploadSchema, keySwitchSchema, productCreateSchema, productSchema, productUpdateSchema, nullFields, writableFields } from "./catalogue-schemas";
 
 const { ProductSchema, KeySwitchSchema, ImageUploadSchema } = catalogueV1;
@@ -58,7 +59,12 @@ export const productExample = create(ProductSchema, {
 });
 
 /** /v2/api/products and /v2/api/images -> analytics.catalogue.v1.CatalogueService */
-export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalogueV1.CatalogueService>, as: CallAs): void {
+export function productRoutes(
+  ctx: RouteContext,
+  catalogue: Client<typeof catalogueV1.CatalogueService>,
+  pricing: Client<typeof pricingV1.PricingService>,
+  as: CallAs,
+): void {
   const tag = "Products";
   route(ctx, {
     method: "GET",
@@ -93,7 +99,12 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
         as(caller),
       );
       setPageHeaders(request, reply, query, res.totalCount);
-      return res.products.map(toProduct);
+      // Prices are pricing's: one call for the whole page, joined here (README, "Pricing service").
+      const ids = res.products.map((p) => p.id);
+      const prices = ids.length ? (await pricing.pricesOfProducts({ productIds: ids }, as(caller))).prices : [];
+      const byProduct = new Map<string, unknown[]>();
+      for (const p of prices) (byProduct.get(p.productId) ?? byProduct.set(p.productId, []).get(p.productId)!).push(productPriceToRest(p));
+      return res.products.map((p) => ({ ...toProduct(p), prices: byProduct.get(p.id) ?? [] }));
     },
   });
   route(ctx, {

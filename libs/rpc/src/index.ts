@@ -164,14 +164,29 @@ function metricsText(service: string, relay: OutboxRelay): string {
 function errorsAndLogging(logger: Logger): Interceptor {
   return (next) => async (req) => {
     const started = performance.now();
+    const failed = (error: unknown) => {
+      const wire = toConnectError(error, (e) => logger.error({ err: e, rpc: req.method.name }, "internal error"));
+      logger.debug({ rpc: req.method.name, code: Code[wire.code], ms: Math.round(performance.now() - started) }, "rpc failed");
+      return wire;
+    };
     try {
       const res = await next(req);
       logger.debug({ rpc: req.method.name, ms: Math.round(performance.now() - started) }, "rpc");
-      return res;
+      if (!res.stream) return res;
+      // A server stream fails while it is read: its error maps like a unary call's.
+      const messages = res.message;
+      return {
+        ...res,
+        message: (async function* () {
+          try {
+            yield* messages;
+          } catch (error) {
+            throw failed(error);
+          }
+        })(),
+      };
     } catch (error) {
-      const wire = toConnectError(error, (e) => logger.error({ err: e, rpc: req.method.name }, "internal error"));
-      logger.debug({ rpc: req.method.name, code: Code[wire.code], ms: Math.round(performance.now() - started) }, "rpc failed");
-      throw wire;
+      throw failed(error);
     }
   };
 }
