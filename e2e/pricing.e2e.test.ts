@@ -96,4 +96,38 @@ describe("pricing over HTTP", () => {
     expect((await acme.api("DELETE", "/v2/api/prices/batch", { listExternalID: "RETAIL-EU", keys: [] })).status).toBe(400);
     expect((await acme.api("GET", "/v2/api/prices")).body.map((p: any) => p.listExternalID)).toEqual(["OUTLET"]);
   });
+
+  it("FX rates: a new rate closes the open range, an overlap is a 400 naming the rate, PUT gives a new id, DELETE", async () => {
+    const acme = await signUp(platform.baseUrl, ADMIN_TOKEN);
+    const first = await acme.api("POST", "/v2/api/fxrates", [{ externalReference: "ERP", fromCurrency: "EUR", toCurrency: "SEK", rate: 11.4321, fromDate: "2026-01-01", exchangeDate: "2025-12-31" }]);
+    expect(first.status).toBe(201);
+    expect(first.body).toEqual([
+      { id: expect.any(Number), externalReference: "ERP", fromCurrency: "EUR", toCurrency: "SEK", rate: 11.4321, fromDate: "2026-01-01", toDate: null, exchangeDate: "2025-12-31" },
+    ]);
+    const second = await acme.api("POST", "/v2/api/fxrates", [{ externalReference: "ERP", fromCurrency: "EUR", toCurrency: "SEK", rate: 11.5, fromDate: "2026-04-01" }]);
+    expect(second.status).toBe(201);
+    const listed = (await acme.api("GET", "/v2/api/fxrates?fromCurrency=EUR&toCurrency=SEK,USD&externalReference=ERP")).body;
+    expect(listed.map((r: any) => [r.fromDate, r.toDate])).toEqual([
+      ["2026-01-01", "2026-04-01"],
+      ["2026-04-01", null],
+    ]);
+    const clash = await acme.api("POST", "/v2/api/fxrates", [{ externalReference: "ERP", fromCurrency: "EUR", toCurrency: "SEK", rate: 1, fromDate: "2026-02-01", toDate: "2026-03-01" }]);
+    expect(clash.status).toBe(400);
+    expect(clash.body.message).toContain(`rate ${first.body[0].id}`);
+    expect((await acme.api("POST", "/v2/api/fxrates", [{ fromCurrency: "EUR", toCurrency: "SEK", rate: 0, fromDate: "2026-01-01" }])).status).toBe(400);
+    expect((await acme.api("POST", "/v2/api/fxrates", [{ fromCurrency: "eur", toCurrency: "SEK", rate: 1, fromDate: "2026-01-01" }])).status).toBe(400);
+
+    const put = await acme.api("PUT", `/v2/api/fxrates/${second.body[0].id}`, { externalReference: "ERP", fromCurrency: "EUR", toCurrency: "SEK", rate: 11.6, fromDate: "2026-05-01" });
+    expect(put.status).toBe(200);
+    expect(put.body.id).not.toBe(second.body[0].id);
+    expect(put.body).toMatchObject({ rate: 11.6, fromDate: "2026-05-01", toDate: null });
+    const other = await signUp(platform.baseUrl, ADMIN_TOKEN, "Other");
+    expect((await other.api("DELETE", `/v2/api/fxrates/${put.body.id}`)).status).toBe(404);
+    expect((await other.api("GET", "/v2/api/fxrates")).body).toEqual([]);
+    const deleted = await acme.api("DELETE", `/v2/api/fxrates/${put.body.id}`);
+    expect(deleted.status).toBe(200);
+    expect(deleted.body).toEqual({ statusCode: 200, error: "", message: "deleted" });
+    expect((await acme.api("DELETE", `/v2/api/fxrates/${put.body.id}`)).status).toBe(404);
+    expect((await acme.api("GET", "/v2/api/fxrates")).body.map((r: any) => r.id)).toEqual([first.body[0].id]);
+  });
 });

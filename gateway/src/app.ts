@@ -21,6 +21,7 @@ import type { RouteContext } from "./http/route";
 import { brandRoutes } from "./routes/brands";
 import { eventRoutes } from "./routes/events";
 import { mappingTableRoutes } from "./routes/mapping-tables";
+import { fxRateRoutes } from "./routes/fx-rates";
 import { pricingRoutes } from "./routes/pricing";
 import { productRoutes } from "./routes/products";
 
@@ -152,6 +153,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   brandRoutes(ctx, clients.catalogue, as);
   mappingTableRoutes(ctx, clients.catalogue, as);
   pricingRoutes(ctx, clients.pricing, clients.catalogue, as);
+  fxRateRoutes(ctx, clients.pricing, as);
   eventRoutes(ctx, clients.events, as);
 
   app.get("/healthz", async () => ({ status: "ok" }));

@@ -1,8 +1,10 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import { pricingV1, type PageRequest } from "@analytics/contracts";
 import { callerOf } from "@analytics/auth";
+import { isUuid } from "@analytics/db";
 import { invalid } from "@analytics/errors";
 import type { ServiceContext } from "@analytics/rpc";
+import * as fx from "./fx-rates";
 import * as priceLists from "./price-lists";
 import * as prices from "./prices";
 import type { ItemOutcome } from "./prices";
@@ -57,7 +59,20 @@ export function pricingRoutes(ctx: ServiceContext) {
         return { results: (await prices.deletePrices(ctx, callerOf(c).accountId, req)).map(batchResult) };
       },
       async pricesOfProducts(req, c) {
-        return { prices: (await repo.pricesOfProducts(db, callerOf(c).accountId, req.productIds.filter((id) => /^[0-9a-f-]{36}$/i.test(id)))).map(priceFromRow) };
+        return { prices: (await repo.pricesOfProducts(db, callerOf(c).accountId, req.productIds.filter(isUuid))).map(priceFromRow) };
+      },
+      async listFxRates(req, c) {
+        return { fxRates: (await fx.listFxRates(db, callerOf(c).accountId, req)).map(fx.fxRateFromRow) };
+      },
+      async createFxRates(req, c) {
+        return { fxRates: (await fx.createFxRates(ctx, callerOf(c).accountId, req.fxRates)).map(fx.fxRateFromRow) };
+      },
+      async replaceFxRate(req, c) {
+        return { fxRate: fx.fxRateFromRow(await fx.replaceFxRate(ctx, callerOf(c).accountId, req.id, req.fxRate)) };
+      },
+      async deleteFxRate(req, c) {
+        await fx.deleteFxRate(ctx, callerOf(c).accountId, req.id);
+        return {};
       },
     });
 }

@@ -29,7 +29,7 @@ describe("pricing service (real Postgres and JetStream)", () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     t = await createTestBus();
-    service = await startPricingService({ databaseUrl: database.url, bus: t.bus, logger: pino({ level: "silent" }), internalToken, port: 0 });
+    service = await startPricingService({ databaseUrl: database.url, bus: t.bus, logger: pino({ level: process.env.TEST_LOG ?? "silent" }), internalToken, port: 0 });
     client = createServiceClient(PricingService, service.url);
     db = createDb({ url: database.url, schema: "pricing" });
     const subjects = Object.values(topics).flatMap((x) => ("subject" in x && x.subject.startsWith("analytics.pricing.") ? [x.subject] : []));
@@ -238,6 +238,81 @@ describe("pricing service (real Postgres and JetStream)", () => {
       const large = await countStatements(1000);
       expect(large).toBe(small);
       expect(large).toBeLessThanOrEqual(8);
+    });
+  });
+
+  describe("fx rates", () => {
+    const rate = (fromDate: string, extra: Partial<{ toDate: string; externalReference: string; rate: string; fromCurrency: string }> = {}) => ({
+      fromCurrency: "EUR",
+      toCurrency: "SEK",
+      externalReference: "",
+      fromDate,
+      ...extra,
+      rate: dec(extra.rate ?? "11.5"),
+    });
+
+    it("closes an open range at a new rate's fromDate, refuses other overlaps naming the clashing rate", async () => {
+      const account = randomUUID();
+      const [first] = (await client.createFxRates({ fxRates: [rate("2026-01-01", { externalReference: "ERP" })] }, as(account))).fxRates;
+      expect(first).toMatchObject({ fromDate: "2026-01-01", rate: { value: "11.5" }, externalReference: "ERP" });
+      expect(first.toDate).toBeUndefined();
+      const [second] = (await client.createFxRates({ fxRates: [rate("2026-03-01", { externalReference: "ERP", rate: "11.75" })] }, as(account))).fxRates;
+      let all = (await client.listFxRates({}, as(account))).fxRates;
+      expect(all.map((r) => [r.id, r.fromDate, r.toDate])).toEqual([
+        [first.id, "2026-01-01", "2026-03-01"],
+        [second.id, "2026-03-01", undefined],
+      ]);
+      const error = (await client.createFxRates({ fxRates: [rate("2026-02-01", { externalReference: "ERP", toDate: "2026-02-15" })] }, as(account)).catch((e) => e)) as ConnectError;
+      expect(error.code).toBe(Code.InvalidArgument);
+      expect(error.message).toContain(`rate ${first.id} (2026-01-01 to 2026-03-01)`);
+      // Another reference or currency pair is another set of ranges.
+      await client.createFxRates({ fxRates: [rate("2026-02-01"), rate("2026-02-01", { fromCurrency: "USD" })] }, as(account));
+      expect((await client.listFxRates({ externalReferences: ["ERP"] }, as(account))).fxRates).toHaveLength(2);
+      expect((await client.listFxRates({ fromCurrencies: ["USD"] }, as(account))).fxRates).toHaveLength(1);
+      // One request with two open rates of a triple: the earlier ends where the later starts.
+      const two = (await client.createFxRates({ fxRates: [rate("2027-06-01", { externalReference: "B" }), rate("2027-01-01", { externalReference: "B" })] }, as(account))).fxRates;
+      expect(two.map((r) => [r.fromDate, r.toDate])).toEqual([
+        ["2027-06-01", undefined],
+        ["2027-01-01", "2027-06-01"],
+      ]);
+      const subjects = () => published.filter((m) => m.accountId === account && m.subject.includes(".fx_rate.")).map((m) => m.subject.replace(t.subjectPrefix, "").split(".")[3]);
+      await eventually(async () => subjects().length === 7, 10_000, "fx messages");
+      // Ordered per aggregate (rate), not across rates.
+      expect(subjects().sort()).toEqual(["closed", ...Array(6).fill("created")]);
+      all = (await client.listFxRates({}, as(randomUUID()))).fxRates;
+      expect(all).toEqual([]);
+    });
+
+    it("refuses bad rates naming the field; PUT recreates with a new id; DELETE; another account's rate is NOT_FOUND", async () => {
+      const account = randomUUID();
+      for (const bad of [rate("2026-01-01", { rate: "0" }), rate("2026-13-01"), rate("2026-01-01", { fromCurrency: "XXY" }), rate("2026-01-05", { toDate: "2026-01-01" })]) {
+        const error = (await client.createFxRates({ fxRates: [bad] }, as(account)).catch((e) => e)) as ConnectError;
+        expect(error.code).toBe(Code.InvalidArgument);
+      }
+      const [r] = (await client.createFxRates({ fxRates: [rate("2026-01-01")] }, as(account))).fxRates;
+      expect(await codeOf(client.replaceFxRate({ id: r.id, fxRate: rate("2026-01-01") }, as(randomUUID())))).toBe(Code.NotFound);
+      expect(await codeOf(client.deleteFxRate({ id: r.id }, as(randomUUID())))).toBe(Code.NotFound);
+      const replaced = (await client.replaceFxRate({ id: r.id, fxRate: rate("2025-12-01", { rate: "12" }) }, as(account))).fxRate!;
+      expect(replaced.id).not.toBe(r.id);
+      expect(replaced).toMatchObject({ fromDate: "2025-12-01", rate: { value: "12" } });
+      expect((await client.listFxRates({}, as(account))).fxRates.map((x) => x.id)).toEqual([replaced.id]);
+      await client.deleteFxRate({ id: replaced.id }, as(account));
+      expect(await codeOf(client.deleteFxRate({ id: replaced.id }, as(account)))).toBe(Code.NotFound);
+      expect((await client.listFxRates({}, as(account))).fxRates).toEqual([]);
+    });
+
+    it("holds in the database too: the exclusion constraint refuses an overlap, and concurrent writers never both win", async () => {
+      const account = randomUUID();
+      await client.createFxRates({ fxRates: [rate("2026-01-01", { toDate: "2026-02-01" })] }, as(account));
+      const direct = await db
+        .raw("INSERT INTO fx_rates (account_id, from_currency, to_currency, rate, from_date, to_date) VALUES (?, 'EUR', 'SEK', 1, '2026-01-15', '2026-03-01')", [account])
+        .catch((e) => e);
+      expect(direct.code).toBe("23P01");
+      const racers = await Promise.allSettled(
+        Array.from({ length: 6 }, (_, i) => client.createFxRates({ fxRates: [rate(`2026-0${3 + (i % 2)}-01`, { toDate: "2026-06-01", externalReference: "RACE" })] }, as(account))),
+      );
+      expect(racers.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+      for (const r of racers) if (r.status === "rejected") expect((r.reason as ConnectError).code).toBe(Code.InvalidArgument);
     });
   });
 });
