@@ -130,4 +130,42 @@ describe("pricing over HTTP", () => {
     expect((await acme.api("DELETE", `/v2/api/fxrates/${put.body.id}`)).status).toBe(404);
     expect((await acme.api("GET", "/v2/api/fxrates")).body.map((r: any) => r.id)).toEqual([first.body[0].id]);
   });
+
+  it("pricats: batch upsert by (sku, season), filters comma-separated or repeated, paging", async () => {
+    const acme = await signUp(platform.baseUrl, ADMIN_TOKEN);
+    const pricat = { externalId: "PC-1", name: "SS27", supplierGln: "7300000000001", supplierName: "Knits AB" };
+    const batch = await acme.api("POST", "/v2/api/pricats/products/batch", {
+      pricat,
+      items: [
+        { sku: "A", season: "SS27", prices: { wholesale: 10.1, retail: 29.95 }, currency: "EUR", vat: 25, customFields: { fabric: "wool" }, productGroupID: "G1" },
+        { sku: "B", prices: { wholesale: 1e-11 } },
+        { sku: "C", bogus: 1 },
+        { season: "SS27" },
+      ],
+    });
+    expect(batch.status).toBe(200);
+    expect(batch.body.map((r: any) => [r.statusCode, r.reference, r.referenceField])).toEqual([
+      [201, "A", "sku"],
+      [400, "B", "sku"],
+      [400, "C", "sku"],
+      [400, "", "sku"],
+    ]);
+    const again = await acme.api("POST", "/v2/api/pricats/products/batch", { pricat, items: [{ sku: "A", season: "SS27", prices: { wholesale: 9.99 } }, { sku: "D" }] });
+    expect(again.body.map((r: any) => r.statusCode)).toEqual([200, 201]);
+    expect((await acme.api("POST", "/v2/api/pricats/products/batch", { pricat: { name: "no id" }, items: [{ sku: "A" }] })).status).toBe(400);
+    await acme.api("POST", "/v2/api/pricats/products/batch", { pricat: { externalId: "PC-2", supplierName: "Shoes AB", supplierGln: "2" }, items: [{ sku: "Z" }] });
+
+    const pricats = await acme.api("GET", "/v2/api/pricats?supplier=Knits%20AB,Shoes%20AB&pageSize=1");
+    expect(pricats.headers.get("x-total-count")).toBe("2");
+    expect(pricats.body).toEqual([{ externalId: "PC-1", name: "SS27", supplierGln: "7300000000001", supplierName: "Knits AB", createdAt: expect.any(String), updatedAt: expect.any(String) }]);
+    expect((await acme.api("GET", "/v2/api/pricats?externalids=PC-2&externalids=PC-9")).body.map((p: any) => p.externalId)).toEqual(["PC-2"]);
+    expect((await acme.api("GET", "/v2/api/pricats?pageSize=1001")).status).toBe(400);
+    const rows = (await acme.api("GET", "/v2/api/pricats/products?pricatExternalId=PC-1&season=SS27")).body;
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ pricatExternalId: "PC-1", sku: "A", season: "SS27", prices: { wholesale: 9.99 }, vat: null, productGroupId: null });
+    expect((await acme.api("GET", "/v2/api/pricats/products?supplierGln=2")).body.map((r: any) => r.sku)).toEqual(["Z"]);
+    const other = await signUp(platform.baseUrl, ADMIN_TOKEN, "Other");
+    expect((await other.api("GET", "/v2/api/pricats")).body).toEqual([]);
+    expect((await other.api("GET", "/v2/api/pricats/products")).body).toEqual([]);
+  });
 });

@@ -22,6 +22,7 @@ import { brandRoutes } from "./routes/brands";
 import { eventRoutes } from "./routes/events";
 import { mappingTableRoutes } from "./routes/mapping-tables";
 import { fxRateRoutes } from "./routes/fx-rates";
+import { pricatRoutes } from "./routes/pricats";
 import { pricingRoutes } from "./routes/pricing";
 import { productRoutes } from "./routes/products";
 
@@ -154,6 +155,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   mappingTableRoutes(ctx, clients.catalogue, as);
   pricingRoutes(ctx, clients.pricing, clients.catalogue, as);
   fxRateRoutes(ctx, clients.pricing, as);
+  pricatRoutes(ctx, clients.pricing, as);
   eventRoutes(ctx, clients.events, as);
 
   app.get("/healthz", async () => ({ status: "ok" }));

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { RestDecimal, pricingV1, toRestJson } from "@analytics/contracts";
+import type { BatchResponse } from "../http/batch";
 import { decimal } from "../http/values";
 
 /** zod shapes of pricing's REST resources (CONTRACT.md, "Resources"), and proto to REST. */
@@ -97,4 +98,12 @@ export const productPriceToRest = (p: pricingV1.Price) => ({
   currency: p.currency,
   vat: p.vat ? new RestDecimal(p.vat.value) : null,
   customPrices: customPrices(p.customPrices),
+});
+
+/** A pricing BatchResult as the contract's BatchResponse (an item the service did not answer is a 500). */
+export const batchResult = (r?: pricingV1.BatchResult): BatchResponse => ({
+  message: r?.message ?? "",
+  reference: r?.reference ?? "",
+  referenceField: r?.referenceField ?? "",
+  statusCode: r?.statusCode ?? 500,
 });

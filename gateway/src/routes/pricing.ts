@@ -3,12 +3,12 @@ import { z } from "zod";
 import type { Client } from "@connectrpc/connect";
 import { catalogueV1, decimalFromNumber, pricingV1, stringifyRest } from "@analytics/contracts";
 import type { Caller } from "@analytics/auth";
-import { runBatch, serverFailure, type BatchResponse } from "../http/batch";
+import { runBatch, serverFailure, } from "../http/batch";
 import { pageHeaders, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../http/route";
 import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import type { CallAs } from "../clients";
-import { priceDeleteSchema, priceListPutSchema, priceListSchema, priceListToRest, priceListUpsertSchema, priceSchema, priceToRest, priceUpdateSchema } from "./pricing-schemas";
+import { batchResult, priceDeleteSchema, priceListPutSchema, priceListSchema, priceListToRest, priceListUpsertSchema, priceSchema, priceToRest, priceUpdateSchema } from "./pricing-schemas";
 
 type Pricing = Client<typeof pricingV1.PricingService>;
 type Catalogue = Client<typeof catalogueV1.CatalogueService>;
@@ -19,12 +19,6 @@ function priceListInit(body: { externalPriceListId?: string; name: string; curre
   const { externalPriceListId = "", name, currency, defaultPriceList, defaultVat } = body;
   return { externalPriceListId, name, currency, defaultPriceList, defaultVat: dec(defaultVat) };
 }
-const batchResult = (r?: pricingV1.BatchResult): BatchResponse => ({
-  message: r?.message ?? "",
-  reference: r?.reference ?? "",
-  referenceField: r?.referenceField ?? "",
-  statusCode: r?.statusCode ?? 500,
-});
 
 /** Optional paging: without `page` and `pageSize` the whole set is streamed. */
 const optionalPage = {

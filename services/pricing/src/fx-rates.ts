@@ -25,15 +25,7 @@ interface FxRow {
   exchange_date: string | null;
 }
 
-interface NewRate {
-  external_reference: string;
-  from_currency: string;
-  to_currency: string;
-  rate: string;
-  from_date: string;
-  to_date: string | null;
-  exchange_date: string | null;
-}
+type NewRate = Omit<FxRow, "id">;
 
 /** The columns of an FxRow, of table alias `t`. */
 const columns = (t: string) => `${t}.id, ${t}.external_reference, ${t}.from_currency, ${t}.to_currency, ${t}.rate,

@@ -6,6 +6,7 @@ import { invalid } from "@analytics/errors";
 import type { ServiceContext } from "@analytics/rpc";
 import * as fx from "./fx-rates";
 import * as priceLists from "./price-lists";
+import * as pricats from "./pricats";
 import * as prices from "./prices";
 import type { ItemOutcome } from "./prices";
 import * as repo from "./repository";
@@ -69,6 +70,18 @@ export function pricingRoutes(ctx: ServiceContext) {
       },
       async replaceFxRate(req, c) {
         return { fxRate: fx.fxRateFromRow(await fx.replaceFxRate(ctx, callerOf(c).accountId, req.id, req.fxRate)) };
+      },
+      async listPricats(req, c) {
+        const { pricats: rows, total } = await pricats.listPricats(db, callerOf(c).accountId, req, pageOf(req.page));
+        return { pricats: rows, totalCount: BigInt(total) };
+      },
+      async listPricatSkus(req, c) {
+        const { skus, total } = await pricats.listPricatSkus(db, callerOf(c).accountId, req, pageOf(req.page));
+        return { skus, totalCount: BigInt(total) };
+      },
+      async upsertPricatSkus(req, c) {
+        const outcomes = await pricats.upsertPricatSkus(ctx, callerOf(c).accountId, req);
+        return { results: outcomes.map((o) => ({ result: batchResult(o), violations: o.violations })) };
       },
       async deleteFxRate(req, c) {
         await fx.deleteFxRate(ctx, callerOf(c).accountId, req.id);

@@ -315,4 +315,50 @@ describe("pricing service (real Postgres and JetStream)", () => {
       for (const r of racers) if (r.status === "rejected") expect((r.reason as ConnectError).code).toBe(Code.InvalidArgument);
     });
   });
+
+  describe("pricats", () => {
+    const item = (sku: string, extra: Omit<MessageInitShape<typeof pricingV1.PricatSkuSchema>, "$typeName" | "sku"> = {}) => ({ sku, ...extra });
+
+    it("upserts the pricat and its rows by (sku, season), answers each row, filters and pages", async () => {
+      const account = randomUUID();
+      const pricat = { externalId: "P1", name: "Spring", supplierGln: "7300000000001", supplierName: "Knits AB" };
+      const first = await client.upsertPricatSkus(
+        {
+          pricat,
+          items: [
+            item("A", { season: "SS27", prices: { wholesale: dec("10.10"), retail: dec("29.95") }, currency: "EUR", vat: dec("25"), customFields: { fabric: "wool" } }),
+            item("A", { season: "AW27", prices: { wholesale: dec("11") } }),
+            item("B", { currency: "EURO" }),
+            item(""),
+          ],
+        },
+        as(account),
+      );
+      expect(statuses(first.results)).toEqual([201, 201, 400, 400]);
+      expect(first.results[2].violations[0].path).toBe("currency");
+      const again = await client.upsertPricatSkus({ pricat: { ...pricat, name: "Spring 27" }, items: [item("A", { season: "SS27", prices: { wholesale: dec("9.5") } }), item("C")] }, as(account));
+      expect(statuses(again.results)).toEqual([200, 201]);
+      await client.upsertPricatSkus({ pricat: { externalId: "P2", name: "Other", supplierGln: "7300000000002", supplierName: "Shoes AB" }, items: [item("Z")] }, as(account));
+
+      const pricats = await client.listPricats({ page: { page: 1, pageSize: 10 } }, as(account));
+      expect(pricats.totalCount).toBe(2n);
+      expect(pricats.pricats[0]).toMatchObject({ externalId: "P1", name: "Spring 27", supplierName: "Knits AB" });
+      expect((await client.listPricats({ suppliers: ["Shoes AB"] }, as(account))).pricats.map((p) => p.externalId)).toEqual(["P2"]);
+      expect((await client.listPricats({ supplierGlns: ["7300000000001"], externalIds: ["P1", "P2"] }, as(account))).pricats.map((p) => p.externalId)).toEqual(["P1"]);
+
+      const rows = await client.listPricatSkus({ pricatExternalIds: ["P1"], page: { page: 1, pageSize: 10 } }, as(account));
+      expect(rows.totalCount).toBe(3n);
+      expect(rows.skus[0]).toMatchObject({ pricatExternalId: "P1", sku: "A", season: "SS27", prices: { wholesale: { value: "9.5" } } });
+      expect(rows.skus[0].prices.retail).toBeUndefined();
+      expect((await client.listPricatSkus({ suppliers: ["Shoes AB"] }, as(account))).skus.map((s) => s.sku)).toEqual(["Z"]);
+      expect((await client.listPricatSkus({ skus: ["A"], seasons: ["AW27"] }, as(account))).skus.map((s) => s.season)).toEqual(["AW27"]);
+      expect((await client.listPricatSkus({ page: { page: 2, pageSize: 3 } }, as(account))).skus.map((s) => s.sku)).toEqual(["Z"]);
+
+      // Another account sees nothing.
+      expect((await client.listPricats({}, as(randomUUID()))).totalCount).toBe(0n);
+      expect((await client.listPricatSkus({}, as(randomUUID()))).totalCount).toBe(0n);
+      expect(await codeOf(client.upsertPricatSkus({ pricat: { externalId: "" }, items: [item("A")] }, as(account)))).toBe(Code.InvalidArgument);
+      await eventually(async () => published.filter((m) => m.accountId === account && m.subject.endsWith("pricat_sku.upserted")).length === 5, 10_000, "pricat messages");
+    });
+  });
 });
