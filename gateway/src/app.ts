@@ -21,6 +21,9 @@ import type { RouteContext } from "./http/route";
 import { brandRoutes } from "./routes/brands";
 import { eventRoutes } from "./routes/events";
 import { mappingTableRoutes } from "./routes/mapping-tables";
+import { fxRateRoutes } from "./routes/fx-rates";
+import { pricatRoutes } from "./routes/pricats";
+import { pricingRoutes } from "./routes/pricing";
 import { productRoutes } from "./routes/products";
 
 export interface GatewayDeps {
@@ -147,9 +150,12 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
 
   authRoutes(ctx, accountOptions, tokens);
   if (deps.adminToken) adminRoutes(ctx, accountOptions);
-  productRoutes(ctx, clients.catalogue, as);
+  productRoutes(ctx, clients.catalogue, clients.pricing, as);
   brandRoutes(ctx, clients.catalogue, as);
   mappingTableRoutes(ctx, clients.catalogue, as);
+  pricingRoutes(ctx, clients.pricing, clients.catalogue, as);
+  fxRateRoutes(ctx, clients.pricing, as);
+  pricatRoutes(ctx, clients.pricing, as);
   eventRoutes(ctx, clients.events, as);
 
   app.get("/healthz", async () => ({ status: "ok" }));

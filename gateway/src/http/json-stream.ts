@@ -3,25 +3,36 @@ import { stringifyRest } from "@analytics/contracts";
 
 /**
  * A JSON array answer from a server-streaming call, written chunk by chunk as the chunks arrive,
- * so a 10 MB page is never held whole in the gateway. Reads the first chunk before answering, so
- * that a failing call (bad filter, unavailable service) is still an ordinary error answer; a
- * failure after that cuts the body short, which a client sees as a broken response, never as a
- * complete one. A client that goes away cancels the call.
+ * so a 10 MB page is never held whole in the gateway. `toRest` turns one chunk into its REST
+ * items (it may call other services for that chunk). The first chunk is read and converted before
+ * answering, so that a failing call (bad filter, unavailable service) is still an ordinary error
+ * answer; a failure after that cuts the body short, which a client sees as a broken response,
+ * never as a complete one. A client that goes away cancels the call.
  */
-export async function jsonArrayStream<C, T>(chunks: AsyncIterable<C>, items: (chunk: C) => T[], toRest: (item: T) => unknown) {
+export async function jsonArrayStream<C>(chunks: AsyncIterable<C>, toRest: (chunk: C) => unknown[] | Promise<unknown[]>) {
   const iterator = chunks[Symbol.asyncIterator]();
-  const first = await iterator.next();
+  let first: IteratorResult<C>;
+  let firstItems: unknown[];
+  try {
+    first = await iterator.next();
+    firstItems = first.done ? [] : await toRest(first.value);
+  } catch (error) {
+    await iterator.return?.();
+    throw error;
+  }
+  let separator = "[";
+  const text = (items: unknown[]) => {
+    let out = "";
+    for (const item of items) {
+      out += separator + stringifyRest(item);
+      separator = ",";
+    }
+    return out;
+  };
   async function* body() {
-    let separator = "[";
     try {
-      for (let next = first; !next.done; next = await iterator.next()) {
-        let text = "";
-        for (const item of items(next.value)) {
-          text += separator + stringifyRest(toRest(item));
-          separator = ",";
-        }
-        if (text) yield text;
-      }
+      yield text(firstItems);
+      if (!first.done) for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield text(await toRest(next.value));
       yield separator === "[" ? "[]" : "]";
     } finally {
       await iterator.return?.();

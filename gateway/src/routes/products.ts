@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { create } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
-import { catalogueV1, fromRestJson, toRestJson } from "@analytics/contracts";
+import { catalogueV1, fromRestJson, toRestJson, type pricingV1 } from "@analytics/contracts";
 import { generalResponse } from "@analytics/errors";
 import { batchStatus, convertBody, converting, runBatch, serverFailure, type BatchResponse } from "../http/batch";
 import { describe } from "../http/validation";
@@ -11,6 +11,7 @@ import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { repeatable, route, type RouteContext } from "../http/route";
 import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import type { CallAs } from "../clients";
+import { productPriceToRest } from "./pricing-schemas";
 import { imageUploadSchema, keySwitchSchema, productCreateSchema, productSchema, productUpdateSchema, nullFields, writableFields } from "./catalogue-schemas";
 
 const { ProductSchema, KeySwitchSchema, ImageUploadSchema } = catalogueV1;
@@ -59,7 +60,12 @@ export const productExample = create(ProductSchema, {
 });
 
 /** /v2/api/products and /v2/api/images -> analytics.catalogue.v1.CatalogueService */
-export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalogueV1.CatalogueService>, as: CallAs): void {
+export function productRoutes(
+  ctx: RouteContext,
+  catalogue: Client<typeof catalogueV1.CatalogueService>,
+  pricing: Client<typeof pricingV1.PricingService>,
+  as: CallAs,
+): void {
   const tag = "Products";
   route(ctx, {
     method: "GET",
@@ -90,8 +96,15 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
         productGroupIds: query.productgroupids ?? [],
         variantGroupIds: query.variantgroupids ?? [],
       };
-      // Streamed: the published client reads 10,000 products (about 10 MB) a page.
-      const page = await jsonArrayStream(catalogue.streamProducts({ list }, as(caller)), (chunk) => chunk.products, toProduct);
+      // Streamed: the published client reads 10,000 products (about 10 MB) a page. Prices are
+      // pricing's: one call per chunk of the page, joined here (README, "Pricing service").
+      const page = await jsonArrayStream(catalogue.streamProducts({ list }, as(caller)), async ({ products }) => {
+        const ids = products.map((p) => p.id);
+        const prices = ids.length ? (await pricing.pricesOfProducts({ productIds: ids }, as(caller))).prices : [];
+        const byProduct = new Map<string, unknown[]>();
+        for (const p of prices) (byProduct.get(p.productId) ?? byProduct.set(p.productId, []).get(p.productId)!).push(productPriceToRest(p));
+        return products.map((p) => ({ ...toProduct(p), prices: byProduct.get(p.id) ?? [] }));
+      });
       setPageHeaders(request, reply, query, page.first?.totalCount ?? 0);
       reply.type("application/json; charset=utf-8");
       return page.body;
