@@ -1,6 +1,7 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { CatalogueService } from "./gen/catalogue/v1/catalogue_pb";
 import { EventsService } from "./gen/events/v1/events_pb";
+import { PlanningService } from "./gen/planning/v1/planning_pb";
 
 /**
  * The one registry of services: name (= Postgres schema = durable consumer = Helm values key),
@@ -11,6 +12,7 @@ import { EventsService } from "./gen/events/v1/events_pb";
 export const serviceRegistry = {
   catalogue: { port: 50051, descriptor: CatalogueService },
   events: { port: 50055, descriptor: EventsService },
+  planning: { port: 50056, descriptor: PlanningService },
 } as const satisfies Record<string, { port: number; descriptor: DescService }>;
 
 export type ServiceName = keyof typeof serviceRegistry;
