@@ -21,6 +21,7 @@ import type { RouteContext } from "./http/route";
 import { brandRoutes } from "./routes/brands";
 import { eventRoutes } from "./routes/events";
 import { mappingTableRoutes } from "./routes/mapping-tables";
+import { planningRoutes } from "./routes/planning";
 import { productRoutes } from "./routes/products";
 
 export interface GatewayDeps {
@@ -151,6 +152,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   brandRoutes(ctx, clients.catalogue, as);
   mappingTableRoutes(ctx, clients.catalogue, as);
   eventRoutes(ctx, clients.events, as);
+  planningRoutes(ctx, clients.planning, as);
 
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_request, reply) => {

@@ -1,68 +1,27 @@
 import { randomUUID } from "node:crypto";
-import pino from "pino";
-import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { callerHeaders } from "@analytics/auth";
-import type { BusMessage } from "@analytics/bus";
 import { planningV1 } from "@analytics/contracts";
-import { createDb, type Db } from "@analytics/db";
-import { consumerHandler, createServiceClient, type RunningService } from "@analytics/rpc";
-import { createTestBus, createTestDatabase, eventually, type TestBus, type TestDatabase } from "@analytics/testing";
-import { startPlanningService } from "../src/service";
-import { replicaConsumer } from "../src/replica";
-import { purchaseOrder, settings, sku, stock, warehouse } from "./fixtures";
+import { eventually } from "@analytics/testing";
+import { march as window, purchaseOrder, settings, sku, startPlanning, stock, warehouse, type Query } from "./fixtures";
 
-const { PlanningService, GroupBy } = planningV1;
-const internalToken = "p".repeat(40);
-
-type Query = Omit<MessageInitShape<typeof planningV1.PlannedVolumesQuerySchema>, "$typeName">;
+const { GroupBy } = planningV1;
 
 describe("planning service (real Postgres and JetStream)", () => {
-  let database: TestDatabase;
-  let t: TestBus;
-  let service: RunningService;
-  let db: Db;
-  let client: ReturnType<typeof createServiceClient<typeof PlanningService>>;
-  const as = (accountId: string) => ({ headers: callerHeaders(internalToken, { accountId, apiKeyId: randomUUID() }) });
-  const window = { fromDate: "2026-03-01", toDate: "2026-03-31" };
-
-  /** Applies messages as the consumer does, batch by batch, with the inbox. */
-  const apply = (messages: BusMessage[]) => consumerHandler(db, "planning", replicaConsumer)(messages);
-  const volumes = async (accountId: string, q: Query = {}) =>
-    (await client.getPlannedVolumes({ query: { ...window, ...q } }, as(accountId))).rows.map((r) => ({
-      groupKey: r.groupKey,
-      stock: Number(r.stockVolume),
-      po: Number(r.poVolume),
-      draft: Number(r.draftPoVolume),
-    }));
-  const byWarehouse = async (accountId: string, q: Query = {}) =>
-    (await client.getPlannedVolumesByWarehouse({ query: { ...window, ...q } }, as(accountId))).rows.map((r) => ({
-      groupKey: r.groupKey,
-      warehouseId: r.warehouseId,
-      warehouseName: r.warehouseName,
-      stock: Number(r.stockVolume),
-      po: Number(r.poVolume),
-      draft: Number(r.draftPoVolume),
-    }));
-
+  let p: Awaited<ReturnType<typeof startPlanning>>;
+  const apply: typeof p.apply = (m) => p.apply(m);
+  const volumes: typeof p.volumes = (a, q) => p.volumes(a, q);
+  const byWarehouse: typeof p.byWarehouse = (a, q) => p.byWarehouse(a, q);
   beforeAll(async () => {
-    database = await createTestDatabase();
-    t = await createTestBus();
-    service = await startPlanningService({ databaseUrl: database.url, bus: t.bus, logger: pino({ level: "silent" }), internalToken, port: 0 });
-    client = createServiceClient(PlanningService, service.url);
-    db = createDb({ url: database.url, schema: "planning" });
+    p = await startPlanning();
   });
   afterAll(async () => {
-    await service.close();
-    await db.destroy();
-    await t.close();
-    await database.drop();
+    await p.close();
   });
 
   it("answers an empty replica with no rows, and a bad request with INVALID_ARGUMENT naming the field", async () => {
     expect(await volumes(randomUUID())).toEqual([]);
     const bad = async (q: Query) => {
-      const error = await client.getPlannedVolumes({ query: { ...window, ...q } }, as(randomUUID())).catch((e: unknown) => e);
+      const error = await p.client.getPlannedVolumes({ query: { ...window, ...q } }, p.as(randomUUID())).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ConnectError);
       expect((error as ConnectError).code).toBe(Code.InvalidArgument);
       return (error as ConnectError).message;
@@ -79,7 +38,7 @@ describe("planning service (real Postgres and JetStream)", () => {
     const acc = randomUUID();
     const s1 = randomUUID();
     const w1 = randomUUID();
-    const [error] = await t.bus.publish([
+    const [error] = await p.t.bus.publish([
       sku(acc, s1, 1, { key: "K1", season: "SS26" }),
       warehouse(acc, w1, 1, "WH1", "Main"),
       stock(acc, w1, s1, 1, 7),
@@ -150,12 +109,12 @@ describe("planning service (real Postgres and JetStream)", () => {
   async function replicaOf(acc: string) {
     const strip = (rows: Record<string, unknown>[]) => rows.map(({ account_id: _a, ...rest }) => rest);
     return {
-      skus: strip(await db("skus").where({ account_id: acc }).orderBy("key")),
-      warehouses: strip(await db("warehouses").where({ account_id: acc }).orderBy("external_id")),
-      stock: strip(await db("stock").where({ account_id: acc }).orderBy(["version", "available_quantity"])),
-      orders: strip(await db("purchase_orders").where({ account_id: acc }).select("version", "delivery_status", "updated_at").orderBy("updated_at")),
-      lines: strip(await db("purchase_order_lines").where({ account_id: acc }).select("open_quantity", "kind", "delivery_date", "changed_at").orderBy(["changed_at", "open_quantity"])),
-      accounts: strip(await db("accounts").where({ account_id: acc })),
+      skus: strip(await p.db("skus").where({ account_id: acc }).orderBy("key")),
+      warehouses: strip(await p.db("warehouses").where({ account_id: acc }).orderBy("external_id")),
+      stock: strip(await p.db("stock").where({ account_id: acc }).orderBy(["version", "available_quantity"])),
+      orders: strip(await p.db("purchase_orders").where({ account_id: acc }).select("version", "delivery_status", "updated_at").orderBy("updated_at")),
+      lines: strip(await p.db("purchase_order_lines").where({ account_id: acc }).select("open_quantity", "kind", "delivery_date", "changed_at").orderBy(["changed_at", "open_quantity"])),
+      accounts: strip(await p.db("accounts").where({ account_id: acc })),
     };
   }
 
@@ -170,7 +129,7 @@ describe("planning service (real Postgres and JetStream)", () => {
     const { messages, expected } = history(acc);
     for (const m of messages) await apply([m]);
     await expectAnswers(acc, expected);
-    expect((await db("accounts").where({ account_id: acc }).first()).timezone).toBe("America/New_York");
+    expect((await p.db("accounts").where({ account_id: acc }).first()).timezone).toBe("America/New_York");
   });
 
   it("ignores duplicates (same message id) and replays (the same versions again, new ids)", async () => {
@@ -191,7 +150,7 @@ describe("planning service (real Postgres and JetStream)", () => {
     const { messages, expected } = history(acc);
     for (const m of [...messages].reverse()) await apply([m]);
     await expectAnswers(acc, expected);
-    expect((await db("accounts").where({ account_id: acc }).first()).timezone).toBe("America/New_York");
+    expect((await p.db("accounts").where({ account_id: acc }).first()).timezone).toBe("America/New_York");
   });
 
   it("converges for any order, batching and duplication of the same messages (property, 40 seeded runs)", async () => {
@@ -237,7 +196,7 @@ describe("planning service (real Postgres and JetStream)", () => {
     // A message whose payload names another account than it was published for is ignored.
     const forged = sku(a, randomUUID(), 1, { key: "FORGED", season: "SS26" });
     await apply([{ ...forged, accountId: b }]);
-    expect(await db("skus").where({ key: "FORGED" })).toHaveLength(0);
+    expect(await p.db("skus").where({ key: "FORGED" })).toHaveLength(0);
     await expectAnswers(a, expected);
   });
 });
