@@ -2,10 +2,12 @@ import type { RunningService, ServiceDeps } from "@analytics/rpc";
 import { startCatalogueService } from "@analytics/catalogue-service";
 import { startEventsService } from "@analytics/events-service";
 import { startPricingService } from "@analytics/pricing-service";
+import { startPlanningService } from "@analytics/planning-service";
 
 /** Every service the single-process launcher starts (order does not matter: outboxes wait). */
 export const localServices = [
   { name: "catalogue", start: startCatalogueService },
   { name: "pricing", start: startPricingService },
   { name: "events", start: startEventsService },
+  { name: "planning", start: startPlanningService },
 ] as const satisfies readonly { name: string; start: (deps: ServiceDeps) => Promise<RunningService> }[];

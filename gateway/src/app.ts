@@ -24,6 +24,7 @@ import { mappingTableRoutes } from "./routes/mapping-tables";
 import { fxRateRoutes } from "./routes/fx-rates";
 import { pricatRoutes } from "./routes/pricats";
 import { pricingRoutes } from "./routes/pricing";
+import { planningRoutes } from "./routes/planning";
 import { productRoutes } from "./routes/products";
 
 export interface GatewayDeps {
@@ -157,6 +158,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   fxRateRoutes(ctx, clients.pricing, as);
   pricatRoutes(ctx, clients.pricing, as);
   eventRoutes(ctx, clients.events, as);
+  planningRoutes(ctx, clients.planning, as);
 
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_request, reply) => {

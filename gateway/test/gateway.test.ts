@@ -4,6 +4,7 @@ import { createTestDatabase, type TestDatabase } from "@analytics/testing";
 import { buildGateway, type Gateway } from "../src/app";
 import { FailureLimiter } from "../src/accounts/failure-limiter";
 import { fieldPath } from "../src/http/validation";
+import { allServicesAt, noServiceReady } from "./services";
 
 const ADMIN = "admin-token-for-tests-0123456789";
 const admin = { authorization: `Bearer ${ADMIN}` };
@@ -17,7 +18,7 @@ describe("gateway edge (real Postgres; services not running)", () => {
     gw = await buildGateway({
       databaseUrl: database.url,
       // Nothing listens here: routes that reach a service answer 503, readiness says not ready.
-      services: { catalogue: "http://127.0.0.1:9", pricing: "http://127.0.0.1:9", events: "http://127.0.0.1:9" },
+      services: allServicesAt(),
       internalToken: "i".repeat(40),
       jwtSecret: "j".repeat(40),
       apiKeyPepper: "p".repeat(40),
@@ -207,7 +208,7 @@ describe("gateway edge (real Postgres; services not running)", () => {
     expect((await inject({ method: "GET", url: "/healthz" })).json()).toEqual({ status: "ok" });
     const ready = await inject({ method: "GET", url: "/readyz" });
     expect(ready.statusCode).toBe(503);
-    expect(ready.json().checks).toEqual({ database: true, catalogue: false, pricing: false, events: false });
+    expect(ready.json().checks).toEqual(noServiceReady(true));
     const doc = (await inject({ method: "GET", url: "/v2/api/openapi.json" })).json();
     expect(doc.openapi).toBe("3.1.0");
     expect(Object.keys(doc.paths)).toEqual(

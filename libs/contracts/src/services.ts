@@ -2,6 +2,7 @@ import type { DescService } from "@bufbuild/protobuf";
 import { CatalogueService } from "./gen/catalogue/v1/catalogue_pb";
 import { EventsService } from "./gen/events/v1/events_pb";
 import { PricingService } from "./gen/pricing/v1/pricing_pb";
+import { PlanningService } from "./gen/planning/v1/planning_pb";
 
 /**
  * The one registry of services: name (= Postgres schema = durable consumer = Helm values key),
@@ -13,6 +14,7 @@ export const serviceRegistry = {
   catalogue: { port: 50051, descriptor: CatalogueService },
   pricing: { port: 50052, descriptor: PricingService },
   events: { port: 50055, descriptor: EventsService },
+  planning: { port: 50056, descriptor: PlanningService },
 } as const satisfies Record<string, { port: number; descriptor: DescService }>;
 
 export type ServiceName = keyof typeof serviceRegistry;
