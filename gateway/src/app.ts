@@ -20,6 +20,7 @@ import { OpenApi } from "./http/openapi";
 import type { RouteContext } from "./http/route";
 import { brandRoutes } from "./routes/brands";
 import { eventRoutes } from "./routes/events";
+import { warehouseRoutes } from "./routes/warehouses";
 import { mappingTableRoutes } from "./routes/mapping-tables";
 import { productRoutes } from "./routes/products";
 
@@ -151,6 +152,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   brandRoutes(ctx, clients.catalogue, as);
   mappingTableRoutes(ctx, clients.catalogue, as);
   eventRoutes(ctx, clients.events, as);
+  warehouseRoutes(ctx, clients.inventory, clients.catalogue, as);
 
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_request, reply) => {

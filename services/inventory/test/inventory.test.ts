@@ -48,7 +48,12 @@ describe("inventory service: warehouses and stock (real Postgres and JetStream)"
   const messagesOf = (subject: string, accountId: string) =>
     published
       .filter((m) => m.subject.endsWith(subject))
-      .map((m) => fromBinary(subject.includes("stock.") ? inventoryMessagesV1.StockUpdatedSchema : inventoryMessagesV1.WarehouseChangedSchema, m.payload))
+      .map((m) => fromBinary(inventoryMessagesV1.WarehouseChangedSchema, m.payload))
+      .filter((m) => m.accountId === accountId);
+  const stockMessagesOf = (accountId: string) =>
+    published
+      .filter((m) => m.subject.endsWith(topics.inventoryStockUpdated.subject))
+      .map((m) => fromBinary(inventoryMessagesV1.StockUpdatedSchema, m.payload))
       .filter((m) => m.accountId === accountId);
 
   it("creates (201) and updates (200) warehouses by externalId, announcing each with a growing version", async () => {
@@ -131,12 +136,12 @@ describe("inventory service: warehouses and stock (real Postgres and JetStream)"
     const stock = await stockOf(account, "W1");
     expect(stock.map((s) => [s.key, s.availableQuantity, s.physicalQuantity, s.warehouseId, s.externalWarehouseId])).toEqual([["K1", 7, 8, wh.id, "W1"]]);
     const msgs = await eventually(async () => {
-      const ms = messagesOf(topics.inventoryStockUpdated.subject, account);
+      const ms = stockMessagesOf(account);
       return ms.length === 2 && ms;
     });
-    expect(msgs.map((m) => [m.version, (m as inventoryMessagesV1.StockUpdated).availableQuantity, (m as inventoryMessagesV1.StockUpdated).skuId])).toEqual([
-      [1n, 10, sku],
-      [2n, 7, sku],
+    expect(msgs.map((m) => [m.version, m.availableQuantity, m.skuId, m.externalWarehouseId])).toEqual([
+      [1n, 10, sku, "W1"],
+      [2n, 7, sku, "W1"],
     ]);
     expect(await stockOf(randomUUID())).toEqual([]);
     expect(await codeOf(client.listStock({ externalWarehouseId: "W1" }, as(randomUUID())))).toBe(Code.NotFound);
