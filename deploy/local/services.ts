@@ -3,6 +3,7 @@ import { startCatalogueService } from "@analytics/catalogue-service";
 import { startEventsService } from "@analytics/events-service";
 import { startPricingService } from "@analytics/pricing-service";
 import { startPlanningService } from "@analytics/planning-service";
+import { startInventoryService } from "@analytics/inventory-service";
 
 /** Every service the single-process launcher starts (order does not matter: outboxes wait). */
 export const localServices = [
@@ -10,4 +11,5 @@ export const localServices = [
   { name: "pricing", start: startPricingService },
   { name: "events", start: startEventsService },
   { name: "planning", start: startPlanningService },
+  { name: "inventory", start: startInventoryService },
 ] as const satisfies readonly { name: string; start: (deps: ServiceDeps) => Promise<RunningService> }[];

@@ -20,6 +20,7 @@ import { OpenApi } from "./http/openapi";
 import type { RouteContext } from "./http/route";
 import { brandRoutes } from "./routes/brands";
 import { eventRoutes } from "./routes/events";
+import { warehouseRoutes } from "./routes/warehouses";
 import { mappingTableRoutes } from "./routes/mapping-tables";
 import { fxRateRoutes } from "./routes/fx-rates";
 import { pricatRoutes } from "./routes/pricats";
@@ -159,6 +160,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   pricatRoutes(ctx, clients.pricing, as);
   eventRoutes(ctx, clients.events, as);
   planningRoutes(ctx, clients.planning, as);
+  warehouseRoutes(ctx, clients.inventory, clients.catalogue, as);
 
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_request, reply) => {

@@ -3,6 +3,7 @@ import { CatalogueService } from "./gen/catalogue/v1/catalogue_pb";
 import { EventsService } from "./gen/events/v1/events_pb";
 import { PricingService } from "./gen/pricing/v1/pricing_pb";
 import { PlanningService } from "./gen/planning/v1/planning_pb";
+import { InventoryService } from "./gen/inventory/v1/inventory_pb";
 
 /**
  * The one registry of services: name (= Postgres schema = durable consumer = Helm values key),
@@ -13,6 +14,7 @@ import { PlanningService } from "./gen/planning/v1/planning_pb";
 export const serviceRegistry = {
   catalogue: { port: 50051, descriptor: CatalogueService },
   pricing: { port: 50052, descriptor: PricingService },
+  inventory: { port: 50053, descriptor: InventoryService },
   events: { port: 50055, descriptor: EventsService },
   planning: { port: 50056, descriptor: PlanningService },
 } as const satisfies Record<string, { port: number; descriptor: DescService }>;
