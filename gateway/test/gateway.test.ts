@@ -17,7 +17,7 @@ describe("gateway edge (real Postgres; services not running)", () => {
     gw = await buildGateway({
       databaseUrl: database.url,
       // Nothing listens here: routes that reach a service answer 503, readiness says not ready.
-      services: { catalogue: "http://127.0.0.1:9", events: "http://127.0.0.1:9" },
+      services: { catalogue: "http://127.0.0.1:9", orders: "http://127.0.0.1:9", events: "http://127.0.0.1:9" },
       internalToken: "i".repeat(40),
       jwtSecret: "j".repeat(40),
       apiKeyPepper: "p".repeat(40),
@@ -194,7 +194,7 @@ describe("gateway edge (real Postgres; services not running)", () => {
     expect((await inject({ method: "GET", url: "/healthz" })).json()).toEqual({ status: "ok" });
     const ready = await inject({ method: "GET", url: "/readyz" });
     expect(ready.statusCode).toBe(503);
-    expect(ready.json().checks).toEqual({ database: true, catalogue: false, events: false });
+    expect(ready.json().checks).toEqual({ database: true, catalogue: false, orders: false, events: false });
     const doc = (await inject({ method: "GET", url: "/v2/api/openapi.json" })).json();
     expect(doc.openapi).toBe("3.1.0");
     expect(Object.keys(doc.paths)).toEqual(

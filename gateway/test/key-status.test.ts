@@ -14,7 +14,7 @@ describe("API-key status across gateway replicas (real Postgres)", () => {
   let b: Gateway;
   const deps = (url: string): GatewayDeps => ({
     databaseUrl: url,
-    services: { catalogue: "http://127.0.0.1:9", events: "http://127.0.0.1:9" },
+    services: { catalogue: "http://127.0.0.1:9", orders: "http://127.0.0.1:9", events: "http://127.0.0.1:9" },
     internalToken: "i".repeat(40),
     jwtSecret: "j".repeat(40),
     apiKeyPepper: "p".repeat(40),
@@ -118,7 +118,7 @@ describe("KeyStatusCache (real Postgres)", () => {
 function buildGatewayForSchema(url: string) {
   return buildGateway({
     databaseUrl: url,
-    services: { catalogue: "http://127.0.0.1:9", events: "http://127.0.0.1:9" },
+    services: { catalogue: "http://127.0.0.1:9", orders: "http://127.0.0.1:9", events: "http://127.0.0.1:9" },
     internalToken: "i".repeat(40),
     jwtSecret: "j".repeat(40),
     apiKeyPepper: "p".repeat(40),

@@ -19,7 +19,7 @@ describe("account settings on the bus (real Postgres and JetStream)", () => {
     t = await createTestBus();
     gw = await buildGateway({
       databaseUrl: database.url,
-      services: { catalogue: "http://127.0.0.1:9", events: "http://127.0.0.1:9" },
+      services: { catalogue: "http://127.0.0.1:9", orders: "http://127.0.0.1:9", events: "http://127.0.0.1:9" },
       internalToken: "i".repeat(40),
       jwtSecret: "j".repeat(40),
       apiKeyPepper: "p".repeat(40),

@@ -3,6 +3,7 @@
 export * from "./gen/common/v1/common_pb";
 export * as catalogueV1 from "./gen/catalogue/v1/catalogue_pb";
 export * as eventsV1 from "./gen/events/v1/events_pb";
+export * as ordersV1 from "./gen/orders/v1/orders_pb";
 // Integration events (bus messages) of each service, and the subjects that carry them.
 export * as accountsMessagesV1 from "./gen/accounts/v1/messages_pb";
 export * as catalogueMessagesV1 from "./gen/catalogue/v1/messages_pb";

@@ -1,6 +1,7 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { CatalogueService } from "./gen/catalogue/v1/catalogue_pb";
 import { EventsService } from "./gen/events/v1/events_pb";
+import { OrdersService } from "./gen/orders/v1/orders_pb";
 
 /**
  * The one registry of services: name (= Postgres schema = durable consumer = Helm values key),
@@ -10,6 +11,7 @@ import { EventsService } from "./gen/events/v1/events_pb";
  */
 export const serviceRegistry = {
   catalogue: { port: 50051, descriptor: CatalogueService },
+  orders: { port: 50054, descriptor: OrdersService },
   events: { port: 50055, descriptor: EventsService },
 } as const satisfies Record<string, { port: number; descriptor: DescService }>;
 
