@@ -13,6 +13,7 @@ import { startOrdersService } from "../src/service";
 
 const { OrdersService, WriteMode } = ordersV1;
 type OrderInit = MessageInitShape<typeof ordersV1.PurchaseOrderSchema>;
+type ListInit = Partial<Omit<ordersV1.ListPurchaseOrdersRequest, "$typeName" | "$unknown">>;
 const internalToken = "x".repeat(40);
 const at = (iso: string) => timestampFromDate(new Date(iso));
 
@@ -41,7 +42,7 @@ describe("orders service: purchase orders (real Postgres and JetStream)", () => 
     await database.drop();
   });
 
-  const order = (no: string, extra: Partial<OrderInit> = {}): OrderInit => ({
+  const order = (no: string, extra: Record<string, unknown> = {}): OrderInit => ({
     externalPoNo: no,
     orderDate: at("2026-03-01T10:00:00Z"),
     deliveryDate: at("2026-04-01T00:00:00Z"),
@@ -52,7 +53,7 @@ describe("orders service: purchase orders (real Postgres and JetStream)", () => 
       { externalRowId: "2", key: "K2", skuId: "sku-2", quantity: 5, deliveryDate: at("2026-05-01T00:00:00Z"), externalWarehouseId: "WH2" },
     ],
     ...extra,
-  });
+  }) as OrderInit;
   const write = async (account: string, key: string, orders: OrderInit[], mode = WriteMode.UPSERT, global = false) =>
     (await client.writePurchaseOrders({ purchaseOrders: orders, mode, global }, as(account, key))).results;
   const messagesOf = (account: string) =>
@@ -179,7 +180,7 @@ describe("orders service: purchase orders (real Postgres and JetStream)", () => 
       order("S2", { deliveryStatus: 2, orderDate: at("2026-02-01T00:00:00Z") }),
       order("S5", { deliveryStatus: 5, orderDate: at("2026-03-01T00:00:00Z") }),
     ]);
-    const list = async (req: Partial<MessageInitShape<typeof ordersV1.ListPurchaseOrdersRequestSchema>>) =>
+    const list = async (req: ListInit) =>
       (await client.listPurchaseOrders({ page: { page: 1, pageSize: 10 }, ...req }, as(account, key))).purchaseOrders.map((p) => p.externalPoNo);
     expect(await list({ processing: true })).toEqual(["S0", "S5"]);
     expect(await list({ orderDateFrom: at("2026-02-01T00:00:00Z"), orderDateTo: at("2026-03-01T00:00:00Z") })).toEqual(["S2"]);
