@@ -22,6 +22,7 @@ import { brandRoutes } from "./routes/brands";
 import { eventRoutes } from "./routes/events";
 import { mappingTableRoutes } from "./routes/mapping-tables";
 import { productRoutes } from "./routes/products";
+import { purchaseOrderRoutes } from "./routes/purchase-orders";
 
 export interface GatewayDeps {
   databaseUrl: string;
@@ -151,6 +152,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   brandRoutes(ctx, clients.catalogue, as);
   mappingTableRoutes(ctx, clients.catalogue, as);
   eventRoutes(ctx, clients.events, as);
+  purchaseOrderRoutes(ctx, clients.orders, clients.catalogue, as);
 
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_request, reply) => {
