@@ -1,3 +1,4 @@
+import { eventually } from "@analytics/testing";
 import { client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
 
 /** Purchase orders over HTTP on real Postgres and JetStream: the gateway, the catalogue's SKUs and the orders service. */
@@ -102,5 +103,43 @@ describe("purchase orders over HTTP", () => {
     expect((await acme.api("GET", "/v2/api/purchaseorders/example")).body.externalPONo).toBe("PO-2026-0001");
     const openapi = await client(platform.baseUrl)("GET", "/v2/api/openapi.json");
     expect(Object.keys(openapi.body.paths)).toEqual(expect.arrayContaining(["/v2/api/purchaseorders", "/v2/api/purchaseorders/", "/v2/api/purchaseorders/batch"]));
+  });
+});
+
+describe("draft purchase orders on the event queue", () => {
+  let platform: PlatformOnTestServices;
+  beforeAll(async () => {
+    platform = await startOnTestServices();
+  });
+  afterAll(async () => {
+    await platform?.close();
+  });
+
+  it("a draft created, changed and leaving draft is one draft_po_change each, payload the order as GET returns it; other orders none", async () => {
+    const acme = await signUp(platform.baseUrl, ADMIN_TOKEN);
+    await acme.api("POST", "/v2/api/products", { key: "SKU-1" });
+    const item = { externalRowID: "1", key: "SKU-1", quantity: 2 };
+    const send = async (no: string, deliveryStatus: number, label: string) =>
+      (await acme.api("POST", "/v2/api/purchaseorders/batch", [{ externalPONo: no, deliveryStatus, label, items: [item] }])).body[0].statusCode;
+    expect(await send("DRAFT", 4, "a")).toBe(201);
+    expect(await send("DRAFT", 4, "a")).toBe(200); // unchanged: no entry
+    expect(await send("DRAFT", 4, "b")).toBe(200);
+    expect(await send("DRAFT", 0, "b")).toBe(200); // leaves draft
+    expect(await send("DRAFT", 0, "c")).toBe(200); // no draft before or after: no entry
+    expect(await send("PLAIN", 0, "a")).toBe(201);
+    // A last draft: once its entry is there, every change before it has been through the queue.
+    expect(await send("LAST", 4, "z")).toBe(201);
+    const again = await eventually(async () => {
+      const r = await acme.api("GET", "/v2/api/events?event_type=draft_po_change&pageSize=100");
+      return r.body.some((e: any) => e.payload.externalPONo === "LAST") && r.body;
+    });
+    expect(again.map((e: any) => [e.payload.externalPONo, e.payload.deliveryStatus, e.payload.label])).toEqual([
+      ["DRAFT", 4, "a"],
+      ["DRAFT", 4, "b"],
+      ["DRAFT", 0, "b"],
+      ["LAST", 4, "z"],
+    ]);
+    const current = (await acme.api("GET", "/v2/api/purchaseorders/DRAFT")).body;
+    expect(again[2].payload).toEqual({ ...current, label: "b", updatedAt: again[2].payload.updatedAt });
   });
 });
