@@ -27,6 +27,7 @@ import { pricatRoutes } from "./routes/pricats";
 import { pricingRoutes } from "./routes/pricing";
 import { planningRoutes } from "./routes/planning";
 import { productRoutes } from "./routes/products";
+import { purchaseOrderRoutes } from "./routes/purchase-orders";
 
 export interface GatewayDeps {
   databaseUrl: string;
@@ -161,6 +162,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   eventRoutes(ctx, clients.events, as);
   planningRoutes(ctx, clients.planning, as);
   warehouseRoutes(ctx, clients.inventory, clients.catalogue, as);
+  purchaseOrderRoutes(ctx, clients.orders, clients.catalogue, as);
 
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_request, reply) => {

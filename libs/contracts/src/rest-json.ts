@@ -97,7 +97,8 @@ function restify(desc: DescMessage, json: Record<string, unknown>): Record<strin
         out[field.jsonName] = (value as unknown[]).map((v) => convertMessage(field.message, v));
       else out[field.jsonName] = is64Bit(field) ? (value as string[]).map(Number) : value;
     } else if (field.fieldKind === "map") {
-      out[field.jsonName] = value ?? {};
+      const entries = (value ?? {}) as Record<string, unknown>;
+      out[field.jsonName] = field.mapKind === "message" ? Object.fromEntries(Object.entries(entries).map(([k, v]) => [k, convertMessage(field.message, v)])) : entries;
     } else if (value === undefined) {
       out[field.jsonName] = null;
     } else if (field.fieldKind === "message") {

@@ -1,4 +1,4 @@
-import { catalogueV1, toRestJson, topics } from "@analytics/contracts";
+import { catalogueV1, ordersV1, toRestJson, topics } from "@analytics/contracts";
 import type { Tx } from "@analytics/db";
 import { isTopic, type ConsumerDefinition, type Delivery } from "@analytics/rpc";
 import { insertEvents, type NewEvent } from "./repository";
@@ -15,11 +15,17 @@ export function queueEntryOf(delivery: Delivery): NewEvent | undefined {
       return entry("update_sku", toRestJson(catalogueV1.ProductSchema, delivery.message.product));
     }
   }
+  for (const topic of [topics.ordersPurchaseOrderCreated, topics.ordersPurchaseOrderUpdated]) {
+    // A draft purchase order is created or changed, or leaves draft.
+    if (isTopic(delivery, topic) && (delivery.message.wasDraft || delivery.message.isDraft) && delivery.message.purchaseOrder) {
+      return entry("draft_po_change", toRestJson(ordersV1.PurchaseOrderSchema, delivery.message.purchaseOrder));
+    }
+  }
   return undefined;
 }
 
 /** The subjects that can make entries (each a durable consumer of the events service). */
-export const queueTopics = [...topics.catalogueSkuTopics];
+export const queueTopics = [...topics.catalogueSkuTopics, topics.ordersPurchaseOrderCreated, topics.ordersPurchaseOrderUpdated];
 
 /** One consumer: each batch of new messages becomes its entries in one statement. */
 export const queueConsumer: ConsumerDefinition = {

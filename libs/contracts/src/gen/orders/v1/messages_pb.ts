@@ -6,13 +6,15 @@ import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { PurchaseOrder } from "./orders_pb";
+import { file_orders_v1_orders } from "./orders_pb";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file orders/v1/messages.proto.
  */
 export const file_orders_v1_messages: GenFile = /*@__PURE__*/
-  fileDesc("ChhvcmRlcnMvdjEvbWVzc2FnZXMucHJvdG8SE2FuYWx5dGljcy5vcmRlcnMudjEikwIKFFB1cmNoYXNlT3JkZXJDaGFuZ2VkEhIKCmFjY291bnRfaWQYASABKAkSGQoRcHVyY2hhc2Vfb3JkZXJfaWQYAiABKAkSDwoHdmVyc2lvbhgDIAEoAxIWCg5leHRlcm5hbF9wb19ubxgEIAEoCRIXCg9kZWxpdmVyeV9zdGF0dXMYBSABKAUSEQoJd2FzX2RyYWZ0GAYgASgIEhAKCGlzX2RyYWZ0GAcgASgIEjUKBWxpbmVzGAggAygLMiYuYW5hbHl0aWNzLm9yZGVycy52MS5QdXJjaGFzZU9yZGVyTGluZRIuCgp1cGRhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKTAQoRUHVyY2hhc2VPcmRlckxpbmUSDwoHaXRlbV9pZBgBIAEoCRIOCgZza3VfaWQYAiABKAkSHQoVZXh0ZXJuYWxfd2FyZWhvdXNlX2lkGAMgASgJEhUKDWRlbGl2ZXJ5X2RhdGUYBCABKAkSEAoIcXVhbnRpdHkYBSABKAUSFQoNb3Blbl9xdWFudGl0eRgGIAEoBWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("ChhvcmRlcnMvdjEvbWVzc2FnZXMucHJvdG8SE2FuYWx5dGljcy5vcmRlcnMudjEizwIKFFB1cmNoYXNlT3JkZXJDaGFuZ2VkEhIKCmFjY291bnRfaWQYASABKAkSGQoRcHVyY2hhc2Vfb3JkZXJfaWQYAiABKAkSDwoHdmVyc2lvbhgDIAEoAxIWCg5leHRlcm5hbF9wb19ubxgEIAEoCRIXCg9kZWxpdmVyeV9zdGF0dXMYBSABKAUSEQoJd2FzX2RyYWZ0GAYgASgIEhAKCGlzX2RyYWZ0GAcgASgIEjUKBWxpbmVzGAggAygLMiYuYW5hbHl0aWNzLm9yZGVycy52MS5QdXJjaGFzZU9yZGVyTGluZRIuCgp1cGRhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI6Cg5wdXJjaGFzZV9vcmRlchgKIAEoCzIiLmFuYWx5dGljcy5vcmRlcnMudjEuUHVyY2hhc2VPcmRlciK9AQoRUHVyY2hhc2VPcmRlckxpbmUSDwoHaXRlbV9pZBgBIAEoCRIOCgZza3VfaWQYAiABKAkSHQoVZXh0ZXJuYWxfd2FyZWhvdXNlX2lkGAMgASgJEhUKDWRlbGl2ZXJ5X2RhdGUYBCABKAkSEAoIcXVhbnRpdHkYBSABKAUSFQoNb3Blbl9xdWFudGl0eRgGIAEoBRIXCg9kZWxpdmVyeV9zdGF0dXMYByABKAUSDwoHdmVyc2lvbhgIIAEoA2IGcHJvdG8z", [file_google_protobuf_timestamp, file_orders_v1_orders]);
 
 /**
  * analytics.orders.purchase_order.{created,updated}: the whole order after the change, with
@@ -66,12 +68,17 @@ export type PurchaseOrderChanged = Message<"analytics.orders.v1.PurchaseOrderCha
   lines: PurchaseOrderLine[];
 
   /**
-   * Field 10 is reserved for the order as GET /purchaseorders/{externalPurchaseNo} returns it
-   * (owner adds it), the payload of draft_po_change entries.
-   *
    * @generated from field: google.protobuf.Timestamp updated_at = 9;
    */
   updatedAt?: Timestamp | undefined;
+
+  /**
+   * The order as GET /purchaseorders/{externalPurchaseNo} returns it, the payload of
+   * draft_po_change entries.
+   *
+   * @generated from field: analytics.orders.v1.PurchaseOrder purchase_order = 10;
+   */
+  purchaseOrder?: PurchaseOrder | undefined;
 };
 
 /**
@@ -122,6 +129,18 @@ export type PurchaseOrderLine = Message<"analytics.orders.v1.PurchaseOrderLine">
    * @generated from field: int32 open_quantity = 6;
    */
   openQuantity: number;
+
+  /**
+   * The order's delivery status and version, repeated per line for replicas keyed by line.
+   *
+   * @generated from field: int32 delivery_status = 7;
+   */
+  deliveryStatus: number;
+
+  /**
+   * @generated from field: int64 version = 8;
+   */
+  version: bigint;
 };
 
 /**

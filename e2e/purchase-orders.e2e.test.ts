@@ -1,0 +1,145 @@
+import { eventually } from "@analytics/testing";
+import { client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
+
+/** Purchase orders over HTTP on real Postgres and JetStream: the gateway, the catalogue's SKUs and the orders service. */
+describe("purchase orders over HTTP", () => {
+  let platform: PlatformOnTestServices;
+  beforeAll(async () => {
+    platform = await startOnTestServices();
+  });
+  afterAll(async () => {
+    await platform?.close();
+  });
+
+  const order = (no: string, extra: Record<string, unknown> = {}) => ({
+    externalPONo: no,
+    orderDate: "2026-03-01T10:00:00+01:00",
+    deliveryDate: "2026-04-01T00:00:00Z",
+    externalWarehouseID: "WH1",
+    supplier: "Acme",
+    items: [
+      { externalRowID: "1", key: "SKU-1", quantity: 10, totalPriceNet: 1234567.891, deliveries: [{ deliveryID: "D1", quantity: 4 }] },
+      { externalRowId: "2", sku: "S-2", quantity: 5, deliveryDate: "2026-05-01T00:00:00+0200" },
+    ],
+    ...extra,
+  });
+
+  it("create -> replace -> batch with another key (409, then global) -> processing filter; isolation between accounts", async () => {
+    const acme = await signUp(platform.baseUrl, ADMIN_TOKEN);
+    expect((await acme.api("POST", "/v2/api/products/batch", [{ key: "SKU-1", sku: "S-1" }, { key: "SKU-2", sku: "S-2" }])).status).toBe(201);
+
+    const created = await acme.api("POST", "/v2/api/purchaseorders", [order("PO-1")]);
+    expect(created.status).toBe(201);
+    const [po] = created.body;
+    expect(po).toMatchObject({ externalPONo: "PO-1", orderDate: "2026-03-01T09:00:00.000Z", deliveryStatus: 0, apiKeyId: acme.apiKeyId });
+    expect(po.items.map((i: any) => [i.externalRowID, i.deliveredQuantity, i.deliveryDate])).toEqual([
+      ["1", 4, null],
+      ["2", 0, "2026-04-30T22:00:00.000Z"],
+    ]);
+    // Exact decimals: the digits sent come back.
+    const raw = await fetch(`${platform.baseUrl}/v2/api/purchaseorders/PO-1`, { headers: { authorization: `Bearer ${acme.token}` } });
+    expect(await raw.text()).toContain('"totalPriceNet":1234567.891');
+    expect((await acme.api("POST", "/v2/api/purchaseorders", [order("PO-1")])).status).toBe(409);
+    const unknownSku = await acme.api("POST", "/v2/api/purchaseorders", [order("PO-X", { items: [{ externalRowID: "9", key: "NOPE", quantity: 1 }] })]);
+    expect(unknownSku.status).toBe(404);
+    expect(unknownSku.body.message).toContain("externalRowID 9");
+    expect((await acme.api("GET", "/v2/api/purchaseorders/PO-X")).status).toBe(404);
+
+    const noId = await acme.api("PUT", "/v2/api/purchaseorders/", [order("PO-1")]);
+    expect(noId.status).toBe(400);
+    const replaced = await acme.api("PUT", "/v2/api/purchaseorders/", [{ id: po.id, externalPurchaseNo: "PO-1", deliveryStatus: 5, items: [{ externalRowID: "1", key: "SKU-1", quantity: 3 }] }]);
+    expect(replaced.status).toBe(200);
+    expect(replaced.body[0]).toMatchObject({ id: po.id, deliveryStatus: 5, supplier: null });
+    expect(replaced.body[0].items.map((i: any) => [i.id, i.quantity])).toEqual([[po.items[0].id, 3]]);
+
+    // A second key of the same account: the first key's order is that item's 409 until global=true.
+    const admin = client(platform.baseUrl, ADMIN_TOKEN);
+    const key2 = await admin("POST", `/admin/v1/accounts/${acme.accountID}/keys`, { name: "erp" });
+    const auth2 = await client(platform.baseUrl)("POST", "/v2/api/auth", { accountID: acme.accountID, apiKey: key2.body.apiKey });
+    const erp = client(platform.baseUrl, auth2.body.accessToken);
+    const batch = [order("PO-1", { deliveryStatus: 2 }), order("PO-2", { deliveryStatus: 4 }), order("PO-3", { orderDate: "1969-12-31T23:59:59Z" })];
+    const denied = await erp("POST", "/v2/api/purchaseorders/batch", batch);
+    expect(denied.status).toBe(200);
+    expect(denied.body.map((r: any) => [r.reference, r.referenceField, r.statusCode])).toEqual([
+      ["PO-1", "externalPONo", 409],
+      ["PO-2", "externalPONo", 201],
+      ["PO-3", "externalPONo", 400],
+    ]);
+    expect(denied.body[2].message).toContain("orderDate");
+    const allowed = await erp("POST", "/v2/api/purchaseorders/batch?global=true", batch.slice(0, 2));
+    expect(allowed.body.map((r: any) => [r.statusCode, r.message])).toEqual([
+      [200, "updated"],
+      [200, "unchanged"],
+    ]);
+    expect((await erp("GET", "/v2/api/purchaseorders")).body.map((p: any) => p.externalPONo)).toEqual(["PO-2"]);
+    const all = await erp("GET", "/v2/api/purchaseorders?global=true&pageSize=1");
+    expect([all.body.map((p: any) => p.externalPONo), all.headers.get("x-total-count")]).toEqual([["PO-1"], "2"]);
+    expect(all.headers.get("link")).toContain('rel="next"');
+    // PO-1 is fully delivered now (2), PO-2 a draft (4): neither is processing; PO-1 of the first key was 5.
+    expect((await acme.api("GET", "/v2/api/purchaseorders?status=processing&global=true")).body).toEqual([]);
+    expect((await acme.api("GET", "/v2/api/purchaseorders?status=open")).status).toBe(400);
+    expect((await erp("GET", "/v2/api/purchaseorders/latest")).body.externalPONo).toBe("PO-2");
+
+    // Date filters: Z, colon and colon-less offsets; lower inclusive, upper exclusive; anything else 400.
+    const from = await acme.api("GET", "/v2/api/purchaseorders?global=true&from=2026-03-01T10:00:00%2B0100&to=2026-03-01T09:00:00.001Z");
+    expect(from.body.map((p: any) => p.externalPONo)).toEqual(["PO-1", "PO-2"]);
+    expect((await acme.api("GET", "/v2/api/purchaseorders?global=true&to=2026-03-01T10:00:00%2B01:00")).body).toEqual([]);
+    for (const bad of ["2026-03-01", "2026-03-01T10:00:00", "yesterday", "2026-02-30T00:00:00Z"]) {
+      const r = await acme.api("GET", `/v2/api/purchaseorders?createdFrom=${encodeURIComponent(bad)}`);
+      expect([bad, r.status]).toEqual([bad, 400]);
+    }
+    expect((await acme.api("GET", "/v2/api/purchaseorders?updatedFrom=2000-01-01T00:00:00Z")).body.map((p: any) => p.externalPONo)).toEqual(["PO-1"]);
+
+    // More than 500 orders is a 400 before anything is written.
+    const tooMany = await acme.api("POST", "/v2/api/purchaseorders/batch", Array.from({ length: 501 }, (_, i) => order(`BIG-${i}`)));
+    expect(tooMany.status).toBe(400);
+    expect((await acme.api("GET", "/v2/api/purchaseorders/BIG-0")).status).toBe(404);
+
+    // Another account sees none of it, and its own PO-1 is another order.
+    const other = await signUp(platform.baseUrl, ADMIN_TOKEN, "Other");
+    expect((await other.api("GET", "/v2/api/purchaseorders/PO-1?global=true")).status).toBe(404);
+    expect((await other.api("GET", "/v2/api/purchaseorders?global=true")).body).toEqual([]);
+    expect((await other.api("PUT", "/v2/api/purchaseorders/", [{ ...order("PO-1"), id: po.id, items: [] }])).status).toBe(404);
+    expect((await acme.api("GET", "/v2/api/purchaseorders/example")).body.externalPONo).toBe("PO-2026-0001");
+    const openapi = await client(platform.baseUrl)("GET", "/v2/api/openapi.json");
+    expect(Object.keys(openapi.body.paths)).toEqual(expect.arrayContaining(["/v2/api/purchaseorders", "/v2/api/purchaseorders/", "/v2/api/purchaseorders/batch"]));
+  });
+});
+
+describe("draft purchase orders on the event queue", () => {
+  let platform: PlatformOnTestServices;
+  beforeAll(async () => {
+    platform = await startOnTestServices();
+  });
+  afterAll(async () => {
+    await platform?.close();
+  });
+
+  it("a draft created, changed and leaving draft is one draft_po_change each, payload the order as GET returns it; other orders none", async () => {
+    const acme = await signUp(platform.baseUrl, ADMIN_TOKEN);
+    await acme.api("POST", "/v2/api/products", { key: "SKU-1" });
+    const item = { externalRowID: "1", key: "SKU-1", quantity: 2 };
+    const send = async (no: string, deliveryStatus: number, label: string) =>
+      (await acme.api("POST", "/v2/api/purchaseorders/batch", [{ externalPONo: no, deliveryStatus, label, items: [item] }])).body[0].statusCode;
+    expect(await send("DRAFT", 4, "a")).toBe(201);
+    expect(await send("DRAFT", 4, "a")).toBe(200); // unchanged: no entry
+    expect(await send("DRAFT", 4, "b")).toBe(200);
+    expect(await send("DRAFT", 0, "b")).toBe(200); // leaves draft
+    expect(await send("DRAFT", 0, "c")).toBe(200); // no draft before or after: no entry
+    expect(await send("PLAIN", 0, "a")).toBe(201);
+    // A last draft: once its entry is there, every change before it has been through the queue.
+    expect(await send("LAST", 4, "z")).toBe(201);
+    const again = await eventually(async () => {
+      const r = await acme.api("GET", "/v2/api/events?event_type=draft_po_change&pageSize=100");
+      return r.body.some((e: any) => e.payload.externalPONo === "LAST") && r.body;
+    });
+    expect(again.map((e: any) => [e.payload.externalPONo, e.payload.deliveryStatus, e.payload.label])).toEqual([
+      ["DRAFT", 4, "a"],
+      ["DRAFT", 4, "b"],
+      ["DRAFT", 0, "b"],
+      ["LAST", 4, "z"],
+    ]);
+    const current = (await acme.api("GET", "/v2/api/purchaseorders/DRAFT")).body;
+    expect(again[2].payload).toEqual({ ...current, label: "b", updatedAt: again[2].payload.updatedAt });
+  });
+});

@@ -1,0 +1,436 @@
+import { z } from "zod";
+import type { Client } from "@connectrpc/connect";
+import { catalogueV1, fromRestJson, ordersV1, toRestJson } from "@analytics/contracts";
+import type { Caller } from "@analytics/auth";
+import { converting, serverFailure, runBatch, type BatchResponse } from "../http/batch";
+import { describe } from "../http/validation";
+import { HttpError } from "../http/errors";
+import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
+import { route, type RouteContext } from "../http/route";
+import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
+import { decimal, int32 } from "../http/values";
+import type { CallAs } from "../clients";
+
+const { PurchaseOrderSchema, WriteMode } = ordersV1;
+/** The specification's limit of purchase orders per request. */
+const PO_MAX = 500;
+const REFERENCE = "externalPONo";
+
+// ---------------------------------------------------------------------------------------------
+// Values
+
+/** RFC 3339 with `Z`, a colon offset or a colon-less offset; a date alone means its UTC midnight. */
+const TIMESTAMP = /^(\d{4}-\d{2}-\d{2})(?:T(\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?)(Z|z|[+-]\d{2}:?\d{2}))?$/;
+const MIN_MS = Date.UTC(1970, 0, 1);
+const MAX_MS = Date.UTC(2105, 11, 31, 23, 59, 59, 999);
+
+/** The instant of an accepted layout, or undefined. */
+export function parseTimestamp(value: string, dateOnly: boolean): Date | undefined {
+  const m = TIMESTAMP.exec(value);
+  if (!m || (!m[2] && !dateOnly)) return undefined;
+  const zone = !m[3] || /z/i.test(m[3]) ? "Z" : m[3].includes(":") ? m[3] : `${m[3].slice(0, 3)}:${m[3].slice(3)}`;
+  const date = new Date(`${m[1]}T${m[2] ?? "00:00:00"}${zone}`);
+  if (Number.isNaN(date.getTime())) return undefined;
+  // 2026-02-30 rolls over in Date; the written day must exist.
+  const [y, mo, d] = m[1].split("-").map(Number);
+  const day = new Date(Date.UTC(y, mo - 1, d));
+  if (day.getUTCFullYear() !== y || day.getUTCMonth() !== mo - 1 || day.getUTCDate() !== d) return undefined;
+  return date;
+}
+
+/** A date of a purchase order: within 1970-01-01 .. 2105-12-31 23:59:59, sent on as RFC 3339 UTC. */
+const orderTimestamp = z
+  .string()
+  .transform((v, ctx) => {
+    const date = parseTimestamp(v, true);
+    if (!date) {
+      ctx.addIssue({ code: "custom", message: "must be an RFC 3339 timestamp (or YYYY-MM-DD)" });
+      return z.NEVER;
+    }
+    if (date.getTime() < MIN_MS || date.getTime() > MAX_MS) {
+      ctx.addIssue({ code: "custom", message: "must lie between 1970-01-01 00:00:00 and 2105-12-31 23:59:59" });
+      return z.NEVER;
+    }
+    return date.toISOString();
+  })
+  .meta({ format: "date-time" });
+
+/** A list filter bound: RFC 3339 with `Z`, colon or colon-less offset; anything else is a 400. */
+const filterTimestamp = z
+  .string()
+  .transform((v, ctx) => {
+    const date = parseTimestamp(v, false);
+    if (!date) {
+      ctx.addIssue({ code: "custom", message: "must be an RFC 3339 timestamp with Z or an offset (+01:00 or +0100)" });
+      return z.NEVER;
+    }
+    return date;
+  })
+  .optional();
+
+const text = z.string().max(10_000);
+const shortText = z.string().max(500);
+const quantity = int32().min(0);
+
+// ---------------------------------------------------------------------------------------------
+// Bodies
+
+/**
+ * Compatibility with the published client (CONTRACT.md): names that differ only in letter case
+ * are the contract's, and `externalPurchaseNo` is `externalPONo` (both, differing, is a 400).
+ */
+function canonicalNames(names: string[], aliases: Record<string, string> = {}) {
+  const byLower = new Map(names.map((n) => [n.toLowerCase(), n]));
+  for (const [alias, name] of Object.entries(aliases)) byLower.set(alias.toLowerCase(), name);
+  return (value: unknown, ctx: z.core.$RefinementCtx) => {
+    if (!value || typeof value !== "object" || Array.isArray(value)) return value;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      const name = byLower.get(k.toLowerCase()) ?? k;
+      if (name in out && out[name] !== v) {
+        ctx.addIssue({ code: "custom", message: `${k} and ${name} differ`, path: [name] });
+        continue;
+      }
+      out[name] = v;
+    }
+    return out;
+  };
+}
+
+const deliverySchema = z.preprocess(
+  canonicalNames(["deliveryID", "quantity", "deliveryDate"]),
+  z.strictObject({ deliveryID: shortText.nullish(), quantity, deliveryDate: orderTimestamp.nullish() }),
+);
+
+const itemShape = {
+  id: z.unknown().optional().describe("read-only; kept for a row whose externalRowID stays"),
+  externalRowID: shortText.nullish().describe("unique within the order"),
+  key: shortText.nullish(),
+  sku: shortText.nullish(),
+  ean: shortText.nullish(),
+  season: shortText.nullish(),
+  quantity: quantity.default(0),
+  deliveryDate: orderTimestamp.nullish().describe("overrides the order's"),
+  externalWarehouseID: shortText.nullish().describe("overrides the order's"),
+  totalPriceNet: decimal().nullish(),
+  totalPriceVat: decimal().nullish(),
+  totalPriceCurrency: shortText.nullish(),
+  deliveries: z.array(deliverySchema).max(10_000).nullish(),
+  deliveredQuantity: z.unknown().optional().describe("read-only: the sum of the deliveries"),
+};
+const itemSchema = z.preprocess(canonicalNames(Object.keys(itemShape)), z.strictObject(itemShape));
+
+const orderShape = {
+  id: z.string().max(100).optional(),
+  externalPONo: z.string().trim().min(1).max(500).describe("required; the {externalPurchaseNo} of GET"),
+  orderDate: orderTimestamp.nullish(),
+  deliveryDate: orderTimestamp.nullish(),
+  deliveryStatus: z.number().int().min(0).max(5).nullish().describe("0 not delivered (default), 1 partially delivered, 2 fully delivered, 3 cancelled, 4 draft, 5 open"),
+  externalComment: text.nullish(),
+  externalWarehouseID: shortText.nullish(),
+  supplier: text.nullish(),
+  label: text.nullish(),
+  orderType: text.nullish(),
+  items: z.array(itemSchema).max(10_000).nullish(),
+  apiKeyId: z.unknown().optional().describe("read-only: the API key that created the order"),
+  createdAt: z.unknown().optional(),
+  updatedAt: z.unknown().optional(),
+};
+export const purchaseOrderInputSchema = z.preprocess(canonicalNames(Object.keys(orderShape), { externalPurchaseNo: "externalPONo" }), z.strictObject(orderShape));
+type OrderInput = z.output<typeof purchaseOrderInputSchema>;
+
+const outputItem = z.object({
+  id: z.string(),
+  externalRowID: z.string().nullable(),
+  key: z.string().nullable(),
+  sku: z.string().nullable(),
+  ean: z.string().nullable(),
+  season: z.string().nullable(),
+  quantity: z.number().int(),
+  deliveryDate: z.string().nullable(),
+  externalWarehouseID: z.string().nullable(),
+  totalPriceNet: z.number().nullable(),
+  totalPriceVat: z.number().nullable(),
+  totalPriceCurrency: z.string().nullable(),
+  deliveries: z.array(z.object({ deliveryID: z.string().nullable(), quantity: z.number().int(), deliveryDate: z.string().nullable() })),
+  deliveredQuantity: z.number().int(),
+  skuId: z.string().describe("the catalogue product id the item's key, sku or ean names"),
+});
+export const purchaseOrderSchema = z
+  .object({
+    id: z.string().uuid(),
+    externalPONo: z.string(),
+    orderDate: z.string().nullable(),
+    deliveryDate: z.string().nullable(),
+    deliveryStatus: z.number().int(),
+    externalComment: z.string().nullable(),
+    externalWarehouseID: z.string().nullable(),
+    supplier: z.string().nullable(),
+    label: z.string().nullable(),
+    orderType: z.string().nullable(),
+    items: z.array(outputItem),
+    apiKeyId: z.string(),
+    createdAt: z.string().datetime(),
+    updatedAt: z.string().datetime(),
+  })
+  .meta({ id: "PurchaseOrder" });
+
+/** The proto of a validated order (read-only fields dropped; `id` kept for PUT). */
+function toProto(o: OrderInput): ordersV1.PurchaseOrder {
+  const { apiKeyId: _a, createdAt: _c, updatedAt: _u, items, ...order } = o;
+  return fromRestJson(PurchaseOrderSchema, {
+    ...order,
+    items: (items ?? []).map(({ id: _i, deliveredQuantity: _d, ...item }) => item),
+  });
+}
+
+const toRest = (po: ordersV1.PurchaseOrder) => toRestJson(PurchaseOrderSchema, po);
+
+const globalQuery = z.enum(["true", "false", "1", "0", ""]).optional().describe("orders of all API keys (default false)");
+const isGlobal = (v: string | undefined) => v === "true" || v === "1";
+const ordersBody = z.array(z.unknown()).max(PO_MAX).describe(`at most ${PO_MAX} purchase orders`);
+
+export const purchaseOrderExample = {
+  externalPONo: "PO-2026-0001",
+  orderDate: "2026-03-01T00:00:00.000Z",
+  deliveryDate: "2026-04-15T00:00:00.000Z",
+  deliveryStatus: 0,
+  externalComment: "spring replenishment",
+  externalWarehouseID: "WH-STOCKHOLM",
+  supplier: "Acme Knitwear",
+  label: "SS26",
+  orderType: "replenishment",
+  items: [
+    {
+      externalRowID: "1",
+      key: "SKU-1001-BLK-M",
+      quantity: 120,
+      deliveryDate: null,
+      externalWarehouseID: null,
+      totalPriceNet: 2400.5,
+      totalPriceVat: 600.13,
+      totalPriceCurrency: "EUR",
+      deliveries: [{ deliveryID: "D-1", quantity: 40, deliveryDate: "2026-04-10T00:00:00.000Z" }],
+    },
+  ],
+};
+
+// ---------------------------------------------------------------------------------------------
+// SKU references
+
+/**
+ * Resolves every item's key (else sku, else ean) to a catalogue SKU in one call for the whole
+ * request. Returns, per order, the problem of its first item that names no SKU (or names none).
+ */
+async function resolveItems(
+  catalogue: Client<typeof catalogueV1.CatalogueService>,
+  options: ReturnType<CallAs>,
+  orders: ordersV1.PurchaseOrder[],
+): Promise<({ status: number; path: string; message: string } | undefined)[]> {
+  const refs = orders.flatMap((o) => o.items.map((i) => ({ key: i.key || undefined, sku: i.key ? undefined : i.sku || undefined, ean: i.key || i.sku ? undefined : i.ean || undefined })));
+  const resolved = refs.length ? (await catalogue.resolveSkus({ references: refs }, options)).skus : [];
+  let n = 0;
+  return orders.map((o) => {
+    let problem: { status: number; path: string; message: string } | undefined;
+    o.items.forEach((item, i) => {
+      const ref = refs[n];
+      const match = resolved[n++];
+      if (problem) return;
+      const row = item.externalRowId ? ` (externalRowID ${item.externalRowId})` : "";
+      if (!ref.key && !ref.sku && !ref.ean) problem = { status: 400, path: `items[${i}].key`, message: `items[${i}]${row}: key, sku or ean is required` };
+      else if (!match?.found) {
+        const named = ref.key ? `key ${ref.key}` : ref.sku ? `sku ${ref.sku}` : `ean ${ref.ean}`;
+        problem = { status: 404, path: `items[${i}]`, message: `items[${i}]${row}: no SKU with ${named}` };
+      } else item.skuId = match.id;
+    });
+    return problem;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Routes
+
+/** /v2/api/purchaseorders -> analytics.orders.v1.OrdersService (SKU references via the catalogue). */
+export function purchaseOrderRoutes(
+  ctx: RouteContext,
+  orders: Client<typeof ordersV1.OrdersService>,
+  catalogue: Client<typeof catalogueV1.CatalogueService>,
+  as: CallAs,
+): void {
+  const tag = "Purchase orders";
+
+  /** Validates, resolves SKUs and writes: one BatchResponse (and order, when written) per item. */
+  async function write(raw: unknown[], caller: Caller, mode: ordersV1.WriteMode, global: boolean, atomic: boolean) {
+    const written = new Map<number, ordersV1.PurchaseOrder>();
+    const violations = new Map<number, { path: string; message: string }[]>();
+    const results = await runBatch(raw, converting(purchaseOrderInputSchema, toProto), REFERENCE, async (valid) => {
+      const notWritten = valid.map((po) => ({ reference: po.externalPoNo, referenceField: REFERENCE, statusCode: 0, message: "not written" }));
+      if (atomic && valid.length < raw.length) return notWritten;
+      const problems = await resolveItems(catalogue, as(caller), valid);
+      const toWrite = valid.flatMap((po, n) => (problems[n] ? [] : [{ n, po }]));
+      const answers: BatchResponse[] = valid.map((po, n) => {
+        const p = problems[n];
+        if (p) violations.set(n, [{ path: p.path, message: p.message }]);
+        return { reference: po.externalPoNo, referenceField: REFERENCE, statusCode: p?.status ?? 0, message: p?.message ?? "" };
+      });
+      if (atomic && problems.some((p) => p)) return answers;
+      if (!toWrite.length) return answers;
+      const res = await orders.writePurchaseOrders({ purchaseOrders: toWrite.map((w) => w.po), mode, global, atomic }, as(caller));
+      res.results.forEach((r, k) => {
+        const n = toWrite[k].n;
+        answers[n] = { message: r.result?.message ?? "", reference: r.result?.reference ?? "", referenceField: REFERENCE, statusCode: r.result?.statusCode ?? 500 };
+        if (r.purchaseOrder) written.set(n, r.purchaseOrder);
+        if (r.violations.length) violations.set(n, r.violations.map((v) => ({ path: v.path, message: v.message })));
+      });
+      return answers;
+    });
+    return { results, written, violations };
+  }
+
+  /** POST and PUT answer one status: the first failing order's, naming it; else every order. */
+  async function writeAll(raw: unknown[], caller: Caller, mode: ordersV1.WriteMode) {
+    if (!raw.length) return [];
+    const { results, written, violations } = await write(raw, caller, mode, false, true);
+    const failed = results.findIndex((r) => r.statusCode >= 300 || r.statusCode === 0);
+    const firstFailure = results.findIndex((r) => r.statusCode >= 300);
+    if (failed >= 0) {
+      const at = firstFailure >= 0 ? firstFailure : failed;
+      const r = results[at];
+      const details = (violations.get(at) ?? []).map((v) => ({ path: `[${at}].${v.path}`, message: v.message }));
+      throw new HttpError(r.statusCode || 400, `purchase order [${at}] ${r.reference}: ${details.length ? describe(details) : r.message}`.slice(0, 500), details);
+    }
+    return [...written.entries()].sort(([a], [b]) => a - b).map(([, po]) => toRest(po));
+  }
+
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/purchaseorders",
+    summary: "List purchase orders in creation order (by default only those the calling API key created)",
+    tag,
+    auth: "bearer",
+    query: {
+      ...pageQuery(),
+      global: globalQuery,
+      status: z.enum(["all", "processing"]).default("all").describe("processing: deliveryStatus 0, 1 or 5"),
+      from: filterTimestamp.describe("orderDate >= from (RFC 3339: Z, +01:00 or +0100)"),
+      to: filterTimestamp.describe("orderDate < to"),
+      createdFrom: filterTimestamp.describe("createdAt >= createdFrom"),
+      createdTo: filterTimestamp.describe("createdAt < createdTo"),
+      updatedFrom: filterTimestamp.describe("updatedAt >= updatedFrom"),
+      updatedTo: filterTimestamp.describe("updatedAt < updatedTo"),
+    },
+    responses: {
+      200: { description: "purchase orders", schema: z.array(purchaseOrderSchema), headers: pageHeaders },
+      400: { description: "bad query", schema: generalResponseSchema },
+    },
+    handler: async ({ query, caller }, request, reply) => {
+      const ts = (d: Date | undefined) => (d ? { seconds: BigInt(Math.floor(d.getTime() / 1000)), nanos: (d.getTime() % 1000) * 1e6 } : undefined);
+      const res = await orders.listPurchaseOrders(
+        {
+          page: { page: query.page, pageSize: query.pageSize },
+          global: isGlobal(query.global),
+          processing: query.status === "processing",
+          orderDateFrom: ts(query.from),
+          orderDateTo: ts(query.to),
+          createdFrom: ts(query.createdFrom),
+          createdTo: ts(query.createdTo),
+          updatedFrom: ts(query.updatedFrom),
+          updatedTo: ts(query.updatedTo),
+        },
+        as(caller),
+      );
+      setPageHeaders(request, reply, query, res.totalCount);
+      return res.purchaseOrders.map(toRest);
+    },
+  });
+  route(ctx, {
+    method: "POST",
+    url: "/v2/api/purchaseorders",
+    summary: `Create up to ${PO_MAX} purchase orders (all or nothing)`,
+    tag,
+    auth: "bearer",
+    body: ordersBody,
+    responses: {
+      201: { description: "the orders as stored", schema: z.array(purchaseOrderSchema) },
+      400: { description: "an invalid order (nothing was written)", schema: generalResponseSchema },
+      404: { description: "an item names no SKU (nothing was written)", schema: generalResponseSchema },
+      409: { description: "an order of that externalPONo exists (nothing was written)", schema: generalResponseSchema },
+    },
+    handler: async ({ body, caller }, _req, reply) => {
+      const created = await writeAll(body, caller, WriteMode.CREATE);
+      reply.status(201);
+      return created;
+    },
+  });
+  route(ctx, {
+    method: "PUT",
+    url: "/v2/api/purchaseorders/",
+    summary: `Replace up to ${PO_MAX} purchase orders and their items by id (all or nothing)`,
+    tag,
+    auth: "bearer",
+    body: ordersBody,
+    responses: {
+      200: { description: "the orders as stored", schema: z.array(purchaseOrderSchema) },
+      400: { description: "an invalid order or one without id (nothing was written)", schema: generalResponseSchema },
+      404: { description: "no order of that id for this API key, or an item names no SKU", schema: generalResponseSchema },
+    },
+    handler: async ({ body, caller }) => writeAll(body, caller, WriteMode.REPLACE),
+  });
+  route(ctx, {
+    method: "POST",
+    url: "/v2/api/purchaseorders/batch",
+    summary: `Create or replace up to ${PO_MAX} purchase orders by externalPONo; an unchanged order is left alone`,
+    tag,
+    auth: "bearer",
+    query: { global: globalQuery.describe("allow replacing orders other API keys created (default false)") },
+    body: ordersBody,
+    responses: {
+      200: { description: "one BatchResponse per order (201 created, 200 updated or unchanged, 400, 404 unknown SKU, 409 another key's order)", schema: z.array(batchResponseSchema) },
+      400: { description: `more than ${PO_MAX} orders`, schema: generalResponseSchema },
+    },
+    handler: async ({ body, query, caller }, _req, reply) => {
+      if (!body.length) return [];
+      const { results } = await write(body, caller, WriteMode.UPSERT, isGlobal(query.global), false);
+      return reply.status(serverFailure(results) ?? 200).send(results);
+    },
+  });
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/purchaseorders/example",
+    summary: "An example PurchaseOrder body",
+    tag,
+    auth: "bearer",
+    responses: { 200: { description: "example", schema: z.record(z.string(), z.unknown()) } },
+    handler: async () => purchaseOrderExample,
+  });
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/purchaseorders/latest",
+    summary: "The latest created purchase order (of this API key unless global)",
+    tag,
+    auth: "bearer",
+    query: { global: globalQuery },
+    responses: {
+      200: { description: "the order", schema: purchaseOrderSchema },
+      404: { description: "no order yet", schema: generalResponseSchema },
+    },
+    handler: async ({ query, caller }) => toRest((await orders.getPurchaseOrder({ global: isGlobal(query.global) }, as(caller))).purchaseOrder!),
+  });
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/purchaseorders/:externalPurchaseNo",
+    summary: "One purchase order by externalPONo (of this API key unless global)",
+    tag,
+    auth: "bearer",
+    params: { externalPurchaseNo: z.string().min(1).max(500) },
+    query: { global: globalQuery },
+    responses: {
+      200: { description: "the order", schema: purchaseOrderSchema },
+      404: { description: "no such order", schema: generalResponseSchema },
+    },
+    handler: async ({ params, query, caller }) => {
+      const res = await orders.getPurchaseOrder({ externalPoNo: params.externalPurchaseNo, global: isGlobal(query.global) }, as(caller));
+      return toRest(res.purchaseOrder!);
+    },
+  });
+}

@@ -1,0 +1,68 @@
+import type { ConnectRouter } from "@connectrpc/connect";
+import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
+import { ordersV1, type PageRequest } from "@analytics/contracts";
+import { callerOf } from "@analytics/auth";
+import { invalid } from "@analytics/errors";
+import type { ServiceContext } from "@analytics/rpc";
+import * as purchaseOrders from "./purchase-orders";
+import type { Page } from "./repository";
+
+const { OrdersService } = ordersV1;
+const MAX_PAGE_SIZE = 1000;
+/** The specification's batch limit of purchase orders. */
+export const MAX_PURCHASE_ORDERS = 500;
+
+/** Defaults of the contract (page 1, 10 a page); out of range is invalid, never clamped. */
+function pageOf(page: PageRequest | undefined): Page {
+  const p = { page: page?.page || 1, pageSize: page?.pageSize || 10 };
+  if (p.page < 1) throw invalid("page must be at least 1", [{ path: "page", message: "must be at least 1" }]);
+  if (p.pageSize < 1 || p.pageSize > MAX_PAGE_SIZE) {
+    throw invalid(`pageSize must be 1..${MAX_PAGE_SIZE}`, [{ path: "pageSize", message: `must be 1..${MAX_PAGE_SIZE}` }]);
+  }
+  return p;
+}
+
+const date = (t: Timestamp | undefined) => (t ? timestampDate(t) : undefined);
+
+/** Thin Connect handlers: proto in, plain function, proto out. */
+export function ordersRoutes(ctx: ServiceContext) {
+  const { db } = ctx;
+  return (router: ConnectRouter) =>
+    router.service(OrdersService, {
+      async listPurchaseOrders(req, c) {
+        const { orders, total } = await purchaseOrders.listPurchaseOrders(
+          db,
+          callerOf(c),
+          {
+            global: req.global,
+            processing: req.processing,
+            orderDateFrom: date(req.orderDateFrom),
+            orderDateTo: date(req.orderDateTo),
+            createdFrom: date(req.createdFrom),
+            createdTo: date(req.createdTo),
+            updatedFrom: date(req.updatedFrom),
+            updatedTo: date(req.updatedTo),
+          },
+          pageOf(req.page),
+        );
+        return { purchaseOrders: orders, totalCount: total };
+      },
+      async getPurchaseOrder(req, c) {
+        return { purchaseOrder: await purchaseOrders.getPurchaseOrder(db, callerOf(c), req.externalPoNo, req.global) };
+      },
+      async writePurchaseOrders(req, c) {
+        if (req.purchaseOrders.length > MAX_PURCHASE_ORDERS) {
+          throw invalid(`at most ${MAX_PURCHASE_ORDERS} purchase orders per request`, [{ path: "", message: `at most ${MAX_PURCHASE_ORDERS} items` }]);
+        }
+        const mode = req.mode || ordersV1.WriteMode.UPSERT;
+        const outcomes = await purchaseOrders.writePurchaseOrders(ctx, callerOf(c), req.purchaseOrders, mode, req.global, req.atomic);
+        return {
+          results: outcomes.map(({ statusCode, message, reference, referenceField, violations, value }) => ({
+            result: { statusCode, message, reference, referenceField },
+            violations,
+            purchaseOrder: value,
+          })),
+        };
+      },
+    });
+}

@@ -1,0 +1,196 @@
+import { randomUUID } from "node:crypto";
+import { ordersV1, topics } from "@analytics/contracts";
+import { inTransaction, isUuid, type Db, type Tx } from "@analytics/db";
+import { notFound, type FieldViolation } from "@analytics/errors";
+import { enqueue, outboxEntry } from "@analytics/outbox";
+import type { Caller } from "@analytics/auth";
+import type { ServiceContext } from "@analytics/rpc";
+import * as repo from "./repository";
+import { dayOf, itemColumns, orderColumns, purchaseOrderFromRows, type PurchaseOrder } from "./resources";
+import { purchaseOrderViolations, violationMessage } from "./validation";
+
+const { WriteMode } = ordersV1;
+const DRAFT = 4;
+const REFERENCE = "externalPONo";
+
+export interface Outcome {
+  statusCode: number;
+  message: string;
+  reference: string;
+  referenceField: string;
+  violations: FieldViolation[];
+  value?: PurchaseOrder;
+}
+
+const answer = (statusCode: number, reference: string, message: string, violations: FieldViolation[] = []): Outcome => ({
+  statusCode,
+  message,
+  reference,
+  referenceField: REFERENCE,
+  violations,
+});
+
+/** The orders of stored rows, by id. */
+async function readBack(db: Db | Tx, accountId: string, ids: string[]): Promise<Map<string, { order: PurchaseOrder; version: number }>> {
+  const { orders, items } = await repo.findOrders(db, accountId, ids);
+  const byOrder = new Map<string, repo.ItemRow[]>();
+  for (const i of items) byOrder.set(i.purchase_order_id, [...(byOrder.get(i.purchase_order_id) ?? []), i]);
+  return new Map(orders.map((o) => [o.id, { order: purchaseOrderFromRows(o, byOrder.get(o.id) ?? []), version: o.version }]));
+}
+
+/** The planning message of an order after a change. */
+function changedMessage(accountId: string, order: PurchaseOrder, version: number, wasDraft: boolean) {
+  const lines = order.items.map((i) => ({
+    itemId: i.id,
+    skuId: i.skuId,
+    externalWarehouseId: i.externalWarehouseId ?? order.externalWarehouseId ?? "",
+    deliveryDate: dayOf(i.deliveryDate ?? order.deliveryDate),
+    quantity: i.quantity,
+    openQuantity: Math.max(0, i.quantity - i.deliveredQuantity),
+    deliveryStatus: order.deliveryStatus,
+    version: BigInt(version),
+  }));
+  return {
+    accountId,
+    purchaseOrderId: order.id,
+    version: BigInt(version),
+    externalPoNo: order.externalPoNo,
+    deliveryStatus: order.deliveryStatus,
+    wasDraft,
+    isDraft: order.deliveryStatus === DRAFT,
+    lines,
+    updatedAt: order.updatedAt,
+    purchaseOrder: order,
+  };
+}
+
+/**
+ * POST /purchaseorders (create), PUT /purchaseorders/ (replace by id), POST /purchaseorders/batch
+ * (create or replace by externalPONo). Each order is checked alone; the valid ones are written
+ * together in one transaction with their outbox rows, a fixed handful of statements whatever the
+ * batch size: lock, read what exists, write orders, replace items, read back, enqueue. An order
+ * re-sent unchanged is answered 200 and neither written nor announced. `atomic`: when any order
+ * fails, nothing is written.
+ */
+export async function writePurchaseOrders(
+  ctx: ServiceContext,
+  caller: Caller,
+  inputs: PurchaseOrder[],
+  mode: ordersV1.WriteMode,
+  global: boolean,
+  atomic: boolean,
+): Promise<Outcome[]> {
+  const { accountId, apiKeyId } = caller;
+  const outcomes: (Outcome | undefined)[] = inputs.map((po) => {
+    const problems = purchaseOrderViolations(po);
+    if (mode === WriteMode.REPLACE && !po.id) problems.unshift({ path: "id", message: "is required" });
+    return problems.length ? answer(400, po.externalPoNo, violationMessage(problems), problems) : undefined;
+  });
+  const seen = new Set<string>();
+  inputs.forEach((po, i) => {
+    if (outcomes[i]) return;
+    if (seen.has(po.externalPoNo)) outcomes[i] = answer(409, po.externalPoNo, "externalPONo appears more than once in the request");
+    seen.add(po.externalPoNo);
+  });
+  if (atomic && outcomes.some((o) => o)) return outcomes.map((o, i) => o ?? answer(0, inputs[i].externalPoNo, "not written"));
+  const valid = inputs.flatMap((po, i) => (outcomes[i] ? [] : [{ i, po }]));
+  if (!valid.length) return outcomes as Outcome[];
+
+  const written = await inTransaction(ctx.db, async (tx) => {
+    const replies = new Map<number, Outcome>();
+    await repo.lockAccountOrders(tx, accountId);
+    const byNumber = new Map((await repo.existingByNumber(tx, accountId, valid.map((v) => v.po.externalPoNo))).map((e) => [e.external_po_no, e]));
+    const byId =
+      mode === WriteMode.REPLACE
+        ? new Map((await repo.existingById(tx, accountId, valid.map((v) => v.po.id).filter(isUuid))).map((e) => [e.id, e]))
+        : new Map<string, repo.ExistingOrder>();
+    const writes: { i: number; id: string; created: boolean; wasDraft: boolean; columns: repo.OrderWrite }[] = [];
+    const unchanged: { i: number; id: string }[] = [];
+    for (const { i, po } of valid) {
+      const ref = po.externalPoNo;
+      const mine = (e: repo.ExistingOrder) => global || e.api_key_id === apiKeyId;
+      let target: repo.ExistingOrder | undefined;
+      if (mode === WriteMode.REPLACE) {
+        target = byId.get(po.id);
+        if (!target || !mine(target)) {
+          replies.set(i, answer(404, ref, `purchase order ${po.id} not found`));
+          continue;
+        }
+        const other = byNumber.get(ref);
+        if (other && other.id !== target.id) {
+          replies.set(i, answer(409, ref, `another purchase order has externalPONo ${ref}`));
+          continue;
+        }
+      } else {
+        target = byNumber.get(ref);
+        if (target && mode === WriteMode.CREATE) {
+          replies.set(i, answer(409, ref, `purchase order ${ref} already exists`));
+          continue;
+        }
+        if (target && !mine(target)) {
+          replies.set(i, answer(409, ref, `purchase order ${ref} was created by another API key; send global=true to change it`));
+          continue;
+        }
+      }
+      const id = target?.id ?? randomUUID();
+      const columns = orderColumns(id, target?.api_key_id ?? apiKeyId, po);
+      if (target && sameJson(target.content, columns.content)) {
+        unchanged.push({ i, id });
+        continue;
+      }
+      writes.push({ i, id, created: !target, wasDraft: target?.delivery_status === DRAFT, columns });
+    }
+    if (atomic && replies.size) return { replies, stored: new Map(), writes: [], unchanged: [] };
+    await repo.writeOrders(tx, accountId, writes.map((w) => w.columns), writes.flatMap((w) => itemColumns(w.id, inputs[w.i])));
+    const stored = await readBack(tx, accountId, [...writes.map((w) => w.id), ...unchanged.map((u) => u.id)]);
+    await enqueue(
+      tx,
+      writes.map((w) => {
+        const { order, version } = stored.get(w.id)!;
+        const topic = w.created ? topics.ordersPurchaseOrderCreated : topics.ordersPurchaseOrderUpdated;
+        return outboxEntry(topic, accountId, w.id, changedMessage(accountId, order, version, w.wasDraft));
+      }),
+    );
+    return { replies, stored, writes, unchanged };
+  });
+  if (written.writes.length) ctx.relay.kick();
+  for (const [i, o] of written.replies) outcomes[i] = o;
+  for (const w of written.writes) {
+    const ref = inputs[w.i].externalPoNo;
+    outcomes[w.i] = { ...answer(w.created ? 201 : 200, ref, w.created ? "created" : "updated"), value: written.stored.get(w.id)?.order };
+  }
+  for (const u of written.unchanged) {
+    outcomes[u.i] = { ...answer(200, inputs[u.i].externalPoNo, "unchanged"), value: written.stored.get(u.id)?.order };
+  }
+  return outcomes.map((o, i) => o ?? answer(0, inputs[i].externalPoNo, "not written"));
+}
+
+/** Structural equality of two JSON values (jsonb gives keys back in its own order). */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => sameJson(v, b[i]));
+  }
+  if (!a || !b || typeof a !== "object" || typeof b !== "object") return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  return ka.length === kb.length && ka.every((k) => sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}
+
+export type ListQuery = Omit<repo.OrderFilter, "apiKeyId"> & { global: boolean };
+
+export async function listPurchaseOrders(db: Db, caller: Caller, q: ListQuery, page: repo.Page) {
+  const { global, ...rest } = q;
+  const { orders, items, total } = await repo.listOrders(db, caller.accountId, { ...rest, apiKeyId: global ? undefined : caller.apiKeyId }, page);
+  const byOrder = new Map<string, repo.ItemRow[]>();
+  for (const i of items) byOrder.set(i.purchase_order_id, [...(byOrder.get(i.purchase_order_id) ?? []), i]);
+  return { orders: orders.map((o) => purchaseOrderFromRows(o, byOrder.get(o.id) ?? [])), total };
+}
+
+/** By externalPONo, or the latest created when `number` is empty; 404 when none (or another key's without `global`). */
+export async function getPurchaseOrder(db: Db, caller: Caller, number: string, global: boolean): Promise<PurchaseOrder> {
+  const id = await repo.findOrderId(db, caller.accountId, number || undefined, global ? undefined : caller.apiKeyId);
+  const found = id ? (await readBack(db, caller.accountId, [id])).get(id) : undefined;
+  if (!found) throw notFound(number ? `purchase order ${number} not found` : "no purchase order yet");
+  return found.order;
+}

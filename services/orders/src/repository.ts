@@ -1,0 +1,219 @@
+import type { Db, Tx } from "@analytics/db";
+import { pageOfIds } from "@analytics/db";
+
+/**
+ * The orders service's SQL. Every statement is scoped by account_id, and a batch of orders is a
+ * fixed handful of statements whatever its size: rows travel as one jsonb parameter expanded with
+ * jsonb_to_recordset.
+ */
+
+export interface Page {
+  page: number;
+  pageSize: number;
+}
+
+const asJson = (rows: unknown) => JSON.stringify(rows);
+
+export interface OrderRow {
+  id: string;
+  seq: number;
+  api_key_id: string;
+  external_po_no: string;
+  order_date: Date | null;
+  delivery_date: Date | null;
+  delivery_status: number;
+  external_comment: string | null;
+  external_warehouse_id: string | null;
+  supplier: string | null;
+  label: string | null;
+  order_type: string | null;
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface ItemRow {
+  id: string;
+  purchase_order_id: string;
+  position: number;
+  external_row_id: string | null;
+  key: string | null;
+  sku: string | null;
+  ean: string | null;
+  season: string | null;
+  sku_id: string;
+  quantity: number;
+  delivery_date: Date | null;
+  external_warehouse_id: string | null;
+  total_price_net: string | null;
+  total_price_vat: string | null;
+  total_price_currency: string | null;
+  deliveries: { deliveryID?: string; quantity: number; deliveryDate?: string }[];
+  delivered_quantity: number;
+}
+
+/** Only one purchase-order write of an account runs at a time, so classification stays true until commit. */
+export async function lockAccountOrders(tx: Tx, accountId: string): Promise<void> {
+  await tx.raw("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", [`orders.purchase_orders:${accountId}`]);
+}
+
+export interface ExistingOrder {
+  id: string;
+  external_po_no: string;
+  api_key_id: string;
+  delivery_status: number;
+  content: unknown;
+}
+
+const EXISTING = "id, external_po_no, api_key_id, delivery_status, content";
+
+/** The stored orders of these numbers: one probe of the (account_id, external_po_no) unique index. */
+export async function existingByNumber(tx: Tx, accountId: string, numbers: string[]): Promise<ExistingOrder[]> {
+  if (!numbers.length) return [];
+  const r = await tx.raw(`SELECT ${EXISTING} FROM purchase_orders WHERE account_id = ? AND external_po_no = ANY(?::text[])`, [accountId, numbers]);
+  return r.rows;
+}
+
+export async function existingById(tx: Tx, accountId: string, ids: string[]): Promise<ExistingOrder[]> {
+  if (!ids.length) return [];
+  const r = await tx.raw(`SELECT ${EXISTING} FROM purchase_orders WHERE account_id = ? AND id = ANY(?::uuid[])`, [accountId, ids]);
+  return r.rows;
+}
+
+export interface OrderWrite {
+  id: string;
+  api_key_id: string;
+  external_po_no: string;
+  order_date: string | null;
+  delivery_date: string | null;
+  delivery_status: number;
+  external_comment: string | null;
+  external_warehouse_id: string | null;
+  supplier: string | null;
+  label: string | null;
+  order_type: string | null;
+  content: unknown;
+}
+
+export interface ItemWrite {
+  purchase_order_id: string;
+  position: number;
+  external_row_id: string | null;
+  key: string | null;
+  sku: string | null;
+  ean: string | null;
+  season: string | null;
+  sku_id: string;
+  quantity: number;
+  delivery_date: string | null;
+  external_warehouse_id: string | null;
+  total_price_net: string | null;
+  total_price_vat: string | null;
+  total_price_currency: string | null;
+  deliveries: unknown;
+  delivered_quantity: number;
+}
+
+/**
+ * Creates or replaces orders by id in one statement (the origin key of an existing order is
+ * kept), then replaces their items in one more: an item keeps its id when its externalRowID
+ * stays.
+ */
+export async function writeOrders(tx: Tx, accountId: string, orders: OrderWrite[], items: ItemWrite[]): Promise<void> {
+  if (!orders.length) return;
+  await tx.raw(
+    `INSERT INTO purchase_orders (id, account_id, api_key_id, external_po_no, order_date, delivery_date, delivery_status,
+       external_comment, external_warehouse_id, supplier, label, order_type, content)
+     SELECT id, ?, api_key_id, external_po_no, order_date, delivery_date, delivery_status,
+       external_comment, external_warehouse_id, supplier, label, order_type, content
+     FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, api_key_id text, external_po_no text, order_date timestamptz,
+       delivery_date timestamptz, delivery_status smallint, external_comment text, external_warehouse_id text,
+       supplier text, label text, order_type text, content jsonb)
+     ON CONFLICT (id) DO UPDATE SET external_po_no = EXCLUDED.external_po_no, order_date = EXCLUDED.order_date,
+       delivery_date = EXCLUDED.delivery_date, delivery_status = EXCLUDED.delivery_status,
+       external_comment = EXCLUDED.external_comment, external_warehouse_id = EXCLUDED.external_warehouse_id,
+       supplier = EXCLUDED.supplier, label = EXCLUDED.label, order_type = EXCLUDED.order_type, content = EXCLUDED.content,
+       version = purchase_orders.version + 1, updated_at = now()
+     WHERE purchase_orders.account_id = EXCLUDED.account_id`,
+    [accountId, asJson(orders)],
+  );
+  await tx.raw(
+    `WITH old AS (
+       DELETE FROM purchase_order_items WHERE account_id = ? AND purchase_order_id = ANY(?::uuid[])
+       RETURNING id, purchase_order_id, external_row_id)
+     INSERT INTO purchase_order_items (id, account_id, purchase_order_id, position, external_row_id, key, sku, ean, season,
+       sku_id, quantity, delivery_date, external_warehouse_id, total_price_net, total_price_vat, total_price_currency,
+       deliveries, delivered_quantity)
+     SELECT COALESCE(old.id, gen_random_uuid()), ?, x.purchase_order_id, x.position, x.external_row_id, x.key, x.sku, x.ean,
+       x.season, x.sku_id, x.quantity, x.delivery_date, x.external_warehouse_id, x.total_price_net, x.total_price_vat,
+       x.total_price_currency, x.deliveries, x.delivered_quantity
+     FROM jsonb_to_recordset(?::jsonb) AS x(purchase_order_id uuid, position integer, external_row_id text, key text,
+       sku text, ean text, season text, sku_id text, quantity integer, delivery_date timestamptz,
+       external_warehouse_id text, total_price_net numeric, total_price_vat numeric, total_price_currency text,
+       deliveries jsonb, delivered_quantity integer)
+     LEFT JOIN old ON old.purchase_order_id = x.purchase_order_id AND old.external_row_id = x.external_row_id`,
+    [accountId, orders.map((o) => o.id), accountId, asJson(items)],
+  );
+}
+
+const ORDER_COLUMNS = `id, seq, api_key_id, external_po_no, order_date, delivery_date, delivery_status, external_comment,
+  external_warehouse_id, supplier, label, order_type, version, created_at, updated_at`;
+
+/** Orders by id (in creation order) and their items (two statements). */
+export async function findOrders(db: Db | Tx, accountId: string, ids: string[]): Promise<{ orders: OrderRow[]; items: ItemRow[] }> {
+  if (!ids.length) return { orders: [], items: [] };
+  const orders = await db.raw(`SELECT ${ORDER_COLUMNS} FROM purchase_orders WHERE account_id = ? AND id = ANY(?::uuid[]) ORDER BY seq`, [accountId, ids]);
+  const items = await db.raw(
+    `SELECT id, purchase_order_id, position, external_row_id, key, sku, ean, season, sku_id, quantity, delivery_date,
+       external_warehouse_id, total_price_net::text AS total_price_net, total_price_vat::text AS total_price_vat,
+       total_price_currency, deliveries, delivered_quantity
+     FROM purchase_order_items WHERE account_id = ? AND purchase_order_id = ANY(?::uuid[]) ORDER BY purchase_order_id, position`,
+    [accountId, ids],
+  );
+  return { orders: orders.rows, items: items.rows };
+}
+
+export interface OrderFilter {
+  /** Only the orders this API key created (no `global`). */
+  apiKeyId?: string;
+  processing: boolean;
+  orderDateFrom?: Date;
+  orderDateTo?: Date;
+  createdFrom?: Date;
+  createdTo?: Date;
+  updatedFrom?: Date;
+  updatedTo?: Date;
+}
+
+function filtered(db: Db, accountId: string, f: OrderFilter) {
+  const q = db("purchase_orders").where("account_id", accountId);
+  if (f.apiKeyId !== undefined) q.where("api_key_id", f.apiKeyId);
+  if (f.processing) q.whereIn("delivery_status", [0, 1, 5]);
+  if (f.orderDateFrom) q.where("order_date", ">=", f.orderDateFrom);
+  if (f.orderDateTo) q.where("order_date", "<", f.orderDateTo);
+  if (f.createdFrom) q.where("created_at", ">=", f.createdFrom);
+  if (f.createdTo) q.where("created_at", "<", f.createdTo);
+  if (f.updatedFrom) q.where("updated_at", ">=", f.updatedFrom);
+  if (f.updatedTo) q.where("updated_at", "<", f.updatedTo);
+  return q;
+}
+
+/** One page in creation order and the filtered total (libs/db pageOfIds). */
+export async function listOrders(db: Db, accountId: string, f: OrderFilter, page: Page) {
+  const ids: { id: string }[] = await pageOfIds(filtered(db, accountId, f), page);
+  const [found, [{ count }]] = await Promise.all([
+    findOrders(db, accountId, ids.map((r) => r.id)),
+    filtered(db, accountId, f).count({ count: "*" }) as unknown as Promise<[{ count: number }]>,
+  ]);
+  return { ...found, total: Number(count) };
+}
+
+/** The id of an order by its number, or of the latest created one (number undefined). */
+export async function findOrderId(db: Db, accountId: string, number: string | undefined, apiKeyId: string | undefined): Promise<string | undefined> {
+  const q = db("purchase_orders").select("id").where("account_id", accountId);
+  if (apiKeyId !== undefined) q.where("api_key_id", apiKeyId);
+  if (number !== undefined) q.where("external_po_no", number);
+  else q.orderBy("seq", "desc").limit(1);
+  const [row] = await q;
+  return row?.id;
+}

@@ -1,0 +1,14 @@
+import { startService, type ServiceDefinition, type ServiceDeps } from "@analytics/rpc";
+import { ordersRoutes } from "./handlers";
+import { migrations } from "./migrations";
+
+/** The orders service: purchase orders (distribution orders, transactions and shipments follow). It only publishes. */
+export const ordersService: ServiceDefinition = {
+  name: "orders",
+  migrations,
+  routes: (router, context) => ordersRoutes(context)(router),
+};
+
+export function startOrdersService(deps: ServiceDeps) {
+  return startService(ordersService, deps);
+}

@@ -1,0 +1,69 @@
+import { randomUUID } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import pino from "pino";
+import { ordersV1 } from "@analytics/contracts";
+import { createDb, migrate, type Db } from "@analytics/db";
+import type { ServiceContext } from "@analytics/rpc";
+import { createTestDatabase, type TestDatabase } from "@analytics/testing";
+import { migrations } from "../src/migrations";
+import { writePurchaseOrders } from "../src/purchase-orders";
+
+const { WriteMode, PurchaseOrderSchema } = ordersV1;
+
+/** A batch of 500 orders x 10 items is a fixed handful of statements, first written or re-sent. */
+describe("purchase-order batch statements (real Postgres)", () => {
+  let database: TestDatabase;
+  let db: Db;
+  let statements = 0;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    db = createDb({ url: database.url, schema: "orders" });
+    await migrate(db, "orders", migrations);
+    db.on("query", () => void statements++);
+  });
+  afterAll(async () => {
+    await db.destroy();
+    await database.drop();
+  });
+
+  const batch = (n: number, tag: string) =>
+    Array.from({ length: n }, (_, i) =>
+      create(PurchaseOrderSchema, {
+        externalPoNo: `${tag}-${i}`,
+        orderDate: timestampFromDate(new Date("2026-03-01T00:00:00Z")),
+        deliveryStatus: i % 6,
+        items: Array.from({ length: 10 }, (_, j) => ({
+          externalRowId: String(j),
+          key: `K${j}`,
+          skuId: randomUUID(),
+          quantity: 5 + j,
+          totalPriceNet: { value: "10.50" },
+          deliveries: [{ quantity: 1 }],
+        })),
+      }),
+    );
+
+  it("counts the same statements for 5 orders and for 500, and re-sending 500 writes nothing", async () => {
+    const ctx = { db, relay: { kick: () => undefined }, logger: pino({ level: "silent" }) } as unknown as ServiceContext;
+    const caller = { accountId: randomUUID(), apiKeyId: randomUUID() };
+    const count = async (orders: ordersV1.PurchaseOrder[]) => {
+      statements = 0;
+      const outcomes = await writePurchaseOrders(ctx, caller, orders, WriteMode.UPSERT, false, false);
+      return { statements, codes: [...new Set(outcomes.map((o) => `${o.statusCode} ${o.message}`))] };
+    };
+    const small = await count(batch(5, "S"));
+    const big = batch(500, "B");
+    const first = await count(big);
+    const again = await count(big);
+    expect(first).toEqual({ statements: small.statements, codes: ["201 created"] });
+    // BEGIN, lock, existing, orders, items, read back (2), outbox, COMMIT.
+    expect(first.statements).toBeLessThanOrEqual(9);
+    expect(again.codes).toEqual(["200 unchanged"]);
+    expect(again.statements).toBeLessThan(first.statements);
+    const [{ count: items }] = await db("purchase_order_items").where({ account_id: caller.accountId }).count({ count: "*" });
+    expect(Number(items)).toBe(5050);
+    const [{ count: messages }] = await db("outbox").where({ account_id: caller.accountId }).count({ count: "*" });
+    expect(Number(messages)).toBe(505);
+  });
+});

@@ -1,0 +1,193 @@
+import { randomUUID } from "node:crypto";
+import { fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import pino from "pino";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { callerHeaders } from "@analytics/auth";
+import type { BusMessage } from "@analytics/bus";
+import { ordersMessagesV1, ordersV1, topics } from "@analytics/contracts";
+import { createDb, type Db } from "@analytics/db";
+import { createServiceClient, type RunningService } from "@analytics/rpc";
+import { createTestBus, createTestDatabase, eventually, type TestBus, type TestDatabase } from "@analytics/testing";
+import { startOrdersService } from "../src/service";
+
+const { OrdersService, WriteMode } = ordersV1;
+type OrderInit = MessageInitShape<typeof ordersV1.PurchaseOrderSchema>;
+type ListInit = Partial<Omit<ordersV1.ListPurchaseOrdersRequest, "$typeName" | "$unknown">>;
+const internalToken = "x".repeat(40);
+const at = (iso: string) => timestampFromDate(new Date(iso));
+
+describe("orders service: purchase orders (real Postgres and JetStream)", () => {
+  let database: TestDatabase;
+  let t: TestBus;
+  let service: RunningService;
+  let db: Db;
+  let client: ReturnType<typeof createServiceClient<typeof OrdersService>>;
+  const published: BusMessage[] = [];
+  const as = (accountId: string, apiKeyId: string) => ({ headers: callerHeaders(internalToken, { accountId, apiKeyId }) });
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    t = await createTestBus();
+    service = await startOrdersService({ databaseUrl: database.url, bus: t.bus, logger: pino({ level: "silent" }), internalToken, port: 0 });
+    client = createServiceClient(OrdersService, service.url);
+    db = createDb({ url: database.url, schema: "orders" });
+    const subjects = [topics.ordersPurchaseOrderCreated.subject, topics.ordersPurchaseOrderUpdated.subject];
+    await t.bus.subscribe({ durable: "probe", subjects, handle: async (ms) => void published.push(...ms) });
+  });
+  afterAll(async () => {
+    await service.close();
+    await db.destroy();
+    await t.close();
+    await database.drop();
+  });
+
+  const order = (no: string, extra: Record<string, unknown> = {}): OrderInit => ({
+    externalPoNo: no,
+    orderDate: at("2026-03-01T10:00:00Z"),
+    deliveryDate: at("2026-04-01T00:00:00Z"),
+    externalWarehouseId: "WH1",
+    supplier: "Acme",
+    items: [
+      { externalRowId: "1", key: "K1", skuId: "sku-1", quantity: 10, totalPriceNet: { value: "19.90" }, deliveries: [{ deliveryId: "d1", quantity: 3 }, { quantity: 2 }] },
+      { externalRowId: "2", key: "K2", skuId: "sku-2", quantity: 5, deliveryDate: at("2026-05-01T00:00:00Z"), externalWarehouseId: "WH2" },
+    ],
+    ...extra,
+  }) as OrderInit;
+  const write = async (account: string, key: string, orders: OrderInit[], mode = WriteMode.UPSERT, global = false) =>
+    (await client.writePurchaseOrders({ purchaseOrders: orders, mode, global }, as(account, key))).results;
+  const messagesOf = (account: string) =>
+    published
+      .filter((m) => m.accountId === account)
+      .map((m) => fromBinary(ordersMessagesV1.PurchaseOrderChangedSchema, m.payload));
+  const codeOf = async (call: Promise<unknown>) => ((await call.then(() => undefined, (e) => e)) as ConnectError | undefined)?.code;
+
+  it("creates an order with items (201), derives deliveredQuantity, keeps exact decimals, and announces its lines", async () => {
+    const [account, key] = [randomUUID(), randomUUID()];
+    const [r] = await write(account, key, [order("PO-1")], WriteMode.CREATE);
+    expect(r.result).toMatchObject({ statusCode: 201, reference: "PO-1", referenceField: "externalPONo" });
+    const po = r.purchaseOrder!;
+    expect(po.apiKeyId).toBe(key);
+    expect(po.items.map((i) => i.deliveredQuantity)).toEqual([5, 0]);
+    expect(po.items[0].totalPriceNet?.value).toBe("19.90");
+    const [m] = await eventually(async () => messagesOf(account).length === 1 && messagesOf(account));
+    expect(m).toMatchObject({ externalPoNo: "PO-1", purchaseOrderId: po.id, version: 1n, isDraft: false, wasDraft: false });
+    expect(m.lines.map((l) => [l.skuId, l.externalWarehouseId, l.deliveryDate, l.quantity, l.openQuantity])).toEqual([
+      ["sku-1", "WH1", "2026-04-01", 10, 5],
+      ["sku-2", "WH2", "2026-05-01", 5, 5],
+    ]);
+    expect(m.purchaseOrder?.externalPoNo).toBe("PO-1");
+    // A second create of the same number is that order's 409.
+    const [again] = await write(account, key, [order("PO-1")], WriteMode.CREATE);
+    expect(again.result?.statusCode).toBe(409);
+  });
+
+  it("re-sending a batch changes nothing: 200 unchanged, same item ids, updatedAt kept, no message", async () => {
+    const [account, key] = [randomUUID(), randomUUID()];
+    const batch = [order("A"), order("B", { deliveryStatus: 4 })];
+    const first = await write(account, key, batch);
+    expect(first.map((r) => r.result?.statusCode)).toEqual([201, 201]);
+    await eventually(async () => messagesOf(account).length === 2);
+    const second = await write(account, key, batch);
+    expect(second.map((r) => [r.result?.statusCode, r.result?.message])).toEqual([
+      [200, "unchanged"],
+      [200, "unchanged"],
+    ]);
+    expect(second.map((r) => r.purchaseOrder?.updatedAt)).toEqual(first.map((r) => r.purchaseOrder?.updatedAt));
+    expect(second[0].purchaseOrder?.items.map((i) => i.id)).toEqual(first[0].purchaseOrder?.items.map((i) => i.id));
+    const [{ count }] = await db("purchase_order_items").where({ account_id: account }).count({ count: "*" });
+    expect(Number(count)).toBe(4);
+    // A changed order is replaced (items too), keeps the id of a row that stays, and is announced once.
+    const changed = await write(account, key, [order("A", { items: [{ externalRowId: "1", key: "K1", skuId: "sku-1", quantity: 7 }] }), order("B")]);
+    expect(changed.map((r) => r.result?.statusCode)).toEqual([200, 200]);
+    expect(changed[0].purchaseOrder?.items.map((i) => i.id)).toEqual([first[0].purchaseOrder?.items[0].id]);
+    const ms = await eventually(async () => messagesOf(account).length === 4 && messagesOf(account));
+    const b = ms.filter((m) => m.externalPoNo === "B");
+    expect(b.map((m) => [m.version, m.wasDraft, m.isDraft])).toEqual([
+      [1n, false, true],
+      [2n, true, false],
+    ]);
+    // Nothing more came for the unchanged re-send.
+    expect(ms.filter((m) => m.externalPoNo === "A").map((m) => m.version)).toEqual([1n, 2n]);
+  });
+
+  it("API-key origin: another key's order in a batch is that item's 409 until global; lists and gets follow the key", async () => {
+    const [account, key1, key2] = [randomUUID(), randomUUID(), randomUUID()];
+    await write(account, key1, [order("K1-PO")]);
+    const [denied, mine] = await write(account, key2, [order("K1-PO", { label: "x" }), order("K2-PO")]);
+    expect(denied.result?.statusCode).toBe(409);
+    expect(mine.result?.statusCode).toBe(201);
+    const [allowed] = await write(account, key2, [order("K1-PO", { label: "x" })], WriteMode.UPSERT, true);
+    expect(allowed.result?.statusCode).toBe(200);
+    expect(allowed.purchaseOrder?.apiKeyId).toBe(key1);
+    const own = await client.listPurchaseOrders({ page: { page: 1, pageSize: 10 } }, as(account, key2));
+    expect(own.purchaseOrders.map((p) => p.externalPoNo)).toEqual(["K2-PO"]);
+    const all = await client.listPurchaseOrders({ page: { page: 1, pageSize: 10 }, global: true }, as(account, key2));
+    expect(all.purchaseOrders.map((p) => p.externalPoNo)).toEqual(["K1-PO", "K2-PO"]);
+    expect(all.totalCount).toBe(2);
+    expect(await codeOf(client.getPurchaseOrder({ externalPoNo: "K1-PO" }, as(account, key2)))).toBe(Code.NotFound);
+    expect((await client.getPurchaseOrder({ externalPoNo: "K1-PO", global: true }, as(account, key2))).purchaseOrder?.label).toBe("x");
+    expect((await client.getPurchaseOrder({}, as(account, key1))).purchaseOrder?.externalPoNo).toBe("K1-PO");
+  });
+
+  it("account isolation: another account's order is 404 and never listed or changed", async () => {
+    const [a, b, key] = [randomUUID(), randomUUID(), randomUUID()];
+    const [r] = await write(a, key, [order("ISO")]);
+    expect(await codeOf(client.getPurchaseOrder({ externalPoNo: "ISO", global: true }, as(b, key)))).toBe(Code.NotFound);
+    expect((await client.listPurchaseOrders({ global: true }, as(b, key))).totalCount).toBe(0);
+    const [replace] = await write(b, key, [{ ...order("ISO"), id: r.purchaseOrder!.id }], WriteMode.REPLACE, true);
+    expect(replace.result?.statusCode).toBe(404);
+    // The same number in another account is another order.
+    const [other] = await write(b, key, [order("ISO")]);
+    expect(other.result?.statusCode).toBe(201);
+    expect(other.purchaseOrder?.id).not.toBe(r.purchaseOrder?.id);
+  });
+
+  it("PUT replaces by id (items too); without id it is 400; atomic writes nothing when one order fails", async () => {
+    const [account, key] = [randomUUID(), randomUUID()];
+    const [r] = await write(account, key, [order("R1")], WriteMode.CREATE);
+    const [noId] = await write(account, key, [order("R1")], WriteMode.REPLACE);
+    expect(noId.result?.statusCode).toBe(400);
+    expect(noId.violations.map((v) => v.path)).toContain("id");
+    const [replaced] = await write(account, key, [{ externalPoNo: "R1-NEW", id: r.purchaseOrder!.id, items: [] }], WriteMode.REPLACE);
+    expect(replaced.result?.statusCode).toBe(200);
+    expect(replaced.purchaseOrder).toMatchObject({ externalPoNo: "R1-NEW", items: [] });
+    expect(replaced.purchaseOrder?.supplier).toBeUndefined();
+    const res = await client.writePurchaseOrders({ purchaseOrders: [order("OK"), order("BAD", { deliveryStatus: 9 })], mode: WriteMode.CREATE, atomic: true }, as(account, key));
+    expect(res.results.map((x) => x.result?.statusCode)).toEqual([0, 400]);
+    expect(await codeOf(client.getPurchaseOrder({ externalPoNo: "OK" }, as(account, key)))).toBe(Code.NotFound);
+  });
+
+  it("bad orders are their own 400 naming the field: dates out of range, duplicate externalRowID, missing number", async () => {
+    const [account, key] = [randomUUID(), randomUUID()];
+    const results = await write(account, key, [
+      order("D1", { orderDate: at("1969-12-31T23:59:59Z") }),
+      order("D2", { deliveryDate: at("2106-01-01T00:00:00Z") }),
+      order("D3", { items: [{ externalRowId: "1", quantity: 1 }, { externalRowId: "1", quantity: 2 }] }),
+      order(""),
+      order("D5", { orderDate: at("2105-12-31T23:59:59Z") }),
+    ]);
+    expect(results.map((r) => r.result?.statusCode)).toEqual([400, 400, 400, 400, 201]);
+    expect(results.slice(0, 4).map((r) => r.violations[0]?.path)).toEqual(["orderDate", "deliveryDate", "items[1].externalRowID", "externalPONo"]);
+    expect(await codeOf(client.writePurchaseOrders({ purchaseOrders: Array.from({ length: 501 }, (_, i) => order(`X${i}`)) }, as(account, key)))).toBe(Code.InvalidArgument);
+    expect((await client.listPurchaseOrders({ global: true }, as(account, key))).totalCount).toBe(1);
+  });
+
+  it("lists with the processing filter and the date bounds (lower inclusive, upper exclusive)", async () => {
+    const [account, key] = [randomUUID(), randomUUID()];
+    await write(account, key, [
+      order("S0", { deliveryStatus: 0, orderDate: at("2026-01-01T00:00:00Z") }),
+      order("S2", { deliveryStatus: 2, orderDate: at("2026-02-01T00:00:00Z") }),
+      order("S5", { deliveryStatus: 5, orderDate: at("2026-03-01T00:00:00Z") }),
+    ]);
+    const list = async (req: ListInit) =>
+      (await client.listPurchaseOrders({ page: { page: 1, pageSize: 10 }, ...req }, as(account, key))).purchaseOrders.map((p) => p.externalPoNo);
+    expect(await list({ processing: true })).toEqual(["S0", "S5"]);
+    expect(await list({ orderDateFrom: at("2026-02-01T00:00:00Z"), orderDateTo: at("2026-03-01T00:00:00Z") })).toEqual(["S2"]);
+    expect(await list({ createdTo: at("2000-01-01T00:00:00Z") })).toEqual([]);
+    expect(await list({ updatedFrom: at("2000-01-01T00:00:00Z") })).toEqual(["S0", "S2", "S5"]);
+    const page2 = await client.listPurchaseOrders({ page: { page: 2, pageSize: 2 } }, as(account, key));
+    expect([page2.purchaseOrders.map((p) => p.externalPoNo), page2.totalCount]).toEqual([["S5"], 3]);
+    expect(await codeOf(client.listPurchaseOrders({ page: { page: 1, pageSize: 1001 } }, as(account, key)))).toBe(Code.InvalidArgument);
+  });
+});
