@@ -131,7 +131,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   const openapi = new OpenApi({
     title: "Analytics Service API",
     version: "2.0.0",
-    description: "Retail and supply-chain data platform. Conventions: see CONTRACT.md.",
+    description:
+      "Retail and supply-chain data platform. Errors are GeneralResponses; paged lists answer a JSON array with X-Total-Count and Link headers; money is an exact JSON number.",
   });
   const ctx: RouteContext = {
     app,
