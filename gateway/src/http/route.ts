@@ -81,7 +81,8 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
       if (spec.auth === "admin") ctx.authenticateAdmin(request);
     },
     handler: async (request, reply) => {
-      const caller = callers.get(request) ?? { accountId: "", apiKeyId: "" };
+      // The request id travels with the caller to the service (X-Request-Id on the Connect call).
+      const caller = { ...(callers.get(request) ?? { accountId: "", apiKeyId: "" }), requestId: request.id };
       const input = {
         params: parse(params, request.params, "path"),
         query: parse(query, request.query, "query"),
