@@ -4,6 +4,7 @@ import { RestDecimal, decimalFromNumber, pricingV1, toRestJson } from "@analytic
 import { runBatch, serverFailure, } from "../http/batch";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { repeatable, route, type RouteContext } from "../http/route";
+import { documentAs } from "../http/openapi";
 import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { decimal } from "../http/values";
 import type { CallAs } from "../clients";
@@ -116,7 +117,11 @@ export function pricatRoutes(ctx: RouteContext, pricing: Client<typeof pricingV1
     summary: "Create or update a pricat and upsert up to 1000 of its SKU rows by (sku, season); one answer per row",
     tag,
     auth: "bearer",
-    body: z.strictObject({ pricat: pricatInput, items: z.array(z.unknown()).min(1).max(1000) }),
+    // Rows are validated one by one (a bad row is its own 400); the document shows their schema.
+    body: documentAs(
+      z.strictObject({ pricat: pricatInput, items: z.array(z.unknown()).min(1).max(1000) }),
+      z.strictObject({ pricat: pricatInput, items: z.array(pricatSkuInput).min(1).max(1000) }),
+    ),
     responses: { 200: { description: "one BatchResponse per item (reference: sku)", schema: z.array(batchResponseSchema) }, 400: badRequest },
     handler: async ({ body, caller }, _req, reply) => {
       const pricat = { externalId: body.pricat.externalId, name: body.pricat.name ?? "", supplierGln: body.pricat.supplierGln ?? undefined, supplierName: body.pricat.supplierName ?? undefined };

@@ -5,7 +5,7 @@ import type { Caller } from "@analytics/auth";
 import { runBatch, serverFailure } from "../http/batch";
 import { jsonArrayStream } from "../http/json-stream";
 import { pageHeaders, setPageHeaders } from "../http/paging";
-import { route, type RouteContext } from "../http/route";
+import { batchOf, route, type RouteContext } from "../http/route";
 import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import type { CallAs } from "../clients";
 import { batchResult, priceDeleteSchema, priceListPutSchema, priceListSchema, priceListToRest, priceListUpsertSchema, priceSchema, priceToRest, priceUpdateSchema } from "./pricing-schemas";
@@ -123,7 +123,7 @@ export function pricingRoutes(ctx: RouteContext, pricing: Pricing, catalogue: Ca
     summary: `Upsert up to ${BATCH_MAX} prices, one per (list, SKU, season); customPrices are merged; one answer per item`,
     tag,
     auth: "bearer",
-    body: z.array(z.unknown()).min(1).max(BATCH_MAX),
+    body: batchOf(priceUpdateSchema, BATCH_MAX),
     responses: {
       200: { description: "one BatchResponse per item (201 created, 200 updated, 400 invalid, 404 unknown SKU or list)", schema: z.array(batchResponseSchema) },
       400: { description: "the body is not an array of 1 to 1000 items", schema: generalResponseSchema },

@@ -5,14 +5,13 @@ import { catalogueV1, inventoryV1, toRestJson } from "@analytics/contracts";
 import { generalResponse } from "@analytics/errors";
 import { runBatch, serverFailure, type BatchResponse } from "../http/batch";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
-import { repeatable, route, type RouteContext } from "../http/route";
+import { batchOf, repeatable, route, type RouteContext } from "../http/route";
 import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import type { CallAs } from "../clients";
 import { stockRowSchema, stockWriteSchema, warehousePutSchema, warehouseSchema, warehouseWriteSchema } from "./inventory-schemas";
 
 const { WarehouseSchema, StockRowSchema } = inventoryV1;
 const BATCH_MAX = 1000;
-const batchBody = z.array(z.unknown()).min(1).max(BATCH_MAX);
 const externalId = z.string().min(1).max(500);
 
 const toWarehouse = (w: inventoryV1.Warehouse) => toRestJson(WarehouseSchema, w);
@@ -80,6 +79,7 @@ export function warehouseRoutes(
     route(ctx, {
       method: "GET",
       url: byPath ? "/v2/api/warehouses/:externalWarehouseID/stock" : "/v2/api/warehouses/stock",
+      operationId: byPath ? "listWarehouseStock" : "listStock",
       summary: byPath ? "The stock of one warehouse, one row per SKU" : "Stock of every warehouse, one row per (warehouse, SKU)",
       tag,
       auth: "bearer",
@@ -109,13 +109,14 @@ export function warehouseRoutes(
     route(ctx, {
       method: "POST",
       url: byPath ? "/v2/api/warehouses/:externalWarehouseID/stock" : "/v2/api/warehouses/stock",
+      operationId: byPath ? "upsertWarehouseStock" : "upsertStock",
       summary:
         "Stock snapshots per (warehouse, SKU): a row older (by `date`) than the stored one is accepted and ignored (its message says so), " +
         "so replays and out-of-order deliveries never move stock backwards",
       tag,
       auth: "bearer",
       params: byPath ? { externalWarehouseID: externalId } : {},
-      body: batchBody,
+      body: batchOf(stockWriteSchema, BATCH_MAX),
       responses: {
         200: { description: "one BatchResponse per row (200 applied or ignored, 400 invalid, 404 unknown SKU or warehouse)", schema: z.array(batchResponseSchema) },
         400: { description: "the body is not an array of 1 to 1000 rows", schema: generalResponseSchema },
