@@ -1,4 +1,5 @@
 import type { Knex } from "knex";
+import type { planningV1 } from "@analytics/contracts";
 import type { Db } from "@analytics/db";
 import type { GroupByName, VolumeFilters, VolumeQuery } from "./validation";
 
@@ -122,17 +123,8 @@ export async function plannedVolumes(db: Db, accountId: string, q: VolumeQuery, 
   }));
 }
 
-export interface ReplicaSummary {
-  skus: bigint;
-  warehouses: bigint;
-  stockRows: bigint;
-  purchaseOrders: bigint;
-  purchaseOrderLines: bigint;
-  skuVersionSum: bigint;
-  stockVersionSum: bigint;
-  purchaseOrderVersionSum: bigint;
-  warehouseVersionSum: bigint;
-}
+/** What GetReplicaSummary answers. */
+export type ReplicaSummary = Omit<planningV1.GetReplicaSummaryResponse, "$typeName" | "$unknown">;
 
 /** Counts (live rows) and version sums (all rows, tombstones included) of one account's replica. */
 export async function replicaSummary(db: Db, accountId: string): Promise<ReplicaSummary> {
