@@ -1,4 +1,5 @@
 import type { Knex } from "knex";
+import type { planningV1 } from "@analytics/contracts";
 import type { Db } from "@analytics/db";
 import type { GroupByName, VolumeFilters, VolumeQuery } from "./validation";
 
@@ -72,7 +73,7 @@ export async function plannedVolumes(db: Db, accountId: string, q: VolumeQuery, 
   const poJoin = byWarehouse ? "LEFT JOIN wx w ON w.external_id = l.external_warehouse_id" : "";
   const bindings: Knex.RawBinding[] = [accountId, ...where.bindings, accountId, accountId, accountId, q.fromDate, q.toDate];
   let since = "";
-  let from = "st FULL JOIN po USING (" + keys + ")";
+  let from = "v";
   if (q.updatedSince) {
     const at =
       "instant" in q.updatedSince
@@ -85,28 +86,28 @@ export async function plannedVolumes(db: Db, accountId: string, q: VolumeQuery, 
     bindings.push(accountId);
     if ("instant" in q.updatedSince) bindings.push(q.updatedSince.instant);
     else bindings.push(q.updatedSince.date, accountId);
-    from = `ch LEFT JOIN st USING (${keys}) LEFT JOIN po USING (${keys})`;
+    from = `ch LEFT JOIN v USING (${keys})`;
   }
+  // Stock rows and window lines in one UNION ALL, summed per group: one pass each, and Postgres
+  // can run both sides and the partial sums in parallel workers.
   const { rows } = await db.raw(
-    `WITH s AS MATERIALIZED (
+    `WITH s AS NOT MATERIALIZED (
         SELECT s.sku_id, coalesce(s.${g}, '') AS g FROM skus s WHERE s.account_id = ? AND ${where.sql}),
-      w AS (SELECT warehouse_id, external_id, name FROM warehouses WHERE account_id = ? AND NOT deleted),
-      wx AS (SELECT DISTINCT ON (external_id) external_id, warehouse_id FROM w WHERE external_id <> '' ORDER BY external_id, warehouse_id),
-      st AS (
-        SELECT s.g${stWid}, sum(st.available_quantity) AS stock
-        FROM stock st JOIN s USING (sku_id) JOIN w USING (warehouse_id)
-        WHERE st.account_id = ? AND NOT st.deleted
-        GROUP BY ${keys}),
-      po AS (
-        SELECT s.g${poWid},
-          sum(l.open_quantity) FILTER (WHERE l.kind = 'po') AS po,
-          sum(l.open_quantity) FILTER (WHERE l.kind = 'draft') AS draft
-        FROM purchase_order_lines l JOIN s USING (sku_id) ${poJoin}
-        WHERE l.account_id = ? AND l.kind <> 'cancelled' AND l.delivery_date BETWEEN ?::date AND ?::date
-        GROUP BY ${keys})
+      w AS NOT MATERIALIZED (SELECT warehouse_id, external_id, name FROM warehouses WHERE account_id = ? AND NOT deleted),
+      wx AS NOT MATERIALIZED (SELECT DISTINCT ON (external_id) external_id, warehouse_id FROM w WHERE external_id <> '' ORDER BY external_id, warehouse_id),
+      v AS (
+        SELECT ${keys}, sum(stock) AS stock, sum(po) AS po, sum(draft) AS draft FROM (
+          SELECT s.g${stWid}, st.available_quantity AS stock, 0 AS po, 0 AS draft
+          FROM stock st JOIN s USING (sku_id) JOIN w USING (warehouse_id)
+          WHERE st.account_id = ? AND NOT st.deleted
+          UNION ALL
+          SELECT s.g${poWid}, 0, CASE WHEN l.kind = 'po' THEN l.open_quantity ELSE 0 END, CASE WHEN l.kind = 'draft' THEN l.open_quantity ELSE 0 END
+          FROM purchase_order_lines l JOIN s USING (sku_id) ${poJoin}
+          WHERE l.account_id = ? AND l.kind <> 'cancelled' AND l.delivery_date BETWEEN ?::date AND ?::date
+        ) x GROUP BY ${keys})
       ${since}
      SELECT g${byWarehouse ? ", wid, coalesce(wn.name, '') AS wname" : ""},
-       coalesce(st.stock, 0)::text AS stock, coalesce(po.po, 0)::text AS po, coalesce(po.draft, 0)::text AS draft
+       coalesce(v.stock, 0)::text AS stock, coalesce(v.po, 0)::text AS po, coalesce(v.draft, 0)::text AS draft
      FROM ${from}
      ${byWarehouse ? "LEFT JOIN w wn ON wn.warehouse_id::text = wid" : ""}
      ORDER BY g${byWarehouse ? ", wid" : ""}`,
@@ -122,17 +123,8 @@ export async function plannedVolumes(db: Db, accountId: string, q: VolumeQuery, 
   }));
 }
 
-export interface ReplicaSummary {
-  skus: bigint;
-  warehouses: bigint;
-  stockRows: bigint;
-  purchaseOrders: bigint;
-  purchaseOrderLines: bigint;
-  skuVersionSum: bigint;
-  stockVersionSum: bigint;
-  purchaseOrderVersionSum: bigint;
-  warehouseVersionSum: bigint;
-}
+/** What GetReplicaSummary answers. */
+export type ReplicaSummary = Omit<planningV1.GetReplicaSummaryResponse, "$typeName" | "$unknown">;
 
 /** Counts (live rows) and version sums (all rows, tombstones included) of one account's replica. */
 export async function replicaSummary(db: Db, accountId: string): Promise<ReplicaSummary> {

@@ -145,6 +145,24 @@ describe("planning service (real Postgres and JetStream)", () => {
     await expectAnswers(acc, expected);
   });
 
+  it("summarises an account's replica: live rows and version sums (for comparing with a source)", async () => {
+    const acc = randomUUID();
+    await apply(history(acc).messages);
+    const summary = await p.client.getReplicaSummary({}, p.as(acc));
+    expect(summary).toMatchObject({
+      skus: 3n,
+      skuVersionSum: 4n,
+      warehouses: 2n,
+      warehouseVersionSum: 3n,
+      stockRows: 2n,
+      stockVersionSum: 5n,
+      purchaseOrders: 4n,
+      purchaseOrderVersionSum: 7n,
+      purchaseOrderLines: 5n,
+    });
+    expect((await p.client.getReplicaSummary({}, p.as(randomUUID()))).skus).toBe(0n);
+  });
+
   it("keeps the newer version when an older one arrives late (reordering)", async () => {
     const acc = randomUUID();
     const { messages, expected } = history(acc);
