@@ -78,7 +78,10 @@ export async function deleteWarehouse(ctx: ServiceContext, accountId: string, ex
     const current = await repo.findWarehouse(tx, accountId, externalId, true);
     if (!current) throw notFound(`warehouse ${externalId} not found`);
     const holds = await repo.warehouseHoldings(tx, accountId, current.id);
-    if (holds.stock) throw conflict(`warehouse ${externalId} still holds stock; set its stock rows aside first`);
+    if (holds.stock || holds.triggers) {
+      const what = [holds.stock && "stock rows", holds.triggers && "stock triggers"].filter(Boolean).join(" and ");
+      throw conflict(`warehouse ${externalId} still holds ${what}; delete those first`);
+    }
     await repo.deleteWarehouse(tx, accountId, current.id);
     await enqueue(tx, [warehouseChanged(accountId, { ...current, version: BigInt(current.version) + 1n } as unknown as repo.WarehouseRow, true)]);
   });
