@@ -1,4 +1,4 @@
-import { catalogueV1, toRestJson, topics } from "@analytics/contracts";
+import { catalogueV1, inventoryV1, toRestJson, topics } from "@analytics/contracts";
 import type { Tx } from "@analytics/db";
 import { isTopic, type ConsumerDefinition, type Delivery } from "@analytics/rpc";
 import { insertEvents, type NewEvent } from "./repository";
@@ -15,11 +15,16 @@ export function queueEntryOf(delivery: Delivery): NewEvent | undefined {
       return entry("update_sku", toRestJson(catalogueV1.ProductSchema, delivery.message.product));
     }
   }
+  for (const topic of topics.inventoryStockTriggerTopics) {
+    if (isTopic(delivery, topic) && delivery.message.trigger) {
+      return entry("sku_warehouse_settings_change", toRestJson(inventoryV1.StockTriggerSchema, delivery.message.trigger));
+    }
+  }
   return undefined;
 }
 
 /** The subjects that can make entries (each a durable consumer of the events service). */
-export const queueTopics = [...topics.catalogueSkuTopics];
+export const queueTopics = [...topics.catalogueSkuTopics, ...topics.inventoryStockTriggerTopics];
 
 /** One consumer: each batch of new messages becomes its entries in one statement. */
 export const queueConsumer: ConsumerDefinition = {
