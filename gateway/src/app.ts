@@ -20,6 +20,7 @@ import { OpenApi } from "./http/openapi";
 import type { RouteContext } from "./http/route";
 import { brandRoutes } from "./routes/brands";
 import { eventRoutes } from "./routes/events";
+import { storeRoutes } from "./routes/stores";
 import { warehouseRoutes } from "./routes/warehouses";
 import { mappingTableRoutes } from "./routes/mapping-tables";
 import { productRoutes } from "./routes/products";
@@ -153,6 +154,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   mappingTableRoutes(ctx, clients.catalogue, as);
   eventRoutes(ctx, clients.events, as);
   warehouseRoutes(ctx, clients.inventory, clients.catalogue, as);
+  storeRoutes(ctx, clients.inventory, clients.catalogue, as);
 
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_request, reply) => {
