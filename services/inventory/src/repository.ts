@@ -133,8 +133,9 @@ export interface StockInput {
 }
 
 /**
- * Applies snapshots in one statement: a row is written when there is none for its (warehouse, SKU)
- * or when its date is not older than the stored one; an older one changes nothing. The stored row
+ * Applies snapshots in one statement: a row is written when there is none for its (warehouse, SKU),
+ * when its date is newer than the stored one, or when it has the same date and different values
+ * (a correction); an older one, or the same snapshot again (a replay), changes nothing. The stored row
  * is locked by the upsert, so two writers of the same pair serialise and the newest date wins
  * whatever the order. Within one batch only the newest snapshot of a pair is offered (the caller
  * picks it). Returns the rows written (with `ord`).
@@ -153,7 +154,9 @@ export async function applyStock(tx: Tx, accountId: string, items: StockInput[])
        ON CONFLICT (account_id, warehouse_id, sku_id) DO UPDATE SET key = EXCLUDED.key, sku = EXCLUDED.sku, ean = EXCLUDED.ean,
          supplier = EXCLUDED.supplier, available_quantity = EXCLUDED.available_quantity,
          physical_quantity = EXCLUDED.physical_quantity, date = EXCLUDED.date, version = s.version + 1, updated_at = now()
-       WHERE EXCLUDED.date >= s.date
+       WHERE EXCLUDED.date > s.date
+          OR (EXCLUDED.date = s.date AND (EXCLUDED.available_quantity, EXCLUDED.physical_quantity, EXCLUDED.supplier, EXCLUDED.key, EXCLUDED.sku, EXCLUDED.ean)
+              IS DISTINCT FROM (s.available_quantity, s.physical_quantity, s.supplier, s.key, s.sku, s.ean))
        RETURNING s.*
      )
      SELECT i.ord, w.id, w.warehouse_id, wh.external_id AS external_warehouse_id, w.sku_id, w.key, w.sku, w.ean, w.supplier,
@@ -164,6 +167,17 @@ export async function applyStock(tx: Tx, accountId: string, items: StockInput[])
     [asJson(rows), accountId],
   );
   return result.rows;
+}
+
+/** The stored snapshot dates of (warehouse, SKU) pairs, keyed `warehouse:sku`. */
+export async function storedStockDates(tx: Tx, accountId: string, pairs: { warehouse_id: string; sku_id: string }[]): Promise<Map<string, Date>> {
+  if (!pairs.length) return new Map();
+  const result: { rows: { warehouse_id: string; sku_id: string; date: Date }[] } = await tx.raw(
+    `SELECT s.warehouse_id, s.sku_id, s.date FROM jsonb_to_recordset(?::jsonb) AS p(warehouse_id uuid, sku_id uuid)
+     JOIN stock s ON s.account_id = ? AND s.warehouse_id = p.warehouse_id AND s.sku_id = p.sku_id`,
+    [asJson(pairs), accountId],
+  );
+  return new Map(result.rows.map((r) => [`${r.warehouse_id}:${r.sku_id}`, new Date(r.date)]));
 }
 
 export interface StockFilter {

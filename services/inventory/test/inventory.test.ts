@@ -136,6 +136,9 @@ describe("inventory service: warehouses and stock (real Postgres and JetStream)"
     expect(older.results[0].result).toMatchObject({ statusCode: 200, message: "ignored: older than the stored snapshot", reference: "K1", referenceField: "key" });
     const newer = await client.upsertStock({ rows: [row("K1", sku, 7, "2026-03-03T00:00:00Z")] }, as(account));
     expect(newer.results[0].result?.message).toBe("stock updated");
+    // A replay of the stored snapshot changes nothing and announces nothing.
+    const replay = await client.upsertStock({ rows: [row("K1", sku, 7, "2026-03-03T00:00:00Z")] }, as(account));
+    expect(replay.results[0].result).toMatchObject({ statusCode: 200, message: "unchanged: the same snapshot is stored" });
     const stock = await stockOf(account, "W1");
     expect(stock.map((s) => [s.key, s.availableQuantity, s.physicalQuantity, s.warehouseId, s.externalWarehouseId])).toEqual([["K1", 7, 8, wh.id, "W1"]]);
     const msgs = await eventually(async () => {
