@@ -143,4 +143,25 @@ describe("inventory over HTTP", () => {
     expect((await other.api("GET", "/v2/api/storetrafficevents")).body).toEqual([]);
     expect((await acme.api("DELETE", "/v2/api/stores/S1")).status).toBe(200);
   });
+
+  it("documents every inventory route in the OpenAPI document, with the warehouse delete's 409", async () => {
+    const doc = await (await fetch(`${platform.baseUrl}/v2/api/openapi.json`)).json();
+    const paths = [
+      "/v2/api/warehouses",
+      "/v2/api/warehouses/{externalWarehouseID}",
+      "/v2/api/warehouses/stock",
+      "/v2/api/warehouses/{externalWarehouseID}/stock",
+      "/v2/api/stores",
+      "/v2/api/stores/{externalStoreID}",
+      "/v2/api/storetrafficevents",
+      "/v2/api/storetrafficevents/{storeTrafficCounterID}",
+      "/v2/api/stocktriggers",
+      "/v2/api/stocktriggers/{ID}",
+      "/v2/api/stocktriggers/batch",
+    ];
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(paths));
+    expect(doc.paths["/v2/api/warehouses/{externalWarehouseID}"].delete.responses["409"].description).toMatch(/stock or stock triggers/);
+    expect(doc.paths["/v2/api/warehouses"].post.requestBody).toBeDefined();
+    expect(doc.paths["/v2/api/storetrafficevents"].post.requestBody).toBeDefined();
+  });
 });
