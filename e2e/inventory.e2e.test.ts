@@ -27,6 +27,8 @@ describe("inventory over HTTP", () => {
     expect(listed.headers.get("x-total-count")).toBe("1");
     expect((await acme.api("POST", "/v2/api/warehouses", [{ externalId: "W1", bogus: 1 }])).status).toBe(400);
     expect((await acme.api("GET", "/v2/api/warehouses?pageSize=1001")).status).toBe(400);
+    const tooMany = Array.from({ length: 1001 }, () => ({ key: "SKU-1", availableQuantity: 1, date: "2026-03-01T00:00:00Z", externalWarehouseID: "W1" }));
+    expect((await acme.api("POST", "/v2/api/warehouses/stock", tooMany)).status).toBe(400);
 
     const stock = await acme.api("POST", "/v2/api/warehouses/stock", [
       { key: "SKU-1", availableQuantity: 10, physicalQuantity: 12, date: "2026-03-02T00:00:00Z", externalWarehouseId: "W1" },
@@ -136,6 +138,8 @@ describe("inventory over HTTP", () => {
     const negative = await acme.api("POST", "/v2/api/storetrafficevents", [{ ...events[0], outgoingTraffic: -1 }]);
     expect(negative.status).toBe(400);
     expect(negative.body.message).toMatch(/outgoingTraffic/);
+    const tooMany = Array.from({ length: 10_001 }, (_, i) => ({ ...events[1], eventTime: new Date(Date.UTC(2025, 0, 1) + i * 1000).toISOString() }));
+    expect((await acme.api("POST", "/v2/api/storetrafficevents", tooMany)).status).toBe(400);
     const listed = await acme.api("GET", "/v2/api/storetrafficevents/C1?from=2026-03-01T10:30:00Z");
     expect(listed.body).toEqual([{ storeTrafficCounterID: "C1", eventTime: "2026-03-01T11:00:00.000Z", incomingTraffic: 4, outgoingTraffic: 4, name: null, storeID: null }]);
     expect((await acme.api("GET", "/v2/api/storetrafficevents")).headers.get("x-total-count")).toBe("2");
@@ -145,7 +149,7 @@ describe("inventory over HTTP", () => {
   });
 
   it("documents every inventory route in the OpenAPI document, with the warehouse delete's 409", async () => {
-    const doc = await (await fetch(`${platform.baseUrl}/v2/api/openapi.json`)).json();
+    const doc: any = await (await fetch(`${platform.baseUrl}/v2/api/openapi.json`)).json();
     const paths = [
       "/v2/api/warehouses",
       "/v2/api/warehouses/{externalWarehouseID}",

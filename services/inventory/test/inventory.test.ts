@@ -139,6 +139,8 @@ describe("inventory service: warehouses and stock (real Postgres and JetStream)"
     // A replay of the stored snapshot changes nothing and announces nothing.
     const replay = await client.upsertStock({ rows: [row("K1", sku, 7, "2026-03-03T00:00:00Z")] }, as(account));
     expect(replay.results[0].result).toMatchObject({ statusCode: 200, message: "unchanged: the same snapshot is stored" });
+    const stockAfterReplay = await stockOf(account, "W1");
+    expect(stockAfterReplay[0].availableQuantity).toBe(7);
     const stock = await stockOf(account, "W1");
     expect(stock.map((s) => [s.key, s.availableQuantity, s.physicalQuantity, s.warehouseId, s.externalWarehouseId])).toEqual([["K1", 7, 8, wh.id, "W1"]]);
     const msgs = await eventually(async () => {
@@ -151,6 +153,16 @@ describe("inventory service: warehouses and stock (real Postgres and JetStream)"
     ]);
     expect(await stockOf(randomUUID())).toEqual([]);
     expect(await codeOf(client.listStock({ externalWarehouseId: "W1" }, as(randomUUID())))).toBe(Code.NotFound);
+  });
+
+  it("applies a same-date correction with other values", async () => {
+    const account = randomUUID();
+    await warehouse(account, "W1");
+    const sku = randomUUID();
+    await client.upsertStock({ rows: [row("K1", sku, 5, "2026-03-02T00:00:00Z")] }, as(account));
+    const fixed = await client.upsertStock({ rows: [row("K1", sku, 6, "2026-03-02T00:00:00Z")] }, as(account));
+    expect(fixed.results[0].result?.message).toBe("stock updated");
+    expect((await stockOf(account))[0].availableQuantity).toBe(6);
   });
 
   it("filters stock by keys, skus and eans, and the path's warehouse", async () => {
