@@ -1,3 +1,4 @@
+import { eventually } from "@analytics/testing";
 import { E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
 
 /** The inventory over HTTP on real Postgres and JetStream. */
@@ -26,6 +27,8 @@ describe("inventory over HTTP", () => {
     expect(listed.headers.get("x-total-count")).toBe("1");
     expect((await acme.api("POST", "/v2/api/warehouses", [{ externalId: "W1", bogus: 1 }])).status).toBe(400);
     expect((await acme.api("GET", "/v2/api/warehouses?pageSize=1001")).status).toBe(400);
+    const tooMany = Array.from({ length: 1001 }, () => ({ key: "SKU-1", availableQuantity: 1, date: "2026-03-01T00:00:00Z", externalWarehouseID: "W1" }));
+    expect((await acme.api("POST", "/v2/api/warehouses/stock", tooMany)).status).toBe(400);
 
     const stock = await acme.api("POST", "/v2/api/warehouses/stock", [
       { key: "SKU-1", availableQuantity: 10, physicalQuantity: 12, date: "2026-03-02T00:00:00Z", externalWarehouseId: "W1" },
@@ -64,5 +67,105 @@ describe("inventory over HTTP", () => {
     await acme.api("POST", "/v2/api/warehouses", [{ externalId: "W2" }]);
     expect((await acme.api("DELETE", "/v2/api/warehouses/W2")).body).toEqual({ statusCode: 200, error: "", message: "deleted" });
     expect((await acme.api("GET", "/v2/api/warehouses/W2")).status).toBe(404);
+  });
+
+  it("warehouse -> stock -> older snapshot ignored -> stock trigger -> sku_warehouse_settings_change event", async () => {
+    const acme = await signUp(platform.baseUrl, ADMIN_TOKEN, "Triggers");
+    const other = await signUp(platform.baseUrl, ADMIN_TOKEN, "Triggers other");
+    await acme.api("POST", "/v2/api/products", { key: "SKU-9", sku: "9" });
+    const [wh] = (await acme.api("POST", "/v2/api/warehouses", [{ externalId: "DC" }])).body;
+    const newer = await acme.api("POST", "/v2/api/warehouses/DC/stock", [{ key: "SKU-9", availableQuantity: 40, physicalQuantity: 42, date: "2026-03-02T00:00:00Z" }]);
+    expect(newer.body[0].message).toBe("stock updated");
+    const older = await acme.api("POST", "/v2/api/warehouses/DC/stock", [{ key: "SKU-9", availableQuantity: 1, date: "2026-03-01T00:00:00Z" }]);
+    expect(older.body[0].message).toMatch(/ignored/);
+    expect((await acme.api("GET", "/v2/api/warehouses/DC/stock")).body[0].availableQuantity).toBe(40);
+
+    const batch = await acme.api("POST", "/v2/api/stocktriggers/batch", [
+      { warehouseExternalId: "DC", key: "SKU-9", min: 5, max: 50, startDate: "2026-03-01", preventRestock: false },
+      { warehouseId: wh.ID, key: "NOPE", min: 1 },
+      { warehouseExternalId: "DC", key: "SKU-9", min: -1 },
+      { warehouseExternalId: "DC", key: "SKU-9", surprise: true },
+    ]);
+    expect(batch.status).toBe(200);
+    expect(batch.body.map((r: any) => r.statusCode)).toEqual([201, 404, 400, 400]);
+    const [trigger] = (await acme.api("GET", "/v2/api/stocktriggers?key=SKU-9")).body;
+    expect(trigger).toMatchObject({ warehouseId: wh.ID, warehouseExternalId: "DC", key: "SKU-9", sku: "9", min: 5, max: 50, startDate: "2026-03-01" });
+    expect(Number.isInteger(trigger.ID)).toBe(true);
+    expect((await acme.api("GET", `/v2/api/stocktriggers/${trigger.ID}`)).body).toEqual(trigger);
+    expect((await acme.api("GET", "/v2/api/stocktriggers/abc")).status).toBe(400);
+    expect((await other.api("GET", `/v2/api/stocktriggers/${trigger.ID}`)).status).toBe(404);
+    expect((await other.api("GET", "/v2/api/stocktriggers")).body).toEqual([]);
+    const changed = await acme.api("POST", "/v2/api/stocktriggers/batch", [{ warehouseId: wh.ID, key: "SKU-9", min: 6, max: 60 }]);
+    expect(changed.body[0]).toMatchObject({ statusCode: 200, reference: "SKU-9", referenceField: "key" });
+    const current = (await acme.api("GET", `/v2/api/stocktriggers/${trigger.ID}`)).body;
+
+    const events = await eventually(async () => {
+      const res = await acme.api("GET", "/v2/api/events?event_type=sku_warehouse_settings_change&pageSize=100");
+      return res.body.length >= 2 ? res.body : undefined;
+    }, 15_000, "sku_warehouse_settings_change events");
+    expect(events).toHaveLength(2);
+    expect(events[0].payload).toEqual(trigger);
+    expect(events[1].payload).toEqual(current);
+    expect((await other.api("GET", "/v2/api/events?event_type=sku_warehouse_settings_change")).body).toEqual([]);
+    expect((await acme.api("DELETE", "/v2/api/warehouses/DC")).status).toBe(409);
+  });
+
+  it("stores and store traffic over HTTP, isolated per account", async () => {
+    const acme = await signUp(platform.baseUrl, ADMIN_TOKEN, "Stores");
+    const other = await signUp(platform.baseUrl, ADMIN_TOKEN, "Stores other");
+    await acme.api("POST", "/v2/api/warehouses", [{ externalId: "W1" }]);
+    const created = await acme.api("POST", "/v2/api/stores", [{ externalStoreId: "S1", name: "Shop", trafficCounterID: "C1", channelType: 1, adress: "Main st 1", warehouses: ["W1"] }]);
+    expect(created.status).toBe(201);
+    expect(created.body[0]).toMatchObject({ externalStoreId: "S1", address: "Main st 1", address2: null, warehouses: ["W1"], trafficCounterID: "C1" });
+    expect((await acme.api("POST", "/v2/api/stores", [{ externalStoreId: "S2", warehouses: ["W404"] }])).status).toBe(400);
+    expect((await acme.api("POST", "/v2/api/stores", [{ externalStoreId: "S2", channelType: 3 }])).status).toBe(400);
+    expect((await acme.api("POST", "/v2/api/stores", [{ externalStoreId: "S2", address: "a", adress: "b" }])).status).toBe(400);
+    expect((await acme.api("GET", "/v2/api/stores/S1")).body).toEqual(created.body[0]);
+    const put = await acme.api("PUT", "/v2/api/stores/S1", { name: "Shop 2" });
+    expect(put.body).toMatchObject({ name: "Shop 2", address: null, warehouses: [] });
+    expect((await other.api("GET", "/v2/api/stores/S1")).status).toBe(404);
+    expect((await other.api("PUT", "/v2/api/stores/S1", { name: "x" })).status).toBe(404);
+    expect((await other.api("DELETE", "/v2/api/stores/S1")).status).toBe(404);
+    expect((await other.api("GET", "/v2/api/stores")).body).toEqual([]);
+
+    const events = [
+      { storeTrafficCounterID: "C1", eventTime: "2026-03-01T10:00:00Z", incomingTraffic: 3, outgoingTraffic: 2, storeID: "S1" },
+      { storeTrafficCounterID: "C1", eventTime: "2026-03-01T11:00:00Z", incomingTraffic: 4, outgoingTraffic: 4 },
+    ];
+    const posted = await acme.api("POST", "/v2/api/storetrafficevents", events);
+    expect(posted.body).toMatchObject({ statusCode: 200, message: "recorded: 2 created, 0 updated" });
+    expect((await acme.api("POST", "/v2/api/storetrafficevents", [{ ...events[0], incomingTraffic: 9 }])).body.message).toBe("recorded: 0 created, 1 updated");
+    const negative = await acme.api("POST", "/v2/api/storetrafficevents", [{ ...events[0], outgoingTraffic: -1 }]);
+    expect(negative.status).toBe(400);
+    expect(negative.body.message).toMatch(/outgoingTraffic/);
+    const tooMany = Array.from({ length: 10_001 }, (_, i) => ({ ...events[1], eventTime: new Date(Date.UTC(2025, 0, 1) + i * 1000).toISOString() }));
+    expect((await acme.api("POST", "/v2/api/storetrafficevents", tooMany)).status).toBe(400);
+    const listed = await acme.api("GET", "/v2/api/storetrafficevents/C1?from=2026-03-01T10:30:00Z");
+    expect(listed.body).toEqual([{ storeTrafficCounterID: "C1", eventTime: "2026-03-01T11:00:00.000Z", incomingTraffic: 4, outgoingTraffic: 4, name: null, storeID: null }]);
+    expect((await acme.api("GET", "/v2/api/storetrafficevents")).headers.get("x-total-count")).toBe("2");
+    expect((await acme.api("GET", "/v2/api/storetrafficevents?from=yesterday")).status).toBe(400);
+    expect((await other.api("GET", "/v2/api/storetrafficevents")).body).toEqual([]);
+    expect((await acme.api("DELETE", "/v2/api/stores/S1")).status).toBe(200);
+  });
+
+  it("documents every inventory route in the OpenAPI document, with the warehouse delete's 409", async () => {
+    const doc: any = await (await fetch(`${platform.baseUrl}/v2/api/openapi.json`)).json();
+    const paths = [
+      "/v2/api/warehouses",
+      "/v2/api/warehouses/{externalWarehouseID}",
+      "/v2/api/warehouses/stock",
+      "/v2/api/warehouses/{externalWarehouseID}/stock",
+      "/v2/api/stores",
+      "/v2/api/stores/{externalStoreID}",
+      "/v2/api/storetrafficevents",
+      "/v2/api/storetrafficevents/{storeTrafficCounterID}",
+      "/v2/api/stocktriggers",
+      "/v2/api/stocktriggers/{ID}",
+      "/v2/api/stocktriggers/batch",
+    ];
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(paths));
+    expect(doc.paths["/v2/api/warehouses/{externalWarehouseID}"].delete.responses["409"].description).toMatch(/stock or stock triggers/);
+    expect(doc.paths["/v2/api/warehouses"].post.requestBody).toBeDefined();
+    expect(doc.paths["/v2/api/storetrafficevents"].post.requestBody).toBeDefined();
   });
 });

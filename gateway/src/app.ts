@@ -20,6 +20,7 @@ import { OpenApi } from "./http/openapi";
 import type { RouteContext } from "./http/route";
 import { brandRoutes } from "./routes/brands";
 import { eventRoutes } from "./routes/events";
+import { storeRoutes } from "./routes/stores";
 import { warehouseRoutes } from "./routes/warehouses";
 import { mappingTableRoutes } from "./routes/mapping-tables";
 import { fxRateRoutes } from "./routes/fx-rates";
@@ -170,6 +171,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   planningRoutes(ctx, clients.planning, as);
   warehouseRoutes(ctx, clients.inventory, clients.catalogue, as);
   purchaseOrderRoutes(ctx, clients.orders, clients.catalogue, as);
+  storeRoutes(ctx, clients.inventory, clients.catalogue, as);
 
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_request, reply) => {

@@ -78,3 +78,128 @@ export const stockRowSchema = z
     updatedAt: z.string(),
   })
   .meta({ id: "StockRow" });
+
+const optionalText = shortText.nullish().transform((v) => v ?? undefined);
+const storeFields = {
+  externalStoreId: z.string().min(1).max(500),
+  name: shortText.default(""),
+  trafficCounterID: optionalText,
+  channelType: z.union([z.literal(1), z.literal(2)]).nullish().transform((v) => v ?? undefined).describe("1 D2C, 2 B2B"),
+  address: optionalText,
+  address2: optionalText,
+  zip: optionalText,
+  city: optionalText,
+  state: optionalText,
+  countryCode: optionalText,
+  currencyCode: optionalText,
+  warehouses: z.array(z.string().min(1).max(500)).max(1000).default([]).describe("warehouses by externalId; an unknown one is a 400"),
+  createdAt: z.unknown().optional(),
+  updatedAt: z.unknown().optional(),
+};
+
+/** The published client spells address `adress`/`adress2`; both spellings with different values is a 400. */
+function storeAliases(value: unknown) {
+  if (!value || typeof value !== "object" || Array.isArray(value)) return value;
+  const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+  for (const [alias, name] of [["adress", "address"], ["adress2", "address2"]]) {
+    const key = Object.keys(out).find((k) => k.toLowerCase() === alias);
+    if (!key) continue;
+    const aliasValue = out[key];
+    delete out[key];
+    if (name in out && out[name] !== aliasValue) out[`${alias} (differs from ${name})`] = aliasValue;
+    else out[name] = aliasValue;
+  }
+  return out;
+}
+export const storeWriteSchema = z.preprocess(storeAliases, caseless(Object.keys(storeFields), z.strictObject(storeFields))).meta({ id: "StoreUpsert" });
+const storePutFields = { ...storeFields, externalStoreId: storeFields.externalStoreId.optional() };
+export const storePutSchema = z.preprocess(storeAliases, caseless(Object.keys(storePutFields), z.strictObject(storePutFields)));
+
+export const storeSchema = z
+  .object({
+    externalStoreId: z.string(),
+    name: z.string(),
+    trafficCounterID: z.string().nullable(),
+    channelType: z.number().int().nullable(),
+    address: z.string().nullable(),
+    address2: z.string().nullable(),
+    zip: z.string().nullable(),
+    city: z.string().nullable(),
+    state: z.string().nullable(),
+    countryCode: z.string().nullable(),
+    currencyCode: z.string().nullable(),
+    warehouses: z.array(z.string()),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: "Store" });
+
+const count = z.number().int().min(0, "must not be negative").max(2 ** 31 - 1);
+const trafficFields = {
+  storeTrafficCounterID: z.string().min(1).max(500),
+  eventTime: timestamp,
+  incomingTraffic: count,
+  outgoingTraffic: count,
+  name: optionalText,
+  storeID: optionalText,
+};
+export const trafficWriteSchema = caseless(Object.keys(trafficFields), z.strictObject(trafficFields)).meta({ id: "StoreTrafficEvent" });
+export const trafficSchema = z
+  .object({
+    storeTrafficCounterID: z.string(),
+    eventTime: z.string(),
+    incomingTraffic: z.number().int(),
+    outgoingTraffic: z.number().int(),
+    name: z.string().nullable(),
+    storeID: z.string().nullable(),
+  })
+  .meta({ id: "StoreTrafficEventResource" });
+
+const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "a date YYYY-MM-DD").refine((v) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)), "a date YYYY-MM-DD");
+const limit = count.nullish().transform((v) => v ?? undefined);
+const triggerFields = {
+  warehouseId: z.string().uuid().optional(),
+  warehouseExternalId: z.string().min(1).max(500).optional(),
+  key: z.string().min(1).max(500).describe("the SKU's key (or an old key)"),
+  sku: optionalText,
+  season: optionalText,
+  startDate: isoDate.nullish().transform((v) => v ?? undefined),
+  lastRestockDate: isoDate.nullish().transform((v) => v ?? undefined),
+  preventRestock: z.boolean().default(false),
+  lowerLimit: limit,
+  min: limit,
+  max: limit,
+  upperLimit: limit,
+  allowMinAuto: z.boolean().default(false),
+  allowMaxAuto: z.boolean().default(false),
+  minMaxSource: optionalText,
+  minMaxUpdatedAt: timestamp.nullish().transform((v) => v ?? undefined),
+  ID: z.unknown().optional(),
+  skuId: z.unknown().optional(),
+};
+export const triggerWriteSchema = caseless(
+  Object.keys(triggerFields),
+  z.strictObject(triggerFields).refine((t) => t.warehouseId || t.warehouseExternalId, { message: "warehouseId or warehouseExternalId is required", path: ["warehouseId"] }),
+).meta({ id: "StockTriggerWrite" });
+export const triggerSchema = z
+  .object({
+    ID: z.number().int(),
+    warehouseId: z.string(),
+    warehouseExternalId: z.string(),
+    skuId: z.string(),
+    sku: z.string().nullable(),
+    key: z.string(),
+    season: z.string().nullable(),
+    startDate: z.string().nullable(),
+    lastRestockDate: z.string().nullable(),
+    preventRestock: z.boolean(),
+    lowerLimit: z.number().int().nullable(),
+    min: z.number().int().nullable(),
+    max: z.number().int().nullable(),
+    upperLimit: z.number().int().nullable(),
+    allowMinAuto: z.boolean(),
+    allowMaxAuto: z.boolean(),
+    minMaxSource: z.string().nullable(),
+    minMaxUpdatedAt: z.string().nullable(),
+  })
+  .meta({ id: "StockTriggerResource" });

@@ -1,7 +1,7 @@
 import type { DescMessage } from "@bufbuild/protobuf";
 import { AccountSettingsChangedSchema } from "./gen/accounts/v1/messages_pb";
 import { BrandCreatedSchema, CategoryCreatedSchema, MappingTableChangedSchema, SkuChangedSchema } from "./gen/catalogue/v1/messages_pb";
-import { StockTriggerChangedSchema, StockUpdatedSchema, WarehouseChangedSchema } from "./gen/inventory/v1/messages_pb";
+import { StockTriggerChangedSchema, StockUpdatedSchema, StoreChangedSchema, StoreTrafficRecordedSchema, WarehouseChangedSchema } from "./gen/inventory/v1/messages_pb";
 import { PurchaseOrderChangedSchema } from "./gen/orders/v1/messages_pb";
 import { FxRateChangedSchema, PriceChangedSchema, PriceListChangedSchema, PricatSkuChangedSchema } from "./gen/pricing/v1/messages_pb";
 
@@ -52,6 +52,11 @@ export const inventoryWarehouseDeleted = topic("analytics.inventory.warehouse.de
 export const inventoryStockUpdated = topic("analytics.inventory.stock.updated", StockUpdatedSchema);
 export const inventoryStockTriggerCreated = topic("analytics.inventory.stock_trigger.created", StockTriggerChangedSchema);
 export const inventoryStockTriggerUpdated = topic("analytics.inventory.stock_trigger.updated", StockTriggerChangedSchema);
+/** Every change of a stock trigger, whatever its verb. */
+export const inventoryStockTriggerTopics = [inventoryStockTriggerCreated, inventoryStockTriggerUpdated];
+export const inventoryStoreUpserted = topic("analytics.inventory.store.upserted", StoreChangedSchema);
+export const inventoryStoreDeleted = topic("analytics.inventory.store.deleted", StoreChangedSchema);
+export const inventoryStoreTrafficRecorded = topic("analytics.inventory.store_traffic.recorded", StoreTrafficRecordedSchema);
 
 // Orders.
 export const ordersPurchaseOrderCreated = topic("analytics.orders.purchase_order.created", PurchaseOrderChangedSchema);

@@ -1,4 +1,4 @@
-import { catalogueV1, ordersV1, toRestJson, topics } from "@analytics/contracts";
+import { catalogueV1, inventoryV1, ordersV1, toRestJson, topics } from "@analytics/contracts";
 import type { Tx } from "@analytics/db";
 import { isTopic, type ConsumerDefinition, type Delivery } from "@analytics/rpc";
 import { insertEvents, type NewEvent } from "./repository";
@@ -21,11 +21,16 @@ export function queueEntryOf(delivery: Delivery): NewEvent | undefined {
       return entry("draft_po_change", toRestJson(ordersV1.PurchaseOrderSchema, delivery.message.purchaseOrder));
     }
   }
+  for (const topic of topics.inventoryStockTriggerTopics) {
+    if (isTopic(delivery, topic) && delivery.message.trigger) {
+      return entry("sku_warehouse_settings_change", toRestJson(inventoryV1.StockTriggerSchema, delivery.message.trigger));
+    }
+  }
   return undefined;
 }
 
 /** The subjects that can make entries (each a durable consumer of the events service). */
-export const queueTopics = [...topics.catalogueSkuTopics, topics.ordersPurchaseOrderCreated, topics.ordersPurchaseOrderUpdated];
+export const queueTopics = [...topics.catalogueSkuTopics, topics.ordersPurchaseOrderCreated, topics.ordersPurchaseOrderUpdated, ...topics.inventoryStockTriggerTopics];
 
 /** One consumer: each batch of new messages becomes its entries in one statement. */
 export const queueConsumer: ConsumerDefinition = {

@@ -77,6 +77,25 @@ describe("events service (real Postgres and JetStream)", () => {
     expect(events[0].completedAt).toBeUndefined();
   });
 
+  it("turns a stock trigger message (created or updated) into a sku_warehouse_settings_change entry with the trigger as payload", async () => {
+    const acc = randomUUID();
+    const trigger = (min: number) => ({ id: 7n, warehouseId: randomUUID(), warehouseExternalId: "W1", skuId: randomUUID(), key: "K1", min, startDate: "2026-03-01" });
+    const message = (topic: typeof topics.inventoryStockTriggerCreated, min: number): BusMessage => ({
+      id: randomUUID(),
+      subject: topic.subject,
+      accountId: acc,
+      occurredAt: new Date().toISOString(),
+      aggregate: "stock_trigger:7",
+      payload: toBinary(topic.schema, create(topic.schema, { accountId: acc, stockTriggerId: 7n, version: BigInt(min), trigger: trigger(min) })),
+    });
+    await consumerHandler(db, "events", queueConsumer)([message(topics.inventoryStockTriggerCreated, 1), message(topics.inventoryStockTriggerUpdated, 2)]);
+    const rows = await db("events").where({ account_id: acc }).orderBy("seq");
+    expect(rows.map((r) => [r.event_type, r.payload.ID, r.payload.min, r.payload.warehouseExternalId, r.payload.startDate])).toEqual([
+      ["sku_warehouse_settings_change", 7, 1, "W1", "2026-03-01"],
+      ["sku_warehouse_settings_change", 7, 2, "W1", "2026-03-01"],
+    ]);
+  });
+
   it("creates one entry for a redelivered message (inbox)", async () => {
     const handle = consumerHandler(db, "events", queueConsumer);
     const message = skuMessage(account, "dup");

@@ -3,7 +3,8 @@ import { topics } from "@analytics/contracts";
 import { inTransaction, type Tx } from "@analytics/db";
 import { outboxEntry } from "@analytics/outbox";
 import type { ServiceContext } from "@analytics/rpc";
-import type { StockRowDb, WarehouseRow } from "./repository";
+import type { StockRowDb, StoreRow, TrafficInput, TriggerRow, WarehouseRow } from "./repository";
+import { storeFromRow, triggerFromRow } from "./resources";
 
 /** Commits `work` (run again on a deadlock or serialization failure) and wakes the outbox relay. */
 export async function commit<T>(ctx: ServiceContext, work: (tx: Tx) => Promise<T>): Promise<T> {
@@ -36,4 +37,42 @@ export const stockUpdated = (accountId: string, s: StockRowDb) =>
     snapshotDate: timestampFromDate(new Date(s.date)),
     key: s.key,
     externalWarehouseId: s.external_warehouse_id,
+  });
+
+/** StoreChanged on analytics.inventory.store.{upserted,deleted}. */
+export const storeChanged = (accountId: string, s: StoreRow, deleted = false) =>
+  outboxEntry(deleted ? topics.inventoryStoreDeleted : topics.inventoryStoreUpserted, accountId, s.id, {
+    accountId,
+    version: BigInt(s.version),
+    store: storeFromRow(s),
+    deleted,
+  });
+
+/** StoreTrafficRecorded on analytics.inventory.store_traffic.recorded: one per counter and batch. */
+export function trafficRecorded(accountId: string, events: TrafficInput[]) {
+  const byCounter = new Map<string, TrafficInput[]>();
+  for (const e of events) byCounter.set(e.counter_id, [...(byCounter.get(e.counter_id) ?? []), e]);
+  return [...byCounter].map(([counter, es]) =>
+    outboxEntry(topics.inventoryStoreTrafficRecorded, accountId, counter, {
+      accountId,
+      storeTrafficCounterId: counter,
+      events: es.map((e) => ({
+        storeTrafficCounterId: counter,
+        eventTime: timestampFromDate(new Date(e.event_time)),
+        incomingTraffic: e.incoming,
+        outgoingTraffic: e.outgoing,
+        name: e.name ?? undefined,
+        storeId: e.store_id ?? undefined,
+      })),
+    }),
+  );
+}
+
+/** StockTriggerChanged on analytics.inventory.stock_trigger.{created,updated}, with the trigger as GET returns it. */
+export const stockTriggerChanged = (accountId: string, t: TriggerRow, created: boolean) =>
+  outboxEntry(created ? topics.inventoryStockTriggerCreated : topics.inventoryStockTriggerUpdated, accountId, String(t.id), {
+    accountId,
+    stockTriggerId: BigInt(t.id),
+    version: BigInt(t.version),
+    trigger: triggerFromRow(t),
   });

@@ -1,13 +1,15 @@
 import type { ConnectRouter } from "@connectrpc/connect";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { inventoryV1, type PageRequest } from "@analytics/contracts";
 import { callerOf } from "@analytics/auth";
 import { isUuid } from "@analytics/db";
 import { invalid } from "@analytics/errors";
 import type { ServiceContext } from "@analytics/rpc";
 import * as inventory from "./inventory";
+import * as stores from "./stores";
+import * as triggers from "./triggers";
 import type { ItemOutcome } from "./inventory";
-import type { Page, StockRowDb, WarehouseRow } from "./repository";
+import type { Page } from "./repository";
+import { stockFromRow, storeFromRow, trafficFromRow, triggerFromRow, warehouseFromRow } from "./resources";
 
 const { InventoryService } = inventoryV1;
 const MAX_PAGE_SIZE = 1000;
@@ -21,29 +23,6 @@ function pageOf(page: PageRequest | undefined): Page {
   }
   return p;
 }
-
-export const warehouseFromRow = (r: WarehouseRow) => ({
-  id: r.id,
-  externalId: r.external_id,
-  name: r.name,
-  centralWarehouse: r.central_warehouse,
-  createdAt: timestampFromDate(r.created_at),
-  updatedAt: timestampFromDate(r.updated_at),
-});
-
-export const stockFromRow = (r: StockRowDb) => ({
-  key: r.key,
-  sku: r.sku ?? undefined,
-  ean: r.ean ?? undefined,
-  supplier: r.supplier ?? undefined,
-  availableQuantity: r.available_quantity,
-  physicalQuantity: r.physical_quantity,
-  date: timestampFromDate(new Date(r.date)),
-  externalWarehouseId: r.external_warehouse_id,
-  skuId: r.sku_id,
-  warehouseId: r.warehouse_id,
-  updatedAt: timestampFromDate(r.updated_at),
-});
 
 const batchResult = (o: ItemOutcome) => ({ result: o });
 
@@ -85,6 +64,48 @@ export function inventoryRoutes(ctx: ServiceContext) {
       async upsertStock(req, c) {
         const outcomes = await inventory.upsertStock(ctx, callerOf(c).accountId, req.rows, req.externalWarehouseId || undefined);
         return { results: outcomes.map(batchResult) };
+      },
+      async listStores(req, c) {
+        const { rows, total } = await stores.listStores(db, callerOf(c).accountId, pageOf(req.page));
+        return { stores: rows.map(storeFromRow), totalCount: BigInt(total) };
+      },
+      async upsertStores(req, c) {
+        const rows = await stores.upsertStores(ctx, callerOf(c).accountId, req.stores);
+        return {
+          results: rows.map((r) => ({
+            result: { statusCode: r.created ? 201 : 200, message: r.created ? "created" : "updated", reference: r.external_store_id, referenceField: "externalStoreId" },
+            store: storeFromRow(r),
+          })),
+        };
+      },
+      async getStore(req, c) {
+        return { store: storeFromRow(await stores.getStore(db, callerOf(c).accountId, req.externalStoreId)) };
+      },
+      async updateStore(req, c) {
+        const row = await stores.updateStore(ctx, callerOf(c).accountId, req.externalStoreId, req.store ?? ({ warehouses: [] } as unknown as inventoryV1.Store));
+        return { store: storeFromRow(row) };
+      },
+      async deleteStore(req, c) {
+        await stores.deleteStore(ctx, callerOf(c).accountId, req.externalStoreId);
+        return {};
+      },
+      async listStoreTraffic(req, c) {
+        const { rows, total } = await stores.listTraffic(db, callerOf(c).accountId, req, pageOf(req.page));
+        return { events: rows.map(trafficFromRow), totalCount: BigInt(total) };
+      },
+      async recordStoreTraffic(req, c) {
+        return stores.recordTraffic(ctx, callerOf(c).accountId, req.events);
+      },
+      async listStockTriggers(req, c) {
+        const { rows, total } = await triggers.listTriggers(db, callerOf(c).accountId, req, pageOf(req.page));
+        return { triggers: rows.map(triggerFromRow), totalCount: BigInt(total) };
+      },
+      async getStockTrigger(req, c) {
+        return { trigger: triggerFromRow(await triggers.getTrigger(db, callerOf(c).accountId, req.id)) };
+      },
+      async upsertStockTriggers(req, c) {
+        const outcomes = await triggers.upsertTriggers(ctx, callerOf(c).accountId, req.triggers);
+        return { results: outcomes.map(({ trigger, ...result }) => ({ result, trigger: trigger && triggerFromRow(trigger) })) };
       },
     });
 }

@@ -78,7 +78,10 @@ export async function deleteWarehouse(ctx: ServiceContext, accountId: string, ex
     const current = await repo.findWarehouse(tx, accountId, externalId, true);
     if (!current) throw notFound(`warehouse ${externalId} not found`);
     const holds = await repo.warehouseHoldings(tx, accountId, current.id);
-    if (holds.stock) throw conflict(`warehouse ${externalId} still holds stock; set its stock rows aside first`);
+    if (holds.stock || holds.triggers) {
+      const what = [holds.stock && "stock rows", holds.triggers && "stock triggers"].filter(Boolean).join(" and ");
+      throw conflict(`warehouse ${externalId} still holds ${what}; delete those first`);
+    }
     await repo.deleteWarehouse(tx, accountId, current.id);
     await enqueue(tx, [warehouseChanged(accountId, { ...current, version: BigInt(current.version) + 1n } as unknown as repo.WarehouseRow, true)]);
   });
@@ -155,11 +158,18 @@ export async function upsertStock(ctx: ServiceContext, accountId: string, writes
       );
       await enqueue(tx, written.map((r) => stockUpdated(accountId, r)));
       const applied = new Set(written.map((r) => r.ord));
+      const pairOf = (c: (typeof candidates)[number]) => ({ warehouse_id: warehouses.get(c.warehouse)!.id, sku_id: c.row.skuId });
+      const notApplied = candidates.filter((c) => !outcomes[c.i] && !applied.has(c.i));
+      const stored = await repo.storedStockDates(tx, accountId, notApplied.map(pairOf));
       for (const c of candidates) {
         if (outcomes[c.i]) continue;
+        const pair = pairOf(c);
+        const storedDate = stored.get(`${pair.warehouse_id}:${pair.sku_id}`);
         outcomes[c.i] = applied.has(c.i)
           ? outcome(200, c.row.key, STOCK_REF, "stock updated")
-          : outcome(200, c.row.key, STOCK_REF, "ignored: older than the stored snapshot");
+          : storedDate && storedDate.getTime() === c.date.getTime() && newest.get(`${pair.warehouse_id}:${pair.sku_id}`) === c
+            ? outcome(200, c.row.key, STOCK_REF, "unchanged: the same snapshot is stored")
+            : outcome(200, c.row.key, STOCK_REF, "ignored: older than the stored snapshot");
       }
     });
   }

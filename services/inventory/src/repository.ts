@@ -86,11 +86,12 @@ export async function updateWarehouse(tx: Tx, accountId: string, id: string, w: 
   return row;
 }
 
-/** What still refers to a warehouse: its stock rows (and, once they exist, its stock triggers). */
-export async function warehouseHoldings(tx: Tx, accountId: string, id: string): Promise<{ stock: boolean }> {
-  const r: { rows: { stock: boolean }[] } = await tx.raw(
-    "SELECT EXISTS (SELECT 1 FROM stock WHERE account_id = ? AND warehouse_id = ?) AS stock",
-    [accountId, id],
+/** What still refers to a warehouse: its stock rows and its stock triggers. */
+export async function warehouseHoldings(tx: Tx, accountId: string, id: string): Promise<{ stock: boolean; triggers: boolean }> {
+  const r: { rows: { stock: boolean; triggers: boolean }[] } = await tx.raw(
+    `SELECT EXISTS (SELECT 1 FROM stock WHERE account_id = :a AND warehouse_id = :w) AS stock,
+            EXISTS (SELECT 1 FROM stock_triggers WHERE account_id = :a AND warehouse_id = :w) AS triggers`,
+    { a: accountId, w: id },
   );
   return r.rows[0];
 }
@@ -132,8 +133,9 @@ export interface StockInput {
 }
 
 /**
- * Applies snapshots in one statement: a row is written when there is none for its (warehouse, SKU)
- * or when its date is not older than the stored one; an older one changes nothing. The stored row
+ * Applies snapshots in one statement: a row is written when there is none for its (warehouse, SKU),
+ * when its date is newer than the stored one, or when it has the same date and different values
+ * (a correction); an older one, or the same snapshot again (a replay), changes nothing. The stored row
  * is locked by the upsert, so two writers of the same pair serialise and the newest date wins
  * whatever the order. Within one batch only the newest snapshot of a pair is offered (the caller
  * picks it). Returns the rows written (with `ord`).
@@ -152,7 +154,9 @@ export async function applyStock(tx: Tx, accountId: string, items: StockInput[])
        ON CONFLICT (account_id, warehouse_id, sku_id) DO UPDATE SET key = EXCLUDED.key, sku = EXCLUDED.sku, ean = EXCLUDED.ean,
          supplier = EXCLUDED.supplier, available_quantity = EXCLUDED.available_quantity,
          physical_quantity = EXCLUDED.physical_quantity, date = EXCLUDED.date, version = s.version + 1, updated_at = now()
-       WHERE EXCLUDED.date >= s.date
+       WHERE EXCLUDED.date > s.date
+          OR (EXCLUDED.date = s.date AND (EXCLUDED.available_quantity, EXCLUDED.physical_quantity, EXCLUDED.supplier, EXCLUDED.key, EXCLUDED.sku, EXCLUDED.ean)
+              IS DISTINCT FROM (s.available_quantity, s.physical_quantity, s.supplier, s.key, s.sku, s.ean))
        RETURNING s.*
      )
      SELECT i.ord, w.id, w.warehouse_id, wh.external_id AS external_warehouse_id, w.sku_id, w.key, w.sku, w.ean, w.supplier,
@@ -163,6 +167,17 @@ export async function applyStock(tx: Tx, accountId: string, items: StockInput[])
     [asJson(rows), accountId],
   );
   return result.rows;
+}
+
+/** The stored snapshot dates of (warehouse, SKU) pairs, keyed `warehouse:sku`. */
+export async function storedStockDates(tx: Tx, accountId: string, pairs: { warehouse_id: string; sku_id: string }[]): Promise<Map<string, Date>> {
+  if (!pairs.length) return new Map();
+  const result: { rows: { warehouse_id: string; sku_id: string; date: Date }[] } = await tx.raw(
+    `SELECT s.warehouse_id, s.sku_id, s.date FROM jsonb_to_recordset(?::jsonb) AS p(warehouse_id uuid, sku_id uuid)
+     JOIN stock s ON s.account_id = ? AND s.warehouse_id = p.warehouse_id AND s.sku_id = p.sku_id`,
+    [asJson(pairs), accountId],
+  );
+  return new Map(result.rows.map((r) => [`${r.warehouse_id}:${r.sku_id}`, new Date(r.date)]));
 }
 
 export interface StockFilter {
@@ -192,4 +207,230 @@ export async function listStock(db: Db, accountId: string, filter: StockFilter, 
     filtered().count<{ count: string }[]>({ count: "*" }),
   ]);
   return { rows, total: Number(count) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stores
+
+export interface StoreInput {
+  external_store_id: string;
+  name: string;
+  traffic_counter_id: string | null;
+  channel_type: number | null;
+  address: string | null;
+  address2: string | null;
+  zip: string | null;
+  city: string | null;
+  state: string | null;
+  country_code: string | null;
+  currency_code: string | null;
+  warehouses: string[];
+}
+
+export interface StoreRow extends StoreInput {
+  id: string;
+  version: string | number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const STORE_TEXT = ["name", "traffic_counter_id", "address", "address2", "zip", "city", "state", "country_code", "currency_code"];
+const STORE_COLUMNS = ["id", "external_store_id", ...STORE_TEXT, "channel_type", "warehouses", "version", "created_at", "updated_at"];
+
+/** Creates or replaces stores by (account, external_store_id) in one statement. */
+export async function upsertStores(tx: Tx, accountId: string, items: StoreInput[]): Promise<(StoreRow & { created: boolean })[]> {
+  const rows = items.map((s) => ({ id: randomUUID(), account_id: accountId, ...s }));
+  const set = [...STORE_TEXT, "channel_type", "warehouses"].map((c) => `${c} = EXCLUDED.${c}`).join(", ");
+  const result: { rows: (StoreRow & { created: boolean })[] } = await tx.raw(
+    `INSERT INTO stores (id, account_id, external_store_id, ${STORE_TEXT.join(", ")}, channel_type, warehouses)
+     SELECT id, account_id, external_store_id, ${STORE_TEXT.join(", ")}, channel_type, ARRAY(SELECT jsonb_array_elements_text(warehouses))
+     FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, account_id uuid, external_store_id text, ${STORE_TEXT.map((c) => `${c} text`).join(", ")},
+       channel_type smallint, warehouses jsonb)
+     ON CONFLICT (account_id, external_store_id) DO UPDATE SET ${set}, version = stores.version + 1, updated_at = now()
+     RETURNING ${STORE_COLUMNS.join(", ")}, (xmax = 0) AS created`,
+    [asJson(rows)],
+  );
+  return result.rows;
+}
+
+export async function findStore(db: Db | Tx, accountId: string, externalStoreId: string, lock = false): Promise<StoreRow | undefined> {
+  const q = db("stores").select(STORE_COLUMNS).where({ account_id: accountId, external_store_id: externalStoreId }).first();
+  return lock ? q.forUpdate() : q;
+}
+
+export async function listStores(db: Db, accountId: string, page: Page): Promise<{ rows: StoreRow[]; total: number }> {
+  const filtered = () => db("stores").where({ account_id: accountId });
+  const [rows, [{ count }]] = await Promise.all([
+    db("stores").select(STORE_COLUMNS).whereIn("id", pageOfIds(filtered(), page)).orderBy(["seq", "id"]) as Promise<StoreRow[]>,
+    filtered().count<{ count: string }[]>({ count: "*" }),
+  ]);
+  return { rows, total: Number(count) };
+}
+
+export async function deleteStore(tx: Tx, accountId: string, id: string): Promise<void> {
+  await tx("stores").where({ account_id: accountId, id }).delete();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Store traffic
+
+export interface TrafficInput {
+  counter_id: string;
+  event_time: string;
+  incoming: number;
+  outgoing: number;
+  name: string | null;
+  store_id: string | null;
+}
+
+export interface TrafficRow extends TrafficInput {
+  event_time: string & Date;
+}
+
+/** Records traffic events in one statement; a (counter, event_time) already stored is overwritten. */
+export async function recordTraffic(tx: Tx, accountId: string, items: TrafficInput[]): Promise<{ created: number; updated: number }> {
+  const result: { rows: { created: number; updated: number }[] } = await tx.raw(
+    `WITH written AS (
+       INSERT INTO store_traffic AS t (account_id, counter_id, event_time, incoming, outgoing, name, store_id)
+       SELECT ?::uuid, counter_id, event_time, incoming, outgoing, name, store_id
+       FROM jsonb_to_recordset(?::jsonb) AS x(counter_id text, event_time timestamptz, incoming int, outgoing int, name text, store_id text)
+       ORDER BY counter_id, event_time
+       ON CONFLICT (account_id, counter_id, event_time) DO UPDATE SET incoming = EXCLUDED.incoming, outgoing = EXCLUDED.outgoing,
+         name = EXCLUDED.name, store_id = EXCLUDED.store_id, updated_at = now()
+       RETURNING (xmax = 0) AS created
+     )
+     SELECT count(*) FILTER (WHERE created)::int AS created, count(*) FILTER (WHERE NOT created)::int AS updated FROM written`,
+    [accountId, asJson(items)],
+  );
+  return result.rows[0];
+}
+
+export interface TrafficFilter {
+  counterId?: string;
+  from?: Date;
+  to?: Date;
+}
+
+export async function listTraffic(db: Db, accountId: string, filter: TrafficFilter, page: Page): Promise<{ rows: TrafficRow[]; total: number }> {
+  const filtered = () => {
+    const q = db("store_traffic").where({ account_id: accountId });
+    if (filter.counterId) q.where({ counter_id: filter.counterId });
+    if (filter.from) q.where("event_time", ">=", filter.from);
+    if (filter.to) q.where("event_time", "<", filter.to);
+    return q;
+  };
+  const [rows, [{ count }]] = await Promise.all([
+    db("store_traffic")
+      .select("counter_id", "event_time", "incoming", "outgoing", "name", "store_id")
+      .whereIn("seq", pageOfIds(filtered(), page, "seq", "seq"))
+      .orderBy("seq") as Promise<TrafficRow[]>,
+    filtered().count<{ count: string }[]>({ count: "*" }),
+  ]);
+  return { rows, total: Number(count) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stock triggers
+
+export interface TriggerInput {
+  ord: number;
+  warehouse_id: string;
+  sku_id: string;
+  key: string;
+  sku: string | null;
+  season: string | null;
+  start_date: string | null;
+  last_restock_date: string | null;
+  prevent_restock: boolean;
+  lower_limit: number | null;
+  min: number | null;
+  max: number | null;
+  upper_limit: number | null;
+  allow_min_auto: boolean;
+  allow_max_auto: boolean;
+  min_max_source: string | null;
+  min_max_updated_at: string | null;
+}
+
+export interface TriggerRow extends Omit<TriggerInput, "ord" | "min_max_updated_at"> {
+  id: string;
+  warehouse_external_id: string;
+  min_max_updated_at: Date | null;
+  version: string | number;
+}
+
+const TRIGGER_WRITTEN = [
+  "key", "sku", "season", "start_date", "last_restock_date", "prevent_restock", "lower_limit", "min", "max", "upper_limit",
+  "allow_min_auto", "allow_max_auto", "min_max_source", "min_max_updated_at",
+];
+const TRIGGER_TYPES: Record<string, string> = {
+  start_date: "date", last_restock_date: "date", prevent_restock: "boolean", allow_min_auto: "boolean", allow_max_auto: "boolean",
+  lower_limit: "int", min: "int", max: "int", upper_limit: "int", min_max_updated_at: "timestamptz",
+};
+
+/** Creates or fully replaces triggers by (account, warehouse, SKU) in one statement; returns (ord, id, created). */
+export async function upsertTriggers(tx: Tx, accountId: string, items: TriggerInput[]): Promise<{ ord: number; id: string; created: boolean }[]> {
+  if (!items.length) return [];
+  const cols = ["warehouse_id", "sku_id", ...TRIGGER_WRITTEN];
+  const result: { rows: { ord: number; id: string; created: boolean }[] } = await tx.raw(
+    `WITH input AS (
+       SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(ord int, warehouse_id uuid, sku_id uuid,
+         ${TRIGGER_WRITTEN.map((c) => `${c} ${TRIGGER_TYPES[c] ?? "text"}`).join(", ")})
+     ), written AS (
+       INSERT INTO stock_triggers AS s (account_id, ${cols.join(", ")})
+       SELECT ?::uuid, ${cols.join(", ")} FROM input ORDER BY warehouse_id, sku_id
+       ON CONFLICT (account_id, warehouse_id, sku_id) DO UPDATE SET ${TRIGGER_WRITTEN.map((c) => `${c} = EXCLUDED.${c}`).join(", ")},
+         version = s.version + 1, updated_at = now()
+       RETURNING s.id, s.warehouse_id, s.sku_id, (xmax = 0) AS created
+     )
+     SELECT i.ord, w.id, w.created FROM written w JOIN input i ON i.warehouse_id = w.warehouse_id AND i.sku_id = w.sku_id`,
+    [asJson(items), accountId],
+  );
+  return result.rows;
+}
+
+function triggers(db: Db | Tx) {
+  return db("stock_triggers as t")
+    .join("warehouses as w", function () {
+      this.on("w.id", "t.warehouse_id").andOn("w.account_id", "t.account_id");
+    })
+    .select(
+      "t.*",
+      "w.external_id as warehouse_external_id",
+      db.raw("to_char(t.start_date, 'YYYY-MM-DD') AS start_date"),
+      db.raw("to_char(t.last_restock_date, 'YYYY-MM-DD') AS last_restock_date"),
+    );
+}
+
+export async function findTriggers(db: Db | Tx, accountId: string, ids: string[]): Promise<TriggerRow[]> {
+  if (!ids.length) return [];
+  return triggers(db).where("t.account_id", accountId).whereRaw("t.id = ANY(?::bigint[])", [ids]).orderBy("t.id");
+}
+
+export interface TriggerFilter {
+  warehouseIds: string[];
+  skuIds: string[];
+  keys: string[];
+}
+
+export async function listTriggers(db: Db, accountId: string, filter: TriggerFilter, page: Page): Promise<{ rows: TriggerRow[]; total: number }> {
+  const filtered = () => {
+    const q = db("stock_triggers").where({ account_id: accountId });
+    if (filter.warehouseIds.length) q.whereRaw("warehouse_id = ANY(?::uuid[])", [filter.warehouseIds]);
+    if (filter.skuIds.length) q.whereRaw("sku_id = ANY(?::uuid[])", [filter.skuIds]);
+    if (filter.keys.length) q.whereRaw("key = ANY(?::text[])", [filter.keys]);
+    return q;
+  };
+  const [rows, [{ count }]] = await Promise.all([
+    triggers(db).where("t.account_id", accountId).whereIn("t.id", pageOfIds(filtered(), page, "id", "id")).orderBy("t.id") as Promise<TriggerRow[]>,
+    filtered().count<{ count: string }[]>({ count: "*" }),
+  ]);
+  return { rows, total: Number(count) };
+}
+
+/** Warehouses by ID (UUID), for trigger writes that name them so. */
+export async function warehousesById(db: Db | Tx, accountId: string, ids: string[]): Promise<Map<string, WarehouseRow>> {
+  if (!ids.length) return new Map();
+  const rows: WarehouseRow[] = await db("warehouses").select(WAREHOUSE_COLUMNS).where({ account_id: accountId }).whereRaw("id = ANY(?::uuid[])", [[...new Set(ids)]]);
+  return new Map(rows.map((r) => [r.id, r]));
 }

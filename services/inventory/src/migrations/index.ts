@@ -1,5 +1,6 @@
 import type { Migration } from "@analytics/db";
 import { outboxMigrations } from "@analytics/outbox";
 import { createInventory } from "./001_inventory";
+import { storesTrafficTriggers } from "./002_stores_traffic_triggers";
 
-export const migrations: Migration[] = [...outboxMigrations, createInventory];
+export const migrations: Migration[] = [...outboxMigrations, createInventory, storesTrafficTriggers];

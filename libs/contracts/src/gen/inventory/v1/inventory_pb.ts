@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file inventory/v1/inventory.proto.
  */
 export const file_inventory_v1_inventory: GenFile = /*@__PURE__*/
-  fileDesc("ChxpbnZlbnRvcnkvdjEvaW52ZW50b3J5LnByb3RvEhZhbmFseXRpY3MuaW52ZW50b3J5LnYxIrkBCglXYXJlaG91c2USDgoCaWQYASABKAlSAklEEhMKC2V4dGVybmFsX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSGQoRY2VudHJhbF93YXJlaG91c2UYBCABKAgSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAimAEKC0JhdGNoUmVzdWx0EhMKC3N0YXR1c19jb2RlGAEgASgFEg8KB21lc3NhZ2UYAiABKAkSEQoJcmVmZXJlbmNlGAMgASgJEhcKD3JlZmVyZW5jZV9maWVsZBgEIAEoCRI3Cgp2aW9sYXRpb25zGAUgAygLMiMuYW5hbHl0aWNzLmNvbW1vbi52MS5GaWVsZFZpb2xhdGlvbiJeChVMaXN0V2FyZWhvdXNlc1JlcXVlc3QSLgoEcGFnZRgBIAEoCzIgLmFuYWx5dGljcy5jb21tb24udjEuUGFnZVJlcXVlc3QSFQoNd2FyZWhvdXNlX2lkcxgCIAMoCSJkChZMaXN0V2FyZWhvdXNlc1Jlc3BvbnNlEjUKCndhcmVob3VzZXMYASADKAsyIS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLldhcmVob3VzZRITCgt0b3RhbF9jb3VudBgCIAEoAyJ8Cg9XYXJlaG91c2VSZXN1bHQSMwoGcmVzdWx0GAEgASgLMiMuYW5hbHl0aWNzLmludmVudG9yeS52MS5CYXRjaFJlc3VsdBI0Cgl3YXJlaG91c2UYAiABKAsyIS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLldhcmVob3VzZSJQChdVcHNlcnRXYXJlaG91c2VzUmVxdWVzdBI1Cgp3YXJlaG91c2VzGAEgAygLMiEuYW5hbHl0aWNzLmludmVudG9yeS52MS5XYXJlaG91c2UiVAoYVXBzZXJ0V2FyZWhvdXNlc1Jlc3BvbnNlEjgKB3Jlc3VsdHMYASADKAsyJy5hbmFseXRpY3MuaW52ZW50b3J5LnYxLldhcmVob3VzZVJlc3VsdCIqChNHZXRXYXJlaG91c2VSZXF1ZXN0EhMKC2V4dGVybmFsX2lkGAEgASgJIkwKFEdldFdhcmVob3VzZVJlc3BvbnNlEjQKCXdhcmVob3VzZRgBIAEoCzIhLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuV2FyZWhvdXNlImMKFlVwZGF0ZVdhcmVob3VzZVJlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkSNAoJd2FyZWhvdXNlGAIgASgLMiEuYW5hbHl0aWNzLmludmVudG9yeS52MS5XYXJlaG91c2UiTwoXVXBkYXRlV2FyZWhvdXNlUmVzcG9uc2USNAoJd2FyZWhvdXNlGAEgASgLMiEuYW5hbHl0aWNzLmludmVudG9yeS52MS5XYXJlaG91c2UiLQoWRGVsZXRlV2FyZWhvdXNlUmVxdWVzdBITCgtleHRlcm5hbF9pZBgBIAEoCSIZChdEZWxldGVXYXJlaG91c2VSZXNwb25zZSLaAgoIU3RvY2tSb3cSCwoDa2V5GAEgASgJEhAKA3NrdRgCIAEoCUgAiAEBEhAKA2VhbhgDIAEoCUgBiAEBEhUKCHN1cHBsaWVyGAQgASgJSAKIAQESGgoSYXZhaWxhYmxlX3F1YW50aXR5GAUgASgFEhkKEXBoeXNpY2FsX3F1YW50aXR5GAYgASgFEigKBGRhdGUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKFWV4dGVybmFsX3dhcmVob3VzZV9pZBgIIAEoCVITZXh0ZXJuYWxXYXJlaG91c2VJRBIOCgZza3VfaWQYCSABKAkSFAoMd2FyZWhvdXNlX2lkGAogASgJEi4KCnVwZGF0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgYKBF9za3VCBgoEX2VhbkILCglfc3VwcGxpZXIiiwEKEExpc3RTdG9ja1JlcXVlc3QSLgoEcGFnZRgBIAEoCzIgLmFuYWx5dGljcy5jb21tb24udjEuUGFnZVJlcXVlc3QSHQoVZXh0ZXJuYWxfd2FyZWhvdXNlX2lkGAIgASgJEgwKBGtleXMYAyADKAkSDAoEc2t1cxgEIAMoCRIMCgRlYW5zGAUgAygJIlgKEUxpc3RTdG9ja1Jlc3BvbnNlEi4KBHJvd3MYASADKAsyIC5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b2NrUm93EhMKC3RvdGFsX2NvdW50GAIgASgDIk4KClN0b2NrV3JpdGUSLQoDcm93GAEgASgLMiAuYW5hbHl0aWNzLmludmVudG9yeS52MS5TdG9ja1JvdxIRCglza3VfZm91bmQYAiABKAgiZQoSVXBzZXJ0U3RvY2tSZXF1ZXN0EjAKBHJvd3MYASADKAsyIi5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b2NrV3JpdGUSHQoVZXh0ZXJuYWxfd2FyZWhvdXNlX2lkGAIgASgJIkIKC1N0b2NrUmVzdWx0EjMKBnJlc3VsdBgBIAEoCzIjLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuQmF0Y2hSZXN1bHQiSwoTVXBzZXJ0U3RvY2tSZXNwb25zZRI0CgdyZXN1bHRzGAEgAygLMiMuYW5hbHl0aWNzLmludmVudG9yeS52MS5TdG9ja1Jlc3VsdDKXBgoQSW52ZW50b3J5U2VydmljZRJvCg5MaXN0V2FyZWhvdXNlcxItLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuTGlzdFdhcmVob3VzZXNSZXF1ZXN0Gi4uYW5hbHl0aWNzLmludmVudG9yeS52MS5MaXN0V2FyZWhvdXNlc1Jlc3BvbnNlEnUKEFVwc2VydFdhcmVob3VzZXMSLy5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlVwc2VydFdhcmVob3VzZXNSZXF1ZXN0GjAuYW5hbHl0aWNzLmludmVudG9yeS52MS5VcHNlcnRXYXJlaG91c2VzUmVzcG9uc2USaQoMR2V0V2FyZWhvdXNlEisuYW5hbHl0aWNzLmludmVudG9yeS52MS5HZXRXYXJlaG91c2VSZXF1ZXN0GiwuYW5hbHl0aWNzLmludmVudG9yeS52MS5HZXRXYXJlaG91c2VSZXNwb25zZRJyCg9VcGRhdGVXYXJlaG91c2USLi5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlVwZGF0ZVdhcmVob3VzZVJlcXVlc3QaLy5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlVwZGF0ZVdhcmVob3VzZVJlc3BvbnNlEnIKD0RlbGV0ZVdhcmVob3VzZRIuLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuRGVsZXRlV2FyZWhvdXNlUmVxdWVzdBovLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuRGVsZXRlV2FyZWhvdXNlUmVzcG9uc2USYAoJTGlzdFN0b2NrEiguYW5hbHl0aWNzLmludmVudG9yeS52MS5MaXN0U3RvY2tSZXF1ZXN0GikuYW5hbHl0aWNzLmludmVudG9yeS52MS5MaXN0U3RvY2tSZXNwb25zZRJmCgtVcHNlcnRTdG9jaxIqLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuVXBzZXJ0U3RvY2tSZXF1ZXN0GisuYW5hbHl0aWNzLmludmVudG9yeS52MS5VcHNlcnRTdG9ja1Jlc3BvbnNlYgZwcm90bzM", [file_common_v1_common, file_google_protobuf_timestamp]);
+  fileDesc("ChxpbnZlbnRvcnkvdjEvaW52ZW50b3J5LnByb3RvEhZhbmFseXRpY3MuaW52ZW50b3J5LnYxIrkBCglXYXJlaG91c2USDgoCaWQYASABKAlSAklEEhMKC2V4dGVybmFsX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSGQoRY2VudHJhbF93YXJlaG91c2UYBCABKAgSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAimAEKC0JhdGNoUmVzdWx0EhMKC3N0YXR1c19jb2RlGAEgASgFEg8KB21lc3NhZ2UYAiABKAkSEQoJcmVmZXJlbmNlGAMgASgJEhcKD3JlZmVyZW5jZV9maWVsZBgEIAEoCRI3Cgp2aW9sYXRpb25zGAUgAygLMiMuYW5hbHl0aWNzLmNvbW1vbi52MS5GaWVsZFZpb2xhdGlvbiJeChVMaXN0V2FyZWhvdXNlc1JlcXVlc3QSLgoEcGFnZRgBIAEoCzIgLmFuYWx5dGljcy5jb21tb24udjEuUGFnZVJlcXVlc3QSFQoNd2FyZWhvdXNlX2lkcxgCIAMoCSJkChZMaXN0V2FyZWhvdXNlc1Jlc3BvbnNlEjUKCndhcmVob3VzZXMYASADKAsyIS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLldhcmVob3VzZRITCgt0b3RhbF9jb3VudBgCIAEoAyJ8Cg9XYXJlaG91c2VSZXN1bHQSMwoGcmVzdWx0GAEgASgLMiMuYW5hbHl0aWNzLmludmVudG9yeS52MS5CYXRjaFJlc3VsdBI0Cgl3YXJlaG91c2UYAiABKAsyIS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLldhcmVob3VzZSJQChdVcHNlcnRXYXJlaG91c2VzUmVxdWVzdBI1Cgp3YXJlaG91c2VzGAEgAygLMiEuYW5hbHl0aWNzLmludmVudG9yeS52MS5XYXJlaG91c2UiVAoYVXBzZXJ0V2FyZWhvdXNlc1Jlc3BvbnNlEjgKB3Jlc3VsdHMYASADKAsyJy5hbmFseXRpY3MuaW52ZW50b3J5LnYxLldhcmVob3VzZVJlc3VsdCIqChNHZXRXYXJlaG91c2VSZXF1ZXN0EhMKC2V4dGVybmFsX2lkGAEgASgJIkwKFEdldFdhcmVob3VzZVJlc3BvbnNlEjQKCXdhcmVob3VzZRgBIAEoCzIhLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuV2FyZWhvdXNlImMKFlVwZGF0ZVdhcmVob3VzZVJlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkSNAoJd2FyZWhvdXNlGAIgASgLMiEuYW5hbHl0aWNzLmludmVudG9yeS52MS5XYXJlaG91c2UiTwoXVXBkYXRlV2FyZWhvdXNlUmVzcG9uc2USNAoJd2FyZWhvdXNlGAEgASgLMiEuYW5hbHl0aWNzLmludmVudG9yeS52MS5XYXJlaG91c2UiLQoWRGVsZXRlV2FyZWhvdXNlUmVxdWVzdBITCgtleHRlcm5hbF9pZBgBIAEoCSIZChdEZWxldGVXYXJlaG91c2VSZXNwb25zZSLaAgoIU3RvY2tSb3cSCwoDa2V5GAEgASgJEhAKA3NrdRgCIAEoCUgAiAEBEhAKA2VhbhgDIAEoCUgBiAEBEhUKCHN1cHBsaWVyGAQgASgJSAKIAQESGgoSYXZhaWxhYmxlX3F1YW50aXR5GAUgASgFEhkKEXBoeXNpY2FsX3F1YW50aXR5GAYgASgFEigKBGRhdGUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKFWV4dGVybmFsX3dhcmVob3VzZV9pZBgIIAEoCVITZXh0ZXJuYWxXYXJlaG91c2VJRBIOCgZza3VfaWQYCSABKAkSFAoMd2FyZWhvdXNlX2lkGAogASgJEi4KCnVwZGF0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgYKBF9za3VCBgoEX2VhbkILCglfc3VwcGxpZXIiiwEKEExpc3RTdG9ja1JlcXVlc3QSLgoEcGFnZRgBIAEoCzIgLmFuYWx5dGljcy5jb21tb24udjEuUGFnZVJlcXVlc3QSHQoVZXh0ZXJuYWxfd2FyZWhvdXNlX2lkGAIgASgJEgwKBGtleXMYAyADKAkSDAoEc2t1cxgEIAMoCRIMCgRlYW5zGAUgAygJIlgKEUxpc3RTdG9ja1Jlc3BvbnNlEi4KBHJvd3MYASADKAsyIC5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b2NrUm93EhMKC3RvdGFsX2NvdW50GAIgASgDIk4KClN0b2NrV3JpdGUSLQoDcm93GAEgASgLMiAuYW5hbHl0aWNzLmludmVudG9yeS52MS5TdG9ja1JvdxIRCglza3VfZm91bmQYAiABKAgiZQoSVXBzZXJ0U3RvY2tSZXF1ZXN0EjAKBHJvd3MYASADKAsyIi5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b2NrV3JpdGUSHQoVZXh0ZXJuYWxfd2FyZWhvdXNlX2lkGAIgASgJIkIKC1N0b2NrUmVzdWx0EjMKBnJlc3VsdBgBIAEoCzIjLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuQmF0Y2hSZXN1bHQiSwoTVXBzZXJ0U3RvY2tSZXNwb25zZRI0CgdyZXN1bHRzGAEgAygLMiMuYW5hbHl0aWNzLmludmVudG9yeS52MS5TdG9ja1Jlc3VsdCKOBAoFU3RvcmUSGQoRZXh0ZXJuYWxfc3RvcmVfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIxChJ0cmFmZmljX2NvdW50ZXJfaWQYAyABKAlIAFIQdHJhZmZpY0NvdW50ZXJJRIgBARIZCgxjaGFubmVsX3R5cGUYBCABKAVIAYgBARIUCgdhZGRyZXNzGAUgASgJSAKIAQESFQoIYWRkcmVzczIYBiABKAlIA4gBARIQCgN6aXAYByABKAlIBIgBARIRCgRjaXR5GAggASgJSAWIAQESEgoFc3RhdGUYCSABKAlIBogBARIZCgxjb3VudHJ5X2NvZGUYCiABKAlIB4gBARIaCg1jdXJyZW5jeV9jb2RlGAsgASgJSAiIAQESEgoKd2FyZWhvdXNlcxgMIAMoCRIuCgpjcmVhdGVkX2F0GA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIVChNfdHJhZmZpY19jb3VudGVyX2lkQg8KDV9jaGFubmVsX3R5cGVCCgoIX2FkZHJlc3NCCwoJX2FkZHJlc3MyQgYKBF96aXBCBwoFX2NpdHlCCAoGX3N0YXRlQg8KDV9jb3VudHJ5X2NvZGVCEAoOX2N1cnJlbmN5X2NvZGUiQwoRTGlzdFN0b3Jlc1JlcXVlc3QSLgoEcGFnZRgBIAEoCzIgLmFuYWx5dGljcy5jb21tb24udjEuUGFnZVJlcXVlc3QiWAoSTGlzdFN0b3Jlc1Jlc3BvbnNlEi0KBnN0b3JlcxgBIAMoCzIdLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuU3RvcmUSEwoLdG90YWxfY291bnQYAiABKAMiRAoTVXBzZXJ0U3RvcmVzUmVxdWVzdBItCgZzdG9yZXMYASADKAsyHS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b3JlInAKC1N0b3JlUmVzdWx0EjMKBnJlc3VsdBgBIAEoCzIjLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuQmF0Y2hSZXN1bHQSLAoFc3RvcmUYAiABKAsyHS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b3JlIkwKFFVwc2VydFN0b3Jlc1Jlc3BvbnNlEjQKB3Jlc3VsdHMYASADKAsyIy5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b3JlUmVzdWx0IiwKD0dldFN0b3JlUmVxdWVzdBIZChFleHRlcm5hbF9zdG9yZV9pZBgBIAEoCSJAChBHZXRTdG9yZVJlc3BvbnNlEiwKBXN0b3JlGAEgASgLMh0uYW5hbHl0aWNzLmludmVudG9yeS52MS5TdG9yZSJdChJVcGRhdGVTdG9yZVJlcXVlc3QSGQoRZXh0ZXJuYWxfc3RvcmVfaWQYASABKAkSLAoFc3RvcmUYAiABKAsyHS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b3JlIkMKE1VwZGF0ZVN0b3JlUmVzcG9uc2USLAoFc3RvcmUYASABKAsyHS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b3JlIi8KEkRlbGV0ZVN0b3JlUmVxdWVzdBIZChFleHRlcm5hbF9zdG9yZV9pZBgBIAEoCSIVChNEZWxldGVTdG9yZVJlc3BvbnNlIvkBChFTdG9yZVRyYWZmaWNFdmVudBI3ChhzdG9yZV90cmFmZmljX2NvdW50ZXJfaWQYASABKAlSFXN0b3JlVHJhZmZpY0NvdW50ZXJJRBIuCgpldmVudF90aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYChBpbmNvbWluZ190cmFmZmljGAMgASgFEhgKEG91dGdvaW5nX3RyYWZmaWMYBCABKAUSEQoEbmFtZRgFIAEoCUgAiAEBEh4KCHN0b3JlX2lkGAYgASgJSAFSB3N0b3JlSUSIAQFCBwoFX25hbWVCCwoJX3N0b3JlX2lkIr0BChdMaXN0U3RvcmVUcmFmZmljUmVxdWVzdBIuCgRwYWdlGAEgASgLMiAuYW5hbHl0aWNzLmNvbW1vbi52MS5QYWdlUmVxdWVzdBIgChhzdG9yZV90cmFmZmljX2NvdW50ZXJfaWQYAiABKAkSKAoEZnJvbRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoCdG8YBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wImoKGExpc3RTdG9yZVRyYWZmaWNSZXNwb25zZRI5CgZldmVudHMYASADKAsyKS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b3JlVHJhZmZpY0V2ZW50EhMKC3RvdGFsX2NvdW50GAIgASgDIlYKGVJlY29yZFN0b3JlVHJhZmZpY1JlcXVlc3QSOQoGZXZlbnRzGAEgAygLMikuYW5hbHl0aWNzLmludmVudG9yeS52MS5TdG9yZVRyYWZmaWNFdmVudCI+ChpSZWNvcmRTdG9yZVRyYWZmaWNSZXNwb25zZRIPCgdjcmVhdGVkGAEgASgFEg8KB3VwZGF0ZWQYAiABKAUiwQQKDFN0b2NrVHJpZ2dlchIOCgJpZBgBIAEoA1ICSUQSFAoMd2FyZWhvdXNlX2lkGAIgASgJEh0KFXdhcmVob3VzZV9leHRlcm5hbF9pZBgDIAEoCRIOCgZza3VfaWQYBCABKAkSEAoDc2t1GAUgASgJSACIAQESCwoDa2V5GAYgASgJEhMKBnNlYXNvbhgHIAEoCUgBiAEBEhcKCnN0YXJ0X2RhdGUYCCABKAlIAogBARIeChFsYXN0X3Jlc3RvY2tfZGF0ZRgJIAEoCUgDiAEBEhcKD3ByZXZlbnRfcmVzdG9jaxgKIAEoCBIYCgtsb3dlcl9saW1pdBgLIAEoBUgEiAEBEhAKA21pbhgMIAEoBUgFiAEBEhAKA21heBgNIAEoBUgGiAEBEhgKC3VwcGVyX2xpbWl0GA4gASgFSAeIAQESFgoOYWxsb3dfbWluX2F1dG8YDyABKAgSFgoOYWxsb3dfbWF4X2F1dG8YECABKAgSGwoObWluX21heF9zb3VyY2UYESABKAlICIgBARI2ChJtaW5fbWF4X3VwZGF0ZWRfYXQYEiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgYKBF9za3VCCQoHX3NlYXNvbkINCgtfc3RhcnRfZGF0ZUIUChJfbGFzdF9yZXN0b2NrX2RhdGVCDgoMX2xvd2VyX2xpbWl0QgYKBF9taW5CBgoEX21heEIOCgxfdXBwZXJfbGltaXRCEQoPX21pbl9tYXhfc291cmNlIoABChhMaXN0U3RvY2tUcmlnZ2Vyc1JlcXVlc3QSLgoEcGFnZRgBIAEoCzIgLmFuYWx5dGljcy5jb21tb24udjEuUGFnZVJlcXVlc3QSFQoNd2FyZWhvdXNlX2lkcxgCIAMoCRIPCgdza3VfaWRzGAMgAygJEgwKBGtleXMYBCADKAkiaAoZTGlzdFN0b2NrVHJpZ2dlcnNSZXNwb25zZRI2Cgh0cmlnZ2VycxgBIAMoCzIkLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuU3RvY2tUcmlnZ2VyEhMKC3RvdGFsX2NvdW50GAIgASgDIiQKFkdldFN0b2NrVHJpZ2dlclJlcXVlc3QSCgoCaWQYASABKAMiUAoXR2V0U3RvY2tUcmlnZ2VyUmVzcG9uc2USNQoHdHJpZ2dlchgBIAEoCzIkLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuU3RvY2tUcmlnZ2VyIl0KEVN0b2NrVHJpZ2dlcldyaXRlEjUKB3RyaWdnZXIYASABKAsyJC5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b2NrVHJpZ2dlchIRCglza3VfZm91bmQYAiABKAgiWQoaVXBzZXJ0U3RvY2tUcmlnZ2Vyc1JlcXVlc3QSOwoIdHJpZ2dlcnMYASADKAsyKS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b2NrVHJpZ2dlcldyaXRlIoABChJTdG9ja1RyaWdnZXJSZXN1bHQSMwoGcmVzdWx0GAEgASgLMiMuYW5hbHl0aWNzLmludmVudG9yeS52MS5CYXRjaFJlc3VsdBI1Cgd0cmlnZ2VyGAIgASgLMiQuYW5hbHl0aWNzLmludmVudG9yeS52MS5TdG9ja1RyaWdnZXIiWgobVXBzZXJ0U3RvY2tUcmlnZ2Vyc1Jlc3BvbnNlEjsKB3Jlc3VsdHMYASADKAsyKi5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b2NrVHJpZ2dlclJlc3VsdDL4DgoQSW52ZW50b3J5U2VydmljZRJvCg5MaXN0V2FyZWhvdXNlcxItLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuTGlzdFdhcmVob3VzZXNSZXF1ZXN0Gi4uYW5hbHl0aWNzLmludmVudG9yeS52MS5MaXN0V2FyZWhvdXNlc1Jlc3BvbnNlEnUKEFVwc2VydFdhcmVob3VzZXMSLy5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlVwc2VydFdhcmVob3VzZXNSZXF1ZXN0GjAuYW5hbHl0aWNzLmludmVudG9yeS52MS5VcHNlcnRXYXJlaG91c2VzUmVzcG9uc2USaQoMR2V0V2FyZWhvdXNlEisuYW5hbHl0aWNzLmludmVudG9yeS52MS5HZXRXYXJlaG91c2VSZXF1ZXN0GiwuYW5hbHl0aWNzLmludmVudG9yeS52MS5HZXRXYXJlaG91c2VSZXNwb25zZRJyCg9VcGRhdGVXYXJlaG91c2USLi5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlVwZGF0ZVdhcmVob3VzZVJlcXVlc3QaLy5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlVwZGF0ZVdhcmVob3VzZVJlc3BvbnNlEnIKD0RlbGV0ZVdhcmVob3VzZRIuLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuRGVsZXRlV2FyZWhvdXNlUmVxdWVzdBovLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuRGVsZXRlV2FyZWhvdXNlUmVzcG9uc2USYAoJTGlzdFN0b2NrEiguYW5hbHl0aWNzLmludmVudG9yeS52MS5MaXN0U3RvY2tSZXF1ZXN0GikuYW5hbHl0aWNzLmludmVudG9yeS52MS5MaXN0U3RvY2tSZXNwb25zZRJmCgtVcHNlcnRTdG9jaxIqLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuVXBzZXJ0U3RvY2tSZXF1ZXN0GisuYW5hbHl0aWNzLmludmVudG9yeS52MS5VcHNlcnRTdG9ja1Jlc3BvbnNlEmMKCkxpc3RTdG9yZXMSKS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLkxpc3RTdG9yZXNSZXF1ZXN0GiouYW5hbHl0aWNzLmludmVudG9yeS52MS5MaXN0U3RvcmVzUmVzcG9uc2USaQoMVXBzZXJ0U3RvcmVzEisuYW5hbHl0aWNzLmludmVudG9yeS52MS5VcHNlcnRTdG9yZXNSZXF1ZXN0GiwuYW5hbHl0aWNzLmludmVudG9yeS52MS5VcHNlcnRTdG9yZXNSZXNwb25zZRJdCghHZXRTdG9yZRInLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuR2V0U3RvcmVSZXF1ZXN0GiguYW5hbHl0aWNzLmludmVudG9yeS52MS5HZXRTdG9yZVJlc3BvbnNlEmYKC1VwZGF0ZVN0b3JlEiouYW5hbHl0aWNzLmludmVudG9yeS52MS5VcGRhdGVTdG9yZVJlcXVlc3QaKy5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlVwZGF0ZVN0b3JlUmVzcG9uc2USZgoLRGVsZXRlU3RvcmUSKi5hbmFseXRpY3MuaW52ZW50b3J5LnYxLkRlbGV0ZVN0b3JlUmVxdWVzdBorLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuRGVsZXRlU3RvcmVSZXNwb25zZRJ1ChBMaXN0U3RvcmVUcmFmZmljEi8uYW5hbHl0aWNzLmludmVudG9yeS52MS5MaXN0U3RvcmVUcmFmZmljUmVxdWVzdBowLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuTGlzdFN0b3JlVHJhZmZpY1Jlc3BvbnNlEnsKElJlY29yZFN0b3JlVHJhZmZpYxIxLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuUmVjb3JkU3RvcmVUcmFmZmljUmVxdWVzdBoyLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuUmVjb3JkU3RvcmVUcmFmZmljUmVzcG9uc2USeAoRTGlzdFN0b2NrVHJpZ2dlcnMSMC5hbmFseXRpY3MuaW52ZW50b3J5LnYxLkxpc3RTdG9ja1RyaWdnZXJzUmVxdWVzdBoxLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuTGlzdFN0b2NrVHJpZ2dlcnNSZXNwb25zZRJyCg9HZXRTdG9ja1RyaWdnZXISLi5hbmFseXRpY3MuaW52ZW50b3J5LnYxLkdldFN0b2NrVHJpZ2dlclJlcXVlc3QaLy5hbmFseXRpY3MuaW52ZW50b3J5LnYxLkdldFN0b2NrVHJpZ2dlclJlc3BvbnNlEn4KE1Vwc2VydFN0b2NrVHJpZ2dlcnMSMi5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlVwc2VydFN0b2NrVHJpZ2dlcnNSZXF1ZXN0GjMuYW5hbHl0aWNzLmludmVudG9yeS52MS5VcHNlcnRTdG9ja1RyaWdnZXJzUmVzcG9uc2ViBnByb3RvMw", [file_common_v1_common, file_google_protobuf_timestamp]);
 
 /**
  * REST-shaped: the contract's Warehouse.
@@ -523,6 +523,709 @@ export const UpsertStockResponseSchema: GenMessage<UpsertStockResponse> = /*@__P
   messageDesc(file_inventory_v1_inventory, 19);
 
 /**
+ * REST-shaped: the contract's Store.
+ *
+ * @generated from message analytics.inventory.v1.Store
+ */
+export type Store = Message<"analytics.inventory.v1.Store"> & {
+  /**
+   * @generated from field: string external_store_id = 1;
+   */
+  externalStoreId: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: optional string traffic_counter_id = 3 [json_name = "trafficCounterID"];
+   */
+  trafficCounterId?: string | undefined;
+
+  /**
+   * 1 D2C, 2 B2B.
+   *
+   * @generated from field: optional int32 channel_type = 4;
+   */
+  channelType?: number | undefined;
+
+  /**
+   * @generated from field: optional string address = 5;
+   */
+  address?: string | undefined;
+
+  /**
+   * @generated from field: optional string address2 = 6;
+   */
+  address2?: string | undefined;
+
+  /**
+   * @generated from field: optional string zip = 7;
+   */
+  zip?: string | undefined;
+
+  /**
+   * @generated from field: optional string city = 8;
+   */
+  city?: string | undefined;
+
+  /**
+   * @generated from field: optional string state = 9;
+   */
+  state?: string | undefined;
+
+  /**
+   * @generated from field: optional string country_code = 10;
+   */
+  countryCode?: string | undefined;
+
+  /**
+   * @generated from field: optional string currency_code = 11;
+   */
+  currencyCode?: string | undefined;
+
+  /**
+   * Warehouses by externalId; an unknown one is INVALID_ARGUMENT.
+   *
+   * @generated from field: repeated string warehouses = 12;
+   */
+  warehouses: string[];
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 13;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp updated_at = 14;
+   */
+  updatedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message analytics.inventory.v1.Store.
+ * Use `create(StoreSchema)` to create a new message.
+ */
+export const StoreSchema: GenMessage<Store> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_inventory, 20);
+
+/**
+ * @generated from message analytics.inventory.v1.ListStoresRequest
+ */
+export type ListStoresRequest = Message<"analytics.inventory.v1.ListStoresRequest"> & {
+  /**
+   * @generated from field: analytics.common.v1.PageRequest page = 1;
+   */
+  page?: PageRequest | undefined;
+};
+
+/**
+ * Describes the message analytics.inventory.v1.ListStoresRequest.
+ * Use `create(ListStoresRequestSchema)` to create a new message.
+ */
+export const ListStoresRequestSchema: GenMessage<ListStoresRequest> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_inventory, 21);
+
+/**
+ * @generated from message analytics.inventory.v1.ListStoresResponse
+ */
+export type ListStoresResponse = Message<"analytics.inventory.v1.ListStoresResponse"> & {
+  /**
+   * @generated from field: repeated analytics.inventory.v1.Store stores = 1;
+   */
+  stores: Store[];
+
+  /**
+   * @generated from field: int64 total_count = 2;
+   */
+  totalCount: bigint;
+};
+
+/**
+ * Describes the message analytics.inventory.v1.ListStoresResponse.
+ * Use `create(ListStoresResponseSchema)` to create a new message.
+ */
+export const ListStoresResponseSchema: GenMessage<ListStoresResponse> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_inventory, 22);
+
+/**
+ * @generated from message analytics.inventory.v1.UpsertStoresRequest
+ */
+export type UpsertStoresRequest = Message<"analytics.inventory.v1.UpsertStoresRequest"> & {
+  /**
+   * @generated from field: repeated analytics.inventory.v1.Store stores = 1;
+   */
+  stores: Store[];
+};
+
+/**
+ * Describes the message analytics.inventory.v1.UpsertStoresRequest.
+ * Use `create(UpsertStoresRequestSchema)` to create a new message.
+ */
+export const UpsertStoresRequestSchema: GenMessage<UpsertStoresRequest> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_inventory, 23);
+
+/**
+ * @generated from message analytics.inventory.v1.StoreResult
+ */
+export type StoreResult = Message<"analytics.inventory.v1.StoreResult"> & {
+  /**
+   * @generated from field: analytics.inventory.v1.BatchResult result = 1;
+   */
+  result?: BatchResult | undefined;
+
+  /**
+   * @generated from field: analytics.inventory.v1.Store store = 2;
+   */
+  store?: Store | undefined;
+};
+
+/**
+ * Describes the message analytics.inventory.v1.StoreResult.
+ * Use `create(StoreResultSchema)` to create a new message.
+ */
+export const StoreResultSchema: GenMessage<StoreResult> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_inventory, 24);
+
+/**
+ * @generated from message analytics.inventory.v1.UpsertStoresResponse
+ */
+export type UpsertStoresResponse = Message<"analytics.inventory.v1.UpsertStoresResponse"> & {
+  /**
+   * @generated from field: repeated analytics.inventory.v1.StoreResult results = 1;
+   */
+  results: StoreResult[];
+};
+
+/**
+ * Describes the message analytics.inventory.v1.UpsertStoresResponse.
+ * Use `create(UpsertStoresResponseSchema)` to create a new message.
+ */
+export const UpsertStoresResponseSchema: GenMessage<UpsertStoresResponse> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_inventory, 25);
+
+/**
+ * @generated from message analytics.inventory.v1.GetStoreRequest
+ */
+export type GetStoreRequest = Message<"analytics.inventory.v1.GetStoreRequest"> & {
+  /**
+   * @generated from field: string external_store_id = 1;
+   */
+  externalStoreId: string;
+};
+
+/**
+ * Describes the message analytics.inventory.v1.GetStoreRequest.
+ * Use `create(GetStoreRequestSchema)` to create a new message.
+ */
+export const GetStoreRequestSchema: GenMessage<GetStoreRequest> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_inventory, 26);
+
+/**
+ * @generated from message analytics.inventory.v1.GetStoreResponse
+ */
+export type GetStoreResponse = Message<"analytics.inventory.v1.GetStoreResponse"> & {
+  /**
+   * @generated from field: analytics.inventory.v1.Store store = 1;
+   */
+  store?: Store | undefined;
+};
+
+/**
+ * Describes the message analytics.inventory.v1.GetStoreResponse.
+ * Use `create(GetStoreResponseSchema)` to create a new message.
+ */
+export const GetStoreResponseSchema: GenMessage<GetStoreResponse> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_inventory, 27);
+
+/**
+ * @generated from message analytics.inventory.v1.UpdateStoreRequest
+ */
+export type UpdateStoreRequest = Message<"analytics.inventory.v1.UpdateStoreRequest"> & {
+  /**
+   * @generated from field: string external_store_id = 1;
+   */
+  externalStoreId: string;
+
+  /**
+   * @generated from field: analytics.inventory.v1.Store store = 2;
+   */
+  store?: Store | undefined;
+};
+
+/**
+ * Describes the message analytics.inventory.v1.UpdateStoreRequest.
+ * Use `create(UpdateStoreRequestSchema)` to create a new message.
+ */
+export const UpdateStoreRequestSchema: GenMessage<UpdateStoreRequest> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_inventory, 28);
+
+/**
+ * @generated from message analytics.inventory.v1.UpdateStoreResponse
+ */
+export type UpdateStoreResponse = Message<"analytics.inventory.v1.UpdateStoreResponse"> & {
+  /**
+   * @generated from field: analytics.inventory.v1.Store store = 1;
+   */
+  store?: Store | undefined;
+};
+
+/**
+ * Describes the message analytics.inventory.v1.UpdateStoreResponse.
+ * Use `create(UpdateStoreResponseSchema)` to create a new message.
+ */
+export const UpdateStoreResponseSchema: GenMessage<UpdateStoreResponse> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_inventory, 29);
+
+/**
+ * @generated from message analytics.inventory.v1.DeleteStoreRequest
+ */
+export type DeleteStoreRequest = Message<"analytics.inventory.v1.DeleteStoreRequest"> & {
+  /**
+   * @generated from field: string external_store_id = 1;
+   */
+  externalStoreId: string;
+};
+
+/**
+ * Describes the message analytics.inventory.v1.DeleteStoreRequest.
+ * Use `create(DeleteStoreRequestSchema)` to create a new message.
+ */
+export const DeleteStoreRequestSchema: GenMessage<DeleteStoreRequest> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_inventory, 30);
+
+/**
+ * @generated from message analytics.inventory.v1.DeleteStoreResponse
+ */
+export type DeleteStoreResponse = Message<"analytics.inventory.v1.DeleteStoreResponse"> & {
+};
+
+/**
+ * Describes the message analytics.inventory.v1.DeleteStoreResponse.
+ * Use `create(DeleteStoreResponseSchema)` to create a new message.
+ */
+export const DeleteStoreResponseSchema: GenMessage<DeleteStoreResponse> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_inventory, 31);
+
+/**
+ * REST-shaped: the contract's store traffic event (`name` and `storeID` are the published client's).
+ *
+ * @generated from message analytics.inventory.v1.StoreTrafficEvent
+ */
+export type StoreTrafficEvent = Message<"analytics.inventory.v1.StoreTrafficEvent"> & {
+  /**
+   * @generated from field: string store_traffic_counter_id = 1 [json_name = "storeTrafficCounterID"];
+   */
+  storeTrafficCounterId: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp event_time = 2;
+   */
+  eventTime?: Timestamp | undefined;
+
+  /**
+   * @generated from field: int32 incoming_traffic = 3;
+   */
+  incomingTraffic: number;
+
+  /**
+   * @generated from field: int32 outgoing_traffic = 4;
+   */
+  outgoingTraffic: number;
+
+  /**
+   * @generated from field: optional string name = 5;
+   */
+  name?: string | undefined;
+
+  /**
+   * @generated from field: optional string store_id = 6 [json_name = "storeID"];
+   */
+  storeId?: string | undefined;
+};
+
+/**
+ * Describes the message analytics.inventory.v1.StoreTrafficEvent.
+ * Use `create(StoreTrafficEventSchema)` to create a new message.
+ */
+export const StoreTrafficEventSchema: GenMessage<StoreTrafficEvent> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_inventory, 32);
+
+/**
+ * @generated from message analytics.inventory.v1.ListStoreTrafficRequest
+ */
+export type ListStoreTrafficRequest = Message<"analytics.inventory.v1.ListStoreTrafficRequest"> & {
+  /**
+   * @generated from field: analytics.common.v1.PageRequest page = 1;
+   */
+  page?: PageRequest | undefined;
+
+  /**
+   * Empty: every counter.
+   *
+   * @generated from field: string store_traffic_counter_id = 2;
+   */
+  storeTrafficCounterId: string;
+
+  /**
+   * Inclusive lower and exclusive upper bound of eventTime, when set.
+   *
+   * @generated from field: google.protobuf.Timestamp from = 3;
+   */
+  from?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp to = 4;
+   */
+  to?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message analytics.inventory.v1.ListStoreTrafficRequest.
+ * Use `create(ListStoreTrafficRequestSchema)` to create a new message.
+ */
+export const ListStoreTrafficRequestSchema: GenMessage<ListStoreTrafficRequest> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_inventory, 33);
+
+/**
+ * @generated from message analytics.inventory.v1.ListStoreTrafficResponse
+ */
+export type ListStoreTrafficResponse = Message<"analytics.inventory.v1.ListStoreTrafficResponse"> & {
+  /**
+   * @generated from field: repeated analytics.inventory.v1.StoreTrafficEvent events = 1;
+   */
+  events: StoreTrafficEvent[];
+
+  /**
+   * @generated from field: int64 total_count = 2;
+   */
+  totalCount: bigint;
+};
+
+/**
+ * Describes the message analytics.inventory.v1.ListStoreTrafficResponse.
+ * Use `create(ListStoreTrafficResponseSchema)` to create a new message.
+ */
+export const ListStoreTrafficResponseSchema: GenMessage<ListStoreTrafficResponse> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_inventory, 34);
+
+/**
+ * @generated from message analytics.inventory.v1.RecordStoreTrafficRequest
+ */
+export type RecordStoreTrafficRequest = Message<"analytics.inventory.v1.RecordStoreTrafficRequest"> & {
+  /**
+   * @generated from field: repeated analytics.inventory.v1.StoreTrafficEvent events = 1;
+   */
+  events: StoreTrafficEvent[];
+};
+
+/**
+ * Describes the message analytics.inventory.v1.RecordStoreTrafficRequest.
+ * Use `create(RecordStoreTrafficRequestSchema)` to create a new message.
+ */
+export const RecordStoreTrafficRequestSchema: GenMessage<RecordStoreTrafficRequest> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_inventory, 35);
+
+/**
+ * @generated from message analytics.inventory.v1.RecordStoreTrafficResponse
+ */
+export type RecordStoreTrafficResponse = Message<"analytics.inventory.v1.RecordStoreTrafficResponse"> & {
+  /**
+   * Events newly recorded and events that overwrote a stored one.
+   *
+   * @generated from field: int32 created = 1;
+   */
+  created: number;
+
+  /**
+   * @generated from field: int32 updated = 2;
+   */
+  updated: number;
+};
+
+/**
+ * Describes the message analytics.inventory.v1.RecordStoreTrafficResponse.
+ * Use `create(RecordStoreTrafficResponseSchema)` to create a new message.
+ */
+export const RecordStoreTrafficResponseSchema: GenMessage<RecordStoreTrafficResponse> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_inventory, 36);
+
+/**
+ * REST-shaped: the contract's StockTriggerResource.
+ *
+ * @generated from message analytics.inventory.v1.StockTrigger
+ */
+export type StockTrigger = Message<"analytics.inventory.v1.StockTrigger"> & {
+  /**
+   * @generated from field: int64 id = 1 [json_name = "ID"];
+   */
+  id: bigint;
+
+  /**
+   * @generated from field: string warehouse_id = 2;
+   */
+  warehouseId: string;
+
+  /**
+   * @generated from field: string warehouse_external_id = 3;
+   */
+  warehouseExternalId: string;
+
+  /**
+   * @generated from field: string sku_id = 4;
+   */
+  skuId: string;
+
+  /**
+   * @generated from field: optional string sku = 5;
+   */
+  sku?: string | undefined;
+
+  /**
+   * @generated from field: string key = 6;
+   */
+  key: string;
+
+  /**
+   * @generated from field: optional string season = 7;
+   */
+  season?: string | undefined;
+
+  /**
+   * YYYY-MM-DD.
+   *
+   * @generated from field: optional string start_date = 8;
+   */
+  startDate?: string | undefined;
+
+  /**
+   * @generated from field: optional string last_restock_date = 9;
+   */
+  lastRestockDate?: string | undefined;
+
+  /**
+   * @generated from field: bool prevent_restock = 10;
+   */
+  preventRestock: boolean;
+
+  /**
+   * @generated from field: optional int32 lower_limit = 11;
+   */
+  lowerLimit?: number | undefined;
+
+  /**
+   * @generated from field: optional int32 min = 12;
+   */
+  min?: number | undefined;
+
+  /**
+   * @generated from field: optional int32 max = 13;
+   */
+  max?: number | undefined;
+
+  /**
+   * @generated from field: optional int32 upper_limit = 14;
+   */
+  upperLimit?: number | undefined;
+
+  /**
+   * @generated from field: bool allow_min_auto = 15;
+   */
+  allowMinAuto: boolean;
+
+  /**
+   * @generated from field: bool allow_max_auto = 16;
+   */
+  allowMaxAuto: boolean;
+
+  /**
+   * @generated from field: optional string min_max_source = 17;
+   */
+  minMaxSource?: string | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp min_max_updated_at = 18;
+   */
+  minMaxUpdatedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message analytics.inventory.v1.StockTrigger.
+ * Use `create(StockTriggerSchema)` to create a new message.
+ */
+export const StockTriggerSchema: GenMessage<StockTrigger> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_inventory, 37);
+
+/**
+ * @generated from message analytics.inventory.v1.ListStockTriggersRequest
+ */
+export type ListStockTriggersRequest = Message<"analytics.inventory.v1.ListStockTriggersRequest"> & {
+  /**
+   * @generated from field: analytics.common.v1.PageRequest page = 1;
+   */
+  page?: PageRequest | undefined;
+
+  /**
+   * @generated from field: repeated string warehouse_ids = 2;
+   */
+  warehouseIds: string[];
+
+  /**
+   * @generated from field: repeated string sku_ids = 3;
+   */
+  skuIds: string[];
+
+  /**
+   * @generated from field: repeated string keys = 4;
+   */
+  keys: string[];
+};
+
+/**
+ * Describes the message analytics.inventory.v1.ListStockTriggersRequest.
+ * Use `create(ListStockTriggersRequestSchema)` to create a new message.
+ */
+export const ListStockTriggersRequestSchema: GenMessage<ListStockTriggersRequest> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_inventory, 38);
+
+/**
+ * @generated from message analytics.inventory.v1.ListStockTriggersResponse
+ */
+export type ListStockTriggersResponse = Message<"analytics.inventory.v1.ListStockTriggersResponse"> & {
+  /**
+   * @generated from field: repeated analytics.inventory.v1.StockTrigger triggers = 1;
+   */
+  triggers: StockTrigger[];
+
+  /**
+   * @generated from field: int64 total_count = 2;
+   */
+  totalCount: bigint;
+};
+
+/**
+ * Describes the message analytics.inventory.v1.ListStockTriggersResponse.
+ * Use `create(ListStockTriggersResponseSchema)` to create a new message.
+ */
+export const ListStockTriggersResponseSchema: GenMessage<ListStockTriggersResponse> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_inventory, 39);
+
+/**
+ * @generated from message analytics.inventory.v1.GetStockTriggerRequest
+ */
+export type GetStockTriggerRequest = Message<"analytics.inventory.v1.GetStockTriggerRequest"> & {
+  /**
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+};
+
+/**
+ * Describes the message analytics.inventory.v1.GetStockTriggerRequest.
+ * Use `create(GetStockTriggerRequestSchema)` to create a new message.
+ */
+export const GetStockTriggerRequestSchema: GenMessage<GetStockTriggerRequest> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_inventory, 40);
+
+/**
+ * @generated from message analytics.inventory.v1.GetStockTriggerResponse
+ */
+export type GetStockTriggerResponse = Message<"analytics.inventory.v1.GetStockTriggerResponse"> & {
+  /**
+   * @generated from field: analytics.inventory.v1.StockTrigger trigger = 1;
+   */
+  trigger?: StockTrigger | undefined;
+};
+
+/**
+ * Describes the message analytics.inventory.v1.GetStockTriggerResponse.
+ * Use `create(GetStockTriggerResponseSchema)` to create a new message.
+ */
+export const GetStockTriggerResponseSchema: GenMessage<GetStockTriggerResponse> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_inventory, 41);
+
+/**
+ * A trigger write whose SKU the caller resolved; the warehouse is warehouse_id or warehouse_external_id.
+ *
+ * @generated from message analytics.inventory.v1.StockTriggerWrite
+ */
+export type StockTriggerWrite = Message<"analytics.inventory.v1.StockTriggerWrite"> & {
+  /**
+   * @generated from field: analytics.inventory.v1.StockTrigger trigger = 1;
+   */
+  trigger?: StockTrigger | undefined;
+
+  /**
+   * @generated from field: bool sku_found = 2;
+   */
+  skuFound: boolean;
+};
+
+/**
+ * Describes the message analytics.inventory.v1.StockTriggerWrite.
+ * Use `create(StockTriggerWriteSchema)` to create a new message.
+ */
+export const StockTriggerWriteSchema: GenMessage<StockTriggerWrite> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_inventory, 42);
+
+/**
+ * @generated from message analytics.inventory.v1.UpsertStockTriggersRequest
+ */
+export type UpsertStockTriggersRequest = Message<"analytics.inventory.v1.UpsertStockTriggersRequest"> & {
+  /**
+   * @generated from field: repeated analytics.inventory.v1.StockTriggerWrite triggers = 1;
+   */
+  triggers: StockTriggerWrite[];
+};
+
+/**
+ * Describes the message analytics.inventory.v1.UpsertStockTriggersRequest.
+ * Use `create(UpsertStockTriggersRequestSchema)` to create a new message.
+ */
+export const UpsertStockTriggersRequestSchema: GenMessage<UpsertStockTriggersRequest> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_inventory, 43);
+
+/**
+ * @generated from message analytics.inventory.v1.StockTriggerResult
+ */
+export type StockTriggerResult = Message<"analytics.inventory.v1.StockTriggerResult"> & {
+  /**
+   * @generated from field: analytics.inventory.v1.BatchResult result = 1;
+   */
+  result?: BatchResult | undefined;
+
+  /**
+   * @generated from field: analytics.inventory.v1.StockTrigger trigger = 2;
+   */
+  trigger?: StockTrigger | undefined;
+};
+
+/**
+ * Describes the message analytics.inventory.v1.StockTriggerResult.
+ * Use `create(StockTriggerResultSchema)` to create a new message.
+ */
+export const StockTriggerResultSchema: GenMessage<StockTriggerResult> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_inventory, 44);
+
+/**
+ * @generated from message analytics.inventory.v1.UpsertStockTriggersResponse
+ */
+export type UpsertStockTriggersResponse = Message<"analytics.inventory.v1.UpsertStockTriggersResponse"> & {
+  /**
+   * @generated from field: repeated analytics.inventory.v1.StockTriggerResult results = 1;
+   */
+  results: StockTriggerResult[];
+};
+
+/**
+ * Describes the message analytics.inventory.v1.UpsertStockTriggersResponse.
+ * Use `create(UpsertStockTriggersResponseSchema)` to create a new message.
+ */
+export const UpsertStockTriggersResponseSchema: GenMessage<UpsertStockTriggersResponse> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_inventory, 45);
+
+/**
  * Warehouses, stock snapshots, stores, store traffic and stock triggers of each account.
  * REST-shaped messages carry json_name equal to the contract's REST field names.
  * Every call acts on the caller's account; another account's object is NOT_FOUND.
@@ -598,6 +1301,100 @@ export const InventoryService: GenService<{
     methodKind: "unary";
     input: typeof UpsertStockRequestSchema;
     output: typeof UpsertStockResponseSchema;
+  },
+  /**
+   * GET /stores: one page in creation order.
+   *
+   * @generated from rpc analytics.inventory.v1.InventoryService.ListStores
+   */
+  listStores: {
+    methodKind: "unary";
+    input: typeof ListStoresRequestSchema;
+    output: typeof ListStoresResponseSchema;
+  },
+  /**
+   * POST /stores: creates or updates each store by externalStoreId (all or nothing).
+   *
+   * @generated from rpc analytics.inventory.v1.InventoryService.UpsertStores
+   */
+  upsertStores: {
+    methodKind: "unary";
+    input: typeof UpsertStoresRequestSchema;
+    output: typeof UpsertStoresResponseSchema;
+  },
+  /**
+   * @generated from rpc analytics.inventory.v1.InventoryService.GetStore
+   */
+  getStore: {
+    methodKind: "unary";
+    input: typeof GetStoreRequestSchema;
+    output: typeof GetStoreResponseSchema;
+  },
+  /**
+   * PUT /stores/{externalStoreID}: replaces an existing store (NOT_FOUND otherwise).
+   *
+   * @generated from rpc analytics.inventory.v1.InventoryService.UpdateStore
+   */
+  updateStore: {
+    methodKind: "unary";
+    input: typeof UpdateStoreRequestSchema;
+    output: typeof UpdateStoreResponseSchema;
+  },
+  /**
+   * @generated from rpc analytics.inventory.v1.InventoryService.DeleteStore
+   */
+  deleteStore: {
+    methodKind: "unary";
+    input: typeof DeleteStoreRequestSchema;
+    output: typeof DeleteStoreResponseSchema;
+  },
+  /**
+   * GET /storetrafficevents and /storetrafficevents/{storeTrafficCounterID}.
+   *
+   * @generated from rpc analytics.inventory.v1.InventoryService.ListStoreTraffic
+   */
+  listStoreTraffic: {
+    methodKind: "unary";
+    input: typeof ListStoreTrafficRequestSchema;
+    output: typeof ListStoreTrafficResponseSchema;
+  },
+  /**
+   * POST /storetrafficevents: one set-based write; (counter, eventTime) is unique, a replay overwrites.
+   *
+   * @generated from rpc analytics.inventory.v1.InventoryService.RecordStoreTraffic
+   */
+  recordStoreTraffic: {
+    methodKind: "unary";
+    input: typeof RecordStoreTrafficRequestSchema;
+    output: typeof RecordStoreTrafficResponseSchema;
+  },
+  /**
+   * GET /stocktriggers.
+   *
+   * @generated from rpc analytics.inventory.v1.InventoryService.ListStockTriggers
+   */
+  listStockTriggers: {
+    methodKind: "unary";
+    input: typeof ListStockTriggersRequestSchema;
+    output: typeof ListStockTriggersResponseSchema;
+  },
+  /**
+   * @generated from rpc analytics.inventory.v1.InventoryService.GetStockTrigger
+   */
+  getStockTrigger: {
+    methodKind: "unary";
+    input: typeof GetStockTriggerRequestSchema;
+    output: typeof GetStockTriggerResponseSchema;
+  },
+  /**
+   * POST /stocktriggers/batch: created or updated by (warehouse, SKU); SKUs arrive resolved.
+   *
+   * @generated from rpc analytics.inventory.v1.InventoryService.UpsertStockTriggers
+   */
+  upsertStockTriggers: {
+    methodKind: "unary";
+    input: typeof UpsertStockTriggersRequestSchema;
+    output: typeof UpsertStockTriggersResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_inventory_v1_inventory, 0);

@@ -6,13 +6,15 @@ import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { StockTrigger, Store, StoreTrafficEvent } from "./inventory_pb";
+import { file_inventory_v1_inventory } from "./inventory_pb";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file inventory/v1/messages.proto.
  */
 export const file_inventory_v1_messages: GenFile = /*@__PURE__*/
-  fileDesc("ChtpbnZlbnRvcnkvdjEvbWVzc2FnZXMucHJvdG8SFmFuYWx5dGljcy5pbnZlbnRvcnkudjEinAEKEFdhcmVob3VzZUNoYW5nZWQSEgoKYWNjb3VudF9pZBgBIAEoCRIUCgx3YXJlaG91c2VfaWQYAiABKAkSDwoHdmVyc2lvbhgDIAEoAxITCgtleHRlcm5hbF9pZBgEIAEoCRIMCgRuYW1lGAUgASgJEhkKEWNlbnRyYWxfd2FyZWhvdXNlGAYgASgIEg8KB2RlbGV0ZWQYByABKAgigAIKDFN0b2NrVXBkYXRlZBISCgphY2NvdW50X2lkGAEgASgJEhQKDHdhcmVob3VzZV9pZBgCIAEoCRIOCgZza3VfaWQYAyABKAkSDwoHdmVyc2lvbhgEIAEoAxIaChJhdmFpbGFibGVfcXVhbnRpdHkYBSABKAUSGQoRcGh5c2ljYWxfcXVhbnRpdHkYBiABKAUSMQoNc25hcHNob3RfZGF0ZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHZGVsZXRlZBgIIAEoCBILCgNrZXkYCSABKAkSHQoVZXh0ZXJuYWxfd2FyZWhvdXNlX2lkGAogASgJIlQKE1N0b2NrVHJpZ2dlckNoYW5nZWQSEgoKYWNjb3VudF9pZBgBIAEoCRIYChBzdG9ja190cmlnZ2VyX2lkGAIgASgDEg8KB3ZlcnNpb24YAyABKANiBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("ChtpbnZlbnRvcnkvdjEvbWVzc2FnZXMucHJvdG8SFmFuYWx5dGljcy5pbnZlbnRvcnkudjEinAEKEFdhcmVob3VzZUNoYW5nZWQSEgoKYWNjb3VudF9pZBgBIAEoCRIUCgx3YXJlaG91c2VfaWQYAiABKAkSDwoHdmVyc2lvbhgDIAEoAxITCgtleHRlcm5hbF9pZBgEIAEoCRIMCgRuYW1lGAUgASgJEhkKEWNlbnRyYWxfd2FyZWhvdXNlGAYgASgIEg8KB2RlbGV0ZWQYByABKAgigAIKDFN0b2NrVXBkYXRlZBISCgphY2NvdW50X2lkGAEgASgJEhQKDHdhcmVob3VzZV9pZBgCIAEoCRIOCgZza3VfaWQYAyABKAkSDwoHdmVyc2lvbhgEIAEoAxIaChJhdmFpbGFibGVfcXVhbnRpdHkYBSABKAUSGQoRcGh5c2ljYWxfcXVhbnRpdHkYBiABKAUSMQoNc25hcHNob3RfZGF0ZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHZGVsZXRlZBgIIAEoCBILCgNrZXkYCSABKAkSHQoVZXh0ZXJuYWxfd2FyZWhvdXNlX2lkGAogASgJIosBChNTdG9ja1RyaWdnZXJDaGFuZ2VkEhIKCmFjY291bnRfaWQYASABKAkSGAoQc3RvY2tfdHJpZ2dlcl9pZBgCIAEoAxIPCgd2ZXJzaW9uGAMgASgDEjUKB3RyaWdnZXIYBCABKAsyJC5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b2NrVHJpZ2dlciJyCgxTdG9yZUNoYW5nZWQSEgoKYWNjb3VudF9pZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgDEiwKBXN0b3JlGAMgASgLMh0uYW5hbHl0aWNzLmludmVudG9yeS52MS5TdG9yZRIPCgdkZWxldGVkGAQgASgIIocBChRTdG9yZVRyYWZmaWNSZWNvcmRlZBISCgphY2NvdW50X2lkGAEgASgJEiAKGHN0b3JlX3RyYWZmaWNfY291bnRlcl9pZBgCIAEoCRI5CgZldmVudHMYAyADKAsyKS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b3JlVHJhZmZpY0V2ZW50YgZwcm90bzM", [file_google_protobuf_timestamp, file_inventory_v1_inventory]);
 
 /**
  * analytics.inventory.warehouse.{upserted,deleted}
@@ -150,11 +152,16 @@ export type StockTriggerChanged = Message<"analytics.inventory.v1.StockTriggerCh
   stockTriggerId: bigint;
 
   /**
-   * Field 4 is reserved for the trigger as GET /stocktriggers/{ID} returns it (owner adds it).
-   *
    * @generated from field: int64 version = 3;
    */
   version: bigint;
+
+  /**
+   * The trigger as GET /stocktriggers/{ID} returns it.
+   *
+   * @generated from field: analytics.inventory.v1.StockTrigger trigger = 4;
+   */
+  trigger?: StockTrigger | undefined;
 };
 
 /**
@@ -163,4 +170,67 @@ export type StockTriggerChanged = Message<"analytics.inventory.v1.StockTriggerCh
  */
 export const StockTriggerChangedSchema: GenMessage<StockTriggerChanged> = /*@__PURE__*/
   messageDesc(file_inventory_v1_messages, 2);
+
+/**
+ * analytics.inventory.store.{upserted,deleted}
+ *
+ * @generated from message analytics.inventory.v1.StoreChanged
+ */
+export type StoreChanged = Message<"analytics.inventory.v1.StoreChanged"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * @generated from field: int64 version = 2;
+   */
+  version: bigint;
+
+  /**
+   * @generated from field: analytics.inventory.v1.Store store = 3;
+   */
+  store?: Store | undefined;
+
+  /**
+   * @generated from field: bool deleted = 4;
+   */
+  deleted: boolean;
+};
+
+/**
+ * Describes the message analytics.inventory.v1.StoreChanged.
+ * Use `create(StoreChangedSchema)` to create a new message.
+ */
+export const StoreChangedSchema: GenMessage<StoreChanged> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_messages, 3);
+
+/**
+ * analytics.inventory.store_traffic.recorded: the events of one counter written by one batch.
+ *
+ * @generated from message analytics.inventory.v1.StoreTrafficRecorded
+ */
+export type StoreTrafficRecorded = Message<"analytics.inventory.v1.StoreTrafficRecorded"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * @generated from field: string store_traffic_counter_id = 2;
+   */
+  storeTrafficCounterId: string;
+
+  /**
+   * @generated from field: repeated analytics.inventory.v1.StoreTrafficEvent events = 3;
+   */
+  events: StoreTrafficEvent[];
+};
+
+/**
+ * Describes the message analytics.inventory.v1.StoreTrafficRecorded.
+ * Use `create(StoreTrafficRecordedSchema)` to create a new message.
+ */
+export const StoreTrafficRecordedSchema: GenMessage<StoreTrafficRecorded> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_messages, 4);
 

@@ -1,0 +1,265 @@
+import { z } from "zod";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { Client } from "@connectrpc/connect";
+import { catalogueV1, inventoryV1, toRestJson } from "@analytics/contracts";
+import { generalResponse } from "@analytics/errors";
+import { runBatch, serverFailure } from "../http/batch";
+import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
+import { batchOf, repeatable, route, type RouteContext } from "../http/route";
+import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
+import type { CallAs } from "../clients";
+import { storePutSchema, storeSchema, storeWriteSchema, trafficSchema, trafficWriteSchema, triggerSchema, triggerWriteSchema } from "./inventory-schemas";
+
+const { StoreSchema, StoreTrafficEventSchema, StockTriggerSchema } = inventoryV1;
+const BATCH_MAX = 1000;
+const TRAFFIC_MAX = 10_000;
+
+type StoreWrite = z.output<typeof storeWriteSchema>;
+const toStore = (s: inventoryV1.Store) => toRestJson(StoreSchema, s);
+const storeMessage = (s: Partial<StoreWrite>) => ({
+  externalStoreId: s.externalStoreId ?? "",
+  name: s.name ?? "",
+  trafficCounterId: s.trafficCounterID,
+  channelType: s.channelType,
+  address: s.address,
+  address2: s.address2,
+  zip: s.zip,
+  city: s.city,
+  state: s.state,
+  countryCode: s.countryCode,
+  currencyCode: s.currencyCode,
+  warehouses: s.warehouses ?? [],
+});
+
+/** /v2/api/stores, /v2/api/storetrafficevents, /v2/api/stocktriggers -> analytics.inventory.v1.InventoryService */
+export function storeRoutes(
+  ctx: RouteContext,
+  inventory: Client<typeof inventoryV1.InventoryService>,
+  catalogue: Client<typeof catalogueV1.CatalogueService>,
+  as: CallAs,
+): void {
+  const externalStoreID = z.string().min(1).max(500);
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/stores",
+    summary: "List stores in creation order",
+    tag: "Stores",
+    auth: "bearer",
+    query: pageQuery(),
+    responses: {
+      200: { description: "stores", schema: z.array(storeSchema), headers: pageHeaders },
+      400: { description: "bad query", schema: generalResponseSchema },
+    },
+    handler: async ({ query, caller }, request, reply) => {
+      const res = await inventory.listStores({ page: { page: query.page, pageSize: query.pageSize } }, as(caller));
+      setPageHeaders(request, reply, query, Number(res.totalCount));
+      return res.stores.map(toStore);
+    },
+  });
+  route(ctx, {
+    method: "POST",
+    url: "/v2/api/stores",
+    summary: "Create or update stores by externalStoreId (all or nothing); `warehouses` names warehouses by externalId",
+    tag: "Stores",
+    auth: "bearer",
+    body: z.array(storeWriteSchema).min(1).max(BATCH_MAX),
+    responses: {
+      201: { description: "the stores as stored, in request order", schema: z.array(storeSchema) },
+      400: { description: "an invalid store or an unknown warehouse; nothing was written", schema: generalResponseSchema },
+    },
+    handler: async ({ body, caller }, _req, reply) => {
+      const res = await inventory.upsertStores({ stores: body.map(storeMessage) }, as(caller));
+      reply.status(201);
+      return res.results.map((r) => toStore(r.store!));
+    },
+  });
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/stores/:externalStoreID",
+    summary: "One store",
+    tag: "Stores",
+    auth: "bearer",
+    params: { externalStoreID },
+    responses: {
+      200: { description: "the store", schema: storeSchema },
+      404: { description: "unknown store", schema: generalResponseSchema },
+    },
+    handler: async ({ params, caller }) => toStore((await inventory.getStore({ externalStoreId: params.externalStoreID }, as(caller))).store!),
+  });
+  route(ctx, {
+    method: "PUT",
+    url: "/v2/api/stores/:externalStoreID",
+    summary: "Replace a store (fields not sent take their defaults); externalStoreId, when sent, must equal the path's",
+    tag: "Stores",
+    auth: "bearer",
+    params: { externalStoreID },
+    body: storePutSchema,
+    responses: {
+      200: { description: "the store as stored", schema: storeSchema },
+      400: { description: "invalid store or unknown warehouse", schema: generalResponseSchema },
+      404: { description: "unknown store", schema: generalResponseSchema },
+    },
+    handler: async ({ params, body, caller }) =>
+      toStore((await inventory.updateStore({ externalStoreId: params.externalStoreID, store: storeMessage(body) }, as(caller))).store!),
+  });
+  route(ctx, {
+    method: "DELETE",
+    url: "/v2/api/stores/:externalStoreID",
+    summary: "Delete a store",
+    tag: "Stores",
+    auth: "bearer",
+    params: { externalStoreID },
+    responses: {
+      200: { description: "deleted", schema: generalResponseSchema },
+      404: { description: "unknown store", schema: generalResponseSchema },
+    },
+    handler: async ({ params, caller }) => {
+      await inventory.deleteStore({ externalStoreId: params.externalStoreID }, as(caller));
+      return generalResponse(200, "deleted");
+    },
+  });
+
+  const trafficQuery = {
+    ...pageQuery(),
+    from: z.string().datetime({ offset: true }).optional().describe("eventTime at or after (RFC 3339)"),
+    to: z.string().datetime({ offset: true }).optional().describe("eventTime before (RFC 3339)"),
+  };
+  const listTraffic = (byCounter: boolean) =>
+    route(ctx, {
+      method: "GET",
+      url: byCounter ? "/v2/api/storetrafficevents/:storeTrafficCounterID" : "/v2/api/storetrafficevents",
+      summary: byCounter ? "Traffic events of one counter" : "Store traffic events in creation order",
+      tag: "Store traffic",
+      auth: "bearer",
+      params: byCounter ? { storeTrafficCounterID: z.string().min(1).max(500) } : {},
+      query: trafficQuery,
+      responses: {
+        200: { description: "traffic events", schema: z.array(trafficSchema), headers: pageHeaders },
+        400: { description: "bad query", schema: generalResponseSchema },
+      },
+      handler: async ({ params, query, caller }, request, reply) => {
+        const res = await inventory.listStoreTraffic(
+          {
+            page: { page: query.page, pageSize: query.pageSize },
+            storeTrafficCounterId: (params as { storeTrafficCounterID?: string }).storeTrafficCounterID ?? "",
+            from: query.from ? timestampFromDate(new Date(query.from)) : undefined,
+            to: query.to ? timestampFromDate(new Date(query.to)) : undefined,
+          },
+          as(caller),
+        );
+        setPageHeaders(request, reply, query, Number(res.totalCount));
+        return res.events.map((e) => toRestJson(StoreTrafficEventSchema, e));
+      },
+    });
+  listTraffic(false);
+  listTraffic(true);
+  route(ctx, {
+    method: "POST",
+    url: "/v2/api/storetrafficevents",
+    summary: `Record up to ${TRAFFIC_MAX} traffic events in one write (all or nothing); (storeTrafficCounterID, eventTime) is unique and a replay overwrites`,
+    tag: "Store traffic",
+    auth: "bearer",
+    body: z.array(trafficWriteSchema).min(1).max(TRAFFIC_MAX),
+    responses: {
+      200: { description: "recorded: how many were new and how many overwrote", schema: generalResponseSchema },
+      400: { description: "an invalid event (negative counts, ...); nothing was written", schema: generalResponseSchema },
+    },
+    handler: async ({ body, caller }) => {
+      const res = await inventory.recordStoreTraffic(
+        {
+          events: body.map((e) => ({
+            storeTrafficCounterId: e.storeTrafficCounterID,
+            eventTime: timestampFromDate(new Date(e.eventTime)),
+            incomingTraffic: e.incomingTraffic,
+            outgoingTraffic: e.outgoingTraffic,
+            name: e.name,
+            storeId: e.storeID,
+          })),
+        },
+        as(caller),
+      );
+      return generalResponse(200, `recorded: ${res.created} created, ${res.updated} updated`);
+    },
+  });
+
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/stocktriggers",
+    summary: "List stock triggers (per-SKU, per-warehouse settings) in creation order",
+    tag: "Stock triggers",
+    auth: "bearer",
+    query: {
+      ...pageQuery(),
+      warehouseId: repeatable(z.string().uuid()).describe("warehouse IDs (UUID); repeatable"),
+      sku_id: repeatable(z.string().uuid()).describe("SKU ids; repeatable"),
+      key: repeatable().describe("SKU keys; repeatable"),
+    },
+    responses: {
+      200: { description: "stock triggers", schema: z.array(triggerSchema), headers: pageHeaders },
+      400: { description: "bad query", schema: generalResponseSchema },
+    },
+    handler: async ({ query, caller }, request, reply) => {
+      const res = await inventory.listStockTriggers(
+        { page: { page: query.page, pageSize: query.pageSize }, warehouseIds: query.warehouseId ?? [], skuIds: query.sku_id ?? [], keys: query.key ?? [] },
+        as(caller),
+      );
+      setPageHeaders(request, reply, query, Number(res.totalCount));
+      return res.triggers.map((t) => toRestJson(StockTriggerSchema, t));
+    },
+  });
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/stocktriggers/:ID",
+    summary: "One stock trigger",
+    tag: "Stock triggers",
+    auth: "bearer",
+    params: { ID: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER) },
+    responses: {
+      200: { description: "the stock trigger", schema: triggerSchema },
+      400: { description: "ID is not a positive integer", schema: generalResponseSchema },
+      404: { description: "unknown stock trigger", schema: generalResponseSchema },
+    },
+    handler: async ({ params, caller }) => toRestJson(StockTriggerSchema, (await inventory.getStockTrigger({ id: BigInt(params.ID) }, as(caller))).trigger!),
+  });
+  route(ctx, {
+    method: "POST",
+    url: "/v2/api/stocktriggers/batch",
+    summary: `Create or replace up to ${BATCH_MAX} stock triggers keyed by warehouse (warehouseId or warehouseExternalId) and SKU key; each created or changed trigger is a sku_warehouse_settings_change event`,
+    tag: "Stock triggers",
+    auth: "bearer",
+    body: batchOf(triggerWriteSchema, BATCH_MAX),
+    responses: {
+      200: { description: "one BatchResponse per item (201 created, 200 updated, 400 invalid, 404 unknown SKU or warehouse)", schema: z.array(batchResponseSchema) },
+      400: { description: "the body is not an array of 1 to 1000 items", schema: generalResponseSchema },
+    },
+    handler: async ({ body, caller }, _req, reply) => {
+      const results = await runBatch(body, triggerWriteSchema, "key", async (items: z.output<typeof triggerWriteSchema>[]) => {
+        const resolved = await catalogue.resolveSkus({ references: items.map((t) => ({ key: t.key })) }, as(caller));
+        const triggers = items.map((t, i) => {
+          const s = resolved.skus[i];
+          const { ID: _id, skuId: _skuId, minMaxUpdatedAt, ...fields } = t;
+          return {
+            skuFound: !!s?.found,
+            trigger: {
+              ...fields,
+              warehouseId: t.warehouseId ?? "",
+              warehouseExternalId: t.warehouseExternalId ?? "",
+              key: s?.found ? s.key : t.key,
+              sku: t.sku ?? s?.sku,
+              skuId: s?.found ? s.id : "",
+              minMaxUpdatedAt: minMaxUpdatedAt ? timestampFromDate(new Date(minMaxUpdatedAt)) : undefined,
+            },
+          };
+        });
+        const res = await inventory.upsertStockTriggers({ triggers }, as(caller));
+        return res.results.map((r) => ({
+          message: r.result?.message ?? "",
+          reference: r.result?.reference ?? "",
+          referenceField: r.result?.referenceField ?? "",
+          statusCode: r.result?.statusCode ?? 500,
+        }));
+      });
+      return reply.status(serverFailure(results) ?? 200).send(results);
+    },
+  });
+}

@@ -1,0 +1,141 @@
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import type { inventoryV1 } from "@analytics/contracts";
+import type { Db } from "@analytics/db";
+import { invalid, notFound, type FieldViolation } from "@analytics/errors";
+import { enqueue } from "@analytics/outbox";
+import type { ServiceContext } from "@analytics/rpc";
+import { commit, storeChanged, trafficRecorded } from "./changes";
+import * as repo from "./repository";
+import { checkText } from "./validation";
+
+const fail = (violations: FieldViolation[]) => invalid(`${violations[0].path}: ${violations[0].message}`, violations);
+
+function storeInput(s: inventoryV1.Store, path: string): repo.StoreInput {
+  const violations = [
+    ...checkText(`${path}.externalStoreId`, s.externalStoreId, true),
+    ...(["name", "trafficCounterId", "address", "address2", "zip", "city", "state", "countryCode", "currencyCode"] as const).flatMap((f) =>
+      checkText(`${path}.${f}`, s[f], false),
+    ),
+    ...s.warehouses.flatMap((w, i) => checkText(`${path}.warehouses[${i}]`, w, true)),
+  ];
+  if (s.channelType !== undefined && s.channelType !== 1 && s.channelType !== 2) violations.push({ path: `${path}.channelType`, message: "must be 1 (D2C) or 2 (B2B)" });
+  if (violations.length) throw fail(violations);
+  return {
+    external_store_id: s.externalStoreId,
+    name: s.name,
+    traffic_counter_id: s.trafficCounterId ?? null,
+    channel_type: s.channelType ?? null,
+    address: s.address ?? null,
+    address2: s.address2 ?? null,
+    zip: s.zip ?? null,
+    city: s.city ?? null,
+    state: s.state ?? null,
+    country_code: s.countryCode ?? null,
+    currency_code: s.currencyCode ?? null,
+    warehouses: [...new Set(s.warehouses)],
+  };
+}
+
+/** Stores name warehouses by externalId; an unknown one is a 400 naming it. */
+async function checkWarehouses(db: Parameters<typeof repo.warehousesByExternalId>[0], accountId: string, inputs: repo.StoreInput[], paths: string[]) {
+  const known = await repo.warehousesByExternalId(db, accountId, inputs.flatMap((s) => s.warehouses));
+  const violations = inputs.flatMap((s, i) =>
+    s.warehouses.flatMap((w) => (known.has(w) ? [] : [{ path: `${paths[i]}.warehouses`, message: `unknown warehouse ${w}` }])),
+  );
+  if (violations.length) throw fail(violations);
+}
+
+/** POST /stores: all or nothing (the contract answers 201 with the array of stores). */
+export async function upsertStores(ctx: ServiceContext, accountId: string, items: inventoryV1.Store[]) {
+  const inputs = items.map((s, i) => storeInput(s, `[${i}]`));
+  const seen = new Map<string, number>();
+  inputs.forEach((s, i) => {
+    const first = seen.get(s.external_store_id);
+    if (first !== undefined) throw fail([{ path: `[${i}].externalStoreId`, message: `repeats item ${first}` }]);
+    seen.set(s.external_store_id, i);
+  });
+  return commit(ctx, async (tx) => {
+    await checkWarehouses(tx, accountId, inputs, inputs.map((_, i) => `[${i}]`));
+    const rows = await repo.upsertStores(tx, accountId, inputs);
+    await enqueue(tx, rows.map((r) => storeChanged(accountId, r)));
+    const byExternal = new Map(rows.map((r) => [r.external_store_id, r]));
+    return inputs.map((s) => byExternal.get(s.external_store_id)!);
+  });
+}
+
+export async function getStore(db: Db, accountId: string, externalStoreId: string) {
+  const row = await repo.findStore(db, accountId, externalStoreId);
+  if (!row) throw notFound(`store ${externalStoreId} not found`);
+  return row;
+}
+
+export const listStores = repo.listStores;
+
+/** PUT /stores/{externalStoreID}: a full replacement of an existing store. */
+export async function updateStore(ctx: ServiceContext, accountId: string, externalStoreId: string, s: inventoryV1.Store) {
+  if (s.externalStoreId && s.externalStoreId !== externalStoreId) {
+    throw fail([{ path: "externalStoreId", message: "must equal the path's externalStoreID" }]);
+  }
+  const input = storeInput({ ...s, externalStoreId }, "body");
+  return commit(ctx, async (tx) => {
+    if (!(await repo.findStore(tx, accountId, externalStoreId, true))) throw notFound(`store ${externalStoreId} not found`);
+    await checkWarehouses(tx, accountId, [input], ["body"]);
+    const [row] = await repo.upsertStores(tx, accountId, [input]);
+    await enqueue(tx, [storeChanged(accountId, row)]);
+    return row;
+  });
+}
+
+export async function deleteStore(ctx: ServiceContext, accountId: string, externalStoreId: string): Promise<void> {
+  await commit(ctx, async (tx) => {
+    const current = await repo.findStore(tx, accountId, externalStoreId, true);
+    if (!current) throw notFound(`store ${externalStoreId} not found`);
+    await repo.deleteStore(tx, accountId, current.id);
+    await enqueue(tx, [storeChanged(accountId, { ...current, version: Number(current.version) + 1 }, true)]);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Store traffic
+
+export const MAX_TRAFFIC_EVENTS = 10_000;
+
+/**
+ * POST /storetrafficevents: all or nothing, one statement. A (counter, eventTime) repeated in the
+ * batch keeps its last event; one already stored is overwritten (a replay).
+ */
+export async function recordTraffic(ctx: ServiceContext, accountId: string, events: inventoryV1.StoreTrafficEvent[]) {
+  if (events.length > MAX_TRAFFIC_EVENTS) throw fail([{ path: "", message: `at most ${MAX_TRAFFIC_EVENTS} events` }]);
+  const violations: FieldViolation[] = [];
+  const byKey = new Map<string, repo.TrafficInput>();
+  events.forEach((e, i) => {
+    const v = [...checkText(`[${i}].storeTrafficCounterID`, e.storeTrafficCounterId, true), ...checkText(`[${i}].name`, e.name, false), ...checkText(`[${i}].storeID`, e.storeId, false)];
+    if (!e.eventTime) v.push({ path: `[${i}].eventTime`, message: "is required" });
+    if (e.incomingTraffic < 0) v.push({ path: `[${i}].incomingTraffic`, message: "must not be negative" });
+    if (e.outgoingTraffic < 0) v.push({ path: `[${i}].outgoingTraffic`, message: "must not be negative" });
+    if (v.length) return void violations.push(...v);
+    const time = timestampDate(e.eventTime!).toISOString();
+    byKey.set(`${e.storeTrafficCounterId}\u0000${time}`, {
+      counter_id: e.storeTrafficCounterId,
+      event_time: time,
+      incoming: e.incomingTraffic,
+      outgoing: e.outgoingTraffic,
+      name: e.name ?? null,
+      store_id: e.storeId ?? null,
+    });
+  });
+  if (violations.length) throw fail(violations);
+  const inputs = [...byKey.values()];
+  return commit(ctx, async (tx) => {
+    const counts = await repo.recordTraffic(tx, accountId, inputs);
+    await enqueue(tx, trafficRecorded(accountId, inputs));
+    return counts;
+  });
+}
+
+export function listTraffic(db: Db, accountId: string, req: inventoryV1.ListStoreTrafficRequest, page: repo.Page) {
+  const from = req.from ? timestampDate(req.from) : undefined;
+  const to = req.to ? timestampDate(req.to) : undefined;
+  if (from && to && from > to) throw fail([{ path: "from", message: "must not be after to" }]);
+  return repo.listTraffic(db, accountId, { counterId: req.storeTrafficCounterId || undefined, from, to }, page);
+}

@@ -1,0 +1,114 @@
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import type { inventoryV1 } from "@analytics/contracts";
+import { isUuid, type Db } from "@analytics/db";
+import { invalid, notFound, type FieldViolation } from "@analytics/errors";
+import { enqueue } from "@analytics/outbox";
+import type { ServiceContext } from "@analytics/rpc";
+import { commit, stockTriggerChanged } from "./changes";
+import type { ItemOutcome } from "./inventory";
+import * as repo from "./repository";
+import { checkText } from "./validation";
+
+const REF = "key";
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const answer = (statusCode: number, reference: string, message: string, violations: FieldViolation[] = []): ItemOutcome & { trigger?: repo.TriggerRow } => ({
+  statusCode,
+  message,
+  reference,
+  referenceField: REF,
+  violations,
+});
+
+function checkTrigger(t: inventoryV1.StockTrigger, i: number): FieldViolation[] {
+  const p = `[${i}]`;
+  const v = [...checkText(`${p}.key`, t.key, true), ...checkText(`${p}.season`, t.season, false), ...checkText(`${p}.minMaxSource`, t.minMaxSource, false)];
+  if (!t.warehouseId && !t.warehouseExternalId) v.push({ path: `${p}.warehouseId`, message: "warehouseId or warehouseExternalId is required" });
+  if (t.warehouseId && !isUuid(t.warehouseId)) v.push({ path: `${p}.warehouseId`, message: "must be a UUID" });
+  for (const f of ["startDate", "lastRestockDate"] as const) {
+    const d = t[f];
+    if (d !== undefined && (!DATE.test(d) || Number.isNaN(Date.parse(`${d}T00:00:00Z`)))) v.push({ path: `${p}.${f}`, message: "must be a date YYYY-MM-DD" });
+  }
+  for (const f of ["lowerLimit", "min", "max", "upperLimit"] as const) {
+    if ((t[f] ?? 0) < 0) v.push({ path: `${p}.${f}`, message: "must not be negative" });
+  }
+  if (t.min !== undefined && t.max !== undefined && t.min > t.max) v.push({ path: `${p}.min`, message: "must not exceed max" });
+  return v;
+}
+
+/**
+ * POST /stocktriggers/batch: each item is a full write keyed by (warehouse, SKU); invalid items are
+ * 400, unknown SKU or warehouse 404, the rest written in one statement, read back, and announced
+ * (created or updated) with the trigger as GET returns it. One answer per item, in order.
+ */
+export async function upsertTriggers(ctx: ServiceContext, accountId: string, writes: inventoryV1.StockTriggerWrite[]) {
+  const outcomes: (ReturnType<typeof answer> | undefined)[] = [];
+  const candidates: { i: number; t: inventoryV1.StockTrigger }[] = [];
+  writes.forEach((w, i) => {
+    const t = w.trigger;
+    const ref = t?.key ?? "";
+    const v = t ? checkTrigger(t, i) : [{ path: `[${i}]`, message: "is required" }];
+    if (v.length) outcomes[i] = answer(400, ref, `${v[0].path}: ${v[0].message}`, v);
+    else if (!w.skuFound) outcomes[i] = answer(404, ref, `SKU ${ref} not found`);
+    else candidates.push({ i, t: t! });
+  });
+  if (candidates.length) {
+    await commit(ctx, async (tx) => {
+      const byId = await repo.warehousesById(tx, accountId, candidates.flatMap((c) => (c.t.warehouseId ? [c.t.warehouseId] : [])));
+      const byExternal = await repo.warehousesByExternalId(tx, accountId, candidates.flatMap((c) => (c.t.warehouseId ? [] : [c.t.warehouseExternalId])));
+      const inputs: repo.TriggerInput[] = [];
+      const seen = new Map<string, number>();
+      for (const { i, t } of candidates) {
+        const wh = t.warehouseId ? byId.get(t.warehouseId) : byExternal.get(t.warehouseExternalId);
+        if (!wh) {
+          outcomes[i] = answer(404, t.key, `warehouse ${t.warehouseId || t.warehouseExternalId} not found`);
+          continue;
+        }
+        const pair = `${wh.id}:${t.skuId}`;
+        if (seen.has(pair)) {
+          outcomes[i] = answer(400, t.key, `[${i}]: repeats item ${seen.get(pair)} (same warehouse and SKU)`, [{ path: `[${i}].key`, message: `repeats item ${seen.get(pair)}` }]);
+          continue;
+        }
+        seen.set(pair, i);
+        inputs.push({
+          ord: i,
+          warehouse_id: wh.id,
+          sku_id: t.skuId,
+          key: t.key,
+          sku: t.sku ?? null,
+          season: t.season ?? null,
+          start_date: t.startDate ?? null,
+          last_restock_date: t.lastRestockDate ?? null,
+          prevent_restock: t.preventRestock,
+          lower_limit: t.lowerLimit ?? null,
+          min: t.min ?? null,
+          max: t.max ?? null,
+          upper_limit: t.upperLimit ?? null,
+          allow_min_auto: t.allowMinAuto,
+          allow_max_auto: t.allowMaxAuto,
+          min_max_source: t.minMaxSource ?? null,
+          min_max_updated_at: t.minMaxUpdatedAt ? timestampDate(t.minMaxUpdatedAt).toISOString() : null,
+        });
+      }
+      const written = await repo.upsertTriggers(tx, accountId, inputs);
+      const rows = new Map((await repo.findTriggers(tx, accountId, written.map((w) => String(w.id)))).map((r) => [String(r.id), r]));
+      await enqueue(tx, written.map((w) => stockTriggerChanged(accountId, rows.get(String(w.id))!, w.created)));
+      for (const w of written) {
+        const row = rows.get(String(w.id))!;
+        outcomes[w.ord] = { ...answer(w.created ? 201 : 200, row.key, w.created ? "created" : "updated"), trigger: row };
+      }
+    });
+  }
+  return outcomes.map((o) => o ?? answer(500, "", "item not answered"));
+}
+
+export async function getTrigger(db: Db, accountId: string, id: bigint) {
+  const [row] = await repo.findTriggers(db, accountId, [String(id)]);
+  if (!row) throw notFound(`stock trigger ${id} not found`);
+  return row;
+}
+
+export function listTriggers(db: Db, accountId: string, req: inventoryV1.ListStockTriggersRequest, page: repo.Page) {
+  const bad = [...req.warehouseIds.map((id) => ["warehouseId", id]), ...req.skuIds.map((id) => ["sku_id", id])].find(([, id]) => !isUuid(id));
+  if (bad) throw invalid(`${bad[0]} must be a UUID`, [{ path: bad[0], message: "must be a UUID" }]);
+  return repo.listTriggers(db, accountId, { warehouseIds: req.warehouseIds, skuIds: req.skuIds, keys: req.keys }, page);
+}
