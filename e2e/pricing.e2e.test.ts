@@ -60,6 +60,16 @@ describe("pricing over HTTP", () => {
     ]);
     expect(products.find((p: any) => p.key === "SKU-2B").prices).toEqual([{ listExternalID: "RETAIL-EU", price: 29.9, currency: "EUR", vat: 25, customPrices: {} }]);
 
+    // A price change is an update_sku entry with the product as GET /products shows it.
+    const sku1 = products.find((p: any) => p.key === "SKU-1");
+    const priced = await eventually(async () => {
+      const events = (await acme.api("GET", "/v2/api/events?event_type=update_sku&pageSize=100")).body;
+      const mine = events.filter((e: any) => e.payload.id === sku1.id && e.payload.prices.length === 2 && e.payload.prices[0].price === 18.5);
+      return mine.length ? mine : undefined;
+    }, 15_000, "update_sku after the price change");
+    expect(priced).toHaveLength(1);
+    expect(priced[0].payload).toEqual(sku1);
+
     const all = await acme.api("GET", "/v2/api/prices");
     expect(all.status).toBe(200);
     expect(all.body).toHaveLength(3);
@@ -95,6 +105,11 @@ describe("pricing over HTTP", () => {
     expect(deleted.body.map((r: any) => r.statusCode)).toEqual([200, 200, 404]);
     expect((await acme.api("DELETE", "/v2/api/prices/batch", { listExternalID: "RETAIL-EU", keys: [] })).status).toBe(400);
     expect((await acme.api("GET", "/v2/api/prices")).body.map((p: any) => p.listExternalID)).toEqual(["OUTLET"]);
+    await eventually(async () => {
+      const events = (await acme.api("GET", "/v2/api/events?event_type=update_sku&pageSize=100")).body;
+      const last = events.filter((e: any) => e.payload.id === sku1.id).at(-1);
+      return last?.payload.prices.length === 1 && last.payload.prices[0].listExternalID === "OUTLET";
+    }, 15_000, "update_sku after the delete");
   });
 
   it("FX rates: a new rate closes the open range, an overlap is a 400 naming the rate, PUT gives a new id, DELETE", async () => {

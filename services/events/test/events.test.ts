@@ -110,6 +110,39 @@ describe("events service (real Postgres and JetStream)", () => {
     expect((await db("events").where({ account_id: acc }).orderBy("seq")).map((r) => r.payload.key)).toEqual(["b1", "b2", "b3"]);
   });
 
+  it("makes a price change an update_sku with the product and its prices; one entry per product per batch", async () => {
+    const acc = randomUUID();
+    const product = randomUUID();
+    const handle = consumerHandler(db, "events", queueConsumer);
+    const priceMessage = (productId: string, prices: string[]): BusMessage => {
+      const schema = topics.pricingPriceUpserted.schema;
+      const price = (value: string, n: number) => ({ listExternalId: `L${n}`, key: "p", price: { value }, currency: "EUR", vat: { value: "25" }, customPrices: { outlet: { value: "1.10" } }, productId });
+      return {
+        id: randomUUID(),
+        subject: topics.pricingPriceUpserted.subject,
+        accountId: acc,
+        occurredAt: new Date().toISOString(),
+        aggregate: `price:${productId}`,
+        payload: toBinary(schema, create(schema, { accountId: acc, productId, version: 1n, price: price(prices[0], 0), productPrices: prices.map(price) })),
+      };
+    };
+    await handle([skuMessage(acc, "p", product)]);
+    await handle([priceMessage(product, ["10.00"]), priceMessage(product, ["10.00", "19.99"]), priceMessage(randomUUID(), ["1"])]);
+    const rows = await db("events").where({ account_id: acc }).orderBy("seq");
+    expect(rows.map((r) => r.payload.prices)).toEqual([
+      [],
+      [
+        { listExternalID: "L0", price: 10.0, currency: "EUR", vat: 25, customPrices: { outlet: 1.1 } },
+        { listExternalID: "L1", price: 19.99, currency: "EUR", vat: 25, customPrices: { outlet: 1.1 } },
+      ],
+    ]);
+    expect(rows[1].payload.key).toBe("p");
+    // A later product change carries the prices it has.
+    await handle([{ ...skuMessage(acc, "p2", product), id: randomUUID() }]);
+    const last = (await db("events").where({ account_id: acc }).orderBy("seq", "desc").first()).payload;
+    expect(last).toMatchObject({ key: "p2", prices: [{ price: 10 }, { price: 19.99 }] });
+  });
+
   it("lists in creation order also after entries were processed (their rows moved in the table)", async () => {
     const acc = randomUUID();
     const ids = await seed(acc, 6, "o");

@@ -1,5 +1,5 @@
 import { topics, type pricingV1 } from "@analytics/contracts";
-import { inTransaction, isUuid, type Db } from "@analytics/db";
+import { inTransaction, isUuid, type Db, type Tx } from "@analytics/db";
 import { notFound, type FieldViolation } from "@analytics/errors";
 import { enqueue, outboxEntry } from "@analytics/outbox";
 import type { ServiceContext } from "@analytics/rpc";
@@ -93,9 +93,12 @@ export async function upsertPrices(ctx: ServiceContext, accountId: string, items
     const written = await repo.upsertPrices(tx, accountId, [...pending.values()].map((p) => p.row));
     const byId = new Map(written.map((w) => [`${w.price_list_id}/${w.product_id}/${w.season}`, w]));
     const rows = await repo.findPrices(tx, accountId, written.map((w) => w.id));
+    const all = await productPrices(tx, accountId, rows);
     await enqueue(
       tx,
-      rows.map((row) => outboxEntry(topics.pricingPriceUpserted, accountId, row.product_id, { accountId, productId: row.product_id, version: BigInt(row.version), price: priceFromRow(row) })),
+      rows.map((row) =>
+        outboxEntry(topics.pricingPriceUpserted, accountId, row.product_id, { accountId, productId: row.product_id, version: BigInt(row.version), price: priceFromRow(row), productPrices: all.get(row.product_id) }),
+      ),
     );
     for (const [index, id] of indexOf) {
       const w = byId.get(id)!;
@@ -107,6 +110,15 @@ export async function upsertPrices(ctx: ServiceContext, accountId: string, items
   return result.map((o, i) => o ?? outcome(500, items[i].key, "item not answered"));
 }
 
+/** Every price of the changed rows' products after the change, by product (one statement). */
+async function productPrices(tx: Tx, accountId: string, rows: repo.PriceRow[]) {
+  const byProduct = new Map<string, pricingV1.Price[]>();
+  for (const row of await repo.pricesOfProducts(tx, accountId, [...new Set(rows.map((r) => r.product_id))])) {
+    (byProduct.get(row.product_id) ?? byProduct.set(row.product_id, []).get(row.product_id)!).push(priceFromRow(row));
+  }
+  return byProduct;
+}
+
 /** DELETE /prices/batch: each key's prices of one list (and season, when sent); 404 when it had none. */
 export async function deletePrices(ctx: ServiceContext, accountId: string, req: pricingV1.DeletePricesRequest): Promise<ItemOutcome[]> {
   const result = await inTransaction(ctx.db, async (tx) => {
@@ -114,9 +126,18 @@ export async function deletePrices(ctx: ServiceContext, accountId: string, req: 
     if (!list) return req.keys.map((k) => outcome(404, k.key, `price list ${req.listExternalId} not found`));
     const ids = req.keys.filter((k) => isUuid(k.productId)).map((k) => k.productId);
     const deleted = await repo.deletePrices(tx, accountId, list.id, [...new Set(ids)], req.season);
+    const all = await productPrices(tx, accountId, deleted);
     await enqueue(
       tx,
-      deleted.map((row) => outboxEntry(topics.pricingPriceDeleted, accountId, row.product_id, { accountId, productId: row.product_id, version: BigInt(row.version) + 1n, price: priceFromRow(row) })),
+      deleted.map((row) =>
+        outboxEntry(topics.pricingPriceDeleted, accountId, row.product_id, {
+          accountId,
+          productId: row.product_id,
+          version: BigInt(row.version) + 1n,
+          price: priceFromRow(row),
+          productPrices: all.get(row.product_id) ?? [],
+        }),
+      ),
     );
     const count = new Map<string, number>();
     for (const row of deleted) count.set(row.product_id, (count.get(row.product_id) ?? 0) + 1);

@@ -132,7 +132,7 @@ export async function pricesAfter(db: Db, accountId: string, afterSeq: number, l
   return q as Promise<(PriceRow & { seq: number })[]>;
 }
 
-export async function pricesOfProducts(db: Db, accountId: string, productIds: string[]): Promise<PriceRow[]> {
+export async function pricesOfProducts(db: Db | Tx, accountId: string, productIds: string[]): Promise<PriceRow[]> {
   if (!productIds.length) return [];
   return prices(db).where("p.account_id", accountId).whereRaw("p.product_id = ANY(?::uuid[])", [productIds]).orderBy(["l.seq", "p.seq"]);
 }

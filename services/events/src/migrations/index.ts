@@ -3,5 +3,6 @@ import { inboxMigrations } from "@analytics/inbox";
 import { outboxMigrations } from "@analytics/outbox";
 import { createEvents } from "./001_events";
 import { eventPageIndexes } from "./002_page_index";
+import { productReplica } from "./003_product_replica";
 
-export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createEvents, eventPageIndexes];
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createEvents, eventPageIndexes, productReplica];

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pricing/v1/messages.proto.
  */
 export const file_pricing_v1_messages: GenFile = /*@__PURE__*/
-  fileDesc("ChlwcmljaW5nL3YxL21lc3NhZ2VzLnByb3RvEhRhbmFseXRpY3MucHJpY2luZy52MSJsChBQcmljZUxpc3RDaGFuZ2VkEhIKCmFjY291bnRfaWQYASABKAkSDwoHdmVyc2lvbhgCIAEoAxIzCgpwcmljZV9saXN0GAMgASgLMh8uYW5hbHl0aWNzLnByaWNpbmcudjEuUHJpY2VMaXN0InMKDFByaWNlQ2hhbmdlZBISCgphY2NvdW50X2lkGAEgASgJEhIKCnByb2R1Y3RfaWQYAiABKAkSDwoHdmVyc2lvbhgDIAEoAxIqCgVwcmljZRgEIAEoCzIbLmFuYWx5dGljcy5wcmljaW5nLnYxLlByaWNlIlIKDUZ4UmF0ZUNoYW5nZWQSEgoKYWNjb3VudF9pZBgBIAEoCRItCgdmeF9yYXRlGAIgASgLMhwuYW5hbHl0aWNzLnByaWNpbmcudjEuRnhSYXRlIoIBChBQcmljYXRTa3VDaGFuZ2VkEhIKCmFjY291bnRfaWQYASABKAkSLAoGcHJpY2F0GAIgASgLMhwuYW5hbHl0aWNzLnByaWNpbmcudjEuUHJpY2F0EiwKA3NrdRgDIAEoCzIfLmFuYWx5dGljcy5wcmljaW5nLnYxLlByaWNhdFNrdWIGcHJvdG8z", [file_pricing_v1_pricing]);
+  fileDesc("ChlwcmljaW5nL3YxL21lc3NhZ2VzLnByb3RvEhRhbmFseXRpY3MucHJpY2luZy52MSJsChBQcmljZUxpc3RDaGFuZ2VkEhIKCmFjY291bnRfaWQYASABKAkSDwoHdmVyc2lvbhgCIAEoAxIzCgpwcmljZV9saXN0GAMgASgLMh8uYW5hbHl0aWNzLnByaWNpbmcudjEuUHJpY2VMaXN0IqgBCgxQcmljZUNoYW5nZWQSEgoKYWNjb3VudF9pZBgBIAEoCRISCgpwcm9kdWN0X2lkGAIgASgJEg8KB3ZlcnNpb24YAyABKAMSKgoFcHJpY2UYBCABKAsyGy5hbmFseXRpY3MucHJpY2luZy52MS5QcmljZRIzCg5wcm9kdWN0X3ByaWNlcxgFIAMoCzIbLmFuYWx5dGljcy5wcmljaW5nLnYxLlByaWNlIlIKDUZ4UmF0ZUNoYW5nZWQSEgoKYWNjb3VudF9pZBgBIAEoCRItCgdmeF9yYXRlGAIgASgLMhwuYW5hbHl0aWNzLnByaWNpbmcudjEuRnhSYXRlIoIBChBQcmljYXRTa3VDaGFuZ2VkEhIKCmFjY291bnRfaWQYASABKAkSLAoGcHJpY2F0GAIgASgLMhwuYW5hbHl0aWNzLnByaWNpbmcudjEuUHJpY2F0EiwKA3NrdRgDIAEoCzIfLmFuYWx5dGljcy5wcmljaW5nLnYxLlByaWNhdFNrdWIGcHJvdG8z", [file_pricing_v1_pricing]);
 
 /**
  * analytics.pricing.price_list.{created,updated}
@@ -71,6 +71,13 @@ export type PriceChanged = Message<"analytics.pricing.v1.PriceChanged"> & {
    * @generated from field: analytics.pricing.v1.Price price = 4;
    */
   price?: Price | undefined;
+
+  /**
+   * Every price of the product, in all lists, after the change: what GET /products shows.
+   *
+   * @generated from field: repeated analytics.pricing.v1.Price product_prices = 5;
+   */
+  productPrices: Price[];
 };
 
 /**
