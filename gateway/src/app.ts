@@ -1,4 +1,6 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import { constants as zlib } from "node:zlib";
+import compress from "@fastify/compress";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { Logger } from "pino";
@@ -117,6 +119,15 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   // REST answers carry decimals (money, rates) as JSON numbers with exactly their stored digits.
   app.setReplySerializer((payload) => stringifyRest(payload));
   installResponseHeaders(app);
+  // JSON over 1 KiB travels br or gzip when the client accepts it (a page of 1000 products: about
+  // 950 kB raw, 33 kB gzipped). Fast levels: the cost per request stays small (bench/compression.mjs).
+  await app.register(compress, {
+    global: true,
+    threshold: 1024,
+    encodings: ["br", "gzip"],
+    brotliOptions: { params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } },
+    zlibOptions: { level: 5 },
+  });
   app.addHook("onRequest", async (request, reply) => {
     reply.header("X-Request-Id", request.id);
   });

@@ -1,3 +1,4 @@
+import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import pino from "pino";
 import { testGateway } from "./document";
 
@@ -49,5 +50,33 @@ describe("request ids (item 7)", () => {
     expect(insane.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
     const missing = await h.gw.app.inject({ method: "POST", url: "/v2/api/nothing" });
     expect(missing.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe("compression (item 8)", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await testGateway();
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it("compresses JSON over 1 KiB with br or gzip when accepted, and nothing else", async () => {
+    const plain = await h.gw.app.inject({ method: "GET", url: "/v2/api/openapi.json" });
+    expect(plain.headers["content-encoding"]).toBeUndefined();
+    expect(plain.rawPayload.length).toBeGreaterThan(1024);
+    const gz = await h.gw.app.inject({ method: "GET", url: "/v2/api/openapi.json", headers: { "accept-encoding": "gzip" } });
+    expect(gz.headers["content-encoding"]).toBe("gzip");
+    expect(gz.headers.vary).toMatch(/accept-encoding/i);
+    expect(gunzipSync(gz.rawPayload).toString()).toBe(plain.body);
+    expect(gz.rawPayload.length).toBeLessThan(plain.rawPayload.length / 4);
+    const br = await h.gw.app.inject({ method: "GET", url: "/v2/api/openapi.json", headers: { "accept-encoding": "gzip, deflate, br" } });
+    expect(br.headers["content-encoding"]).toBe("br");
+    expect(brotliDecompressSync(br.rawPayload).toString()).toBe(plain.body);
+    // Small answers (under 1 KiB) go as they are.
+    const small = await h.gw.app.inject({ method: "GET", url: "/healthz", headers: { "accept-encoding": "gzip, br" } });
+    expect(small.headers["content-encoding"]).toBeUndefined();
+    expect(small.json()).toEqual({ status: "ok" });
   });
 });
