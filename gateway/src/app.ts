@@ -1,6 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { constants as zlib } from "node:zlib";
 import compress from "@fastify/compress";
+import cors from "@fastify/cors";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { Logger } from "pino";
@@ -36,6 +37,8 @@ export interface GatewayDeps {
   authMaxFailures: number;
   authFailureWindowSeconds: number;
   trustProxyHops: number;
+  /** Browser origins allowed by CORS (CORS_ORIGINS); empty or absent: CORS off. */
+  corsOrigins?: string[];
   /** Deadlines (config: DB_ACQUIRE_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS, SERVICE_CALL_TIMEOUT_MS, REQUEST_TIMEOUT_MS). */
   dbAcquireTimeoutMs?: number;
   dbStatementTimeoutMs?: number;
@@ -75,6 +78,7 @@ export function gatewaySettings(config: Config) {
     authMaxFailures: config.AUTH_MAX_FAILURES,
     authFailureWindowSeconds: config.AUTH_FAILURE_WINDOW_SECONDS,
     trustProxyHops: config.TRUST_PROXY_HOPS,
+    corsOrigins: config.CORS_ORIGINS,
     dbAcquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS,
     dbStatementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
     serviceCallTimeoutMs: config.SERVICE_CALL_TIMEOUT_MS,
@@ -141,6 +145,18 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
       "request",
     );
   });
+
+  // CORS is off unless CORS_ORIGINS lists origins; then those origins (only) may call from a browser,
+  // and preflights are answered.
+  if (deps.corsOrigins?.length) {
+    await app.register(cors, {
+      origin: deps.corsOrigins,
+      methods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
+      allowedHeaders: ["Authorization", "Content-Type", "X-Request-Id"],
+      exposedHeaders: ["X-Total-Count", "Link", "X-Request-Id", "Retry-After"],
+      maxAge: 600,
+    });
+  }
 
   const tokens = new TokenIssuer(deps.jwtSecret, deps.tokenTtlSeconds);
   const keys = new KeyStatusCache(db, deps.databaseUrl, deps.logger);

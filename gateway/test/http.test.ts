@@ -80,3 +80,39 @@ describe("compression (item 8)", () => {
     expect(small.json()).toEqual({ status: "ok" });
   });
 });
+
+describe("CORS (item 9)", () => {
+  const origin = "https://app.example.com";
+  const preflight = { "access-control-request-method": "POST", "access-control-request-headers": "authorization,content-type" };
+
+  it("is off by default: no CORS headers, a preflight is no success", async () => {
+    const h = await testGateway();
+    try {
+      const res = await h.gw.app.inject({ method: "GET", url: "/healthz", headers: { origin } });
+      expect(res.headers["access-control-allow-origin"]).toBeUndefined();
+      const pre = await h.gw.app.inject({ method: "OPTIONS", url: "/v2/api/products/batch", headers: { origin, ...preflight } });
+      expect(pre.statusCode).toBeGreaterThanOrEqual(400);
+      expect(pre.headers["access-control-allow-origin"]).toBeUndefined();
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("allows the CORS_ORIGINS list only, and answers preflights", async () => {
+    const h = await testGateway({ corsOrigins: [origin] });
+    try {
+      const pre = await h.gw.app.inject({ method: "OPTIONS", url: "/v2/api/products/batch", headers: { origin, ...preflight } });
+      expect(pre.statusCode).toBe(204);
+      expect(pre.headers["access-control-allow-origin"]).toBe(origin);
+      expect(pre.headers["access-control-allow-methods"]).toContain("POST");
+      expect(String(pre.headers["access-control-allow-headers"]).toLowerCase()).toContain("authorization");
+      const res = await h.gw.app.inject({ method: "GET", url: "/v2/api/products", headers: { origin } });
+      expect(res.headers["access-control-allow-origin"]).toBe(origin);
+      expect(res.headers["access-control-expose-headers"]).toContain("X-Total-Count");
+      const stranger = await h.gw.app.inject({ method: "GET", url: "/healthz", headers: { origin: "https://evil.example" } });
+      expect(stranger.headers["access-control-allow-origin"]).toBeUndefined();
+    } finally {
+      await h.close();
+    }
+  });
+});
