@@ -8,6 +8,7 @@ const shortText = z.string().max(500);
 const count = z.number().int().min(0).max(2 ** 31 - 1);
 export const isoDate = z
   .string()
+  .max(10)
   .regex(/^\d{4}-\d{2}-\d{2}$/, "a date YYYY-MM-DD")
   .refine((v) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) && new Date(`${v}T00:00:00Z`).toISOString().startsWith(v), "a date YYYY-MM-DD");
 
@@ -15,7 +16,7 @@ export const costCalculationValueSchema = z.strictObject({
   key: z.string().min(1).max(500),
   sort: int32().default(0),
   type: z.union([z.literal(1), z.literal(2)]).describe("1 monetary, 2 percent"),
-  currency: z.string().regex(/^[A-Z]{3}$/, "an ISO 4217 code").nullish(),
+  currency: z.string().length(3).regex(/^[A-Z]{3}$/, "an ISO 4217 code").nullish(),
   monetaryValue: decimal().nullish(),
   percentageValue: decimal().nullish(),
   externalReference: shortText.nullish(),
@@ -55,7 +56,7 @@ const writable = {
   activePlanning: z.boolean().describe("default true"),
   costCalculationPrice: decimal(),
   costCalculationValues: z.array(costCalculationValueSchema).max(1000),
-  externalAttributes: z.record(z.string(), z.unknown()),
+  externalAttributes: z.record(z.string().max(500), z.unknown()),
 } as Record<string, z.ZodType>;
 
 /** Read-only fields a client may send back; accepted and ignored. */
@@ -128,6 +129,7 @@ export const imageUploadSchema = z.strictObject({
   imageData: z
     .string()
     .min(1)
+    .max(Math.ceil((10 * MiB) / 3) * 4 + 4)
     .regex(base64, "base64-encoded image data")
     .refine((v) => Math.floor((v.replace(/=+$/, "").length * 3) / 4) <= 10 * MiB, "at most 10 MiB decoded")
     .describe("base64 PNG, JPEG, WebP or GIF, at most 10 MiB decoded"),

@@ -247,7 +247,7 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
     summary: "A product image (content-addressed; cacheable for a year)",
     tag,
     auth: "bearer",
-    params: { sha256: z.string().regex(/^[0-9a-f]{64}$/, "a SHA-256 in lower-case hex") },
+    params: { sha256: z.string().length(64).regex(/^[0-9a-f]{64}$/, "a SHA-256 in lower-case hex") },
     responses: {
       200: { description: "the image bytes", contentType: "image/*" },
       304: { description: "not modified (If-None-Match)" },
