@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { compatible } from "../http/compat";
 import { decimal, int32 } from "../http/values";
 
 /** zod shapes of the catalogue's REST resources (CONTRACT.md, "Resources"). */
@@ -66,12 +67,30 @@ const readOnlyInput = Object.fromEntries(
 const writableInput = Object.fromEntries(Object.entries(writable).map(([k, s]) => [k, s.nullish()]));
 const key = z.string().trim().min(1).max(500).describe("the business key, unique per account");
 
+/** The published client's product fields (CONTRACT.md, "Compatibility with the published client"). */
+const productCompatibility = {
+  aliases: { productGroupID: "productGroupId", variantGroupID: "variantGroupId" },
+  extras: [
+    "variantExternalID", "productID", "variantID", "info", "costPrice", "costPriceCurrency", "supplierPrice", "supplierPriceCurrency",
+    "price", "priceCurrency", "priceIncludingVat", "wholesalePrice", "wholesalePriceCurrency", "vatValue", "leadTime", "customFields",
+    "additionalSuppliers", "unitVolume", "packSize", "weight",
+  ],
+  extrasInto: "externalAttributes",
+};
+
 /** POST /products, /products/batch: `key` required; `id` ignored. */
-export const productCreateSchema = z.strictObject({ key, id: z.unknown().optional(), ...writableInput, ...readOnlyInput });
+const productCreate = compatible({ key, id: z.unknown().optional(), ...writableInput, ...readOnlyInput }, productCompatibility);
+export const productCreateSchema = productCreate.runtime;
+export const productCreateDocumented = productCreate.documented;
 /** PUT /products: found by `id` when sent, else by `key` (or an old key); fields not sent are kept. */
-export const productUpdateSchema = z
-  .strictObject({ id: z.string().max(100).optional(), key: key.optional(), ...writableInput, ...readOnlyInput })
-  .refine((p) => p.id !== undefined || p.key !== undefined, { message: "id or key is required", path: ["key"] });
+const productUpdate = compatible(
+  { id: z.string().max(100).optional(), key: key.optional(), ...writableInput, ...readOnlyInput },
+  productCompatibility,
+  (p) => p.id !== undefined || p.key !== undefined,
+  { message: "id or key is required", path: ["key"] },
+);
+export const productUpdateSchema = productUpdate.runtime;
+export const productUpdateDocumented = productUpdate.documented;
 
 const priceSchema = z.object({
   listExternalID: z.string(),

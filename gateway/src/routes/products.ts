@@ -10,7 +10,7 @@ import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { batchOf, repeatable, route, type RouteContext } from "../http/route";
 import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import type { CallAs } from "../clients";
-import { imageUploadSchema, keySwitchSchema, productCreateSchema, productSchema, productUpdateSchema, nullFields, writableFields } from "./catalogue-schemas";
+import { imageUploadSchema, keySwitchSchema, productCreateDocumented, productCreateSchema, productUpdateDocumented, productSchema, productUpdateSchema, nullFields, writableFields } from "./catalogue-schemas";
 
 const { ProductSchema, KeySwitchSchema, ImageUploadSchema } = catalogueV1;
 const MiB = 1024 * 1024;
@@ -137,7 +137,7 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
     summary: `Create or update up to ${BATCH_MAX} products by key, each a full write (a field absent or null takes its default; imageUrl: absent keeps the uploaded image, null removes it); one answer per item`,
     tag,
     auth: "bearer",
-    body: batchOf(productCreateSchema, BATCH_MAX),
+    body: batchOf(productCreateDocumented, BATCH_MAX),
     bodyExample: [exampleWrite],
     responses: {
       201: {
@@ -166,7 +166,7 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
     summary: "Partial update of existing products (by id, else key): fields not sent are kept, fields sent as null are cleared",
     tag,
     auth: "bearer",
-    body: batchOf(productUpdateSchema, BATCH_MAX),
+    body: batchOf(productUpdateDocumented, BATCH_MAX),
     bodyExample: [{ key: exampleWrite.key, productName: "Merino crew neck, relaxed fit", season: null }],
     responses: {
       200: { description: "one BatchResponse per item", schema: z.array(batchResponseSchema) },
