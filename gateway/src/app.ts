@@ -24,7 +24,7 @@ import type { RouteContext } from "./http/route";
 import { brandRoutes } from "./routes/brands";
 import { eventRoutes } from "./routes/events";
 import { mappingTableRoutes } from "./routes/mapping-tables";
-import { productRoutes } from "./routes/products";
+import { imageCapabilities, productRoutes } from "./routes/products";
 
 export interface GatewayDeps {
   databaseUrl: string;
@@ -37,6 +37,8 @@ export interface GatewayDeps {
   authMaxFailures: number;
   authFailureWindowSeconds: number;
   trustProxyHops: number;
+  /** Absolute base of image URLs (PUBLIC_BASE_URL); absent: relative. */
+  publicBaseUrl?: string;
   /** Browser origins allowed by CORS (CORS_ORIGINS); empty or absent: CORS off. */
   corsOrigins?: string[];
   /** Deadlines (config: DB_ACQUIRE_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS, SERVICE_CALL_TIMEOUT_MS, REQUEST_TIMEOUT_MS). */
@@ -79,6 +81,7 @@ export function gatewaySettings(config: Config) {
     authFailureWindowSeconds: config.AUTH_FAILURE_WINDOW_SECONDS,
     trustProxyHops: config.TRUST_PROXY_HOPS,
     corsOrigins: config.CORS_ORIGINS,
+    publicBaseUrl: config.PUBLIC_BASE_URL,
     dbAcquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS,
     dbStatementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
     serviceCallTimeoutMs: config.SERVICE_CALL_TIMEOUT_MS,
@@ -181,7 +184,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
 
   authRoutes(ctx, accountOptions, tokens);
   if (deps.adminToken) adminRoutes(ctx, accountOptions);
-  productRoutes(ctx, clients.catalogue, as);
+  productRoutes(ctx, clients.catalogue, as, imageCapabilities(deps.jwtSecret, deps.publicBaseUrl));
   brandRoutes(ctx, clients.catalogue, as);
   mappingTableRoutes(ctx, clients.catalogue, as);
   eventRoutes(ctx, clients.events, as);

@@ -1,3 +1,4 @@
+import { imageCapabilities } from "../src/routes/products";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import pino from "pino";
 import { testGateway } from "./document";
@@ -114,5 +115,21 @@ describe("CORS (item 9)", () => {
     } finally {
       await h.close();
     }
+  });
+});
+
+describe("image capability URLs (item 11)", () => {
+  it("sign account and content hash under the server key, absolute under PUBLIC_BASE_URL", () => {
+    const sha = "a".repeat(64);
+    const account = "658bdcab-5f1f-4989-a0b3-9ba59e456b19";
+    const images = imageCapabilities("s".repeat(40), "https://api.example.com");
+    const url = images.url(account, `/v2/api/images/${sha}`);
+    expect(url).toMatch(new RegExp(`^https://api\\.example\\.com/v2/api/images/${account}/${sha}/[A-Za-z0-9_-]{43}$`));
+    const signature = url.split("/").pop()!;
+    expect(images.verify(account, sha, signature)).toBe(true);
+    expect(images.verify("00000000-0000-4000-8000-000000000000", sha, signature)).toBe(false);
+    expect(imageCapabilities("t".repeat(40)).verify(account, sha, signature)).toBe(false);
+    expect(imageCapabilities("s".repeat(40)).url(account, `/v2/api/images/${sha}`)).toBe(`/v2/api/images/${account}/${sha}/${signature}`);
+    expect(images.url(account, "https://cdn.example.com/x.png")).toBe("https://cdn.example.com/x.png");
   });
 });

@@ -1,4 +1,6 @@
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
+import { isUuid } from "@analytics/db";
 import { create } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
 import { catalogueV1, fromRestJson, toRestJson } from "@analytics/contracts";
@@ -58,8 +60,39 @@ export const productExample = create(ProductSchema, {
 
 const exampleWrite = toProduct(productExample) as { key: string };
 
+/**
+ * Image URLs usable where no bearer token is sent (an <img> tag, a spreadsheet cell): an
+ * account-scoped capability path whose signature is an HMAC of account and content hash under a
+ * key derived from the server's secret; absolute when PUBLIC_BASE_URL is set.
+ */
+export function imageCapabilities(secret: string, publicBaseUrl = "") {
+  const key = createHmac("sha256", secret).update("image capability urls v1").digest();
+  const signature = (accountId: string, sha256: string) => createHmac("sha256", key).update(`${accountId}:${sha256}`).digest("base64url");
+  return {
+    signature,
+    verify: (accountId: string, sha256: string, sig: string) => {
+      const expected = Buffer.from(signature(accountId, sha256));
+      const given = Buffer.from(sig);
+      return expected.length === given.length && timingSafeEqual(expected, given);
+    },
+    /** The catalogue's `/v2/api/images/<sha256>` as the account's capability URL. */
+    url: (accountId: string, imageUrl: string) => {
+      const sha256 = /^\/v2\/api\/images\/([0-9a-f]{64})$/.exec(imageUrl)?.[1];
+      return sha256 ? `${publicBaseUrl}/v2/api/images/${accountId}/${sha256}/${signature(accountId, sha256)}` : imageUrl;
+    },
+  };
+}
+export type ImageCapabilities = ReturnType<typeof imageCapabilities>;
+
 /** /v2/api/products and /v2/api/images -> analytics.catalogue.v1.CatalogueService */
-export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalogueV1.CatalogueService>, as: CallAs): void {
+export function productRoutes(
+  ctx: RouteContext,
+  catalogue: Client<typeof catalogueV1.CatalogueService>,
+  as: CallAs,
+  images: ImageCapabilities = imageCapabilities(randomBytes(32).toString("hex")),
+): void {
+  const withImageUrl = (accountId: string, p: Record<string, unknown>) =>
+    typeof p.imageUrl === "string" && p.imageUrl ? { ...p, imageUrl: images.url(accountId, p.imageUrl) } : p;
   const tag = "Products";
   route(ctx, {
     method: "GET",
@@ -95,7 +128,7 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
         as(caller),
       );
       setPageHeaders(request, reply, query, res.totalCount);
-      return res.products.map(toProduct);
+      return res.products.map((p) => withImageUrl(caller.accountId, toProduct(p) as Record<string, unknown>));
     },
   });
   route(ctx, {
@@ -127,7 +160,7 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
       const [result] = res.results;
       if (!result.product) throw failure(result);
       reply.status(201);
-      return [toProduct(result.product)];
+      return [withImageUrl(caller.accountId, toProduct(result.product) as Record<string, unknown>)];
     },
   });
   route(ctx, {
@@ -219,7 +252,7 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
       const res = await catalogue.uploadImages({ images: [convertBody(() => fromRestJson(ImageUploadSchema, body))] }, as(caller));
       const [result] = res.results;
       if (!result.image) throw failure(result);
-      return { key: result.image.key, imageUrl: result.image.imageUrl };
+      return { key: result.image.key, imageUrl: images.url(caller.accountId, result.image.imageUrl) };
     },
   });
   route(ctx, {
@@ -255,9 +288,36 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
     },
     handler: async ({ params, caller }, request, reply) => {
       const etag = `"${params.sha256}"`;
+      // Looked up first: an unknown or other account's image is a 404, also with If-None-Match.
+      const image = await catalogue.getImage({ sha256: params.sha256 }, as(caller));
       reply.header("ETag", etag).header("Cache-Control", "private, max-age=31536000, immutable");
       if (request.headers["if-none-match"] === etag) return reply.status(304).send();
-      const image = await catalogue.getImage({ sha256: params.sha256 }, as(caller));
+      return reply.type(image.contentType).send(Buffer.from(image.data));
+    },
+  });
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/images/:accountId/:sha256/:signature",
+    operationId: "getImageByCapability",
+    summary: "A product image at its capability URL (the imageUrl products answer): no token needed, usable in <img> tags and spreadsheets",
+    tag,
+    auth: "none",
+    params: {
+      accountId: z.string().max(100),
+      sha256: z.string().length(64).regex(/^[0-9a-f]{64}$/, "a SHA-256 in lower-case hex"),
+      signature: z.string().max(100),
+    },
+    responses: {
+      200: { description: "the image bytes", contentType: "image/*" },
+      304: { description: "not modified (If-None-Match)" },
+      404: { description: "no such image for that account, or a wrong signature", schema: generalResponseSchema },
+    },
+    handler: async ({ params }, request, reply) => {
+      if (!isUuid(params.accountId) || !images.verify(params.accountId, params.sha256, params.signature)) throw new HttpError(404, "no such image");
+      const image = await catalogue.getImage({ sha256: params.sha256 }, as({ accountId: params.accountId, apiKeyId: "", requestId: request.id }));
+      const etag = `"${params.sha256}"`;
+      reply.header("ETag", etag).header("Cache-Control", "public, max-age=31536000, immutable");
+      if (request.headers["if-none-match"] === etag) return reply.status(304).send();
       return reply.type(image.contentType).send(Buffer.from(image.data));
     },
   });

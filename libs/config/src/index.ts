@@ -42,6 +42,8 @@ export const configSchema = z.object({
   /** A service's plain HTTP/1.1 port for /healthz, /readyz and /metrics (Kubernetes probes). */
   HEALTH_PORT: port.optional(),
   /** Enables the admin API when set. */
+  /** Absolute base of the URLs the API hands out (image URLs), e.g. https://api.example.com; unset: relative URLs. */
+  PUBLIC_BASE_URL: z.string().url().regex(/^https?:\/\/[^?#]*[^/?#]$/, "scheme://host[:port][/path] without a trailing slash").optional(),
   ADMIN_TOKEN: z.string().min(16, "ADMIN_TOKEN must be at least 16 characters").optional(),
   /** HS256 key for access tokens; the embedded default generates and keeps one under DATA_DIR. */
   JWT_SECRET: z.string().min(32, "JWT_SECRET must be at least 32 characters").optional(),
