@@ -53,14 +53,22 @@ describe("catalogue over HTTP", () => {
 
     const image = await acme.api("POST", "/v2/api/products/imageupload", { key: "SKU-1", filename: "a.png", imageData: PNG });
     expect(image.status).toBe(200);
-    expect(image.body.imageUrl).toMatch(/^\/v2\/api\/images\/[0-9a-f]{64}$/);
-    const served = await fetch(platform.baseUrl + image.body.imageUrl, { headers: { authorization: `Bearer ${acme.token}` } });
+    // A capability URL: usable without a token (an <img> tag, a spreadsheet cell).
+    expect(image.body.imageUrl).toMatch(new RegExp(`^/v2/api/images/${acme.accountID}/[0-9a-f]{64}/[A-Za-z0-9_-]{43}$`));
+    const served = await fetch(platform.baseUrl + image.body.imageUrl);
     expect(served.status).toBe(200);
     expect(served.headers.get("content-type")).toBe("image/png");
     expect(served.headers.get("cache-control")).toMatch(/max-age=31536000/);
     expect(Buffer.from(await served.arrayBuffer()).equals(Buffer.from(PNG, "base64"))).toBe(true);
     const etag = served.headers.get("etag")!;
-    expect((await fetch(platform.baseUrl + image.body.imageUrl, { headers: { authorization: `Bearer ${acme.token}`, "if-none-match": etag } })).status).toBe(304);
+    expect((await fetch(platform.baseUrl + image.body.imageUrl, { headers: { "if-none-match": etag } })).status).toBe(304);
+    const sha256 = image.body.imageUrl.split("/")[5];
+    // The token route still serves it; a forged signature is a 404, also with If-None-Match.
+    expect((await fetch(`${platform.baseUrl}/v2/api/images/${sha256}`, { headers: { authorization: `Bearer ${acme.token}` } })).status).toBe(200);
+    const forged = image.body.imageUrl.replace(/[A-Za-z0-9_-]{43}$/, "A".repeat(43));
+    expect((await fetch(platform.baseUrl + forged)).status).toBe(404);
+    expect((await fetch(platform.baseUrl + forged, { headers: { "if-none-match": etag } })).status).toBe(404);
+    expect((await acme.api("GET", "/v2/api/products?key=SKU-1")).body[0].imageUrl).toBe(image.body.imageUrl);
     const notImage = await acme.api("POST", "/v2/api/products/imageupload", { key: "SKU-1", filename: "a.txt", imageData: Buffer.from("hello").toString("base64") });
     expect(notImage.status).toBe(400);
 
@@ -71,9 +79,13 @@ describe("catalogue over HTTP", () => {
     }, 15_000, "update_sku events");
     expect(events).toHaveLength(4);
     expect(events.map((e: any) => e.payload.key)).toEqual(["SKU-1", "SKU-1", "SKU-1B", "SKU-1B"]);
-    expect(events[3].payload).toMatchObject({ imageUrl: image.body.imageUrl, color: "Black", skuSynonyms: ["SKU-1"] });
+    expect(events[3].payload).toMatchObject({ imageUrl: `/v2/api/images/${sha256}`, color: "Black", skuSynonyms: ["SKU-1"] });
     const current = (await acme.api("GET", "/v2/api/products?key=SKU-1B")).body[0];
-    expect(events[3].payload).toEqual(current);
+    // The queue entry is the product as GET answers it, except imageUrl: the event keeps the
+    // catalogue's token route (the gateway passes payloads through unparsed), GET the capability URL.
+    const { imageUrl: capabilityUrl, ...rest } = current;
+    expect(capabilityUrl).toBe(image.body.imageUrl);
+    expect(events[3].payload).toEqual({ ...rest, imageUrl: `/v2/api/images/${sha256}` });
   });
 
   it("answers batches per item and pages with filters", async () => {
@@ -133,7 +145,11 @@ describe("catalogue over HTTP", () => {
     expect((await b.api("PUT", "/v2/api/products", [{ id: product.id, color: "x" }])).body[0].statusCode).toBe(404);
     expect((await b.api("POST", "/v2/api/products/keyswitch", [{ oldKey: "MINE", key: "THEIRS", sku: "s" }])).body[0].statusCode).toBe(404);
     expect((await b.api("POST", "/v2/api/products/imageupload", { key: "MINE", filename: "a.png", imageData: PNG })).status).toBe(404);
-    expect((await client(platform.baseUrl, b.token)("GET", image.imageUrl)).status).toBe(404);
+    const sha256 = image.imageUrl.split("/")[5];
+    expect((await client(platform.baseUrl, b.token)("GET", `/v2/api/images/${sha256}`)).status).toBe(404);
+    expect((await client(platform.baseUrl, b.token)("GET", `/v2/api/images/${sha256}`, undefined, { "if-none-match": `"${sha256}"` })).status).toBe(404);
+    // Another account's id with this image's signature is no capability.
+    expect((await client(platform.baseUrl)("GET", image.imageUrl.replace(a.accountID, b.accountID))).status).toBe(404);
     expect((await b.api("GET", "/v2/api/brands")).body).toEqual([]);
     expect((await b.api("GET", `/v2/api/brands/${brand.id}`)).status).toBe(404);
     expect((await b.api("GET", "/v2/api/categories")).body).toEqual([]);

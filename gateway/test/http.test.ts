@@ -1,3 +1,5 @@
+import { imageCapabilities } from "../src/routes/products";
+import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import pino from "pino";
 import { testGateway } from "./document";
 
@@ -49,5 +51,85 @@ describe("request ids (item 7)", () => {
     expect(insane.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
     const missing = await h.gw.app.inject({ method: "POST", url: "/v2/api/nothing" });
     expect(missing.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe("compression (item 8)", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await testGateway();
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it("compresses JSON over 1 KiB with br or gzip when accepted, and nothing else", async () => {
+    const plain = await h.gw.app.inject({ method: "GET", url: "/v2/api/openapi.json" });
+    expect(plain.headers["content-encoding"]).toBeUndefined();
+    expect(plain.rawPayload.length).toBeGreaterThan(1024);
+    const gz = await h.gw.app.inject({ method: "GET", url: "/v2/api/openapi.json", headers: { "accept-encoding": "gzip" } });
+    expect(gz.headers["content-encoding"]).toBe("gzip");
+    expect(gz.headers.vary).toMatch(/accept-encoding/i);
+    expect(gunzipSync(gz.rawPayload).toString()).toBe(plain.body);
+    expect(gz.rawPayload.length).toBeLessThan(plain.rawPayload.length / 4);
+    const br = await h.gw.app.inject({ method: "GET", url: "/v2/api/openapi.json", headers: { "accept-encoding": "gzip, deflate, br" } });
+    expect(br.headers["content-encoding"]).toBe("br");
+    expect(brotliDecompressSync(br.rawPayload).toString()).toBe(plain.body);
+    // Small answers (under 1 KiB) go as they are.
+    const small = await h.gw.app.inject({ method: "GET", url: "/healthz", headers: { "accept-encoding": "gzip, br" } });
+    expect(small.headers["content-encoding"]).toBeUndefined();
+    expect(small.json()).toEqual({ status: "ok" });
+  });
+});
+
+describe("CORS (item 9)", () => {
+  const origin = "https://app.example.com";
+  const preflight = { "access-control-request-method": "POST", "access-control-request-headers": "authorization,content-type" };
+
+  it("is off by default: no CORS headers, a preflight is no success", async () => {
+    const h = await testGateway();
+    try {
+      const res = await h.gw.app.inject({ method: "GET", url: "/healthz", headers: { origin } });
+      expect(res.headers["access-control-allow-origin"]).toBeUndefined();
+      const pre = await h.gw.app.inject({ method: "OPTIONS", url: "/v2/api/products/batch", headers: { origin, ...preflight } });
+      expect(pre.statusCode).toBeGreaterThanOrEqual(400);
+      expect(pre.headers["access-control-allow-origin"]).toBeUndefined();
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("allows the CORS_ORIGINS list only, and answers preflights", async () => {
+    const h = await testGateway({ corsOrigins: [origin] });
+    try {
+      const pre = await h.gw.app.inject({ method: "OPTIONS", url: "/v2/api/products/batch", headers: { origin, ...preflight } });
+      expect(pre.statusCode).toBe(204);
+      expect(pre.headers["access-control-allow-origin"]).toBe(origin);
+      expect(pre.headers["access-control-allow-methods"]).toContain("POST");
+      expect(String(pre.headers["access-control-allow-headers"]).toLowerCase()).toContain("authorization");
+      const res = await h.gw.app.inject({ method: "GET", url: "/v2/api/products", headers: { origin } });
+      expect(res.headers["access-control-allow-origin"]).toBe(origin);
+      expect(res.headers["access-control-expose-headers"]).toContain("X-Total-Count");
+      const stranger = await h.gw.app.inject({ method: "GET", url: "/healthz", headers: { origin: "https://evil.example" } });
+      expect(stranger.headers["access-control-allow-origin"]).toBeUndefined();
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+describe("image capability URLs (item 11)", () => {
+  it("sign account and content hash under the server key, absolute under PUBLIC_BASE_URL", () => {
+    const sha = "a".repeat(64);
+    const account = "658bdcab-5f1f-4989-a0b3-9ba59e456b19";
+    const images = imageCapabilities("s".repeat(40), "https://api.example.com");
+    const url = images.url(account, `/v2/api/images/${sha}`);
+    expect(url).toMatch(new RegExp(`^https://api\\.example\\.com/v2/api/images/${account}/${sha}/[A-Za-z0-9_-]{43}$`));
+    const signature = url.split("/").pop()!;
+    expect(images.verify(account, sha, signature)).toBe(true);
+    expect(images.verify("00000000-0000-4000-8000-000000000000", sha, signature)).toBe(false);
+    expect(imageCapabilities("t".repeat(40)).verify(account, sha, signature)).toBe(false);
+    expect(imageCapabilities("s".repeat(40)).url(account, `/v2/api/images/${sha}`)).toBe(`/v2/api/images/${account}/${sha}/${signature}`);
+    expect(images.url(account, "https://cdn.example.com/x.png")).toBe("https://cdn.example.com/x.png");
   });
 });

@@ -113,11 +113,12 @@ export function authRoutes(ctx: RouteContext, o: AccountsOptions, tokens: TokenI
   });
 }
 
-const accountIdParam = { accountID: z.string().describe("account id (UUID)") };
+const accountIdParam = { accountID: z.string().max(100).describe("account id (UUID)") };
 const settingsSchema = z.strictObject({
-  customPriceFields: z.array(z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,62}$/, "letters, digits and _, starting with a letter")).max(50).default([]),
+  customPriceFields: z.array(z.string().max(63).regex(/^[A-Za-z][A-Za-z0-9_]{0,62}$/, "letters, digits and _, starting with a letter")).max(50).default([]),
   timezone: z
     .string()
+    .max(100)
     .refine((tz) => {
       try {
         new Intl.DateTimeFormat("en", { timeZone: tz });
@@ -180,7 +181,7 @@ export function adminRoutes(ctx: RouteContext, o: AccountsOptions): void {
     summary: "Revoke an API key; its tokens stop working at once",
     tag: "Admin",
     auth: "admin",
-    params: { ...accountIdParam, apiKeyId: z.string() },
+    params: { ...accountIdParam, apiKeyId: z.string().max(100) },
     responses: {
       200: { description: "revoked", schema: generalResponseSchema },
       404: { description: "no such key", schema: generalResponseSchema },

@@ -48,13 +48,25 @@ function openForAdditions(value: unknown): unknown {
   return out;
 }
 
+/** Integers say their width (int32 or int64), as generators need to pick a type. */
+function integerFormats(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(integerFormats);
+  if (!value || typeof value !== "object") return value;
+  const out: Json = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, integerFormats(v)]));
+  if (out.type === "integer" && out.format === undefined) {
+    const int32 = typeof out.minimum === "number" && typeof out.maximum === "number" && out.minimum >= -(2 ** 31) && out.maximum <= 2 ** 31 - 1;
+    out.format = int32 ? "int32" : "int64";
+  }
+  return out;
+}
+
 /** `repeatable()` publishes as `string | string[]`; in the document it is an array, `?a=1&a=2`. */
 function asRepeatable(schema: Json): Json | undefined {
   const anyOf = schema.anyOf as Json[] | undefined;
   const array = anyOf?.find((s) => s.type === "array");
   if (!anyOf || anyOf.length !== 2 || !array || !anyOf.some((s) => s.type === "string")) return undefined;
   const { anyOf: _, ...rest } = schema;
-  return { ...rest, type: "array", items: array.items ?? { type: "string" } };
+  return { ...rest, type: "array", items: array.items ?? { type: "string" }, ...(array.maxItems !== undefined ? { maxItems: array.maxItems } : {}) };
 }
 
 const upperFirst = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
@@ -94,7 +106,7 @@ export class OpenApi {
     const name = (id: string) => (io === "input" ? `${id}Input` : id);
     const renamed = (value: unknown) =>
       io === "input" ? JSON.parse(JSON.stringify(value).replace(/"#\/components\/schemas\/([^"]+)"/g, '"#/components/schemas/$1Input"')) : value;
-    const finish = (value: unknown) => (io === "output" ? openForAdditions(value) : value) as Json;
+    const finish = (value: unknown) => integerFormats(io === "output" ? openForAdditions(value) : value) as Json;
     for (const [id, def] of Object.entries(($defs ?? {}) as Record<string, unknown>)) this.schemas[name(id)] = finish(renamed(relink(def)));
     return finish(renamed(relink(rest)));
   }
@@ -125,7 +137,7 @@ export class OpenApi {
     for (const [status, r] of Object.entries(spec.responses)) {
       responses[status] = {
         description: r.description,
-        ...(r.headers ? { headers: r.headers } : {}),
+        ...(r.headers ? { headers: integerFormats(r.headers) } : {}),
         ...(r.schema ? { content: { [r.contentType ?? "application/json"]: { schema: this.jsonSchema(r.schema, "output") } } } : {}),
       };
     }
@@ -163,11 +175,11 @@ export class OpenApi {
 
   document(): Record<string, unknown> {
     const general = { content: { "application/json": { schema: { $ref: "#/components/schemas/GeneralResponse" } } } };
-    const retryAfter = { "Retry-After": { description: "seconds to wait", schema: { type: "integer" } } };
+    const retryAfter = { "Retry-After": { description: "seconds to wait", schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 } } };
     return {
       openapi: "3.1.0",
       info: this.info,
-      servers: [{ url: "/", description: "this deployment" }],
+      servers: [{ url: "/", description: "the deployment serving this document (local, staging or production)", "x-internal": false }],
       tags: [...this.tags].map(([name, description]) => ({ name, description: description ?? tagDescriptions[name] ?? `${name} operations` })),
       paths: this.paths,
       components: {
@@ -184,7 +196,7 @@ export class OpenApi {
             scheme: "bearer",
             bearerFormat: "JWT",
             description:
-              "An access token: `POST /v2/api/auth` with `{\"accountID\": ..., \"apiKey\": ...}` (the account id and an API key your administrator issued) answers `accessToken`, valid for an hour; send it as `Authorization: Bearer <accessToken>` and sign in again when it expires.",
+              "An access token: `POST /v2/api/auth` with `{\"accountID\": ..., \"apiKey\": ...}` (the account id and an API key your administrator issued) answers `accessToken`, valid for an hour; send it as `Authorization: Bearer <accessToken>` and sign in again when it expires. Tokens follow RFC8725 (JWT best current practices): HS256 only, with exp and iat, tied to the API key (revoking the key ends them).",
           },
           admin: { type: "http", scheme: "bearer", description: "The deployment's admin token (its ADMIN_TOKEN setting); the admin API exists only when it is set." },
         },

@@ -97,11 +97,11 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
 }
 
 /** A repeatable query parameter: `?skus=a&skus=b` or `?skus=a,b`. */
-export function repeatable(item: z.ZodType<string, string> = z.string().min(1)) {
+export function repeatable(item: z.ZodType<string, string> = z.string().min(1).max(500), max = 1000) {
   return z
-    .union([z.string(), z.array(z.string())])
+    .union([z.string().max(100_000), z.array(z.string().max(500)).max(max)])
     .transform((v) => (Array.isArray(v) ? v : [v]).flatMap((s) => s.split(",")).map((s) => s.trim()).filter(Boolean))
-    .pipe(z.array(item))
+    .pipe(z.array(item).max(max))
     .optional();
 }
 

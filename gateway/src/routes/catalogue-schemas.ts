@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { compatible } from "../http/compat";
 import { decimal, int32 } from "../http/values";
 
 /** zod shapes of the catalogue's REST resources (CONTRACT.md, "Resources"). */
@@ -8,6 +9,7 @@ const shortText = z.string().max(500);
 const count = z.number().int().min(0).max(2 ** 31 - 1);
 export const isoDate = z
   .string()
+  .max(10)
   .regex(/^\d{4}-\d{2}-\d{2}$/, "a date YYYY-MM-DD")
   .refine((v) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) && new Date(`${v}T00:00:00Z`).toISOString().startsWith(v), "a date YYYY-MM-DD");
 
@@ -15,7 +17,7 @@ export const costCalculationValueSchema = z.strictObject({
   key: z.string().min(1).max(500),
   sort: int32().default(0),
   type: z.union([z.literal(1), z.literal(2)]).describe("1 monetary, 2 percent"),
-  currency: z.string().regex(/^[A-Z]{3}$/, "an ISO 4217 code").nullish(),
+  currency: z.string().length(3).regex(/^[A-Z]{3}$/, "an ISO 4217 code").nullish(),
   monetaryValue: decimal().nullish(),
   percentageValue: decimal().nullish(),
   externalReference: shortText.nullish(),
@@ -55,7 +57,7 @@ const writable = {
   activePlanning: z.boolean().describe("default true"),
   costCalculationPrice: decimal(),
   costCalculationValues: z.array(costCalculationValueSchema).max(1000),
-  externalAttributes: z.record(z.string(), z.unknown()),
+  externalAttributes: z.record(z.string().max(500), z.unknown()),
 } as Record<string, z.ZodType>;
 
 /** Read-only fields a client may send back; accepted and ignored. */
@@ -65,12 +67,30 @@ const readOnlyInput = Object.fromEntries(
 const writableInput = Object.fromEntries(Object.entries(writable).map(([k, s]) => [k, s.nullish()]));
 const key = z.string().trim().min(1).max(500).describe("the business key, unique per account");
 
+/** The published client's product fields (CONTRACT.md, "Compatibility with the published client"). */
+const productCompatibility = {
+  aliases: { productGroupID: "productGroupId", variantGroupID: "variantGroupId" },
+  extras: [
+    "variantExternalID", "productID", "variantID", "info", "costPrice", "costPriceCurrency", "supplierPrice", "supplierPriceCurrency",
+    "price", "priceCurrency", "priceIncludingVat", "wholesalePrice", "wholesalePriceCurrency", "vatValue", "leadTime", "customFields",
+    "additionalSuppliers", "unitVolume", "packSize", "weight",
+  ],
+  extrasInto: "externalAttributes",
+};
+
 /** POST /products, /products/batch: `key` required; `id` ignored. */
-export const productCreateSchema = z.strictObject({ key, id: z.unknown().optional(), ...writableInput, ...readOnlyInput });
+const productCreate = compatible({ key, id: z.unknown().optional(), ...writableInput, ...readOnlyInput }, productCompatibility);
+export const productCreateSchema = productCreate.runtime;
+export const productCreateDocumented = productCreate.documented;
 /** PUT /products: found by `id` when sent, else by `key` (or an old key); fields not sent are kept. */
-export const productUpdateSchema = z
-  .strictObject({ id: z.string().max(100).optional(), key: key.optional(), ...writableInput, ...readOnlyInput })
-  .refine((p) => p.id !== undefined || p.key !== undefined, { message: "id or key is required", path: ["key"] });
+const productUpdate = compatible(
+  { id: z.string().max(100).optional(), key: key.optional(), ...writableInput, ...readOnlyInput },
+  productCompatibility,
+  (p) => p.id !== undefined || p.key !== undefined,
+  { message: "id or key is required", path: ["key"] },
+);
+export const productUpdateSchema = productUpdate.runtime;
+export const productUpdateDocumented = productUpdate.documented;
 
 const priceSchema = z.object({
   listExternalID: z.string(),
@@ -128,6 +148,7 @@ export const imageUploadSchema = z.strictObject({
   imageData: z
     .string()
     .min(1)
+    .max(Math.ceil((10 * MiB) / 3) * 4 + 4)
     .regex(base64, "base64-encoded image data")
     .refine((v) => Math.floor((v.replace(/=+$/, "").length * 3) / 4) <= 10 * MiB, "at most 10 MiB decoded")
     .describe("base64 PNG, JPEG, WebP or GIF, at most 10 MiB decoded"),

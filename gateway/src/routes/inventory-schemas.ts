@@ -4,7 +4,7 @@ import { int32 } from "../http/values";
 /** zod shapes of the inventory's REST resources (CONTRACT.md, "Resources"). */
 
 const shortText = z.string().max(500);
-const timestamp = z.string().datetime({ offset: true }).describe("RFC 3339");
+const timestamp = z.string().max(40).datetime({ offset: true }).describe("RFC 3339");
 
 /**
  * Field names that differ only in letter case from the contract's are accepted (the published
@@ -155,10 +155,10 @@ export const trafficSchema = z
   })
   .meta({ id: "StoreTrafficEventResource" });
 
-const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "a date YYYY-MM-DD").refine((v) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)), "a date YYYY-MM-DD");
+const isoDate = z.string().max(10).regex(/^\d{4}-\d{2}-\d{2}$/, "a date YYYY-MM-DD").refine((v) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)), "a date YYYY-MM-DD");
 const limit = count.nullish().transform((v) => v ?? undefined);
 const triggerFields = {
-  warehouseId: z.string().uuid().optional(),
+  warehouseId: z.string().max(36).uuid().optional(),
   warehouseExternalId: z.string().min(1).max(500).optional(),
   key: z.string().min(1).max(500).describe("the SKU's key (or an old key)"),
   sku: optionalText,

@@ -13,6 +13,7 @@ const groups = { seasons: GroupBy.SEASONS, products: GroupBy.PRODUCTS, variants:
 const date = () =>
   z
     .string()
+    .max(10)
     .regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date YYYY-MM-DD")
     .refine((v) => {
       const d = new Date(`${v}T00:00:00Z`);

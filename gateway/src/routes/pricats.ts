@@ -31,8 +31,8 @@ const skuFields = {
   vat: decimal().refine((n) => n >= 0 && n <= 100, "must be 0..100").nullish(),
   prices: z.record(z.string().min(1).max(500), decimal()).nullish().describe("price name -> amount"),
   currency: currency.nullish(),
-  customFields: z.record(z.string(), z.unknown()).nullish(),
-  externalAttributes: z.record(z.string(), z.unknown()).nullish(),
+  customFields: z.record(z.string().max(500), z.unknown()).nullish(),
+  externalAttributes: z.record(z.string().max(500), z.unknown()).nullish(),
 };
 const pricatSkuInput = z.preprocess(canonicalNames(Object.keys(skuFields)), z.strictObject(skuFields)).meta({ id: "PricatSkuUpsert" });
 

@@ -6,7 +6,7 @@ import { decimal } from "../http/values";
 /** zod shapes of pricing's REST resources (CONTRACT.md, "Resources"), and proto to REST. */
 
 const id = z.string().trim().min(1).max(500);
-export const currency = z.string().regex(/^[A-Z]{3}$/, "an ISO 4217 code (e.g. EUR)");
+export const currency = z.string().length(3).regex(/^[A-Z]{3}$/, "an ISO 4217 code (e.g. EUR)");
 
 /**
  * The published client's spellings: names that differ only in letter case, and renamed fields,

@@ -1,4 +1,6 @@
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
+import { isUuid } from "@analytics/db";
 import { create } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
 import { catalogueV1, fromRestJson, toRestJson, type pricingV1 } from "@analytics/contracts";
@@ -12,7 +14,7 @@ import { batchOf, repeatable, route, type RouteContext } from "../http/route";
 import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import type { CallAs } from "../clients";
 import { productPriceToRest } from "./pricing-schemas";
-import { imageUploadSchema, keySwitchSchema, productCreateSchema, productSchema, productUpdateSchema, nullFields, writableFields } from "./catalogue-schemas";
+import { imageUploadSchema, keySwitchSchema, productCreateDocumented, productCreateSchema, productUpdateDocumented, productSchema, productUpdateSchema, nullFields, writableFields } from "./catalogue-schemas";
 
 const { ProductSchema, KeySwitchSchema, ImageUploadSchema } = catalogueV1;
 const MiB = 1024 * 1024;
@@ -60,13 +62,40 @@ export const productExample = create(ProductSchema, {
 
 const exampleWrite = toProduct(productExample) as { key: string };
 
+/**
+ * Image URLs usable where no bearer token is sent (an <img> tag, a spreadsheet cell): an
+ * account-scoped capability path whose signature is an HMAC of account and content hash under a
+ * key derived from the server's secret; absolute when PUBLIC_BASE_URL is set.
+ */
+export function imageCapabilities(secret: string, publicBaseUrl = "") {
+  const key = createHmac("sha256", secret).update("image capability urls v1").digest();
+  const signature = (accountId: string, sha256: string) => createHmac("sha256", key).update(`${accountId}:${sha256}`).digest("base64url");
+  return {
+    signature,
+    verify: (accountId: string, sha256: string, sig: string) => {
+      const expected = Buffer.from(signature(accountId, sha256));
+      const given = Buffer.from(sig);
+      return expected.length === given.length && timingSafeEqual(expected, given);
+    },
+    /** The catalogue's `/v2/api/images/<sha256>` as the account's capability URL. */
+    url: (accountId: string, imageUrl: string) => {
+      const sha256 = /^\/v2\/api\/images\/([0-9a-f]{64})$/.exec(imageUrl)?.[1];
+      return sha256 ? `${publicBaseUrl}/v2/api/images/${accountId}/${sha256}/${signature(accountId, sha256)}` : imageUrl;
+    },
+  };
+}
+export type ImageCapabilities = ReturnType<typeof imageCapabilities>;
+
 /** /v2/api/products and /v2/api/images -> analytics.catalogue.v1.CatalogueService */
 export function productRoutes(
   ctx: RouteContext,
   catalogue: Client<typeof catalogueV1.CatalogueService>,
   pricing: Client<typeof pricingV1.PricingService>,
   as: CallAs,
+  images: ImageCapabilities = imageCapabilities(randomBytes(32).toString("hex")),
 ): void {
+  const withImageUrl = (accountId: string, p: Record<string, unknown>) =>
+    typeof p.imageUrl === "string" && p.imageUrl ? { ...p, imageUrl: images.url(accountId, p.imageUrl) } : p;
   const tag = "Products";
   route(ctx, {
     method: "GET",
@@ -105,7 +134,7 @@ export function productRoutes(
         const prices = ids.length ? (await pricing.pricesOfProducts({ productIds: ids }, as(caller))).prices : [];
         const byProduct = new Map<string, unknown[]>();
         for (const p of prices) (byProduct.get(p.productId) ?? byProduct.set(p.productId, []).get(p.productId)!).push(productPriceToRest(p));
-        return products.map((p) => ({ ...toProduct(p), prices: byProduct.get(p.id) ?? [] }));
+        return products.map((p) => ({ ...withImageUrl(caller.accountId, toProduct(p)), prices: byProduct.get(p.id) ?? [] }));
       });
       setPageHeaders(request, reply, query, page.first?.totalCount ?? 0);
       reply.type("application/json; charset=utf-8");
@@ -141,7 +170,7 @@ export function productRoutes(
       const [result] = res.results;
       if (!result.product) throw failure(result);
       reply.status(201);
-      return [toProduct(result.product)];
+      return [withImageUrl(caller.accountId, toProduct(result.product) as Record<string, unknown>)];
     },
   });
   route(ctx, {
@@ -151,7 +180,7 @@ export function productRoutes(
     summary: `Create or update up to ${BATCH_MAX} products by key, each a full write (a field absent or null takes its default; imageUrl: absent keeps the uploaded image, null removes it); one answer per item`,
     tag,
     auth: "bearer",
-    body: batchOf(productCreateSchema, BATCH_MAX),
+    body: batchOf(productCreateDocumented, BATCH_MAX),
     bodyExample: [exampleWrite],
     responses: {
       201: {
@@ -180,7 +209,7 @@ export function productRoutes(
     summary: "Partial update of existing products (by id, else key): fields not sent are kept, fields sent as null are cleared",
     tag,
     auth: "bearer",
-    body: batchOf(productUpdateSchema, BATCH_MAX),
+    body: batchOf(productUpdateDocumented, BATCH_MAX),
     bodyExample: [{ key: exampleWrite.key, productName: "Merino crew neck, relaxed fit", season: null }],
     responses: {
       200: { description: "one BatchResponse per item", schema: z.array(batchResponseSchema) },
@@ -233,7 +262,7 @@ export function productRoutes(
       const res = await catalogue.uploadImages({ images: [convertBody(() => fromRestJson(ImageUploadSchema, body))] }, as(caller));
       const [result] = res.results;
       if (!result.image) throw failure(result);
-      return { key: result.image.key, imageUrl: result.image.imageUrl };
+      return { key: result.image.key, imageUrl: images.url(caller.accountId, result.image.imageUrl) };
     },
   });
   route(ctx, {
@@ -261,7 +290,7 @@ export function productRoutes(
     summary: "A product image (content-addressed; cacheable for a year)",
     tag,
     auth: "bearer",
-    params: { sha256: z.string().regex(/^[0-9a-f]{64}$/, "a SHA-256 in lower-case hex") },
+    params: { sha256: z.string().length(64).regex(/^[0-9a-f]{64}$/, "a SHA-256 in lower-case hex") },
     responses: {
       200: { description: "the image bytes", contentType: "image/*" },
       304: { description: "not modified (If-None-Match)" },
@@ -269,9 +298,36 @@ export function productRoutes(
     },
     handler: async ({ params, caller }, request, reply) => {
       const etag = `"${params.sha256}"`;
+      // Looked up first: an unknown or other account's image is a 404, also with If-None-Match.
+      const image = await catalogue.getImage({ sha256: params.sha256 }, as(caller));
       reply.header("ETag", etag).header("Cache-Control", "private, max-age=31536000, immutable");
       if (request.headers["if-none-match"] === etag) return reply.status(304).send();
-      const image = await catalogue.getImage({ sha256: params.sha256 }, as(caller));
+      return reply.type(image.contentType).send(Buffer.from(image.data));
+    },
+  });
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/images/:accountId/:sha256/:signature",
+    operationId: "getImageByCapability",
+    summary: "A product image at its capability URL (the imageUrl products answer): no token needed, usable in <img> tags and spreadsheets",
+    tag,
+    auth: "none",
+    params: {
+      accountId: z.string().max(100),
+      sha256: z.string().length(64).regex(/^[0-9a-f]{64}$/, "a SHA-256 in lower-case hex"),
+      signature: z.string().max(100),
+    },
+    responses: {
+      200: { description: "the image bytes", contentType: "image/*" },
+      304: { description: "not modified (If-None-Match)" },
+      404: { description: "no such image for that account, or a wrong signature", schema: generalResponseSchema },
+    },
+    handler: async ({ params }, request, reply) => {
+      if (!isUuid(params.accountId) || !images.verify(params.accountId, params.sha256, params.signature)) throw new HttpError(404, "no such image");
+      const image = await catalogue.getImage({ sha256: params.sha256 }, as({ accountId: params.accountId, apiKeyId: "", requestId: request.id }));
+      const etag = `"${params.sha256}"`;
+      reply.header("ETag", etag).header("Cache-Control", "public, max-age=31536000, immutable");
+      if (request.headers["if-none-match"] === etag) return reply.status(304).send();
       return reply.type(image.contentType).send(Buffer.from(image.data));
     },
   });

@@ -42,6 +42,7 @@ export function parseTimestamp(value: string, dateOnly: boolean): Date | undefin
 /** A date of a purchase order: within 1970-01-01 .. 2105-12-31 23:59:59, sent on as RFC 3339 UTC. */
 const orderTimestamp = z
   .string()
+  .max(40)
   .transform((v, ctx) => {
     const date = parseTimestamp(v, true);
     if (!date) {
@@ -59,6 +60,7 @@ const orderTimestamp = z
 /** A list filter bound: RFC 3339 with `Z`, colon or colon-less offset; anything else is a 400. */
 const filterTimestamp = z
   .string()
+  .max(40)
   .transform((v, ctx) => {
     const date = parseTimestamp(v, false);
     if (!date) {

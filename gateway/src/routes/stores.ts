@@ -121,8 +121,8 @@ export function storeRoutes(
 
   const trafficQuery = {
     ...pageQuery(),
-    from: z.string().datetime({ offset: true }).optional().describe("eventTime at or after (RFC 3339)"),
-    to: z.string().datetime({ offset: true }).optional().describe("eventTime before (RFC 3339)"),
+    from: z.string().max(40).datetime({ offset: true }).optional().describe("eventTime at or after (RFC 3339)"),
+    to: z.string().max(40).datetime({ offset: true }).optional().describe("eventTime before (RFC 3339)"),
   };
   const listTraffic = (byCounter: boolean) =>
     route(ctx, {

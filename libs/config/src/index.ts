@@ -31,11 +31,19 @@ export const configSchema = z.object({
   EMBEDDED_PG_PORT: port.default(54329),
   /** Believe X-Forwarded-For from this many proxies in front of the gateway (0: none). */
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
+  /** Browser origins allowed to call the API (CORS), comma-separated; unset: CORS off. */
+  CORS_ORIGINS: z
+    .string()
+    .optional()
+    .transform((v) => (v ?? "").split(",").map((s) => s.trim()).filter(Boolean))
+    .pipe(z.array(z.string().regex(/^https?:\/\/[^/\s]+$/, "each origin is scheme://host[:port], without a path"))),
   /** Port of a service started alone (services/<name>/main); each has its own default. */
   SERVICE_PORT: port.optional(),
   /** A service's plain HTTP/1.1 port for /healthz, /readyz and /metrics (Kubernetes probes). */
   HEALTH_PORT: port.optional(),
   /** Enables the admin API when set. */
+  /** Absolute base of the URLs the API hands out (image URLs), e.g. https://api.example.com; unset: relative URLs. */
+  PUBLIC_BASE_URL: z.string().url().regex(/^https?:\/\/[^?#]*[^/?#]$/, "scheme://host[:port][/path] without a trailing slash").optional(),
   ADMIN_TOKEN: z.string().min(16, "ADMIN_TOKEN must be at least 16 characters").optional(),
   /** HS256 key for access tokens; the embedded default generates and keeps one under DATA_DIR. */
   JWT_SECRET: z.string().min(32, "JWT_SECRET must be at least 32 characters").optional(),
