@@ -6,7 +6,7 @@ import { enqueue, outboxEntry } from "@analytics/outbox";
 import type { Caller } from "@analytics/auth";
 import type { ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
-import { dayOf, itemColumns, orderColumns, purchaseOrderFromRows, type PurchaseOrder } from "./resources";
+import { dayOf, orderColumns, purchaseOrderFromRows, type PurchaseOrder } from "./resources";
 import { purchaseOrderViolations, violationMessage } from "./validation";
 
 const { WriteMode } = ordersV1;
@@ -60,7 +60,9 @@ function changedMessage(accountId: string, order: PurchaseOrder, version: number
     isDraft: order.deliveryStatus === DRAFT,
     lines,
     updatedAt: order.updatedAt,
-    purchaseOrder: order,
+    // The queue's payload, carried only when the change is an event on it (a draft, was one, or
+    // leaves draft): planning needs the lines alone, and the messages stay small.
+    purchaseOrder: wasDraft || order.deliveryStatus === DRAFT ? order : undefined,
   };
 }
 
@@ -104,7 +106,7 @@ export async function writePurchaseOrders(
       mode === WriteMode.REPLACE
         ? new Map((await repo.existingById(tx, accountId, valid.map((v) => v.po.id).filter(isUuid))).map((e) => [e.id, e]))
         : new Map<string, repo.ExistingOrder>();
-    const writes: { i: number; id: string; created: boolean; wasDraft: boolean; columns: repo.OrderWrite }[] = [];
+    const writes: { i: number; id: string; created: boolean; wasDraft: boolean; columns: ReturnType<typeof orderColumns> }[] = [];
     const unchanged: { i: number; id: string }[] = [];
     for (const { i, po } of valid) {
       const ref = po.externalPoNo;
@@ -134,14 +136,14 @@ export async function writePurchaseOrders(
       }
       const id = target?.id ?? randomUUID();
       const columns = orderColumns(id, target?.api_key_id ?? apiKeyId, po);
-      if (target && sameJson(target.content, columns.content)) {
+      if (target && sameJson(target.content, columns.order.content)) {
         unchanged.push({ i, id });
         continue;
       }
       writes.push({ i, id, created: !target, wasDraft: target?.delivery_status === DRAFT, columns });
     }
     if (atomic && replies.size) return { replies, stored: new Map(), writes: [], unchanged: [] };
-    await repo.writeOrders(tx, accountId, writes.map((w) => w.columns), writes.flatMap((w) => itemColumns(w.id, inputs[w.i])));
+    await repo.writeOrders(tx, accountId, writes.map((w) => w.columns.order), writes.flatMap((w) => w.columns.items));
     const stored = await readBack(tx, accountId, [...writes.map((w) => w.id), ...unchanged.map((u) => u.id)]);
     await enqueue(
       tx,

@@ -48,7 +48,7 @@ export interface ItemRow {
   total_price_net: string | null;
   total_price_vat: string | null;
   total_price_currency: string | null;
-  deliveries: { deliveryID?: string; quantity: number; deliveryDate?: string }[];
+  deliveries: { deliveryID?: string | null; quantity: number; deliveryDate?: string | null }[];
   delivered_quantity: number;
 }
 

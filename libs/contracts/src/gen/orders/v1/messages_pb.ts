@@ -74,7 +74,7 @@ export type PurchaseOrderChanged = Message<"analytics.orders.v1.PurchaseOrderCha
 
   /**
    * The order as GET /purchaseorders/{externalPurchaseNo} returns it, the payload of
-   * draft_po_change entries.
+   * draft_po_change entries: set when was_draft or is_draft, unset otherwise.
    *
    * @generated from field: analytics.orders.v1.PurchaseOrder purchase_order = 10;
    */
