@@ -55,7 +55,7 @@ export function ordersRoutes(ctx: ServiceContext) {
           throw invalid(`at most ${MAX_PURCHASE_ORDERS} purchase orders per request`, [{ path: "", message: `at most ${MAX_PURCHASE_ORDERS} items` }]);
         }
         const mode = req.mode || ordersV1.WriteMode.UPSERT;
-        const outcomes = await purchaseOrders.writePurchaseOrders(ctx, callerOf(c), req.purchaseOrders, mode, req.global, req.atomic);
+        const outcomes = await purchaseOrders.writePurchaseOrders(ctx, callerOf(c), req.purchaseOrders, mode, req.global, req.atomic, req.resultsOnly);
         return {
           results: outcomes.map(({ statusCode, message, reference, referenceField, violations, value }) => ({
             result: { statusCode, message, reference, referenceField },

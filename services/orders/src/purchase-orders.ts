@@ -81,6 +81,7 @@ export async function writePurchaseOrders(
   mode: ordersV1.WriteMode,
   global: boolean,
   atomic: boolean,
+  resultsOnly = false,
 ): Promise<Outcome[]> {
   const { accountId, apiKeyId } = caller;
   const outcomes: (Outcome | undefined)[] = inputs.map((po) => {
@@ -144,7 +145,8 @@ export async function writePurchaseOrders(
     }
     if (atomic && replies.size) return { replies, stored: new Map(), writes: [], unchanged: [] };
     await repo.writeOrders(tx, accountId, writes.map((w) => w.columns.order), writes.flatMap((w) => w.columns.items));
-    const stored = await readBack(tx, accountId, [...writes.map((w) => w.id), ...unchanged.map((u) => u.id)]);
+    // Written orders are read back for their messages; unchanged ones only when they are answered.
+    const stored = await readBack(tx, accountId, [...writes.map((w) => w.id), ...(resultsOnly ? [] : unchanged.map((u) => u.id))]);
     await enqueue(
       tx,
       writes.map((w) => {
@@ -159,7 +161,7 @@ export async function writePurchaseOrders(
   for (const [i, o] of written.replies) outcomes[i] = o;
   for (const w of written.writes) {
     const ref = inputs[w.i].externalPoNo;
-    outcomes[w.i] = { ...answer(w.created ? 201 : 200, ref, w.created ? "created" : "updated"), value: written.stored.get(w.id)?.order };
+    outcomes[w.i] = { ...answer(w.created ? 201 : 200, ref, w.created ? "created" : "updated"), value: resultsOnly ? undefined : written.stored.get(w.id)?.order };
   }
   for (const u of written.unchanged) {
     outcomes[u.i] = { ...answer(200, inputs[u.i].externalPoNo, "unchanged"), value: written.stored.get(u.id)?.order };
