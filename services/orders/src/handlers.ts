@@ -4,6 +4,7 @@ import { ordersV1, type PageRequest } from "@analytics/contracts";
 import { callerOf } from "@analytics/auth";
 import { invalid } from "@analytics/errors";
 import type { ServiceContext } from "@analytics/rpc";
+import * as distributionOrders from "./distribution-orders";
 import * as purchaseOrders from "./purchase-orders";
 import type { Page } from "./repository";
 
@@ -11,6 +12,8 @@ const { OrdersService } = ordersV1;
 const MAX_PAGE_SIZE = 1000;
 /** The specification's batch limit of purchase orders. */
 export const MAX_PURCHASE_ORDERS = 500;
+/** Every other batch (CONTRACT.md, Limits). */
+const MAX_ROWS = 1000;
 
 /** Defaults of the contract (page 1, 10 a page); out of range is invalid, never clamped. */
 function pageOf(page: PageRequest | undefined): Page {
@@ -63,6 +66,28 @@ export function ordersRoutes(ctx: ServiceContext) {
             purchaseOrder: value,
           })),
         };
+      },
+      async listDistributionOrders(req, c) {
+        const { rows, total } = await distributionOrders.listDistributionOrders(db, callerOf(c).accountId, req.status, pageOf(req.page));
+        return { distributionOrders: rows, totalCount: total };
+      },
+      async writeDistributionOrders(req, c) {
+        if (req.distributionOrders.length > MAX_ROWS) throw invalid(`at most ${MAX_ROWS} rows per request`, [{ path: "", message: `at most ${MAX_ROWS} items` }]);
+        const outcomes = await distributionOrders.writeDistributionOrders(ctx, callerOf(c).accountId, req.distributionOrders, req.mode || ordersV1.WriteMode.UPSERT);
+        return {
+          results: outcomes.map(({ statusCode, message, reference, referenceField, violations, value }) => ({
+            result: { statusCode, message, reference, referenceField },
+            violations,
+            distributionOrder: value,
+          })),
+        };
+      },
+      async listProcessingDistributionOrders(req, c) {
+        const { ids, total } = await distributionOrders.listProcessing(db, callerOf(c).accountId, pageOf(req.page));
+        return { externalDoids: ids, totalCount: total };
+      },
+      async getDistributionOrder(req, c) {
+        return { distributionOrders: await distributionOrders.getDistributionOrder(db, callerOf(c).accountId, req.externalDoid) };
       },
     });
 }

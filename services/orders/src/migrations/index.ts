@@ -1,5 +1,6 @@
 import type { Migration } from "@analytics/db";
 import { outboxMigrations } from "@analytics/outbox";
 import { createOrders } from "./001_orders";
+import { createDistributionOrders } from "./002_distribution_orders";
 
-export const migrations: Migration[] = [...outboxMigrations, createOrders];
+export const migrations: Migration[] = [...outboxMigrations, createOrders, createDistributionOrders];

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file orders/v1/orders.proto.
  */
 export const file_orders_v1_orders: GenFile = /*@__PURE__*/
-  fileDesc("ChZvcmRlcnMvdjEvb3JkZXJzLnByb3RvEhNhbmFseXRpY3Mub3JkZXJzLnYxItkECg1QdXJjaGFzZU9yZGVyEgoKAmlkGAEgASgJEiQKDmV4dGVybmFsX3BvX25vGAIgASgJUgxleHRlcm5hbFBPTm8SLgoKb3JkZXJfZGF0ZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoNZGVsaXZlcnlfZGF0ZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFwoPZGVsaXZlcnlfc3RhdHVzGAUgASgFEh0KEGV4dGVybmFsX2NvbW1lbnQYBiABKAlIAIgBARI3ChVleHRlcm5hbF93YXJlaG91c2VfaWQYByABKAlIAVITZXh0ZXJuYWxXYXJlaG91c2VJRIgBARIVCghzdXBwbGllchgIIAEoCUgCiAEBEhIKBWxhYmVsGAkgASgJSAOIAQESFwoKb3JkZXJfdHlwZRgKIAEoCUgEiAEBEjUKBWl0ZW1zGAsgAygLMiYuYW5hbHl0aWNzLm9yZGVycy52MS5QdXJjaGFzZU9yZGVySXRlbRISCgphcGlfa2V5X2lkGAwgASgJEi4KCmNyZWF0ZWRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhMKEV9leHRlcm5hbF9jb21tZW50QhgKFl9leHRlcm5hbF93YXJlaG91c2VfaWRCCwoJX3N1cHBsaWVyQggKBl9sYWJlbEINCgtfb3JkZXJfdHlwZSLvBAoRUHVyY2hhc2VPcmRlckl0ZW0SCgoCaWQYASABKAkSKwoPZXh0ZXJuYWxfcm93X2lkGAIgASgJSABSDWV4dGVybmFsUm93SUSIAQESEAoDa2V5GAMgASgJSAGIAQESEAoDc2t1GAQgASgJSAKIAQESEAoDZWFuGAUgASgJSAOIAQESEwoGc2Vhc29uGAYgASgJSASIAQESEAoIcXVhbnRpdHkYByABKAUSMQoNZGVsaXZlcnlfZGF0ZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNwoVZXh0ZXJuYWxfd2FyZWhvdXNlX2lkGAkgASgJSAVSE2V4dGVybmFsV2FyZWhvdXNlSUSIAQESNQoPdG90YWxfcHJpY2VfbmV0GAogASgLMhwuYW5hbHl0aWNzLmNvbW1vbi52MS5EZWNpbWFsEjUKD3RvdGFsX3ByaWNlX3ZhdBgLIAEoCzIcLmFuYWx5dGljcy5jb21tb24udjEuRGVjaW1hbBIhChR0b3RhbF9wcmljZV9jdXJyZW5jeRgMIAEoCUgGiAEBEjEKCmRlbGl2ZXJpZXMYDSADKAsyHS5hbmFseXRpY3Mub3JkZXJzLnYxLkRlbGl2ZXJ5EhoKEmRlbGl2ZXJlZF9xdWFudGl0eRgOIAEoBRIOCgZza3VfaWQYDyABKAlCEgoQX2V4dGVybmFsX3Jvd19pZEIGCgRfa2V5QgYKBF9za3VCBgoEX2VhbkIJCgdfc2Vhc29uQhgKFl9leHRlcm5hbF93YXJlaG91c2VfaWRCFwoVX3RvdGFsX3ByaWNlX2N1cnJlbmN5IoUBCghEZWxpdmVyeRIkCgtkZWxpdmVyeV9pZBgBIAEoCUgAUgpkZWxpdmVyeUlEiAEBEhAKCHF1YW50aXR5GAIgASgFEjEKDWRlbGl2ZXJ5X2RhdGUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg4KDF9kZWxpdmVyeV9pZCJfCgtCYXRjaFJlc3VsdBIPCgdtZXNzYWdlGAEgASgJEhEKCXJlZmVyZW5jZRgCIAEoCRIXCg9yZWZlcmVuY2VfZmllbGQYAyABKAkSEwoLc3RhdHVzX2NvZGUYBCABKAUiwQEKGFB1cmNoYXNlT3JkZXJXcml0ZVJlc3VsdBIwCgZyZXN1bHQYASABKAsyIC5hbmFseXRpY3Mub3JkZXJzLnYxLkJhdGNoUmVzdWx0EjoKDnB1cmNoYXNlX29yZGVyGAIgASgLMiIuYW5hbHl0aWNzLm9yZGVycy52MS5QdXJjaGFzZU9yZGVyEjcKCnZpb2xhdGlvbnMYAyADKAsyIy5hbmFseXRpY3MuY29tbW9uLnYxLkZpZWxkVmlvbGF0aW9uIr0BChpXcml0ZVB1cmNoYXNlT3JkZXJzUmVxdWVzdBI7Cg9wdXJjaGFzZV9vcmRlcnMYASADKAsyIi5hbmFseXRpY3Mub3JkZXJzLnYxLlB1cmNoYXNlT3JkZXISLAoEbW9kZRgCIAEoDjIeLmFuYWx5dGljcy5vcmRlcnMudjEuV3JpdGVNb2RlEg4KBmdsb2JhbBgDIAEoCBIOCgZhdG9taWMYBCABKAgSFAoMcmVzdWx0c19vbmx5GAUgASgIIl0KG1dyaXRlUHVyY2hhc2VPcmRlcnNSZXNwb25zZRI+CgdyZXN1bHRzGAEgAygLMi0uYW5hbHl0aWNzLm9yZGVycy52MS5QdXJjaGFzZU9yZGVyV3JpdGVSZXN1bHQimwMKGUxpc3RQdXJjaGFzZU9yZGVyc1JlcXVlc3QSLgoEcGFnZRgBIAEoCzIgLmFuYWx5dGljcy5jb21tb24udjEuUGFnZVJlcXVlc3QSDgoGZ2xvYmFsGAIgASgIEhIKCnByb2Nlc3NpbmcYAyABKAgSMwoPb3JkZXJfZGF0ZV9mcm9tGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIxCg1vcmRlcl9kYXRlX3RvGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjcmVhdGVkX2Zyb20YBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmNyZWF0ZWRfdG8YByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDHVwZGF0ZWRfZnJvbRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF90bxgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAibgoaTGlzdFB1cmNoYXNlT3JkZXJzUmVzcG9uc2USOwoPcHVyY2hhc2Vfb3JkZXJzGAEgAygLMiIuYW5hbHl0aWNzLm9yZGVycy52MS5QdXJjaGFzZU9yZGVyEhMKC3RvdGFsX2NvdW50GAIgASgFIkEKF0dldFB1cmNoYXNlT3JkZXJSZXF1ZXN0EhYKDmV4dGVybmFsX3BvX25vGAEgASgJEg4KBmdsb2JhbBgCIAEoCCJWChhHZXRQdXJjaGFzZU9yZGVyUmVzcG9uc2USOgoOcHVyY2hhc2Vfb3JkZXIYASABKAsyIi5hbmFseXRpY3Mub3JkZXJzLnYxLlB1cmNoYXNlT3JkZXIqbQoJV3JpdGVNb2RlEhoKFldSSVRFX01PREVfVU5TUEVDSUZJRUQQABIVChFXUklURV9NT0RFX0NSRUFURRABEhYKEldSSVRFX01PREVfUkVQTEFDRRACEhUKEVdSSVRFX01PREVfVVBTRVJUEAMy8QIKDU9yZGVyc1NlcnZpY2USdQoSTGlzdFB1cmNoYXNlT3JkZXJzEi4uYW5hbHl0aWNzLm9yZGVycy52MS5MaXN0UHVyY2hhc2VPcmRlcnNSZXF1ZXN0Gi8uYW5hbHl0aWNzLm9yZGVycy52MS5MaXN0UHVyY2hhc2VPcmRlcnNSZXNwb25zZRJvChBHZXRQdXJjaGFzZU9yZGVyEiwuYW5hbHl0aWNzLm9yZGVycy52MS5HZXRQdXJjaGFzZU9yZGVyUmVxdWVzdBotLmFuYWx5dGljcy5vcmRlcnMudjEuR2V0UHVyY2hhc2VPcmRlclJlc3BvbnNlEngKE1dyaXRlUHVyY2hhc2VPcmRlcnMSLy5hbmFseXRpY3Mub3JkZXJzLnYxLldyaXRlUHVyY2hhc2VPcmRlcnNSZXF1ZXN0GjAuYW5hbHl0aWNzLm9yZGVycy52MS5Xcml0ZVB1cmNoYXNlT3JkZXJzUmVzcG9uc2ViBnByb3RvMw", [file_common_v1_common, file_google_protobuf_timestamp]);
+  fileDesc("ChZvcmRlcnMvdjEvb3JkZXJzLnByb3RvEhNhbmFseXRpY3Mub3JkZXJzLnYxItkECg1QdXJjaGFzZU9yZGVyEgoKAmlkGAEgASgJEiQKDmV4dGVybmFsX3BvX25vGAIgASgJUgxleHRlcm5hbFBPTm8SLgoKb3JkZXJfZGF0ZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoNZGVsaXZlcnlfZGF0ZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFwoPZGVsaXZlcnlfc3RhdHVzGAUgASgFEh0KEGV4dGVybmFsX2NvbW1lbnQYBiABKAlIAIgBARI3ChVleHRlcm5hbF93YXJlaG91c2VfaWQYByABKAlIAVITZXh0ZXJuYWxXYXJlaG91c2VJRIgBARIVCghzdXBwbGllchgIIAEoCUgCiAEBEhIKBWxhYmVsGAkgASgJSAOIAQESFwoKb3JkZXJfdHlwZRgKIAEoCUgEiAEBEjUKBWl0ZW1zGAsgAygLMiYuYW5hbHl0aWNzLm9yZGVycy52MS5QdXJjaGFzZU9yZGVySXRlbRISCgphcGlfa2V5X2lkGAwgASgJEi4KCmNyZWF0ZWRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhMKEV9leHRlcm5hbF9jb21tZW50QhgKFl9leHRlcm5hbF93YXJlaG91c2VfaWRCCwoJX3N1cHBsaWVyQggKBl9sYWJlbEINCgtfb3JkZXJfdHlwZSLvBAoRUHVyY2hhc2VPcmRlckl0ZW0SCgoCaWQYASABKAkSKwoPZXh0ZXJuYWxfcm93X2lkGAIgASgJSABSDWV4dGVybmFsUm93SUSIAQESEAoDa2V5GAMgASgJSAGIAQESEAoDc2t1GAQgASgJSAKIAQESEAoDZWFuGAUgASgJSAOIAQESEwoGc2Vhc29uGAYgASgJSASIAQESEAoIcXVhbnRpdHkYByABKAUSMQoNZGVsaXZlcnlfZGF0ZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNwoVZXh0ZXJuYWxfd2FyZWhvdXNlX2lkGAkgASgJSAVSE2V4dGVybmFsV2FyZWhvdXNlSUSIAQESNQoPdG90YWxfcHJpY2VfbmV0GAogASgLMhwuYW5hbHl0aWNzLmNvbW1vbi52MS5EZWNpbWFsEjUKD3RvdGFsX3ByaWNlX3ZhdBgLIAEoCzIcLmFuYWx5dGljcy5jb21tb24udjEuRGVjaW1hbBIhChR0b3RhbF9wcmljZV9jdXJyZW5jeRgMIAEoCUgGiAEBEjEKCmRlbGl2ZXJpZXMYDSADKAsyHS5hbmFseXRpY3Mub3JkZXJzLnYxLkRlbGl2ZXJ5EhoKEmRlbGl2ZXJlZF9xdWFudGl0eRgOIAEoBRIOCgZza3VfaWQYDyABKAlCEgoQX2V4dGVybmFsX3Jvd19pZEIGCgRfa2V5QgYKBF9za3VCBgoEX2VhbkIJCgdfc2Vhc29uQhgKFl9leHRlcm5hbF93YXJlaG91c2VfaWRCFwoVX3RvdGFsX3ByaWNlX2N1cnJlbmN5IoUBCghEZWxpdmVyeRIkCgtkZWxpdmVyeV9pZBgBIAEoCUgAUgpkZWxpdmVyeUlEiAEBEhAKCHF1YW50aXR5GAIgASgFEjEKDWRlbGl2ZXJ5X2RhdGUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg4KDF9kZWxpdmVyeV9pZCJfCgtCYXRjaFJlc3VsdBIPCgdtZXNzYWdlGAEgASgJEhEKCXJlZmVyZW5jZRgCIAEoCRIXCg9yZWZlcmVuY2VfZmllbGQYAyABKAkSEwoLc3RhdHVzX2NvZGUYBCABKAUiwQEKGFB1cmNoYXNlT3JkZXJXcml0ZVJlc3VsdBIwCgZyZXN1bHQYASABKAsyIC5hbmFseXRpY3Mub3JkZXJzLnYxLkJhdGNoUmVzdWx0EjoKDnB1cmNoYXNlX29yZGVyGAIgASgLMiIuYW5hbHl0aWNzLm9yZGVycy52MS5QdXJjaGFzZU9yZGVyEjcKCnZpb2xhdGlvbnMYAyADKAsyIy5hbmFseXRpY3MuY29tbW9uLnYxLkZpZWxkVmlvbGF0aW9uIr0BChpXcml0ZVB1cmNoYXNlT3JkZXJzUmVxdWVzdBI7Cg9wdXJjaGFzZV9vcmRlcnMYASADKAsyIi5hbmFseXRpY3Mub3JkZXJzLnYxLlB1cmNoYXNlT3JkZXISLAoEbW9kZRgCIAEoDjIeLmFuYWx5dGljcy5vcmRlcnMudjEuV3JpdGVNb2RlEg4KBmdsb2JhbBgDIAEoCBIOCgZhdG9taWMYBCABKAgSFAoMcmVzdWx0c19vbmx5GAUgASgIIl0KG1dyaXRlUHVyY2hhc2VPcmRlcnNSZXNwb25zZRI+CgdyZXN1bHRzGAEgAygLMi0uYW5hbHl0aWNzLm9yZGVycy52MS5QdXJjaGFzZU9yZGVyV3JpdGVSZXN1bHQimwMKGUxpc3RQdXJjaGFzZU9yZGVyc1JlcXVlc3QSLgoEcGFnZRgBIAEoCzIgLmFuYWx5dGljcy5jb21tb24udjEuUGFnZVJlcXVlc3QSDgoGZ2xvYmFsGAIgASgIEhIKCnByb2Nlc3NpbmcYAyABKAgSMwoPb3JkZXJfZGF0ZV9mcm9tGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIxCg1vcmRlcl9kYXRlX3RvGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjcmVhdGVkX2Zyb20YBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmNyZWF0ZWRfdG8YByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDHVwZGF0ZWRfZnJvbRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF90bxgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAibgoaTGlzdFB1cmNoYXNlT3JkZXJzUmVzcG9uc2USOwoPcHVyY2hhc2Vfb3JkZXJzGAEgAygLMiIuYW5hbHl0aWNzLm9yZGVycy52MS5QdXJjaGFzZU9yZGVyEhMKC3RvdGFsX2NvdW50GAIgASgFIkEKF0dldFB1cmNoYXNlT3JkZXJSZXF1ZXN0EhYKDmV4dGVybmFsX3BvX25vGAEgASgJEg4KBmdsb2JhbBgCIAEoCCJWChhHZXRQdXJjaGFzZU9yZGVyUmVzcG9uc2USOgoOcHVyY2hhc2Vfb3JkZXIYASABKAsyIi5hbmFseXRpY3Mub3JkZXJzLnYxLlB1cmNoYXNlT3JkZXIitQYKEURpc3RyaWJ1dGlvbk9yZGVyEgoKAmlkGAEgASgJEiMKDWV4dGVybmFsX2RvaWQYAiABKAlSDGV4dGVybmFsRE9JRBImCg9leHRlcm5hbF9yb3dfaWQYAyABKAlSDWV4dGVybmFsUm93SUQSHQoQZXh0ZXJuYWxfY29tbWVudBgEIAEoCUgAiAEBEhMKBnNlYXNvbhgFIAEoCUgBiAEBEhAKA2tleRgGIAEoCUgCiAEBEhAKA3NrdRgHIAEoCUgDiAEBEi4KCm9yZGVyX2RhdGUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDWRlbGl2ZXJ5X2RhdGUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEicKGmZyb21fd2FyZWhvdXNlX2V4dGVybmFsX2lkGAogASgJSASIAQESJQoYdG9fd2FyZWhvdXNlX2V4dGVybmFsX2lkGAsgASgJSAWIAQESEAoIcXVhbnRpdHkYDCABKAUSGgoSYWxsb2NhdGVkX3F1YW50aXR5GA0gASgFEi4KCnNoaXBwZWRfYXQYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhoKEmRlbGl2ZXJlZF9xdWFudGl0eRgPIAEoBRIyCg5jb21wbGV0ZWRfZGF0ZRgQIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoOY2FuY2VsbGVkX2RhdGUYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnN0YXR1cxgSIAEoCRIuCgpjcmVhdGVkX2F0GBMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEITChFfZXh0ZXJuYWxfY29tbWVudEIJCgdfc2Vhc29uQgYKBF9rZXlCBgoEX3NrdUIdChtfZnJvbV93YXJlaG91c2VfZXh0ZXJuYWxfaWRCGwoZX3RvX3dhcmVob3VzZV9leHRlcm5hbF9pZCLNAQocRGlzdHJpYnV0aW9uT3JkZXJXcml0ZVJlc3VsdBIwCgZyZXN1bHQYASABKAsyIC5hbmFseXRpY3Mub3JkZXJzLnYxLkJhdGNoUmVzdWx0EkIKEmRpc3RyaWJ1dGlvbl9vcmRlchgCIAEoCzImLmFuYWx5dGljcy5vcmRlcnMudjEuRGlzdHJpYnV0aW9uT3JkZXISNwoKdmlvbGF0aW9ucxgDIAMoCzIjLmFuYWx5dGljcy5jb21tb24udjEuRmllbGRWaW9sYXRpb24ikwEKHldyaXRlRGlzdHJpYnV0aW9uT3JkZXJzUmVxdWVzdBJDChNkaXN0cmlidXRpb25fb3JkZXJzGAEgAygLMiYuYW5hbHl0aWNzLm9yZGVycy52MS5EaXN0cmlidXRpb25PcmRlchIsCgRtb2RlGAIgASgOMh4uYW5hbHl0aWNzLm9yZGVycy52MS5Xcml0ZU1vZGUiZQofV3JpdGVEaXN0cmlidXRpb25PcmRlcnNSZXNwb25zZRJCCgdyZXN1bHRzGAEgAygLMjEuYW5hbHl0aWNzLm9yZGVycy52MS5EaXN0cmlidXRpb25PcmRlcldyaXRlUmVzdWx0Il8KHUxpc3REaXN0cmlidXRpb25PcmRlcnNSZXF1ZXN0Ei4KBHBhZ2UYASABKAsyIC5hbmFseXRpY3MuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0Eg4KBnN0YXR1cxgCIAEoCSJ6Ch5MaXN0RGlzdHJpYnV0aW9uT3JkZXJzUmVzcG9uc2USQwoTZGlzdHJpYnV0aW9uX29yZGVycxgBIAMoCzImLmFuYWx5dGljcy5vcmRlcnMudjEuRGlzdHJpYnV0aW9uT3JkZXISEwoLdG90YWxfY291bnQYAiABKAUiWQonTGlzdFByb2Nlc3NpbmdEaXN0cmlidXRpb25PcmRlcnNSZXF1ZXN0Ei4KBHBhZ2UYASABKAsyIC5hbmFseXRpY3MuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0IlcKKExpc3RQcm9jZXNzaW5nRGlzdHJpYnV0aW9uT3JkZXJzUmVzcG9uc2USFgoOZXh0ZXJuYWxfZG9pZHMYASADKAkSEwoLdG90YWxfY291bnQYAiABKAUiNAobR2V0RGlzdHJpYnV0aW9uT3JkZXJSZXF1ZXN0EhUKDWV4dGVybmFsX2RvaWQYASABKAkiYwocR2V0RGlzdHJpYnV0aW9uT3JkZXJSZXNwb25zZRJDChNkaXN0cmlidXRpb25fb3JkZXJzGAEgAygLMiYuYW5hbHl0aWNzLm9yZGVycy52MS5EaXN0cmlidXRpb25PcmRlciptCglXcml0ZU1vZGUSGgoWV1JJVEVfTU9ERV9VTlNQRUNJRklFRBAAEhUKEVdSSVRFX01PREVfQ1JFQVRFEAESFgoSV1JJVEVfTU9ERV9SRVBMQUNFEAISFQoRV1JJVEVfTU9ERV9VUFNFUlQQAzKbBwoNT3JkZXJzU2VydmljZRJ1ChJMaXN0UHVyY2hhc2VPcmRlcnMSLi5hbmFseXRpY3Mub3JkZXJzLnYxLkxpc3RQdXJjaGFzZU9yZGVyc1JlcXVlc3QaLy5hbmFseXRpY3Mub3JkZXJzLnYxLkxpc3RQdXJjaGFzZU9yZGVyc1Jlc3BvbnNlEm8KEEdldFB1cmNoYXNlT3JkZXISLC5hbmFseXRpY3Mub3JkZXJzLnYxLkdldFB1cmNoYXNlT3JkZXJSZXF1ZXN0Gi0uYW5hbHl0aWNzLm9yZGVycy52MS5HZXRQdXJjaGFzZU9yZGVyUmVzcG9uc2USeAoTV3JpdGVQdXJjaGFzZU9yZGVycxIvLmFuYWx5dGljcy5vcmRlcnMudjEuV3JpdGVQdXJjaGFzZU9yZGVyc1JlcXVlc3QaMC5hbmFseXRpY3Mub3JkZXJzLnYxLldyaXRlUHVyY2hhc2VPcmRlcnNSZXNwb25zZRKBAQoWTGlzdERpc3RyaWJ1dGlvbk9yZGVycxIyLmFuYWx5dGljcy5vcmRlcnMudjEuTGlzdERpc3RyaWJ1dGlvbk9yZGVyc1JlcXVlc3QaMy5hbmFseXRpY3Mub3JkZXJzLnYxLkxpc3REaXN0cmlidXRpb25PcmRlcnNSZXNwb25zZRKEAQoXV3JpdGVEaXN0cmlidXRpb25PcmRlcnMSMy5hbmFseXRpY3Mub3JkZXJzLnYxLldyaXRlRGlzdHJpYnV0aW9uT3JkZXJzUmVxdWVzdBo0LmFuYWx5dGljcy5vcmRlcnMudjEuV3JpdGVEaXN0cmlidXRpb25PcmRlcnNSZXNwb25zZRKfAQogTGlzdFByb2Nlc3NpbmdEaXN0cmlidXRpb25PcmRlcnMSPC5hbmFseXRpY3Mub3JkZXJzLnYxLkxpc3RQcm9jZXNzaW5nRGlzdHJpYnV0aW9uT3JkZXJzUmVxdWVzdBo9LmFuYWx5dGljcy5vcmRlcnMudjEuTGlzdFByb2Nlc3NpbmdEaXN0cmlidXRpb25PcmRlcnNSZXNwb25zZRJ7ChRHZXREaXN0cmlidXRpb25PcmRlchIwLmFuYWx5dGljcy5vcmRlcnMudjEuR2V0RGlzdHJpYnV0aW9uT3JkZXJSZXF1ZXN0GjEuYW5hbHl0aWNzLm9yZGVycy52MS5HZXREaXN0cmlidXRpb25PcmRlclJlc3BvbnNlYgZwcm90bzM", [file_common_v1_common, file_google_protobuf_timestamp]);
 
 /**
  * REST-shaped: the contract's PurchaseOrder.
@@ -478,6 +478,312 @@ export const GetPurchaseOrderResponseSchema: GenMessage<GetPurchaseOrderResponse
   messageDesc(file_orders_v1_orders, 10);
 
 /**
+ * REST-shaped: the contract's DistributionOrder row.
+ *
+ * @generated from message analytics.orders.v1.DistributionOrder
+ */
+export type DistributionOrder = Message<"analytics.orders.v1.DistributionOrder"> & {
+  /**
+   * Read-only UUID (required by PUT).
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string external_doid = 2 [json_name = "externalDOID"];
+   */
+  externalDoid: string;
+
+  /**
+   * @generated from field: string external_row_id = 3 [json_name = "externalRowID"];
+   */
+  externalRowId: string;
+
+  /**
+   * @generated from field: optional string external_comment = 4;
+   */
+  externalComment?: string | undefined;
+
+  /**
+   * @generated from field: optional string season = 5;
+   */
+  season?: string | undefined;
+
+  /**
+   * @generated from field: optional string key = 6;
+   */
+  key?: string | undefined;
+
+  /**
+   * @generated from field: optional string sku = 7;
+   */
+  sku?: string | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp order_date = 8;
+   */
+  orderDate?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp delivery_date = 9;
+   */
+  deliveryDate?: Timestamp | undefined;
+
+  /**
+   * @generated from field: optional string from_warehouse_external_id = 10;
+   */
+  fromWarehouseExternalId?: string | undefined;
+
+  /**
+   * @generated from field: optional string to_warehouse_external_id = 11;
+   */
+  toWarehouseExternalId?: string | undefined;
+
+  /**
+   * @generated from field: int32 quantity = 12;
+   */
+  quantity: number;
+
+  /**
+   * @generated from field: int32 allocated_quantity = 13;
+   */
+  allocatedQuantity: number;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp shipped_at = 14;
+   */
+  shippedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: int32 delivered_quantity = 15;
+   */
+  deliveredQuantity: number;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp completed_date = 16;
+   */
+  completedDate?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp cancelled_date = 17;
+   */
+  cancelledDate?: Timestamp | undefined;
+
+  /**
+   * Read-only, derived in this order: CANCELLED (cancelledDate set), COMPLETED (delivered >=
+   * quantity), IN TRANSIT (shippedAt set), ALLOCATED (allocated >= quantity), else PROCESSING.
+   *
+   * @generated from field: string status = 18;
+   */
+  status: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 19;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp updated_at = 20;
+   */
+  updatedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message analytics.orders.v1.DistributionOrder.
+ * Use `create(DistributionOrderSchema)` to create a new message.
+ */
+export const DistributionOrderSchema: GenMessage<DistributionOrder> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 11);
+
+/**
+ * @generated from message analytics.orders.v1.DistributionOrderWriteResult
+ */
+export type DistributionOrderWriteResult = Message<"analytics.orders.v1.DistributionOrderWriteResult"> & {
+  /**
+   * @generated from field: analytics.orders.v1.BatchResult result = 1;
+   */
+  result?: BatchResult | undefined;
+
+  /**
+   * @generated from field: analytics.orders.v1.DistributionOrder distribution_order = 2;
+   */
+  distributionOrder?: DistributionOrder | undefined;
+
+  /**
+   * @generated from field: repeated analytics.common.v1.FieldViolation violations = 3;
+   */
+  violations: FieldViolation[];
+};
+
+/**
+ * Describes the message analytics.orders.v1.DistributionOrderWriteResult.
+ * Use `create(DistributionOrderWriteResultSchema)` to create a new message.
+ */
+export const DistributionOrderWriteResultSchema: GenMessage<DistributionOrderWriteResult> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 12);
+
+/**
+ * @generated from message analytics.orders.v1.WriteDistributionOrdersRequest
+ */
+export type WriteDistributionOrdersRequest = Message<"analytics.orders.v1.WriteDistributionOrdersRequest"> & {
+  /**
+   * @generated from field: repeated analytics.orders.v1.DistributionOrder distribution_orders = 1;
+   */
+  distributionOrders: DistributionOrder[];
+
+  /**
+   * CREATE and UPSERT both create or update by (externalDOID, externalRowID); REPLACE by id.
+   *
+   * @generated from field: analytics.orders.v1.WriteMode mode = 2;
+   */
+  mode: WriteMode;
+};
+
+/**
+ * Describes the message analytics.orders.v1.WriteDistributionOrdersRequest.
+ * Use `create(WriteDistributionOrdersRequestSchema)` to create a new message.
+ */
+export const WriteDistributionOrdersRequestSchema: GenMessage<WriteDistributionOrdersRequest> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 13);
+
+/**
+ * @generated from message analytics.orders.v1.WriteDistributionOrdersResponse
+ */
+export type WriteDistributionOrdersResponse = Message<"analytics.orders.v1.WriteDistributionOrdersResponse"> & {
+  /**
+   * @generated from field: repeated analytics.orders.v1.DistributionOrderWriteResult results = 1;
+   */
+  results: DistributionOrderWriteResult[];
+};
+
+/**
+ * Describes the message analytics.orders.v1.WriteDistributionOrdersResponse.
+ * Use `create(WriteDistributionOrdersResponseSchema)` to create a new message.
+ */
+export const WriteDistributionOrdersResponseSchema: GenMessage<WriteDistributionOrdersResponse> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 14);
+
+/**
+ * @generated from message analytics.orders.v1.ListDistributionOrdersRequest
+ */
+export type ListDistributionOrdersRequest = Message<"analytics.orders.v1.ListDistributionOrdersRequest"> & {
+  /**
+   * @generated from field: analytics.common.v1.PageRequest page = 1;
+   */
+  page?: PageRequest | undefined;
+
+  /**
+   * One of the derived statuses; empty: all.
+   *
+   * @generated from field: string status = 2;
+   */
+  status: string;
+};
+
+/**
+ * Describes the message analytics.orders.v1.ListDistributionOrdersRequest.
+ * Use `create(ListDistributionOrdersRequestSchema)` to create a new message.
+ */
+export const ListDistributionOrdersRequestSchema: GenMessage<ListDistributionOrdersRequest> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 15);
+
+/**
+ * @generated from message analytics.orders.v1.ListDistributionOrdersResponse
+ */
+export type ListDistributionOrdersResponse = Message<"analytics.orders.v1.ListDistributionOrdersResponse"> & {
+  /**
+   * @generated from field: repeated analytics.orders.v1.DistributionOrder distribution_orders = 1;
+   */
+  distributionOrders: DistributionOrder[];
+
+  /**
+   * @generated from field: int32 total_count = 2;
+   */
+  totalCount: number;
+};
+
+/**
+ * Describes the message analytics.orders.v1.ListDistributionOrdersResponse.
+ * Use `create(ListDistributionOrdersResponseSchema)` to create a new message.
+ */
+export const ListDistributionOrdersResponseSchema: GenMessage<ListDistributionOrdersResponse> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 16);
+
+/**
+ * @generated from message analytics.orders.v1.ListProcessingDistributionOrdersRequest
+ */
+export type ListProcessingDistributionOrdersRequest = Message<"analytics.orders.v1.ListProcessingDistributionOrdersRequest"> & {
+  /**
+   * @generated from field: analytics.common.v1.PageRequest page = 1;
+   */
+  page?: PageRequest | undefined;
+};
+
+/**
+ * Describes the message analytics.orders.v1.ListProcessingDistributionOrdersRequest.
+ * Use `create(ListProcessingDistributionOrdersRequestSchema)` to create a new message.
+ */
+export const ListProcessingDistributionOrdersRequestSchema: GenMessage<ListProcessingDistributionOrdersRequest> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 17);
+
+/**
+ * @generated from message analytics.orders.v1.ListProcessingDistributionOrdersResponse
+ */
+export type ListProcessingDistributionOrdersResponse = Message<"analytics.orders.v1.ListProcessingDistributionOrdersResponse"> & {
+  /**
+   * @generated from field: repeated string external_doids = 1;
+   */
+  externalDoids: string[];
+
+  /**
+   * @generated from field: int32 total_count = 2;
+   */
+  totalCount: number;
+};
+
+/**
+ * Describes the message analytics.orders.v1.ListProcessingDistributionOrdersResponse.
+ * Use `create(ListProcessingDistributionOrdersResponseSchema)` to create a new message.
+ */
+export const ListProcessingDistributionOrdersResponseSchema: GenMessage<ListProcessingDistributionOrdersResponse> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 18);
+
+/**
+ * @generated from message analytics.orders.v1.GetDistributionOrderRequest
+ */
+export type GetDistributionOrderRequest = Message<"analytics.orders.v1.GetDistributionOrderRequest"> & {
+  /**
+   * @generated from field: string external_doid = 1;
+   */
+  externalDoid: string;
+};
+
+/**
+ * Describes the message analytics.orders.v1.GetDistributionOrderRequest.
+ * Use `create(GetDistributionOrderRequestSchema)` to create a new message.
+ */
+export const GetDistributionOrderRequestSchema: GenMessage<GetDistributionOrderRequest> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 19);
+
+/**
+ * @generated from message analytics.orders.v1.GetDistributionOrderResponse
+ */
+export type GetDistributionOrderResponse = Message<"analytics.orders.v1.GetDistributionOrderResponse"> & {
+  /**
+   * @generated from field: repeated analytics.orders.v1.DistributionOrder distribution_orders = 1;
+   */
+  distributionOrders: DistributionOrder[];
+};
+
+/**
+ * Describes the message analytics.orders.v1.GetDistributionOrderResponse.
+ * Use `create(GetDistributionOrderResponseSchema)` to create a new message.
+ */
+export const GetDistributionOrderResponseSchema: GenMessage<GetDistributionOrderResponse> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 20);
+
+/**
  * @generated from enum analytics.orders.v1.WriteMode
  */
 export enum WriteMode {
@@ -555,6 +861,47 @@ export const OrdersService: GenService<{
     methodKind: "unary";
     input: typeof WritePurchaseOrdersRequestSchema;
     output: typeof WritePurchaseOrdersResponseSchema;
+  },
+  /**
+   * GET /distributionorders: rows in creation order, optionally of one derived status.
+   *
+   * @generated from rpc analytics.orders.v1.OrdersService.ListDistributionOrders
+   */
+  listDistributionOrders: {
+    methodKind: "unary";
+    input: typeof ListDistributionOrdersRequestSchema;
+    output: typeof ListDistributionOrdersResponseSchema;
+  },
+  /**
+   * POST /distributionorders, PUT /distributionorders (by id), POST /distributionorders/batch
+   * (upsert by externalDOID and externalRowID). One result per row, in request order.
+   *
+   * @generated from rpc analytics.orders.v1.OrdersService.WriteDistributionOrders
+   */
+  writeDistributionOrders: {
+    methodKind: "unary";
+    input: typeof WriteDistributionOrdersRequestSchema;
+    output: typeof WriteDistributionOrdersResponseSchema;
+  },
+  /**
+   * GET /distributionorders/processing: external ids with at least one open row.
+   *
+   * @generated from rpc analytics.orders.v1.OrdersService.ListProcessingDistributionOrders
+   */
+  listProcessingDistributionOrders: {
+    methodKind: "unary";
+    input: typeof ListProcessingDistributionOrdersRequestSchema;
+    output: typeof ListProcessingDistributionOrdersResponseSchema;
+  },
+  /**
+   * GET /distributionorders/{id}: every row of one external order (NOT_FOUND when none).
+   *
+   * @generated from rpc analytics.orders.v1.OrdersService.GetDistributionOrder
+   */
+  getDistributionOrder: {
+    methodKind: "unary";
+    input: typeof GetDistributionOrderRequestSchema;
+    output: typeof GetDistributionOrderResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_orders_v1_orders, 0);
