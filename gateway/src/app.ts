@@ -21,6 +21,7 @@ import type { RouteContext } from "./http/route";
 import { brandRoutes } from "./routes/brands";
 import { eventRoutes } from "./routes/events";
 import { mappingTableRoutes } from "./routes/mapping-tables";
+import { distributionOrderRoutes } from "./routes/distribution-orders";
 import { productRoutes } from "./routes/products";
 import { purchaseOrderRoutes } from "./routes/purchase-orders";
 
@@ -153,6 +154,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   mappingTableRoutes(ctx, clients.catalogue, as);
   eventRoutes(ctx, clients.events, as);
   purchaseOrderRoutes(ctx, clients.orders, clients.catalogue, as);
+  distributionOrderRoutes(ctx, clients.orders, as);
 
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_request, reply) => {

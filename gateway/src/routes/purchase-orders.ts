@@ -39,7 +39,7 @@ export function parseTimestamp(value: string, dateOnly: boolean): Date | undefin
 }
 
 /** A date of a purchase order: within 1970-01-01 .. 2105-12-31 23:59:59, sent on as RFC 3339 UTC. */
-const orderTimestamp = z
+export const orderTimestamp = z
   .string()
   .transform((v, ctx) => {
     const date = parseTimestamp(v, true);
@@ -79,7 +79,7 @@ const quantity = int32().min(0);
  * Compatibility with the published client (CONTRACT.md): names that differ only in letter case
  * are the contract's, and `externalPurchaseNo` is `externalPONo` (both, differing, is a 400).
  */
-function canonicalNames(names: string[], aliases: Record<string, string> = {}) {
+export function canonicalNames(names: string[], aliases: Record<string, string> = {}) {
   const byLower = new Map(names.map((n) => [n.toLowerCase(), n]));
   for (const [alias, name] of Object.entries(aliases)) byLower.set(alias.toLowerCase(), name);
   return (value: unknown, ctx: z.core.$RefinementCtx) => {
