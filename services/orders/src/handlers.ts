@@ -6,6 +6,7 @@ import { invalid } from "@analytics/errors";
 import type { ServiceContext } from "@analytics/rpc";
 import * as distributionOrders from "./distribution-orders";
 import * as purchaseOrders from "./purchase-orders";
+import * as transactions from "./transactions";
 import type { Page } from "./repository";
 
 const { OrdersService } = ordersV1;
@@ -88,6 +89,27 @@ export function ordersRoutes(ctx: ServiceContext) {
       },
       async getDistributionOrder(req, c) {
         return { distributionOrders: await distributionOrders.getDistributionOrder(db, callerOf(c).accountId, req.externalDoid) };
+      },
+      async listTransactions(req, c) {
+        const { transactions: rows, total } = await transactions.listTransactions(db, callerOf(c).accountId, pageOf(req.page));
+        return { transactions: rows, totalCount: total };
+      },
+      async getTransaction(req, c) {
+        return { transaction: await transactions.getTransaction(db, callerOf(c).accountId, req.externalTransactionId) };
+      },
+      async writeTransactions(req, c) {
+        if (req.transactions.length > MAX_ROWS) throw invalid(`at most ${MAX_ROWS} transactions per request`, [{ path: "", message: `at most ${MAX_ROWS} items` }]);
+        const outcomes = await transactions.writeTransactions(ctx, callerOf(c).accountId, req.transactions, req.mode || ordersV1.WriteMode.UPSERT);
+        return {
+          results: outcomes.map(({ statusCode, message, reference, referenceField, violations, value }) => ({
+            result: { statusCode, message, reference, referenceField },
+            violations,
+            transaction: value,
+          })),
+        };
+      },
+      async addShipments(req, c) {
+        return { transaction: await transactions.addShipments(ctx, callerOf(c).accountId, req.externalTransactionId, req.externalItemId, req.shipments) };
       },
     });
 }

@@ -2,5 +2,6 @@ import type { Migration } from "@analytics/db";
 import { outboxMigrations } from "@analytics/outbox";
 import { createOrders } from "./001_orders";
 import { createDistributionOrders } from "./002_distribution_orders";
+import { createTransactions } from "./003_transactions";
 
-export const migrations: Migration[] = [...outboxMigrations, createOrders, createDistributionOrders];
+export const migrations: Migration[] = [...outboxMigrations, createOrders, createDistributionOrders, createTransactions];

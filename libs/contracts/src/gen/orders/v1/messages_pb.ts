@@ -6,7 +6,7 @@ import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { DistributionOrder, PurchaseOrder } from "./orders_pb";
+import type { DistributionOrder, PurchaseOrder, Transaction } from "./orders_pb";
 import { file_orders_v1_orders } from "./orders_pb";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file orders/v1/messages.proto.
  */
 export const file_orders_v1_messages: GenFile = /*@__PURE__*/
-  fileDesc("ChhvcmRlcnMvdjEvbWVzc2FnZXMucHJvdG8SE2FuYWx5dGljcy5vcmRlcnMudjEizwIKFFB1cmNoYXNlT3JkZXJDaGFuZ2VkEhIKCmFjY291bnRfaWQYASABKAkSGQoRcHVyY2hhc2Vfb3JkZXJfaWQYAiABKAkSDwoHdmVyc2lvbhgDIAEoAxIWCg5leHRlcm5hbF9wb19ubxgEIAEoCRIXCg9kZWxpdmVyeV9zdGF0dXMYBSABKAUSEQoJd2FzX2RyYWZ0GAYgASgIEhAKCGlzX2RyYWZ0GAcgASgIEjUKBWxpbmVzGAggAygLMiYuYW5hbHl0aWNzLm9yZGVycy52MS5QdXJjaGFzZU9yZGVyTGluZRIuCgp1cGRhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI6Cg5wdXJjaGFzZV9vcmRlchgKIAEoCzIiLmFuYWx5dGljcy5vcmRlcnMudjEuUHVyY2hhc2VPcmRlciK9AQoRUHVyY2hhc2VPcmRlckxpbmUSDwoHaXRlbV9pZBgBIAEoCRIOCgZza3VfaWQYAiABKAkSHQoVZXh0ZXJuYWxfd2FyZWhvdXNlX2lkGAMgASgJEhUKDWRlbGl2ZXJ5X2RhdGUYBCABKAkSEAoIcXVhbnRpdHkYBSABKAUSFQoNb3Blbl9xdWFudGl0eRgGIAEoBRIXCg9kZWxpdmVyeV9zdGF0dXMYByABKAUSDwoHdmVyc2lvbhgIIAEoAyKiAQoYRGlzdHJpYnV0aW9uT3JkZXJDaGFuZ2VkEhIKCmFjY291bnRfaWQYASABKAkSHQoVZGlzdHJpYnV0aW9uX29yZGVyX2lkGAIgASgJEg8KB3ZlcnNpb24YAyABKAMSQgoSZGlzdHJpYnV0aW9uX29yZGVyGAQgASgLMiYuYW5hbHl0aWNzLm9yZGVycy52MS5EaXN0cmlidXRpb25PcmRlcmIGcHJvdG8z", [file_google_protobuf_timestamp, file_orders_v1_orders]);
+  fileDesc("ChhvcmRlcnMvdjEvbWVzc2FnZXMucHJvdG8SE2FuYWx5dGljcy5vcmRlcnMudjEizwIKFFB1cmNoYXNlT3JkZXJDaGFuZ2VkEhIKCmFjY291bnRfaWQYASABKAkSGQoRcHVyY2hhc2Vfb3JkZXJfaWQYAiABKAkSDwoHdmVyc2lvbhgDIAEoAxIWCg5leHRlcm5hbF9wb19ubxgEIAEoCRIXCg9kZWxpdmVyeV9zdGF0dXMYBSABKAUSEQoJd2FzX2RyYWZ0GAYgASgIEhAKCGlzX2RyYWZ0GAcgASgIEjUKBWxpbmVzGAggAygLMiYuYW5hbHl0aWNzLm9yZGVycy52MS5QdXJjaGFzZU9yZGVyTGluZRIuCgp1cGRhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI6Cg5wdXJjaGFzZV9vcmRlchgKIAEoCzIiLmFuYWx5dGljcy5vcmRlcnMudjEuUHVyY2hhc2VPcmRlciK9AQoRUHVyY2hhc2VPcmRlckxpbmUSDwoHaXRlbV9pZBgBIAEoCRIOCgZza3VfaWQYAiABKAkSHQoVZXh0ZXJuYWxfd2FyZWhvdXNlX2lkGAMgASgJEhUKDWRlbGl2ZXJ5X2RhdGUYBCABKAkSEAoIcXVhbnRpdHkYBSABKAUSFQoNb3Blbl9xdWFudGl0eRgGIAEoBRIXCg9kZWxpdmVyeV9zdGF0dXMYByABKAUSDwoHdmVyc2lvbhgIIAEoAyKiAQoYRGlzdHJpYnV0aW9uT3JkZXJDaGFuZ2VkEhIKCmFjY291bnRfaWQYASABKAkSHQoVZGlzdHJpYnV0aW9uX29yZGVyX2lkGAIgASgJEg8KB3ZlcnNpb24YAyABKAMSQgoSZGlzdHJpYnV0aW9uX29yZGVyGAQgASgLMiYuYW5hbHl0aWNzLm9yZGVycy52MS5EaXN0cmlidXRpb25PcmRlciKIAQoSVHJhbnNhY3Rpb25DaGFuZ2VkEhIKCmFjY291bnRfaWQYASABKAkSFgoOdHJhbnNhY3Rpb25faWQYAiABKAkSDwoHdmVyc2lvbhgDIAEoAxI1Cgt0cmFuc2FjdGlvbhgEIAEoCzIgLmFuYWx5dGljcy5vcmRlcnMudjEuVHJhbnNhY3Rpb25iBnByb3RvMw", [file_google_protobuf_timestamp, file_orders_v1_orders]);
 
 /**
  * analytics.orders.purchase_order.{created,updated}: the whole order after the change, with
@@ -183,4 +183,39 @@ export type DistributionOrderChanged = Message<"analytics.orders.v1.Distribution
  */
 export const DistributionOrderChangedSchema: GenMessage<DistributionOrderChanged> = /*@__PURE__*/
   messageDesc(file_orders_v1_messages, 2);
+
+/**
+ * analytics.orders.transaction.{created,updated}: the transaction after the change (a shipment
+ * added is an update).
+ *
+ * @generated from message analytics.orders.v1.TransactionChanged
+ */
+export type TransactionChanged = Message<"analytics.orders.v1.TransactionChanged"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * @generated from field: string transaction_id = 2;
+   */
+  transactionId: string;
+
+  /**
+   * @generated from field: int64 version = 3;
+   */
+  version: bigint;
+
+  /**
+   * @generated from field: analytics.orders.v1.Transaction transaction = 4;
+   */
+  transaction?: Transaction | undefined;
+};
+
+/**
+ * Describes the message analytics.orders.v1.TransactionChanged.
+ * Use `create(TransactionChangedSchema)` to create a new message.
+ */
+export const TransactionChangedSchema: GenMessage<TransactionChanged> = /*@__PURE__*/
+  messageDesc(file_orders_v1_messages, 3);
 
