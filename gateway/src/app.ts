@@ -24,6 +24,7 @@ import { mappingTableRoutes } from "./routes/mapping-tables";
 import { distributionOrderRoutes } from "./routes/distribution-orders";
 import { productRoutes } from "./routes/products";
 import { purchaseOrderRoutes } from "./routes/purchase-orders";
+import { transactionRoutes } from "./routes/transactions";
 
 export interface GatewayDeps {
   databaseUrl: string;
@@ -155,6 +156,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   eventRoutes(ctx, clients.events, as);
   purchaseOrderRoutes(ctx, clients.orders, clients.catalogue, as);
   distributionOrderRoutes(ctx, clients.orders, as);
+  transactionRoutes(ctx, clients.orders, as);
 
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_request, reply) => {
