@@ -35,7 +35,7 @@ describe("platform over HTTP: auth, admin, event queue, conventions", () => {
   it("is ready, with every dependency answering", async () => {
     const ready = await client(platform.baseUrl)("GET", "/readyz");
     expect(ready.status).toBe(200);
-    expect(ready.body.checks).toEqual({ database: true, catalogue: true, events: true });
+    expect(ready.body.checks).toEqual({ database: true, catalogue: true, orders: true, events: true });
   });
 
   it("turns bus messages into the account's queue and pages it with X-Total-Count and Link", async () => {
