@@ -137,7 +137,7 @@ export async function writePurchaseOrders(
       }
       const id = target?.id ?? randomUUID();
       const columns = orderColumns(id, target?.api_key_id ?? apiKeyId, po);
-      if (target && sameJson(target.content, columns.order.content)) {
+      if (target && target.content_hash === columns.order.content_hash) {
         unchanged.push({ i, id });
         continue;
       }
@@ -167,18 +167,6 @@ export async function writePurchaseOrders(
     outcomes[u.i] = { ...answer(200, inputs[u.i].externalPoNo, "unchanged"), value: written.stored.get(u.id)?.order };
   }
   return outcomes.map((o, i) => o ?? answer(0, inputs[i].externalPoNo, "not written"));
-}
-
-/** Structural equality of two JSON values (jsonb gives keys back in its own order). */
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => sameJson(v, b[i]));
-  }
-  if (!a || !b || typeof a !== "object" || typeof b !== "object") return false;
-  const ka = Object.keys(a);
-  const kb = Object.keys(b);
-  return ka.length === kb.length && ka.every((k) => sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
 
 export type ListQuery = Omit<repo.OrderFilter, "apiKeyId"> & { global: boolean };

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { ordersV1 } from "@analytics/contracts";
@@ -47,11 +48,12 @@ export function purchaseOrderFromRows(row: OrderRow, items: ItemRow[]): Purchase
 }
 
 /**
- * The writable content of an order (its columns and its items' columns) as JSON: equal content
- * means nothing changed. Built from the columns, so it costs no second conversion.
+ * The SHA-256 of the writable content of an order (its columns and its items' columns, always
+ * built in the same key order) as JSON: an equal hash means nothing changed. Built from the
+ * columns, so it costs no second conversion, and only the hash is stored.
  */
-function contentOf(order: Omit<OrderWrite, "id" | "api_key_id" | "content">, items: ItemWrite[]): unknown {
-  return {
+function contentHash(order: Omit<OrderWrite, "id" | "api_key_id" | "content_hash">, items: ItemWrite[]): string {
+  const content = {
     ...order,
     items: items.map(({ purchase_order_id: _, ...item }) => ({
       ...item,
@@ -60,6 +62,7 @@ function contentOf(order: Omit<OrderWrite, "id" | "api_key_id" | "content">, ite
       total_price_vat: item.total_price_vat === null ? null : normalDecimal(item.total_price_vat),
     })),
   };
+  return createHash("sha256").update(JSON.stringify(content)).digest("base64");
 }
 
 function normalDecimal(v: string): string {
@@ -81,7 +84,7 @@ export function orderColumns(id: string, apiKeyId: string, po: PurchaseOrder): {
     label: orNull(po.label),
     order_type: orNull(po.orderType),
   };
-  return { order: { id, api_key_id: apiKeyId, ...order, content: contentOf(order, items) }, items };
+  return { order: { id, api_key_id: apiKeyId, ...order, content_hash: contentHash(order, items) }, items };
 }
 
 function itemColumns(orderId: string, po: PurchaseOrder): ItemWrite[] {
