@@ -2,7 +2,7 @@ import type { Migration } from "@analytics/db";
 
 /**
  * Purchase orders and their items. Paged lists read ids by an index-only scan of (account_id, seq)
- * INCLUDE (id); `content_hash` is the SHA-256 of the order's writable fields as JSON, so a re-sent order
+ * INCLUDE (id); `content` is the order's writable fields as canonical JSON, so a re-sent order
  * that changes nothing is recognised in SQL and left alone (no update, no message).
  */
 export const createOrders: Migration = {
@@ -23,7 +23,7 @@ export const createOrders: Migration = {
         supplier text,
         label text,
         order_type text,
-        content_hash text NOT NULL,
+        content jsonb NOT NULL,
         version bigint NOT NULL DEFAULT 1,
         created_at timestamptz NOT NULL DEFAULT now(),
         updated_at timestamptz NOT NULL DEFAULT now(),
