@@ -3,19 +3,11 @@
 // transaction, run directly in Postgres. Both sides alternate, in the same run; medians.
 // Target: the API at >= 0.7 of the floor (floor time / API time).
 // Usage: node bench/batch-floor.mjs [--start path/to/dist/local/start.js] [--rounds N]
-import { spawn } from "node:child_process";
-import { randomBytes, randomUUID } from "node:crypto";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { randomUUID } from "node:crypto";
 import pg from "pg";
+import { arg, median, startPlatform } from "./platform.mjs";
 
-const arg = (name, fallback) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : fallback);
-const startScript = arg("--start", "dist/local/start.js");
 const ROUNDS = Number(arg("--rounds", 7));
-const adminUrl = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const ADMIN = "bench-admin-token-0123456789";
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const product = (round, i) => ({
   key: `SKU-${round}-${i}`,
@@ -31,49 +23,12 @@ const product = (round, i) => ({
   externalAttributes: { origin: "bench", n: i },
 });
 
-const name = `bench_${randomBytes(4).toString("hex")}`;
-const admin = new pg.Client({ connectionString: adminUrl });
-await admin.connect();
-await admin.query(`CREATE DATABASE ${name}`);
-const url = new URL(adminUrl);
-url.pathname = `/${name}`;
-const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean), startScript], {
-  env: { ...process.env, DATABASE_URL: url.toString(), PORT: "0", HOST: "127.0.0.1", ADMIN_TOKEN: ADMIN, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info", DATA_DIR: mkdtempSync(join(tmpdir(), "floor-")) },
-  stdio: ["ignore", "pipe", "inherit"],
-});
-delete child.env;
+const platform = await startPlatform({ start: arg("--start", "dist/local/start.js") });
 try {
-  const base = await new Promise((resolve, reject) => {
-    let buf = "";
-    const onData = (c) => {
-      buf += c;
-      for (let nl; (nl = buf.indexOf("\n")) >= 0; buf = buf.slice(nl + 1)) {
-        try {
-          const e = JSON.parse(buf.slice(0, nl));
-          if (e.msg === "platform ready") {
-            child.stdout.off("data", onData);
-            if (process.env.BENCH_LOG_LEVEL) child.stdout.pipe(process.stderr);
-            else child.stdout.resume();
-            resolve(`http://127.0.0.1:${e.port}`);
-          }
-        } catch {}
-      }
-    };
-    child.stdout.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`platform exited ${code}`)));
-  });
-  const call = async (method, path, body, token) => {
-    const res = await fetch(base + path, {
-      method,
-      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    return res.json();
-  };
-  const account = await call("POST", "/admin/v1/accounts", { name: "Floor" }, ADMIN);
-  const token = (await call("POST", "/v2/api/auth", { accountID: account.accountID, apiKey: account.apiKey })).accessToken;
+  const { token } = await platform.signUp("Floor");
+  const call = async (method, path, body, t) => (await platform.call(method, path, body, t)).body;
 
-  const db = new pg.Client({ connectionString: url.toString() });
+  const db = new pg.Client({ connectionString: platform.databaseUrl });
   await db.connect();
   const columns = ["id", "account_id", "key", "sku", "ean", "product_name", "variant_name", "season", "color", "size", "product_group_id", "variant_group_id", "external_attributes"];
   /** The design's floor: one upsert of 1000 rows and 1000 outbox rows, one transaction. */
@@ -121,8 +76,5 @@ try {
   console.log(`POST /v2/api/products/batch (1000 new): median ${result.apiMs} ms; floor (upsert + 1000 outbox rows, one transaction): ${result.floorMs} ms; floor/API = ${result.ratio} (target >= 0.7)`);
   console.log(JSON.stringify({ batchFloor: result }));
 } finally {
-  child.kill("SIGTERM");
-  await new Promise((r) => child.once("exit", r));
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.end();
+  await platform.stop();
 }

@@ -5,61 +5,18 @@
 //   within 1.2x).
 // Rows are seeded with set-based SQL into a fresh database; medians of ROUNDS, sides alternating.
 // Usage: node bench/deep-pages.mjs [--start path/to/dist/local/start.js] [--rounds N]
-import { spawn } from "node:child_process";
-import { randomBytes, randomUUID } from "node:crypto";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { randomUUID } from "node:crypto";
 import pg from "pg";
+import { arg, median, startPlatform } from "./platform.mjs";
 
-const arg = (name, fallback) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : fallback);
-const startScript = arg("--start", "dist/local/start.js");
 const ROUNDS = Number(arg("--rounds", 9));
-const adminUrl = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const ADMIN = "bench-admin-token-0123456789";
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-const name = `bench_${randomBytes(4).toString("hex")}`;
-const admin = new pg.Client({ connectionString: adminUrl });
-await admin.connect();
-await admin.query(`CREATE DATABASE ${name}`);
-const url = new URL(adminUrl);
-url.pathname = `/${name}`;
-const child = spawn(process.execPath, [startScript], {
-  env: { ...process.env, DATABASE_URL: url.toString(), PORT: "0", HOST: "127.0.0.1", ADMIN_TOKEN: ADMIN, LOG_LEVEL: "info", DATA_DIR: mkdtempSync(join(tmpdir(), "deep-")) },
-  stdio: ["ignore", "pipe", "inherit"],
-});
+const platform = await startPlatform({ start: arg("--start", "dist/local/start.js") });
 try {
-  const base = await new Promise((resolve, reject) => {
-    let buf = "";
-    const onData = (c) => {
-      buf += c;
-      for (let nl; (nl = buf.indexOf("\n")) >= 0; buf = buf.slice(nl + 1)) {
-        try {
-          const e = JSON.parse(buf.slice(0, nl));
-          if (e.msg === "platform ready") {
-            child.stdout.off("data", onData);
-            child.stdout.resume();
-            resolve(`http://127.0.0.1:${e.port}`);
-          }
-        } catch {}
-      }
-    };
-    child.stdout.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`platform exited ${code}`)));
-  });
-  const call = async (method, path, body, token) => {
-    const res = await fetch(base + path, { method, headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: body ? JSON.stringify(body) : undefined });
-    return { status: res.status, body: await res.json() };
-  };
-  const signUp = async (n) => {
-    const account = (await call("POST", "/admin/v1/accounts", { name: n }, ADMIN)).body;
-    return { accountId: account.accountID, token: (await call("POST", "/v2/api/auth", { accountID: account.accountID, apiKey: account.apiKey })).body.accessToken };
-  };
+  const { call, signUp } = platform;
   const small = await signUp("small");
   const large = await signUp("large");
   // Other accounts' rows around them, as on a shared database.
-  const db = new pg.Client({ connectionString: url.toString() });
+  const db = new pg.Client({ connectionString: platform.databaseUrl });
   await db.connect();
   const seedProducts = (accountId, n) =>
     db.query(
@@ -113,8 +70,5 @@ try {
   ];
   console.log(JSON.stringify({ deepPages: results }));
 } finally {
-  child.kill("SIGTERM");
-  await new Promise((r) => child.once("exit", r));
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.end();
+  await platform.stop();
 }

@@ -3,6 +3,7 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { topics } from "@analytics/contracts";
 import { eventually } from "@analytics/testing";
 import { client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
+import { serviceNames } from "@analytics/contracts";
 
 
 /** The whole platform on real Postgres and real NATS JetStream, driven over HTTP. */
@@ -35,7 +36,7 @@ describe("platform over HTTP: auth, admin, event queue, conventions", () => {
   it("is ready, with every dependency answering", async () => {
     const ready = await client(platform.baseUrl)("GET", "/readyz");
     expect(ready.status).toBe(200);
-    expect(ready.body.checks).toEqual({ database: true, catalogue: true, orders: true, events: true });
+    expect(ready.body.checks).toEqual({ database: true, ...Object.fromEntries(serviceNames.map((name) => [name, true])) });
   });
 
   it("turns bus messages into the account's queue and pages it with X-Total-Count and Link", async () => {

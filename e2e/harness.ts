@@ -141,6 +141,8 @@ export const E2E_ADMIN_TOKEN = "e2e-admin-token-0123456789";
 export interface PlatformOnTestServices extends Platform {
   /** A JetStream client on the platform's own stream, to publish or watch what it publishes. */
   bus: NatsBus;
+  /** The platform's database (every schema), for operator tools under test. */
+  databaseUrl: string;
   /** Stops the platform, deletes its stream and drops its database. */
   close(): Promise<void>;
 }
@@ -162,6 +164,7 @@ export async function startOnTestServices(): Promise<PlatformOnTestServices> {
   return {
     ...platform,
     bus,
+    databaseUrl: database.url,
     close: async () => {
       await platform.stop();
       await bus.deleteStream();

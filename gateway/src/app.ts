@@ -14,14 +14,19 @@ import { KeyStatusCache } from "./accounts/key-status";
 import { TokenIssuer } from "./accounts/tokens";
 import { callAs, createClients, type ServiceUrls } from "./clients";
 import { installErrorHandling } from "./http/errors";
-import { docsContentSecurityPolicy, installResponseHeaders } from "./http/headers";
+import { docsContentSecurityPolicy, installResponseHeaders, requestIdOf } from "./http/headers";
 import { frameworkErrors, refuseHostileInput } from "./http/hostile-input";
 import { OpenApi } from "./http/openapi";
 import type { RouteContext } from "./http/route";
 import { brandRoutes } from "./routes/brands";
 import { eventRoutes } from "./routes/events";
+import { warehouseRoutes } from "./routes/warehouses";
 import { mappingTableRoutes } from "./routes/mapping-tables";
 import { distributionOrderRoutes } from "./routes/distribution-orders";
+import { fxRateRoutes } from "./routes/fx-rates";
+import { pricatRoutes } from "./routes/pricats";
+import { pricingRoutes } from "./routes/pricing";
+import { planningRoutes } from "./routes/planning";
 import { productRoutes } from "./routes/products";
 import { purchaseOrderRoutes } from "./routes/purchase-orders";
 import { transactionRoutes } from "./routes/transactions";
@@ -98,7 +103,10 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     // Fastify's two lines per request are replaced by the one onResponse line below.
-    logController: new LogController({ disableRequestLogging: true }),
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: "requestId" }),
+    // X-Request-Id: the client's when it is sane, else a new UUID; on every log line as requestId.
+    requestIdHeader: false,
+    genReqId: (request) => requestIdOf(request.headers["x-request-id"]),
     bodyLimit: 10 * MiB,
     // Client addresses (the /auth brake counts per address) come from X-Forwarded-For only behind
     // that many trusted proxies; otherwise anyone could pick their own address.
@@ -117,6 +125,9 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   // REST answers carry decimals (money, rates) as JSON numbers with exactly their stored digits.
   app.setReplySerializer((payload) => stringifyRest(payload));
   installResponseHeaders(app);
+  app.addHook("onRequest", async (request, reply) => {
+    reply.header("X-Request-Id", request.id);
+  });
   refuseHostileInput(app);
   // Bodies are JSON only: anything else is a 415 (Fastify would otherwise accept text/plain).
   app.removeContentTypeParser("text/plain");
@@ -134,7 +145,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   const openapi = new OpenApi({
     title: "Analytics Service API",
     version: "2.0.0",
-    description: "Retail and supply-chain data platform. Conventions: see CONTRACT.md.",
+    description:
+      "Retail and supply-chain data platform. Errors are GeneralResponses; paged lists answer a JSON array with X-Total-Count and Link headers; money is an exact JSON number.",
   });
   const ctx: RouteContext = {
     app,
@@ -150,10 +162,15 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
 
   authRoutes(ctx, accountOptions, tokens);
   if (deps.adminToken) adminRoutes(ctx, accountOptions);
-  productRoutes(ctx, clients.catalogue, as);
+  productRoutes(ctx, clients.catalogue, clients.pricing, as);
   brandRoutes(ctx, clients.catalogue, as);
   mappingTableRoutes(ctx, clients.catalogue, as);
+  pricingRoutes(ctx, clients.pricing, clients.catalogue, as);
+  fxRateRoutes(ctx, clients.pricing, as);
+  pricatRoutes(ctx, clients.pricing, as);
   eventRoutes(ctx, clients.events, as);
+  planningRoutes(ctx, clients.planning, as);
+  warehouseRoutes(ctx, clients.inventory, clients.catalogue, as);
   purchaseOrderRoutes(ctx, clients.orders, clients.catalogue, as);
   distributionOrderRoutes(ctx, clients.orders, as);
   transactionRoutes(ctx, clients.orders, as);

@@ -5,6 +5,7 @@ import pino from "pino";
 import { createTestDatabase, freezableProxy, type FreezableProxy, type TestDatabase } from "@analytics/testing";
 import { buildGateway, type Gateway, type GatewayDeps } from "../src/app";
 import { FailureLimiter } from "../src/accounts/failure-limiter";
+import { allServicesAt, noServiceReady } from "./services";
 
 const ADMIN = "admin-token-for-tests-0123456789";
 const admin = { authorization: `Bearer ${ADMIN}` };
@@ -64,7 +65,7 @@ describe("gateway under faults (real Postgres through a proxy that can freeze)",
   beforeEach(async () => {
     proxy = await freezableProxy(database.url);
     gw = await buildGateway(
-      gatewayDeps(proxy.url, { catalogue: "http://127.0.0.1:9", orders: "http://127.0.0.1:9", events: "http://127.0.0.1:9" }, { dbAcquireTimeoutMs: 500, dbStatementTimeoutMs: 500 }),
+      gatewayDeps(proxy.url, allServicesAt(), { dbAcquireTimeoutMs: 500, dbStatementTimeoutMs: 500 }),
     );
   });
   afterEach(async () => {
@@ -90,7 +91,7 @@ describe("gateway under faults (real Postgres through a proxy that can freeze)",
       expect(Number(res.headers["retry-after"])).toBeGreaterThan(0);
     }
     expect(ready.statusCode).toBe(503);
-    expect(ready.json().checks).toEqual({ database: false, catalogue: false, orders: false, events: false });
+    expect(ready.json().checks).toEqual(noServiceReady(false));
     console.info(`frozen Postgres: /auth on a pooled connection answered 503 after ${ms} ms (acquire and statement timeouts 500 ms)`);
   });
 
@@ -117,7 +118,7 @@ describe("gateway edge: deadlines, bodies, headers, brakes", () => {
     database = await createTestDatabase();
     await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
     const silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
-    gw = await buildGateway(gatewayDeps(database.url, { catalogue: silentUrl, orders: silentUrl, events: silentUrl }, { serviceCallTimeoutMs: 300, requestTimeoutMs: 1_000 }));
+    gw = await buildGateway(gatewayDeps(database.url, allServicesAt(silentUrl), { serviceCallTimeoutMs: 300, requestTimeoutMs: 1_000 }));
     await gw.app.listen({ port: 0, host: "127.0.0.1" });
     port = (gw.app.server.address() as AddressInfo).port;
   });
@@ -136,7 +137,7 @@ describe("gateway edge: deadlines, bodies, headers, brakes", () => {
     expect(res.headers["retry-after"]).toBeDefined();
     const ready = await gw.app.inject({ method: "GET", url: "/readyz" });
     expect(ready.statusCode).toBe(503);
-    expect(ready.json().checks).toEqual({ database: true, catalogue: false, orders: false, events: false });
+    expect(ready.json().checks).toEqual(noServiceReady(true));
   });
 
   it("answers 401 to a stranger without waiting for (or reading) the body", async () => {

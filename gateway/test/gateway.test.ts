@@ -4,6 +4,7 @@ import { createTestDatabase, type TestDatabase } from "@analytics/testing";
 import { buildGateway, type Gateway } from "../src/app";
 import { FailureLimiter } from "../src/accounts/failure-limiter";
 import { fieldPath } from "../src/http/validation";
+import { allServicesAt, noServiceReady } from "./services";
 
 const ADMIN = "admin-token-for-tests-0123456789";
 const admin = { authorization: `Bearer ${ADMIN}` };
@@ -17,7 +18,7 @@ describe("gateway edge (real Postgres; services not running)", () => {
     gw = await buildGateway({
       databaseUrl: database.url,
       // Nothing listens here: routes that reach a service answer 503, readiness says not ready.
-      services: { catalogue: "http://127.0.0.1:9", orders: "http://127.0.0.1:9", events: "http://127.0.0.1:9" },
+      services: allServicesAt(),
       internalToken: "i".repeat(40),
       jwtSecret: "j".repeat(40),
       apiKeyPepper: "p".repeat(40),
@@ -116,6 +117,19 @@ describe("gateway edge (real Postgres; services not running)", () => {
     expect((await inject({ method: "GET", url: "/v2/api/events", headers: { authorization: `Bearer ${expired}` } })).statusCode).toBe(401);
   });
 
+  it("stops a token at its expiry also after it was verified (and remembered) while valid", async () => {
+    const { TokenIssuer } = await import("../src/accounts/tokens");
+    let now = Date.now();
+    const issuer = new TokenIssuer("j".repeat(40), 60, () => now);
+    const token = await issuer.issue({ accountId: "a", apiKeyId: "k" });
+    expect(await issuer.verify(token)).toEqual({ accountId: "a", apiKeyId: "k" });
+    now += 59_000;
+    expect(await issuer.verify(token)).toEqual({ accountId: "a", apiKeyId: "k" });
+    now += 2_000;
+    expect(await issuer.verify(token)).toBeUndefined();
+    expect(await issuer.verify(`${token}x`)).toBeUndefined();
+  });
+
   it("serves the admin API only with the admin token: extra keys, revocation, settings", async () => {
     expect((await inject({ method: "POST", url: "/admin/v1/accounts", payload: { name: "x" } })).statusCode).toBe(401);
     expect((await inject({ method: "POST", url: "/admin/v1/accounts", headers: { authorization: "Bearer wrong" }, payload: { name: "x" } })).statusCode).toBe(401);
@@ -194,7 +208,7 @@ describe("gateway edge (real Postgres; services not running)", () => {
     expect((await inject({ method: "GET", url: "/healthz" })).json()).toEqual({ status: "ok" });
     const ready = await inject({ method: "GET", url: "/readyz" });
     expect(ready.statusCode).toBe(503);
-    expect(ready.json().checks).toEqual({ database: true, catalogue: false, orders: false, events: false });
+    expect(ready.json().checks).toEqual(noServiceReady(true));
     const doc = (await inject({ method: "GET", url: "/v2/api/openapi.json" })).json();
     expect(doc.openapi).toBe("3.1.0");
     expect(Object.keys(doc.paths)).toEqual(

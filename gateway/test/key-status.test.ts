@@ -3,6 +3,7 @@ import pino from "pino";
 import { createTestDatabase, eventually, type TestDatabase } from "@analytics/testing";
 import { KeyStatusCache } from "../src/accounts/key-status";
 import { buildGateway, type Gateway, type GatewayDeps } from "../src/app";
+import { allServicesAt } from "./services";
 
 const ADMIN = "admin-token-for-tests-0123456789";
 const admin = { authorization: `Bearer ${ADMIN}` };
@@ -14,7 +15,7 @@ describe("API-key status across gateway replicas (real Postgres)", () => {
   let b: Gateway;
   const deps = (url: string): GatewayDeps => ({
     databaseUrl: url,
-    services: { catalogue: "http://127.0.0.1:9", orders: "http://127.0.0.1:9", events: "http://127.0.0.1:9" },
+    services: allServicesAt(),
     internalToken: "i".repeat(40),
     jwtSecret: "j".repeat(40),
     apiKeyPepper: "p".repeat(40),
@@ -118,7 +119,7 @@ describe("KeyStatusCache (real Postgres)", () => {
 function buildGatewayForSchema(url: string) {
   return buildGateway({
     databaseUrl: url,
-    services: { catalogue: "http://127.0.0.1:9", orders: "http://127.0.0.1:9", events: "http://127.0.0.1:9" },
+    services: allServicesAt(),
     internalToken: "i".repeat(40),
     jwtSecret: "j".repeat(40),
     apiKeyPepper: "p".repeat(40),

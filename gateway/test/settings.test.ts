@@ -4,6 +4,7 @@ import type { BusMessage } from "@analytics/bus";
 import { topics } from "@analytics/contracts";
 import { createTestBus, createTestDatabase, eventually, type TestBus, type TestDatabase } from "@analytics/testing";
 import { buildGateway, type Gateway } from "../src/app";
+import { allServicesAt } from "./services";
 
 const ADMIN = "admin-token-for-tests-0123456789";
 const admin = { authorization: `Bearer ${ADMIN}` };
@@ -19,7 +20,7 @@ describe("account settings on the bus (real Postgres and JetStream)", () => {
     t = await createTestBus();
     gw = await buildGateway({
       databaseUrl: database.url,
-      services: { catalogue: "http://127.0.0.1:9", orders: "http://127.0.0.1:9", events: "http://127.0.0.1:9" },
+      services: allServicesAt(),
       internalToken: "i".repeat(40),
       jwtSecret: "j".repeat(40),
       apiKeyPepper: "p".repeat(40),

@@ -84,6 +84,7 @@ export function authRoutes(ctx: RouteContext, o: AccountsOptions, tokens: TokenI
   route(ctx, {
     method: "POST",
     url: "/v2/api/auth",
+    operationId: "createAccessToken",
     summary: "Exchange an account id and API key for a bearer token",
     tag: "Authentication",
     auth: "none",
@@ -135,6 +136,7 @@ export function adminRoutes(ctx: RouteContext, o: AccountsOptions): void {
   route(ctx, {
     method: "POST",
     url: "/admin/v1/accounts",
+    operationId: "createAccount",
     summary: "Create an account with its first API key (the secret is shown once)",
     tag: "Admin",
     auth: "admin",
@@ -153,6 +155,7 @@ export function adminRoutes(ctx: RouteContext, o: AccountsOptions): void {
   route(ctx, {
     method: "POST",
     url: "/admin/v1/accounts/:accountID/keys",
+    operationId: "createApiKey",
     summary: "Issue another API key for an account",
     tag: "Admin",
     auth: "admin",
@@ -173,6 +176,7 @@ export function adminRoutes(ctx: RouteContext, o: AccountsOptions): void {
   route(ctx, {
     method: "DELETE",
     url: "/admin/v1/accounts/:accountID/keys/:apiKeyId",
+    operationId: "revokeApiKey",
     summary: "Revoke an API key; its tokens stop working at once",
     tag: "Admin",
     auth: "admin",
@@ -190,6 +194,7 @@ export function adminRoutes(ctx: RouteContext, o: AccountsOptions): void {
   route(ctx, {
     method: "PUT",
     url: "/admin/v1/accounts/:accountID/settings",
+    operationId: "replaceAccountSettings",
     summary: "Set an account's custom price fields and time zone",
     tag: "Admin",
     auth: "admin",
@@ -209,6 +214,7 @@ export function adminRoutes(ctx: RouteContext, o: AccountsOptions): void {
   route(ctx, {
     method: "GET",
     url: "/admin/v1/accounts/:accountID/settings",
+    operationId: "getAccountSettings",
     summary: "Read an account's settings",
     tag: "Admin",
     auth: "admin",

@@ -7,8 +7,15 @@ const AUDIENCE = "analytics-api";
 /** HS256 access tokens naming the account (sub) and the API key (akid) they were issued for. */
 export class TokenIssuer {
   private readonly key: Uint8Array;
+  /** Tokens already verified, with their expiry: a client sends the same token for an hour. */
+  private readonly verified = new Map<string, { caller: Caller; expiresAt: number }>();
+  private readonly maxVerified = 100_000;
 
-  constructor(secret: string, readonly ttlSeconds: number) {
+  constructor(
+    secret: string,
+    readonly ttlSeconds: number,
+    private readonly now = () => Date.now(),
+  ) {
     this.key = new TextEncoder().encode(secret);
   }
 
@@ -25,11 +32,17 @@ export class TokenIssuer {
 
   /** The caller of a valid, unexpired token; undefined for anything else. */
   async verify(token: string): Promise<Caller | undefined> {
+    const known = this.verified.get(token);
+    if (known && known.expiresAt > this.now()) return known.caller;
     try {
-      const { payload } = await jwtVerify(token, this.key, { issuer: ISSUER, audience: AUDIENCE, algorithms: ["HS256"] });
-      if (typeof payload.sub !== "string" || typeof payload.akid !== "string") return undefined;
-      return { accountId: payload.sub, apiKeyId: payload.akid };
+      const { payload } = await jwtVerify(token, this.key, { issuer: ISSUER, audience: AUDIENCE, algorithms: ["HS256"], currentDate: new Date(this.now()) });
+      if (typeof payload.sub !== "string" || typeof payload.akid !== "string" || typeof payload.exp !== "number") return undefined;
+      const caller = { accountId: payload.sub, apiKeyId: payload.akid };
+      if (this.verified.size >= this.maxVerified) this.verified.clear();
+      this.verified.set(token, { caller, expiresAt: payload.exp * 1000 });
+      return caller;
     } catch {
+      this.verified.delete(token);
       return undefined;
     }
   }

@@ -22,8 +22,24 @@ const fastifyCodes: Record<string, [number, string]> = {
   FST_ERR_CTP_INVALID_JSON_BODY: [400, "request body is not valid JSON"],
 };
 
+/** The methods of every registered path, to answer a wrong method with 405 and `Allow`. */
+function knownPaths(app: FastifyInstance): (path: string) => string[] {
+  const routes: { pattern: RegExp; methods: string[] }[] = [];
+  app.addHook("onRoute", (route) => {
+    if (route.url === "*" || route.url === "/*") return;
+    const source = route.url
+      .split("/")
+      .map((s) => (s.startsWith(":") ? "[^/]+" : s === "*" ? ".*" : s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+      .join("/");
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    routes.push({ pattern: new RegExp(`^${source}$`), methods });
+  });
+  return (path) => [...new Set(routes.filter((r) => r.pattern.test(path)).flatMap((r) => r.methods))].sort();
+}
+
 /** Every non-2xx answer is a GeneralResponse; nothing internal ever reaches the client. */
 export function installErrorHandling(app: FastifyInstance): void {
+  const allowed = knownPaths(app);
   app.setErrorHandler((error: FastifyError | Error, request, reply) => {
     let body: GeneralResponse;
     if (error instanceof HttpError) {
@@ -50,7 +66,13 @@ export function installErrorHandling(app: FastifyInstance): void {
     }
     return reply.status(body.statusCode).send(body);
   });
-  app.setNotFoundHandler((request, reply) =>
-    reply.status(404).send(generalResponse(404, `no route ${request.method} ${request.url.split("?")[0]}`)),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split("?")[0];
+    // A known path with another method is a 405 that says which methods it has.
+    const methods = allowed(path);
+    if (methods.length) {
+      return reply.status(405).header("Allow", methods.join(", ")).send(generalResponse(405, `${request.method} is not allowed on ${path}; allowed: ${methods.join(", ")}`));
+    }
+    return reply.status(404).send(generalResponse(404, `no route ${request.method} ${path}`));
+  });
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { RETRY_AFTER_SECONDS } from "@analytics/errors";
 
@@ -27,3 +28,9 @@ export const docsContentSecurityPolicy = {
   staticCSP: true,
   transformStaticCSP: (header: string) => header.replace(/\s*upgrade-insecure-requests;?/, ""),
 };
+
+/** The client's X-Request-Id when it is sane (1 to 128 visible characters of a safe set), else a new UUID. */
+export function requestIdOf(header: string | string[] | undefined): string {
+  const value = Array.isArray(header) ? header[0] : header;
+  return value && /^[A-Za-z0-9._:@/+=-]{1,128}$/.test(value) ? value : randomUUID();
+}

@@ -1,15 +1,90 @@
 import { z } from "zod";
 import type { RouteSpec } from "./route";
+import { generalResponseSchema } from "./schemas";
 
 type AnyRoute = RouteSpec<any, any, any>;
+type Json = Record<string, unknown>;
+
+/**
+ * Bodies validated item by item (`z.array(z.unknown())`, so one bad item is that item's 400) are
+ * still published with their item schema: `documentAs(body, z.array(item))`.
+ */
+const documented = new WeakMap<z.ZodType, z.ZodType>();
+export function documentAs<T extends z.ZodType>(schema: T, doc: z.ZodType): T {
+  documented.set(schema, doc);
+  return schema;
+}
+
+/** The GeneralResponse answers every operation can give, shared as `components.responses`. */
+const sharedResponses: Record<string, { status: number; description: string }> = {
+  BadRequest: { status: 400, description: "invalid path, query or body; `details` names each field" },
+  Unauthorized: { status: 401, description: "missing, malformed, expired or revoked bearer token" },
+  PayloadTooLarge: { status: 413, description: "request body is too large" },
+  UnsupportedMediaType: { status: 415, description: "Content-Type must be application/json" },
+  TooManyRequests: { status: 429, description: "too many failed attempts from this address; retry after `Retry-After` seconds" },
+  InternalError: { status: 500, description: "internal error; nothing internal is disclosed" },
+  Unavailable: { status: 503, description: "a dependency is unavailable or too slow; retry after `Retry-After` seconds" },
+};
+
+const tagDescriptions: Record<string, string> = {
+  Authentication: "Exchange an account id and API key for a bearer access token.",
+  Products: "The catalogue: products (one row per SKU), their keys and images.",
+  Brands: "Brands and categories, created by product writes.",
+  Categories: "Product categories, created by product writes.",
+  "Mapping tables": "Account-defined lookup tables from one field's values to others.",
+  Events: "The account's event queue: what changed, to be processed and marked.",
+  Admin: "Deployment administration: accounts, API keys and settings (only when ADMIN_TOKEN is set).",
+};
+
+/** Response schemas stay open to additive fields: a strict generated client would break on each new field. */
+function openForAdditions(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(openForAdditions);
+  if (!value || typeof value !== "object") return value;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (k === "additionalProperties" && v === false) continue;
+    out[k] = openForAdditions(v);
+  }
+  return out;
+}
+
+/** `repeatable()` publishes as `string | string[]`; in the document it is an array, `?a=1&a=2`. */
+function asRepeatable(schema: Json): Json | undefined {
+  const anyOf = schema.anyOf as Json[] | undefined;
+  const array = anyOf?.find((s) => s.type === "array");
+  if (!anyOf || anyOf.length !== 2 || !array || !anyOf.some((s) => s.type === "string")) return undefined;
+  const { anyOf: _, ...rest } = schema;
+  return { ...rest, type: "array", items: array.items ?? { type: "string" } };
+}
+
+const upperFirst = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+const camel = (s: string) => s.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string) => (c ?? "").toUpperCase());
+const singular = (s: string) => (s.endsWith("ies") ? `${s.slice(0, -3)}y` : s.endsWith("s") ? s.slice(0, -1) : s);
+
+/**
+ * The default operationId: `listProducts`, `getBrand`, `createProducts`, `updateProducts`,
+ * `deleteMappingTable`, `createProductsBatch`. Routes may name theirs (`operationId`).
+ */
+export function defaultOperationId(method: string, url: string): string {
+  const segments = url.replace(/^\/(v2\/api|admin\/v1)\//, "/").split("/").filter(Boolean);
+  const byId = segments.at(-1)?.startsWith(":") ?? false;
+  const words = segments.filter((s) => !s.startsWith(":")).map(camel);
+  const action = words.length > 1 && ["batch"].includes(words.at(-1)!) ? words.pop()! : "";
+  const resource = words.map(upperFirst).join("");
+  const verb = { GET: byId ? "get" : "list", POST: "create", PUT: "update", PATCH: "update", DELETE: "delete" }[method] ?? method.toLowerCase();
+  return `${verb}${byId ? singular(resource) : resource}${upperFirst(action)}`;
+}
 
 /** Builds the OpenAPI 3.1 document from the routes' own zod schemas. */
 export class OpenApi {
   private readonly paths: Record<string, Record<string, unknown>> = {};
   /** Schemas named with `.meta({ id })`, shared by reference. */
   private readonly schemas: Record<string, unknown> = {};
+  private readonly tags = new Map<string, string | undefined>();
 
-  constructor(private readonly info: { title: string; version: string; description: string }) {}
+  constructor(private readonly info: { title: string; version: string; description: string }) {
+    this.jsonSchema(generalResponseSchema, "output");
+  }
 
   /** JSON Schema of a zod schema; its named parts move to components and are referenced from there. */
   private jsonSchema(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {
@@ -19,8 +94,14 @@ export class OpenApi {
     const name = (id: string) => (io === "input" ? `${id}Input` : id);
     const renamed = (value: unknown) =>
       io === "input" ? JSON.parse(JSON.stringify(value).replace(/"#\/components\/schemas\/([^"]+)"/g, '"#/components/schemas/$1Input"')) : value;
-    for (const [id, def] of Object.entries(($defs ?? {}) as Record<string, unknown>)) this.schemas[name(id)] = renamed(relink(def));
-    return renamed(relink(rest));
+    const finish = (value: unknown) => (io === "output" ? openForAdditions(value) : value) as Json;
+    for (const [id, def] of Object.entries(($defs ?? {}) as Record<string, unknown>)) this.schemas[name(id)] = finish(renamed(relink(def)));
+    return finish(renamed(relink(rest)));
+  }
+
+  /** A tag's description for the document's top-level `tags`. */
+  tag(name: string, description: string): void {
+    this.tags.set(name, description);
   }
 
   add(spec: AnyRoute): void {
@@ -31,7 +112,14 @@ export class OpenApi {
     }
     for (const [name, schema] of Object.entries((spec.query ?? {}) as Record<string, z.ZodType>)) {
       const s = this.jsonSchema(schema, "input") as { description?: string };
-      parameters.push({ name, in: "query", required: !schema.safeParse(undefined).success, description: s.description, schema: s });
+      const array = asRepeatable(s);
+      parameters.push({
+        name,
+        in: "query",
+        required: !schema.safeParse(undefined).success,
+        description: s.description,
+        ...(array ? { style: "form", explode: true, schema: array } : { schema: s }),
+      });
     }
     const responses: Record<string, unknown> = {};
     for (const [status, r] of Object.entries(spec.responses)) {
@@ -41,29 +129,64 @@ export class OpenApi {
         ...(r.schema ? { content: { [r.contentType ?? "application/json"]: { schema: this.jsonSchema(r.schema, "output") } } } : {}),
       };
     }
+    // What any operation can answer besides its own statuses, as shared GeneralResponses.
+    const shared = (name: keyof typeof sharedResponses) => {
+      const status = String(sharedResponses[name].status);
+      responses[status] ??= { $ref: `#/components/responses/${name}` };
+    };
+    if (spec.body || spec.params || spec.query) shared("BadRequest");
+    if (spec.auth !== "none") shared("Unauthorized");
+    if (spec.body) {
+      shared("PayloadTooLarge");
+      shared("UnsupportedMediaType");
+    }
+    if (spec.auth === "admin") shared("TooManyRequests");
+    shared("InternalError");
+    shared("Unavailable");
+    if (!this.tags.has(spec.tag)) this.tags.set(spec.tag, undefined);
     const operation: Record<string, unknown> = {
       summary: spec.summary,
+      description: spec.description ?? spec.summary,
       tags: [spec.tag],
-      operationId: `${spec.method.toLowerCase()}${path.replace(/[{}]/g, "").replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string) => (c ?? "").toUpperCase())}`,
+      operationId: spec.operationId ?? defaultOperationId(spec.method, spec.url),
       parameters,
-      responses,
+      responses: Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b))),
       security: spec.auth === "bearer" ? [{ bearer: [] }] : spec.auth === "admin" ? [{ admin: [] }] : [],
     };
-    if (spec.body) operation.requestBody = { required: true, content: { "application/json": { schema: this.jsonSchema(spec.body, "input") } } };
+    if (spec.body) {
+      const schema = this.jsonSchema(documented.get(spec.body) ?? spec.body, "input");
+      const examples = spec.bodyExample !== undefined ? { example: spec.bodyExample } : {};
+      operation.requestBody = { required: true, content: { "application/json": { schema, ...examples } } };
+    }
     (this.paths[path] ??= {})[spec.method.toLowerCase()] = operation;
   }
 
   document(): Record<string, unknown> {
+    const general = { content: { "application/json": { schema: { $ref: "#/components/schemas/GeneralResponse" } } } };
+    const retryAfter = { "Retry-After": { description: "seconds to wait", schema: { type: "integer" } } };
     return {
       openapi: "3.1.0",
       info: this.info,
-      servers: [{ url: "/" }],
+      servers: [{ url: "/", description: "this deployment" }],
+      tags: [...this.tags].map(([name, description]) => ({ name, description: description ?? tagDescriptions[name] ?? `${name} operations` })),
       paths: this.paths,
       components: {
         schemas: this.schemas,
+        responses: Object.fromEntries(
+          Object.entries(sharedResponses).map(([name, r]) => [
+            name,
+            { description: r.description, ...(r.status === 429 || r.status === 503 ? { headers: retryAfter } : {}), ...general },
+          ]),
+        ),
         securitySchemes: {
-          bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "POST /v2/api/auth" },
-          admin: { type: "http", scheme: "bearer", description: "ADMIN_TOKEN of the deployment" },
+          bearer: {
+            type: "http",
+            scheme: "bearer",
+            bearerFormat: "JWT",
+            description:
+              "An access token: `POST /v2/api/auth` with `{\"accountID\": ..., \"apiKey\": ...}` (the account id and an API key your administrator issued) answers `accessToken`, valid for an hour; send it as `Authorization: Bearer <accessToken>` and sign in again when it expires.",
+          },
+          admin: { type: "http", scheme: "bearer", description: "The deployment's admin token (its ADMIN_TOKEN setting); the admin API exists only when it is set." },
         },
       },
     };

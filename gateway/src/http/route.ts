@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { Caller } from "@analytics/auth";
 import { HttpError } from "./errors";
 import { describe, violations } from "./validation";
-import type { OpenApi } from "./openapi";
+import { documentAs, type OpenApi } from "./openapi";
 
 type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 type Shape = z.ZodRawShape;
@@ -24,6 +24,10 @@ export interface RouteSpec<P extends Shape, Q extends Shape, B extends z.ZodType
   /** Fastify path syntax: `/v2/api/events/:id`. */
   url: string;
   summary: string;
+  /** Longer text of the operation; defaults to the summary. */
+  description?: string;
+  /** The SDK method name (`listProducts`, `upsertProductsBatch`); defaults to one derived from method and path. */
+  operationId?: string;
   tag: string;
   /** bearer: an account's access token; admin: ADMIN_TOKEN; none: open. */
   auth: "bearer" | "admin" | "none";
@@ -31,6 +35,8 @@ export interface RouteSpec<P extends Shape, Q extends Shape, B extends z.ZodType
   query?: Q;
   body?: B;
   bodyLimit?: number;
+  /** A sane example body for the document and `/docs`. */
+  bodyExample?: unknown;
   responses: Record<number, ResponseSpec>;
   handler(
     input: { params: z.infer<z.ZodObject<P>>; query: z.infer<z.ZodObject<Q>>; body: z.infer<B>; caller: Caller },
@@ -75,7 +81,8 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
       if (spec.auth === "admin") ctx.authenticateAdmin(request);
     },
     handler: async (request, reply) => {
-      const caller = callers.get(request) ?? { accountId: "", apiKeyId: "" };
+      // The request id travels with the caller to the service (X-Request-Id on the Connect call).
+      const caller = { ...(callers.get(request) ?? { accountId: "", apiKeyId: "" }), requestId: request.id };
       const input = {
         params: parse(params, request.params, "path"),
         query: parse(query, request.query, "query"),
@@ -96,4 +103,12 @@ export function repeatable(item: z.ZodType<string, string> = z.string().min(1)) 
     .transform((v) => (Array.isArray(v) ? v : [v]).flatMap((s) => s.split(",")).map((s) => s.trim()).filter(Boolean))
     .pipe(z.array(item))
     .optional();
+}
+
+/**
+ * A batch body validated item by item (a bad item is that item's 400, the rest still go through),
+ * published in the document as an array of `item`.
+ */
+export function batchOf(item: z.ZodType, max: number) {
+  return documentAs(z.array(z.unknown()).min(1).max(max), z.array(item).min(1).max(max));
 }

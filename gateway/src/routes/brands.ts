@@ -14,6 +14,7 @@ export function brandRoutes(ctx: RouteContext, catalogue: Client<typeof catalogu
   route(ctx, {
     method: "GET",
     url: "/v2/api/brands",
+    operationId: "listBrands",
     summary: "List brands (created by product writes)",
     tag: "Brands",
     auth: "bearer",
@@ -35,6 +36,7 @@ export function brandRoutes(ctx: RouteContext, catalogue: Client<typeof catalogu
   route(ctx, {
     method: "GET",
     url: "/v2/api/brands/:ID",
+    operationId: "getBrand",
     summary: "One brand (as an array, as the specification declares)",
     tag: "Brands",
     auth: "bearer",
@@ -48,6 +50,7 @@ export function brandRoutes(ctx: RouteContext, catalogue: Client<typeof catalogu
   route(ctx, {
     method: "GET",
     url: "/v2/api/categories",
+    operationId: "listCategories",
     summary: "List all categories",
     tag: "Categories",
     auth: "bearer",
@@ -57,6 +60,7 @@ export function brandRoutes(ctx: RouteContext, catalogue: Client<typeof catalogu
   route(ctx, {
     method: "GET",
     url: "/v2/api/categories/:ID",
+    operationId: "getCategory",
     summary: "One category",
     tag: "Categories",
     auth: "bearer",

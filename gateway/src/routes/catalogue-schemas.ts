@@ -118,7 +118,7 @@ export const keySwitchSchema = z.strictObject({
   season: shortText.nullish(),
   productGroupId: shortText.nullish(),
   variantGroupId: shortText.nullish(),
-});
+}).meta({ id: "KeySwitchRequest" });
 
 const MiB = 1024 * 1024;
 const base64 = /^[A-Za-z0-9+/_-]*={0,2}$/;

@@ -6,6 +6,7 @@ import { batchStatus, converting, runBatch, type BatchResponse } from "../http/b
 import { HttpError } from "../http/errors";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../http/route";
+import { documentAs } from "../http/openapi";
 import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { describe } from "../http/validation";
 import { int32 } from "../http/values";
@@ -67,7 +68,8 @@ function toProto(row: z.output<typeof rowInput>, keepId: boolean): ordersV1.Dist
 }
 
 const toRest = (d: ordersV1.DistributionOrder) => toRestJson(DistributionOrderSchema, d);
-const rowsBody = z.array(z.unknown()).min(1).max(BATCH_MAX).describe(`1 to ${BATCH_MAX} rows`);
+// Rows are validated one by one (a bad row is its own 400); the document shows their schema.
+const rowsBody = documentAs(z.array(z.unknown()).min(1).max(BATCH_MAX).describe(`1 to ${BATCH_MAX} rows`), z.array(rowInput).min(1).max(BATCH_MAX).describe(`1 to ${BATCH_MAX} rows`));
 
 /** /v2/api/distributionorders -> analytics.orders.v1.OrdersService */
 export function distributionOrderRoutes(ctx: RouteContext, orders: Client<typeof ordersV1.OrdersService>, as: CallAs): void {

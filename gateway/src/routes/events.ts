@@ -45,6 +45,7 @@ export function eventRoutes(ctx: RouteContext, events: Client<typeof eventsV1.Ev
   route(ctx, {
     method: "GET",
     url: "/v2/api/events",
+    operationId: "listEvents",
     summary: "List the account's queue entries",
     tag,
     auth: "bearer",
@@ -73,6 +74,7 @@ export function eventRoutes(ctx: RouteContext, events: Client<typeof eventsV1.Ev
   route(ctx, {
     method: "PATCH",
     url: "/v2/api/events",
+    operationId: "updateEventStatus",
     summary: "Mark one pending event completed or failed (once only)",
     tag,
     auth: "bearer",
@@ -90,6 +92,7 @@ export function eventRoutes(ctx: RouteContext, events: Client<typeof eventsV1.Ev
   route(ctx, {
     method: "PATCH",
     url: "/v2/api/events/batch",
+    operationId: "updateEventStatusBatch",
     summary: "Mark many events; unknown or already processed ones answer updated=false",
     tag,
     auth: "bearer",
@@ -106,6 +109,7 @@ export function eventRoutes(ctx: RouteContext, events: Client<typeof eventsV1.Ev
   route(ctx, {
     method: "PUT",
     url: "/v2/api/events/:id",
+    operationId: "updateEventPayload",
     summary: "Replace an event's payload",
     tag,
     auth: "bearer",

@@ -19,6 +19,7 @@ export function mappingTableRoutes(ctx: RouteContext, catalogue: Client<typeof c
   route(ctx, {
     method: "GET",
     url: "/v2/api/mappingtables",
+    operationId: "listMappingTables",
     summary: "List mapping tables",
     tag,
     auth: "bearer",
@@ -30,6 +31,7 @@ export function mappingTableRoutes(ctx: RouteContext, catalogue: Client<typeof c
   route(ctx, {
     method: "GET",
     url: "/v2/api/mappingtables/:mappingField",
+    operationId: "getMappingTable",
     summary: "One mapping table",
     tag,
     auth: "bearer",
@@ -42,6 +44,7 @@ export function mappingTableRoutes(ctx: RouteContext, catalogue: Client<typeof c
   route(ctx, {
     method: "PUT",
     url: "/v2/api/mappingtables/:mappingField",
+    operationId: "replaceMappingTable",
     summary: "Add or update keys; keys absent from the request are kept",
     tag,
     auth: "bearer",
@@ -58,6 +61,7 @@ export function mappingTableRoutes(ctx: RouteContext, catalogue: Client<typeof c
   route(ctx, {
     method: "POST",
     url: "/v2/api/mappingtables/:mappingField",
+    operationId: "createMappingTable",
     summary: "Create the table or replace all its values (the type travels in the body)",
     tag,
     auth: "bearer",
@@ -70,6 +74,7 @@ export function mappingTableRoutes(ctx: RouteContext, catalogue: Client<typeof c
   route(ctx, {
     method: "DELETE",
     url: "/v2/api/mappingtables/:mappingField",
+    operationId: "deleteMappingTable",
     summary: "Delete a mapping table",
     tag,
     auth: "bearer",

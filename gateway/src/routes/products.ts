@@ -1,15 +1,17 @@
 import { z } from "zod";
 import { create } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
-import { catalogueV1, fromRestJson, toRestJson } from "@analytics/contracts";
+import { catalogueV1, fromRestJson, toRestJson, type pricingV1 } from "@analytics/contracts";
 import { generalResponse } from "@analytics/errors";
 import { batchStatus, convertBody, converting, runBatch, serverFailure, type BatchResponse } from "../http/batch";
 import { describe } from "../http/validation";
 import { HttpError } from "../http/errors";
+import { jsonArrayStream } from "../http/json-stream";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
-import { repeatable, route, type RouteContext } from "../http/route";
+import { batchOf, repeatable, route, type RouteContext } from "../http/route";
 import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import type { CallAs } from "../clients";
+import { productPriceToRest } from "./pricing-schemas";
 import { imageUploadSchema, keySwitchSchema, productCreateSchema, productSchema, productUpdateSchema, nullFields, writableFields } from "./catalogue-schemas";
 
 const { ProductSchema, KeySwitchSchema, ImageUploadSchema } = catalogueV1;
@@ -23,7 +25,6 @@ const batchResult = (r?: catalogueV1.BatchResult): BatchResponse => ({
   referenceField: r?.referenceField ?? "",
   statusCode: r?.statusCode ?? 500,
 });
-const batchBody = z.array(z.unknown()).min(1).max(BATCH_MAX);
 
 /** A product item as the catalogue takes it: the proto Product and the fields sent as null. */
 const productWrite = (keepId: boolean) => (p: Record<string, unknown>) => ({
@@ -57,17 +58,25 @@ export const productExample = create(ProductSchema, {
   shippingLeadTimeDays: 14,
 });
 
+const exampleWrite = toProduct(productExample) as { key: string };
+
 /** /v2/api/products and /v2/api/images -> analytics.catalogue.v1.CatalogueService */
-export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalogueV1.CatalogueService>, as: CallAs): void {
+export function productRoutes(
+  ctx: RouteContext,
+  catalogue: Client<typeof catalogueV1.CatalogueService>,
+  pricing: Client<typeof pricingV1.PricingService>,
+  as: CallAs,
+): void {
   const tag = "Products";
   route(ctx, {
     method: "GET",
     url: "/v2/api/products",
+    operationId: "listProducts",
     summary: "List products (one row per SKU) with prices from all price lists",
     tag,
     auth: "bearer",
     query: {
-      ...pageQuery(),
+      ...pageQuery(10_000),
       key: z.string().min(1).max(500).optional().describe("a key or an old key"),
       sku_id: repeatable().describe("product ids; repeatable or comma-separated"),
       skus: repeatable(),
@@ -80,25 +89,33 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
       400: { description: "bad query", schema: generalResponseSchema },
     },
     handler: async ({ query, caller }, request, reply) => {
-      const res = await catalogue.listProducts(
-        {
-          page: { page: query.page, pageSize: query.pageSize },
-          key: query.key,
-          skuIds: query.sku_id ?? [],
-          skus: query.skus ?? [],
-          seasons: query.seasons ?? [],
-          productGroupIds: query.productgroupids ?? [],
-          variantGroupIds: query.variantgroupids ?? [],
-        },
-        as(caller),
-      );
-      setPageHeaders(request, reply, query, res.totalCount);
-      return res.products.map(toProduct);
+      const list = {
+        page: { page: query.page, pageSize: query.pageSize },
+        key: query.key,
+        skuIds: query.sku_id ?? [],
+        skus: query.skus ?? [],
+        seasons: query.seasons ?? [],
+        productGroupIds: query.productgroupids ?? [],
+        variantGroupIds: query.variantgroupids ?? [],
+      };
+      // Streamed: the published client reads 10,000 products (about 10 MB) a page. Prices are
+      // pricing's: one call per chunk of the page, joined here (README, "Pricing service").
+      const page = await jsonArrayStream(catalogue.streamProducts({ list }, as(caller)), async ({ products }) => {
+        const ids = products.map((p) => p.id);
+        const prices = ids.length ? (await pricing.pricesOfProducts({ productIds: ids }, as(caller))).prices : [];
+        const byProduct = new Map<string, unknown[]>();
+        for (const p of prices) (byProduct.get(p.productId) ?? byProduct.set(p.productId, []).get(p.productId)!).push(productPriceToRest(p));
+        return products.map((p) => ({ ...toProduct(p), prices: byProduct.get(p.id) ?? [] }));
+      });
+      setPageHeaders(request, reply, query, page.first?.totalCount ?? 0);
+      reply.type("application/json; charset=utf-8");
+      return page.body;
     },
   });
   route(ctx, {
     method: "GET",
     url: "/v2/api/products/example",
+    operationId: "getProductExample",
     summary: "An example Product body",
     tag,
     auth: "bearer",
@@ -108,10 +125,12 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
   route(ctx, {
     method: "POST",
     url: "/v2/api/products",
+    operationId: "upsertProduct",
     summary: "Full create: creates or updates the product, its variant, brand and category. Stores exactly what is sent: a field absent or null takes its default (imageUrl: absent keeps the uploaded image, null removes it)",
     tag,
     auth: "bearer",
     body: productCreateSchema,
+    bodyExample: exampleWrite,
     responses: {
       201: { description: "the product as stored", schema: z.array(productSchema) },
       400: { description: "invalid product", schema: generalResponseSchema },
@@ -128,10 +147,12 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
   route(ctx, {
     method: "POST",
     url: "/v2/api/products/batch",
+    operationId: "upsertProductsBatch",
     summary: `Create or update up to ${BATCH_MAX} products by key, each a full write (a field absent or null takes its default; imageUrl: absent keeps the uploaded image, null removes it); one answer per item`,
     tag,
     auth: "bearer",
-    body: batchBody,
+    body: batchOf(productCreateSchema, BATCH_MAX),
+    bodyExample: [exampleWrite],
     responses: {
       201: {
         description: "per item, in request order, an array with its GeneralResponse (statusCode 201 created, 200 updated, 400 invalid)",
@@ -155,10 +176,12 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
   route(ctx, {
     method: "PUT",
     url: "/v2/api/products",
+    operationId: "updateProducts",
     summary: "Partial update of existing products (by id, else key): fields not sent are kept, fields sent as null are cleared",
     tag,
     auth: "bearer",
-    body: batchBody,
+    body: batchOf(productUpdateSchema, BATCH_MAX),
+    bodyExample: [{ key: exampleWrite.key, productName: "Merino crew neck, relaxed fit", season: null }],
     responses: {
       200: { description: "one BatchResponse per item", schema: z.array(batchResponseSchema) },
       400: { description: "at least one item failed validation (the valid ones were applied)", schema: z.array(batchResponseSchema) },
@@ -176,10 +199,12 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
   route(ctx, {
     method: "POST",
     url: "/v2/api/products/keyswitch",
+    operationId: "switchProductKeys",
     summary: "Replace products' keys; each old key stays a synonym that still finds the product",
     tag,
     auth: "bearer",
-    body: batchBody,
+    body: batchOf(keySwitchSchema, BATCH_MAX),
+    bodyExample: [{ oldKey: exampleWrite.key, key: "SKU-2001-BLK-M", sku: "2001-BLK-M" }],
     responses: { 200: { description: "one BatchResponse per item (reference: oldKey)", schema: z.array(batchResponseSchema) } },
     handler: async ({ body, caller }, _req, reply) => {
       const results = await runBatch(body, converting(keySwitchSchema, (k) => fromRestJson(KeySwitchSchema, k)), "oldKey", async (switches) => {
@@ -193,6 +218,7 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
   route(ctx, {
     method: "POST",
     url: "/v2/api/products/imageupload",
+    operationId: "uploadProductImage",
     summary: "Upload one product image (base64 PNG, JPEG, WebP or GIF, at most 10 MiB)",
     tag,
     auth: "bearer",
@@ -213,10 +239,11 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
   route(ctx, {
     method: "POST",
     url: "/v2/api/products/imageupload/batch",
+    operationId: "uploadProductImagesBatch",
     summary: "Upload many product images",
     tag,
     auth: "bearer",
-    body: z.array(z.unknown()).min(1).max(BATCH_MAX),
+    body: batchOf(imageUploadSchema, BATCH_MAX),
     bodyLimit: 50 * MiB,
     responses: { 200: { description: "one BatchResponse per item", schema: z.array(batchResponseSchema) } },
     handler: async ({ body, caller }, _req, reply) => {
@@ -230,6 +257,7 @@ export function productRoutes(ctx: RouteContext, catalogue: Client<typeof catalo
   route(ctx, {
     method: "GET",
     url: "/v2/api/images/:sha256",
+    operationId: "getImage",
     summary: "A product image (content-addressed; cacheable for a year)",
     tag,
     auth: "bearer",

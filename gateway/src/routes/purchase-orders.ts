@@ -7,6 +7,7 @@ import { describe } from "../http/validation";
 import { HttpError } from "../http/errors";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../http/route";
+import { documentAs } from "../http/openapi";
 import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { decimal, int32 } from "../http/values";
 import type { CallAs } from "../clients";
@@ -188,7 +189,11 @@ const toRest = (po: ordersV1.PurchaseOrder) => toRestJson(PurchaseOrderSchema, p
 
 const globalQuery = z.enum(["true", "false", "1", "0", ""]).optional().describe("orders of all API keys (default false)");
 const isGlobal = (v: string | undefined) => v === "true" || v === "1";
-const ordersBody = z.array(z.unknown()).max(PO_MAX).describe(`at most ${PO_MAX} purchase orders`);
+// Orders are validated one by one (a bad order is its own 400); the document shows their schema.
+const ordersBody = documentAs(
+  z.array(z.unknown()).max(PO_MAX).describe(`at most ${PO_MAX} purchase orders`),
+  z.array(purchaseOrderInputSchema).max(PO_MAX).describe(`at most ${PO_MAX} purchase orders`),
+);
 
 export const purchaseOrderExample = {
   externalPONo: "PO-2026-0001",

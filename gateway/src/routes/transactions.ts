@@ -6,6 +6,7 @@ import { convertBody, converting, runBatch, serverFailure, type BatchResponse } 
 import { HttpError } from "../http/errors";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../http/route";
+import { documentAs } from "../http/openapi";
 import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { decimal, int32 } from "../http/values";
 import type { CallAs } from "../clients";
@@ -89,7 +90,8 @@ function toProto(t: z.output<typeof txInput>, keepId: boolean): ordersV1.Transac
   return fromRestJson(TransactionSchema, { ...rest, ...(keepId ? { id } : {}), items: (items ?? []).map(({ shipments: _s, ...i }) => i) });
 }
 const toRest = (t: ordersV1.Transaction) => toRestJson(TransactionSchema, t);
-const body = z.array(z.unknown()).min(1).max(BATCH_MAX).describe(`1 to ${BATCH_MAX} transactions`);
+// Transactions are validated one by one (a bad one is its own 400); the document shows their schema.
+const body = documentAs(z.array(z.unknown()).min(1).max(BATCH_MAX).describe(`1 to ${BATCH_MAX} transactions`), z.array(txInput).min(1).max(BATCH_MAX).describe(`1 to ${BATCH_MAX} transactions`));
 
 export const transactionExample = {
   externalTransactionID: "T-2026-0001",

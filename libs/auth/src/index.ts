@@ -11,11 +11,14 @@ export const INTERNAL_HEADERS = {
   credential: "x-internal-token",
   accountId: "x-account-id",
   apiKeyId: "x-api-key-id",
+  requestId: "x-request-id",
 } as const;
 
 export interface Caller {
   accountId: string;
   apiKeyId: string;
+  /** The gateway's request id (X-Request-Id), passed on so the service's log lines carry it. */
+  requestId?: string;
 }
 
 export const callerKey = createContextKey<Caller | undefined>(undefined, { description: "authenticated caller" });
@@ -26,6 +29,7 @@ export function callerHeaders(internalToken: string, caller: Caller): Record<str
     [INTERNAL_HEADERS.credential]: internalToken,
     [INTERNAL_HEADERS.accountId]: caller.accountId,
     [INTERNAL_HEADERS.apiKeyId]: caller.apiKeyId,
+    ...(caller.requestId ? { [INTERNAL_HEADERS.requestId]: caller.requestId } : {}),
   };
 }
 

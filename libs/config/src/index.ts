@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { z } from "zod";
 import pino, { type Logger } from "pino";
 import { serviceNames, serviceRegistry, serviceUrlVariable, type ServiceName } from "@analytics/contracts";
@@ -122,8 +123,21 @@ export function required<K extends keyof Config>(config: Config, key: K): NonNul
   return value as NonNullable<Config[K]>;
 }
 
+/**
+ * The request a piece of work belongs to: a service runs each call inside it, so every log line
+ * the call writes carries the gateway's request id.
+ */
+export const requestContext = new AsyncLocalStorage<{ requestId: string }>();
+
 export function createLogger(config: Pick<Config, "LOG_LEVEL">, name: string): Logger {
-  return pino({ name, level: config.LOG_LEVEL });
+  return pino({
+    name,
+    level: config.LOG_LEVEL,
+    mixin: (merge) => {
+      const requestId = requestContext.getStore()?.requestId;
+      return requestId && !("requestId" in merge) ? { requestId } : {};
+    },
+  });
 }
 
 export type { Logger };

@@ -3,12 +3,16 @@
 export * from "./gen/common/v1/common_pb";
 export * as catalogueV1 from "./gen/catalogue/v1/catalogue_pb";
 export * as eventsV1 from "./gen/events/v1/events_pb";
+export * as pricingV1 from "./gen/pricing/v1/pricing_pb";
+export * as planningV1 from "./gen/planning/v1/planning_pb";
+export * as inventoryV1 from "./gen/inventory/v1/inventory_pb";
 export * as ordersV1 from "./gen/orders/v1/orders_pb";
 // Integration events (bus messages) of each service, and the subjects that carry them.
 export * as accountsMessagesV1 from "./gen/accounts/v1/messages_pb";
 export * as catalogueMessagesV1 from "./gen/catalogue/v1/messages_pb";
 export * as inventoryMessagesV1 from "./gen/inventory/v1/messages_pb";
 export * as ordersMessagesV1 from "./gen/orders/v1/messages_pb";
+export * as pricingMessagesV1 from "./gen/pricing/v1/messages_pb";
 export * as topics from "./topics";
 export type { Topic } from "./topics";
 export { toRestJson, fromRestJson, stringifyRest, decimalFromNumber, RawJson, RestDecimal } from "./rest-json";

@@ -1,6 +1,9 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { CatalogueService } from "./gen/catalogue/v1/catalogue_pb";
 import { EventsService } from "./gen/events/v1/events_pb";
+import { PricingService } from "./gen/pricing/v1/pricing_pb";
+import { PlanningService } from "./gen/planning/v1/planning_pb";
+import { InventoryService } from "./gen/inventory/v1/inventory_pb";
 import { OrdersService } from "./gen/orders/v1/orders_pb";
 
 /**
@@ -11,8 +14,11 @@ import { OrdersService } from "./gen/orders/v1/orders_pb";
  */
 export const serviceRegistry = {
   catalogue: { port: 50051, descriptor: CatalogueService },
+  pricing: { port: 50052, descriptor: PricingService },
+  inventory: { port: 50053, descriptor: InventoryService },
   orders: { port: 50054, descriptor: OrdersService },
   events: { port: 50055, descriptor: EventsService },
+  planning: { port: 50056, descriptor: PlanningService },
 } as const satisfies Record<string, { port: number; descriptor: DescService }>;
 
 export type ServiceName = keyof typeof serviceRegistry;

@@ -3,6 +3,7 @@ import { AccountSettingsChangedSchema } from "./gen/accounts/v1/messages_pb";
 import { BrandCreatedSchema, CategoryCreatedSchema, MappingTableChangedSchema, SkuChangedSchema } from "./gen/catalogue/v1/messages_pb";
 import { StockTriggerChangedSchema, StockUpdatedSchema, WarehouseChangedSchema } from "./gen/inventory/v1/messages_pb";
 import { DistributionOrderChangedSchema, PurchaseOrderChangedSchema, TransactionChangedSchema } from "./gen/orders/v1/messages_pb";
+import { FxRateChangedSchema, PriceChangedSchema, PriceListChangedSchema, PricatSkuChangedSchema } from "./gen/pricing/v1/messages_pb";
 
 /**
  * A subject of the bus and the proto message every message on it carries. Subjects are
@@ -32,6 +33,18 @@ export const catalogueMappingTableUpdated = topic("analytics.catalogue.mapping_t
 export const catalogueMappingTableDeleted = topic("analytics.catalogue.mapping_table.deleted", MappingTableChangedSchema);
 /** Every change of a SKU, whatever its verb. */
 export const catalogueSkuTopics = [catalogueSkuCreated, catalogueSkuUpdated, catalogueSkuKeySwitched, catalogueSkuImageSet];
+
+// Pricing.
+export const pricingPriceListCreated = topic("analytics.pricing.price_list.created", PriceListChangedSchema);
+export const pricingPriceListUpdated = topic("analytics.pricing.price_list.updated", PriceListChangedSchema);
+export const pricingPriceUpserted = topic("analytics.pricing.price.upserted", PriceChangedSchema);
+export const pricingPriceDeleted = topic("analytics.pricing.price.deleted", PriceChangedSchema);
+export const pricingFxRateCreated = topic("analytics.pricing.fx_rate.created", FxRateChangedSchema);
+export const pricingFxRateClosed = topic("analytics.pricing.fx_rate.closed", FxRateChangedSchema);
+export const pricingFxRateDeleted = topic("analytics.pricing.fx_rate.deleted", FxRateChangedSchema);
+export const pricingPricatSkuUpserted = topic("analytics.pricing.pricat_sku.upserted", PricatSkuChangedSchema);
+/** Every change of a price, whatever its verb. */
+export const pricingPriceTopics = [pricingPriceUpserted, pricingPriceDeleted];
 
 // Inventory.
 export const inventoryWarehouseUpserted = topic("analytics.inventory.warehouse.upserted", WarehouseChangedSchema);

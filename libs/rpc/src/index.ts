@@ -5,9 +5,9 @@ import { Code, createClient, type Client, type ConnectRouter, type Interceptor }
 import { connectNodeAdapter, createConnectTransport } from "@connectrpc/connect-node";
 import type { DescService } from "@bufbuild/protobuf";
 import type { Logger } from "pino";
-import { requireInternalCaller } from "@analytics/auth";
+import { INTERNAL_HEADERS, requireInternalCaller } from "@analytics/auth";
 import { createBus, type Bus, type Subscription } from "@analytics/bus";
-import { createLogger, dbTimeouts, loadConfig, required, type Config } from "@analytics/config";
+import { createLogger, dbTimeouts, loadConfig, required, requestContext, type Config } from "@analytics/config";
 import { createDb, migrate, ping, type Db, type Migration } from "@analytics/db";
 import { toConnectError } from "@analytics/errors";
 import { pruneInbox } from "@analytics/inbox";
@@ -161,19 +161,45 @@ function metricsText(service: string, relay: OutboxRelay): string {
   ].join("\n");
 }
 
+/** A request id as the gateway forwards it: at most 128 visible characters. */
+const saneRequestId = (value: string | null) => (value && /^[A-Za-z0-9._:@/+=-]{1,128}$/.test(value) ? value : undefined);
+
 function errorsAndLogging(logger: Logger): Interceptor {
   return (next) => async (req) => {
+    const requestId = saneRequestId(req.header.get(INTERNAL_HEADERS.requestId));
+    // Every log line of the call (this interceptor's, the handler's, the repository's) carries it.
+    return requestId ? requestContext.run({ requestId }, () => call(next, req)) : call(next, req);
+  };
+  async function call(next: Parameters<Interceptor>[0], req: Parameters<ReturnType<Interceptor>>[0]) {
     const started = performance.now();
-    try {
-      const res = await next(req);
-      logger.debug({ rpc: req.method.name, ms: Math.round(performance.now() - started) }, "rpc");
-      return res;
-    } catch (error) {
+    const failed = (error: unknown) => {
       const wire = toConnectError(error, (e) => logger.error({ err: e, rpc: req.method.name }, "internal error"));
       logger.debug({ rpc: req.method.name, code: Code[wire.code], ms: Math.round(performance.now() - started) }, "rpc failed");
-      throw wire;
+      return wire;
+    };
+    try {
+      const res = await next(req);
+      if (!res.stream) {
+        logger.debug({ rpc: req.method.name, ms: Math.round(performance.now() - started) }, "rpc");
+        return res;
+      }
+      // A streaming handler runs as its messages are read: its errors surface here, not above.
+      const messages = res.message;
+      return {
+        ...res,
+        message: (async function* () {
+          try {
+            yield* messages;
+            logger.debug({ rpc: req.method.name, ms: Math.round(performance.now() - started) }, "rpc");
+          } catch (error) {
+            throw failed(error);
+          }
+        })(),
+      };
+    } catch (error) {
+      throw failed(error);
     }
-  };
+  }
 }
 
 const READY_DEADLINE_MS = 2_000;

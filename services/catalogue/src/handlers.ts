@@ -1,3 +1,4 @@
+import { create } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { catalogueV1, type PageRequest } from "@analytics/contracts";
 import { callerOf } from "@analytics/auth";
@@ -15,16 +16,27 @@ import { brandFromRow, categoryFromRow, mappingTableFromRow, productFromRow } fr
 const { CatalogueService } = catalogueV1;
 
 const MAX_PAGE_SIZE = 1000;
+/** The contract lets GET /products read 10000 a page (its published client does); it is streamed. */
+const MAX_STREAMED_PAGE_SIZE = 10_000;
 
 /** Defaults of the contract (page 1, 10 a page); out of range is invalid, never clamped. */
-function pageOf(page: PageRequest | undefined): Page {
+function pageOf(page: PageRequest | undefined, maxPageSize = MAX_PAGE_SIZE): Page {
   const p = { page: page?.page || 1, pageSize: page?.pageSize || 10 };
   if (p.page < 1) throw invalid("page must be at least 1", [{ path: "page", message: "must be at least 1" }]);
-  if (p.pageSize < 1 || p.pageSize > MAX_PAGE_SIZE) {
-    throw invalid(`pageSize must be 1..${MAX_PAGE_SIZE}`, [{ path: "pageSize", message: `must be 1..${MAX_PAGE_SIZE}` }]);
+  if (p.pageSize < 1 || p.pageSize > maxPageSize) {
+    throw invalid(`pageSize must be 1..${maxPageSize}`, [{ path: "pageSize", message: `must be 1..${maxPageSize}` }]);
   }
   return p;
 }
+
+const productFilter = (req: catalogueV1.ListProductsRequest) => ({
+  key: req.key,
+  ids: req.skuIds,
+  skus: req.skus,
+  seasons: req.seasons,
+  productGroupIds: req.productGroupIds,
+  variantGroupIds: req.variantGroupIds,
+});
 
 /** An item outcome on the wire: the BatchResponse, the result (when any) and the field problems. */
 function batchResult<T>(o: ItemOutcome<T>) {
@@ -43,16 +55,17 @@ export function catalogueRoutes(ctx: ServiceContext) {
   return (router: ConnectRouter) =>
     router.service(CatalogueService, {
       async listProducts(req, c) {
-        const filter = {
-          key: req.key,
-          ids: req.skuIds,
-          skus: req.skus,
-          seasons: req.seasons,
-          productGroupIds: req.productGroupIds,
-          variantGroupIds: req.variantGroupIds,
-        };
-        const { rows, total } = await products.listProducts(db, callerOf(c).accountId, filter, pageOf(req.page));
+        const { rows, total } = await products.listProducts(db, callerOf(c).accountId, productFilter(req), pageOf(req.page));
         return { products: rows.map(productFromRow), totalCount: total };
+      },
+      async *streamProducts(req, c) {
+        const list = req.list ?? create(catalogueV1.ListProductsRequestSchema);
+        const chunks = products.streamProducts(db, callerOf(c).accountId, productFilter(list), pageOf(list.page, MAX_STREAMED_PAGE_SIZE));
+        let first = true;
+        for await (const { rows, total } of chunks) {
+          yield { products: rows.map(productFromRow), totalCount: first ? total : 0 };
+          first = false;
+        }
       },
       async upsertProducts(req, c) {
         return { results: (await products.upsertProducts(ctx, callerOf(c).accountId, req.products, req.cleared.map((c) => c.fields))).map(productResult) };

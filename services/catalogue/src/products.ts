@@ -5,7 +5,7 @@ import { answer, invalidItem, productBatch, type ItemOutcome } from "./batch";
 import { announceProducts, brandCreated, categoryCreated, type ProductVerb } from "./changes";
 import * as repo from "./repository";
 import type { Page, ProductFilter, SkuRef } from "./repository";
-import { brandFromRow, categoryFromRow, newProduct, productColumns, productFromRow, unclearable, withClearedFields, withSentFields, type Product } from "./resources";
+import { brandFromRow, categoryFromRow, newProduct, productColumns, productFromRow, unclearable, withClearedFields, withSentFields, type Product, type ProductRow } from "./resources";
 import { checkText, keyProblem, productViolations, storedProductViolations, textProblem } from "./validation";
 
 /**
@@ -14,11 +14,32 @@ import { checkText, keyProblem, productViolations, storedProductViolations, text
  * others and never half-writes itself.
  */
 
-export function listProducts(db: Db, accountId: string, filter: ProductFilter, page: Page) {
+function checkFilter(filter: ProductFilter): void {
   if (filter.key !== undefined) checkText("key", filter.key);
   const lists = { sku_id: filter.ids, skus: filter.skus, seasons: filter.seasons, productgroupids: filter.productGroupIds, variantgroupids: filter.variantGroupIds };
   for (const [name, values] of Object.entries(lists)) values.forEach((v, i) => checkText(`${name}[${i}]`, v));
+}
+
+export function listProducts(db: Db, accountId: string, filter: ProductFilter, page: Page) {
+  checkFilter(filter);
   return repo.listProducts(db, accountId, filter, page);
+}
+
+/** Rows per chunk of a streamed page: about 0.5 MB of JSON, whatever the page size. */
+export const STREAM_CHUNK = 500;
+
+/**
+ * One page read in chunks of STREAM_CHUNK rows, so a 10,000-product page is never held whole:
+ * the page's ids first (an index-only scan), then the rows of each chunk. The first chunk carries
+ * the total; an empty page is one empty chunk.
+ */
+export async function* streamProducts(db: Db, accountId: string, filter: ProductFilter, page: Page) {
+  checkFilter(filter);
+  const { ids, total } = await repo.pageOfProductIds(db, accountId, filter, page);
+  if (!ids.length) yield { rows: [] as ProductRow[], total };
+  for (let i = 0; i < ids.length; i += STREAM_CHUNK) {
+    yield { rows: await repo.findProducts(db, accountId, ids.slice(i, i + STREAM_CHUNK)), total };
+  }
 }
 
 /** Fields sent as null must be writable fields other than the key. */

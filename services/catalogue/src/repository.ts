@@ -68,9 +68,10 @@ function filtered(db: Db, accountId: string, f: ProductFilter) {
   const q = db("products as p").where("p.account_id", accountId);
   if (f.key !== undefined) {
     // A key names at most one product, as its key or an old key: two unique-index lookups (an
-    // OR of both would scan the account).
+    // OR of both would scan the account), run once as an array. An IN (subquery) let the planner,
+    // before autovacuum has analyzed a freshly loaded account, re-run the lookup per product.
     q.whereRaw(
-      "p.id IN (SELECT id FROM products WHERE account_id = ? AND key = ? UNION ALL SELECT product_id FROM sku_synonyms WHERE account_id = ? AND synonym = ?)",
+      "p.id = ANY(ARRAY(SELECT id FROM products WHERE account_id = ? AND key = ? UNION ALL SELECT product_id FROM sku_synonyms WHERE account_id = ? AND synonym = ?))",
       [accountId, f.key, accountId, f.key],
     );
   }
@@ -91,6 +92,15 @@ export async function listProducts(db: Db, accountId: string, f: ProductFilter, 
     filtered(db, accountId, f).count({ count: "*" }) as unknown as Promise<[{ count: number }]>,
   ]);
   return { rows, total: Number(count) };
+}
+
+/** The ids of one page in creation order and the filtered total, for reading the rows in chunks. */
+export async function pageOfProductIds(db: Db, accountId: string, f: ProductFilter, page: Page) {
+  const [rows, [{ count }]] = await Promise.all([
+    pageOfIds(filtered(db, accountId, f), page, "p.seq", "p.id") as Promise<{ id: string }[]>,
+    filtered(db, accountId, f).count({ count: "*" }) as unknown as Promise<[{ count: number }]>,
+  ]);
+  return { ids: rows.map((r) => r.id), total: Number(count) };
 }
 
 /** Brand or category ids by lower-cased name, creating the names that do not exist yet. */

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file inventory/v1/messages.proto.
  */
 export const file_inventory_v1_messages: GenFile = /*@__PURE__*/
-  fileDesc("ChtpbnZlbnRvcnkvdjEvbWVzc2FnZXMucHJvdG8SFmFuYWx5dGljcy5pbnZlbnRvcnkudjEinAEKEFdhcmVob3VzZUNoYW5nZWQSEgoKYWNjb3VudF9pZBgBIAEoCRIUCgx3YXJlaG91c2VfaWQYAiABKAkSDwoHdmVyc2lvbhgDIAEoAxITCgtleHRlcm5hbF9pZBgEIAEoCRIMCgRuYW1lGAUgASgJEhkKEWNlbnRyYWxfd2FyZWhvdXNlGAYgASgIEg8KB2RlbGV0ZWQYByABKAgi1AEKDFN0b2NrVXBkYXRlZBISCgphY2NvdW50X2lkGAEgASgJEhQKDHdhcmVob3VzZV9pZBgCIAEoCRIOCgZza3VfaWQYAyABKAkSDwoHdmVyc2lvbhgEIAEoAxIaChJhdmFpbGFibGVfcXVhbnRpdHkYBSABKAUSGQoRcGh5c2ljYWxfcXVhbnRpdHkYBiABKAUSMQoNc25hcHNob3RfZGF0ZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHZGVsZXRlZBgIIAEoCCJUChNTdG9ja1RyaWdnZXJDaGFuZ2VkEhIKCmFjY291bnRfaWQYASABKAkSGAoQc3RvY2tfdHJpZ2dlcl9pZBgCIAEoAxIPCgd2ZXJzaW9uGAMgASgDYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("ChtpbnZlbnRvcnkvdjEvbWVzc2FnZXMucHJvdG8SFmFuYWx5dGljcy5pbnZlbnRvcnkudjEinAEKEFdhcmVob3VzZUNoYW5nZWQSEgoKYWNjb3VudF9pZBgBIAEoCRIUCgx3YXJlaG91c2VfaWQYAiABKAkSDwoHdmVyc2lvbhgDIAEoAxITCgtleHRlcm5hbF9pZBgEIAEoCRIMCgRuYW1lGAUgASgJEhkKEWNlbnRyYWxfd2FyZWhvdXNlGAYgASgIEg8KB2RlbGV0ZWQYByABKAgigAIKDFN0b2NrVXBkYXRlZBISCgphY2NvdW50X2lkGAEgASgJEhQKDHdhcmVob3VzZV9pZBgCIAEoCRIOCgZza3VfaWQYAyABKAkSDwoHdmVyc2lvbhgEIAEoAxIaChJhdmFpbGFibGVfcXVhbnRpdHkYBSABKAUSGQoRcGh5c2ljYWxfcXVhbnRpdHkYBiABKAUSMQoNc25hcHNob3RfZGF0ZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHZGVsZXRlZBgIIAEoCBILCgNrZXkYCSABKAkSHQoVZXh0ZXJuYWxfd2FyZWhvdXNlX2lkGAogASgJIlQKE1N0b2NrVHJpZ2dlckNoYW5nZWQSEgoKYWNjb3VudF9pZBgBIAEoCRIYChBzdG9ja190cmlnZ2VyX2lkGAIgASgDEg8KB3ZlcnNpb24YAyABKANiBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * analytics.inventory.warehouse.{upserted,deleted}
@@ -112,6 +112,18 @@ export type StockUpdated = Message<"analytics.inventory.v1.StockUpdated"> & {
    * @generated from field: bool deleted = 8;
    */
   deleted: boolean;
+
+  /**
+   * The SKU's key when the snapshot was written, and the warehouse's externalId.
+   *
+   * @generated from field: string key = 9;
+   */
+  key: string;
+
+  /**
+   * @generated from field: string external_warehouse_id = 10;
+   */
+  externalWarehouseId: string;
 };
 
 /**

@@ -1,0 +1,75 @@
+// Issue 8 item 6: GET /products?pageSize=10000 as the published client reads it, against
+// fetching and serializing the same rows directly from Postgres in one process (target: within
+// 1.5x), and the platform's peak memory (VmHWM) growth over those reads against the response's
+// size (target: less). Medians of ROUNDS, sides alternating.
+// Usage: node bench/big-pages.mjs [--rounds N]
+import { readFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import { arg, median, startPlatform } from "./platform.mjs";
+
+const ROUNDS = Number(arg("--rounds", 5));
+const PAGE = 10_000;
+const platform = await startPlatform();
+const peakRssMb = () => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${platform.child.pid}/status`, "utf8"))[1]) / 1024;
+try {
+  const acme = await platform.signUp("big");
+  const db = new pg.Client({ connectionString: platform.databaseUrl });
+  await db.connect();
+  const seed = (accountId, n) =>
+    db.query(
+      `INSERT INTO catalogue.products (id, account_id, key, sku, ean, season, product_name, color, size, cost_calculation_price, external_attributes)
+       SELECT gen_random_uuid(), $1, 'K-' || g, 'S-' || g, lpad(g::text, 13, '0'), 'SS' || (g % 4), 'Product ' || g, 'red', 'M', 19.99,
+              jsonb_build_object('n', g, 'text', repeat('x', 400))
+       FROM generate_series(1, $2) g`,
+      [accountId, n],
+    );
+  await seed(randomUUID(), 20_000);
+  await seed(acme.accountId, PAGE);
+  await db.query("VACUUM ANALYZE catalogue.products");
+
+  const viaGateway = async () => {
+    const t = performance.now();
+    const res = await fetch(`${platform.base}/v2/api/products?pageSize=${PAGE}`, { headers: { authorization: `Bearer ${acme.token}` } });
+    if (res.status !== 200) throw new Error(`GET /products: ${res.status}`);
+    const bytes = (await res.arrayBuffer()).byteLength;
+    return { ms: performance.now() - t, bytes };
+  };
+  const direct = async () => {
+    const t = performance.now();
+    const { rows } = await db.query(
+      `SELECT p.*, b.name AS brand_name, c.name AS category_name
+       FROM catalogue.products p LEFT JOIN catalogue.brands b ON b.id = p.brand_id LEFT JOIN catalogue.categories c ON c.id = p.category_id
+       WHERE p.account_id = $1 ORDER BY p.seq LIMIT $2`,
+      [acme.accountId, PAGE],
+    );
+    const bytes = Buffer.byteLength(JSON.stringify(rows));
+    return { ms: performance.now() - t, bytes };
+  };
+  await fetch(`${platform.base}/v2/api/products?pageSize=10`, { headers: { authorization: `Bearer ${acme.token}` } });
+  const peakBefore = peakRssMb();
+  const g = [];
+  const d = [];
+  let size = 0;
+  for (let r = 0; r < ROUNDS; r++) {
+    const a = await viaGateway();
+    size = a.bytes;
+    g.push(a.ms);
+    d.push((await direct()).ms);
+  }
+  const growth = peakRssMb() - peakBefore;
+  await db.end();
+  const result = {
+    gatewayMs: Math.round(median(g)),
+    directMs: Math.round(median(d)),
+    ratio: +(median(g) / median(d)).toFixed(2),
+    target: 1.5,
+    responseMb: +(size / 2 ** 20).toFixed(1),
+    peakRssGrowthMb: +growth.toFixed(1),
+  };
+  console.log(`GET /products?pageSize=${PAGE}: gateway ${result.gatewayMs} ms vs direct Postgres + JSON ${result.directMs} ms -> ratio ${result.ratio} (target <= 1.5)`);
+  console.log(`response ${result.responseMb} MB; platform peak RSS grew ${result.peakRssGrowthMb} MB over ${ROUNDS} reads (target: less than the response)`);
+  console.log(JSON.stringify({ bigPages: result }));
+} finally {
+  await platform.stop();
+}

@@ -1,0 +1,74 @@
+// Issue 8 item 4: what the gateway costs. Requests per second through the gateway (REST, auth,
+// validation, Connect call, JSON answer) against the direct Connect call of the same service
+// call, both with 10 requests in flight, alternating rounds in one run.
+// Targets: gateway >= 0.75 of direct for GET /products?key=K and GET /events?pageSize=10.
+// Usage: node bench/gateway-hop.mjs [--seconds S] [--rounds N]
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { build } from "esbuild";
+import { arg, median, startPlatform } from "./platform.mjs";
+
+const SECONDS = Number(arg("--seconds", 3));
+const ROUNDS = Number(arg("--rounds", 3));
+const CONCURRENCY = 10;
+
+const out = join(process.cwd(), "dist/bench/hop-client.cjs");
+await build({ entryPoints: ["bench/hop-client.ts"], outfile: out, bundle: true, platform: "node", format: "cjs", packages: "external", tsconfig: "tsconfig.base.json", logLevel: "warning" });
+const { directClients } = createRequire(import.meta.url)(out);
+
+const platform = await startPlatform();
+const { base, ready, dataDir } = platform;
+try {
+  const account = await platform.signUp("Hop");
+  const token = account.token;
+  await platform.call("POST", "/v2/api/products/batch", Array.from({ length: 1000 }, (_, i) => ({ key: `K-${i}`, sku: `S-${i}`, season: "SS27", productName: `P ${i}` })), token);
+  for (;;) {
+    const res = await fetch(`${base}/v2/api/events?pageSize=1`, { headers: { authorization: `Bearer ${token}` } });
+    if (Number(res.headers.get("x-total-count")) >= 1000) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const { INTERNAL_TOKEN } = JSON.parse(readFileSync(join(dataDir, "secrets.json"), "utf8"));
+  const direct = directClients(ready.services, INTERNAL_TOKEN, { accountId: account.accountId, apiKeyId: account.apiKeyId });
+
+  /** Requests per second with CONCURRENCY in flight for SECONDS. */
+  async function rate(request) {
+    const end = performance.now() + SECONDS * 1000;
+    let done = 0;
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (performance.now() < end) {
+          await request();
+          done++;
+        }
+      }),
+    );
+    return done / SECONDS;
+  }
+  const rest = (path) => async () => {
+    const res = await fetch(base + path, { headers: { authorization: `Bearer ${token}` } });
+    if (res.status !== 200) throw new Error(`${path}: ${res.status}`);
+    await res.arrayBuffer();
+  };
+  const cases = [
+    { label: "GET /products?key=K", gateway: rest("/v2/api/products?key=K-500"), direct: () => direct.productByKey("K-500") },
+    { label: "GET /events?pageSize=10", gateway: rest("/v2/api/events?pageSize=10"), direct: () => direct.eventsPage() },
+  ];
+  const results = [];
+  for (const c of cases) {
+    await rate(c.gateway);
+    await rate(c.direct);
+    const g = [];
+    const d = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      g.push(await rate(c.gateway));
+      d.push(await rate(c.direct));
+    }
+    const result = { label: c.label, gatewayRps: Math.round(median(g)), directRps: Math.round(median(d)), ratio: +(median(g) / median(d)).toFixed(2), target: 0.75 };
+    results.push(result);
+    console.log(`${c.label}: gateway ${result.gatewayRps} req/s, direct Connect ${result.directRps} req/s -> ratio ${result.ratio} (target >= 0.75)`);
+  }
+  console.log(JSON.stringify({ gatewayHop: results }));
+} finally {
+  await platform.stop();
+}

@@ -1,0 +1,222 @@
+import { spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import { create, toBinary, type DescMessage, type MessageInitShape } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { topics, type Topic } from "@analytics/contracts";
+import { eventually } from "@analytics/testing";
+import { checkoutRoot, client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
+
+/**
+ * Planning over HTTP on the whole platform (real Postgres, real JetStream). Products and account
+ * settings come from their real producers (catalogue, gateway); warehouses, stock and purchase
+ * orders are published on the platform's stream exactly as the inventory and orders services
+ * will publish them (proto/inventory/v1, proto/orders/v1), until those services exist.
+ */
+describe("planning over HTTP: products -> stock -> POs -> planned volumes", () => {
+  let platform: PlatformOnTestServices;
+  let acme: Awaited<ReturnType<typeof signUp>>;
+  const W1 = randomUUID();
+  const W2 = randomUUID();
+  const ids: Record<string, string> = {};
+  const window = "fromDate=2026-03-01&toDate=2026-03-31";
+
+  async function publish<D extends DescMessage>(topic: Topic<D>, accountId: string, aggregate: string, init: MessageInitShape<D>) {
+    const [error] = await platform.bus.publish([
+      {
+        id: randomUUID(),
+        subject: topic.subject,
+        accountId,
+        occurredAt: new Date().toISOString(),
+        aggregate,
+        payload: toBinary(topic.schema, create(topic.schema, init)),
+      },
+    ]);
+    if (error) throw error;
+  }
+  const po = (status: number, at: string, lines: { key: string; wh?: string; date: string; quantity: number; open?: number }[]) => {
+    const id = randomUUID();
+    return publish(topics.ordersPurchaseOrderCreated, acme.accountID, `purchase_order:${id}`, {
+      accountId: acme.accountID,
+      purchaseOrderId: id,
+      version: 1n,
+      externalPoNo: `PO-${id.slice(0, 6)}`,
+      deliveryStatus: status,
+      isDraft: status === 4,
+      updatedAt: timestampFromDate(new Date(at)),
+      lines: lines.map((l, i) => ({
+        itemId: `${id}-${i}`,
+        skuId: ids[l.key],
+        externalWarehouseId: l.wh ?? "",
+        deliveryDate: l.date,
+        quantity: l.quantity,
+        openQuantity: l.open ?? l.quantity,
+      })),
+    });
+  };
+  const get = (path: string) => acme.api("GET", `/v2/api/planning/planned-volumes${path}`);
+  const rows = (groupKey: string, stockVolume: number, poVolume: number, draftPOVolume: number) => ({ groupKey, stockVolume, poVolume, draftPOVolume });
+  const whRows = (groupKey: string, warehouseId: string, warehouseName: string, stockVolume: number, poVolume: number, draftPOVolume: number) => ({
+    groupKey,
+    warehouseId,
+    warehouseName,
+    stockVolume,
+    poVolume,
+    draftPOVolume,
+  });
+  const sorted = <T extends { groupKey: string; warehouseId: string }>(list: T[]) =>
+    [...list].sort((a, b) => a.groupKey.localeCompare(b.groupKey) || a.warehouseId.localeCompare(b.warehouseId));
+  /** Polls until the answer is the expected one (the replica is fed asynchronously). */
+  const until = (path: string, expected: unknown, sort = false) =>
+    eventually(
+      async () => {
+        const res = await get(path);
+        return JSON.stringify(sort ? sorted(res.body) : res.body) === JSON.stringify(expected) ? res : undefined;
+      },
+      15_000,
+      `${path} -> ${JSON.stringify(expected)}`,
+    );
+
+  beforeAll(async () => {
+    platform = await startOnTestServices();
+    acme = await signUp(platform.baseUrl, ADMIN_TOKEN, "Planning Co");
+    const settings = await client(platform.baseUrl, ADMIN_TOKEN)("PUT", `/admin/v1/accounts/${acme.accountID}/settings`, {
+      customPriceFields: [],
+      timezone: "America/New_York",
+    });
+    expect(settings.status).toBe(200);
+    const created = await acme.api("POST", "/v2/api/products/batch", [
+      { key: "KA", sku: "SA", season: "SS26", productGroupId: "P1", variantGroupId: "V1", brandName: "Nike", color: "Red" },
+      { key: "KB", sku: "SB", season: "SS26", productGroupId: "P1", variantGroupId: "V2", brandName: "Adidas", color: "Blue" },
+      { key: "KC", sku: "SC", season: "AW26", productGroupId: "P2", variantGroupId: "V3", brandName: "Nike", color: "Blue" },
+    ]);
+    expect(created.status).toBe(201);
+    for (const p of (await acme.api("GET", "/v2/api/products?pageSize=100")).body) ids[p.key] = p.id;
+    const acc = acme.accountID;
+    for (const [id, ext, name] of [
+      [W1, "WH1", "Main"],
+      [W2, "WH2", "Second"],
+    ]) {
+      await publish(topics.inventoryWarehouseUpserted, acc, `warehouse:${id}`, { accountId: acc, warehouseId: id, version: 1n, externalId: ext, name });
+    }
+    for (const [w, key, q] of [
+      [W1, "KA", 10],
+      [W2, "KA", 5],
+      [W1, "KB", 3],
+      [W2, "KC", 20],
+    ] as const) {
+      await publish(topics.inventoryStockUpdated, acc, `stock:${w}:${key}`, {
+        accountId: acc,
+        warehouseId: w,
+        skuId: ids[key],
+        version: 1n,
+        availableQuantity: q,
+        physicalQuantity: q,
+      });
+    }
+    const old = "2026-02-01T00:00:00Z";
+    await po(5, old, [
+      { key: "KA", wh: "WH1", date: "2026-03-10", quantity: 4 },
+      { key: "KB", wh: "WH2", date: "2026-03-12", quantity: 6 },
+    ]);
+    await po(4, "2026-02-10T03:00:00Z", [{ key: "KA", date: "2026-03-15", quantity: 8 }]);
+    await po(3, "2026-02-10T12:00:00Z", [{ key: "KC", wh: "WH2", date: "2026-03-15", quantity: 50 }]);
+    await po(2, old, [{ key: "KB", wh: "WH1", date: "2026-03-05", quantity: 5, open: 0 }]);
+    await po(5, old, [{ key: "KA", wh: "WH1", date: "2026-04-02", quantity: 7 }]);
+    await po(1, old, [{ key: "KC", wh: "WH2", date: "2026-03-20", quantity: 10, open: 4 }]);
+  }, 90_000);
+  afterAll(async () => {
+    await platform?.close();
+  });
+
+  it("answers exact volumes for every groupBy (open, draft, cancelled, delivered, outside the window)", async () => {
+    const res = await until(`?${window}`, [rows("AW26", 20, 4, 0), rows("SS26", 18, 10, 8)]);
+    expect(res.status).toBe(200);
+    expect((await get(`?${window}&groupBy=seasons`)).body).toEqual(res.body);
+    expect((await get(`?${window}&groupBy=products`)).body).toEqual([rows("P1", 18, 10, 8), rows("P2", 20, 4, 0)]);
+    expect((await get(`?${window}&groupBy=variants`)).body).toEqual([rows("V1", 15, 4, 8), rows("V2", 3, 6, 0), rows("V3", 20, 4, 0)]);
+    expect((await get(`?${window}&groupBy=skus`)).body).toEqual([rows("KA", 15, 4, 8), rows("KB", 3, 6, 0), rows("KC", 20, 4, 0)]);
+    expect((await get(`?fromDate=2026-04-01&toDate=2026-04-30&groupBy=skus&skus=SA`)).body).toEqual([rows("KA", 15, 7, 0)]);
+  });
+
+  it("by warehouse: stock and POs per warehouse, draft volume without a warehouse under \"\"", async () => {
+    await until(`?${window}`, [rows("AW26", 20, 4, 0), rows("SS26", 18, 10, 8)]);
+    const res = await get(`/by-warehouse?${window}`);
+    expect(res.status).toBe(200);
+    expect(sorted(res.body)).toEqual(
+      sorted([
+        whRows("AW26", W2, "Second", 20, 4, 0),
+        whRows("SS26", "", "", 0, 0, 8),
+        whRows("SS26", W1, "Main", 13, 4, 0),
+        whRows("SS26", W2, "Second", 5, 6, 0),
+      ]),
+    );
+  });
+
+  it("filters (repeatable or comma-separated) and updatedSince (a date is midnight in the account's timezone)", async () => {
+    await until(`?${window}`, [rows("AW26", 20, 4, 0), rows("SS26", 18, 10, 8)]);
+    expect((await get(`?${window}&groupBy=skus&brands=nike`)).body).toEqual([rows("KA", 15, 4, 8), rows("KC", 20, 4, 0)]);
+    expect((await get(`?${window}&groupBy=skus&colors=Blue&seasons=SS26,AW26`)).body).toEqual([rows("KB", 3, 6, 0), rows("KC", 20, 4, 0)]);
+    expect((await get(`?${window}&groupBy=skus&skuIds=${ids.KB}&skuIds=${ids.KC}&variants=V2`)).body).toEqual([rows("KB", 3, 6, 0)]);
+    expect((await get(`?${window}&skuStatus=1`)).body).toEqual([]);
+    expect((await get(`?${window}&activePlanning=false`)).body).toEqual([]);
+    // The draft changed 2026-02-10T03:00Z (02-09 in New York), the cancellation at 12:00Z.
+    await until(`?${window}&groupBy=skus&updatedSince=2026-02-10`, [rows("KC", 20, 4, 0)]);
+    expect((await get(`?${window}&groupBy=skus&updatedSince=2026-02-10T00:00:00Z`)).body).toEqual([rows("KA", 15, 4, 8), rows("KC", 20, 4, 0)]);
+    expect(sorted((await get(`/by-warehouse?${window}&groupBy=skus&updatedSince=2026-02-10T00:00:00Z`)).body)).toEqual(
+      sorted([whRows("KA", "", "", 0, 0, 8), whRows("KC", W2, "Second", 20, 4, 0)]),
+    );
+  });
+
+  it("answers 400 GeneralResponse naming the parameter for a missing, reversed or bad one", async () => {
+    const bad = async (query: string, field: string) => {
+      for (const path of ["", "/by-warehouse"]) {
+        const res = await get(`${path}?${query}`);
+        expect({ query, status: res.status, error: res.body.error }).toEqual({ query, status: 400, error: "Bad Request" });
+        expect(res.body.message).toContain(field);
+      }
+    };
+    await bad("toDate=2026-03-31", "fromDate");
+    await bad("fromDate=2026-03-01", "toDate");
+    await bad("fromDate=2026-04-01&toDate=2026-03-01", "toDate");
+    await bad("fromDate=2026-3-1&toDate=2026-03-31", "fromDate");
+    await bad(`${window}&groupBy=weeks`, "groupBy");
+    await bad(`${window}&skuStatus=8`, "skuStatus");
+    await bad(`${window}&activePlanning=yes`, "activePlanning");
+    await bad(`${window}&updatedSince=last-week`, "updatedSince");
+    await bad(`${window}&skuIds=not-a-uuid`, "skuIds");
+    expect((await client(platform.baseUrl)("GET", `/v2/api/planning/planned-volumes?${window}`)).status).toBe(401);
+  });
+
+  it("isolates accounts, and follows a product change made through the catalogue", async () => {
+    const other = await signUp(platform.baseUrl, ADMIN_TOKEN, "Other");
+    expect((await other.api("GET", `/v2/api/planning/planned-volumes?${window}&skuStatus=1,2,3,4,5,6,7`)).body).toEqual([]);
+    expect((await other.api("GET", `/v2/api/planning/planned-volumes/by-warehouse?${window}&skuIds=${ids.KA}`)).body).toEqual([]);
+    const moved = await acme.api("PUT", "/v2/api/products", [{ key: "KB", season: "AW26" }]);
+    expect(moved.status).toBe(200);
+    await until(`?${window}`, [rows("AW26", 23, 10, 0), rows("SS26", 15, 4, 8)]);
+  });
+
+  it("the drift check finds the replica equal to the catalogue, then reports a lost SKU", async () => {
+    await until(`?${window}`, [rows("AW26", 23, 10, 0), rows("SS26", 15, 4, 8)]);
+    const check = () => spawnSync(process.execPath, ["deploy/local/planning-drift.mjs", platform.databaseUrl], { cwd: checkoutRoot, encoding: "utf8" });
+    const clean = check();
+    expect({ status: clean.status, report: JSON.parse(clean.stdout) }).toMatchObject({ status: 0, report: { drift: false, skus: [] } });
+    const sql = new pg.Client({ connectionString: platform.databaseUrl });
+    await sql.connect();
+    try {
+      await sql.query("DELETE FROM planning.skus WHERE sku_id = $1", [ids.KC]);
+      await sql.query("UPDATE planning.skus SET version = version - 1 WHERE sku_id = $1", [ids.KB]);
+    } finally {
+      await sql.end();
+    }
+    const drifted = check();
+    expect(drifted.status).toBe(1);
+    expect(JSON.parse(drifted.stdout).skus).toEqual([{ account_id: acme.accountID, missing: 1, stale: 1, extra: 0 }]);
+  });
+
+  it("is in the OpenAPI document", async () => {
+    const doc = (await client(platform.baseUrl)("GET", "/v2/api/openapi.json")).body;
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/v2/api/planning/planned-volumes", "/v2/api/planning/planned-volumes/by-warehouse"]));
+  });
+});

@@ -1,0 +1,104 @@
+import { z } from "zod";
+import type { Client } from "@connectrpc/connect";
+import { decimalFromNumber, pricingV1, toRestJson } from "@analytics/contracts";
+import { generalResponse } from "@analytics/errors";
+import { repeatable, route, type RouteContext } from "../http/route";
+import { generalResponseSchema } from "../http/schemas";
+import { int64, decimal } from "../http/values";
+import type { CallAs } from "../clients";
+import { isoDate } from "./catalogue-schemas";
+import { canonicalNames, currency } from "./pricing-schemas";
+
+const fields = {
+  id: z.unknown().optional().describe("read-only; ignored"),
+  externalReference: z.string().max(500).nullish(),
+  fromCurrency: currency,
+  toCurrency: currency,
+  rate: decimal().refine((n) => n > 0, "must be greater than 0"),
+  fromDate: isoDate,
+  toDate: isoDate.nullish().describe("null or absent: open"),
+  exchangeDate: isoDate.nullish(),
+};
+const fxRateInput = z.preprocess(canonicalNames(Object.keys(fields)), z.strictObject(fields));
+const fxRateSchema = z
+  .object({
+    id: z.number().int(),
+    externalReference: z.string(),
+    fromCurrency: z.string(),
+    toCurrency: z.string(),
+    rate: z.number(),
+    fromDate: z.string(),
+    toDate: z.string().nullable(),
+    exchangeDate: z.string().nullable(),
+  })
+  .meta({ id: "FxRate" });
+
+const toProto = (r: z.infer<typeof fxRateInput>) => ({
+  externalReference: r.externalReference ?? "",
+  fromCurrency: r.fromCurrency,
+  toCurrency: r.toCurrency,
+  rate: { value: decimalFromNumber(r.rate) },
+  fromDate: r.fromDate,
+  toDate: r.toDate ?? undefined,
+  exchangeDate: r.exchangeDate ?? undefined,
+});
+const toRest = (r?: pricingV1.FxRate) => toRestJson(pricingV1.FxRateSchema, r!);
+
+/** /v2/api/fxrates -> analytics.pricing.v1.PricingService */
+export function fxRateRoutes(ctx: RouteContext, pricing: Client<typeof pricingV1.PricingService>, as: CallAs): void {
+  const tag = "FX rates";
+  const badRequest = { description: "invalid input, or a range overlapping another rate (named in the message)", schema: generalResponseSchema };
+  const notFound = { description: "no such rate", schema: generalResponseSchema };
+  const idParam = { id: z.coerce.number().pipe(int64()).describe("the rate's id") };
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/fxrates",
+    summary: "FX rates, optionally filtered",
+    tag,
+    auth: "bearer",
+    query: { externalReference: repeatable(), fromCurrency: repeatable(), toCurrency: repeatable() },
+    responses: { 200: { description: "rates in creation order", schema: z.array(fxRateSchema) }, 400: badRequest },
+    handler: async ({ query, caller }) => {
+      const req = { externalReferences: query.externalReference ?? [], fromCurrencies: query.fromCurrency ?? [], toCurrencies: query.toCurrency ?? [] };
+      return (await pricing.listFxRates(req, as(caller))).fxRates.map(toRest);
+    },
+  });
+  route(ctx, {
+    method: "POST",
+    url: "/v2/api/fxrates",
+    summary: "Create FX rates (all or nothing); a rate starting inside an open range closes that range at its fromDate",
+    tag,
+    auth: "bearer",
+    body: z.array(fxRateInput).min(1).max(1000),
+    responses: { 201: { description: "the rates created", schema: z.array(fxRateSchema) }, 400: badRequest },
+    handler: async ({ body, caller }, _req, reply) => {
+      const res = await pricing.createFxRates({ fxRates: body.map(toProto) }, as(caller));
+      reply.status(201);
+      return res.fxRates.map(toRest);
+    },
+  });
+  route(ctx, {
+    method: "PUT",
+    url: "/v2/api/fxrates/:id",
+    summary: "Replace a rate: it is deleted and recreated, so a new id comes back",
+    tag,
+    auth: "bearer",
+    params: idParam,
+    body: fxRateInput,
+    responses: { 200: { description: "the new rate", schema: fxRateSchema }, 400: badRequest, 404: notFound },
+    handler: async ({ params, body, caller }) => toRest((await pricing.replaceFxRate({ id: BigInt(params.id), fxRate: toProto(body) }, as(caller))).fxRate),
+  });
+  route(ctx, {
+    method: "DELETE",
+    url: "/v2/api/fxrates/:id",
+    summary: "Delete a rate",
+    tag,
+    auth: "bearer",
+    params: idParam,
+    responses: { 200: { description: "deleted", schema: generalResponseSchema }, 404: notFound },
+    handler: async ({ params, caller }) => {
+      await pricing.deleteFxRate({ id: BigInt(params.id) }, as(caller));
+      return generalResponse(200, "deleted");
+    },
+  });
+}

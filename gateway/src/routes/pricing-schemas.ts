@@ -1,0 +1,109 @@
+import { z } from "zod";
+import { RestDecimal, pricingV1, toRestJson } from "@analytics/contracts";
+import type { BatchResponse } from "../http/batch";
+import { decimal } from "../http/values";
+
+/** zod shapes of pricing's REST resources (CONTRACT.md, "Resources"), and proto to REST. */
+
+const id = z.string().trim().min(1).max(500);
+export const currency = z.string().regex(/^[A-Z]{3}$/, "an ISO 4217 code (e.g. EUR)");
+
+/**
+ * The published client's spellings: names that differ only in letter case, and renamed fields,
+ * become the contract's name before validation; both spellings with different values is a 400.
+ */
+export function canonicalNames(names: string[], renamed: Record<string, string> = {}) {
+  const byLower = new Map(names.map((n) => [n.toLowerCase(), n]));
+  for (const [from, to] of Object.entries(renamed)) byLower.set(from.toLowerCase(), to);
+  return (value: unknown, ctx: z.RefinementCtx) => {
+    if (!value || typeof value !== "object" || Array.isArray(value)) return value;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      const name = byLower.get(k.toLowerCase()) ?? k;
+      if (name in out && JSON.stringify(out[name]) !== JSON.stringify(v)) {
+        ctx.addIssue({ code: "custom", path: [name], message: `sent twice with different values (as ${name} and ${k})` });
+      }
+      out[name] = v;
+    }
+    return out;
+  };
+}
+
+const readOnly = { createdAt: z.unknown().optional(), updatedAt: z.unknown().optional() };
+const priceListFields = {
+  externalPriceListId: id,
+  name: z.string().trim().min(1).max(500),
+  currency,
+  defaultPriceList: z.boolean().default(false),
+  defaultVat: decimal().refine((n) => n >= 0 && n <= 100, "must be 0..100").default(0),
+};
+/** PriceListUpsert; `externalId` is the published client's name of `externalPriceListId`. */
+export const priceListUpsertSchema = z.preprocess(
+  canonicalNames(Object.keys({ ...priceListFields, ...readOnly }), { externalId: "externalPriceListId" }),
+  z.strictObject({ ...priceListFields, ...readOnly }),
+);
+/** PUT: the id is the path's; the body may repeat it. */
+export const priceListPutSchema = z.preprocess(
+  canonicalNames(Object.keys({ ...priceListFields, ...readOnly }), { externalId: "externalPriceListId" }),
+  z.strictObject({ ...priceListFields, externalPriceListId: id.optional(), ...readOnly }),
+);
+export const priceListSchema = z
+  .object({ ...priceListFields, createdAt: z.string().datetime(), updatedAt: z.string().datetime() })
+  .meta({ id: "PriceList" });
+
+const priceUpdateFields = {
+  listExternalID: id,
+  key: id.describe("the SKU's key or an old key"),
+  price: decimal().refine((n) => n >= 0, "must be at least 0"),
+  season: z.string().max(500).nullish(),
+  vat: decimal().refine((n) => n >= 0 && n <= 100, "must be 0..100").nullish(),
+  customPrices: z.record(z.string().min(1).max(500), decimal()).nullish().describe("merged: keys not sent are kept"),
+};
+export const priceUpdateSchema = z.preprocess(canonicalNames(Object.keys(priceUpdateFields)), z.strictObject(priceUpdateFields)).meta({ id: "PriceUpdateRequest" });
+const deleteFields = {
+  listExternalID: id,
+  keys: z.array(id).min(1).max(1000),
+  season: z.string().max(500).nullish(),
+};
+export const priceDeleteSchema = z.preprocess(canonicalNames(Object.keys(deleteFields)), z.strictObject(deleteFields)).meta({ id: "PriceDeleteRequest" });
+
+export const priceSchema = z
+  .object({
+    listExternalID: z.string(),
+    key: z.string(),
+    sku: z.string().nullable(),
+    price: z.number(),
+    currency: z.string(),
+    vat: z.number(),
+    season: z.string().nullable(),
+    customPrices: z.record(z.string(), z.number()),
+    updatedAt: z.string().datetime(),
+  })
+  .meta({ id: "PriceResponse" });
+
+const customPrices = (m: Record<string, { value: string }>) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, new RestDecimal(v.value)]));
+
+export const priceListToRest = (l?: pricingV1.PriceList) => toRestJson(pricingV1.PriceListSchema, l!);
+
+/** PriceResponse: the product id stays inside. */
+export function priceToRest(p: pricingV1.Price) {
+  const { productId: _, ...rest } = toRestJson(pricingV1.PriceSchema, p);
+  return { ...rest, customPrices: customPrices(p.customPrices) };
+}
+
+/** A product's `prices` entry. */
+export const productPriceToRest = (p: pricingV1.Price) => ({
+  listExternalID: p.listExternalId,
+  price: new RestDecimal(p.price?.value ?? "0"),
+  currency: p.currency,
+  vat: p.vat ? new RestDecimal(p.vat.value) : null,
+  customPrices: customPrices(p.customPrices),
+});
+
+/** A pricing BatchResult as the contract's BatchResponse (an item the service did not answer is a 500). */
+export const batchResult = (r?: pricingV1.BatchResult): BatchResponse => ({
+  message: r?.message ?? "",
+  reference: r?.reference ?? "",
+  referenceField: r?.referenceField ?? "",
+  statusCode: r?.statusCode ?? 500,
+});

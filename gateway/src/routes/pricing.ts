@@ -1,0 +1,168 @@
+import { z } from "zod";
+import type { Client } from "@connectrpc/connect";
+import { catalogueV1, decimalFromNumber, pricingV1 } from "@analytics/contracts";
+import type { Caller } from "@analytics/auth";
+import { runBatch, serverFailure } from "../http/batch";
+import { jsonArrayStream } from "../http/json-stream";
+import { pageHeaders, setPageHeaders } from "../http/paging";
+import { batchOf, route, type RouteContext } from "../http/route";
+import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
+import type { CallAs } from "../clients";
+import { batchResult, priceDeleteSchema, priceListPutSchema, priceListSchema, priceListToRest, priceListUpsertSchema, priceSchema, priceToRest, priceUpdateSchema } from "./pricing-schemas";
+
+type Pricing = Client<typeof pricingV1.PricingService>;
+type Catalogue = Client<typeof catalogueV1.CatalogueService>;
+const BATCH_MAX = 1000;
+const dec = (n: number) => ({ value: decimalFromNumber(n) });
+/** A validated PriceListUpsert as proto (read-only timestamps dropped, VAT exact). */
+function priceListInit(body: { externalPriceListId?: string; name: string; currency: string; defaultPriceList: boolean; defaultVat: number }) {
+  const { externalPriceListId = "", name, currency, defaultPriceList, defaultVat } = body;
+  return { externalPriceListId, name, currency, defaultPriceList, defaultVat: dec(defaultVat) };
+}
+
+/** Optional paging: without `page` and `pageSize` the whole set is streamed. */
+const optionalPage = {
+  page: z.coerce.number().int().min(1).max(2_147_483_647).optional().describe("1-based page; with neither page nor pageSize every price is streamed"),
+  pageSize: z.coerce.number().int().min(1).max(1000).optional().describe("page size, at most 1000 (default 10 when page is sent)"),
+};
+
+/** /v2/api/price-lists and /v2/api/prices -> analytics.pricing.v1.PricingService (SKUs resolved by the catalogue). */
+export function pricingRoutes(ctx: RouteContext, pricing: Pricing, catalogue: Catalogue, as: CallAs): void {
+  const tag = "Price lists and prices";
+  const notFound = { description: "no such price list", schema: generalResponseSchema };
+  const badRequest = { description: "invalid input", schema: generalResponseSchema };
+  const pricesOf = async (caller: Caller, listExternalId: string | undefined, query: { page?: number; pageSize?: number }, request: Parameters<typeof setPageHeaders>[0], reply: Parameters<typeof setPageHeaders>[1]) => {
+    if (query.page === undefined && query.pageSize === undefined) {
+      // Every price, chunk by chunk as the service streams it: nobody holds the whole set.
+      const all = await jsonArrayStream(pricing.streamPrices({ listExternalId }, { ...as(caller), timeoutMs: undefined }), (chunk) => chunk.prices.map(priceToRest));
+      return reply.type("application/json; charset=utf-8").send(all.body);
+    }
+    const page = { page: query.page ?? 1, pageSize: query.pageSize ?? 10 };
+    const res = await pricing.listPrices({ page, listExternalId }, as(caller));
+    setPageHeaders(request, reply, page, Number(res.totalCount));
+    return res.prices.map(priceToRest);
+  };
+  const pricesResponse = { description: "prices in creation order (streamed when unpaged)", schema: z.array(priceSchema), headers: pageHeaders };
+
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/price-lists",
+    summary: "All price lists of the account",
+    tag,
+    auth: "bearer",
+    responses: { 200: { description: "price lists in creation order", schema: z.array(priceListSchema) } },
+    handler: async ({ caller }) => (await pricing.listPriceLists({}, as(caller))).priceLists.map(priceListToRest),
+  });
+  route(ctx, {
+    method: "POST",
+    url: "/v2/api/price-lists",
+    summary: "Create a price list (an existing externalPriceListId is updated)",
+    tag,
+    auth: "bearer",
+    body: priceListUpsertSchema,
+    responses: { 201: { description: "the price list", schema: priceListSchema }, 400: badRequest },
+    handler: async ({ body, caller }, _req, reply) => {
+      const res = await pricing.createPriceList({ priceList: priceListInit(body) }, as(caller));
+      reply.status(201);
+      return priceListToRest(res.priceList);
+    },
+  });
+  const idParam = { externalPriceListId: z.string().min(1).max(500) };
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/price-lists/:externalPriceListId",
+    summary: "One price list",
+    tag,
+    auth: "bearer",
+    params: idParam,
+    responses: { 200: { description: "the price list", schema: priceListSchema }, 404: notFound },
+    handler: async ({ params, caller }) => priceListToRest((await pricing.getPriceList(params, as(caller))).priceList),
+  });
+  route(ctx, {
+    method: "PUT",
+    url: "/v2/api/price-lists/:externalPriceListId",
+    summary: "Update a price list",
+    tag,
+    auth: "bearer",
+    params: idParam,
+    body: priceListPutSchema,
+    responses: { 200: { description: "the price list", schema: priceListSchema }, 400: badRequest, 404: notFound },
+    handler: async ({ params, body, caller }) => {
+      const req = { externalPriceListId: params.externalPriceListId, priceList: priceListInit(body) };
+      return priceListToRest((await pricing.updatePriceList(req, as(caller))).priceList);
+    },
+  });
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/price-lists/:externalPriceListId/prices",
+    summary: "The prices of one price list",
+    tag,
+    auth: "bearer",
+    params: idParam,
+    query: optionalPage,
+    responses: { 200: pricesResponse, 400: badRequest, 404: notFound },
+    handler: async ({ params, query, caller }, request, reply) => pricesOf(caller, params.externalPriceListId, query, request, reply),
+  });
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/prices",
+    summary: "All prices of the account: streamed whole without page/pageSize, else one page",
+    tag,
+    auth: "bearer",
+    query: optionalPage,
+    responses: { 200: pricesResponse, 400: badRequest },
+    handler: async ({ query, caller }, request, reply) => pricesOf(caller, undefined, query, request, reply),
+  });
+
+  /** The catalogue's products of the keys (keys and old keys alike), in one call per batch. */
+  const resolve = async (caller: Caller, keys: string[]) => (await catalogue.resolveSkus({ references: keys.map((key) => ({ key })) }, as(caller))).skus;
+
+  route(ctx, {
+    method: "POST",
+    url: "/v2/api/prices/batch",
+    summary: `Upsert up to ${BATCH_MAX} prices, one per (list, SKU, season); customPrices are merged; one answer per item`,
+    tag,
+    auth: "bearer",
+    body: batchOf(priceUpdateSchema, BATCH_MAX),
+    responses: {
+      200: { description: "one BatchResponse per item (201 created, 200 updated, 400 invalid, 404 unknown SKU or list)", schema: z.array(batchResponseSchema) },
+      400: { description: "the body is not an array of 1 to 1000 items", schema: generalResponseSchema },
+    },
+    handler: async ({ body, caller }, _req, reply) => {
+      const results = await runBatch(body, priceUpdateSchema, "key", async (items) => {
+        const skus = await resolve(caller, items.map((i) => i.key));
+        const prices = items.map((i, n) => ({
+          listExternalId: i.listExternalID,
+          key: i.key,
+          productId: skus[n]?.found ? skus[n].id : "",
+          productKey: skus[n]?.key ?? "",
+          sku: skus[n]?.sku,
+          price: dec(i.price),
+          season: i.season ?? undefined,
+          vat: i.vat === null || i.vat === undefined ? undefined : dec(i.vat),
+          customPrices: Object.fromEntries(Object.entries(i.customPrices ?? {}).map(([k, v]) => [k, dec(v)])),
+        }));
+        return (await pricing.upsertPrices({ prices }, as(caller))).results.map((r) => batchResult(r.result));
+      });
+      return reply.status(serverFailure(results) ?? 200).send(results);
+    },
+  });
+  route(ctx, {
+    method: "DELETE",
+    url: "/v2/api/prices/batch",
+    summary: "Delete the listed keys' prices of one price list (of one season when sent)",
+    tag,
+    auth: "bearer",
+    body: priceDeleteSchema,
+    responses: {
+      200: { description: "one BatchResponse per key (200 deleted, 404 unknown SKU, list, or no price)", schema: z.array(batchResponseSchema) },
+      400: badRequest,
+    },
+    handler: async ({ body, caller }) => {
+      const skus = await resolve(caller, body.keys);
+      const keys = body.keys.map((key, n) => ({ key, productId: skus[n]?.found ? skus[n].id : "" }));
+      const res = await pricing.deletePrices({ listExternalId: body.listExternalID, season: body.season ?? undefined, keys }, as(caller));
+      return res.results.map(batchResult);
+    },
+  });
+}

@@ -1,0 +1,206 @@
+import { z } from "zod";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { Client } from "@connectrpc/connect";
+import { catalogueV1, inventoryV1, toRestJson } from "@analytics/contracts";
+import { generalResponse } from "@analytics/errors";
+import { runBatch, serverFailure, type BatchResponse } from "../http/batch";
+import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
+import { batchOf, repeatable, route, type RouteContext } from "../http/route";
+import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
+import type { CallAs } from "../clients";
+import { stockRowSchema, stockWriteSchema, warehousePutSchema, warehouseSchema, warehouseWriteSchema } from "./inventory-schemas";
+
+const { WarehouseSchema, StockRowSchema } = inventoryV1;
+const BATCH_MAX = 1000;
+const externalId = z.string().min(1).max(500);
+
+const toWarehouse = (w: inventoryV1.Warehouse) => toRestJson(WarehouseSchema, w);
+const batchResult = (r?: inventoryV1.BatchResult): BatchResponse => ({
+  message: r?.message ?? "",
+  reference: r?.reference ?? "",
+  referenceField: r?.referenceField ?? "",
+  statusCode: r?.statusCode ?? 500,
+});
+
+type StockWrite = z.output<typeof stockWriteSchema>;
+
+/**
+ * /v2/api/warehouses and their stock -> analytics.inventory.v1.InventoryService. Stock rows name
+ * their SKU by key (or old key), sku or ean: all rows of a batch are resolved by the catalogue in
+ * one ResolveSkus call before the inventory applies them.
+ */
+export function warehouseRoutes(
+  ctx: RouteContext,
+  inventory: Client<typeof inventoryV1.InventoryService>,
+  catalogue: Client<typeof catalogueV1.CatalogueService>,
+  as: CallAs,
+): void {
+  const tag = "Warehouses";
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/warehouses",
+    summary: "List warehouses in creation order",
+    tag,
+    auth: "bearer",
+    query: { ...pageQuery(), warehouse_id: repeatable(z.string().uuid()).describe("warehouse IDs (UUID); repeatable or comma-separated") },
+    responses: {
+      200: { description: "warehouses", schema: z.array(warehouseSchema), headers: pageHeaders },
+      400: { description: "bad query", schema: generalResponseSchema },
+    },
+    handler: async ({ query, caller }, request, reply) => {
+      const res = await inventory.listWarehouses({ page: { page: query.page, pageSize: query.pageSize }, warehouseIds: query.warehouse_id ?? [] }, as(caller));
+      setPageHeaders(request, reply, query, Number(res.totalCount));
+      return res.warehouses.map(toWarehouse);
+    },
+  });
+  route(ctx, {
+    method: "POST",
+    url: "/v2/api/warehouses",
+    summary: "Create or update warehouses by externalId (all or nothing)",
+    tag,
+    auth: "bearer",
+    body: z.array(warehouseWriteSchema).min(1).max(BATCH_MAX),
+    responses: {
+      201: { description: "the warehouses as stored, in request order", schema: z.array(warehouseSchema) },
+      400: { description: "an invalid or repeated warehouse; nothing was written", schema: generalResponseSchema },
+    },
+    handler: async ({ body, caller }, _req, reply) => {
+      const res = await inventory.upsertWarehouses(
+        { warehouses: body.map((w) => ({ externalId: w.externalId, name: w.name, centralWarehouse: w.centralWarehouse })) },
+        as(caller),
+      );
+      reply.status(201);
+      return res.results.map((r) => toWarehouse(r.warehouse!));
+    },
+  });
+  // Registered before /warehouses/:externalWarehouseID so that "stock" is never read as an id.
+  const stockQuery = { ...pageQuery(), keys: repeatable(), skus: repeatable(), eans: repeatable() };
+  const listStock = (byPath: boolean) =>
+    route(ctx, {
+      method: "GET",
+      url: byPath ? "/v2/api/warehouses/:externalWarehouseID/stock" : "/v2/api/warehouses/stock",
+      operationId: byPath ? "listWarehouseStock" : "listStock",
+      summary: byPath ? "The stock of one warehouse, one row per SKU" : "Stock of every warehouse, one row per (warehouse, SKU)",
+      tag,
+      auth: "bearer",
+      params: byPath ? { externalWarehouseID: externalId } : {},
+      query: stockQuery,
+      responses: {
+        200: { description: "stock rows in creation order", schema: z.array(stockRowSchema), headers: pageHeaders },
+        400: { description: "bad query", schema: generalResponseSchema },
+        404: { description: byPath ? "unknown warehouse" : "unused", schema: generalResponseSchema },
+      },
+      handler: async ({ params, query, caller }, request, reply) => {
+        const res = await inventory.listStock(
+          {
+            page: { page: query.page, pageSize: query.pageSize },
+            externalWarehouseId: (params as { externalWarehouseID?: string }).externalWarehouseID ?? "",
+            keys: query.keys ?? [],
+            skus: query.skus ?? [],
+            eans: query.eans ?? [],
+          },
+          as(caller),
+        );
+        setPageHeaders(request, reply, query, Number(res.totalCount));
+        return res.rows.map((r) => toRestJson(StockRowSchema, r));
+      },
+    });
+  const postStock = (byPath: boolean) =>
+    route(ctx, {
+      method: "POST",
+      url: byPath ? "/v2/api/warehouses/:externalWarehouseID/stock" : "/v2/api/warehouses/stock",
+      operationId: byPath ? "upsertWarehouseStock" : "upsertStock",
+      summary:
+        "Stock snapshots per (warehouse, SKU): a row older (by `date`) than the stored one is accepted and ignored (its message says so), " +
+        "so replays and out-of-order deliveries never move stock backwards",
+      tag,
+      auth: "bearer",
+      params: byPath ? { externalWarehouseID: externalId } : {},
+      body: batchOf(stockWriteSchema, BATCH_MAX),
+      responses: {
+        200: { description: "one BatchResponse per row (200 applied or ignored, 400 invalid, 404 unknown SKU or warehouse)", schema: z.array(batchResponseSchema) },
+        400: { description: "the body is not an array of 1 to 1000 rows", schema: generalResponseSchema },
+      },
+      handler: async ({ params, body, caller }, _req, reply) => {
+        const pathWarehouse = (params as { externalWarehouseID?: string }).externalWarehouseID;
+        const results = await runBatch(body, stockWriteSchema, "key", async (rows: StockWrite[]) => {
+          const resolved = await catalogue.resolveSkus({ references: rows.map((r) => ({ key: r.key, sku: r.sku, ean: r.ean })) }, as(caller));
+          const writes = rows.map((r, i) => {
+            const s = resolved.skus[i];
+            return {
+              skuFound: !!s?.found,
+              row: {
+                key: s?.found ? s.key : (r.key ?? r.sku ?? r.ean ?? ""),
+                sku: r.sku ?? s?.sku,
+                ean: r.ean ?? s?.ean,
+                supplier: r.supplier,
+                availableQuantity: r.availableQuantity,
+                physicalQuantity: r.physicalQuantity,
+                date: timestampFromDate(new Date(r.date)),
+                externalWarehouseId: r.externalWarehouseID ?? "",
+                skuId: s?.found ? s.id : "",
+              },
+            };
+          });
+          const res = await inventory.upsertStock({ rows: writes, externalWarehouseId: pathWarehouse ?? "" }, as(caller));
+          return res.results.map((r) => batchResult(r.result));
+        });
+        return reply.status(serverFailure(results) ?? 200).send(results);
+      },
+    });
+  listStock(false);
+  postStock(false);
+  listStock(true);
+  postStock(true);
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/warehouses/:externalWarehouseID",
+    summary: "One warehouse by externalId",
+    tag,
+    auth: "bearer",
+    params: { externalWarehouseID: externalId },
+    responses: {
+      200: { description: "the warehouse", schema: warehouseSchema },
+      404: { description: "unknown warehouse", schema: generalResponseSchema },
+    },
+    handler: async ({ params, caller }) => toWarehouse((await inventory.getWarehouse({ externalId: params.externalWarehouseID }, as(caller))).warehouse!),
+  });
+  route(ctx, {
+    method: "PUT",
+    url: "/v2/api/warehouses/:externalWarehouseID",
+    summary: "Replace a warehouse's name and centralWarehouse (fields not sent take their defaults); externalId, when sent, must equal the path's",
+    tag,
+    auth: "bearer",
+    params: { externalWarehouseID: externalId },
+    body: warehousePutSchema,
+    responses: {
+      200: { description: "the warehouse as stored", schema: warehouseSchema },
+      400: { description: "invalid warehouse", schema: generalResponseSchema },
+      404: { description: "unknown warehouse", schema: generalResponseSchema },
+    },
+    handler: async ({ params, body, caller }) => {
+      const res = await inventory.updateWarehouse(
+        { externalId: params.externalWarehouseID, warehouse: { externalId: body.externalId ?? "", name: body.name, centralWarehouse: body.centralWarehouse } },
+        as(caller),
+      );
+      return toWarehouse(res.warehouse!);
+    },
+  });
+  route(ctx, {
+    method: "DELETE",
+    url: "/v2/api/warehouses/:externalWarehouseID",
+    summary: "Delete a warehouse. A warehouse that still holds stock rows or stock triggers is a 409: the client deletes those first",
+    tag,
+    auth: "bearer",
+    params: { externalWarehouseID: externalId },
+    responses: {
+      200: { description: "deleted", schema: generalResponseSchema },
+      404: { description: "unknown warehouse", schema: generalResponseSchema },
+      409: { description: "the warehouse still holds stock or stock triggers", schema: generalResponseSchema },
+    },
+    handler: async ({ params, caller }) => {
+      await inventory.deleteWarehouse({ externalId: params.externalWarehouseID }, as(caller));
+      return generalResponse(200, "deleted");
+    },
+  });
+}

@@ -1,0 +1,77 @@
+import { servedDocument } from "./document";
+
+const methods = ["get", "put", "post", "patch", "delete"];
+
+describe("the OpenAPI document generates good clients", () => {
+  let doc: Record<string, any>;
+  beforeAll(async () => {
+    doc = await servedDocument();
+  });
+  const operations = () =>
+    Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, ops]) =>
+      Object.entries(ops)
+        .filter(([m]) => methods.includes(m))
+        .map(([method, op]) => ({ path, method, op })),
+    );
+  const resolve = (schema: any): any => (schema?.$ref ? doc.components.schemas[schema.$ref.split("/").pop()] : schema);
+
+  it("publishes every request body's schema, batch items included (item 1)", () => {
+    for (const { op, path, method } of operations()) {
+      const schema = op.requestBody?.content["application/json"].schema;
+      if (!schema) continue;
+      expect([`${method} ${path}`, JSON.stringify(schema)]).not.toEqual([`${method} ${path}`, expect.stringContaining('"items":{}')]);
+    }
+    const items = (path: string, method: string) => resolve(doc.paths[path][method].requestBody.content["application/json"].schema.items);
+    expect(items("/v2/api/products", "put").properties).toHaveProperty("productName");
+    expect(items("/v2/api/products/batch", "post").required).toContain("key");
+    expect(doc.paths["/v2/api/products/keyswitch"].post.requestBody.content["application/json"].schema.items).toEqual({ $ref: "#/components/schemas/KeySwitchRequestInput" });
+    expect(doc.components.schemas.KeySwitchRequestInput.required).toEqual(expect.arrayContaining(["oldKey", "key", "sku"]));
+    expect(items("/v2/api/products/imageupload/batch", "post").properties).toHaveProperty("imageData");
+  });
+
+  it("documents every status with the GeneralResponse, as shared responses (item 2)", () => {
+    for (const name of ["Unauthorized", "PayloadTooLarge", "UnsupportedMediaType", "TooManyRequests", "InternalError", "Unavailable"]) {
+      expect(doc.components.responses[name].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/GeneralResponse" });
+    }
+    for (const { op, path, method } of operations()) {
+      const statuses = Object.keys(op.responses);
+      const where = `${method} ${path}`;
+      expect([where, statuses]).toEqual([where, expect.arrayContaining(["500", "503"])]);
+      if (op.security.length) expect([where, statuses]).toEqual([where, expect.arrayContaining(["401"])]);
+      if (op.requestBody) expect([where, statuses]).toEqual([where, expect.arrayContaining(["413", "415"])]);
+    }
+    expect(doc.paths["/v2/api/auth"].post.responses).toHaveProperty("429");
+    expect(doc.paths["/admin/v1/accounts"].post.responses["429"]).toEqual({ $ref: "#/components/responses/TooManyRequests" });
+  });
+
+  it("keeps response schemas open to additive fields and request schemas strict (item 3)", () => {
+    for (const { op, path, method } of operations()) {
+      for (const r of Object.values(op.responses as Record<string, any>)) {
+        expect([`${method} ${path}`, JSON.stringify(r.content ?? {})]).not.toEqual([`${method} ${path}`, expect.stringContaining('"additionalProperties":false')]);
+      }
+    }
+    for (const [name, schema] of Object.entries(doc.components.schemas as Record<string, any>)) {
+      if (!name.endsWith("Input")) expect([name, JSON.stringify(schema)]).not.toEqual([name, expect.stringContaining('"additionalProperties":false')]);
+    }
+    expect(doc.components.schemas.Product.additionalProperties).toBeUndefined();
+    expect(doc.components.schemas.KeySwitchRequestInput.additionalProperties).toBe(false);
+  });
+
+  it("names operations for SDKs, describes tags, operations and the bearer scheme, and lets query parameters repeat (item 4)", () => {
+    const ids = operations().map(({ op }) => op.operationId);
+    expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
+    expect(ids).toEqual(expect.arrayContaining(["listProducts", "upsertProductsBatch", "updateEventStatus", "switchProductKeys"]));
+    for (const { op } of operations()) {
+      expect(op.operationId).toMatch(/^[a-z][A-Za-z]+$/);
+      expect(op.description?.length).toBeGreaterThan(0);
+    }
+    const tags = new Map((doc.tags as { name: string; description: string }[]).map((t) => [t.name, t.description]));
+    for (const { op } of operations()) expect(tags.get(op.tags[0])).toBeTruthy();
+    expect(doc.components.securitySchemes.bearer.description).toMatch(/POST \/v2\/api\/auth.*apiKey/);
+    const skus = doc.paths["/v2/api/products"].get.parameters.find((p: { name: string }) => p.name === "skus");
+    expect(skus).toMatchObject({ in: "query", style: "form", explode: true, schema: { type: "array", items: { type: "string" } } });
+    // Nothing in the document points at files a user does not have.
+    expect(JSON.stringify(doc)).not.toMatch(/\b[\w-]+\.(md|ts|proto)\b/);
+    expect(doc.paths["/v2/api/products/batch"].post.requestBody.content["application/json"].example[0]).toMatchObject({ key: expect.any(String) });
+  });
+});

@@ -1,0 +1,175 @@
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import type { inventoryV1 } from "@analytics/contracts";
+import type { Db } from "@analytics/db";
+import { conflict, invalid, notFound, type FieldViolation } from "@analytics/errors";
+import { enqueue } from "@analytics/outbox";
+import type { ServiceContext } from "@analytics/rpc";
+import { commit, stockUpdated, warehouseChanged } from "./changes";
+import * as repo from "./repository";
+import { checkText } from "./validation";
+
+export interface ItemOutcome {
+  statusCode: number;
+  message: string;
+  reference: string;
+  referenceField: string;
+  violations: FieldViolation[];
+}
+
+const outcome = (statusCode: number, reference: string, referenceField: string, message: string, violations: FieldViolation[] = []): ItemOutcome => ({
+  statusCode,
+  message,
+  reference,
+  referenceField,
+  violations,
+});
+
+// ---------------------------------------------------------------------------------------------
+// Warehouses
+
+function warehouseInput(w: inventoryV1.Warehouse, path: string): repo.WarehouseInput {
+  const violations = [...checkText(`${path}.externalId`, w.externalId, true), ...checkText(`${path}.name`, w.name, false)];
+  if (violations.length) throw invalid(`${violations[0].path}: ${violations[0].message}`, violations);
+  return { external_id: w.externalId, name: w.name, central_warehouse: w.centralWarehouse };
+}
+
+/** POST /warehouses: all or nothing (the contract answers 201 with the array of warehouses). */
+export async function upsertWarehouses(ctx: ServiceContext, accountId: string, items: inventoryV1.Warehouse[]) {
+  const inputs = items.map((w, i) => warehouseInput(w, `[${i}]`));
+  const seen = new Map<string, number>();
+  inputs.forEach((w, i) => {
+    const first = seen.get(w.external_id);
+    if (first !== undefined) throw invalid(`[${i}].externalId: repeats item ${first}`, [{ path: `[${i}].externalId`, message: `repeats item ${first}` }]);
+    seen.set(w.external_id, i);
+  });
+  return commit(ctx, async (tx) => {
+    const rows = await repo.upsertWarehouses(tx, accountId, inputs);
+    await enqueue(tx, rows.map((r) => warehouseChanged(accountId, r)));
+    const byExternal = new Map(rows.map((r) => [r.external_id, r]));
+    return inputs.map((w) => byExternal.get(w.external_id)!);
+  });
+}
+
+export const listWarehouses = repo.listWarehouses;
+
+export async function getWarehouse(db: Db, accountId: string, externalId: string) {
+  const row = await repo.findWarehouse(db, accountId, externalId);
+  if (!row) throw notFound(`warehouse ${externalId} not found`);
+  return row;
+}
+
+export async function updateWarehouse(ctx: ServiceContext, accountId: string, externalId: string, w: inventoryV1.Warehouse) {
+  if (w.externalId && w.externalId !== externalId) {
+    throw invalid("externalId: must equal the path's externalWarehouseID", [{ path: "externalId", message: "must equal the path's externalWarehouseID" }]);
+  }
+  const input = warehouseInput({ ...w, externalId }, "body");
+  return commit(ctx, async (tx) => {
+    const current = await repo.findWarehouse(tx, accountId, externalId, true);
+    if (!current) throw notFound(`warehouse ${externalId} not found`);
+    const row = await repo.updateWarehouse(tx, accountId, current.id, input);
+    await enqueue(tx, [warehouseChanged(accountId, row)]);
+    return row;
+  });
+}
+
+/** DELETE: a warehouse that still holds stock (or stock triggers) is a conflict; delete those first. */
+export async function deleteWarehouse(ctx: ServiceContext, accountId: string, externalId: string): Promise<void> {
+  await commit(ctx, async (tx) => {
+    const current = await repo.findWarehouse(tx, accountId, externalId, true);
+    if (!current) throw notFound(`warehouse ${externalId} not found`);
+    const holds = await repo.warehouseHoldings(tx, accountId, current.id);
+    if (holds.stock) throw conflict(`warehouse ${externalId} still holds stock; set its stock rows aside first`);
+    await repo.deleteWarehouse(tx, accountId, current.id);
+    await enqueue(tx, [warehouseChanged(accountId, { ...current, version: BigInt(current.version) + 1n } as unknown as repo.WarehouseRow, true)]);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stock
+
+const STOCK_REF = "key";
+
+/**
+ * POST stock rows: each row is checked alone (400), its warehouse and SKU looked up (404), and
+ * the rest applied as snapshots in one statement; a row older than the stored snapshot is
+ * answered 200 "ignored". `pathWarehouse` is the path's externalWarehouseID (rows may omit theirs).
+ */
+export async function upsertStock(ctx: ServiceContext, accountId: string, writes: inventoryV1.StockWrite[], pathWarehouse?: string): Promise<ItemOutcome[]> {
+  const outcomes: (ItemOutcome | undefined)[] = [];
+  const candidates: { i: number; row: inventoryV1.StockRow; warehouse: string; date: Date }[] = [];
+  writes.forEach((w, i) => {
+    const row = w.row;
+    const reference = row?.key ?? "";
+    const violations: FieldViolation[] = [];
+    if (!row) violations.push({ path: `[${i}]`, message: "is required" });
+    else {
+      violations.push(...checkText(`[${i}].key`, row.key, true));
+      if (pathWarehouse && row.externalWarehouseId && row.externalWarehouseId !== pathWarehouse) {
+        violations.push({ path: `[${i}].externalWarehouseID`, message: "must equal the path's externalWarehouseID" });
+      }
+      if (!pathWarehouse && !row.externalWarehouseId) violations.push({ path: `[${i}].externalWarehouseID`, message: "is required" });
+      if (!row.date) violations.push({ path: `[${i}].date`, message: "is required" });
+    }
+    if (violations.length) {
+      outcomes[i] = outcome(400, reference, STOCK_REF, `${violations[0].path}: ${violations[0].message}`, violations);
+      return;
+    }
+    if (!w.skuFound) {
+      outcomes[i] = outcome(404, reference, STOCK_REF, `SKU ${reference} not found`);
+      return;
+    }
+    candidates.push({ i, row: row!, warehouse: pathWarehouse ?? row!.externalWarehouseId, date: timestampDate(row!.date!) });
+  });
+
+  if (candidates.length) {
+    await commit(ctx, async (tx) => {
+      const warehouses = await repo.warehousesByExternalId(tx, accountId, candidates.map((c) => c.warehouse));
+      // Within one batch the newest snapshot of a (warehouse, SKU) is the one offered; the others are older.
+      const newest = new Map<string, (typeof candidates)[number]>();
+      for (const c of candidates) {
+        const wh = warehouses.get(c.warehouse);
+        if (!wh) {
+          outcomes[c.i] = outcome(404, c.row.key, STOCK_REF, `warehouse ${c.warehouse} not found`);
+          continue;
+        }
+        const pair = `${wh.id}:${c.row.skuId}`;
+        const held = newest.get(pair);
+        if (!held || c.date >= held.date) newest.set(pair, c);
+      }
+      const offered = [...newest.values()];
+      const written = await repo.applyStock(
+        tx,
+        accountId,
+        offered.map((c) => ({
+          ord: c.i,
+          warehouse_id: warehouses.get(c.warehouse)!.id,
+          sku_id: c.row.skuId,
+          key: c.row.key,
+          sku: c.row.sku ?? null,
+          ean: c.row.ean ?? null,
+          supplier: c.row.supplier ?? null,
+          available_quantity: c.row.availableQuantity,
+          physical_quantity: c.row.physicalQuantity,
+          date: c.date.toISOString(),
+        })),
+      );
+      await enqueue(tx, written.map((r) => stockUpdated(accountId, r)));
+      const applied = new Set(written.map((r) => r.ord));
+      for (const c of candidates) {
+        if (outcomes[c.i]) continue;
+        outcomes[c.i] = applied.has(c.i)
+          ? outcome(200, c.row.key, STOCK_REF, "stock updated")
+          : outcome(200, c.row.key, STOCK_REF, "ignored: older than the stored snapshot");
+      }
+    });
+  }
+  return outcomes.map((o) => o ?? outcome(500, "", "", "item not answered"));
+}
+
+export async function listStock(db: Db, accountId: string, req: inventoryV1.ListStockRequest, page: repo.Page) {
+  let warehouseId: string | undefined;
+  if (req.externalWarehouseId) {
+    warehouseId = (await getWarehouse(db, accountId, req.externalWarehouseId)).id;
+  }
+  return repo.listStock(db, accountId, { warehouseId, keys: req.keys, skus: req.skus, eans: req.eans }, page);
+}

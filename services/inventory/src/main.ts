@@ -1,0 +1,4 @@
+import { runServiceMain } from "@analytics/rpc";
+import { startInventoryService } from "./service";
+
+void runServiceMain("inventory", startInventoryService, 50053);

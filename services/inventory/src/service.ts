@@ -1,0 +1,14 @@
+import { startService, type ServiceDefinition, type ServiceDeps } from "@analytics/rpc";
+import { inventoryRoutes } from "./handlers";
+import { migrations } from "./migrations";
+
+/** The inventory service: warehouses, stock snapshots, stores, store traffic, stock triggers. It only publishes. */
+export const inventoryService: ServiceDefinition = {
+  name: "inventory",
+  migrations,
+  routes: (router, context) => inventoryRoutes(context)(router),
+};
+
+export function startInventoryService(deps: ServiceDeps) {
+  return startService(inventoryService, deps);
+}

@@ -1,0 +1,198 @@
+import { randomUUID } from "node:crypto";
+import { fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import pino from "pino";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { callerHeaders } from "@analytics/auth";
+import type { BusMessage } from "@analytics/bus";
+import { inventoryMessagesV1, inventoryV1, topics } from "@analytics/contracts";
+import { createServiceClient, type RunningService } from "@analytics/rpc";
+import { createTestBus, createTestDatabase, eventually, type TestBus, type TestDatabase } from "@analytics/testing";
+import { startInventoryService } from "../src/service";
+
+const { InventoryService } = inventoryV1;
+type StockWriteInit = MessageInitShape<typeof inventoryV1.StockWriteSchema>;
+const internalToken = "x".repeat(40);
+
+describe("inventory service: warehouses and stock (real Postgres and JetStream)", () => {
+  let database: TestDatabase;
+  let t: TestBus;
+  let service: RunningService;
+  let client: ReturnType<typeof createServiceClient<typeof InventoryService>>;
+  const published: BusMessage[] = [];
+  const as = (accountId: string) => ({ headers: callerHeaders(internalToken, { accountId, apiKeyId: randomUUID() }) });
+  const codeOf = async (call: Promise<unknown>) => ((await call.then(() => undefined, (e) => e)) as ConnectError | undefined)?.code;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    t = await createTestBus();
+    service = await startInventoryService({ databaseUrl: database.url, bus: t.bus, logger: pino({ level: "silent" }), internalToken, port: 0 });
+    client = createServiceClient(InventoryService, service.url);
+    const subjects = Object.values(topics).flatMap((x) => ("subject" in x && x.subject.startsWith("analytics.inventory.") ? [x.subject] : []));
+    await t.bus.subscribe({ durable: "probe", subjects, handle: async (ms) => void published.push(...ms) });
+  });
+  afterAll(async () => {
+    await service.close();
+    await t.close();
+    await database.drop();
+  });
+
+  const warehouse = async (account: string, externalId: string, name = externalId) =>
+    (await client.upsertWarehouses({ warehouses: [{ externalId, name }] }, as(account))).results[0].warehouse!;
+  const row = (key: string, skuId: string, available: number, date: string, externalWarehouseId = "W1"): StockWriteInit => ({
+    row: { key, skuId, availableQuantity: available, physicalQuantity: available + 1, date: timestampFromDate(new Date(date)), externalWarehouseId },
+    skuFound: true,
+  });
+  const stockOf = async (account: string, externalWarehouseId = "") =>
+    (await client.listStock({ page: { page: 1, pageSize: 1000 }, externalWarehouseId }, as(account))).rows;
+  const messagesOf = (subject: string, accountId: string) =>
+    published
+      .filter((m) => m.subject.endsWith(subject))
+      .map((m) => fromBinary(inventoryMessagesV1.WarehouseChangedSchema, m.payload))
+      .filter((m) => m.accountId === accountId);
+  const stockMessagesOf = (accountId: string) =>
+    published
+      .filter((m) => m.subject.endsWith(topics.inventoryStockUpdated.subject))
+      .map((m) => fromBinary(inventoryMessagesV1.StockUpdatedSchema, m.payload))
+      .filter((m) => m.accountId === accountId);
+
+  it("creates (201) and updates (200) warehouses by externalId, announcing each with a growing version", async () => {
+    const account = randomUUID();
+    const first = await client.upsertWarehouses({ warehouses: [{ externalId: "W1", name: "Main", centralWarehouse: true }, { externalId: "W2", name: "Shop" }] }, as(account));
+    expect(first.results.map((r) => r.result?.statusCode)).toEqual([201, 201]);
+    const again = await client.upsertWarehouses({ warehouses: [{ externalId: "W1", name: "Main DC" }] }, as(account));
+    expect(again.results[0].result).toMatchObject({ statusCode: 200, reference: "W1", referenceField: "externalId" });
+    expect(again.results[0].warehouse).toMatchObject({ id: first.results[0].warehouse!.id, name: "Main DC", centralWarehouse: false });
+    const got = await client.getWarehouse({ externalId: "W1" }, as(account));
+    expect(got.warehouse?.name).toBe("Main DC");
+    const listed = await client.listWarehouses({ page: { page: 1, pageSize: 10 } }, as(account));
+    expect(listed.warehouses.map((w) => w.externalId)).toEqual(["W1", "W2"]);
+    expect(listed.totalCount).toBe(2n);
+    const filtered = await client.listWarehouses({ warehouseIds: [first.results[1].warehouse!.id] }, as(account));
+    expect(filtered.warehouses.map((w) => w.externalId)).toEqual(["W2"]);
+    const changes = await eventually(async () => {
+      const ms = messagesOf(topics.inventoryWarehouseUpserted.subject, account).filter((m) => m.externalId === "W1");
+      return ms.length === 2 && ms;
+    });
+    expect(changes.map((m) => [m.version, m.name])).toEqual([[1n, "Main"], [2n, "Main DC"]]);
+  });
+
+  it("rejects a blank externalId, a repeated one, and a bad page, naming the field", async () => {
+    const account = randomUUID();
+    const err = await client.upsertWarehouses({ warehouses: [{ externalId: "", name: "x" }] }, as(account)).catch((e: ConnectError) => e);
+    expect(err).toBeInstanceOf(ConnectError);
+    expect((err as ConnectError).code).toBe(Code.InvalidArgument);
+    expect((err as ConnectError).rawMessage).toContain("[0].externalId");
+    expect(await codeOf(client.upsertWarehouses({ warehouses: [{ externalId: "A" }, { externalId: "A" }] }, as(account)))).toBe(Code.InvalidArgument);
+    expect(await codeOf(client.listWarehouses({ page: { page: 1, pageSize: 1001 } }, as(account)))).toBe(Code.InvalidArgument);
+    expect(await codeOf(client.listWarehouses({ warehouseIds: ["nope"] }, as(account)))).toBe(Code.InvalidArgument);
+  });
+
+  it("updates with PUT semantics, deletes, and answers 404 for unknown and other accounts' warehouses", async () => {
+    const account = randomUUID();
+    const other = randomUUID();
+    await warehouse(account, "W1");
+    const put = await client.updateWarehouse({ externalId: "W1", warehouse: { name: "Renamed", centralWarehouse: true } }, as(account));
+    expect(put.warehouse).toMatchObject({ externalId: "W1", name: "Renamed", centralWarehouse: true });
+    expect(await codeOf(client.getWarehouse({ externalId: "W1" }, as(other)))).toBe(Code.NotFound);
+    expect(await codeOf(client.updateWarehouse({ externalId: "W1", warehouse: { name: "x" } }, as(other)))).toBe(Code.NotFound);
+    expect(await codeOf(client.deleteWarehouse({ externalId: "W1" }, as(other)))).toBe(Code.NotFound);
+    expect((await client.listWarehouses({}, as(other))).warehouses).toEqual([]);
+    await client.deleteWarehouse({ externalId: "W1" }, as(account));
+    expect(await codeOf(client.getWarehouse({ externalId: "W1" }, as(account)))).toBe(Code.NotFound);
+    expect(await codeOf(client.deleteWarehouse({ externalId: "W1" }, as(account)))).toBe(Code.NotFound);
+    const deleted = await eventually(async () => messagesOf(topics.inventoryWarehouseDeleted.subject, account)[0]);
+    expect(deleted).toMatchObject({ externalId: "W1", deleted: true, version: 3n });
+  });
+
+  it("refuses to delete a warehouse that holds stock (409)", async () => {
+    const account = randomUUID();
+    await warehouse(account, "W1");
+    await client.upsertStock({ rows: [row("K1", randomUUID(), 5, "2026-03-01T00:00:00Z")] }, as(account));
+    expect(await codeOf(client.deleteWarehouse({ externalId: "W1" }, as(account)))).toBe(Code.AlreadyExists);
+  });
+
+  it("stores a snapshot per (warehouse, SKU); an older date is accepted and ignored; unknowns are 404; each applied row is a StockUpdated", async () => {
+    const account = randomUUID();
+    const wh = await warehouse(account, "W1");
+    const sku = randomUUID();
+    const res = await client.upsertStock(
+      {
+        rows: [
+          row("K1", sku, 10, "2026-03-02T00:00:00Z"),
+          { row: { key: "UNKNOWN", date: timestampFromDate(new Date()), externalWarehouseId: "W1" }, skuFound: false },
+          row("K2", randomUUID(), 1, "2026-03-02T00:00:00Z", "NOPE"),
+          { row: { key: "K3", skuId: randomUUID(), externalWarehouseId: "W1" }, skuFound: true },
+        ],
+      },
+      as(account),
+    );
+    expect(res.results.map((r) => r.result?.statusCode)).toEqual([200, 404, 404, 400]);
+    expect(res.results[3].result?.message).toContain("[3].date");
+    const older = await client.upsertStock({ rows: [row("K1", sku, 3, "2026-03-01T00:00:00Z")] }, as(account));
+    expect(older.results[0].result).toMatchObject({ statusCode: 200, message: "ignored: older than the stored snapshot", reference: "K1", referenceField: "key" });
+    const newer = await client.upsertStock({ rows: [row("K1", sku, 7, "2026-03-03T00:00:00Z")] }, as(account));
+    expect(newer.results[0].result?.message).toBe("stock updated");
+    const stock = await stockOf(account, "W1");
+    expect(stock.map((s) => [s.key, s.availableQuantity, s.physicalQuantity, s.warehouseId, s.externalWarehouseId])).toEqual([["K1", 7, 8, wh.id, "W1"]]);
+    const msgs = await eventually(async () => {
+      const ms = stockMessagesOf(account);
+      return ms.length === 2 && ms;
+    });
+    expect(msgs.map((m) => [m.version, m.availableQuantity, m.skuId, m.externalWarehouseId])).toEqual([
+      [1n, 10, sku, "W1"],
+      [2n, 7, sku, "W1"],
+    ]);
+    expect(await stockOf(randomUUID())).toEqual([]);
+    expect(await codeOf(client.listStock({ externalWarehouseId: "W1" }, as(randomUUID())))).toBe(Code.NotFound);
+  });
+
+  it("filters stock by keys, skus and eans, and the path's warehouse", async () => {
+    const account = randomUUID();
+    await warehouse(account, "W1");
+    await warehouse(account, "W2");
+    await client.upsertStock(
+      {
+        rows: [
+          { row: { key: "A", sku: "SA", ean: "EA", skuId: randomUUID(), availableQuantity: 1, date: timestampFromDate(new Date()) }, skuFound: true },
+          { row: { key: "B", sku: "SB", ean: "EB", skuId: randomUUID(), availableQuantity: 2, date: timestampFromDate(new Date()) }, skuFound: true },
+        ],
+        externalWarehouseId: "W2",
+      },
+      as(account),
+    );
+    const list = async (f: Partial<{ keys: string[]; skus: string[]; eans: string[] }>) =>
+      (await client.listStock({ externalWarehouseId: "W2", ...f }, as(account))).rows.map((r) => r.key).sort();
+    expect(await list({})).toEqual(["A", "B"]);
+    expect(await list({ keys: ["B"] })).toEqual(["B"]);
+    expect(await list({ skus: ["SA"] })).toEqual(["A"]);
+    expect(await list({ eans: ["EB", "EA"] })).toEqual(["A", "B"]);
+    expect(await stockOf(account, "W1")).toEqual([]);
+  });
+
+  it("never moves stock backwards under two concurrent writers delivering the same rows in opposite orders", async () => {
+    const account = randomUUID();
+    await warehouse(account, "W1");
+    const skus = Array.from({ length: 200 }, () => randomUUID());
+    // Writer A sends each SKU's newer snapshot (day 2), writer B the older (day 1), in opposite orders.
+    const newer = skus.map((s, i) => row(`K${i}`, s, 200 + i, "2026-03-02T00:00:00Z"));
+    const older = skus.map((s, i) => row(`K${i}`, s, i, "2026-03-01T00:00:00Z")).reverse();
+    for (let round = 0; round < 3; round++) {
+      await Promise.all([client.upsertStock({ rows: newer }, as(account)), client.upsertStock({ rows: older }, as(account))]);
+    }
+    const stock = await stockOf(account);
+    expect(stock).toHaveLength(200);
+    for (const s of stock) expect(s.availableQuantity).toBe(200 + Number(s.key.slice(1)));
+  });
+
+  it("writes a batch of 1000 rows as a fixed handful of statements", async () => {
+    const account = randomUUID();
+    await warehouse(account, "W1");
+    const rows = Array.from({ length: 1000 }, (_, i) => row(`K${i}`, randomUUID(), i, "2026-03-01T00:00:00Z"));
+    const started = Date.now();
+    const res = await client.upsertStock({ rows }, as(account));
+    expect(res.results.every((r) => r.result?.statusCode === 200)).toBe(true);
+    expect((await client.listStock({}, as(account))).totalCount).toBe(1000n);
+    expect(Date.now() - started).toBeLessThan(30_000);
+  });
+});

@@ -1,0 +1,23 @@
+import type { ConnectRouter } from "@connectrpc/connect";
+import { planningV1 } from "@analytics/contracts";
+import { callerOf } from "@analytics/auth";
+import type { Db } from "@analytics/db";
+import { plannedVolumes, replicaSummary } from "./repository";
+import { volumeQueryOf } from "./validation";
+
+/** Thin Connect handlers: every answer comes from planning's own replica, for the caller's account. */
+export function planningRoutes(db: Db) {
+  return (router: ConnectRouter) =>
+    router.service(planningV1.PlanningService, {
+      async getPlannedVolumes(req, ctx) {
+        const rows = await plannedVolumes(db, callerOf(ctx).accountId, volumeQueryOf(req.query), false);
+        return { rows: rows.map((r) => ({ groupKey: r.groupKey, stockVolume: r.stockVolume, poVolume: r.poVolume, draftPoVolume: r.draftPoVolume })) };
+      },
+      async getPlannedVolumesByWarehouse(req, ctx) {
+        return { rows: await plannedVolumes(db, callerOf(ctx).accountId, volumeQueryOf(req.query), true) };
+      },
+      async getReplicaSummary(_req, ctx) {
+        return replicaSummary(db, callerOf(ctx).accountId);
+      },
+    });
+}

@@ -1,0 +1,7 @@
+import type { Migration } from "@analytics/db";
+import { inboxMigrations } from "@analytics/inbox";
+import { outboxMigrations } from "@analytics/outbox";
+import { createReplica } from "./001_planning";
+import { replicaEpoch } from "./002_replica_epoch";
+
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createReplica, replicaEpoch];

@@ -1,0 +1,32 @@
+import { createDb, migrate } from "@analytics/db";
+import { startService, type ServiceDefinition, type ServiceDeps } from "@analytics/rpc";
+import { planningRoutes } from "./handlers";
+import { migrations } from "./migrations";
+import { replicaConsumer } from "./replica";
+
+/**
+ * The planning service: planned volumes answered from its own replica of SKUs, warehouses, stock,
+ * purchase-order lines and account settings, fed only by bus messages (one durable consumer).
+ */
+export const planningService: ServiceDefinition = {
+  name: "planning",
+  migrations,
+  routes: (router, { db }) => planningRoutes(db)(router),
+  consumers: [replicaConsumer],
+};
+
+/**
+ * Migrates first, to read the replica's epoch: the durable consumer is `planning-replica-<epoch>`,
+ * so a new or wiped schema is a new consumer that replays the stream from its first message.
+ */
+export async function startPlanningService(deps: ServiceDeps) {
+  const db = createDb({ url: deps.databaseUrl, schema: planningService.name, applicationName: "planning-migrate", ...deps.dbTimeouts });
+  let epoch: string;
+  try {
+    await migrate(db, planningService.name, migrations);
+    epoch = (await db("replica_epoch").first("id")).id;
+  } finally {
+    await db.destroy();
+  }
+  return startService({ ...planningService, consumers: [{ ...replicaConsumer, name: `${replicaConsumer.name}-${epoch}` }] }, deps);
+}

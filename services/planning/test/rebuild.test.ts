@@ -1,0 +1,94 @@
+import { randomUUID } from "node:crypto";
+import pino from "pino";
+import { callerHeaders } from "@analytics/auth";
+import { planningV1 } from "@analytics/contracts";
+import { createDb } from "@analytics/db";
+import { createServiceClient, type RunningService } from "@analytics/rpc";
+import { createTestBus, createTestDatabase, eventually, type TestBus, type TestDatabase } from "@analytics/testing";
+import { startPlanningService } from "../src/service";
+import { march, purchaseOrder, sku, stock, warehouse } from "./fixtures";
+
+const internalToken = "r".repeat(40);
+
+/** Catch-up and rebuild: a new or wiped replica replays the stream from its first message. */
+describe("planning rebuilds its replica from JetStream", () => {
+  let t: TestBus;
+  const databases: TestDatabase[] = [];
+  const acc = randomUUID();
+  const [s1, s2, w1] = [randomUUID(), randomUUID(), randomUUID()];
+  const expected = [{ groupKey: "SS26", stockVolume: 12n, poVolume: 5n, draftPoVolume: 2n }];
+
+  const start = (database: TestDatabase) =>
+    startPlanningService({ databaseUrl: database.url, bus: t.bus, logger: pino({ level: "silent" }), internalToken, port: 0 });
+  const converged = (service: RunningService) =>
+    eventually(
+      async () => {
+        const client = createServiceClient(planningV1.PlanningService, service.url);
+        const res = await client.getPlannedVolumes({ query: march }, { headers: callerHeaders(internalToken, { accountId: acc, apiKeyId: randomUUID() }) });
+        const rows = res.rows.map((r) => ({ groupKey: r.groupKey, stockVolume: r.stockVolume, poVolume: r.poVolume, draftPoVolume: r.draftPoVolume }));
+        return JSON.stringify(rows, (_k, v) => (typeof v === "bigint" ? String(v) : v)) ===
+          JSON.stringify(expected, (_k, v) => (typeof v === "bigint" ? String(v) : v))
+          ? rows
+          : undefined;
+      },
+      15_000,
+      "replica converged",
+    );
+
+  beforeAll(async () => {
+    t = await createTestBus();
+    const [error] = await t.bus.publish([
+      sku(acc, s1, 1, { key: "K1", season: "AW26" }),
+      sku(acc, s1, 2, { key: "K1", season: "SS26" }),
+      sku(acc, s2, 1, { key: "K2", season: "SS26" }),
+      warehouse(acc, w1, 1, "WH1", "Main"),
+      stock(acc, w1, s1, 1, 4),
+      stock(acc, w1, s1, 2, 10),
+      stock(acc, w1, s2, 1, 2),
+      purchaseOrder(acc, randomUUID(), 1, 5, [{ skuId: s1, warehouse: "WH1", date: "2026-03-10", quantity: 5 }]),
+      purchaseOrder(acc, randomUUID(), 1, 4, [{ skuId: s2, date: "2026-03-11", quantity: 2 }]),
+    ]);
+    if (error) throw error;
+  });
+  afterAll(async () => {
+    await t.close();
+    for (const d of databases) await d.drop();
+  });
+
+  it("a new instance on an empty database replays the stream from the start", async () => {
+    const database = await createTestDatabase();
+    databases.push(database);
+    const first = await start(database);
+    try {
+      await converged(first);
+    } finally {
+      await first.close();
+    }
+    // A second new instance beside it (another database, same stream) replays everything too.
+    const other = await createTestDatabase();
+    databases.push(other);
+    const second = await start(other);
+    try {
+      await converged(second);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it("an instance whose schema was wiped rebuilds it from the stream", async () => {
+    const database = databases[0];
+    const db = createDb({ url: database.url, schema: "planning" });
+    const epochBefore = (await db("replica_epoch").first("id")).id;
+    await db.raw("DROP SCHEMA planning CASCADE");
+    await db.destroy();
+    const restarted = await start(database);
+    try {
+      await converged(restarted);
+      const after = createDb({ url: database.url, schema: "planning" });
+      expect((await after("replica_epoch").first("id")).id).not.toBe(epochBefore);
+      await after.destroy();
+    } finally {
+      await restarted.close();
+    }
+  });
+});

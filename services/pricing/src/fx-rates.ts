@@ -1,0 +1,183 @@
+import { create } from "@bufbuild/protobuf";
+import { pricingV1, topics } from "@analytics/contracts";
+import { inTransaction, type Db, type Tx } from "@analytics/db";
+import { invalid, notFound } from "@analytics/errors";
+import { enqueue, outboxEntry, type OutboxEntry } from "@analytics/outbox";
+import type { ServiceContext } from "@analytics/rpc";
+import { decimal } from "./resources";
+import { Problems } from "./validation";
+
+/**
+ * FX rates. The ranges [fromDate, toDate) of one (fromCurrency, toCurrency, externalReference)
+ * never overlap: a new rate that starts inside an open range closes it at the new fromDate; any
+ * other overlap is a 400 naming the clashing rate. Writers of one triple are serialised by an
+ * advisory lock, and the exclusion constraint fx_rates_no_overlap holds whatever happens.
+ */
+
+interface FxRow {
+  id: number;
+  external_reference: string;
+  from_currency: string;
+  to_currency: string;
+  rate: string;
+  from_date: string;
+  to_date: string | null;
+  exchange_date: string | null;
+}
+
+type NewRate = Omit<FxRow, "id">;
+
+/** The columns of an FxRow, of table alias `t`. */
+const columns = (t: string) => `${t}.id, ${t}.external_reference, ${t}.from_currency, ${t}.to_currency, ${t}.rate,
+  to_char(${t}.from_date, 'YYYY-MM-DD') AS from_date, to_char(${t}.to_date, 'YYYY-MM-DD') AS to_date,
+  to_char(${t}.exchange_date, 'YYYY-MM-DD') AS exchange_date`;
+
+export function fxRateFromRow(row: FxRow): pricingV1.FxRate {
+  return create(pricingV1.FxRateSchema, {
+    id: BigInt(row.id),
+    externalReference: row.external_reference,
+    fromCurrency: row.from_currency,
+    toCurrency: row.to_currency,
+    rate: decimal(row.rate),
+    fromDate: row.from_date,
+    toDate: row.to_date ?? undefined,
+    exchangeDate: row.exchange_date ?? undefined,
+  });
+}
+
+const triple = (r: Pick<NewRate, "from_currency" | "to_currency" | "external_reference">) => `${r.from_currency}/${r.to_currency}/${r.external_reference}`;
+const describe = (r: Pick<FxRow, "id" | "from_date" | "to_date">) => `rate ${r.id} (${r.from_date} to ${r.to_date ?? "open"})`;
+
+function checked(rates: pricingV1.FxRate[]): NewRate[] {
+  const p = new Problems();
+  if (!rates.length) p.add("", "at least one rate is required");
+  const rows = rates.map((r, i) => {
+    const at = rates.length > 1 || i > 0 ? `[${i}].` : "";
+    p.text(`${at}externalReference`, r.externalReference);
+    p.currency(`${at}fromCurrency`, r.fromCurrency);
+    p.currency(`${at}toCurrency`, r.toCurrency);
+    p.decimal(`${at}rate`, r.rate?.value, { min: 0, exclusiveMin: true });
+    p.date(`${at}fromDate`, r.fromDate, true);
+    p.date(`${at}toDate`, r.toDate);
+    p.date(`${at}exchangeDate`, r.exchangeDate);
+    if (r.toDate && r.fromDate && r.toDate <= r.fromDate) p.add(`${at}toDate`, "must be after fromDate");
+    return {
+      external_reference: r.externalReference,
+      from_currency: r.fromCurrency,
+      to_currency: r.toCurrency,
+      rate: r.rate?.value ?? "",
+      from_date: r.fromDate,
+      to_date: r.toDate || null,
+      exchange_date: r.exchangeDate || null,
+    };
+  });
+  p.check("fx rates");
+  // Within one request: an open rate followed by a later one of its triple ends where that one starts.
+  const byTriple = new Map<string, NewRate[]>();
+  for (const r of rows) (byTriple.get(triple(r)) ?? byTriple.set(triple(r), []).get(triple(r))!).push(r);
+  for (const group of byTriple.values()) {
+    group.sort((a, b) => a.from_date.localeCompare(b.from_date));
+    for (let i = 0; i + 1 < group.length; i++) {
+      const [a, b] = [group[i], group[i + 1]];
+      if (a.to_date === null && a.from_date < b.from_date) a.to_date = b.from_date;
+      if (a.to_date! > b.from_date || a.from_date === b.from_date) {
+        throw invalid(`fx rates overlap within the request (${triple(a)} from ${a.from_date} and from ${b.from_date})`, [{ path: "fromDate", message: "overlaps another rate of the request" }]);
+      }
+    }
+  }
+  return rows;
+}
+
+export async function listFxRates(db: Db, accountId: string, req: pricingV1.ListFxRatesRequest): Promise<FxRow[]> {
+  const q = db("fx_rates").select(db.raw(columns("fx_rates"))).where({ account_id: accountId }).orderBy("id");
+  if (req.externalReferences.length) q.whereIn("external_reference", req.externalReferences);
+  if (req.fromCurrencies.length) q.whereIn("from_currency", req.fromCurrencies);
+  if (req.toCurrencies.length) q.whereIn("to_currency", req.toCurrencies);
+  return q;
+}
+
+const message = (accountId: string, row: FxRow) => ({ accountId, fxRate: fxRateFromRow(row) });
+
+/** Closes open ranges the new rates start inside, refuses other overlaps, inserts; four statements. */
+async function insertRates(tx: Tx, accountId: string, rates: NewRate[], announce: OutboxEntry[]): Promise<FxRow[]> {
+  const json = JSON.stringify(rates);
+  await tx.raw("SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM (SELECT k FROM unnest(?::text[]) AS k ORDER BY k) AS s", [
+    [...new Set(rates.map((r) => `pricing.fx:${accountId}:${triple(r)}`))],
+  ]);
+  // The earliest new start of each triple closes a stored open range that began before it.
+  const { rows: closed } = await tx.raw(
+    `UPDATE fx_rates f SET to_date = x.from_date
+     FROM (SELECT from_currency, to_currency, external_reference, min(from_date) AS from_date
+           FROM jsonb_to_recordset(?::jsonb) AS r(from_currency text, to_currency text, external_reference text, from_date date)
+           GROUP BY 1, 2, 3) x
+     WHERE f.account_id = ? AND f.from_currency = x.from_currency AND f.to_currency = x.to_currency
+       AND f.external_reference = x.external_reference AND f.to_date IS NULL AND f.from_date < x.from_date
+     RETURNING ${columns("f")}`,
+    [json, accountId],
+  );
+  const { rows: clashes } = await tx.raw(
+    `SELECT ${columns("f")} FROM fx_rates f WHERE f.account_id = ? AND EXISTS (
+       SELECT 1 FROM jsonb_to_recordset(?::jsonb) AS r(from_currency text, to_currency text, external_reference text, from_date date, to_date date)
+       WHERE f.from_currency = r.from_currency AND f.to_currency = r.to_currency AND f.external_reference = r.external_reference
+         AND daterange(f.from_date, f.to_date, '[)') && daterange(r.from_date, r.to_date, '[)'))
+     ORDER BY id LIMIT 1`,
+    [accountId, json],
+  );
+  if (clashes.length) {
+    const clash = clashes[0] as FxRow;
+    throw invalid(`the range overlaps ${describe(clash)} of ${triple(clash)}`, [{ path: "fromDate", message: `overlaps ${describe(clash)}` }]);
+  }
+  const { rows: created } = await tx.raw(
+    `INSERT INTO fx_rates (account_id, external_reference, from_currency, to_currency, rate, from_date, to_date, exchange_date)
+     SELECT ?, external_reference, from_currency, to_currency, rate, from_date, to_date, exchange_date
+     FROM jsonb_to_recordset(?::jsonb) AS r(external_reference text, from_currency text, to_currency text, rate numeric,
+       from_date date, to_date date, exchange_date date)
+     RETURNING ${columns("fx_rates")}`,
+    [accountId, json],
+  );
+  await enqueue(tx, [
+    ...announce,
+    ...closed.map((r: FxRow) => outboxEntry(topics.pricingFxRateClosed, accountId, String(r.id), message(accountId, r))),
+    ...created.map((r: FxRow) => outboxEntry(topics.pricingFxRateCreated, accountId, String(r.id), message(accountId, r))),
+  ]);
+  return created;
+}
+
+/** The exclusion constraint's refusal (a writer that got past the check) is a 400 too. */
+function overlapToInvalid(error: unknown): never {
+  if ((error as { code?: string })?.code === "23P01") throw invalid("the range overlaps another rate of the same currencies and reference", [{ path: "fromDate", message: "overlaps another rate" }]);
+  throw error;
+}
+
+export async function createFxRates(ctx: ServiceContext, accountId: string, rates: pricingV1.FxRate[]): Promise<FxRow[]> {
+  const rows = checked(rates);
+  const created = await inTransaction(ctx.db, (tx) => insertRates(tx, accountId, rows, [])).catch(overlapToInvalid);
+  ctx.relay.kick();
+  return created;
+}
+
+async function deleteRow(tx: Tx, accountId: string, id: bigint): Promise<FxRow> {
+  if (id <= 0n || id > BigInt(Number.MAX_SAFE_INTEGER)) throw notFound(`fx rate ${id} not found`);
+  const { rows } = await tx.raw(`DELETE FROM fx_rates WHERE account_id = ? AND id = ? RETURNING ${columns("fx_rates")}`, [accountId, Number(id)]);
+  if (!rows.length) throw notFound(`fx rate ${id} not found`);
+  return rows[0];
+}
+
+/** PUT: deletes the rate and creates the new one (a new id), in one transaction. */
+export async function replaceFxRate(ctx: ServiceContext, accountId: string, id: bigint, rate: pricingV1.FxRate | undefined): Promise<FxRow> {
+  const rows = checked(rate ? [rate] : []);
+  const [created] = await inTransaction(ctx.db, async (tx) => {
+    const old = await deleteRow(tx, accountId, id);
+    return insertRates(tx, accountId, rows, [outboxEntry(topics.pricingFxRateDeleted, accountId, String(old.id), message(accountId, old))]);
+  }).catch(overlapToInvalid);
+  ctx.relay.kick();
+  return created;
+}
+
+export async function deleteFxRate(ctx: ServiceContext, accountId: string, id: bigint): Promise<void> {
+  await inTransaction(ctx.db, async (tx) => {
+    const old = await deleteRow(tx, accountId, id);
+    await enqueue(tx, [outboxEntry(topics.pricingFxRateDeleted, accountId, String(old.id), message(accountId, old))]);
+  });
+  ctx.relay.kick();
+}

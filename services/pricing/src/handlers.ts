@@ -1,0 +1,91 @@
+import type { ConnectRouter } from "@connectrpc/connect";
+import { pricingV1, type PageRequest } from "@analytics/contracts";
+import { callerOf } from "@analytics/auth";
+import { isUuid } from "@analytics/db";
+import { invalid } from "@analytics/errors";
+import type { ServiceContext } from "@analytics/rpc";
+import * as fx from "./fx-rates";
+import * as priceLists from "./price-lists";
+import * as pricats from "./pricats";
+import * as prices from "./prices";
+import type { ItemOutcome } from "./prices";
+import * as repo from "./repository";
+import { priceFromRow, priceListFromRow } from "./resources";
+
+const { PricingService } = pricingV1;
+const MAX_PAGE_SIZE = 1000;
+
+/** Defaults of the contract (page 1, 10 a page); out of range is invalid, never clamped. */
+export function pageOf(page: PageRequest | undefined): repo.Page {
+  const p = { page: page?.page || 1, pageSize: page?.pageSize || 10 };
+  if (p.page < 1) throw invalid("page must be at least 1", [{ path: "page", message: "must be at least 1" }]);
+  if (p.pageSize < 1 || p.pageSize > MAX_PAGE_SIZE) {
+    throw invalid(`pageSize must be 1..${MAX_PAGE_SIZE}`, [{ path: "pageSize", message: `must be 1..${MAX_PAGE_SIZE}` }]);
+  }
+  return p;
+}
+
+const batchResult = ({ statusCode, message, reference, referenceField }: ItemOutcome) => ({ statusCode, message, reference, referenceField });
+
+/** Thin Connect handlers: proto in, plain function, proto out. */
+export function pricingRoutes(ctx: ServiceContext) {
+  const { db } = ctx;
+  return (router: ConnectRouter) =>
+    router.service(PricingService, {
+      async listPriceLists(_req, c) {
+        return { priceLists: (await repo.listPriceLists(db, callerOf(c).accountId)).map(priceListFromRow) };
+      },
+      async getPriceList(req, c) {
+        return { priceList: priceListFromRow(await priceLists.getPriceList(db, callerOf(c).accountId, req.externalPriceListId)) };
+      },
+      async createPriceList(req, c) {
+        const row = await priceLists.createPriceList(ctx, callerOf(c).accountId, req.priceList);
+        return { priceList: priceListFromRow(row), created: Boolean(row.created) };
+      },
+      async updatePriceList(req, c) {
+        return { priceList: priceListFromRow(await priceLists.updatePriceList(ctx, callerOf(c).accountId, req.externalPriceListId, req.priceList)) };
+      },
+      async listPrices(req, c) {
+        const { rows, total } = await prices.listPrices(db, callerOf(c).accountId, pageOf(req.page), req.listExternalId);
+        return { prices: rows.map(priceFromRow), totalCount: BigInt(total) };
+      },
+      async *streamPrices(req, c) {
+        for await (const rows of prices.streamPrices(db, callerOf(c).accountId, req.listExternalId)) yield { prices: rows.map(priceFromRow) };
+      },
+      async upsertPrices(req, c) {
+        const outcomes = await prices.upsertPrices(ctx, callerOf(c).accountId, req.prices);
+        return { results: outcomes.map((o) => ({ result: batchResult(o), violations: o.violations })) };
+      },
+      async deletePrices(req, c) {
+        return { results: (await prices.deletePrices(ctx, callerOf(c).accountId, req)).map(batchResult) };
+      },
+      async pricesOfProducts(req, c) {
+        return { prices: (await repo.pricesOfProducts(db, callerOf(c).accountId, req.productIds.filter(isUuid))).map(priceFromRow) };
+      },
+      async listFxRates(req, c) {
+        return { fxRates: (await fx.listFxRates(db, callerOf(c).accountId, req)).map(fx.fxRateFromRow) };
+      },
+      async createFxRates(req, c) {
+        return { fxRates: (await fx.createFxRates(ctx, callerOf(c).accountId, req.fxRates)).map(fx.fxRateFromRow) };
+      },
+      async replaceFxRate(req, c) {
+        return { fxRate: fx.fxRateFromRow(await fx.replaceFxRate(ctx, callerOf(c).accountId, req.id, req.fxRate)) };
+      },
+      async listPricats(req, c) {
+        const { pricats: rows, total } = await pricats.listPricats(db, callerOf(c).accountId, req, pageOf(req.page));
+        return { pricats: rows, totalCount: BigInt(total) };
+      },
+      async listPricatSkus(req, c) {
+        const { skus, total } = await pricats.listPricatSkus(db, callerOf(c).accountId, req, pageOf(req.page));
+        return { skus, totalCount: BigInt(total) };
+      },
+      async upsertPricatSkus(req, c) {
+        const outcomes = await pricats.upsertPricatSkus(ctx, callerOf(c).accountId, req);
+        return { results: outcomes.map((o) => ({ result: batchResult(o), violations: o.violations })) };
+      },
+      async deleteFxRate(req, c) {
+        await fx.deleteFxRate(ctx, callerOf(c).accountId, req.id);
+        return {};
+      },
+    });
+}

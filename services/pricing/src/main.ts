@@ -1,0 +1,4 @@
+import { runServiceMain } from "@analytics/rpc";
+import { startPricingService } from "./service";
+
+void runServiceMain("pricing", startPricingService, 50052);

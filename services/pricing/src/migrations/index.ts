@@ -1,0 +1,6 @@
+import type { Migration } from "@analytics/db";
+import { inboxMigrations } from "@analytics/inbox";
+import { outboxMigrations } from "@analytics/outbox";
+import { createPricing } from "./001_pricing";
+
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createPricing];

@@ -1,0 +1,57 @@
+import { topics, type pricingV1 } from "@analytics/contracts";
+import { inTransaction, type Db } from "@analytics/db";
+import { invalid, notFound } from "@analytics/errors";
+import { enqueue, outboxEntry } from "@analytics/outbox";
+import type { ServiceContext } from "@analytics/rpc";
+import * as repo from "./repository";
+import { priceListFromRow } from "./resources";
+import { Problems } from "./validation";
+
+/** Price lists: created or updated by (account, externalPriceListId). */
+
+function checked(list: pricingV1.PriceList | undefined): repo.PriceListWrite {
+  const p = new Problems();
+  if (!list) throw invalid("a price list is required", [{ path: "", message: "is required" }]);
+  p.text("externalPriceListId", list.externalPriceListId, true);
+  p.text("name", list.name, true);
+  p.currency("currency", list.currency);
+  const vat = list.defaultVat?.value ?? "0";
+  p.decimal("defaultVat", vat, { min: 0, max: 100 });
+  p.check("price list");
+  return { external_id: list.externalPriceListId, name: list.name, currency: list.currency, default_price_list: list.defaultPriceList, default_vat: vat };
+}
+
+const missing = (externalId: string) => notFound(`price list ${externalId} not found`);
+
+export async function getPriceList(db: Db, accountId: string, externalId: string) {
+  const row = await repo.findPriceList(db, accountId, externalId);
+  if (!row) throw missing(externalId);
+  return row;
+}
+
+async function write(ctx: ServiceContext, accountId: string, work: (tx: Parameters<typeof repo.upsertPriceList>[0]) => Promise<repo.PriceListRow | undefined>, externalId: string) {
+  const row = await inTransaction(ctx.db, async (tx) => {
+    const row = await work(tx);
+    if (!row) throw missing(externalId);
+    const t = row.created ? topics.pricingPriceListCreated : topics.pricingPriceListUpdated;
+    await enqueue(tx, [outboxEntry(t, accountId, row.id, { accountId, version: BigInt(row.version), priceList: priceListFromRow(row) })]);
+    return row;
+  });
+  ctx.relay.kick();
+  return row;
+}
+
+/** POST: creates the list, or updates the one with that external id. */
+export function createPriceList(ctx: ServiceContext, accountId: string, list: pricingV1.PriceList | undefined) {
+  const w = checked(list);
+  return write(ctx, accountId, (tx) => repo.upsertPriceList(tx, accountId, w), w.external_id);
+}
+
+/** PUT: updates an existing list; the body's id, when sent, must be the path's. */
+export function updatePriceList(ctx: ServiceContext, accountId: string, externalId: string, list: pricingV1.PriceList | undefined) {
+  if (list && list.externalPriceListId && list.externalPriceListId !== externalId) {
+    throw invalid("externalPriceListId differs from the path", [{ path: "externalPriceListId", message: "must equal the path's externalPriceListId" }]);
+  }
+  const w = checked(list && { ...list, externalPriceListId: externalId });
+  return write(ctx, accountId, (tx) => repo.updatePriceList(tx, accountId, w), externalId);
+}

@@ -1,0 +1,187 @@
+import { randomUUID } from "node:crypto";
+import type { Db, Tx } from "@analytics/db";
+import { pageOfIds } from "@analytics/db";
+
+/**
+ * Pricing's SQL. Every statement is scoped by account_id, and every batch is a fixed handful of
+ * statements whatever its size: rows travel as one jsonb parameter (jsonb_to_recordset).
+ */
+
+export interface Page {
+  page: number;
+  pageSize: number;
+}
+
+const asJson = (rows: unknown) => JSON.stringify(rows);
+
+// ---------------------------------------------------------------------------------------------
+// Price lists
+
+export interface PriceListRow {
+  id: string;
+  external_id: string;
+  name: string;
+  currency: string;
+  default_price_list: boolean;
+  default_vat: string;
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+  created?: boolean;
+}
+
+export interface PriceListWrite {
+  external_id: string;
+  name: string;
+  currency: string;
+  default_price_list: boolean;
+  default_vat: string;
+}
+
+export async function listPriceLists(db: Db, accountId: string): Promise<PriceListRow[]> {
+  return db("price_lists").where({ account_id: accountId }).orderBy("seq");
+}
+
+export async function findPriceList(db: Db | Tx, accountId: string, externalId: string): Promise<PriceListRow | undefined> {
+  return db("price_lists").where({ account_id: accountId, external_id: externalId }).first();
+}
+
+/** Lists by external id, one unique-index probe per id. */
+export async function findPriceLists(db: Db | Tx, accountId: string, externalIds: string[]): Promise<PriceListRow[]> {
+  if (!externalIds.length) return [];
+  return db("price_lists").where({ account_id: accountId }).whereRaw("external_id = ANY(?::text[])", [externalIds]);
+}
+
+export async function upsertPriceList(tx: Tx, accountId: string, w: PriceListWrite): Promise<PriceListRow> {
+  const { rows } = await tx.raw(
+    `INSERT INTO price_lists (id, account_id, external_id, name, currency, default_price_list, default_vat)
+     VALUES (?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (account_id, external_id) DO UPDATE SET name = excluded.name, currency = excluded.currency,
+       default_price_list = excluded.default_price_list, default_vat = excluded.default_vat,
+       version = price_lists.version + 1, updated_at = now()
+     RETURNING *, (xmax = 0) AS created`,
+    [randomUUID(), accountId, w.external_id, w.name, w.currency, w.default_price_list, w.default_vat],
+  );
+  return rows[0];
+}
+
+export async function updatePriceList(tx: Tx, accountId: string, w: PriceListWrite): Promise<PriceListRow | undefined> {
+  const [row] = await tx("price_lists")
+    .where({ account_id: accountId, external_id: w.external_id })
+    .update({ name: w.name, currency: w.currency, default_price_list: w.default_price_list, default_vat: w.default_vat, version: tx.raw("version + 1"), updated_at: tx.fn.now() })
+    .returning("*");
+  return row;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Prices
+
+export interface PriceRow {
+  id: string;
+  product_id: string;
+  list_external_id: string;
+  key: string;
+  sku: string | null;
+  price: string;
+  currency: string;
+  vat: string;
+  season: string;
+  custom_prices: Record<string, string>;
+  version: number;
+  updated_at: Date;
+}
+
+const PRICE_SELECT = `p.id, p.product_id, l.external_id AS list_external_id, p.key, p.sku, p.price, l.currency,
+  COALESCE(p.vat, l.default_vat) AS vat, p.season, p.custom_prices, p.version, p.updated_at`;
+
+function prices(db: Db | Tx) {
+  return db("prices as p").join("price_lists as l", "l.id", "p.price_list_id").select(db.raw(PRICE_SELECT));
+}
+
+export async function findPrices(db: Db | Tx, accountId: string, ids: string[]): Promise<PriceRow[]> {
+  if (!ids.length) return [];
+  return prices(db).where("p.account_id", accountId).whereRaw("p.id = ANY(?::uuid[])", [ids]).orderBy("p.seq");
+}
+
+function filteredPrices(db: Db, accountId: string, priceListId?: string) {
+  const q = db("prices as p").where("p.account_id", accountId);
+  if (priceListId) q.where("p.price_list_id", priceListId);
+  return q;
+}
+
+/** One page in creation order and the total (libs/db pageOfIds). */
+export async function listPrices(db: Db, accountId: string, page: Page, priceListId?: string) {
+  const ids = pageOfIds(filteredPrices(db, accountId, priceListId), page, "p.seq", "p.id");
+  const [rows, [{ count }]] = await Promise.all([
+    prices(db).where("p.account_id", accountId).whereIn("p.id", ids).orderBy("p.seq") as Promise<PriceRow[]>,
+    filteredPrices(db, accountId, priceListId).count({ count: "*" }) as unknown as Promise<[{ count: number }]>,
+  ]);
+  return { rows, total: Number(count) };
+}
+
+/** The next chunk after `afterSeq` in creation order (keyset, so chunk N never rereads 1..N-1). */
+export async function pricesAfter(db: Db, accountId: string, afterSeq: number, limit: number, priceListId?: string) {
+  const q = db("prices as p")
+    .join("price_lists as l", "l.id", "p.price_list_id")
+    .select(db.raw(`${PRICE_SELECT}, p.seq`))
+    .where("p.account_id", accountId)
+    .where("p.seq", ">", afterSeq)
+    .orderBy("p.seq")
+    .limit(limit);
+  if (priceListId) q.where("p.price_list_id", priceListId);
+  return q as Promise<(PriceRow & { seq: number })[]>;
+}
+
+export async function pricesOfProducts(db: Db, accountId: string, productIds: string[]): Promise<PriceRow[]> {
+  if (!productIds.length) return [];
+  return prices(db).where("p.account_id", accountId).whereRaw("p.product_id = ANY(?::uuid[])", [productIds]).orderBy(["l.seq", "p.seq"]);
+}
+
+export async function customPriceFields(db: Db | Tx, accountId: string): Promise<string[]> {
+  const row = await db("account_settings").where({ account_id: accountId }).first("custom_price_fields");
+  return row?.custom_price_fields ?? [];
+}
+
+export interface PriceUpsertRow {
+  price_list_id: string;
+  product_id: string;
+  key: string;
+  sku: string | null;
+  season: string;
+  price: string;
+  vat: string | null;
+  custom_prices: Record<string, string>;
+}
+
+/**
+ * Upserts prices by (list, product, season) in one statement: custom prices are merged (keys not
+ * sent are kept), vat not sent keeps the stored one. Returns each row's id and whether it is new.
+ */
+export async function upsertPrices(tx: Tx, accountId: string, rows: PriceUpsertRow[]) {
+  if (!rows.length) return [];
+  const { rows: written } = await tx.raw(
+    `INSERT INTO prices AS p (id, account_id, price_list_id, product_id, key, sku, season, price, vat, custom_prices)
+     SELECT gen_random_uuid(), ?, price_list_id, product_id, key, sku, season, price, vat, custom_prices
+     FROM jsonb_to_recordset(?::jsonb) AS x(price_list_id uuid, product_id uuid, key text, sku text, season text,
+       price numeric, vat numeric, custom_prices jsonb)
+     ON CONFLICT (account_id, price_list_id, product_id, season) DO UPDATE SET
+       key = excluded.key, sku = excluded.sku, price = excluded.price, vat = COALESCE(excluded.vat, p.vat),
+       custom_prices = p.custom_prices || excluded.custom_prices, version = p.version + 1, updated_at = now()
+     RETURNING p.id, p.price_list_id, p.product_id, p.season, (p.xmax = 0) AS created`,
+    [accountId, asJson(rows)],
+  );
+  return written as { id: string; price_list_id: string; product_id: string; season: string; created: boolean }[];
+}
+
+/** Deletes the prices of the products in one list (one season, when given); returns them as they were. */
+export async function deletePrices(tx: Tx, accountId: string, priceListId: string, productIds: string[], season: string | undefined) {
+  if (!productIds.length) return [];
+  const rows = await prices(tx)
+    .where("p.account_id", accountId)
+    .where("p.price_list_id", priceListId)
+    .whereRaw("p.product_id = ANY(?::uuid[])", [productIds])
+    .modify((q) => (season === undefined ? q : q.where("p.season", season)))
+    .forUpdate("p");
+  if (rows.length) await tx("prices").where({ account_id: accountId }).whereRaw("id = ANY(?::uuid[])", [rows.map((r: PriceRow) => r.id)]).delete();
+  return rows as PriceRow[];
+}

@@ -1,0 +1,16 @@
+import { startService, type ServiceDefinition, type ServiceDeps } from "@analytics/rpc";
+import { pricingRoutes } from "./handlers";
+import { migrations } from "./migrations";
+import { settingsConsumer } from "./settings";
+
+/** The pricing service: price lists, prices, FX rates, pricats. It keeps a replica of account settings. */
+export const pricingService: ServiceDefinition = {
+  name: "pricing",
+  migrations,
+  routes: (router, context) => pricingRoutes(context)(router),
+  consumers: [settingsConsumer],
+};
+
+export function startPricingService(deps: ServiceDeps) {
+  return startService(pricingService, deps);
+}
