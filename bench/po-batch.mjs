@@ -4,7 +4,7 @@
 // rounds. Target: COPY time / first-write time >= 0.4.
 // Usage: node bench/po-batch.mjs [--start path/to/dist/local/start.js] [--rounds N]
 import { spawn, spawnSync } from "node:child_process";
-import { randomBytes, randomUUID } from "node:crypto";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -93,7 +93,7 @@ try {
     for (let i = 0; i < ORDERS; i++) {
       const o = order(`c${round}`, i);
       const id = randomUUID();
-      orderRows.push([id, accountId, "key", o.externalPONo, o.orderDate, o.deliveryDate, o.deliveryStatus, o.externalWarehouseID, o.supplier, o.label, JSON.stringify(o)].map(csv).join(","));
+      orderRows.push([id, accountId, "key", o.externalPONo, o.orderDate, o.deliveryDate, o.deliveryStatus, o.externalWarehouseID, o.supplier, o.label, createHash("sha256").update(JSON.stringify(o)).digest("base64")].map(csv).join(","));
       o.items.forEach((it, j) =>
         itemRows.push(
           [randomUUID(), accountId, id, j, it.externalRowID, it.key, it.key, it.quantity, it.totalPriceNet, it.totalPriceVat, it.totalPriceCurrency, JSON.stringify(it.deliveries), it.deliveries.reduce((s, d) => s + d.quantity, 0)]
@@ -108,7 +108,7 @@ try {
     const script = [
       "\\timing on",
       "BEGIN;",
-      `\\copy orders.purchase_orders (id, account_id, api_key_id, external_po_no, order_date, delivery_date, delivery_status, external_warehouse_id, supplier, label, content) FROM '${join(dir, "o.csv")}' CSV`,
+      `\\copy orders.purchase_orders (id, account_id, api_key_id, external_po_no, order_date, delivery_date, delivery_status, external_warehouse_id, supplier, label, content_hash) FROM '${join(dir, "o.csv")}' CSV`,
       `\\copy orders.purchase_order_items (id, account_id, purchase_order_id, position, external_row_id, key, sku_id, quantity, total_price_net, total_price_vat, total_price_currency, deliveries, delivered_quantity) FROM '${join(dir, "i.csv")}' CSV`,
       "COMMIT;",
     ].join("\n");

@@ -26,12 +26,14 @@ import { eventRoutes } from "./routes/events";
 import { storeRoutes } from "./routes/stores";
 import { warehouseRoutes } from "./routes/warehouses";
 import { mappingTableRoutes } from "./routes/mapping-tables";
+import { distributionOrderRoutes } from "./routes/distribution-orders";
 import { fxRateRoutes } from "./routes/fx-rates";
 import { pricatRoutes } from "./routes/pricats";
 import { pricingRoutes } from "./routes/pricing";
 import { planningRoutes } from "./routes/planning";
 import { purchaseOrderRoutes } from "./routes/purchase-orders";
 import { imageCapabilities, productRoutes } from "./routes/products";
+import { transactionRoutes } from "./routes/transactions";
 
 export interface GatewayDeps {
   databaseUrl: string;
@@ -202,6 +204,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   warehouseRoutes(ctx, clients.inventory, clients.catalogue, as);
   purchaseOrderRoutes(ctx, clients.orders, clients.catalogue, as);
   storeRoutes(ctx, clients.inventory, clients.catalogue, as);
+  distributionOrderRoutes(ctx, clients.orders, as);
+  transactionRoutes(ctx, clients.orders, as);
 
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_request, reply) => {

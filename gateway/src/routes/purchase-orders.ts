@@ -40,7 +40,7 @@ export function parseTimestamp(value: string, dateOnly: boolean): Date | undefin
 }
 
 /** A date of a purchase order: within 1970-01-01 .. 2105-12-31 23:59:59, sent on as RFC 3339 UTC. */
-const orderTimestamp = z
+export const orderTimestamp = z
   .string()
   .max(40)
   .transform((v, ctx) => {
@@ -82,7 +82,7 @@ const quantity = int32().min(0);
  * Compatibility with the published client (CONTRACT.md): names that differ only in letter case
  * are the contract's, and `externalPurchaseNo` is `externalPONo` (both, differing, is a 400).
  */
-function canonicalNames(names: string[], aliases: Record<string, string> = {}) {
+export function canonicalNames(names: string[], aliases: Record<string, string> = {}) {
   const byLower = new Map(names.map((n) => [n.toLowerCase(), n]));
   for (const [alias, name] of Object.entries(aliases)) byLower.set(alias.toLowerCase(), name);
   return (value: unknown, ctx: z.core.$RefinementCtx) => {
@@ -235,7 +235,11 @@ async function resolveItems(
   orders: ordersV1.PurchaseOrder[],
 ): Promise<({ status: number; path: string; message: string } | undefined)[]> {
   const refs = orders.flatMap((o) => o.items.map((i) => ({ key: i.key || undefined, sku: i.key ? undefined : i.sku || undefined, ean: i.key || i.sku ? undefined : i.ean || undefined })));
-  const resolved = refs.length ? (await catalogue.resolveSkus({ references: refs }, options)).skus : [];
+  // Each distinct reference once: 500 orders x 10 items name far fewer SKUs than 5000.
+  const distinct = new Map(refs.map((r) => [JSON.stringify([r.key, r.sku, r.ean]), r]));
+  const answers = distinct.size ? (await catalogue.resolveSkus({ references: [...distinct.values()] }, options)).skus : [];
+  const byRef = new Map([...distinct.keys()].map((k, n) => [k, answers[n]]));
+  const resolved = refs.map((r) => byRef.get(JSON.stringify([r.key, r.sku, r.ean])));
   let n = 0;
   return orders.map((o) => {
     let problem: { status: number; path: string; message: string } | undefined;
@@ -268,6 +272,7 @@ export function purchaseOrderRoutes(
 
   /** Validates, resolves SKUs and writes: one BatchResponse (and order, when written) per item. */
   async function write(raw: unknown[], caller: Caller, mode: ordersV1.WriteMode, global: boolean, atomic: boolean) {
+    const resultsOnly = !atomic;
     const written = new Map<number, ordersV1.PurchaseOrder>();
     const violations = new Map<number, { path: string; message: string }[]>();
     const results = await runBatch(raw, converting(purchaseOrderInputSchema, toProto), REFERENCE, async (valid) => {
@@ -282,7 +287,7 @@ export function purchaseOrderRoutes(
       });
       if (atomic && problems.some((p) => p)) return answers;
       if (!toWrite.length) return answers;
-      const res = await orders.writePurchaseOrders({ purchaseOrders: toWrite.map((w) => w.po), mode, global, atomic }, as(caller));
+      const res = await orders.writePurchaseOrders({ purchaseOrders: toWrite.map((w) => w.po), mode, global, atomic, resultsOnly }, as(caller));
       res.results.forEach((r, k) => {
         const n = toWrite[k].n;
         answers[n] = { message: r.result?.message ?? "", reference: r.result?.reference ?? "", referenceField: REFERENCE, statusCode: r.result?.statusCode ?? 500 };

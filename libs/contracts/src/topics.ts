@@ -2,7 +2,7 @@ import type { DescMessage } from "@bufbuild/protobuf";
 import { AccountSettingsChangedSchema } from "./gen/accounts/v1/messages_pb";
 import { BrandCreatedSchema, CategoryCreatedSchema, MappingTableChangedSchema, SkuChangedSchema } from "./gen/catalogue/v1/messages_pb";
 import { StockTriggerChangedSchema, StockUpdatedSchema, StoreChangedSchema, StoreTrafficRecordedSchema, WarehouseChangedSchema } from "./gen/inventory/v1/messages_pb";
-import { PurchaseOrderChangedSchema } from "./gen/orders/v1/messages_pb";
+import { DistributionOrderChangedSchema, PurchaseOrderChangedSchema, TransactionChangedSchema } from "./gen/orders/v1/messages_pb";
 import { FxRateChangedSchema, PriceChangedSchema, PriceListChangedSchema, PricatSkuChangedSchema } from "./gen/pricing/v1/messages_pb";
 
 /**
@@ -61,3 +61,7 @@ export const inventoryStoreTrafficRecorded = topic("analytics.inventory.store_tr
 // Orders.
 export const ordersPurchaseOrderCreated = topic("analytics.orders.purchase_order.created", PurchaseOrderChangedSchema);
 export const ordersPurchaseOrderUpdated = topic("analytics.orders.purchase_order.updated", PurchaseOrderChangedSchema);
+export const ordersDistributionOrderCreated = topic("analytics.orders.distribution_order.created", DistributionOrderChangedSchema);
+export const ordersDistributionOrderUpdated = topic("analytics.orders.distribution_order.updated", DistributionOrderChangedSchema);
+export const ordersTransactionCreated = topic("analytics.orders.transaction.created", TransactionChangedSchema);
+export const ordersTransactionUpdated = topic("analytics.orders.transaction.updated", TransactionChangedSchema);

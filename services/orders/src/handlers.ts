@@ -4,13 +4,17 @@ import { ordersV1, type PageRequest } from "@analytics/contracts";
 import { callerOf } from "@analytics/auth";
 import { invalid } from "@analytics/errors";
 import type { ServiceContext } from "@analytics/rpc";
+import * as distributionOrders from "./distribution-orders";
 import * as purchaseOrders from "./purchase-orders";
+import * as transactions from "./transactions";
 import type { Page } from "./repository";
 
 const { OrdersService } = ordersV1;
 const MAX_PAGE_SIZE = 1000;
 /** The specification's batch limit of purchase orders. */
 export const MAX_PURCHASE_ORDERS = 500;
+/** Every other batch (CONTRACT.md, Limits). */
+const MAX_ROWS = 1000;
 
 /** Defaults of the contract (page 1, 10 a page); out of range is invalid, never clamped. */
 function pageOf(page: PageRequest | undefined): Page {
@@ -55,7 +59,7 @@ export function ordersRoutes(ctx: ServiceContext) {
           throw invalid(`at most ${MAX_PURCHASE_ORDERS} purchase orders per request`, [{ path: "", message: `at most ${MAX_PURCHASE_ORDERS} items` }]);
         }
         const mode = req.mode || ordersV1.WriteMode.UPSERT;
-        const outcomes = await purchaseOrders.writePurchaseOrders(ctx, callerOf(c), req.purchaseOrders, mode, req.global, req.atomic);
+        const outcomes = await purchaseOrders.writePurchaseOrders(ctx, callerOf(c), req.purchaseOrders, mode, req.global, req.atomic, req.resultsOnly);
         return {
           results: outcomes.map(({ statusCode, message, reference, referenceField, violations, value }) => ({
             result: { statusCode, message, reference, referenceField },
@@ -63,6 +67,49 @@ export function ordersRoutes(ctx: ServiceContext) {
             purchaseOrder: value,
           })),
         };
+      },
+      async listDistributionOrders(req, c) {
+        const { rows, total } = await distributionOrders.listDistributionOrders(db, callerOf(c).accountId, req.status, pageOf(req.page));
+        return { distributionOrders: rows, totalCount: total };
+      },
+      async writeDistributionOrders(req, c) {
+        if (req.distributionOrders.length > MAX_ROWS) throw invalid(`at most ${MAX_ROWS} rows per request`, [{ path: "", message: `at most ${MAX_ROWS} items` }]);
+        const outcomes = await distributionOrders.writeDistributionOrders(ctx, callerOf(c).accountId, req.distributionOrders, req.mode || ordersV1.WriteMode.UPSERT);
+        return {
+          results: outcomes.map(({ statusCode, message, reference, referenceField, violations, value }) => ({
+            result: { statusCode, message, reference, referenceField },
+            violations,
+            distributionOrder: value,
+          })),
+        };
+      },
+      async listProcessingDistributionOrders(req, c) {
+        const { ids, total } = await distributionOrders.listProcessing(db, callerOf(c).accountId, pageOf(req.page));
+        return { externalDoids: ids, totalCount: total };
+      },
+      async getDistributionOrder(req, c) {
+        return { distributionOrders: await distributionOrders.getDistributionOrder(db, callerOf(c).accountId, req.externalDoid) };
+      },
+      async listTransactions(req, c) {
+        const { transactions: rows, total } = await transactions.listTransactions(db, callerOf(c).accountId, pageOf(req.page));
+        return { transactions: rows, totalCount: total };
+      },
+      async getTransaction(req, c) {
+        return { transaction: await transactions.getTransaction(db, callerOf(c).accountId, req.externalTransactionId) };
+      },
+      async writeTransactions(req, c) {
+        if (req.transactions.length > MAX_ROWS) throw invalid(`at most ${MAX_ROWS} transactions per request`, [{ path: "", message: `at most ${MAX_ROWS} items` }]);
+        const outcomes = await transactions.writeTransactions(ctx, callerOf(c).accountId, req.transactions, req.mode || ordersV1.WriteMode.UPSERT);
+        return {
+          results: outcomes.map(({ statusCode, message, reference, referenceField, violations, value }) => ({
+            result: { statusCode, message, reference, referenceField },
+            violations,
+            transaction: value,
+          })),
+        };
+      },
+      async addShipments(req, c) {
+        return { transaction: await transactions.addShipments(ctx, callerOf(c).accountId, req.externalTransactionId, req.externalItemId, req.shipments) };
       },
     });
 }

@@ -6,7 +6,7 @@ import { enqueue, outboxEntry } from "@analytics/outbox";
 import type { Caller } from "@analytics/auth";
 import type { ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
-import { dayOf, itemColumns, orderColumns, purchaseOrderFromRows, type PurchaseOrder } from "./resources";
+import { dayOf, orderColumns, purchaseOrderFromRows, type PurchaseOrder } from "./resources";
 import { purchaseOrderViolations, violationMessage } from "./validation";
 
 const { WriteMode } = ordersV1;
@@ -60,7 +60,9 @@ function changedMessage(accountId: string, order: PurchaseOrder, version: number
     isDraft: order.deliveryStatus === DRAFT,
     lines,
     updatedAt: order.updatedAt,
-    purchaseOrder: order,
+    // The queue's payload, carried only when the change is an event on it (a draft, was one, or
+    // leaves draft): planning needs the lines alone, and the messages stay small.
+    purchaseOrder: wasDraft || order.deliveryStatus === DRAFT ? order : undefined,
   };
 }
 
@@ -79,6 +81,7 @@ export async function writePurchaseOrders(
   mode: ordersV1.WriteMode,
   global: boolean,
   atomic: boolean,
+  resultsOnly = false,
 ): Promise<Outcome[]> {
   const { accountId, apiKeyId } = caller;
   const outcomes: (Outcome | undefined)[] = inputs.map((po) => {
@@ -104,7 +107,7 @@ export async function writePurchaseOrders(
       mode === WriteMode.REPLACE
         ? new Map((await repo.existingById(tx, accountId, valid.map((v) => v.po.id).filter(isUuid))).map((e) => [e.id, e]))
         : new Map<string, repo.ExistingOrder>();
-    const writes: { i: number; id: string; created: boolean; wasDraft: boolean; columns: repo.OrderWrite }[] = [];
+    const writes: { i: number; id: string; created: boolean; wasDraft: boolean; columns: ReturnType<typeof orderColumns> }[] = [];
     const unchanged: { i: number; id: string }[] = [];
     for (const { i, po } of valid) {
       const ref = po.externalPoNo;
@@ -134,15 +137,16 @@ export async function writePurchaseOrders(
       }
       const id = target?.id ?? randomUUID();
       const columns = orderColumns(id, target?.api_key_id ?? apiKeyId, po);
-      if (target && sameJson(target.content, columns.content)) {
+      if (target && target.content_hash === columns.order.content_hash) {
         unchanged.push({ i, id });
         continue;
       }
       writes.push({ i, id, created: !target, wasDraft: target?.delivery_status === DRAFT, columns });
     }
     if (atomic && replies.size) return { replies, stored: new Map(), writes: [], unchanged: [] };
-    await repo.writeOrders(tx, accountId, writes.map((w) => w.columns), writes.flatMap((w) => itemColumns(w.id, inputs[w.i])));
-    const stored = await readBack(tx, accountId, [...writes.map((w) => w.id), ...unchanged.map((u) => u.id)]);
+    await repo.writeOrders(tx, accountId, writes.map((w) => w.columns.order), writes.flatMap((w) => w.columns.items));
+    // Written orders are read back for their messages; unchanged ones only when they are answered.
+    const stored = await readBack(tx, accountId, [...writes.map((w) => w.id), ...(resultsOnly ? [] : unchanged.map((u) => u.id))]);
     await enqueue(
       tx,
       writes.map((w) => {
@@ -157,24 +161,12 @@ export async function writePurchaseOrders(
   for (const [i, o] of written.replies) outcomes[i] = o;
   for (const w of written.writes) {
     const ref = inputs[w.i].externalPoNo;
-    outcomes[w.i] = { ...answer(w.created ? 201 : 200, ref, w.created ? "created" : "updated"), value: written.stored.get(w.id)?.order };
+    outcomes[w.i] = { ...answer(w.created ? 201 : 200, ref, w.created ? "created" : "updated"), value: resultsOnly ? undefined : written.stored.get(w.id)?.order };
   }
   for (const u of written.unchanged) {
     outcomes[u.i] = { ...answer(200, inputs[u.i].externalPoNo, "unchanged"), value: written.stored.get(u.id)?.order };
   }
   return outcomes.map((o, i) => o ?? answer(0, inputs[i].externalPoNo, "not written"));
-}
-
-/** Structural equality of two JSON values (jsonb gives keys back in its own order). */
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => sameJson(v, b[i]));
-  }
-  if (!a || !b || typeof a !== "object" || typeof b !== "object") return false;
-  const ka = Object.keys(a);
-  const kb = Object.keys(b);
-  return ka.length === kb.length && ka.every((k) => sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
 
 export type ListQuery = Omit<repo.OrderFilter, "apiKeyId"> & { global: boolean };

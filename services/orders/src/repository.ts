@@ -48,7 +48,7 @@ export interface ItemRow {
   total_price_net: string | null;
   total_price_vat: string | null;
   total_price_currency: string | null;
-  deliveries: { deliveryID?: string; quantity: number; deliveryDate?: string }[];
+  deliveries: { deliveryID?: string | null; quantity: number; deliveryDate?: string | null }[];
   delivered_quantity: number;
 }
 
@@ -62,10 +62,10 @@ export interface ExistingOrder {
   external_po_no: string;
   api_key_id: string;
   delivery_status: number;
-  content: unknown;
+  content_hash: string;
 }
 
-const EXISTING = "id, external_po_no, api_key_id, delivery_status, content";
+const EXISTING = "id, external_po_no, api_key_id, delivery_status, content_hash";
 
 /** The stored orders of these numbers: one probe of the (account_id, external_po_no) unique index. */
 export async function existingByNumber(tx: Tx, accountId: string, numbers: string[]): Promise<ExistingOrder[]> {
@@ -92,7 +92,7 @@ export interface OrderWrite {
   supplier: string | null;
   label: string | null;
   order_type: string | null;
-  content: unknown;
+  content_hash: string;
 }
 
 export interface ItemWrite {
@@ -123,16 +123,16 @@ export async function writeOrders(tx: Tx, accountId: string, orders: OrderWrite[
   if (!orders.length) return;
   await tx.raw(
     `INSERT INTO purchase_orders (id, account_id, api_key_id, external_po_no, order_date, delivery_date, delivery_status,
-       external_comment, external_warehouse_id, supplier, label, order_type, content)
+       external_comment, external_warehouse_id, supplier, label, order_type, content_hash)
      SELECT id, ?, api_key_id, external_po_no, order_date, delivery_date, delivery_status,
-       external_comment, external_warehouse_id, supplier, label, order_type, content
+       external_comment, external_warehouse_id, supplier, label, order_type, content_hash
      FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, api_key_id text, external_po_no text, order_date timestamptz,
        delivery_date timestamptz, delivery_status smallint, external_comment text, external_warehouse_id text,
-       supplier text, label text, order_type text, content jsonb)
+       supplier text, label text, order_type text, content_hash text)
      ON CONFLICT (id) DO UPDATE SET external_po_no = EXCLUDED.external_po_no, order_date = EXCLUDED.order_date,
        delivery_date = EXCLUDED.delivery_date, delivery_status = EXCLUDED.delivery_status,
        external_comment = EXCLUDED.external_comment, external_warehouse_id = EXCLUDED.external_warehouse_id,
-       supplier = EXCLUDED.supplier, label = EXCLUDED.label, order_type = EXCLUDED.order_type, content = EXCLUDED.content,
+       supplier = EXCLUDED.supplier, label = EXCLUDED.label, order_type = EXCLUDED.order_type, content_hash = EXCLUDED.content_hash,
        version = purchase_orders.version + 1, updated_at = now()
      WHERE purchase_orders.account_id = EXCLUDED.account_id`,
     [accountId, asJson(orders)],

@@ -1,9 +1,10 @@
-import { clone, create, toJson } from "@bufbuild/protobuf";
+import { createHash } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { ordersV1 } from "@analytics/contracts";
 import type { ItemRow, ItemWrite, OrderRow, OrderWrite } from "./repository";
 
-const { PurchaseOrderSchema, PurchaseOrderItemSchema, DeliverySchema } = ordersV1;
+const { PurchaseOrderSchema } = ordersV1;
 export type PurchaseOrder = ordersV1.PurchaseOrder;
 
 const ts = (d: Date | null | undefined) => (d ? timestampFromDate(new Date(d)) : undefined);
@@ -40,29 +41,28 @@ export function purchaseOrderFromRows(row: OrderRow, items: ItemRow[]): Purchase
       totalPriceNet: i.total_price_net === null ? undefined : { value: i.total_price_net },
       totalPriceVat: i.total_price_vat === null ? undefined : { value: i.total_price_vat },
       totalPriceCurrency: i.total_price_currency ?? undefined,
-      deliveries: i.deliveries.map((d) => ({ deliveryId: d.deliveryID, quantity: d.quantity, deliveryDate: d.deliveryDate ? timestampFromDate(new Date(d.deliveryDate)) : undefined })),
+      deliveries: i.deliveries.map((d) => ({ deliveryId: d.deliveryID ?? undefined, quantity: d.quantity, deliveryDate: d.deliveryDate ? timestampFromDate(new Date(d.deliveryDate)) : undefined })),
       deliveredQuantity: i.delivered_quantity,
     })),
   });
 }
 
-/** The writable content of an order as canonical JSON: equal content means nothing changed. */
-export function contentOf(po: PurchaseOrder): unknown {
-  const c = clone(PurchaseOrderSchema, po);
-  c.id = "";
-  c.apiKeyId = "";
-  c.createdAt = undefined;
-  c.updatedAt = undefined;
-  c.items = c.items.map((i) => {
-    const item = clone(PurchaseOrderItemSchema, i);
-    item.id = "";
-    item.deliveredQuantity = 0;
-    // Decimals compare by value: 1.50 and 1.5 are the same price.
-    if (item.totalPriceNet) item.totalPriceNet.value = normalDecimal(item.totalPriceNet.value);
-    if (item.totalPriceVat) item.totalPriceVat.value = normalDecimal(item.totalPriceVat.value);
-    return item;
-  });
-  return toJson(PurchaseOrderSchema, c);
+/**
+ * The SHA-256 of the writable content of an order (its columns and its items' columns, always
+ * built in the same key order) as JSON: an equal hash means nothing changed. Built from the
+ * columns, so it costs no second conversion, and only the hash is stored.
+ */
+function contentHash(order: Omit<OrderWrite, "id" | "api_key_id" | "content_hash">, items: ItemWrite[]): string {
+  const content = {
+    ...order,
+    items: items.map(({ purchase_order_id: _, ...item }) => ({
+      ...item,
+      // Decimals compare by value: 1.50 and 1.5 are the same price.
+      total_price_net: item.total_price_net === null ? null : normalDecimal(item.total_price_net),
+      total_price_vat: item.total_price_vat === null ? null : normalDecimal(item.total_price_vat),
+    })),
+  };
+  return createHash("sha256").update(JSON.stringify(content)).digest("base64");
 }
 
 function normalDecimal(v: string): string {
@@ -70,10 +70,10 @@ function normalDecimal(v: string): string {
   return v.replace(/^(-?)0+(?=\d)/, "$1").replace(/\.?0+$/, "");
 }
 
-export function orderColumns(id: string, apiKeyId: string, po: PurchaseOrder): OrderWrite {
-  return {
-    id,
-    api_key_id: apiKeyId,
+/** The columns of an order and its items, and their content. */
+export function orderColumns(id: string, apiKeyId: string, po: PurchaseOrder): { order: OrderWrite; items: ItemWrite[] } {
+  const items = itemColumns(id, po);
+  const order = {
     external_po_no: po.externalPoNo,
     order_date: iso(po.orderDate),
     delivery_date: iso(po.deliveryDate),
@@ -83,11 +83,11 @@ export function orderColumns(id: string, apiKeyId: string, po: PurchaseOrder): O
     supplier: orNull(po.supplier),
     label: orNull(po.label),
     order_type: orNull(po.orderType),
-    content: contentOf(po),
   };
+  return { order: { id, api_key_id: apiKeyId, ...order, content_hash: contentHash(order, items) }, items };
 }
 
-export function itemColumns(orderId: string, po: PurchaseOrder): ItemWrite[] {
+function itemColumns(orderId: string, po: PurchaseOrder): ItemWrite[] {
   return po.items.map((i, position) => ({
     purchase_order_id: orderId,
     position,
@@ -103,7 +103,7 @@ export function itemColumns(orderId: string, po: PurchaseOrder): ItemWrite[] {
     total_price_net: i.totalPriceNet?.value ?? null,
     total_price_vat: i.totalPriceVat?.value ?? null,
     total_price_currency: orNull(i.totalPriceCurrency),
-    deliveries: i.deliveries.map((d) => toJson(DeliverySchema, d)),
+    deliveries: i.deliveries.map((d) => ({ deliveryID: d.deliveryId ?? null, quantity: d.quantity, deliveryDate: iso(d.deliveryDate) })),
     delivered_quantity: i.deliveries.reduce((sum, d) => sum + d.quantity, 0),
   }));
 }

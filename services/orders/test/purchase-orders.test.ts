@@ -76,7 +76,8 @@ describe("orders service: purchase orders (real Postgres and JetStream)", () => 
       ["sku-1", "WH1", "2026-04-01", 10, 5],
       ["sku-2", "WH2", "2026-05-01", 5, 5],
     ]);
-    expect(m.purchaseOrder?.externalPoNo).toBe("PO-1");
+    // Not a draft, never was one: no queue payload travels.
+    expect(m.purchaseOrder).toBeUndefined();
     // A second create of the same number is that order's 409.
     const [again] = await write(account, key, [order("PO-1")], WriteMode.CREATE);
     expect(again.result?.statusCode).toBe(409);
@@ -107,6 +108,7 @@ describe("orders service: purchase orders (real Postgres and JetStream)", () => 
       [1n, false, true],
       [2n, true, false],
     ]);
+    expect(b.map((m) => m.purchaseOrder?.deliveryStatus)).toEqual([4, 0]);
     // Nothing more came for the unchanged re-send.
     expect(ms.filter((m) => m.externalPoNo === "A").map((m) => m.version)).toEqual([1n, 2n]);
   });

@@ -1,5 +1,8 @@
 import type { Migration } from "@analytics/db";
 import { outboxMigrations } from "@analytics/outbox";
 import { createOrders } from "./001_orders";
+import { createDistributionOrders } from "./002_distribution_orders";
+import { createTransactions } from "./003_transactions";
+import { purchaseOrderContentHash } from "./004_content_hash";
 
-export const migrations: Migration[] = [...outboxMigrations, createOrders];
+export const migrations: Migration[] = [...outboxMigrations, createOrders, createDistributionOrders, createTransactions, purchaseOrderContentHash];

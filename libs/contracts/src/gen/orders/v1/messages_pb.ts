@@ -6,7 +6,7 @@ import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { PurchaseOrder } from "./orders_pb";
+import type { DistributionOrder, PurchaseOrder, Transaction } from "./orders_pb";
 import { file_orders_v1_orders } from "./orders_pb";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file orders/v1/messages.proto.
  */
 export const file_orders_v1_messages: GenFile = /*@__PURE__*/
-  fileDesc("ChhvcmRlcnMvdjEvbWVzc2FnZXMucHJvdG8SE2FuYWx5dGljcy5vcmRlcnMudjEizwIKFFB1cmNoYXNlT3JkZXJDaGFuZ2VkEhIKCmFjY291bnRfaWQYASABKAkSGQoRcHVyY2hhc2Vfb3JkZXJfaWQYAiABKAkSDwoHdmVyc2lvbhgDIAEoAxIWCg5leHRlcm5hbF9wb19ubxgEIAEoCRIXCg9kZWxpdmVyeV9zdGF0dXMYBSABKAUSEQoJd2FzX2RyYWZ0GAYgASgIEhAKCGlzX2RyYWZ0GAcgASgIEjUKBWxpbmVzGAggAygLMiYuYW5hbHl0aWNzLm9yZGVycy52MS5QdXJjaGFzZU9yZGVyTGluZRIuCgp1cGRhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI6Cg5wdXJjaGFzZV9vcmRlchgKIAEoCzIiLmFuYWx5dGljcy5vcmRlcnMudjEuUHVyY2hhc2VPcmRlciK9AQoRUHVyY2hhc2VPcmRlckxpbmUSDwoHaXRlbV9pZBgBIAEoCRIOCgZza3VfaWQYAiABKAkSHQoVZXh0ZXJuYWxfd2FyZWhvdXNlX2lkGAMgASgJEhUKDWRlbGl2ZXJ5X2RhdGUYBCABKAkSEAoIcXVhbnRpdHkYBSABKAUSFQoNb3Blbl9xdWFudGl0eRgGIAEoBRIXCg9kZWxpdmVyeV9zdGF0dXMYByABKAUSDwoHdmVyc2lvbhgIIAEoA2IGcHJvdG8z", [file_google_protobuf_timestamp, file_orders_v1_orders]);
+  fileDesc("ChhvcmRlcnMvdjEvbWVzc2FnZXMucHJvdG8SE2FuYWx5dGljcy5vcmRlcnMudjEizwIKFFB1cmNoYXNlT3JkZXJDaGFuZ2VkEhIKCmFjY291bnRfaWQYASABKAkSGQoRcHVyY2hhc2Vfb3JkZXJfaWQYAiABKAkSDwoHdmVyc2lvbhgDIAEoAxIWCg5leHRlcm5hbF9wb19ubxgEIAEoCRIXCg9kZWxpdmVyeV9zdGF0dXMYBSABKAUSEQoJd2FzX2RyYWZ0GAYgASgIEhAKCGlzX2RyYWZ0GAcgASgIEjUKBWxpbmVzGAggAygLMiYuYW5hbHl0aWNzLm9yZGVycy52MS5QdXJjaGFzZU9yZGVyTGluZRIuCgp1cGRhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI6Cg5wdXJjaGFzZV9vcmRlchgKIAEoCzIiLmFuYWx5dGljcy5vcmRlcnMudjEuUHVyY2hhc2VPcmRlciK9AQoRUHVyY2hhc2VPcmRlckxpbmUSDwoHaXRlbV9pZBgBIAEoCRIOCgZza3VfaWQYAiABKAkSHQoVZXh0ZXJuYWxfd2FyZWhvdXNlX2lkGAMgASgJEhUKDWRlbGl2ZXJ5X2RhdGUYBCABKAkSEAoIcXVhbnRpdHkYBSABKAUSFQoNb3Blbl9xdWFudGl0eRgGIAEoBRIXCg9kZWxpdmVyeV9zdGF0dXMYByABKAUSDwoHdmVyc2lvbhgIIAEoAyKiAQoYRGlzdHJpYnV0aW9uT3JkZXJDaGFuZ2VkEhIKCmFjY291bnRfaWQYASABKAkSHQoVZGlzdHJpYnV0aW9uX29yZGVyX2lkGAIgASgJEg8KB3ZlcnNpb24YAyABKAMSQgoSZGlzdHJpYnV0aW9uX29yZGVyGAQgASgLMiYuYW5hbHl0aWNzLm9yZGVycy52MS5EaXN0cmlidXRpb25PcmRlciKIAQoSVHJhbnNhY3Rpb25DaGFuZ2VkEhIKCmFjY291bnRfaWQYASABKAkSFgoOdHJhbnNhY3Rpb25faWQYAiABKAkSDwoHdmVyc2lvbhgDIAEoAxI1Cgt0cmFuc2FjdGlvbhgEIAEoCzIgLmFuYWx5dGljcy5vcmRlcnMudjEuVHJhbnNhY3Rpb25iBnByb3RvMw", [file_google_protobuf_timestamp, file_orders_v1_orders]);
 
 /**
  * analytics.orders.purchase_order.{created,updated}: the whole order after the change, with
@@ -74,7 +74,7 @@ export type PurchaseOrderChanged = Message<"analytics.orders.v1.PurchaseOrderCha
 
   /**
    * The order as GET /purchaseorders/{externalPurchaseNo} returns it, the payload of
-   * draft_po_change entries.
+   * draft_po_change entries: set when was_draft or is_draft, unset otherwise.
    *
    * @generated from field: analytics.orders.v1.PurchaseOrder purchase_order = 10;
    */
@@ -149,4 +149,73 @@ export type PurchaseOrderLine = Message<"analytics.orders.v1.PurchaseOrderLine">
  */
 export const PurchaseOrderLineSchema: GenMessage<PurchaseOrderLine> = /*@__PURE__*/
   messageDesc(file_orders_v1_messages, 1);
+
+/**
+ * analytics.orders.distribution_order.{created,updated}: the row after the change.
+ *
+ * @generated from message analytics.orders.v1.DistributionOrderChanged
+ */
+export type DistributionOrderChanged = Message<"analytics.orders.v1.DistributionOrderChanged"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * @generated from field: string distribution_order_id = 2;
+   */
+  distributionOrderId: string;
+
+  /**
+   * @generated from field: int64 version = 3;
+   */
+  version: bigint;
+
+  /**
+   * @generated from field: analytics.orders.v1.DistributionOrder distribution_order = 4;
+   */
+  distributionOrder?: DistributionOrder | undefined;
+};
+
+/**
+ * Describes the message analytics.orders.v1.DistributionOrderChanged.
+ * Use `create(DistributionOrderChangedSchema)` to create a new message.
+ */
+export const DistributionOrderChangedSchema: GenMessage<DistributionOrderChanged> = /*@__PURE__*/
+  messageDesc(file_orders_v1_messages, 2);
+
+/**
+ * analytics.orders.transaction.{created,updated}: the transaction after the change (a shipment
+ * added is an update).
+ *
+ * @generated from message analytics.orders.v1.TransactionChanged
+ */
+export type TransactionChanged = Message<"analytics.orders.v1.TransactionChanged"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * @generated from field: string transaction_id = 2;
+   */
+  transactionId: string;
+
+  /**
+   * @generated from field: int64 version = 3;
+   */
+  version: bigint;
+
+  /**
+   * @generated from field: analytics.orders.v1.Transaction transaction = 4;
+   */
+  transaction?: Transaction | undefined;
+};
+
+/**
+ * Describes the message analytics.orders.v1.TransactionChanged.
+ * Use `create(TransactionChangedSchema)` to create a new message.
+ */
+export const TransactionChangedSchema: GenMessage<TransactionChanged> = /*@__PURE__*/
+  messageDesc(file_orders_v1_messages, 3);
 

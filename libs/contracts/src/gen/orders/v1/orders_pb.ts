@@ -7,14 +7,14 @@ import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf
 import type { Decimal, FieldViolation, PageRequest } from "../../common/v1/common_pb";
 import { file_common_v1_common } from "../../common/v1/common_pb";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
-import type { Message } from "@bufbuild/protobuf";
+import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file orders/v1/orders.proto.
  */
 export const file_orders_v1_orders: GenFile = /*@__PURE__*/
-  fileDesc("ChZvcmRlcnMvdjEvb3JkZXJzLnByb3RvEhNhbmFseXRpY3Mub3JkZXJzLnYxItkECg1QdXJjaGFzZU9yZGVyEgoKAmlkGAEgASgJEiQKDmV4dGVybmFsX3BvX25vGAIgASgJUgxleHRlcm5hbFBPTm8SLgoKb3JkZXJfZGF0ZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoNZGVsaXZlcnlfZGF0ZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFwoPZGVsaXZlcnlfc3RhdHVzGAUgASgFEh0KEGV4dGVybmFsX2NvbW1lbnQYBiABKAlIAIgBARI3ChVleHRlcm5hbF93YXJlaG91c2VfaWQYByABKAlIAVITZXh0ZXJuYWxXYXJlaG91c2VJRIgBARIVCghzdXBwbGllchgIIAEoCUgCiAEBEhIKBWxhYmVsGAkgASgJSAOIAQESFwoKb3JkZXJfdHlwZRgKIAEoCUgEiAEBEjUKBWl0ZW1zGAsgAygLMiYuYW5hbHl0aWNzLm9yZGVycy52MS5QdXJjaGFzZU9yZGVySXRlbRISCgphcGlfa2V5X2lkGAwgASgJEi4KCmNyZWF0ZWRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhMKEV9leHRlcm5hbF9jb21tZW50QhgKFl9leHRlcm5hbF93YXJlaG91c2VfaWRCCwoJX3N1cHBsaWVyQggKBl9sYWJlbEINCgtfb3JkZXJfdHlwZSLvBAoRUHVyY2hhc2VPcmRlckl0ZW0SCgoCaWQYASABKAkSKwoPZXh0ZXJuYWxfcm93X2lkGAIgASgJSABSDWV4dGVybmFsUm93SUSIAQESEAoDa2V5GAMgASgJSAGIAQESEAoDc2t1GAQgASgJSAKIAQESEAoDZWFuGAUgASgJSAOIAQESEwoGc2Vhc29uGAYgASgJSASIAQESEAoIcXVhbnRpdHkYByABKAUSMQoNZGVsaXZlcnlfZGF0ZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNwoVZXh0ZXJuYWxfd2FyZWhvdXNlX2lkGAkgASgJSAVSE2V4dGVybmFsV2FyZWhvdXNlSUSIAQESNQoPdG90YWxfcHJpY2VfbmV0GAogASgLMhwuYW5hbHl0aWNzLmNvbW1vbi52MS5EZWNpbWFsEjUKD3RvdGFsX3ByaWNlX3ZhdBgLIAEoCzIcLmFuYWx5dGljcy5jb21tb24udjEuRGVjaW1hbBIhChR0b3RhbF9wcmljZV9jdXJyZW5jeRgMIAEoCUgGiAEBEjEKCmRlbGl2ZXJpZXMYDSADKAsyHS5hbmFseXRpY3Mub3JkZXJzLnYxLkRlbGl2ZXJ5EhoKEmRlbGl2ZXJlZF9xdWFudGl0eRgOIAEoBRIOCgZza3VfaWQYDyABKAlCEgoQX2V4dGVybmFsX3Jvd19pZEIGCgRfa2V5QgYKBF9za3VCBgoEX2VhbkIJCgdfc2Vhc29uQhgKFl9leHRlcm5hbF93YXJlaG91c2VfaWRCFwoVX3RvdGFsX3ByaWNlX2N1cnJlbmN5IoUBCghEZWxpdmVyeRIkCgtkZWxpdmVyeV9pZBgBIAEoCUgAUgpkZWxpdmVyeUlEiAEBEhAKCHF1YW50aXR5GAIgASgFEjEKDWRlbGl2ZXJ5X2RhdGUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg4KDF9kZWxpdmVyeV9pZCJfCgtCYXRjaFJlc3VsdBIPCgdtZXNzYWdlGAEgASgJEhEKCXJlZmVyZW5jZRgCIAEoCRIXCg9yZWZlcmVuY2VfZmllbGQYAyABKAkSEwoLc3RhdHVzX2NvZGUYBCABKAUiwQEKGFB1cmNoYXNlT3JkZXJXcml0ZVJlc3VsdBIwCgZyZXN1bHQYASABKAsyIC5hbmFseXRpY3Mub3JkZXJzLnYxLkJhdGNoUmVzdWx0EjoKDnB1cmNoYXNlX29yZGVyGAIgASgLMiIuYW5hbHl0aWNzLm9yZGVycy52MS5QdXJjaGFzZU9yZGVyEjcKCnZpb2xhdGlvbnMYAyADKAsyIy5hbmFseXRpY3MuY29tbW9uLnYxLkZpZWxkVmlvbGF0aW9uIqcBChpXcml0ZVB1cmNoYXNlT3JkZXJzUmVxdWVzdBI7Cg9wdXJjaGFzZV9vcmRlcnMYASADKAsyIi5hbmFseXRpY3Mub3JkZXJzLnYxLlB1cmNoYXNlT3JkZXISLAoEbW9kZRgCIAEoDjIeLmFuYWx5dGljcy5vcmRlcnMudjEuV3JpdGVNb2RlEg4KBmdsb2JhbBgDIAEoCBIOCgZhdG9taWMYBCABKAgiXQobV3JpdGVQdXJjaGFzZU9yZGVyc1Jlc3BvbnNlEj4KB3Jlc3VsdHMYASADKAsyLS5hbmFseXRpY3Mub3JkZXJzLnYxLlB1cmNoYXNlT3JkZXJXcml0ZVJlc3VsdCKbAwoZTGlzdFB1cmNoYXNlT3JkZXJzUmVxdWVzdBIuCgRwYWdlGAEgASgLMiAuYW5hbHl0aWNzLmNvbW1vbi52MS5QYWdlUmVxdWVzdBIOCgZnbG9iYWwYAiABKAgSEgoKcHJvY2Vzc2luZxgDIAEoCBIzCg9vcmRlcl9kYXRlX2Zyb20YBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDW9yZGVyX2RhdGVfdG8YBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNyZWF0ZWRfZnJvbRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY3JlYXRlZF90bxgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMdXBkYXRlZF9mcm9tGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX3RvGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJuChpMaXN0UHVyY2hhc2VPcmRlcnNSZXNwb25zZRI7Cg9wdXJjaGFzZV9vcmRlcnMYASADKAsyIi5hbmFseXRpY3Mub3JkZXJzLnYxLlB1cmNoYXNlT3JkZXISEwoLdG90YWxfY291bnQYAiABKAUiQQoXR2V0UHVyY2hhc2VPcmRlclJlcXVlc3QSFgoOZXh0ZXJuYWxfcG9fbm8YASABKAkSDgoGZ2xvYmFsGAIgASgIIlYKGEdldFB1cmNoYXNlT3JkZXJSZXNwb25zZRI6Cg5wdXJjaGFzZV9vcmRlchgBIAEoCzIiLmFuYWx5dGljcy5vcmRlcnMudjEuUHVyY2hhc2VPcmRlciptCglXcml0ZU1vZGUSGgoWV1JJVEVfTU9ERV9VTlNQRUNJRklFRBAAEhUKEVdSSVRFX01PREVfQ1JFQVRFEAESFgoSV1JJVEVfTU9ERV9SRVBMQUNFEAISFQoRV1JJVEVfTU9ERV9VUFNFUlQQAzLxAgoNT3JkZXJzU2VydmljZRJ1ChJMaXN0UHVyY2hhc2VPcmRlcnMSLi5hbmFseXRpY3Mub3JkZXJzLnYxLkxpc3RQdXJjaGFzZU9yZGVyc1JlcXVlc3QaLy5hbmFseXRpY3Mub3JkZXJzLnYxLkxpc3RQdXJjaGFzZU9yZGVyc1Jlc3BvbnNlEm8KEEdldFB1cmNoYXNlT3JkZXISLC5hbmFseXRpY3Mub3JkZXJzLnYxLkdldFB1cmNoYXNlT3JkZXJSZXF1ZXN0Gi0uYW5hbHl0aWNzLm9yZGVycy52MS5HZXRQdXJjaGFzZU9yZGVyUmVzcG9uc2USeAoTV3JpdGVQdXJjaGFzZU9yZGVycxIvLmFuYWx5dGljcy5vcmRlcnMudjEuV3JpdGVQdXJjaGFzZU9yZGVyc1JlcXVlc3QaMC5hbmFseXRpY3Mub3JkZXJzLnYxLldyaXRlUHVyY2hhc2VPcmRlcnNSZXNwb25zZWIGcHJvdG8z", [file_common_v1_common, file_google_protobuf_timestamp]);
+  fileDesc("ChZvcmRlcnMvdjEvb3JkZXJzLnByb3RvEhNhbmFseXRpY3Mub3JkZXJzLnYxItkECg1QdXJjaGFzZU9yZGVyEgoKAmlkGAEgASgJEiQKDmV4dGVybmFsX3BvX25vGAIgASgJUgxleHRlcm5hbFBPTm8SLgoKb3JkZXJfZGF0ZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoNZGVsaXZlcnlfZGF0ZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFwoPZGVsaXZlcnlfc3RhdHVzGAUgASgFEh0KEGV4dGVybmFsX2NvbW1lbnQYBiABKAlIAIgBARI3ChVleHRlcm5hbF93YXJlaG91c2VfaWQYByABKAlIAVITZXh0ZXJuYWxXYXJlaG91c2VJRIgBARIVCghzdXBwbGllchgIIAEoCUgCiAEBEhIKBWxhYmVsGAkgASgJSAOIAQESFwoKb3JkZXJfdHlwZRgKIAEoCUgEiAEBEjUKBWl0ZW1zGAsgAygLMiYuYW5hbHl0aWNzLm9yZGVycy52MS5QdXJjaGFzZU9yZGVySXRlbRISCgphcGlfa2V5X2lkGAwgASgJEi4KCmNyZWF0ZWRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhMKEV9leHRlcm5hbF9jb21tZW50QhgKFl9leHRlcm5hbF93YXJlaG91c2VfaWRCCwoJX3N1cHBsaWVyQggKBl9sYWJlbEINCgtfb3JkZXJfdHlwZSLvBAoRUHVyY2hhc2VPcmRlckl0ZW0SCgoCaWQYASABKAkSKwoPZXh0ZXJuYWxfcm93X2lkGAIgASgJSABSDWV4dGVybmFsUm93SUSIAQESEAoDa2V5GAMgASgJSAGIAQESEAoDc2t1GAQgASgJSAKIAQESEAoDZWFuGAUgASgJSAOIAQESEwoGc2Vhc29uGAYgASgJSASIAQESEAoIcXVhbnRpdHkYByABKAUSMQoNZGVsaXZlcnlfZGF0ZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNwoVZXh0ZXJuYWxfd2FyZWhvdXNlX2lkGAkgASgJSAVSE2V4dGVybmFsV2FyZWhvdXNlSUSIAQESNQoPdG90YWxfcHJpY2VfbmV0GAogASgLMhwuYW5hbHl0aWNzLmNvbW1vbi52MS5EZWNpbWFsEjUKD3RvdGFsX3ByaWNlX3ZhdBgLIAEoCzIcLmFuYWx5dGljcy5jb21tb24udjEuRGVjaW1hbBIhChR0b3RhbF9wcmljZV9jdXJyZW5jeRgMIAEoCUgGiAEBEjEKCmRlbGl2ZXJpZXMYDSADKAsyHS5hbmFseXRpY3Mub3JkZXJzLnYxLkRlbGl2ZXJ5EhoKEmRlbGl2ZXJlZF9xdWFudGl0eRgOIAEoBRIOCgZza3VfaWQYDyABKAlCEgoQX2V4dGVybmFsX3Jvd19pZEIGCgRfa2V5QgYKBF9za3VCBgoEX2VhbkIJCgdfc2Vhc29uQhgKFl9leHRlcm5hbF93YXJlaG91c2VfaWRCFwoVX3RvdGFsX3ByaWNlX2N1cnJlbmN5IoUBCghEZWxpdmVyeRIkCgtkZWxpdmVyeV9pZBgBIAEoCUgAUgpkZWxpdmVyeUlEiAEBEhAKCHF1YW50aXR5GAIgASgFEjEKDWRlbGl2ZXJ5X2RhdGUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg4KDF9kZWxpdmVyeV9pZCJfCgtCYXRjaFJlc3VsdBIPCgdtZXNzYWdlGAEgASgJEhEKCXJlZmVyZW5jZRgCIAEoCRIXCg9yZWZlcmVuY2VfZmllbGQYAyABKAkSEwoLc3RhdHVzX2NvZGUYBCABKAUiwQEKGFB1cmNoYXNlT3JkZXJXcml0ZVJlc3VsdBIwCgZyZXN1bHQYASABKAsyIC5hbmFseXRpY3Mub3JkZXJzLnYxLkJhdGNoUmVzdWx0EjoKDnB1cmNoYXNlX29yZGVyGAIgASgLMiIuYW5hbHl0aWNzLm9yZGVycy52MS5QdXJjaGFzZU9yZGVyEjcKCnZpb2xhdGlvbnMYAyADKAsyIy5hbmFseXRpY3MuY29tbW9uLnYxLkZpZWxkVmlvbGF0aW9uIr0BChpXcml0ZVB1cmNoYXNlT3JkZXJzUmVxdWVzdBI7Cg9wdXJjaGFzZV9vcmRlcnMYASADKAsyIi5hbmFseXRpY3Mub3JkZXJzLnYxLlB1cmNoYXNlT3JkZXISLAoEbW9kZRgCIAEoDjIeLmFuYWx5dGljcy5vcmRlcnMudjEuV3JpdGVNb2RlEg4KBmdsb2JhbBgDIAEoCBIOCgZhdG9taWMYBCABKAgSFAoMcmVzdWx0c19vbmx5GAUgASgIIl0KG1dyaXRlUHVyY2hhc2VPcmRlcnNSZXNwb25zZRI+CgdyZXN1bHRzGAEgAygLMi0uYW5hbHl0aWNzLm9yZGVycy52MS5QdXJjaGFzZU9yZGVyV3JpdGVSZXN1bHQimwMKGUxpc3RQdXJjaGFzZU9yZGVyc1JlcXVlc3QSLgoEcGFnZRgBIAEoCzIgLmFuYWx5dGljcy5jb21tb24udjEuUGFnZVJlcXVlc3QSDgoGZ2xvYmFsGAIgASgIEhIKCnByb2Nlc3NpbmcYAyABKAgSMwoPb3JkZXJfZGF0ZV9mcm9tGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIxCg1vcmRlcl9kYXRlX3RvGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjcmVhdGVkX2Zyb20YBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmNyZWF0ZWRfdG8YByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDHVwZGF0ZWRfZnJvbRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF90bxgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAibgoaTGlzdFB1cmNoYXNlT3JkZXJzUmVzcG9uc2USOwoPcHVyY2hhc2Vfb3JkZXJzGAEgAygLMiIuYW5hbHl0aWNzLm9yZGVycy52MS5QdXJjaGFzZU9yZGVyEhMKC3RvdGFsX2NvdW50GAIgASgFIkEKF0dldFB1cmNoYXNlT3JkZXJSZXF1ZXN0EhYKDmV4dGVybmFsX3BvX25vGAEgASgJEg4KBmdsb2JhbBgCIAEoCCJWChhHZXRQdXJjaGFzZU9yZGVyUmVzcG9uc2USOgoOcHVyY2hhc2Vfb3JkZXIYASABKAsyIi5hbmFseXRpY3Mub3JkZXJzLnYxLlB1cmNoYXNlT3JkZXIitQYKEURpc3RyaWJ1dGlvbk9yZGVyEgoKAmlkGAEgASgJEiMKDWV4dGVybmFsX2RvaWQYAiABKAlSDGV4dGVybmFsRE9JRBImCg9leHRlcm5hbF9yb3dfaWQYAyABKAlSDWV4dGVybmFsUm93SUQSHQoQZXh0ZXJuYWxfY29tbWVudBgEIAEoCUgAiAEBEhMKBnNlYXNvbhgFIAEoCUgBiAEBEhAKA2tleRgGIAEoCUgCiAEBEhAKA3NrdRgHIAEoCUgDiAEBEi4KCm9yZGVyX2RhdGUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDWRlbGl2ZXJ5X2RhdGUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEicKGmZyb21fd2FyZWhvdXNlX2V4dGVybmFsX2lkGAogASgJSASIAQESJQoYdG9fd2FyZWhvdXNlX2V4dGVybmFsX2lkGAsgASgJSAWIAQESEAoIcXVhbnRpdHkYDCABKAUSGgoSYWxsb2NhdGVkX3F1YW50aXR5GA0gASgFEi4KCnNoaXBwZWRfYXQYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhoKEmRlbGl2ZXJlZF9xdWFudGl0eRgPIAEoBRIyCg5jb21wbGV0ZWRfZGF0ZRgQIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoOY2FuY2VsbGVkX2RhdGUYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnN0YXR1cxgSIAEoCRIuCgpjcmVhdGVkX2F0GBMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEITChFfZXh0ZXJuYWxfY29tbWVudEIJCgdfc2Vhc29uQgYKBF9rZXlCBgoEX3NrdUIdChtfZnJvbV93YXJlaG91c2VfZXh0ZXJuYWxfaWRCGwoZX3RvX3dhcmVob3VzZV9leHRlcm5hbF9pZCLNAQocRGlzdHJpYnV0aW9uT3JkZXJXcml0ZVJlc3VsdBIwCgZyZXN1bHQYASABKAsyIC5hbmFseXRpY3Mub3JkZXJzLnYxLkJhdGNoUmVzdWx0EkIKEmRpc3RyaWJ1dGlvbl9vcmRlchgCIAEoCzImLmFuYWx5dGljcy5vcmRlcnMudjEuRGlzdHJpYnV0aW9uT3JkZXISNwoKdmlvbGF0aW9ucxgDIAMoCzIjLmFuYWx5dGljcy5jb21tb24udjEuRmllbGRWaW9sYXRpb24ikwEKHldyaXRlRGlzdHJpYnV0aW9uT3JkZXJzUmVxdWVzdBJDChNkaXN0cmlidXRpb25fb3JkZXJzGAEgAygLMiYuYW5hbHl0aWNzLm9yZGVycy52MS5EaXN0cmlidXRpb25PcmRlchIsCgRtb2RlGAIgASgOMh4uYW5hbHl0aWNzLm9yZGVycy52MS5Xcml0ZU1vZGUiZQofV3JpdGVEaXN0cmlidXRpb25PcmRlcnNSZXNwb25zZRJCCgdyZXN1bHRzGAEgAygLMjEuYW5hbHl0aWNzLm9yZGVycy52MS5EaXN0cmlidXRpb25PcmRlcldyaXRlUmVzdWx0Il8KHUxpc3REaXN0cmlidXRpb25PcmRlcnNSZXF1ZXN0Ei4KBHBhZ2UYASABKAsyIC5hbmFseXRpY3MuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0Eg4KBnN0YXR1cxgCIAEoCSJ6Ch5MaXN0RGlzdHJpYnV0aW9uT3JkZXJzUmVzcG9uc2USQwoTZGlzdHJpYnV0aW9uX29yZGVycxgBIAMoCzImLmFuYWx5dGljcy5vcmRlcnMudjEuRGlzdHJpYnV0aW9uT3JkZXISEwoLdG90YWxfY291bnQYAiABKAUiWQonTGlzdFByb2Nlc3NpbmdEaXN0cmlidXRpb25PcmRlcnNSZXF1ZXN0Ei4KBHBhZ2UYASABKAsyIC5hbmFseXRpY3MuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0IlcKKExpc3RQcm9jZXNzaW5nRGlzdHJpYnV0aW9uT3JkZXJzUmVzcG9uc2USFgoOZXh0ZXJuYWxfZG9pZHMYASADKAkSEwoLdG90YWxfY291bnQYAiABKAUiNAobR2V0RGlzdHJpYnV0aW9uT3JkZXJSZXF1ZXN0EhUKDWV4dGVybmFsX2RvaWQYASABKAkiYwocR2V0RGlzdHJpYnV0aW9uT3JkZXJSZXNwb25zZRJDChNkaXN0cmlidXRpb25fb3JkZXJzGAEgAygLMiYuYW5hbHl0aWNzLm9yZGVycy52MS5EaXN0cmlidXRpb25PcmRlciL8BwoLVHJhbnNhY3Rpb24SCgoCaWQYASABKAkSNgoXZXh0ZXJuYWxfdHJhbnNhY3Rpb25faWQYAiABKAlSFWV4dGVybmFsVHJhbnNhY3Rpb25JRBIrCg9leHRlcm5hbF9yb3dfaWQYAyABKAlIAFINZXh0ZXJuYWxSb3dJRIgBARIxChJleHRlcm5hbF9wYXJlbnRfaWQYBCABKAlIAVIQZXh0ZXJuYWxQYXJlbnRJRIgBARI1ChRleHRlcm5hbF9jdXN0b21lcl9pZBgFIAEoCUgCUhJleHRlcm5hbEN1c3RvbWVySUSIAQESLwoRZXh0ZXJuYWxfc3RvcmVfaWQYBiABKAlIA1IPZXh0ZXJuYWxTdG9yZUlEiAEBEhoKDWV4dGVybmFsX2luZm8YByABKAlIBIgBARIaCg1jdXN0b21lcl9uYW1lGAggASgJSAWIAQESFAoHY2hhbm5lbBgJIAEoBUgGiAEBEhMKBm1hcmtldBgKIAEoCUgHiAEBEhEKBHR5cGUYCyABKAVICIgBARIaCg1jdXJyZW5jeV9jb2RlGAwgASgJSAmIAQESMAoMY3JlYXRlZF9kYXRlGA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCg5jb21wbGV0ZWRfZGF0ZRgOIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoOY2FuY2VsbGVkX2RhdGUYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDWRlbGl2ZXJ5X2RhdGUYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKBWl0ZW1zGBEgAygLMiQuYW5hbHl0aWNzLm9yZGVycy52MS5UcmFuc2FjdGlvbkl0ZW0SPQoKc3RhdGVtZW50cxgSIAMoCzIpLmFuYWx5dGljcy5vcmRlcnMudjEuVHJhbnNhY3Rpb25TdGF0ZW1lbnQSLgoKY3JlYXRlZF9hdBgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgUIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCEgoQX2V4dGVybmFsX3Jvd19pZEIVChNfZXh0ZXJuYWxfcGFyZW50X2lkQhcKFV9leHRlcm5hbF9jdXN0b21lcl9pZEIUChJfZXh0ZXJuYWxfc3RvcmVfaWRCEAoOX2V4dGVybmFsX2luZm9CEAoOX2N1c3RvbWVyX25hbWVCCgoIX2NoYW5uZWxCCQoHX21hcmtldEIHCgVfdHlwZUIQCg5fY3VycmVuY3lfY29kZSKHBQoPVHJhbnNhY3Rpb25JdGVtEigKEGV4dGVybmFsX2l0ZW1faWQYASABKAlSDmV4dGVybmFsSXRlbUlEEhAKA2tleRgCIAEoCUgAiAEBEhAKA3NrdRgDIAEoCUgBiAEBEhAKA2VhbhgEIAEoCUgCiAEBEhkKDHByb2R1Y3RfbmFtZRgFIAEoCUgDiAEBEhAKCHF1YW50aXR5GAYgASgFEi8KCXZhdF92YWx1ZRgHIAEoCzIcLmFuYWx5dGljcy5jb21tb24udjEuRGVjaW1hbBI6ChRtb25leV9pdGVtX3RvdGFsX25ldBgIIAEoCzIcLmFuYWx5dGljcy5jb21tb24udjEuRGVjaW1hbBI6ChRtb25leV9pdGVtX3RvdGFsX3ZhdBgJIAEoCzIcLmFuYWx5dGljcy5jb21tb24udjEuRGVjaW1hbBI8ChZtb25leV9kaXNjb3VudF9pbmNfdmF0GAogASgLMhwuYW5hbHl0aWNzLmNvbW1vbi52MS5EZWNpbWFsEhcKCmRlcGFydG1lbnQYCyABKAlIBIgBARIxCg1kZWxpdmVyeV9kYXRlGAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCgR0eXBlGA0gASgFSAWIAQESLgoNY3VzdG9tX2ZpZWxkcxgOIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSMAoJc2hpcG1lbnRzGA8gAygLMh0uYW5hbHl0aWNzLm9yZGVycy52MS5TaGlwbWVudEIGCgRfa2V5QgYKBF9za3VCBgoEX2VhbkIPCg1fcHJvZHVjdF9uYW1lQg0KC19kZXBhcnRtZW50QgcKBV90eXBlIpMCChRUcmFuc2FjdGlvblN0YXRlbWVudBIRCgRuYW1lGAEgASgJSACIAQESEQoEdHlwZRgCIAEoBUgBiAEBEi8KCXByaWNlX25ldBgDIAEoCzIcLmFuYWx5dGljcy5jb21tb24udjEuRGVjaW1hbBIvCglwcmljZV92YXQYBCABKAsyHC5hbmFseXRpY3MuY29tbW9uLnYxLkRlY2ltYWwSMQoNaW52b2ljZWRfZGF0ZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoNY3VzdG9tX2ZpZWxkcxgGIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCBwoFX25hbWVCBwoFX3R5cGUi2AEKCFNoaXBtZW50EiQKC3NoaXBtZW50X2lkGAEgASgJSABSCnNoaXBtZW50SUSIAQESEAoIcXVhbnRpdHkYAiABKAUSMQoNc2hpcG1lbnRfZGF0ZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNwoVZXh0ZXJuYWxfd2FyZWhvdXNlX2lkGAQgASgJSAFSE2V4dGVybmFsV2FyZWhvdXNlSUSIAQFCDgoMX3NoaXBtZW50X2lkQhgKFl9leHRlcm5hbF93YXJlaG91c2VfaWQiugEKFlRyYW5zYWN0aW9uV3JpdGVSZXN1bHQSMAoGcmVzdWx0GAEgASgLMiAuYW5hbHl0aWNzLm9yZGVycy52MS5CYXRjaFJlc3VsdBI1Cgt0cmFuc2FjdGlvbhgCIAEoCzIgLmFuYWx5dGljcy5vcmRlcnMudjEuVHJhbnNhY3Rpb24SNwoKdmlvbGF0aW9ucxgDIAMoCzIjLmFuYWx5dGljcy5jb21tb24udjEuRmllbGRWaW9sYXRpb24igAEKGFdyaXRlVHJhbnNhY3Rpb25zUmVxdWVzdBI2Cgx0cmFuc2FjdGlvbnMYASADKAsyIC5hbmFseXRpY3Mub3JkZXJzLnYxLlRyYW5zYWN0aW9uEiwKBG1vZGUYAiABKA4yHi5hbmFseXRpY3Mub3JkZXJzLnYxLldyaXRlTW9kZSJZChlXcml0ZVRyYW5zYWN0aW9uc1Jlc3BvbnNlEjwKB3Jlc3VsdHMYASADKAsyKy5hbmFseXRpY3Mub3JkZXJzLnYxLlRyYW5zYWN0aW9uV3JpdGVSZXN1bHQiSQoXTGlzdFRyYW5zYWN0aW9uc1JlcXVlc3QSLgoEcGFnZRgBIAEoCzIgLmFuYWx5dGljcy5jb21tb24udjEuUGFnZVJlcXVlc3QiZwoYTGlzdFRyYW5zYWN0aW9uc1Jlc3BvbnNlEjYKDHRyYW5zYWN0aW9ucxgBIAMoCzIgLmFuYWx5dGljcy5vcmRlcnMudjEuVHJhbnNhY3Rpb24SEwoLdG90YWxfY291bnQYAiABKAUiOAoVR2V0VHJhbnNhY3Rpb25SZXF1ZXN0Eh8KF2V4dGVybmFsX3RyYW5zYWN0aW9uX2lkGAEgASgJIk8KFkdldFRyYW5zYWN0aW9uUmVzcG9uc2USNQoLdHJhbnNhY3Rpb24YASABKAsyIC5hbmFseXRpY3Mub3JkZXJzLnYxLlRyYW5zYWN0aW9uIoIBChNBZGRTaGlwbWVudHNSZXF1ZXN0Eh8KF2V4dGVybmFsX3RyYW5zYWN0aW9uX2lkGAEgASgJEhgKEGV4dGVybmFsX2l0ZW1faWQYAiABKAkSMAoJc2hpcG1lbnRzGAMgAygLMh0uYW5hbHl0aWNzLm9yZGVycy52MS5TaGlwbWVudCJNChRBZGRTaGlwbWVudHNSZXNwb25zZRI1Cgt0cmFuc2FjdGlvbhgBIAEoCzIgLmFuYWx5dGljcy5vcmRlcnMudjEuVHJhbnNhY3Rpb24qbQoJV3JpdGVNb2RlEhoKFldSSVRFX01PREVfVU5TUEVDSUZJRUQQABIVChFXUklURV9NT0RFX0NSRUFURRABEhYKEldSSVRFX01PREVfUkVQTEFDRRACEhUKEVdSSVRFX01PREVfVVBTRVJUEAMy0AoKDU9yZGVyc1NlcnZpY2USdQoSTGlzdFB1cmNoYXNlT3JkZXJzEi4uYW5hbHl0aWNzLm9yZGVycy52MS5MaXN0UHVyY2hhc2VPcmRlcnNSZXF1ZXN0Gi8uYW5hbHl0aWNzLm9yZGVycy52MS5MaXN0UHVyY2hhc2VPcmRlcnNSZXNwb25zZRJvChBHZXRQdXJjaGFzZU9yZGVyEiwuYW5hbHl0aWNzLm9yZGVycy52MS5HZXRQdXJjaGFzZU9yZGVyUmVxdWVzdBotLmFuYWx5dGljcy5vcmRlcnMudjEuR2V0UHVyY2hhc2VPcmRlclJlc3BvbnNlEngKE1dyaXRlUHVyY2hhc2VPcmRlcnMSLy5hbmFseXRpY3Mub3JkZXJzLnYxLldyaXRlUHVyY2hhc2VPcmRlcnNSZXF1ZXN0GjAuYW5hbHl0aWNzLm9yZGVycy52MS5Xcml0ZVB1cmNoYXNlT3JkZXJzUmVzcG9uc2USgQEKFkxpc3REaXN0cmlidXRpb25PcmRlcnMSMi5hbmFseXRpY3Mub3JkZXJzLnYxLkxpc3REaXN0cmlidXRpb25PcmRlcnNSZXF1ZXN0GjMuYW5hbHl0aWNzLm9yZGVycy52MS5MaXN0RGlzdHJpYnV0aW9uT3JkZXJzUmVzcG9uc2UShAEKF1dyaXRlRGlzdHJpYnV0aW9uT3JkZXJzEjMuYW5hbHl0aWNzLm9yZGVycy52MS5Xcml0ZURpc3RyaWJ1dGlvbk9yZGVyc1JlcXVlc3QaNC5hbmFseXRpY3Mub3JkZXJzLnYxLldyaXRlRGlzdHJpYnV0aW9uT3JkZXJzUmVzcG9uc2USnwEKIExpc3RQcm9jZXNzaW5nRGlzdHJpYnV0aW9uT3JkZXJzEjwuYW5hbHl0aWNzLm9yZGVycy52MS5MaXN0UHJvY2Vzc2luZ0Rpc3RyaWJ1dGlvbk9yZGVyc1JlcXVlc3QaPS5hbmFseXRpY3Mub3JkZXJzLnYxLkxpc3RQcm9jZXNzaW5nRGlzdHJpYnV0aW9uT3JkZXJzUmVzcG9uc2USewoUR2V0RGlzdHJpYnV0aW9uT3JkZXISMC5hbmFseXRpY3Mub3JkZXJzLnYxLkdldERpc3RyaWJ1dGlvbk9yZGVyUmVxdWVzdBoxLmFuYWx5dGljcy5vcmRlcnMudjEuR2V0RGlzdHJpYnV0aW9uT3JkZXJSZXNwb25zZRJvChBMaXN0VHJhbnNhY3Rpb25zEiwuYW5hbHl0aWNzLm9yZGVycy52MS5MaXN0VHJhbnNhY3Rpb25zUmVxdWVzdBotLmFuYWx5dGljcy5vcmRlcnMudjEuTGlzdFRyYW5zYWN0aW9uc1Jlc3BvbnNlEmkKDkdldFRyYW5zYWN0aW9uEiouYW5hbHl0aWNzLm9yZGVycy52MS5HZXRUcmFuc2FjdGlvblJlcXVlc3QaKy5hbmFseXRpY3Mub3JkZXJzLnYxLkdldFRyYW5zYWN0aW9uUmVzcG9uc2UScgoRV3JpdGVUcmFuc2FjdGlvbnMSLS5hbmFseXRpY3Mub3JkZXJzLnYxLldyaXRlVHJhbnNhY3Rpb25zUmVxdWVzdBouLmFuYWx5dGljcy5vcmRlcnMudjEuV3JpdGVUcmFuc2FjdGlvbnNSZXNwb25zZRJjCgxBZGRTaGlwbWVudHMSKC5hbmFseXRpY3Mub3JkZXJzLnYxLkFkZFNoaXBtZW50c1JlcXVlc3QaKS5hbmFseXRpY3Mub3JkZXJzLnYxLkFkZFNoaXBtZW50c1Jlc3BvbnNlYgZwcm90bzM", [file_common_v1_common, file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * REST-shaped: the contract's PurchaseOrder.
@@ -320,6 +320,13 @@ export type WritePurchaseOrdersRequest = Message<"analytics.orders.v1.WritePurch
    * @generated from field: bool atomic = 4;
    */
   atomic: boolean;
+
+  /**
+   * Answer the BatchResponses only (POST /purchaseorders/batch): no order comes back.
+   *
+   * @generated from field: bool results_only = 5;
+   */
+  resultsOnly: boolean;
 };
 
 /**
@@ -471,6 +478,788 @@ export const GetPurchaseOrderResponseSchema: GenMessage<GetPurchaseOrderResponse
   messageDesc(file_orders_v1_orders, 10);
 
 /**
+ * REST-shaped: the contract's DistributionOrder row.
+ *
+ * @generated from message analytics.orders.v1.DistributionOrder
+ */
+export type DistributionOrder = Message<"analytics.orders.v1.DistributionOrder"> & {
+  /**
+   * Read-only UUID (required by PUT).
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string external_doid = 2 [json_name = "externalDOID"];
+   */
+  externalDoid: string;
+
+  /**
+   * @generated from field: string external_row_id = 3 [json_name = "externalRowID"];
+   */
+  externalRowId: string;
+
+  /**
+   * @generated from field: optional string external_comment = 4;
+   */
+  externalComment?: string | undefined;
+
+  /**
+   * @generated from field: optional string season = 5;
+   */
+  season?: string | undefined;
+
+  /**
+   * @generated from field: optional string key = 6;
+   */
+  key?: string | undefined;
+
+  /**
+   * @generated from field: optional string sku = 7;
+   */
+  sku?: string | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp order_date = 8;
+   */
+  orderDate?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp delivery_date = 9;
+   */
+  deliveryDate?: Timestamp | undefined;
+
+  /**
+   * @generated from field: optional string from_warehouse_external_id = 10;
+   */
+  fromWarehouseExternalId?: string | undefined;
+
+  /**
+   * @generated from field: optional string to_warehouse_external_id = 11;
+   */
+  toWarehouseExternalId?: string | undefined;
+
+  /**
+   * @generated from field: int32 quantity = 12;
+   */
+  quantity: number;
+
+  /**
+   * @generated from field: int32 allocated_quantity = 13;
+   */
+  allocatedQuantity: number;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp shipped_at = 14;
+   */
+  shippedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: int32 delivered_quantity = 15;
+   */
+  deliveredQuantity: number;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp completed_date = 16;
+   */
+  completedDate?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp cancelled_date = 17;
+   */
+  cancelledDate?: Timestamp | undefined;
+
+  /**
+   * Read-only, derived in this order: CANCELLED (cancelledDate set), COMPLETED (delivered >=
+   * quantity), IN TRANSIT (shippedAt set), ALLOCATED (allocated >= quantity), else PROCESSING.
+   *
+   * @generated from field: string status = 18;
+   */
+  status: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 19;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp updated_at = 20;
+   */
+  updatedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message analytics.orders.v1.DistributionOrder.
+ * Use `create(DistributionOrderSchema)` to create a new message.
+ */
+export const DistributionOrderSchema: GenMessage<DistributionOrder> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 11);
+
+/**
+ * @generated from message analytics.orders.v1.DistributionOrderWriteResult
+ */
+export type DistributionOrderWriteResult = Message<"analytics.orders.v1.DistributionOrderWriteResult"> & {
+  /**
+   * @generated from field: analytics.orders.v1.BatchResult result = 1;
+   */
+  result?: BatchResult | undefined;
+
+  /**
+   * @generated from field: analytics.orders.v1.DistributionOrder distribution_order = 2;
+   */
+  distributionOrder?: DistributionOrder | undefined;
+
+  /**
+   * @generated from field: repeated analytics.common.v1.FieldViolation violations = 3;
+   */
+  violations: FieldViolation[];
+};
+
+/**
+ * Describes the message analytics.orders.v1.DistributionOrderWriteResult.
+ * Use `create(DistributionOrderWriteResultSchema)` to create a new message.
+ */
+export const DistributionOrderWriteResultSchema: GenMessage<DistributionOrderWriteResult> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 12);
+
+/**
+ * @generated from message analytics.orders.v1.WriteDistributionOrdersRequest
+ */
+export type WriteDistributionOrdersRequest = Message<"analytics.orders.v1.WriteDistributionOrdersRequest"> & {
+  /**
+   * @generated from field: repeated analytics.orders.v1.DistributionOrder distribution_orders = 1;
+   */
+  distributionOrders: DistributionOrder[];
+
+  /**
+   * CREATE and UPSERT both create or update by (externalDOID, externalRowID); REPLACE by id.
+   *
+   * @generated from field: analytics.orders.v1.WriteMode mode = 2;
+   */
+  mode: WriteMode;
+};
+
+/**
+ * Describes the message analytics.orders.v1.WriteDistributionOrdersRequest.
+ * Use `create(WriteDistributionOrdersRequestSchema)` to create a new message.
+ */
+export const WriteDistributionOrdersRequestSchema: GenMessage<WriteDistributionOrdersRequest> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 13);
+
+/**
+ * @generated from message analytics.orders.v1.WriteDistributionOrdersResponse
+ */
+export type WriteDistributionOrdersResponse = Message<"analytics.orders.v1.WriteDistributionOrdersResponse"> & {
+  /**
+   * @generated from field: repeated analytics.orders.v1.DistributionOrderWriteResult results = 1;
+   */
+  results: DistributionOrderWriteResult[];
+};
+
+/**
+ * Describes the message analytics.orders.v1.WriteDistributionOrdersResponse.
+ * Use `create(WriteDistributionOrdersResponseSchema)` to create a new message.
+ */
+export const WriteDistributionOrdersResponseSchema: GenMessage<WriteDistributionOrdersResponse> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 14);
+
+/**
+ * @generated from message analytics.orders.v1.ListDistributionOrdersRequest
+ */
+export type ListDistributionOrdersRequest = Message<"analytics.orders.v1.ListDistributionOrdersRequest"> & {
+  /**
+   * @generated from field: analytics.common.v1.PageRequest page = 1;
+   */
+  page?: PageRequest | undefined;
+
+  /**
+   * One of the derived statuses; empty: all.
+   *
+   * @generated from field: string status = 2;
+   */
+  status: string;
+};
+
+/**
+ * Describes the message analytics.orders.v1.ListDistributionOrdersRequest.
+ * Use `create(ListDistributionOrdersRequestSchema)` to create a new message.
+ */
+export const ListDistributionOrdersRequestSchema: GenMessage<ListDistributionOrdersRequest> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 15);
+
+/**
+ * @generated from message analytics.orders.v1.ListDistributionOrdersResponse
+ */
+export type ListDistributionOrdersResponse = Message<"analytics.orders.v1.ListDistributionOrdersResponse"> & {
+  /**
+   * @generated from field: repeated analytics.orders.v1.DistributionOrder distribution_orders = 1;
+   */
+  distributionOrders: DistributionOrder[];
+
+  /**
+   * @generated from field: int32 total_count = 2;
+   */
+  totalCount: number;
+};
+
+/**
+ * Describes the message analytics.orders.v1.ListDistributionOrdersResponse.
+ * Use `create(ListDistributionOrdersResponseSchema)` to create a new message.
+ */
+export const ListDistributionOrdersResponseSchema: GenMessage<ListDistributionOrdersResponse> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 16);
+
+/**
+ * @generated from message analytics.orders.v1.ListProcessingDistributionOrdersRequest
+ */
+export type ListProcessingDistributionOrdersRequest = Message<"analytics.orders.v1.ListProcessingDistributionOrdersRequest"> & {
+  /**
+   * @generated from field: analytics.common.v1.PageRequest page = 1;
+   */
+  page?: PageRequest | undefined;
+};
+
+/**
+ * Describes the message analytics.orders.v1.ListProcessingDistributionOrdersRequest.
+ * Use `create(ListProcessingDistributionOrdersRequestSchema)` to create a new message.
+ */
+export const ListProcessingDistributionOrdersRequestSchema: GenMessage<ListProcessingDistributionOrdersRequest> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 17);
+
+/**
+ * @generated from message analytics.orders.v1.ListProcessingDistributionOrdersResponse
+ */
+export type ListProcessingDistributionOrdersResponse = Message<"analytics.orders.v1.ListProcessingDistributionOrdersResponse"> & {
+  /**
+   * @generated from field: repeated string external_doids = 1;
+   */
+  externalDoids: string[];
+
+  /**
+   * @generated from field: int32 total_count = 2;
+   */
+  totalCount: number;
+};
+
+/**
+ * Describes the message analytics.orders.v1.ListProcessingDistributionOrdersResponse.
+ * Use `create(ListProcessingDistributionOrdersResponseSchema)` to create a new message.
+ */
+export const ListProcessingDistributionOrdersResponseSchema: GenMessage<ListProcessingDistributionOrdersResponse> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 18);
+
+/**
+ * @generated from message analytics.orders.v1.GetDistributionOrderRequest
+ */
+export type GetDistributionOrderRequest = Message<"analytics.orders.v1.GetDistributionOrderRequest"> & {
+  /**
+   * @generated from field: string external_doid = 1;
+   */
+  externalDoid: string;
+};
+
+/**
+ * Describes the message analytics.orders.v1.GetDistributionOrderRequest.
+ * Use `create(GetDistributionOrderRequestSchema)` to create a new message.
+ */
+export const GetDistributionOrderRequestSchema: GenMessage<GetDistributionOrderRequest> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 19);
+
+/**
+ * @generated from message analytics.orders.v1.GetDistributionOrderResponse
+ */
+export type GetDistributionOrderResponse = Message<"analytics.orders.v1.GetDistributionOrderResponse"> & {
+  /**
+   * @generated from field: repeated analytics.orders.v1.DistributionOrder distribution_orders = 1;
+   */
+  distributionOrders: DistributionOrder[];
+};
+
+/**
+ * Describes the message analytics.orders.v1.GetDistributionOrderResponse.
+ * Use `create(GetDistributionOrderResponseSchema)` to create a new message.
+ */
+export const GetDistributionOrderResponseSchema: GenMessage<GetDistributionOrderResponse> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 20);
+
+/**
+ * REST-shaped: the specification's Transaction.
+ *
+ * @generated from message analytics.orders.v1.Transaction
+ */
+export type Transaction = Message<"analytics.orders.v1.Transaction"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string external_transaction_id = 2 [json_name = "externalTransactionID"];
+   */
+  externalTransactionId: string;
+
+  /**
+   * @generated from field: optional string external_row_id = 3 [json_name = "externalRowID"];
+   */
+  externalRowId?: string | undefined;
+
+  /**
+   * @generated from field: optional string external_parent_id = 4 [json_name = "externalParentID"];
+   */
+  externalParentId?: string | undefined;
+
+  /**
+   * @generated from field: optional string external_customer_id = 5 [json_name = "externalCustomerID"];
+   */
+  externalCustomerId?: string | undefined;
+
+  /**
+   * @generated from field: optional string external_store_id = 6 [json_name = "externalStoreID"];
+   */
+  externalStoreId?: string | undefined;
+
+  /**
+   * @generated from field: optional string external_info = 7;
+   */
+  externalInfo?: string | undefined;
+
+  /**
+   * @generated from field: optional string customer_name = 8;
+   */
+  customerName?: string | undefined;
+
+  /**
+   * 1 D2C, 2 B2B.
+   *
+   * @generated from field: optional int32 channel = 9;
+   */
+  channel?: number | undefined;
+
+  /**
+   * @generated from field: optional string market = 10;
+   */
+  market?: string | undefined;
+
+  /**
+   * 1 sale, 2 return.
+   *
+   * @generated from field: optional int32 type = 11;
+   */
+  type?: number | undefined;
+
+  /**
+   * @generated from field: optional string currency_code = 12;
+   */
+  currencyCode?: string | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_date = 13;
+   */
+  createdDate?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp completed_date = 14;
+   */
+  completedDate?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp cancelled_date = 15;
+   */
+  cancelledDate?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp delivery_date = 16;
+   */
+  deliveryDate?: Timestamp | undefined;
+
+  /**
+   * @generated from field: repeated analytics.orders.v1.TransactionItem items = 17;
+   */
+  items: TransactionItem[];
+
+  /**
+   * @generated from field: repeated analytics.orders.v1.TransactionStatement statements = 18;
+   */
+  statements: TransactionStatement[];
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 19;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp updated_at = 20;
+   */
+  updatedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message analytics.orders.v1.Transaction.
+ * Use `create(TransactionSchema)` to create a new message.
+ */
+export const TransactionSchema: GenMessage<Transaction> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 21);
+
+/**
+ * REST-shaped.
+ *
+ * @generated from message analytics.orders.v1.TransactionItem
+ */
+export type TransactionItem = Message<"analytics.orders.v1.TransactionItem"> & {
+  /**
+   * @generated from field: string external_item_id = 1 [json_name = "externalItemID"];
+   */
+  externalItemId: string;
+
+  /**
+   * @generated from field: optional string key = 2;
+   */
+  key?: string | undefined;
+
+  /**
+   * @generated from field: optional string sku = 3;
+   */
+  sku?: string | undefined;
+
+  /**
+   * @generated from field: optional string ean = 4;
+   */
+  ean?: string | undefined;
+
+  /**
+   * @generated from field: optional string product_name = 5;
+   */
+  productName?: string | undefined;
+
+  /**
+   * @generated from field: int32 quantity = 6;
+   */
+  quantity: number;
+
+  /**
+   * @generated from field: analytics.common.v1.Decimal vat_value = 7;
+   */
+  vatValue?: Decimal | undefined;
+
+  /**
+   * @generated from field: analytics.common.v1.Decimal money_item_total_net = 8;
+   */
+  moneyItemTotalNet?: Decimal | undefined;
+
+  /**
+   * @generated from field: analytics.common.v1.Decimal money_item_total_vat = 9;
+   */
+  moneyItemTotalVat?: Decimal | undefined;
+
+  /**
+   * @generated from field: analytics.common.v1.Decimal money_discount_inc_vat = 10;
+   */
+  moneyDiscountIncVat?: Decimal | undefined;
+
+  /**
+   * @generated from field: optional string department = 11;
+   */
+  department?: string | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp delivery_date = 12;
+   */
+  deliveryDate?: Timestamp | undefined;
+
+  /**
+   * 1 sale, 2 return.
+   *
+   * @generated from field: optional int32 type = 13;
+   */
+  type?: number | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Struct custom_fields = 14;
+   */
+  customFields?: JsonObject | undefined;
+
+  /**
+   * Read-only: added by POST .../items/{externalItemID}/shipments.
+   *
+   * @generated from field: repeated analytics.orders.v1.Shipment shipments = 15;
+   */
+  shipments: Shipment[];
+};
+
+/**
+ * Describes the message analytics.orders.v1.TransactionItem.
+ * Use `create(TransactionItemSchema)` to create a new message.
+ */
+export const TransactionItemSchema: GenMessage<TransactionItem> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 22);
+
+/**
+ * REST-shaped.
+ *
+ * @generated from message analytics.orders.v1.TransactionStatement
+ */
+export type TransactionStatement = Message<"analytics.orders.v1.TransactionStatement"> & {
+  /**
+   * @generated from field: optional string name = 1;
+   */
+  name?: string | undefined;
+
+  /**
+   * 1 fee, 2 voucher, 3 shipping, 4 service, 5 cart discount.
+   *
+   * @generated from field: optional int32 type = 2;
+   */
+  type?: number | undefined;
+
+  /**
+   * @generated from field: analytics.common.v1.Decimal price_net = 3;
+   */
+  priceNet?: Decimal | undefined;
+
+  /**
+   * @generated from field: analytics.common.v1.Decimal price_vat = 4;
+   */
+  priceVat?: Decimal | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp invoiced_date = 5;
+   */
+  invoicedDate?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Struct custom_fields = 6;
+   */
+  customFields?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message analytics.orders.v1.TransactionStatement.
+ * Use `create(TransactionStatementSchema)` to create a new message.
+ */
+export const TransactionStatementSchema: GenMessage<TransactionStatement> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 23);
+
+/**
+ * REST-shaped.
+ *
+ * @generated from message analytics.orders.v1.Shipment
+ */
+export type Shipment = Message<"analytics.orders.v1.Shipment"> & {
+  /**
+   * @generated from field: optional string shipment_id = 1 [json_name = "shipmentID"];
+   */
+  shipmentId?: string | undefined;
+
+  /**
+   * @generated from field: int32 quantity = 2;
+   */
+  quantity: number;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp shipment_date = 3;
+   */
+  shipmentDate?: Timestamp | undefined;
+
+  /**
+   * @generated from field: optional string external_warehouse_id = 4 [json_name = "externalWarehouseID"];
+   */
+  externalWarehouseId?: string | undefined;
+};
+
+/**
+ * Describes the message analytics.orders.v1.Shipment.
+ * Use `create(ShipmentSchema)` to create a new message.
+ */
+export const ShipmentSchema: GenMessage<Shipment> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 24);
+
+/**
+ * @generated from message analytics.orders.v1.TransactionWriteResult
+ */
+export type TransactionWriteResult = Message<"analytics.orders.v1.TransactionWriteResult"> & {
+  /**
+   * @generated from field: analytics.orders.v1.BatchResult result = 1;
+   */
+  result?: BatchResult | undefined;
+
+  /**
+   * @generated from field: analytics.orders.v1.Transaction transaction = 2;
+   */
+  transaction?: Transaction | undefined;
+
+  /**
+   * @generated from field: repeated analytics.common.v1.FieldViolation violations = 3;
+   */
+  violations: FieldViolation[];
+};
+
+/**
+ * Describes the message analytics.orders.v1.TransactionWriteResult.
+ * Use `create(TransactionWriteResultSchema)` to create a new message.
+ */
+export const TransactionWriteResultSchema: GenMessage<TransactionWriteResult> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 25);
+
+/**
+ * @generated from message analytics.orders.v1.WriteTransactionsRequest
+ */
+export type WriteTransactionsRequest = Message<"analytics.orders.v1.WriteTransactionsRequest"> & {
+  /**
+   * @generated from field: repeated analytics.orders.v1.Transaction transactions = 1;
+   */
+  transactions: Transaction[];
+
+  /**
+   * @generated from field: analytics.orders.v1.WriteMode mode = 2;
+   */
+  mode: WriteMode;
+};
+
+/**
+ * Describes the message analytics.orders.v1.WriteTransactionsRequest.
+ * Use `create(WriteTransactionsRequestSchema)` to create a new message.
+ */
+export const WriteTransactionsRequestSchema: GenMessage<WriteTransactionsRequest> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 26);
+
+/**
+ * @generated from message analytics.orders.v1.WriteTransactionsResponse
+ */
+export type WriteTransactionsResponse = Message<"analytics.orders.v1.WriteTransactionsResponse"> & {
+  /**
+   * @generated from field: repeated analytics.orders.v1.TransactionWriteResult results = 1;
+   */
+  results: TransactionWriteResult[];
+};
+
+/**
+ * Describes the message analytics.orders.v1.WriteTransactionsResponse.
+ * Use `create(WriteTransactionsResponseSchema)` to create a new message.
+ */
+export const WriteTransactionsResponseSchema: GenMessage<WriteTransactionsResponse> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 27);
+
+/**
+ * @generated from message analytics.orders.v1.ListTransactionsRequest
+ */
+export type ListTransactionsRequest = Message<"analytics.orders.v1.ListTransactionsRequest"> & {
+  /**
+   * @generated from field: analytics.common.v1.PageRequest page = 1;
+   */
+  page?: PageRequest | undefined;
+};
+
+/**
+ * Describes the message analytics.orders.v1.ListTransactionsRequest.
+ * Use `create(ListTransactionsRequestSchema)` to create a new message.
+ */
+export const ListTransactionsRequestSchema: GenMessage<ListTransactionsRequest> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 28);
+
+/**
+ * @generated from message analytics.orders.v1.ListTransactionsResponse
+ */
+export type ListTransactionsResponse = Message<"analytics.orders.v1.ListTransactionsResponse"> & {
+  /**
+   * @generated from field: repeated analytics.orders.v1.Transaction transactions = 1;
+   */
+  transactions: Transaction[];
+
+  /**
+   * @generated from field: int32 total_count = 2;
+   */
+  totalCount: number;
+};
+
+/**
+ * Describes the message analytics.orders.v1.ListTransactionsResponse.
+ * Use `create(ListTransactionsResponseSchema)` to create a new message.
+ */
+export const ListTransactionsResponseSchema: GenMessage<ListTransactionsResponse> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 29);
+
+/**
+ * @generated from message analytics.orders.v1.GetTransactionRequest
+ */
+export type GetTransactionRequest = Message<"analytics.orders.v1.GetTransactionRequest"> & {
+  /**
+   * Empty: the latest created.
+   *
+   * @generated from field: string external_transaction_id = 1;
+   */
+  externalTransactionId: string;
+};
+
+/**
+ * Describes the message analytics.orders.v1.GetTransactionRequest.
+ * Use `create(GetTransactionRequestSchema)` to create a new message.
+ */
+export const GetTransactionRequestSchema: GenMessage<GetTransactionRequest> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 30);
+
+/**
+ * @generated from message analytics.orders.v1.GetTransactionResponse
+ */
+export type GetTransactionResponse = Message<"analytics.orders.v1.GetTransactionResponse"> & {
+  /**
+   * @generated from field: analytics.orders.v1.Transaction transaction = 1;
+   */
+  transaction?: Transaction | undefined;
+};
+
+/**
+ * Describes the message analytics.orders.v1.GetTransactionResponse.
+ * Use `create(GetTransactionResponseSchema)` to create a new message.
+ */
+export const GetTransactionResponseSchema: GenMessage<GetTransactionResponse> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 31);
+
+/**
+ * @generated from message analytics.orders.v1.AddShipmentsRequest
+ */
+export type AddShipmentsRequest = Message<"analytics.orders.v1.AddShipmentsRequest"> & {
+  /**
+   * @generated from field: string external_transaction_id = 1;
+   */
+  externalTransactionId: string;
+
+  /**
+   * @generated from field: string external_item_id = 2;
+   */
+  externalItemId: string;
+
+  /**
+   * @generated from field: repeated analytics.orders.v1.Shipment shipments = 3;
+   */
+  shipments: Shipment[];
+};
+
+/**
+ * Describes the message analytics.orders.v1.AddShipmentsRequest.
+ * Use `create(AddShipmentsRequestSchema)` to create a new message.
+ */
+export const AddShipmentsRequestSchema: GenMessage<AddShipmentsRequest> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 32);
+
+/**
+ * @generated from message analytics.orders.v1.AddShipmentsResponse
+ */
+export type AddShipmentsResponse = Message<"analytics.orders.v1.AddShipmentsResponse"> & {
+  /**
+   * @generated from field: analytics.orders.v1.Transaction transaction = 1;
+   */
+  transaction?: Transaction | undefined;
+};
+
+/**
+ * Describes the message analytics.orders.v1.AddShipmentsResponse.
+ * Use `create(AddShipmentsResponseSchema)` to create a new message.
+ */
+export const AddShipmentsResponseSchema: GenMessage<AddShipmentsResponse> = /*@__PURE__*/
+  messageDesc(file_orders_v1_orders, 33);
+
+/**
  * @generated from enum analytics.orders.v1.WriteMode
  */
 export enum WriteMode {
@@ -548,6 +1337,89 @@ export const OrdersService: GenService<{
     methodKind: "unary";
     input: typeof WritePurchaseOrdersRequestSchema;
     output: typeof WritePurchaseOrdersResponseSchema;
+  },
+  /**
+   * GET /distributionorders: rows in creation order, optionally of one derived status.
+   *
+   * @generated from rpc analytics.orders.v1.OrdersService.ListDistributionOrders
+   */
+  listDistributionOrders: {
+    methodKind: "unary";
+    input: typeof ListDistributionOrdersRequestSchema;
+    output: typeof ListDistributionOrdersResponseSchema;
+  },
+  /**
+   * POST /distributionorders, PUT /distributionorders (by id), POST /distributionorders/batch
+   * (upsert by externalDOID and externalRowID). One result per row, in request order.
+   *
+   * @generated from rpc analytics.orders.v1.OrdersService.WriteDistributionOrders
+   */
+  writeDistributionOrders: {
+    methodKind: "unary";
+    input: typeof WriteDistributionOrdersRequestSchema;
+    output: typeof WriteDistributionOrdersResponseSchema;
+  },
+  /**
+   * GET /distributionorders/processing: external ids with at least one open row.
+   *
+   * @generated from rpc analytics.orders.v1.OrdersService.ListProcessingDistributionOrders
+   */
+  listProcessingDistributionOrders: {
+    methodKind: "unary";
+    input: typeof ListProcessingDistributionOrdersRequestSchema;
+    output: typeof ListProcessingDistributionOrdersResponseSchema;
+  },
+  /**
+   * GET /distributionorders/{id}: every row of one external order (NOT_FOUND when none).
+   *
+   * @generated from rpc analytics.orders.v1.OrdersService.GetDistributionOrder
+   */
+  getDistributionOrder: {
+    methodKind: "unary";
+    input: typeof GetDistributionOrderRequestSchema;
+    output: typeof GetDistributionOrderResponseSchema;
+  },
+  /**
+   * GET /transactions: in creation order.
+   *
+   * @generated from rpc analytics.orders.v1.OrdersService.ListTransactions
+   */
+  listTransactions: {
+    methodKind: "unary";
+    input: typeof ListTransactionsRequestSchema;
+    output: typeof ListTransactionsResponseSchema;
+  },
+  /**
+   * GET /transactions/{externalTransactionID} and /latest (empty id).
+   *
+   * @generated from rpc analytics.orders.v1.OrdersService.GetTransaction
+   */
+  getTransaction: {
+    methodKind: "unary";
+    input: typeof GetTransactionRequestSchema;
+    output: typeof GetTransactionResponseSchema;
+  },
+  /**
+   * POST /transactions (create), PUT /transactions/ (replace by id), POST /transactions/batch
+   * (create or replace by externalTransactionID). One result per transaction.
+   *
+   * @generated from rpc analytics.orders.v1.OrdersService.WriteTransactions
+   */
+  writeTransactions: {
+    methodKind: "unary";
+    input: typeof WriteTransactionsRequestSchema;
+    output: typeof WriteTransactionsResponseSchema;
+  },
+  /**
+   * POST /transactions/{externalTransactionID}/items/{externalItemID}/shipments: an item's shipped
+   * total never exceeds its quantity (INVALID_ARGUMENT), also under concurrent posts.
+   *
+   * @generated from rpc analytics.orders.v1.OrdersService.AddShipments
+   */
+  addShipments: {
+    methodKind: "unary";
+    input: typeof AddShipmentsRequestSchema;
+    output: typeof AddShipmentsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_orders_v1_orders, 0);

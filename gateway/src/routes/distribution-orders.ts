@@ -1,0 +1,218 @@
+import { z } from "zod";
+import type { Client } from "@connectrpc/connect";
+import { fromRestJson, ordersV1, toRestJson } from "@analytics/contracts";
+import type { Caller } from "@analytics/auth";
+import { batchStatus, converting, runBatch, type BatchResponse } from "../http/batch";
+import { HttpError } from "../http/errors";
+import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
+import { route, type RouteContext } from "../http/route";
+import { documentAs } from "../http/openapi";
+import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
+import { describe } from "../http/validation";
+import { int32 } from "../http/values";
+import type { CallAs } from "../clients";
+import { canonicalNames, orderTimestamp } from "./purchase-orders";
+
+const { DistributionOrderSchema, WriteMode } = ordersV1;
+const BATCH_MAX = 1000;
+const REFERENCE = "externalDOID";
+const STATUSES = ["PROCESSING", "ALLOCATED", "IN TRANSIT", "COMPLETED", "CANCELLED"] as const;
+
+/** A status filter: the contract's spelling, in any case, `IN_TRANSIT` for `IN TRANSIT`. */
+const statusQuery = z
+  .string()
+  .max(40)
+  .transform((v) => v.trim().toUpperCase().replace(/_/g, " "))
+  .pipe(z.enum(STATUSES))
+  .optional()
+  .describe(`one of ${STATUSES.join(", ")}`);
+
+const shortText = z.string().max(500);
+const count = int32().min(0);
+const rowShape = {
+  id: z.string().max(100).optional(),
+  externalDOID: z.string().trim().min(1).max(500),
+  externalRowID: z.string().trim().min(1).max(500),
+  externalComment: shortText.nullish(),
+  season: shortText.nullish(),
+  key: shortText.nullish(),
+  sku: shortText.nullish(),
+  orderDate: orderTimestamp.nullish(),
+  deliveryDate: orderTimestamp.nullish(),
+  fromWarehouseExternalId: shortText.nullish(),
+  toWarehouseExternalId: shortText.nullish(),
+  quantity: count.default(0),
+  allocatedQuantity: count.nullish(),
+  shippedAt: orderTimestamp.nullish(),
+  deliveredQuantity: count.nullish(),
+  completedDate: orderTimestamp.nullish(),
+  cancelledDate: orderTimestamp.nullish(),
+  status: z.unknown().optional().describe("read-only: derived"),
+  createdAt: z.unknown().optional(),
+  updatedAt: z.unknown().optional(),
+};
+const rowInput = z.preprocess(canonicalNames(Object.keys(rowShape), { externalDistributionOrderId: "externalDOID" }), z.strictObject(rowShape));
+
+export const distributionOrderSchema = z
+  .object({
+    ...Object.fromEntries(Object.entries(rowShape).map(([k]) => [k, z.unknown()])),
+    id: z.string().uuid(),
+    status: z.enum(STATUSES),
+    createdAt: z.string().datetime(),
+    updatedAt: z.string().datetime(),
+  })
+  .meta({ id: "DistributionOrder" });
+
+function toProto(row: z.output<typeof rowInput>, keepId: boolean): ordersV1.DistributionOrder {
+  const { status: _s, createdAt: _c, updatedAt: _u, id, ...rest } = row;
+  return fromRestJson(DistributionOrderSchema, keepId ? { ...rest, id } : rest);
+}
+
+const toRest = (d: ordersV1.DistributionOrder) => toRestJson(DistributionOrderSchema, d);
+// Rows are validated one by one (a bad row is its own 400); the document shows their schema.
+const rowsBody = documentAs(z.array(z.unknown()).min(1).max(BATCH_MAX).describe(`1 to ${BATCH_MAX} rows`), z.array(rowInput).min(1).max(BATCH_MAX).describe(`1 to ${BATCH_MAX} rows`));
+
+/** /v2/api/distributionorders -> analytics.orders.v1.OrdersService */
+export function distributionOrderRoutes(ctx: RouteContext, orders: Client<typeof ordersV1.OrdersService>, as: CallAs): void {
+  const tag = "Distribution orders";
+
+  async function write(raw: unknown[], caller: Caller, mode: ordersV1.WriteMode) {
+    const written = new Map<number, ordersV1.DistributionOrder>();
+    const details = new Map<number, { path: string; message: string }[]>();
+    const results = await runBatch(raw, converting(rowInput, (r) => toProto(r, mode === WriteMode.REPLACE)), REFERENCE, async (rows) => {
+      const res = await orders.writeDistributionOrders({ distributionOrders: rows, mode }, as(caller));
+      return res.results.map((r, n): BatchResponse => {
+        if (r.distributionOrder) written.set(n, r.distributionOrder);
+        if (r.violations.length) details.set(n, r.violations.map((v) => ({ path: v.path, message: v.message })));
+        return { message: r.result?.message ?? "", reference: r.result?.reference ?? "", referenceField: r.result?.referenceField ?? REFERENCE, statusCode: r.result?.statusCode ?? 500 };
+      });
+    });
+    return { results, written: [...written.values()] };
+  }
+
+  /** POST and PUT answer the rows, or the first failing row's status naming it. */
+  function rowsOrFailure(results: BatchResponse[], written: ordersV1.DistributionOrder[]) {
+    const at = results.findIndex((r) => r.statusCode >= 300);
+    if (at >= 0) throw new HttpError(results[at].statusCode, `row [${at}] ${results[at].reference}: ${results[at].message}`.slice(0, 500));
+    return written.map(toRest);
+  }
+
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/distributionorders",
+    summary: "List distribution order rows in creation order",
+    tag,
+    auth: "bearer",
+    query: { ...pageQuery(1000), status: statusQuery },
+    responses: {
+      200: { description: "rows", schema: z.array(distributionOrderSchema), headers: pageHeaders },
+      400: { description: "bad query (an unknown status)", schema: generalResponseSchema },
+    },
+    handler: async ({ query, caller }, request, reply) => {
+      const res = await orders.listDistributionOrders({ page: { page: query.page, pageSize: query.pageSize }, status: query.status ?? "" }, as(caller));
+      setPageHeaders(request, reply, query, res.totalCount);
+      return res.distributionOrders.map(toRest);
+    },
+  });
+  route(ctx, {
+    method: "POST",
+    url: "/v2/api/distributionorders",
+    summary: "Create (or update, by externalDOID and externalRowID) distribution order rows",
+    tag,
+    auth: "bearer",
+    body: rowsBody,
+    responses: {
+      201: { description: "the rows as stored", schema: z.array(distributionOrderSchema) },
+      400: { description: "an invalid row", schema: generalResponseSchema },
+    },
+    handler: async ({ body, caller }, _req, reply) => {
+      const parsed = body.map((b) => rowInput.safeParse(b));
+      const bad = parsed.findIndex((p) => !p.success);
+      if (bad >= 0) throw new HttpError(400, `row [${bad}]: ${describe(parsed[bad].error!.issues.map((i) => ({ path: i.path.join("."), message: i.message })))}`);
+      const { results, written } = await write(body, caller, WriteMode.CREATE);
+      const rows = rowsOrFailure(results, written);
+      reply.status(201);
+      return rows;
+    },
+  });
+  route(ctx, {
+    method: "PUT",
+    url: "/v2/api/distributionorders",
+    summary: "Replace distribution order rows by id (id required)",
+    tag,
+    auth: "bearer",
+    body: rowsBody,
+    responses: {
+      200: { description: "the rows as stored", schema: z.array(distributionOrderSchema) },
+      400: { description: "an invalid row or one without id", schema: generalResponseSchema },
+      404: { description: "no row of that id", schema: generalResponseSchema },
+    },
+    handler: async ({ body, caller }) => {
+      const missing = body.findIndex((b) => !b || typeof b !== "object" || typeof (b as Record<string, unknown>).id !== "string");
+      if (missing >= 0) throw new HttpError(400, `row [${missing}]: id is required`, [{ path: `[${missing}].id`, message: "is required" }]);
+      const { results, written } = await write(body, caller, WriteMode.REPLACE);
+      return rowsOrFailure(results, written);
+    },
+  });
+  route(ctx, {
+    method: "POST",
+    url: "/v2/api/distributionorders/batch",
+    summary: "Create or update rows by (externalDOID, externalRowID); 400 when any row fails (the valid rows are still applied)",
+    tag,
+    auth: "bearer",
+    body: rowsBody,
+    responses: {
+      200: { description: "one BatchResponse per row", schema: z.array(batchResponseSchema) },
+      400: { description: "at least one row failed; the others were applied", schema: z.array(batchResponseSchema) },
+    },
+    handler: async ({ body, caller }, _req, reply) => {
+      const { results } = await write(body, caller, WriteMode.UPSERT);
+      return reply.status(batchStatus(results, 200)).send(results);
+    },
+  });
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/distributionorders/processing",
+    summary: "External ids of distribution orders with at least one row neither COMPLETED nor CANCELLED",
+    tag,
+    auth: "bearer",
+    query: pageQuery(1000),
+    responses: { 200: { description: "externalDOIDs", schema: z.array(z.string()), headers: pageHeaders } },
+    handler: async ({ query, caller }, request, reply) => {
+      const res = await orders.listProcessingDistributionOrders({ page: { page: query.page, pageSize: query.pageSize } }, as(caller));
+      setPageHeaders(request, reply, query, res.totalCount);
+      return res.externalDoids;
+    },
+  });
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/distributionorders/example",
+    summary: "An example DistributionOrder row (in the status asked for)",
+    tag,
+    auth: "bearer",
+    query: { status: statusQuery },
+    responses: { 200: { description: "example", schema: z.record(z.string(), z.unknown()) }, 400: { description: "unknown status", schema: generalResponseSchema } },
+    handler: async ({ query }) => {
+      const status = query.status ?? "PROCESSING";
+      const base = { externalDOID: "DO-1001", externalRowID: "1", key: "SKU-1001-BLK-M", quantity: 10, fromWarehouseExternalId: "WH-CENTRAL", toWarehouseExternalId: "STORE-STHLM", orderDate: "2026-03-01T00:00:00.000Z" };
+      const by: Record<string, object> = {
+        PROCESSING: { allocatedQuantity: 0, deliveredQuantity: 0 },
+        ALLOCATED: { allocatedQuantity: 10, deliveredQuantity: 0 },
+        "IN TRANSIT": { allocatedQuantity: 10, shippedAt: "2026-03-02T00:00:00.000Z", deliveredQuantity: 0 },
+        COMPLETED: { allocatedQuantity: 10, shippedAt: "2026-03-02T00:00:00.000Z", deliveredQuantity: 10, completedDate: "2026-03-04T00:00:00.000Z" },
+        CANCELLED: { cancelledDate: "2026-03-02T00:00:00.000Z" },
+      };
+      return { ...base, ...by[status], status };
+    },
+  });
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/distributionorders/:id",
+    summary: "Every row of one distribution order (by externalDOID)",
+    tag,
+    auth: "bearer",
+    params: { id: z.string().min(1).max(500) },
+    responses: { 200: { description: "its rows", schema: z.array(distributionOrderSchema) }, 404: { description: "unknown", schema: generalResponseSchema } },
+    handler: async ({ params, caller }) => (await orders.getDistributionOrder({ externalDoid: params.id }, as(caller))).distributionOrders.map(toRest),
+  });
+}

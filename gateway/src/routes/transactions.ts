@@ -1,0 +1,241 @@
+import { z } from "zod";
+import type { Client } from "@connectrpc/connect";
+import { fromRestJson, ordersV1, toRestJson } from "@analytics/contracts";
+import type { Caller } from "@analytics/auth";
+import { convertBody, converting, runBatch, serverFailure, type BatchResponse } from "../http/batch";
+import { HttpError } from "../http/errors";
+import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
+import { route, type RouteContext } from "../http/route";
+import { documentAs } from "../http/openapi";
+import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
+import { decimal, int32 } from "../http/values";
+import type { CallAs } from "../clients";
+import { canonicalNames, orderTimestamp } from "./purchase-orders";
+
+const { TransactionSchema, ShipmentSchema, WriteMode } = ordersV1;
+const BATCH_MAX = 1000;
+const REFERENCE = "externalTransactionID";
+
+const text = z.string().max(10_000);
+const shortText = z.string().max(500);
+const json = z.record(z.string().max(500), z.unknown());
+
+const shipmentShape = {
+  shipmentID: shortText.nullish(),
+  quantity: int32().min(1),
+  shipmentDate: orderTimestamp.nullish(),
+  externalWarehouseID: shortText.nullish(),
+};
+const shipmentInput = z.preprocess(canonicalNames(Object.keys(shipmentShape)), z.strictObject(shipmentShape));
+
+const itemShape = {
+  externalItemID: z.string().trim().min(1).max(500),
+  key: shortText.nullish(),
+  sku: shortText.nullish(),
+  ean: shortText.nullish(),
+  productName: text.nullish(),
+  quantity: int32().min(0).default(0),
+  vatValue: decimal().nullish(),
+  moneyItemTotalNet: decimal().nullish(),
+  moneyItemTotalVat: decimal().nullish(),
+  moneyDiscountIncVat: decimal().nullish(),
+  department: text.nullish(),
+  deliveryDate: orderTimestamp.nullish(),
+  type: z.union([z.literal(1), z.literal(2)]).nullish().describe("1 sale, 2 return"),
+  customFields: json.nullish(),
+  shipments: z.unknown().optional().describe("read-only: added by POST .../shipments"),
+};
+const itemInput = z.preprocess(canonicalNames(Object.keys(itemShape), { externalID: "externalItemID" }), z.strictObject(itemShape));
+
+const statementShape = {
+  name: shortText.nullish(),
+  type: z.number().int().min(1).max(5).nullish().describe("1 fee, 2 voucher, 3 shipping, 4 service, 5 cart discount"),
+  priceNet: decimal().nullish(),
+  priceVat: decimal().nullish(),
+  invoicedDate: orderTimestamp.nullish(),
+  customFields: json.nullish(),
+};
+const statementInput = z.preprocess(canonicalNames(Object.keys(statementShape)), z.strictObject(statementShape));
+
+const txShape = {
+  id: z.string().max(100).optional(),
+  externalTransactionID: z.string().trim().min(1).max(500),
+  externalRowID: shortText.nullish(),
+  externalParentID: shortText.nullish(),
+  externalCustomerID: shortText.nullish(),
+  externalStoreID: shortText.nullish(),
+  externalInfo: text.nullish(),
+  customerName: text.nullish(),
+  channel: z.union([z.literal(1), z.literal(2)]).nullish().describe("1 D2C, 2 B2B"),
+  market: shortText.nullish(),
+  type: z.union([z.literal(1), z.literal(2)]).nullish().describe("1 sale, 2 return"),
+  currencyCode: shortText.nullish(),
+  createdDate: orderTimestamp.nullish(),
+  completedDate: orderTimestamp.nullish(),
+  cancelledDate: orderTimestamp.nullish(),
+  deliveryDate: orderTimestamp.nullish(),
+  items: z.array(itemInput).max(10_000).nullish(),
+  statements: z.array(statementInput).max(10_000).nullish(),
+  createdAt: z.unknown().optional(),
+  updatedAt: z.unknown().optional(),
+};
+const txInput = z.preprocess(canonicalNames(Object.keys(txShape)), z.strictObject(txShape));
+
+export const transactionSchema = z
+  .object({ ...Object.fromEntries(Object.keys(txShape).map((k) => [k, z.unknown()])), id: z.string().uuid(), createdAt: z.string().datetime(), updatedAt: z.string().datetime() })
+  .meta({ id: "Transaction" });
+
+function toProto(t: z.output<typeof txInput>, keepId: boolean): ordersV1.Transaction {
+  const { createdAt: _c, updatedAt: _u, id, items, ...rest } = t;
+  return fromRestJson(TransactionSchema, { ...rest, ...(keepId ? { id } : {}), items: (items ?? []).map(({ shipments: _s, ...i }) => i) });
+}
+const toRest = (t: ordersV1.Transaction) => toRestJson(TransactionSchema, t);
+// Transactions are validated one by one (a bad one is its own 400); the document shows their schema.
+const body = documentAs(z.array(z.unknown()).min(1).max(BATCH_MAX).describe(`1 to ${BATCH_MAX} transactions`), z.array(txInput).min(1).max(BATCH_MAX).describe(`1 to ${BATCH_MAX} transactions`));
+
+export const transactionExample = {
+  externalTransactionID: "T-2026-0001",
+  channel: 1,
+  type: 1,
+  market: "SE",
+  currencyCode: "SEK",
+  externalStoreID: "STORE-STHLM",
+  createdDate: "2026-03-01T12:00:00.000Z",
+  items: [{ externalItemID: "1", key: "SKU-1001-BLK-M", quantity: 2, vatValue: 25, moneyItemTotalNet: 798, moneyItemTotalVat: 199.5, moneyDiscountIncVat: 0, type: 1 }],
+  statements: [{ name: "shipping", type: 3, priceNet: 39.2, priceVat: 9.8 }],
+};
+
+/** /v2/api/transactions -> analytics.orders.v1.OrdersService */
+export function transactionRoutes(ctx: RouteContext, orders: Client<typeof ordersV1.OrdersService>, as: CallAs): void {
+  const tag = "Transactions";
+
+  async function write(raw: unknown[], caller: Caller, mode: ordersV1.WriteMode) {
+    const written: ordersV1.Transaction[] = [];
+    const results = await runBatch(raw, converting(txInput, (t) => toProto(t, mode === WriteMode.REPLACE)), REFERENCE, async (txs) => {
+      const res = await orders.writeTransactions({ transactions: txs, mode }, as(caller));
+      return res.results.map((r): BatchResponse => {
+        if (r.transaction) written.push(r.transaction);
+        const details = r.violations.map((v) => `${v.path}: ${v.message}`).join("; ");
+        return { message: details || r.result?.message || "", reference: r.result?.reference ?? "", referenceField: REFERENCE, statusCode: r.result?.statusCode ?? 500 };
+      });
+    });
+    return { results, written };
+  }
+  function allOrFailure(results: BatchResponse[], written: ordersV1.Transaction[]) {
+    const at = results.findIndex((r) => r.statusCode >= 300);
+    if (at >= 0) throw new HttpError(results[at].statusCode, `transaction [${at}] ${results[at].reference}: ${results[at].message}`.slice(0, 500));
+    return written.map(toRest);
+  }
+
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/transactions",
+    summary: "List transactions in creation order",
+    tag,
+    auth: "bearer",
+    query: pageQuery(),
+    responses: { 200: { description: "transactions", schema: z.array(transactionSchema), headers: pageHeaders } },
+    handler: async ({ query, caller }, request, reply) => {
+      const res = await orders.listTransactions({ page: { page: query.page, pageSize: query.pageSize } }, as(caller));
+      setPageHeaders(request, reply, query, res.totalCount);
+      return res.transactions.map(toRest);
+    },
+  });
+  route(ctx, {
+    method: "POST",
+    url: "/v2/api/transactions",
+    summary: "Create transactions (an existing externalTransactionID is a 409)",
+    tag,
+    auth: "bearer",
+    body,
+    responses: {
+      201: { description: "the transactions as stored", schema: z.array(transactionSchema) },
+      400: { description: "an invalid transaction", schema: generalResponseSchema },
+      409: { description: "already exists", schema: generalResponseSchema },
+    },
+    handler: async ({ body: raw, caller }, _req, reply) => {
+      const { results, written } = await write(raw, caller, WriteMode.CREATE);
+      const out = allOrFailure(results, written);
+      reply.status(201);
+      return out;
+    },
+  });
+  route(ctx, {
+    method: "PUT",
+    url: "/v2/api/transactions/",
+    summary: "Replace transactions by id (id required); shipments of items that stay are kept",
+    tag,
+    auth: "bearer",
+    body,
+    responses: {
+      200: { description: "the transactions as stored", schema: z.array(transactionSchema) },
+      400: { description: "invalid, or without id", schema: generalResponseSchema },
+      404: { description: "no transaction of that id", schema: generalResponseSchema },
+    },
+    handler: async ({ body: raw, caller }) => {
+      const { results, written } = await write(raw, caller, WriteMode.REPLACE);
+      return allOrFailure(results, written);
+    },
+  });
+  route(ctx, {
+    method: "POST",
+    url: "/v2/api/transactions/batch",
+    summary: "Create or replace transactions by externalTransactionID; one BatchResponse per item",
+    tag,
+    auth: "bearer",
+    body,
+    responses: { 200: { description: "one BatchResponse per transaction", schema: z.array(batchResponseSchema) } },
+    handler: async ({ body: raw, caller }, _req, reply) => {
+      const { results } = await write(raw, caller, WriteMode.UPSERT);
+      return reply.status(serverFailure(results) ?? 200).send(results);
+    },
+  });
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/transactions/example",
+    summary: "An example Transaction body",
+    tag,
+    auth: "bearer",
+    responses: { 200: { description: "example", schema: z.record(z.string(), z.unknown()) } },
+    handler: async () => transactionExample,
+  });
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/transactions/latest",
+    summary: "The latest created transaction",
+    tag,
+    auth: "bearer",
+    responses: { 200: { description: "the transaction", schema: transactionSchema }, 404: { description: "none yet", schema: generalResponseSchema } },
+    handler: async ({ caller }) => toRest((await orders.getTransaction({}, as(caller))).transaction!),
+  });
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/transactions/:externalTransactionID",
+    summary: "One transaction by externalTransactionID",
+    tag,
+    auth: "bearer",
+    params: { externalTransactionID: z.string().min(1).max(500) },
+    responses: { 200: { description: "the transaction", schema: transactionSchema }, 404: { description: "unknown", schema: generalResponseSchema } },
+    handler: async ({ params, caller }) => toRest((await orders.getTransaction({ externalTransactionId: params.externalTransactionID }, as(caller))).transaction!),
+  });
+  route(ctx, {
+    method: "POST",
+    url: "/v2/api/transactions/:externalTransactionID/items/:externalItemID/shipments",
+    summary: "Add shipments to one item; its shipped total never exceeds its quantity (400)",
+    tag,
+    auth: "bearer",
+    params: { externalTransactionID: z.string().min(1).max(500), externalItemID: z.string().min(1).max(500) },
+    body: z.union([z.array(shipmentInput).min(1).max(BATCH_MAX), shipmentInput]).describe("a Shipment or an array of them"),
+    responses: {
+      201: { description: "the transaction with its shipments", schema: transactionSchema },
+      400: { description: "invalid, or the shipped total would exceed the item's quantity", schema: generalResponseSchema },
+      404: { description: "unknown transaction or item", schema: generalResponseSchema },
+    },
+    handler: async ({ params, body: sent, caller }, _req, reply) => {
+      const shipments = convertBody(() => (Array.isArray(sent) ? sent : [sent]).map((s) => fromRestJson(ShipmentSchema, s)));
+      const res = await orders.addShipments({ externalTransactionId: params.externalTransactionID, externalItemId: params.externalItemID, shipments }, as(caller));
+      reply.status(201);
+      return toRest(res.transaction!);
+    },
+  });
+}

@@ -1,0 +1,190 @@
+import { randomUUID } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
+import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
+import { ordersV1, topics } from "@analytics/contracts";
+import { inTransaction, isUuid, pageOfIds, type Db, type Tx } from "@analytics/db";
+import { invalid, notFound, type FieldViolation } from "@analytics/errors";
+import { enqueue, outboxEntry } from "@analytics/outbox";
+import type { ServiceContext } from "@analytics/rpc";
+import type { Page } from "./repository";
+import { MAX_KEY_LENGTH, textProblem, violationMessage } from "./validation";
+
+/**
+ * Distribution order rows, keyed by (externalDOID, externalRowID) within an account. `status` is
+ * a generated column (migration 002), derived exactly as the contract says and never from input.
+ * A write is one upsert (or one update by id) of every valid row, its read-back and one outbox
+ * statement, whatever the number of rows.
+ */
+
+const { DistributionOrderSchema, WriteMode } = ordersV1;
+export type DistributionOrder = ordersV1.DistributionOrder;
+export const DO_STATUSES = ["PROCESSING", "ALLOCATED", "IN TRANSIT", "COMPLETED", "CANCELLED"] as const;
+const REFERENCE = "externalDOID/externalRowID";
+
+const TEXT = ["external_comment", "season", "key", "sku", "from_warehouse_external_id", "to_warehouse_external_id"] as const;
+const DATES = ["order_date", "delivery_date", "shipped_at", "completed_date", "cancelled_date"] as const;
+const COUNTS = ["quantity", "allocated_quantity", "delivered_quantity"] as const;
+const WRITTEN = ["external_doid", "external_row_id", ...TEXT, ...DATES, ...COUNTS] as const;
+const RECORD = [
+  "id uuid",
+  "external_doid text",
+  "external_row_id text",
+  ...TEXT.map((c) => `${c} text`),
+  ...DATES.map((c) => `${c} timestamptz`),
+  ...COUNTS.map((c) => `${c} integer`),
+].join(", ");
+const SELECT = `id, ${WRITTEN.join(", ")}, status, version, created_at, updated_at`;
+
+type Row = Record<string, unknown> & { id: string; external_doid: string; external_row_id: string; version: number };
+
+const camel = (c: string) => c.replace(/_([a-z])/g, (_, x: string) => x.toUpperCase());
+const field = (c: string) => DistributionOrderSchema.fields.find((f) => f.name === c)!;
+
+function fromRow(row: Row): DistributionOrder {
+  const init: Record<string, unknown> = { id: row.id, status: row.status, createdAt: timestampFromDate(row.created_at as Date), updatedAt: timestampFromDate(row.updated_at as Date) };
+  for (const c of WRITTEN) {
+    const v = row[c];
+    if (v === null || v === undefined) continue;
+    init[field(c).localName] = (DATES as readonly string[]).includes(c) ? timestampFromDate(v as Date) : v;
+  }
+  return create(DistributionOrderSchema, init);
+}
+
+function columnsOf(d: DistributionOrder): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const c of WRITTEN) {
+    const v = (d as unknown as Record<string, unknown>)[field(c).localName];
+    out[c] = (DATES as readonly string[]).includes(c) ? (v ? timestampDate(v as Timestamp).toISOString() : null) : (v ?? null);
+  }
+  return out;
+}
+
+function violations(d: DistributionOrder, replace: boolean): FieldViolation[] {
+  const out: FieldViolation[] = [];
+  if (replace && !d.id) out.push({ path: "id", message: "is required" });
+  for (const c of ["external_doid", "external_row_id"] as const) {
+    const v = (d as unknown as Record<string, string>)[field(c).localName];
+    const problem = v.trim() ? textProblem(v, MAX_KEY_LENGTH) : "is required";
+    if (problem) out.push({ path: field(c).jsonName, message: problem });
+  }
+  for (const c of TEXT) {
+    const v = (d as unknown as Record<string, string | undefined>)[field(c).localName];
+    const problem = v === undefined ? undefined : textProblem(v, MAX_KEY_LENGTH);
+    if (problem) out.push({ path: field(c).jsonName, message: problem });
+  }
+  for (const c of COUNTS) if ((d as unknown as Record<string, number>)[camel(c)] < 0) out.push({ path: field(c).jsonName, message: "must be at least 0" });
+  return out;
+}
+
+export interface DoOutcome {
+  statusCode: number;
+  message: string;
+  reference: string;
+  referenceField: string;
+  violations: FieldViolation[];
+  value?: DistributionOrder;
+}
+
+const answer = (statusCode: number, d: DistributionOrder, message: string, v: FieldViolation[] = []): DoOutcome => ({
+  statusCode,
+  message,
+  reference: `${d.externalDoid}/${d.externalRowId}`,
+  referenceField: REFERENCE,
+  violations: v,
+});
+
+/** Creates or updates rows by (externalDOID, externalRowID), or (REPLACE) updates rows by id. */
+export async function writeDistributionOrders(ctx: ServiceContext, accountId: string, inputs: DistributionOrder[], mode: ordersV1.WriteMode): Promise<DoOutcome[]> {
+  const replace = mode === WriteMode.REPLACE;
+  const outcomes: (DoOutcome | undefined)[] = inputs.map((d) => {
+    const v = violations(d, replace);
+    return v.length ? answer(400, d, violationMessage(v), v) : undefined;
+  });
+  const seen = new Set<string>();
+  inputs.forEach((d, i) => {
+    const k = replace ? d.id : JSON.stringify([d.externalDoid, d.externalRowId]);
+    if (outcomes[i]) return;
+    if (seen.has(k)) outcomes[i] = answer(409, d, "the row appears more than once in the request");
+    seen.add(k);
+  });
+  const valid = inputs.flatMap((d, i) => (outcomes[i] ? [] : [{ i, d }]));
+  if (!valid.length) return outcomes as DoOutcome[];
+  const done = await inTransaction(ctx.db, async (tx) => {
+    const rows = valid.map(({ d }) => ({ ...columnsOf(d), id: replace ? (isUuid(d.id) ? d.id : randomUUID()) : randomUUID() }));
+    const written: { rows: (Row & { created: boolean })[] } = replace
+      ? await tx.raw(
+          `UPDATE distribution_orders t SET ${WRITTEN.map((c) => `${c} = x.${c}`).join(", ")}, version = t.version + 1, updated_at = now()
+           FROM jsonb_to_recordset(?::jsonb) AS x(${RECORD})
+           WHERE t.account_id = ? AND t.id = x.id
+             AND NOT EXISTS (SELECT 1 FROM distribution_orders o WHERE o.account_id = t.account_id
+               AND o.external_doid = x.external_doid AND o.external_row_id = x.external_row_id AND o.id <> t.id)
+           RETURNING ${SELECT.split(", ").map((c) => `t.${c}`).join(", ")}, false AS created`,
+          [JSON.stringify(rows), accountId],
+        )
+      : await tx.raw(
+          `INSERT INTO distribution_orders (id, account_id, ${WRITTEN.join(", ")})
+           SELECT id, ?, ${WRITTEN.join(", ")} FROM jsonb_to_recordset(?::jsonb) AS x(${RECORD})
+           ON CONFLICT (account_id, external_doid, external_row_id) DO UPDATE SET
+             ${WRITTEN.slice(2).map((c) => `${c} = EXCLUDED.${c}`).join(", ")}, version = distribution_orders.version + 1, updated_at = now()
+           RETURNING ${SELECT}, (xmax = 0) AS created`,
+          [accountId, JSON.stringify(rows)],
+        );
+    const byKey = new Map(written.rows.map((r) => [replace ? r.id : JSON.stringify([r.external_doid, r.external_row_id]), r]));
+    await enqueue(
+      tx,
+      written.rows.map((r) =>
+        outboxEntry(r.created ? topics.ordersDistributionOrderCreated : topics.ordersDistributionOrderUpdated, accountId, r.id, {
+          accountId,
+          distributionOrderId: r.id,
+          version: BigInt(r.version),
+          distributionOrder: fromRow(r),
+        }),
+      ),
+    );
+    return byKey;
+  });
+  ctx.relay.kick();
+  for (const { i, d } of valid) {
+    const r = done.get(replace ? d.id : JSON.stringify([d.externalDoid, d.externalRowId]));
+    if (!r) outcomes[i] = answer(replace ? 404 : 500, d, replace ? `distribution order ${d.id} not found (or its externalDOID/externalRowID is another row's)` : "not written");
+    else outcomes[i] = { ...answer(r.created ? 201 : 200, d, r.created ? "created" : "updated"), value: fromRow(r) };
+  }
+  return outcomes as DoOutcome[];
+}
+
+function checkStatus(status: string): void {
+  if (status && !(DO_STATUSES as readonly string[]).includes(status)) {
+    throw invalid(`status must be one of ${DO_STATUSES.join(", ")}`, [{ path: "status", message: `must be one of ${DO_STATUSES.join(", ")}` }]);
+  }
+}
+
+export async function listDistributionOrders(db: Db, accountId: string, status: string, page: Page) {
+  checkStatus(status);
+  const filtered = () => {
+    const q = db("distribution_orders").where("account_id", accountId);
+    if (status) q.where("status", status);
+    return q;
+  };
+  const [rows, [{ count }]] = await Promise.all([
+    db("distribution_orders").select(db.raw(SELECT)).where("account_id", accountId).whereIn("id", pageOfIds(filtered(), page)).orderBy("seq") as Promise<Row[]>,
+    filtered().count({ count: "*" }) as unknown as Promise<[{ count: number }]>,
+  ]);
+  return { rows: rows.map(fromRow), total: Number(count) };
+}
+
+/** External ids with at least one row neither COMPLETED nor CANCELLED, in order of their first row. */
+export async function listProcessing(db: Db, accountId: string, page: Page) {
+  const open = `SELECT external_doid, min(seq) AS first FROM distribution_orders
+    WHERE account_id = ? AND status NOT IN ('COMPLETED', 'CANCELLED') GROUP BY external_doid`;
+  const [rows, counted] = await Promise.all([
+    db.raw(`${open} ORDER BY first LIMIT ? OFFSET ?`, [accountId, page.pageSize, (page.page - 1) * page.pageSize]),
+    db.raw(`SELECT count(*) AS count FROM (${open}) o`, [accountId]),
+  ]);
+  return { ids: (rows.rows as { external_doid: string }[]).map((r) => r.external_doid), total: Number(counted.rows[0].count) };
+}
+
+export async function getDistributionOrder(db: Db | Tx, accountId: string, externalDoid: string): Promise<DistributionOrder[]> {
+  const rows: Row[] = await db("distribution_orders").select(db.raw(SELECT)).where({ account_id: accountId, external_doid: externalDoid }).orderBy("seq");
+  if (!rows.length) throw notFound(`distribution order ${externalDoid} not found`);
+  return rows.map(fromRow);
+}

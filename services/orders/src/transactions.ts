@@ -1,0 +1,229 @@
+import { randomUUID } from "node:crypto";
+import { clone, fromJson, toJson, type JsonValue } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { ordersV1, topics } from "@analytics/contracts";
+import { inTransaction, isUuid, pageOfIds, type Db, type Tx } from "@analytics/db";
+import { invalid, notFound, type FieldViolation } from "@analytics/errors";
+import { enqueue, outboxEntry } from "@analytics/outbox";
+import type { ServiceContext } from "@analytics/rpc";
+import type { Page } from "./repository";
+import { MAX_KEY_LENGTH, textProblem, violationMessage } from "./validation";
+
+/**
+ * Transactions (sales and returns) with their items and statements, stored as proto JSON, and
+ * shipments per item in rows of their own. A write is a fixed handful of statements whatever the
+ * number of transactions; a shipment post locks its transaction's row, so an item's shipped total
+ * never exceeds its quantity, also under concurrent posts.
+ */
+
+const { TransactionSchema, ShipmentSchema, WriteMode } = ordersV1;
+export type Transaction = ordersV1.Transaction;
+const REFERENCE = "externalTransactionID";
+const DECIMAL = /^-?[0-9]{1,20}(\.[0-9]{1,10})?$/;
+
+interface StoredRow {
+  id: string;
+  external_transaction_id: string;
+  body: JsonValue;
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+}
+interface ShipmentRow {
+  transaction_id: string;
+  external_item_id: string;
+  body: JsonValue;
+}
+
+/** What is stored of a transaction: everything sent, without read-only fields. */
+function bodyOf(t: Transaction): JsonValue {
+  const c = clone(TransactionSchema, t);
+  c.id = "";
+  c.createdAt = undefined;
+  c.updatedAt = undefined;
+  for (const item of c.items) item.shipments = [];
+  return toJson(TransactionSchema, c);
+}
+
+function fromStored(row: StoredRow, shipments: ShipmentRow[]): Transaction {
+  const t = fromJson(TransactionSchema, row.body);
+  t.id = row.id;
+  t.createdAt = timestampFromDate(row.created_at);
+  t.updatedAt = timestampFromDate(row.updated_at);
+  for (const item of t.items) {
+    item.shipments = shipments.filter((s) => s.transaction_id === row.id && s.external_item_id === item.externalItemId).map((s) => fromJson(ShipmentSchema, s.body));
+  }
+  return t;
+}
+
+function violations(t: Transaction, replace: boolean): FieldViolation[] {
+  const out: FieldViolation[] = [];
+  const add = (path: string, message: string | undefined) => void (message && out.push({ path, message }));
+  if (replace && !t.id) add("id", "is required");
+  add(REFERENCE, t.externalTransactionId.trim() ? textProblem(t.externalTransactionId, MAX_KEY_LENGTH) : "is required");
+  if (t.channel !== undefined && t.channel !== 1 && t.channel !== 2) add("channel", "must be 1 (D2C) or 2 (B2B)");
+  if (t.type !== undefined && t.type !== 1 && t.type !== 2) add("type", "must be 1 (sale) or 2 (return)");
+  const texts = { externalRowID: t.externalRowId, externalParentID: t.externalParentId, externalCustomerID: t.externalCustomerId, externalStoreID: t.externalStoreId, externalInfo: t.externalInfo, customerName: t.customerName, market: t.market, currencyCode: t.currencyCode };
+  for (const [path, v] of Object.entries(texts)) if (v !== undefined) add(path, textProblem(v));
+  const ids = new Set<string>();
+  t.items.forEach((item, i) => {
+    const p = `items[${i}]`;
+    add(`${p}.externalItemID`, item.externalItemId.trim() ? textProblem(item.externalItemId, MAX_KEY_LENGTH) : "is required");
+    if (ids.has(item.externalItemId)) add(`${p}.externalItemID`, "must be unique within the transaction");
+    ids.add(item.externalItemId);
+    if (item.quantity < 0) add(`${p}.quantity`, "must be at least 0");
+    if (item.type !== undefined && item.type !== 1 && item.type !== 2) add(`${p}.type`, "must be 1 (sale) or 2 (return)");
+    const money = { vatValue: item.vatValue, moneyItemTotalNet: item.moneyItemTotalNet, moneyItemTotalVat: item.moneyItemTotalVat, moneyDiscountIncVat: item.moneyDiscountIncVat };
+    for (const [name, d] of Object.entries(money)) if (d && !DECIMAL.test(d.value)) add(`${p}.${name}`, "must be a decimal number");
+    for (const [name, v] of Object.entries({ key: item.key, sku: item.sku, ean: item.ean, productName: item.productName, department: item.department })) {
+      if (v !== undefined) add(`${p}.${name}`, textProblem(v));
+    }
+  });
+  t.statements.forEach((s, i) => {
+    if (s.type !== undefined && (s.type < 1 || s.type > 5)) add(`statements[${i}].type`, "must be 1 fee, 2 voucher, 3 shipping, 4 service or 5 cart discount");
+    for (const [name, d] of Object.entries({ priceNet: s.priceNet, priceVat: s.priceVat })) if (d && !DECIMAL.test(d.value)) add(`statements[${i}].${name}`, "must be a decimal number");
+    if (s.name !== undefined) add(`statements[${i}].name`, textProblem(s.name));
+  });
+  return out;
+}
+
+export interface TxOutcome {
+  statusCode: number;
+  message: string;
+  reference: string;
+  referenceField: string;
+  violations: FieldViolation[];
+  value?: Transaction;
+}
+
+const answer = (statusCode: number, reference: string, message: string, v: FieldViolation[] = []): TxOutcome => ({ statusCode, message, reference, referenceField: REFERENCE, violations: v });
+
+async function shipmentsOf(db: Db | Tx, accountId: string, ids: string[]): Promise<ShipmentRow[]> {
+  if (!ids.length) return [];
+  const r = await db.raw("SELECT transaction_id, external_item_id, body FROM shipments WHERE account_id = ? AND transaction_id = ANY(?::uuid[]) ORDER BY seq", [accountId, ids]);
+  return r.rows;
+}
+
+const announce = (accountId: string, rows: (StoredRow & { created?: boolean })[], shipments: ShipmentRow[]) =>
+  rows.map((r) =>
+    outboxEntry(r.created ? topics.ordersTransactionCreated : topics.ordersTransactionUpdated, accountId, r.id, {
+      accountId,
+      transactionId: r.id,
+      version: BigInt(r.version),
+      transaction: fromStored(r, shipments),
+    }),
+  );
+
+/** Create (CREATE), replace by id (REPLACE), or create or replace by externalTransactionID (UPSERT). */
+export async function writeTransactions(ctx: ServiceContext, accountId: string, inputs: Transaction[], mode: ordersV1.WriteMode): Promise<TxOutcome[]> {
+  const replace = mode === WriteMode.REPLACE;
+  const outcomes: (TxOutcome | undefined)[] = inputs.map((t) => {
+    const v = violations(t, replace);
+    return v.length ? answer(400, t.externalTransactionId, violationMessage(v), v) : undefined;
+  });
+  const seen = new Set<string>();
+  inputs.forEach((t, i) => {
+    if (outcomes[i]) return;
+    if (seen.has(t.externalTransactionId)) outcomes[i] = answer(409, t.externalTransactionId, "externalTransactionID appears more than once in the request");
+    seen.add(t.externalTransactionId);
+  });
+  const valid = inputs.flatMap((t, i) => (outcomes[i] ? [] : [{ i, t }]));
+  if (!valid.length) return outcomes as TxOutcome[];
+  const done = await inTransaction(ctx.db, async (tx) => {
+    await tx.raw("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", [`orders.transactions:${accountId}`]);
+    const byExt = new Map<string, { id: string }>(
+      (await tx.raw("SELECT id, external_transaction_id FROM transactions WHERE account_id = ? AND external_transaction_id = ANY(?::text[])", [accountId, valid.map((v) => v.t.externalTransactionId)])).rows.map(
+        (r: { id: string; external_transaction_id: string }) => [r.external_transaction_id, r],
+      ),
+    );
+    const byId = new Set<string>(
+      replace ? (await tx.raw("SELECT id FROM transactions WHERE account_id = ? AND id = ANY(?::uuid[])", [accountId, valid.map((v) => v.t.id).filter(isUuid)])).rows.map((r: { id: string }) => r.id) : [],
+    );
+    const replies = new Map<number, TxOutcome>();
+    const writes: { i: number; id: string; body: JsonValue; ext: string }[] = [];
+    for (const { i, t } of valid) {
+      const ref = t.externalTransactionId;
+      const existing = byExt.get(ref);
+      if (replace) {
+        if (!byId.has(t.id)) replies.set(i, answer(404, ref, `transaction ${t.id} not found`));
+        else if (existing && existing.id !== t.id) replies.set(i, answer(409, ref, `another transaction has externalTransactionID ${ref}`));
+        else writes.push({ i, id: t.id, body: bodyOf(t), ext: ref });
+      } else if (existing && mode === WriteMode.CREATE) replies.set(i, answer(409, ref, `transaction ${ref} already exists`));
+      else writes.push({ i, id: existing?.id ?? randomUUID(), body: bodyOf(t), ext: ref });
+    }
+    if (!writes.length) return { replies, rows: new Map<string, StoredRow & { created: boolean }>(), shipments: [] as ShipmentRow[], writes };
+    const written: { rows: (StoredRow & { created: boolean })[] } = await tx.raw(
+      `INSERT INTO transactions (id, account_id, external_transaction_id, body)
+       SELECT id, ?, ext, body FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, ext text, body jsonb)
+       ON CONFLICT (id) DO UPDATE SET external_transaction_id = EXCLUDED.external_transaction_id, body = EXCLUDED.body,
+         version = transactions.version + 1, updated_at = now()
+       WHERE transactions.account_id = EXCLUDED.account_id
+       RETURNING id, external_transaction_id, body, version, created_at, updated_at, (xmax = 0) AS created`,
+      [accountId, JSON.stringify(writes.map(({ id, ext, body }) => ({ id, ext, body })))],
+    );
+    const shipments = await shipmentsOf(tx, accountId, written.rows.map((r) => r.id));
+    await enqueue(tx, announce(accountId, written.rows, shipments));
+    return { replies, rows: new Map(written.rows.map((r) => [r.id, r])), shipments, writes };
+  });
+  ctx.relay.kick();
+  for (const [i, o] of done.replies) outcomes[i] = o;
+  for (const w of done.writes) {
+    const r = done.rows.get(w.id)!;
+    outcomes[w.i] = { ...answer(r.created ? 201 : 200, w.ext, r.created ? "created" : "updated"), value: fromStored(r, done.shipments) };
+  }
+  return outcomes as TxOutcome[];
+}
+
+const SELECT = "id, external_transaction_id, body, version, created_at, updated_at";
+
+export async function listTransactions(db: Db, accountId: string, page: Page) {
+  const filtered = () => db("transactions").where("account_id", accountId);
+  const [rows, [{ count }]] = await Promise.all([
+    db("transactions").select(db.raw(SELECT)).where("account_id", accountId).whereIn("id", pageOfIds(filtered(), page)).orderBy("seq") as Promise<StoredRow[]>,
+    filtered().count({ count: "*" }) as unknown as Promise<[{ count: number }]>,
+  ]);
+  const shipments = await shipmentsOf(db, accountId, rows.map((r) => r.id));
+  return { transactions: rows.map((r) => fromStored(r, shipments)), total: Number(count) };
+}
+
+/** By externalTransactionID, or the latest created when `externalId` is empty. */
+export async function getTransaction(db: Db, accountId: string, externalId: string): Promise<Transaction> {
+  const q = db("transactions").select(db.raw(SELECT)).where("account_id", accountId);
+  const [row]: StoredRow[] = await (externalId ? q.where("external_transaction_id", externalId) : q.orderBy("seq", "desc").limit(1));
+  if (!row) throw notFound(externalId ? `transaction ${externalId} not found` : "no transaction yet");
+  return fromStored(row, await shipmentsOf(db, accountId, [row.id]));
+}
+
+/** Adds shipments to one item; the item's shipped total may not exceed its quantity (400). */
+export async function addShipments(ctx: ServiceContext, accountId: string, externalId: string, itemId: string, shipments: ordersV1.Shipment[]): Promise<Transaction> {
+  if (!shipments.length) throw invalid("at least one shipment is required", [{ path: "", message: "at least one shipment" }]);
+  shipments.forEach((s, i) => {
+    if (s.quantity < 1) throw invalid(`[${i}].quantity must be at least 1`, [{ path: `[${i}].quantity`, message: "must be at least 1" }]);
+    const problem = s.shipmentId === undefined ? undefined : textProblem(s.shipmentId, MAX_KEY_LENGTH);
+    if (problem) throw invalid(`[${i}].shipmentID ${problem}`, [{ path: `[${i}].shipmentID`, message: problem }]);
+  });
+  const result = await inTransaction(ctx.db, async (tx) => {
+    // The transaction's row lock orders concurrent shipment posts (and replaces) of one transaction.
+    const [row]: StoredRow[] = (await tx.raw(`SELECT ${SELECT} FROM transactions WHERE account_id = ? AND external_transaction_id = ? FOR UPDATE`, [accountId, externalId])).rows;
+    if (!row) throw notFound(`transaction ${externalId} not found`);
+    const item = fromStored(row, []).items.find((i) => i.externalItemId === itemId);
+    if (!item) throw notFound(`transaction ${externalId} has no item ${itemId}`);
+    const [{ shipped }] = (await tx.raw("SELECT COALESCE(sum(quantity), 0)::int AS shipped FROM shipments WHERE transaction_id = ? AND external_item_id = ?", [row.id, itemId])).rows;
+    const adding = shipments.reduce((s, x) => s + x.quantity, 0);
+    if (shipped + adding > item.quantity) {
+      const message = `shipped total ${shipped + adding} would exceed the item's quantity ${item.quantity} (${shipped} shipped)`;
+      throw invalid(message, [{ path: "quantity", message }]);
+    }
+    await tx.raw(
+      `INSERT INTO shipments (account_id, transaction_id, external_item_id, body, quantity)
+       SELECT ?, ?, ?, body, (body->>'quantity')::int FROM jsonb_array_elements(?::jsonb) AS body`,
+      [accountId, row.id, itemId, JSON.stringify(shipments.map((s) => toJson(ShipmentSchema, s)))],
+    );
+    const [updated]: StoredRow[] = (await tx.raw(`UPDATE transactions SET version = version + 1, updated_at = now() WHERE id = ? RETURNING ${SELECT}`, [row.id])).rows;
+    const all = await shipmentsOf(tx, accountId, [row.id]);
+    await enqueue(tx, announce(accountId, [updated], all));
+    return fromStored(updated, all);
+  });
+  ctx.relay.kick();
+  return result;
+}

@@ -1,0 +1,97 @@
+import { randomUUID } from "node:crypto";
+import { fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import pino from "pino";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { callerHeaders } from "@analytics/auth";
+import type { BusMessage } from "@analytics/bus";
+import { ordersMessagesV1, ordersV1, topics } from "@analytics/contracts";
+import { createServiceClient, type RunningService } from "@analytics/rpc";
+import { createTestBus, createTestDatabase, eventually, type TestBus, type TestDatabase } from "@analytics/testing";
+import { startOrdersService } from "../src/service";
+
+const { OrdersService, WriteMode } = ordersV1;
+type RowInit = MessageInitShape<typeof ordersV1.DistributionOrderSchema>;
+const internalToken = "x".repeat(40);
+const at = (iso: string) => timestampFromDate(new Date(iso));
+
+describe("orders service: distribution orders (real Postgres and JetStream)", () => {
+  let database: TestDatabase;
+  let t: TestBus;
+  let service: RunningService;
+  let client: ReturnType<typeof createServiceClient<typeof OrdersService>>;
+  const published: BusMessage[] = [];
+  const as = (accountId: string) => ({ headers: callerHeaders(internalToken, { accountId, apiKeyId: randomUUID() }) });
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    t = await createTestBus();
+    service = await startOrdersService({ databaseUrl: database.url, bus: t.bus, logger: pino({ level: "silent" }), internalToken, port: 0 });
+    client = createServiceClient(OrdersService, service.url);
+    const subjects = [topics.ordersDistributionOrderCreated.subject, topics.ordersDistributionOrderUpdated.subject];
+    await t.bus.subscribe({ durable: "probe", subjects, handle: async (ms) => void published.push(...ms) });
+  });
+  afterAll(async () => {
+    await service.close();
+    await t.close();
+    await database.drop();
+  });
+
+  const write = async (account: string, rows: RowInit[], mode = WriteMode.UPSERT) => (await client.writeDistributionOrders({ distributionOrders: rows, mode }, as(account))).results;
+  const codeOf = async (call: Promise<unknown>) => ((await call.then(() => undefined, (e) => e)) as ConnectError | undefined)?.code;
+
+  it("derives the status through all five states, never from input, and announces every change", async () => {
+    const account = randomUUID();
+    const row = (extra: Partial<RowInit>): RowInit => ({ externalDoid: "DO-1", externalRowId: "1", key: "K1", quantity: 10, ...extra }) as RowInit;
+    const steps: [Partial<RowInit>, string][] = [
+      [{ status: "COMPLETED" }, "PROCESSING"],
+      [{ allocatedQuantity: 10 }, "ALLOCATED"],
+      [{ allocatedQuantity: 10, shippedAt: at("2026-03-02T00:00:00Z") }, "IN TRANSIT"],
+      [{ allocatedQuantity: 10, shippedAt: at("2026-03-02T00:00:00Z"), deliveredQuantity: 10 }, "COMPLETED"],
+      [{ deliveredQuantity: 10, cancelledDate: at("2026-03-03T00:00:00Z") }, "CANCELLED"],
+    ];
+    const seen: [number, string | undefined][] = [];
+    for (const [extra] of steps) {
+      const [r] = await write(account, [row(extra)]);
+      seen.push([r.result!.statusCode, r.distributionOrder?.status]);
+    }
+    expect(seen).toEqual([[201, "PROCESSING"], ...steps.slice(1).map(([, s]) => [200, s])]);
+    const messages = await eventually(async () => {
+      const ms = published.filter((m) => m.accountId === account);
+      return ms.length === 5 && ms.map((m) => fromBinary(ordersMessagesV1.DistributionOrderChangedSchema, m.payload));
+    });
+    expect(messages.map((m) => [m.version, m.distributionOrder?.status])).toEqual(steps.map(([, s], i) => [BigInt(i + 1), s]));
+  });
+
+  it("upserts by (externalDOID, externalRowID); lists by status; processing ids; one order's rows; PUT by id; isolation", async () => {
+    const [account, other] = [randomUUID(), randomUUID()];
+    const results = await write(account, [
+      { externalDoid: "A", externalRowId: "1", quantity: 5 },
+      { externalDoid: "A", externalRowId: "2", quantity: 5, deliveredQuantity: 5 },
+      { externalDoid: "B", externalRowId: "1", quantity: 5, deliveredQuantity: 5 },
+      { externalDoid: "C", externalRowId: "1", quantity: 5, allocatedQuantity: 5 },
+      { externalDoid: "", externalRowId: "1", quantity: 5 },
+      { externalDoid: "C", externalRowId: "2", quantity: -1 },
+    ]);
+    expect(results.map((r) => r.result?.statusCode)).toEqual([201, 201, 201, 201, 400, 400]);
+    expect(results[4].result).toMatchObject({ referenceField: "externalDOID/externalRowID", message: "externalDOID: is required" });
+    const processing = await client.listProcessingDistributionOrders({ page: { page: 1, pageSize: 10 } }, as(account));
+    expect([processing.externalDoids, processing.totalCount]).toEqual([["A", "C"], 2]);
+    const completed = await client.listDistributionOrders({ status: "COMPLETED", page: { page: 1, pageSize: 10 } }, as(account));
+    expect(completed.distributionOrders.map((d) => `${d.externalDoid}/${d.externalRowId}`)).toEqual(["A/2", "B/1"]);
+    expect(await codeOf(client.listDistributionOrders({ status: "DONE" }, as(account)))).toBe(Code.InvalidArgument);
+    expect((await client.getDistributionOrder({ externalDoid: "A" }, as(account))).distributionOrders.map((d) => d.externalRowId)).toEqual(["1", "2"]);
+    expect(await codeOf(client.getDistributionOrder({ externalDoid: "A" }, as(other)))).toBe(Code.NotFound);
+    expect((await client.listDistributionOrders({}, as(other))).totalCount).toBe(0);
+
+    const id = results[0].distributionOrder!.id;
+    const [put] = await write(account, [{ id, externalDoid: "A", externalRowId: "1", quantity: 5, cancelledDate: at("2026-01-01T00:00:00Z") }], WriteMode.REPLACE);
+    expect([put.result?.statusCode, put.distributionOrder?.status, put.distributionOrder?.id]).toEqual([200, "CANCELLED", id]);
+    const [noId] = await write(account, [{ externalDoid: "A", externalRowId: "1" }], WriteMode.REPLACE);
+    expect(noId.result?.statusCode).toBe(400);
+    const [foreign] = await write(other, [{ id, externalDoid: "A", externalRowId: "1" }], WriteMode.REPLACE);
+    expect(foreign.result?.statusCode).toBe(404);
+    const [clash] = await write(account, [{ id, externalDoid: "A", externalRowId: "2", quantity: 1 }], WriteMode.REPLACE);
+    expect(clash.result?.statusCode).toBe(404);
+  });
+});

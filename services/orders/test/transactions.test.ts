@@ -1,0 +1,101 @@
+import { randomUUID } from "node:crypto";
+import { fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
+import pino from "pino";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { callerHeaders } from "@analytics/auth";
+import type { BusMessage } from "@analytics/bus";
+import { ordersMessagesV1, ordersV1, topics } from "@analytics/contracts";
+import { createServiceClient, type RunningService } from "@analytics/rpc";
+import { createTestBus, createTestDatabase, eventually, type TestBus, type TestDatabase } from "@analytics/testing";
+import { startOrdersService } from "../src/service";
+
+const { OrdersService, WriteMode } = ordersV1;
+type TxInit = MessageInitShape<typeof ordersV1.TransactionSchema>;
+const internalToken = "x".repeat(40);
+
+describe("orders service: transactions and shipments (real Postgres and JetStream)", () => {
+  let database: TestDatabase;
+  let t: TestBus;
+  let service: RunningService;
+  let client: ReturnType<typeof createServiceClient<typeof OrdersService>>;
+  const published: BusMessage[] = [];
+  const as = (accountId: string) => ({ headers: callerHeaders(internalToken, { accountId, apiKeyId: randomUUID() }) });
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    t = await createTestBus();
+    service = await startOrdersService({ databaseUrl: database.url, bus: t.bus, logger: pino({ level: "silent" }), internalToken, port: 0 });
+    client = createServiceClient(OrdersService, service.url);
+    const subjects = [topics.ordersTransactionCreated.subject, topics.ordersTransactionUpdated.subject];
+    await t.bus.subscribe({ durable: "probe", subjects, handle: async (ms) => void published.push(...ms) });
+  });
+  afterAll(async () => {
+    await service.close();
+    await t.close();
+    await database.drop();
+  });
+
+  const sale = (id: string, extra: Record<string, unknown> = {}): TxInit =>
+    ({
+      externalTransactionId: id,
+      channel: 1,
+      type: 1,
+      currencyCode: "SEK",
+      items: [
+        { externalItemId: "i1", key: "K1", quantity: 5, moneyItemTotalNet: { value: "100.10" }, type: 1, customFields: { gift: true } },
+        { externalItemId: "i2", key: "K2", quantity: 1, type: 2 },
+      ],
+      statements: [{ name: "shipping", type: 3, priceNet: { value: "49.00" } }],
+      ...extra,
+    }) as TxInit;
+  const write = async (account: string, txs: TxInit[], mode = WriteMode.UPSERT) => (await client.writeTransactions({ transactions: txs, mode }, as(account))).results;
+  const codeOf = async (call: Promise<unknown>) => ((await call.then(() => undefined, (e) => e)) as ConnectError | undefined)?.code;
+
+  it("creates, replaces by id and upserts by externalTransactionID with exact money and the contract's enums; isolation; announced", async () => {
+    const [account, other] = [randomUUID(), randomUUID()];
+    const [created] = await write(account, [sale("T1")], WriteMode.CREATE);
+    expect(created.result).toMatchObject({ statusCode: 201, reference: "T1", referenceField: "externalTransactionID" });
+    expect(created.transaction?.items[0].moneyItemTotalNet?.value).toBe("100.10");
+    expect(created.transaction?.statements[0].priceNet?.value).toBe("49.00");
+    expect((await write(account, [sale("T1")], WriteMode.CREATE))[0].result?.statusCode).toBe(409);
+    const bad = await write(account, [sale("T2", { channel: 3 }), sale("T3", { statements: [{ type: 6 }] }), sale("")]);
+    expect(bad.map((r) => [r.result?.statusCode, r.violations[0]?.path])).toEqual([
+      [400, "channel"],
+      [400, "statements[0].type"],
+      [400, "externalTransactionID"],
+    ]);
+    const [replaced] = await write(account, [{ ...sale("T1", { market: "SE" }), id: created.transaction!.id }], WriteMode.REPLACE);
+    expect([replaced.result?.statusCode, replaced.transaction?.market]).toEqual([200, "SE"]);
+    expect((await write(account, [sale("T1")], WriteMode.REPLACE))[0].result?.statusCode).toBe(400);
+    expect((await write(other, [{ ...sale("T1"), id: created.transaction!.id }], WriteMode.REPLACE))[0].result?.statusCode).toBe(404);
+    expect((await write(account, [sale("T1", { market: "NO" })]))[0].result?.statusCode).toBe(200);
+    expect((await client.getTransaction({ externalTransactionId: "T1" }, as(account))).transaction?.market).toBe("NO");
+    expect((await client.getTransaction({}, as(account))).transaction?.externalTransactionId).toBe("T1");
+    expect(await codeOf(client.getTransaction({ externalTransactionId: "T1" }, as(other)))).toBe(Code.NotFound);
+    expect((await client.listTransactions({}, as(other))).totalCount).toBe(0);
+    expect((await client.listTransactions({}, as(account))).transactions.map((x) => x.externalTransactionId)).toEqual(["T1"]);
+    const versions = await eventually(async () => {
+      const ms = published.filter((m) => m.accountId === account);
+      return ms.length === 3 && ms.map((m) => fromBinary(ordersMessagesV1.TransactionChangedSchema, m.payload).version);
+    });
+    expect(versions).toEqual([1n, 2n, 3n]);
+  });
+
+  it("caps an item's shipped total at its quantity, also under 20 concurrent posts", async () => {
+    const account = randomUUID();
+    await write(account, [sale("S1")]);
+    const ship = (quantity: number, item = "i1") => client.addShipments({ externalTransactionId: "S1", externalItemId: item, shipments: [{ quantity, shipmentId: randomUUID() }] }, as(account));
+    expect((await ship(2)).transaction?.items[0].shipments.map((s) => s.quantity)).toEqual([2]);
+    expect(await codeOf(ship(4))).toBe(Code.InvalidArgument);
+    expect(await codeOf(ship(1, "nope"))).toBe(Code.NotFound);
+    expect(await codeOf(client.addShipments({ externalTransactionId: "S1", externalItemId: "i1", shipments: [{ quantity: 1 }] }, as(randomUUID())))).toBe(Code.NotFound);
+    const outcomes = await Promise.all(Array.from({ length: 20 }, () => codeOf(ship(1))));
+    expect(outcomes.filter((c) => c === undefined).length).toBe(3);
+    expect(outcomes.filter((c) => c === Code.InvalidArgument).length).toBe(17);
+    const stored = (await client.getTransaction({ externalTransactionId: "S1" }, as(account))).transaction!;
+    expect(stored.items[0].shipments.reduce((s, x) => s + x.quantity, 0)).toBe(5);
+    // A replace keeps the shipments of items that stay.
+    await write(account, [sale("S1", { market: "DK" })]);
+    expect((await client.getTransaction({ externalTransactionId: "S1" }, as(account))).transaction!.items[0].shipments.length).toBe(4);
+  });
+});
