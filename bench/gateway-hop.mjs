@@ -12,6 +12,8 @@ import { arg, median, startPlatform } from "./platform.mjs";
 const SECONDS = Number(arg("--seconds", 3));
 const ROUNDS = Number(arg("--rounds", 3));
 const CONCURRENCY = 10;
+// What the client accepts: `identity` measures the hop itself, `gzip, br` adds compression.
+const ENCODING = arg("--accept-encoding", "identity");
 
 const out = join(process.cwd(), "dist/bench/hop-client.cjs");
 await build({ entryPoints: ["bench/hop-client.ts"], outfile: out, bundle: true, platform: "node", format: "cjs", packages: "external", tsconfig: "tsconfig.base.json", logLevel: "warning" });
@@ -46,7 +48,7 @@ try {
     return done / SECONDS;
   }
   const rest = (path) => async () => {
-    const res = await fetch(base + path, { headers: { authorization: `Bearer ${token}` } });
+    const res = await fetch(base + path, { headers: { authorization: `Bearer ${token}`, "accept-encoding": ENCODING } });
     if (res.status !== 200) throw new Error(`${path}: ${res.status}`);
     await res.arrayBuffer();
   };
