@@ -21,8 +21,8 @@ export async function startPlatform({ start = "dist/local/start.js", env = {} } 
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   const dataDir = mkdtempSync(join(tmpdir(), "bench-"));
-  // BENCH_NODE_ARGS (e.g. --cpu-prof) and BENCH_LOG_LEVEL (the platform's log on stderr) help
-  // find where the time goes.
+  // BENCH_NODE_ARGS (e.g. --cpu-prof) and BENCH_LOG_LEVEL (info or debug: the platform's log on
+  // stderr; readiness is read from its info line) help find where the time goes.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
   const child = spawn(process.execPath, [...nodeArgs, start], {
     env: { ...process.env, DATABASE_URL: url.toString(), PORT: "0", HOST: "127.0.0.1", ADMIN_TOKEN: ADMIN, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info", DATA_DIR: dataDir, ...env },
@@ -55,6 +55,7 @@ export async function startPlatform({ start = "dist/local/start.js", env = {} } 
       };
       child.stdout.on("data", onData);
       child.once("exit", (code) => reject(new Error(`platform exited ${code}`)));
+      setTimeout(() => reject(new Error("the platform did not log \"platform ready\" within 120 s")), 120_000).unref();
     });
     const base = `http://127.0.0.1:${ready.port}`;
     const call = async (method, path, body, token) => {
