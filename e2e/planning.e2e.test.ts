@@ -1,17 +1,17 @@
-import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import pg from "pg";
 import { create, toBinary, type DescMessage, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { topics, type Topic } from "@analytics/contracts";
 import { eventually } from "@analytics/testing";
-import { checkoutRoot, client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
+import { client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
 
 /**
  * Planning over HTTP on the whole platform (real Postgres, real JetStream). Products and account
  * settings come from their real producers (catalogue, gateway); warehouses, stock and purchase
- * orders are published on the platform's stream exactly as the inventory and orders services
- * will publish them (proto/inventory/v1, proto/orders/v1), until those services exist.
+ * orders are published on the platform's stream as the inventory and orders services publish them
+ * (proto/inventory/v1, proto/orders/v1), because the filters and the timezone reading of
+ * `updatedSince` dates need orders changed at chosen past instants, which no route can write.
+ * e2e/planning-routes.e2e.test.ts drives the same volumes through the real routes.
  */
 describe("planning over HTTP: products -> stock -> POs -> planned volumes", () => {
   let platform: PlatformOnTestServices;
@@ -195,24 +195,6 @@ describe("planning over HTTP: products -> stock -> POs -> planned volumes", () =
     const moved = await acme.api("PUT", "/v2/api/products", [{ key: "KB", season: "AW26" }]);
     expect(moved.status).toBe(200);
     await until(`?${window}`, [rows("AW26", 23, 10, 0), rows("SS26", 15, 4, 8)]);
-  });
-
-  it("the drift check finds the replica equal to the catalogue, then reports a lost SKU", async () => {
-    await until(`?${window}`, [rows("AW26", 23, 10, 0), rows("SS26", 15, 4, 8)]);
-    const check = () => spawnSync(process.execPath, ["deploy/local/planning-drift.mjs", platform.databaseUrl], { cwd: checkoutRoot, encoding: "utf8" });
-    const clean = check();
-    expect({ status: clean.status, report: JSON.parse(clean.stdout) }).toMatchObject({ status: 0, report: { drift: false, skus: [] } });
-    const sql = new pg.Client({ connectionString: platform.databaseUrl });
-    await sql.connect();
-    try {
-      await sql.query("DELETE FROM planning.skus WHERE sku_id = $1", [ids.KC]);
-      await sql.query("UPDATE planning.skus SET version = version - 1 WHERE sku_id = $1", [ids.KB]);
-    } finally {
-      await sql.end();
-    }
-    const drifted = check();
-    expect(drifted.status).toBe(1);
-    expect(JSON.parse(drifted.stdout).skus).toEqual([{ account_id: acme.accountID, missing: 1, stale: 1, extra: 0 }]);
   });
 
   it("is in the OpenAPI document", async () => {

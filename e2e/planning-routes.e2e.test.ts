@@ -1,0 +1,189 @@
+import { spawnSync } from "node:child_process";
+import pg from "pg";
+import { eventually } from "@analytics/testing";
+import { checkoutRoot, E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
+
+/**
+ * Planning fed by the real producers only: products through the catalogue's routes, warehouses
+ * and stock through inventory's, purchase orders through orders' – each service publishes through
+ * its outbox, planning keeps its replica from those messages. (e2e/planning.e2e.test.ts covers the
+ * filters and the timezone reading of dates with orders dated in the past, which no route can write.)
+ */
+describe("planning over HTTP through the real services: products -> warehouse stock -> POs -> planned volumes", () => {
+  let platform: PlatformOnTestServices;
+  let acme: Awaited<ReturnType<typeof signUp>>;
+  const warehouseId: Record<string, string> = {};
+  const poId: Record<string, string> = {};
+  const window = "fromDate=2026-03-01&toDate=2026-03-31";
+
+  const get = (path: string) => acme.api("GET", `/v2/api/planning/planned-volumes${path}`);
+  const rows = (groupKey: string, stockVolume: number, poVolume: number, draftPOVolume: number) => ({ groupKey, stockVolume, poVolume, draftPOVolume });
+  const whRows = (groupKey: string, warehouse: string, stockVolume: number, poVolume: number, draftPOVolume: number) => ({
+    groupKey,
+    warehouseId: warehouse ? warehouseId[warehouse] : "",
+    warehouseName: warehouse ? `Warehouse ${warehouse}` : "",
+    stockVolume,
+    poVolume,
+    draftPOVolume,
+  });
+  const sorted = <T extends { groupKey: string; warehouseId: string }>(list: T[]) =>
+    [...list].sort((a, b) => a.groupKey.localeCompare(b.groupKey) || a.warehouseId.localeCompare(b.warehouseId));
+  /** Polls until the answer is the expected one: the services' messages reach planning asynchronously. */
+  const until = (path: string, expected: unknown, sort = false) =>
+    eventually(
+      async () => {
+        const res = await get(path);
+        return JSON.stringify(sort ? sorted(res.body) : res.body) === JSON.stringify(expected) ? res : undefined;
+      },
+      20_000,
+      `${path} -> ${JSON.stringify(expected)}`,
+    );
+  const line = (row: string, key: string, quantity: number, deliveryDay: string, more: Record<string, unknown> = {}) => ({
+    externalRowID: row,
+    key,
+    quantity,
+    deliveryDate: `2026-${deliveryDay}T12:00:00Z`,
+    ...more,
+  });
+  const order = (no: string, deliveryStatus: number, items: unknown[], externalWarehouseID?: string) => ({
+    externalPONo: no,
+    orderDate: "2026-02-01T00:00:00Z",
+    deliveryStatus,
+    ...(externalWarehouseID ? { externalWarehouseID } : {}),
+    items,
+  });
+
+  // The expected figures, worked out by hand from the writes in beforeAll (window March 2026):
+  // stock (available): KA 10 @WH1 + 5 @WH2, KB 3 @WH1, KC 20 @WH2;
+  // PO-OPEN (open): KA 4 @WH1, KB 6 @WH2 (its row overrides the order's WH1);
+  // PO-DRAFT (draft, no warehouse): KA 8; PO-CANCELLED: KC 50, none counts;
+  // PO-DELIVERED (fully delivered): KB 5 of 5 delivered, open 0;
+  // PO-APRIL (open): KA 7 delivered in April, outside the window;
+  // PO-PARTIAL (partially delivered): KC 10, 6 delivered, open 4 @WH2.
+  const seasons = [rows("AW26", 20, 4, 0), rows("SS26", 18, 10, 8)];
+
+  beforeAll(async () => {
+    platform = await startOnTestServices();
+    acme = await signUp(platform.baseUrl, ADMIN_TOKEN, "Planning via services");
+    const created = await acme.api("POST", "/v2/api/products/batch", [
+      { key: "KA", sku: "SA", season: "SS26", productGroupId: "P1", variantGroupId: "V1" },
+      { key: "KB", sku: "SB", season: "SS26", productGroupId: "P1", variantGroupId: "V2" },
+      { key: "KC", sku: "SC", season: "AW26", productGroupId: "P2", variantGroupId: "V3" },
+    ]);
+    expect(created.status).toBe(201);
+    expect((await acme.api("POST", "/v2/api/warehouses", [{ externalId: "WH1", name: "Warehouse WH1" }, { externalId: "WH2", name: "Warehouse WH2" }])).status).toBe(201);
+    for (const w of (await acme.api("GET", "/v2/api/warehouses")).body) warehouseId[w.externalId] = w.ID ?? w.id;
+    const stock = await acme.api("POST", "/v2/api/warehouses/stock", [
+      { key: "KA", availableQuantity: 10, physicalQuantity: 11, date: "2026-02-01T00:00:00Z", externalWarehouseID: "WH1" },
+      { key: "KA", availableQuantity: 5, physicalQuantity: 5, date: "2026-02-01T00:00:00Z", externalWarehouseID: "WH2" },
+      { key: "KB", availableQuantity: 3, physicalQuantity: 3, date: "2026-02-01T00:00:00Z", externalWarehouseID: "WH1" },
+      { key: "KC", availableQuantity: 20, physicalQuantity: 25, date: "2026-02-01T00:00:00Z", externalWarehouseID: "WH2" },
+    ]);
+    expect(stock.body.map((r: { statusCode: number }) => r.statusCode)).toEqual([200, 200, 200, 200]);
+    const orders = await acme.api("POST", "/v2/api/purchaseorders", [
+      order("PO-OPEN", 5, [line("1", "KA", 4, "03-10"), line("2", "KB", 6, "03-12", { externalWarehouseID: "WH2" })], "WH1"),
+      order("PO-DRAFT", 4, [line("1", "KA", 8, "03-15")]),
+      order("PO-CANCELLED", 3, [line("1", "KC", 50, "03-15")], "WH2"),
+      order("PO-DELIVERED", 2, [line("1", "KB", 5, "03-05", { deliveries: [{ deliveryID: "D1", quantity: 5 }] })], "WH1"),
+      order("PO-APRIL", 5, [line("1", "KA", 7, "04-02")], "WH1"),
+      order("PO-PARTIAL", 1, [line("1", "KC", 10, "03-20", { deliveries: [{ deliveryID: "D1", quantity: 2 }, { deliveryID: "D2", quantity: 4 }] })], "WH2"),
+    ]);
+    expect(orders.status).toBe(201);
+    for (const po of orders.body) poId[po.externalPONo] = po.id;
+  }, 90_000);
+  afterAll(async () => {
+    await platform?.close();
+  });
+
+  it("answers exact volumes for every groupBy (open, draft, cancelled, delivered, partial, outside the window)", async () => {
+    const res = await until(`?${window}`, seasons);
+    expect(res.status).toBe(200);
+    expect((await get(`?${window}&groupBy=seasons`)).body).toEqual(seasons);
+    expect((await get(`?${window}&groupBy=products`)).body).toEqual([rows("P1", 18, 10, 8), rows("P2", 20, 4, 0)]);
+    expect((await get(`?${window}&groupBy=variants`)).body).toEqual([rows("V1", 15, 4, 8), rows("V2", 3, 6, 0), rows("V3", 20, 4, 0)]);
+    expect((await get(`?${window}&groupBy=skus`)).body).toEqual([rows("KA", 15, 4, 8), rows("KB", 3, 6, 0), rows("KC", 20, 4, 0)]);
+    expect((await get(`?fromDate=2026-04-01&toDate=2026-04-30&groupBy=skus&skus=SA`)).body).toEqual([rows("KA", 15, 7, 0)]);
+  });
+
+  it("by warehouse: stock and POs per warehouse, draft volume without a warehouse under \"\"", async () => {
+    await until(`?${window}`, seasons);
+    const res = await get(`/by-warehouse?${window}&groupBy=skus`);
+    expect(res.status).toBe(200);
+    expect(sorted(res.body)).toEqual(
+      sorted([
+        whRows("KA", "", 0, 0, 8),
+        whRows("KA", "WH1", 10, 4, 0),
+        whRows("KA", "WH2", 5, 0, 0),
+        whRows("KB", "WH1", 3, 0, 0),
+        whRows("KB", "WH2", 0, 6, 0),
+        whRows("KC", "WH2", 20, 4, 0),
+      ]),
+    );
+  });
+
+  it("follows stock and order changes, and updatedSince shows only the groups whose orders changed after it", async () => {
+    await until(`?${window}`, seasons);
+    const before = new Date().toISOString();
+    // A newer stock snapshot counts; an older one for the same row is ignored.
+    const stock = await acme.api("POST", "/v2/api/warehouses/stock", [
+      { key: "KB", availableQuantity: 7, physicalQuantity: 7, date: "2026-02-02T00:00:00Z", externalWarehouseID: "WH1" },
+      { key: "KC", availableQuantity: 99, physicalQuantity: 99, date: "2026-01-01T00:00:00Z", externalWarehouseID: "WH2" },
+    ]);
+    expect(stock.status).toBe(200);
+    // The draft leaves draft into WH2, and the partly delivered order gets its last delivery.
+    const replaced = await acme.api("PUT", "/v2/api/purchaseorders/", [
+      { ...order("PO-DRAFT", 5, [line("1", "KA", 8, "03-15")], "WH2"), id: poId["PO-DRAFT"] },
+      {
+        ...order("PO-PARTIAL", 2, [line("1", "KC", 10, "03-20", { deliveries: [{ deliveryID: "D1", quantity: 2 }, { deliveryID: "D2", quantity: 4 }, { deliveryID: "D3", quantity: 4 }] })], "WH2"),
+        id: poId["PO-PARTIAL"],
+      },
+    ]);
+    expect(replaced.status).toBe(200);
+    await until(`?${window}&groupBy=skus`, [rows("KA", 15, 12, 0), rows("KB", 7, 6, 0), rows("KC", 20, 0, 0)]);
+    expect((await get(`?${window}`)).body).toEqual([rows("AW26", 20, 0, 0), rows("SS26", 22, 18, 0)]);
+
+    // KB's change was stock only: updatedSince follows PO and draft-PO data.
+    expect((await get(`?${window}&groupBy=skus&updatedSince=${encodeURIComponent(before)}`)).body).toEqual([rows("KA", 15, 12, 0), rows("KC", 20, 0, 0)]);
+    const byWarehouse = (await get(`/by-warehouse?${window}&groupBy=skus&updatedSince=${encodeURIComponent(before)}`)).body;
+    // The draft line left the no-warehouse group for WH2; KC's order changed in WH2.
+    expect(sorted(byWarehouse)).toEqual([whRows("KA", "WH2", 5, 8, 0), whRows("KC", "WH2", 20, 0, 0)]);
+    const later = new Date(Date.now() + 60_000).toISOString();
+    expect((await get(`?${window}&groupBy=skus&updatedSince=${encodeURIComponent(later)}`)).body).toEqual([]);
+  });
+
+  it("the drift check finds the replica equal to its sources, then reports each kind of drift", async () => {
+    await until(`?${window}&groupBy=skus`, [rows("KA", 15, 12, 0), rows("KB", 7, 6, 0), rows("KC", 20, 0, 0)]);
+    const check = () => spawnSync(process.execPath, ["deploy/local/planning-drift.mjs", platform.databaseUrl], { cwd: checkoutRoot, encoding: "utf8" });
+    const clean = check();
+    expect({ status: clean.status, report: JSON.parse(clean.stdout) }).toEqual({
+      status: 0,
+      report: { notChecked: [], skus: [], warehouses: [], stock: [], purchaseOrders: [], purchaseOrderLines: [], drift: false },
+    });
+    const sql = new pg.Client({ connectionString: platform.databaseUrl });
+    await sql.connect();
+    try {
+      const a = acme.accountID;
+      await sql.query("DELETE FROM planning.skus WHERE account_id = $1 AND key = 'KC'", [a]);
+      await sql.query("UPDATE planning.warehouses SET version = version - 1 WHERE account_id = $1 AND external_id = 'WH1'", [a]);
+      await sql.query("DELETE FROM planning.stock WHERE account_id = $1 AND warehouse_id = $2", [a, warehouseId.WH2]);
+      await sql.query("UPDATE planning.purchase_orders SET version = version - 1 WHERE account_id = $1 AND purchase_order_id = $2", [a, poId["PO-OPEN"]]);
+      await sql.query("UPDATE planning.purchase_order_lines SET open_quantity = open_quantity + 1 WHERE account_id = $1 AND purchase_order_id = $2", [a, poId["PO-APRIL"]]);
+      await sql.query("DELETE FROM planning.purchase_order_lines WHERE account_id = $1 AND purchase_order_id = $2", [a, poId["PO-CANCELLED"]]);
+    } finally {
+      await sql.end();
+    }
+    const drifted = check();
+    expect({ status: drifted.status, report: JSON.parse(drifted.stdout) }).toEqual({
+      status: 1,
+      report: {
+        notChecked: [],
+        skus: [{ account_id: acme.accountID, missing: 1, stale: 0, extra: 0 }],
+        warehouses: [{ account_id: acme.accountID, missing: 0, stale: 1, extra: 0 }],
+        stock: [{ account_id: acme.accountID, missing: 2, stale: 0, extra: 0 }],
+        purchaseOrders: [{ account_id: acme.accountID, missing: 0, stale: 1, extra: 0 }],
+        purchaseOrderLines: [{ account_id: acme.accountID, missing: 1, extra: 0, differing: 1 }],
+        drift: true,
+      },
+    });
+  });
+});
