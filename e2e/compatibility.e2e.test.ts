@@ -32,4 +32,68 @@ describe("the published client's product fields (item 16)", () => {
     expect(props.productGroupID).toMatchObject({ deprecated: true });
     expect(props.costPrice).toMatchObject({ deprecated: true });
   });
+
+  it("keeps its additional order fields in attributes: purchase orders, distribution orders, transactions", async () => {
+    const { api } = await signUp(platform.baseUrl, E2E_ADMIN_TOKEN);
+    expect((await api("POST", "/v2/api/products/batch", [{ key: "GO-1", sku: "GO-1" }])).status).toBe(201);
+
+    // Purchase orders: its fields on the order and the items, in any letter case; a re-send is no change.
+    const po = {
+      externalPurchaseNo: "GO-PO-1",
+      deliveryStatus: 5,
+      Factory: "Porto mill",
+      transportMethod: "sea",
+      completedDate: "2026-05-01T00:00:00Z",
+      deliveryWindow: "W18",
+      items: [{ externalRowId: "1", key: "GO-1", quantity: 3, productName: "Crew neck", revisedDeliveryDate: "2026-04-20", brandName: "Go" }],
+    };
+    const written = await api("POST", "/v2/api/purchaseorders/batch", [po]);
+    expect(written.body.map((r: { statusCode: number }) => r.statusCode)).toEqual([201]);
+    const stored = (await api("GET", "/v2/api/purchaseorders/GO-PO-1")).body;
+    expect(stored.attributes).toEqual({ factory: "Porto mill", transportMethod: "sea", completedDate: "2026-05-01T00:00:00Z", deliveryWindow: "W18" });
+    expect(stored.items[0].attributes).toEqual({ productName: "Crew neck", revisedDeliveryDate: "2026-04-20", brandName: "Go" });
+    expect(stored).not.toHaveProperty("factory");
+    const again = await api("POST", "/v2/api/purchaseorders/batch", [{ ...po, Factory: undefined, factory: "Porto mill" }]);
+    expect(again.body.map((r: { message: string }) => r.message)).toEqual(["unchanged"]);
+    expect((await api("GET", "/v2/api/purchaseorders/GO-PO-1")).body.updatedAt).toBe(stored.updatedAt);
+    // What GET answered, sent back whole, is no change either.
+    const { id: _id, apiKeyId: _k, createdAt: _c, updatedAt: _u, ...roundTrip } = stored;
+    const round = await api("POST", "/v2/api/purchaseorders/batch", [{ ...roundTrip, items: roundTrip.items.map(({ id: _i, deliveredQuantity: _d, skuId: _s, ...i }: Record<string, unknown>) => i) }]);
+    expect(round.body.map((r: { message: string }) => r.message)).toEqual(["unchanged"]);
+    const changed = await api("POST", "/v2/api/purchaseorders/batch", [{ ...po, items: [{ ...po.items[0], brandName: "Go!" }] }]);
+    expect(changed.body.map((r: { message: string }) => r.message)).toEqual(["updated"]);
+    expect((await api("GET", "/v2/api/purchaseorders/GO-PO-1")).body.items[0].attributes.brandName).toBe("Go!");
+    const unknown = await api("POST", "/v2/api/purchaseorders/batch", [{ ...po, shippingMark: "x" }]);
+    expect([unknown.body[0].statusCode, unknown.body[0].message]).toEqual([400, expect.stringContaining("shippingMark")]);
+
+    // Distribution orders.
+    const row = { externalDistributionOrderId: "GO-DO-1", externalRowID: "1", key: "GO-1", quantity: 2, OrderType: "transfer", deliveryWindow: "W19", label: "spring" };
+    expect((await api("POST", "/v2/api/distributionorders/batch", [row])).status).toBe(200);
+    expect((await api("GET", "/v2/api/distributionorders/GO-DO-1")).body[0].attributes).toEqual({ orderType: "transfer", deliveryWindow: "W19", label: "spring" });
+    const badRow = await api("POST", "/v2/api/distributionorders", [{ ...row, colour: "red" }]);
+    expect([badRow.status, JSON.stringify(badRow.body)]).toEqual([400, expect.stringContaining("colour")]);
+
+    // Transactions: on the transaction and its items.
+    const tx = {
+      externalTransactionID: "GO-T-1",
+      orderType: "web",
+      invoicedDate: "2026-03-02T00:00:00Z",
+      items: [{ externalID: "1", key: "GO-1", quantity: 1, vendorSKU: "V-1", size: "M", productGroupID: "G1", costPrice: 12.5 }],
+    };
+    expect((await api("POST", "/v2/api/transactions", [tx])).status).toBe(201);
+    const sale = (await api("GET", "/v2/api/transactions/GO-T-1")).body;
+    expect(sale.attributes).toEqual({ orderType: "web", invoicedDate: "2026-03-02T00:00:00Z" });
+    expect(sale.items[0]).toMatchObject({ externalItemID: "1", attributes: { vendorSKU: "V-1", size: "M", productGroupID: "G1", costPrice: 12.5 } });
+
+    // The document shows them as deprecated properties of each body.
+    const doc = (await (await fetch(`${platform.baseUrl}/v2/api/openapi.json`)).json()) as Record<string, any>;
+    const schemaOf = (path: string, method: string) => {
+      const s = doc.paths[path][method].requestBody.content["application/json"].schema.items;
+      return s.$ref ? doc.components.schemas[s.$ref.split("/").pop()] : s;
+    };
+    const poBody = schemaOf("/v2/api/purchaseorders/batch", "post");
+    expect(poBody.properties.factory).toMatchObject({ deprecated: true });
+    expect(schemaOf("/v2/api/distributionorders/batch", "post").properties.label).toMatchObject({ deprecated: true });
+    expect(schemaOf("/v2/api/transactions/batch", "post").properties.invoicedDate).toMatchObject({ deprecated: true });
+  });
 });

@@ -11,7 +11,7 @@ import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { describe } from "../http/validation";
 import { int32 } from "../http/values";
 import type { CallAs } from "../clients";
-import { canonicalNames, orderTimestamp } from "./purchase-orders";
+import { orderTimestamp, withClientFields } from "./purchase-orders";
 
 const { DistributionOrderSchema, WriteMode } = ordersV1;
 const BATCH_MAX = 1000;
@@ -51,11 +51,14 @@ const rowShape = {
   createdAt: z.unknown().optional(),
   updatedAt: z.unknown().optional(),
 };
-const rowInput = z.preprocess(canonicalNames(Object.keys(rowShape), { externalDistributionOrderId: "externalDOID" }), z.strictObject(rowShape));
+/** The published client's additional fields on distribution orders (kept in `attributes`). */
+const DO_EXTRAS = ["orderType", "deliveryWindow", "label"] as const;
+const rowInput = withClientFields(rowShape, DO_EXTRAS, { externalDistributionOrderId: "externalDOID" });
 
 export const distributionOrderSchema = z
   .object({
     ...Object.fromEntries(Object.entries(rowShape).map(([k]) => [k, z.unknown()])),
+    attributes: z.record(z.string(), z.unknown()).nullable().describe("the published client's additional fields, as sent"),
     id: z.string().uuid(),
     status: z.enum(STATUSES),
     createdAt: z.string().datetime(),

@@ -100,6 +100,36 @@ export function canonicalNames(names: string[], aliases: Record<string, string> 
   };
 }
 
+/** A resource's `attributes`: the published client's additional fields as it sent them. */
+const attributes = z.record(z.string().max(500), z.unknown());
+
+/**
+ * A write body of an order resource with the published client's names and additional fields
+ * (CONTRACT.md, "Compatibility"): names in any letter case, its renamed fields, and its additional
+ * fields, each documented as deprecated and kept in the resource's `attributes` object (which a
+ * client may also send whole, as GET answers it; a loose field wins over the same name in it).
+ */
+export function withClientFields<S extends z.ZodRawShape>(shape: S, extras: readonly string[], renamed: Record<string, string> = {}) {
+  const loose = Object.fromEntries(extras.map((f) => [f, z.unknown().optional().meta({ deprecated: true, description: "sent by the published client; kept in attributes" })]));
+  const full = z.strictObject({ ...shape, attributes: attributes.nullish().describe("the published client's additional fields, kept as sent"), ...loose });
+  return z.preprocess(canonicalNames(Object.keys(full.shape), renamed), full).transform((value) => {
+    const fields = value as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    let kept = fields.attributes ? { ...(fields.attributes as Record<string, unknown>) } : undefined;
+    for (const [k, v] of Object.entries(fields)) {
+      if (k === "attributes") continue;
+      if (extras.includes(k)) {
+        if (v !== undefined) kept = { ...kept, [k]: v };
+      } else out[k] = v;
+    }
+    return { ...out, attributes: kept ?? null } as z.output<z.ZodObject<S>> & { attributes: Record<string, unknown> | null };
+  });
+}
+
+/** The published client's additional fields on purchase orders and their items. */
+const PO_EXTRAS = ["completedDate", "cancelledDate", "deliveryWindow", "factory", "transportMethod"] as const;
+const PO_ITEM_EXTRAS = ["productName", "brandName", "supplier", "revisedDeliveryDate", "departureDate", "revisedDepartureDate"] as const;
+
 const deliverySchema = z.preprocess(
   canonicalNames(["deliveryID", "quantity", "deliveryDate"]),
   z.strictObject({ deliveryID: shortText.nullish(), quantity, deliveryDate: orderTimestamp.nullish() }),
@@ -121,7 +151,7 @@ const itemShape = {
   deliveries: z.array(deliverySchema).max(10_000).nullish(),
   deliveredQuantity: z.unknown().optional().describe("read-only: the sum of the deliveries"),
 };
-const itemSchema = z.preprocess(canonicalNames(Object.keys(itemShape)), z.strictObject(itemShape));
+const itemSchema = withClientFields(itemShape, PO_ITEM_EXTRAS);
 
 const orderShape = {
   id: z.string().max(100).optional(),
@@ -139,7 +169,7 @@ const orderShape = {
   createdAt: z.unknown().optional(),
   updatedAt: z.unknown().optional(),
 };
-export const purchaseOrderInputSchema = z.preprocess(canonicalNames(Object.keys(orderShape), { externalPurchaseNo: "externalPONo" }), z.strictObject(orderShape));
+export const purchaseOrderInputSchema = withClientFields(orderShape, PO_EXTRAS, { externalPurchaseNo: "externalPONo" });
 type OrderInput = z.output<typeof purchaseOrderInputSchema>;
 
 const outputItem = z.object({
@@ -158,6 +188,7 @@ const outputItem = z.object({
   deliveries: z.array(z.object({ deliveryID: z.string().nullable(), quantity: z.number().int(), deliveryDate: z.string().nullable() })),
   deliveredQuantity: z.number().int(),
   skuId: z.string().describe("the catalogue product id the item's key, sku or ean names"),
+  attributes: attributes.nullable().describe("the published client's additional fields, as sent"),
 });
 export const purchaseOrderSchema = z
   .object({
@@ -172,6 +203,7 @@ export const purchaseOrderSchema = z
     label: z.string().nullable(),
     orderType: z.string().nullable(),
     items: z.array(outputItem),
+    attributes: attributes.nullable().describe("the published client's additional fields, as sent"),
     apiKeyId: z.string(),
     createdAt: z.string().datetime(),
     updatedAt: z.string().datetime(),

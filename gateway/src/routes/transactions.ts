@@ -10,7 +10,7 @@ import { documentAs } from "../http/openapi";
 import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { decimal, int32 } from "../http/values";
 import type { CallAs } from "../clients";
-import { canonicalNames, orderTimestamp } from "./purchase-orders";
+import { canonicalNames, orderTimestamp, withClientFields } from "./purchase-orders";
 
 const { TransactionSchema, ShipmentSchema, WriteMode } = ordersV1;
 const BATCH_MAX = 1000;
@@ -45,7 +45,14 @@ const itemShape = {
   customFields: json.nullish(),
   shipments: z.unknown().optional().describe("read-only: added by POST .../shipments"),
 };
-const itemInput = z.preprocess(canonicalNames(Object.keys(itemShape), { externalID: "externalItemID" }), z.strictObject(itemShape));
+/** The published client's additional fields on transactions and their items (kept in `attributes`). */
+const TX_EXTRAS = ["orderType", "invoicedDate"] as const;
+const TX_ITEM_EXTRAS = [
+  "variantName", "vendorSKU", "brandName", "supplier", "category", "collection", "season", "year", "size", "color", "ageGroup", "gender",
+  "productGroupID", "variantGroupID", "costPrice", "costPriceCurrency", "moneyDiscount", "productType", "fulfillmentType", "deliveryWindow",
+  "primaryWarehouseExternalID", "invoicedDate",
+] as const;
+const itemInput = withClientFields(itemShape, TX_ITEM_EXTRAS, { externalID: "externalItemID" });
 
 const statementShape = {
   name: shortText.nullish(),
@@ -79,10 +86,16 @@ const txShape = {
   createdAt: z.unknown().optional(),
   updatedAt: z.unknown().optional(),
 };
-const txInput = z.preprocess(canonicalNames(Object.keys(txShape)), z.strictObject(txShape));
+const txInput = withClientFields(txShape, TX_EXTRAS);
 
 export const transactionSchema = z
-  .object({ ...Object.fromEntries(Object.keys(txShape).map((k) => [k, z.unknown()])), id: z.string().uuid(), createdAt: z.string().datetime(), updatedAt: z.string().datetime() })
+  .object({
+    ...Object.fromEntries(Object.keys(txShape).map((k) => [k, z.unknown()])),
+    attributes: z.record(z.string(), z.unknown()).nullable().describe("the published client's additional fields, as sent"),
+    id: z.string().uuid(),
+    createdAt: z.string().datetime(),
+    updatedAt: z.string().datetime(),
+  })
   .meta({ id: "Transaction" });
 
 function toProto(t: z.output<typeof txInput>, keepId: boolean): ordersV1.Transaction {

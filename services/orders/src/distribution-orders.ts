@@ -24,7 +24,8 @@ const REFERENCE = "externalDOID/externalRowID";
 const TEXT = ["external_comment", "season", "key", "sku", "from_warehouse_external_id", "to_warehouse_external_id"] as const;
 const DATES = ["order_date", "delivery_date", "shipped_at", "completed_date", "cancelled_date"] as const;
 const COUNTS = ["quantity", "allocated_quantity", "delivered_quantity"] as const;
-const WRITTEN = ["external_doid", "external_row_id", ...TEXT, ...DATES, ...COUNTS] as const;
+// attributes: the published client's additional fields, a JSON object kept as sent.
+const WRITTEN = ["external_doid", "external_row_id", ...TEXT, ...DATES, ...COUNTS, "attributes"] as const;
 const RECORD = [
   "id uuid",
   "external_doid text",
@@ -32,6 +33,7 @@ const RECORD = [
   ...TEXT.map((c) => `${c} text`),
   ...DATES.map((c) => `${c} timestamptz`),
   ...COUNTS.map((c) => `${c} integer`),
+  "attributes jsonb",
 ].join(", ");
 const SELECT = `id, ${WRITTEN.join(", ")}, status, version, created_at, updated_at`;
 

@@ -1,3 +1,4 @@
+import type { JsonObject } from "@bufbuild/protobuf";
 import type { Db, Tx } from "@analytics/db";
 import { pageOfIds } from "@analytics/db";
 
@@ -27,6 +28,7 @@ export interface OrderRow {
   supplier: string | null;
   label: string | null;
   order_type: string | null;
+  attributes: JsonObject | null;
   version: number;
   created_at: Date;
   updated_at: Date;
@@ -50,6 +52,7 @@ export interface ItemRow {
   total_price_currency: string | null;
   deliveries: { deliveryID?: string | null; quantity: number; deliveryDate?: string | null }[];
   delivered_quantity: number;
+  attributes: JsonObject | null;
 }
 
 /** Only one purchase-order write of an account runs at a time, so classification stays true until commit. */
@@ -92,6 +95,7 @@ export interface OrderWrite {
   supplier: string | null;
   label: string | null;
   order_type: string | null;
+  attributes: JsonObject | null;
   content_hash: string;
 }
 
@@ -112,6 +116,7 @@ export interface ItemWrite {
   total_price_currency: string | null;
   deliveries: unknown;
   delivered_quantity: number;
+  attributes: JsonObject | null;
 }
 
 /**
@@ -123,16 +128,17 @@ export async function writeOrders(tx: Tx, accountId: string, orders: OrderWrite[
   if (!orders.length) return;
   await tx.raw(
     `INSERT INTO purchase_orders (id, account_id, api_key_id, external_po_no, order_date, delivery_date, delivery_status,
-       external_comment, external_warehouse_id, supplier, label, order_type, content_hash)
+       external_comment, external_warehouse_id, supplier, label, order_type, attributes, content_hash)
      SELECT id, ?, api_key_id, external_po_no, order_date, delivery_date, delivery_status,
-       external_comment, external_warehouse_id, supplier, label, order_type, content_hash
+       external_comment, external_warehouse_id, supplier, label, order_type, attributes, content_hash
      FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, api_key_id text, external_po_no text, order_date timestamptz,
        delivery_date timestamptz, delivery_status smallint, external_comment text, external_warehouse_id text,
-       supplier text, label text, order_type text, content_hash text)
+       supplier text, label text, order_type text, attributes jsonb, content_hash text)
      ON CONFLICT (id) DO UPDATE SET external_po_no = EXCLUDED.external_po_no, order_date = EXCLUDED.order_date,
        delivery_date = EXCLUDED.delivery_date, delivery_status = EXCLUDED.delivery_status,
        external_comment = EXCLUDED.external_comment, external_warehouse_id = EXCLUDED.external_warehouse_id,
-       supplier = EXCLUDED.supplier, label = EXCLUDED.label, order_type = EXCLUDED.order_type, content_hash = EXCLUDED.content_hash,
+       supplier = EXCLUDED.supplier, label = EXCLUDED.label, order_type = EXCLUDED.order_type, attributes = EXCLUDED.attributes,
+       content_hash = EXCLUDED.content_hash,
        version = purchase_orders.version + 1, updated_at = now()
      WHERE purchase_orders.account_id = EXCLUDED.account_id`,
     [accountId, asJson(orders)],
@@ -143,21 +149,21 @@ export async function writeOrders(tx: Tx, accountId: string, orders: OrderWrite[
        RETURNING id, purchase_order_id, external_row_id)
      INSERT INTO purchase_order_items (id, account_id, purchase_order_id, position, external_row_id, key, sku, ean, season,
        sku_id, quantity, delivery_date, external_warehouse_id, total_price_net, total_price_vat, total_price_currency,
-       deliveries, delivered_quantity)
+       deliveries, delivered_quantity, attributes)
      SELECT COALESCE(old.id, gen_random_uuid()), ?, x.purchase_order_id, x.position, x.external_row_id, x.key, x.sku, x.ean,
        x.season, x.sku_id, x.quantity, x.delivery_date, x.external_warehouse_id, x.total_price_net, x.total_price_vat,
-       x.total_price_currency, x.deliveries, x.delivered_quantity
+       x.total_price_currency, x.deliveries, x.delivered_quantity, x.attributes
      FROM jsonb_to_recordset(?::jsonb) AS x(purchase_order_id uuid, position integer, external_row_id text, key text,
        sku text, ean text, season text, sku_id text, quantity integer, delivery_date timestamptz,
        external_warehouse_id text, total_price_net numeric, total_price_vat numeric, total_price_currency text,
-       deliveries jsonb, delivered_quantity integer)
+       deliveries jsonb, delivered_quantity integer, attributes jsonb)
      LEFT JOIN old ON old.purchase_order_id = x.purchase_order_id AND old.external_row_id = x.external_row_id`,
     [accountId, orders.map((o) => o.id), accountId, asJson(items)],
   );
 }
 
 const ORDER_COLUMNS = `id, seq, api_key_id, external_po_no, order_date, delivery_date, delivery_status, external_comment,
-  external_warehouse_id, supplier, label, order_type, version, created_at, updated_at`;
+  external_warehouse_id, supplier, label, order_type, attributes, version, created_at, updated_at`;
 
 /** Orders by id (in creation order) and their items (two statements). */
 export async function findOrders(db: Db | Tx, accountId: string, ids: string[]): Promise<{ orders: OrderRow[]; items: ItemRow[] }> {
@@ -166,7 +172,7 @@ export async function findOrders(db: Db | Tx, accountId: string, ids: string[]):
   const items = await db.raw(
     `SELECT id, purchase_order_id, position, external_row_id, key, sku, ean, season, sku_id, quantity, delivery_date,
        external_warehouse_id, total_price_net::text AS total_price_net, total_price_vat::text AS total_price_vat,
-       total_price_currency, deliveries, delivered_quantity
+       total_price_currency, deliveries, delivered_quantity, attributes
      FROM purchase_order_items WHERE account_id = ? AND purchase_order_id = ANY(?::uuid[]) ORDER BY purchase_order_id, position`,
     [accountId, ids],
   );

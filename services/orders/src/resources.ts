@@ -24,6 +24,7 @@ export function purchaseOrderFromRows(row: OrderRow, items: ItemRow[]): Purchase
     supplier: row.supplier ?? undefined,
     label: row.label ?? undefined,
     orderType: row.order_type ?? undefined,
+    attributes: row.attributes ?? undefined,
     apiKeyId: row.api_key_id,
     createdAt: ts(row.created_at),
     updatedAt: ts(row.updated_at),
@@ -43,6 +44,7 @@ export function purchaseOrderFromRows(row: OrderRow, items: ItemRow[]): Purchase
       totalPriceCurrency: i.total_price_currency ?? undefined,
       deliveries: i.deliveries.map((d) => ({ deliveryId: d.deliveryID ?? undefined, quantity: d.quantity, deliveryDate: d.deliveryDate ? timestampFromDate(new Date(d.deliveryDate)) : undefined })),
       deliveredQuantity: i.delivered_quantity,
+      attributes: i.attributes ?? undefined,
     })),
   });
 }
@@ -55,14 +57,27 @@ export function purchaseOrderFromRows(row: OrderRow, items: ItemRow[]): Purchase
 function contentHash(order: Omit<OrderWrite, "id" | "api_key_id" | "content_hash">, items: ItemWrite[]): string {
   const content = {
     ...order,
+    attributes: sortedKeys(order.attributes),
     items: items.map(({ purchase_order_id: _, ...item }) => ({
       ...item,
+      attributes: sortedKeys(item.attributes),
       // Decimals compare by value: 1.50 and 1.5 are the same price.
       total_price_net: item.total_price_net === null ? null : normalDecimal(item.total_price_net),
       total_price_vat: item.total_price_vat === null ? null : normalDecimal(item.total_price_vat),
     })),
   };
   return createHash("sha256").update(JSON.stringify(content)).digest("base64");
+}
+
+/** A JSON value with its objects' keys in one order: the same attributes sent in another order are no change. */
+function sortedKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortedKeys);
+  if (!v || typeof v !== "object") return v;
+  return Object.fromEntries(
+    Object.keys(v)
+      .sort()
+      .map((k) => [k, sortedKeys((v as Record<string, unknown>)[k])]),
+  );
 }
 
 function normalDecimal(v: string): string {
@@ -83,6 +98,7 @@ export function orderColumns(id: string, apiKeyId: string, po: PurchaseOrder): {
     supplier: orNull(po.supplier),
     label: orNull(po.label),
     order_type: orNull(po.orderType),
+    attributes: po.attributes ?? null,
   };
   return { order: { id, api_key_id: apiKeyId, ...order, content_hash: contentHash(order, items) }, items };
 }
@@ -105,6 +121,7 @@ function itemColumns(orderId: string, po: PurchaseOrder): ItemWrite[] {
     total_price_currency: orNull(i.totalPriceCurrency),
     deliveries: i.deliveries.map((d) => ({ deliveryID: d.deliveryId ?? null, quantity: d.quantity, deliveryDate: iso(d.deliveryDate) })),
     delivered_quantity: i.deliveries.reduce((sum, d) => sum + d.quantity, 0),
+    attributes: i.attributes ?? null,
   }));
 }
 

@@ -4,5 +4,6 @@ import { createOrders } from "./001_orders";
 import { createDistributionOrders } from "./002_distribution_orders";
 import { createTransactions } from "./003_transactions";
 import { purchaseOrderContentHash } from "./004_content_hash";
+import { clientAttributes } from "./005_client_attributes";
 
-export const migrations: Migration[] = [...outboxMigrations, createOrders, createDistributionOrders, createTransactions, purchaseOrderContentHash];
+export const migrations: Migration[] = [...outboxMigrations, createOrders, createDistributionOrders, createTransactions, purchaseOrderContentHash, clientAttributes];
