@@ -3,47 +3,21 @@
 // process, which holds the gateway and every service, sampled every 10 ms), and GET
 // /v2/api/products?pageSize=1000 without prices and with 3 prices per product (target <= 1.5x).
 // Usage: node bench/pricing.mjs [--start path/to/dist/local/start.js] [--prices 100000]
-import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import pg from "pg";
+import { arg, median, startPlatform } from "./platform.mjs";
 
-const arg = (name, fallback) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : fallback);
-const startScript = arg("--start", "dist/local/start.js");
 const TOTAL_PRICES = Number(arg("--prices", 100_000));
-const adminUrl = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const ADMIN = "bench-admin-token-0123456789";
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const rssMiB = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]) / 1024;
 
-const name = `bench_${randomBytes(4).toString("hex")}`;
-const admin = new pg.Client({ connectionString: adminUrl });
-await admin.connect();
-await admin.query(`CREATE DATABASE ${name}`);
-const url = new URL(adminUrl);
-url.pathname = `/${name}`;
-const child = spawn(process.execPath, [startScript], {
-  env: { ...process.env, DATABASE_URL: url.toString(), PORT: "0", HOST: "127.0.0.1", ADMIN_TOKEN: ADMIN, LOG_LEVEL: "info", DATA_DIR: mkdtempSync(join(tmpdir(), "pricing-")) },
-  stdio: ["ignore", "pipe", "inherit"],
-});
+const platform = await startPlatform({ start: arg("--start", "dist/local/start.js") });
+const child = platform.child;
+const db = new pg.Client({ connectionString: platform.databaseUrl });
+await db.connect();
 try {
-  const base = await new Promise((resolve, reject) => {
-    let buf = "";
-    child.stdout.on("data", (c) => {
-      buf += c;
-      for (let nl; (nl = buf.indexOf("\n")) >= 0; buf = buf.slice(nl + 1)) {
-        try {
-          const e = JSON.parse(buf.slice(0, nl));
-          if (e.msg === "platform ready") resolve(`http://127.0.0.1:${e.port}`);
-        } catch {}
-      }
-    });
-    child.once("exit", (code) => reject(new Error(`platform exited ${code}`)));
-  });
+  /** The answer as text; anything but a 2xx stops the bench. */
   const call = async (method, path, body, token) => {
-    const res = await fetch(base + path, {
+    const res = await fetch(platform.base + path, {
       method,
       headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -52,22 +26,27 @@ try {
     if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
     return { text, json: () => JSON.parse(text) };
   };
+  /** Until every service's outbox is drained: in the in-process bus a row is published only once every consumer handled it. */
+  const settled = async () => {
+    for (;;) {
+      const schemas = (await db.query("SELECT table_schema FROM information_schema.tables WHERE table_name = 'outbox'")).rows.map((r) => r.table_schema);
+      const pending = await db.query(schemas.map((s) => `SELECT count(*)::int AS n FROM ${s}.outbox WHERE published_at IS NULL AND dead_at IS NULL`).join(" UNION ALL "));
+      if (pending.rows.every((r) => r.n === 0)) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
   const timed = async (f) => {
     const t = performance.now();
     const r = await f();
     return { ms: performance.now() - t, r };
   };
-  const account = (await call("POST", "/admin/v1/accounts", { name: "Pricing bench" }, ADMIN)).json();
-  const token = (await call("POST", "/v2/api/auth", { accountID: account.accountID, apiKey: account.apiKey })).json().accessToken;
+  const { token } = await platform.signUp("Pricing bench");
   const api = (method, path, body) => call(method, path, body, token);
-
-  await api("POST", "/v2/api/products/batch", Array.from({ length: 1000 }, (_, i) => ({ key: `SKU-${i}`, sku: `S-${i}`, productName: `Product ${i}`, season: "SS27" })));
-  const productsMs = async () => {
-    const runs = [];
-    for (let r = 0; r < 7; r++) runs.push((await timed(() => api("GET", "/v2/api/products?pageSize=1000"))).ms);
-    return median(runs);
-  };
-  const withoutPrices = await productsMs();
+  // The same 1000 products in a second account that never gets prices: the "without" side.
+  const { token: plainToken } = await platform.signUp("Products without prices");
+  const products = Array.from({ length: 1000 }, (_, i) => ({ key: `SKU-${i}`, sku: `S-${i}`, productName: `Product ${i}`, season: "SS27" }));
+  await api("POST", "/v2/api/products/batch", products);
+  await call("POST", "/v2/api/products/batch", products, plainToken);
 
   const lists = Math.max(3, Math.ceil(TOTAL_PRICES / 1000));
   for (let l = 0; l < lists; l++) await api("POST", "/v2/api/price-lists", { externalPriceListId: `L${l}`, name: `List ${l}`, currency: "EUR", defaultVat: 25 });
@@ -83,7 +62,16 @@ try {
   for (let l = 0; l < 3; l++) created.push((await timed(() => api("POST", "/v2/api/prices/batch", batch(l, 0)).then(check))).ms);
   const updated = [];
   for (let round = 1; round <= 5; round++) updated.push((await timed(() => api("POST", "/v2/api/prices/batch", batch(round % 3, round)).then(check))).ms);
-  const withPrices = await productsMs();
+  // Products with and without prices, alternating, once the queue work of the writes is done.
+  await settled();
+  const withRuns = [];
+  const withoutRuns = [];
+  for (let r = 0; r < 7; r++) {
+    withRuns.push((await timed(() => api("GET", "/v2/api/products?pageSize=1000"))).ms);
+    withoutRuns.push((await timed(() => call("GET", "/v2/api/products?pageSize=1000", undefined, plainToken))).ms);
+  }
+  const withPrices = median(withRuns);
+  const withoutPrices = median(withoutRuns);
 
   for (let l = 3; l < lists; l++) created.push((await timed(() => api("POST", "/v2/api/prices/batch", batch(l, 0)).then(check))).ms);
 
@@ -110,8 +98,6 @@ try {
   };
   console.log(JSON.stringify(result, null, 2));
 } finally {
-  child.kill("SIGTERM");
-  await new Promise((r) => child.once("exit", r));
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.end();
+  await db.end();
+  await platform.stop();
 }

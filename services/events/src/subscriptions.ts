@@ -20,7 +20,9 @@ const productPrice = (p: pricingV1.Price) => ({
   customPrices: Object.fromEntries(Object.entries(p.customPrices).map(([k, v]) => [k, new RestDecimal(v.value)])),
 });
 
-type Change = { accountId: string; productId: string; product?: { version: number; json: Record<string, unknown> }; prices?: unknown[] };
+/** One price as the replica keeps it (migrations/004_price_entries.ts). */
+type PriceEntry = { priceId: string; version: string; listOrder: string; priceOrder: string; deleted: boolean; price: unknown };
+type Change = { accountId: string; productId: string; product?: { version: number; json: Record<string, unknown> }; price?: PriceEntry };
 
 function changeOf(delivery: Delivery): Change | undefined {
   for (const topic of topics.catalogueSkuTopics) {
@@ -30,7 +32,19 @@ function changeOf(delivery: Delivery): Change | undefined {
     }
   }
   for (const topic of topics.pricingPriceTopics) {
-    if (isTopic(delivery, topic)) return { accountId: delivery.accountId, productId: delivery.message.productId, prices: delivery.message.productPrices.map(productPrice) };
+    // A message from before prices travelled one by one has no price_id: nothing to apply.
+    if (isTopic(delivery, topic) && delivery.message.priceId && delivery.message.price) {
+      const m = delivery.message;
+      const price = {
+        priceId: m.priceId,
+        version: String(m.version),
+        listOrder: String(m.listOrder),
+        priceOrder: String(m.priceOrder),
+        deleted: topic === topics.pricingPriceDeleted,
+        price: productPrice(m.price!),
+      };
+      return { accountId: delivery.accountId, productId: m.productId, price };
+    }
   }
   return undefined;
 }
@@ -77,7 +91,14 @@ export const queueConsumer: ConsumerDefinition = {
     const key = (c: { accountId: string; productId: string }) => `${c.accountId}/${c.productId}`;
     const products = new Map<string, Change>();
     const prices = new Map<string, Change>();
-    for (const c of changes) (c.product ? products : prices).set(key(c), c);
+    // The newest message of each product (product changes) and of each price (price changes).
+    for (const c of changes) {
+      if (c.product) products.set(key(c), c);
+      else {
+        const k = `${c.accountId}/${c.price!.priceId}`;
+        if (!prices.has(k) || BigInt(prices.get(k)!.price!.version) < BigInt(c.price!.version)) prices.set(k, c);
+      }
+    }
     if (products.size) {
       await tx.raw(
         `INSERT INTO product_replica (account_id, product_id, version, product)
@@ -89,19 +110,37 @@ export const queueConsumer: ConsumerDefinition = {
     }
     if (prices.size) {
       await tx.raw(
-        `INSERT INTO price_replica (account_id, product_id, prices)
-         SELECT account_id, product_id, prices FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, product_id uuid, prices jsonb)
-         ON CONFLICT (account_id, product_id) DO UPDATE SET prices = excluded.prices`,
-        [json([...prices.values()].map((c) => ({ account_id: c.accountId, product_id: c.productId, prices: c.prices })))],
+        `INSERT INTO price_entry_replica (account_id, price_id, product_id, version, list_order, price_order, deleted, price)
+         SELECT account_id, price_id, product_id, version, list_order, price_order, deleted, price
+         FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, price_id uuid, product_id uuid, version bigint, list_order bigint,
+           price_order bigint, deleted boolean, price jsonb)
+         ON CONFLICT (account_id, price_id) DO UPDATE SET version = excluded.version, list_order = excluded.list_order,
+           price_order = excluded.price_order, deleted = excluded.deleted, price = excluded.price
+         WHERE price_entry_replica.version < excluded.version`,
+        [
+          json(
+            [...prices.values()].map(({ accountId, productId, price: p }) => ({
+              account_id: accountId,
+              price_id: p!.priceId,
+              product_id: productId,
+              version: p!.version,
+              list_order: p!.listOrder,
+              price_order: p!.priceOrder,
+              deleted: p!.deleted,
+              price: p!.price,
+            })),
+          ),
+        ],
       );
     }
     // Each changed product as it now stands: its stored product and prices, in one read.
     const touched = [...new Map(changes.map((c) => [key(c), c])).values()];
     const { rows } = !touched.length ? { rows: [] } : await tx.raw(
-      `SELECT x.account_id, x.product_id, p.product, COALESCE(r.prices, '[]'::jsonb) AS prices
+      `SELECT x.account_id, x.product_id, p.product,
+         COALESCE((SELECT jsonb_agg(e.price ORDER BY e.list_order, e.price_order) FROM price_entry_replica e
+                   WHERE e.account_id = x.account_id AND e.product_id = x.product_id AND NOT e.deleted), '[]'::jsonb) AS prices
        FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, product_id uuid)
-       JOIN product_replica p ON p.account_id = x.account_id AND p.product_id = x.product_id
-       LEFT JOIN price_replica r ON r.account_id = x.account_id AND r.product_id = x.product_id`,
+       JOIN product_replica p ON p.account_id = x.account_id AND p.product_id = x.product_id`,
       [json(touched.map((c) => ({ account_id: c.accountId, product_id: c.productId })))],
     );
     const current = new Map(

@@ -114,33 +114,43 @@ describe("events service (real Postgres and JetStream)", () => {
     const acc = randomUUID();
     const product = randomUUID();
     const handle = consumerHandler(db, "events", queueConsumer);
-    const priceMessage = (productId: string, prices: string[]): BusMessage => {
-      const schema = topics.pricingPriceUpserted.schema;
-      const price = (value: string, n: number) => ({ listExternalId: `L${n}`, key: "p", price: { value }, currency: "EUR", vat: { value: "25" }, customPrices: { outlet: { value: "1.10" } }, productId });
+    const [first, second] = [randomUUID(), randomUUID()];
+    /** A PriceChanged of one price: its id, row version, list and price order, and value. */
+    const priceMessage = (productId: string, priceId: string, version: number, listOrder: number, value: string, deleted = false): BusMessage => {
+      const topic = deleted ? topics.pricingPriceDeleted : topics.pricingPriceUpserted;
+      const price = { listExternalId: `L${listOrder}`, key: "p", price: { value }, currency: "EUR", vat: { value: "25" }, customPrices: { outlet: { value: "1.10" } }, productId };
       return {
         id: randomUUID(),
-        subject: topics.pricingPriceUpserted.subject,
+        subject: topic.subject,
         accountId: acc,
         occurredAt: new Date().toISOString(),
         aggregate: `price:${productId}`,
-        payload: toBinary(schema, create(schema, { accountId: acc, productId, version: 1n, price: price(prices[0], 0), productPrices: prices.map(price) })),
+        payload: toBinary(
+          topic.schema,
+          create(topic.schema, { accountId: acc, productId, version: BigInt(version), price, priceId, listOrder: BigInt(listOrder), priceOrder: BigInt(listOrder) }),
+        ),
       };
     };
+    const l = (n: number, price: number) => ({ listExternalID: `L${n}`, price, currency: "EUR", vat: 25, customPrices: { outlet: 1.1 } });
     await handle([skuMessage(acc, "p", product)]);
-    await handle([priceMessage(product, ["10.00"]), priceMessage(product, ["10.00", "19.99"]), priceMessage(randomUUID(), ["1"])]);
+    // Two prices of the product (in list order whatever the message order) and one of a product never announced.
+    await handle([priceMessage(product, second, 1, 2, "19.99"), priceMessage(product, first, 1, 1, "10.00"), priceMessage(randomUUID(), randomUUID(), 1, 1, "1")]);
     const rows = await db("events").where({ account_id: acc }).orderBy("seq");
-    expect(rows.map((r) => r.payload.prices)).toEqual([
-      [],
-      [
-        { listExternalID: "L0", price: 10.0, currency: "EUR", vat: 25, customPrices: { outlet: 1.1 } },
-        { listExternalID: "L1", price: 19.99, currency: "EUR", vat: 25, customPrices: { outlet: 1.1 } },
-      ],
-    ]);
+    expect(rows.map((r) => r.payload.prices)).toEqual([[], [l(1, 10.0), l(2, 19.99)]]);
     expect(rows[1].payload.key).toBe("p");
+    // A newer version of a price counts; a stale or replayed one does not change it.
+    await handle([priceMessage(product, first, 3, 1, "12.50")]);
+    await handle([priceMessage(product, first, 2, 1, "11.00")]);
+    const latest = async () => (await db("events").where({ account_id: acc }).orderBy("seq", "desc").first()).payload.prices;
+    expect(await latest()).toEqual([l(1, 12.5), l(2, 19.99)]);
+    // A deletion removes it, and an older upsert arriving later does not bring it back.
+    await handle([priceMessage(product, second, 2, 2, "19.99", true)]);
+    expect(await latest()).toEqual([l(1, 12.5)]);
+    await handle([priceMessage(product, second, 1, 2, "19.99")]);
+    expect(await latest()).toEqual([l(1, 12.5)]);
     // A later product change carries the prices it has.
     await handle([{ ...skuMessage(acc, "p2", product), id: randomUUID() }]);
-    const last = (await db("events").where({ account_id: acc }).orderBy("seq", "desc").first()).payload;
-    expect(last).toMatchObject({ key: "p2", prices: [{ price: 10 }, { price: 19.99 }] });
+    expect(await db("events").where({ account_id: acc }).orderBy("seq", "desc").first().then((r) => r.payload)).toMatchObject({ key: "p2", prices: [{ price: 12.5 }] });
   });
 
   it("lists in creation order also after entries were processed (their rows moved in the table)", async () => {

@@ -1,5 +1,5 @@
 import { topics, type pricingV1 } from "@analytics/contracts";
-import { inTransaction, isUuid, type Db, type Tx } from "@analytics/db";
+import { inTransaction, isUuid, type Db } from "@analytics/db";
 import { notFound, type FieldViolation } from "@analytics/errors";
 import { enqueue, outboxEntry } from "@analytics/outbox";
 import type { ServiceContext } from "@analytics/rpc";
@@ -93,12 +93,9 @@ export async function upsertPrices(ctx: ServiceContext, accountId: string, items
     const written = await repo.upsertPrices(tx, accountId, [...pending.values()].map((p) => p.row));
     const byId = new Map(written.map((w) => [`${w.price_list_id}/${w.product_id}/${w.season}`, w]));
     const rows = await repo.findPrices(tx, accountId, written.map((w) => w.id));
-    const all = await productPrices(tx, accountId, rows);
     await enqueue(
       tx,
-      rows.map((row) =>
-        outboxEntry(topics.pricingPriceUpserted, accountId, row.product_id, { accountId, productId: row.product_id, version: BigInt(row.version), price: priceFromRow(row), productPrices: all.get(row.product_id) }),
-      ),
+      rows.map((row) => priceChanged(topics.pricingPriceUpserted, accountId, row, BigInt(row.version))),
     );
     for (const [index, id] of indexOf) {
       const w = byId.get(id)!;
@@ -110,14 +107,20 @@ export async function upsertPrices(ctx: ServiceContext, accountId: string, items
   return result.map((o, i) => o ?? outcome(500, items[i].key, "item not answered"));
 }
 
-/** Every price of the changed rows' products after the change, by product (one statement). */
-async function productPrices(tx: Tx, accountId: string, rows: repo.PriceRow[]) {
-  const byProduct = new Map<string, pricingV1.Price[]>();
-  for (const row of await repo.pricesOfProducts(tx, accountId, [...new Set(rows.map((r) => r.product_id))])) {
-    (byProduct.get(row.product_id) ?? byProduct.set(row.product_id, []).get(row.product_id)!).push(priceFromRow(row));
-  }
-  return byProduct;
-}
+/**
+ * A PriceChanged of one price alone (a product's other prices are not read: the consumers keep
+ * them by price_id), with where it stands among the product's prices.
+ */
+const priceChanged = (topic: typeof topics.pricingPriceUpserted, accountId: string, row: repo.PriceRow, version: bigint) =>
+  outboxEntry(topic, accountId, row.product_id, {
+    accountId,
+    productId: row.product_id,
+    version,
+    price: priceFromRow(row),
+    priceId: row.id,
+    listOrder: BigInt(row.list_seq),
+    priceOrder: BigInt(row.price_seq),
+  });
 
 /** DELETE /prices/batch: each key's prices of one list (and season, when sent); 404 when it had none. */
 export async function deletePrices(ctx: ServiceContext, accountId: string, req: pricingV1.DeletePricesRequest): Promise<ItemOutcome[]> {
@@ -126,18 +129,9 @@ export async function deletePrices(ctx: ServiceContext, accountId: string, req: 
     if (!list) return req.keys.map((k) => outcome(404, k.key, `price list ${req.listExternalId} not found`));
     const ids = req.keys.filter((k) => isUuid(k.productId)).map((k) => k.productId);
     const deleted = await repo.deletePrices(tx, accountId, list.id, [...new Set(ids)], req.season);
-    const all = await productPrices(tx, accountId, deleted);
     await enqueue(
       tx,
-      deleted.map((row) =>
-        outboxEntry(topics.pricingPriceDeleted, accountId, row.product_id, {
-          accountId,
-          productId: row.product_id,
-          version: BigInt(row.version) + 1n,
-          price: priceFromRow(row),
-          productPrices: all.get(row.product_id) ?? [],
-        }),
-      ),
+      deleted.map((row) => priceChanged(topics.pricingPriceDeleted, accountId, row, BigInt(row.version) + 1n)),
     );
     const count = new Map<string, number>();
     for (const row of deleted) count.set(row.product_id, (count.get(row.product_id) ?? 0) + 1);

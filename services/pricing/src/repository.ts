@@ -89,10 +89,13 @@ export interface PriceRow {
   custom_prices: Record<string, string>;
   version: number;
   updated_at: Date;
+  /** Creation orders of the list and the price: the order of a product's prices. */
+  list_seq: string;
+  price_seq: string;
 }
 
 const PRICE_SELECT = `p.id, p.product_id, l.external_id AS list_external_id, p.key, p.sku, p.price, l.currency,
-  COALESCE(p.vat, l.default_vat) AS vat, p.season, p.custom_prices, p.version, p.updated_at`;
+  COALESCE(p.vat, l.default_vat) AS vat, p.season, p.custom_prices, p.version, p.updated_at, l.seq AS list_seq, p.seq AS price_seq`;
 
 function prices(db: Db | Tx) {
   return db("prices as p").join("price_lists as l", "l.id", "p.price_list_id").select(db.raw(PRICE_SELECT));

@@ -4,5 +4,6 @@ import { outboxMigrations } from "@analytics/outbox";
 import { createEvents } from "./001_events";
 import { eventPageIndexes } from "./002_page_index";
 import { productReplica } from "./003_product_replica";
+import { priceEntries } from "./004_price_entries";
 
-export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createEvents, eventPageIndexes, productReplica];
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createEvents, eventPageIndexes, productReplica, priceEntries];

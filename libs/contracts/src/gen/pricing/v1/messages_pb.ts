@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pricing/v1/messages.proto.
  */
 export const file_pricing_v1_messages: GenFile = /*@__PURE__*/
-  fileDesc("ChlwcmljaW5nL3YxL21lc3NhZ2VzLnByb3RvEhRhbmFseXRpY3MucHJpY2luZy52MSJsChBQcmljZUxpc3RDaGFuZ2VkEhIKCmFjY291bnRfaWQYASABKAkSDwoHdmVyc2lvbhgCIAEoAxIzCgpwcmljZV9saXN0GAMgASgLMh8uYW5hbHl0aWNzLnByaWNpbmcudjEuUHJpY2VMaXN0IqgBCgxQcmljZUNoYW5nZWQSEgoKYWNjb3VudF9pZBgBIAEoCRISCgpwcm9kdWN0X2lkGAIgASgJEg8KB3ZlcnNpb24YAyABKAMSKgoFcHJpY2UYBCABKAsyGy5hbmFseXRpY3MucHJpY2luZy52MS5QcmljZRIzCg5wcm9kdWN0X3ByaWNlcxgFIAMoCzIbLmFuYWx5dGljcy5wcmljaW5nLnYxLlByaWNlIlIKDUZ4UmF0ZUNoYW5nZWQSEgoKYWNjb3VudF9pZBgBIAEoCRItCgdmeF9yYXRlGAIgASgLMhwuYW5hbHl0aWNzLnByaWNpbmcudjEuRnhSYXRlIoIBChBQcmljYXRTa3VDaGFuZ2VkEhIKCmFjY291bnRfaWQYASABKAkSLAoGcHJpY2F0GAIgASgLMhwuYW5hbHl0aWNzLnByaWNpbmcudjEuUHJpY2F0EiwKA3NrdRgDIAEoCzIfLmFuYWx5dGljcy5wcmljaW5nLnYxLlByaWNhdFNrdWIGcHJvdG8z", [file_pricing_v1_pricing]);
+  fileDesc("ChlwcmljaW5nL3YxL21lc3NhZ2VzLnByb3RvEhRhbmFseXRpY3MucHJpY2luZy52MSJsChBQcmljZUxpc3RDaGFuZ2VkEhIKCmFjY291bnRfaWQYASABKAkSDwoHdmVyc2lvbhgCIAEoAxIzCgpwcmljZV9saXN0GAMgASgLMh8uYW5hbHl0aWNzLnByaWNpbmcudjEuUHJpY2VMaXN0IucBCgxQcmljZUNoYW5nZWQSEgoKYWNjb3VudF9pZBgBIAEoCRISCgpwcm9kdWN0X2lkGAIgASgJEg8KB3ZlcnNpb24YAyABKAMSKgoFcHJpY2UYBCABKAsyGy5hbmFseXRpY3MucHJpY2luZy52MS5QcmljZRI3Cg5wcm9kdWN0X3ByaWNlcxgFIAMoCzIbLmFuYWx5dGljcy5wcmljaW5nLnYxLlByaWNlQgIYARIQCghwcmljZV9pZBgGIAEoCRISCgpsaXN0X29yZGVyGAcgASgDEhMKC3ByaWNlX29yZGVyGAggASgDIlIKDUZ4UmF0ZUNoYW5nZWQSEgoKYWNjb3VudF9pZBgBIAEoCRItCgdmeF9yYXRlGAIgASgLMhwuYW5hbHl0aWNzLnByaWNpbmcudjEuRnhSYXRlIoIBChBQcmljYXRTa3VDaGFuZ2VkEhIKCmFjY291bnRfaWQYASABKAkSLAoGcHJpY2F0GAIgASgLMhwuYW5hbHl0aWNzLnByaWNpbmcudjEuUHJpY2F0EiwKA3NrdRgDIAEoCzIfLmFuYWx5dGljcy5wcmljaW5nLnYxLlByaWNhdFNrdWIGcHJvdG8z", [file_pricing_v1_pricing]);
 
 /**
  * analytics.pricing.price_list.{created,updated}
@@ -44,8 +44,10 @@ export const PriceListChangedSchema: GenMessage<PriceListChanged> = /*@__PURE__*
   messageDesc(file_pricing_v1_messages, 0);
 
 /**
- * analytics.pricing.price.{upserted,deleted}: one per (list, product, season); the aggregate is
- * the product, so a product's price messages arrive in order.
+ * analytics.pricing.price.{upserted,deleted}: one per (list, product, season), that price alone;
+ * the aggregate is the product, so a product's price messages arrive in order. `version` is the
+ * price row's (a deletion: one more than its last), so a replica keyed by `price_id` applies
+ * last-writer-wins per price.
  *
  * @generated from message analytics.pricing.v1.PriceChanged
  */
@@ -73,11 +75,33 @@ export type PriceChanged = Message<"analytics.pricing.v1.PriceChanged"> & {
   price?: Price | undefined;
 
   /**
-   * Every price of the product, in all lists, after the change: what GET /products shows.
+   * No longer filled: it carried every price of the product, which made a price batch's messages
+   * grow with the number of price lists. Consumers build a product's prices from price_id.
    *
-   * @generated from field: repeated analytics.pricing.v1.Price product_prices = 5;
+   * @generated from field: repeated analytics.pricing.v1.Price product_prices = 5 [deprecated = true];
+   * @deprecated
    */
   productPrices: Price[];
+
+  /**
+   * The price row's id: the key of a replica of prices.
+   *
+   * @generated from field: string price_id = 6;
+   */
+  priceId: string;
+
+  /**
+   * Where the price stands in a product's `prices` (GET /products): its list's creation order,
+   * then its own.
+   *
+   * @generated from field: int64 list_order = 7;
+   */
+  listOrder: bigint;
+
+  /**
+   * @generated from field: int64 price_order = 8;
+   */
+  priceOrder: bigint;
 };
 
 /**
