@@ -91,14 +91,6 @@ export function priceToRest(p: pricingV1.Price) {
   return { ...rest, customPrices: customPrices(p.customPrices) };
 }
 
-/** A product's `prices` entry. */
-export const productPriceToRest = (p: pricingV1.Price) => ({
-  listExternalID: p.listExternalId,
-  price: new RestDecimal(p.price?.value ?? "0"),
-  currency: p.currency,
-  vat: p.vat ? new RestDecimal(p.vat.value) : null,
-  customPrices: customPrices(p.customPrices),
-});
 
 /** A pricing BatchResult as the contract's BatchResponse (an item the service did not answer is a 500). */
 export const batchResult = (r?: pricingV1.BatchResult): BatchResponse => ({

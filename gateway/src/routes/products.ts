@@ -3,7 +3,7 @@ import { z } from "zod";
 import { isUuid } from "@analytics/db";
 import { create } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
-import { catalogueV1, fromRestJson, toRestJson, type pricingV1 } from "@analytics/contracts";
+import { catalogueV1, fromRestJson, RawJson, toRestJson, type pricingV1 } from "@analytics/contracts";
 import { generalResponse } from "@analytics/errors";
 import { batchStatus, convertBody, converting, runBatch, serverFailure, type BatchResponse } from "../http/batch";
 import { describe } from "../http/validation";
@@ -13,7 +13,6 @@ import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { batchOf, repeatable, route, type RouteContext } from "../http/route";
 import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import type { CallAs } from "../clients";
-import { productPriceToRest } from "./pricing-schemas";
 import { imageUploadSchema, keySwitchSchema, productCreateDocumented, productCreateSchema, productUpdateDocumented, productSchema, productUpdateSchema, nullFields, writableFields } from "./catalogue-schemas";
 
 const { ProductSchema, KeySwitchSchema, ImageUploadSchema } = catalogueV1;
@@ -131,9 +130,9 @@ export function productRoutes(
       // pricing's: one call per chunk of the page, joined here (README, "Pricing service").
       const page = await jsonArrayStream(catalogue.streamProducts({ list }, as(caller)), async ({ products }) => {
         const ids = products.map((p) => p.id);
-        const prices = ids.length ? (await pricing.pricesOfProducts({ productIds: ids }, as(caller))).prices : [];
-        const byProduct = new Map<string, unknown[]>();
-        for (const p of prices) (byProduct.get(p.productId) ?? byProduct.set(p.productId, []).get(p.productId)!).push(productPriceToRest(p));
+        const priced = ids.length ? (await pricing.productPricesJson({ productIds: ids }, as(caller))).products : [];
+        // Pricing's JSON text goes into the answer as it is (no parse, no second stringify).
+        const byProduct = new Map(priced.map((p) => [p.productId, new RawJson(p.pricesJson)]));
         return products.map((p) => ({ ...withImageUrl(caller.accountId, toProduct(p)), prices: byProduct.get(p.id) ?? [] }));
       });
       setPageHeaders(request, reply, query, page.first?.totalCount ?? 0);

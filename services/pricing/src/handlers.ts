@@ -62,6 +62,10 @@ export function pricingRoutes(ctx: ServiceContext) {
       async pricesOfProducts(req, c) {
         return { prices: (await repo.pricesOfProducts(db, callerOf(c).accountId, req.productIds.filter(isUuid))).map(priceFromRow) };
       },
+      async productPricesJson(req, c) {
+        const rows = await repo.productPricesJson(db, callerOf(c).accountId, req.productIds.filter(isUuid));
+        return { products: rows.map((r) => ({ productId: r.product_id, pricesJson: r.prices })) };
+      },
       async listFxRates(req, c) {
         return { fxRates: (await fx.listFxRates(db, callerOf(c).accountId, req)).map(fx.fxRateFromRow) };
       },

@@ -140,6 +140,32 @@ export async function pricesOfProducts(db: Db | Tx, accountId: string, productId
   return prices(db).where("p.account_id", accountId).whereRaw("p.product_id = ANY(?::uuid[])", [productIds]).orderBy(["l.seq", "p.seq"]);
 }
 
+/**
+ * Each product's prices as the JSON array GET /products shows, built by Postgres: one text per
+ * product instead of a row and a conversion per price. Decimals print with their stored digits
+ * (numeric::text); the fields are those of the contract's product price entry.
+ */
+export async function productPricesJson(db: Db | Tx, accountId: string, productIds: string[]): Promise<{ product_id: string; prices: string }[]> {
+  if (!productIds.length) return [];
+  const { rows } = await db.raw(
+    `SELECT p.product_id::text AS product_id,
+       '[' || string_agg(
+         '{"listExternalID":' || to_json(l.external_id)::text ||
+         ',"price":' || p.price::text ||
+         ',"currency":' || to_json(l.currency)::text ||
+         ',"vat":' || COALESCE(COALESCE(p.vat, l.default_vat)::text, 'null') ||
+         ',"customPrices":' || COALESCE(
+           (SELECT '{' || string_agg(to_json(e.key)::text || ':' || e.value::numeric::text, ',') || '}' FROM jsonb_each_text(p.custom_prices) e),
+           '{}') ||
+         '}', ',' ORDER BY l.seq, p.seq) || ']' AS prices
+     FROM prices p JOIN price_lists l ON l.id = p.price_list_id
+     WHERE p.account_id = ? AND p.product_id = ANY(?::uuid[])
+     GROUP BY p.product_id`,
+    [accountId, productIds],
+  );
+  return rows;
+}
+
 export async function customPriceFields(db: Db | Tx, accountId: string): Promise<string[]> {
   const row = await db("account_settings").where({ account_id: accountId }).first("custom_price_fields");
   return row?.custom_price_fields ?? [];

@@ -172,6 +172,49 @@ describe("pricing service (real Postgres and JetStream)", () => {
       expect((await client.pricesOfProducts({ productIds: [product] }, as(account))).prices).toHaveLength(1);
     });
 
+    it("answers a product's prices as REST JSON text equal to the converted prices, digits kept, lists in order", async () => {
+      const account = randomUUID();
+      await settings(account, ["outlet", "staff"]);
+      await client.createPriceList({ priceList: list("B", { currency: "SEK" }) }, as(account));
+      await client.createPriceList({ priceList: list("A", { defaultVat: undefined }) }, as(account));
+      const [p1, p2, bare] = [randomUUID(), randomUUID(), randomUUID()];
+      expect(
+        statuses(
+          await upsert(account, [
+            { listExternalId: "A", key: "K1", productId: p1, price: dec("10.50"), customPrices: { outlet: dec("5.250"), staff: dec("0.1") } },
+            { listExternalId: "B", key: "K1", productId: p1, price: dec("99.99"), vat: dec("12.5") },
+            { listExternalId: "A", key: "K2", productId: p2, price: dec("0.10"), season: "SS27" },
+            { listExternalId: "A", key: "K2", productId: p2, price: dec("7"), season: "AW27" },
+          ]),
+        ),
+      ).toEqual([201, 201, 201, 201]);
+      const { products } = await client.productPricesJson({ productIds: [p1, p2, bare, "not-a-uuid"] }, as(account));
+      const text = new Map(products.map((p) => [p.productId, p.pricesJson]));
+      expect([...text.keys()].sort()).toEqual([p1, p2].sort());
+      // The same as the Price messages give, converted field by field.
+      const converted = (await client.pricesOfProducts({ productIds: [p1, p2] }, as(account))).prices;
+      for (const product of [p1, p2]) {
+        expect(JSON.parse(text.get(product)!)).toEqual(
+          converted
+            .filter((p) => p.productId === product)
+            .map((p) => ({
+              listExternalID: p.listExternalId,
+              price: Number(p.price!.value),
+              currency: p.currency,
+              vat: p.vat ? Number(p.vat.value) : null,
+              customPrices: Object.fromEntries(Object.entries(p.customPrices).map(([k, v]) => [k, Number(v.value)])),
+            })),
+        );
+      }
+      // Lists in creation order (B before A), and the stored digits as written.
+      expect(text.get(p1)).toBe(
+        '[{"listExternalID":"B","price":99.99,"currency":"SEK","vat":12.5,"customPrices":{}},' +
+          '{"listExternalID":"A","price":10.50,"currency":"EUR","vat":0,"customPrices":{"staff":0.1,"outlet":5.250}}]',
+      );
+      expect(JSON.parse(text.get(p2)!).map((p: { price: number }) => p.price)).toEqual([0.1, 7]);
+      expect((await client.productPricesJson({ productIds: [p1] }, as(randomUUID()))).products).toEqual([]);
+    });
+
     it("applies items naming one price in request order within a batch", async () => {
       const account = randomUUID();
       await client.createPriceList({ priceList: list("R") }, as(account));
