@@ -91,7 +91,6 @@ export function priceToRest(p: pricingV1.Price) {
   return { ...rest, customPrices: customPrices(p.customPrices) };
 }
 
-
 /** A pricing BatchResult as the contract's BatchResponse (an item the service did not answer is a 500). */
 export const batchResult = (r?: pricingV1.BatchResult): BatchResponse => ({
   message: r?.message ?? "",

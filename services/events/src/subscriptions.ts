@@ -91,7 +91,7 @@ export const queueConsumer: ConsumerDefinition = {
     const key = (c: { accountId: string; productId: string }) => `${c.accountId}/${c.productId}`;
     const products = new Map<string, Change>();
     const prices = new Map<string, Change>();
-    // The newest message of each product (product changes) and of each price (price changes).
+    // The last message of each product (the replica applies it by version) and the newest of each price.
     for (const c of changes) {
       if (c.product) products.set(key(c), c);
       else {
