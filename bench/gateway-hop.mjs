@@ -2,12 +2,14 @@
 // validation, Connect call, JSON answer) against the direct Connect call of the same service
 // call, both with 10 requests in flight, alternating rounds in one run.
 // Targets: gateway >= 0.75 of direct for GET /products?key=K and GET /events?pageSize=10.
-// Usage: node bench/gateway-hop.mjs [--seconds S] [--rounds N]
+// With --separate the gateway and each service run in processes of their own (on the test
+// JetStream), as deployed; by default all share one process (and its one core).
+// Usage: node bench/gateway-hop.mjs [--seconds S] [--rounds N] [--separate]
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { build } from "esbuild";
-import { arg, median, startPlatform } from "./platform.mjs";
+import { arg, median, startPlatform, startSeparately } from "./platform.mjs";
 
 const SECONDS = Number(arg("--seconds", 3));
 const ROUNDS = Number(arg("--rounds", 3));
@@ -19,8 +21,9 @@ const out = join(process.cwd(), "dist/bench/hop-client.cjs");
 await build({ entryPoints: ["bench/hop-client.ts"], outfile: out, bundle: true, platform: "node", format: "cjs", packages: "external", tsconfig: "tsconfig.base.json", logLevel: "warning" });
 const { directClients } = createRequire(import.meta.url)(out);
 
-const platform = await startPlatform();
-const { base, ready, dataDir } = platform;
+const separate = process.argv.includes("--separate");
+const platform = separate ? await startSeparately() : await startPlatform();
+const { base } = platform;
 try {
   const account = await platform.signUp("Hop");
   const token = account.token;
@@ -30,8 +33,10 @@ try {
     if (Number(res.headers.get("x-total-count")) >= 1000) break;
     await new Promise((r) => setTimeout(r, 50));
   }
-  const { INTERNAL_TOKEN } = JSON.parse(readFileSync(join(dataDir, "secrets.json"), "utf8"));
-  const direct = directClients(ready.services, INTERNAL_TOKEN, { accountId: account.accountId, apiKeyId: account.apiKeyId });
+  const { services, internalToken } = separate
+    ? platform
+    : { services: platform.ready.services, internalToken: JSON.parse(readFileSync(join(platform.dataDir, "secrets.json"), "utf8")).INTERNAL_TOKEN };
+  const direct = directClients(services, internalToken, { accountId: account.accountId, apiKeyId: account.apiKeyId });
 
   /** Requests per second with CONCURRENCY in flight for SECONDS. */
   async function rate(request) {

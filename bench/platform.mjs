@@ -72,3 +72,81 @@ export async function startPlatform({ start = "dist/local/start.js", env = {} } 
     throw error;
   }
 }
+
+/**
+ * The deployables as production runs them: the gateway and each service in a process of its own
+ * (dist/gateway/main.js, dist/services/<name>/main.js), on a fresh database and a stream of their
+ * own on the test JetStream. Same shape as startPlatform's answer; `processes` maps each name to
+ * its child, so a bench can read the gateway's memory alone.
+ */
+export async function startSeparately({ env = {} } = {}) {
+  const adminUrl = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+  const id = randomBytes(4).toString("hex");
+  const name = `bench_${id}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const services = ["catalogue", "pricing", "orders", "events", "planning", "inventory"];
+  const base = 20000 + Math.floor(Math.random() * 20000);
+  const portOf = (i) => base + i * 2;
+  const secret = () => randomBytes(24).toString("hex");
+  const common = {
+    ...process.env,
+    DATABASE_URL: url.toString(),
+    NATS_URL: process.env.TEST_NATS_URL ?? "nats://127.0.0.1:4222",
+    NATS_STREAM: `BENCH_${id}`,
+    NATS_SUBJECT_PREFIX: `bench${id}.`,
+    INTERNAL_TOKEN: secret(),
+    JWT_SECRET: secret(),
+    API_KEY_PEPPER: secret(),
+    ADMIN_TOKEN: ADMIN,
+    HOST: "127.0.0.1",
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn",
+    ...Object.fromEntries(services.map((s, i) => [`${s.toUpperCase()}_URL`, `http://127.0.0.1:${portOf(i)}`])),
+    ...env,
+  };
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
+  const spawnOne = (script, extra) => spawn(process.execPath, [...nodeArgs, script], { env: { ...common, ...extra }, stdio: ["ignore", "ignore", "inherit"] });
+  const processes = Object.fromEntries(services.map((s, i) => [s, spawnOne(`dist/services/${s}/main.js`, { SERVICE_PORT: String(portOf(i)), HEALTH_PORT: String(portOf(i) + 1) })]));
+  const gatewayPort = portOf(services.length);
+  processes.gateway = spawnOne("dist/gateway/main.js", { PORT: String(gatewayPort) });
+  const gatewayBase = `http://127.0.0.1:${gatewayPort}`;
+  const stop = async () => {
+    await Promise.all(
+      Object.values(processes).map(async (child) => {
+        if (child.exitCode !== null) return;
+        child.kill("SIGTERM");
+        await new Promise((r) => child.once("exit", r));
+      }),
+    );
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+  };
+  try {
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      const exited = Object.entries(processes).find(([, c]) => c.exitCode !== null);
+      if (exited) throw new Error(`${exited[0]} exited ${exited[1].exitCode}`);
+      const ready = await fetch(`${gatewayBase}/readyz`).then((r) => r.ok, () => false);
+      if (ready) break;
+      if (Date.now() > deadline) throw new Error("the gateway was not ready within 120 s");
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const call = async (method, path, body, token) => {
+      const res = await fetch(gatewayBase + path, { method, headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: body ? JSON.stringify(body) : undefined });
+      return { status: res.status, headers: res.headers, body: await res.json() };
+    };
+    const signUp = async (n) => {
+      const account = (await call("POST", "/admin/v1/accounts", { name: n }, ADMIN)).body;
+      return { accountId: account.accountID, apiKeyId: account.apiKeyId, token: (await call("POST", "/v2/api/auth", { accountID: account.accountID, apiKey: account.apiKey })).body.accessToken };
+    };
+    const serviceUrls = Object.fromEntries(services.map((s, i) => [s, `http://127.0.0.1:${portOf(i)}`]));
+    return { base: gatewayBase, child: processes.gateway, processes, services: serviceUrls, internalToken: common.INTERNAL_TOKEN, databaseUrl: url.toString(), call, signUp, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
