@@ -33,18 +33,20 @@ export function callerHeaders(internalToken: string, caller: Caller): Record<str
   };
 }
 
+const digestOf = (secret: string) => createHash("sha256").update(secret).digest();
+
 /** Constant-time comparison of two secrets of any length. */
 export function sameSecret(a: string, b: string): boolean {
-  const da = createHash("sha256").update(a).digest();
-  const db = createHash("sha256").update(b).digest();
-  return timingSafeEqual(da, db);
+  return timingSafeEqual(digestOf(a), digestOf(b));
 }
 
 /** Server interceptor: refuses calls without the credential and puts the caller in the context. */
 export function requireInternalCaller(internalToken: string): Interceptor {
+  // The credential's digest is made once, not on every call.
+  const expected = digestOf(internalToken);
   return (next) => async (req) => {
     const credential = req.header.get(INTERNAL_HEADERS.credential) ?? "";
-    if (!credential || !sameSecret(credential, internalToken)) {
+    if (!credential || !timingSafeEqual(digestOf(credential), expected)) {
       throw new ConnectError("missing or wrong internal credential", Code.Unauthenticated);
     }
     const accountId = req.header.get(INTERNAL_HEADERS.accountId) ?? "";
