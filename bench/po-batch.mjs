@@ -2,20 +2,18 @@
 // identical re-send that must change nothing), against a raw COPY of the same 500 order rows and
 // 5000 item rows into the orders tables (psql \copy, server-side time). Medians of alternating
 // rounds. Target: COPY time / first-write time >= 0.4.
-// Usage: node bench/po-batch.mjs [--start path/to/dist/local/start.js] [--rounds N]
-import { spawn, spawnSync } from "node:child_process";
-import { createHash, randomBytes, randomUUID } from "node:crypto";
+// With --separate the gateway and each service run in processes of their own (on the test
+// JetStream), as deployed, so the consumers of the orders' messages (planning, events) do not
+// share the writer's process.
+// Usage: node bench/po-batch.mjs [--start path/to/dist/local/start.js] [--rounds N] [--separate]
+import { spawnSync } from "node:child_process";
+import { createHash, randomUUID } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pg from "pg";
+import { arg, median, startPlatform, startSeparately } from "./platform.mjs";
 
-const arg = (name, fallback) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : fallback);
-const startScript = arg("--start", "dist/local/start.js");
 const ROUNDS = Number(arg("--rounds", 5));
-const adminUrl = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const ADMIN = "bench-admin-token-0123456789";
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const ORDERS = 500;
 const ITEMS = 10;
 const SKUS = 1000;
@@ -39,47 +37,11 @@ const order = (round, i) => ({
   })),
 });
 
-const name = `bench_${randomBytes(4).toString("hex")}`;
-const admin = new pg.Client({ connectionString: adminUrl });
-await admin.connect();
-await admin.query(`CREATE DATABASE ${name}`);
-const url = new URL(adminUrl);
-url.pathname = `/${name}`;
-const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean), startScript], {
-  env: { ...process.env, DATABASE_URL: url.toString(), PORT: "0", HOST: "127.0.0.1", ADMIN_TOKEN: ADMIN, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info", DATA_DIR: mkdtempSync(join(tmpdir(), "floor-")) },
-  stdio: ["ignore", "pipe", "inherit"],
-});
-delete child.env;
+const platform = process.argv.includes("--separate") ? await startSeparately() : await startPlatform({ start: arg("--start", "dist/local/start.js") });
+const url = platform.databaseUrl;
 try {
-  const base = await new Promise((resolve, reject) => {
-    let buf = "";
-    const onData = (c) => {
-      buf += c;
-      for (let nl; (nl = buf.indexOf("\n")) >= 0; buf = buf.slice(nl + 1)) {
-        try {
-          const e = JSON.parse(buf.slice(0, nl));
-          if (e.msg === "platform ready") {
-            child.stdout.off("data", onData);
-            if (process.env.BENCH_LOG_LEVEL) child.stdout.pipe(process.stderr);
-            else child.stdout.resume();
-            resolve(`http://127.0.0.1:${e.port}`);
-          }
-        } catch {}
-      }
-    };
-    child.stdout.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`platform exited ${code}`)));
-  });
-  const call = async (method, path, body, token) => {
-    const res = await fetch(base + path, {
-      method,
-      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    return res.json();
-  };
-  const account = await call("POST", "/admin/v1/accounts", { name: "PO bench" }, ADMIN);
-  const token = (await call("POST", "/v2/api/auth", { accountID: account.accountID, apiKey: account.apiKey })).accessToken;
+  const call = async (method, path, body, token) => (await platform.call(method, path, body, token)).body;
+  const { token } = await platform.signUp("PO bench");
   const products = Array.from({ length: SKUS }, (_, i) => ({ key: `SKU-${i}`, sku: `S-${i}` }));
   const made = await call("POST", "/v2/api/products/batch", products, token);
   if (made.length !== SKUS) throw new Error("products not created");
@@ -112,7 +74,7 @@ try {
       `\\copy orders.purchase_order_items (id, account_id, purchase_order_id, position, external_row_id, key, sku_id, quantity, total_price_net, total_price_vat, total_price_currency, deliveries, delivered_quantity) FROM '${join(dir, "i.csv")}' CSV`,
       "COMMIT;",
     ].join("\n");
-    const out = spawnSync("psql", [url.toString(), "-v", "ON_ERROR_STOP=1", "-q"], { input: script, encoding: "utf8" });
+    const out = spawnSync("psql", [url, "-v", "ON_ERROR_STOP=1", "-q"], { input: script, encoding: "utf8" });
     if (out.status !== 0) throw new Error(out.stderr);
     return [...out.stdout.matchAll(/Time: ([0-9.]+) ms/g)].reduce((s, m) => s + Number(m[1]), 0);
   }
@@ -149,8 +111,5 @@ try {
   console.log(`POST /v2/api/purchaseorders/batch (500 orders x 10 items): first write ${result.firstMs} ms, identical re-send ${result.resendMs} ms; raw COPY of the same rows ${result.copyMs} ms; COPY/API = ${result.ratio} (target >= 0.4)`);
   console.log(JSON.stringify({ purchaseOrderBatch: result }));
 } finally {
-  child.kill("SIGTERM");
-  await new Promise((r) => child.once("exit", r));
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.end();
+  await platform.stop();
 }
