@@ -5,6 +5,8 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
 import pg from "pg";
 
 export const ADMIN = "bench-admin-token-0123456789";
@@ -123,6 +125,9 @@ export async function startSeparately({ env = {} } = {}) {
     );
     await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await admin.end();
+    const nc = await connect({ servers: common.NATS_URL });
+    await (await jetstreamManager(nc)).streams.delete(common.NATS_STREAM).catch(() => undefined);
+    await nc.close();
   };
   try {
     const deadline = Date.now() + 120_000;
