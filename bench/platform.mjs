@@ -2,7 +2,7 @@
 // calls a client makes to it.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
@@ -12,6 +12,19 @@ import pg from "pg";
 export const ADMIN = "bench-admin-token-0123456789";
 export const arg = (name, fallback) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : fallback);
 export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** The calls a client makes to the API at `base`: any call, and a new account with its token. */
+function clientOf(base) {
+  const call = async (method, path, body, token) => {
+    const res = await fetch(base + path, { method, headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: body ? JSON.stringify(body) : undefined });
+    return { status: res.status, headers: res.headers, body: await res.json() };
+  };
+  const signUp = async (n) => {
+    const account = (await call("POST", "/admin/v1/accounts", { name: n }, ADMIN)).body;
+    return { accountId: account.accountID, apiKeyId: account.apiKeyId, token: (await call("POST", "/v2/api/auth", { accountID: account.accountID, apiKey: account.apiKey })).body.accessToken };
+  };
+  return { call, signUp };
+}
 
 /** Starts `dist/local/start.js` (or `start`) on a new database; `stop()` ends it and drops the database. */
 export async function startPlatform({ start = "dist/local/start.js", env = {} } = {}) {
@@ -60,14 +73,7 @@ export async function startPlatform({ start = "dist/local/start.js", env = {} } 
       setTimeout(() => reject(new Error("the platform did not log \"platform ready\" within 120 s")), 120_000).unref();
     });
     const base = `http://127.0.0.1:${ready.port}`;
-    const call = async (method, path, body, token) => {
-      const res = await fetch(base + path, { method, headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: body ? JSON.stringify(body) : undefined });
-      return { status: res.status, headers: res.headers, body: await res.json() };
-    };
-    const signUp = async (n) => {
-      const account = (await call("POST", "/admin/v1/accounts", { name: n }, ADMIN)).body;
-      return { accountId: account.accountID, apiKeyId: account.apiKeyId, token: (await call("POST", "/v2/api/auth", { accountID: account.accountID, apiKey: account.apiKey })).body.accessToken };
-    };
+    const { call, signUp } = clientOf(base);
     return { base, ready, child, databaseUrl: url.toString(), dataDir, call, signUp, stop };
   } catch (error) {
     await stop();
@@ -90,7 +96,8 @@ export async function startSeparately({ env = {} } = {}) {
   await admin.query(`CREATE DATABASE ${name}`);
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
-  const services = ["catalogue", "pricing", "orders", "events", "planning", "inventory"];
+  // Every service the build made (the registry's, deploy/local/services.ts).
+  const services = readdirSync("dist/services");
   const base = 20000 + Math.floor(Math.random() * 20000);
   const portOf = (i) => base + i * 2;
   const secret = () => randomBytes(24).toString("hex");
@@ -139,14 +146,7 @@ export async function startSeparately({ env = {} } = {}) {
       if (Date.now() > deadline) throw new Error("the gateway was not ready within 120 s");
       await new Promise((r) => setTimeout(r, 200));
     }
-    const call = async (method, path, body, token) => {
-      const res = await fetch(gatewayBase + path, { method, headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: body ? JSON.stringify(body) : undefined });
-      return { status: res.status, headers: res.headers, body: await res.json() };
-    };
-    const signUp = async (n) => {
-      const account = (await call("POST", "/admin/v1/accounts", { name: n }, ADMIN)).body;
-      return { accountId: account.accountID, apiKeyId: account.apiKeyId, token: (await call("POST", "/v2/api/auth", { accountID: account.accountID, apiKey: account.apiKey })).body.accessToken };
-    };
+    const { call, signUp } = clientOf(gatewayBase);
     const serviceUrls = Object.fromEntries(services.map((s, i) => [s, `http://127.0.0.1:${portOf(i)}`]));
     return { base: gatewayBase, child: processes.gateway, processes, services: serviceUrls, internalToken: common.INTERNAL_TOKEN, databaseUrl: url.toString(), call, signUp, stop };
   } catch (error) {
