@@ -166,6 +166,8 @@ describe("planning over HTTP through the real services: products -> warehouse st
       await sql.query("DELETE FROM planning.skus WHERE account_id = $1 AND key = 'KC'", [a]);
       await sql.query("UPDATE planning.warehouses SET version = version - 1 WHERE account_id = $1 AND external_id = 'WH1'", [a]);
       await sql.query("DELETE FROM planning.stock WHERE account_id = $1 AND warehouse_id = $2", [a, warehouseId.WH2]);
+      await sql.query("UPDATE planning.stock SET available_quantity = available_quantity + 1 WHERE account_id = $1 AND warehouse_id = $2", [a, warehouseId.WH1]);
+      await sql.query("UPDATE planning.warehouses SET name = 'Renamed' WHERE account_id = $1 AND external_id = 'WH2'", [a]);
       await sql.query("UPDATE planning.purchase_orders SET version = version - 1 WHERE account_id = $1 AND purchase_order_id = $2", [a, poId["PO-OPEN"]]);
       await sql.query("UPDATE planning.purchase_order_lines SET open_quantity = open_quantity + 1 WHERE account_id = $1 AND purchase_order_id = $2", [a, poId["PO-APRIL"]]);
       await sql.query("DELETE FROM planning.purchase_order_lines WHERE account_id = $1 AND purchase_order_id = $2", [a, poId["PO-CANCELLED"]]);
@@ -173,17 +175,19 @@ describe("planning over HTTP through the real services: products -> warehouse st
       await sql.end();
     }
     const drifted = check();
-    expect({ status: drifted.status, report: JSON.parse(drifted.stdout) }).toEqual({
-      status: 1,
-      report: {
-        notChecked: [],
-        skus: [{ account_id: acme.accountID, missing: 1, stale: 0, extra: 0 }],
-        warehouses: [{ account_id: acme.accountID, missing: 0, stale: 1, extra: 0 }],
-        stock: [{ account_id: acme.accountID, missing: 2, stale: 0, extra: 0 }],
-        purchaseOrders: [{ account_id: acme.accountID, missing: 0, stale: 1, extra: 0 }],
-        purchaseOrderLines: [{ account_id: acme.accountID, missing: 1, extra: 0, differing: 1 }],
-        drift: true,
-      },
-    });
+    const report = JSON.parse(drifted.stdout);
+    const counts = (entries: Record<string, unknown>[]) => entries.map(({ sample: _s, ...c }) => c);
+    const a = acme.accountID;
+    expect({ status: drifted.status, drift: report.drift, notChecked: report.notChecked }).toEqual({ status: 1, drift: true, notChecked: [] });
+    expect(counts(report.skus)).toEqual([{ account_id: a, missing: 1, stale: 0, extra: 0, differing: 0 }]);
+    expect(counts(report.warehouses)).toEqual([{ account_id: a, missing: 0, stale: 1, extra: 0, differing: 1 }]);
+    // WH2's two rows (KA, KC) are gone; WH1's two (KA, KB) show another available quantity.
+    expect(counts(report.stock)).toEqual([{ account_id: a, missing: 2, stale: 0, extra: 0, differing: 2 }]);
+    expect(counts(report.purchaseOrders)).toEqual([{ account_id: a, missing: 0, stale: 1, extra: 0, differing: 0 }]);
+    // PO-OPEN's two lines are stale with their order, PO-APRIL's line differs, PO-CANCELLED's is gone.
+    expect(counts(report.purchaseOrderLines)).toEqual([{ account_id: a, missing: 1, stale: 2, extra: 0, differing: 1 }]);
+    expect(report.purchaseOrderLines[0].sample).toEqual(expect.arrayContaining([expect.stringContaining(`differing ${poId["PO-APRIL"]}:`)]));
+    expect(report.stock[0].sample.map((k: string) => k.split(" ")[0]).sort()).toEqual(["differing", "differing", "missing", "missing"]);
+    expect(report.warehouses[0].sample).toEqual(expect.arrayContaining([`differing ${warehouseId.WH2}`, `stale ${warehouseId.WH1}`]));
   });
 });
