@@ -1,7 +1,35 @@
 import { spawnSync } from "node:child_process";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import pg from "pg";
-import { eventually } from "@analytics/testing";
-import { checkoutRoot, E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
+import { createTestDatabase, eventually, uniqueName } from "@analytics/testing";
+import { checkoutRoot, E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startOnTestServices, startPlatform } from "./harness";
+
+interface Running {
+  baseUrl: string;
+  databaseUrl: string;
+  close(): Promise<void>;
+}
+
+/** The platform on JetStream, and on the in-process bus of the embedded default. */
+const busModes: [string, () => Promise<Running>][] = [
+  ["JetStream", startOnTestServices],
+  [
+    "the in-process bus",
+    async () => {
+      const database = await createTestDatabase();
+      const platform = await startPlatform({ DATABASE_URL: database.url, NATS_URL: undefined, ADMIN_TOKEN, DATA_DIR: join(tmpdir(), uniqueName("planning")) });
+      return {
+        baseUrl: platform.baseUrl,
+        databaseUrl: database.url,
+        close: async () => {
+          await platform.stop();
+          await database.drop();
+        },
+      };
+    },
+  ],
+];
 
 /**
  * Planning fed by the real producers only: products through the catalogue's routes, warehouses
@@ -9,8 +37,8 @@ import { checkoutRoot, E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startOnTestServic
  * its outbox, planning keeps its replica from those messages. (e2e/planning.e2e.test.ts covers the
  * filters and the timezone reading of dates with orders dated in the past, which no route can write.)
  */
-describe("planning over HTTP through the real services: products -> warehouse stock -> POs -> planned volumes", () => {
-  let platform: PlatformOnTestServices;
+describe.each(busModes)("planning over HTTP through the real services on %s: products -> warehouse stock -> POs -> planned volumes", (_mode, start) => {
+  let platform: Running;
   let acme: Awaited<ReturnType<typeof signUp>>;
   const warehouseId: Record<string, string> = {};
   const poId: Record<string, string> = {};
@@ -63,7 +91,7 @@ describe("planning over HTTP through the real services: products -> warehouse st
   const seasons = [rows("AW26", 20, 4, 0), rows("SS26", 18, 10, 8)];
 
   beforeAll(async () => {
-    platform = await startOnTestServices();
+    platform = await start();
     acme = await signUp(platform.baseUrl, ADMIN_TOKEN, "Planning via services");
     const created = await acme.api("POST", "/v2/api/products/batch", [
       { key: "KA", sku: "SA", season: "SS26", productGroupId: "P1", variantGroupId: "V1" },
