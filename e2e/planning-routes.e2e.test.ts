@@ -158,15 +158,13 @@ describe.each(busModes)("planning over HTTP through the real services on %s: pro
       { key: "KC", availableQuantity: 99, physicalQuantity: 99, date: "2026-01-01T00:00:00Z", externalWarehouseID: "WH2" },
     ]);
     expect(stock.status).toBe(200);
-    // The draft leaves draft into WH2, and the partly delivered order gets its last delivery.
-    const replaced = await acme.api("PUT", "/v2/api/purchaseorders/", [
-      { ...order("PO-DRAFT", 5, [line("1", "KA", 8, "03-15")], "WH2"), id: poId["PO-DRAFT"] },
-      {
-        ...order("PO-PARTIAL", 2, [line("1", "KC", 10, "03-20", { deliveries: [{ deliveryID: "D1", quantity: 2 }, { deliveryID: "D2", quantity: 4 }, { deliveryID: "D3", quantity: 4 }] })], "WH2"),
-        id: poId["PO-PARTIAL"],
-      },
-    ]);
+    // The draft leaves draft into WH2 (PUT by id), and the partly delivered order gets its last
+    // delivery (the batch, by externalPONo).
+    const replaced = await acme.api("PUT", "/v2/api/purchaseorders/", [{ ...order("PO-DRAFT", 5, [line("1", "KA", 8, "03-15")], "WH2"), id: poId["PO-DRAFT"] }]);
     expect(replaced.status).toBe(200);
+    const lastDelivery = [{ deliveryID: "D1", quantity: 2 }, { deliveryID: "D2", quantity: 4 }, { deliveryID: "D3", quantity: 4 }];
+    const batch = await acme.api("POST", "/v2/api/purchaseorders/batch", [order("PO-PARTIAL", 2, [line("1", "KC", 10, "03-20", { deliveries: lastDelivery })], "WH2")]);
+    expect(batch.body.map((r: { statusCode: number; message: string }) => [r.statusCode, r.message])).toEqual([[200, "updated"]]);
     await until(`?${window}&groupBy=skus`, [rows("KA", 15, 12, 0), rows("KB", 7, 6, 0), rows("KC", 20, 0, 0)]);
     expect((await get(`?${window}`)).body).toEqual([rows("AW26", 20, 0, 0), rows("SS26", 22, 18, 0)]);
 
