@@ -63,8 +63,11 @@ describe("the published client's product fields (item 16)", () => {
     const changed = await api("POST", "/v2/api/purchaseorders/batch", [{ ...po, items: [{ ...po.items[0], brandName: "Go!" }] }]);
     expect(changed.body.map((r: { message: string }) => r.message)).toEqual(["updated"]);
     expect((await api("GET", "/v2/api/purchaseorders/GO-PO-1")).body.items[0].attributes.brandName).toBe("Go!");
-    const unknown = await api("POST", "/v2/api/purchaseorders/batch", [{ ...po, shippingMark: "x" }]);
+    const unknown = await api("POST", "/v2/api/purchaseorders/batch", [{ ...po, shippingMark: "x" }, { ...po, externalPurchaseNo: "GO-PO-2", items: [{ ...po.items[0], hsCode: "6109" }] }]);
     expect([unknown.body[0].statusCode, unknown.body[0].message]).toEqual([400, expect.stringContaining("shippingMark")]);
+    expect([unknown.body[1].statusCode, unknown.body[1].message]).toEqual([400, expect.stringContaining("hsCode")]);
+    const twoNumbers = await api("POST", "/v2/api/purchaseorders/batch", [{ ...po, externalPONo: "GO-PO-3" }]);
+    expect(twoNumbers.body[0].statusCode).toBe(400);
 
     // Distribution orders.
     const row = { externalDistributionOrderId: "GO-DO-1", externalRowID: "1", key: "GO-1", quantity: 2, OrderType: "transfer", deliveryWindow: "W19", label: "spring" };
@@ -72,6 +75,14 @@ describe("the published client's product fields (item 16)", () => {
     expect((await api("GET", "/v2/api/distributionorders/GO-DO-1")).body[0].attributes).toEqual({ orderType: "transfer", deliveryWindow: "W19", label: "spring" });
     const badRow = await api("POST", "/v2/api/distributionorders", [{ ...row, colour: "red" }]);
     expect([badRow.status, JSON.stringify(badRow.body)]).toEqual([400, expect.stringContaining("colour")]);
+    // Re-sent with the same extras (another letter case, another key order): no change; a changed extra is one.
+    const storedRow = (await api("GET", "/v2/api/distributionorders/GO-DO-1")).body[0];
+    const rowAgain = await api("POST", "/v2/api/distributionorders/batch", [{ label: "spring", deliveryWindow: "W19", orderType: "transfer", externalDOID: "GO-DO-1", externalRowID: "1", key: "GO-1", quantity: 2 }]);
+    expect(rowAgain.body.map((r: { message: string }) => r.message)).toEqual(["unchanged"]);
+    expect((await api("GET", "/v2/api/distributionorders/GO-DO-1")).body[0].updatedAt).toBe(storedRow.updatedAt);
+    const rowChanged = await api("POST", "/v2/api/distributionorders/batch", [{ ...row, label: "summer" }]);
+    expect(rowChanged.body.map((r: { message: string }) => r.message)).toEqual(["updated"]);
+    expect((await api("GET", "/v2/api/distributionorders/GO-DO-1")).body[0].attributes.label).toBe("summer");
 
     // Transactions: on the transaction and its items.
     const tx = {
@@ -84,6 +95,14 @@ describe("the published client's product fields (item 16)", () => {
     const sale = (await api("GET", "/v2/api/transactions/GO-T-1")).body;
     expect(sale.attributes).toEqual({ orderType: "web", invoicedDate: "2026-03-02T00:00:00Z" });
     expect(sale.items[0]).toMatchObject({ externalItemID: "1", attributes: { vendorSKU: "V-1", size: "M", productGroupID: "G1", costPrice: 12.5 } });
+    const txAgain = await api("POST", "/v2/api/transactions/batch", [{ ...tx, OrderType: "web", orderType: undefined }]);
+    expect(txAgain.body.map((r: { message: string }) => r.message)).toEqual(["unchanged"]);
+    expect((await api("GET", "/v2/api/transactions/GO-T-1")).body.updatedAt).toBe(sale.updatedAt);
+    const txChanged = await api("POST", "/v2/api/transactions/batch", [{ ...tx, items: [{ ...tx.items[0], size: "L" }] }]);
+    expect(txChanged.body.map((r: { message: string }) => r.message)).toEqual(["updated"]);
+    expect((await api("GET", "/v2/api/transactions/GO-T-1")).body.items[0].attributes.size).toBe("L");
+    const badTx = await api("POST", "/v2/api/transactions/batch", [{ ...tx, items: [{ ...tx.items[0], colour: "red" }] }]);
+    expect([badTx.body[0].statusCode, badTx.body[0].message]).toEqual([400, expect.stringContaining("colour")]);
 
     // The document shows them as deprecated properties of each body.
     const doc = (await (await fetch(`${platform.baseUrl}/v2/api/openapi.json`)).json()) as Record<string, any>;

@@ -12,8 +12,9 @@ import { MAX_KEY_LENGTH, textProblem, violationMessage } from "./validation";
 /**
  * Distribution order rows, keyed by (externalDOID, externalRowID) within an account. `status` is
  * a generated column (migration 002), derived exactly as the contract says and never from input.
- * A write is one upsert (or one update by id) of every valid row, its read-back and one outbox
- * statement, whatever the number of rows.
+ * A write is one upsert (or one update by id) of every valid row, one outbox statement, and a
+ * read of the rows it left alone, whatever the number of rows. A row re-sent unchanged (every
+ * written column equal, its attributes compared as JSON values) is neither updated nor announced.
  */
 
 const { DistributionOrderSchema, WriteMode } = ordersV1;
@@ -36,6 +37,8 @@ const RECORD = [
   "attributes jsonb",
 ].join(", ");
 const SELECT = `id, ${WRITTEN.join(", ")}, status, version, created_at, updated_at`;
+/** True when the stored row `t` differs from the sent row `x` in a written column. */
+const differs = (t: string, x: string) => `(${WRITTEN.map((c) => `${t}.${c}`).join(", ")}) IS DISTINCT FROM (${WRITTEN.map((c) => `${x}.${c}`).join(", ")})`;
 
 type Row = Record<string, unknown> & { id: string; external_doid: string; external_row_id: string; version: number };
 
@@ -117,7 +120,7 @@ export async function writeDistributionOrders(ctx: ServiceContext, accountId: st
       ? await tx.raw(
           `UPDATE distribution_orders t SET ${WRITTEN.map((c) => `${c} = x.${c}`).join(", ")}, version = t.version + 1, updated_at = now()
            FROM jsonb_to_recordset(?::jsonb) AS x(${RECORD})
-           WHERE t.account_id = ? AND t.id = x.id
+           WHERE t.account_id = ? AND t.id = x.id AND ${differs("t", "x")}
              AND NOT EXISTS (SELECT 1 FROM distribution_orders o WHERE o.account_id = t.account_id
                AND o.external_doid = x.external_doid AND o.external_row_id = x.external_row_id AND o.id <> t.id)
            RETURNING ${SELECT.split(", ").map((c) => `t.${c}`).join(", ")}, false AS created`,
@@ -128,10 +131,25 @@ export async function writeDistributionOrders(ctx: ServiceContext, accountId: st
            SELECT id, ?, ${WRITTEN.join(", ")} FROM jsonb_to_recordset(?::jsonb) AS x(${RECORD})
            ON CONFLICT (account_id, external_doid, external_row_id) DO UPDATE SET
              ${WRITTEN.slice(2).map((c) => `${c} = EXCLUDED.${c}`).join(", ")}, version = distribution_orders.version + 1, updated_at = now()
+           WHERE ${differs("distribution_orders", "EXCLUDED")}
            RETURNING ${SELECT}, (xmax = 0) AS created`,
           [accountId, JSON.stringify(rows)],
         );
-    const byKey = new Map(written.rows.map((r) => [replace ? r.id : JSON.stringify([r.external_doid, r.external_row_id]), r]));
+    const keyOf = (r: { id: string; external_doid: string; external_row_id: string }) => (replace ? r.id : JSON.stringify([r.external_doid, r.external_row_id]));
+    const byKey = new Map<string, Row & { created: boolean; unchanged?: boolean }>(written.rows.map((r) => [keyOf(r), r]));
+    // Rows the statement left alone: unchanged when the row of that key (and, replacing, of that
+    // id) is stored; otherwise (replacing) an unknown id or another row's key.
+    const untouched = (rows as Row[]).filter((r) => !byKey.has(keyOf(r)));
+    if (untouched.length) {
+      const same: { rows: Row[] } = await tx.raw(
+        `SELECT ${SELECT.split(", ").map((c) => `t.${c}`).join(", ")} FROM distribution_orders t
+         JOIN jsonb_to_recordset(?::jsonb) AS x(id uuid, external_doid text, external_row_id text)
+           ON t.external_doid = x.external_doid AND t.external_row_id = x.external_row_id${replace ? " AND t.id = x.id" : ""}
+         WHERE t.account_id = ?`,
+        [JSON.stringify(untouched.map((r) => ({ id: r.id, external_doid: r.external_doid, external_row_id: r.external_row_id }))), accountId],
+      );
+      for (const r of same.rows) byKey.set(keyOf(r), { ...r, created: false, unchanged: true });
+    }
     await enqueue(
       tx,
       written.rows.map((r) =>
@@ -145,11 +163,11 @@ export async function writeDistributionOrders(ctx: ServiceContext, accountId: st
     );
     return byKey;
   });
-  ctx.relay.kick();
+  if ([...done.values()].some((r) => !r.unchanged)) ctx.relay.kick();
   for (const { i, d } of valid) {
     const r = done.get(replace ? d.id : JSON.stringify([d.externalDoid, d.externalRowId]));
     if (!r) outcomes[i] = answer(replace ? 404 : 500, d, replace ? `distribution order ${d.id} not found (or its externalDOID/externalRowID is another row's)` : "not written");
-    else outcomes[i] = { ...answer(r.created ? 201 : 200, d, r.created ? "created" : "updated"), value: fromRow(r) };
+    else outcomes[i] = { ...answer(r.created ? 201 : 200, d, r.created ? "created" : r.unchanged ? "unchanged" : "updated"), value: fromRow(r) };
   }
   return outcomes as DoOutcome[];
 }

@@ -12,7 +12,7 @@ import { MAX_KEY_LENGTH, textProblem, violationMessage } from "./validation";
 /**
  * Transactions (sales and returns) with their items and statements, stored as proto JSON, and
  * shipments per item in rows of their own. A write is a fixed handful of statements whatever the
- * number of transactions; a shipment post locks its transaction's row, so an item's shipped total
+ * number of transactions; one re-sent with the same body is left alone (no update, no message); a shipment post locks its transaction's row, so an item's shipped total
  * never exceeds its quantity, also under concurrent posts.
  */
 
@@ -151,25 +151,34 @@ export async function writeTransactions(ctx: ServiceContext, accountId: string, 
       } else if (existing && mode === WriteMode.CREATE) replies.set(i, answer(409, ref, `transaction ${ref} already exists`));
       else writes.push({ i, id: existing?.id ?? randomUUID(), body: bodyOf(t), ext: ref });
     }
-    if (!writes.length) return { replies, rows: new Map<string, StoredRow & { created: boolean }>(), shipments: [] as ShipmentRow[], writes };
+    if (!writes.length) return { replies, rows: new Map<string, StoredRow & { created: boolean; unchanged?: boolean }>(), shipments: [] as ShipmentRow[], writes };
     const written: { rows: (StoredRow & { created: boolean })[] } = await tx.raw(
       `INSERT INTO transactions (id, account_id, external_transaction_id, body)
        SELECT id, ?, ext, body FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, ext text, body jsonb)
        ON CONFLICT (id) DO UPDATE SET external_transaction_id = EXCLUDED.external_transaction_id, body = EXCLUDED.body,
          version = transactions.version + 1, updated_at = now()
        WHERE transactions.account_id = EXCLUDED.account_id
+         AND (transactions.external_transaction_id, transactions.body) IS DISTINCT FROM (EXCLUDED.external_transaction_id, EXCLUDED.body)
        RETURNING id, external_transaction_id, body, version, created_at, updated_at, (xmax = 0) AS created`,
       [accountId, JSON.stringify(writes.map(({ id, ext, body }) => ({ id, ext, body })))],
     );
-    const shipments = await shipmentsOf(tx, accountId, written.rows.map((r) => r.id));
+    // A stored transaction re-sent with the same body (compared as JSON values) is left alone: read, not announced.
+    const rows = new Map<string, StoredRow & { created: boolean; unchanged?: boolean }>(written.rows.map((r) => [r.id, r]));
+    const untouched = writes.filter((w) => !rows.has(w.id)).map((w) => w.id);
+    if (untouched.length) {
+      const same: { rows: StoredRow[] } = await tx.raw(`SELECT ${SELECT} FROM transactions WHERE account_id = ? AND id = ANY(?::uuid[])`, [accountId, untouched]);
+      for (const r of same.rows) rows.set(r.id, { ...r, created: false, unchanged: true });
+    }
+    const shipments = await shipmentsOf(tx, accountId, [...rows.keys()]);
     await enqueue(tx, announce(accountId, written.rows, shipments));
-    return { replies, rows: new Map(written.rows.map((r) => [r.id, r])), shipments, writes };
+    return { replies, rows, shipments, writes };
   });
-  ctx.relay.kick();
+  if (done.writes.some((w) => !done.rows.get(w.id)?.unchanged)) ctx.relay.kick();
   for (const [i, o] of done.replies) outcomes[i] = o;
   for (const w of done.writes) {
-    const r = done.rows.get(w.id)!;
-    outcomes[w.i] = { ...answer(r.created ? 201 : 200, w.ext, r.created ? "created" : "updated"), value: fromStored(r, done.shipments) };
+    const r = done.rows.get(w.id);
+    if (!r) outcomes[w.i] = answer(500, w.ext, "not written");
+    else outcomes[w.i] = { ...answer(r.created ? 201 : 200, w.ext, r.created ? "created" : r.unchanged ? "unchanged" : "updated"), value: fromStored(r, done.shipments) };
   }
   return outcomes as TxOutcome[];
 }

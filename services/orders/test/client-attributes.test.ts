@@ -1,0 +1,120 @@
+import { randomUUID } from "node:crypto";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import pino from "pino";
+import { callerHeaders } from "@analytics/auth";
+import { ordersV1 } from "@analytics/contracts";
+import { createDb, type Db } from "@analytics/db";
+import { createServiceClient, type RunningService } from "@analytics/rpc";
+import { createTestBus, createTestDatabase, type TestBus, type TestDatabase } from "@analytics/testing";
+import { startOrdersService } from "../src/service";
+
+const { OrdersService, WriteMode } = ordersV1;
+type OrderInit = MessageInitShape<typeof ordersV1.PurchaseOrderSchema>;
+type RowInit = MessageInitShape<typeof ordersV1.DistributionOrderSchema>;
+type TxInit = MessageInitShape<typeof ordersV1.TransactionSchema>;
+const internalToken = "x".repeat(40);
+
+/**
+ * The published client's additional fields (CONTRACT.md, "Compatibility") travel in each
+ * resource's `attributes`: kept and answered, part of the unchanged check of every resource (an
+ * identical re-send is no update and no message; a changed field is a change).
+ */
+describe("orders service: the published client's additional fields (real Postgres and JetStream)", () => {
+  let database: TestDatabase;
+  let t: TestBus;
+  let service: RunningService;
+  let client: ReturnType<typeof createServiceClient<typeof OrdersService>>;
+  let db: Db;
+  const apiKeyId = randomUUID();
+  const as = (accountId: string) => ({ headers: callerHeaders(internalToken, { accountId, apiKeyId }) });
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    t = await createTestBus();
+    service = await startOrdersService({ databaseUrl: database.url, bus: t.bus, logger: pino({ level: "silent" }), internalToken, port: 0 });
+    client = createServiceClient(OrdersService, service.url);
+    db = createDb({ url: database.url, schema: "orders" });
+  });
+  afterAll(async () => {
+    await service.close();
+    await db.destroy();
+    await t.close();
+    await database.drop();
+  });
+
+  /** The messages an account's writes announced (the outbox keeps published rows for days). */
+  const messagesOf = async (account: string) => Number((await db("outbox").where("account_id", account).count({ n: "*" }))[0].n);
+
+  it("purchase orders and their items: kept, answered, unchanged when re-sent (keys in any order), changed when one changes", async () => {
+    const account = randomUUID();
+    const po = (itemBrand: string, orderAttributes: Record<string, string>): OrderInit => ({
+      externalPoNo: "PO-A",
+      attributes: orderAttributes,
+      items: [{ externalRowId: "1", key: "K1", skuId: "sku-1", quantity: 3, attributes: { productName: "Crew", brandName: itemBrand, revisedDeliveryDate: "2026-04-20" } }],
+    });
+    const [created] = (await client.writePurchaseOrders({ purchaseOrders: [po("Go", { factory: "Porto", deliveryWindow: "W18" })], mode: WriteMode.UPSERT }, as(account))).results;
+    expect(created.result?.statusCode).toBe(201);
+    const read = (await client.getPurchaseOrder({ externalPoNo: "PO-A" }, as(account))).purchaseOrder!;
+    expect(read.attributes).toEqual({ factory: "Porto", deliveryWindow: "W18" });
+    expect(read.items[0].attributes).toEqual({ productName: "Crew", brandName: "Go", revisedDeliveryDate: "2026-04-20" });
+
+    const [same] = (await client.writePurchaseOrders({ purchaseOrders: [po("Go", { deliveryWindow: "W18", factory: "Porto" })], mode: WriteMode.UPSERT }, as(account))).results;
+    expect([same.result?.statusCode, same.result?.message]).toEqual([200, "unchanged"]);
+    const after = (await client.getPurchaseOrder({ externalPoNo: "PO-A" }, as(account))).purchaseOrder!;
+    expect(after.updatedAt).toEqual(read.updatedAt);
+
+    const [orderChanged] = (await client.writePurchaseOrders({ purchaseOrders: [po("Go", { factory: "Braga", deliveryWindow: "W18" })], mode: WriteMode.UPSERT }, as(account))).results;
+    const [itemChanged] = (await client.writePurchaseOrders({ purchaseOrders: [po("Go!", { factory: "Braga", deliveryWindow: "W18" })], mode: WriteMode.UPSERT }, as(account))).results;
+    expect([orderChanged.result?.message, itemChanged.result?.message]).toEqual(["updated", "updated"]);
+    const last = (await client.getPurchaseOrder({ externalPoNo: "PO-A" }, as(account))).purchaseOrder!;
+    expect([last.attributes?.factory, last.items[0].attributes?.brandName]).toEqual(["Braga", "Go!"]);
+    expect(await messagesOf(account)).toBe(3);
+  });
+
+  it("distribution orders: kept, answered, unchanged when re-sent (no version, no message), changed when one changes; also by id", async () => {
+    const account = randomUUID();
+    const row = (label: string): RowInit => ({ externalDoid: "DO-A", externalRowId: "1", key: "K1", quantity: 2, attributes: { orderType: "transfer", deliveryWindow: "W19", label } });
+    const write = async (rows: RowInit[], mode = WriteMode.UPSERT) => (await client.writeDistributionOrders({ distributionOrders: rows, mode }, as(account))).results;
+    const [created] = await write([row("spring")]);
+    expect(created.result?.statusCode).toBe(201);
+    expect(created.distributionOrder?.attributes).toEqual({ orderType: "transfer", deliveryWindow: "W19", label: "spring" });
+    const [same] = await write([{ ...row("spring"), attributes: { label: "spring", deliveryWindow: "W19", orderType: "transfer" } }]);
+    expect([same.result?.statusCode, same.result?.message]).toEqual([200, "unchanged"]);
+    expect(same.distributionOrder?.updatedAt).toEqual(created.distributionOrder?.updatedAt);
+    const [stored] = (await client.getDistributionOrder({ externalDoid: "DO-A" }, as(account))).distributionOrders;
+    expect(stored.updatedAt).toEqual(created.distributionOrder?.updatedAt);
+    const id = created.distributionOrder!.id;
+    const [sameById] = await write([{ ...row("spring"), id }], WriteMode.REPLACE);
+    expect([sameById.result?.statusCode, sameById.result?.message, sameById.distributionOrder?.id]).toEqual([200, "unchanged", id]);
+    const [changed] = await write([row("summer")]);
+    expect([changed.result?.message, changed.distributionOrder?.attributes?.label]).toEqual(["updated", "summer"]);
+    const [changedById] = await write([{ ...row("autumn"), id }], WriteMode.REPLACE);
+    expect([changedById.result?.message, changedById.distributionOrder?.attributes?.label]).toEqual(["updated", "autumn"]);
+    // An unknown id is still a 404 (not taken for an unchanged row).
+    expect((await write([{ ...row("autumn"), id: randomUUID() }], WriteMode.REPLACE))[0].result?.statusCode).toBe(404);
+    expect(await messagesOf(account)).toBe(3);
+  });
+
+  it("transactions and their items: kept, answered, unchanged when re-sent (no version, no message), changed when one changes", async () => {
+    const account = randomUUID();
+    const tx = (size: string): TxInit => ({
+      externalTransactionId: "T-A",
+      attributes: { orderType: "web", invoicedDate: "2026-03-02T00:00:00Z" },
+      items: [{ externalItemId: "1", key: "K1", quantity: 1, attributes: { vendorSKU: "V-1", size, costPrice: 12.5 } }],
+    });
+    const write = async (txs: TxInit[], mode = WriteMode.UPSERT) => (await client.writeTransactions({ transactions: txs, mode }, as(account))).results;
+    const [created] = await write([tx("M")]);
+    expect(created.result?.statusCode).toBe(201);
+    expect(created.transaction?.attributes).toEqual({ orderType: "web", invoicedDate: "2026-03-02T00:00:00Z" });
+    expect(created.transaction?.items[0].attributes).toEqual({ vendorSKU: "V-1", size: "M", costPrice: 12.5 });
+    const [same] = await write([tx("M")]);
+    expect([same.result?.statusCode, same.result?.message]).toEqual([200, "unchanged"]);
+    const stored = (await client.getTransaction({ externalTransactionId: "T-A" }, as(account))).transaction!;
+    expect(stored.updatedAt).toEqual(created.transaction?.updatedAt);
+    const [sameById] = await write([{ ...tx("M"), id: created.transaction!.id }], WriteMode.REPLACE);
+    expect(sameById.result?.message).toBe("unchanged");
+    const [changed] = await write([tx("L")]);
+    expect([changed.result?.message, changed.transaction?.items[0].attributes?.size]).toEqual(["updated", "L"]);
+    expect(await messagesOf(account)).toBe(2);
+  });
+});
