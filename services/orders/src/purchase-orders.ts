@@ -6,7 +6,7 @@ import { enqueue, outboxEntry } from "@analytics/outbox";
 import type { Caller } from "@analytics/auth";
 import type { ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
-import { dayOf, orderColumns, purchaseOrderFromRows, type PurchaseOrder } from "./resources";
+import { dayOf, orderColumns, purchaseOrderFromRows, purchaseOrderFromWrite, type PurchaseOrder } from "./resources";
 import { purchaseOrderViolations, violationMessage } from "./validation";
 
 const { WriteMode } = ordersV1;
@@ -70,7 +70,8 @@ function changedMessage(accountId: string, order: PurchaseOrder, version: number
  * POST /purchaseorders (create), PUT /purchaseorders/ (replace by id), POST /purchaseorders/batch
  * (create or replace by externalPONo). Each order is checked alone; the valid ones are written
  * together in one transaction with their outbox rows, a fixed handful of statements whatever the
- * batch size: lock, read what exists, write orders, replace items, read back, enqueue. An order
+ * batch size: lock, read what exists, write orders, replace items (both returning what Postgres
+ * assigned, so nothing is read back), enqueue. An order
  * re-sent unchanged is answered 200 and neither written nor announced. `atomic`: when any order
  * fails, nothing is written.
  */
@@ -144,9 +145,13 @@ export async function writePurchaseOrders(
       writes.push({ i, id, created: !target, wasDraft: target?.delivery_status === DRAFT, columns });
     }
     if (atomic && replies.size) return { replies, stored: new Map(), writes: [], unchanged: [] };
-    await repo.writeOrders(tx, accountId, writes.map((w) => w.columns.order), writes.flatMap((w) => w.columns.items));
-    // Written orders are read back for their messages; unchanged ones only when they are answered.
-    const stored = await readBack(tx, accountId, [...writes.map((w) => w.id), ...(resultsOnly ? [] : unchanged.map((u) => u.id))]);
+    const assigned = await repo.writeOrders(tx, accountId, writes.map((w) => w.columns.order), writes.flatMap((w) => w.columns.items));
+    // Written orders are built from what was written (no read-back); unchanged ones are read only when they are answered.
+    const stored = resultsOnly ? new Map<string, { order: PurchaseOrder; version: number }>() : await readBack(tx, accountId, unchanged.map((u) => u.id));
+    for (const w of writes) {
+      const a = assigned.get(w.id)!;
+      stored.set(w.id, { order: purchaseOrderFromWrite(w.columns.order, w.columns.items, a), version: a.version });
+    }
     await enqueue(
       tx,
       writes.map((w) => {

@@ -119,14 +119,23 @@ export interface ItemWrite {
   attributes: JsonObject | null;
 }
 
+/** What Postgres assigned to a written order: its version and timestamps, and its items' ids by position. */
+export interface WrittenOrder {
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+  itemIds: string[];
+}
+
 /**
  * Creates or replaces orders by id in one statement (the origin key of an existing order is
  * kept), then replaces their items in one more: an item keeps its id when its externalRowID
- * stays.
+ * stays. Both return what Postgres assigned, so nothing is read back.
  */
-export async function writeOrders(tx: Tx, accountId: string, orders: OrderWrite[], items: ItemWrite[]): Promise<void> {
-  if (!orders.length) return;
-  await tx.raw(
+export async function writeOrders(tx: Tx, accountId: string, orders: OrderWrite[], items: ItemWrite[]): Promise<Map<string, WrittenOrder>> {
+  const written = new Map<string, WrittenOrder>();
+  if (!orders.length) return written;
+  const stored: { rows: { id: string; version: number; created_at: Date; updated_at: Date }[] } = await tx.raw(
     `INSERT INTO purchase_orders (id, account_id, api_key_id, external_po_no, order_date, delivery_date, delivery_status,
        external_comment, external_warehouse_id, supplier, label, order_type, attributes, content_hash)
      SELECT id, ?, api_key_id, external_po_no, order_date, delivery_date, delivery_status,
@@ -140,10 +149,12 @@ export async function writeOrders(tx: Tx, accountId: string, orders: OrderWrite[
        supplier = EXCLUDED.supplier, label = EXCLUDED.label, order_type = EXCLUDED.order_type, attributes = EXCLUDED.attributes,
        content_hash = EXCLUDED.content_hash,
        version = purchase_orders.version + 1, updated_at = now()
-     WHERE purchase_orders.account_id = EXCLUDED.account_id`,
+     WHERE purchase_orders.account_id = EXCLUDED.account_id
+     RETURNING id, version, created_at, updated_at`,
     [accountId, asJson(orders)],
   );
-  await tx.raw(
+  for (const r of stored.rows) written.set(r.id, { version: Number(r.version), created_at: r.created_at, updated_at: r.updated_at, itemIds: [] });
+  const itemRows: { rows: { id: string; purchase_order_id: string; position: number }[] } = await tx.raw(
     `WITH old AS (
        DELETE FROM purchase_order_items WHERE account_id = ? AND purchase_order_id = ANY(?::uuid[])
        RETURNING id, purchase_order_id, external_row_id)
@@ -157,9 +168,15 @@ export async function writeOrders(tx: Tx, accountId: string, orders: OrderWrite[
        sku text, ean text, season text, sku_id text, quantity integer, delivery_date timestamptz,
        external_warehouse_id text, total_price_net numeric, total_price_vat numeric, total_price_currency text,
        deliveries jsonb, delivered_quantity integer, attributes jsonb)
-     LEFT JOIN old ON old.purchase_order_id = x.purchase_order_id AND old.external_row_id = x.external_row_id`,
+     LEFT JOIN old ON old.purchase_order_id = x.purchase_order_id AND old.external_row_id = x.external_row_id
+     RETURNING id, purchase_order_id, position`,
     [accountId, orders.map((o) => o.id), accountId, asJson(items)],
   );
+  for (const r of itemRows.rows) {
+    const order = written.get(r.purchase_order_id);
+    if (order) order.itemIds[r.position] = r.id;
+  }
+  return written;
 }
 
 const ORDER_COLUMNS = `id, seq, api_key_id, external_po_no, order_date, delivery_date, delivery_status, external_comment,

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { ordersV1 } from "@analytics/contracts";
-import type { ItemRow, ItemWrite, OrderRow, OrderWrite } from "./repository";
+import type { ItemRow, ItemWrite, OrderRow, OrderWrite, WrittenOrder } from "./repository";
 
 const { PurchaseOrderSchema } = ordersV1;
 export type PurchaseOrder = ordersV1.PurchaseOrder;
@@ -47,6 +47,44 @@ export function purchaseOrderFromRows(row: OrderRow, items: ItemRow[]): Purchase
       attributes: i.attributes ?? undefined,
     })),
   });
+}
+
+/**
+ * The order as GET answers it, from the columns just written and what Postgres assigned (ids,
+ * version, timestamps), without reading it back: dates at the millisecond written, decimals as
+ * numeric prints them.
+ */
+export function purchaseOrderFromWrite(order: OrderWrite, items: ItemWrite[], written: WrittenOrder): PurchaseOrder {
+  const date = (v: string | null) => (v === null ? null : new Date(v));
+  const row: OrderRow = {
+    ...order,
+    seq: 0,
+    order_date: date(order.order_date),
+    delivery_date: date(order.delivery_date),
+    version: written.version,
+    created_at: written.created_at,
+    updated_at: written.updated_at,
+  };
+  return purchaseOrderFromRows(
+    row,
+    items.map((i, position) => ({
+      ...i,
+      id: written.itemIds[position],
+      delivery_date: date(i.delivery_date),
+      total_price_net: i.total_price_net === null ? null : numericText(i.total_price_net),
+      total_price_vat: i.total_price_vat === null ? null : numericText(i.total_price_vat),
+      deliveries: i.deliveries as ItemRow["deliveries"],
+    })),
+  );
+}
+
+/** A decimal as Postgres prints the numeric stored from it: no leading zeros, no negative zero, its scale kept. */
+function numericText(v: string): string {
+  const negative = v.startsWith("-");
+  const [int, fraction] = (negative ? v.slice(1) : v).split(".");
+  const digits = int.replace(/^0+(?=\d)/, "");
+  const zero = !/[1-9]/.test(int + (fraction ?? ""));
+  return `${negative && !zero ? "-" : ""}${digits}${fraction === undefined ? "" : `.${fraction}`}`;
 }
 
 /**

@@ -83,6 +83,34 @@ describe("orders service: purchase orders (real Postgres and JetStream)", () => 
     expect(again.result?.statusCode).toBe(409);
   });
 
+  it("answers and announces a written order exactly as GET then reads it (built from the write, not read back)", async () => {
+    const [account, key] = [randomUUID(), randomUUID()];
+    const odd = order("PO-W", {
+      deliveryStatus: 4,
+      orderDate: { seconds: 1772359200n, nanos: 123_456_789 },
+      attributes: { factory: "Porto", nested: { b: 1, a: [true, null, "x"] } },
+      items: [
+        { externalRowId: "1", key: "K1", skuId: "sku-1", quantity: 10, totalPriceNet: { value: "0019.90" }, totalPriceVat: { value: "-0.00" }, deliveries: [{ deliveryId: "d1", quantity: 3, deliveryDate: at("2026-04-02T00:00:00Z") }] },
+        { externalRowId: "2", key: "K2", skuId: "sku-2", quantity: 5, totalPriceNet: { value: "-007" }, attributes: { brandName: "Go" } },
+        { key: "K3", skuId: "sku-3", quantity: 0 },
+      ],
+    });
+    for (const mode of [WriteMode.CREATE, WriteMode.UPSERT]) {
+      const [r] = await write(account, key, [mode === WriteMode.CREATE ? odd : { ...odd, supplier: "Other" }], mode);
+      const got = (await client.getPurchaseOrder({ externalPoNo: "PO-W" }, as(account, key))).purchaseOrder!;
+      expect(r.purchaseOrder).toEqual(got);
+      expect(got.items.map((i) => [i.totalPriceNet?.value, i.totalPriceVat?.value])).toEqual([
+        ["19.90", "0.00"],
+        ["-7", undefined],
+        [undefined, undefined],
+      ]);
+    }
+    const ms = await eventually(async () => messagesOf(account).length === 2 && messagesOf(account));
+    const got = (await client.getPurchaseOrder({ externalPoNo: "PO-W" }, as(account, key))).purchaseOrder!;
+    expect(ms[1].purchaseOrder).toEqual(got);
+    expect(ms[1].lines.map((l) => l.itemId)).toEqual(got.items.map((i) => i.id));
+  });
+
   it("re-sending a batch changes nothing: 200 unchanged, same item ids, updatedAt kept, no message", async () => {
     const [account, key] = [randomUUID(), randomUUID()];
     const batch = [order("A"), order("B", { deliveryStatus: 4 })];
