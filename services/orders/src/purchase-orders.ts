@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ordersV1, topics } from "@analytics/contracts";
 import { inTransaction, isUuid, type Db, type Tx } from "@analytics/db";
 import { notFound, type FieldViolation } from "@analytics/errors";
@@ -6,7 +7,7 @@ import { enqueue, outboxEntry } from "@analytics/outbox";
 import type { Caller } from "@analytics/auth";
 import type { ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
-import { dayOf, orderColumns, purchaseOrderFromRows, purchaseOrderFromWrite, type PurchaseOrder } from "./resources";
+import { orderColumns, purchaseOrderFromRows, purchaseOrderFromWrite, type PurchaseOrder } from "./resources";
 import { purchaseOrderViolations, violationMessage } from "./validation";
 
 const { WriteMode } = ordersV1;
@@ -38,31 +39,38 @@ async function readBack(db: Db | Tx, accountId: string, ids: string[]): Promise<
   return new Map(orders.map((o) => [o.id, { order: purchaseOrderFromRows(o, byOrder.get(o.id) ?? []), version: o.version }]));
 }
 
-/** The planning message of an order after a change. */
-function changedMessage(accountId: string, order: PurchaseOrder, version: number, wasDraft: boolean) {
-  const lines = order.items.map((i) => ({
-    itemId: i.id,
-    skuId: i.skuId,
-    externalWarehouseId: i.externalWarehouseId ?? order.externalWarehouseId ?? "",
-    deliveryDate: dayOf(i.deliveryDate ?? order.deliveryDate),
+/**
+ * The planning message of an order after a change, from the columns written and what Postgres
+ * assigned; `full` builds the order as GET answers it, needed only for a draft's queue payload.
+ */
+function changedMessage(accountId: string, id: string, columns: { order: repo.OrderWrite; items: repo.ItemWrite[] }, written: repo.WrittenOrder, wasDraft: boolean, full: () => PurchaseOrder) {
+  const { order, items } = columns;
+  const version = BigInt(written.version);
+  const isDraft = order.delivery_status === DRAFT;
+  const lines = items.map((i, position) => ({
+    itemId: written.itemIds[position],
+    skuId: i.sku_id,
+    externalWarehouseId: i.external_warehouse_id ?? order.external_warehouse_id ?? "",
+    // Dates are written as ISO UTC timestamps: the day is their first ten characters.
+    deliveryDate: (i.delivery_date ?? order.delivery_date ?? "").slice(0, 10),
     quantity: i.quantity,
-    openQuantity: Math.max(0, i.quantity - i.deliveredQuantity),
-    deliveryStatus: order.deliveryStatus,
-    version: BigInt(version),
+    openQuantity: Math.max(0, i.quantity - i.delivered_quantity),
+    deliveryStatus: order.delivery_status,
+    version,
   }));
   return {
     accountId,
-    purchaseOrderId: order.id,
-    version: BigInt(version),
-    externalPoNo: order.externalPoNo,
-    deliveryStatus: order.deliveryStatus,
+    purchaseOrderId: id,
+    version,
+    externalPoNo: order.external_po_no,
+    deliveryStatus: order.delivery_status,
     wasDraft,
-    isDraft: order.deliveryStatus === DRAFT,
+    isDraft,
     lines,
-    updatedAt: order.updatedAt,
+    updatedAt: timestampFromDate(written.updated_at),
     // The queue's payload, carried only when the change is an event on it (a draft, was one, or
     // leaves draft): planning needs the lines alone, and the messages stay small.
-    purchaseOrder: wasDraft || order.deliveryStatus === DRAFT ? order : undefined,
+    purchaseOrder: wasDraft || isDraft ? full() : undefined,
   };
 }
 
@@ -146,18 +154,18 @@ export async function writePurchaseOrders(
     }
     if (atomic && replies.size) return { replies, stored: new Map(), writes: [], unchanged: [] };
     const assigned = await repo.writeOrders(tx, accountId, writes.map((w) => w.columns.order), writes.flatMap((w) => w.columns.items));
-    // Written orders are built from what was written (no read-back); unchanged ones are read only when they are answered.
+    // Written orders are built from what was written (no read-back), and only when answered or a
+    // draft's queue payload; unchanged ones are read only when they are answered.
     const stored = resultsOnly ? new Map<string, { order: PurchaseOrder; version: number }>() : await readBack(tx, accountId, unchanged.map((u) => u.id));
-    for (const w of writes) {
-      const a = assigned.get(w.id)!;
-      stored.set(w.id, { order: purchaseOrderFromWrite(w.columns.order, w.columns.items, a), version: a.version });
-    }
     await enqueue(
       tx,
       writes.map((w) => {
-        const { order, version } = stored.get(w.id)!;
+        const a = assigned.get(w.id)!;
+        let built: PurchaseOrder | undefined;
+        const full = () => (built ??= purchaseOrderFromWrite(w.columns.order, w.columns.items, a));
+        if (!resultsOnly) stored.set(w.id, { order: full(), version: a.version });
         const topic = w.created ? topics.ordersPurchaseOrderCreated : topics.ordersPurchaseOrderUpdated;
-        return outboxEntry(topic, accountId, w.id, changedMessage(accountId, order, version, w.wasDraft));
+        return outboxEntry(topic, accountId, w.id, changedMessage(accountId, w.id, w.columns, a, w.wasDraft, full));
       }),
     );
     return { replies, stored, writes, unchanged };

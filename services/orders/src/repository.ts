@@ -4,8 +4,8 @@ import { pageOfIds } from "@analytics/db";
 
 /**
  * The orders service's SQL. Every statement is scoped by account_id, and a batch of orders is a
- * fixed handful of statements whatever its size: rows travel as one jsonb parameter expanded with
- * jsonb_to_recordset.
+ * fixed handful of statements whatever its size: rows travel as one JSON parameter expanded with
+ * json_to_recordset (plain json: nothing to build a jsonb of).
  */
 
 export interface Page {
@@ -140,7 +140,7 @@ export async function writeOrders(tx: Tx, accountId: string, orders: OrderWrite[
        external_comment, external_warehouse_id, supplier, label, order_type, attributes, content_hash)
      SELECT id, ?, api_key_id, external_po_no, order_date, delivery_date, delivery_status,
        external_comment, external_warehouse_id, supplier, label, order_type, attributes, content_hash
-     FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, api_key_id text, external_po_no text, order_date timestamptz,
+     FROM json_to_recordset(?::json) AS x(id uuid, api_key_id text, external_po_no text, order_date timestamptz,
        delivery_date timestamptz, delivery_status smallint, external_comment text, external_warehouse_id text,
        supplier text, label text, order_type text, attributes jsonb, content_hash text)
      ON CONFLICT (id) DO UPDATE SET external_po_no = EXCLUDED.external_po_no, order_date = EXCLUDED.order_date,
@@ -164,7 +164,7 @@ export async function writeOrders(tx: Tx, accountId: string, orders: OrderWrite[
      SELECT COALESCE(old.id, gen_random_uuid()), ?, x.purchase_order_id, x.position, x.external_row_id, x.key, x.sku, x.ean,
        x.season, x.sku_id, x.quantity, x.delivery_date, x.external_warehouse_id, x.total_price_net, x.total_price_vat,
        x.total_price_currency, x.deliveries, x.delivered_quantity, x.attributes
-     FROM jsonb_to_recordset(?::jsonb) AS x(purchase_order_id uuid, position integer, external_row_id text, key text,
+     FROM json_to_recordset(?::json) AS x(purchase_order_id uuid, position integer, external_row_id text, key text,
        sku text, ean text, season text, sku_id text, quantity integer, delivery_date timestamptz,
        external_warehouse_id text, total_price_net numeric, total_price_vat numeric, total_price_currency text,
        deliveries jsonb, delivered_quantity integer, attributes jsonb)

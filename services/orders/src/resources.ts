@@ -162,6 +162,3 @@ function itemColumns(orderId: string, po: PurchaseOrder): ItemWrite[] {
     attributes: i.attributes ?? null,
   }));
 }
-
-/** YYYY-MM-DD of a timestamp, "" when none. */
-export const dayOf = (t: Timestamp | undefined) => (t ? timestampDate(t).toISOString().slice(0, 10) : "");
