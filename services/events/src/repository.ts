@@ -1,5 +1,3 @@
-import { randomUUID } from "node:crypto";
-import { stringifyRest } from "@analytics/contracts";
 import type { Db, Tx } from "@analytics/db";
 import { isUuid, pageOfIds } from "@analytics/db";
 
@@ -94,16 +92,4 @@ export interface NewEvent {
   eventType: string;
   /** The resource as a GET returns it (decimals as RestDecimal keep their digits). */
   payload: unknown;
-}
-
-/** Queue entries in one statement, in the given order. */
-export async function insertEvents(tx: Tx, events: NewEvent[]): Promise<string[]> {
-  if (!events.length) return [];
-  const ids = events.map(() => randomUUID());
-  await tx.raw(
-    `INSERT INTO events (id, account_id, event_type, payload)
-     SELECT * FROM unnest(?::uuid[], ?::uuid[], ?::text[], ?::jsonb[])`,
-    [ids, events.map((e) => e.accountId), events.map((e) => e.eventType), events.map((e) => stringifyRest(e.payload))],
-  );
-  return ids;
 }

@@ -1,7 +1,7 @@
 import { catalogueV1, inventoryV1, ordersV1, RestDecimal, stringifyRest, toRestJson, topics, type pricingV1 } from "@analytics/contracts";
 import type { Tx } from "@analytics/db";
 import { isTopic, type ConsumerDefinition, type Delivery } from "@analytics/rpc";
-import { insertEvents, type NewEvent } from "./repository";
+import type { NewEvent } from "./repository";
 
 /**
  * Which integration messages become queue entries (CONTRACT.md, "Event types"), and with what
@@ -77,22 +77,29 @@ export const queueTopics = [
 
 const json = (rows: unknown) => stringifyRest(rows);
 
+/** What one queue entry is made of, in delivery order: a whole payload, or a product to compose. */
+type EntrySpec = { n: number; account_id: string; event_type: string; payload?: unknown; product_id?: string };
+
 /**
- * One consumer: a batch of new messages updates the replica (four statements) and becomes its
- * entries in one more. Several price messages of one product in a batch (one price batch) make
- * one entry, the product with its prices after the last of them.
+ * One consumer: a batch of new messages updates the replica and becomes its entries, four
+ * statements in all (inbox, products, prices, entries). Postgres composes each update_sku payload
+ * (the product and its live prices, in list order) inside the INSERT: with many price lists a
+ * batch's payloads are megabytes that never pass through this process. A price message makes an
+ * entry only when it changed the replica (a stale or replayed one does not), and several price
+ * messages of one product in a batch (one price batch) make one entry, the product with its
+ * prices after the last of them.
  */
 export const queueConsumer: ConsumerDefinition = {
   name: "queue",
   topics: queueTopics,
   handle: async (tx: Tx, deliveries) => {
     const changeOfDelivery = deliveries.map(changeOf);
-    const changes = changeOfDelivery.filter((c) => c !== undefined);
     const key = (c: { accountId: string; productId: string }) => `${c.accountId}/${c.productId}`;
     const products = new Map<string, Change>();
     const prices = new Map<string, Change>();
     // The last message of each product (the replica applies it by version) and the newest of each price.
-    for (const c of changes) {
+    for (const c of changeOfDelivery) {
+      if (!c) continue;
       if (c.product) products.set(key(c), c);
       else {
         const k = `${c.accountId}/${c.price!.priceId}`;
@@ -108,15 +115,18 @@ export const queueConsumer: ConsumerDefinition = {
         [json([...products.values()].map((c) => ({ account_id: c.accountId, product_id: c.productId, version: c.product!.version, product: c.product!.json })))],
       );
     }
+    // The products whose prices this batch changed (a price row inserted, or replaced by a newer version).
+    const repriced = new Set<string>();
     if (prices.size) {
-      await tx.raw(
-        `INSERT INTO price_entry_replica (account_id, price_id, product_id, version, list_order, price_order, deleted, price)
+      const { rows } = await tx.raw(
+        `INSERT INTO price_entry_replica AS r (account_id, price_id, product_id, version, list_order, price_order, deleted, price)
          SELECT account_id, price_id, product_id, version, list_order, price_order, deleted, price
          FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, price_id uuid, product_id uuid, version bigint, list_order bigint,
            price_order bigint, deleted boolean, price jsonb)
          ON CONFLICT (account_id, price_id) DO UPDATE SET version = excluded.version, list_order = excluded.list_order,
            price_order = excluded.price_order, deleted = excluded.deleted, price = excluded.price
-         WHERE price_entry_replica.version < excluded.version`,
+         WHERE r.version < excluded.version
+         RETURNING r.account_id, r.product_id`,
         [
           json(
             [...prices.values()].map(({ accountId, productId, price: p }) => ({
@@ -132,39 +142,37 @@ export const queueConsumer: ConsumerDefinition = {
           ),
         ],
       );
+      for (const r of rows as { account_id: string; product_id: string }[]) repriced.add(key({ accountId: r.account_id, productId: r.product_id }));
     }
-    // Each changed product as it now stands: its stored product and prices, in one read.
-    const touched = [...new Map(changes.map((c) => [key(c), c])).values()];
-    const { rows } = !touched.length ? { rows: [] } : await tx.raw(
-      `SELECT x.account_id, x.product_id, p.product,
-         COALESCE((SELECT jsonb_agg(e.price ORDER BY e.list_order, e.price_order) FROM price_entry_replica e
-                   WHERE e.account_id = x.account_id AND e.product_id = x.product_id AND NOT e.deleted), '[]'::jsonb) AS prices
-       FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, product_id uuid)
-       JOIN product_replica p ON p.account_id = x.account_id AND p.product_id = x.product_id`,
-      [json(touched.map((c) => ({ account_id: c.accountId, product_id: c.productId })))],
-    );
-    const current = new Map(
-      (rows as { account_id: string; product_id: string; product: Record<string, unknown>; prices: unknown[] }[]).map((r) => [
-        `${r.account_id}/${r.product_id}`,
-        { ...r.product, prices: r.prices },
-      ]),
-    );
-    // A product message is an entry each (as before); a product's price messages of this batch are one.
-    const entries: NewEvent[] = [];
-    const pricedOnce = new Set<string>();
+    // The entries in delivery order: a product message is an entry each (its own product, the
+    // replica's prices); a product's price messages of this batch are one (the replica's product
+    // and prices, none when the product was never announced).
+    const specs: EntrySpec[] = [];
     for (const [i, delivery] of deliveries.entries()) {
       const c = changeOfDelivery[i];
+      const n = specs.length;
       if (!c) {
         const direct = directEntryOf(delivery);
-        if (direct) entries.push(direct);
-        continue;
+        if (direct) specs.push({ n, account_id: direct.accountId, event_type: direct.eventType, payload: direct.payload });
+      } else if (c.product) {
+        specs.push({ n, account_id: c.accountId, event_type: "update_sku", payload: c.product.json, product_id: c.productId });
+      } else if (repriced.delete(key(c))) {
+        specs.push({ n, account_id: c.accountId, event_type: "update_sku", product_id: c.productId });
       }
-      const k = key(c);
-      if (!c.product && pricedOnce.has(k)) continue;
-      if (!c.product) pricedOnce.add(k);
-      const payload = c.product ? { ...c.product.json, prices: current.get(k)?.prices ?? [] } : current.get(k);
-      if (payload) entries.push({ accountId: c.accountId, eventType: "update_sku", payload });
     }
-    await insertEvents(tx, entries);
+    if (!specs.length) return;
+    await tx.raw(
+      `INSERT INTO events (id, account_id, event_type, payload)
+       SELECT gen_random_uuid(), x.account_id, x.event_type,
+         CASE WHEN x.product_id IS NULL THEN x.payload
+         ELSE COALESCE(x.payload, p.product) || jsonb_build_object('prices', COALESCE(
+           (SELECT jsonb_agg(e.price ORDER BY e.list_order, e.price_order) FROM price_entry_replica e
+            WHERE e.account_id = x.account_id AND e.product_id = x.product_id AND NOT e.deleted), '[]'::jsonb)) END
+       FROM jsonb_to_recordset(?::jsonb) AS x(n int, account_id uuid, event_type text, payload jsonb, product_id uuid)
+       LEFT JOIN product_replica p ON p.account_id = x.account_id AND p.product_id = x.product_id
+       WHERE x.product_id IS NULL OR x.payload IS NOT NULL OR p.product IS NOT NULL
+       ORDER BY x.n`,
+      [json(specs)],
+    );
   },
 };
