@@ -1,4 +1,4 @@
-import type { Db, Tx } from "@analytics/db";
+import type { Db } from "@analytics/db";
 import { isUuid, pageOfIds } from "@analytics/db";
 
 export type EventState = "pending" | "completed" | "failed";
