@@ -4,7 +4,9 @@
 // size (target: less). Medians of ROUNDS, sides alternating. With --separate the gateway and each
 // service run in processes of their own (on the test JetStream) and the memory is the gateway's
 // alone; by default all run in one process and the memory is that process's.
-// Usage: node bench/big-pages.mjs [--rounds N] [--separate]
+// The client sends Accept-Encoding as fetch does (`gzip, deflate`: the gateway compresses);
+// `--accept-encoding identity` measures the page without compression.
+// Usage: node bench/big-pages.mjs [--rounds N] [--separate] [--accept-encoding identity]
 import { readFileSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import pg from "pg";
@@ -13,6 +15,7 @@ import { arg, median, startPlatform, startSeparately } from "./platform.mjs";
 const ROUNDS = Number(arg("--rounds", 5));
 const PAGE = 10_000;
 const separate = process.argv.includes("--separate");
+const ENCODING = arg("--accept-encoding", "gzip, deflate");
 const platform = separate ? await startSeparately() : await startPlatform();
 const peakRssMb = () => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${platform.child.pid}/status`, "utf8"))[1]) / 1024;
 try {
@@ -33,7 +36,7 @@ try {
 
   const viaGateway = async () => {
     const t = performance.now();
-    const res = await fetch(`${platform.base}/v2/api/products?pageSize=${PAGE}`, { headers: { authorization: `Bearer ${acme.token}` } });
+    const res = await fetch(`${platform.base}/v2/api/products?pageSize=${PAGE}`, { headers: { authorization: `Bearer ${acme.token}`, "accept-encoding": ENCODING } });
     if (res.status !== 200) throw new Error(`GET /products: ${res.status}`);
     const bytes = (await res.arrayBuffer()).byteLength;
     return { ms: performance.now() - t, bytes };
@@ -69,8 +72,9 @@ try {
     target: 1.5,
     responseMb: +(size / 2 ** 20).toFixed(1),
     peakRssGrowthMb: +growth.toFixed(1),
+    acceptEncoding: ENCODING,
   };
-  console.log(`GET /products?pageSize=${PAGE}: gateway ${result.gatewayMs} ms vs direct Postgres + JSON ${result.directMs} ms -> ratio ${result.ratio} (target <= 1.5)`);
+  console.log(`GET /products?pageSize=${PAGE} (Accept-Encoding: ${ENCODING}): gateway ${result.gatewayMs} ms vs direct Postgres + JSON ${result.directMs} ms -> ratio ${result.ratio} (target <= 1.5)`);
   console.log(`response ${result.responseMb} MB; ${separate ? "gateway process" : "platform process (gateway and every service)"} peak RSS grew ${result.peakRssGrowthMb} MB over ${ROUNDS} reads (target: less than the response)`);
   console.log(JSON.stringify({ bigPages: result }));
 } finally {

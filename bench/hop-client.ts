@@ -9,10 +9,10 @@ export function directClients(urls: { catalogue: string; events: string }, inter
   const catalogue = createServiceClient(catalogueV1.CatalogueService, urls.catalogue);
   const events = createServiceClient(eventsV1.EventsService, urls.events);
   return {
-    // The call GET /products makes: the page as a stream of chunks.
+    // The catalogue call GET /products makes: the page as a stream of chunks of REST JSON.
     productByKey: async (key: string) => {
       const chunks = [];
-      for await (const chunk of catalogue.streamProducts({ list: { key, page: { page: 1, pageSize: 10 } } }, options)) chunks.push(chunk);
+      for await (const chunk of catalogue.streamProductsJson({ list: { key, page: { page: 1, pageSize: 10 } } }, options)) chunks.push(chunk);
       return chunks;
     },
     eventsPage: () => events.listEvents({ page: { page: 1, pageSize: 10 } }, options),

@@ -1,42 +1,69 @@
 import { Readable } from "node:stream";
-import { stringifyRest } from "@analytics/contracts";
+import { RawJson, stringifyRest } from "@analytics/contracts";
+
+/** An item of a JSON array answer given as the UTF-8 pieces of its JSON text. */
+export class JsonBytes {
+  constructor(readonly parts: Uint8Array[]) {}
+}
+const OPEN = Buffer.from("[");
+const COMMA = Buffer.from(",");
 
 /**
  * A JSON array answer from a server-streaming call, written chunk by chunk as the chunks arrive,
  * so a 10 MB page is never held whole in the gateway. `toRest` turns one chunk into its REST
- * items (it may call other services for that chunk). The first chunk is read and converted before
- * answering, so that a failing call (bad filter, unavailable service) is still an ordinary error
- * answer; a failure after that cuts the body short, which a client sees as a broken response,
- * never as a complete one. A client that goes away cancels the call.
+ * items (it may call other services for that chunk); meanwhile the next chunk is already being
+ * received, never more than one ahead. The first chunk is read and converted before answering,
+ * so that a failing call (bad filter, unavailable service) is still an ordinary error answer; a
+ * failure after that cuts the body short, which a client sees as a broken response, never as a
+ * complete one. A client that goes away cancels the call. An item that is RawJson is written as
+ * its text, one that is JsonBytes as its bytes.
  */
 export async function jsonArrayStream<C>(chunks: AsyncIterable<C>, toRest: (chunk: C) => unknown[] | Promise<unknown[]>) {
   const iterator = chunks[Symbol.asyncIterator]();
+  const receive = () => {
+    const next = iterator.next();
+    // Awaited below, unless the answer stops first: then its failure is nobody's to handle.
+    next.catch(() => undefined);
+    return next;
+  };
   let first: IteratorResult<C>;
+  let following: Promise<IteratorResult<C>> | undefined;
   let firstItems: unknown[];
   try {
     first = await iterator.next();
+    if (!first.done) following = receive();
     firstItems = first.done ? [] : await toRest(first.value);
   } catch (error) {
     await iterator.return?.();
     throw error;
   }
   let separator = "[";
-  const text = (items: unknown[]) => {
-    let out = "";
+  const bytes = (items: unknown[]) => {
+    const parts: Uint8Array[] = [];
+    let text = "";
     for (const item of items) {
-      out += separator + stringifyRest(item);
+      if (item instanceof JsonBytes) {
+        if (text) parts.push(Buffer.from(text));
+        text = "";
+        parts.push(separator === "[" ? OPEN : COMMA, ...item.parts);
+      } else text += separator + (item instanceof RawJson ? item.text : stringifyRest(item));
       separator = ",";
     }
-    return out;
+    if (text) parts.push(Buffer.from(text));
+    return Buffer.concat(parts);
   };
   async function* body() {
     try {
-      yield text(firstItems);
-      if (!first.done) for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield text(await toRest(next.value));
-      yield separator === "[" ? "[]" : "]";
+      yield bytes(firstItems);
+      for (let next = await following; next && !next.done; next = await following) {
+        following = receive();
+        yield bytes(await toRest(next.value));
+      }
+      yield Buffer.from(separator === "[" ? "[]" : "]");
     } finally {
       await iterator.return?.();
     }
   }
-  return { first: first.done ? undefined : first.value, body: Readable.from(body()) };
+  // One chunk buffered at a time: a slow client holds back the stream, not gateway memory.
+  return { first: first.done ? undefined : first.value, body: Readable.from(body(), { highWaterMark: 1 }) };
 }

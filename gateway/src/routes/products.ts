@@ -3,12 +3,12 @@ import { z } from "zod";
 import { isUuid } from "@analytics/db";
 import { create } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
-import { catalogueV1, fromRestJson, RawJson, toRestJson, type pricingV1 } from "@analytics/contracts";
+import { catalogueV1, fromRestJson, toRestJson, type pricingV1 } from "@analytics/contracts";
 import { generalResponse } from "@analytics/errors";
 import { batchStatus, convertBody, converting, runBatch, serverFailure, type BatchResponse } from "../http/batch";
 import { describe } from "../http/validation";
 import { HttpError } from "../http/errors";
-import { jsonArrayStream } from "../http/json-stream";
+import { JsonBytes, jsonArrayStream } from "../http/json-stream";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { batchOf, repeatable, route, type RouteContext } from "../http/route";
 import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
@@ -126,14 +126,20 @@ export function productRoutes(
         productGroupIds: query.productgroupids ?? [],
         variantGroupIds: query.variantgroupids ?? [],
       };
-      // Streamed: the published client reads 10,000 products (about 10 MB) a page. Prices are
-      // pricing's: one call per chunk of the page, joined here (README, "Pricing service").
-      const page = await jsonArrayStream(catalogue.streamProducts({ list }, as(caller)), async ({ products }) => {
-        const ids = products.map((p) => p.id);
+      // Streamed: the published client reads 10,000 products (about 10 MB) a page. The catalogue
+      // sends each chunk's products as REST JSON bytes, pricing each product's prices as JSON text
+      // (one call per chunk); both go into the answer as they are, with the image's capability URL.
+      const page = await jsonArrayStream(catalogue.streamProductsJson({ list }, as(caller)), async ({ productsJson, ids, ends, imageUrls }) => {
         const priced = ids.length ? (await pricing.productPricesJson({ productIds: ids }, as(caller))).products : [];
-        // Pricing's JSON text goes into the answer as it is (no parse, no second stringify).
-        const byProduct = new Map(priced.map((p) => [p.productId, new RawJson(p.pricesJson)]));
-        return products.map((p) => ({ ...withImageUrl(caller.accountId, toProduct(p)), prices: byProduct.get(p.id) ?? [] }));
+        const pricesOf = new Map(priced.map((p) => [p.productId, p.pricesJson]));
+        const json = Buffer.from(productsJson.buffer, productsJson.byteOffset, productsJson.byteLength);
+        return ids.map((id, i) => {
+          const stored = imageUrls[i];
+          const imageUrl = stored ? images.url(caller.accountId, stored) : (stored ?? null);
+          // The object without its closing brace, then the two fields the gateway adds.
+          const added = `,"imageUrl":${JSON.stringify(imageUrl)},"prices":${pricesOf.get(id) ?? "[]"}}`;
+          return new JsonBytes([json.subarray(i ? ends[i - 1] : 0, ends[i] - 1), Buffer.from(added)]);
+        });
       });
       setPageHeaders(request, reply, query, page.first?.totalCount ?? 0);
       reply.type("application/json; charset=utf-8");

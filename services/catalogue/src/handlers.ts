@@ -67,6 +67,14 @@ export function catalogueRoutes(ctx: ServiceContext) {
           first = false;
         }
       },
+      async *streamProductsJson(req, c) {
+        const list = req.list ?? create(catalogueV1.ListProductsRequestSchema);
+        let first = true;
+        for await (const { total, ...chunk } of products.streamProductsJson(db, callerOf(c).accountId, productFilter(list), pageOf(list.page, MAX_STREAMED_PAGE_SIZE))) {
+          yield { ...chunk, totalCount: first ? total : 0 };
+          first = false;
+        }
+      },
       async upsertProducts(req, c) {
         return { results: (await products.upsertProducts(ctx, callerOf(c).accountId, req.products, req.cleared.map((c) => c.fields))).map(productResult) };
       },

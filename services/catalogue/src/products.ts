@@ -5,7 +5,7 @@ import { answer, invalidItem, productBatch, type ItemOutcome } from "./batch";
 import { announceProducts, brandCreated, categoryCreated, type ProductVerb } from "./changes";
 import * as repo from "./repository";
 import type { Page, ProductFilter, SkuRef } from "./repository";
-import { brandFromRow, categoryFromRow, newProduct, productColumns, productFromRow, unclearable, withClearedFields, withSentFields, type Product, type ProductRow } from "./resources";
+import { brandFromRow, categoryFromRow, newProduct, productColumns, productFromRow, unclearable, withClearedFields, withSentFields, type Product } from "./resources";
 import { checkText, keyProblem, productViolations, storedProductViolations, textProblem } from "./validation";
 
 /**
@@ -33,12 +33,49 @@ export const STREAM_CHUNK = 500;
  * the page's ids first (an index-only scan), then the rows of each chunk. The first chunk carries
  * the total; an empty page is one empty chunk.
  */
-export async function* streamProducts(db: Db, accountId: string, filter: ProductFilter, page: Page) {
+export function streamProducts(db: Db, accountId: string, filter: ProductFilter, page: Page) {
+  return pageInChunks(db, accountId, filter, page, (ids) => repo.findProducts(db, accountId, ids));
+}
+
+/** The same page as REST JSON built by Postgres (repo.findProductsJson), chunk by chunk. */
+export async function* streamProductsJson(db: Db, accountId: string, filter: ProductFilter, page: Page) {
+  for await (const { rows, total } of pageInChunks(db, accountId, filter, page, (ids) => repo.findProductsJson(db, accountId, ids))) {
+    yield { ...jsonChunk(rows), total };
+  }
+}
+
+/** The products' JSON objects one after the other, cut by byte offsets, and their stored imageUrls. */
+function jsonChunk(rows: { id: string; json: string; image_url: string | null }[]) {
+  let end = 0;
+  const ends = rows.map((r) => (end += Buffer.byteLength(r.json)));
+  const imageUrls: Record<number, string> = {};
+  rows.forEach((r, i) => r.image_url !== null && (imageUrls[i] = r.image_url));
+  return { productsJson: Buffer.from(rows.map((r) => r.json).join("")), ids: rows.map((r) => r.id), ends, imageUrls };
+}
+
+async function* pageInChunks<R>(db: Db, accountId: string, filter: ProductFilter, page: Page, read: (ids: string[]) => Promise<R[]>) {
   checkFilter(filter);
   const { ids, total } = await repo.pageOfProductIds(db, accountId, filter, page);
-  if (!ids.length) yield { rows: [] as ProductRow[], total };
-  for (let i = 0; i < ids.length; i += STREAM_CHUNK) {
-    yield { rows: await repo.findProducts(db, accountId, ids.slice(i, i + STREAM_CHUNK)), total };
+  if (!ids.length) yield { rows: [] as R[], total };
+  for await (const rows of readAhead(ids, read)) yield { rows, total };
+}
+
+/**
+ * The rows of `ids` chunk by chunk, the next chunk's query already running while the current
+ * chunk is sent (Postgres works on its own core meanwhile); never more than one chunk ahead.
+ */
+export async function* readAhead<R>(ids: string[], read: (ids: string[]) => Promise<R[]>, size = STREAM_CHUNK) {
+  const chunk = (from: number) => {
+    const rows = read(ids.slice(from, from + size));
+    // Awaited below, unless the caller stops first: then its failure is nobody's to handle.
+    rows.catch(() => undefined);
+    return rows;
+  };
+  let next = chunk(0);
+  for (let from = 0; from < ids.length; from += size) {
+    const rows = await next;
+    if (from + size < ids.length) next = chunk(from + size);
+    yield rows;
   }
 }
 

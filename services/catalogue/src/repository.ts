@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "@analytics/db";
 import { isUuid, pageOfIds, pageWindow } from "@analytics/db";
+import { DecimalSchema, catalogueV1 } from "@analytics/contracts";
+import { ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
 import { DATE_FIELDS, STORED_FIELDS, type ProductRow } from "./resources";
 
 /**
@@ -53,6 +55,72 @@ export async function lockAccountProducts(tx: Tx, accountId: string): Promise<vo
 export async function findProducts(db: Db | Tx, accountId: string, ids: string[]): Promise<ProductRow[]> {
   if (!ids.length) return [];
   return products(db).where("p.account_id", accountId).whereRaw("p.id = ANY(?::uuid[])", [ids]).orderBy(["p.seq", "p.id"]);
+}
+
+/*
+ * GET /products' JSON of a product, built by Postgres: the text toRestJson writes for the message
+ * productFromRow makes of the same row (field names, null when unset, decimals with their stored
+ * digits, timestamps as UTC with milliseconds), minus `imageUrl` and `prices`, which the gateway
+ * adds. Generated from the Product descriptor, so a new field cannot be forgotten here (a cost
+ * calculation value field of a kind without a rule stops the service at start); the catalogue
+ * tests compare it with toRestJson field for field.
+ */
+const REST_TIMESTAMP = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
+const ADDED_BY_GATEWAY = new Set(["image_url", "prices"]);
+
+/** A scalar or decimal field of a message stored as its proto JSON in jsonb `e`. */
+function fromProtoJson(field: DescField, e: string): string {
+  const at = `${e}->>'${field.jsonName}'`;
+  if (field.fieldKind === "message" && field.message.typeName === DecimalSchema.typeName)
+    return `CASE WHEN ${e}->'${field.jsonName}' IS NOT NULL THEN COALESCE(NULLIF(${e}->'${field.jsonName}'->>'value', ''), '0')::numeric END`;
+  if (field.fieldKind === "scalar") {
+    const type = { [ScalarType.STRING]: "text", [ScalarType.INT32]: "int", [ScalarType.BOOL]: "boolean" }[field.scalar as number];
+    // proto JSON leaves out a non-optional field at its default: "", 0, false.
+    const zero = { text: "''", int: "0", boolean: "false" }[type ?? ""];
+    if (type && zero) return field.proto.proto3Optional ? `(${at})::${type}` : `COALESCE((${at})::${type}, ${zero})`;
+  }
+  throw new Error(`no REST JSON rule for ${field.parent.typeName}.${field.name}`);
+}
+
+/** A list of messages stored as a jsonb array of their proto JSON, as a JSON array of REST objects. */
+function restArrayOf(message: DescMessage, column: string): string {
+  const fields = message.fields.map((f) => `${fromProtoJson(f, "x.e")} AS "${f.jsonName}"`).join(", ");
+  // Most products have none: no subquery for those.
+  return `CASE WHEN ${column} = '[]' THEN '[]'::json ELSE COALESCE((SELECT json_agg(row_to_json(v) ORDER BY x.n)
+    FROM jsonb_array_elements(${column}) WITH ORDINALITY AS x(e, n), LATERAL (SELECT ${fields}) v), '[]'::json) END`;
+}
+
+function productJsonColumn(field: DescField): string {
+  const column = `p.${field.name}`;
+  if (field.name === "brand_name") return "b.name";
+  if (field.name === "category_name") return "c.name";
+  if (field.name === "sku_synonyms") return "COALESCE(s.synonyms, '{}')";
+  if (DATE_FIELDS.has(field.name)) return `to_char(${column}, 'YYYY-MM-DD')`;
+  if (field.fieldKind === "list" && field.listKind === "message") return restArrayOf(field.message, column);
+  if (field.fieldKind === "message" && field.message.typeName === "google.protobuf.Timestamp") return `to_char(${column} AT TIME ZONE 'UTC', ${REST_TIMESTAMP})`;
+  // numeric, jsonb (Struct), text, int, boolean and uuid columns are already their REST JSON.
+  return column;
+}
+
+const PRODUCT_JSON = catalogueV1.ProductSchema.fields
+  .filter((f) => !ADDED_BY_GATEWAY.has(f.name))
+  .map((f) => `${productJsonColumn(f)} AS "${f.jsonName}"`)
+  .join(",\n  ");
+
+/** The REST JSON text of each product, in creation order (StreamProductsJson). */
+export async function findProductsJson(db: Db, accountId: string, ids: string[]): Promise<{ id: string; json: string; image_url: string | null }[]> {
+  if (!ids.length) return [];
+  const { rows } = await db.raw(
+    `SELECT p.id, p.image_url, row_to_json(r)::text AS json
+     FROM products p LEFT JOIN brands b ON b.id = p.brand_id LEFT JOIN categories c ON c.id = p.category_id
+     LEFT JOIN (SELECT product_id, array_agg(synonym ORDER BY created_at, synonym) AS synonyms FROM sku_synonyms
+                WHERE account_id = ? AND product_id = ANY(?::uuid[]) GROUP BY product_id) s ON s.product_id = p.id,
+     LATERAL (SELECT ${PRODUCT_JSON}) r
+     WHERE p.account_id = ? AND p.id = ANY(?::uuid[])
+     ORDER BY p.seq, p.id`,
+    [accountId, ids, accountId, ids],
+  );
+  return rows;
 }
 
 export interface ProductFilter {

@@ -229,6 +229,61 @@ describe("catalogue service (real Postgres and JetStream)", () => {
     expect(await codeOf(client.getCategory({ id: randomUUID() }, as(account)))).toBe(Code.NotFound);
   });
 
+  it("streams each product of a page as its REST JSON text, exactly what toRestJson writes of the message", async () => {
+    const account = randomUUID();
+    const text = (name: string) => `${name} "quoted" \\ \n ü 😀 <tag>`;
+    const every: ProductInit = {
+      key: "ALL", sku: text("sku"), vendorSku: text("vendor"), ean: "7312345678901", productName: text("name"), variantName: text("variant"),
+      status: 7, season: "AW26", year: 2026, department: text("dep"), gender: "F", ageGroup: "adult", collection: text("col"), color: "red",
+      size: "XL", brandName: "Acme", categoryName: "Tops", subCategory: "Tees", productType: "t", merchandiseType: "m", supplier: "s", moq: 2147483647,
+      ...Object.fromEntries(Array.from({ length: 10 }, (_, n) => [`pimCustom${n + 1}`, text(`pim${n + 1}`)])),
+      productGroupId: "PG", variantGroupId: "VG", startDate: "1970-01-01", endDate: "2105-12-31", productionLeadTimeDays: 0,
+      shippingLeadTimeDays: 365, activePlanning: false, costCalculationPrice: { value: "1234567.8900" },
+      costCalculationValues: [
+        { key: "freight", sort: 2, type: 1, currency: "EUR", monetaryValue: { value: "10.50" }, externalReference: "" },
+        { key: "insurance", sort: 0, type: 2, percentageValue: { value: "0.0000000001" } },
+        { key: "duty", sort: -3, type: 1, monetaryValue: { value: "-0.5" } },
+      ],
+      externalAttributes: { nested: { list: [1, "two", null, true, { deep: [] }] }, "key with \"quotes\"": -0.25, empty: {} },
+    };
+    // More than one chunk (STREAM_CHUNK), a product with nothing but its key, one with an image
+    // and an old key, one whose full write cleared what it had.
+    const written = await upsert(account, [every, { key: "BARE" }, ...Array.from({ length: 520 }, (_, i) => ({ key: `N-${i}`, costCalculationPrice: { value: String(i) } }))]);
+    expect(written[0].violations).toEqual([]);
+    expect(new Set(statuses(written))).toEqual(new Set([201]));
+    await client.uploadImages({ images: [{ key: "BARE", filename: "a.png", imageData: PNG }] }, as(account));
+    await client.switchKeys({ switches: [{ oldKey: "BARE", key: "BARE-2", sku: "S" }] }, as(account));
+    await upsert(account, [{ key: "N-1" }]);
+
+    const request = { list: { page: { page: 1, pageSize: 10_000 } } };
+    const messages: catalogueV1.Product[] = [];
+    for await (const chunk of client.streamProducts(request, as(account))) messages.push(...chunk.products);
+    const texts: { id: string; json: string; imageUrl?: string }[] = [];
+    let total = 0;
+    for await (const chunk of client.streamProductsJson(request, as(account))) {
+      const json = Buffer.from(chunk.productsJson);
+      expect(chunk.ends).toHaveLength(chunk.ids.length);
+      expect(chunk.ends.at(-1)).toBe(json.length);
+      chunk.ids.forEach((id, i) => texts.push({ id, json: json.subarray(i ? chunk.ends[i - 1] : 0, chunk.ends[i]).toString(), imageUrl: chunk.imageUrls[i] }));
+      total ||= chunk.totalCount;
+    }
+    expect(total).toBe(522);
+    expect(texts.map((t) => t.id)).toEqual(messages.map((m) => m.id));
+    texts.forEach((t, i) => {
+      const { imageUrl, prices, ...expected } = JSON.parse(stringifyRest(toRestJson(ProductSchema, messages[i])));
+      expect(prices).toEqual([]);
+      expect(JSON.parse(t.json)).toStrictEqual(expected);
+      expect(t.imageUrl ?? null).toBe(imageUrl);
+    });
+    const all = JSON.parse(texts[0].json);
+    expect(all).toMatchObject({ costCalculationPrice: 1234567.89, moq: 2147483647, activePlanning: false, brandName: "Acme" });
+    // The stored digits, not a float's: trailing zeros kept, no exponent.
+    expect(texts[0].json).toContain('"costCalculationPrice":1234567.8900');
+    expect(texts[0].json).toContain('"percentageValue":0.0000000001');
+    expect(JSON.parse(texts[1].json)).toMatchObject({ key: "BARE-2", skuSynonyms: ["BARE"], status: 2 });
+    expect(texts[1].imageUrl).toBe(`/v2/api/images/${sha256(PNG)}`);
+  });
+
   it("switches keys: the old key becomes a synonym that every key lookup resolves", async () => {
     const account = randomUUID();
     await upsert(account, [{ key: "OLD", sku: "S-OLD", color: "red" }, { key: "TAKEN" }]);
