@@ -59,6 +59,9 @@ try {
   };
   const cases = [
     { label: "GET /products?key=K", gateway: rest("/v2/api/products?key=K-500"), direct: () => direct.productByKey("K-500") },
+    // Not the target (its direct side is the one catalogue call): the hop's own cost when
+    // the direct side makes both calls the route makes, the catalogue's and pricing's.
+    { label: "GET /products?key=K vs both its calls", gateway: rest("/v2/api/products?key=K-500"), direct: () => direct.productByKeyWithPrices("K-500") },
     { label: "GET /events?pageSize=10", gateway: rest("/v2/api/events?pageSize=10"), direct: () => direct.eventsPage() },
   ];
   const results = [];
