@@ -1,7 +1,7 @@
 import { imageCapabilities } from "../src/routes/products";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import pino from "pino";
-import { testGateway } from "./document";
+import { TEST_ADMIN_TOKEN, testGateway } from "./document";
 
 type Harness = Awaited<ReturnType<typeof testGateway>>;
 
@@ -25,6 +25,25 @@ describe("HTTP behaviour of the edge", () => {
     const unknown = await h.gw.app.inject({ method: "GET", url: "/v2/api/nothing-here" });
     expect(unknown.statusCode).toBe(404);
     expect(unknown.headers.allow).toBeUndefined();
+  });
+
+  it("refuses what no route can store with a 400 naming where it is: nesting beyond 32 levels, lone surrogates in values and names", async () => {
+    const post = async (body: unknown) => {
+      const res = await h.gw.app.inject({
+        method: "POST",
+        url: "/admin/v1/accounts",
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, "content-type": "application/json" },
+        payload: JSON.stringify(body),
+      });
+      return { status: res.statusCode, message: res.json().message as string };
+    };
+    const deep = (levels: number): unknown => (levels === 0 ? 1 : { a: deep(levels - 1) });
+    expect(await post({ name: "x", extra: deep(32) })).toEqual({ status: 400, message: `invalid body: extra${".a".repeat(31)}: nested deeper than 32 levels` });
+    expect((await post({ name: "x", extra: deep(31) })).message).not.toContain("nested deeper");
+    expect(await post({ name: "x", tags: ["ok", "x\ud800"] })).toEqual({ status: 400, message: "invalid body: tags[1]: contains a lone UTF-16 surrogate (not valid Unicode)" });
+    expect(await post({ name: "x", nested: [{ ["k\udc00"]: 1 }] })).toEqual({ status: 400, message: "invalid body: nested[0]: has a field name with a lone UTF-16 surrogate" });
+    // A surrogate pair is one well-formed character.
+    expect((await post({ name: "Acme 😀" })).status).toBe(201);
   });
 });
 

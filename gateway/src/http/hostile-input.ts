@@ -10,19 +10,31 @@ import { fieldPath } from "./validation";
  */
 export const MAX_JSON_DEPTH = 32;
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/**
+ * The first problem in a parsed value that no route can store: too deep, or a string that is not
+ * well-formed UTF-16. Every string and field name of a 500-order batch passes here, so the walk
+ * allocates nothing until it finds a problem; the path is built on the way back from it.
+ */
+function problemIn(value: unknown): { path: string; message: string } | undefined {
+  const found = problemAt(value, 0);
+  return found && { path: fieldPath(found.at.slice(0, MAX_JSON_DEPTH)), message: found.message };
+}
 
-/** The first problem in a parsed value that no route can store: too deep, or a string that is not well-formed UTF-16. */
-function problemIn(value: unknown, path: (string | number)[] = []): { path: string; message: string } | undefined {
-  if (path.length > MAX_JSON_DEPTH) return { path: fieldPath(path.slice(0, MAX_JSON_DEPTH)), message: `nested deeper than ${MAX_JSON_DEPTH} levels` };
-  if (typeof value === "string") {
-    return !LONE_SURROGATE.test(value) ? undefined : { path: fieldPath(path), message: "contains a lone UTF-16 surrogate (not valid Unicode)" };
-  }
+function problemAt(value: unknown, depth: number): { at: (string | number)[]; message: string } | undefined {
+  if (depth > MAX_JSON_DEPTH) return { at: [], message: `nested deeper than ${MAX_JSON_DEPTH} levels` };
+  if (typeof value === "string") return value.isWellFormed() ? undefined : { at: [], message: "contains a lone UTF-16 surrogate (not valid Unicode)" };
   if (value === null || typeof value !== "object") return undefined;
-  for (const [key, item] of Object.entries(value)) {
-    if (LONE_SURROGATE.test(key)) return { path: fieldPath(path), message: "has a field name with a lone UTF-16 surrogate" };
-    const problem = problemIn(item, [...path, Array.isArray(value) ? Number(key) : key]);
-    if (problem) return problem;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = problemAt(value[i], depth + 1);
+      if (found) return (found.at.unshift(i), found);
+    }
+    return undefined;
+  }
+  for (const key of Object.keys(value)) {
+    if (!key.isWellFormed()) return { at: [], message: "has a field name with a lone UTF-16 surrogate" };
+    const found = problemAt((value as Record<string, unknown>)[key], depth + 1);
+    if (found) return (found.at.unshift(key), found);
   }
   return undefined;
 }

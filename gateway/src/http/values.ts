@@ -15,9 +15,19 @@ const MAX_DECIMALS = 10;
 
 /** Significant digits and decimal places of a finite number's shortest decimal form. */
 function digitsOf(n: number): { significant: number; decimals: number } {
-  const [mantissa, exp = "0"] = Math.abs(n).toExponential().split("e");
-  const fraction = mantissa.split(".")[1] ?? "";
-  return { significant: 1 + fraction.length, decimals: Math.max(0, fraction.length - Number(exp)) };
+  const text = String(Math.abs(n));
+  if (text.includes("e")) {
+    const [mantissa, exp] = text.split("e");
+    const fraction = mantissa.split(".")[1] ?? "";
+    return { significant: 1 + fraction.length, decimals: Math.max(0, fraction.length - Number(exp)) };
+  }
+  // The shortest round-trip form, as written: significant digits are those between the first and
+  // the last non-zero digit (at least one); decimals, those after the point.
+  const point = text.indexOf(".");
+  const digits = point < 0 ? text : text.slice(0, point) + text.slice(point + 1);
+  const first = digits.search(/[1-9]/);
+  const significant = first < 0 ? 1 : digits.replace(/0+$/, "").length - first;
+  return { significant, decimals: point < 0 ? 0 : text.length - point - 1 };
 }
 
 /**
@@ -28,7 +38,10 @@ function digitsOf(n: number): { significant: number; decimals: number } {
 export const decimal = () =>
   z
     .number()
-    .refine((n) => Number.isFinite(n), "must be a finite number")
-    .refine((n) => digitsOf(n).significant <= SIGNIFICANT_DIGITS, `at most ${SIGNIFICANT_DIGITS} significant digits`)
-    .refine((n) => digitsOf(n).decimals <= MAX_DECIMALS, `at most ${MAX_DECIMALS} decimal places`)
+    .superRefine((n, ctx) => {
+      if (!Number.isFinite(n)) return ctx.addIssue({ code: "custom", message: "must be a finite number" });
+      const { significant, decimals } = digitsOf(n);
+      if (significant > SIGNIFICANT_DIGITS) ctx.addIssue({ code: "custom", message: `at most ${SIGNIFICANT_DIGITS} significant digits` });
+      if (decimals > MAX_DECIMALS) ctx.addIssue({ code: "custom", message: `at most ${MAX_DECIMALS} decimal places` });
+    })
     .meta({ format: "decimal" });

@@ -53,7 +53,9 @@ export class NatsBus implements Bus {
   ) {}
 
   static async connect(options: NatsBusOptions): Promise<NatsBus> {
-    const nc = await connect({ servers: options.url, name: options.name, maxReconnectAttempts: -1 });
+    // noAsyncTraces: otherwise every request (each JetStream publish is one) captures a stack
+    // trace up front in case it times out: two Error objects per relayed outbox row.
+    const nc = await connect({ servers: options.url, name: options.name, maxReconnectAttempts: -1, noAsyncTraces: true });
     const jsm = await jetstreamManager(nc);
     const prefix = options.subjectPrefix ?? "";
     const limits = {
