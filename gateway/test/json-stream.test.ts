@@ -1,7 +1,8 @@
 import { text } from "node:stream/consumers";
 import { RawJson } from "@analytics/contracts";
 import { eventually } from "@analytics/testing";
-import { jsonArrayStream } from "../src/http/json-stream";
+import { JsonItems, jsonArrayStream } from "../src/http/json-stream";
+import { productItems } from "../src/routes/products";
 
 /** Chunks 1..n as a streaming call delivers them, recording each delivery. */
 async function* delivered(n: number, log: string[]) {
@@ -40,5 +41,23 @@ describe("jsonArrayStream (a streamed JSON array answer)", () => {
     const empty = await jsonArrayStream(delivered(0, []), () => []);
     expect(await text(empty.body)).toBe("[]");
     await expect(jsonArrayStream(delivered(2, []), () => Promise.reject(new Error("pricing unavailable")))).rejects.toThrow("pricing unavailable");
+  });
+
+  it("writes JsonItems as they are, among items it stringifies", async () => {
+    const { body } = await jsonArrayStream(delivered(2, []), (n) => (n === 1 ? [new JsonItems(Buffer.from('{"a":1},{"b":"ü"}'))] : [{ c: 2 }]));
+    expect(JSON.parse(await text(body))).toEqual([{ a: 1 }, { b: "ü" }, { c: 2 }]);
+  });
+});
+
+describe("productItems (GET /products' chunk from the catalogue's bytes)", () => {
+  it("cuts each object out by its byte offset and closes it with the fields the gateway adds", () => {
+    const objects = ['{"id":"1","name":"😀 ü"}', '{"id":"2"}', '{"id":"3","t":"\\"}'];
+    const json = Buffer.from(objects.join(""));
+    let end = 0;
+    const ends = objects.map((o) => (end += Buffer.byteLength(o)));
+    const added = [',"imageUrl":null,"prices":[]}', ',"imageUrl":"/x","prices":[{"listExternalID":"ö","price":1.50}]}', ',"imageUrl":"","prices":[]}'];
+    const out = productItems(json.subarray(0), ends, added);
+    expect(out.toString()).toBe(`{"id":"1","name":"😀 ü","imageUrl":null,"prices":[]},{"id":"2","imageUrl":"/x","prices":[{"listExternalID":"ö","price":1.50}]},{"id":"3","t":"\\","imageUrl":"","prices":[]}`);
+    expect(productItems(Buffer.from('{"id":"1"}'), [10], [',"x":1}']).toString()).toBe('{"id":"1","x":1}');
   });
 });

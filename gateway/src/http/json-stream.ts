@@ -1,9 +1,9 @@
 import { Readable } from "node:stream";
 import { RawJson, stringifyRest } from "@analytics/contracts";
 
-/** An item of a JSON array answer given as the UTF-8 pieces of its JSON text. */
-export class JsonBytes {
-  constructor(readonly parts: Uint8Array[]) {}
+/** Items of a JSON array answer already written: their UTF-8 JSON, separated by commas. */
+export class JsonItems {
+  constructor(readonly bytes: Uint8Array) {}
 }
 const OPEN = Buffer.from("[");
 const COMMA = Buffer.from(",");
@@ -16,7 +16,7 @@ const COMMA = Buffer.from(",");
  * so that a failing call (bad filter, unavailable service) is still an ordinary error answer; a
  * failure after that cuts the body short, which a client sees as a broken response, never as a
  * complete one. A client that goes away cancels the call. An item that is RawJson is written as
- * its text, one that is JsonBytes as its bytes.
+ * its text; JsonItems are written as their bytes.
  */
 export async function jsonArrayStream<C>(chunks: AsyncIterable<C>, toRest: (chunk: C) => unknown[] | Promise<unknown[]>) {
   const iterator = chunks[Symbol.asyncIterator]();
@@ -42,10 +42,10 @@ export async function jsonArrayStream<C>(chunks: AsyncIterable<C>, toRest: (chun
     const parts: Uint8Array[] = [];
     let text = "";
     for (const item of items) {
-      if (item instanceof JsonBytes) {
+      if (item instanceof JsonItems) {
         if (text) parts.push(Buffer.from(text));
         text = "";
-        parts.push(separator === "[" ? OPEN : COMMA, ...item.parts);
+        parts.push(separator === "[" ? OPEN : COMMA, item.bytes);
       } else text += separator + (item instanceof RawJson ? item.text : stringifyRest(item));
       separator = ",";
     }

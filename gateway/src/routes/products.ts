@@ -8,7 +8,7 @@ import { generalResponse } from "@analytics/errors";
 import { batchStatus, convertBody, converting, runBatch, serverFailure, type BatchResponse } from "../http/batch";
 import { describe } from "../http/validation";
 import { HttpError } from "../http/errors";
-import { JsonBytes, jsonArrayStream } from "../http/json-stream";
+import { JsonItems, jsonArrayStream } from "../http/json-stream";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { batchOf, repeatable, route, type RouteContext } from "../http/route";
 import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
@@ -85,6 +85,25 @@ export function imageCapabilities(secret: string, publicBaseUrl = "") {
 }
 export type ImageCapabilities = ReturnType<typeof imageCapabilities>;
 
+/**
+ * A StreamProductsJson chunk as comma-separated answer items, written into one buffer: each
+ * catalogue object (cut out by its end offset) without its closing brace, then `added[i]`, which
+ * adds the gateway's fields and closes it. No buffer or object per product.
+ */
+export function productItems(json: Uint8Array, ends: number[], added: string[]): Buffer {
+  const source = Buffer.from(json.buffer, json.byteOffset, json.byteLength);
+  let size = source.length - ends.length + Math.max(0, ends.length - 1);
+  for (const text of added) size += Buffer.byteLength(text);
+  const out = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (let i = 0; i < ends.length; i++) {
+    if (i) out[at++] = 0x2c; // ,
+    at += source.copy(out, at, i ? ends[i - 1] : 0, ends[i] - 1);
+    at += out.write(added[i], at);
+  }
+  return out;
+}
+
 /** /v2/api/products and /v2/api/images -> analytics.catalogue.v1.CatalogueService */
 export function productRoutes(
   ctx: RouteContext,
@@ -128,18 +147,17 @@ export function productRoutes(
       };
       // Streamed: the published client reads 10,000 products (about 10 MB) a page. The catalogue
       // sends each chunk's products as REST JSON bytes, pricing each product's prices as JSON text
-      // (one call per chunk); both go into the answer as they are, with the image's capability URL.
+      // (one call per chunk); both go into the answer as they are, with the image's capability URL
+      // (productItems).
       const page = await jsonArrayStream(catalogue.streamProductsJson({ list }, as(caller)), async ({ productsJson, ids, ends, imageUrls }) => {
         const priced = ids.length ? (await pricing.productPricesJson({ productIds: ids }, as(caller))).products : [];
         const pricesOf = new Map(priced.map((p) => [p.productId, p.pricesJson]));
-        const json = Buffer.from(productsJson.buffer, productsJson.byteOffset, productsJson.byteLength);
-        return ids.map((id, i) => {
+        const added = ids.map((id, i) => {
           const stored = imageUrls[i];
           const imageUrl = stored ? images.url(caller.accountId, stored) : (stored ?? null);
-          // The object without its closing brace, then the two fields the gateway adds.
-          const added = `,"imageUrl":${JSON.stringify(imageUrl)},"prices":${pricesOf.get(id) ?? "[]"}}`;
-          return new JsonBytes([json.subarray(i ? ends[i - 1] : 0, ends[i] - 1), Buffer.from(added)]);
+          return `,"imageUrl":${JSON.stringify(imageUrl)},"prices":${pricesOf.get(id) ?? "[]"}}`;
         });
+        return ids.length ? [new JsonItems(productItems(productsJson, ends, added))] : [];
       });
       setPageHeaders(request, reply, query, page.first?.totalCount ?? 0);
       reply.type("application/json; charset=utf-8");
