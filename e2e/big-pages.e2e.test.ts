@@ -1,3 +1,4 @@
+import { request } from "node:http";
 import { E2E_ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
 
 /**
@@ -40,4 +41,27 @@ describe("big product pages over HTTP", () => {
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ statusCode: 400 });
   });
+
+  it("a client that goes away in the middle of a big page cancels it; the next reads are whole", async () => {
+    const acme = await signUp(platform.baseUrl, E2E_ADMIN_TOKEN);
+    const batch = (from: number) => Array.from({ length: 1000 }, (_, i) => ({ key: `G-${from + i}`, externalAttributes: { text: "x".repeat(2000) } }));
+    for (const from of [0, 1000, 2000]) expect((await acme.api("POST", "/v2/api/products/batch", batch(from))).status).toBe(201);
+    for (let round = 0; round < 3; round++) {
+      // Read the first bytes of a 3000-product page (6 chunks, about 7 MB), then hang up.
+      const received = await new Promise<number>((resolve, reject) => {
+        const req = request(`${platform.baseUrl}/v2/api/products?pageSize=3000`, { headers: { authorization: `Bearer ${acme.token}`, "accept-encoding": "identity" } }, (res) => {
+          res.once("data", (chunk: Buffer) => {
+            req.destroy();
+            resolve(chunk.length);
+          });
+        });
+        req.on("error", (error) => (req.destroyed ? undefined : reject(error)));
+        req.end();
+      });
+      expect(received).toBeGreaterThan(0);
+    }
+    const whole = await acme.api("GET", "/v2/api/products?pageSize=3000");
+    expect(whole.status).toBe(200);
+    expect(whole.body.map((p: { key: string }) => p.key)).toEqual(Array.from({ length: 3000 }, (_, i) => `G-${i}`));
+  }, 60_000);
 });

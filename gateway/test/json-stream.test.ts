@@ -43,6 +43,17 @@ describe("jsonArrayStream (a streamed JSON array answer)", () => {
     await expect(jsonArrayStream(delivered(2, []), () => Promise.reject(new Error("pricing unavailable")))).rejects.toThrow("pricing unavailable");
   });
 
+  it("a chunk that fails while the answer is being abandoned is no crash", async () => {
+    async function* failingSecond() {
+      yield 1;
+      throw new Error("the catalogue went away");
+    }
+    const { body } = await jsonArrayStream(failingSecond(), (n) => [n]);
+    // The second chunk's failure is already on its way; nobody reads the body.
+    body.destroy();
+    await new Promise((resolve) => body.once("close", resolve));
+  });
+
   it("writes JsonItems as they are, among items it stringifies", async () => {
     const { body } = await jsonArrayStream(delivered(2, []), (n) => (n === 1 ? [new JsonItems(Buffer.from('{"a":1},{"b":"ü"}'))] : [{ c: 2 }]));
     expect(JSON.parse(await text(body))).toEqual([{ a: 1 }, { b: "ü" }, { c: 2 }]);
