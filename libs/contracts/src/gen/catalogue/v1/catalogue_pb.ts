@@ -1567,7 +1567,8 @@ export const ResolveSkusResponseSchema: GenMessage<ResolveSkusResponse> = /*@__P
  */
 export const CatalogueService: GenService<{
   /**
-   * GET /products: one page in creation order, with the total of the filtered set.
+   * One page of products as messages, in creation order, with the total of the filtered set
+   * (for callers that want messages; the gateway's GET /products reads StreamProductsJson).
    *
    * @generated from rpc analytics.catalogue.v1.CatalogueService.ListProducts
    */
@@ -1577,9 +1578,8 @@ export const CatalogueService: GenService<{
     output: typeof ListProductsResponseSchema;
   },
   /**
-   * GET /products as the gateway reads it: the same page in chunks of at most 500 products, so
-   * a 10,000-product page is never built whole in the service nor in the gateway. The first
-   * message carries total_count (and may carry no products).
+   * The same page in chunks of at most 500 products, so a 10,000-product page is never built
+   * whole. The first message carries total_count (and may carry no products).
    *
    * @generated from rpc analytics.catalogue.v1.CatalogueService.StreamProducts
    */
@@ -1589,9 +1589,9 @@ export const CatalogueService: GenService<{
     output: typeof StreamProductsResponseSchema;
   },
   /**
-   * The same chunks with the products as their REST JSON, built by Postgres: the gateway writes
-   * it into the answer as it is (no message per product in either process). StreamProducts stays
-   * as the reference the tests compare it with.
+   * GET /products as the gateway reads it: the same chunks with the products as their REST
+   * JSON, built by Postgres, which the gateway writes into the answer as it is (no message per
+   * product in either process). The tests compare it with StreamProducts field for field.
    *
    * @generated from rpc analytics.catalogue.v1.CatalogueService.StreamProductsJson
    */
