@@ -21,7 +21,7 @@ describe("jsonArrayStream (a streamed JSON array answer)", () => {
         log.push(`converting ${chunk}`);
         gates.set(chunk, () => resolve([{ n: chunk }, new RawJson(`{"raw":${chunk}}`)]));
       });
-    const answer = jsonArrayStream(delivered(3, log), converting);
+    const answer = jsonArrayStream(() => delivered(3, log), converting);
     // Chunk 2 arrives while chunk 1 is still being converted (its pricing call, say); chunk 3 does not.
     await eventually(async () => log.includes("received 2"));
     expect(log.sort()).toEqual(["converting 1", "received 1", "received 2"]);
@@ -38,9 +38,9 @@ describe("jsonArrayStream (a streamed JSON array answer)", () => {
   });
 
   it("answers [] for a call without items, and fails before answering when the first chunk cannot be converted", async () => {
-    const empty = await jsonArrayStream(delivered(0, []), () => []);
+    const empty = await jsonArrayStream(() => delivered(0, []), () => []);
     expect(await text(empty.body)).toBe("[]");
-    await expect(jsonArrayStream(delivered(2, []), () => Promise.reject(new Error("pricing unavailable")))).rejects.toThrow("pricing unavailable");
+    await expect(jsonArrayStream(() => delivered(2, []), () => Promise.reject(new Error("pricing unavailable")))).rejects.toThrow("pricing unavailable");
   });
 
   it("a chunk that fails while the answer is being abandoned is no crash", async () => {
@@ -48,14 +48,30 @@ describe("jsonArrayStream (a streamed JSON array answer)", () => {
       yield 1;
       throw new Error("the catalogue went away");
     }
-    const { body } = await jsonArrayStream(failingSecond(), (n) => [n]);
+    const { body } = await jsonArrayStream(() => failingSecond(), (n) => [n]);
     // The second chunk's failure is already on its way; nobody reads the body.
     body.destroy();
     await new Promise((resolve) => body.once("close", resolve));
   });
 
+  it("aborts the calls behind the answer when a client goes away in the middle, and when it is written", async () => {
+    let signal: AbortSignal | undefined;
+    const pricing: AbortSignal[] = [];
+    const abandoned = await jsonArrayStream(
+      (s) => ((signal = s), delivered(5, [])),
+      (n, s) => (pricing.push(s), [n]),
+    );
+    expect(signal?.aborted).toBe(false);
+    abandoned.body.destroy();
+    await eventually(async () => signal?.aborted);
+    expect(pricing.every((s) => s === signal)).toBe(true);
+    const written = await jsonArrayStream((s) => ((signal = s), delivered(2, [])), (n) => [n]);
+    expect(JSON.parse(await text(written.body))).toEqual([1, 2]);
+    await eventually(async () => signal?.aborted);
+  });
+
   it("writes JsonItems as they are, among items it stringifies", async () => {
-    const { body } = await jsonArrayStream(delivered(2, []), (n) => (n === 1 ? [new JsonItems(Buffer.from('{"a":1},{"b":"ü"}'))] : [{ c: 2 }]));
+    const { body } = await jsonArrayStream(() => delivered(2, []), (n) => (n === 1 ? [new JsonItems(Buffer.from('{"a":1},{"b":"ü"}'))] : [{ c: 2 }]));
     expect(JSON.parse(await text(body))).toEqual([{ a: 1 }, { b: "ü" }, { c: 2 }]);
   });
 });

@@ -1,25 +1,32 @@
 import { Readable } from "node:stream";
 import { RawJson, stringifyRest } from "@analytics/contracts";
 
-/** Items of a JSON array answer already written: their UTF-8 JSON, separated by commas. */
+/**
+ * Any number of items of a JSON array answer, already written: their UTF-8 JSON separated by
+ * commas (a whole chunk of products, say). RawJson, by contrast, is one value as JSON text.
+ */
 export class JsonItems {
   constructor(readonly bytes: Uint8Array) {}
 }
-const OPEN = Buffer.from("[");
-const COMMA = Buffer.from(",");
 
 /**
  * A JSON array answer from a server-streaming call, written chunk by chunk as the chunks arrive,
- * so a 10 MB page is never held whole in the gateway. `toRest` turns one chunk into its REST
- * items (it may call other services for that chunk); meanwhile the next chunk is already being
- * received, never more than one ahead. The first chunk is read and converted before answering,
- * so that a failing call (bad filter, unavailable service) is still an ordinary error answer; a
- * failure after that cuts the body short, which a client sees as a broken response, never as a
- * complete one. A client that goes away cancels the call. An item that is RawJson is written as
+ * so a 10 MB page is never held whole in the gateway. `call` starts the call with the answer's
+ * signal; `toRest` turns one chunk into its REST items (it may call other services for that
+ * chunk, with the same signal); meanwhile the next chunk is already being received, never more
+ * than one ahead. The first chunk is read and converted before answering, so that a failing call
+ * (bad filter, unavailable service) is still an ordinary error answer; a failure after that cuts
+ * the body short, which a client sees as a broken response, never as a complete one. When the
+ * answer ends, however it ends (written, failed, the client gone), the signal aborts the calls
+ * behind it: Connect's stream has no `return` that would. An item that is RawJson is written as
  * its text; JsonItems are written as their bytes.
  */
-export async function jsonArrayStream<C>(chunks: AsyncIterable<C>, toRest: (chunk: C) => unknown[] | Promise<unknown[]>) {
-  const iterator = chunks[Symbol.asyncIterator]();
+export async function jsonArrayStream<C>(
+  call: (signal: AbortSignal) => AsyncIterable<C>,
+  toRest: (chunk: C, signal: AbortSignal) => unknown[] | Promise<unknown[]>,
+) {
+  const answer = new AbortController();
+  const iterator = call(answer.signal)[Symbol.asyncIterator]();
   const receive = () => {
     const next = iterator.next();
     // Awaited below, unless the answer stops first: then its failure is nobody's to handle.
@@ -32,38 +39,35 @@ export async function jsonArrayStream<C>(chunks: AsyncIterable<C>, toRest: (chun
   try {
     first = await iterator.next();
     if (!first.done) following = receive();
-    firstItems = first.done ? [] : await toRest(first.value);
+    firstItems = first.done ? [] : await toRest(first.value, answer.signal);
   } catch (error) {
-    await iterator.return?.();
+    answer.abort();
     throw error;
   }
   let separator = "[";
-  const bytes = (items: unknown[]) => {
-    const parts: Uint8Array[] = [];
+  /** The items as pieces of the answer: JsonItems as they are, the others stringified together. */
+  const pieces = (items: unknown[]) => {
+    const out: Uint8Array[] = [];
     let text = "";
     for (const item of items) {
       if (item instanceof JsonItems) {
-        if (text) parts.push(Buffer.from(text));
+        out.push(Buffer.from(text + (separator === "[" ? "[" : ",")), item.bytes);
         text = "";
-        parts.push(separator === "[" ? OPEN : COMMA, item.bytes);
       } else text += separator + (item instanceof RawJson ? item.text : stringifyRest(item));
       separator = ",";
     }
-    if (text) parts.push(Buffer.from(text));
-    return Buffer.concat(parts);
+    if (text) out.push(Buffer.from(text));
+    return out;
   };
   async function* body() {
-    try {
-      yield bytes(firstItems);
-      for (let next = await following; next && !next.done; next = await following) {
-        following = receive();
-        yield bytes(await toRest(next.value));
-      }
-      yield Buffer.from(separator === "[" ? "[]" : "]");
-    } finally {
-      await iterator.return?.();
+    yield* pieces(firstItems);
+    for (let next = await following; next && !next.done; next = await following) {
+      following = receive();
+      yield* pieces(await toRest(next.value, answer.signal));
     }
+    yield Buffer.from(separator === "[" ? "[]" : "]");
   }
-  // One chunk buffered at a time: a slow client holds back the stream, not gateway memory.
-  return { first: first.done ? undefined : first.value, body: Readable.from(body(), { highWaterMark: 1 }) };
+  const stream = Readable.from(body());
+  stream.once("close", () => answer.abort());
+  return { first: first.done ? undefined : first.value, body: stream };
 }

@@ -34,7 +34,7 @@ export function pricingRoutes(ctx: RouteContext, pricing: Pricing, catalogue: Ca
   const pricesOf = async (caller: Caller, listExternalId: string | undefined, query: { page?: number; pageSize?: number }, request: Parameters<typeof setPageHeaders>[0], reply: Parameters<typeof setPageHeaders>[1]) => {
     if (query.page === undefined && query.pageSize === undefined) {
       // Every price, chunk by chunk as the service streams it: nobody holds the whole set.
-      const all = await jsonArrayStream(pricing.streamPrices({ listExternalId }, { ...as(caller), timeoutMs: undefined }), (chunk) => chunk.prices.map(priceToRest));
+      const all = await jsonArrayStream((signal) => pricing.streamPrices({ listExternalId }, { ...as(caller), timeoutMs: undefined, signal }), (chunk) => chunk.prices.map(priceToRest));
       return reply.type("application/json; charset=utf-8").send(all.body);
     }
     const page = { page: query.page ?? 1, pageSize: query.pageSize ?? 10 };

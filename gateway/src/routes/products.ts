@@ -92,6 +92,9 @@ export type ImageCapabilities = ReturnType<typeof imageCapabilities>;
  */
 export function productItems(json: Uint8Array, ends: number[], added: string[]): Buffer {
   const source = Buffer.from(json.buffer, json.byteOffset, json.byteLength);
+  // A malformed chunk is a failed answer, never broken JSON.
+  if (ends.length !== added.length || (ends.length && ends[ends.length - 1] !== source.length) || ends.some((end, i) => end <= (i ? ends[i - 1] : 0)))
+    throw new Error("the catalogue's chunk does not match its offsets");
   let size = source.length - ends.length + Math.max(0, ends.length - 1);
   for (const text of added) size += Buffer.byteLength(text);
   const out = Buffer.allocUnsafe(size);
@@ -149,8 +152,8 @@ export function productRoutes(
       // sends each chunk's products as REST JSON bytes, pricing each product's prices as JSON text
       // (one call per chunk); both go into the answer as they are, with the image's capability URL
       // (productItems).
-      const page = await jsonArrayStream(catalogue.streamProductsJson({ list }, as(caller)), async ({ productsJson, ids, ends, imageUrls }) => {
-        const priced = ids.length ? (await pricing.productPricesJson({ productIds: ids }, as(caller))).products : [];
+      const page = await jsonArrayStream((signal) => catalogue.streamProductsJson({ list }, { ...as(caller), signal }), async ({ productsJson, ids, ends, imageUrls }, signal) => {
+        const priced = ids.length ? (await pricing.productPricesJson({ productIds: ids }, { ...as(caller), signal })).products : [];
         const pricesOf = new Map(priced.map((p) => [p.productId, p.pricesJson]));
         const added = ids.map((id, i) => {
           const stored = imageUrls[i];

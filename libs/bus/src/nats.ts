@@ -54,7 +54,8 @@ export class NatsBus implements Bus {
 
   static async connect(options: NatsBusOptions): Promise<NatsBus> {
     // noAsyncTraces: otherwise every request (each JetStream publish is one) captures a stack
-    // trace up front in case it times out: two Error objects per relayed outbox row.
+    // trace up front in case it times out: two Error objects per relayed outbox row. The price: a
+    // request's timeout error no longer shows its caller's stack (the relay logs the row).
     const nc = await connect({ servers: options.url, name: options.name, maxReconnectAttempts: -1, noAsyncTraces: true });
     const jsm = await jetstreamManager(nc);
     const prefix = options.subjectPrefix ?? "";

@@ -71,9 +71,9 @@ export async function* readAhead<R>(ids: string[], read: (ids: string[]) => Prom
     rows.catch(() => undefined);
     return rows;
   };
-  let next = chunk(0);
+  let next = ids.length ? chunk(0) : undefined;
   for (let from = 0; from < ids.length; from += size) {
-    const rows = await next;
+    const rows = await next!;
     if (from + size < ids.length) next = chunk(from + size);
     yield rows;
   }

@@ -42,8 +42,8 @@ const PRODUCT_SELECT = [
 
 function products(db: Db | Tx) {
   return db("products as p")
-    .leftJoin("brands as b", "b.id", "p.brand_id")
-    .leftJoin("categories as c", "c.id", "p.category_id")
+    .leftJoin("brands as b", (on) => on.on("b.account_id", "p.account_id").andOn("b.id", "p.brand_id"))
+    .leftJoin("categories as c", (on) => on.on("c.account_id", "p.account_id").andOn("c.id", "p.category_id"))
     .select(db.raw(PRODUCT_SELECT));
 }
 
@@ -58,10 +58,11 @@ export async function findProducts(db: Db | Tx, accountId: string, ids: string[]
 }
 
 /*
- * GET /products' JSON of a product, built by Postgres: the text toRestJson writes for the message
- * productFromRow makes of the same row (field names, null when unset, decimals with their stored
- * digits, timestamps as UTC with milliseconds), minus `imageUrl` and `prices`, which the gateway
- * adds. Generated from the Product descriptor, so a new field cannot be forgotten here (a cost
+ * GET /products' JSON of a product, built by Postgres: once parsed, what toRestJson writes for
+ * the message productFromRow makes of the same row (field names, null when unset, decimals with
+ * their stored digits, timestamps as UTC with milliseconds), minus `imageUrl` and `prices`, which
+ * the gateway adds (after the other fields). The text differs only in spacing inside the JSON
+ * columns (Postgres writes jsonb as `{"a": 1}`). Generated from the Product descriptor, so a new field cannot be forgotten here (a cost
  * calculation value field of a kind without a rule stops the service at start); the catalogue
  * tests compare it with toRestJson field for field.
  */
@@ -72,7 +73,7 @@ const ADDED_BY_GATEWAY = new Set(["image_url", "prices"]);
 function fromProtoJson(field: DescField, e: string): string {
   const at = `${e}->>'${field.jsonName}'`;
   if (field.fieldKind === "message" && field.message.typeName === DecimalSchema.typeName)
-    return `CASE WHEN ${e}->'${field.jsonName}' IS NOT NULL THEN COALESCE(NULLIF(${e}->'${field.jsonName}'->>'value', ''), '0')::numeric END`;
+    return `CASE WHEN jsonb_typeof(${e}->'${field.jsonName}') = 'object' THEN COALESCE(NULLIF(${e}->'${field.jsonName}'->>'value', ''), '0')::numeric END`;
   if (field.fieldKind === "scalar") {
     const type = { [ScalarType.STRING]: "text", [ScalarType.INT32]: "int", [ScalarType.BOOL]: "boolean" }[field.scalar as number];
     // proto JSON leaves out a non-optional field at its default: "", 0, false.
@@ -112,7 +113,9 @@ export async function findProductsJson(db: Db, accountId: string, ids: string[])
   if (!ids.length) return [];
   const { rows } = await db.raw(
     `SELECT p.id, p.image_url, row_to_json(r)::text AS json
-     FROM products p LEFT JOIN brands b ON b.id = p.brand_id LEFT JOIN categories c ON c.id = p.category_id
+     FROM products p
+     LEFT JOIN brands b ON b.account_id = p.account_id AND b.id = p.brand_id
+     LEFT JOIN categories c ON c.account_id = p.account_id AND c.id = p.category_id
      LEFT JOIN (SELECT product_id, array_agg(synonym ORDER BY created_at, synonym) AS synonyms FROM sku_synonyms
                 WHERE account_id = ? AND product_id = ANY(?::uuid[]) GROUP BY product_id) s ON s.product_id = p.id,
      LATERAL (SELECT ${PRODUCT_JSON}) r

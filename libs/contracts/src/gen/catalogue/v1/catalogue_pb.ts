@@ -605,7 +605,8 @@ export type StreamProductsJsonResponse = Message<"analytics.catalogue.v1.StreamP
   /**
    * The chunk's products, UTF-8 JSON objects one after the other, each with every Product field
    * as toRestJson writes it (names, null when unset, decimals with their stored digits,
-   * timestamps as UTC with milliseconds) except `imageUrl` and `prices`, which the gateway adds.
+   * timestamps as UTC with milliseconds; the spacing inside JSON fields may differ) except
+   * `imageUrl` and `prices`, which the gateway adds.
    *
    * @generated from field: bytes products_json = 1;
    */
@@ -1567,8 +1568,8 @@ export const ResolveSkusResponseSchema: GenMessage<ResolveSkusResponse> = /*@__P
  */
 export const CatalogueService: GenService<{
   /**
-   * One page of products as messages, in creation order, with the total of the filtered set
-   * (for callers that want messages; the gateway's GET /products reads StreamProductsJson).
+   * One page of products as messages, in creation order, with the total of the filtered set.
+   * No caller in the platform today (GET /products reads StreamProductsJson); kept for tools.
    *
    * @generated from rpc analytics.catalogue.v1.CatalogueService.ListProducts
    */
@@ -1578,8 +1579,9 @@ export const CatalogueService: GenService<{
     output: typeof ListProductsResponseSchema;
   },
   /**
-   * The same page in chunks of at most 500 products, so a 10,000-product page is never built
-   * whole. The first message carries total_count (and may carry no products).
+   * The same page as messages in chunks of at most 500 products, so a 10,000-product page is
+   * never built whole. The first message carries total_count (and may carry no products). Kept as
+   * the reference StreamProductsJson is tested against.
    *
    * @generated from rpc analytics.catalogue.v1.CatalogueService.StreamProducts
    */
@@ -1590,8 +1592,9 @@ export const CatalogueService: GenService<{
   },
   /**
    * GET /products as the gateway reads it: the same chunks with the products as their REST
-   * JSON, built by Postgres, which the gateway writes into the answer as it is (no message per
-   * product in either process). The tests compare it with StreamProducts field for field.
+   * JSON, built by Postgres, which the gateway writes into the answer as it is (no Product
+   * message per product in either process). Equal, once parsed, to StreamProducts' messages
+   * written by toRestJson.
    *
    * @generated from rpc analytics.catalogue.v1.CatalogueService.StreamProductsJson
    */
