@@ -13,7 +13,7 @@ export class JsonItems {
  * A JSON array answer from a server-streaming call, written chunk by chunk as the chunks arrive,
  * so a 10 MB page is never held whole in the gateway. `call` starts the call with the answer's
  * signal; `toRest` turns one chunk into its REST items (it may call other services for that
- * chunk, with the same signal); meanwhile the next chunk is already being received, never more
+ * chunk, and gets the signal too); meanwhile the next chunk is already being received, never more
  * than one ahead. The first chunk is read and converted before answering, so that a failing call
  * (bad filter, unavailable service) is still an ordinary error answer; a failure after that cuts
  * the body short, which a client sees as a broken response, never as a complete one. When the

@@ -152,8 +152,10 @@ export function productRoutes(
       // sends each chunk's products as REST JSON bytes, pricing each product's prices as JSON text
       // (one call per chunk); both go into the answer as they are, with the image's capability URL
       // (productItems).
-      const page = await jsonArrayStream((signal) => catalogue.streamProductsJson({ list }, { ...as(caller), signal }), async ({ productsJson, ids, ends, imageUrls }, signal) => {
-        const priced = ids.length ? (await pricing.productPricesJson({ productIds: ids }, { ...as(caller), signal })).products : [];
+      // The answer's signal ends the catalogue's stream; each pricing call is short and has its
+      // deadline (linking the signal into each cost a 10,000-product page about 20 ms).
+      const page = await jsonArrayStream((signal) => catalogue.streamProductsJson({ list }, { ...as(caller), signal }), async ({ productsJson, ids, ends, imageUrls }) => {
+        const priced = ids.length ? (await pricing.productPricesJson({ productIds: ids }, as(caller))).products : [];
         const pricesOf = new Map(priced.map((p) => [p.productId, p.pricesJson]));
         const added = ids.map((id, i) => {
           const stored = imageUrls[i];
