@@ -35,6 +35,15 @@ describe("big product pages over HTTP", () => {
     expect((await acme.api("GET", "/v2/api/products?pageSize=10001")).status).toBe(400);
   }, 60_000);
 
+  it("answers each product with the fields in the same order as POST /products does", async () => {
+    const acme = await signUp(platform.baseUrl, E2E_ADMIN_TOKEN);
+    const posted = await acme.api("POST", "/v2/api/products", { key: "ORDER-1", productName: "P", costCalculationPrice: 1.5 });
+    expect(posted.status).toBe(201);
+    const listed = await acme.api("GET", "/v2/api/products?key=ORDER-1");
+    expect(Object.keys(listed.body[0])).toEqual(Object.keys(posted.body[0]));
+    expect(listed.body[0]).toEqual(posted.body[0]);
+  });
+
   it("a bad filter is still a 400 before anything is streamed", async () => {
     const acme = await signUp(platform.baseUrl, E2E_ADMIN_TOKEN);
     const res = await acme.api("GET", "/v2/api/products?pageSize=5000&skus=a%00b");

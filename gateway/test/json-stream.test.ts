@@ -77,14 +77,35 @@ describe("jsonArrayStream (a streamed JSON array answer)", () => {
 });
 
 describe("productItems (GET /products' chunk from the catalogue's bytes)", () => {
-  it("cuts each object out by its byte offset and closes it with the fields the gateway adds", () => {
-    const objects = ['{"id":"1","name":"😀 ü"}', '{"id":"2"}', '{"id":"3","t":"\\"}'];
-    const json = Buffer.from(objects.join(""));
+  /** A chunk as the catalogue sends it: each product's parts one after the other, with the end of each. */
+  const chunk = (products: string[][]) => {
     let end = 0;
-    const ends = objects.map((o) => (end += Buffer.byteLength(o)));
-    const added = [',"imageUrl":null,"prices":[]}', ',"imageUrl":"/x","prices":[{"listExternalID":"ö","price":1.50}]}', ',"imageUrl":"","prices":[]}'];
-    const out = productItems(json.subarray(0), ends, added);
-    expect(out.toString()).toBe(`{"id":"1","name":"😀 ü","imageUrl":null,"prices":[]},{"id":"2","imageUrl":"/x","prices":[{"listExternalID":"ö","price":1.50}]},{"id":"3","t":"\\","imageUrl":"","prices":[]}`);
-    expect(productItems(Buffer.from('{"id":"1"}'), [10], [',"x":1}']).toString()).toBe('{"id":"1","x":1}');
+    const ends = products.flatMap((parts) => parts.map((p) => (end += Buffer.byteLength(p))));
+    return { json: Buffer.from(products.flat().join("")), ends };
+  };
+
+  it("joins each product's parts with the fields the gateway adds, each in its place", () => {
+    const { json, ends } = chunk([
+      ['{"id":"1","name":"😀 ü"}', '{"startDate":null}', '{"createdAt":"x"}'],
+      ['{"id":"2"}', "{}", '{"t":"é"}'],
+    ]);
+    const added = [
+      ['"imageUrl":null', '"prices":[]'],
+      ['"imageUrl":"/x"', '"prices":[{"listExternalID":"ö","price":1.50}]'],
+    ];
+    expect(productItems(json, ends, added).toString()).toBe(
+      '{"id":"1","name":"😀 ü","imageUrl":null,"startDate":null,"prices":[],"createdAt":"x"},' +
+        '{"id":"2","imageUrl":"/x","prices":[{"listExternalID":"ö","price":1.50}],"t":"é"}',
+    );
+    expect(JSON.parse(`[${productItems(json, ends, added).toString()}]`)[1]).toEqual({ id: "2", imageUrl: "/x", prices: [{ listExternalID: "ö", price: 1.5 }], t: "é" });
+  });
+
+  it("refuses a chunk whose offsets do not match its bytes", () => {
+    const { json, ends } = chunk([['{"id":"1"}', "{}", "{}"]]);
+    const added = [['"a":1', '"b":2']];
+    expect(productItems(json, ends, added).toString()).toBe('{"id":"1","a":1,"b":2}');
+    expect(() => productItems(json, ends.slice(0, 2), added)).toThrow("does not match");
+    expect(() => productItems(json, [ends[0] - 1, ends[1], ends[2]], added)).toThrow("does not match");
+    expect(() => productItems(json, ends, [['"a":1']])).toThrow("does not match");
   });
 });

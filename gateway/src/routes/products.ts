@@ -87,24 +87,45 @@ export type ImageCapabilities = ReturnType<typeof imageCapabilities>;
 
 /**
  * A StreamProductsJson chunk as comma-separated answer items, written into one buffer: each
- * catalogue object (cut out by its end offset) without its closing brace, then `added[i]`, which
- * adds the gateway's fields and closes it. No buffer or object per product.
+ * product's JSON parts (cut out by their end offsets) joined with the fields the gateway adds,
+ * `added[i]` (`"imageUrl":...`, `"prices":...`), each in its place between two parts. No buffer
+ * or object per product.
  */
-export function productItems(json: Uint8Array, ends: number[], added: string[]): Buffer {
+export function productItems(json: Uint8Array, ends: number[], added: string[][]): Buffer {
   const source = Buffer.from(json.buffer, json.byteOffset, json.byteLength);
+  const per = (added[0]?.length ?? 0) + 1;
+  const startOf = (k: number) => (k ? ends[k - 1] : 0);
   // A malformed chunk is a failed answer, never broken JSON.
-  if (ends.length !== added.length || (ends.length && ends[ends.length - 1] !== source.length) || ends.some((end, i) => end <= (i ? ends[i - 1] : 0)))
-    throw new Error("the catalogue's chunk does not match its offsets");
-  let size = source.length - ends.length + Math.max(0, ends.length - 1);
-  for (const text of added) size += Buffer.byteLength(text);
+  const wellFormed =
+    ends.length === added.length * per &&
+    (!ends.length || ends[ends.length - 1] === source.length) &&
+    ends.every((end, k) => end - startOf(k) >= 2 && source[startOf(k)] === 0x7b && source[end - 1] === 0x7d);
+  if (!wellFormed || added.some((a) => a.length !== per - 1)) throw new Error("the catalogue's chunk does not match its offsets");
+  let size = source.length + added.length * (per + 1);
+  for (const fields of added) for (const text of fields) size += Buffer.byteLength(text);
   const out = Buffer.allocUnsafe(size);
   let at = 0;
-  for (let i = 0; i < ends.length; i++) {
+  for (let i = 0; i < added.length; i++) {
     if (i) out[at++] = 0x2c; // ,
-    at += source.copy(out, at, i ? ends[i - 1] : 0, ends[i] - 1);
-    at += out.write(added[i], at);
+    out[at++] = 0x7b; // {
+    let empty = true;
+    for (let k = 0; k < per; k++) {
+      const part = i * per + k;
+      // The part's fields without its braces; `{}` has none.
+      if (ends[part] - startOf(part) > 2) {
+        if (!empty) out[at++] = 0x2c;
+        at += source.copy(out, at, startOf(part) + 1, ends[part] - 1);
+        empty = false;
+      }
+      if (k < per - 1) {
+        if (!empty) out[at++] = 0x2c;
+        at += out.write(added[i][k], at);
+        empty = false;
+      }
+    }
+    out[at++] = 0x7d; // }
   }
-  return out;
+  return out.subarray(0, at);
 }
 
 /** /v2/api/products and /v2/api/images -> analytics.catalogue.v1.CatalogueService */
@@ -160,7 +181,7 @@ export function productRoutes(
         const added = ids.map((id, i) => {
           const stored = imageUrls[i];
           const imageUrl = stored ? images.url(caller.accountId, stored) : (stored ?? null);
-          return `,"imageUrl":${JSON.stringify(imageUrl)},"prices":${pricesOf.get(id) ?? "[]"}}`;
+          return [`"imageUrl":${JSON.stringify(imageUrl)}`, `"prices":${pricesOf.get(id) ?? "[]"}`];
         });
         return ids.length ? [new JsonItems(productItems(productsJson, ends, added))] : [];
       });

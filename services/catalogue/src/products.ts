@@ -44,13 +44,13 @@ export async function* streamProductsJson(db: Db, accountId: string, filter: Pro
   }
 }
 
-/** The products' JSON objects one after the other, cut by byte offsets, and their stored imageUrls. */
-function jsonChunk(rows: { id: string; json: string; image_url: string | null }[]) {
+/** The products' JSON parts one after the other, with the byte offset past each part, and their stored imageUrls. */
+function jsonChunk(rows: { id: string; parts: string[]; image_url: string | null }[]) {
   let end = 0;
-  const ends = rows.map((r) => (end += Buffer.byteLength(r.json)));
+  const ends = rows.flatMap((r) => r.parts.map((part) => (end += Buffer.byteLength(part))));
   const imageUrls: Record<number, string> = {};
   rows.forEach((r, i) => r.image_url !== null && (imageUrls[i] = r.image_url));
-  return { productsJson: Buffer.from(rows.map((r) => r.json).join("")), ids: rows.map((r) => r.id), ends, imageUrls };
+  return { productsJson: Buffer.from(rows.map((r) => r.parts.join("")).join("")), ids: rows.map((r) => r.id), ends, imageUrls };
 }
 
 async function* pageInChunks<R>(db: Db, accountId: string, filter: ProductFilter, page: Page, read: (ids: string[]) => Promise<R[]>) {

@@ -59,10 +59,10 @@ export async function findProducts(db: Db | Tx, accountId: string, ids: string[]
 
 /*
  * GET /products' JSON of a product, built by Postgres: once parsed, what toRestJson writes for
- * the message productFromRow makes of the same row (field names, null when unset, decimals with
- * their stored digits, timestamps as UTC with milliseconds), minus `imageUrl` and `prices`, which
- * the gateway adds (after the other fields). The text differs only in spacing inside the JSON
- * columns (Postgres writes jsonb as `{"a": 1}`). Generated from the Product descriptor, so a new field cannot be forgotten here (a cost
+ * the message productFromRow makes of the same row (field names in proto order, null when unset,
+ * decimals with their stored digits, timestamps as UTC with milliseconds), minus `imageUrl` and
+ * `prices`, which the gateway adds in their places. The text differs only in spacing inside the
+ * JSON columns (Postgres writes jsonb as `{"a": 1}`). Generated from the Product descriptor, so a new field cannot be forgotten here (a cost
  * calculation value field of a kind without a rule stops the service at start); the catalogue
  * tests compare it with toRestJson field for field.
  */
@@ -103,27 +103,34 @@ function productJsonColumn(field: DescField): string {
   return column;
 }
 
-const PRODUCT_JSON = catalogueV1.ProductSchema.fields
-  .filter((f) => !ADDED_BY_GATEWAY.has(f.name))
-  .map((f) => `${productJsonColumn(f)} AS "${f.jsonName}"`)
-  .join(",\n  ");
+/**
+ * The Product fields in proto order, cut where the gateway adds one (imageUrl, prices): each
+ * part becomes a JSON object of its own, so that the gateway can put its fields in their places.
+ */
+const PRODUCT_JSON_PARTS: DescField[][] = [[]];
+for (const field of catalogueV1.ProductSchema.fields) {
+  if (ADDED_BY_GATEWAY.has(field.name)) PRODUCT_JSON_PARTS.push([]);
+  else PRODUCT_JSON_PARTS[PRODUCT_JSON_PARTS.length - 1].push(field);
+}
+const partColumns = PRODUCT_JSON_PARTS.map((_, n) => `row_to_json(r${n})::text AS part${n}`).join(", ");
+const partRecords = PRODUCT_JSON_PARTS.map((fields, n) => `LATERAL (SELECT ${fields.map((f) => `${productJsonColumn(f)} AS "${f.jsonName}"`).join(", ")}) r${n}`).join(",\n     ");
 
-/** The REST JSON text of each product, in creation order (StreamProductsJson). */
-export async function findProductsJson(db: Db, accountId: string, ids: string[]): Promise<{ id: string; json: string; image_url: string | null }[]> {
+/** Each product's REST JSON as its parts (PRODUCT_JSON_PARTS), in creation order (StreamProductsJson). */
+export async function findProductsJson(db: Db, accountId: string, ids: string[]): Promise<{ id: string; parts: string[]; image_url: string | null }[]> {
   if (!ids.length) return [];
   const { rows } = await db.raw(
-    `SELECT p.id, p.image_url, row_to_json(r)::text AS json
+    `SELECT p.id, p.image_url, ${partColumns}
      FROM products p
      LEFT JOIN brands b ON b.account_id = p.account_id AND b.id = p.brand_id
      LEFT JOIN categories c ON c.account_id = p.account_id AND c.id = p.category_id
      LEFT JOIN (SELECT product_id, array_agg(synonym ORDER BY created_at, synonym) AS synonyms FROM sku_synonyms
                 WHERE account_id = ? AND product_id = ANY(?::uuid[]) GROUP BY product_id) s ON s.product_id = p.id,
-     LATERAL (SELECT ${PRODUCT_JSON}) r
+     ${partRecords}
      WHERE p.account_id = ? AND p.id = ANY(?::uuid[])
      ORDER BY p.seq, p.id`,
     [accountId, ids, accountId, ids],
   );
-  return rows;
+  return rows.map((r: Record<string, string | null>) => ({ id: r.id!, image_url: r.image_url, parts: PRODUCT_JSON_PARTS.map((_, n) => r[`part${n}`]!) }));
 }
 
 export interface ProductFilter {

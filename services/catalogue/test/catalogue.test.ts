@@ -258,29 +258,39 @@ describe("catalogue service (real Postgres and JetStream)", () => {
     const request = { list: { page: { page: 1, pageSize: 10_000 } } };
     const messages: catalogueV1.Product[] = [];
     for await (const chunk of client.streamProducts(request, as(account))) messages.push(...chunk.products);
-    const texts: { id: string; json: string; imageUrl?: string }[] = [];
+    // Each product arrives as three JSON objects: the fields before imageUrl, between imageUrl and
+    // prices, and after prices (the two the gateway adds).
+    const texts: { id: string; parts: string[]; json: string; imageUrl?: string }[] = [];
     let total = 0;
     for await (const chunk of client.streamProductsJson(request, as(account))) {
       const json = Buffer.from(chunk.productsJson);
-      expect(chunk.ends).toHaveLength(chunk.ids.length);
+      expect(chunk.ends).toHaveLength(chunk.ids.length * 3);
       expect(chunk.ends.at(-1)).toBe(json.length);
-      chunk.ids.forEach((id, i) => texts.push({ id, json: json.subarray(i ? chunk.ends[i - 1] : 0, chunk.ends[i]).toString(), imageUrl: chunk.imageUrls[i] }));
+      const part = (k: number) => json.subarray(k ? chunk.ends[k - 1] : 0, chunk.ends[k]).toString();
+      chunk.ids.forEach((id, i) => {
+        const parts = [part(3 * i), part(3 * i + 1), part(3 * i + 2)];
+        texts.push({ id, parts, json: parts.join(""), imageUrl: chunk.imageUrls[i] });
+      });
       total ||= chunk.totalCount;
     }
     expect(total).toBe(522);
     expect(texts.map((t) => t.id)).toEqual(messages.map((m) => m.id));
     texts.forEach((t, i) => {
-      const { imageUrl, prices, ...expected } = JSON.parse(stringifyRest(toRestJson(ProductSchema, messages[i])));
+      const rest = JSON.parse(stringifyRest(toRestJson(ProductSchema, messages[i])));
+      const [before, between, after] = t.parts.map((p) => JSON.parse(p));
+      // The same fields in the same (proto) order once the gateway's two are in their places.
+      expect([...Object.keys(before), "imageUrl", ...Object.keys(between), "prices", ...Object.keys(after)]).toEqual(Object.keys(rest));
+      const { imageUrl, prices, ...expected } = rest;
       expect(prices).toEqual([]);
-      expect(JSON.parse(t.json)).toStrictEqual(expected);
+      expect({ ...before, ...between, ...after }).toStrictEqual(expected);
       expect(t.imageUrl ?? null).toBe(imageUrl);
     });
-    const all = JSON.parse(texts[0].json);
+    const all = Object.assign({}, ...texts[0].parts.map((p) => JSON.parse(p)));
     expect(all).toMatchObject({ costCalculationPrice: 1234567.89, moq: 2147483647, activePlanning: false, brandName: "Acme" });
     // The stored digits, not a float's: trailing zeros kept, no exponent.
     expect(texts[0].json).toContain('"costCalculationPrice":1234567.8900');
     expect(texts[0].json).toContain('"percentageValue":0.0000000001');
-    expect(JSON.parse(texts[1].json)).toMatchObject({ key: "BARE-2", skuSynonyms: ["BARE"], status: 2 });
+    expect(Object.assign({}, ...texts[1].parts.map((p) => JSON.parse(p)))).toMatchObject({ key: "BARE-2", skuSynonyms: ["BARE"], status: 2 });
     expect(texts[1].imageUrl).toBe(`/v2/api/images/${sha256(PNG)}`);
   });
 

@@ -597,23 +597,24 @@ export const StreamProductsJsonRequestSchema: GenMessage<StreamProductsJsonReque
 
 /**
  * One chunk of GET /products as the gateway writes it. The JSON is bytes, so that neither process
- * decodes or re-encodes it per product: the gateway cuts each product's object out by offset.
+ * decodes or re-encodes it per product: the gateway cuts each product's parts out by offset.
  *
  * @generated from message analytics.catalogue.v1.StreamProductsJsonResponse
  */
 export type StreamProductsJsonResponse = Message<"analytics.catalogue.v1.StreamProductsJsonResponse"> & {
   /**
-   * The chunk's products, UTF-8 JSON objects one after the other, each with every Product field
-   * as toRestJson writes it (names, null when unset, decimals with their stored digits,
-   * timestamps as UTC with milliseconds; the spacing inside JSON fields may differ) except
-   * `imageUrl` and `prices`, which the gateway adds.
+   * The chunk's products in page order, each as three UTF-8 JSON objects one after the other:
+   * the Product fields before `imageUrl`, those between `imageUrl` and `prices`, and those after
+   * `prices`, each field as toRestJson writes it (names, null when unset, decimals with their
+   * stored digits, timestamps as UTC with milliseconds; the spacing inside JSON fields may
+   * differ). The gateway joins them with the two fields it adds, in proto order.
    *
    * @generated from field: bytes products_json = 1;
    */
   productsJson: Uint8Array;
 
   /**
-   * Per product, in page order: its id, and the byte offset just past its object.
+   * Per product, in page order: its id, and the byte offsets just past each of its three parts.
    *
    * @generated from field: repeated string ids = 2;
    */
