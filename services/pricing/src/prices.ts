@@ -92,10 +92,9 @@ export async function upsertPrices(ctx: ServiceContext, accountId: string, items
     });
     const written = await repo.upsertPrices(tx, accountId, [...pending.values()].map((p) => p.row));
     const byId = new Map(written.map((w) => [`${w.price_list_id}/${w.product_id}/${w.season}`, w]));
-    const rows = await repo.findPrices(tx, accountId, written.map((w) => w.id));
     await enqueue(
       tx,
-      rows.map((row) => priceChanged(topics.pricingPriceUpserted, accountId, row, BigInt(row.version))),
+      written.map((row) => priceChanged(topics.pricingPriceUpserted, accountId, row, BigInt(row.version))),
     );
     for (const [index, id] of indexOf) {
       const w = byId.get(id)!;

@@ -101,11 +101,6 @@ function prices(db: Db | Tx) {
   return db("prices as p").join("price_lists as l", "l.id", "p.price_list_id").select(db.raw(PRICE_SELECT));
 }
 
-export async function findPrices(db: Db | Tx, accountId: string, ids: string[]): Promise<PriceRow[]> {
-  if (!ids.length) return [];
-  return prices(db).where("p.account_id", accountId).whereRaw("p.id = ANY(?::uuid[])", [ids]).orderBy("p.seq");
-}
-
 function filteredPrices(db: Db, accountId: string, priceListId?: string) {
   const q = db("prices as p").where("p.account_id", accountId);
   if (priceListId) q.where("p.price_list_id", priceListId);
@@ -184,22 +179,28 @@ export interface PriceUpsertRow {
 
 /**
  * Upserts prices by (list, product, season) in one statement: custom prices are merged (keys not
- * sent are kept), vat not sent keeps the stored one. Returns each row's id and whether it is new.
+ * sent are kept), vat not sent keeps the stored one. Returns the written prices as every read
+ * answers them (PRICE_SELECT), each with whether it is new, in creation order: their messages
+ * need no second read.
  */
 export async function upsertPrices(tx: Tx, accountId: string, rows: PriceUpsertRow[]) {
   if (!rows.length) return [];
   const { rows: written } = await tx.raw(
-    `INSERT INTO prices AS p (id, account_id, price_list_id, product_id, key, sku, season, price, vat, custom_prices)
-     SELECT gen_random_uuid(), ?, price_list_id, product_id, key, sku, season, price, vat, custom_prices
-     FROM jsonb_to_recordset(?::jsonb) AS x(price_list_id uuid, product_id uuid, key text, sku text, season text,
-       price numeric, vat numeric, custom_prices jsonb)
-     ON CONFLICT (account_id, price_list_id, product_id, season) DO UPDATE SET
-       key = excluded.key, sku = excluded.sku, price = excluded.price, vat = COALESCE(excluded.vat, p.vat),
-       custom_prices = p.custom_prices || excluded.custom_prices, version = p.version + 1, updated_at = now()
-     RETURNING p.id, p.price_list_id, p.product_id, p.season, (p.xmax = 0) AS created`,
+    `WITH written AS (
+       INSERT INTO prices AS p (id, account_id, price_list_id, product_id, key, sku, season, price, vat, custom_prices)
+       SELECT gen_random_uuid(), ?, price_list_id, product_id, key, sku, season, price, vat, custom_prices
+       FROM jsonb_to_recordset(?::jsonb) AS x(price_list_id uuid, product_id uuid, key text, sku text, season text,
+         price numeric, vat numeric, custom_prices jsonb)
+       ON CONFLICT (account_id, price_list_id, product_id, season) DO UPDATE SET
+         key = excluded.key, sku = excluded.sku, price = excluded.price, vat = COALESCE(excluded.vat, p.vat),
+         custom_prices = p.custom_prices || excluded.custom_prices, version = p.version + 1, updated_at = now()
+       RETURNING p.*, (p.xmax = 0) AS created)
+     SELECT ${PRICE_SELECT}, p.price_list_id, p.created
+     FROM written p JOIN price_lists l ON l.account_id = p.account_id AND l.id = p.price_list_id
+     ORDER BY p.seq`,
     [accountId, asJson(rows)],
   );
-  return written as { id: string; price_list_id: string; product_id: string; season: string; created: boolean }[];
+  return written as (PriceRow & { price_list_id: string; created: boolean })[];
 }
 
 /** Deletes the prices of the products in one list (one season, when given); returns them as they were. */
