@@ -62,9 +62,9 @@ export async function findProducts(db: Db | Tx, accountId: string, ids: string[]
  * the message productFromRow makes of the same row (field names in proto order, null when unset,
  * decimals with their stored digits, timestamps as UTC with milliseconds), minus `imageUrl` and
  * `prices`, which the gateway adds in their places. The text differs only in spacing inside the
- * JSON columns (Postgres writes jsonb as `{"a": 1}`). Generated from the Product descriptor, so a new field cannot be forgotten here (a cost
- * calculation value field of a kind without a rule stops the service at start); the catalogue
- * tests compare it with toRestJson field for field.
+ * JSON columns (Postgres writes jsonb as `{"a": 1}`). Generated from the Product descriptor, so a
+ * new field cannot be forgotten here (a cost calculation value field of a kind without a rule
+ * stops the service at start); the catalogue tests compare it with toRestJson field for field.
  */
 const REST_TIMESTAMP = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 const ADDED_BY_GATEWAY = new Set(["image_url", "prices"]);
