@@ -2,7 +2,7 @@
 // over 100,000 prices (streamed; time, bytes, and the peak resident memory of the platform
 // process, which holds the gateway and every service, sampled every 10 ms), and GET
 // /v2/api/products?pageSize=1000 without prices and with 3 prices per product (target <= 1.5x).
-// Usage: node bench/pricing.mjs [--start path/to/dist/local/start.js] [--prices 100000]
+// Usage: node bench/pricing.mjs [--start path/to/dist/local/start.js] [--prices 100000] [--no-analyze]
 import { readFileSync } from "node:fs";
 import pg from "pg";
 import { arg, median, startPlatform } from "./platform.mjs";
@@ -50,6 +50,8 @@ try {
 
   const lists = Math.max(3, Math.ceil(TOTAL_PRICES / 1000));
   for (let l = 0; l < lists; l++) await api("POST", "/v2/api/price-lists", { externalPriceListId: `L${l}`, name: `List ${l}`, currency: "EUR", defaultVat: 25 });
+  // As bench/po-batch: autovacuum, off on this machine, would have analyzed the seeded tables.
+  if (!process.argv.includes("--no-analyze")) await db.query("ANALYZE");
   const batch = (l, round) => Array.from({ length: 1000 }, (_, i) => ({ listExternalID: `L${l}`, key: `SKU-${i}`, price: money(10 + round, i), customPrices: { outlet: money(5, i) } }));
   // Whole and cents written as text first: 10 + i / 100 would be a float the edge refuses (> 10 decimals).
   const money = (whole, i) => Number(`${whole + Math.floor(i / 100)}.${String(i % 100).padStart(2, "0")}`);
