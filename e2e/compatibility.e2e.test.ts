@@ -115,4 +115,40 @@ describe("the published client's product fields (item 16)", () => {
     expect(schemaOf("/v2/api/distributionorders/batch", "post").properties.label).toMatchObject({ deprecated: true });
     expect(schemaOf("/v2/api/transactions/batch", "post").properties.invoicedDate).toMatchObject({ deprecated: true });
   });
+
+  it("refuses what its free fields cannot hold (1e309, NUL) as that item's 400 naming the field, on every order route", async () => {
+    const { api, token } = await signUp(platform.baseUrl, E2E_ADMIN_TOKEN);
+    expect((await api("POST", "/v2/api/products/batch", [{ key: "GO-1", sku: "GO-1" }])).status).toBe(201);
+    // JSON text with 1e309 written as the literal number (JSON.stringify cannot).
+    const send = async (path: string, items: string[]) => {
+      const res = await fetch(`${platform.baseUrl}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+        body: `[${items.join(",")}]`,
+      });
+      return { status: res.status, body: (await res.json()) as { statusCode: number; message: string }[] };
+    };
+    const po = (no: string, extra: string, itemExtra = "") =>
+      `{"externalPONo":"${no}","orderDate":"2026-01-01T00:00:00Z","deliveryStatus":0${extra},"items":[{"externalRowID":"1","key":"GO-1","quantity":1${itemExtra}}]}`;
+    const orders = await send("/v2/api/purchaseorders/batch", [
+      po("A", ',"attributes":{"x":[1,1e309]}'),
+      po("B", ',"factory":"a\\u0000b"'),
+      po("C", "", ',"productName":{"k\\u0000":1}'),
+      po("OK", ',"factory":"F1"'),
+    ]);
+    expect(orders.body.map((r) => r.statusCode)).toEqual([400, 400, 400, 201]);
+    expect(orders.body[0].message).toMatch(/attributes\.x\[1\]: must be a finite number/);
+    expect(orders.body[1].message).toMatch(/factory: must be text without NUL/);
+    expect(orders.body[2].message).toMatch(/items\[0\]\.productName: has a field name with a NUL/);
+    const row = (id: string, extra: string) => `{"externalDOID":"${id}","externalRowID":"1","key":"GO-1","quantity":1${extra}}`;
+    const rows = await send("/v2/api/distributionorders/batch", [row("D1", ',"label":1e309'), row("D2", ',"label":"L1"')]);
+    expect(rows.status).toBe(400);
+    expect(rows.body.map((r) => r.statusCode)).toEqual([400, 201]);
+    expect(rows.body[0].message).toMatch(/label: must be a finite number/);
+    const tx = (id: string, extra: string) => `{"externalTransactionID":"${id}"${extra},"items":[]}`;
+    const sales = await send("/v2/api/transactions/batch", [tx("T1", ',"orderType":1e309'), tx("T2", ',"invoicedDate":{"a":"b\\u0000"}'), tx("T3", ',"orderType":"web"')]);
+    expect(sales.body.map((r) => r.statusCode)).toEqual([400, 400, 201]);
+    expect(sales.body[0].message).toMatch(/orderType: must be a finite number/);
+    expect(sales.body[1].message).toMatch(/invoicedDate\.a: must be text without NUL/);
+  });
 });

@@ -45,3 +45,34 @@ export const decimal = () =>
       if (decimals > MAX_DECIMALS) ctx.addIssue({ code: "custom", message: `at most ${MAX_DECIMALS} decimal places` });
     })
     .meta({ format: "decimal" });
+
+/** The first value in free JSON that neither proto's Struct nor Postgres can hold, and where it is. */
+function unstorable(value: unknown, path: (string | number)[]): { path: (string | number)[]; message: string } | undefined {
+  if (typeof value === "number") return Number.isFinite(value) ? undefined : { path, message: "must be a finite number" };
+  if (typeof value === "string") return value.includes("\u0000") ? { path, message: "must be text without NUL characters" } : undefined;
+  if (value === null || typeof value !== "object") return undefined;
+  for (const [k, v] of Object.entries(value)) {
+    if (k.includes("\u0000")) return { path, message: "has a field name with a NUL character" };
+    const found = unstorable(v, [...path, Array.isArray(value) ? Number(k) : k]);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/**
+ * A free JSON object (externalAttributes, customFields, the published client's attributes): any
+ * JSON, bounded by what travels as a proto Struct and is stored as jsonb, so a 1e309 or a NUL is
+ * the item's 400 naming the field, never a 500 or a silently changed value.
+ */
+export const jsonObject = () =>
+  z.record(z.string().max(500), z.unknown()).superRefine((value, ctx) => {
+    const found = unstorable(value, []);
+    if (found) ctx.addIssue({ code: "custom", path: found.path, message: found.message });
+  });
+
+/** One free JSON value (a field the published client sends that the contract does not have). */
+export const jsonValue = () =>
+  z.unknown().superRefine((value, ctx) => {
+    const found = unstorable(value, []);
+    if (found) ctx.addIssue({ code: "custom", path: found.path, message: found.message });
+  });

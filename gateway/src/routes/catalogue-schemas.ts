@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { compatible } from "../http/compat";
-import { decimal, int32 } from "../http/values";
+import { decimal, int32, jsonObject } from "../http/values";
 
 /** zod shapes of the catalogue's REST resources (CONTRACT.md, "Resources"). */
 
@@ -57,7 +57,7 @@ const writable = {
   activePlanning: z.boolean().describe("default true"),
   costCalculationPrice: decimal(),
   costCalculationValues: z.array(costCalculationValueSchema).max(1000),
-  externalAttributes: z.record(z.string().max(500), z.unknown()),
+  externalAttributes: jsonObject(),
 } as Record<string, z.ZodType>;
 
 /** Read-only fields a client may send back; accepted and ignored. */

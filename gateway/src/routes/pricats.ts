@@ -6,7 +6,7 @@ import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { repeatable, route, type RouteContext } from "../http/route";
 import { documentAs } from "../http/openapi";
 import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
-import { decimal } from "../http/values";
+import { decimal, jsonObject } from "../http/values";
 import type { CallAs } from "../clients";
 import { batchResult, canonicalNames, currency } from "./pricing-schemas";
 
@@ -31,8 +31,8 @@ const skuFields = {
   vat: decimal().refine((n) => n >= 0 && n <= 100, "must be 0..100").nullish(),
   prices: z.record(z.string().min(1).max(500), decimal()).nullish().describe("price name -> amount"),
   currency: currency.nullish(),
-  customFields: z.record(z.string().max(500), z.unknown()).nullish(),
-  externalAttributes: z.record(z.string().max(500), z.unknown()).nullish(),
+  customFields: jsonObject().nullish(),
+  externalAttributes: jsonObject().nullish(),
 };
 const pricatSkuInput = z.preprocess(canonicalNames(Object.keys(skuFields)), z.strictObject(skuFields)).meta({ id: "PricatSkuUpsert" });
 

@@ -9,7 +9,7 @@ import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../http/route";
 import { documentAs } from "../http/openapi";
 import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
-import { decimal, int32 } from "../http/values";
+import { decimal, int32, jsonObject, jsonValue } from "../http/values";
 import type { CallAs } from "../clients";
 
 const { PurchaseOrderSchema, WriteMode } = ordersV1;
@@ -104,7 +104,7 @@ export function canonicalNames(names: string[], aliases: Record<string, string> 
 }
 
 /** A resource's `attributes`: the published client's additional fields as it sent them. */
-const attributes = z.record(z.string().max(500), z.unknown());
+const attributes = jsonObject();
 
 /**
  * A write body of an order resource with the published client's names and additional fields
@@ -113,7 +113,7 @@ const attributes = z.record(z.string().max(500), z.unknown());
  * client may also send whole, as GET answers it; a loose field wins over the same name in it).
  */
 export function withClientFields<S extends z.ZodRawShape>(shape: S, extras: readonly string[], renamed: Record<string, string> = {}) {
-  const loose = Object.fromEntries(extras.map((f) => [f, z.unknown().optional().meta({ deprecated: true, description: "sent by the published client; kept in attributes" })]));
+  const loose = Object.fromEntries(extras.map((f) => [f, jsonValue().optional().meta({ deprecated: true, description: "sent by the published client; kept in attributes" })]));
   const full = z.strictObject({ ...shape, attributes: attributes.nullish().describe("the published client's additional fields, kept as sent"), ...loose });
   const extra = new Set(extras);
   return z.preprocess(canonicalNames(Object.keys(full.shape), renamed), full).transform((value) => {

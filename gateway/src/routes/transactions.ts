@@ -8,7 +8,7 @@ import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../http/route";
 import { documentAs } from "../http/openapi";
 import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
-import { decimal, int32 } from "../http/values";
+import { decimal, int32, jsonObject } from "../http/values";
 import type { CallAs } from "../clients";
 import { canonicalNames, orderTimestamp, withClientFields } from "./purchase-orders";
 
@@ -18,7 +18,7 @@ const REFERENCE = "externalTransactionID";
 
 const text = z.string().max(10_000);
 const shortText = z.string().max(500);
-const json = z.record(z.string().max(500), z.unknown());
+const json = jsonObject();
 
 const shipmentShape = {
   shipmentID: shortText.nullish(),
