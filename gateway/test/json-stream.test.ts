@@ -1,4 +1,5 @@
 import { text } from "node:stream/consumers";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { RawJson } from "@analytics/contracts";
 import { eventually } from "@analytics/testing";
 import { JsonItems, jsonArrayStream } from "../src/http/json-stream";
@@ -68,6 +69,19 @@ describe("jsonArrayStream (a streamed JSON array answer)", () => {
     const written = await jsonArrayStream((s) => ((signal = s), delivered(2, [])), (n) => [n]);
     expect(JSON.parse(await text(written.body))).toEqual([1, 2]);
     await eventually(async () => signal?.aborted);
+  });
+
+  it("aborts a call without a deadline when a chunk it asked for does not come within idleTimeoutMs", async () => {
+    /** Delivers `n` chunks, then waits, as a stalled service does, until the call is aborted. */
+    async function* stalling(n: number, signal: AbortSignal) {
+      for (let i = 1; i <= n; i++) yield i;
+      await new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
+    }
+    await expect(jsonArrayStream((s) => stalling(0, s), (n) => [n], { idleTimeoutMs: 20 })).rejects.toMatchObject({ code: Code.DeadlineExceeded });
+    let signal: AbortSignal | undefined;
+    const answer = await jsonArrayStream((s) => stalling(2, (signal = s)), (n) => [n], { idleTimeoutMs: 20 });
+    await expect(text(answer.body)).rejects.toBeInstanceOf(ConnectError);
+    expect((signal?.reason as ConnectError).code).toBe(Code.DeadlineExceeded);
   });
 
   it("writes JsonItems as they are, among items it stringifies", async () => {

@@ -1,4 +1,5 @@
 import { Readable } from "node:stream";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { RawJson, stringifyRest } from "@analytics/contracts";
 
 /**
@@ -18,29 +19,43 @@ export class JsonItems {
  * (bad filter, unavailable service) is still an ordinary error answer; a failure after that cuts
  * the body short, which a client sees as a broken response, never as a complete one. When the
  * answer ends, however it ends (written, failed, the client gone), the signal aborts the calls
- * behind it: Connect's stream has no `return` that would. An item that is RawJson is written as
- * its text; JsonItems are written as their bytes.
+ * behind it: Connect's stream has no `return` that would. A call too long for one deadline (every
+ * price of an account) takes `idleTimeoutMs` instead: it is aborted with DEADLINE_EXCEEDED when a
+ * chunk it was asked for takes longer than that. An item that is RawJson is written as its text;
+ * JsonItems are written as their bytes.
  */
 export async function jsonArrayStream<C>(
   call: (signal: AbortSignal) => AsyncIterable<C>,
   toRest: (chunk: C, signal: AbortSignal) => unknown[] | Promise<unknown[]>,
+  { idleTimeoutMs }: { idleTimeoutMs?: number } = {},
 ) {
   const answer = new AbortController();
   const iterator = call(answer.signal)[Symbol.asyncIterator]();
+  let idle: NodeJS.Timeout | undefined;
+  const next = () => {
+    if (idleTimeoutMs !== undefined) {
+      clearTimeout(idle);
+      idle = setTimeout(() => answer.abort(new ConnectError(`no answer within ${idleTimeoutMs} ms`, Code.DeadlineExceeded)), idleTimeoutMs);
+    }
+    const chunk = iterator.next();
+    void chunk.finally(() => clearTimeout(idle)).catch(() => undefined);
+    return chunk;
+  };
   const receive = () => {
-    const next = iterator.next();
+    const chunk = next();
     // Awaited below, unless the answer stops first: then its failure is nobody's to handle.
-    next.catch(() => undefined);
-    return next;
+    chunk.catch(() => undefined);
+    return chunk;
   };
   let first: IteratorResult<C>;
   let following: Promise<IteratorResult<C>> | undefined;
   let firstItems: unknown[];
   try {
-    first = await iterator.next();
+    first = await next();
     if (!first.done) following = receive();
     firstItems = first.done ? [] : await toRest(first.value, answer.signal);
   } catch (error) {
+    clearTimeout(idle);
     answer.abort();
     throw error;
   }
@@ -68,6 +83,9 @@ export async function jsonArrayStream<C>(
     yield Buffer.from(separator === "[" ? "[]" : "]");
   }
   const stream = Readable.from(body());
-  stream.once("close", () => answer.abort());
+  stream.once("close", () => {
+    clearTimeout(idle);
+    answer.abort();
+  });
   return { first: first.done ? undefined : first.value, body: stream };
 }

@@ -34,7 +34,13 @@ export function pricingRoutes(ctx: RouteContext, pricing: Pricing, catalogue: Ca
   const pricesOf = async (caller: Caller, listExternalId: string | undefined, query: { page?: number; pageSize?: number }, request: Parameters<typeof setPageHeaders>[0], reply: Parameters<typeof setPageHeaders>[1]) => {
     if (query.page === undefined && query.pageSize === undefined) {
       // Every price, chunk by chunk as the service streams it: nobody holds the whole set.
-      const all = await jsonArrayStream((signal) => pricing.streamPrices({ listExternalId }, { ...as(caller), timeoutMs: undefined, signal }), (chunk) => chunk.prices.map(priceToRest));
+      // Every price of an account may take longer than one call's deadline: each chunk has it instead.
+      const options = as(caller);
+      const all = await jsonArrayStream(
+        (signal) => pricing.streamPrices({ listExternalId }, { ...options, timeoutMs: undefined, signal }),
+        (chunk) => chunk.prices.map(priceToRest),
+        { idleTimeoutMs: options.timeoutMs },
+      );
       return reply.type("application/json; charset=utf-8").send(all.body);
     }
     const page = { page: query.page ?? 1, pageSize: query.pageSize ?? 10 };
