@@ -180,7 +180,7 @@ export function productRoutes(
         const pricesOf = new Map(priced.map((p) => [p.productId, p.pricesJson]));
         const added = ids.map((id, i) => {
           const stored = imageUrls[i];
-          const imageUrl = stored ? images.url(caller.accountId, stored) : (stored ?? null);
+          const imageUrl = stored === undefined ? null : images.url(caller.accountId, stored);
           return [`"imageUrl":${JSON.stringify(imageUrl)}`, `"prices":${pricesOf.get(id) ?? "[]"}`];
         });
         return ids.length ? [new JsonItems(productItems(productsJson, ends, added))] : [];

@@ -10,7 +10,7 @@ import * as images from "./images";
 import { switchKeys } from "./key-switch";
 import * as mappingTables from "./mapping-tables";
 import * as products from "./products";
-import type { Page } from "./repository";
+import type { Page, ProductFilter } from "./repository";
 import { brandFromRow, categoryFromRow, mappingTableFromRow, productFromRow } from "./resources";
 
 const { CatalogueService } = catalogueV1;
@@ -38,6 +38,12 @@ const productFilter = (req: catalogueV1.ListProductsRequest) => ({
   variantGroupIds: req.variantGroupIds,
 });
 
+/** The filter and page of a streamed page (up to MAX_STREAMED_PAGE_SIZE products). */
+function streamedPage(req: { list?: catalogueV1.ListProductsRequest }): [ProductFilter, Page] {
+  const list = req.list ?? create(catalogueV1.ListProductsRequestSchema);
+  return [productFilter(list), pageOf(list.page, MAX_STREAMED_PAGE_SIZE)];
+}
+
 /** An item outcome on the wire: the BatchResponse, the result (when any) and the field problems. */
 function batchResult<T>(o: ItemOutcome<T>) {
   const { statusCode, message, reference, referenceField, violations, value } = o;
@@ -59,21 +65,11 @@ export function catalogueRoutes(ctx: ServiceContext) {
         return { products: rows.map(productFromRow), totalCount: total };
       },
       async *streamProducts(req, c) {
-        const list = req.list ?? create(catalogueV1.ListProductsRequestSchema);
-        const chunks = products.streamProducts(db, callerOf(c).accountId, productFilter(list), pageOf(list.page, MAX_STREAMED_PAGE_SIZE));
-        let first = true;
-        for await (const { rows, total } of chunks) {
-          yield { products: rows.map(productFromRow), totalCount: first ? total : 0 };
-          first = false;
-        }
+        for await (const { rows, totalCount } of products.streamProducts(db, callerOf(c).accountId, ...streamedPage(req)))
+          yield { products: rows.map(productFromRow), totalCount };
       },
       async *streamProductsJson(req, c) {
-        const list = req.list ?? create(catalogueV1.ListProductsRequestSchema);
-        let first = true;
-        for await (const { total, ...chunk } of products.streamProductsJson(db, callerOf(c).accountId, productFilter(list), pageOf(list.page, MAX_STREAMED_PAGE_SIZE))) {
-          yield { ...chunk, totalCount: first ? total : 0 };
-          first = false;
-        }
+        yield* products.streamProductsJson(db, callerOf(c).accountId, ...streamedPage(req));
       },
       async upsertProducts(req, c) {
         return { results: (await products.upsertProducts(ctx, callerOf(c).accountId, req.products, req.cleared.map((c) => c.fields))).map(productResult) };

@@ -31,7 +31,7 @@ export const STREAM_CHUNK = 500;
 /**
  * One page read in chunks of STREAM_CHUNK rows, so a 10,000-product page is never held whole:
  * the page's ids first (an index-only scan), then the rows of each chunk. The first chunk carries
- * the total; an empty page is one empty chunk.
+ * the total (`totalCount`, 0 on the others); an empty page is one empty chunk.
  */
 export function streamProducts(db: Db, accountId: string, filter: ProductFilter, page: Page) {
   return pageInChunks(db, accountId, filter, page, (ids) => repo.findProducts(db, accountId, ids));
@@ -39,8 +39,8 @@ export function streamProducts(db: Db, accountId: string, filter: ProductFilter,
 
 /** The same page as REST JSON built by Postgres (repo.findProductsJson), chunk by chunk. */
 export async function* streamProductsJson(db: Db, accountId: string, filter: ProductFilter, page: Page) {
-  for await (const { rows, total } of pageInChunks(db, accountId, filter, page, (ids) => repo.findProductsJson(db, accountId, ids))) {
-    yield { ...jsonChunk(rows), total };
+  for await (const { rows, totalCount } of pageInChunks(db, accountId, filter, page, (ids) => repo.findProductsJson(db, accountId, ids))) {
+    yield { ...jsonChunk(rows), totalCount };
   }
 }
 
@@ -56,8 +56,12 @@ function jsonChunk(rows: { id: string; parts: string[]; image_url: string | null
 async function* pageInChunks<R>(db: Db, accountId: string, filter: ProductFilter, page: Page, read: (ids: string[]) => Promise<R[]>) {
   checkFilter(filter);
   const { ids, total } = await repo.pageOfProductIds(db, accountId, filter, page);
-  if (!ids.length) yield { rows: [] as R[], total };
-  for await (const rows of readAhead(ids, read)) yield { rows, total };
+  if (!ids.length) yield { rows: [] as R[], totalCount: total };
+  let totalCount = total;
+  for await (const rows of readAhead(ids, read)) {
+    yield { rows, totalCount };
+    totalCount = 0;
+  }
 }
 
 /**
