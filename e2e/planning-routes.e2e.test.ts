@@ -2,8 +2,9 @@ import { spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { createTestDatabase, eventually, uniqueName } from "@analytics/testing";
+import { createTestDatabase, uniqueName } from "@analytics/testing";
 import { checkoutRoot, E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startOnTestServices, startPlatform } from "./harness";
+import { plannedVolumes, row, sorted, warehouseRow } from "./planned-volumes";
 
 interface Running {
   baseUrl: string;
@@ -44,28 +45,10 @@ describe.each(busModes)("planning over HTTP through the real services on %s: pro
   const poId: Record<string, string> = {};
   const window = "fromDate=2026-03-01&toDate=2026-03-31";
 
-  const get = (path: string) => acme.api("GET", `/v2/api/planning/planned-volumes${path}`);
-  const rows = (groupKey: string, stockVolume: number, poVolume: number, draftPOVolume: number) => ({ groupKey, stockVolume, poVolume, draftPOVolume });
-  const whRows = (groupKey: string, warehouse: string, stockVolume: number, poVolume: number, draftPOVolume: number) => ({
-    groupKey,
-    warehouseId: warehouse ? warehouseId[warehouse] : "",
-    warehouseName: warehouse ? `Warehouse ${warehouse}` : "",
-    stockVolume,
-    poVolume,
-    draftPOVolume,
-  });
-  const sorted = <T extends { groupKey: string; warehouseId: string }>(list: T[]) =>
-    [...list].sort((a, b) => a.groupKey.localeCompare(b.groupKey) || a.warehouseId.localeCompare(b.warehouseId));
-  /** Polls until the answer is the expected one: the services' messages reach planning asynchronously. */
-  const until = (path: string, expected: unknown, sort = false) =>
-    eventually(
-      async () => {
-        const res = await get(path);
-        return JSON.stringify(sort ? sorted(res.body) : res.body) === JSON.stringify(expected) ? res : undefined;
-      },
-      20_000,
-      `${path} -> ${JSON.stringify(expected)}`,
-    );
+  const { get, until } = plannedVolumes(() => acme, 20_000);
+  /** A by-warehouse row of warehouse `W<letter>` ("" for none). */
+  const whRows = (groupKey: string, warehouse: string, stockVolume: number, poVolume: number, draftPOVolume: number) =>
+    warehouseRow(groupKey, warehouse ? warehouseId[warehouse] : "", warehouse ? `Warehouse ${warehouse}` : "", stockVolume, poVolume, draftPOVolume);
   const line = (row: string, key: string, quantity: number, deliveryDay: string, more: Record<string, unknown> = {}) => ({
     externalRowID: row,
     key,
@@ -88,7 +71,7 @@ describe.each(busModes)("planning over HTTP through the real services on %s: pro
   // PO-DELIVERED (fully delivered): KB 5 of 5 delivered, open 0;
   // PO-APRIL (open): KA 7 delivered in April, outside the window;
   // PO-PARTIAL (partially delivered): KC 10, 6 delivered, open 4 @WH2.
-  const seasons = [rows("AW26", 20, 4, 0), rows("SS26", 18, 10, 8)];
+  const seasons = [row("AW26", 20, 4, 0), row("SS26", 18, 10, 8)];
 
   beforeAll(async () => {
     platform = await start();
@@ -127,10 +110,10 @@ describe.each(busModes)("planning over HTTP through the real services on %s: pro
     const res = await until(`?${window}`, seasons);
     expect(res.status).toBe(200);
     expect((await get(`?${window}&groupBy=seasons`)).body).toEqual(seasons);
-    expect((await get(`?${window}&groupBy=products`)).body).toEqual([rows("P1", 18, 10, 8), rows("P2", 20, 4, 0)]);
-    expect((await get(`?${window}&groupBy=variants`)).body).toEqual([rows("V1", 15, 4, 8), rows("V2", 3, 6, 0), rows("V3", 20, 4, 0)]);
-    expect((await get(`?${window}&groupBy=skus`)).body).toEqual([rows("KA", 15, 4, 8), rows("KB", 3, 6, 0), rows("KC", 20, 4, 0)]);
-    expect((await get(`?fromDate=2026-04-01&toDate=2026-04-30&groupBy=skus&skus=SA`)).body).toEqual([rows("KA", 15, 7, 0)]);
+    expect((await get(`?${window}&groupBy=products`)).body).toEqual([row("P1", 18, 10, 8), row("P2", 20, 4, 0)]);
+    expect((await get(`?${window}&groupBy=variants`)).body).toEqual([row("V1", 15, 4, 8), row("V2", 3, 6, 0), row("V3", 20, 4, 0)]);
+    expect((await get(`?${window}&groupBy=skus`)).body).toEqual([row("KA", 15, 4, 8), row("KB", 3, 6, 0), row("KC", 20, 4, 0)]);
+    expect((await get(`?fromDate=2026-04-01&toDate=2026-04-30&groupBy=skus&skus=SA`)).body).toEqual([row("KA", 15, 7, 0)]);
   });
 
   it("by warehouse: stock and POs per warehouse, draft volume without a warehouse under \"\"", async () => {
@@ -165,11 +148,11 @@ describe.each(busModes)("planning over HTTP through the real services on %s: pro
     const lastDelivery = [{ deliveryID: "D1", quantity: 2 }, { deliveryID: "D2", quantity: 4 }, { deliveryID: "D3", quantity: 4 }];
     const batch = await acme.api("POST", "/v2/api/purchaseorders/batch", [order("PO-PARTIAL", 2, [line("1", "KC", 10, "03-20", { deliveries: lastDelivery })], "WH2")]);
     expect(batch.body.map((r: { statusCode: number; message: string }) => [r.statusCode, r.message])).toEqual([[200, "updated"]]);
-    await until(`?${window}&groupBy=skus`, [rows("KA", 15, 12, 0), rows("KB", 7, 6, 0), rows("KC", 20, 0, 0)]);
-    expect((await get(`?${window}`)).body).toEqual([rows("AW26", 20, 0, 0), rows("SS26", 22, 18, 0)]);
+    await until(`?${window}&groupBy=skus`, [row("KA", 15, 12, 0), row("KB", 7, 6, 0), row("KC", 20, 0, 0)]);
+    expect((await get(`?${window}`)).body).toEqual([row("AW26", 20, 0, 0), row("SS26", 22, 18, 0)]);
 
     // KB's change was stock only: updatedSince follows PO and draft-PO data.
-    expect((await get(`?${window}&groupBy=skus&updatedSince=${encodeURIComponent(before)}`)).body).toEqual([rows("KA", 15, 12, 0), rows("KC", 20, 0, 0)]);
+    expect((await get(`?${window}&groupBy=skus&updatedSince=${encodeURIComponent(before)}`)).body).toEqual([row("KA", 15, 12, 0), row("KC", 20, 0, 0)]);
     const byWarehouse = (await get(`/by-warehouse?${window}&groupBy=skus&updatedSince=${encodeURIComponent(before)}`)).body;
     // The draft line left the no-warehouse group for WH2; KC's order changed in WH2.
     expect(sorted(byWarehouse)).toEqual([whRows("KA", "WH2", 5, 8, 0), whRows("KC", "WH2", 20, 0, 0)]);
@@ -178,7 +161,7 @@ describe.each(busModes)("planning over HTTP through the real services on %s: pro
   });
 
   it("the drift check finds the replica equal to its sources, then reports each kind of drift", async () => {
-    await until(`?${window}&groupBy=skus`, [rows("KA", 15, 12, 0), rows("KB", 7, 6, 0), rows("KC", 20, 0, 0)]);
+    await until(`?${window}&groupBy=skus`, [row("KA", 15, 12, 0), row("KB", 7, 6, 0), row("KC", 20, 0, 0)]);
     const check = () => spawnSync(process.execPath, ["deploy/local/planning-drift.mjs", platform.databaseUrl], { cwd: checkoutRoot, encoding: "utf8" });
     const clean = check();
     expect({ status: clean.status, report: JSON.parse(clean.stdout) }).toEqual({

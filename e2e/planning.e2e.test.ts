@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import { create, toBinary, type DescMessage, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { topics, type Topic } from "@analytics/contracts";
-import { eventually } from "@analytics/testing";
 import { client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
+import { plannedVolumes, row, sorted, warehouseRow } from "./planned-volumes";
 
 /**
  * Planning over HTTP on the whole platform (real Postgres, real JetStream). Products and account
@@ -54,28 +54,7 @@ describe("planning over HTTP: products -> stock -> POs -> planned volumes", () =
       })),
     });
   };
-  const get = (path: string) => acme.api("GET", `/v2/api/planning/planned-volumes${path}`);
-  const rows = (groupKey: string, stockVolume: number, poVolume: number, draftPOVolume: number) => ({ groupKey, stockVolume, poVolume, draftPOVolume });
-  const whRows = (groupKey: string, warehouseId: string, warehouseName: string, stockVolume: number, poVolume: number, draftPOVolume: number) => ({
-    groupKey,
-    warehouseId,
-    warehouseName,
-    stockVolume,
-    poVolume,
-    draftPOVolume,
-  });
-  const sorted = <T extends { groupKey: string; warehouseId: string }>(list: T[]) =>
-    [...list].sort((a, b) => a.groupKey.localeCompare(b.groupKey) || a.warehouseId.localeCompare(b.warehouseId));
-  /** Polls until the answer is the expected one (the replica is fed asynchronously). */
-  const until = (path: string, expected: unknown, sort = false) =>
-    eventually(
-      async () => {
-        const res = await get(path);
-        return JSON.stringify(sort ? sorted(res.body) : res.body) === JSON.stringify(expected) ? res : undefined;
-      },
-      15_000,
-      `${path} -> ${JSON.stringify(expected)}`,
-    );
+  const { get, until } = plannedVolumes(() => acme, 15_000);
 
   beforeAll(async () => {
     platform = await startOnTestServices();
@@ -130,41 +109,41 @@ describe("planning over HTTP: products -> stock -> POs -> planned volumes", () =
   });
 
   it("answers exact volumes for every groupBy (open, draft, cancelled, delivered, outside the window)", async () => {
-    const res = await until(`?${window}`, [rows("AW26", 20, 4, 0), rows("SS26", 18, 10, 8)]);
+    const res = await until(`?${window}`, [row("AW26", 20, 4, 0), row("SS26", 18, 10, 8)]);
     expect(res.status).toBe(200);
     expect((await get(`?${window}&groupBy=seasons`)).body).toEqual(res.body);
-    expect((await get(`?${window}&groupBy=products`)).body).toEqual([rows("P1", 18, 10, 8), rows("P2", 20, 4, 0)]);
-    expect((await get(`?${window}&groupBy=variants`)).body).toEqual([rows("V1", 15, 4, 8), rows("V2", 3, 6, 0), rows("V3", 20, 4, 0)]);
-    expect((await get(`?${window}&groupBy=skus`)).body).toEqual([rows("KA", 15, 4, 8), rows("KB", 3, 6, 0), rows("KC", 20, 4, 0)]);
-    expect((await get(`?fromDate=2026-04-01&toDate=2026-04-30&groupBy=skus&skus=SA`)).body).toEqual([rows("KA", 15, 7, 0)]);
+    expect((await get(`?${window}&groupBy=products`)).body).toEqual([row("P1", 18, 10, 8), row("P2", 20, 4, 0)]);
+    expect((await get(`?${window}&groupBy=variants`)).body).toEqual([row("V1", 15, 4, 8), row("V2", 3, 6, 0), row("V3", 20, 4, 0)]);
+    expect((await get(`?${window}&groupBy=skus`)).body).toEqual([row("KA", 15, 4, 8), row("KB", 3, 6, 0), row("KC", 20, 4, 0)]);
+    expect((await get(`?fromDate=2026-04-01&toDate=2026-04-30&groupBy=skus&skus=SA`)).body).toEqual([row("KA", 15, 7, 0)]);
   });
 
   it("by warehouse: stock and POs per warehouse, draft volume without a warehouse under \"\"", async () => {
-    await until(`?${window}`, [rows("AW26", 20, 4, 0), rows("SS26", 18, 10, 8)]);
+    await until(`?${window}`, [row("AW26", 20, 4, 0), row("SS26", 18, 10, 8)]);
     const res = await get(`/by-warehouse?${window}`);
     expect(res.status).toBe(200);
     expect(sorted(res.body)).toEqual(
       sorted([
-        whRows("AW26", W2, "Second", 20, 4, 0),
-        whRows("SS26", "", "", 0, 0, 8),
-        whRows("SS26", W1, "Main", 13, 4, 0),
-        whRows("SS26", W2, "Second", 5, 6, 0),
+        warehouseRow("AW26", W2, "Second", 20, 4, 0),
+        warehouseRow("SS26", "", "", 0, 0, 8),
+        warehouseRow("SS26", W1, "Main", 13, 4, 0),
+        warehouseRow("SS26", W2, "Second", 5, 6, 0),
       ]),
     );
   });
 
   it("filters (repeatable or comma-separated) and updatedSince (a date is midnight in the account's timezone)", async () => {
-    await until(`?${window}`, [rows("AW26", 20, 4, 0), rows("SS26", 18, 10, 8)]);
-    expect((await get(`?${window}&groupBy=skus&brands=nike`)).body).toEqual([rows("KA", 15, 4, 8), rows("KC", 20, 4, 0)]);
-    expect((await get(`?${window}&groupBy=skus&colors=Blue&seasons=SS26,AW26`)).body).toEqual([rows("KB", 3, 6, 0), rows("KC", 20, 4, 0)]);
-    expect((await get(`?${window}&groupBy=skus&skuIds=${ids.KB}&skuIds=${ids.KC}&variants=V2`)).body).toEqual([rows("KB", 3, 6, 0)]);
+    await until(`?${window}`, [row("AW26", 20, 4, 0), row("SS26", 18, 10, 8)]);
+    expect((await get(`?${window}&groupBy=skus&brands=nike`)).body).toEqual([row("KA", 15, 4, 8), row("KC", 20, 4, 0)]);
+    expect((await get(`?${window}&groupBy=skus&colors=Blue&seasons=SS26,AW26`)).body).toEqual([row("KB", 3, 6, 0), row("KC", 20, 4, 0)]);
+    expect((await get(`?${window}&groupBy=skus&skuIds=${ids.KB}&skuIds=${ids.KC}&variants=V2`)).body).toEqual([row("KB", 3, 6, 0)]);
     expect((await get(`?${window}&skuStatus=1`)).body).toEqual([]);
     expect((await get(`?${window}&activePlanning=false`)).body).toEqual([]);
     // The draft changed 2026-02-10T03:00Z (02-09 in New York), the cancellation at 12:00Z.
-    await until(`?${window}&groupBy=skus&updatedSince=2026-02-10`, [rows("KC", 20, 4, 0)]);
-    expect((await get(`?${window}&groupBy=skus&updatedSince=2026-02-10T00:00:00Z`)).body).toEqual([rows("KA", 15, 4, 8), rows("KC", 20, 4, 0)]);
+    await until(`?${window}&groupBy=skus&updatedSince=2026-02-10`, [row("KC", 20, 4, 0)]);
+    expect((await get(`?${window}&groupBy=skus&updatedSince=2026-02-10T00:00:00Z`)).body).toEqual([row("KA", 15, 4, 8), row("KC", 20, 4, 0)]);
     expect(sorted((await get(`/by-warehouse?${window}&groupBy=skus&updatedSince=2026-02-10T00:00:00Z`)).body)).toEqual(
-      sorted([whRows("KA", "", "", 0, 0, 8), whRows("KC", W2, "Second", 20, 4, 0)]),
+      sorted([warehouseRow("KA", "", "", 0, 0, 8), warehouseRow("KC", W2, "Second", 20, 4, 0)]),
     );
   });
 
@@ -194,7 +173,7 @@ describe("planning over HTTP: products -> stock -> POs -> planned volumes", () =
     expect((await other.api("GET", `/v2/api/planning/planned-volumes/by-warehouse?${window}&skuIds=${ids.KA}`)).body).toEqual([]);
     const moved = await acme.api("PUT", "/v2/api/products", [{ key: "KB", season: "AW26" }]);
     expect(moved.status).toBe(200);
-    await until(`?${window}`, [rows("AW26", 23, 10, 0), rows("SS26", 15, 4, 8)]);
+    await until(`?${window}`, [row("AW26", 23, 10, 0), row("SS26", 15, 4, 8)]);
   });
 
   it("is in the OpenAPI document", async () => {
