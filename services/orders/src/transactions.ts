@@ -12,8 +12,9 @@ import { MAX_KEY_LENGTH, textProblem, violationMessage } from "./validation";
 /**
  * Transactions (sales and returns) with their items and statements, stored as proto JSON, and
  * shipments per item in rows of their own. A write is a fixed handful of statements whatever the
- * number of transactions; one re-sent with the same body is left alone (no update, no message); a shipment post locks its transaction's row, so an item's shipped total
- * never exceeds its quantity, also under concurrent posts.
+ * number of transactions; one re-sent with the same body is left alone (no update, no message).
+ * A shipment post locks its transaction's row, so an item's shipped total never exceeds its
+ * quantity, also under concurrent posts.
  */
 
 const { TransactionSchema, ShipmentSchema, WriteMode } = ordersV1;

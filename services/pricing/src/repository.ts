@@ -153,7 +153,7 @@ export async function productPricesJson(db: Db | Tx, accountId: string, productI
            (SELECT '{' || string_agg(to_json(e.key)::text || ':' || e.value::numeric::text, ',') || '}' FROM jsonb_each_text(p.custom_prices) e),
            '{}') ||
          '}', ',' ORDER BY l.seq, p.seq) || ']' AS prices
-     FROM prices p JOIN price_lists l ON l.id = p.price_list_id
+     FROM prices p JOIN price_lists l ON l.account_id = p.account_id AND l.id = p.price_list_id
      WHERE p.account_id = ? AND p.product_id = ANY(?::uuid[])
      GROUP BY p.product_id`,
     [accountId, productIds],

@@ -1302,7 +1302,8 @@ export const PricingService: GenService<{
     output: typeof DeletePricesResponseSchema;
   },
   /**
-   * Every price of the products named, from all lists, as messages.
+   * Every price of the products named, from all lists, as messages. No caller in the platform
+   * today (GET /products reads ProductPricesJson); kept as the reference that one is tested against.
    *
    * @generated from rpc analytics.pricing.v1.PricingService.PricesOfProducts
    */
