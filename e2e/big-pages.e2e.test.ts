@@ -1,4 +1,6 @@
 import { request } from "node:http";
+import { setTimeout as sleep } from "node:timers/promises";
+import pg from "pg";
 import { E2E_ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
 
 /**
@@ -72,5 +74,47 @@ describe("big product pages over HTTP", () => {
     const whole = await acme.api("GET", "/v2/api/products?pageSize=3000");
     expect(whole.status).toBe(200);
     expect(whole.body.map((p: { key: string }) => p.key)).toEqual(Array.from({ length: 3000 }, (_, i) => `G-${i}`));
+  }, 60_000);
+});
+
+describe("a big page read by a slow client", () => {
+  let platform: PlatformOnTestServices;
+  beforeAll(async () => {
+    // A short call deadline, so that reading the page takes longer than it.
+    platform = await startOnTestServices({ SERVICE_CALL_TIMEOUT_MS: "1000" });
+  });
+  afterAll(async () => {
+    await platform?.close();
+  });
+
+  it("is answered whole although reading it takes longer than a call's deadline (each chunk has it)", async () => {
+    const acme = await signUp(platform.baseUrl, E2E_ADMIN_TOKEN);
+    // 2,000 products of about 10 kB (20 MB of JSON, more than the sockets between client,
+    // gateway and catalogue buffer), written directly: the routes are not what is tested.
+    const db = new pg.Client({ connectionString: platform.databaseUrl });
+    await db.connect();
+    await db.query(
+      `INSERT INTO catalogue.products (id, account_id, key, external_attributes)
+       SELECT gen_random_uuid(), $1, 'S-' || lpad(g::text, 5, '0'), jsonb_build_object('text', repeat('x', 10000)) FROM generate_series(1, 2000) g`,
+      [acme.accountID],
+    );
+    await db.end();
+    const body = await new Promise<string>((resolve, reject) => {
+      const req = request(`${platform.baseUrl}/v2/api/products?pageSize=2000`, { headers: { authorization: `Bearer ${acme.token}`, "accept-encoding": "identity" } }, async (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => resolve(Buffer.concat(chunks).toString()));
+        res.on("error", reject);
+        res.pause();
+        // The client reads nothing for 2.5 s: what is tested is that time passing.
+        await sleep(2500);
+        res.resume();
+      });
+      req.on("error", reject);
+      req.end();
+    });
+    const products = JSON.parse(body) as { key: string }[];
+    expect(products).toHaveLength(2_000);
+    expect(products[1_999].key).toBe("S-02000");
   }, 60_000);
 });

@@ -192,8 +192,8 @@ export interface PlatformOnTestServices extends Platform {
   close(): Promise<void>;
 }
 
-/** The platform on the test Postgres (a fresh database) and test NATS (a stream of its own). */
-export async function startOnTestServices(): Promise<PlatformOnTestServices> {
+/** The platform on the test Postgres (a fresh database) and test NATS (a stream of its own); `env` adds settings. */
+export async function startOnTestServices(env: Record<string, string> = {}): Promise<PlatformOnTestServices> {
   const database = await createTestDatabase();
   const stream = uniqueName("E2E").toUpperCase();
   const subjectPrefix = `${stream.toLowerCase()}.`;
@@ -204,6 +204,7 @@ export async function startOnTestServices(): Promise<PlatformOnTestServices> {
     NATS_SUBJECT_PREFIX: subjectPrefix,
     ADMIN_TOKEN: E2E_ADMIN_TOKEN,
     DATA_DIR: join(tmpdir(), stream),
+    ...env,
   });
   const bus = await NatsBus.connect({ url: testNatsUrl(), stream, subjectPrefix });
   return {

@@ -20,8 +20,8 @@ export class JsonItems {
  * the body short, which a client sees as a broken response, never as a complete one. When the
  * answer ends, however it ends (written, failed, the client gone), the signal aborts the calls
  * behind it: Connect's stream has no `return` that would. A call too long for one deadline (every
- * price of an account) takes `idleTimeoutMs` instead: it is aborted with DEADLINE_EXCEEDED when a
- * chunk it was asked for takes longer than that. An item that is RawJson is written as its text;
+ * price of an account, a big page read by a slow client) takes `idleTimeoutMs` instead: it is
+ * aborted with DEADLINE_EXCEEDED when a chunk it was asked for takes longer than that. An item that is RawJson is written as its text;
  * JsonItems are written as their bytes.
  */
 export async function jsonArrayStream<C>(

@@ -173,9 +173,12 @@ export function productRoutes(
       // sends each chunk's products as REST JSON bytes, pricing each product's prices as JSON text
       // (one call per chunk); both go into the answer as they are, with the image's capability URL
       // (productItems).
-      // The answer's signal ends the catalogue's stream; each pricing call is short and has its
-      // deadline (linking the signal into each cost a 10,000-product page about 20 ms).
-      const page = await jsonArrayStream((signal) => catalogue.streamProductsJson({ list }, { ...as(caller), signal }), async ({ productsJson, ids, ends, imageUrls }) => {
+      // The answer's signal ends the catalogue's stream, which has a deadline per chunk, not one
+      // for the whole page (a slow client may take longer than that to read 10 MB). Each pricing
+      // call is short and has its own deadline (linking the signal into each cost a
+      // 10,000-product page about 20 ms).
+      const options = as(caller);
+      const page = await jsonArrayStream((signal) => catalogue.streamProductsJson({ list }, { ...options, timeoutMs: undefined, signal }), async ({ productsJson, ids, ends, imageUrls }) => {
         const priced = ids.length ? (await pricing.productPricesJson({ productIds: ids }, as(caller))).products : [];
         const pricesOf = new Map(priced.map((p) => [p.productId, p.pricesJson]));
         const added = ids.map((id, i) => {
@@ -184,7 +187,7 @@ export function productRoutes(
           return [`"imageUrl":${JSON.stringify(imageUrl)}`, `"prices":${pricesOf.get(id) ?? "[]"}`];
         });
         return ids.length ? [new JsonItems(productItems(productsJson, ends, added))] : [];
-      });
+      }, { idleTimeoutMs: options.timeoutMs });
       setPageHeaders(request, reply, query, page.first?.totalCount ?? 0);
       reply.type("application/json; charset=utf-8");
       return page.body;
