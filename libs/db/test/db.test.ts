@@ -1,4 +1,4 @@
-import { createDb, inTransaction, isUuid, migrate, pageWindow, ping } from "../src";
+import { copyRows, createDb, inTransaction, isUuid, migrate, pageWindow, ping } from "../src";
 import { createTestDatabase, type TestDatabase } from "@analytics/testing";
 
 describe("db", () => {
@@ -26,6 +26,32 @@ describe("db", () => {
         expect.arrayContaining(["knex_migrations", "things"]),
       );
       await ping(db);
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it("COPYs rows with every value kept: NULLs, JSON, tabs, newlines and backslashes; a failing row fails the transaction", async () => {
+    const db = createDb({ url: database.url, schema: "copied" });
+    try {
+      await db.raw('CREATE SCHEMA IF NOT EXISTS "copied"');
+      await db.raw("CREATE TABLE rows (id int PRIMARY KEY, t text, j jsonb, at timestamptz, n numeric)");
+      const odd = "tab\there\nnew line\r\\N back\\slash \u00e9";
+      await inTransaction(db, (tx) =>
+        copyRows(tx, "rows", ["id", "t", "j", "at", "n"], [
+          [1, odd, { k: odd, list: [1, null] }, new Date("2026-03-01T00:00:00.000Z"), "10.50"],
+          [2, null, null, null, null],
+          [3, "\\N", [], "2026-03-01T01:00:00+01:00", "-0.001"],
+        ]),
+      );
+      const got = await db("rows").orderBy("id").select("id", "t", "j", db.raw("at = '2026-03-01T00:00:00Z' AS midnight"), db.raw("n::text AS n"));
+      expect(got).toEqual([
+        { id: 1, t: odd, j: { k: odd, list: [1, null] }, midnight: true, n: "10.50" },
+        { id: 2, t: null, j: null, midnight: null, n: null },
+        { id: 3, t: "\\N", j: [], midnight: true, n: "-0.001" },
+      ]);
+      await expect(inTransaction(db, (tx) => copyRows(tx, "rows", ["id", "t"], [[4, "new"], [1, "taken"]]))).rejects.toMatchObject({ code: "23505" });
+      expect(await db("rows").where({ id: 4 })).toEqual([]);
     } finally {
       await db.destroy();
     }

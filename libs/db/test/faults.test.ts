@@ -1,7 +1,7 @@
 import { Code } from "@connectrpc/connect";
 import { httpErrorOf, toConnectError } from "@analytics/errors";
 import { createTestDatabase, crossingTransactions, freezableProxy, type TestDatabase } from "@analytics/testing";
-import { createDb, inTransaction, type Db } from "../src";
+import { copyRows, createDb, inTransaction, type Db } from "../src";
 
 /** What the gateway would answer for an error a service's repository threw. */
 const statusOf = (error: unknown) => httpErrorOf(toConnectError(error)).statusCode;
@@ -115,6 +115,24 @@ describe("database faults (real Postgres)", () => {
       ]);
       expect(statusOf(pooled)).toBe(503);
       expect(statusOf(fresh)).toBe(503);
+    } finally {
+      await proxy.close();
+      await frozenDb.destroy();
+    }
+  });
+
+  it("gives up a COPY the server stops answering, with 503, instead of hanging", async () => {
+    const proxy = await freezableProxy(database.url);
+    const frozenDb = createDb({ url: proxy.url, schema: "faults", acquireTimeoutMs: 500, statementTimeoutMs: 500 });
+    try {
+      const error = await failure(
+        frozenDb.transaction(async (tx) => {
+          await tx.raw("select 1");
+          proxy.freeze();
+          await copyRows(tx, "things", ["id", "n"], [[10, 1]]);
+        }),
+      );
+      expect(statusOf(error)).toBe(503);
     } finally {
       await proxy.close();
       await frozenDb.destroy();

@@ -1,6 +1,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
+import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "@analytics/db";
-import { pageOfIds } from "@analytics/db";
+import { copyRows, pageOfIds } from "@analytics/db";
 
 /**
  * The orders service's SQL. Every statement is scoped by account_id, and a batch of orders is a
@@ -119,6 +120,11 @@ export interface ItemWrite {
   attributes: JsonObject | null;
 }
 
+const ITEM_COLUMNS = [
+  "id", "account_id", "purchase_order_id", "position", "external_row_id", "key", "sku", "ean", "season", "sku_id", "quantity", "delivery_date",
+  "external_warehouse_id", "total_price_net", "total_price_vat", "total_price_currency", "deliveries", "delivered_quantity", "attributes",
+];
+
 /** What Postgres assigned to a written order: its version and timestamps, and its items' ids by position. */
 export interface WrittenOrder {
   version: number;
@@ -129,8 +135,9 @@ export interface WrittenOrder {
 
 /**
  * Creates or replaces orders by id in one statement (the origin key of an existing order is
- * kept), then replaces their items in one more: an item keeps its id when its externalRowID
- * stays. Both return what Postgres assigned, so nothing is read back.
+ * kept), then replaces their items in two more (delete, COPY): an item keeps its id when its
+ * externalRowID stays. Nothing is read back: the orders' statement returns what Postgres
+ * assigned, and item ids are chosen here.
  */
 export async function writeOrders(tx: Tx, accountId: string, orders: OrderWrite[], items: ItemWrite[]): Promise<Map<string, WrittenOrder>> {
   const written = new Map<string, WrittenOrder>();
@@ -154,28 +161,22 @@ export async function writeOrders(tx: Tx, accountId: string, orders: OrderWrite[
     [accountId, asJson(orders)],
   );
   for (const r of stored.rows) written.set(r.id, { version: Number(r.version), created_at: r.created_at, updated_at: r.updated_at, itemIds: [] });
-  const itemRows: { rows: { id: string; purchase_order_id: string; position: number }[] } = await tx.raw(
-    `WITH old AS (
-       DELETE FROM purchase_order_items WHERE account_id = ? AND purchase_order_id = ANY(?::uuid[])
-       RETURNING id, purchase_order_id, external_row_id)
-     INSERT INTO purchase_order_items (id, account_id, purchase_order_id, position, external_row_id, key, sku, ean, season,
-       sku_id, quantity, delivery_date, external_warehouse_id, total_price_net, total_price_vat, total_price_currency,
-       deliveries, delivered_quantity, attributes)
-     SELECT COALESCE(old.id, gen_random_uuid()), ?, x.purchase_order_id, x.position, x.external_row_id, x.key, x.sku, x.ean,
-       x.season, x.sku_id, x.quantity, x.delivery_date, x.external_warehouse_id, x.total_price_net, x.total_price_vat,
-       x.total_price_currency, x.deliveries, x.delivered_quantity, x.attributes
-     FROM json_to_recordset(?::json) AS x(purchase_order_id uuid, position integer, external_row_id text, key text,
-       sku text, ean text, season text, sku_id text, quantity integer, delivery_date timestamptz,
-       external_warehouse_id text, total_price_net numeric, total_price_vat numeric, total_price_currency text,
-       deliveries jsonb, delivered_quantity integer, attributes jsonb)
-     LEFT JOIN old ON old.purchase_order_id = x.purchase_order_id AND old.external_row_id = x.external_row_id
-     RETURNING id, purchase_order_id, position`,
-    [accountId, orders.map((o) => o.id), accountId, asJson(items)],
+  // Items are replaced: the old ones deleted (their ids kept for rows whose externalRowID stays),
+  // the new ones COPYed in, 5,000 items of a batch without a document for Postgres to expand.
+  const old: { rows: { id: string; purchase_order_id: string; external_row_id: string | null }[] } = await tx.raw(
+    "DELETE FROM purchase_order_items WHERE account_id = ? AND purchase_order_id = ANY(?::uuid[]) RETURNING id, purchase_order_id, external_row_id",
+    [accountId, orders.map((o) => o.id)],
   );
-  for (const r of itemRows.rows) {
-    const order = written.get(r.purchase_order_id);
-    if (order) order.itemIds[r.position] = r.id;
-  }
+  const kept = new Map(old.rows.filter((r) => r.external_row_id !== null).map((r) => [`${r.purchase_order_id}\u0000${r.external_row_id}`, r.id]));
+  const rows = items.flatMap((i) => {
+    const order = written.get(i.purchase_order_id);
+    if (!order) return [];
+    const id = (i.external_row_id !== null && kept.get(`${i.purchase_order_id}\u0000${i.external_row_id}`)) || randomUUID();
+    order.itemIds[i.position] = id;
+    return [[id, accountId, i.purchase_order_id, i.position, i.external_row_id, i.key, i.sku, i.ean, i.season, i.sku_id, i.quantity, i.delivery_date,
+      i.external_warehouse_id, i.total_price_net, i.total_price_vat, i.total_price_currency, i.deliveries ?? [], i.delivered_quantity, i.attributes]];
+  });
+  await copyRows(tx, "purchase_order_items", ITEM_COLUMNS, rows);
   return written;
 }
 
