@@ -1,6 +1,6 @@
 import { create, ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
 import * as contracts from "../src";
-import { stringifyRest, toRestJson } from "../src";
+import { fromRestJson, stringifyRest, toRestJson } from "../src";
 import { toRestJsonViaProtoJson } from "../src/rest-json";
 
 /** Every message type of the contracts, from the generated namespaces. */
@@ -99,5 +99,12 @@ describe("toRestJson", () => {
         expect([schema.typeName, stringifyRest(toRestJson(schema, message))]).toEqual([schema.typeName, stringifyRest(toRestJsonViaProtoJson(schema, message))]);
       }
     }
+  });
+});
+
+describe("fromRestJson", () => {
+  it("reads decimals sent as JSON numbers in maps too (a price's customPrices)", () => {
+    const price = fromRestJson(contracts.pricingV1.PriceSchema, { customPrices: { outlet: 19.99, staff: 0.0000001 } });
+    expect(Object.fromEntries(Object.entries(price.customPrices).map(([k, v]) => [k, v.value]))).toEqual({ outlet: "19.99", staff: "0.0000001" });
   });
 });

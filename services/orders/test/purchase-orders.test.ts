@@ -196,9 +196,11 @@ describe("orders service: purchase orders (real Postgres and JetStream)", () => 
       order("D3", { items: [{ externalRowId: "1", quantity: 1 }, { externalRowId: "1", quantity: 2 }] }),
       order(""),
       order("D5", { orderDate: at("2105-12-31T23:59:59Z") }),
+      order("D6", { supplier: "a\u0000b", items: [{ quantity: 1 }, { key: "k\u0000", totalPriceNet: { value: "1e5" }, quantity: 1, deliveries: [{ quantity: -1 }] }] }),
     ]);
-    expect(results.map((r) => r.result?.statusCode)).toEqual([400, 400, 400, 400, 201]);
+    expect(results.map((r) => r.result?.statusCode)).toEqual([400, 400, 400, 400, 201, 400]);
     expect(results.slice(0, 4).map((r) => r.violations[0]?.path)).toEqual(["orderDate", "deliveryDate", "items[1].externalRowID", "externalPONo"]);
+    expect(results[5].violations.map((v) => v.path)).toEqual(["supplier", "items[1].key", "items[1].totalPriceNet", "items[1].deliveries[0].quantity"]);
     expect(await codeOf(client.writePurchaseOrders({ purchaseOrders: Array.from({ length: 501 }, (_, i) => order(`X${i}`)) }, as(account, key)))).toBe(Code.InvalidArgument);
     expect((await client.listPurchaseOrders({ global: true }, as(account, key))).totalCount).toBe(1);
   });
