@@ -24,6 +24,20 @@ describe("purchase orders over HTTP", () => {
     ...extra,
   });
 
+  it("items keep text COPY would misread (tabs, newlines, backslashes, \\N) and their ids when re-sent", async () => {
+    const acme = await signUp(platform.baseUrl, ADMIN_TOKEN);
+    expect((await acme.api("POST", "/v2/api/products/batch", [{ key: "SKU-1", sku: "S-1" }])).status).toBe(201);
+    const odd = "tab\there\nline\r\\N \\back\\slash";
+    const sent = { externalPONo: "PO-ODD", items: [{ externalRowID: "1", key: "SKU-1", season: odd, quantity: 2, productName: odd, deliveries: [{ deliveryID: odd, quantity: 1 }] }] };
+    expect((await acme.api("POST", "/v2/api/purchaseorders/batch", [sent])).body[0].statusCode).toBe(201);
+    const stored = (await acme.api("GET", "/v2/api/purchaseorders/PO-ODD")).body;
+    expect(stored.items[0]).toMatchObject({ season: odd, attributes: { productName: odd }, deliveries: [{ deliveryID: odd, quantity: 1 }], deliveredQuantity: 1 });
+    const resent = await acme.api("POST", "/v2/api/purchaseorders/batch", [{ ...sent, items: [{ ...sent.items[0], quantity: 3 }] }]);
+    expect(resent.body[0]).toMatchObject({ statusCode: 200, message: "updated" });
+    const again = (await acme.api("GET", "/v2/api/purchaseorders/PO-ODD")).body;
+    expect(again.items.map((i: any) => [i.id, i.quantity, i.season])).toEqual([[stored.items[0].id, 3, odd]]);
+  });
+
   it("create -> replace -> batch with another key (409, then global) -> processing filter; isolation between accounts", async () => {
     const acme = await signUp(platform.baseUrl, ADMIN_TOKEN);
     expect((await acme.api("POST", "/v2/api/products/batch", [{ key: "SKU-1", sku: "S-1" }, { key: "SKU-2", sku: "S-2" }])).status).toBe(201);
