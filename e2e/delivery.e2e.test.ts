@@ -63,7 +63,8 @@ describe("delivery across restarts (in-process bus)", () => {
       expect(created).toBe(1020);
       const second = await startPlatform(env());
       try {
-        await eventually(async () => (await queueTotal(second, account)) === created, 30_000, `${created} update_sku entries`);
+        let seen = 0;
+        await eventually(async () => (seen = await queueTotal(second, account)) === created, 30_000, () => `${created} update_sku entries (${seen} seen)`);
         // Nothing more arrives: each change made exactly one entry.
         const { rows } = await second_outboxPending(database.url);
         expect(rows[0].pending).toBe(0);

@@ -67,7 +67,7 @@ export async function createTestBus(): Promise<TestBus> {
 }
 
 /** Polls until `check` returns a value other than undefined/false, or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 10_000, what = "condition"): Promise<T> {
+export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 10_000, what: string | (() => string) = "condition"): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -77,7 +77,7 @@ export async function eventually<T>(check: () => Promise<T | undefined | false>,
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === "function" ? what() : what}${last ? `: ${String(last)}` : ""}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
