@@ -6,7 +6,8 @@ import { copyRows, pageOfIds } from "@analytics/db";
 /**
  * The orders service's SQL. Every statement is scoped by account_id, and a batch of orders is a
  * fixed handful of statements whatever its size: rows travel as one JSON parameter expanded with
- * json_to_recordset (plain json: nothing to build a jsonb of).
+ * json_to_recordset (plain json: nothing to build a jsonb of), or, for the thousands of items of
+ * a purchase-order batch, with COPY.
  */
 
 export interface Page {
