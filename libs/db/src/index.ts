@@ -141,8 +141,9 @@ export async function ping(db: Db): Promise<void> {
   await db.raw("select 1");
 }
 
+/** Schema, table and column names built into SQL must be plain identifiers. */
 function assertIdentifier(name: string): void {
-  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain SQL name: ${name}`);
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain schema name: ${name}`);
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
