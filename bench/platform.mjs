@@ -26,8 +26,24 @@ function clientOf(base) {
   return { call, signUp };
 }
 
-/** Starts `dist/local/start.js` (or `start`) on a new database; `stop()` ends it and drops the database. */
-export async function startPlatform({ start = "dist/local/start.js", env = {} } = {}) {
+/** Calls `each` with every complete line a stream sends (the stream keeps flowing); a line `each` throws on is skipped. */
+function forEachLine(stream, each) {
+  let buf = "";
+  stream.on("data", (chunk) => {
+    buf += chunk;
+    for (let nl; (nl = buf.indexOf("\n")) >= 0; buf = buf.slice(nl + 1)) {
+      try {
+        each(buf.slice(0, nl));
+      } catch {}
+    }
+  });
+}
+
+/**
+ * Starts `dist/local/start.js` (or `start`) on a new database; `stop()` ends it and drops the
+ * database. `onLog`, if given, receives each of the platform's JSON log lines after it is ready.
+ */
+export async function startPlatform({ start = "dist/local/start.js", env = {}, onLog } = {}) {
   const adminUrl = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
   const name = `bench_${randomBytes(4).toString("hex")}`;
   const admin = new pg.Client({ connectionString: adminUrl });
@@ -53,22 +69,16 @@ export async function startPlatform({ start = "dist/local/start.js", env = {} } 
   };
   try {
     const ready = await new Promise((resolve, reject) => {
-      let buf = "";
-      const onData = (c) => {
-        buf += c;
-        for (let nl; (nl = buf.indexOf("\n")) >= 0; buf = buf.slice(nl + 1)) {
-          try {
-            const e = JSON.parse(buf.slice(0, nl));
-            if (e.msg === "platform ready") {
-              child.stdout.off("data", onData);
-              if (process.env.BENCH_LOG_LEVEL) child.stdout.pipe(process.stderr);
-              else child.stdout.resume();
-              resolve(e);
-            }
-          } catch {}
-        }
-      };
-      child.stdout.on("data", onData);
+      let started = false;
+      // Until ready, lines are read for readiness; after it, passed to onLog (if any).
+      forEachLine(child.stdout, (line) => {
+        if (started) return onLog?.(JSON.parse(line));
+        const entry = JSON.parse(line);
+        if (entry.msg !== "platform ready") return;
+        started = true;
+        if (process.env.BENCH_LOG_LEVEL) child.stdout.pipe(process.stderr);
+        resolve(entry);
+      });
       child.once("exit", (code) => reject(new Error(`platform exited ${code}`)));
       setTimeout(() => reject(new Error("the platform did not log \"platform ready\" within 120 s")), 120_000).unref();
     });

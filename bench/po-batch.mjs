@@ -5,7 +5,11 @@
 // With --separate the gateway and each service run in processes of their own (on the test
 // JetStream), as deployed, so the consumers of the orders' messages (planning, events) do not
 // share the writer's process.
-// Usage: node bench/po-batch.mjs [--start path/to/dist/local/start.js] [--rounds N] [--separate] [--no-analyze]
+// With --steps (one process only) the platform logs at debug and the bench also prints where a
+// first write's time goes: the gateway's request, its two calls (ResolveSkus, WritePurchaseOrders)
+// and the orders service's steps, joined by request id; the rest is the gateway's own work (body
+// parse, validation, REST->proto conversion) and the calls' transport.
+// Usage: node bench/po-batch.mjs [--start path/to/dist/local/start.js] [--rounds N] [--separate] [--no-analyze] [--steps]
 import { spawnSync } from "node:child_process";
 import { createHash, randomUUID } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -37,7 +41,13 @@ const order = (round, i) => ({
   })),
 });
 
-const platform = process.argv.includes("--separate") ? await startSeparately() : await startPlatform({ start: arg("--start", "dist/local/start.js") });
+const steps = process.argv.includes("--steps") && !process.argv.includes("--separate");
+/** Debug log lines of the platform by request id (--steps). */
+const logged = new Map();
+const onLog = (entry) => entry.requestId && logged.set(entry.requestId, [...(logged.get(entry.requestId) ?? []), entry]);
+const platform = process.argv.includes("--separate")
+  ? await startSeparately()
+  : await startPlatform({ start: arg("--start", "dist/local/start.js"), ...(steps ? { env: { LOG_LEVEL: "debug" }, onLog } : {}) });
 const url = platform.databaseUrl;
 try {
   const call = async (method, path, body, token) => (await platform.call(method, path, body, token)).body;
@@ -78,12 +88,15 @@ try {
     if (out.status !== 0) throw new Error(out.stderr);
     return [...out.stdout.matchAll(/Time: ([0-9.]+) ms/g)].reduce((s, m) => s + Number(m[1]), 0);
   }
+  const firstRequestIds = [];
   async function api(round) {
     const body = Array.from({ length: ORDERS }, (_, i) => order(`a${round}`, i));
     const t = performance.now();
-    const first = await call("POST", "/v2/api/purchaseorders/batch", body, token);
+    const answer = await platform.call("POST", "/v2/api/purchaseorders/batch", body, token);
     const firstMs = performance.now() - t;
+    const first = answer.body;
     if (first.length !== ORDERS || first.some((r) => r.statusCode !== 201)) throw new Error(`batch failed: ${JSON.stringify(first[0])}`);
+    firstRequestIds.push(answer.headers.get("x-request-id"));
     const t2 = performance.now();
     const again = await call("POST", "/v2/api/purchaseorders/batch", body, token);
     const againMs = performance.now() - t2;
@@ -114,6 +127,22 @@ try {
     rounds: ROUNDS,
   };
   console.log(`POST /v2/api/purchaseorders/batch (500 orders x 10 items): first write ${result.firstMs} ms, identical re-send ${result.resendMs} ms; raw COPY of the same rows ${result.copyMs} ms; COPY/API = ${result.ratio} (target >= 0.4)`);
+  if (steps) {
+    // The request line is written after the response is sent: wait for the last one.
+    const lastId = firstRequestIds.at(-1);
+    for (let waited = 0; !(logged.get(lastId) ?? []).some((e) => e.msg === "request") && waited < 5000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+    const measured = firstRequestIds.slice(1).map((id) => logged.get(id) ?? []);
+    const of = (lines, pick) => median(lines.map((l) => pick(l) ?? NaN).filter((v) => !Number.isNaN(v)));
+    const request = of(measured, (l) => l.find((e) => e.msg === "request")?.ms);
+    const rpc = (name) => of(measured, (l) => l.find((e) => e.rpc === name)?.ms);
+    const orderSteps = Object.fromEntries(["checked", "classified", "written", "announced", "committed"].map((k) => [k, of(measured, (l) => l.find((e) => e.msg === "purchase-order batch")?.ms?.[k])]));
+    const rest = request - rpc("ResolveSkus") - rpc("WritePurchaseOrders");
+    console.log(
+      `first write, medians of ${measured.length}: gateway request ${request} ms = ResolveSkus ${rpc("ResolveSkus")} + WritePurchaseOrders ${rpc("WritePurchaseOrders")} ` +
+        `(orders service steps: ${Object.entries(orderSteps).map(([k, v]) => `${k} ${v}`).join(", ")}) + the gateway's own work and the calls' transport ~${rest} ms`,
+    );
+    result.steps = { requestMs: request, resolveSkusMs: rpc("ResolveSkus"), writePurchaseOrdersMs: rpc("WritePurchaseOrders"), orderSteps, gatewayAndTransportMs: rest };
+  }
   console.log(JSON.stringify({ purchaseOrderBatch: result }));
 } finally {
   await platform.stop();

@@ -75,6 +75,24 @@ function changedMessage(accountId: string, id: string, columns: { order: repo.Or
 }
 
 /**
+ * Milliseconds between named points of a long write, logged at debug (bench/po-batch.mjs --steps
+ * reads them): checked, classified (lock, existing orders, columns and content hashes), written,
+ * announced (outbox), committed.
+ */
+function stepTimes() {
+  const ms: Record<string, number> = {};
+  let last = performance.now();
+  return {
+    ms,
+    mark(step: string) {
+      const now = performance.now();
+      ms[step] = Math.round(now - last);
+      last = now;
+    },
+  };
+}
+
+/**
  * POST /purchaseorders (create), PUT /purchaseorders/ (replace by id), POST /purchaseorders/batch
  * (create or replace by externalPONo). Each order is checked alone; the valid ones are written
  * together in one transaction with their outbox rows, a fixed handful of statements whatever the
@@ -93,6 +111,7 @@ export async function writePurchaseOrders(
   resultsOnly = false,
 ): Promise<Outcome[]> {
   const { accountId, apiKeyId } = caller;
+  const steps = stepTimes();
   const outcomes: (Outcome | undefined)[] = inputs.map((po) => {
     const problems = purchaseOrderViolations(po);
     if (mode === WriteMode.REPLACE && !po.id) problems.unshift({ path: "id", message: "is required" });
@@ -107,6 +126,7 @@ export async function writePurchaseOrders(
   if (atomic && outcomes.some((o) => o)) return outcomes.map((o, i) => o ?? answer(0, inputs[i].externalPoNo, "not written"));
   const valid = inputs.flatMap((po, i) => (outcomes[i] ? [] : [{ i, po }]));
   if (!valid.length) return outcomes as Outcome[];
+  steps.mark("checked");
 
   const written = await inTransaction(ctx.db, async (tx) => {
     const replies = new Map<number, Outcome>();
@@ -153,7 +173,9 @@ export async function writePurchaseOrders(
       writes.push({ i, id, created: !target, wasDraft: target?.delivery_status === DRAFT, columns });
     }
     if (atomic && replies.size) return { replies, stored: new Map(), writes: [], unchanged: [] };
+    steps.mark("classified");
     const assigned = await repo.writeOrders(tx, accountId, writes.map((w) => w.columns.order), writes.flatMap((w) => w.columns.items));
+    steps.mark("written");
     // Written orders are built from what was written (no read-back), and only when answered or a
     // draft's queue payload; unchanged ones are read only when they are answered.
     const stored = resultsOnly ? new Map<string, { order: PurchaseOrder; version: number }>() : await readBack(tx, accountId, unchanged.map((u) => u.id));
@@ -168,8 +190,11 @@ export async function writePurchaseOrders(
         return outboxEntry(topic, accountId, w.id, changedMessage(accountId, w.id, w.columns, a, w.wasDraft, full));
       }),
     );
+    steps.mark("announced");
     return { replies, stored, writes, unchanged };
   });
+  steps.mark("committed");
+  ctx.logger.debug({ orders: inputs.length, written: written.writes.length, unchanged: written.unchanged.length, ms: steps.ms }, "purchase-order batch");
   if (written.writes.length) ctx.relay.kick();
   for (const [i, o] of written.replies) outcomes[i] = o;
   for (const w of written.writes) {

@@ -45,7 +45,9 @@ describe("purchase-order batch statements (real Postgres)", () => {
     );
 
   it("counts the same statements for 5 orders and for 500, and re-sending 500 writes nothing", async () => {
-    const ctx = { db, relay: { kick: () => undefined }, logger: pino({ level: "silent" }) } as unknown as ServiceContext;
+    const logged: { msg: string; orders: number; written: number; unchanged: number; ms: Record<string, number> }[] = [];
+    const logger = pino({ level: "debug" }, { write: (line: string) => void logged.push(JSON.parse(line)) });
+    const ctx = { db, relay: { kick: () => undefined }, logger } as unknown as ServiceContext;
     const caller = { accountId: randomUUID(), apiKeyId: randomUUID() };
     const count = async (orders: ordersV1.PurchaseOrder[]) => {
       statements = 0;
@@ -61,6 +63,11 @@ describe("purchase-order batch statements (real Postgres)", () => {
     // written orders are not read back.
     expect(first.statements).toBeLessThanOrEqual(8);
     expect(again.codes).toEqual(["200 unchanged"]);
+    // Each batch logs its steps' times at debug (bench/po-batch.mjs --steps reads them).
+    const batches = logged.filter((l) => l.msg === "purchase-order batch");
+    expect(batches.map((b) => [b.orders, b.written, b.unchanged, Object.keys(b.ms)])).toEqual(
+      [[5, 5, 0], [500, 500, 0], [500, 0, 500]].map((counts) => [...counts, ["checked", "classified", "written", "announced", "committed"]]),
+    );
     expect(again.statements).toBeLessThan(first.statements);
     const [{ count: items }] = await db("purchase_order_items").where({ account_id: caller.accountId }).count({ count: "*" });
     expect(Number(items)).toBe(5050);
