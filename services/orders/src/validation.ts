@@ -27,68 +27,39 @@ function dateProblem(ts: Timestamp | undefined): string | undefined {
   return undefined;
 }
 
-type Item = ordersV1.PurchaseOrderItem;
-const ORDER_TEXTS: [string, (po: ordersV1.PurchaseOrder) => string | undefined][] = [
-  ["externalComment", (po) => po.externalComment],
-  ["externalWarehouseID", (po) => po.externalWarehouseId],
-  ["supplier", (po) => po.supplier],
-  ["label", (po) => po.label],
-  ["orderType", (po) => po.orderType],
-];
-const ITEM_KEYS: [string, (item: Item) => string | undefined][] = [
-  ["key", (i) => i.key],
-  ["sku", (i) => i.sku],
-  ["ean", (i) => i.ean],
-  ["season", (i) => i.season],
-  ["externalWarehouseID", (i) => i.externalWarehouseId],
-  ["totalPriceCurrency", (i) => i.totalPriceCurrency],
-];
-const ITEM_DECIMALS: [string, (item: Item) => { value: string } | undefined][] = [
-  ["totalPriceNet", (i) => i.totalPriceNet],
-  ["totalPriceVat", (i) => i.totalPriceVat],
-];
-
-/**
- * Every field problem of one purchase order (paths as the REST body names them). Paths are
- * built only for a problem: a valid batch of 5,000 items builds none.
- */
+/** Every field problem of one purchase order (paths as the REST body names them). */
 export function purchaseOrderViolations(po: ordersV1.PurchaseOrder): FieldViolation[] {
   const out: FieldViolation[] = [];
-  const add = (message: string | undefined, path: () => string) => void (message && out.push({ path: path(), message }));
-  add(po.externalPoNo.trim() ? textProblem(po.externalPoNo, MAX_KEY_LENGTH) : "is required", () => "externalPONo");
-  add(dateProblem(po.orderDate), () => "orderDate");
-  add(dateProblem(po.deliveryDate), () => "deliveryDate");
-  if (po.deliveryStatus < 0 || po.deliveryStatus > 5) add("must be 0..5", () => "deliveryStatus");
-  for (const [name, get] of ORDER_TEXTS) {
-    const v = get(po);
-    if (v !== undefined) add(textProblem(v), () => name);
-  }
+  const add = (path: string, message: string | undefined) => void (message && out.push({ path, message }));
+  add("externalPONo", po.externalPoNo.trim() ? textProblem(po.externalPoNo, MAX_KEY_LENGTH) : "is required");
+  add("orderDate", dateProblem(po.orderDate));
+  add("deliveryDate", dateProblem(po.deliveryDate));
+  if (po.deliveryStatus < 0 || po.deliveryStatus > 5) add("deliveryStatus", "must be 0..5");
+  const texts = { externalComment: po.externalComment, externalWarehouseID: po.externalWarehouseId, supplier: po.supplier, label: po.label, orderType: po.orderType };
+  for (const [path, v] of Object.entries(texts)) if (v !== undefined) add(path, textProblem(v));
   const rows = new Set<string>();
   po.items.forEach((item, i) => {
-    const at = (field: string) => () => `items[${i}].${field}`;
+    const p = `items[${i}]`;
     if (item.externalRowId !== undefined) {
-      add(textProblem(item.externalRowId, MAX_KEY_LENGTH), at("externalRowID"));
-      if (rows.has(item.externalRowId)) add("must be unique within the order", at("externalRowID"));
+      add(`${p}.externalRowID`, textProblem(item.externalRowId, MAX_KEY_LENGTH));
+      if (rows.has(item.externalRowId)) add(`${p}.externalRowID`, "must be unique within the order");
       rows.add(item.externalRowId);
     }
-    for (const [name, get] of ITEM_KEYS) {
-      const v = get(item);
-      if (v !== undefined) add(textProblem(v, MAX_KEY_LENGTH), at(name));
-    }
-    if (item.quantity < 0) add("must be at least 0", at("quantity"));
-    add(dateProblem(item.deliveryDate), at("deliveryDate"));
-    for (const [name, get] of ITEM_DECIMALS) {
-      const d = get(item);
-      if (d && !DECIMAL.test(d.value)) add("must be a decimal number", at(name));
+    const itemTexts = { key: item.key, sku: item.sku, ean: item.ean, season: item.season, externalWarehouseID: item.externalWarehouseId, totalPriceCurrency: item.totalPriceCurrency };
+    for (const [path, v] of Object.entries(itemTexts)) if (v !== undefined) add(`${p}.${path}`, textProblem(v, MAX_KEY_LENGTH));
+    if (item.quantity < 0) add(`${p}.quantity`, "must be at least 0");
+    add(`${p}.deliveryDate`, dateProblem(item.deliveryDate));
+    for (const [name, d] of Object.entries({ totalPriceNet: item.totalPriceNet, totalPriceVat: item.totalPriceVat })) {
+      if (d && !DECIMAL.test(d.value)) add(`${p}.${name}`, "must be a decimal number");
     }
     let delivered = 0;
     item.deliveries.forEach((d, j) => {
-      if (d.quantity < 0) add("must be at least 0", at(`deliveries[${j}].quantity`));
-      if (d.deliveryId !== undefined) add(textProblem(d.deliveryId, MAX_KEY_LENGTH), at(`deliveries[${j}].deliveryID`));
-      add(dateProblem(d.deliveryDate), at(`deliveries[${j}].deliveryDate`));
+      if (d.quantity < 0) add(`${p}.deliveries[${j}].quantity`, "must be at least 0");
+      if (d.deliveryId !== undefined) add(`${p}.deliveries[${j}].deliveryID`, textProblem(d.deliveryId, MAX_KEY_LENGTH));
+      add(`${p}.deliveries[${j}].deliveryDate`, dateProblem(d.deliveryDate));
       delivered += d.quantity;
     });
-    if (delivered > 2 ** 31 - 1) add("delivered quantities sum beyond 2147483647", at("deliveries"));
+    if (delivered > 2 ** 31 - 1) add(`${p}.deliveries`, "delivered quantities sum beyond 2147483647");
   });
   return out;
 }
