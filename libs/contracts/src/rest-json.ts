@@ -128,7 +128,7 @@ function fromRest(desc: DescMessage, json: unknown): unknown {
     if (field.fieldKind === "message") out[field.jsonName] = fromRestMessage(field.message, value);
     else if (field.fieldKind === "list" && field.listKind === "message")
       out[field.jsonName] = Array.isArray(value) ? value.map((v) => fromRestMessage(field.message, v)) : value;
-    else if (field.fieldKind === "map" && field.mapKind === "message" && typeof value === "object")
+    else if (field.fieldKind === "map" && field.mapKind === "message" && typeof value === "object" && !Array.isArray(value))
       out[field.jsonName] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fromRestMessage(field.message, v)]));
   }
   return out;

@@ -107,4 +107,8 @@ describe("fromRestJson", () => {
     const price = fromRestJson(contracts.pricingV1.PriceSchema, { customPrices: { outlet: 19.99, staff: 0.0000001 } });
     expect(Object.fromEntries(Object.entries(price.customPrices).map(([k, v]) => [k, v.value]))).toEqual({ outlet: "19.99", staff: "0.0000001" });
   });
+
+  it("refuses a list where a map of decimals belongs (it is not read as a map keyed 0, 1, ...)", () => {
+    expect(() => fromRestJson(contracts.pricingV1.PriceSchema, { customPrices: [19.99] })).toThrow(/custom_prices/);
+  });
 });
