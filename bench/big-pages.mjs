@@ -6,7 +6,7 @@
 // alone; by default all run in one process and the memory is that process's.
 // The client sends Accept-Encoding as fetch does (`gzip, deflate`: the gateway compresses);
 // `--accept-encoding identity` measures the page without compression.
-// Usage: node bench/big-pages.mjs [--rounds N] [--separate] [--accept-encoding identity]
+// Usage: node bench/big-pages.mjs [--rounds N] [--separate] [--accept-encoding identity] [--start path/to/dist/local/start.js]
 import { readFileSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import pg from "pg";
@@ -16,7 +16,7 @@ const ROUNDS = Number(arg("--rounds", 5));
 const PAGE = 10_000;
 const separate = process.argv.includes("--separate");
 const ENCODING = arg("--accept-encoding", "gzip, deflate");
-const platform = separate ? await startSeparately() : await startPlatform();
+const platform = separate ? await startSeparately() : await startPlatform({ start: arg("--start", "dist/local/start.js") });
 const peakRssMb = () => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${platform.child.pid}/status`, "utf8"))[1]) / 1024;
 try {
   const acme = await platform.signUp("big");

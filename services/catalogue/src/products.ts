@@ -46,11 +46,18 @@ export async function* streamProductsJson(db: Db, accountId: string, filter: Pro
 
 /** The products' JSON parts one after the other, with the byte offset past each part, and their stored imageUrls. */
 function jsonChunk(rows: { id: string; parts: string[]; image_url: string | null }[]) {
+  // Each part is encoded straight into one buffer and its end read off the write: one pass over
+  // ~0.5 MB of text instead of three (measure, join, encode). UTF-8 takes at most 3 bytes per
+  // UTF-16 unit, so the buffer always holds it.
+  let units = 0;
+  for (const r of rows) for (const part of r.parts) units += part.length;
+  const json = Buffer.allocUnsafe(units * 3);
   let end = 0;
-  const ends = rows.flatMap((r) => r.parts.map((part) => (end += Buffer.byteLength(part))));
+  const ends: number[] = [];
+  for (const r of rows) for (const part of r.parts) ends.push((end += json.write(part, end)));
   const imageUrls: Record<number, string> = {};
   rows.forEach((r, i) => r.image_url !== null && (imageUrls[i] = r.image_url));
-  return { productsJson: Buffer.from(rows.map((r) => r.parts.join("")).join("")), ids: rows.map((r) => r.id), ends, imageUrls };
+  return { productsJson: json.subarray(0, end), ids: rows.map((r) => r.id), ends, imageUrls };
 }
 
 async function* pageInChunks<R>(db: Db, accountId: string, filter: ProductFilter, page: Page, read: (ids: string[]) => Promise<R[]>) {
