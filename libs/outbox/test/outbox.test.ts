@@ -4,7 +4,7 @@ import type { Bus, BusMessage, PublishOutcome } from "@analytics/bus";
 import { topics } from "@analytics/contracts";
 import { createDb, migrate, type Db } from "@analytics/db";
 import { DomainError } from "@analytics/errors";
-import { backoffMs, enqueue, OutboxRelay, outboxEntry, outboxMigrations } from "../src";
+import { backoffMs, encodeEntry, enqueue, OutboxRelay, outboxEntry, outboxMigrations } from "../src";
 import { createTestBus, createTestDatabase, eventually, type TestDatabase } from "@analytics/testing";
 
 /** A brand-created entry whose brand name carries a label, for following rows through the bus. */
@@ -59,6 +59,20 @@ describe("outbox", () => {
       }),
     ).rejects.toThrow();
     expect(await db("outbox")).toHaveLength(0);
+  });
+
+  it("stores each message's exact bytes in entry order, whatever their sizes, an empty message too", async () => {
+    const entries = [
+      entry(account, randomUUID(), "a"),
+      outboxEntry(topics.catalogueBrandCreated, account, randomUUID(), {}),
+      entry(account, randomUUID(), "\u0000,\\x".repeat(700)),
+      entry(account, randomUUID(), "ö"),
+    ];
+    const ids = await db.transaction((tx) => enqueue(tx, entries));
+    const rows = await db("outbox").select("id", "payload").orderBy("seq");
+    expect(rows.map((r) => r.id)).toEqual(ids);
+    expect(rows.map((r) => Buffer.from(r.payload).toString("hex"))).toEqual(entries.map((e) => Buffer.from(encodeEntry(e)).toString("hex")));
+    expect(rows[1].payload).toHaveLength(0);
   });
 
   it("refuses at write time a message the bus could never carry", async () => {
