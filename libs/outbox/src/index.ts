@@ -99,8 +99,12 @@ export async function enqueue(tx: Knex.Transaction | Knex, entries: OutboxEntry[
   // Payloads travel as one binary parameter (pg sends a Buffer as bytea without escaping), cut
   // back into rows by start and length: half the bytes of hex text, and nothing for either side
   // to encode or decode. A bytea[] parameter would be escaped element by element.
-  let end = 0;
-  const starts = rows.map((r) => ((end += r.payload.length), end - r.payload.length + 1));
+  let offset = 0;
+  const starts = rows.map((r) => {
+    const start = offset + 1; // substring counts from 1
+    offset += r.payload.length;
+    return start;
+  });
   await tx.raw(
     `INSERT INTO outbox (id, subject, account_id, aggregate, payload)
      SELECT id, subject, account_id, aggregate, substring(?::bytea FROM start FOR length)
