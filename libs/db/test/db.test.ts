@@ -52,6 +52,15 @@ describe("db", () => {
       ]);
       await expect(inTransaction(db, (tx) => copyRows(tx, "rows", ["id", "t"], [[4, "new"], [1, "taken"]]))).rejects.toMatchObject({ code: "23505" });
       expect(await db("rows").where({ id: 4 })).toEqual([]);
+      // The COPY runs on the transaction's own connection: rows COPYed before the work fails
+      // are rolled back with it.
+      await expect(
+        inTransaction(db, async (tx) => {
+          await copyRows(tx, "rows", ["id", "t"], [[5, "rolled back"]]);
+          throw new Error("later step failed");
+        }),
+      ).rejects.toThrow("later step failed");
+      expect(await db("rows").where({ id: 5 })).toEqual([]);
     } finally {
       await db.destroy();
     }
