@@ -118,6 +118,8 @@ const partRecords = PRODUCT_JSON_PARTS.map((fields, n) => `LATERAL (SELECT ${fie
 /** Each product's REST JSON as its parts (PRODUCT_JSON_PARTS), in creation order (StreamProductsJson). */
 export async function findProductsJson(db: Db, accountId: string, ids: string[]): Promise<{ id: string; parts: string[]; image_url: string | null }[]> {
   if (!ids.length) return [];
+  // Named: each connection parses and plans these 3 KB of SQL once. Parsing and planning them
+  // anew cost Postgres as much as running them for 500 products (about 4-5 ms a chunk).
   const { rows } = await db.raw(
     `SELECT p.id, p.image_url, ${partColumns}
      FROM products p
@@ -129,7 +131,7 @@ export async function findProductsJson(db: Db, accountId: string, ids: string[])
      WHERE p.account_id = ? AND p.id = ANY(?::uuid[])
      ORDER BY p.seq, p.id`,
     [accountId, ids, accountId, ids],
-  );
+  ).options({ name: "catalogue.find_products_json" });
   return rows.map((r: Record<string, string | null>) => ({ id: r.id!, image_url: r.image_url, parts: PRODUCT_JSON_PARTS.map((_, n) => r[`part${n}`]!) }));
 }
 

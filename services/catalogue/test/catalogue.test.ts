@@ -11,6 +11,7 @@ import { createServiceClient, type RunningService, type ServiceContext } from "@
 import { createTestBus, createTestDatabase, eventually, type TestBus, type TestDatabase } from "@analytics/testing";
 import { ConnectError } from "@connectrpc/connect";
 import { upsertProducts, updateProducts } from "../src/products";
+import * as repo from "../src/repository";
 import { startCatalogueService } from "../src/service";
 import { PRODUCT_FIELDS } from "./product-fields";
 
@@ -292,6 +293,22 @@ describe("catalogue service (real Postgres and JetStream)", () => {
     expect(texts[0].json).toContain('"percentageValue":0.0000000001');
     expect(Object.assign({}, ...texts[1].parts.map((p) => JSON.parse(p)))).toMatchObject({ key: "BARE-2", skuSynonyms: ["BARE"], status: 2 });
     expect(texts[1].imageUrl).toBe(`/v2/api/images/${sha256(PNG)}`);
+  });
+
+  it("reads a streamed page's chunks with a named statement: Postgres parses and plans the query once per connection", async () => {
+    // About 3 KB of SQL: parsing and planning it anew took about as long as running it for 500
+    // products, once for each chunk of a page and for each key lookup.
+    const account = randomUUID();
+    await upsert(account, [{ key: "P1" }, { key: "P2" }]);
+    const ids = (await list(account)).products.map((p) => p.id);
+    const one = createDb({ url: database.url, schema: "catalogue", poolMax: 1 });
+    try {
+      for (let i = 0; i < 3; i++) expect((await repo.findProductsJson(one, account, ids)).map((r) => r.id)).toEqual(ids);
+      const { rows } = await one.raw("SELECT name, generic_plans + custom_plans AS runs FROM pg_prepared_statements");
+      expect(rows).toEqual([{ name: "catalogue.find_products_json", runs: 3 }]);
+    } finally {
+      await one.destroy();
+    }
   });
 
   it("switches keys: the old key becomes a synonym that every key lookup resolves", async () => {

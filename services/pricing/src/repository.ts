@@ -142,6 +142,7 @@ export async function pricesOfProducts(db: Db | Tx, accountId: string, productId
  */
 export async function productPricesJson(db: Db | Tx, accountId: string, productIds: string[]): Promise<{ product_id: string; prices: string }[]> {
   if (!productIds.length) return [];
+  // Named: parsed and planned once per connection, not for each chunk of a streamed page.
   const { rows } = await db.raw(
     `SELECT p.product_id::text AS product_id,
        '[' || string_agg(
@@ -157,7 +158,7 @@ export async function productPricesJson(db: Db | Tx, accountId: string, productI
      WHERE p.account_id = ? AND p.product_id = ANY(?::uuid[])
      GROUP BY p.product_id`,
     [accountId, productIds],
-  );
+  ).options({ name: "pricing.product_prices_json" });
   return rows;
 }
 

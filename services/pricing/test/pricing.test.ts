@@ -9,6 +9,7 @@ import { createDb, type Db } from "@analytics/db";
 import { createServiceClient, type RunningService, type ServiceContext } from "@analytics/rpc";
 import { createTestBus, createTestDatabase, eventually, type TestBus, type TestDatabase } from "@analytics/testing";
 import { upsertPrices } from "../src/prices";
+import * as repo from "../src/repository";
 import { startPricingService } from "../src/service";
 
 const { PricingService } = pricingV1;
@@ -216,6 +217,17 @@ describe("pricing service (real Postgres and JetStream)", () => {
       );
       expect(JSON.parse(text.get(p2)!).map((p: { price: number }) => p.price)).toEqual([0.1, 7]);
       expect((await client.productPricesJson({ productIds: [p1] }, as(randomUUID()))).products).toEqual([]);
+    });
+
+    it("prices a streamed page's chunks with a named statement, parsed and planned once per connection", async () => {
+      const one = createDb({ url: database.url, schema: "pricing", poolMax: 1 });
+      try {
+        for (let i = 0; i < 3; i++) expect(await repo.productPricesJson(one, randomUUID(), [randomUUID()])).toEqual([]);
+        const { rows } = await one.raw("SELECT name, generic_plans + custom_plans AS runs FROM pg_prepared_statements");
+        expect(rows).toEqual([{ name: "pricing.product_prices_json", runs: 3 }]);
+      } finally {
+        await one.destroy();
+      }
     });
 
     it("applies items naming one price in request order within a batch", async () => {
