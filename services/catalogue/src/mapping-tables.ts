@@ -1,5 +1,5 @@
 import { topics, type catalogueMessagesV1, type Topic } from "@analytics/contracts";
-import type { Db, Tx } from "@analytics/db";
+import { jsonProblems, type Db, type Tx } from "@analytics/db";
 import { invalid, notFound } from "@analytics/errors";
 import { enqueue, outboxEntry } from "@analytics/outbox";
 import type { ServiceContext } from "@analytics/rpc";
@@ -7,7 +7,7 @@ import { commit } from "./changes";
 import * as repo from "./repository";
 import type { MappingTableId, MappingTableRow } from "./repository";
 import { mappingTableFromRow } from "./resources";
-import { checkText, jsonProblems, MAX_KEY_LENGTH } from "./validation";
+import { checkText, MAX_KEY_LENGTH } from "./validation";
 
 /** Mapping tables: key-to-value sets per (account, mappingField, mappingType). */
 

@@ -1,5 +1,6 @@
 import { isFieldSet, ScalarType, toBinary } from "@bufbuild/protobuf";
 import { catalogueV1, DecimalSchema, type Decimal } from "@analytics/contracts";
+import { jsonProblems, unstorableText } from "@analytics/db";
 
 const { ProductSchema } = catalogueV1;
 import type { FieldViolation } from "@analytics/errors";
@@ -17,12 +18,10 @@ const MAX_TEXT_LENGTH = 10_000;
 /** Indexed product columns (and the names matched against brands and categories). */
 const INDEXED = new Set(["key", "sku", "ean", "season", "product_group_id", "variant_group_id", "brand_name", "category_name"]);
 
-// NUL is refused by Postgres text; a lone surrogate by its JSON parser.
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
 /** Why `value` cannot be stored as text, if it cannot. */
 export function textProblem(value: string, maxLength = MAX_TEXT_LENGTH): string | undefined {
-  if (UNSTORABLE.test(value)) return "must be text without NUL characters or broken surrogates";
+  const unstorable = unstorableText(value);
+  if (unstorable) return unstorable;
   if (value.length > maxLength) return `must be at most ${maxLength} characters`;
   return undefined;
 }
@@ -38,22 +37,6 @@ export function checkText(path: string, value: string, maxLength = MAX_TEXT_LENG
 export function keyProblem(value: string): string | undefined {
   if (!value.trim()) return "is required";
   return textProblem(value, MAX_KEY_LENGTH);
-}
-
-/** Problems of any JSON value (externalAttributes): every key and string must be storable in jsonb. */
-export function jsonProblems(value: unknown, path: string): FieldViolation[] {
-  if (typeof value === "string") {
-    const problem = textProblem(value, Number.MAX_SAFE_INTEGER);
-    return problem ? [{ path, message: problem }] : [];
-  }
-  if (Array.isArray(value)) return value.flatMap((v, i) => jsonProblems(v, `${path}[${i}]`));
-  if (value && typeof value === "object") {
-    return Object.entries(value).flatMap(([k, v]) => {
-      const problem = textProblem(k, Number.MAX_SAFE_INTEGER);
-      return problem ? [{ path: `${path}.${k}`, message: `key ${problem}` }] : jsonProblems(v, `${path}.${k}`);
-    });
-  }
-  return [];
 }
 
 export function isIsoDate(value: string): boolean {

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { ordersV1, topics } from "@analytics/contracts";
-import { inTransaction, isUuid, pageOfIds, type Db, type Tx } from "@analytics/db";
+import { inTransaction, isUuid, jsonProblems, pageOfIds, type Db, type Tx } from "@analytics/db";
 import { invalid, notFound, type FieldViolation } from "@analytics/errors";
 import { enqueue, outboxEntry } from "@analytics/outbox";
 import type { ServiceContext } from "@analytics/rpc";
@@ -78,6 +78,7 @@ function violations(d: DistributionOrder, replace: boolean): FieldViolation[] {
     if (problem) out.push({ path: field(c).jsonName, message: problem });
   }
   for (const c of COUNTS) if ((d as unknown as Record<string, number>)[camel(c)] < 0) out.push({ path: field(c).jsonName, message: "must be at least 0" });
+  out.push(...jsonProblems(d.attributes, "attributes"));
   return out;
 }
 

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { clone, fromJson, toJson, type JsonValue } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ordersV1, topics } from "@analytics/contracts";
-import { inTransaction, isUuid, pageOfIds, type Db, type Tx } from "@analytics/db";
+import { inTransaction, isUuid, jsonProblems, pageOfIds, type Db, type Tx } from "@analytics/db";
 import { invalid, notFound, type FieldViolation } from "@analytics/errors";
 import { enqueue, outboxEntry } from "@analytics/outbox";
 import type { ServiceContext } from "@analytics/rpc";
@@ -66,6 +66,7 @@ function violations(t: Transaction, replace: boolean): FieldViolation[] {
   if (t.type !== undefined && t.type !== 1 && t.type !== 2) add("type", "must be 1 (sale) or 2 (return)");
   const texts = { externalRowID: t.externalRowId, externalParentID: t.externalParentId, externalCustomerID: t.externalCustomerId, externalStoreID: t.externalStoreId, externalInfo: t.externalInfo, customerName: t.customerName, market: t.market, currencyCode: t.currencyCode };
   for (const [path, v] of Object.entries(texts)) if (v !== undefined) add(path, textProblem(v));
+  out.push(...jsonProblems(t.attributes, "attributes"));
   const ids = new Set<string>();
   t.items.forEach((item, i) => {
     const p = `items[${i}]`;
@@ -79,11 +80,13 @@ function violations(t: Transaction, replace: boolean): FieldViolation[] {
     for (const [name, v] of Object.entries({ key: item.key, sku: item.sku, ean: item.ean, productName: item.productName, department: item.department })) {
       if (v !== undefined) add(`${p}.${name}`, textProblem(v));
     }
+    out.push(...jsonProblems(item.customFields, `${p}.customFields`), ...jsonProblems(item.attributes, `${p}.attributes`));
   });
   t.statements.forEach((s, i) => {
     if (s.type !== undefined && (s.type < 1 || s.type > 5)) add(`statements[${i}].type`, "must be 1 fee, 2 voucher, 3 shipping, 4 service or 5 cart discount");
     for (const [name, d] of Object.entries({ priceNet: s.priceNet, priceVat: s.priceVat })) if (d && !DECIMAL.test(d.value)) add(`statements[${i}].${name}`, "must be a decimal number");
     if (s.name !== undefined) add(`statements[${i}].name`, textProblem(s.name));
+    out.push(...jsonProblems(s.customFields, `statements[${i}].customFields`));
   });
   return out;
 }

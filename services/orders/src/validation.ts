@@ -1,6 +1,7 @@
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import type { FieldViolation } from "@analytics/errors";
 import type { ordersV1 } from "@analytics/contracts";
+import { jsonProblems, unstorableText } from "@analytics/db";
 
 /**
  * The service defends itself although the gateway validates: whatever reaches SQL must be
@@ -9,14 +10,14 @@ import type { ordersV1 } from "@analytics/contracts";
 
 export const MAX_KEY_LENGTH = 500;
 const MAX_TEXT_LENGTH = 10_000;
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 /** The specification's date range of purchase orders: 1970-01-01 00:00:00 .. 2105-12-31 23:59:59. */
 export const MIN_DATE_SECONDS = 0n;
 export const MAX_DATE_SECONDS = BigInt(Date.UTC(2105, 11, 31, 23, 59, 59) / 1000);
 const DECIMAL = /^-?[0-9]{1,20}(\.[0-9]{1,10})?$/;
 
 export function textProblem(value: string, maxLength = MAX_TEXT_LENGTH): string | undefined {
-  if (UNSTORABLE.test(value)) return "must be text without NUL characters or broken surrogates";
+  const unstorable = unstorableText(value);
+  if (unstorable) return unstorable;
   if (value.length > maxLength) return `must be at most ${maxLength} characters`;
   return undefined;
 }
@@ -37,6 +38,7 @@ export function purchaseOrderViolations(po: ordersV1.PurchaseOrder): FieldViolat
   if (po.deliveryStatus < 0 || po.deliveryStatus > 5) add("deliveryStatus", "must be 0..5");
   const texts = { externalComment: po.externalComment, externalWarehouseID: po.externalWarehouseId, supplier: po.supplier, label: po.label, orderType: po.orderType };
   for (const [path, v] of Object.entries(texts)) if (v !== undefined) add(path, textProblem(v));
+  out.push(...jsonProblems(po.attributes, "attributes"));
   const rows = new Set<string>();
   po.items.forEach((item, i) => {
     const p = `items[${i}]`;
@@ -48,6 +50,7 @@ export function purchaseOrderViolations(po: ordersV1.PurchaseOrder): FieldViolat
     const itemTexts = { key: item.key, sku: item.sku, ean: item.ean, season: item.season, externalWarehouseID: item.externalWarehouseId, totalPriceCurrency: item.totalPriceCurrency };
     for (const [path, v] of Object.entries(itemTexts)) if (v !== undefined) add(`${p}.${path}`, textProblem(v, MAX_KEY_LENGTH));
     if (item.quantity < 0) add(`${p}.quantity`, "must be at least 0");
+    out.push(...jsonProblems(item.attributes, `${p}.attributes`));
     add(`${p}.deliveryDate`, dateProblem(item.deliveryDate));
     for (const [name, d] of Object.entries({ totalPriceNet: item.totalPriceNet, totalPriceVat: item.totalPriceVat })) {
       if (d && !DECIMAL.test(d.value)) add(`${p}.${name}`, "must be a decimal number");

@@ -117,4 +117,45 @@ describe("orders service: the published client's additional fields (real Postgre
     expect([changed.result?.message, changed.transaction?.items[0].attributes?.size]).toEqual(["updated", "L"]);
     expect(await messagesOf(account)).toBe(2);
   });
+  it("attributes and custom fields Postgres cannot store (NUL in a value or a key, at any depth) are that item's 400 naming the path; the rest of the batch is written", async () => {
+    // The gateway refuses them too; the service must not depend on it (a raw jsonb error would fail the whole batch).
+    const account = randomUUID();
+    const pos = (await client.writePurchaseOrders({
+      purchaseOrders: [
+        { externalPoNo: "PO-N1", attributes: { factory: "Por\u0000to" }, items: [{ key: "K1", skuId: "sku-1", quantity: 1 }] },
+        { externalPoNo: "PO-N2", items: [{ key: "K1", skuId: "sku-1", quantity: 1, attributes: { nested: { list: ["ok", "a\u0000"] } } }] },
+        { externalPoNo: "PO-N3", attributes: { "fac\u0000tory": "Porto" }, items: [] },
+        { externalPoNo: "PO-OK", attributes: { factory: "Porto" }, items: [{ key: "K1", skuId: "sku-1", quantity: 1 }] },
+      ],
+      mode: WriteMode.UPSERT,
+    }, as(account))).results;
+    expect(pos.map((r) => r.result?.statusCode)).toEqual([400, 400, 400, 201]);
+    expect(pos.slice(0, 3).map((r) => r.violations.map((v) => v.path))).toEqual([["attributes.factory"], ["items[0].attributes.nested.list[1]"], ["attributes.fac\u0000tory"]]);
+    const rows = (await client.writeDistributionOrders({
+      distributionOrders: [
+        { externalDoid: "DO-N", externalRowId: "1", key: "K1", quantity: 1, attributes: { label: "\u0000" } },
+        { externalDoid: "DO-N", externalRowId: "2", key: "K1", quantity: 1, attributes: { label: "fine" } },
+      ],
+      mode: WriteMode.UPSERT,
+    }, as(account))).results;
+    expect(rows.map((r) => r.result?.statusCode)).toEqual([400, 201]);
+    expect(rows[0].result?.message).toContain("attributes.label");
+    const txs = (await client.writeTransactions({
+      transactions: [
+        { externalTransactionId: "T-N1", items: [{ externalItemId: "1", key: "K1", quantity: 1, attributes: { size: "\u0000" } }] },
+        { externalTransactionId: "T-N2", attributes: { orderType: "\u0000" } },
+        { externalTransactionId: "T-N3", statements: [{ name: "fee", customFields: { "\u0000": 1 } }] },
+        { externalTransactionId: "T-N4", items: [{ externalItemId: "1", key: "K1", quantity: 1, customFields: { color: ["\u0000"] } }] },
+        { externalTransactionId: "T-OK", attributes: { orderType: "web" } },
+      ],
+      mode: WriteMode.UPSERT,
+    }, as(account))).results;
+    expect(txs.map((r) => r.result?.statusCode)).toEqual([400, 400, 400, 400, 201]);
+    expect(txs.slice(0, 4).map((r) => r.result?.message)).toEqual([
+      expect.stringContaining("items[0].attributes.size"),
+      expect.stringContaining("attributes.orderType"),
+      expect.stringContaining("statements[0].customFields."),
+      expect.stringContaining("items[0].customFields.color[0]"),
+    ]);
+  });
 });
