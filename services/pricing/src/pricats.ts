@@ -103,7 +103,12 @@ export async function upsertPricatSkus(ctx: ServiceContext, accountId: string, r
     for (const f of ["ean", "season", "productName", "variantName", "brand", "category", "color", "size", "gender", "productGroupId", "variantGroupId", "imageUrl"] as const) q.text(f, item[f]);
     if (item.vat) q.decimal("vat", item.vat.value, { min: 0, max: 100 });
     if (item.currency !== undefined) q.currency("currency", item.currency);
-    for (const [name, price] of Object.entries(item.prices)) q.decimal(`prices.${name}`, price.value);
+    for (const [name, price] of Object.entries(item.prices)) {
+      q.text(`prices.${name}`, name, true);
+      q.decimal(`prices.${name}`, price.value);
+    }
+    q.json("customFields", item.customFields);
+    q.json("externalAttributes", item.externalAttributes);
     return q.ok ? undefined : outcome(400, item.sku, q.message(), q.list);
   });
   const byKey = new Map<string, { index: number[]; item: pricingV1.PricatSku }>();

@@ -1,3 +1,4 @@
+import { jsonProblems } from "@analytics/db";
 import { invalid, type FieldViolation } from "@analytics/errors";
 
 /** Field checks shared by pricing's writes; each names the field it refuses. */
@@ -17,6 +18,10 @@ export class Problems {
       if (required) this.add(path, "is required");
     } else if (value.length > MAX_TEXT) this.add(path, `at most ${MAX_TEXT} characters`);
     else if (value.includes("\u0000")) this.add(path, "must not contain NUL characters");
+  }
+  /** A JSON value kept in jsonb (custom fields, attributes): no NUL in any string or key. */
+  json(path: string, value: unknown) {
+    this.list.push(...jsonProblems(value, path));
   }
   currency(path: string, value: string | undefined) {
     if (!value || !CURRENCIES.has(value)) this.add(path, "must be an ISO 4217 currency code (e.g. EUR)");

@@ -419,5 +419,23 @@ describe("pricing service (real Postgres and JetStream)", () => {
       expect(await codeOf(client.upsertPricatSkus({ pricat: { externalId: "" }, items: [item("A")] }, as(account)))).toBe(Code.InvalidArgument);
       await eventually(async () => published.filter((m) => m.accountId === account && m.subject.endsWith("pricat_sku.upserted")).length === 5, 10_000, "pricat messages");
     });
+
+    it("a row whose custom fields, attributes or price names Postgres cannot store (NUL) is its own 400 naming the path; the others are written", async () => {
+      const account = randomUUID();
+      const { results } = await client.upsertPricatSkus(
+        {
+          pricat: { externalId: "PN", name: "NUL" },
+          items: [
+            item("N1", { customFields: { fabric: "wo\u0000ol" } }),
+            item("N2", { externalAttributes: { nested: [{ "k\u0000": 1 }] } }),
+            item("N3", { prices: { "whole\u0000sale": dec("1") } }),
+            item("OK", { customFields: { fabric: "wool" } }),
+          ],
+        },
+        as(account),
+      );
+      expect(statuses(results)).toEqual([400, 400, 400, 201]);
+      expect(results.slice(0, 3).map((r) => r.violations.map((v) => v.path))).toEqual([["customFields.fabric"], ["externalAttributes.nested[0].k\u0000"], ["prices.whole\u0000sale"]]);
+    });
   });
 });
