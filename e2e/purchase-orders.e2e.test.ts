@@ -108,6 +108,10 @@ describe("purchase orders over HTTP", () => {
     const tooMany = await acme.api("POST", "/v2/api/purchaseorders/batch", Array.from({ length: 501 }, (_, i) => order(`BIG-${i}`)));
     expect(tooMany.status).toBe(400);
     expect((await acme.api("GET", "/v2/api/purchaseorders/BIG-0")).status).toBe(404);
+    // No orders at all is a 400 too, as on every other array body.
+    for (const [method, path] of [["POST", "/v2/api/purchaseorders"], ["PUT", "/v2/api/purchaseorders/"], ["POST", "/v2/api/purchaseorders/batch"]]) {
+      expect(await acme.api(method, path, [])).toMatchObject({ status: 400, body: { message: expect.stringContaining(">=1 items") } });
+    }
 
     // Another account sees none of it, and its own PO-1 is another order.
     const other = await signUp(platform.baseUrl, ADMIN_TOKEN, "Other");

@@ -230,8 +230,8 @@ const globalQuery = z.enum(["true", "false", "1", "0", ""]).optional().describe(
 const isGlobal = (v: string | undefined) => v === "true" || v === "1";
 // Orders are validated one by one (a bad order is its own 400); the document shows their schema.
 const ordersBody = documentAs(
-  z.array(z.unknown()).max(PO_MAX).describe(`at most ${PO_MAX} purchase orders`),
-  z.array(purchaseOrderInputSchema).max(PO_MAX).describe(`at most ${PO_MAX} purchase orders`),
+  z.array(z.unknown()).min(1).max(PO_MAX).describe(`1 to ${PO_MAX} purchase orders`),
+  z.array(purchaseOrderInputSchema).min(1).max(PO_MAX).describe(`1 to ${PO_MAX} purchase orders`),
 );
 
 export const purchaseOrderExample = {
