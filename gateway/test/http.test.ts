@@ -45,6 +45,21 @@ describe("HTTP behaviour of the edge", () => {
     // A surrogate pair is one well-formed character.
     expect((await post({ name: "Acme 😀" })).status).toBe(201);
   });
+
+  it("takes a DELETE without a body although it says Content-Type: application/json (clients that send the header on every call)", async () => {
+    const admin = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
+    const created = await h.gw.app.inject({ method: "POST", url: "/admin/v1/accounts", headers: { ...admin, "content-type": "application/json" }, payload: { name: "Keys" } });
+    const { accountID, apiKeyId } = created.json();
+    const revoke = (headers: Record<string, string>) => h.gw.app.inject({ method: "DELETE", url: `/admin/v1/accounts/${accountID}/keys/${apiKeyId}`, headers: { ...admin, ...headers } });
+    expect((await revoke({ "content-type": "application/json" })).statusCode).toBe(200);
+    expect((await revoke({ "content-type": "application/json; charset=utf-8", "content-length": "0" })).statusCode).toBe(200);
+    // A body that is there is still read (and one that is no JSON refused).
+    const withBody = await h.gw.app.inject({ method: "DELETE", url: `/admin/v1/accounts/${accountID}/keys/${apiKeyId}`, headers: { ...admin, "content-type": "application/json" }, payload: "{" });
+    expect(withBody.statusCode).toBe(400);
+    // A POST still needs its body.
+    const empty = await h.gw.app.inject({ method: "POST", url: "/admin/v1/accounts", headers: { ...admin, "content-type": "application/json" } });
+    expect([empty.statusCode, empty.json().message]).toEqual([400, "request body is empty"]);
+  });
 });
 
 
