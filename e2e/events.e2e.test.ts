@@ -100,6 +100,15 @@ describe("platform over HTTP: auth, admin, event queue, conventions", () => {
     expect((await acme.api("PUT", `/v2/api/events/${e3.id}`, {})).status).toBe(400);
     expect((await acme.api("PUT", `/v2/api/events/${e3.id}`, { payload: 1, extra: true })).status).toBe(400);
     expect((await acme.api("PUT", `/v2/api/events/${randomUUID()}`, { payload: 1 })).status).toBe(404);
+    // What jsonb cannot hold is a 400 naming where, never a value silently changed (1e309 would
+    // be stored as null). JSON text with the literal number: JSON.stringify cannot write it.
+    const putText = async (text: string) => {
+      const res = await fetch(`${platform.baseUrl}/v2/api/events/${e3.id}`, { method: "PUT", headers: { "content-type": "application/json", authorization: `Bearer ${acme.token}` }, body: text });
+      return { status: res.status, message: ((await res.json()) as { message: string }).message };
+    };
+    expect(await putText('{"payload":{"a":{"b":["c",1e309]}}}')).toEqual({ status: 400, message: expect.stringMatching(/payload\.a\.b\[1\]: must be a finite number/) });
+    expect(await putText('{"payload":{"k\\u0000":1}}')).toMatchObject({ status: 400 });
+    expect((await acme.api("GET", `/v2/api/events?status=pending`)).body[0].payload).toEqual({ key: "p3", note: "fixed" });
   });
 
   it("lets exactly one of concurrent PATCHes through the gateway win", async () => {

@@ -4,6 +4,7 @@ import type { Client } from "@connectrpc/connect";
 import { eventsV1, RawJson } from "@analytics/contracts";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../http/route";
+import { jsonValue } from "../http/values";
 import { generalResponseSchema } from "../http/schemas";
 import type { CallAs } from "../clients";
 
@@ -115,7 +116,7 @@ export function eventRoutes(ctx: RouteContext, events: Client<typeof eventsV1.Ev
     auth: "bearer",
     params: { id: z.string().min(1).max(100) },
     body: z.strictObject({
-      payload: z.unknown().refine((v) => v !== null && v !== undefined, "payload is required and may not be null"),
+      payload: jsonValue().refine((v) => v !== null && v !== undefined, "payload is required and may not be null"),
     }),
     responses: {
       200: { description: "the updated event", schema: eventSchema },
