@@ -117,8 +117,10 @@ describe("orders service: the published client's additional fields (real Postgre
     expect([changed.result?.message, changed.transaction?.items[0].attributes?.size]).toEqual(["updated", "L"]);
     expect(await messagesOf(account)).toBe(2);
   });
+
   it("attributes and custom fields Postgres cannot store (NUL in a value or a key, at any depth) are that item's 400 naming the path; the rest of the batch is written", async () => {
-    // The gateway refuses them too; the service must not depend on it (a raw jsonb error would fail the whole batch).
+    // The gateway refuses them too; the service must not depend on it (a raw jsonb error would
+    // fail the whole batch).
     const account = randomUUID();
     const pos = (await client.writePurchaseOrders({
       purchaseOrders: [
