@@ -61,6 +61,7 @@ function checked(rates: pricingV1.FxRate[]): NewRate[] {
     p.date(`${at}toDate`, r.toDate);
     p.date(`${at}exchangeDate`, r.exchangeDate);
     if (r.toDate && r.fromDate && r.toDate <= r.fromDate) p.add(`${at}toDate`, "must be after fromDate");
+    if (r.fromCurrency && r.fromCurrency === r.toCurrency) p.add(`${at}toCurrency`, "must differ from fromCurrency");
     return {
       external_reference: r.externalReference,
       from_currency: r.fromCurrency,

@@ -344,7 +344,7 @@ describe("pricing service (real Postgres and JetStream)", () => {
 
     it("refuses bad rates naming the field; PUT recreates with a new id; DELETE; another account's rate is NOT_FOUND", async () => {
       const account = randomUUID();
-      for (const bad of [rate("2026-01-01", { rate: "0" }), rate("2026-13-01"), rate("2026-01-01", { fromCurrency: "XXY" }), rate("2026-01-05", { toDate: "2026-01-01" })]) {
+      for (const bad of [rate("2026-01-01", { rate: "0" }), rate("2026-13-01"), rate("2026-01-01", { fromCurrency: "XXY" }), rate("2026-01-05", { toDate: "2026-01-01" }), rate("2026-01-01", { fromCurrency: "SEK" })]) {
         const error = (await client.createFxRates({ fxRates: [bad] }, as(account)).catch((e) => e)) as ConnectError;
         expect(error.code).toBe(Code.InvalidArgument);
       }
