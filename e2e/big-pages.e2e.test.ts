@@ -1,6 +1,6 @@
 import { request } from "node:http";
-import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
+import { eventually } from "@analytics/testing";
 import { E2E_ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
 
 /**
@@ -78,12 +78,13 @@ describe("big product pages over HTTP", () => {
 });
 
 describe("a big page read by a slow client", () => {
+  const DEADLINE_MS = 2500;
   let platform: PlatformOnTestServices;
   beforeAll(async () => {
     // A short call deadline, so that reading the page takes longer than it; not so short that a
     // chunk misses it on a loaded 2-core CI machine (1 s did once, with the suite's heaviest
     // tests running beside it).
-    platform = await startOnTestServices({ SERVICE_CALL_TIMEOUT_MS: "2500" });
+    platform = await startOnTestServices({ SERVICE_CALL_TIMEOUT_MS: String(DEADLINE_MS) });
   });
   afterAll(async () => {
     await platform?.close();
@@ -101,6 +102,8 @@ describe("a big page read by a slow client", () => {
       [acme.accountID],
     );
     await db.end();
+    const started = performance.now();
+    let stalledPastTwoDeadlines = false;
     const body = await new Promise<string>((resolve, reject) => {
       const req = request(`${platform.baseUrl}/v2/api/products?pageSize=2000`, { headers: { authorization: `Bearer ${acme.token}`, "accept-encoding": "identity" } }, async (res) => {
         const chunks: Buffer[] = [];
@@ -108,13 +111,21 @@ describe("a big page read by a slow client", () => {
         res.on("end", () => resolve(Buffer.concat(chunks).toString()));
         res.on("error", reject);
         res.pause();
-        // The client reads nothing for twice the deadline: what is tested is that time passing.
-        await sleep(5000);
+        // The client reads nothing until the read has lasted two call deadlines, the answer
+        // still unfinished (its bytes waiting in the client's buffer): what is tested is that a
+        // read may outlast a deadline.
+        try {
+          await eventually(async () => res.readableLength > 0 && !res.complete && performance.now() - started > 2 * DEADLINE_MS, 6 * DEADLINE_MS, "a stalled read longer than two deadlines");
+          stalledPastTwoDeadlines = true;
+        } catch (error) {
+          reject(error);
+        }
         res.resume();
       });
       req.on("error", reject);
       req.end();
     });
+    expect(stalledPastTwoDeadlines).toBe(true);
     const products = JSON.parse(body) as { key: string }[];
     expect(products).toHaveLength(2_000);
     expect(products[1_999].key).toBe("S-02000");
