@@ -1,4 +1,4 @@
-import { jsonProblems } from "@analytics/db";
+import { jsonProblems, unstorableText } from "@analytics/db";
 import { invalid, type FieldViolation } from "@analytics/errors";
 
 /** Field checks shared by pricing's writes; each names the field it refuses. */
@@ -16,8 +16,10 @@ export class Problems {
   text(path: string, value: string | undefined, required = false) {
     if (value === undefined || value === "") {
       if (required) this.add(path, "is required");
-    } else if (value.length > MAX_TEXT) this.add(path, `at most ${MAX_TEXT} characters`);
-    else if (value.includes("\u0000")) this.add(path, "must not contain NUL characters");
+      return;
+    }
+    const problem = value.length > MAX_TEXT ? `at most ${MAX_TEXT} characters` : unstorableText(value);
+    if (problem) this.add(path, problem);
   }
   /** A JSON value kept in jsonb (custom fields, attributes): no NUL in any string or key. */
   json(path: string, value: unknown) {
