@@ -2,7 +2,7 @@ import http from "node:http";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { Code, createClient, type Client, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
-import { connectNodeAdapter, createConnectTransport } from "@connectrpc/connect-node";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { DescService } from "@bufbuild/protobuf";
 import type { Logger } from "pino";
 import { INTERNAL_HEADERS, requireInternalCaller } from "@analytics/auth";
@@ -13,8 +13,10 @@ import { toConnectError } from "@analytics/errors";
 import { pruneInbox } from "@analytics/inbox";
 import { OutboxRelay } from "@analytics/outbox";
 import { subscribeConsumer, type ConsumerDefinition } from "./consumers";
+import { createServiceTransport } from "./transport";
 
 export { consumerHandler, isTopic, type ConsumerDefinition, type Delivery } from "./consumers";
+export { createServiceTransport } from "./transport";
 
 /** What every service gets from whoever starts it (its own main, or the single-process launcher). */
 export interface ServiceDeps {
@@ -233,10 +235,12 @@ function healthHandler(ready: () => Promise<void>, metrics: () => string): NodeH
   };
 }
 
-/** A Connect client of one service over HTTP/2 (one multiplexed session per service). */
-export function createServiceClient<T extends DescService>(service: T, baseUrl: string, interceptors: Interceptor[] = []): Client<T> {
-  // No gzip between gateway and services: on a local network it costs more CPU than it saves.
-  return createClient(service, createConnectTransport({ baseUrl, httpVersion: "2", interceptors, acceptCompression: [] }));
+/**
+ * A Connect client of one service over HTTP/2 (one multiplexed session per service). No gzip
+ * between gateway and services: on a local network it costs more CPU than it saves.
+ */
+export function createServiceClient<T extends DescService>(service: T, baseUrl: string): Client<T> {
+  return createClient(service, createServiceTransport(baseUrl));
 }
 
 /** Asks a service's /readyz over HTTP/2. */

@@ -1,0 +1,227 @@
+import http2 from "node:http2";
+import {
+  create,
+  fromBinary,
+  isMessage,
+  toBinary,
+  type DescMessage,
+  type DescMethodStreaming,
+  type DescMethodUnary,
+  type MessageInitShape,
+  type MessageShape,
+} from "@bufbuild/protobuf";
+import { Code, ConnectError, type StreamResponse, type Transport, type UnaryResponse } from "@connectrpc/connect";
+import { codeFromHttpStatus, endStreamFromJson, errorFromJsonBytes } from "@connectrpc/connect/protocol-connect";
+import { Http2SessionManager } from "@connectrpc/connect-node";
+
+/**
+ * The Connect protocol's unary and server-streaming calls (binary, uncompressed) over one HTTP/2
+ * session per service, written on node:http2. Services keep connect-node's server; callers get
+ * the same ConnectErrors (code, message, details) as from connect-node's transport.
+ *
+ * Why not connect-node's `createConnectTransport`: per call it builds async-iterable pipelines,
+ * two AbortControllers, a DOMException and a ConnectError even when the call succeeds, and
+ * converts headers to and from fetch `Headers`: measured, that was a quarter of the gateway's CPU
+ * per request (issue 8 item 4). Client-streaming calls, compression and interceptors, which no
+ * caller here uses, are not supported.
+ */
+export function createServiceTransport(baseUrl: string): Transport {
+  const sessions = new Http2SessionManager(baseUrl);
+  const prefix = new URL(baseUrl).pathname.replace(/\/+$/, "");
+
+  /**
+   * Sends one request and arms its deadline and the caller's signal: either ends the stream with
+   * its ConnectError, which every reader of the stream then gets. `done()` disarms them.
+   */
+  async function send(method: { parent: { typeName: string }; name: string }, contentType: string, body: Uint8Array, signal: AbortSignal | undefined, timeoutMs: number | undefined, header: HeaderInit) {
+    const path = `${prefix}/${method.parent.typeName}/${method.name}`;
+    const headers: http2.OutgoingHttpHeaders = {
+      ":method": "POST",
+      ":path": path,
+      "content-type": contentType,
+      "connect-protocol-version": "1",
+    };
+    if (timeoutMs !== undefined && timeoutMs > 0) headers["connect-timeout-ms"] = String(timeoutMs);
+    if (header) {
+      if (header instanceof Headers || Array.isArray(header)) new Headers(header).forEach((value, key) => (headers[key] = value));
+      else for (const [key, value] of Object.entries(header as Record<string, string>)) headers[key.toLowerCase()] = value;
+    }
+    signal?.throwIfAborted();
+    let stream: http2.ClientHttp2Stream;
+    try {
+      stream = await sessions.request("POST", path, headers, {});
+    } catch (error) {
+      throw fromNodeError(error);
+    }
+    // Reset as cancelled (the service's handler is aborted as Canceled), then end the reading with the error.
+    const fail = (error: ConnectError) => {
+      stream.close(http2.constants.NGHTTP2_CANCEL);
+      stream.destroy(error);
+    };
+    const timer = timeoutMs !== undefined && timeoutMs > 0 ? setTimeout(() => fail(new ConnectError("the operation timed out", Code.DeadlineExceeded)), timeoutMs) : undefined;
+    const onAbort = () => fail(ConnectError.from(signal!.reason, Code.Canceled));
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener("abort", onAbort, { once: true });
+    // Kept for whoever waits for the answer; listening also keeps an early error from being unhandled.
+    let failure: unknown;
+    stream.on("error", (error) => (failure ??= error));
+    const response = new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
+      stream.once("response", resolve);
+      stream.once("close", () => reject(failure === undefined ? closedError(stream) : fromNodeError(failure)));
+    });
+    response.catch(() => undefined);
+    stream.end(body);
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      // A stream read to its end closes by itself; one left early is cancelled, so the service stops.
+      if (!stream.closed && !stream.readableEnded) stream.close(http2.constants.NGHTTP2_CANCEL);
+    };
+    return { stream, response, done };
+  }
+
+  /** Every byte of the response, read as it arrives. */
+  async function* data(stream: http2.ClientHttp2Stream): AsyncGenerator<Buffer> {
+    try {
+      for await (const chunk of stream as AsyncIterable<Buffer>) {
+        sessions.notifyResponseByteRead(stream);
+        yield chunk;
+      }
+    } catch (error) {
+      throw fromNodeError(error);
+    }
+    // Ended without its end-of-stream, e.g. reset by a service that stopped.
+    if (stream.rstCode) throw closedError(stream);
+  }
+
+  return {
+    async unary<I extends DescMessage, O extends DescMessage>(method: DescMethodUnary<I, O>, signal: AbortSignal | undefined, timeoutMs: number | undefined, header: HeaderInit, input: MessageInitShape<I>): Promise<UnaryResponse<I, O>> {
+      const request = toBinary(method.input, isMessage(input, method.input) ? input : create(method.input, input));
+      const { stream, response, done } = await send(method, "application/proto", request, signal, timeoutMs, header);
+      try {
+        const status = Number((await response)[":status"]);
+        const chunks: Buffer[] = [];
+        for await (const chunk of data(stream)) chunks.push(chunk);
+        const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+        if (status !== 200) throw errorFromJsonBytes(bytes, new Headers(), new ConnectError(`HTTP ${status}`, codeFromHttpStatus(status)));
+        return { stream: false, service: method.parent, method, header: new Headers(), trailer: new Headers(), message: fromBinary(method.output, bytes) };
+      } finally {
+        done();
+      }
+    },
+
+    async stream<I extends DescMessage, O extends DescMessage>(method: DescMethodStreaming<I, O>, signal: AbortSignal | undefined, timeoutMs: number | undefined, header: HeaderInit, input: AsyncIterable<MessageInitShape<I>>): Promise<StreamResponse<I, O>> {
+      if (method.methodKind !== "server_streaming") throw new ConnectError(`${method.methodKind} calls are not supported`, Code.Unimplemented);
+      let message: MessageInitShape<I> | undefined;
+      for await (const m of input) message ??= m;
+      const request = toBinary(method.input, isMessage(message, method.input) ? message : create(method.input, message));
+      const envelope = Buffer.allocUnsafe(5 + request.byteLength);
+      envelope[0] = 0;
+      envelope.writeUInt32BE(request.byteLength, 1);
+      envelope.set(request, 5);
+      const { stream, response, done } = await send(method, "application/connect+proto", envelope, signal, timeoutMs, header);
+      let status: number;
+      try {
+        status = Number((await response)[":status"]);
+        if (status !== 200) throw new ConnectError(`HTTP ${status}`, codeFromHttpStatus(status));
+      } catch (error) {
+        done();
+        throw error;
+      }
+      async function* messages(): AsyncGenerator<MessageShape<O>> {
+        try {
+          let ended = false;
+          for await (const bytes of envelopes(data(stream))) {
+            if (ended) throw new ConnectError("protocol error: a message after the end of the stream", Code.Internal);
+            if (bytes.flags & END_STREAM) {
+              const end = endStreamFromJson(bytes.data);
+              if (end.error) throw end.error;
+              ended = true;
+            } else if (bytes.flags & COMPRESSED) throw new ConnectError("protocol error: a compressed message", Code.Internal);
+            else yield fromBinary(method.output, bytes.data);
+          }
+          if (!ended) throw new ConnectError("the service's stream ended before its end", Code.Unavailable);
+        } finally {
+          done();
+        }
+      }
+      return { stream: true, service: method.parent, method, header: new Headers(), trailer: new Headers(), message: messages() };
+    },
+  };
+}
+
+type HeaderInit = ConstructorParameters<typeof Headers>[0];
+
+const COMPRESSED = 0b01;
+const END_STREAM = 0b10;
+
+/**
+ * The Connect stream's envelopes (a flags byte, a 4-byte length, the message) cut out of the
+ * response's chunks. A message that spans chunks is copied once, when it is complete.
+ */
+async function* envelopes(chunks: AsyncIterable<Buffer>): AsyncGenerator<{ flags: number; data: Buffer }> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  const take = (n: number): Buffer => {
+    if (n === 0) return Buffer.alloc(0);
+    size -= n;
+    if (parts[0].length >= n) {
+      const head = parts[0].subarray(0, n);
+      if (parts[0].length === n) parts.shift();
+      else parts[0] = parts[0].subarray(n);
+      return head;
+    }
+    const out = Buffer.allocUnsafe(n);
+    for (let at = 0; at < n; ) {
+      const part = parts[0];
+      const count = Math.min(part.length, n - at);
+      part.copy(out, at, 0, count);
+      at += count;
+      if (count === part.length) parts.shift();
+      else parts[0] = part.subarray(count);
+    }
+    return out;
+  };
+  let flags = -1;
+  let length = 0;
+  for await (const chunk of chunks) {
+    parts.push(chunk);
+    size += chunk.length;
+    for (;;) {
+      if (flags < 0) {
+        if (size < 5) break;
+        const head = take(5);
+        flags = head[0];
+        length = head.readUInt32BE(1);
+      }
+      if (size < length) break;
+      yield { flags, data: take(length) };
+      flags = -1;
+    }
+  }
+  if (flags >= 0 || size > 0) throw new ConnectError("the service's stream ended inside a message", Code.Unavailable);
+}
+
+const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EHOSTUNREACH", "ETIMEDOUT", "EAI_AGAIN", "EPIPE", "ERR_HTTP2_STREAM_ERROR", "ERR_HTTP2_SESSION_ERROR", "ERR_HTTP2_GOAWAY_SESSION", "ERR_HTTP2_STREAM_CANCEL", "ERR_HTTP2_INVALID_SESSION", "ERR_STREAM_PREMATURE_CLOSE"]);
+
+/**
+ * A failure below the protocol. A service that cannot be reached or went away is UNAVAILABLE, the
+ * network error kept as the cause (connect-node's session manager reports a refused connection as
+ * INTERNAL, with that cause).
+ */
+function fromNodeError(error: unknown): ConnectError {
+  const cause = error instanceof ConnectError ? error.cause : error;
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  const network = typeof code === "string" && NETWORK_CODES.has(code);
+  if (error instanceof ConnectError) return network && error.code === Code.Internal ? new ConnectError(error.rawMessage, Code.Unavailable, undefined, undefined, cause) : error;
+  const connectError = ConnectError.from(error, network ? Code.Unavailable : Code.Internal);
+  if (connectError !== error) connectError.cause = error;
+  return connectError;
+}
+
+/** The stream closed before its answer: reset by the service, or its session went away. */
+function closedError(stream: http2.ClientHttp2Stream): ConnectError {
+  const { rstCode } = stream;
+  if (rstCode === http2.constants.NGHTTP2_ENHANCE_YOUR_CALM) return new ConnectError("the service is overloaded", Code.ResourceExhausted);
+  return new ConnectError(`the service's stream closed (HTTP/2 code ${rstCode ?? "none"})`, Code.Unavailable);
+}
