@@ -66,8 +66,13 @@ export function createServiceTransport(baseUrl: string): Transport {
     let failure: unknown;
     stream.on("error", (error) => (failure ??= error));
     const response = new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
-      stream.once("response", resolve);
-      stream.once("close", () => reject(failure === undefined ? closedError(stream) : fromNodeError(failure)));
+      let answered = false;
+      stream.once("response", (headers) => {
+        answered = true;
+        resolve(headers);
+      });
+      // Only a stream that closes unanswered gets an error: building one costs a stack trace.
+      stream.once("close", () => answered || reject(failure === undefined ? closedError(stream) : fromNodeError(failure)));
     });
     response.catch(() => undefined);
     stream.end(body);
