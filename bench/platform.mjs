@@ -39,6 +39,9 @@ function forEachLine(stream, each) {
   });
 }
 
+/** A child that was killed by a signal has no exit code, only a signal code. */
+const ended = (child) => child.exitCode !== null || child.signalCode !== null;
+
 /**
  * Starts `dist/local/start.js` (or `start`) on a new database; `stop()` ends it and drops the
  * database. `onLog`, if given, receives each of the platform's JSON log lines after it is ready.
@@ -60,7 +63,7 @@ export async function startPlatform({ start = "dist/local/start.js", env = {}, o
     stdio: ["ignore", "pipe", "inherit"],
   });
   const stop = async () => {
-    if (child.exitCode === null) {
+    if (!ended(child)) {
       child.kill("SIGTERM");
       await new Promise((r) => child.once("exit", r));
     }
@@ -135,7 +138,7 @@ export async function startSeparately({ env = {} } = {}) {
   const stop = async () => {
     await Promise.all(
       Object.values(processes).map(async (child) => {
-        if (child.exitCode !== null) return;
+        if (ended(child)) return;
         child.kill("SIGTERM");
         await new Promise((r) => child.once("exit", r));
       }),
@@ -149,8 +152,8 @@ export async function startSeparately({ env = {} } = {}) {
   try {
     const deadline = Date.now() + 120_000;
     for (;;) {
-      const exited = Object.entries(processes).find(([, c]) => c.exitCode !== null);
-      if (exited) throw new Error(`${exited[0]} exited ${exited[1].exitCode}`);
+      const exited = Object.entries(processes).find(([, c]) => ended(c));
+      if (exited) throw new Error(`${exited[0]} exited ${exited[1].exitCode ?? exited[1].signalCode}`);
       const ready = await fetch(`${gatewayBase}/readyz`).then((r) => r.ok, () => false);
       if (ready) break;
       if (Date.now() > deadline) throw new Error("the gateway was not ready within 120 s");
