@@ -46,7 +46,7 @@ export function createServiceTransport(baseUrl: string): Transport {
       if (header instanceof Headers || Array.isArray(header)) new Headers(header).forEach((value, key) => (headers[key] = value));
       else for (const [key, value] of Object.entries(header as Record<string, string>)) headers[key.toLowerCase()] = value;
     }
-    signal?.throwIfAborted();
+    if (signal?.aborted) throw ConnectError.from(signal.reason, Code.Canceled);
     let stream: http2.ClientHttp2Stream;
     try {
       stream = await sessions.request("POST", path, headers, {});

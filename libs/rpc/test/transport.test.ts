@@ -97,6 +97,10 @@ describe("createServiceTransport (the gateway's Connect client)", () => {
       caller.abort(new ConnectError("the client went away", Code.Canceled));
       const error = (await call) as ConnectError;
       expect([error.code, error.rawMessage]).toEqual([Code.Canceled, "the client went away"]);
+      // A signal aborted before the call, without a reason: no request at all, still a ConnectError.
+      const before = (await client.listEvents({}, { signal: AbortSignal.abort() }).catch((e: unknown) => e)) as ConnectError;
+      expect(before).toBeInstanceOf(ConnectError);
+      expect(before.code).toBe(Code.Canceled);
     } finally {
       await server.close();
     }
