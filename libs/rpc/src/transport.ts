@@ -47,42 +47,54 @@ export function createServiceTransport(baseUrl: string): Transport {
       else for (const [key, value] of Object.entries(header as Record<string, string>)) headers[key.toLowerCase()] = value;
     }
     if (signal?.aborted) throw ConnectError.from(signal.reason, Code.Canceled);
-    let stream: http2.ClientHttp2Stream;
-    try {
-      stream = await sessions.request("POST", path, headers, {});
-    } catch (error) {
-      throw fromNodeError(error);
-    }
-    // Reset as cancelled (the service's handler is aborted as Canceled), then end the reading with the error.
+    let stream: http2.ClientHttp2Stream | undefined;
+    let failure: unknown;
+    let stopOpening: (error: ConnectError) => void = () => undefined;
+    const opening = new Promise<never>((_, reject) => (stopOpening = reject));
+    // Reset as cancelled (the service's handler is aborted as Canceled), then end the reading with
+    // the error; while still connecting (a host that drops the connection attempt), stop waiting.
     const fail = (error: ConnectError) => {
+      failure ??= error;
+      if (!stream) return stopOpening(error);
       stream.close(http2.constants.NGHTTP2_CANCEL);
       stream.destroy(error);
     };
     const timer = timeoutMs !== undefined && timeoutMs > 0 ? setTimeout(() => fail(new ConnectError("the operation timed out", Code.DeadlineExceeded)), timeoutMs) : undefined;
     const onAbort = () => fail(ConnectError.from(signal!.reason, Code.Canceled));
-    if (signal?.aborted) onAbort();
-    else signal?.addEventListener("abort", onAbort, { once: true });
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const disarm = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    };
+    try {
+      const requested = sessions.request("POST", path, headers, {});
+      // A stream that opens after its call ended is cancelled at once.
+      requested.then((late) => failure === undefined || late.close(http2.constants.NGHTTP2_CANCEL), () => undefined);
+      stream = await Promise.race([requested, opening]);
+    } catch (error) {
+      disarm();
+      throw fromNodeError(error);
+    }
+    const opened = stream;
     // Kept for whoever waits for the answer; listening also keeps an early error from being unhandled.
-    let failure: unknown;
-    stream.on("error", (error) => (failure ??= error));
+    opened.on("error", (error) => (failure ??= error));
     const response = new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
       let answered = false;
-      stream.once("response", (headers) => {
+      opened.once("response", (headers) => {
         answered = true;
         resolve(headers);
       });
       // Only a stream that closes unanswered gets an error: building one costs a stack trace.
-      stream.once("close", () => answered || reject(failure === undefined ? closedError(stream) : fromNodeError(failure)));
+      opened.once("close", () => answered || reject(failure === undefined ? closedError(opened) : fromNodeError(failure)));
     });
     response.catch(() => undefined);
-    stream.end(body);
+    opened.end(body);
     const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
+      disarm();
       // A stream read to its end closes by itself; one left early is cancelled, so the service stops.
-      if (!stream.closed && !stream.readableEnded) stream.close(http2.constants.NGHTTP2_CANCEL);
+      if (!opened.closed && !opened.readableEnded) opened.close(http2.constants.NGHTTP2_CANCEL);
     };
-    return { stream, response, done };
+    return { stream: opened, response, done };
   }
 
   /** Every byte of the response, read as it arrives. */

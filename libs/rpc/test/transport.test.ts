@@ -1,4 +1,6 @@
+import { spawn } from "node:child_process";
 import http2 from "node:http2";
+import net from "node:net";
 import type { AddressInfo } from "node:net";
 import { Code, ConnectError, createClient, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
@@ -85,6 +87,26 @@ describe("createServiceTransport (the gateway's Connect client)", () => {
       await eventually(async () => closed);
     } finally {
       server.close();
+    }
+  });
+
+  it("ends a call at its deadline while its connection is still being attempted", async () => {
+    // A host that drops connection attempts: a listener in a stopped process whose accept queue
+    // is full, so the kernel answers no further SYN.
+    const listener = spawn(process.execPath, ["-e", "require('net').createServer().listen({ host: '127.0.0.1', port: 0, backlog: 1 }, function () { console.log(this.address().port) })"]);
+    try {
+      const port = await new Promise<number>((resolve) => listener.stdout.once("data", (line: Buffer) => resolve(Number(line.toString()))));
+      listener.kill("SIGSTOP");
+      const fillers = Array.from({ length: 4 }, () => net.connect(port, "127.0.0.1").on("error", () => undefined));
+      try {
+        const client = createClient(eventsV1.EventsService, createServiceTransport(`http://127.0.0.1:${port}`));
+        const error = (await client.listEvents({}, { timeoutMs: 300 }).catch((e: unknown) => e)) as ConnectError;
+        expect(error.code).toBe(Code.DeadlineExceeded);
+      } finally {
+        for (const socket of fillers) socket.destroy();
+      }
+    } finally {
+      listener.kill("SIGKILL");
     }
   });
 
