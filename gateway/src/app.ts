@@ -146,16 +146,14 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   });
   app.addHook("onRequest", async (request, reply) => {
     reply.header("X-Request-Id", request.id);
+    // A DELETE with no body is no JSON to read, whatever Content-Type the client sends with every
+    // call (Fastify would parse the empty body: 400 "request body is empty").
+    const { headers } = request;
+    if (request.method === "DELETE" && headers["transfer-encoding"] === undefined && (headers["content-length"] ?? "0") === "0") delete headers["content-type"];
   });
   refuseHostileInput(app);
   // Bodies are JSON only: anything else is a 415 (Fastify would otherwise accept text/plain).
   app.removeContentTypeParser("text/plain");
-  // A DELETE with no body is no JSON to read, whatever Content-Type the client sends with every
-  // call (Fastify would parse the empty body: 400 "request body is empty").
-  app.addHook("onRequest", async (request) => {
-    const { headers } = request;
-    if (request.method === "DELETE" && headers["transfer-encoding"] === undefined && (headers["content-length"] ?? "0") === "0") delete headers["content-type"];
-  });
   // One log line per request, with its duration.
   app.addHook("onResponse", async (request, reply) => {
     request.log.info(
