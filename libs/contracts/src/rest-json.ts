@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { ScalarType, fromJson, toJson, type DescField, type DescMessage, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
+import { ScalarType, create, fromJson, toJson, type DescField, type DescMessage, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
 
 /**
  * Messages whose fields carry `json_name` equal to the REST field names of the contract are the
@@ -76,8 +76,178 @@ function restScalar(value: unknown): unknown {
 }
 
 export function fromRestJson<D extends DescMessage>(schema: D, json: unknown): MessageShape<D> {
+  return (readRest(schema, json) as MessageShape<D> | undefined) ?? fromRestJsonViaProtoJson(schema, json);
+}
+
+/**
+ * The same message by the slow road: the body made proto-JSON-shaped, then protobuf-es's fromJson.
+ * It decides every value the direct road does not take, so errors (unknown field, wrong type,
+ * out of range) are always fromJson's own; tests compare the two roads.
+ */
+export function fromRestJsonViaProtoJson<D extends DescMessage>(schema: D, json: unknown): MessageShape<D> {
   // JSON null is "not set" for every proto field, nested ones included: fromJson handles it.
   return fromJson(schema, fromRest(schema, json) as JsonValue, { ignoreUnknownFields: false });
+}
+
+/*
+ * The direct road: a validated body read straight into a message in one pass, with a reader per
+ * field compiled once per message type. The slow road copied every object twice (the decimal
+ * pre-pass, then fromJson's bookkeeping) for the 5,500 objects of a 500-order batch. A reader
+ * takes only values that fromJson reads to the same field value, and answers NOT_READ for
+ * anything else (a numeric string, an unknown key, a value out of range, undefined), so that
+ * the whole body then takes the slow road and fails or succeeds exactly as fromJson decides.
+ */
+const NOT_READ = Symbol("not read");
+type FieldReader = (message: Record<string, unknown>, value: unknown) => typeof NOT_READ | void;
+type ValueReader = (value: unknown) => unknown;
+const readers = new WeakMap<DescMessage, Map<string, FieldReader>>();
+
+/** The message of a REST body, or undefined where the body needs fromJson to decide. */
+export function readRest(desc: DescMessage, json: unknown): unknown {
+  const value = readMessage(desc, json);
+  return value === NOT_READ ? undefined : value;
+}
+
+function readMessage(desc: DescMessage, json: unknown): unknown {
+  if (json === null || typeof json !== "object" || Array.isArray(json)) return NOT_READ;
+  const fields = readersOf(desc);
+  const message = create(desc) as Record<string, unknown>;
+  for (const key in json) {
+    const read = fields.get(key);
+    if (!read || read(message, (json as Record<string, unknown>)[key]) === NOT_READ) return NOT_READ;
+  }
+  return message;
+}
+
+function readersOf(desc: DescMessage): Map<string, FieldReader> {
+  let fields = readers.get(desc);
+  if (fields) return fields;
+  fields = new Map();
+  // Registered before the fields are compiled, so that a recursive type finds itself.
+  readers.set(desc, fields);
+  for (const field of desc.fields) fields.set(field.jsonName, fieldReader(field));
+  return fields;
+}
+
+function fieldReader(field: DescField): FieldReader {
+  const name = field.localName;
+  switch (field.fieldKind) {
+    case "list": {
+      const item = field.listKind === "message" ? messageReader(field.message) : field.listKind === "enum" ? enumReader(field.enum.values) : scalarReader(field.scalar);
+      return (message, value) => {
+        if (value === null) return;
+        if (!Array.isArray(value)) return NOT_READ;
+        const list = new Array(value.length);
+        for (let i = 0; i < value.length; i++) if ((list[i] = value[i] === null ? NOT_READ : item(value[i])) === NOT_READ) return NOT_READ;
+        message[name] = list;
+      };
+    }
+    case "map": {
+      if (field.mapKey !== ScalarType.STRING) return () => NOT_READ;
+      const entry = field.mapKind === "message" ? messageReader(field.message) : field.mapKind === "enum" ? enumReader(field.enum.values) : scalarReader(field.scalar);
+      return (message, value) => {
+        if (value === null) return;
+        if (typeof value !== "object" || Array.isArray(value)) return NOT_READ;
+        const map: Record<string, unknown> = {};
+        for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+          // An own "__proto__" key needs fromJson's care.
+          if (k === "__proto__" || v === null || (map[k] = entry(v)) === NOT_READ) return NOT_READ;
+        }
+        message[name] = map;
+      };
+    }
+    default: {
+      // A field of a oneof, and Value fields (which hold a JSON null), are left to fromJson.
+      if (field.oneof || (field.fieldKind === "message" && field.message.typeName === "google.protobuf.Value")) {
+        return (_message, value) => (value === null ? undefined : NOT_READ);
+      }
+      const read = field.fieldKind === "message" ? messageReader(field.message) : field.fieldKind === "enum" ? enumReader(field.enum.values) : scalarReader(field.scalar);
+      return (message, value) => {
+        // null is "not set": the new message already has the field's unset value.
+        if (value === null) return;
+        const v = read(value);
+        if (v === NOT_READ) return NOT_READ;
+        message[name] = v;
+      };
+    }
+  }
+}
+
+function messageReader(desc: DescMessage): ValueReader {
+  switch (desc.typeName) {
+    case DECIMAL:
+      return (value) => (typeof value === "number" && Number.isFinite(value) ? create(desc, { value: decimalFromNumber(value) } as never) : NOT_READ);
+    case "google.protobuf.Timestamp":
+      return (value) => readTimestamp(desc, value);
+    case "google.protobuf.Struct":
+      // protobuf-es keeps a Struct field as the plain JSON object.
+      return (value) => (value !== null && typeof value === "object" && !Array.isArray(value) && isPlainJson(value, 0) ? value : NOT_READ);
+  }
+  if (desc.typeName.startsWith("google.protobuf.")) return () => NOT_READ;
+  return (value) => readMessage(desc, value);
+}
+
+/** The RFC 3339 UTC form the edge sends (toISOString's); any other form is fromJson's to read. */
+const UTC_TIMESTAMP = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?Z$/;
+
+function readTimestamp(desc: DescMessage, value: unknown): unknown {
+  if (typeof value !== "string") return NOT_READ;
+  const m = UTC_TIMESTAMP.exec(value);
+  if (!m) return NOT_READ;
+  const ms = Date.parse(`${m[1]}Z`);
+  // Timestamp holds the years 0001..9999: the year 0000 is fromJson's to refuse.
+  if (Number.isNaN(ms) || m[1].startsWith("0000")) return NOT_READ;
+  return create(desc, { seconds: BigInt(ms / 1000), nanos: m[2] ? Number(m[2].padEnd(9, "0")) : 0 } as never);
+}
+
+/** JSON as JSON.parse makes it (no undefined, no non-finite number, no "__proto__" key), at most 64 deep. */
+function isPlainJson(value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return true;
+    case "number":
+      return Number.isFinite(value);
+    case "object": {
+      if (value === null) return true;
+      if (depth > 64) return false;
+      if (Array.isArray(value)) return value.every((v) => isPlainJson(v, depth + 1));
+      if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+      for (const k in value) if (k === "__proto__" || !isPlainJson((value as Record<string, unknown>)[k], depth + 1)) return false;
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+function enumReader(values: readonly { number: number }[]): ValueReader {
+  const known = new Set(values.map((v) => v.number));
+  return (value) => (typeof value === "number" && known.has(value) ? value : NOT_READ);
+}
+
+const INT32_MIN = -(2 ** 31);
+const INT32_MAX = 2 ** 31 - 1;
+
+function scalarReader(type: ScalarType): ValueReader {
+  switch (type) {
+    case ScalarType.STRING:
+      return (value) => (typeof value === "string" ? value : NOT_READ);
+    case ScalarType.BOOL:
+      return (value) => (typeof value === "boolean" ? value : NOT_READ);
+    case ScalarType.DOUBLE:
+      return (value) => (typeof value === "number" && Number.isFinite(value) ? value : NOT_READ);
+    case ScalarType.INT32:
+    case ScalarType.SINT32:
+    case ScalarType.SFIXED32:
+      return (value) => (typeof value === "number" && Number.isInteger(value) && value >= INT32_MIN && value <= INT32_MAX ? value : NOT_READ);
+    case ScalarType.UINT32:
+    case ScalarType.FIXED32:
+      return (value) => (typeof value === "number" && Number.isInteger(value) && value >= 0 && value <= 2 ** 32 - 1 ? value : NOT_READ);
+    default:
+      // 64-bit integers (bigint or string by field option), float's range and bytes' base64.
+      return () => NOT_READ;
+  }
 }
 
 const PLAIN_JSON = new Set(["google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue"]);

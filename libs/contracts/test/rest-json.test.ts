@@ -1,7 +1,7 @@
-import { create, ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
+import { create, equals, ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
 import * as contracts from "../src";
 import { fromRestJson, stringifyRest, toRestJson } from "../src";
-import { toRestJsonViaProtoJson } from "../src/rest-json";
+import { fromRestJsonViaProtoJson, readRest, toRestJsonViaProtoJson } from "../src/rest-json";
 
 /** Every message type of the contracts, from the generated namespaces. */
 const schemas: DescMessage[] = Object.values(contracts)
@@ -110,5 +110,72 @@ describe("fromRestJson", () => {
 
   it("refuses a list where a map of decimals belongs (it is not read as a map keyed 0, 1, ...)", () => {
     expect(() => fromRestJson(contracts.pricingV1.PriceSchema, { customPrices: [19.99] })).toThrow(/custom_prices/);
+  });
+
+  it("reads every message type as fromJson does, and takes the direct road for plain REST bodies", () => {
+    const r = random(7);
+    let direct = 0;
+    let total = 0;
+    for (const schema of schemas) {
+      for (let round = 0; round < 20; round++) {
+        const message = create(schema, messageValue(schema, r, 0) as never);
+        // What a client sends: the REST answer's JSON text, parsed.
+        const body = JSON.parse(stringifyRest(toRestJson(schema, message)));
+        const read = readRest(schema, body);
+        total++;
+        let reference: ReturnType<typeof fromRestJsonViaProtoJson>;
+        try {
+          reference = fromRestJsonViaProtoJson(schema, body);
+        } catch (error) {
+          // (The generator's keys of integer-keyed maps are not numbers.) The same error either way.
+          expect(read).toBeUndefined();
+          expect(() => fromRestJson(schema, body)).toThrow((error as Error).message);
+          continue;
+        }
+        if (read !== undefined) {
+          direct++;
+          expect([schema.typeName, equals(schema, read as never, reference)]).toEqual([schema.typeName, true]);
+        }
+        expect(equals(schema, fromRestJson(schema, body), reference)).toBe(true);
+      }
+    }
+    // The bodies the generator makes without 64-bit integers, bytes or oneofs take the direct road.
+    expect(direct / total).toBeGreaterThan(0.3);
+  });
+
+  it("takes the direct road for a purchase order and a product as the gateway passes them", () => {
+    const order = {
+      externalPONo: "PO-1",
+      orderDate: "2026-03-01T00:00:00.000Z",
+      deliveryStatus: 4,
+      attributes: { factory: "F1", nested: [1, "two", null, { x: true }] },
+      items: [{ externalRowID: "1", key: "K", quantity: 3, totalPriceNet: 100.5, deliveries: [{ deliveryID: "D", quantity: 1, deliveryDate: "2026-04-01T00:00:00.123456Z" }] }],
+    };
+    const po = readRest(contracts.ordersV1.PurchaseOrderSchema, order);
+    expect(po).toBeDefined();
+    expect(equals(contracts.ordersV1.PurchaseOrderSchema, po as never, fromRestJsonViaProtoJson(contracts.ordersV1.PurchaseOrderSchema, order))).toBe(true);
+    const product = { key: "K", sku: "S", costCalculationPrice: 19.99, externalAttributes: { n: 1 } };
+    expect(readRest(contracts.catalogueV1.ProductSchema, product)).toBeDefined();
+  });
+
+  it("leaves to fromJson what only it decides, with its own errors", () => {
+    const PO = contracts.ordersV1.PurchaseOrderSchema;
+    const cases: [unknown, RegExp | undefined][] = [
+      [{ externalPONo: "P", unknownField: 1 }, /unknownField/],
+      [{ externalPONo: "P", deliveryStatus: 1.5 }, /delivery_status/],
+      [{ externalPONo: "P", deliveryStatus: 2 ** 31 }, /delivery_status/],
+      [{ externalPONo: "P", orderDate: "0000-01-01T00:00:00Z" }, /0001-01-01/],
+      [{ externalPONo: "P", items: [{ quantity: "3" }] }, undefined],
+      [{ externalPONo: "P", orderDate: "2026-03-01T01:00:00+01:00" }, undefined],
+      [{ external_po_no: "P" }, undefined],
+      [{ externalPONo: "P", attributes: { x: undefined } }, /./],
+    ];
+    for (const [body, error] of cases) {
+      expect(readRest(PO, body)).toBeUndefined();
+      if (error) {
+        expect(() => fromRestJsonViaProtoJson(PO, body)).toThrow(error);
+        expect(() => fromRestJson(PO, body)).toThrow(error);
+      } else expect(equals(PO, fromRestJson(PO, body), fromRestJsonViaProtoJson(PO, body))).toBe(true);
+    }
   });
 });
