@@ -139,6 +139,11 @@ describe("pricing over HTTP", () => {
     const other = await signUp(platform.baseUrl, ADMIN_TOKEN, "Other");
     expect((await other.api("DELETE", `/v2/api/fxrates/${put.body.id}`)).status).toBe(404);
     expect((await other.api("GET", "/v2/api/fxrates")).body).toEqual([]);
+    // The id in digits only: coercion read 0x.. and 1e.. as this id and deleted the rate.
+    for (const spelled of [`0x${put.body.id.toString(16)}`, `%20${put.body.id}`, `${put.body.id}.0`]) {
+      const refused = await acme.api("DELETE", `/v2/api/fxrates/${spelled}`);
+      expect([refused.status, refused.body.details?.[0]?.path]).toEqual([400, "id"]);
+    }
     const deleted = await acme.api("DELETE", `/v2/api/fxrates/${put.body.id}`);
     expect(deleted.status).toBe(200);
     expect(deleted.body).toEqual({ statusCode: 200, error: "", message: "deleted" });

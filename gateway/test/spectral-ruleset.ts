@@ -14,6 +14,8 @@ export const disabledRules: Record<string, string> = {
     "asks for Access-Control-Allow-Origin on every response; CORS is deployment configuration (CORS_ORIGINS), off by default",
   "owasp:api2:2023-write-restricted": "flags POST /v2/api/auth, the sign-in itself, which cannot require the token it issues",
   "owasp:api2:2023-no-credentials-in-url": "flags the path parameter apiKeyId, the key's public id, not its secret",
+  "owasp:api1:2023-no-numeric-ids":
+    "flags /fxrates/{id}: FX rates have the specification's numeric ids, and every lookup is scoped to the caller's account (another account's id is a 404, e2e/pricing)",
 };
 
 /** Input limits are checked where input is: request bodies and parameters (responses are the server's own values). */

@@ -1,12 +1,12 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { z } from "zod";
+import { wholeNumber } from "./values";
 
 /** `page` and `pageSize` of every paged list; out of range is a 400, never clamped. */
 export function pageQuery(maxPageSize = 1000) {
   return {
     // At most 2^31 - 1: the services' page number is an int32.
-    page: z.coerce.number().int().min(1).max(2_147_483_647).default(1).describe("1-based page number"),
-    pageSize: z.coerce.number().int().min(1).max(maxPageSize).default(10).describe(`page size, at most ${maxPageSize}`),
+    page: wholeNumber(1, 2_147_483_647).default(1).describe("1-based page number"),
+    pageSize: wholeNumber(1, maxPageSize).default(10).describe(`page size, at most ${maxPageSize}`),
   };
 }
 

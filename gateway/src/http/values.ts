@@ -10,6 +10,17 @@ export const int32 = () => z.number().int().min(-(2 ** 31)).max(2 ** 31 - 1);
 /** proto int64 with jstype JS_NUMBER: a JS number, so within the safe integers. */
 export const int64 = () => z.number().int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER);
 
+/**
+ * A whole number in a query or path parameter, written in digits only. zod's coercion took
+ * `0x10`, `1e3`, `+5`, ` 5` and an empty value as numbers; these are now the parameter's 400,
+ * and the document still says integer with its bounds.
+ */
+export const wholeNumber = (min: number, max: number) =>
+  z.preprocess(
+    (v) => (typeof v === "string" && /^[0-9]+$/.test(v) ? Number(v) : v),
+    z.number({ error: (issue) => (issue.code === "invalid_type" ? "must be a whole number written in digits" : undefined) }).int().min(min).max(max),
+  );
+
 const SIGNIFICANT_DIGITS = 15;
 const MAX_DECIMALS = 10;
 

@@ -4,7 +4,7 @@ import { decimalFromNumber, pricingV1, toRestJson } from "@analytics/contracts";
 import { generalResponse } from "@analytics/errors";
 import { repeatable, route, type RouteContext } from "../http/route";
 import { generalResponseSchema } from "../http/schemas";
-import { int64, decimal } from "../http/values";
+import { decimal, wholeNumber } from "../http/values";
 import type { CallAs } from "../clients";
 import { isoDate } from "./catalogue-schemas";
 import { canonicalNames, currency } from "./pricing-schemas";
@@ -49,7 +49,7 @@ export function fxRateRoutes(ctx: RouteContext, pricing: Client<typeof pricingV1
   const tag = "FX rates";
   const badRequest = { description: "invalid input, or a range overlapping another rate (named in the message)", schema: generalResponseSchema };
   const notFound = { description: "no such rate", schema: generalResponseSchema };
-  const idParam = { id: z.coerce.number().pipe(int64()).describe("the rate's id") };
+  const idParam = { id: wholeNumber(0, Number.MAX_SAFE_INTEGER).describe("the rate's id") };
   route(ctx, {
     method: "GET",
     url: "/v2/api/fxrates",

@@ -9,6 +9,7 @@ import { batchOf, route, type RouteContext } from "../http/route";
 import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import type { CallAs } from "../clients";
 import { batchResult, priceDeleteSchema, priceListPutSchema, priceListSchema, priceListToRest, priceListUpsertSchema, priceSchema, priceToRest, priceUpdateSchema } from "./pricing-schemas";
+import { wholeNumber } from "../http/values";
 
 type Pricing = Client<typeof pricingV1.PricingService>;
 type Catalogue = Client<typeof catalogueV1.CatalogueService>;
@@ -22,8 +23,8 @@ function priceListInit(body: { externalPriceListId?: string; name: string; curre
 
 /** Optional paging: without `page` and `pageSize` the whole set is streamed. */
 const optionalPage = {
-  page: z.coerce.number().int().min(1).max(2_147_483_647).optional().describe("1-based page; with neither page nor pageSize every price is streamed"),
-  pageSize: z.coerce.number().int().min(1).max(1000).optional().describe("page size, at most 1000 (default 10 when page is sent)"),
+  page: wholeNumber(1, 2_147_483_647).optional().describe("1-based page; with neither page nor pageSize every price is streamed"),
+  pageSize: wholeNumber(1, 1000).optional().describe("page size, at most 1000 (default 10 when page is sent)"),
 };
 
 /** /v2/api/price-lists and /v2/api/prices -> analytics.pricing.v1.PricingService (SKUs resolved by the catalogue). */

@@ -9,6 +9,7 @@ import { batchOf, repeatable, route, type RouteContext } from "../http/route";
 import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import type { CallAs } from "../clients";
 import { storePutSchema, storeSchema, storeWriteSchema, trafficSchema, trafficWriteSchema, triggerSchema, triggerWriteSchema } from "./inventory-schemas";
+import { wholeNumber } from "../http/values";
 
 const { StoreSchema, StoreTrafficEventSchema, StockTriggerSchema } = inventoryV1;
 const BATCH_MAX = 1000;
@@ -213,7 +214,7 @@ export function storeRoutes(
     summary: "One stock trigger",
     tag: "Stock triggers",
     auth: "bearer",
-    params: { ID: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER) },
+    params: { ID: wholeNumber(1, Number.MAX_SAFE_INTEGER) },
     responses: {
       200: { description: "the stock trigger", schema: triggerSchema },
       400: { description: "ID is not a positive integer", schema: generalResponseSchema },
