@@ -205,6 +205,22 @@ describe("gateway edge (real Postgres; services not running)", () => {
     expect(batch.json()[0]).toMatchObject({ reference: "A", statusCode: 503 });
   });
 
+  it("echoes an overlong key in a batch answer only as long as a valid key", async () => {
+    const acct = await newAccount();
+    const token = (await tokenFor(acct.accountID, acct.apiKey, "10.0.5.2")).json().accessToken;
+    const key = "k".repeat(100_000);
+    const headers = { authorization: `Bearer ${token}` };
+    const orders = await inject({ method: "POST", url: "/v2/api/purchaseorders/batch", headers, payload: [{ externalPONo: key }, { externalPONo: key }] });
+    expect(orders.json().map((r: { reference: string; statusCode: number }) => [r.reference, r.statusCode])).toEqual([
+      [key.slice(0, 500), 400],
+      [key.slice(0, 500), 400],
+    ]);
+    // The products batch names the key in its message.
+    const products = await inject({ method: "POST", url: "/v2/api/products/batch", headers, payload: [{ key }] });
+    expect(products.json()[0][0].statusCode).toBe(400);
+    expect(products.json()[0][0].message.length).toBeLessThan(1000);
+  });
+
   it("reports health, readiness and the OpenAPI document without a token", async () => {
     expect((await inject({ method: "GET", url: "/healthz" })).json()).toEqual({ status: "ok" });
     const ready = await inject({ method: "GET", url: "/readyz" });

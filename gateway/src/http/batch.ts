@@ -111,9 +111,14 @@ export async function runBatch<T extends z.ZodType>(
 }
 
 /** The string value of `field` of a raw item, for the BatchResponse of an invalid one. */
+/** The longest business key any resource takes; a longer one is that item's 400. */
+export const MAX_REFERENCE_LENGTH = 500;
+
 export function referenceField(field: string) {
   return (item: unknown) => {
     const value = item && typeof item === "object" ? (item as Record<string, unknown>)[field] : undefined;
-    return { reference: typeof value === "string" || typeof value === "number" ? String(value) : "", referenceField: field };
+    // Echoed at most as long as a valid key: a 1 MB key made each of its answers 1 MB.
+    const reference = typeof value === "string" || typeof value === "number" ? String(value).slice(0, MAX_REFERENCE_LENGTH) : "";
+    return { reference, referenceField: field };
   };
 }

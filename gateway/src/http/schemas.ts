@@ -13,7 +13,7 @@ export const generalResponseSchema = z
 export const batchResponseSchema = z
   .object({
     message: z.string(),
-    reference: z.string().describe("the item's business key value"),
+    reference: z.string().describe("the item's business key value as sent (its first 500 characters, where an invalid one is longer)"),
     referenceField: z.string().describe("the business key's field name"),
     statusCode: z.number().int().describe("200 updated, 201 created, 400 invalid, 404 reference missing, 409 conflict"),
   })
