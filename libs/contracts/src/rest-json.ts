@@ -157,10 +157,10 @@ function fieldReader(field: DescField): FieldReader {
       };
     }
     default: {
-      // A field of a oneof, and Value fields (which hold a JSON null), are left to fromJson.
-      if (field.oneof || (field.fieldKind === "message" && field.message.typeName === "google.protobuf.Value")) {
-        return (_message, value) => (value === null ? undefined : NOT_READ);
-      }
+      // A Value field reads JSON null as a null value, not as unset: fromJson's to read.
+      if (field.fieldKind === "message" && field.message.typeName === "google.protobuf.Value") return () => NOT_READ;
+      // A field of a oneof is fromJson's too; null leaves it unset either way.
+      if (field.oneof) return (_message, value) => (value === null ? undefined : NOT_READ);
       const read = field.fieldKind === "message" ? messageReader(field.message) : field.fieldKind === "enum" ? enumReader(field.enum.values) : scalarReader(field.scalar);
       return (message, value) => {
         // null is "not set": the new message already has the field's unset value.
