@@ -110,10 +110,10 @@ export async function runBatch<T extends z.ZodType>(
   return mergeResults(results, valid, written);
 }
 
-/** The string value of `field` of a raw item, for the BatchResponse of an invalid one. */
 /** The longest business key any resource takes; a longer one is that item's 400. */
-export const MAX_REFERENCE_LENGTH = 500;
+const MAX_REFERENCE_LENGTH = 500;
 
+/** The string value of `field` of a raw item, for the BatchResponse of an invalid one. */
 export function referenceField(field: string) {
   return (item: unknown) => {
     const value = item && typeof item === "object" ? (item as Record<string, unknown>)[field] : undefined;

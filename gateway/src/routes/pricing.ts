@@ -7,9 +7,9 @@ import { jsonArrayStream } from "../http/json-stream";
 import { pageHeaders, setPageHeaders } from "../http/paging";
 import { batchOf, route, type RouteContext } from "../http/route";
 import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
+import { wholeNumber } from "../http/values";
 import type { CallAs } from "../clients";
 import { batchResult, priceDeleteSchema, priceListPutSchema, priceListSchema, priceListToRest, priceListUpsertSchema, priceSchema, priceToRest, priceUpdateSchema } from "./pricing-schemas";
-import { wholeNumber } from "../http/values";
 
 type Pricing = Client<typeof pricingV1.PricingService>;
 type Catalogue = Client<typeof catalogueV1.CatalogueService>;

@@ -7,9 +7,9 @@ import { runBatch, serverFailure } from "../http/batch";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { batchOf, repeatable, route, type RouteContext } from "../http/route";
 import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
+import { wholeNumber } from "../http/values";
 import type { CallAs } from "../clients";
 import { storePutSchema, storeSchema, storeWriteSchema, trafficSchema, trafficWriteSchema, triggerSchema, triggerWriteSchema } from "./inventory-schemas";
-import { wholeNumber } from "../http/values";
 
 const { StoreSchema, StoreTrafficEventSchema, StockTriggerSchema } = inventoryV1;
 const BATCH_MAX = 1000;
