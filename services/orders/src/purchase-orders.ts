@@ -3,7 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ordersV1, topics } from "@analytics/contracts";
 import { inTransaction, isUuid, type Db, type Tx } from "@analytics/db";
 import { notFound, type FieldViolation } from "@analytics/errors";
-import { enqueue, outboxEntry } from "@analytics/outbox";
+import { encodeEntries, enqueueEncoded, outboxEntry, type EncodedEntry } from "@analytics/outbox";
 import type { Caller } from "@analytics/auth";
 import type { ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
@@ -13,6 +13,8 @@ import { purchaseOrderViolations, violationMessage } from "./validation";
 const { WriteMode } = ordersV1;
 const DRAFT = 4;
 const REFERENCE = "externalPONo";
+/** Orders whose messages are built and encoded between two looks at the sockets (see writePurchaseOrders). */
+const ENCODED_PER_SLICE = 50;
 
 export interface Outcome {
   statusCode: number;
@@ -76,8 +78,8 @@ function changedMessage(accountId: string, id: string, columns: { order: repo.Or
 
 /**
  * Milliseconds between named points of a long write, logged at debug (bench/po-batch.mjs --steps
- * reads them): checked, classified (lock, existing orders, columns and content hashes), written,
- * announced (outbox), committed.
+ * reads them): checked, classified (lock, existing orders, columns and content hashes), written
+ * (orders and items, the messages built and encoded meanwhile), announced (outbox), committed.
  */
 function stepTimes() {
   const ms: Record<string, number> = {};
@@ -174,22 +176,35 @@ export async function writePurchaseOrders(
     }
     if (atomic && replies.size) return { replies, stored: new Map(), writes: [], unchanged: [] };
     steps.mark("classified");
-    const assigned = await repo.writeOrders(tx, accountId, writes.map((w) => w.columns.order), writes.flatMap((w) => w.columns.items));
-    steps.mark("written");
+    const { written: assigned, itemsCopied } = await repo.writeOrders(tx, accountId, writes.map((w) => w.columns.order), writes.flatMap((w) => w.columns.items));
     // Written orders are built from what was written (no read-back), and only when answered or a
-    // draft's queue payload; unchanged ones are read only when they are answered.
+    // draft's queue payload. Their messages are built and encoded while Postgres takes the items'
+    // COPY, a slice at a time so that the COPY's data and answers get through in between.
+    const built = new Map<string, PurchaseOrder>();
+    const messages: EncodedEntry[] = [];
+    try {
+      for (let from = 0; from < writes.length; from += ENCODED_PER_SLICE) {
+        await new Promise((resolve) => setImmediate(resolve));
+        const slice = writes.slice(from, from + ENCODED_PER_SLICE).map((w) => {
+          const a = assigned.get(w.id)!;
+          let order: PurchaseOrder | undefined;
+          const full = () => (order ??= purchaseOrderFromWrite(w.columns.order, w.columns.items, a));
+          if (!resultsOnly) built.set(w.id, full());
+          const topic = w.created ? topics.ordersPurchaseOrderCreated : topics.ordersPurchaseOrderUpdated;
+          return outboxEntry(topic, accountId, w.id, changedMessage(accountId, w.id, w.columns, a, w.wasDraft, full));
+        });
+        messages.push(...encodeEntries(slice));
+      }
+    } catch (error) {
+      await itemsCopied.catch(() => undefined);
+      throw error;
+    }
+    await itemsCopied;
+    steps.mark("written");
+    // Unchanged ones are read only when they are answered.
     const stored = resultsOnly ? new Map<string, { order: PurchaseOrder; version: number }>() : await readBack(tx, accountId, unchanged.map((u) => u.id));
-    await enqueue(
-      tx,
-      writes.map((w) => {
-        const a = assigned.get(w.id)!;
-        let built: PurchaseOrder | undefined;
-        const full = () => (built ??= purchaseOrderFromWrite(w.columns.order, w.columns.items, a));
-        if (!resultsOnly) stored.set(w.id, { order: full(), version: a.version });
-        const topic = w.created ? topics.ordersPurchaseOrderCreated : topics.ordersPurchaseOrderUpdated;
-        return outboxEntry(topic, accountId, w.id, changedMessage(accountId, w.id, w.columns, a, w.wasDraft, full));
-      }),
-    );
+    for (const [id, order] of built) stored.set(id, { order, version: assigned.get(id)!.version });
+    await enqueueEncoded(tx, messages);
     steps.mark("announced");
     return { replies, stored, writes, unchanged };
   });

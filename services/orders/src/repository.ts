@@ -138,11 +138,18 @@ export interface WrittenOrder {
  * Creates or replaces orders by id in one statement (the origin key of an existing order is
  * kept), then replaces their items in two more (delete, COPY): an item keeps its id when its
  * externalRowID stays. Nothing is read back: the orders' statement returns what Postgres
- * assigned, and item ids are chosen here.
+ * assigned, and item ids are chosen here. It returns while Postgres is still taking the items'
+ * COPY (`itemsCopied`), so that the caller can build its messages meanwhile; the transaction's
+ * next statement waits for it.
  */
-export async function writeOrders(tx: Tx, accountId: string, orders: OrderWrite[], items: ItemWrite[]): Promise<Map<string, WrittenOrder>> {
+export async function writeOrders(
+  tx: Tx,
+  accountId: string,
+  orders: OrderWrite[],
+  items: ItemWrite[],
+): Promise<{ written: Map<string, WrittenOrder>; itemsCopied: Promise<void> }> {
   const written = new Map<string, WrittenOrder>();
-  if (!orders.length) return written;
+  if (!orders.length) return { written, itemsCopied: Promise.resolve() };
   const stored: { rows: { id: string; version: number; created_at: Date; updated_at: Date }[] } = await tx.raw(
     `INSERT INTO purchase_orders (id, account_id, api_key_id, external_po_no, order_date, delivery_date, delivery_status,
        external_comment, external_warehouse_id, supplier, label, order_type, attributes, content_hash)
@@ -177,8 +184,7 @@ export async function writeOrders(tx: Tx, accountId: string, orders: OrderWrite[
     return [[id, accountId, i.purchase_order_id, i.position, i.external_row_id, i.key, i.sku, i.ean, i.season, i.sku_id, i.quantity, i.delivery_date,
       i.external_warehouse_id, i.total_price_net, i.total_price_vat, i.total_price_currency, i.deliveries ?? [], i.delivered_quantity, i.attributes]];
   });
-  await copyRows(tx, "purchase_order_items", ITEM_COLUMNS, rows);
-  return written;
+  return { written, itemsCopied: copyRows(tx, "purchase_order_items", ITEM_COLUMNS, rows) };
 }
 
 const ORDER_COLUMNS = `id, seq, api_key_id, external_po_no, order_date, delivery_date, delivery_status, external_comment,

@@ -141,6 +141,20 @@ describe("orders service: purchase orders (real Postgres and JetStream)", () => 
     expect(ms.filter((m) => m.externalPoNo === "A").map((m) => m.version)).toEqual([1n, 2n]);
   });
 
+  it("a draft too large to announce fails its batch with nothing written, while the items' COPY was under way, and the next write goes through", async () => {
+    const [account, key] = [randomUUID(), randomUUID()];
+    // A draft's message carries the whole order: 1.2 MB of attributes is over what the bus takes.
+    const huge = order("HUGE", { deliveryStatus: 4, attributes: { note: "x".repeat(1_200_000) } });
+    const batch = [...Array.from({ length: 120 }, (_, i) => order(`N${i}`)), huge];
+    await expect(write(account, key, batch)).rejects.toMatchObject({ code: Code.InvalidArgument, rawMessage: expect.stringContaining("too large to announce") });
+    const counts = await Promise.all(["purchase_orders", "purchase_order_items", "outbox"].map(async (t) => Number((await db(t).where({ account_id: account }).count({ count: "*" }))[0].count)));
+    expect(counts).toEqual([0, 0, 0]);
+    const next = await write(account, key, batch.slice(0, 120));
+    expect(next.every((r) => r.result?.statusCode === 201)).toBe(true);
+    const [{ count }] = await db("purchase_order_items").where({ account_id: account }).count({ count: "*" });
+    expect(Number(count)).toBe(240);
+  });
+
   it("API-key origin: another key's order in a batch is that item's 409 until global; lists and gets follow the key", async () => {
     const [account, key1, key2] = [randomUUID(), randomUUID(), randomUUID()];
     await write(account, key1, [order("K1-PO")]);
