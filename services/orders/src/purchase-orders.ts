@@ -3,7 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ordersV1, topics } from "@analytics/contracts";
 import { inTransaction, isUuid, type Db, type Tx } from "@analytics/db";
 import { notFound, type FieldViolation } from "@analytics/errors";
-import { encodeEntries, enqueueEncoded, outboxEntry, type EncodedEntry } from "@analytics/outbox";
+import { encodeEntries, encodeEntry, enqueueEncoded, MAX_OUTBOX_MESSAGE_BYTES, outboxEntry, type EncodedEntry } from "@analytics/outbox";
 import type { Caller } from "@analytics/auth";
 import type { ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
@@ -74,6 +74,26 @@ function changedMessage(accountId: string, id: string, columns: { order: repo.Or
     // leaves draft): planning needs the lines alone, and the messages stay small.
     purchaseOrder: wasDraft || isDraft ? full() : undefined,
   };
+}
+
+/** What Postgres assigns to a written order, each as large as it can be encoded. */
+const LARGEST_ASSIGNED = { version: Number.MAX_SAFE_INTEGER, created_at: new Date(Date.UTC(2105, 11, 31, 23, 59, 59, 999)), updated_at: new Date(Date.UTC(2105, 11, 31, 23, 59, 59, 999)) };
+
+/**
+ * The size of an order's message when it is over what the bus carries, else undefined. Its
+ * lines repeat the SKU and warehouse of every item, and a draft's carries the whole order; a
+ * bound from the content's JSON (protobuf takes at most 6 bytes per JSON character, a Struct's
+ * list of small numbers being the worst) spares the exact encoding to all but very large orders.
+ */
+function tooLargeToAnnounce(accountId: string, id: string, columns: ReturnType<typeof orderColumns>, wasDraft: boolean): number | undefined {
+  const { order, items } = columns;
+  let bound = 1024 + 6 * columns.contentLength;
+  for (const i of items) bound += 128 + 3 * (i.sku_id.length + (i.external_warehouse_id ?? order.external_warehouse_id ?? "").length);
+  if (bound <= MAX_OUTBOX_MESSAGE_BYTES) return undefined;
+  const assigned = { ...LARGEST_ASSIGNED, itemIds: items.map(() => randomUUID()) };
+  const full = () => purchaseOrderFromWrite(order, items, assigned);
+  const size = encodeEntry(outboxEntry(topics.ordersPurchaseOrderUpdated, accountId, id, changedMessage(accountId, id, columns, assigned, wasDraft, full))).length;
+  return size > MAX_OUTBOX_MESSAGE_BYTES ? size : undefined;
 }
 
 /**
@@ -172,7 +192,13 @@ export async function writePurchaseOrders(
         unchanged.push({ i, id });
         continue;
       }
-      writes.push({ i, id, created: !target, wasDraft: target?.delivery_status === DRAFT, columns });
+      const wasDraft = target?.delivery_status === DRAFT;
+      const size = tooLargeToAnnounce(accountId, id, columns, wasDraft);
+      if (size !== undefined) {
+        replies.set(i, answer(400, ref, `the purchase order is too large to announce (${size} bytes encoded, at most ${MAX_OUTBOX_MESSAGE_BYTES}): send fewer items or smaller attributes`));
+        continue;
+      }
+      writes.push({ i, id, created: !target, wasDraft, columns });
     }
     if (atomic && replies.size) return { replies, stored: new Map(), writes: [], unchanged: [] };
     steps.mark("classified");

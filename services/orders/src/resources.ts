@@ -92,7 +92,7 @@ function numericText(v: string): string {
  * built in the same key order) as JSON: an equal hash means nothing changed. Built from the
  * columns, so it costs no second conversion, and only the hash is stored.
  */
-function contentHash(order: Omit<OrderWrite, "id" | "api_key_id" | "content_hash">, items: ItemWrite[]): string {
+function contentHash(order: Omit<OrderWrite, "id" | "api_key_id" | "content_hash">, items: ItemWrite[]): { hash: string; jsonLength: number } {
   const content = {
     ...order,
     attributes: sortedKeys(order.attributes),
@@ -104,7 +104,8 @@ function contentHash(order: Omit<OrderWrite, "id" | "api_key_id" | "content_hash
       total_price_vat: item.total_price_vat === null ? null : normalDecimal(item.total_price_vat),
     })),
   };
-  return createHash("sha256").update(JSON.stringify(content)).digest("base64");
+  const json = JSON.stringify(content);
+  return { hash: createHash("sha256").update(json).digest("base64"), jsonLength: json.length };
 }
 
 /** A JSON value with its objects' keys in one order: the same attributes sent in another order are no change. */
@@ -123,8 +124,8 @@ function normalDecimal(v: string): string {
   return v.replace(/^(-?)0+(?=\d)/, "$1").replace(/\.?0+$/, "");
 }
 
-/** The columns of an order and its items, and their content. */
-export function orderColumns(id: string, apiKeyId: string, po: PurchaseOrder): { order: OrderWrite; items: ItemWrite[] } {
+/** The columns of an order and its items, and the length of their content as JSON (what its hash is of). */
+export function orderColumns(id: string, apiKeyId: string, po: PurchaseOrder): { order: OrderWrite; items: ItemWrite[]; contentLength: number } {
   const items = itemColumns(id, po);
   const order = {
     external_po_no: po.externalPoNo,
@@ -138,7 +139,8 @@ export function orderColumns(id: string, apiKeyId: string, po: PurchaseOrder): {
     order_type: orNull(po.orderType),
     attributes: po.attributes ?? null,
   };
-  return { order: { id, api_key_id: apiKeyId, ...order, content_hash: contentHash(order, items) }, items };
+  const content = contentHash(order, items);
+  return { order: { id, api_key_id: apiKeyId, ...order, content_hash: content.hash }, items, contentLength: content.jsonLength };
 }
 
 function itemColumns(orderId: string, po: PurchaseOrder): ItemWrite[] {

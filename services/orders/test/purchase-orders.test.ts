@@ -141,18 +141,37 @@ describe("orders service: purchase orders (real Postgres and JetStream)", () => 
     expect(ms.filter((m) => m.externalPoNo === "A").map((m) => m.version)).toEqual([1n, 2n]);
   });
 
-  it("a draft too large to announce fails its batch with nothing written, while the items' COPY was under way, and the next write goes through", async () => {
+  it("an order too large to announce is its own 400 in a batch, checked before anything is written; the others are written and announced", async () => {
     const [account, key] = [randomUUID(), randomUUID()];
     // A draft's message carries the whole order: 1.2 MB of attributes is over what the bus takes.
-    const huge = order("HUGE", { deliveryStatus: 4, attributes: { note: "x".repeat(1_200_000) } });
-    const batch = [...Array.from({ length: 120 }, (_, i) => order(`N${i}`)), huge];
-    await expect(write(account, key, batch)).rejects.toMatchObject({ code: Code.InvalidArgument, rawMessage: expect.stringContaining("too large to announce") });
-    const counts = await Promise.all(["purchase_orders", "purchase_order_items", "outbox"].map(async (t) => Number((await db(t).where({ account_id: account }).count({ count: "*" }))[0].count)));
-    expect(counts).toEqual([0, 0, 0]);
-    const next = await write(account, key, batch.slice(0, 120));
-    expect(next.every((r) => r.result?.statusCode === 201)).toBe(true);
-    const [{ count }] = await db("purchase_order_items").where({ account_id: account }).count({ count: "*" });
-    expect(Number(count)).toBe(240);
+    const hugeDraft = order("HUGE-DRAFT", { deliveryStatus: 4, attributes: { note: "x".repeat(1_200_000) } });
+    // Any order's message carries a line per item with its warehouse.
+    const manyLines = order("MANY-LINES", {
+      items: Array.from({ length: 5000 }, (_, i) => ({ externalRowId: String(i), key: "K1", skuId: "sku-1", quantity: 1, externalWarehouseId: `WH-${"w".repeat(200)}` })),
+    });
+    // Large, but announceable: the bound sends it to the exact check, which lets it through.
+    const largeDraft = order("LARGE-DRAFT", { deliveryStatus: 4, attributes: { note: "y".repeat(300_000) } });
+    // 300 kB of JSON, but 1.6 MB encoded: a Struct's list of small numbers takes 5.5 bytes per JSON character.
+    const numbers = order("NUMBERS", { deliveryStatus: 4, attributes: { list: Array.from({ length: 150_000 }, () => 0) } });
+    const batch = [...Array.from({ length: 120 }, (_, i) => order(`N${i}`)), hugeDraft, manyLines, largeDraft, numbers];
+    const results = await write(account, key, batch);
+    expect(results.slice(120).map((r) => [r.result?.reference, r.result?.statusCode, r.result?.message.replace(/\d+ bytes/, "N bytes")])).toEqual([
+      ["HUGE-DRAFT", 400, expect.stringMatching(/^the purchase order is too large to announce \(N bytes encoded, at most \d+\)/)],
+      ["MANY-LINES", 400, expect.stringContaining("too large to announce")],
+      ["LARGE-DRAFT", 201, "created"],
+      ["NUMBERS", 400, expect.stringContaining("too large to announce")],
+    ]);
+    expect(results.slice(0, 120).every((r) => r.result?.statusCode === 201)).toBe(true);
+    const stored = await db("purchase_orders").where({ account_id: account }).pluck("external_po_no");
+    expect(stored).not.toContain("HUGE-DRAFT");
+    expect(stored).not.toContain("MANY-LINES");
+    expect(stored).toHaveLength(121);
+    await eventually(async () => messagesOf(account).length === 121);
+    // All or nothing (POST): one such order fails the request and nothing is written.
+    await expect(client.writePurchaseOrders({ purchaseOrders: [order("ATOMIC-1"), hugeDraft], mode: WriteMode.CREATE, atomic: true }, as(account, key))).resolves.toMatchObject({
+      results: [{ result: { statusCode: 0 } }, { result: { statusCode: 400 } }],
+    });
+    expect(await db("purchase_orders").where({ account_id: account, external_po_no: "ATOMIC-1" }).first()).toBeUndefined();
   });
 
   it("API-key origin: another key's order in a batch is that item's 409 until global; lists and gets follow the key", async () => {
