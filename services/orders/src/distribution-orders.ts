@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { create } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { ordersV1, topics } from "@analytics/contracts";
 import { inTransaction, isUuid, jsonProblems, pageOfIds, type Db, type Tx } from "@analytics/db";
@@ -7,7 +7,7 @@ import { invalid, notFound, type FieldViolation } from "@analytics/errors";
 import { enqueue, outboxEntry } from "@analytics/outbox";
 import type { ServiceContext } from "@analytics/rpc";
 import type { Page } from "./repository";
-import { MAX_KEY_LENGTH, textProblem, violationMessage } from "./validation";
+import { announcedSizeProblem, MAX_KEY_LENGTH, textProblem, violationMessage } from "./validation";
 
 /**
  * Distribution order rows, keyed by (externalDOID, externalRowID) within an account. `status` is
@@ -79,6 +79,8 @@ function violations(d: DistributionOrder, replace: boolean): FieldViolation[] {
   }
   for (const c of COUNTS) if ((d as unknown as Record<string, number>)[camel(c)] < 0) out.push({ path: field(c).jsonName, message: "must be at least 0" });
   out.push(...jsonProblems(d.attributes, "attributes"));
+  const tooLarge = out.length ? undefined : announcedSizeProblem(toBinary(DistributionOrderSchema, d).length, "distribution order");
+  if (tooLarge) out.push(tooLarge);
   return out;
 }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { clone, fromJson, toJson, type JsonValue } from "@bufbuild/protobuf";
+import { clone, fromJson, toBinary, toJson, type JsonValue } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ordersV1, topics } from "@analytics/contracts";
 import { inTransaction, isUuid, jsonProblems, pageOfIds, type Db, type Tx } from "@analytics/db";
@@ -7,7 +7,7 @@ import { invalid, notFound, type FieldViolation } from "@analytics/errors";
 import { enqueue, outboxEntry } from "@analytics/outbox";
 import type { ServiceContext } from "@analytics/rpc";
 import type { Page } from "./repository";
-import { MAX_KEY_LENGTH, textProblem, violationMessage } from "./validation";
+import { announcedSizeProblem, MAX_KEY_LENGTH, textProblem, violationMessage } from "./validation";
 
 /**
  * Transactions (sales and returns) with their items and statements, stored as proto JSON, and
@@ -88,6 +88,8 @@ function violations(t: Transaction, replace: boolean): FieldViolation[] {
     if (s.name !== undefined) add(`statements[${i}].name`, textProblem(s.name));
     out.push(...jsonProblems(s.customFields, `statements[${i}].customFields`));
   });
+  const tooLarge = out.length ? undefined : announcedSizeProblem(toBinary(TransactionSchema, t).length, "transaction");
+  if (tooLarge) out.push(tooLarge);
   return out;
 }
 

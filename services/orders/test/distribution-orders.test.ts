@@ -63,6 +63,16 @@ describe("orders service: distribution orders (real Postgres and JetStream)", ()
     expect(messages.map((m) => [m.version, m.distributionOrder?.status])).toEqual(steps.map(([, s], i) => [BigInt(i + 1), s]));
   });
 
+  it("a row too large to announce is its own 400 naming its size; the rest of the batch is written", async () => {
+    const account = randomUUID();
+    const row = (no: string, extra: Partial<RowInit> = {}): RowInit => ({ externalDoid: "DO-L", externalRowId: no, key: "K1", quantity: 1, ...extra }) as RowInit;
+    const results = await write(account, [row("1"), row("2", { attributes: { note: "x".repeat(600_000) } } as Partial<RowInit>)]);
+    expect(results.map((r) => [r.result?.statusCode, r.result?.message.replace(/\d+ bytes/, "N bytes")])).toEqual([
+      [201, expect.any(String)],
+      [400, expect.stringContaining("the distribution order is too large to announce (N bytes encoded, at most 524288)")],
+    ]);
+  });
+
   it("upserts by (externalDOID, externalRowID); lists by status; processing ids; one order's rows; PUT by id; isolation", async () => {
     const [account, other] = [randomUUID(), randomUUID()];
     const results = await write(account, [

@@ -81,6 +81,17 @@ describe("orders service: transactions and shipments (real Postgres and JetStrea
     expect(versions).toEqual([1n, 2n, 3n]);
   });
 
+  it("a transaction too large to announce is its own 400 naming its size; the rest of the batch is written", async () => {
+    const account = randomUUID();
+    const results = await write(account, [sale("T-OK"), sale("T-HUGE", { attributes: { note: "x".repeat(600_000) } })]);
+    expect(results.map((r) => [r.result?.reference, r.result?.statusCode])).toEqual([
+      ["T-OK", 201],
+      ["T-HUGE", 400],
+    ]);
+    expect(results[1].result?.message).toMatch(/the transaction is too large to announce \(\d+ bytes encoded, at most 524288\)/);
+    expect(await codeOf(client.getTransaction({ externalTransactionId: "T-HUGE" }, as(account)))).toBe(Code.NotFound);
+  });
+
   it("caps an item's shipped total at its quantity, also under 20 concurrent posts", async () => {
     const account = randomUUID();
     await write(account, [sale("S1")]);
