@@ -80,4 +80,4 @@ export function announcedSizeProblem(size: number, resource: string): FieldViola
   return { path: "", message: `the ${resource} is too large to announce (${size} bytes encoded, at most ${MAX_ANNOUNCED_RESOURCE_BYTES})` };
 }
 
-export const violationMessage = (violations: FieldViolation[]) => violations.map((v) => `${v.path}: ${v.message}`).join("; ");
+export const violationMessage = (violations: FieldViolation[]) => violations.map((v) => (v.path ? `${v.path}: ${v.message}` : v.message)).join("; ");

@@ -88,7 +88,7 @@ describe("orders service: transactions and shipments (real Postgres and JetStrea
       ["T-OK", 201],
       ["T-HUGE", 400],
     ]);
-    expect(results[1].result?.message).toMatch(/the transaction is too large to announce \(\d+ bytes encoded, at most 524288\)/);
+    expect(results[1].result?.message).toMatch(/^the transaction is too large to announce \(\d+ bytes encoded, at most 524288\)/);
     expect(await codeOf(client.getTransaction({ externalTransactionId: "T-HUGE" }, as(account)))).toBe(Code.NotFound);
   });
 
