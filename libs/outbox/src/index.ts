@@ -5,7 +5,7 @@ import type { Logger } from "pino";
 import { MAX_MESSAGE_BYTES, type Bus, type BusMessage } from "@analytics/bus";
 import type { Topic } from "@analytics/contracts";
 import type { Db, Migration } from "@analytics/db";
-import { invalid } from "@analytics/errors";
+import { invalid, type FieldViolation } from "@analytics/errors";
 
 /**
  * Transactional outbox: a change and the message announcing it are written in one transaction;
@@ -61,6 +61,20 @@ export const outboxMigrations: Migration[] = [outboxMigration, outboxTypedMigrat
 
 /** Messages over this size are refused at write time: NATS would never accept them. */
 export const MAX_OUTBOX_MESSAGE_BYTES = MAX_MESSAGE_BYTES - 16 * 1024;
+
+/**
+ * The encoded size at most of a resource that each of its changes announces whole (a product, a
+ * transaction, a distribution order row): half of what the bus carries, which leaves room for
+ * what its message adds (ids, timestamps, a transaction's shipments). A larger one could be
+ * stored but never announced, so it is that item's 400 instead of failing its whole batch.
+ */
+export const MAX_ANNOUNCED_RESOURCE_BYTES = 512 * 1024;
+
+/** The item's problem when a resource of `size` bytes encoded is over MAX_ANNOUNCED_RESOURCE_BYTES. */
+export function announcedSizeProblem(size: number, resource: string): FieldViolation | undefined {
+  if (size <= MAX_ANNOUNCED_RESOURCE_BYTES) return undefined;
+  return { path: "", message: `the ${resource} is too large to announce (${size} bytes encoded, at most ${MAX_ANNOUNCED_RESOURCE_BYTES})` };
+}
 
 export interface OutboxEntry<D extends DescMessage = DescMessage> {
   topic: Topic<D>;

@@ -5,6 +5,7 @@ import { jsonProblems, unstorableText } from "@analytics/db";
 const { ProductSchema } = catalogueV1;
 import type { FieldViolation } from "@analytics/errors";
 import { invalid } from "@analytics/errors";
+import { announcedSizeProblem } from "@analytics/outbox";
 import { DATE_FIELDS, WRITABLE_FIELDS, type Product } from "./resources";
 
 /**
@@ -109,18 +110,13 @@ export function productViolations(input: Product): FieldViolation[] {
   return problems;
 }
 
-/**
- * A product's encoded size at most: every change of it is announced with the whole product, and
- * the bus carries messages up to 1 MiB, so a larger product could be stored but never announced.
- */
-export const MAX_PRODUCT_BYTES = 512 * 1024;
-
 /** Rules across fields, checked on the product as it would be stored. */
 export function storedProductViolations(product: Product): FieldViolation[] {
   const key = keyProblem(product.key);
   const problems: FieldViolation[] = key ? [{ path: "key", message: key }] : [];
-  const size = toBinary(ProductSchema, product).length;
-  if (size > MAX_PRODUCT_BYTES) problems.push({ path: "", message: `the product is too large (${size} bytes encoded, at most ${MAX_PRODUCT_BYTES})` });
+  // Every change of a product is announced with the whole product.
+  const tooLarge = announcedSizeProblem(toBinary(ProductSchema, product).length, "product");
+  if (tooLarge) problems.push(tooLarge);
   if (product.startDate && product.endDate && product.endDate < product.startDate) {
     problems.push({ path: "endDate", message: "must not be before startDate" });
   }

@@ -4,10 +4,10 @@ import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/prot
 import { ordersV1, topics } from "@analytics/contracts";
 import { inTransaction, isUuid, jsonProblems, pageOfIds, type Db, type Tx } from "@analytics/db";
 import { invalid, notFound, type FieldViolation } from "@analytics/errors";
-import { enqueue, outboxEntry } from "@analytics/outbox";
+import { announcedSizeProblem, enqueue, outboxEntry } from "@analytics/outbox";
 import type { ServiceContext } from "@analytics/rpc";
 import type { Page } from "./repository";
-import { announcedSizeProblem, MAX_KEY_LENGTH, textProblem, violationMessage } from "./validation";
+import { MAX_KEY_LENGTH, textProblem, violationMessage } from "./validation";
 
 /**
  * Distribution order rows, keyed by (externalDOID, externalRowID) within an account. `status` is

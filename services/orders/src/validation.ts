@@ -67,17 +67,4 @@ export function purchaseOrderViolations(po: ordersV1.PurchaseOrder): FieldViolat
   return out;
 }
 
-/**
- * A transaction's or distribution order's encoded size at most, as sent. Each change of one is
- * announced with the whole resource (a transaction with its shipments too), and the bus carries
- * messages up to 1 MiB, so a larger one could be stored but never announced: it is that item's
- * 400 instead of failing its whole batch when the message is refused.
- */
-export const MAX_ANNOUNCED_RESOURCE_BYTES = 512 * 1024;
-
-export function announcedSizeProblem(size: number, resource: string): FieldViolation | undefined {
-  if (size <= MAX_ANNOUNCED_RESOURCE_BYTES) return undefined;
-  return { path: "", message: `the ${resource} is too large to announce (${size} bytes encoded, at most ${MAX_ANNOUNCED_RESOURCE_BYTES})` };
-}
-
 export const violationMessage = (violations: FieldViolation[]) => violations.map((v) => (v.path ? `${v.path}: ${v.message}` : v.message)).join("; ");
