@@ -76,6 +76,14 @@ function changedMessage(accountId: string, id: string, columns: { order: repo.Or
   };
 }
 
+type Columns = ReturnType<typeof orderColumns>;
+
+/** A written order's outbox entry; `full` builds the order a draft's message carries. */
+function announcement(accountId: string, id: string, created: boolean, wasDraft: boolean, columns: Columns, assigned: repo.WrittenOrder, full: () => PurchaseOrder) {
+  const topic = created ? topics.ordersPurchaseOrderCreated : topics.ordersPurchaseOrderUpdated;
+  return outboxEntry(topic, accountId, id, changedMessage(accountId, id, columns, assigned, wasDraft, full));
+}
+
 /** What Postgres assigns to a written order, each as large as it can be encoded. */
 const LARGEST_ASSIGNED = { version: Number.MAX_SAFE_INTEGER, created_at: new Date(Date.UTC(2105, 11, 31, 23, 59, 59, 999)), updated_at: new Date(Date.UTC(2105, 11, 31, 23, 59, 59, 999)) };
 
@@ -85,14 +93,13 @@ const LARGEST_ASSIGNED = { version: Number.MAX_SAFE_INTEGER, created_at: new Dat
  * bound from the content's JSON (protobuf takes at most 6 bytes per JSON character, a Struct's
  * list of small numbers being the worst) spares the exact encoding to all but very large orders.
  */
-function tooLargeToAnnounce(accountId: string, id: string, columns: ReturnType<typeof orderColumns>, wasDraft: boolean): number | undefined {
+function tooLargeToAnnounce(accountId: string, id: string, columns: Columns, wasDraft: boolean): number | undefined {
   const { order, items } = columns;
   let bound = 1024 + 6 * columns.contentLength;
   for (const i of items) bound += 128 + 3 * (i.sku_id.length + (i.external_warehouse_id ?? order.external_warehouse_id ?? "").length);
   if (bound <= MAX_OUTBOX_MESSAGE_BYTES) return undefined;
   const assigned = { ...LARGEST_ASSIGNED, itemIds: items.map(() => randomUUID()) };
-  const full = () => purchaseOrderFromWrite(order, items, assigned);
-  const size = encodeEntry(outboxEntry(topics.ordersPurchaseOrderUpdated, accountId, id, changedMessage(accountId, id, columns, assigned, wasDraft, full))).length;
+  const size = encodeEntry(announcement(accountId, id, false, wasDraft, columns, assigned, () => purchaseOrderFromWrite(order, items, assigned))).length;
   return size > MAX_OUTBOX_MESSAGE_BYTES ? size : undefined;
 }
 
@@ -158,7 +165,7 @@ export async function writePurchaseOrders(
       mode === WriteMode.REPLACE
         ? new Map((await repo.existingById(tx, accountId, valid.map((v) => v.po.id).filter(isUuid))).map((e) => [e.id, e]))
         : new Map<string, repo.ExistingOrder>();
-    const writes: { i: number; id: string; created: boolean; wasDraft: boolean; columns: ReturnType<typeof orderColumns> }[] = [];
+    const writes: { i: number; id: string; created: boolean; wasDraft: boolean; columns: Columns }[] = [];
     const unchanged: { i: number; id: string }[] = [];
     for (const { i, po } of valid) {
       const ref = po.externalPoNo;
@@ -216,8 +223,7 @@ export async function writePurchaseOrders(
           let order: PurchaseOrder | undefined;
           const full = () => (order ??= purchaseOrderFromWrite(w.columns.order, w.columns.items, a));
           if (!resultsOnly) built.set(w.id, full());
-          const topic = w.created ? topics.ordersPurchaseOrderCreated : topics.ordersPurchaseOrderUpdated;
-          return outboxEntry(topic, accountId, w.id, changedMessage(accountId, w.id, w.columns, a, w.wasDraft, full));
+          return announcement(accountId, w.id, w.created, w.wasDraft, w.columns, a, full);
         });
         messages.push(...encodeEntries(slice));
       }
