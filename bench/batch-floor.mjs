@@ -5,7 +5,7 @@
 // Usage: node bench/batch-floor.mjs [--start path/to/dist/local/start.js] [--rounds N]
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { arg, median, startPlatform } from "./platform.mjs";
+import { arg, median, startPlatform, untilRelayed } from "./platform.mjs";
 
 const ROUNDS = Number(arg("--rounds", 7));
 
@@ -55,21 +55,6 @@ try {
     await db.query("COMMIT");
     return performance.now() - t;
   }
-  /**
-   * Until the catalogue's outbox has no unpublished row: the batch's 1000 messages relayed and, in
-   * one process, consumed (the events queue's update_sku entries, planning's replica), which is
-   * CPU on the platform's one thread after the answer. Awaited after each batch, so that a batch
-   * never pays for the one before it.
-   */
-  async function untilRelayed() {
-    const t = performance.now();
-    for (;;) {
-      const { rows } = await db.query("SELECT count(*)::int AS n FROM catalogue.outbox WHERE published_at IS NULL AND dead_at IS NULL");
-      if (rows[0].n === 0) return performance.now() - t;
-      if (performance.now() - t > 30_000) throw new Error(`${rows[0].n} messages still unpublished after 30 s`);
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  }
   const relayedMs = [];
   async function api(round) {
     const body = Array.from({ length: 1000 }, (_, i) => product(`a${round}`, i));
@@ -77,7 +62,9 @@ try {
     const answer = await call("POST", "/v2/api/products/batch", body, token);
     const ms = performance.now() - t;
     if (answer.length !== 1000 || answer[0][0].statusCode !== 201) throw new Error("batch failed");
-    relayedMs.push(await untilRelayed());
+    // The batch's messages relayed (and, in one process, consumed) before the next round, so
+    // that neither the next batch nor the floor shares the platform with its consumers.
+    relayedMs.push(await untilRelayed(db, "catalogue"));
     return ms;
   }
   await api("warm");

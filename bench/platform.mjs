@@ -26,6 +26,23 @@ function clientOf(base) {
   return { call, signUp };
 }
 
+/**
+ * Milliseconds until `schema`'s outbox has no unpublished row (a pg client on the platform's
+ * database). In one process a row is marked published only after every consumer handled it, so
+ * a bench that awaits this after a write times its next request without that write's consumers
+ * (planning's replica, the events queue) on the platform's one thread; with the services
+ * separate, it means JetStream has every message.
+ */
+export async function untilRelayed(db, schema) {
+  const t = performance.now();
+  for (;;) {
+    const { rows } = await db.query(`SELECT count(*)::int AS n FROM ${schema}.outbox WHERE published_at IS NULL AND dead_at IS NULL`);
+    if (rows[0].n === 0) return performance.now() - t;
+    if (performance.now() - t > 30_000) throw new Error(`${rows[0].n} ${schema} messages still unpublished after 30 s`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
 /** Calls `each` with every complete line a stream sends (the stream keeps flowing); a line `each` throws on is skipped. */
 function forEachLine(stream, each) {
   let buf = "";

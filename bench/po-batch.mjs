@@ -15,7 +15,8 @@ import { createHash, randomUUID } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { arg, median, startPlatform, startSeparately } from "./platform.mjs";
+import pg from "pg";
+import { arg, median, startPlatform, startSeparately, untilRelayed } from "./platform.mjs";
 
 const ROUNDS = Number(arg("--rounds", 5));
 const ORDERS = 500;
@@ -90,22 +91,10 @@ try {
   }
   // The first write's 500 messages are relayed and consumed (planning's replica, the events
   // queue) after its answer; in one process that is about 125 ms of CPU, which a re-send sent at
-  // once paid for. The re-send is timed once the outbox has no unpublished row: in one process a
-  // row is marked published only after every consumer handled it; with --separate, once JetStream
-  // has it (the consumers, in their own processes, may still be at work).
-  const pg = (await import("pg")).default;
+  // once paid for. The re-send is timed after untilRelayed.
   const db = new pg.Client({ connectionString: url });
   await db.connect();
   const consumedMs = [];
-  async function untilRelayed() {
-    const t = performance.now();
-    for (;;) {
-      const { rows } = await db.query("SELECT count(*)::int AS n FROM orders.outbox WHERE published_at IS NULL AND dead_at IS NULL");
-      if (rows[0].n === 0) return consumedMs.push(performance.now() - t);
-      if (performance.now() - t > 30_000) throw new Error(`${rows[0].n} messages still unpublished after 30 s`);
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  }
   const firstRequestIds = [];
   async function api(round) {
     const body = Array.from({ length: ORDERS }, (_, i) => order(`a${round}`, i));
@@ -115,7 +104,7 @@ try {
     const first = answer.body;
     if (first.length !== ORDERS || first.some((r) => r.statusCode !== 201)) throw new Error(`batch failed: ${JSON.stringify(first[0])}`);
     firstRequestIds.push(answer.headers.get("x-request-id"));
-    await untilRelayed();
+    consumedMs.push(await untilRelayed(db, "orders"));
     const t2 = performance.now();
     const again = await call("POST", "/v2/api/purchaseorders/batch", body, token);
     const againMs = performance.now() - t2;
