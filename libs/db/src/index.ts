@@ -59,22 +59,37 @@ function copyText(value: CopyValue): string {
   return /[\\\t\n\r]/.test(text) ? text.replace(/[\\\t\n\r]/g, (c) => (c === "\\" ? "\\\\" : c === "\t" ? "\\t" : c === "\n" ? "\\n" : "\\r")) : text;
 }
 
+/** Rows per piece of a COPY's data: Postgres takes in the first while the next are written. */
+const COPY_ROWS_PER_PIECE = 500;
+
+/** COPY's data for `items`, a piece at a time, with a look at the event loop between pieces. */
+async function* copyData<T>(items: readonly T[], rowOf: (item: T) => CopyValue[]): AsyncGenerator<string> {
+  for (let from = 0; from < items.length; from += COPY_ROWS_PER_PIECE) {
+    if (from) await new Promise((resolve) => setImmediate(resolve));
+    let text = "";
+    for (const item of items.slice(from, from + COPY_ROWS_PER_PIECE)) text += rowOf(item).map(copyText).join("\t") + "\n";
+    yield text;
+  }
+}
+
 /**
- * Inserts rows with COPY FROM STDIN on the transaction's connection: thousands of rows without
- * a JSON document or parameters for Postgres to expand, the cheapest insert there is. COPY has
- * no RETURNING, so callers choose ids themselves. The driver's query timeout covers the COPY like
- * any statement, so a server that stops answering fails it instead of hanging.
+ * Inserts a row per item (`rowOf`, or the items are the rows) with COPY FROM STDIN on the
+ * transaction's connection: thousands of rows without a JSON document or parameters for Postgres
+ * to expand, the cheapest insert there is. The data is written in pieces of 500 rows, each as it
+ * is built, so that Postgres inserts the first while the rest are formed (and the caller, between
+ * pieces, does work of its own). COPY has no RETURNING, so callers choose ids themselves. The
+ * driver's query timeout covers the COPY like any statement, so a server that stops answering
+ * fails it instead of hanging.
  */
-export async function copyRows(tx: Tx, table: string, columns: string[], rows: CopyValue[][]): Promise<void> {
-  if (!rows.length) return;
+export async function copyRows<T = CopyValue[]>(tx: Tx, table: string, columns: string[], items: readonly T[], rowOf?: (item: T) => CopyValue[]): Promise<void> {
+  if (!items.length) return;
   [table, ...columns].forEach(assertIdentifier);
   const client = (await tx.client.acquireConnection()) as pg.Client;
-  const text = rows.map((row) => row.map(copyText).join("\t")).join("\n") + "\n";
   const sql = `COPY ${table} (${columns.join(", ")}) FROM STDIN`;
   // Seen like any statement by whoever listens to the database's query events (counts, logs).
   tx.client.emit("query", { sql, bindings: [], method: "copy" });
   const copy = client.query(copyFrom(sql));
-  await pipeline(Readable.from([text]), copy);
+  await pipeline(Readable.from(copyData(items, rowOf ?? ((row) => row as CopyValue[]))), copy);
 }
 
 /** A migration of one service; names sort in the order they run. */

@@ -61,6 +61,12 @@ describe("db", () => {
         }),
       ).rejects.toThrow("later step failed");
       expect(await db("rows").where({ id: 5 })).toEqual([]);
+      // Many rows go in pieces, each formed from its item as it is written: every row arrives,
+      // once, whole, however the pieces fall (1,234 rows: 500, 500 and 234).
+      const items = Array.from({ length: 1234 }, (_, n) => ({ n: 100 + n, text: `row ${n}\tend` }));
+      await inTransaction(db, (tx) => copyRows(tx, "rows", ["id", "t", "n"], items, (i) => [i.n, i.text, i.n * 2]));
+      const [many] = await db("rows").where("id", ">=", 100).select(db.raw("count(*)::int AS rows, count(DISTINCT id)::int AS ids, sum(n)::int AS total"), db.raw("bool_and(t = 'row ' || (id - 100) || E'\\tend') AS whole"));
+      expect(many).toEqual({ rows: 1234, ids: 1234, total: items.reduce((s, i) => s + i.n * 2, 0), whole: true });
     } finally {
       await db.destroy();
     }

@@ -209,7 +209,13 @@ export async function writePurchaseOrders(
     }
     if (atomic && replies.size) return { replies, stored: new Map(), writes: [], unchanged: [] };
     steps.mark("classified");
-    const { written: assigned, itemsCopied } = await repo.writeOrders(tx, accountId, writes.map((w) => w.columns.order), writes.flatMap((w) => w.columns.items));
+    const { written: assigned, itemsCopied } = await repo.writeOrders(
+      tx,
+      accountId,
+      writes.map((w) => w.columns.order),
+      writes.flatMap((w) => w.columns.items),
+      writes.filter((w) => !w.created).map((w) => w.id),
+    );
     // Written orders are built from what was written (no read-back), and only when answered or a
     // draft's queue payload. Their messages are built and encoded while Postgres takes the items'
     // COPY, a slice at a time so that the COPY's data and answers get through in between.

@@ -136,9 +136,9 @@ export interface WrittenOrder {
 
 /**
  * Creates or replaces orders by id in one statement (the origin key of an existing order is
- * kept), then replaces their items in two more (delete, COPY): an item keeps its id when its
- * externalRowID stays. Nothing is read back: the orders' statement returns what Postgres
- * assigned, and item ids are chosen here. It returns while Postgres is still taking the items'
+ * kept), then replaces their items in two more (delete those of the `replaced` orders, COPY): an
+ * item keeps its id when its externalRowID stays. Nothing is read back: the orders' statement
+ * returns what Postgres assigned, and item ids are chosen here. It returns while Postgres is still taking the items'
  * COPY (`itemsCopied`), so that the caller can build its messages meanwhile; the transaction's
  * next statement waits for it.
  */
@@ -147,6 +147,7 @@ export async function writeOrders(
   accountId: string,
   orders: OrderWrite[],
   items: ItemWrite[],
+  replaced: string[],
 ): Promise<{ written: Map<string, WrittenOrder>; itemsCopied: Promise<void> }> {
   const written = new Map<string, WrittenOrder>();
   if (!orders.length) return { written, itemsCopied: Promise.resolve() };
@@ -169,22 +170,27 @@ export async function writeOrders(
     [accountId, asJson(orders)],
   );
   for (const r of stored.rows) written.set(r.id, { version: Number(r.version), created_at: r.created_at, updated_at: r.updated_at, itemIds: [] });
-  // Items are replaced: the old ones deleted (their ids kept for rows whose externalRowID stays),
-  // the new ones COPYed in, 5,000 items of a batch without a document for Postgres to expand.
-  const old: { rows: { id: string; purchase_order_id: string; external_row_id: string | null }[] } = await tx.raw(
-    "DELETE FROM purchase_order_items WHERE account_id = ? AND purchase_order_id = ANY(?::uuid[]) RETURNING id, purchase_order_id, external_row_id",
-    [accountId, orders.map((o) => o.id)],
-  );
+  // Items of `replaced` orders are replaced: the old ones deleted (their ids kept for rows whose
+  // externalRowID stays), the new ones COPYed in with those of new orders, 5,000 items of a batch
+  // without a document for Postgres to expand. A new order has no items to delete.
+  const old: { rows: { id: string; purchase_order_id: string; external_row_id: string | null }[] } = replaced.length
+    ? await tx.raw(
+        "DELETE FROM purchase_order_items WHERE account_id = ? AND purchase_order_id = ANY(?::uuid[]) RETURNING id, purchase_order_id, external_row_id",
+        [accountId, replaced],
+      )
+    : { rows: [] };
   const kept = new Map(old.rows.filter((r) => r.external_row_id !== null).map((r) => [`${r.purchase_order_id}\u0000${r.external_row_id}`, r.id]));
-  const rows = items.flatMap((i) => {
+  const copied = items.flatMap((i) => {
     const order = written.get(i.purchase_order_id);
     if (!order) return [];
     const id = (i.external_row_id !== null && kept.get(`${i.purchase_order_id}\u0000${i.external_row_id}`)) || randomUUID();
     order.itemIds[i.position] = id;
-    return [[id, accountId, i.purchase_order_id, i.position, i.external_row_id, i.key, i.sku, i.ean, i.season, i.sku_id, i.quantity, i.delivery_date,
-      i.external_warehouse_id, i.total_price_net, i.total_price_vat, i.total_price_currency, i.deliveries ?? [], i.delivered_quantity, i.attributes]];
+    return [{ id, i }];
   });
-  return { written, itemsCopied: copyRows(tx, "purchase_order_items", ITEM_COLUMNS, rows) };
+  // Each item's row is formed while the COPY runs (copyRows writes them a piece at a time).
+  const row = ({ id, i }: (typeof copied)[number]) => [id, accountId, i.purchase_order_id, i.position, i.external_row_id, i.key, i.sku, i.ean, i.season, i.sku_id, i.quantity, i.delivery_date,
+    i.external_warehouse_id, i.total_price_net, i.total_price_vat, i.total_price_currency, i.deliveries ?? [], i.delivered_quantity, i.attributes];
+  return { written, itemsCopied: copyRows(tx, "purchase_order_items", ITEM_COLUMNS, copied, row) };
 }
 
 const ORDER_COLUMNS = `id, seq, api_key_id, external_po_no, order_date, delivery_date, delivery_status, external_comment,
