@@ -138,9 +138,9 @@ export interface WrittenOrder {
  * Creates or replaces orders by id in one statement (the origin key of an existing order is
  * kept), then replaces their items in two more (delete those of the `replaced` orders, COPY): an
  * item keeps its id when its externalRowID stays. Nothing is read back: the orders' statement
- * returns what Postgres assigned, and item ids are chosen here. It returns while Postgres is still taking the items'
- * COPY (`itemsCopied`), so that the caller can build its messages meanwhile; the transaction's
- * next statement waits for it.
+ * returns what Postgres assigned, and item ids are chosen here. It returns while Postgres is still
+ * taking the items' COPY (`itemsCopied`), so that the caller can build its messages meanwhile; the
+ * transaction's next statement waits for it.
  */
 export async function writeOrders(
   tx: Tx,
