@@ -81,7 +81,9 @@ async function* copyData<T>(items: readonly T[], rowOf: (item: T) => CopyValue[]
  * driver's query timeout covers the COPY like any statement, so a server that stops answering
  * fails it instead of hanging.
  */
-export async function copyRows<T = CopyValue[]>(tx: Tx, table: string, columns: string[], items: readonly T[], rowOf?: (item: T) => CopyValue[]): Promise<void> {
+export async function copyRows(tx: Tx, table: string, columns: string[], rows: readonly CopyValue[][]): Promise<void>;
+export async function copyRows<T>(tx: Tx, table: string, columns: string[], items: readonly T[], rowOf: (item: T) => CopyValue[]): Promise<void>;
+export async function copyRows<T>(tx: Tx, table: string, columns: string[], items: readonly T[], rowOf?: (item: T) => CopyValue[]): Promise<void> {
   if (!items.length) return;
   [table, ...columns].forEach(assertIdentifier);
   const client = (await tx.client.acquireConnection()) as pg.Client;
