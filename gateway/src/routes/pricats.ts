@@ -122,7 +122,10 @@ export function pricatRoutes(ctx: RouteContext, pricing: Client<typeof pricingV1
       z.strictObject({ pricat: pricatInput, items: z.array(z.unknown()).min(1).max(1000) }),
       z.strictObject({ pricat: pricatInput, items: z.array(pricatSkuInput).min(1).max(1000) }),
     ),
-    responses: { 200: { description: "one BatchResponse per item (reference: sku)", schema: z.array(batchResponseSchema) }, 400: badRequest },
+    responses: {
+      200: { description: "one BatchResponse per item (reference: sku); a row named twice is answered as if the rows ran in order (201 then 200) and the later is stored", schema: z.array(batchResponseSchema) },
+      400: badRequest,
+    },
     handler: async ({ body, caller }, _req, reply) => {
       const pricat = { externalId: body.pricat.externalId, name: body.pricat.name ?? "", supplierGln: body.pricat.supplierGln ?? undefined, supplierName: body.pricat.supplierName ?? undefined };
       const results = await runBatch(body.items, pricatSkuInput, "sku", async (items) => {

@@ -115,7 +115,8 @@ export async function upsertPricatSkus(ctx: ServiceContext, accountId: string, r
   req.items.forEach((item, index) => {
     if (outcomes[index]) return;
     const key = `${item.sku}\u0000${item.season ?? ""}`;
-    // A row sent twice: the later one is stored, both are answered by it.
+    // A row sent twice: the later one is stored, and the rows are answered as if they ran in
+    // order (as products are): only the first of a new row is "created", the rest "updated".
     byKey.set(key, { index: [...(byKey.get(key)?.index ?? []), index], item });
   });
   const done = await inTransaction(ctx.db, async (tx) => {
@@ -145,9 +146,9 @@ export async function upsertPricatSkus(ctx: ServiceContext, accountId: string, r
       ),
     );
     for (const w of written as { sku: string; season: string; created: boolean }[]) {
-      for (const index of byKey.get(`${w.sku}\u0000${w.season}`)!.index) {
-        result[index] = w.created ? outcome(201, w.sku, "created") : outcome(200, w.sku, "updated");
-      }
+      byKey.get(`${w.sku}\u0000${w.season}`)!.index.forEach((index, n) => {
+        result[index] = w.created && n === 0 ? outcome(201, w.sku, "created") : outcome(200, w.sku, "updated");
+      });
     }
     return result;
   });

@@ -420,6 +420,17 @@ describe("pricing service (real Postgres and JetStream)", () => {
       await eventually(async () => published.filter((m) => m.accountId === account && m.subject.endsWith("pricat_sku.upserted")).length === 5, 10_000, "pricat messages");
     });
 
+    it("answers a row named twice in one request as if in order: 201 then 200, the later stored", async () => {
+      const account = randomUUID();
+      const pricat = { externalId: "PD", name: "Twice" };
+      const first = await client.upsertPricatSkus({ pricat, items: [item("D", { season: "SS27", prices: { wholesale: dec("1") } }), item("E"), item("D", { season: "SS27", prices: { wholesale: dec("2") } })] }, as(account));
+      expect(statuses(first.results)).toEqual([201, 201, 200]);
+      const again = await client.upsertPricatSkus({ pricat, items: [item("D", { season: "SS27" }), item("D", { season: "SS27", prices: { wholesale: dec("3") } })] }, as(account));
+      expect(statuses(again.results)).toEqual([200, 200]);
+      const rows = await client.listPricatSkus({ pricatExternalIds: ["PD"], skus: ["D"] }, as(account));
+      expect(rows.skus.map((s) => s.prices.wholesale?.value)).toEqual(["3"]);
+    });
+
     it("a row whose custom fields, attributes or price names Postgres cannot store (NUL) is its own 400 naming the path; the others are written", async () => {
       const account = randomUUID();
       const { results } = await client.upsertPricatSkus(
