@@ -147,10 +147,12 @@ export async function startSeparately({ env = {} } = {}) {
     ...env,
   };
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
-  const spawnOne = (script, extra) => spawn(process.execPath, [...nodeArgs, script], { env: { ...common, ...extra }, stdio: ["ignore", "ignore", "inherit"] });
+  // BENCH_GATEWAY_NODE_ARGS: node options of the gateway process alone (e.g. --max-semi-space-size=1).
+  const gatewayArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? "").split(" ").filter(Boolean);
+  const spawnOne = (script, extra, args = nodeArgs) => spawn(process.execPath, [...args, script], { env: { ...common, ...extra }, stdio: ["ignore", "ignore", "inherit"] });
   const processes = Object.fromEntries(services.map((s, i) => [s, spawnOne(`dist/services/${s}/main.js`, { SERVICE_PORT: String(portOf(i)), HEALTH_PORT: String(portOf(i) + 1) })]));
   const gatewayPort = portOf(services.length);
-  processes.gateway = spawnOne("dist/gateway/main.js", { PORT: String(gatewayPort) });
+  processes.gateway = spawnOne("dist/gateway/main.js", { PORT: String(gatewayPort) }, [...nodeArgs, ...gatewayArgs]);
   const gatewayBase = `http://127.0.0.1:${gatewayPort}`;
   const stop = async () => {
     await Promise.all(
