@@ -11,6 +11,13 @@ export class JsonItems {
 }
 
 /**
+ * The reason the calls behind an answer are aborted when it ends: one shared error, because an
+ * abort without a reason builds a DOMException (a stack trace) per answer, and a finished call
+ * no longer listens anyway.
+ */
+const ANSWER_ENDED = new ConnectError("the answer ended", Code.Canceled);
+
+/**
  * A JSON array answer from a server-streaming call, written chunk by chunk as the chunks arrive,
  * so a 10 MB page is never held whole in the gateway. `call` starts the call with the answer's
  * signal; `toRest` turns one chunk into its REST items (it may call other services for that
@@ -85,7 +92,7 @@ export async function jsonArrayStream<C>(
   const stream = Readable.from(body());
   stream.once("close", () => {
     clearTimeout(idle);
-    answer.abort();
+    answer.abort(ANSWER_ENDED);
   });
   return { first: first.done ? undefined : first.value, body: stream };
 }

@@ -151,8 +151,12 @@ export function createServiceTransport(baseUrl: string): Transport {
           for await (const bytes of envelopes(data(stream))) {
             if (ended) throw new ConnectError("protocol error: a message after the end of the stream", Code.Internal);
             if (bytes.flags & END_STREAM) {
-              const end = endStreamFromJson(bytes.data);
-              if (end.error) throw end.error;
+              // A successful stream ends with `{}`; connect's parser builds a ConnectError (a stack
+              // trace) before it parses anything, so it reads only ends that say more.
+              if (!isEmptyEnd(bytes.data)) {
+                const end = endStreamFromJson(bytes.data);
+                if (end.error) throw end.error;
+              }
               ended = true;
             } else if (bytes.flags & COMPRESSED) throw new ConnectError("protocol error: a compressed message", Code.Internal);
             else yield fromBinary(method.output, bytes.data);
@@ -171,6 +175,9 @@ type HeaderInit = ConstructorParameters<typeof Headers>[0];
 
 const COMPRESSED = 0b01;
 const END_STREAM = 0b10;
+
+/** The end of a stream that carries neither error nor metadata: `{}`. */
+const isEmptyEnd = (data: Buffer) => data.length === 2 && data[0] === 0x7b && data[1] === 0x7d;
 
 /**
  * The Connect stream's envelopes (a flags byte, a 4-byte length, the message) cut out of the
