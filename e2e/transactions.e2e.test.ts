@@ -42,12 +42,18 @@ describe("transactions over HTTP", () => {
     expect((await acme.api("GET", "/v2/api/transactions")).headers.get("x-total-count")).toBe("2");
     expect((await acme.api("GET", "/v2/api/transactions/example")).body.externalTransactionID).toBe("T-2026-0001");
 
-    const ship = (quantity: number) => acme.api("POST", "/v2/api/transactions/T-1/items/1/shipments", { shipmentID: `S-${quantity}`, quantity, shipmentDate: "2026-03-02T00:00:00Z", externalWarehouseID: "WH1" });
+    const ship = (quantity: number, shipmentID = `S-${quantity}`) => acme.api("POST", "/v2/api/transactions/T-1/items/1/shipments", { shipmentID, quantity, shipmentDate: "2026-03-02T00:00:00Z", externalWarehouseID: "WH1" });
     const first = await ship(1);
     expect([first.status, first.body.items[0].shipments]).toEqual([201, [{ shipmentID: "S-1", quantity: 1, shipmentDate: "2026-03-02T00:00:00.000Z", externalWarehouseID: "WH1" }]]);
+    // A client's retry of the same shipment adds nothing; the same shipmentID with other values is a 409.
+    const retried = await ship(1);
+    expect([retried.status, retried.body.items[0].shipments.length]).toEqual([200, 1]);
+    expect((await ship(2, "S-1")).status).toBe(409);
+    const unnamed = await acme.api("POST", "/v2/api/transactions/T-1/items/1/shipments", { quantity: 1.5 });
+    expect([unnamed.status, unnamed.body.details?.[0]?.path]).toEqual([400, "[0].quantity"]);
     const over = await ship(4);
     expect([over.status, over.body.message]).toEqual([400, expect.stringContaining("exceed")]);
-    const concurrent = await Promise.all(Array.from({ length: 10 }, () => ship(1)));
+    const concurrent = await Promise.all(Array.from({ length: 10 }, (_, n) => ship(1, `C-${n}`)));
     expect(concurrent.map((r) => r.status).sort()).toEqual([201, 201, 201, 400, 400, 400, 400, 400, 400, 400]);
     expect((await acme.api("GET", "/v2/api/transactions/T-1")).body.items[0].shipments.length).toBe(4);
     expect((await acme.api("POST", "/v2/api/transactions/T-1/items/nope/shipments", { quantity: 1 })).status).toBe(404);

@@ -238,16 +238,23 @@ export function transactionRoutes(ctx: RouteContext, orders: Client<typeof order
     tag,
     auth: "bearer",
     params: { externalTransactionID: z.string().min(1).max(500), externalItemID: z.string().min(1).max(500) },
-    body: z.union([z.array(shipmentInput).min(1).max(BATCH_MAX), shipmentInput]).describe("a Shipment or an array of them"),
+    // One shipment is read as an array of one, so that a bad field is named (`[0].quantity`)
+    // rather than the whole body failing both forms of a union.
+    body: documentAs(
+      z.preprocess((v) => (Array.isArray(v) ? v : [v]), z.array(shipmentInput).min(1).max(BATCH_MAX)),
+      z.union([z.array(shipmentInput).min(1).max(BATCH_MAX), shipmentInput]).describe("a Shipment or an array of them"),
+    ),
     responses: {
       201: { description: "the transaction with its shipments", schema: transactionSchema },
+      200: { description: "every shipment was already there (its shipmentID with the same values): nothing added", schema: transactionSchema },
       400: { description: "invalid, or the shipped total would exceed the item's quantity", schema: generalResponseSchema },
       404: { description: "unknown transaction or item", schema: generalResponseSchema },
+      409: { description: "a shipmentID the item already has, with other values", schema: generalResponseSchema },
     },
     handler: async ({ params, body: sent, caller }, _req, reply) => {
-      const shipments = convertBody(() => (Array.isArray(sent) ? sent : [sent]).map((s) => fromRestJson(ShipmentSchema, s)));
+      const shipments = convertBody(() => sent.map((s) => fromRestJson(ShipmentSchema, s)));
       const res = await orders.addShipments({ externalTransactionId: params.externalTransactionID, externalItemId: params.externalItemID, shipments }, as(caller));
-      reply.status(201);
+      reply.status(res.added ? 201 : 200);
       return toRest(res.transaction!);
     },
   });

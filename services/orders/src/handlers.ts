@@ -109,7 +109,7 @@ export function ordersRoutes(ctx: ServiceContext) {
         };
       },
       async addShipments(req, c) {
-        return { transaction: await transactions.addShipments(ctx, callerOf(c).accountId, req.externalTransactionId, req.externalItemId, req.shipments) };
+        return transactions.addShipments(ctx, callerOf(c).accountId, req.externalTransactionId, req.externalItemId, req.shipments);
       },
     });
 }

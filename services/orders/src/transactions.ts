@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { clone, fromJson, toBinary, toJson, type JsonValue } from "@bufbuild/protobuf";
+import { clone, equals, fromJson, toBinary, toJson, type JsonValue } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ordersV1, topics } from "@analytics/contracts";
 import { inTransaction, isUuid, jsonProblems, pageOfIds, type Db, type Tx } from "@analytics/db";
-import { invalid, notFound, type FieldViolation } from "@analytics/errors";
+import { conflict, invalid, notFound, type FieldViolation } from "@analytics/errors";
 import { announcedSizeProblem, enqueue, outboxEntry } from "@analytics/outbox";
 import type { ServiceContext } from "@analytics/rpc";
 import type { Page } from "./repository";
@@ -13,8 +13,11 @@ import { MAX_KEY_LENGTH, textProblem, violationMessage } from "./validation";
  * Transactions (sales and returns) with their items and statements, stored as proto JSON, and
  * shipments per item in rows of their own. A write is a fixed handful of statements whatever the
  * number of transactions; one re-sent with the same body is left alone (no update, no message).
- * A shipment post locks its transaction's row, so an item's shipped total never exceeds its
- * quantity, also under concurrent posts.
+ * A shipment post and a write lock the transaction's row before they read what is shipped, so
+ * an item's shipped total never exceeds its quantity, also when posts and replaces race: a write
+ * that would leave an item below what it has shipped is that transaction's 400, and an item a
+ * write removes loses its shipments. A shipment re-posted with its shipmentID and the same values
+ * is a replay, not added again.
  */
 
 const { TransactionSchema, ShipmentSchema, WriteMode } = ordersV1;
@@ -104,6 +107,16 @@ export interface TxOutcome {
 
 const answer = (statusCode: number, reference: string, message: string, v: FieldViolation[] = []): TxOutcome => ({ statusCode, message, reference, referenceField: REFERENCE, violations: v });
 
+/** What each item of these transactions has shipped, by `transactionId/externalItemId`. */
+async function shippedTotals(tx: Tx, accountId: string, ids: string[]): Promise<Map<string, number>> {
+  if (!ids.length) return new Map();
+  const r = await tx.raw(
+    "SELECT transaction_id, external_item_id, sum(quantity)::int AS shipped FROM shipments WHERE account_id = ? AND transaction_id = ANY(?::uuid[]) GROUP BY transaction_id, external_item_id",
+    [accountId, ids],
+  );
+  return new Map(r.rows.map((x: { transaction_id: string; external_item_id: string; shipped: number }) => [`${x.transaction_id}/${x.external_item_id}`, x.shipped]));
+}
+
 async function shipmentsOf(db: Db | Tx, accountId: string, ids: string[]): Promise<ShipmentRow[]> {
   if (!ids.length) return [];
   const r = await db.raw("SELECT transaction_id, external_item_id, body FROM shipments WHERE account_id = ? AND transaction_id = ANY(?::uuid[]) ORDER BY seq", [accountId, ids]);
@@ -137,25 +150,53 @@ export async function writeTransactions(ctx: ServiceContext, accountId: string, 
   if (!valid.length) return outcomes as TxOutcome[];
   const done = await inTransaction(ctx.db, async (tx) => {
     await tx.raw("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", [`orders.transactions:${accountId}`]);
+    // Row locks (FOR UPDATE), as a shipment post takes: the shipped totals read below stay true
+    // until this write commits.
     const byExt = new Map<string, { id: string }>(
-      (await tx.raw("SELECT id, external_transaction_id FROM transactions WHERE account_id = ? AND external_transaction_id = ANY(?::text[])", [accountId, valid.map((v) => v.t.externalTransactionId)])).rows.map(
-        (r: { id: string; external_transaction_id: string }) => [r.external_transaction_id, r],
-      ),
+      (
+        await tx.raw("SELECT id, external_transaction_id FROM transactions WHERE account_id = ? AND external_transaction_id = ANY(?::text[]) ORDER BY id FOR UPDATE", [
+          accountId,
+          valid.map((v) => v.t.externalTransactionId),
+        ])
+      ).rows.map((r: { id: string; external_transaction_id: string }) => [r.external_transaction_id, r]),
     );
     const byId = new Set<string>(
-      replace ? (await tx.raw("SELECT id FROM transactions WHERE account_id = ? AND id = ANY(?::uuid[])", [accountId, valid.map((v) => v.t.id).filter(isUuid)])).rows.map((r: { id: string }) => r.id) : [],
+      replace ? (await tx.raw("SELECT id FROM transactions WHERE account_id = ? AND id = ANY(?::uuid[]) ORDER BY id FOR UPDATE", [accountId, valid.map((v) => v.t.id).filter(isUuid)])).rows.map((r: { id: string }) => r.id) : [],
     );
+    const shipped = await shippedTotals(tx, accountId, [...new Set([...[...byExt.values()].map((e) => e.id), ...byId])]);
+    /** The first item the transaction would leave below what it has shipped, as a 400. */
+    const belowShipped = (id: string, t: Transaction, ref: string): TxOutcome | undefined => {
+      const i = t.items.findIndex((item) => item.quantity < (shipped.get(`${id}/${item.externalItemId}`) ?? 0));
+      if (i < 0) return undefined;
+      const message = `must be at least the ${shipped.get(`${id}/${t.items[i].externalItemId}`)} already shipped`;
+      return answer(400, ref, `items[${i}].quantity ${message}`, [{ path: `items[${i}].quantity`, message }]);
+    };
     const replies = new Map<number, TxOutcome>();
-    const writes: { i: number; id: string; body: JsonValue; ext: string }[] = [];
+    const writes: { i: number; id: string; body: JsonValue; ext: string; items: string[] }[] = [];
     for (const { i, t } of valid) {
       const ref = t.externalTransactionId;
       const existing = byExt.get(ref);
+      let id: string;
       if (replace) {
-        if (!byId.has(t.id)) replies.set(i, answer(404, ref, `transaction ${t.id} not found`));
-        else if (existing && existing.id !== t.id) replies.set(i, answer(409, ref, `another transaction has externalTransactionID ${ref}`));
-        else writes.push({ i, id: t.id, body: bodyOf(t), ext: ref });
-      } else if (existing && mode === WriteMode.CREATE) replies.set(i, answer(409, ref, `transaction ${ref} already exists`));
-      else writes.push({ i, id: existing?.id ?? randomUUID(), body: bodyOf(t), ext: ref });
+        if (!byId.has(t.id)) {
+          replies.set(i, answer(404, ref, `transaction ${t.id} not found`));
+          continue;
+        }
+        if (existing && existing.id !== t.id) {
+          replies.set(i, answer(409, ref, `another transaction has externalTransactionID ${ref}`));
+          continue;
+        }
+        id = t.id;
+      } else {
+        if (existing && mode === WriteMode.CREATE) {
+          replies.set(i, answer(409, ref, `transaction ${ref} already exists`));
+          continue;
+        }
+        id = existing?.id ?? randomUUID();
+      }
+      const short = belowShipped(id, t, ref);
+      if (short) replies.set(i, short);
+      else writes.push({ i, id, body: bodyOf(t), ext: ref, items: t.items.map((item) => item.externalItemId) });
     }
     if (!writes.length) return { replies, rows: new Map<string, StoredRow & { created: boolean; unchanged?: boolean }>(), shipments: [] as ShipmentRow[], writes };
     const written: { rows: (StoredRow & { created: boolean })[] } = await tx.raw(
@@ -174,6 +215,15 @@ export async function writeTransactions(ctx: ServiceContext, accountId: string, 
     if (untouched.length) {
       const same: { rows: StoredRow[] } = await tx.raw(`SELECT ${SELECT} FROM transactions WHERE account_id = ? AND id = ANY(?::uuid[])`, [accountId, untouched]);
       for (const r of same.rows) rows.set(r.id, { ...r, created: false, unchanged: true });
+    }
+    // An item a write removed takes its shipments with it (a created transaction has none).
+    const changed = writes.filter((w) => rows.get(w.id) && !rows.get(w.id)!.created && !rows.get(w.id)!.unchanged);
+    if (changed.length) {
+      await tx.raw(
+        `DELETE FROM shipments s USING jsonb_to_recordset(?::jsonb) AS x(id uuid, items text[])
+         WHERE s.account_id = ? AND s.transaction_id = x.id AND NOT (s.external_item_id = ANY(x.items))`,
+        [JSON.stringify(changed.map((w) => ({ id: w.id, items: w.items }))), accountId],
+      );
     }
     const shipments = await shipmentsOf(tx, accountId, [...rows.keys()]);
     await enqueue(tx, announce(accountId, written.rows, shipments));
@@ -209,36 +259,54 @@ export async function getTransaction(db: Db, accountId: string, externalId: stri
   return fromStored(row, await shipmentsOf(db, accountId, [row.id]));
 }
 
-/** Adds shipments to one item; the item's shipped total may not exceed its quantity (400). */
-export async function addShipments(ctx: ServiceContext, accountId: string, externalId: string, itemId: string, shipments: ordersV1.Shipment[]): Promise<Transaction> {
+/**
+ * Adds shipments to one item; the item's shipped total may not exceed its quantity (400). A
+ * shipment whose shipmentID the item already has is a replay: with the same values it is not
+ * added again (a client's retry ships nothing twice), with other values it is a 409.
+ */
+export async function addShipments(ctx: ServiceContext, accountId: string, externalId: string, itemId: string, shipments: ordersV1.Shipment[]): Promise<{ transaction: Transaction; added: number }> {
   if (!shipments.length) throw invalid("at least one shipment is required", [{ path: "", message: "at least one shipment" }]);
+  const ids = new Set<string>();
   shipments.forEach((s, i) => {
     if (s.quantity < 1) throw invalid(`[${i}].quantity must be at least 1`, [{ path: `[${i}].quantity`, message: "must be at least 1" }]);
     const problem = s.shipmentId === undefined ? undefined : textProblem(s.shipmentId, MAX_KEY_LENGTH);
     if (problem) throw invalid(`[${i}].shipmentID ${problem}`, [{ path: `[${i}].shipmentID`, message: problem }]);
+    if (s.shipmentId !== undefined && ids.has(s.shipmentId)) {
+      throw invalid(`[${i}].shipmentID appears more than once in the request`, [{ path: `[${i}].shipmentID`, message: "appears more than once in the request" }]);
+    }
+    if (s.shipmentId !== undefined) ids.add(s.shipmentId);
   });
   const result = await inTransaction(ctx.db, async (tx) => {
-    // The transaction's row lock orders concurrent shipment posts (and replaces) of one transaction.
+    // The transaction's row lock orders concurrent shipment posts and writes of one transaction.
     const [row]: StoredRow[] = (await tx.raw(`SELECT ${SELECT} FROM transactions WHERE account_id = ? AND external_transaction_id = ? FOR UPDATE`, [accountId, externalId])).rows;
     if (!row) throw notFound(`transaction ${externalId} not found`);
     const item = fromStored(row, []).items.find((i) => i.externalItemId === itemId);
     if (!item) throw notFound(`transaction ${externalId} has no item ${itemId}`);
-    const [{ shipped }] = (await tx.raw("SELECT COALESCE(sum(quantity), 0)::int AS shipped FROM shipments WHERE transaction_id = ? AND external_item_id = ?", [row.id, itemId])).rows;
-    const adding = shipments.reduce((s, x) => s + x.quantity, 0);
-    if (shipped + adding > item.quantity) {
-      const message = `shipped total ${shipped + adding} would exceed the item's quantity ${item.quantity} (${shipped} shipped)`;
+    const stored = (await shipmentsOf(tx, accountId, [row.id])).filter((s) => s.external_item_id === itemId).map((s) => fromJson(ShipmentSchema, s.body));
+    const byId = new Map(stored.filter((s) => s.shipmentId !== undefined).map((s) => [s.shipmentId!, s]));
+    const adding = shipments.filter((s, i) => {
+      const before = s.shipmentId === undefined ? undefined : byId.get(s.shipmentId);
+      if (!before) return true;
+      if (equals(ShipmentSchema, before, s)) return false;
+      throw conflict(`[${i}].shipmentID ${s.shipmentId} was shipped with other values`);
+    });
+    if (!adding.length) return { transaction: fromStored(row, await shipmentsOf(tx, accountId, [row.id])), added: 0 };
+    const shipped = stored.reduce((sum, s) => sum + s.quantity, 0);
+    const more = adding.reduce((sum, s) => sum + s.quantity, 0);
+    if (shipped + more > item.quantity) {
+      const message = `shipped total ${shipped + more} would exceed the item's quantity ${item.quantity} (${shipped} shipped)`;
       throw invalid(message, [{ path: "quantity", message }]);
     }
     await tx.raw(
       `INSERT INTO shipments (account_id, transaction_id, external_item_id, body, quantity)
        SELECT ?, ?, ?, body, (body->>'quantity')::int FROM jsonb_array_elements(?::jsonb) AS body`,
-      [accountId, row.id, itemId, JSON.stringify(shipments.map((s) => toJson(ShipmentSchema, s)))],
+      [accountId, row.id, itemId, JSON.stringify(adding.map((s) => toJson(ShipmentSchema, s)))],
     );
     const [updated]: StoredRow[] = (await tx.raw(`UPDATE transactions SET version = version + 1, updated_at = now() WHERE id = ? RETURNING ${SELECT}`, [row.id])).rows;
     const all = await shipmentsOf(tx, accountId, [row.id]);
     await enqueue(tx, announce(accountId, [updated], all));
-    return fromStored(updated, all);
+    return { transaction: fromStored(updated, all), added: adding.length };
   });
-  ctx.relay.kick();
+  if (result.added) ctx.relay.kick();
   return result;
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
+import pg from "pg";
 import pino from "pino";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { callerHeaders } from "@analytics/auth";
@@ -108,5 +109,66 @@ describe("orders service: transactions and shipments (real Postgres and JetStrea
     // A replace keeps the shipments of items that stay.
     await write(account, [sale("S1", { market: "DK" })]);
     expect((await client.getTransaction({ externalTransactionId: "S1" }, as(account))).transaction!.items[0].shipments.length).toBe(4);
+  });
+
+  const withQuantity = (id: string, quantity: number, extra: Record<string, unknown> = {}) => sale(id, { items: [{ externalItemId: "i1", key: "K1", quantity }, { externalItemId: "i2", key: "K2", quantity: 1 }], ...extra });
+  const shipmentsOfItem = async (account: string, id: string, item = "i1") =>
+    (await client.getTransaction({ externalTransactionId: id }, as(account))).transaction!.items.find((i) => i.externalItemId === item)?.shipments.map((s) => s.quantity);
+
+  it("a write never leaves an item below what it has shipped (400 naming the item), and an item it removes loses its shipments", async () => {
+    const account = randomUUID();
+    const [created] = await write(account, [withQuantity("Q1", 5)]);
+    await client.addShipments({ externalTransactionId: "Q1", externalItemId: "i1", shipments: [{ quantity: 4 }] }, as(account));
+    const [lowered] = await write(account, [withQuantity("Q1", 3)]);
+    expect([lowered.result?.statusCode, lowered.violations.map((v) => v.path)]).toEqual([400, ["items[0].quantity"]]);
+    expect(lowered.result?.message).toContain("4 already shipped");
+    const [replaced] = await write(account, [{ ...withQuantity("Q1", 2), id: created.transaction!.id }], WriteMode.REPLACE);
+    expect(replaced.result?.statusCode).toBe(400);
+    expect((await write(account, [withQuantity("Q1", 4)]))[0].result?.statusCode).toBe(200);
+    expect(await shipmentsOfItem(account, "Q1")).toEqual([4]);
+    // i1 removed, then sent again: it starts with nothing shipped.
+    expect((await write(account, [sale("Q1", { items: [{ externalItemId: "i2", key: "K2", quantity: 1 }] })]))[0].result?.statusCode).toBe(200);
+    expect((await write(account, [withQuantity("Q1", 1)]))[0].result?.statusCode).toBe(200);
+    expect(await shipmentsOfItem(account, "Q1")).toEqual([]);
+  });
+
+  it("a write that races a shipment post waits for the post's row lock and counts its shipments", async () => {
+    const account = randomUUID();
+    await write(account, [withQuantity("Q2", 10)]);
+    // Another post holds the transaction's row and has shipped 9, not yet committed.
+    const db = new pg.Client({ connectionString: database.url });
+    await db.connect();
+    try {
+      await db.query("BEGIN");
+      const { rows } = await db.query("SELECT id FROM orders.transactions WHERE account_id = $1 AND external_transaction_id = 'Q2' FOR UPDATE", [account]);
+      await db.query("INSERT INTO orders.shipments (account_id, transaction_id, external_item_id, body, quantity) VALUES ($1, $2, 'i1', '{\"quantity\": 9}', 9)", [account, rows[0].id]);
+      const lowering = write(account, [withQuantity("Q2", 3)]);
+      await eventually(async () => (await db.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rows[0].n > 0, 10_000, "the write waiting for the row lock");
+      await db.query("COMMIT");
+      const [answer] = await lowering;
+      expect([answer.result?.statusCode, answer.violations.map((v) => v.path)]).toEqual([400, ["items[0].quantity"]]);
+    } finally {
+      await db.end();
+    }
+    expect((await client.getTransaction({ externalTransactionId: "Q2" }, as(account))).transaction!.items[0].quantity).toBe(10);
+  });
+
+  it("a shipment re-posted with its shipmentID and the same values is not added again; with other values it is a 409", async () => {
+    const account = randomUUID();
+    await write(account, [withQuantity("Q3", 5)]);
+    const post = (shipments: MessageInitShape<typeof ordersV1.ShipmentSchema>[]) => client.addShipments({ externalTransactionId: "Q3", externalItemId: "i1", shipments }, as(account));
+    const shipment = { shipmentId: "P-1", quantity: 2, shipmentDate: { seconds: 1_780_000_000n, nanos: 0 } };
+    const first = await post([shipment]);
+    expect(first.added).toBe(1);
+    const again = await post([shipment]);
+    expect([again.added, again.transaction?.updatedAt]).toEqual([0, first.transaction?.updatedAt]);
+    expect((await post([shipment, { shipmentId: "P-2", quantity: 1 }])).added).toBe(1);
+    expect(await shipmentsOfItem(account, "Q3")).toEqual([2, 1]);
+    expect(await codeOf(post([{ ...shipment, quantity: 3 }]))).toBe(Code.AlreadyExists);
+    expect(await codeOf(post([{ shipmentId: "P-3", quantity: 1 }, { shipmentId: "P-3", quantity: 1 }]))).toBe(Code.InvalidArgument);
+    // Without a shipmentID every post is a new shipment.
+    await post([{ quantity: 1 }]);
+    await post([{ quantity: 1 }]);
+    expect(await shipmentsOfItem(account, "Q3")).toEqual([2, 1, 1, 1]);
   });
 });
