@@ -48,15 +48,21 @@ export const warehouseWriteSchema = caseless(Object.keys(warehouseWriteFields), 
 const warehousePutFields = { ...warehouseWriteFields, externalId: z.string().min(1).max(500).optional() };
 export const warehousePutSchema = caseless(Object.keys(warehousePutFields), z.strictObject(warehousePutFields));
 
+/** Text a GET answers as null when unset: null on input is the same as leaving it out. */
+const nullableText = shortText.nullish().transform((v) => v ?? undefined);
 const stockFields = {
-  key: shortText.optional(),
-  sku: shortText.optional(),
-  ean: shortText.optional(),
-  supplier: shortText.optional(),
+  key: nullableText,
+  sku: nullableText,
+  ean: nullableText,
+  supplier: nullableText,
   availableQuantity: int32(),
   physicalQuantity: int32().default(0),
   date: timestamp,
   externalWarehouseID: z.string().min(1).max(500).optional().describe("required unless the path names the warehouse"),
+  // Read-only (a row as GET answers it can be sent back), ignored on input.
+  skuId: z.unknown().optional().describe("read-only, ignored"),
+  warehouseId: z.unknown().optional().describe("read-only, ignored"),
+  updatedAt: z.unknown().optional().describe("read-only, ignored"),
 };
 export const stockWriteSchema = caseless(
   Object.keys(stockFields),

@@ -58,6 +58,10 @@ const priceUpdateFields = {
   season: z.string().max(500).nullish(),
   vat: decimal().refine((n) => n >= 0 && n <= 100, "must be 0..100").nullish(),
   customPrices: z.record(z.string().min(1).max(500), decimal()).nullish().describe("merged: keys not sent are kept"),
+  // Read-only (a price as GET answers it can be sent back), ignored on input.
+  sku: z.unknown().optional().describe("read-only: the SKU's, ignored"),
+  currency: z.unknown().optional().describe("read-only: the price list's, ignored"),
+  updatedAt: z.unknown().optional().describe("read-only, ignored"),
 };
 export const priceUpdateSchema = z.preprocess(canonicalNames(Object.keys(priceUpdateFields)), z.strictObject(priceUpdateFields)).meta({ id: "PriceUpdateRequest" });
 const deleteFields = {

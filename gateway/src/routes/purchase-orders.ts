@@ -155,6 +155,7 @@ const itemShape = {
   totalPriceCurrency: shortText.nullish(),
   deliveries: z.array(deliverySchema).max(10_000).nullish(),
   deliveredQuantity: z.unknown().optional().describe("read-only: the sum of the deliveries"),
+  skuId: z.unknown().optional().describe("read-only: the product the item's key, sku or ean names"),
 };
 const itemSchema = withClientFields(itemShape, PO_ITEM_EXTRAS);
 
@@ -220,7 +221,7 @@ function toProto(o: OrderInput): ordersV1.PurchaseOrder {
   const { apiKeyId: _a, createdAt: _c, updatedAt: _u, items, ...order } = o;
   return fromRestJson(PurchaseOrderSchema, {
     ...order,
-    items: (items ?? []).map(({ id: _i, deliveredQuantity: _d, ...item }) => item),
+    items: (items ?? []).map(({ id: _i, deliveredQuantity: _d, skuId: _s, ...item }) => item),
   });
 }
 

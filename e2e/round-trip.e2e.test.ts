@@ -1,0 +1,44 @@
+import { E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
+
+/**
+ * A resource as GET answers it can be sent back as it is (CONTRACT: read-only fields are ignored
+ * on input): purchase orders, stock rows and prices, whose answers carry fields of their own
+ * (skuId, warehouseId, updatedAt, a price list's currency) and nulls for what was not sent.
+ */
+describe("GET answers sent back as writes", () => {
+  let platform: PlatformOnTestServices;
+  beforeAll(async () => {
+    platform = await startOnTestServices();
+  });
+  afterAll(async () => {
+    await platform?.close();
+  });
+
+  it("a purchase order, a stock row and a price round-trip unchanged", async () => {
+    const acme = await signUp(platform.baseUrl, ADMIN_TOKEN);
+    expect((await acme.api("POST", "/v2/api/products", { key: "SKU-1", sku: "1001" })).status).toBe(201);
+
+    const created = await acme.api("POST", "/v2/api/purchaseorders", [{ externalPONo: "PO-R", items: [{ externalRowID: "1", key: "SKU-1", quantity: 4, deliveries: [{ deliveryID: "D1", quantity: 1 }] }] }]);
+    expect(created.status).toBe(201);
+    const order = (await acme.api("GET", "/v2/api/purchaseorders/PO-R")).body;
+    expect(order.items[0].skuId).toEqual(expect.any(String));
+    const put = await acme.api("PUT", "/v2/api/purchaseorders/", [order]);
+    expect(put.status).toBe(200);
+    expect((await acme.api("POST", "/v2/api/purchaseorders/batch", [order])).body[0]).toMatchObject({ statusCode: 200, message: "unchanged" });
+
+    expect((await acme.api("POST", "/v2/api/warehouses", [{ externalId: "W1", name: "Main" }])).status).toBe(201);
+    expect((await acme.api("POST", "/v2/api/warehouses/stock", [{ externalWarehouseID: "W1", key: "SKU-1", availableQuantity: 3, date: "2026-03-01T12:00:00Z" }])).body[0].statusCode).toBe(200);
+    const [row] = (await acme.api("GET", "/v2/api/warehouses/stock")).body;
+    expect(row).toMatchObject({ supplier: null, ean: null, skuId: expect.any(String), warehouseId: expect.any(String), updatedAt: expect.any(String) });
+    const again = await acme.api("POST", "/v2/api/warehouses/stock", [row]);
+    expect(again.body[0].statusCode).toBe(200);
+
+    expect((await acme.api("POST", "/v2/api/price-lists", { externalId: "RETAIL", name: "Retail", currency: "EUR" })).status).toBe(201);
+    expect((await acme.api("POST", "/v2/api/prices/batch", [{ listExternalID: "RETAIL", key: "SKU-1", price: 9.95 }])).body[0].statusCode).toBe(201);
+    const [price] = (await acme.api("GET", "/v2/api/prices")).body;
+    expect(price).toMatchObject({ sku: "1001", currency: "EUR", updatedAt: expect.any(String) });
+    const resent = await acme.api("POST", "/v2/api/prices/batch", [price]);
+    expect(resent.body[0].statusCode).toBe(200);
+    expect((await acme.api("GET", "/v2/api/prices")).body[0].price).toBe(9.95);
+  });
+});
