@@ -1,11 +1,11 @@
 import { E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
 
 /**
- * A resource as GET answers it can be sent back as it is (CONTRACT: read-only fields are ignored
- * on input): purchase orders, stock rows and prices, whose answers carry fields of their own
- * (skuId, warehouseId, updatedAt, a price list's currency) and nulls for what was not sent.
+ * What is written can be read back, and what is read can be written: a resource as GET answers
+ * it can be sent back as it is (CONTRACT: read-only fields are ignored on input), and an order
+ * number that its GET path already means (`latest`, `example`, `processing`) is refused.
  */
-describe("GET answers sent back as writes", () => {
+describe("writes and reads meet", () => {
   let platform: PlatformOnTestServices;
   beforeAll(async () => {
     platform = await startOnTestServices();
@@ -40,5 +40,21 @@ describe("GET answers sent back as writes", () => {
     const resent = await acme.api("POST", "/v2/api/prices/batch", [price]);
     expect(resent.body[0].statusCode).toBe(200);
     expect((await acme.api("GET", "/v2/api/prices")).body[0].price).toBe(9.95);
+  });
+
+  it("an order number that its GET path already means is a 400 naming the field", async () => {
+    const acme = await signUp(platform.baseUrl, ADMIN_TOKEN);
+    const refused = async (path: string, body: unknown, field: string) => {
+      const res = await acme.api("POST", path, body);
+      const said = Array.isArray(res.body) ? res.body[0].message : res.body.message;
+      return [res.status, Array.isArray(res.body) ? res.body[0].statusCode : undefined, said.includes(`${field}: must not be`)];
+    };
+    expect(await refused("/v2/api/purchaseorders", [{ externalPONo: "latest" }], "externalPONo")).toEqual([400, undefined, true]);
+    expect(await refused("/v2/api/purchaseorders/batch", [{ externalPONo: " example " }], "externalPONo")).toEqual([200, 400, true]);
+    expect(await refused("/v2/api/transactions/batch", [{ externalTransactionID: "latest" }], "externalTransactionID")).toEqual([200, 400, true]);
+    expect(await refused("/v2/api/distributionorders/batch", [{ externalDOID: "processing", externalRowID: "1", key: "K", quantity: 1 }], "externalDOID")).toEqual([400, 400, true]);
+    // Names that only look alike are orders like any other.
+    expect((await acme.api("POST", "/v2/api/purchaseorders/batch", [{ externalPONo: "Latest" }])).body[0].statusCode).toBe(201);
+    expect((await acme.api("GET", "/v2/api/purchaseorders/Latest")).status).toBe(200);
   });
 });

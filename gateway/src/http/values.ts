@@ -87,3 +87,16 @@ export const jsonValue = () =>
     const found = unstorable(value, []);
     if (found) ctx.addIssue({ code: "custom", path: found.path, message: found.message });
   });
+
+/**
+ * An order's external number, which a GET path reads (`/purchaseorders/{externalPurchaseNo}`):
+ * it may not be a name that the same path already means (`/purchaseorders/latest`), or the order
+ * could be written but never read by it.
+ */
+export const pathNumber = (path: string, taken: readonly string[]) =>
+  z
+    .string()
+    .trim()
+    .min(1)
+    .max(500)
+    .refine((v) => !taken.includes(v), { message: `must not be ${taken.map((t) => `"${t}"`).join(" or ")}: GET ${path}/<that name> answers something else` });

@@ -9,7 +9,7 @@ import { route, type RouteContext } from "../http/route";
 import { documentAs } from "../http/openapi";
 import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { describe } from "../http/validation";
-import { int32 } from "../http/values";
+import { int32, pathNumber } from "../http/values";
 import type { CallAs } from "../clients";
 import { orderTimestamp, withClientFields } from "./purchase-orders";
 
@@ -31,7 +31,7 @@ const shortText = z.string().max(500);
 const count = int32().min(0);
 const rowShape = {
   id: z.string().max(100).optional(),
-  externalDOID: z.string().trim().min(1).max(500),
+  externalDOID: pathNumber("/v2/api/distributionorders", ["example", "processing"]),
   externalRowID: z.string().trim().min(1).max(500),
   externalComment: shortText.nullish(),
   season: shortText.nullish(),

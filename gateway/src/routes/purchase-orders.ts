@@ -9,7 +9,7 @@ import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../http/route";
 import { documentAs } from "../http/openapi";
 import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
-import { decimal, int32, jsonObject, jsonValue } from "../http/values";
+import { decimal, int32, jsonObject, jsonValue, pathNumber } from "../http/values";
 import type { CallAs } from "../clients";
 
 const { PurchaseOrderSchema, WriteMode } = ordersV1;
@@ -161,7 +161,7 @@ const itemSchema = withClientFields(itemShape, PO_ITEM_EXTRAS);
 
 const orderShape = {
   id: z.string().max(100).optional(),
-  externalPONo: z.string().trim().min(1).max(500).describe("required; the {externalPurchaseNo} of GET"),
+  externalPONo: pathNumber("/v2/api/purchaseorders", ["example", "latest"]).describe("required; the {externalPurchaseNo} of GET"),
   orderDate: orderTimestamp.nullish(),
   deliveryDate: orderTimestamp.nullish(),
   deliveryStatus: z.number().int().min(0).max(5).nullish().describe("0 not delivered (default), 1 partially delivered, 2 fully delivered, 3 cancelled, 4 draft, 5 open"),

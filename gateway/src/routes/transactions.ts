@@ -8,7 +8,7 @@ import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../http/route";
 import { documentAs } from "../http/openapi";
 import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
-import { decimal, int32, jsonObject } from "../http/values";
+import { decimal, int32, jsonObject, pathNumber } from "../http/values";
 import type { CallAs } from "../clients";
 import { canonicalNames, orderTimestamp, withClientFields } from "./purchase-orders";
 
@@ -66,7 +66,7 @@ const statementInput = z.preprocess(canonicalNames(Object.keys(statementShape)),
 
 const txShape = {
   id: z.string().max(100).optional(),
-  externalTransactionID: z.string().trim().min(1).max(500),
+  externalTransactionID: pathNumber("/v2/api/transactions", ["example", "latest"]),
   externalRowID: shortText.nullish(),
   externalParentID: shortText.nullish(),
   externalCustomerID: shortText.nullish(),
