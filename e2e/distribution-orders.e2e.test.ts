@@ -12,6 +12,7 @@ describe("distribution orders over HTTP", () => {
 
   it("status derived through all five states (never from input); batch 400 with the valid rows applied; processing; by id; isolation", async () => {
     const acme = await signUp(platform.baseUrl, ADMIN_TOKEN);
+    expect((await acme.api("POST", "/v2/api/products", { key: "SKU-1", sku: "1001" })).status).toBe(201);
     const row = { externalDistributionOrderId: "DO-1", externalRowId: "1", key: "SKU-1", quantity: 10, toWarehouseExternalId: "STORE-1" };
     const created = await acme.api("POST", "/v2/api/distributionorders", [{ ...row, status: "COMPLETED" }]);
     expect(created.status).toBe(201);
@@ -30,13 +31,18 @@ describe("distribution orders over HTTP", () => {
     expect((await acme.api("PUT", "/v2/api/distributionorders", [row])).status).toBe(400);
 
     const batch = await acme.api("POST", "/v2/api/distributionorders/batch", [
-      { externalDOID: "DO-2", externalRowID: "1", quantity: 4 },
-      { externalDOID: "DO-2", externalRowID: "2", quantity: 4, deliveredQuantity: 4 },
-      { externalDOID: "DO-3", externalRowID: "1", quantity: -4 },
-      { externalDOID: "DO-3", externalRowID: "2", quantity: 1, bogus: 1 },
+      { externalDOID: "DO-2", externalRowID: "1", key: "SKU-1", quantity: 4 },
+      { externalDOID: "DO-2", externalRowID: "2", sku: "1001", quantity: 4, deliveredQuantity: 4 },
+      { externalDOID: "DO-3", externalRowID: "1", key: "SKU-1", quantity: -4 },
+      { externalDOID: "DO-3", externalRowID: "2", key: "SKU-1", quantity: 1, bogus: 1 },
+      { externalDOID: "DO-3", externalRowID: "3", key: "NO-SUCH-SKU", quantity: 1 },
+      { externalDOID: "DO-3", externalRowID: "4", quantity: 1 },
     ]);
     expect(batch.status).toBe(400);
-    expect(batch.body.map((r: any) => r.statusCode)).toEqual([201, 201, 400, 400]);
+    expect(batch.body.map((r: any) => r.statusCode)).toEqual([201, 201, 400, 400, 404, 400]);
+    expect(batch.body[4]).toMatchObject({ reference: "DO-3/3", message: "no SKU with key NO-SUCH-SKU" });
+    expect(batch.body[5].message).toBe("key or sku is required");
+    expect((await acme.api("POST", "/v2/api/distributionorders", [{ ...row, externalRowId: "9", key: "NO-SUCH-SKU" }])).status).toBe(404);
     expect((await acme.api("GET", "/v2/api/distributionorders/DO-2")).body.map((r: any) => [r.externalRowID, r.status])).toEqual([
       ["1", "PROCESSING"],
       ["2", "COMPLETED"],

@@ -208,7 +208,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   warehouseRoutes(ctx, clients.inventory, clients.catalogue, as);
   purchaseOrderRoutes(ctx, clients.orders, clients.catalogue, as);
   storeRoutes(ctx, clients.inventory, clients.catalogue, as);
-  distributionOrderRoutes(ctx, clients.orders, as);
+  distributionOrderRoutes(ctx, clients.orders, clients.catalogue, as);
   transactionRoutes(ctx, clients.orders, as);
 
   app.get("/healthz", async () => ({ status: "ok" }));

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Client } from "@connectrpc/connect";
-import { fromRestJson, ordersV1, toRestJson } from "@analytics/contracts";
+import { catalogueV1, fromRestJson, ordersV1, toRestJson } from "@analytics/contracts";
 import type { Caller } from "@analytics/auth";
 import { batchStatus, converting, runBatch, type BatchResponse } from "../http/batch";
 import { HttpError } from "../http/errors";
@@ -75,20 +75,39 @@ const toRest = (d: ordersV1.DistributionOrder) => toRestJson(DistributionOrderSc
 // Rows are validated one by one (a bad row is its own 400); the document shows their schema.
 const rowsBody = documentAs(z.array(z.unknown()).min(1).max(BATCH_MAX).describe(`1 to ${BATCH_MAX} rows`), z.array(rowInput).min(1).max(BATCH_MAX).describe(`1 to ${BATCH_MAX} rows`));
 
-/** /v2/api/distributionorders -> analytics.orders.v1.OrdersService */
-export function distributionOrderRoutes(ctx: RouteContext, orders: Client<typeof ordersV1.OrdersService>, as: CallAs): void {
+/**
+ * Each row's SKU (`key`, else `sku`) resolved by the catalogue in one call for the request: the
+ * problem of a row that names none (400) or an unknown one (404), else undefined.
+ */
+async function skuProblems(catalogue: Client<typeof catalogueV1.CatalogueService>, options: ReturnType<CallAs>, rows: ordersV1.DistributionOrder[]) {
+  const refs = rows.map((r) => (r.key ? { key: r.key } : r.sku ? { sku: r.sku } : undefined));
+  const named = refs.filter((r) => r !== undefined);
+  const found = named.length ? (await catalogue.resolveSkus({ references: named }, options)).skus : [];
+  let n = 0;
+  return refs.map((ref) => {
+    if (!ref) return { statusCode: 400, message: "key or sku is required" };
+    return found[n++]?.found ? undefined : { statusCode: 404, message: `no SKU with ${ref.key !== undefined ? `key ${ref.key}` : `sku ${ref.sku}`}` };
+  });
+}
+
+/** /v2/api/distributionorders -> analytics.orders.v1.OrdersService (SKU references via the catalogue). */
+export function distributionOrderRoutes(ctx: RouteContext, orders: Client<typeof ordersV1.OrdersService>, catalogue: Client<typeof catalogueV1.CatalogueService>, as: CallAs): void {
   const tag = "Distribution orders";
 
   async function write(raw: unknown[], caller: Caller, mode: ordersV1.WriteMode) {
     const written = new Map<number, ordersV1.DistributionOrder>();
-    const details = new Map<number, { path: string; message: string }[]>();
     const results = await runBatch(raw, converting(rowInput, (r) => toProto(r, mode === WriteMode.REPLACE)), REFERENCE, async (rows) => {
-      const res = await orders.writeDistributionOrders({ distributionOrders: rows, mode }, as(caller));
-      return res.results.map((r, n): BatchResponse => {
+      const problems = await skuProblems(catalogue, as(caller), rows);
+      const answers: BatchResponse[] = rows.map((r, n) => ({ reference: `${r.externalDoid}/${r.externalRowId}`, referenceField: REFERENCE, statusCode: 0, message: "", ...problems[n] }));
+      const toWrite = rows.flatMap((r, n) => (problems[n] ? [] : [{ n, r }]));
+      if (!toWrite.length) return answers;
+      const res = await orders.writeDistributionOrders({ distributionOrders: toWrite.map((w) => w.r), mode }, as(caller));
+      res.results.forEach((r, k) => {
+        const n = toWrite[k].n;
         if (r.distributionOrder) written.set(n, r.distributionOrder);
-        if (r.violations.length) details.set(n, r.violations.map((v) => ({ path: v.path, message: v.message })));
-        return { message: r.result?.message ?? "", reference: r.result?.reference ?? "", referenceField: r.result?.referenceField ?? REFERENCE, statusCode: r.result?.statusCode ?? 500 };
+        answers[n] = { message: r.result?.message ?? "", reference: r.result?.reference ?? "", referenceField: r.result?.referenceField ?? REFERENCE, statusCode: r.result?.statusCode ?? 500 };
       });
+      return answers;
     });
     return { results, written: [...written.values()] };
   }
@@ -126,7 +145,8 @@ export function distributionOrderRoutes(ctx: RouteContext, orders: Client<typeof
     body: rowsBody,
     responses: {
       201: { description: "the rows as stored", schema: z.array(distributionOrderSchema) },
-      400: { description: "an invalid row", schema: generalResponseSchema },
+      400: { description: "an invalid row, or one naming no SKU (key or sku)", schema: generalResponseSchema },
+      404: { description: "a row names an unknown SKU", schema: generalResponseSchema },
     },
     handler: async ({ body, caller }, _req, reply) => {
       const parsed = body.map((b) => rowInput.safeParse(b));
@@ -147,8 +167,8 @@ export function distributionOrderRoutes(ctx: RouteContext, orders: Client<typeof
     body: rowsBody,
     responses: {
       200: { description: "the rows as stored", schema: z.array(distributionOrderSchema) },
-      400: { description: "an invalid row or one without id", schema: generalResponseSchema },
-      404: { description: "no row of that id", schema: generalResponseSchema },
+      400: { description: "an invalid row, one without id, or one naming no SKU (key or sku)", schema: generalResponseSchema },
+      404: { description: "no row of that id, or a row names an unknown SKU", schema: generalResponseSchema },
     },
     handler: async ({ body, caller }) => {
       const missing = body.findIndex((b) => !b || typeof b !== "object" || typeof (b as Record<string, unknown>).id !== "string");
@@ -166,7 +186,7 @@ export function distributionOrderRoutes(ctx: RouteContext, orders: Client<typeof
     body: rowsBody,
     responses: {
       200: { description: "one BatchResponse per row", schema: z.array(batchResponseSchema) },
-      400: { description: "at least one row failed; the others were applied", schema: z.array(batchResponseSchema) },
+      400: { description: "at least one row failed (400 invalid or naming no SKU, 404 an unknown SKU); the others were applied", schema: z.array(batchResponseSchema) },
     },
     handler: async ({ body, caller }, _req, reply) => {
       const { results } = await write(body, caller, WriteMode.UPSERT);
