@@ -46,6 +46,15 @@ describe("HTTP behaviour of the edge", () => {
     expect((await post({ name: "Acme 😀" })).status).toBe(201);
   });
 
+  it("names unknown fields without echoing them whole: a name cut at 100 characters, at most 20 of them", async () => {
+    const post = async (body: unknown) =>
+      (await h.gw.app.inject({ method: "POST", url: "/admin/v1/accounts", headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, "content-type": "application/json" }, payload: JSON.stringify(body) })).json();
+    const huge = await post({ name: "x", ["k".repeat(1_000_000)]: 1 });
+    expect(huge.message).toBe(`invalid body: (root): unknown field(s): ${"k".repeat(100)}…`);
+    const many = await post({ name: "x", ...Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`f${i}`, i])) });
+    expect(many.message).toBe(`invalid body: (root): unknown field(s): ${Array.from({ length: 20 }, (_, i) => `f${i}`).join(", ")} and 30 more`);
+  });
+
   it("takes a DELETE without a body although it says Content-Type: application/json (clients that send the header on every call)", async () => {
     const admin = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
     const created = await h.gw.app.inject({ method: "POST", url: "/admin/v1/accounts", headers: { ...admin, "content-type": "application/json" }, payload: { name: "Keys" } });
