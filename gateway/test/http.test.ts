@@ -46,6 +46,12 @@ describe("HTTP behaviour of the edge", () => {
     expect((await post({ name: "Acme 😀" })).status).toBe(201);
   });
 
+  it("answers a NUL character in a path or query parameter with a 400 naming the parameter", async () => {
+    const get = async (url: string) => (await h.gw.app.inject({ method: "GET", url, headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } })).json();
+    expect(await get("/admin/v1/accounts/a%00b/settings")).toMatchObject({ statusCode: 400, message: "invalid path: accountID: must be text without NUL characters" });
+    expect(await get("/admin/v1/accounts/x/settings?cacheBuster=a%00b")).toMatchObject({ statusCode: 400, message: "invalid query: cacheBuster: must be text without NUL characters" });
+  });
+
   it("names unknown fields without echoing them whole: a name cut at 100 characters, at most 20 of them", async () => {
     const post = async (body: unknown) =>
       (await h.gw.app.inject({ method: "POST", url: "/admin/v1/accounts", headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, "content-type": "application/json" }, payload: JSON.stringify(body) })).json();

@@ -52,6 +52,19 @@ export interface RouteContext {
   authenticateAdmin(request: FastifyRequest): void;
 }
 
+/**
+ * A path or query value with a NUL character: no resource can have one (Postgres cannot store
+ * it), so it is that parameter's 400 here rather than an unnamed failure further in.
+ */
+function refuseNul(values: unknown, where: string): void {
+  for (const [name, value] of Object.entries((values ?? {}) as Record<string, unknown>)) {
+    if ((Array.isArray(value) ? value : [value]).some((v) => typeof v === "string" && v.includes("\u0000"))) {
+      const details = [{ path: name, message: "must be text without NUL characters" }];
+      throw new HttpError(400, `invalid ${where}: ${describe(details)}`.slice(0, 500), details);
+    }
+  }
+}
+
 function parse<T extends z.ZodType>(schema: T, value: unknown, where: string, prefix = ""): z.infer<T> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
@@ -83,6 +96,8 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
     handler: async (request, reply) => {
       // The request id travels with the caller to the service (X-Request-Id on the Connect call).
       const caller = { ...(callers.get(request) ?? { accountId: "", apiKeyId: "" }), requestId: request.id };
+      refuseNul(request.params, "path");
+      refuseNul(request.query, "query");
       const input = {
         params: parse(params, request.params, "path"),
         query: parse(query, request.query, "query"),

@@ -106,7 +106,13 @@ export async function upsertStock(ctx: ServiceContext, accountId: string, writes
     const violations: FieldViolation[] = [];
     if (!row) violations.push({ path: `[${i}]`, message: "is required" });
     else {
-      violations.push(...checkText(`[${i}].key`, row.key, true));
+      violations.push(
+        ...checkText(`[${i}].key`, row.key, true),
+        ...checkText(`[${i}].sku`, row.sku, false),
+        ...checkText(`[${i}].ean`, row.ean, false),
+        ...checkText(`[${i}].supplier`, row.supplier, false),
+        ...checkText(`[${i}].externalWarehouseID`, row.externalWarehouseId || undefined, false),
+      );
       if (pathWarehouse && row.externalWarehouseId && row.externalWarehouseId !== pathWarehouse) {
         violations.push({ path: `[${i}].externalWarehouseID`, message: "must equal the path's externalWarehouseID" });
       }

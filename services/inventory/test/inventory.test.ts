@@ -126,12 +126,15 @@ describe("inventory service: warehouses and stock (real Postgres and JetStream)"
           { row: { key: "UNKNOWN", date: timestampFromDate(new Date()), externalWarehouseId: "W1" }, skuFound: false },
           row("K2", randomUUID(), 1, "2026-03-02T00:00:00Z", "NOPE"),
           { row: { key: "K3", skuId: randomUUID(), externalWarehouseId: "W1" }, skuFound: true },
+          { row: { key: "K4", skuId: randomUUID(), availableQuantity: 1, date: timestampFromDate(new Date("2026-03-02T00:00:00Z")), externalWarehouseId: "W1", supplier: "a\u0000b" }, skuFound: true },
         ],
       },
       as(account),
     );
-    expect(res.results.map((r) => r.result?.statusCode)).toEqual([200, 404, 404, 400]);
+    expect(res.results.map((r) => r.result?.statusCode)).toEqual([200, 404, 404, 400, 400]);
     expect(res.results[3].result?.message).toContain("[3].date");
+    // Text Postgres cannot store is that row's 400 naming the field, never an unnamed failure.
+    expect(res.results[4].result?.message).toBe("[4].supplier: must be text without NUL characters or broken surrogates");
     const older = await client.upsertStock({ rows: [row("K1", sku, 3, "2026-03-01T00:00:00Z")] }, as(account));
     expect(older.results[0].result).toMatchObject({ statusCode: 200, message: "ignored: older than the stored snapshot", reference: "K1", referenceField: "key" });
     const newer = await client.upsertStock({ rows: [row("K1", sku, 7, "2026-03-03T00:00:00Z")] }, as(account));
