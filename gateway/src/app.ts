@@ -1,4 +1,5 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import { isUtf8 } from "node:buffer";
 import { constants as zlib } from "node:zlib";
 import compress from "@fastify/compress";
 import cors from "@fastify/cors";
@@ -16,7 +17,7 @@ import { migrations } from "./accounts/migrations";
 import { KeyStatusCache } from "./accounts/key-status";
 import { TokenIssuer } from "./accounts/tokens";
 import { callAs, createClients, type ServiceUrls } from "./clients";
-import { installErrorHandling } from "./http/errors";
+import { HttpError, installErrorHandling } from "./http/errors";
 import { docsContentSecurityPolicy, installResponseHeaders, requestIdOf } from "./http/headers";
 import { frameworkErrors, refuseHostileInput } from "./http/hostile-input";
 import { OpenApi } from "./http/openapi";
@@ -154,6 +155,15 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   refuseHostileInput(app);
   // Bodies are JSON only: anything else is a 415 (Fastify would otherwise accept text/plain).
   app.removeContentTypeParser("text/plain");
+  // JSON is read as bytes first: bytes that are not UTF-8 are a 400, where decoding them as text
+  // would store U+FFFD in their place without a word. Then Fastify's own parser (prototype
+  // poisoning refused).
+  const json = app.getDefaultJsonParser("error", "error");
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (request, body, done) => {
+    if (!isUtf8(body as Buffer)) return done(new HttpError(400, "invalid body: not valid UTF-8"), undefined);
+    json(request, (body as Buffer).toString("utf8"), done);
+  });
   // One log line per request, with its duration.
   app.addHook("onResponse", async (request, reply) => {
     request.log.info(

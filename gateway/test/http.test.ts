@@ -46,6 +46,16 @@ describe("HTTP behaviour of the edge", () => {
     expect((await post({ name: "Acme 😀" })).status).toBe(201);
   });
 
+  it("refuses a body whose bytes are not UTF-8 (a 400, never text with U+FFFD in their place)", async () => {
+    const post = async (payload: Buffer) =>
+      (await h.gw.app.inject({ method: "POST", url: "/admin/v1/accounts", headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, "content-type": "application/json" }, payload })).json();
+    const withName = (bytes: number[]) => Buffer.concat([Buffer.from('{"name":"'), Buffer.from(bytes), Buffer.from('"}')]);
+    expect(await post(withName([0xff, 0xfe, 0xc3]))).toMatchObject({ statusCode: 400, message: "invalid body: not valid UTF-8" });
+    expect(await post(withName([0xc0, 0x80]))).toMatchObject({ statusCode: 400, message: "invalid body: not valid UTF-8" });
+    expect(await post(withName([...Buffer.from("Åsa ☃")]))).toMatchObject({ name: "Åsa ☃" });
+    expect((await post(Buffer.from('{"name":"x","__proto__":{"a":1}}'))).statusCode).toBe(400);
+  });
+
   it("answers a NUL character in a path or query parameter with a 400 naming the parameter", async () => {
     const get = async (url: string) => (await h.gw.app.inject({ method: "GET", url, headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } })).json();
     expect(await get("/admin/v1/accounts/a%00b/settings")).toMatchObject({ statusCode: 400, message: "invalid path: accountID: must be text without NUL characters" });
