@@ -57,7 +57,7 @@ const stockFields = {
   supplier: nullableText,
   availableQuantity: int32(),
   physicalQuantity: int32().default(0),
-  date: timestamp,
+  date: timestamp.describe("RFC 3339; the snapshot's time, at most a day in the future"),
   externalWarehouseID: z.string().min(1).max(500).optional().describe("required unless the path names the warehouse"),
   // Read-only (a row as GET answers it can be sent back), ignored on input.
   skuId: z.unknown().optional().describe("read-only, ignored"),

@@ -92,6 +92,9 @@ export async function deleteWarehouse(ctx: ServiceContext, accountId: string, ex
 
 const STOCK_REF = "key";
 
+/** How far ahead of this clock a snapshot's date may be (clocks and time zones of tills differ). */
+const FUTURE_TOLERANCE_MS = 24 * 60 * 60 * 1000;
+
 /**
  * POST stock rows: each row is checked alone (400), its warehouse and SKU looked up (404), and
  * the rest applied as snapshots in one statement; a row older than the stored snapshot is
@@ -118,6 +121,8 @@ export async function upsertStock(ctx: ServiceContext, accountId: string, writes
       }
       if (!pathWarehouse && !row.externalWarehouseId) violations.push({ path: `[${i}].externalWarehouseID`, message: "is required" });
       if (!row.date) violations.push({ path: `[${i}].date`, message: "is required" });
+      // A snapshot from a wrong clock, dated ahead, would make every real one until then "older".
+      else if (timestampDate(row.date).getTime() > Date.now() + FUTURE_TOLERANCE_MS) violations.push({ path: `[${i}].date`, message: "must not lie more than a day in the future" });
     }
     if (violations.length) {
       outcomes[i] = outcome(400, reference, STOCK_REF, `${violations[0].path}: ${violations[0].message}`, violations);

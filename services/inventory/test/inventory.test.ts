@@ -132,6 +132,11 @@ describe("inventory service: warehouses and stock (real Postgres and JetStream)"
       as(account),
     );
     expect(res.results.map((r) => r.result?.statusCode)).toEqual([200, 404, 404, 400, 400]);
+    const ahead = await client.upsertStock({ rows: [row("K1", sku, 1, new Date(Date.now() + 25 * 3600_000).toISOString()), row("K1", sku, 2, new Date(Date.now() + 23 * 3600_000).toISOString(), "W2")] }, as(account));
+    expect(ahead.results.map((r) => [r.result?.statusCode, r.result?.message])).toEqual([
+      [400, "[0].date: must not lie more than a day in the future"],
+      [404, expect.any(String)],
+    ]);
     expect(res.results[3].result?.message).toContain("[3].date");
     // Text Postgres cannot store is that row's 400 naming the field, never an unnamed failure.
     expect(res.results[4].result?.message).toBe("[4].supplier: must be text without NUL characters or broken surrogates");
