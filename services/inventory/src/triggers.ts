@@ -63,6 +63,12 @@ export async function upsertTriggers(ctx: ServiceContext, accountId: string, wri
           outcomes[i] = answer(404, t.key, `warehouse ${t.warehouseId || t.warehouseExternalId} not found`);
           continue;
         }
+        // Both identifiers sent must name the same warehouse; neither is silently preferred.
+        if (t.warehouseId && t.warehouseExternalId && t.warehouseExternalId !== wh.external_id) {
+          const message = `names warehouse ${wh.external_id}, not ${t.warehouseExternalId}`;
+          outcomes[i] = answer(400, t.key, `[${i}].warehouseExternalId ${message}`, [{ path: `[${i}].warehouseExternalId`, message }]);
+          continue;
+        }
         const pair = `${wh.id}:${t.skuId}`;
         if (seen.has(pair)) {
           outcomes[i] = answer(400, t.key, `[${i}]: repeats item ${seen.get(pair)} (same warehouse and SKU)`, [{ path: `[${i}].key`, message: `repeats item ${seen.get(pair)}` }]);

@@ -158,6 +158,9 @@ describe("inventory service: stores, store traffic, stock triggers (real Postgre
     expect(again.results[0].result).toMatchObject({ statusCode: 200, reference: "K1", referenceField: "key" });
     expect(again.results[0].trigger).toMatchObject({ id: created.id, min: 3, preventRestock: true });
     expect(again.results[0].trigger?.startDate).toBeUndefined();
+    // Both identifiers must name the same warehouse.
+    const both = await client.upsertStockTriggers({ triggers: [write({ warehouseId: wh.id, warehouseExternalId: "W2", min: 7 })] }, as(account));
+    expect(both.results[0].result).toMatchObject({ statusCode: 400, message: "[0].warehouseExternalId names warehouse W1, not W2" });
     expect((await client.getStockTrigger({ id: created.id }, as(account))).trigger).toEqual(again.results[0].trigger);
     expect(await codeOf(client.getStockTrigger({ id: created.id }, as(randomUUID())))).toBe(Code.NotFound);
     expect(await codeOf(client.getStockTrigger({ id: 999999n }, as(account)))).toBe(Code.NotFound);
