@@ -5,7 +5,7 @@ import type { Logger } from "pino";
 import { MAX_MESSAGE_BYTES, type Bus, type BusMessage } from "@analytics/bus";
 import type { Topic } from "@analytics/contracts";
 import type { Db, Migration } from "@analytics/db";
-import { invalid, type FieldViolation } from "@analytics/errors";
+import { infrastructureKind, invalid, type FieldViolation } from "@analytics/errors";
 
 /**
  * Transactional outbox: a change and the message announcing it are written in one transaction;
@@ -16,7 +16,9 @@ import { invalid, type FieldViolation } from "@analytics/errors";
  * - every committed change is published at least once (duplicates carry the same id);
  * - per aggregate, messages are published in commit order: a row the bus refuses holds back the
  *   later rows of its aggregate (not the whole outbox) until it goes out or is dead-lettered;
- * - consumers still apply by `version`, because a dead-lettered row or a replay can reorder.
+ * - consumers still apply by `version`, because a dead-lettered row or a replay can reorder;
+ * - an outage is no row's fault: while the bus is unreachable (or, in-process, a consumer's
+ *   database is), nothing is counted toward dead-lettering; the relay waits and tries again.
  */
 export const outboxMigration: Migration = {
   name: "000_outbox",
@@ -171,10 +173,24 @@ export function backoffMs(attempts: number): number {
   return Math.min(60_000, 200 * 2 ** Math.max(0, attempts - 1));
 }
 
+/** Delay before the relay tries again during the n-th failed try of an outage: 0.2 s doubling to 10 s. */
+export function outageWaitMs(tries: number): number {
+  return Math.min(10_000, 200 * 2 ** Math.max(0, tries - 1));
+}
+
+/** A claim the bus refused as a whole because it is unreachable: the claim is rolled back, untouched. */
+export class BusUnavailable extends Error {
+  constructor(override readonly cause: Error) {
+    super(`the bus is unavailable: ${cause.message}`);
+  }
+}
+
 export interface RelayStats {
   published: number;
   refused: number;
   deadLettered: number;
+  /** Claims given back untouched because the bus (or a consumer's database) was unavailable. */
+  unavailable: number;
 }
 
 interface OutboxRow {
@@ -194,7 +210,9 @@ export class OutboxRelay {
   private again = false;
   private stopped = true;
   private lastCleanup = 0;
-  readonly stats: RelayStats = { published: 0, refused: 0, deadLettered: 0 };
+  /** Failed tries of the current outage (0: none). */
+  private outage = 0;
+  readonly stats: RelayStats = { published: 0, refused: 0, deadLettered: 0, unavailable: 0 };
 
   constructor(private readonly options: RelayOptions) {}
 
@@ -220,14 +238,26 @@ export class OutboxRelay {
     clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       if (this.running) return void (this.again = true);
+      let wait: number | undefined;
       this.running = this.drain()
-        .catch((error) => this.options.logger?.error({ err: error }, "outbox relay failed"))
+        .then(() => {
+          if (this.outage) this.options.logger?.info({ tries: this.outage }, "outbox relay: the bus is back");
+          this.outage = 0;
+        })
+        .catch((error) => {
+          if (!(error instanceof BusUnavailable)) return void this.options.logger?.error({ err: error }, "outbox relay failed");
+          this.outage++;
+          this.stats.unavailable++;
+          wait = outageWaitMs(this.outage);
+          // Once when it starts, then now and then: an outage can last hours.
+          if (this.outage === 1 || this.outage % 30 === 0) this.options.logger?.warn({ err: error.cause, tries: this.outage }, "outbox relay: the bus is unavailable; rows wait for it");
+        })
         .finally(() => {
           this.running = undefined;
           if (this.stopped) return;
-          const now = this.again;
+          const now = this.again && wait === undefined;
           this.again = false;
-          this.schedule(now ? 0 : (this.options.pollMs ?? 250));
+          this.schedule(wait ?? (now ? 0 : (this.options.pollMs ?? 250)));
         });
     }, ms);
     this.timer.unref?.();
@@ -300,6 +330,9 @@ export class OutboxRelay {
         });
       }
 
+      // Nothing went out and the bus is unreachable, or every refusal says a database is down: an
+      // outage, not these rows' fault. Rolling the claim back leaves them as they were.
+      if (!published.length && refused.length && (await this.unavailable(refused.map((r) => r.error)))) throw new BusUnavailable(refused[0].error);
       if (published.length) await tx("outbox").whereIn("id", published).update({ published_at: tx.fn.now() });
       const maxAttempts = this.options.maxAttempts ?? 25;
       for (const { row, error } of refused) {
@@ -317,6 +350,14 @@ export class OutboxRelay {
       this.stats.published += published.length;
       return published.length;
     });
+  }
+
+  private async unavailable(errors: Error[]): Promise<boolean> {
+    if (errors.every((e) => infrastructureKind(e) === "unavailable")) return true;
+    return this.options.bus.ping().then(
+      () => false,
+      () => true,
+    );
   }
 }
 

@@ -4,7 +4,7 @@ import type { Bus, BusMessage, PublishOutcome } from "@analytics/bus";
 import { topics } from "@analytics/contracts";
 import { createDb, migrate, type Db } from "@analytics/db";
 import { DomainError } from "@analytics/errors";
-import { backoffMs, encodeEntry, enqueue, OutboxRelay, outboxEntry, outboxMigrations } from "../src";
+import { backoffMs, BusUnavailable, encodeEntry, enqueue, OutboxRelay, outboxEntry, outboxMigrations, outageWaitMs } from "../src";
 import { createTestBus, createTestDatabase, eventually, type TestDatabase } from "@analytics/testing";
 
 /** A brand-created entry whose brand name carries a label, for following rows through the bus. */
@@ -152,6 +152,52 @@ describe("outbox", () => {
     expect(relay.stats.deadLettered).toBe(1);
     await relay.relayOnce();
     expect(labels()).toEqual(["other", "after"]);
+  });
+
+  it("counts nothing against a row while the bus is unreachable, however long: no attempt, no dead letter; all go out when it is back", async () => {
+    let reachable = false;
+    const { bus, labels } = recordingBus(() => !reachable);
+    bus.ping = async () => {
+      if (!reachable) throw new Error("no connection");
+    };
+    await enqueue(db, [entry(account, randomUUID(), "o1"), entry(account, randomUUID(), "o2")]);
+    const relay = new OutboxRelay({ db, bus, maxAttempts: 3 });
+    for (let i = 0; i < 5; i++) await expect(relay.relayOnce()).rejects.toBeInstanceOf(BusUnavailable);
+    const rows = await db("outbox").orderBy("seq");
+    expect(rows.map((r) => [r.attempts, r.dead_at, r.published_at])).toEqual([
+      [0, null, null],
+      [0, null, null],
+    ]);
+    reachable = true;
+    await relay.relayOnce();
+    expect(labels()).toEqual(["o1", "o2"]);
+    expect(relay.stats.deadLettered).toBe(0);
+  });
+
+  it("counts nothing against a row that a consumer's unavailable database refused (in-process), and the running relay waits it out", async () => {
+    let databaseDown = true;
+    const bus = recordingBus().bus;
+    const accepted: string[] = [];
+    bus.publish = async (messages) =>
+      messages.map((m) => {
+        if (databaseDown) return new Error("Connection terminated unexpectedly");
+        accepted.push(labelOf(m));
+        return undefined;
+      });
+    await enqueue(db, [entry(account, randomUUID(), "d1")]);
+    const relay = new OutboxRelay({ db, bus, maxAttempts: 1, pollMs: 10 });
+    relay.start();
+    try {
+      await eventually(async () => relay.stats.unavailable >= 3, 10_000, "three failed tries of the outage");
+      expect((await db("outbox").first()).attempts).toBe(0);
+      databaseDown = false;
+      await eventually(async () => accepted.includes("d1"), 10_000, "d1 published after the outage");
+    } finally {
+      await relay.stop();
+    }
+    expect((await db("outbox").first()).dead_at).toBeNull();
+    expect(outageWaitMs(1)).toBe(200);
+    expect(outageWaitMs(30)).toBe(10_000);
   });
 
   it("two relays on one outbox share the work: each row once, neither waits for the other", async () => {

@@ -151,7 +151,7 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
 
 /** Prometheus text of the outbox relay's counters. */
 function metricsText(service: string, relay: OutboxRelay): string {
-  const { published, refused, deadLettered } = relay.stats;
+  const { published, refused, deadLettered, unavailable } = relay.stats;
   return [
     "# TYPE outbox_published_total counter",
     `outbox_published_total{service="${service}"} ${published}`,
@@ -159,6 +159,8 @@ function metricsText(service: string, relay: OutboxRelay): string {
     `outbox_refused_total{service="${service}"} ${refused}`,
     "# TYPE outbox_dead_lettered_total counter",
     `outbox_dead_lettered_total{service="${service}"} ${deadLettered}`,
+    "# TYPE outbox_bus_unavailable_total counter",
+    `outbox_bus_unavailable_total{service="${service}"} ${unavailable}`,
     "",
   ].join("\n");
 }
