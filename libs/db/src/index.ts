@@ -45,7 +45,21 @@ export function createDb({
       connectionTimeoutMillis: acquireTimeoutMs,
     },
     searchPath: [schema],
-    pool: { min: 0, max: poolMax, acquireTimeoutMillis: acquireTimeoutMs, createTimeoutMillis: acquireTimeoutMs },
+    pool: {
+      min: 0,
+      max: poolMax,
+      acquireTimeoutMillis: acquireTimeoutMs,
+      createTimeoutMillis: acquireTimeoutMs,
+      // Only a connection outside any transaction is handed out. After a freeze the driver gives
+      // up on a statement and then on its ROLLBACK, which, queued behind the statement, is never
+      // sent: once the server runs again, that session sits in an open (or aborted) transaction,
+      // and every query on it would fail (25P02). Such a connection is closed instead, which ends
+      // its transaction on the server.
+      validate: (connection: pg.Client) => {
+        const status = connection.getTransactionStatus();
+        return status === null || status === "I";
+      },
+    },
   });
 }
 

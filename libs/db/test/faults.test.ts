@@ -1,6 +1,6 @@
 import { Code } from "@connectrpc/connect";
 import { httpErrorOf, toConnectError } from "@analytics/errors";
-import { createTestDatabase, crossingTransactions, freezableProxy, type TestDatabase } from "@analytics/testing";
+import { createTestDatabase, crossingTransactions, eventually, freezableProxy, type TestDatabase } from "@analytics/testing";
 import { copyRows, createDb, inTransaction, type Db } from "../src";
 
 /** What the gateway would answer for an error a service's repository threw. */
@@ -133,6 +133,33 @@ describe("database faults (real Postgres)", () => {
         }),
       );
       expect(statusOf(error)).toBe(503);
+    } finally {
+      await proxy.close();
+      await frozenDb.destroy();
+    }
+  });
+
+  it("never hands out a connection whose transaction a freeze left open: after the thaw the pool works again", async () => {
+    const proxy = await freezableProxy(database.url);
+    const app = `faults-thaw-${process.pid}`;
+    const frozenDb = createDb({ url: proxy.url, schema: "faults", applicationName: app, poolMax: 1, acquireTimeoutMs: 500, statementTimeoutMs: 300 });
+    try {
+      // The statement and then the ROLLBACK time out in the driver while the server is frozen;
+      // the ROLLBACK, still queued behind the statement, is never sent.
+      const error = await failure(
+        frozenDb.transaction(async (tx) => {
+          await tx.raw("select 1");
+          proxy.freeze();
+          await tx.raw("select pg_sleep(1)");
+        }),
+      );
+      expect(statusOf(error)).toBe(503);
+      // The server now runs the held statement, which statement_timeout cancels inside the
+      // transaction: that session is left in an aborted transaction. A query queued on it would
+      // fail (25P02); it must get another connection.
+      proxy.thaw();
+      for (let i = 0; i < 3; i++) expect((await frozenDb.raw("select 42 AS n")).rows[0].n).toBe(42);
+      await eventually(async () => (await db.raw("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = ? AND state LIKE 'idle in transaction%'", [app])).rows[0].n === 0, 5_000, "no session left in a transaction");
     } finally {
       await proxy.close();
       await frozenDb.destroy();
