@@ -103,6 +103,25 @@ describe("embedded default (no DATABASE_URL, no NATS_URL)", () => {
     }
   }, 240_000);
 
+  it("starts again after the launcher was killed (SIGKILL): the Postgres it left running is stopped, nothing committed is lost", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "analytics-e2e-killed-"));
+    const env = { DATABASE_URL: undefined, NATS_URL: undefined, DATA_DIR: dir, ADMIN_TOKEN, EMBEDDED_PG_PORT: String(await freePort()) };
+    try {
+      const first = await startPlatform(env, 120_000);
+      const account = await signUp(first.baseUrl, ADMIN_TOKEN);
+      await first.kill();
+      const second = await startPlatform(env, 120_000);
+      try {
+        expect(second.logs.join("\n")).toMatch(/stopping the embedded Postgres that a launcher which is gone left running/);
+        expect((await client(second.baseUrl)("POST", "/v2/api/auth", { accountID: account.accountID, apiKey: account.apiKey })).status).toBe(200);
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 240_000);
+
   it("prints a configuration error as one line per problem, without a stack trace", async () => {
     const message = await startFailure({ PORT: "not-a-port", EMBEDDED_PG_PORT: "70000" });
     const output = message.split("\n").slice(1).join("\n").trim();

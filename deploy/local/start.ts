@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import pg from "pg";
 import { createBus } from "@analytics/bus";
@@ -146,6 +146,8 @@ async function startEmbeddedPostgres(dataDir: string, port: number, password: st
       throw new StartupError(`embedded Postgres could not initialise ${databaseDir}: ${firstLine(error)}. Remove that directory and start again, or set DATABASE_URL`);
     });
   }
+  await stopOrphanedPostgres(dataDir, databaseDir, logger);
+  writeFileSync(join(dataDir, LAUNCHER_PID), String(process.pid));
   // The package rejects with no reason when the server exits at start: its last log line says why.
   await server.start().catch(() => {
     throw new StartupError(`embedded Postgres did not start on port ${port} with data in ${databaseDir}: ${reason(log)}. ${startAdvice(log)}`);
@@ -158,6 +160,53 @@ async function startEmbeddedPostgres(dataDir: string, port: number, password: st
   await admin.end();
   logger.info({ port }, "embedded Postgres running");
   return { url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/analytics`, stop: () => server.stop() };
+}
+
+/** The launcher that started the embedded Postgres of a DATA_DIR, by process id. */
+const LAUNCHER_PID = "launcher.pid";
+
+/** Whether a process of this id runs (one of another user's counts; a zombie, where /proc says so, does not). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+  return !/^\d+ \(.*\) Z /.test(readIfExists(`/proc/${pid}/stat`) ?? "");
+}
+
+/** Whether `pid` is a launcher like this one (its id may since have gone to another program). */
+function isLauncher(pid: number): boolean {
+  if (!alive(pid)) return false;
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(basename(process.argv[1] ?? "start.js"));
+  } catch {
+    // No /proc: take the process for a launcher, so a live one is never stopped under it.
+    return true;
+  }
+}
+
+/**
+ * A launcher killed without a chance to stop its embedded Postgres (kill -9, out of memory)
+ * leaves that Postgres running, and every later start would fail on its lock file. When the
+ * Postgres of this DATA_DIR runs but the launcher that started it does not, it is stopped (fast
+ * shutdown: its transactions roll back, nothing committed is lost) before this start. One whose
+ * launcher still runs is left alone: that start then fails saying another Postgres uses DATA_DIR.
+ */
+async function stopOrphanedPostgres(dataDir: string, databaseDir: string, logger: ReturnType<typeof createLogger>): Promise<void> {
+  const postmaster = Number(readIfExists(join(databaseDir, "postmaster.pid"))?.split("\n")[0]);
+  const launcher = Number(readIfExists(join(dataDir, LAUNCHER_PID)));
+  if (!postmaster || !alive(postmaster) || !launcher || isLauncher(launcher)) return;
+  logger.warn({ pid: postmaster, launcher }, "stopping the embedded Postgres that a launcher which is gone left running");
+  process.kill(postmaster, "SIGINT");
+  for (const deadline = Date.now() + 60_000; alive(postmaster); ) {
+    if (Date.now() > deadline) throw new StartupError(`the embedded Postgres left running (pid ${postmaster}) did not stop within 60 s: stop it, then start again`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function readIfExists(file: string): string | undefined {
+  return existsSync(file) ? readFileSync(file, "utf8") : undefined;
 }
 
 /** Where root keeps what the `postgres` user must reach when the checkout or DATA_DIR is private. */
