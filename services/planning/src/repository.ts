@@ -59,12 +59,13 @@ function skuWhere(f: VolumeFilters): { sql: string; bindings: Knex.RawBinding[] 
 }
 
 /**
- * Planned volumes of one account from the replica, in one statement: the SKUs that pass the
- * filters, their available stock (live warehouses), and the open quantity of their PO lines
- * delivered inside [fromDate, toDate], summed per group (and warehouse). With updatedSince only
- * the groups (rows) whose PO lines changed after it are kept, with zeros where nothing is left.
+ * The statement of an account's planned volumes (see plannedVolumes), with its bindings: the SKUs
+ * that pass the filters, their available stock (live warehouses), and the open quantity of their
+ * PO lines delivered inside [fromDate, toDate], summed per group (and warehouse). With
+ * updatedSince only the groups (rows) whose PO lines changed after it are kept, with zeros where
+ * nothing is left.
  */
-export async function plannedVolumes(db: Db, accountId: string, q: VolumeQuery, byWarehouse: boolean): Promise<VolumeRow[]> {
+export function volumesStatement(accountId: string, q: VolumeQuery, byWarehouse: boolean): { sql: string; bindings: Knex.RawBinding[] } {
   const where = skuWhere(q.filters);
   const g = groupColumn[q.groupBy];
   const keys = byWarehouse ? "g, wid" : "g";
@@ -90,8 +91,7 @@ export async function plannedVolumes(db: Db, accountId: string, q: VolumeQuery, 
   }
   // Stock rows and window lines in one UNION ALL, summed per group: one pass each, and Postgres
   // can run both sides and the partial sums in parallel workers.
-  const { rows } = await db.raw(
-    `WITH s AS NOT MATERIALIZED (
+  const sql = `WITH s AS NOT MATERIALIZED (
         SELECT s.sku_id, coalesce(s.${g}, '') AS g FROM skus s WHERE s.account_id = ? AND ${where.sql}),
       w AS NOT MATERIALIZED (SELECT warehouse_id, external_id, name FROM warehouses WHERE account_id = ? AND NOT deleted),
       wx AS NOT MATERIALIZED (SELECT DISTINCT ON (external_id) external_id, warehouse_id FROM w WHERE external_id <> '' ORDER BY external_id, warehouse_id),
@@ -110,10 +110,29 @@ export async function plannedVolumes(db: Db, accountId: string, q: VolumeQuery, 
        coalesce(v.stock, 0)::text AS stock, coalesce(v.po, 0)::text AS po, coalesce(v.draft, 0)::text AS draft
      FROM ${from}
      ${byWarehouse ? "LEFT JOIN w wn ON wn.warehouse_id::text = wid" : ""}
-     ORDER BY g${byWarehouse ? ", wid" : ""}`,
-    bindings,
-  );
-  return rows.map((r: { g: string; wid?: string; wname?: string; stock: string; po: string; draft: string }) => ({
+     ORDER BY g${byWarehouse ? ", wid" : ""}`;
+  return { sql, bindings };
+}
+
+/**
+ * Runs a volumes statement with hash (or merge) joins only. It reads all of an account's rows
+ * whatever the account's size, and the nested loop the planner picks when its statistics do not
+ * know the account yet (rows written since the last ANALYZE, or a crash that reset the counters
+ * autovacuum goes by) read the account's SKUs once per order line: 8 s instead of 50 ms for
+ * 10,000 lines and 3,000 SKUs.
+ */
+export function withHashJoins<T>(db: Db, work: (tx: Knex.Transaction) => Promise<T>): Promise<T> {
+  return db.transaction(async (tx) => {
+    await tx.raw("SET LOCAL enable_nestloop = off");
+    return work(tx);
+  });
+}
+
+/** Planned volumes of one account from the replica, in one statement (volumesStatement). */
+export async function plannedVolumes(db: Db, accountId: string, q: VolumeQuery, byWarehouse: boolean): Promise<VolumeRow[]> {
+  const { sql, bindings } = volumesStatement(accountId, q, byWarehouse);
+  const rows: { g: string; wid?: string; wname?: string; stock: string; po: string; draft: string }[] = await withHashJoins(db, async (tx) => (await tx.raw(sql, bindings)).rows);
+  return rows.map((r) => ({
     groupKey: r.g,
     warehouseId: r.wid ?? "",
     warehouseName: r.wname ?? "",
