@@ -223,7 +223,8 @@ export class OutboxRelay {
 
   /** Called after a commit that wrote outbox rows, so they leave now rather than at the next poll. */
   kick(): void {
-    if (this.stopped) return;
+    // During an outage the next try is already scheduled: new rows wait with the others.
+    if (this.stopped || this.outage) return;
     if (this.running) this.again = true;
     else this.schedule(0);
   }
