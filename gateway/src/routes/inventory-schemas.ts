@@ -97,7 +97,7 @@ const storeFields = {
   city: optionalText,
   state: optionalText,
   countryCode: optionalText,
-  currencyCode: optionalText,
+  currencyCode: optionalText.describe("ISO 4217 (e.g. SEK)"),
   warehouses: z.array(z.string().min(1).max(500)).max(1000).default([]).describe("warehouses by externalId; an unknown one is a 400"),
   createdAt: z.unknown().optional(),
   updatedAt: z.unknown().optional(),

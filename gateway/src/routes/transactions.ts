@@ -76,7 +76,7 @@ const txShape = {
   channel: z.union([z.literal(1), z.literal(2)]).nullish().describe("1 D2C, 2 B2B"),
   market: shortText.nullish(),
   type: z.union([z.literal(1), z.literal(2)]).nullish().describe("1 sale, 2 return"),
-  currencyCode: shortText.nullish(),
+  currencyCode: shortText.nullish().describe("ISO 4217 (e.g. SEK)"),
   createdDate: orderTimestamp.nullish(),
   completedDate: orderTimestamp.nullish(),
   cancelledDate: orderTimestamp.nullish(),

@@ -17,3 +17,4 @@ export * as topics from "./topics";
 export type { Topic } from "./topics";
 export { toRestJson, fromRestJson, stringifyRest, decimalFromNumber, RawJson, RestDecimal } from "./rest-json";
 export { serviceRegistry, serviceNames, serviceUrlVariable, type ServiceName } from "./services";
+export { isCurrencyCode } from "./values";

@@ -1,5 +1,5 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import type { inventoryV1 } from "@analytics/contracts";
+import { isCurrencyCode, type inventoryV1 } from "@analytics/contracts";
 import type { Db } from "@analytics/db";
 import { invalid, notFound, type FieldViolation } from "@analytics/errors";
 import { enqueue } from "@analytics/outbox";
@@ -19,6 +19,7 @@ function storeInput(s: inventoryV1.Store, path: string): repo.StoreInput {
     ...s.warehouses.flatMap((w, i) => checkText(`${path}.warehouses[${i}]`, w, true)),
   ];
   if (s.channelType !== undefined && s.channelType !== 1 && s.channelType !== 2) violations.push({ path: `${path}.channelType`, message: "must be 1 (D2C) or 2 (B2B)" });
+  if (s.currencyCode && !isCurrencyCode(s.currencyCode)) violations.push({ path: `${path}.currencyCode`, message: "must be an ISO 4217 currency code (e.g. SEK)" });
   if (violations.length) throw fail(violations);
   return {
     external_store_id: s.externalStoreId,

@@ -32,6 +32,7 @@ function checkTrigger(t: inventoryV1.StockTrigger, i: number): FieldViolation[] 
     if ((t[f] ?? 0) < 0) v.push({ path: `${p}.${f}`, message: "must not be negative" });
   }
   if (t.min !== undefined && t.max !== undefined && t.min > t.max) v.push({ path: `${p}.min`, message: "must not exceed max" });
+  if (t.lowerLimit !== undefined && t.upperLimit !== undefined && t.lowerLimit > t.upperLimit) v.push({ path: `${p}.lowerLimit`, message: "must not exceed upperLimit" });
   return v;
 }
 

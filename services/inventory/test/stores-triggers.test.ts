@@ -67,6 +67,8 @@ describe("inventory service: stores, store traffic, stock triggers (real Postgre
     expect(err.code).toBe(Code.InvalidArgument);
     expect(err.rawMessage).toContain("[0].warehouses: unknown warehouse W9");
     expect(await codeOf(client.upsertStores({ stores: [{ externalStoreId: "S3", channelType: 3 }] }, as(account)))).toBe(Code.InvalidArgument);
+    const currency = (await client.upsertStores({ stores: [{ externalStoreId: "S4", currencyCode: "sek" }] }, as(account)).catch((e) => e)) as ConnectError;
+    expect([currency.code, currency.rawMessage]).toEqual([Code.InvalidArgument, "[0].currencyCode: must be an ISO 4217 currency code (e.g. SEK)"]);
     expect(await codeOf(client.upsertStores({ stores: [{ externalStoreId: "S1", warehouses: ["W1"] }] }, as(other)))).toBe(Code.InvalidArgument);
     const put = await client.updateStore({ externalStoreId: "S1", store: { name: "Shop 2" } }, as(account));
     expect(put.store).toMatchObject({ name: "Shop 2", warehouses: [] });
@@ -158,6 +160,8 @@ describe("inventory service: stores, store traffic, stock triggers (real Postgre
     expect(again.results[0].result).toMatchObject({ statusCode: 200, reference: "K1", referenceField: "key" });
     expect(again.results[0].trigger).toMatchObject({ id: created.id, min: 3, preventRestock: true });
     expect(again.results[0].trigger?.startDate).toBeUndefined();
+    const limits = await client.upsertStockTriggers({ triggers: [write({ warehouseId: wh.id, lowerLimit: 9, upperLimit: 2 })] }, as(account));
+    expect([limits.results[0].result?.statusCode, limits.results[0].result?.message]).toEqual([400, "[0].lowerLimit: must not exceed upperLimit"]);
     // Both identifiers must name the same warehouse.
     const both = await client.upsertStockTriggers({ triggers: [write({ warehouseId: wh.id, warehouseExternalId: "W2", min: 7 })] }, as(account));
     expect(both.results[0].result).toMatchObject({ statusCode: 400, message: "[0].warehouseExternalId names warehouse W1, not W2" });

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { clone, equals, fromJson, toBinary, toJson, type JsonValue } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { ordersV1, topics } from "@analytics/contracts";
+import { isCurrencyCode, ordersV1, topics } from "@analytics/contracts";
 import { inTransaction, isUuid, jsonProblems, pageOfIds, type Db, type Tx } from "@analytics/db";
 import { conflict, invalid, notFound, type FieldViolation } from "@analytics/errors";
 import { announcedSizeProblem, enqueue, outboxEntry } from "@analytics/outbox";
@@ -69,6 +69,7 @@ function violations(t: Transaction, replace: boolean): FieldViolation[] {
   if (t.type !== undefined && t.type !== 1 && t.type !== 2) add("type", "must be 1 (sale) or 2 (return)");
   const texts = { externalRowID: t.externalRowId, externalParentID: t.externalParentId, externalCustomerID: t.externalCustomerId, externalStoreID: t.externalStoreId, externalInfo: t.externalInfo, customerName: t.customerName, market: t.market, currencyCode: t.currencyCode };
   for (const [path, v] of Object.entries(texts)) if (v !== undefined) add(path, textProblem(v));
+  if (t.currencyCode && !isCurrencyCode(t.currencyCode)) add("currencyCode", "must be an ISO 4217 currency code (e.g. SEK)");
   out.push(...jsonProblems(t.attributes, "attributes"));
   const ids = new Set<string>();
   t.items.forEach((item, i) => {

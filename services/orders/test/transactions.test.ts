@@ -59,11 +59,12 @@ describe("orders service: transactions and shipments (real Postgres and JetStrea
     expect(created.transaction?.items[0].moneyItemTotalNet?.value).toBe("100.10");
     expect(created.transaction?.statements[0].priceNet?.value).toBe("49.00");
     expect((await write(account, [sale("T1")], WriteMode.CREATE))[0].result?.statusCode).toBe(409);
-    const bad = await write(account, [sale("T2", { channel: 3 }), sale("T3", { statements: [{ type: 6 }] }), sale("")]);
+    const bad = await write(account, [sale("T2", { channel: 3 }), sale("T3", { statements: [{ type: 6 }] }), sale(""), sale("T4", { currencyCode: "XXXX" })]);
     expect(bad.map((r) => [r.result?.statusCode, r.violations[0]?.path])).toEqual([
       [400, "channel"],
       [400, "statements[0].type"],
       [400, "externalTransactionID"],
+      [400, "currencyCode"],
     ]);
     const [replaced] = await write(account, [{ ...sale("T1", { market: "SE" }), id: created.transaction!.id }], WriteMode.REPLACE);
     expect([replaced.result?.statusCode, replaced.transaction?.market]).toEqual([200, "SE"]);

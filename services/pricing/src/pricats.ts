@@ -105,7 +105,8 @@ export async function upsertPricatSkus(ctx: ServiceContext, accountId: string, r
     if (item.currency !== undefined) q.currency("currency", item.currency);
     for (const [name, price] of Object.entries(item.prices)) {
       q.text(`prices.${name}`, name, true);
-      q.decimal(`prices.${name}`, price.value);
+      // A price, as on a price list: never negative.
+      q.decimal(`prices.${name}`, price.value, { min: 0 });
     }
     q.json("customFields", item.customFields);
     q.json("externalAttributes", item.externalAttributes);

@@ -1,10 +1,10 @@
+import { isCurrencyCode } from "@analytics/contracts";
 import { jsonProblems, unstorableText } from "@analytics/db";
 import { invalid, type FieldViolation } from "@analytics/errors";
 
 /** Field checks shared by pricing's writes; each names the field it refuses. */
 
 export const MAX_TEXT = 500;
-const CURRENCIES = new Set(Intl.supportedValuesOf("currency"));
 const DECIMAL = /^-?\d{1,20}(\.\d{1,10})?$/;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -26,7 +26,7 @@ export class Problems {
     this.list.push(...jsonProblems(value, path));
   }
   currency(path: string, value: string | undefined) {
-    if (!value || !CURRENCIES.has(value)) this.add(path, "must be an ISO 4217 currency code (e.g. EUR)");
+    if (!value || !isCurrencyCode(value)) this.add(path, "must be an ISO 4217 currency code (e.g. EUR)");
   }
   /** A decimal text within [min, max] (either bound optional); `exclusiveMin` for `> min`. */
   decimal(path: string, value: string | undefined, bounds: { min?: number; max?: number; exclusiveMin?: boolean } = {}) {

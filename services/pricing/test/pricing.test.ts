@@ -389,11 +389,13 @@ describe("pricing service (real Postgres and JetStream)", () => {
             item("A", { season: "AW27", prices: { wholesale: dec("11") } }),
             item("B", { currency: "EURO" }),
             item(""),
+            item("N", { prices: { wholesale: dec("-1") } }),
           ],
         },
         as(account),
       );
-      expect(statuses(first.results)).toEqual([201, 201, 400, 400]);
+      expect(statuses(first.results)).toEqual([201, 201, 400, 400, 400]);
+      expect(first.results[4].violations.map((v) => [v.path, v.message])).toEqual([["prices.wholesale", "must be at least 0"]]);
       expect(first.results[2].violations[0].path).toBe("currency");
       const again = await client.upsertPricatSkus({ pricat: { ...pricat, name: "Spring 27" }, items: [item("A", { season: "SS27", prices: { wholesale: dec("9.5") } }), item("C")] }, as(account));
       expect(statuses(again.results)).toEqual([200, 201]);
