@@ -10,7 +10,7 @@ import type { Config } from "@analytics/config";
 import type { Bus } from "@analytics/bus";
 import { stringifyRest } from "@analytics/contracts";
 import { OutboxRelay } from "@analytics/outbox";
-import { createDb, migrate, ping, type Db } from "@analytics/db";
+import { createDb, DB_DEFAULTS, migrate, ping, type Db } from "@analytics/db";
 import { serviceReady } from "@analytics/rpc";
 import { adminAuthenticator, adminRoutes, authRoutes, bearerAuthenticator, type AccountsOptions } from "./accounts/routes";
 import { migrations } from "./accounts/migrations";
@@ -101,13 +101,16 @@ export function gatewaySettings(config: Config) {
 
 /** The REST edge: /v2/api routes translated to Connect calls, plus accounts, admin, health and docs. */
 export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
+  const serviceCallTimeoutMs = deps.serviceCallTimeoutMs ?? 10_000;
   const db = createDb({
     url: deps.databaseUrl,
     schema: "gateway",
     applicationName: "gateway",
     poolMax: 20,
     acquireTimeoutMs: deps.dbAcquireTimeoutMs,
-    statementTimeoutMs: deps.dbStatementTimeoutMs,
+    // The edge's own statements (keys, accounts, settings) are short: none may outlast the
+    // deadline every route keeps, the driver's extra second (libs/db) included.
+    statementTimeoutMs: Math.min(deps.dbStatementTimeoutMs ?? DB_DEFAULTS.statementTimeoutMs, Math.max(1_000, serviceCallTimeoutMs - 1_000)),
   });
   const requestTimeoutMs = deps.requestTimeoutMs ?? 30_000;
   await migrate(db, "gateway", migrations);
@@ -203,7 +206,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   relay?.start();
   const accountOptions: AccountsOptions = { db, relay, keys, ...deps };
   const clients = createClients(deps.services);
-  const as = callAs(deps.internalToken, deps.serviceCallTimeoutMs ?? 10_000);
+  const as = callAs(deps.internalToken, serviceCallTimeoutMs);
 
   authRoutes(ctx, accountOptions, tokens);
   if (deps.adminToken) adminRoutes(ctx, accountOptions);

@@ -95,6 +95,20 @@ describe("gateway under faults (real Postgres through a proxy that can freeze)",
     console.info(`frozen Postgres: /auth on a pooled connection answered 503 after ${ms} ms (acquire and statement timeouts 500 ms)`);
   });
 
+  it("keeps its own statements within the service-call deadline, whatever DB_STATEMENT_TIMEOUT_MS says", async () => {
+    // A statement timeout of a minute for the services; the edge's calls have 1.5 s.
+    const slow = await buildGateway(gatewayDeps(proxy.url, allServicesAt(), { dbAcquireTimeoutMs: 500, dbStatementTimeoutMs: 60_000, serviceCallTimeoutMs: 1_500 }));
+    try {
+      const account = await signUp(slow);
+      proxy.freeze();
+      // Answered (503), not held for the minute: the test's own timeout would end it first.
+      const auth = await slow.app.inject({ method: "POST", url: "/v2/api/auth", payload: { accountID: account.accountID, apiKey: account.apiKey }, remoteAddress: "10.0.0.4" });
+      expect(auth.statusCode).toBe(503);
+    } finally {
+      await slow.close();
+    }
+  }, 20_000);
+
   it("answers 503 with Retry-After when Postgres refuses connections", async () => {
     const account = await signUp(gw);
     await proxy.close(); // pooled connections drop, new ones are refused
