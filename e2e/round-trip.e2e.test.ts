@@ -42,7 +42,7 @@ describe("writes and reads meet", () => {
     expect((await acme.api("GET", "/v2/api/prices")).body[0].price).toBe(9.95);
   });
 
-  it("an order number that its GET path already means is a 400 naming the field", async () => {
+  it("an order number that its GET path already means is a 400 naming the field; a padded id is trimmed when written and when a path names it", async () => {
     const acme = await signUp(platform.baseUrl, ADMIN_TOKEN);
     const refused = async (path: string, body: unknown, field: string) => {
       const res = await acme.api("POST", path, body);
@@ -53,6 +53,11 @@ describe("writes and reads meet", () => {
     expect(await refused("/v2/api/purchaseorders/batch", [{ externalPONo: " example " }], "externalPONo")).toEqual([200, 400, true]);
     expect(await refused("/v2/api/transactions/batch", [{ externalTransactionID: "latest" }], "externalTransactionID")).toEqual([200, 400, true]);
     expect(await refused("/v2/api/distributionorders/batch", [{ externalDOID: "processing", externalRowID: "1", key: "K", quantity: 1 }], "externalDOID")).toEqual([400, 400, true]);
+    // An id is trimmed when written, and so when a path names it.
+    expect((await acme.api("POST", "/v2/api/purchaseorders/batch", [{ externalPONo: " PO-T " }])).body[0].statusCode).toBe(201);
+    expect((await acme.api("GET", "/v2/api/purchaseorders/%20PO-T%20")).body.externalPONo).toBe("PO-T");
+    expect((await acme.api("POST", "/v2/api/price-lists", { externalId: " PL-T ", name: "Trimmed", currency: "EUR" })).status).toBe(201);
+    expect((await acme.api("GET", "/v2/api/price-lists/%20PL-T%20")).status).toBe(200);
     // Names that only look alike are orders like any other.
     expect((await acme.api("POST", "/v2/api/purchaseorders/batch", [{ externalPONo: "Latest" }])).body[0].statusCode).toBe(201);
     expect((await acme.api("GET", "/v2/api/purchaseorders/Latest")).status).toBe(200);

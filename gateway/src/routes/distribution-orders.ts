@@ -234,7 +234,7 @@ export function distributionOrderRoutes(ctx: RouteContext, orders: Client<typeof
     summary: "Every row of one distribution order (by externalDOID)",
     tag,
     auth: "bearer",
-    params: { id: z.string().min(1).max(500) },
+    params: { id: z.string().trim().min(1).max(500).describe("the externalDOID, trimmed as it is when written") },
     responses: { 200: { description: "its rows", schema: z.array(distributionOrderSchema) }, 404: { description: "unknown", schema: generalResponseSchema } },
     handler: async ({ params, caller }) => (await orders.getDistributionOrder({ externalDoid: params.id }, as(caller))).distributionOrders.map(toRest),
   });

@@ -74,7 +74,7 @@ export function pricingRoutes(ctx: RouteContext, pricing: Pricing, catalogue: Ca
       return priceListToRest(res.priceList);
     },
   });
-  const idParam = { externalPriceListId: z.string().min(1).max(500) };
+  const idParam = { externalPriceListId: z.string().trim().min(1).max(500).describe("trimmed, as it is when written") };
   route(ctx, {
     method: "GET",
     url: "/v2/api/price-lists/:externalPriceListId",

@@ -472,7 +472,7 @@ export function purchaseOrderRoutes(
     summary: "One purchase order by externalPONo (of this API key unless global)",
     tag,
     auth: "bearer",
-    params: { externalPurchaseNo: z.string().min(1).max(500) },
+    params: { externalPurchaseNo: z.string().trim().min(1).max(500).describe("trimmed, as externalPONo is when written") },
     query: { global: globalQuery },
     responses: {
       200: { description: "the order", schema: purchaseOrderSchema },

@@ -227,7 +227,7 @@ export function transactionRoutes(ctx: RouteContext, orders: Client<typeof order
     summary: "One transaction by externalTransactionID",
     tag,
     auth: "bearer",
-    params: { externalTransactionID: z.string().min(1).max(500) },
+    params: { externalTransactionID: z.string().trim().min(1).max(500).describe("trimmed, as it is when written") },
     responses: { 200: { description: "the transaction", schema: transactionSchema }, 404: { description: "unknown", schema: generalResponseSchema } },
     handler: async ({ params, caller }) => toRest((await orders.getTransaction({ externalTransactionId: params.externalTransactionID }, as(caller))).transaction!),
   });
@@ -237,7 +237,7 @@ export function transactionRoutes(ctx: RouteContext, orders: Client<typeof order
     summary: "Add shipments to one item; its shipped total never exceeds its quantity (400)",
     tag,
     auth: "bearer",
-    params: { externalTransactionID: z.string().min(1).max(500), externalItemID: z.string().min(1).max(500) },
+    params: { externalTransactionID: z.string().trim().min(1).max(500), externalItemID: z.string().trim().min(1).max(500) },
     // One shipment is read as an array of one, so that a bad field is named (`[0].quantity`)
     // rather than the whole body failing both forms of a union.
     body: documentAs(
