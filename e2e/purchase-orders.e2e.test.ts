@@ -1,3 +1,4 @@
+import pg from "pg";
 import { eventually } from "@analytics/testing";
 import { client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
 
@@ -22,6 +23,32 @@ describe("purchase orders over HTTP", () => {
       { externalRowId: "2", sku: "S-2", quantity: 5, deliveryDate: "2026-05-01T00:00:00+0200" },
     ],
     ...extra,
+  });
+
+  it("a batch whose items' COPY Postgres refuses midway is answered as failed whole, and the platform stays up", async () => {
+    const acme = await signUp(platform.baseUrl, ADMIN_TOKEN);
+    for (const key of ["SKU-1", "BOOM"]) expect((await acme.api("POST", "/v2/api/products", { key })).status).toBe(201);
+    // Postgres refuses one item while the orders service is still encoding the batch's messages:
+    // the COPY's failure must reach the write, not escape it (an unhandled rejection ends Node).
+    const db = new pg.Client({ connectionString: platform.databaseUrl });
+    await db.connect();
+    try {
+      await db.query(`CREATE FUNCTION orders.refuse_boom() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.key = 'BOOM' THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END $$`);
+      await db.query("CREATE TRIGGER refuse_boom BEFORE INSERT ON orders.purchase_order_items FOR EACH ROW EXECUTE FUNCTION orders.refuse_boom()");
+      const orders = Array.from({ length: 500 }, (_, n) => ({
+        externalPONo: `BIG-${n}`,
+        items: Array.from({ length: 10 }, (_, k) => ({ externalRowID: String(k), key: n === 0 && k === 0 ? "BOOM" : "SKU-1", quantity: 1 })),
+      }));
+      const failed = await acme.api("POST", "/v2/api/purchaseorders/batch", orders);
+      expect([failed.status, failed.body.length, failed.body.every((r: { statusCode: number }) => r.statusCode === 500)]).toEqual([500, 500, true]);
+    } finally {
+      await db.query("DROP TRIGGER IF EXISTS refuse_boom ON orders.purchase_order_items");
+      await db.query("DROP FUNCTION IF EXISTS orders.refuse_boom()");
+      await db.end();
+    }
+    expect((await acme.api("GET", "/v2/api/purchaseorders")).body).toEqual([]);
+    expect((await acme.api("POST", "/v2/api/purchaseorders", [order("AFTER", { items: [{ externalRowID: "1", key: "SKU-1", quantity: 1 }] })])).status).toBe(201);
   });
 
   it("items keep text COPY would misread (tabs, newlines, backslashes, \\N) and their ids when re-sent", async () => {

@@ -18,3 +18,15 @@ export const batchResponseSchema = z
     statusCode: z.number().int().describe("200 updated, 201 created, 400 invalid, 404 reference missing, 409 conflict"),
   })
   .meta({ id: "BatchResponse" });
+
+/**
+ * The 500 and 503 of a batch: one BatchResponse per item when its service failed (nothing of the
+ * batch was written, http/batch.ts serverFailure), or a GeneralResponse when the gateway did.
+ */
+export const batchFailureResponses = {
+  500: { description: "the service failed, nothing was written: one BatchResponse per item (or a GeneralResponse)", schema: z.union([z.array(batchResponseSchema), generalResponseSchema]) },
+  503: {
+    description: "a service was unavailable, nothing was written: one BatchResponse per item (or a GeneralResponse); retry after `Retry-After` seconds",
+    schema: z.union([z.array(batchResponseSchema), generalResponseSchema]),
+  },
+};

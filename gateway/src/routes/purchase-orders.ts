@@ -8,7 +8,7 @@ import { HttpError } from "../http/errors";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../http/route";
 import { documentAs } from "../http/openapi";
-import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
+import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { decimal, int32, jsonObject, jsonValue, pathNumber } from "../http/values";
 import type { CallAs } from "../clients";
 
@@ -435,6 +435,7 @@ export function purchaseOrderRoutes(
     query: { global: globalQuery.describe("allow replacing orders other API keys created (default false)") },
     body: ordersBody,
     responses: {
+      ...batchFailureResponses,
       200: { description: "one BatchResponse per order (201 created, 200 updated or unchanged, 400, 404 unknown SKU, 409 another key's order)", schema: z.array(batchResponseSchema) },
       400: { description: `more than ${PO_MAX} orders`, schema: generalResponseSchema },
     },

@@ -220,8 +220,8 @@ export async function writePurchaseOrders(
     // draft's queue payload. Their messages are built and encoded while Postgres takes the items'
     // COPY, a slice at a time so that the COPY's data and answers get through in between.
     const built = new Map<string, PurchaseOrder>();
-    const messages: EncodedEntry[] = [];
-    try {
+    const encode = async () => {
+      const messages: EncodedEntry[] = [];
       for (let from = 0; from < writes.length; from += ENCODED_PER_SLICE) {
         await new Promise((resolve) => setImmediate(resolve));
         const slice = writes.slice(from, from + ENCODED_PER_SLICE).map((w) => {
@@ -233,11 +233,15 @@ export async function writePurchaseOrders(
         });
         messages.push(...encodeEntries(slice));
       }
-    } catch (error) {
-      await itemsCopied.catch(() => undefined);
-      throw error;
-    }
-    await itemsCopied;
+      return messages;
+    };
+    // Both are awaited together from the start: a COPY refused while the messages are encoded is
+    // the write's failure (left unawaited meanwhile, it was an unhandled rejection, which ends
+    // the process), and neither failure rolls the transaction back under a COPY still running.
+    const [copied, encoded] = await Promise.allSettled([itemsCopied, encode()]);
+    if (copied.status === "rejected") throw copied.reason;
+    if (encoded.status === "rejected") throw encoded.reason;
+    const messages = encoded.value;
     steps.mark("written");
     // Unchanged ones are read only when they are answered.
     const stored = resultsOnly ? new Map<string, { order: PurchaseOrder; version: number }>() : await readBack(tx, accountId, unchanged.map((u) => u.id));
