@@ -7,7 +7,7 @@ import { HttpError } from "../http/errors";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../http/route";
 import { documentAs } from "../http/openapi";
-import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
+import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { describe } from "../http/validation";
 import { int32, pathNumber } from "../http/values";
 import type { CallAs } from "../clients";
@@ -185,6 +185,7 @@ export function distributionOrderRoutes(ctx: RouteContext, orders: Client<typeof
     auth: "bearer",
     body: rowsBody,
     responses: {
+      ...batchFailureResponses,
       200: { description: "one BatchResponse per row", schema: z.array(batchResponseSchema) },
       400: { description: "at least one row failed (400 invalid or naming no SKU, 404 an unknown SKU); the others were applied", schema: z.array(batchResponseSchema) },
     },

@@ -5,7 +5,7 @@ import { runBatch, serverFailure, } from "../http/batch";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { repeatable, route, type RouteContext } from "../http/route";
 import { documentAs } from "../http/openapi";
-import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
+import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { decimal, jsonObject } from "../http/values";
 import type { CallAs } from "../clients";
 import { batchResult, canonicalNames, currency } from "./pricing-schemas";
@@ -123,6 +123,7 @@ export function pricatRoutes(ctx: RouteContext, pricing: Client<typeof pricingV1
       z.strictObject({ pricat: pricatInput, items: z.array(pricatSkuInput).min(1).max(1000) }),
     ),
     responses: {
+      ...batchFailureResponses,
       200: { description: "one BatchResponse per item (reference: sku); a row named twice is answered as if the rows ran in order (201 then 200) and the later is stored", schema: z.array(batchResponseSchema) },
       400: badRequest,
     },

@@ -6,7 +6,7 @@ import { runBatch, serverFailure } from "../http/batch";
 import { jsonArrayStream } from "../http/json-stream";
 import { pageHeaders, setPageHeaders } from "../http/paging";
 import { batchOf, route, type RouteContext } from "../http/route";
-import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
+import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { wholeNumber } from "../http/values";
 import type { CallAs } from "../clients";
 import { batchResult, priceDeleteSchema, priceListPutSchema, priceListSchema, priceListToRest, priceListUpsertSchema, priceSchema, priceToRest, priceUpdateSchema } from "./pricing-schemas";
@@ -132,6 +132,7 @@ export function pricingRoutes(ctx: RouteContext, pricing: Pricing, catalogue: Ca
     auth: "bearer",
     body: batchOf(priceUpdateSchema, BATCH_MAX),
     responses: {
+      ...batchFailureResponses,
       200: { description: "one BatchResponse per item (201 created, 200 updated, 400 invalid, 404 unknown SKU or list)", schema: z.array(batchResponseSchema) },
       400: { description: "the body is not an array of 1 to 1000 items", schema: generalResponseSchema },
     },

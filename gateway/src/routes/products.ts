@@ -11,7 +11,7 @@ import { HttpError } from "../http/errors";
 import { JsonItems, jsonArrayStream } from "../http/json-stream";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { batchOf, repeatable, route, type RouteContext } from "../http/route";
-import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
+import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import type { CallAs } from "../clients";
 import { imageUploadSchema, keySwitchSchema, productCreateDocumented, productCreateSchema, productUpdateDocumented, productSchema, productUpdateSchema, nullFields, writableFields } from "./catalogue-schemas";
 
@@ -235,12 +235,12 @@ export function productRoutes(
     body: batchOf(productCreateDocumented, BATCH_MAX),
     bodyExample: [exampleWrite],
     responses: {
+      ...batchFailureResponses,
       201: {
         description: "per item, in request order, an array with its GeneralResponse (statusCode 201 created, 200 updated, 400 invalid)",
         schema: z.array(z.array(generalResponseSchema)),
       },
       400: { description: "the body is not an array of 1 to 1000 items", schema: generalResponseSchema },
-      500: { description: "the catalogue failed; nothing was written: one BatchResponse per item", schema: z.array(batchResponseSchema) },
     },
     handler: async ({ body, caller }, _req, reply) => {
       const results = await runBatch(body, converting(productCreateSchema, productWrite(false)), "key", async (writes) => {
@@ -264,9 +264,9 @@ export function productRoutes(
     body: batchOf(productUpdateDocumented, BATCH_MAX),
     bodyExample: [{ key: exampleWrite.key, productName: "Merino crew neck, relaxed fit", season: null }],
     responses: {
+      ...batchFailureResponses,
       200: { description: "one BatchResponse per item", schema: z.array(batchResponseSchema) },
       400: { description: "at least one item failed validation (the valid ones were applied)", schema: z.array(batchResponseSchema) },
-      500: { description: "internal failure; nothing was written", schema: z.array(batchResponseSchema) },
     },
     handler: async ({ body, caller }, _req, reply) => {
       const results = await runBatch(body, converting(productUpdateSchema, productWrite(true)), "key", async (writes) => {
@@ -286,7 +286,7 @@ export function productRoutes(
     auth: "bearer",
     body: batchOf(keySwitchSchema, BATCH_MAX),
     bodyExample: [{ oldKey: exampleWrite.key, key: "SKU-2001-BLK-M", sku: "2001-BLK-M" }],
-    responses: { 200: { description: "one BatchResponse per item (reference: oldKey)", schema: z.array(batchResponseSchema) } },
+    responses: { ...batchFailureResponses, 200: { description: "one BatchResponse per item (reference: oldKey)", schema: z.array(batchResponseSchema) } },
     handler: async ({ body, caller }, _req, reply) => {
       const results = await runBatch(body, converting(keySwitchSchema, (k) => fromRestJson(KeySwitchSchema, k)), "oldKey", async (switches) => {
         const res = await catalogue.switchKeys({ switches }, as(caller));
@@ -326,7 +326,7 @@ export function productRoutes(
     auth: "bearer",
     body: batchOf(imageUploadSchema, BATCH_MAX),
     bodyLimit: 50 * MiB,
-    responses: { 200: { description: "one BatchResponse per item", schema: z.array(batchResponseSchema) } },
+    responses: { ...batchFailureResponses, 200: { description: "one BatchResponse per item", schema: z.array(batchResponseSchema) } },
     handler: async ({ body, caller }, _req, reply) => {
       const results = await runBatch(body, converting(imageUploadSchema, (i) => fromRestJson(ImageUploadSchema, i)), "key", async (images) => {
         const res = await catalogue.uploadImages({ images }, as(caller));

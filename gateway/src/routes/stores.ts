@@ -6,7 +6,7 @@ import { generalResponse } from "@analytics/errors";
 import { runBatch, serverFailure } from "../http/batch";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { batchOf, repeatable, route, type RouteContext } from "../http/route";
-import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
+import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { wholeNumber } from "../http/values";
 import type { CallAs } from "../clients";
 import { storePutSchema, storeSchema, storeWriteSchema, trafficSchema, trafficWriteSchema, triggerSchema, triggerWriteSchema } from "./inventory-schemas";
@@ -230,6 +230,7 @@ export function storeRoutes(
     auth: "bearer",
     body: batchOf(triggerWriteSchema, BATCH_MAX),
     responses: {
+      ...batchFailureResponses,
       200: { description: "one BatchResponse per item (201 created, 200 updated, 400 invalid, 404 unknown SKU or warehouse)", schema: z.array(batchResponseSchema) },
       400: { description: "the body is not an array of 1 to 1000 items", schema: generalResponseSchema },
     },

@@ -7,7 +7,7 @@ import { HttpError } from "../http/errors";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../http/route";
 import { documentAs } from "../http/openapi";
-import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
+import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { decimal, int32, jsonObject, pathNumber } from "../http/values";
 import type { CallAs } from "../clients";
 import { canonicalNames, orderTimestamp, withClientFields } from "./purchase-orders";
@@ -197,7 +197,7 @@ export function transactionRoutes(ctx: RouteContext, orders: Client<typeof order
     tag,
     auth: "bearer",
     body,
-    responses: { 200: { description: "one BatchResponse per transaction", schema: z.array(batchResponseSchema) } },
+    responses: { ...batchFailureResponses, 200: { description: "one BatchResponse per transaction", schema: z.array(batchResponseSchema) } },
     handler: async ({ body: raw, caller }, _req, reply) => {
       const { results } = await write(raw, caller, WriteMode.UPSERT);
       return reply.status(serverFailure(results) ?? 200).send(results);

@@ -6,7 +6,7 @@ import { generalResponse } from "@analytics/errors";
 import { runBatch, serverFailure, type BatchResponse } from "../http/batch";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { batchOf, repeatable, route, type RouteContext } from "../http/route";
-import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
+import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import type { CallAs } from "../clients";
 import { stockRowSchema, stockWriteSchema, warehousePutSchema, warehouseSchema, warehouseWriteSchema } from "./inventory-schemas";
 
@@ -118,6 +118,7 @@ export function warehouseRoutes(
       params: byPath ? { externalWarehouseID: externalId } : {},
       body: batchOf(stockWriteSchema, BATCH_MAX),
       responses: {
+        ...batchFailureResponses,
         200: { description: "one BatchResponse per row (200 applied or ignored, 400 invalid, 404 unknown SKU or warehouse)", schema: z.array(batchResponseSchema) },
         400: { description: "the body is not an array of 1 to 1000 rows", schema: generalResponseSchema },
       },
