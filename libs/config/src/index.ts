@@ -29,6 +29,8 @@ export const configSchema = z.object({
   HOST: z.string().optional(),
   /** Port of the embedded Postgres of `npm start` (used only without DATABASE_URL). */
   EMBEDDED_PG_PORT: port.default(54329),
+  /** As root, where the embedded Postgres's binaries and data go when the checkout or DATA_DIR is private to root. */
+  EMBEDDED_PG_SHARED_DIR: z.string().startsWith("/", "an absolute path").default("/var/lib/analytics-platform"),
   /** Believe X-Forwarded-For from this many proxies in front of the gateway (0: none). */
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   /** Browser origins allowed to call the API (CORS), comma-separated; unset: CORS off. */
