@@ -368,11 +368,15 @@ const TRIGGER_TYPES: Record<string, string> = {
   lower_limit: "int", min: "int", max: "int", upper_limit: "int", min_max_updated_at: "timestamptz",
 };
 
-/** Creates or fully replaces triggers by (account, warehouse, SKU) in one statement; returns (ord, id, created). */
-export async function upsertTriggers(tx: Tx, accountId: string, items: TriggerInput[]): Promise<{ ord: number; id: string; created: boolean }[]> {
+/**
+ * Creates or fully replaces triggers by (account, warehouse, SKU) in one statement; returns (ord,
+ * id, created, changed). A trigger sent as it is stored is left alone (`changed` false): no new
+ * version, `updated_at` kept, so nothing is announced for it.
+ */
+export async function upsertTriggers(tx: Tx, accountId: string, items: TriggerInput[]): Promise<{ ord: number; id: string; created: boolean; changed: boolean }[]> {
   if (!items.length) return [];
   const cols = ["warehouse_id", "sku_id", ...TRIGGER_WRITTEN];
-  const result: { rows: { ord: number; id: string; created: boolean }[] } = await tx.raw(
+  const result: { rows: { ord: number; id: string; created: boolean; changed: boolean }[] } = await tx.raw(
     `WITH input AS (
        SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(ord int, warehouse_id uuid, sku_id uuid,
          ${TRIGGER_WRITTEN.map((c) => `${c} ${TRIGGER_TYPES[c] ?? "text"}`).join(", ")})
@@ -381,10 +385,14 @@ export async function upsertTriggers(tx: Tx, accountId: string, items: TriggerIn
        SELECT ?::uuid, ${cols.join(", ")} FROM input ORDER BY warehouse_id, sku_id
        ON CONFLICT (account_id, warehouse_id, sku_id) DO UPDATE SET ${TRIGGER_WRITTEN.map((c) => `${c} = EXCLUDED.${c}`).join(", ")},
          version = s.version + 1, updated_at = now()
+       WHERE (${TRIGGER_WRITTEN.map((c) => `s.${c}`).join(", ")}) IS DISTINCT FROM (${TRIGGER_WRITTEN.map((c) => `EXCLUDED.${c}`).join(", ")})
        RETURNING s.id, s.warehouse_id, s.sku_id, (xmax = 0) AS created
      )
-     SELECT i.ord, w.id, w.created FROM written w JOIN input i ON i.warehouse_id = w.warehouse_id AND i.sku_id = w.sku_id`,
-    [asJson(items), accountId],
+     SELECT i.ord, COALESCE(w.id, s.id) AS id, COALESCE(w.created, false) AS created, w.id IS NOT NULL AS changed
+     FROM input i
+     LEFT JOIN written w ON w.warehouse_id = i.warehouse_id AND w.sku_id = i.sku_id
+     LEFT JOIN stock_triggers s ON s.account_id = ?::uuid AND s.warehouse_id = i.warehouse_id AND s.sku_id = i.sku_id`,
+    [asJson(items), accountId, accountId],
   );
   return result.rows;
 }

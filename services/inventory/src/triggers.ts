@@ -98,10 +98,11 @@ export async function upsertTriggers(ctx: ServiceContext, accountId: string, wri
       }
       const written = await repo.upsertTriggers(tx, accountId, inputs);
       const rows = new Map((await repo.findTriggers(tx, accountId, written.map((w) => String(w.id)))).map((r) => [String(r.id), r]));
-      await enqueue(tx, written.map((w) => stockTriggerChanged(accountId, rows.get(String(w.id))!, w.created)));
+      await enqueue(tx, written.filter((w) => w.changed).map((w) => stockTriggerChanged(accountId, rows.get(String(w.id))!, w.created)));
       for (const w of written) {
         const row = rows.get(String(w.id))!;
-        outcomes[w.ord] = { ...answer(w.created ? 201 : 200, row.key, w.created ? "created" : "updated"), trigger: row };
+        const message = w.created ? "created" : w.changed ? "updated" : "unchanged";
+        outcomes[w.ord] = { ...answer(w.created ? 201 : 200, row.key, message), trigger: row };
       }
     });
   }

@@ -160,6 +160,10 @@ describe("inventory service: stores, store traffic, stock triggers (real Postgre
     expect(again.results[0].result).toMatchObject({ statusCode: 200, reference: "K1", referenceField: "key" });
     expect(again.results[0].trigger).toMatchObject({ id: created.id, min: 3, preventRestock: true });
     expect(again.results[0].trigger?.startDate).toBeUndefined();
+    // Sent again as stored: answered unchanged, no new version, nothing announced.
+    const unchanged = await client.upsertStockTriggers({ triggers: [write({ warehouseId: wh.id, min: 3, max: 9, preventRestock: true })] }, as(account));
+    expect(unchanged.results[0].result).toMatchObject({ statusCode: 200, message: "unchanged" });
+    expect(unchanged.results[0].trigger).toEqual(again.results[0].trigger);
     const limits = await client.upsertStockTriggers({ triggers: [write({ warehouseId: wh.id, lowerLimit: 9, upperLimit: 2 })] }, as(account));
     expect([limits.results[0].result?.statusCode, limits.results[0].result?.message]).toEqual([400, "[0].lowerLimit: must not exceed upperLimit"]);
     // Both identifiers must name the same warehouse.
@@ -175,14 +179,16 @@ describe("inventory service: stores, store traffic, stock triggers (real Postgre
     expect(await list({ keys: ["K1", "K2"] })).toEqual([created.id]);
     expect(await codeOf(client.listStockTriggers({ warehouseIds: ["x"] }, as(account)))).toBe(Code.InvalidArgument);
     expect((await client.listStockTriggers({}, as(randomUUID()))).triggers).toEqual([]);
+    const last = await client.upsertStockTriggers({ triggers: [write({ warehouseId: wh.id, min: 4, max: 9, preventRestock: true })] }, as(account));
+    expect(last.results[0].result?.message).toBe("updated");
     const msgs = await eventually(async () => {
       const ms = published
         .filter((m) => topics.inventoryStockTriggerTopics.some((x) => m.subject.endsWith(x.subject)))
         .map((m) => ({ subject: m.subject, m: fromBinary(inventoryMessagesV1.StockTriggerChangedSchema, m.payload) }))
         .filter((x) => x.m.accountId === account);
-      return ms.length === 2 && ms;
+      return ms.some((x) => x.m.trigger?.min === 4) && ms;
     });
-    expect(msgs.map((x) => [x.subject.split(".").pop(), x.m.version, x.m.trigger?.min])).toEqual([["created", 1n, 2], ["updated", 2n, 3]]);
+    expect(msgs.map((x) => [x.subject.split(".").pop(), x.m.version, x.m.trigger?.min])).toEqual([["created", 1n, 2], ["updated", 2n, 3], ["updated", 3n, 4]]);
     expect(await codeOf(client.deleteWarehouse({ externalId: "W1" }, as(account)))).toBe(Code.AlreadyExists);
   });
 });
