@@ -231,7 +231,7 @@ export function storeRoutes(
     body: batchOf(triggerWriteSchema, BATCH_MAX),
     responses: {
       ...batchFailureResponses,
-      200: { description: "one BatchResponse per item (201 created, 200 updated, 400 invalid, 404 unknown SKU or warehouse)", schema: z.array(batchResponseSchema) },
+      200: { description: "one BatchResponse per item (201 created, 200 updated, or unchanged when sent as stored, 400 invalid, 404 unknown SKU or warehouse)", schema: z.array(batchResponseSchema) },
       400: { description: "the body is not an array of 1 to 1000 items", schema: generalResponseSchema },
     },
     handler: async ({ body, caller }, _req, reply) => {

@@ -33,8 +33,11 @@ function checkValues(values: Record<string, string>): Record<string, string> {
 
 const missing = (id: MappingTableId) => notFound(`mapping table ${id.mappingField} of type ${id.mappingType} not found`);
 
-/** Commits a change of one table with its message `analytics.catalogue.mapping_table.<verb>`. */
-function change<T extends MappingTableRow>(
+/**
+ * Commits a change of one table with its message `analytics.catalogue.mapping_table.<verb>`; a
+ * write that left the table as it was (`changed` false) announces nothing.
+ */
+function change<T extends MappingTableRow & { changed?: boolean }>(
   ctx: ServiceContext,
   id: MappingTableId,
   work: (tx: Tx) => Promise<T | undefined>,
@@ -43,6 +46,7 @@ function change<T extends MappingTableRow>(
   return commit(ctx, async (tx) => {
     const row = await work(tx);
     if (!row) throw missing(id);
+    if (row.changed === false) return row;
     const t = topic(row);
     const mappingTable = t === topics.catalogueMappingTableDeleted ? undefined : mappingTableFromRow(row);
     const message = { accountId: id.accountId, mappingType: id.mappingType, mappingField: id.mappingField, mappingTable };

@@ -1,6 +1,7 @@
 import type { Db, Tx } from "@analytics/db";
 import { isUuid } from "@analytics/db";
 import type { ServiceContext } from "@analytics/rpc";
+import type { OutboxEntry } from "@analytics/outbox";
 import { answer, invalidItem, productBatch, type ItemOutcome } from "./batch";
 import { announceProducts, brandCreated, categoryCreated, type ProductVerb } from "./changes";
 import * as repo from "./repository";
@@ -118,6 +119,18 @@ async function storeProducts(tx: Tx, accountId: string, products: Product[]) {
 }
 
 /**
+ * Announces the written products that changed (a product sent as stored is no change: nothing is
+ * queued for it) and returns every written product as stored.
+ */
+async function announceChanged(tx: Tx, accountId: string, written: { id: string; created: boolean }[], changed: Set<string>, messages: OutboxEntry[]) {
+  const verbs = new Map<string, ProductVerb>(written.filter((w) => changed.has(w.id)).map((w) => [w.id, w.created ? "created" : "updated"]));
+  const products = await announceProducts(tx, accountId, verbs, messages);
+  const unchanged = written.filter((w) => !changed.has(w.id)).map((w) => w.id);
+  for (const row of await repo.findProducts(tx, accountId, unchanged)) products.set(row.id, productFromRow(row));
+  return products;
+}
+
+/**
  * Full create or update by key (POST /products, /products/batch): 201 created, 200 updated, 400
  * invalid. An old key writes to the product it was switched from. When a batch names one product
  * twice, the later item wins, as if the items ran in order.
@@ -135,16 +148,16 @@ export function upsertProducts(ctx: ServiceContext, accountId: string, inputs: P
     const { written, messages } = await storeProducts(tx, accountId, [...last.values()].map((item) => item.product));
     // A full write keeps an uploaded image unless imageUrl is sent (a value, or null to remove it).
     const imageRemoved = written.filter((w) => last.get(w.key)!.cleared.includes("imageUrl")).map((w) => w.id);
-    await repo.clearImageUrls(tx, accountId, imageRemoved);
-    const verbs = new Map<string, ProductVerb>(written.map((w) => [w.id, w.created ? "created" : "updated"]));
-    const products = await announceProducts(tx, accountId, verbs, messages);
+    const changed = new Set([...written.filter((w) => w.changed).map((w) => w.id), ...(await repo.clearImageUrls(tx, accountId, imageRemoved))]);
+    const products = await announceChanged(tx, accountId, written, changed, messages);
     const byKey = new Map(written.map((w) => [w.key, w]));
     const answered = new Set<string>();
     for (const { i, item } of valid) {
       const w = byKey.get(item.product.key)!;
       const created = w.created && !answered.has(w.key);
       answered.add(w.key);
-      reply(i, { ...answer(created ? 201 : 200, item.input.key, "key", created ? "created" : "updated"), value: products.get(w.id) });
+      const message = created ? "created" : changed.has(w.id) ? "updated" : "unchanged";
+      reply(i, { ...answer(created ? 201 : 200, item.input.key, "key", message), value: products.get(w.id) });
     }
   });
 }
@@ -187,10 +200,11 @@ export function updateProducts(ctx: ServiceContext, accountId: string, patches: 
     });
     if (!drafts.size) return;
     const { written, messages } = await storeProducts(tx, accountId, [...drafts.values()]);
-    const products = await announceProducts(tx, accountId, new Map(written.map((w) => [w.id, "updated" as const])), messages);
+    const changed = new Set(written.filter((w) => w.changed).map((w) => w.id));
+    const products = await announceChanged(tx, accountId, written, changed, messages);
     for (const { i, id } of applied) {
       const { reference, field } = referenceOf(patches[i]);
-      reply(i, { ...answer(200, reference, field, "updated"), value: products.get(id) });
+      reply(i, { ...answer(200, reference, field, changed.has(id) ? "updated" : "unchanged"), value: products.get(id) });
     }
   });
 }

@@ -203,20 +203,29 @@ export async function ensureNamed(tx: Tx, table: "brands" | "categories", accoun
 /**
  * Creates or fully updates products by (account, key) in one statement. `image_url` is kept
  * when a write does not carry one: it is normally set by an image upload, and a system that
- * re-sends its products without knowing about images must not erase them.
+ * re-sends its products without knowing about images must not erase them. A product sent as it
+ * is stored is left alone (`changed` false: no new version, `updated_at` kept).
  */
 export async function writeProducts(tx: Tx, accountId: string, rows: Record<string, unknown>[]) {
   if (!rows.length) return [];
   const withIds = rows.map((r) => ({ ...r, id: randomUUID(), account_id: accountId }));
   const columns = ["id", "account_id", ...WRITTEN_COLUMNS].join(", ");
-  const updates = WRITTEN_COLUMNS.filter((c) => c !== "key").map((c) =>
-    c === "image_url" ? "image_url = COALESCE(EXCLUDED.image_url, products.image_url)" : `${c} = EXCLUDED.${c}`,
-  );
-  const result: { rows: { id: string; key: string; created: boolean }[] } = await tx.raw(
-    `INSERT INTO products (${columns})
-     SELECT ${columns} FROM jsonb_populate_recordset(NULL::products, ?::jsonb)
-     ON CONFLICT (account_id, key) DO UPDATE SET ${updates.join(", ")}, updated_at = now(), version = products.version + 1
-     RETURNING id, key, (xmax = 0) AS created`,
+  const incoming = (c: string) => (c === "image_url" ? "COALESCE(EXCLUDED.image_url, products.image_url)" : `EXCLUDED.${c}`);
+  const updates = WRITTEN_COLUMNS.filter((c) => c !== "key").map((c) => `${c} = ${incoming(c)}`);
+  const compared = WRITTEN_COLUMNS.filter((c) => c !== "key");
+  const result: { rows: { id: string; key: string; created: boolean; changed: boolean }[] } = await tx.raw(
+    `WITH input AS (SELECT ${columns} FROM jsonb_populate_recordset(NULL::products, ?::jsonb)),
+     written AS (
+       INSERT INTO products (${columns})
+       SELECT ${columns} FROM input
+       ON CONFLICT (account_id, key) DO UPDATE SET ${updates.join(", ")}, updated_at = now(), version = products.version + 1
+       WHERE (${compared.map((c) => `products.${c}`).join(", ")}) IS DISTINCT FROM (${compared.map(incoming).join(", ")})
+       RETURNING id, key, (xmax = 0) AS created
+     )
+     SELECT COALESCE(w.id, p.id) AS id, i.key, COALESCE(w.created, false) AS created, w.id IS NOT NULL AS changed
+     FROM input i
+     LEFT JOIN written w ON w.key = i.key
+     LEFT JOIN products p ON p.account_id = i.account_id AND p.key = i.key`,
     [asJson(withIds)],
   );
   return result.rows;
@@ -341,12 +350,18 @@ export interface ImageTarget {
 }
 
 /** Removes products' images (a full write that sent imageUrl: null). */
-export async function clearImageUrls(tx: Tx, accountId: string, ids: string[]): Promise<void> {
-  if (!ids.length) return;
-  await tx("products").where({ account_id: accountId }).whereRaw("id = ANY(?::uuid[])", [ids]).update({ image_url: null });
+/** Removes image URLs; returns the ids of the products that had one. */
+export async function clearImageUrls(tx: Tx, accountId: string, ids: string[]): Promise<string[]> {
+  if (!ids.length) return [];
+  const cleared: { id: string }[] = await tx("products")
+    .where({ account_id: accountId })
+    .whereRaw("id = ANY(?::uuid[])", [ids])
+    .whereNotNull("image_url")
+    .update({ image_url: null, updated_at: tx.fn.now(), version: tx.raw("version + 1") }, ["id"]);
+  return cleared.map((r) => r.id);
 }
 
-/** Sets image URLs; returns the ids of the products that changed. */
+/** Sets image URLs; returns the ids of the products that changed (one that has the image already does not). */
 export async function setImageUrls(tx: Tx, accountId: string, targets: ImageTarget[]): Promise<string[]> {
   if (!targets.length) return [];
   const result: { rows: { id: string }[] } = await tx.raw(
@@ -358,7 +373,7 @@ export async function setImageUrls(tx: Tx, accountId: string, targets: ImageTarg
          OR (q.variant_group_id = x.variant_group_id AND (x.season IS NULL OR q.season = x.season)))
        ORDER BY q.id, x.ord DESC
      ) t
-     WHERE p.id = t.id
+     WHERE p.id = t.id AND p.image_url IS DISTINCT FROM t.image_url
      RETURNING p.id`,
     { targets: asJson(targets), account: accountId },
   );
@@ -445,21 +460,28 @@ export async function findMappingTable(db: Db, id: MappingTableId): Promise<Mapp
 }
 
 /** Adds or replaces the keys of `values` in an existing table; undefined when there is none. */
+/** Adds or replaces the keys sent (undefined: no such table); `changed` false when all were stored as sent. */
 export async function mergeMappingTable(tx: Tx, id: MappingTableId, values: Record<string, string>) {
   const [row] = await tx("mapping_tables")
     .where(mappingWhere(id))
+    .whereRaw("mapping_values IS DISTINCT FROM mapping_values || ?::jsonb", [asJson(values)])
     .update({ mapping_values: tx.raw("mapping_values || ?::jsonb", [asJson(values)]), updated_at: tx.fn.now() })
     .returning(MAPPING_COLUMNS);
-  return row as MappingTableRow | undefined;
+  if (row) return { ...(row as MappingTableRow), changed: true };
+  const current = await findMappingTable(tx, id);
+  return current && { ...current, changed: false };
 }
 
+/** Creates the table or replaces its values; `changed` false when they were stored as sent. */
 export async function upsertMappingTable(tx: Tx, id: MappingTableId, values: Record<string, string>) {
   const [row] = await tx("mapping_tables")
     .insert({ ...mappingWhere(id), mapping_values: asJson(values) })
     .onConflict(["account_id", "mapping_type", "mapping_field"])
     .merge({ mapping_values: asJson(values), updated_at: tx.fn.now() })
+    .whereRaw("mapping_tables.mapping_values IS DISTINCT FROM excluded.mapping_values")
     .returning([...MAPPING_COLUMNS, tx.raw("(xmax = 0) AS created")]);
-  return row as MappingTableRow & { created: boolean };
+  if (row) return { ...(row as MappingTableRow & { created: boolean }), changed: true };
+  return { ...(await findMappingTable(tx, id))!, created: false, changed: false };
 }
 
 export async function deleteMappingTable(tx: Tx, id: MappingTableId) {

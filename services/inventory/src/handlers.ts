@@ -41,7 +41,7 @@ export function inventoryRoutes(ctx: ServiceContext) {
         const rows = await inventory.upsertWarehouses(ctx, callerOf(c).accountId, req.warehouses);
         return {
           results: rows.map((r) => ({
-            result: { statusCode: r.created ? 201 : 200, message: r.created ? "created" : "updated", reference: r.external_id, referenceField: "externalId" },
+            result: { statusCode: r.created ? 201 : 200, message: r.created ? "created" : r.changed ? "updated" : "unchanged", reference: r.external_id, referenceField: "externalId" },
             warehouse: warehouseFromRow(r),
           })),
         };
@@ -73,7 +73,7 @@ export function inventoryRoutes(ctx: ServiceContext) {
         const rows = await stores.upsertStores(ctx, callerOf(c).accountId, req.stores);
         return {
           results: rows.map((r) => ({
-            result: { statusCode: r.created ? 201 : 200, message: r.created ? "created" : "updated", reference: r.external_store_id, referenceField: "externalStoreId" },
+            result: { statusCode: r.created ? 201 : 200, message: r.created ? "created" : r.changed ? "updated" : "unchanged", reference: r.external_store_id, referenceField: "externalStoreId" },
             store: storeFromRow(r),
           })),
         };

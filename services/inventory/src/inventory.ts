@@ -44,7 +44,7 @@ export async function upsertWarehouses(ctx: ServiceContext, accountId: string, i
   });
   return commit(ctx, async (tx) => {
     const rows = await repo.upsertWarehouses(tx, accountId, inputs);
-    await enqueue(tx, rows.map((r) => warehouseChanged(accountId, r)));
+    await enqueue(tx, rows.filter((r) => r.changed).map((r) => warehouseChanged(accountId, r)));
     const byExternal = new Map(rows.map((r) => [r.external_id, r]));
     return inputs.map((w) => byExternal.get(w.external_id)!);
   });
@@ -66,6 +66,8 @@ export async function updateWarehouse(ctx: ServiceContext, accountId: string, ex
   return commit(ctx, async (tx) => {
     const current = await repo.findWarehouse(tx, accountId, externalId, true);
     if (!current) throw notFound(`warehouse ${externalId} not found`);
+    // Sent as stored: no change, nothing announced.
+    if (current.name === input.name && current.central_warehouse === input.central_warehouse) return current;
     const row = await repo.updateWarehouse(tx, accountId, current.id, input);
     await enqueue(tx, [warehouseChanged(accountId, row)]);
     return row;

@@ -36,16 +36,27 @@ export interface WarehouseInput {
 
 const WAREHOUSE_COLUMNS = ["id", "external_id", "name", "central_warehouse", "version", "created_at", "updated_at"];
 
-/** Creates or updates warehouses by (account, external_id) in one statement; `created` per row. */
-export async function upsertWarehouses(tx: Tx, accountId: string, items: WarehouseInput[]): Promise<(WarehouseRow & { created: boolean })[]> {
+/**
+ * Creates or updates warehouses by (account, external_id) in one statement; `created` and
+ * `changed` per row (a warehouse sent as stored is left alone: same version and `updated_at`).
+ */
+export async function upsertWarehouses(tx: Tx, accountId: string, items: WarehouseInput[]): Promise<(WarehouseRow & { created: boolean; changed: boolean })[]> {
   const rows = items.map((w) => ({ id: randomUUID(), account_id: accountId, ...w }));
-  const result: { rows: (WarehouseRow & { created: boolean })[] } = await tx.raw(
-    `INSERT INTO warehouses (id, account_id, external_id, name, central_warehouse)
-     SELECT id, account_id, external_id, name, central_warehouse
-     FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, account_id uuid, external_id text, name text, central_warehouse boolean)
-     ON CONFLICT (account_id, external_id) DO UPDATE SET name = EXCLUDED.name, central_warehouse = EXCLUDED.central_warehouse,
-       version = warehouses.version + 1, updated_at = now()
-     RETURNING ${WAREHOUSE_COLUMNS.join(", ")}, (xmax = 0) AS created`,
+  const result: { rows: (WarehouseRow & { created: boolean; changed: boolean })[] } = await tx.raw(
+    `WITH input AS (
+       SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, account_id uuid, external_id text, name text, central_warehouse boolean)
+     ), written AS (
+       INSERT INTO warehouses AS w (id, account_id, external_id, name, central_warehouse)
+       SELECT id, account_id, external_id, name, central_warehouse FROM input
+       ON CONFLICT (account_id, external_id) DO UPDATE SET name = EXCLUDED.name, central_warehouse = EXCLUDED.central_warehouse,
+         version = w.version + 1, updated_at = now()
+       WHERE (w.name, w.central_warehouse) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.central_warehouse)
+       RETURNING ${WAREHOUSE_COLUMNS.join(", ")}, (xmax = 0) AS created
+     )
+     SELECT *, true AS changed FROM written
+     UNION ALL
+     SELECT ${WAREHOUSE_COLUMNS.map((c) => `w.${c}`).join(", ")}, false, false FROM warehouses w JOIN input i USING (account_id, external_id)
+     WHERE NOT EXISTS (SELECT 1 FROM written x WHERE x.external_id = i.external_id)`,
     [asJson(rows)],
   );
   return result.rows;
@@ -237,17 +248,29 @@ export interface StoreRow extends StoreInput {
 const STORE_TEXT = ["name", "traffic_counter_id", "address", "address2", "zip", "city", "state", "country_code", "currency_code"];
 const STORE_COLUMNS = ["id", "external_store_id", ...STORE_TEXT, "channel_type", "warehouses", "version", "created_at", "updated_at"];
 
-/** Creates or replaces stores by (account, external_store_id) in one statement. */
-export async function upsertStores(tx: Tx, accountId: string, items: StoreInput[]): Promise<(StoreRow & { created: boolean })[]> {
+/**
+ * Creates or replaces stores by (account, external_store_id) in one statement; `changed` per row
+ * (a store sent as stored is left alone: same version and `updated_at`).
+ */
+export async function upsertStores(tx: Tx, accountId: string, items: StoreInput[]): Promise<(StoreRow & { created: boolean; changed: boolean })[]> {
   const rows = items.map((s) => ({ id: randomUUID(), account_id: accountId, ...s }));
-  const set = [...STORE_TEXT, "channel_type", "warehouses"].map((c) => `${c} = EXCLUDED.${c}`).join(", ");
-  const result: { rows: (StoreRow & { created: boolean })[] } = await tx.raw(
-    `INSERT INTO stores (id, account_id, external_store_id, ${STORE_TEXT.join(", ")}, channel_type, warehouses)
-     SELECT id, account_id, external_store_id, ${STORE_TEXT.join(", ")}, channel_type, ARRAY(SELECT jsonb_array_elements_text(warehouses))
-     FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, account_id uuid, external_store_id text, ${STORE_TEXT.map((c) => `${c} text`).join(", ")},
-       channel_type smallint, warehouses jsonb)
-     ON CONFLICT (account_id, external_store_id) DO UPDATE SET ${set}, version = stores.version + 1, updated_at = now()
-     RETURNING ${STORE_COLUMNS.join(", ")}, (xmax = 0) AS created`,
+  const written = [...STORE_TEXT, "channel_type", "warehouses"];
+  const result: { rows: (StoreRow & { created: boolean; changed: boolean })[] } = await tx.raw(
+    `WITH input AS (
+       SELECT id, account_id, external_store_id, ${STORE_TEXT.join(", ")}, channel_type, ARRAY(SELECT jsonb_array_elements_text(warehouses)) AS warehouses
+       FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, account_id uuid, external_store_id text, ${STORE_TEXT.map((c) => `${c} text`).join(", ")},
+         channel_type smallint, warehouses jsonb)
+     ), written AS (
+       INSERT INTO stores AS s (id, account_id, external_store_id, ${written.join(", ")})
+       SELECT id, account_id, external_store_id, ${written.join(", ")} FROM input
+       ON CONFLICT (account_id, external_store_id) DO UPDATE SET ${written.map((c) => `${c} = EXCLUDED.${c}`).join(", ")}, version = s.version + 1, updated_at = now()
+       WHERE (${written.map((c) => `s.${c}`).join(", ")}) IS DISTINCT FROM (${written.map((c) => `EXCLUDED.${c}`).join(", ")})
+       RETURNING ${STORE_COLUMNS.join(", ")}, (xmax = 0) AS created
+     )
+     SELECT *, true AS changed FROM written
+     UNION ALL
+     SELECT ${STORE_COLUMNS.map((c) => `s.${c}`).join(", ")}, false, false FROM stores s JOIN input i USING (account_id, external_store_id)
+     WHERE NOT EXISTS (SELECT 1 FROM written x WHERE x.external_store_id = i.external_store_id)`,
     [asJson(rows)],
   );
   return result.rows;
@@ -287,22 +310,23 @@ export interface TrafficRow extends TrafficInput {
   event_time: string & Date;
 }
 
-/** Records traffic events in one statement; a (counter, event_time) already stored is overwritten. */
-export async function recordTraffic(tx: Tx, accountId: string, items: TrafficInput[]): Promise<{ created: number; updated: number }> {
-  const result: { rows: { created: number; updated: number }[] } = await tx.raw(
-    `WITH written AS (
-       INSERT INTO store_traffic AS t (account_id, counter_id, event_time, incoming, outgoing, name, store_id)
-       SELECT ?::uuid, counter_id, event_time, incoming, outgoing, name, store_id
-       FROM jsonb_to_recordset(?::jsonb) AS x(counter_id text, event_time timestamptz, incoming int, outgoing int, name text, store_id text)
-       ORDER BY counter_id, event_time
-       ON CONFLICT (account_id, counter_id, event_time) DO UPDATE SET incoming = EXCLUDED.incoming, outgoing = EXCLUDED.outgoing,
-         name = EXCLUDED.name, store_id = EXCLUDED.store_id, updated_at = now()
-       RETURNING (xmax = 0) AS created
-     )
-     SELECT count(*) FILTER (WHERE created)::int AS created, count(*) FILTER (WHERE NOT created)::int AS updated FROM written`,
+/**
+ * Records traffic events in one statement; a (counter, event_time) already stored is overwritten,
+ * unless it is stored as sent. Returns what was written (created or changed).
+ */
+export async function recordTraffic(tx: Tx, accountId: string, items: TrafficInput[]): Promise<{ counter_id: string; event_time: Date; created: boolean }[]> {
+  const result: { rows: { counter_id: string; event_time: Date; created: boolean }[] } = await tx.raw(
+    `INSERT INTO store_traffic AS t (account_id, counter_id, event_time, incoming, outgoing, name, store_id)
+     SELECT ?::uuid, counter_id, event_time, incoming, outgoing, name, store_id
+     FROM jsonb_to_recordset(?::jsonb) AS x(counter_id text, event_time timestamptz, incoming int, outgoing int, name text, store_id text)
+     ORDER BY counter_id, event_time
+     ON CONFLICT (account_id, counter_id, event_time) DO UPDATE SET incoming = EXCLUDED.incoming, outgoing = EXCLUDED.outgoing,
+       name = EXCLUDED.name, store_id = EXCLUDED.store_id, updated_at = now()
+     WHERE (t.incoming, t.outgoing, t.name, t.store_id) IS DISTINCT FROM (EXCLUDED.incoming, EXCLUDED.outgoing, EXCLUDED.name, EXCLUDED.store_id)
+     RETURNING t.counter_id, t.event_time, (xmax = 0) AS created`,
     [accountId, asJson(items)],
   );
-  return result.rows[0];
+  return result.rows;
 }
 
 export interface TrafficFilter {

@@ -58,7 +58,7 @@ export async function upsertStores(ctx: ServiceContext, accountId: string, items
   return commit(ctx, async (tx) => {
     await checkWarehouses(tx, accountId, inputs, inputs.map((_, i) => `[${i}]`));
     const rows = await repo.upsertStores(tx, accountId, inputs);
-    await enqueue(tx, rows.map((r) => storeChanged(accountId, r)));
+    await enqueue(tx, rows.filter((r) => r.changed).map((r) => storeChanged(accountId, r)));
     const byExternal = new Map(rows.map((r) => [r.external_store_id, r]));
     return inputs.map((s) => byExternal.get(s.external_store_id)!);
   });
@@ -82,7 +82,7 @@ export async function updateStore(ctx: ServiceContext, accountId: string, extern
     if (!(await repo.findStore(tx, accountId, externalStoreId, true))) throw notFound(`store ${externalStoreId} not found`);
     await checkWarehouses(tx, accountId, [input], ["body"]);
     const [row] = await repo.upsertStores(tx, accountId, [input]);
-    await enqueue(tx, [storeChanged(accountId, row)]);
+    if (row.changed) await enqueue(tx, [storeChanged(accountId, row)]);
     return row;
   });
 }
@@ -128,9 +128,12 @@ export async function recordTraffic(ctx: ServiceContext, accountId: string, even
   if (violations.length) throw fail(violations);
   const inputs = [...byKey.values()];
   return commit(ctx, async (tx) => {
-    const counts = await repo.recordTraffic(tx, accountId, inputs);
-    await enqueue(tx, trafficRecorded(accountId, inputs));
-    return counts;
+    const written = await repo.recordTraffic(tx, accountId, inputs);
+    // Events stored as sent are no change: only what was written is announced.
+    const keys = new Set(written.map((w) => `${w.counter_id}\u0000${w.event_time.toISOString()}`));
+    await enqueue(tx, trafficRecorded(accountId, inputs.filter((e) => keys.has(`${e.counter_id}\u0000${e.event_time}`))));
+    const created = written.filter((w) => w.created).length;
+    return { created, updated: written.length - created };
   });
 }
 

@@ -99,12 +99,28 @@ export async function listFxRates(db: Db, accountId: string, req: pricingV1.List
 
 const message = (accountId: string, row: FxRow) => ({ accountId, fxRate: fxRateFromRow(row) });
 
-/** Closes open ranges the new rates start inside, refuses other overlaps, inserts; four statements. */
-async function insertRates(tx: Tx, accountId: string, rates: NewRate[], announce: OutboxEntry[]): Promise<FxRow[]> {
-  const json = JSON.stringify(rates);
+/**
+ * Closes open ranges the new rates start inside, refuses other overlaps, inserts; five statements.
+ * A rate stored exactly as sent (a client's retry) is answered as stored: not inserted again, not
+ * announced.
+ */
+async function insertRates(tx: Tx, accountId: string, sent: NewRate[], announce: OutboxEntry[]): Promise<FxRow[]> {
   await tx.raw("SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM (SELECT k FROM unnest(?::text[]) AS k ORDER BY k) AS s", [
-    [...new Set(rates.map((r) => `pricing.fx:${accountId}:${triple(r)}`))],
+    [...new Set(sent.map((r) => `pricing.fx:${accountId}:${triple(r)}`))],
   ]);
+  const { rows: stored } = await tx.raw(
+    `SELECT r.ord, ${columns("f")}
+     FROM jsonb_to_recordset(?::jsonb) AS r(ord int, external_reference text, from_currency text, to_currency text, rate numeric,
+       from_date date, to_date date, exchange_date date)
+     JOIN fx_rates f ON f.account_id = ? AND f.from_currency = r.from_currency AND f.to_currency = r.to_currency
+       AND f.external_reference = r.external_reference AND f.from_date = r.from_date AND f.to_date IS NOT DISTINCT FROM r.to_date
+       AND f.rate = r.rate AND f.exchange_date IS NOT DISTINCT FROM r.exchange_date`,
+    [JSON.stringify(sent.map((r, ord) => ({ ...r, ord }))), accountId],
+  );
+  const replayed = new Map<number, FxRow>(stored.map(({ ord, ...row }: FxRow & { ord: number }) => [ord, row]));
+  const rates = sent.filter((_, ord) => !replayed.has(ord));
+  if (!rates.length && !announce.length) return sent.map((_, ord) => replayed.get(ord)!);
+  const json = JSON.stringify(rates);
   // The earliest new start of each triple closes a stored open range that began before it.
   const { rows: closed } = await tx.raw(
     `UPDATE fx_rates f SET to_date = x.from_date
@@ -141,7 +157,8 @@ async function insertRates(tx: Tx, accountId: string, rates: NewRate[], announce
     ...closed.map((r: FxRow) => outboxEntry(topics.pricingFxRateClosed, accountId, String(r.id), message(accountId, r))),
     ...created.map((r: FxRow) => outboxEntry(topics.pricingFxRateCreated, accountId, String(r.id), message(accountId, r))),
   ]);
-  return created;
+  const inserted = [...created] as FxRow[];
+  return sent.map((_, ord) => replayed.get(ord) ?? inserted.shift()!);
 }
 
 /** The exclusion constraint's refusal (a writer that got past the check) is a 400 too. */

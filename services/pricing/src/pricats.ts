@@ -126,16 +126,19 @@ export async function upsertPricatSkus(ctx: ServiceContext, accountId: string, r
       `INSERT INTO pricats (id, account_id, external_id, name, supplier_gln, supplier_name) VALUES (gen_random_uuid(), ?, ?, ?, ?, ?)
        ON CONFLICT (account_id, external_id) DO UPDATE SET name = excluded.name, supplier_gln = excluded.supplier_gln,
          supplier_name = excluded.supplier_name, updated_at = now()
+       WHERE (pricats.name, pricats.supplier_gln, pricats.supplier_name) IS DISTINCT FROM (excluded.name, excluded.supplier_gln, excluded.supplier_name)
        RETURNING *`,
       [accountId, pricat!.externalId, pricat!.name, pricat!.supplierGln ?? null, pricat!.supplierName ?? null],
     );
-    const row = rows[0] as PricatRow;
+    // Sent as stored: the pricat is left alone (its updatedAt kept).
+    const row = (rows[0] ?? (await tx("pricats").where({ account_id: accountId, external_id: pricat!.externalId }).first())) as PricatRow;
     const items = [...byKey.values()].map(({ item }) => ({ ...item, pricatExternalId: row.external_id }));
     if (!items.length) return result;
     const { rows: written } = await tx.raw(
       `INSERT INTO pricat_skus AS s (id, account_id, pricat_id, sku, season, fields)
        SELECT gen_random_uuid(), ?, ?, sku, season, fields FROM jsonb_to_recordset(?::jsonb) AS x(sku text, season text, fields jsonb)
        ON CONFLICT (account_id, pricat_id, sku, season) DO UPDATE SET fields = excluded.fields, updated_at = now()
+       WHERE s.fields IS DISTINCT FROM excluded.fields
        RETURNING s.sku, s.season, s.fields, (s.xmax = 0) AS created`,
       [accountId, row.id, JSON.stringify(items.map((i) => ({ sku: i.sku, season: i.season ?? "", fields: toJson(pricingV1.PricatSkuSchema, create(pricingV1.PricatSkuSchema, i)) })))],
     );
@@ -151,6 +154,8 @@ export async function upsertPricatSkus(ctx: ServiceContext, accountId: string, r
         result[index] = w.created && n === 0 ? outcome(201, w.sku, "created") : outcome(200, w.sku, "updated");
       });
     }
+    // Rows not written were stored as sent: nothing changed, nothing announced.
+    for (const { index, item } of byKey.values()) for (const i of index) result[i] ??= outcome(200, item.sku, "unchanged");
     return result;
   });
   ctx.relay.kick();

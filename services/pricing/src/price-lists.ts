@@ -29,10 +29,11 @@ export async function getPriceList(db: Db, accountId: string, externalId: string
   return row;
 }
 
-async function write(ctx: ServiceContext, accountId: string, work: (tx: Parameters<typeof repo.upsertPriceList>[0]) => Promise<repo.PriceListRow | undefined>, externalId: string) {
+async function write(ctx: ServiceContext, accountId: string, work: (tx: Parameters<typeof repo.upsertPriceList>[0]) => Promise<(repo.PriceListRow & { changed: boolean }) | undefined>, externalId: string) {
   const row = await inTransaction(ctx.db, async (tx) => {
     const row = await work(tx);
     if (!row) throw missing(externalId);
+    if (!row.changed) return row;
     const t = row.created ? topics.pricingPriceListCreated : topics.pricingPriceListUpdated;
     await enqueue(tx, [outboxEntry(t, accountId, row.id, { accountId, version: BigInt(row.version), priceList: priceListFromRow(row) })]);
     return row;

@@ -97,8 +97,9 @@ export async function upsertPrices(ctx: ServiceContext, accountId: string, items
       written.map((row) => priceChanged(topics.pricingPriceUpserted, accountId, row, BigInt(row.version))),
     );
     for (const [index, id] of indexOf) {
-      const w = byId.get(id)!;
-      done[index] = w.created ? outcome(201, items[index].key, "created") : outcome(200, items[index].key, "updated");
+      // Not written: sent as stored, so nothing changed and nothing is announced.
+      const w = byId.get(id);
+      done[index] = !w ? outcome(200, items[index].key, "unchanged") : w.created ? outcome(201, items[index].key, "created") : outcome(200, items[index].key, "updated");
     }
     return done;
   });

@@ -52,25 +52,33 @@ export async function findPriceLists(db: Db | Tx, accountId: string, externalIds
   return db("price_lists").where({ account_id: accountId }).whereRaw("external_id = ANY(?::text[])", [externalIds]);
 }
 
-export async function upsertPriceList(tx: Tx, accountId: string, w: PriceListWrite): Promise<PriceListRow> {
+/** Creates or updates a list by external id; one sent as stored is left alone (`changed` false). */
+export async function upsertPriceList(tx: Tx, accountId: string, w: PriceListWrite): Promise<PriceListRow & { changed: boolean }> {
   const { rows } = await tx.raw(
-    `INSERT INTO price_lists (id, account_id, external_id, name, currency, default_price_list, default_vat)
+    `INSERT INTO price_lists AS l (id, account_id, external_id, name, currency, default_price_list, default_vat)
      VALUES (?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (account_id, external_id) DO UPDATE SET name = excluded.name, currency = excluded.currency,
        default_price_list = excluded.default_price_list, default_vat = excluded.default_vat,
-       version = price_lists.version + 1, updated_at = now()
+       version = l.version + 1, updated_at = now()
+     WHERE (l.name, l.currency, l.default_price_list, l.default_vat)
+       IS DISTINCT FROM (excluded.name, excluded.currency, excluded.default_price_list, excluded.default_vat)
      RETURNING *, (xmax = 0) AS created`,
     [randomUUID(), accountId, w.external_id, w.name, w.currency, w.default_price_list, w.default_vat],
   );
-  return rows[0];
+  if (rows[0]) return { ...rows[0], changed: true };
+  return { ...(await findPriceList(tx, accountId, w.external_id))!, created: false, changed: false };
 }
 
-export async function updatePriceList(tx: Tx, accountId: string, w: PriceListWrite): Promise<PriceListRow | undefined> {
+/** Updates an existing list (undefined: none); one sent as stored is left alone (`changed` false). */
+export async function updatePriceList(tx: Tx, accountId: string, w: PriceListWrite): Promise<(PriceListRow & { changed: boolean }) | undefined> {
   const [row] = await tx("price_lists")
     .where({ account_id: accountId, external_id: w.external_id })
+    .whereRaw("(name, currency, default_price_list, default_vat) IS DISTINCT FROM (?, ?, ?, ?::numeric)", [w.name, w.currency, w.default_price_list, w.default_vat])
     .update({ name: w.name, currency: w.currency, default_price_list: w.default_price_list, default_vat: w.default_vat, version: tx.raw("version + 1"), updated_at: tx.fn.now() })
     .returning("*");
-  return row;
+  if (row) return { ...row, changed: true };
+  const current = await findPriceList(tx, accountId, w.external_id);
+  return current && { ...current, changed: false };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -182,7 +190,7 @@ export interface PriceUpsertRow {
  * Upserts prices by (list, product, season) in one statement: custom prices are merged (keys not
  * sent are kept), vat not sent keeps the stored one. Returns the written prices as every read
  * answers them (PRICE_SELECT), each with whether it is new, in creation order: their messages
- * need no second read.
+ * need no second read. A price sent as stored is not written, so not returned.
  */
 export async function upsertPrices(tx: Tx, accountId: string, rows: PriceUpsertRow[]) {
   if (!rows.length) return [];
@@ -195,6 +203,8 @@ export async function upsertPrices(tx: Tx, accountId: string, rows: PriceUpsertR
        ON CONFLICT (account_id, price_list_id, product_id, season) DO UPDATE SET
          key = excluded.key, sku = excluded.sku, price = excluded.price, vat = COALESCE(excluded.vat, p.vat),
          custom_prices = p.custom_prices || excluded.custom_prices, version = p.version + 1, updated_at = now()
+       WHERE (p.key, p.sku, p.price, p.vat, p.custom_prices)
+         IS DISTINCT FROM (excluded.key, excluded.sku, excluded.price, COALESCE(excluded.vat, p.vat), p.custom_prices || excluded.custom_prices)
        RETURNING p.*, (p.xmax = 0) AS created)
      SELECT ${PRICE_SELECT}, p.price_list_id, p.created
      FROM written p JOIN price_lists l ON l.account_id = p.account_id AND l.id = p.price_list_id

@@ -370,8 +370,21 @@ describe("pricing service (real Postgres and JetStream)", () => {
       const racers = await Promise.allSettled(
         Array.from({ length: 6 }, (_, i) => client.createFxRates({ fxRates: [rate(`2026-0${3 + (i % 2)}-01`, { toDate: "2026-06-01", externalReference: "RACE" })] }, as(account))),
       );
-      expect(racers.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+      // One range wins; the writers of the same rate get it back (a retry is no new rate), the others a 400.
+      const won = racers.flatMap((r) => (r.status === "fulfilled" ? r.value.fxRates : []));
+      expect(new Set(won.map((r) => `${r.id}:${r.fromDate}`)).size).toBe(1);
       for (const r of racers) if (r.status === "rejected") expect((r.reason as ConnectError).code).toBe(Code.InvalidArgument);
+      expect((await client.listFxRates({ externalReferences: ["RACE"] }, as(account))).fxRates).toHaveLength(1);
+    });
+
+    it("answers a rate sent again exactly as stored with the stored rate: no second range, no 400, nothing announced", async () => {
+      const account = randomUUID();
+      const first = await client.createFxRates({ fxRates: [rate("2026-01-01")] }, as(account));
+      const again = await client.createFxRates({ fxRates: [rate("2026-01-01")] }, as(account));
+      expect(again.fxRates).toEqual(first.fxRates);
+      expect((await client.listFxRates({}, as(account))).fxRates).toEqual(first.fxRates);
+      // Another rate is still an overlap.
+      expect(await client.createFxRates({ fxRates: [rate("2026-01-01", { rate: "9" })] }, as(account)).catch((e: ConnectError) => e.code)).toBe(Code.InvalidArgument);
     });
   });
 
