@@ -56,6 +56,8 @@ try {
   const products = Array.from({ length: SKUS }, (_, i) => ({ key: `SKU-${i}`, sku: `S-${i}` }));
   const made = await call("POST", "/v2/api/products/batch", products, token);
   if (made.length !== SKUS) throw new Error("products not created");
+  // The orders name WH-0..WH-3: warehouses an order names must exist.
+  await call("POST", "/v2/api/warehouses", Array.from({ length: 4 }, (_, w) => ({ externalId: `WH-${w}`, name: `Warehouse ${w}` })), token);
 
   const csv = (v) => (v === null || v === undefined ? "" : `"${String(v).replace(/"/g, '""')}"`);
   /** The same rows as one first write, COPYed into the orders tables in one transaction; server time in ms. */

@@ -13,6 +13,7 @@ describe("distribution orders over HTTP", () => {
   it("status derived through all five states (never from input); batch 400 with the valid rows applied; processing; by id; isolation", async () => {
     const acme = await signUp(platform.baseUrl, ADMIN_TOKEN);
     expect((await acme.api("POST", "/v2/api/products", { key: "SKU-1", sku: "1001" })).status).toBe(201);
+    expect((await acme.api("POST", "/v2/api/warehouses", [{ externalId: "STORE-1", name: "Store 1" }])).status).toBe(201);
     const row = { externalDistributionOrderId: "DO-1", externalRowId: "1", key: "SKU-1", quantity: 10, toWarehouseExternalId: "STORE-1" };
     const created = await acme.api("POST", "/v2/api/distributionorders", [{ ...row, status: "COMPLETED" }]);
     expect(created.status).toBe(201);

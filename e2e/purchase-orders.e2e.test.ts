@@ -28,6 +28,7 @@ describe("purchase orders over HTTP", () => {
   it("a batch whose items' COPY Postgres refuses midway is answered as failed whole, and the platform stays up", async () => {
     const acme = await signUp(platform.baseUrl, ADMIN_TOKEN);
     for (const key of ["SKU-1", "BOOM"]) expect((await acme.api("POST", "/v2/api/products", { key })).status).toBe(201);
+    expect((await acme.api("POST", "/v2/api/warehouses", [{ externalId: "WH1", name: "Main" }])).status).toBe(201);
     // Postgres refuses one item while the orders service is still encoding the batch's messages:
     // the COPY's failure must reach the write, not escape it (an unhandled rejection ends Node).
     const db = new pg.Client({ connectionString: platform.databaseUrl });
@@ -68,6 +69,7 @@ describe("purchase orders over HTTP", () => {
   it("create -> replace -> batch with another key (409, then global) -> processing filter; isolation between accounts", async () => {
     const acme = await signUp(platform.baseUrl, ADMIN_TOKEN);
     expect((await acme.api("POST", "/v2/api/products/batch", [{ key: "SKU-1", sku: "S-1" }, { key: "SKU-2", sku: "S-2" }])).status).toBe(201);
+    expect((await acme.api("POST", "/v2/api/warehouses", [{ externalId: "WH1", name: "Main" }])).status).toBe(201);
 
     const created = await acme.api("POST", "/v2/api/purchaseorders", [order("PO-1")]);
     expect(created.status).toBe(201);

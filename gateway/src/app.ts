@@ -219,9 +219,9 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   eventRoutes(ctx, clients.events, as);
   planningRoutes(ctx, clients.planning, as);
   warehouseRoutes(ctx, clients.inventory, clients.catalogue, as);
-  purchaseOrderRoutes(ctx, clients.orders, clients.catalogue, as);
+  purchaseOrderRoutes(ctx, clients.orders, clients.catalogue, clients.inventory, as);
   storeRoutes(ctx, clients.inventory, clients.catalogue, as);
-  distributionOrderRoutes(ctx, clients.orders, clients.catalogue, as);
+  distributionOrderRoutes(ctx, clients.orders, clients.catalogue, clients.inventory, as);
   transactionRoutes(ctx, clients.orders, as);
 
   app.get("/healthz", async () => ({ status: "ok" }));

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Client } from "@connectrpc/connect";
-import { catalogueV1, fromRestJson, ordersV1, toRestJson } from "@analytics/contracts";
+import { catalogueV1, fromRestJson, inventoryV1, ordersV1, toRestJson } from "@analytics/contracts";
 import type { Caller } from "@analytics/auth";
 import { batchStatus, converting, runBatch, type BatchResponse } from "../http/batch";
 import { HttpError } from "../http/errors";
@@ -12,6 +12,7 @@ import { describe } from "../http/validation";
 import { int32, pathNumber } from "../http/values";
 import type { CallAs } from "../clients";
 import { orderTimestamp, withClientFields } from "./purchase-orders";
+import { knownWarehouses } from "./warehouse-references";
 
 const { DistributionOrderSchema, WriteMode } = ordersV1;
 const BATCH_MAX = 1000;
@@ -90,14 +91,30 @@ async function skuProblems(catalogue: Client<typeof catalogueV1.CatalogueService
   });
 }
 
-/** /v2/api/distributionorders -> analytics.orders.v1.OrdersService (SKU references via the catalogue). */
-export function distributionOrderRoutes(ctx: RouteContext, orders: Client<typeof ordersV1.OrdersService>, catalogue: Client<typeof catalogueV1.CatalogueService>, as: CallAs): void {
+/** Per row, the 404 of a source or destination warehouse that does not exist (one call for the request). */
+async function warehouseProblems(inventory: Client<typeof inventoryV1.InventoryService>, options: ReturnType<CallAs>, rows: ordersV1.DistributionOrder[]) {
+  const known = await knownWarehouses(inventory, options, rows.flatMap((r) => [r.fromWarehouseExternalId, r.toWarehouseExternalId]));
+  return rows.map((r) => {
+    const field = r.fromWarehouseExternalId && !known.has(r.fromWarehouseExternalId) ? "fromWarehouseExternalId" : r.toWarehouseExternalId && !known.has(r.toWarehouseExternalId) ? "toWarehouseExternalId" : undefined;
+    return field && { statusCode: 404, message: `${field}: no warehouse ${r[field]}` };
+  });
+}
+
+/** /v2/api/distributionorders -> analytics.orders.v1.OrdersService (SKU references via the catalogue, warehouses via inventory). */
+export function distributionOrderRoutes(
+  ctx: RouteContext,
+  orders: Client<typeof ordersV1.OrdersService>,
+  catalogue: Client<typeof catalogueV1.CatalogueService>,
+  inventory: Client<typeof inventoryV1.InventoryService>,
+  as: CallAs,
+): void {
   const tag = "Distribution orders";
 
   async function write(raw: unknown[], caller: Caller, mode: ordersV1.WriteMode) {
     const written = new Map<number, ordersV1.DistributionOrder>();
     const results = await runBatch(raw, converting(rowInput, (r) => toProto(r, mode === WriteMode.REPLACE)), REFERENCE, async (rows) => {
-      const problems = await skuProblems(catalogue, as(caller), rows);
+      const [skus, warehouses] = await Promise.all([skuProblems(catalogue, as(caller), rows), warehouseProblems(inventory, as(caller), rows)]);
+      const problems = skus.map((p, n) => p ?? warehouses[n]);
       const answers: BatchResponse[] = rows.map((r, n) => ({ reference: `${r.externalDoid}/${r.externalRowId}`, referenceField: REFERENCE, statusCode: 0, message: "", ...problems[n] }));
       const toWrite = rows.flatMap((r, n) => (problems[n] ? [] : [{ n, r }]));
       if (!toWrite.length) return answers;
@@ -146,7 +163,7 @@ export function distributionOrderRoutes(ctx: RouteContext, orders: Client<typeof
     responses: {
       201: { description: "the rows as stored", schema: z.array(distributionOrderSchema) },
       400: { description: "an invalid row, or one naming no SKU (key or sku)", schema: generalResponseSchema },
-      404: { description: "a row names an unknown SKU", schema: generalResponseSchema },
+      404: { description: "a row names an unknown SKU or warehouse", schema: generalResponseSchema },
     },
     handler: async ({ body, caller }, _req, reply) => {
       const parsed = body.map((b) => rowInput.safeParse(b));
@@ -168,7 +185,7 @@ export function distributionOrderRoutes(ctx: RouteContext, orders: Client<typeof
     responses: {
       200: { description: "the rows as stored", schema: z.array(distributionOrderSchema) },
       400: { description: "an invalid row, one without id, or one naming no SKU (key or sku)", schema: generalResponseSchema },
-      404: { description: "no row of that id, or a row names an unknown SKU", schema: generalResponseSchema },
+      404: { description: "no row of that id, or a row names an unknown SKU or warehouse", schema: generalResponseSchema },
     },
     handler: async ({ body, caller }) => {
       const missing = body.findIndex((b) => !b || typeof b !== "object" || typeof (b as Record<string, unknown>).id !== "string");
@@ -187,7 +204,7 @@ export function distributionOrderRoutes(ctx: RouteContext, orders: Client<typeof
     responses: {
       ...batchFailureResponses,
       200: { description: "one BatchResponse per row", schema: z.array(batchResponseSchema) },
-      400: { description: "at least one row failed (400 invalid or naming no SKU, 404 an unknown SKU); the others were applied", schema: z.array(batchResponseSchema) },
+      400: { description: "at least one row failed (400 invalid or naming no SKU, 404 an unknown SKU or warehouse); the others were applied", schema: z.array(batchResponseSchema) },
     },
     handler: async ({ body, caller }, _req, reply) => {
       const { results } = await write(body, caller, WriteMode.UPSERT);

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Client } from "@connectrpc/connect";
-import { catalogueV1, fromRestJson, ordersV1, toRestJson } from "@analytics/contracts";
+import { catalogueV1, fromRestJson, inventoryV1, ordersV1, toRestJson } from "@analytics/contracts";
 import type { Caller } from "@analytics/auth";
 import { converting, serverFailure, runBatch, type BatchResponse } from "../http/batch";
 import { describe } from "../http/validation";
@@ -11,6 +11,7 @@ import { documentAs } from "../http/openapi";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { decimal, int32, jsonObject, jsonValue, pathNumber } from "../http/values";
 import type { CallAs } from "../clients";
+import { knownWarehouses } from "./warehouse-references";
 
 const { PurchaseOrderSchema, WriteMode } = ordersV1;
 /** The specification's limit of purchase orders per request. */
@@ -296,6 +297,19 @@ async function resolveItems(
   });
 }
 
+/** Per order, the 404 of the first warehouse it names (on the order, then on its items) that does not exist. */
+async function warehouseProblems(inventory: Client<typeof inventoryV1.InventoryService>, options: ReturnType<CallAs>, orders: ordersV1.PurchaseOrder[]) {
+  const known = await knownWarehouses(inventory, options, orders.flatMap((o) => [o.externalWarehouseId, ...o.items.map((i) => i.externalWarehouseId)]));
+  const unknown = (id: string | undefined) => Boolean(id) && !known.has(id!);
+  return orders.map((o) => {
+    if (unknown(o.externalWarehouseId)) return { status: 404, path: "externalWarehouseID", message: `externalWarehouseID: no warehouse ${o.externalWarehouseId}` };
+    const i = o.items.findIndex((item) => unknown(item.externalWarehouseId));
+    if (i < 0) return undefined;
+    const row = o.items[i].externalRowId ? ` (externalRowID ${o.items[i].externalRowId})` : "";
+    return { status: 404, path: `items[${i}].externalWarehouseID`, message: `items[${i}]${row}: no warehouse ${o.items[i].externalWarehouseId}` };
+  });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Routes
 
@@ -304,6 +318,7 @@ export function purchaseOrderRoutes(
   ctx: RouteContext,
   orders: Client<typeof ordersV1.OrdersService>,
   catalogue: Client<typeof catalogueV1.CatalogueService>,
+  inventory: Client<typeof inventoryV1.InventoryService>,
   as: CallAs,
 ): void {
   const tag = "Purchase orders";
@@ -316,7 +331,8 @@ export function purchaseOrderRoutes(
     const results = await runBatch(raw, converting(purchaseOrderInputSchema, toProto), REFERENCE, async (valid) => {
       const notWritten = valid.map((po) => ({ reference: po.externalPoNo, referenceField: REFERENCE, statusCode: 0, message: "not written" }));
       if (atomic && valid.length < raw.length) return notWritten;
-      const problems = await resolveItems(catalogue, as(caller), valid);
+      const [skus, warehouses] = await Promise.all([resolveItems(catalogue, as(caller), valid), warehouseProblems(inventory, as(caller), valid)]);
+      const problems = skus.map((p, n) => p ?? warehouses[n]);
       const toWrite = valid.flatMap((po, n) => (problems[n] ? [] : [{ n, po }]));
       const answers: BatchResponse[] = valid.map((po, n) => {
         const p = problems[n];
@@ -403,7 +419,7 @@ export function purchaseOrderRoutes(
     responses: {
       201: { description: "the orders as stored", schema: z.array(purchaseOrderSchema) },
       400: { description: "an invalid order (nothing was written)", schema: generalResponseSchema },
-      404: { description: "an item names no SKU (nothing was written)", schema: generalResponseSchema },
+      404: { description: "an item names no SKU, or the order or an item a warehouse that does not exist (nothing was written)", schema: generalResponseSchema },
       409: { description: "an order of that externalPONo exists (nothing was written)", schema: generalResponseSchema },
     },
     handler: async ({ body, caller }, _req, reply) => {
@@ -422,7 +438,7 @@ export function purchaseOrderRoutes(
     responses: {
       200: { description: "the orders as stored", schema: z.array(purchaseOrderSchema) },
       400: { description: "an invalid order or one without id (nothing was written)", schema: generalResponseSchema },
-      404: { description: "no order of that id for this API key, or an item names no SKU", schema: generalResponseSchema },
+      404: { description: "no order of that id for this API key, or an item names no SKU, or a warehouse does not exist", schema: generalResponseSchema },
     },
     handler: async ({ body, caller }) => writeAll(body, caller, WriteMode.REPLACE),
   });
@@ -436,7 +452,7 @@ export function purchaseOrderRoutes(
     body: ordersBody,
     responses: {
       ...batchFailureResponses,
-      200: { description: "one BatchResponse per order (201 created, 200 updated or unchanged, 400, 404 unknown SKU, 409 another key's order)", schema: z.array(batchResponseSchema) },
+      200: { description: "one BatchResponse per order (201 created, 200 updated or unchanged, 400, 404 unknown SKU or warehouse, 409 another key's order)", schema: z.array(batchResponseSchema) },
       400: { description: `more than ${PO_MAX} orders`, schema: generalResponseSchema },
     },
     handler: async ({ body, query, caller }, _req, reply) => {

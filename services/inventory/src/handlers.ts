@@ -46,6 +46,9 @@ export function inventoryRoutes(ctx: ServiceContext) {
           })),
         };
       },
+      async resolveWarehouses(req, c) {
+        return { warehouses: (await inventory.resolveWarehouses(db, callerOf(c).accountId, req.externalIds)).map(warehouseFromRow) };
+      },
       async getWarehouse(req, c) {
         return { warehouse: warehouseFromRow(await inventory.getWarehouse(db, callerOf(c).accountId, req.externalId)) };
       },

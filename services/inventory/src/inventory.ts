@@ -52,6 +52,13 @@ export async function upsertWarehouses(ctx: ServiceContext, accountId: string, i
 
 export const listWarehouses = repo.listWarehouses;
 
+/** The warehouses of these external ids that exist; an id that cannot be stored names none. */
+export async function resolveWarehouses(db: Db, accountId: string, externalIds: string[]) {
+  if (externalIds.length > 100_000) throw invalid("at most 100000 external ids", [{ path: "externalIds", message: "at most 100000" }]);
+  const usable = externalIds.filter((id) => !checkText("externalId", id, true).length);
+  return [...(await repo.warehousesByExternalId(db, accountId, usable)).values()];
+}
+
 export async function getWarehouse(db: Db, accountId: string, externalId: string) {
   const row = await repo.findWarehouse(db, accountId, externalId);
   if (!row) throw notFound(`warehouse ${externalId} not found`);

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file inventory/v1/inventory.proto.
  */
 export const file_inventory_v1_inventory: GenFile = /*@__PURE__*/
-  fileDesc("ChxpbnZlbnRvcnkvdjEvaW52ZW50b3J5LnByb3RvEhZhbmFseXRpY3MuaW52ZW50b3J5LnYxIrkBCglXYXJlaG91c2USDgoCaWQYASABKAlSAklEEhMKC2V4dGVybmFsX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSGQoRY2VudHJhbF93YXJlaG91c2UYBCABKAgSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAimAEKC0JhdGNoUmVzdWx0EhMKC3N0YXR1c19jb2RlGAEgASgFEg8KB21lc3NhZ2UYAiABKAkSEQoJcmVmZXJlbmNlGAMgASgJEhcKD3JlZmVyZW5jZV9maWVsZBgEIAEoCRI3Cgp2aW9sYXRpb25zGAUgAygLMiMuYW5hbHl0aWNzLmNvbW1vbi52MS5GaWVsZFZpb2xhdGlvbiJeChVMaXN0V2FyZWhvdXNlc1JlcXVlc3QSLgoEcGFnZRgBIAEoCzIgLmFuYWx5dGljcy5jb21tb24udjEuUGFnZVJlcXVlc3QSFQoNd2FyZWhvdXNlX2lkcxgCIAMoCSJkChZMaXN0V2FyZWhvdXNlc1Jlc3BvbnNlEjUKCndhcmVob3VzZXMYASADKAsyIS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLldhcmVob3VzZRITCgt0b3RhbF9jb3VudBgCIAEoAyJ8Cg9XYXJlaG91c2VSZXN1bHQSMwoGcmVzdWx0GAEgASgLMiMuYW5hbHl0aWNzLmludmVudG9yeS52MS5CYXRjaFJlc3VsdBI0Cgl3YXJlaG91c2UYAiABKAsyIS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLldhcmVob3VzZSJQChdVcHNlcnRXYXJlaG91c2VzUmVxdWVzdBI1Cgp3YXJlaG91c2VzGAEgAygLMiEuYW5hbHl0aWNzLmludmVudG9yeS52MS5XYXJlaG91c2UiVAoYVXBzZXJ0V2FyZWhvdXNlc1Jlc3BvbnNlEjgKB3Jlc3VsdHMYASADKAsyJy5hbmFseXRpY3MuaW52ZW50b3J5LnYxLldhcmVob3VzZVJlc3VsdCIqChNHZXRXYXJlaG91c2VSZXF1ZXN0EhMKC2V4dGVybmFsX2lkGAEgASgJIkwKFEdldFdhcmVob3VzZVJlc3BvbnNlEjQKCXdhcmVob3VzZRgBIAEoCzIhLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuV2FyZWhvdXNlImMKFlVwZGF0ZVdhcmVob3VzZVJlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkSNAoJd2FyZWhvdXNlGAIgASgLMiEuYW5hbHl0aWNzLmludmVudG9yeS52MS5XYXJlaG91c2UiTwoXVXBkYXRlV2FyZWhvdXNlUmVzcG9uc2USNAoJd2FyZWhvdXNlGAEgASgLMiEuYW5hbHl0aWNzLmludmVudG9yeS52MS5XYXJlaG91c2UiLQoWRGVsZXRlV2FyZWhvdXNlUmVxdWVzdBITCgtleHRlcm5hbF9pZBgBIAEoCSIZChdEZWxldGVXYXJlaG91c2VSZXNwb25zZSLaAgoIU3RvY2tSb3cSCwoDa2V5GAEgASgJEhAKA3NrdRgCIAEoCUgAiAEBEhAKA2VhbhgDIAEoCUgBiAEBEhUKCHN1cHBsaWVyGAQgASgJSAKIAQESGgoSYXZhaWxhYmxlX3F1YW50aXR5GAUgASgFEhkKEXBoeXNpY2FsX3F1YW50aXR5GAYgASgFEigKBGRhdGUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKFWV4dGVybmFsX3dhcmVob3VzZV9pZBgIIAEoCVITZXh0ZXJuYWxXYXJlaG91c2VJRBIOCgZza3VfaWQYCSABKAkSFAoMd2FyZWhvdXNlX2lkGAogASgJEi4KCnVwZGF0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgYKBF9za3VCBgoEX2VhbkILCglfc3VwcGxpZXIiiwEKEExpc3RTdG9ja1JlcXVlc3QSLgoEcGFnZRgBIAEoCzIgLmFuYWx5dGljcy5jb21tb24udjEuUGFnZVJlcXVlc3QSHQoVZXh0ZXJuYWxfd2FyZWhvdXNlX2lkGAIgASgJEgwKBGtleXMYAyADKAkSDAoEc2t1cxgEIAMoCRIMCgRlYW5zGAUgAygJIlgKEUxpc3RTdG9ja1Jlc3BvbnNlEi4KBHJvd3MYASADKAsyIC5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b2NrUm93EhMKC3RvdGFsX2NvdW50GAIgASgDIk4KClN0b2NrV3JpdGUSLQoDcm93GAEgASgLMiAuYW5hbHl0aWNzLmludmVudG9yeS52MS5TdG9ja1JvdxIRCglza3VfZm91bmQYAiABKAgiZQoSVXBzZXJ0U3RvY2tSZXF1ZXN0EjAKBHJvd3MYASADKAsyIi5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b2NrV3JpdGUSHQoVZXh0ZXJuYWxfd2FyZWhvdXNlX2lkGAIgASgJIkIKC1N0b2NrUmVzdWx0EjMKBnJlc3VsdBgBIAEoCzIjLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuQmF0Y2hSZXN1bHQiSwoTVXBzZXJ0U3RvY2tSZXNwb25zZRI0CgdyZXN1bHRzGAEgAygLMiMuYW5hbHl0aWNzLmludmVudG9yeS52MS5TdG9ja1Jlc3VsdCKOBAoFU3RvcmUSGQoRZXh0ZXJuYWxfc3RvcmVfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIxChJ0cmFmZmljX2NvdW50ZXJfaWQYAyABKAlIAFIQdHJhZmZpY0NvdW50ZXJJRIgBARIZCgxjaGFubmVsX3R5cGUYBCABKAVIAYgBARIUCgdhZGRyZXNzGAUgASgJSAKIAQESFQoIYWRkcmVzczIYBiABKAlIA4gBARIQCgN6aXAYByABKAlIBIgBARIRCgRjaXR5GAggASgJSAWIAQESEgoFc3RhdGUYCSABKAlIBogBARIZCgxjb3VudHJ5X2NvZGUYCiABKAlIB4gBARIaCg1jdXJyZW5jeV9jb2RlGAsgASgJSAiIAQESEgoKd2FyZWhvdXNlcxgMIAMoCRIuCgpjcmVhdGVkX2F0GA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIVChNfdHJhZmZpY19jb3VudGVyX2lkQg8KDV9jaGFubmVsX3R5cGVCCgoIX2FkZHJlc3NCCwoJX2FkZHJlc3MyQgYKBF96aXBCBwoFX2NpdHlCCAoGX3N0YXRlQg8KDV9jb3VudHJ5X2NvZGVCEAoOX2N1cnJlbmN5X2NvZGUiQwoRTGlzdFN0b3Jlc1JlcXVlc3QSLgoEcGFnZRgBIAEoCzIgLmFuYWx5dGljcy5jb21tb24udjEuUGFnZVJlcXVlc3QiWAoSTGlzdFN0b3Jlc1Jlc3BvbnNlEi0KBnN0b3JlcxgBIAMoCzIdLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuU3RvcmUSEwoLdG90YWxfY291bnQYAiABKAMiRAoTVXBzZXJ0U3RvcmVzUmVxdWVzdBItCgZzdG9yZXMYASADKAsyHS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b3JlInAKC1N0b3JlUmVzdWx0EjMKBnJlc3VsdBgBIAEoCzIjLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuQmF0Y2hSZXN1bHQSLAoFc3RvcmUYAiABKAsyHS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b3JlIkwKFFVwc2VydFN0b3Jlc1Jlc3BvbnNlEjQKB3Jlc3VsdHMYASADKAsyIy5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b3JlUmVzdWx0IiwKD0dldFN0b3JlUmVxdWVzdBIZChFleHRlcm5hbF9zdG9yZV9pZBgBIAEoCSJAChBHZXRTdG9yZVJlc3BvbnNlEiwKBXN0b3JlGAEgASgLMh0uYW5hbHl0aWNzLmludmVudG9yeS52MS5TdG9yZSJdChJVcGRhdGVTdG9yZVJlcXVlc3QSGQoRZXh0ZXJuYWxfc3RvcmVfaWQYASABKAkSLAoFc3RvcmUYAiABKAsyHS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b3JlIkMKE1VwZGF0ZVN0b3JlUmVzcG9uc2USLAoFc3RvcmUYASABKAsyHS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b3JlIi8KEkRlbGV0ZVN0b3JlUmVxdWVzdBIZChFleHRlcm5hbF9zdG9yZV9pZBgBIAEoCSIVChNEZWxldGVTdG9yZVJlc3BvbnNlIvkBChFTdG9yZVRyYWZmaWNFdmVudBI3ChhzdG9yZV90cmFmZmljX2NvdW50ZXJfaWQYASABKAlSFXN0b3JlVHJhZmZpY0NvdW50ZXJJRBIuCgpldmVudF90aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYChBpbmNvbWluZ190cmFmZmljGAMgASgFEhgKEG91dGdvaW5nX3RyYWZmaWMYBCABKAUSEQoEbmFtZRgFIAEoCUgAiAEBEh4KCHN0b3JlX2lkGAYgASgJSAFSB3N0b3JlSUSIAQFCBwoFX25hbWVCCwoJX3N0b3JlX2lkIr0BChdMaXN0U3RvcmVUcmFmZmljUmVxdWVzdBIuCgRwYWdlGAEgASgLMiAuYW5hbHl0aWNzLmNvbW1vbi52MS5QYWdlUmVxdWVzdBIgChhzdG9yZV90cmFmZmljX2NvdW50ZXJfaWQYAiABKAkSKAoEZnJvbRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJgoCdG8YBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wImoKGExpc3RTdG9yZVRyYWZmaWNSZXNwb25zZRI5CgZldmVudHMYASADKAsyKS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b3JlVHJhZmZpY0V2ZW50EhMKC3RvdGFsX2NvdW50GAIgASgDIlYKGVJlY29yZFN0b3JlVHJhZmZpY1JlcXVlc3QSOQoGZXZlbnRzGAEgAygLMikuYW5hbHl0aWNzLmludmVudG9yeS52MS5TdG9yZVRyYWZmaWNFdmVudCI+ChpSZWNvcmRTdG9yZVRyYWZmaWNSZXNwb25zZRIPCgdjcmVhdGVkGAEgASgFEg8KB3VwZGF0ZWQYAiABKAUiwQQKDFN0b2NrVHJpZ2dlchIOCgJpZBgBIAEoA1ICSUQSFAoMd2FyZWhvdXNlX2lkGAIgASgJEh0KFXdhcmVob3VzZV9leHRlcm5hbF9pZBgDIAEoCRIOCgZza3VfaWQYBCABKAkSEAoDc2t1GAUgASgJSACIAQESCwoDa2V5GAYgASgJEhMKBnNlYXNvbhgHIAEoCUgBiAEBEhcKCnN0YXJ0X2RhdGUYCCABKAlIAogBARIeChFsYXN0X3Jlc3RvY2tfZGF0ZRgJIAEoCUgDiAEBEhcKD3ByZXZlbnRfcmVzdG9jaxgKIAEoCBIYCgtsb3dlcl9saW1pdBgLIAEoBUgEiAEBEhAKA21pbhgMIAEoBUgFiAEBEhAKA21heBgNIAEoBUgGiAEBEhgKC3VwcGVyX2xpbWl0GA4gASgFSAeIAQESFgoOYWxsb3dfbWluX2F1dG8YDyABKAgSFgoOYWxsb3dfbWF4X2F1dG8YECABKAgSGwoObWluX21heF9zb3VyY2UYESABKAlICIgBARI2ChJtaW5fbWF4X3VwZGF0ZWRfYXQYEiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgYKBF9za3VCCQoHX3NlYXNvbkINCgtfc3RhcnRfZGF0ZUIUChJfbGFzdF9yZXN0b2NrX2RhdGVCDgoMX2xvd2VyX2xpbWl0QgYKBF9taW5CBgoEX21heEIOCgxfdXBwZXJfbGltaXRCEQoPX21pbl9tYXhfc291cmNlIoABChhMaXN0U3RvY2tUcmlnZ2Vyc1JlcXVlc3QSLgoEcGFnZRgBIAEoCzIgLmFuYWx5dGljcy5jb21tb24udjEuUGFnZVJlcXVlc3QSFQoNd2FyZWhvdXNlX2lkcxgCIAMoCRIPCgdza3VfaWRzGAMgAygJEgwKBGtleXMYBCADKAkiaAoZTGlzdFN0b2NrVHJpZ2dlcnNSZXNwb25zZRI2Cgh0cmlnZ2VycxgBIAMoCzIkLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuU3RvY2tUcmlnZ2VyEhMKC3RvdGFsX2NvdW50GAIgASgDIiQKFkdldFN0b2NrVHJpZ2dlclJlcXVlc3QSCgoCaWQYASABKAMiUAoXR2V0U3RvY2tUcmlnZ2VyUmVzcG9uc2USNQoHdHJpZ2dlchgBIAEoCzIkLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuU3RvY2tUcmlnZ2VyIl0KEVN0b2NrVHJpZ2dlcldyaXRlEjUKB3RyaWdnZXIYASABKAsyJC5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b2NrVHJpZ2dlchIRCglza3VfZm91bmQYAiABKAgiWQoaVXBzZXJ0U3RvY2tUcmlnZ2Vyc1JlcXVlc3QSOwoIdHJpZ2dlcnMYASADKAsyKS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b2NrVHJpZ2dlcldyaXRlIoABChJTdG9ja1RyaWdnZXJSZXN1bHQSMwoGcmVzdWx0GAEgASgLMiMuYW5hbHl0aWNzLmludmVudG9yeS52MS5CYXRjaFJlc3VsdBI1Cgd0cmlnZ2VyGAIgASgLMiQuYW5hbHl0aWNzLmludmVudG9yeS52MS5TdG9ja1RyaWdnZXIiWgobVXBzZXJ0U3RvY2tUcmlnZ2Vyc1Jlc3BvbnNlEjsKB3Jlc3VsdHMYASADKAsyKi5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b2NrVHJpZ2dlclJlc3VsdDL4DgoQSW52ZW50b3J5U2VydmljZRJvCg5MaXN0V2FyZWhvdXNlcxItLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuTGlzdFdhcmVob3VzZXNSZXF1ZXN0Gi4uYW5hbHl0aWNzLmludmVudG9yeS52MS5MaXN0V2FyZWhvdXNlc1Jlc3BvbnNlEnUKEFVwc2VydFdhcmVob3VzZXMSLy5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlVwc2VydFdhcmVob3VzZXNSZXF1ZXN0GjAuYW5hbHl0aWNzLmludmVudG9yeS52MS5VcHNlcnRXYXJlaG91c2VzUmVzcG9uc2USaQoMR2V0V2FyZWhvdXNlEisuYW5hbHl0aWNzLmludmVudG9yeS52MS5HZXRXYXJlaG91c2VSZXF1ZXN0GiwuYW5hbHl0aWNzLmludmVudG9yeS52MS5HZXRXYXJlaG91c2VSZXNwb25zZRJyCg9VcGRhdGVXYXJlaG91c2USLi5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlVwZGF0ZVdhcmVob3VzZVJlcXVlc3QaLy5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlVwZGF0ZVdhcmVob3VzZVJlc3BvbnNlEnIKD0RlbGV0ZVdhcmVob3VzZRIuLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuRGVsZXRlV2FyZWhvdXNlUmVxdWVzdBovLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuRGVsZXRlV2FyZWhvdXNlUmVzcG9uc2USYAoJTGlzdFN0b2NrEiguYW5hbHl0aWNzLmludmVudG9yeS52MS5MaXN0U3RvY2tSZXF1ZXN0GikuYW5hbHl0aWNzLmludmVudG9yeS52MS5MaXN0U3RvY2tSZXNwb25zZRJmCgtVcHNlcnRTdG9jaxIqLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuVXBzZXJ0U3RvY2tSZXF1ZXN0GisuYW5hbHl0aWNzLmludmVudG9yeS52MS5VcHNlcnRTdG9ja1Jlc3BvbnNlEmMKCkxpc3RTdG9yZXMSKS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLkxpc3RTdG9yZXNSZXF1ZXN0GiouYW5hbHl0aWNzLmludmVudG9yeS52MS5MaXN0U3RvcmVzUmVzcG9uc2USaQoMVXBzZXJ0U3RvcmVzEisuYW5hbHl0aWNzLmludmVudG9yeS52MS5VcHNlcnRTdG9yZXNSZXF1ZXN0GiwuYW5hbHl0aWNzLmludmVudG9yeS52MS5VcHNlcnRTdG9yZXNSZXNwb25zZRJdCghHZXRTdG9yZRInLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuR2V0U3RvcmVSZXF1ZXN0GiguYW5hbHl0aWNzLmludmVudG9yeS52MS5HZXRTdG9yZVJlc3BvbnNlEmYKC1VwZGF0ZVN0b3JlEiouYW5hbHl0aWNzLmludmVudG9yeS52MS5VcGRhdGVTdG9yZVJlcXVlc3QaKy5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlVwZGF0ZVN0b3JlUmVzcG9uc2USZgoLRGVsZXRlU3RvcmUSKi5hbmFseXRpY3MuaW52ZW50b3J5LnYxLkRlbGV0ZVN0b3JlUmVxdWVzdBorLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuRGVsZXRlU3RvcmVSZXNwb25zZRJ1ChBMaXN0U3RvcmVUcmFmZmljEi8uYW5hbHl0aWNzLmludmVudG9yeS52MS5MaXN0U3RvcmVUcmFmZmljUmVxdWVzdBowLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuTGlzdFN0b3JlVHJhZmZpY1Jlc3BvbnNlEnsKElJlY29yZFN0b3JlVHJhZmZpYxIxLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuUmVjb3JkU3RvcmVUcmFmZmljUmVxdWVzdBoyLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuUmVjb3JkU3RvcmVUcmFmZmljUmVzcG9uc2USeAoRTGlzdFN0b2NrVHJpZ2dlcnMSMC5hbmFseXRpY3MuaW52ZW50b3J5LnYxLkxpc3RTdG9ja1RyaWdnZXJzUmVxdWVzdBoxLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuTGlzdFN0b2NrVHJpZ2dlcnNSZXNwb25zZRJyCg9HZXRTdG9ja1RyaWdnZXISLi5hbmFseXRpY3MuaW52ZW50b3J5LnYxLkdldFN0b2NrVHJpZ2dlclJlcXVlc3QaLy5hbmFseXRpY3MuaW52ZW50b3J5LnYxLkdldFN0b2NrVHJpZ2dlclJlc3BvbnNlEn4KE1Vwc2VydFN0b2NrVHJpZ2dlcnMSMi5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlVwc2VydFN0b2NrVHJpZ2dlcnNSZXF1ZXN0GjMuYW5hbHl0aWNzLmludmVudG9yeS52MS5VcHNlcnRTdG9ja1RyaWdnZXJzUmVzcG9uc2ViBnByb3RvMw", [file_common_v1_common, file_google_protobuf_timestamp]);
+  fileDesc("ChxpbnZlbnRvcnkvdjEvaW52ZW50b3J5LnByb3RvEhZhbmFseXRpY3MuaW52ZW50b3J5LnYxIrkBCglXYXJlaG91c2USDgoCaWQYASABKAlSAklEEhMKC2V4dGVybmFsX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSGQoRY2VudHJhbF93YXJlaG91c2UYBCABKAgSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAimAEKC0JhdGNoUmVzdWx0EhMKC3N0YXR1c19jb2RlGAEgASgFEg8KB21lc3NhZ2UYAiABKAkSEQoJcmVmZXJlbmNlGAMgASgJEhcKD3JlZmVyZW5jZV9maWVsZBgEIAEoCRI3Cgp2aW9sYXRpb25zGAUgAygLMiMuYW5hbHl0aWNzLmNvbW1vbi52MS5GaWVsZFZpb2xhdGlvbiJeChVMaXN0V2FyZWhvdXNlc1JlcXVlc3QSLgoEcGFnZRgBIAEoCzIgLmFuYWx5dGljcy5jb21tb24udjEuUGFnZVJlcXVlc3QSFQoNd2FyZWhvdXNlX2lkcxgCIAMoCSJkChZMaXN0V2FyZWhvdXNlc1Jlc3BvbnNlEjUKCndhcmVob3VzZXMYASADKAsyIS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLldhcmVob3VzZRITCgt0b3RhbF9jb3VudBgCIAEoAyJ8Cg9XYXJlaG91c2VSZXN1bHQSMwoGcmVzdWx0GAEgASgLMiMuYW5hbHl0aWNzLmludmVudG9yeS52MS5CYXRjaFJlc3VsdBI0Cgl3YXJlaG91c2UYAiABKAsyIS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLldhcmVob3VzZSJQChdVcHNlcnRXYXJlaG91c2VzUmVxdWVzdBI1Cgp3YXJlaG91c2VzGAEgAygLMiEuYW5hbHl0aWNzLmludmVudG9yeS52MS5XYXJlaG91c2UiVAoYVXBzZXJ0V2FyZWhvdXNlc1Jlc3BvbnNlEjgKB3Jlc3VsdHMYASADKAsyJy5hbmFseXRpY3MuaW52ZW50b3J5LnYxLldhcmVob3VzZVJlc3VsdCIqChNHZXRXYXJlaG91c2VSZXF1ZXN0EhMKC2V4dGVybmFsX2lkGAEgASgJIkwKFEdldFdhcmVob3VzZVJlc3BvbnNlEjQKCXdhcmVob3VzZRgBIAEoCzIhLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuV2FyZWhvdXNlIjAKGFJlc29sdmVXYXJlaG91c2VzUmVxdWVzdBIUCgxleHRlcm5hbF9pZHMYASADKAkiUgoZUmVzb2x2ZVdhcmVob3VzZXNSZXNwb25zZRI1Cgp3YXJlaG91c2VzGAEgAygLMiEuYW5hbHl0aWNzLmludmVudG9yeS52MS5XYXJlaG91c2UiYwoWVXBkYXRlV2FyZWhvdXNlUmVxdWVzdBITCgtleHRlcm5hbF9pZBgBIAEoCRI0Cgl3YXJlaG91c2UYAiABKAsyIS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLldhcmVob3VzZSJPChdVcGRhdGVXYXJlaG91c2VSZXNwb25zZRI0Cgl3YXJlaG91c2UYASABKAsyIS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLldhcmVob3VzZSItChZEZWxldGVXYXJlaG91c2VSZXF1ZXN0EhMKC2V4dGVybmFsX2lkGAEgASgJIhkKF0RlbGV0ZVdhcmVob3VzZVJlc3BvbnNlItoCCghTdG9ja1JvdxILCgNrZXkYASABKAkSEAoDc2t1GAIgASgJSACIAQESEAoDZWFuGAMgASgJSAGIAQESFQoIc3VwcGxpZXIYBCABKAlIAogBARIaChJhdmFpbGFibGVfcXVhbnRpdHkYBSABKAUSGQoRcGh5c2ljYWxfcXVhbnRpdHkYBiABKAUSKAoEZGF0ZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoVZXh0ZXJuYWxfd2FyZWhvdXNlX2lkGAggASgJUhNleHRlcm5hbFdhcmVob3VzZUlEEg4KBnNrdV9pZBgJIAEoCRIUCgx3YXJlaG91c2VfaWQYCiABKAkSLgoKdXBkYXRlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBgoEX3NrdUIGCgRfZWFuQgsKCV9zdXBwbGllciKLAQoQTGlzdFN0b2NrUmVxdWVzdBIuCgRwYWdlGAEgASgLMiAuYW5hbHl0aWNzLmNvbW1vbi52MS5QYWdlUmVxdWVzdBIdChVleHRlcm5hbF93YXJlaG91c2VfaWQYAiABKAkSDAoEa2V5cxgDIAMoCRIMCgRza3VzGAQgAygJEgwKBGVhbnMYBSADKAkiWAoRTGlzdFN0b2NrUmVzcG9uc2USLgoEcm93cxgBIAMoCzIgLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuU3RvY2tSb3cSEwoLdG90YWxfY291bnQYAiABKAMiTgoKU3RvY2tXcml0ZRItCgNyb3cYASABKAsyIC5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b2NrUm93EhEKCXNrdV9mb3VuZBgCIAEoCCJlChJVcHNlcnRTdG9ja1JlcXVlc3QSMAoEcm93cxgBIAMoCzIiLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuU3RvY2tXcml0ZRIdChVleHRlcm5hbF93YXJlaG91c2VfaWQYAiABKAkiQgoLU3RvY2tSZXN1bHQSMwoGcmVzdWx0GAEgASgLMiMuYW5hbHl0aWNzLmludmVudG9yeS52MS5CYXRjaFJlc3VsdCJLChNVcHNlcnRTdG9ja1Jlc3BvbnNlEjQKB3Jlc3VsdHMYASADKAsyIy5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b2NrUmVzdWx0Io4ECgVTdG9yZRIZChFleHRlcm5hbF9zdG9yZV9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEjEKEnRyYWZmaWNfY291bnRlcl9pZBgDIAEoCUgAUhB0cmFmZmljQ291bnRlcklEiAEBEhkKDGNoYW5uZWxfdHlwZRgEIAEoBUgBiAEBEhQKB2FkZHJlc3MYBSABKAlIAogBARIVCghhZGRyZXNzMhgGIAEoCUgDiAEBEhAKA3ppcBgHIAEoCUgEiAEBEhEKBGNpdHkYCCABKAlIBYgBARISCgVzdGF0ZRgJIAEoCUgGiAEBEhkKDGNvdW50cnlfY29kZRgKIAEoCUgHiAEBEhoKDWN1cnJlbmN5X2NvZGUYCyABKAlICIgBARISCgp3YXJlaG91c2VzGAwgAygJEi4KCmNyZWF0ZWRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhUKE190cmFmZmljX2NvdW50ZXJfaWRCDwoNX2NoYW5uZWxfdHlwZUIKCghfYWRkcmVzc0ILCglfYWRkcmVzczJCBgoEX3ppcEIHCgVfY2l0eUIICgZfc3RhdGVCDwoNX2NvdW50cnlfY29kZUIQCg5fY3VycmVuY3lfY29kZSJDChFMaXN0U3RvcmVzUmVxdWVzdBIuCgRwYWdlGAEgASgLMiAuYW5hbHl0aWNzLmNvbW1vbi52MS5QYWdlUmVxdWVzdCJYChJMaXN0U3RvcmVzUmVzcG9uc2USLQoGc3RvcmVzGAEgAygLMh0uYW5hbHl0aWNzLmludmVudG9yeS52MS5TdG9yZRITCgt0b3RhbF9jb3VudBgCIAEoAyJEChNVcHNlcnRTdG9yZXNSZXF1ZXN0Ei0KBnN0b3JlcxgBIAMoCzIdLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuU3RvcmUicAoLU3RvcmVSZXN1bHQSMwoGcmVzdWx0GAEgASgLMiMuYW5hbHl0aWNzLmludmVudG9yeS52MS5CYXRjaFJlc3VsdBIsCgVzdG9yZRgCIAEoCzIdLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuU3RvcmUiTAoUVXBzZXJ0U3RvcmVzUmVzcG9uc2USNAoHcmVzdWx0cxgBIAMoCzIjLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuU3RvcmVSZXN1bHQiLAoPR2V0U3RvcmVSZXF1ZXN0EhkKEWV4dGVybmFsX3N0b3JlX2lkGAEgASgJIkAKEEdldFN0b3JlUmVzcG9uc2USLAoFc3RvcmUYASABKAsyHS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b3JlIl0KElVwZGF0ZVN0b3JlUmVxdWVzdBIZChFleHRlcm5hbF9zdG9yZV9pZBgBIAEoCRIsCgVzdG9yZRgCIAEoCzIdLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuU3RvcmUiQwoTVXBkYXRlU3RvcmVSZXNwb25zZRIsCgVzdG9yZRgBIAEoCzIdLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuU3RvcmUiLwoSRGVsZXRlU3RvcmVSZXF1ZXN0EhkKEWV4dGVybmFsX3N0b3JlX2lkGAEgASgJIhUKE0RlbGV0ZVN0b3JlUmVzcG9uc2Ui+QEKEVN0b3JlVHJhZmZpY0V2ZW50EjcKGHN0b3JlX3RyYWZmaWNfY291bnRlcl9pZBgBIAEoCVIVc3RvcmVUcmFmZmljQ291bnRlcklEEi4KCmV2ZW50X3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKEGluY29taW5nX3RyYWZmaWMYAyABKAUSGAoQb3V0Z29pbmdfdHJhZmZpYxgEIAEoBRIRCgRuYW1lGAUgASgJSACIAQESHgoIc3RvcmVfaWQYBiABKAlIAVIHc3RvcmVJRIgBAUIHCgVfbmFtZUILCglfc3RvcmVfaWQivQEKF0xpc3RTdG9yZVRyYWZmaWNSZXF1ZXN0Ei4KBHBhZ2UYASABKAsyIC5hbmFseXRpY3MuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0EiAKGHN0b3JlX3RyYWZmaWNfY291bnRlcl9pZBgCIAEoCRIoCgRmcm9tGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBImCgJ0bxgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiagoYTGlzdFN0b3JlVHJhZmZpY1Jlc3BvbnNlEjkKBmV2ZW50cxgBIAMoCzIpLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuU3RvcmVUcmFmZmljRXZlbnQSEwoLdG90YWxfY291bnQYAiABKAMiVgoZUmVjb3JkU3RvcmVUcmFmZmljUmVxdWVzdBI5CgZldmVudHMYASADKAsyKS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b3JlVHJhZmZpY0V2ZW50Ij4KGlJlY29yZFN0b3JlVHJhZmZpY1Jlc3BvbnNlEg8KB2NyZWF0ZWQYASABKAUSDwoHdXBkYXRlZBgCIAEoBSLBBAoMU3RvY2tUcmlnZ2VyEg4KAmlkGAEgASgDUgJJRBIUCgx3YXJlaG91c2VfaWQYAiABKAkSHQoVd2FyZWhvdXNlX2V4dGVybmFsX2lkGAMgASgJEg4KBnNrdV9pZBgEIAEoCRIQCgNza3UYBSABKAlIAIgBARILCgNrZXkYBiABKAkSEwoGc2Vhc29uGAcgASgJSAGIAQESFwoKc3RhcnRfZGF0ZRgIIAEoCUgCiAEBEh4KEWxhc3RfcmVzdG9ja19kYXRlGAkgASgJSAOIAQESFwoPcHJldmVudF9yZXN0b2NrGAogASgIEhgKC2xvd2VyX2xpbWl0GAsgASgFSASIAQESEAoDbWluGAwgASgFSAWIAQESEAoDbWF4GA0gASgFSAaIAQESGAoLdXBwZXJfbGltaXQYDiABKAVIB4gBARIWCg5hbGxvd19taW5fYXV0bxgPIAEoCBIWCg5hbGxvd19tYXhfYXV0bxgQIAEoCBIbCg5taW5fbWF4X3NvdXJjZRgRIAEoCUgIiAEBEjYKEm1pbl9tYXhfdXBkYXRlZF9hdBgSIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBgoEX3NrdUIJCgdfc2Vhc29uQg0KC19zdGFydF9kYXRlQhQKEl9sYXN0X3Jlc3RvY2tfZGF0ZUIOCgxfbG93ZXJfbGltaXRCBgoEX21pbkIGCgRfbWF4Qg4KDF91cHBlcl9saW1pdEIRCg9fbWluX21heF9zb3VyY2UigAEKGExpc3RTdG9ja1RyaWdnZXJzUmVxdWVzdBIuCgRwYWdlGAEgASgLMiAuYW5hbHl0aWNzLmNvbW1vbi52MS5QYWdlUmVxdWVzdBIVCg13YXJlaG91c2VfaWRzGAIgAygJEg8KB3NrdV9pZHMYAyADKAkSDAoEa2V5cxgEIAMoCSJoChlMaXN0U3RvY2tUcmlnZ2Vyc1Jlc3BvbnNlEjYKCHRyaWdnZXJzGAEgAygLMiQuYW5hbHl0aWNzLmludmVudG9yeS52MS5TdG9ja1RyaWdnZXISEwoLdG90YWxfY291bnQYAiABKAMiJAoWR2V0U3RvY2tUcmlnZ2VyUmVxdWVzdBIKCgJpZBgBIAEoAyJQChdHZXRTdG9ja1RyaWdnZXJSZXNwb25zZRI1Cgd0cmlnZ2VyGAEgASgLMiQuYW5hbHl0aWNzLmludmVudG9yeS52MS5TdG9ja1RyaWdnZXIiXQoRU3RvY2tUcmlnZ2VyV3JpdGUSNQoHdHJpZ2dlchgBIAEoCzIkLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuU3RvY2tUcmlnZ2VyEhEKCXNrdV9mb3VuZBgCIAEoCCJZChpVcHNlcnRTdG9ja1RyaWdnZXJzUmVxdWVzdBI7Cgh0cmlnZ2VycxgBIAMoCzIpLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuU3RvY2tUcmlnZ2VyV3JpdGUigAEKElN0b2NrVHJpZ2dlclJlc3VsdBIzCgZyZXN1bHQYASABKAsyIy5hbmFseXRpY3MuaW52ZW50b3J5LnYxLkJhdGNoUmVzdWx0EjUKB3RyaWdnZXIYAiABKAsyJC5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlN0b2NrVHJpZ2dlciJaChtVcHNlcnRTdG9ja1RyaWdnZXJzUmVzcG9uc2USOwoHcmVzdWx0cxgBIAMoCzIqLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuU3RvY2tUcmlnZ2VyUmVzdWx0MvIPChBJbnZlbnRvcnlTZXJ2aWNlEm8KDkxpc3RXYXJlaG91c2VzEi0uYW5hbHl0aWNzLmludmVudG9yeS52MS5MaXN0V2FyZWhvdXNlc1JlcXVlc3QaLi5hbmFseXRpY3MuaW52ZW50b3J5LnYxLkxpc3RXYXJlaG91c2VzUmVzcG9uc2USdQoQVXBzZXJ0V2FyZWhvdXNlcxIvLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuVXBzZXJ0V2FyZWhvdXNlc1JlcXVlc3QaMC5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlVwc2VydFdhcmVob3VzZXNSZXNwb25zZRJpCgxHZXRXYXJlaG91c2USKy5hbmFseXRpY3MuaW52ZW50b3J5LnYxLkdldFdhcmVob3VzZVJlcXVlc3QaLC5hbmFseXRpY3MuaW52ZW50b3J5LnYxLkdldFdhcmVob3VzZVJlc3BvbnNlEngKEVJlc29sdmVXYXJlaG91c2VzEjAuYW5hbHl0aWNzLmludmVudG9yeS52MS5SZXNvbHZlV2FyZWhvdXNlc1JlcXVlc3QaMS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlJlc29sdmVXYXJlaG91c2VzUmVzcG9uc2UScgoPVXBkYXRlV2FyZWhvdXNlEi4uYW5hbHl0aWNzLmludmVudG9yeS52MS5VcGRhdGVXYXJlaG91c2VSZXF1ZXN0Gi8uYW5hbHl0aWNzLmludmVudG9yeS52MS5VcGRhdGVXYXJlaG91c2VSZXNwb25zZRJyCg9EZWxldGVXYXJlaG91c2USLi5hbmFseXRpY3MuaW52ZW50b3J5LnYxLkRlbGV0ZVdhcmVob3VzZVJlcXVlc3QaLy5hbmFseXRpY3MuaW52ZW50b3J5LnYxLkRlbGV0ZVdhcmVob3VzZVJlc3BvbnNlEmAKCUxpc3RTdG9jaxIoLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuTGlzdFN0b2NrUmVxdWVzdBopLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuTGlzdFN0b2NrUmVzcG9uc2USZgoLVXBzZXJ0U3RvY2sSKi5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlVwc2VydFN0b2NrUmVxdWVzdBorLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuVXBzZXJ0U3RvY2tSZXNwb25zZRJjCgpMaXN0U3RvcmVzEikuYW5hbHl0aWNzLmludmVudG9yeS52MS5MaXN0U3RvcmVzUmVxdWVzdBoqLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuTGlzdFN0b3Jlc1Jlc3BvbnNlEmkKDFVwc2VydFN0b3JlcxIrLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuVXBzZXJ0U3RvcmVzUmVxdWVzdBosLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuVXBzZXJ0U3RvcmVzUmVzcG9uc2USXQoIR2V0U3RvcmUSJy5hbmFseXRpY3MuaW52ZW50b3J5LnYxLkdldFN0b3JlUmVxdWVzdBooLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuR2V0U3RvcmVSZXNwb25zZRJmCgtVcGRhdGVTdG9yZRIqLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuVXBkYXRlU3RvcmVSZXF1ZXN0GisuYW5hbHl0aWNzLmludmVudG9yeS52MS5VcGRhdGVTdG9yZVJlc3BvbnNlEmYKC0RlbGV0ZVN0b3JlEiouYW5hbHl0aWNzLmludmVudG9yeS52MS5EZWxldGVTdG9yZVJlcXVlc3QaKy5hbmFseXRpY3MuaW52ZW50b3J5LnYxLkRlbGV0ZVN0b3JlUmVzcG9uc2USdQoQTGlzdFN0b3JlVHJhZmZpYxIvLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuTGlzdFN0b3JlVHJhZmZpY1JlcXVlc3QaMC5hbmFseXRpY3MuaW52ZW50b3J5LnYxLkxpc3RTdG9yZVRyYWZmaWNSZXNwb25zZRJ7ChJSZWNvcmRTdG9yZVRyYWZmaWMSMS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlJlY29yZFN0b3JlVHJhZmZpY1JlcXVlc3QaMi5hbmFseXRpY3MuaW52ZW50b3J5LnYxLlJlY29yZFN0b3JlVHJhZmZpY1Jlc3BvbnNlEngKEUxpc3RTdG9ja1RyaWdnZXJzEjAuYW5hbHl0aWNzLmludmVudG9yeS52MS5MaXN0U3RvY2tUcmlnZ2Vyc1JlcXVlc3QaMS5hbmFseXRpY3MuaW52ZW50b3J5LnYxLkxpc3RTdG9ja1RyaWdnZXJzUmVzcG9uc2UScgoPR2V0U3RvY2tUcmlnZ2VyEi4uYW5hbHl0aWNzLmludmVudG9yeS52MS5HZXRTdG9ja1RyaWdnZXJSZXF1ZXN0Gi8uYW5hbHl0aWNzLmludmVudG9yeS52MS5HZXRTdG9ja1RyaWdnZXJSZXNwb25zZRJ+ChNVcHNlcnRTdG9ja1RyaWdnZXJzEjIuYW5hbHl0aWNzLmludmVudG9yeS52MS5VcHNlcnRTdG9ja1RyaWdnZXJzUmVxdWVzdBozLmFuYWx5dGljcy5pbnZlbnRvcnkudjEuVXBzZXJ0U3RvY2tUcmlnZ2Vyc1Jlc3BvbnNlYgZwcm90bzM", [file_common_v1_common, file_google_protobuf_timestamp]);
 
 /**
  * REST-shaped: the contract's Warehouse.
@@ -236,6 +236,42 @@ export const GetWarehouseResponseSchema: GenMessage<GetWarehouseResponse> = /*@_
   messageDesc(file_inventory_v1_inventory, 8);
 
 /**
+ * @generated from message analytics.inventory.v1.ResolveWarehousesRequest
+ */
+export type ResolveWarehousesRequest = Message<"analytics.inventory.v1.ResolveWarehousesRequest"> & {
+  /**
+   * @generated from field: repeated string external_ids = 1;
+   */
+  externalIds: string[];
+};
+
+/**
+ * Describes the message analytics.inventory.v1.ResolveWarehousesRequest.
+ * Use `create(ResolveWarehousesRequestSchema)` to create a new message.
+ */
+export const ResolveWarehousesRequestSchema: GenMessage<ResolveWarehousesRequest> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_inventory, 9);
+
+/**
+ * @generated from message analytics.inventory.v1.ResolveWarehousesResponse
+ */
+export type ResolveWarehousesResponse = Message<"analytics.inventory.v1.ResolveWarehousesResponse"> & {
+  /**
+   * Only those that exist, in no particular order.
+   *
+   * @generated from field: repeated analytics.inventory.v1.Warehouse warehouses = 1;
+   */
+  warehouses: Warehouse[];
+};
+
+/**
+ * Describes the message analytics.inventory.v1.ResolveWarehousesResponse.
+ * Use `create(ResolveWarehousesResponseSchema)` to create a new message.
+ */
+export const ResolveWarehousesResponseSchema: GenMessage<ResolveWarehousesResponse> = /*@__PURE__*/
+  messageDesc(file_inventory_v1_inventory, 10);
+
+/**
  * @generated from message analytics.inventory.v1.UpdateWarehouseRequest
  */
 export type UpdateWarehouseRequest = Message<"analytics.inventory.v1.UpdateWarehouseRequest"> & {
@@ -257,7 +293,7 @@ export type UpdateWarehouseRequest = Message<"analytics.inventory.v1.UpdateWareh
  * Use `create(UpdateWarehouseRequestSchema)` to create a new message.
  */
 export const UpdateWarehouseRequestSchema: GenMessage<UpdateWarehouseRequest> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 9);
+  messageDesc(file_inventory_v1_inventory, 11);
 
 /**
  * @generated from message analytics.inventory.v1.UpdateWarehouseResponse
@@ -274,7 +310,7 @@ export type UpdateWarehouseResponse = Message<"analytics.inventory.v1.UpdateWare
  * Use `create(UpdateWarehouseResponseSchema)` to create a new message.
  */
 export const UpdateWarehouseResponseSchema: GenMessage<UpdateWarehouseResponse> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 10);
+  messageDesc(file_inventory_v1_inventory, 12);
 
 /**
  * @generated from message analytics.inventory.v1.DeleteWarehouseRequest
@@ -291,7 +327,7 @@ export type DeleteWarehouseRequest = Message<"analytics.inventory.v1.DeleteWareh
  * Use `create(DeleteWarehouseRequestSchema)` to create a new message.
  */
 export const DeleteWarehouseRequestSchema: GenMessage<DeleteWarehouseRequest> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 11);
+  messageDesc(file_inventory_v1_inventory, 13);
 
 /**
  * @generated from message analytics.inventory.v1.DeleteWarehouseResponse
@@ -304,7 +340,7 @@ export type DeleteWarehouseResponse = Message<"analytics.inventory.v1.DeleteWare
  * Use `create(DeleteWarehouseResponseSchema)` to create a new message.
  */
 export const DeleteWarehouseResponseSchema: GenMessage<DeleteWarehouseResponse> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 12);
+  messageDesc(file_inventory_v1_inventory, 14);
 
 /**
  * REST-shaped: the contract's stock row, plus the resolved SKU id.
@@ -375,7 +411,7 @@ export type StockRow = Message<"analytics.inventory.v1.StockRow"> & {
  * Use `create(StockRowSchema)` to create a new message.
  */
 export const StockRowSchema: GenMessage<StockRow> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 13);
+  messageDesc(file_inventory_v1_inventory, 15);
 
 /**
  * @generated from message analytics.inventory.v1.ListStockRequest
@@ -414,7 +450,7 @@ export type ListStockRequest = Message<"analytics.inventory.v1.ListStockRequest"
  * Use `create(ListStockRequestSchema)` to create a new message.
  */
 export const ListStockRequestSchema: GenMessage<ListStockRequest> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 14);
+  messageDesc(file_inventory_v1_inventory, 16);
 
 /**
  * @generated from message analytics.inventory.v1.ListStockResponse
@@ -436,7 +472,7 @@ export type ListStockResponse = Message<"analytics.inventory.v1.ListStockRespons
  * Use `create(ListStockResponseSchema)` to create a new message.
  */
 export const ListStockResponseSchema: GenMessage<ListStockResponse> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 15);
+  messageDesc(file_inventory_v1_inventory, 17);
 
 /**
  * A stock row whose SKU the caller resolved (catalogue ResolveSkus, one call per batch).
@@ -462,7 +498,7 @@ export type StockWrite = Message<"analytics.inventory.v1.StockWrite"> & {
  * Use `create(StockWriteSchema)` to create a new message.
  */
 export const StockWriteSchema: GenMessage<StockWrite> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 16);
+  messageDesc(file_inventory_v1_inventory, 18);
 
 /**
  * @generated from message analytics.inventory.v1.UpsertStockRequest
@@ -486,7 +522,7 @@ export type UpsertStockRequest = Message<"analytics.inventory.v1.UpsertStockRequ
  * Use `create(UpsertStockRequestSchema)` to create a new message.
  */
 export const UpsertStockRequestSchema: GenMessage<UpsertStockRequest> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 17);
+  messageDesc(file_inventory_v1_inventory, 19);
 
 /**
  * @generated from message analytics.inventory.v1.StockResult
@@ -503,7 +539,7 @@ export type StockResult = Message<"analytics.inventory.v1.StockResult"> & {
  * Use `create(StockResultSchema)` to create a new message.
  */
 export const StockResultSchema: GenMessage<StockResult> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 18);
+  messageDesc(file_inventory_v1_inventory, 20);
 
 /**
  * @generated from message analytics.inventory.v1.UpsertStockResponse
@@ -520,7 +556,7 @@ export type UpsertStockResponse = Message<"analytics.inventory.v1.UpsertStockRes
  * Use `create(UpsertStockResponseSchema)` to create a new message.
  */
 export const UpsertStockResponseSchema: GenMessage<UpsertStockResponse> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 19);
+  messageDesc(file_inventory_v1_inventory, 21);
 
 /**
  * REST-shaped: the contract's Store.
@@ -608,7 +644,7 @@ export type Store = Message<"analytics.inventory.v1.Store"> & {
  * Use `create(StoreSchema)` to create a new message.
  */
 export const StoreSchema: GenMessage<Store> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 20);
+  messageDesc(file_inventory_v1_inventory, 22);
 
 /**
  * @generated from message analytics.inventory.v1.ListStoresRequest
@@ -625,7 +661,7 @@ export type ListStoresRequest = Message<"analytics.inventory.v1.ListStoresReques
  * Use `create(ListStoresRequestSchema)` to create a new message.
  */
 export const ListStoresRequestSchema: GenMessage<ListStoresRequest> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 21);
+  messageDesc(file_inventory_v1_inventory, 23);
 
 /**
  * @generated from message analytics.inventory.v1.ListStoresResponse
@@ -647,7 +683,7 @@ export type ListStoresResponse = Message<"analytics.inventory.v1.ListStoresRespo
  * Use `create(ListStoresResponseSchema)` to create a new message.
  */
 export const ListStoresResponseSchema: GenMessage<ListStoresResponse> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 22);
+  messageDesc(file_inventory_v1_inventory, 24);
 
 /**
  * @generated from message analytics.inventory.v1.UpsertStoresRequest
@@ -664,7 +700,7 @@ export type UpsertStoresRequest = Message<"analytics.inventory.v1.UpsertStoresRe
  * Use `create(UpsertStoresRequestSchema)` to create a new message.
  */
 export const UpsertStoresRequestSchema: GenMessage<UpsertStoresRequest> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 23);
+  messageDesc(file_inventory_v1_inventory, 25);
 
 /**
  * @generated from message analytics.inventory.v1.StoreResult
@@ -686,7 +722,7 @@ export type StoreResult = Message<"analytics.inventory.v1.StoreResult"> & {
  * Use `create(StoreResultSchema)` to create a new message.
  */
 export const StoreResultSchema: GenMessage<StoreResult> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 24);
+  messageDesc(file_inventory_v1_inventory, 26);
 
 /**
  * @generated from message analytics.inventory.v1.UpsertStoresResponse
@@ -703,7 +739,7 @@ export type UpsertStoresResponse = Message<"analytics.inventory.v1.UpsertStoresR
  * Use `create(UpsertStoresResponseSchema)` to create a new message.
  */
 export const UpsertStoresResponseSchema: GenMessage<UpsertStoresResponse> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 25);
+  messageDesc(file_inventory_v1_inventory, 27);
 
 /**
  * @generated from message analytics.inventory.v1.GetStoreRequest
@@ -720,7 +756,7 @@ export type GetStoreRequest = Message<"analytics.inventory.v1.GetStoreRequest"> 
  * Use `create(GetStoreRequestSchema)` to create a new message.
  */
 export const GetStoreRequestSchema: GenMessage<GetStoreRequest> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 26);
+  messageDesc(file_inventory_v1_inventory, 28);
 
 /**
  * @generated from message analytics.inventory.v1.GetStoreResponse
@@ -737,7 +773,7 @@ export type GetStoreResponse = Message<"analytics.inventory.v1.GetStoreResponse"
  * Use `create(GetStoreResponseSchema)` to create a new message.
  */
 export const GetStoreResponseSchema: GenMessage<GetStoreResponse> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 27);
+  messageDesc(file_inventory_v1_inventory, 29);
 
 /**
  * @generated from message analytics.inventory.v1.UpdateStoreRequest
@@ -759,7 +795,7 @@ export type UpdateStoreRequest = Message<"analytics.inventory.v1.UpdateStoreRequ
  * Use `create(UpdateStoreRequestSchema)` to create a new message.
  */
 export const UpdateStoreRequestSchema: GenMessage<UpdateStoreRequest> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 28);
+  messageDesc(file_inventory_v1_inventory, 30);
 
 /**
  * @generated from message analytics.inventory.v1.UpdateStoreResponse
@@ -776,7 +812,7 @@ export type UpdateStoreResponse = Message<"analytics.inventory.v1.UpdateStoreRes
  * Use `create(UpdateStoreResponseSchema)` to create a new message.
  */
 export const UpdateStoreResponseSchema: GenMessage<UpdateStoreResponse> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 29);
+  messageDesc(file_inventory_v1_inventory, 31);
 
 /**
  * @generated from message analytics.inventory.v1.DeleteStoreRequest
@@ -793,7 +829,7 @@ export type DeleteStoreRequest = Message<"analytics.inventory.v1.DeleteStoreRequ
  * Use `create(DeleteStoreRequestSchema)` to create a new message.
  */
 export const DeleteStoreRequestSchema: GenMessage<DeleteStoreRequest> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 30);
+  messageDesc(file_inventory_v1_inventory, 32);
 
 /**
  * @generated from message analytics.inventory.v1.DeleteStoreResponse
@@ -806,7 +842,7 @@ export type DeleteStoreResponse = Message<"analytics.inventory.v1.DeleteStoreRes
  * Use `create(DeleteStoreResponseSchema)` to create a new message.
  */
 export const DeleteStoreResponseSchema: GenMessage<DeleteStoreResponse> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 31);
+  messageDesc(file_inventory_v1_inventory, 33);
 
 /**
  * REST-shaped: the contract's store traffic event (`name` and `storeID` are the published client's).
@@ -850,7 +886,7 @@ export type StoreTrafficEvent = Message<"analytics.inventory.v1.StoreTrafficEven
  * Use `create(StoreTrafficEventSchema)` to create a new message.
  */
 export const StoreTrafficEventSchema: GenMessage<StoreTrafficEvent> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 32);
+  messageDesc(file_inventory_v1_inventory, 34);
 
 /**
  * @generated from message analytics.inventory.v1.ListStoreTrafficRequest
@@ -886,7 +922,7 @@ export type ListStoreTrafficRequest = Message<"analytics.inventory.v1.ListStoreT
  * Use `create(ListStoreTrafficRequestSchema)` to create a new message.
  */
 export const ListStoreTrafficRequestSchema: GenMessage<ListStoreTrafficRequest> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 33);
+  messageDesc(file_inventory_v1_inventory, 35);
 
 /**
  * @generated from message analytics.inventory.v1.ListStoreTrafficResponse
@@ -908,7 +944,7 @@ export type ListStoreTrafficResponse = Message<"analytics.inventory.v1.ListStore
  * Use `create(ListStoreTrafficResponseSchema)` to create a new message.
  */
 export const ListStoreTrafficResponseSchema: GenMessage<ListStoreTrafficResponse> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 34);
+  messageDesc(file_inventory_v1_inventory, 36);
 
 /**
  * @generated from message analytics.inventory.v1.RecordStoreTrafficRequest
@@ -925,7 +961,7 @@ export type RecordStoreTrafficRequest = Message<"analytics.inventory.v1.RecordSt
  * Use `create(RecordStoreTrafficRequestSchema)` to create a new message.
  */
 export const RecordStoreTrafficRequestSchema: GenMessage<RecordStoreTrafficRequest> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 35);
+  messageDesc(file_inventory_v1_inventory, 37);
 
 /**
  * @generated from message analytics.inventory.v1.RecordStoreTrafficResponse
@@ -949,7 +985,7 @@ export type RecordStoreTrafficResponse = Message<"analytics.inventory.v1.RecordS
  * Use `create(RecordStoreTrafficResponseSchema)` to create a new message.
  */
 export const RecordStoreTrafficResponseSchema: GenMessage<RecordStoreTrafficResponse> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 36);
+  messageDesc(file_inventory_v1_inventory, 38);
 
 /**
  * REST-shaped: the contract's StockTriggerResource.
@@ -1055,7 +1091,7 @@ export type StockTrigger = Message<"analytics.inventory.v1.StockTrigger"> & {
  * Use `create(StockTriggerSchema)` to create a new message.
  */
 export const StockTriggerSchema: GenMessage<StockTrigger> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 37);
+  messageDesc(file_inventory_v1_inventory, 39);
 
 /**
  * @generated from message analytics.inventory.v1.ListStockTriggersRequest
@@ -1087,7 +1123,7 @@ export type ListStockTriggersRequest = Message<"analytics.inventory.v1.ListStock
  * Use `create(ListStockTriggersRequestSchema)` to create a new message.
  */
 export const ListStockTriggersRequestSchema: GenMessage<ListStockTriggersRequest> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 38);
+  messageDesc(file_inventory_v1_inventory, 40);
 
 /**
  * @generated from message analytics.inventory.v1.ListStockTriggersResponse
@@ -1109,7 +1145,7 @@ export type ListStockTriggersResponse = Message<"analytics.inventory.v1.ListStoc
  * Use `create(ListStockTriggersResponseSchema)` to create a new message.
  */
 export const ListStockTriggersResponseSchema: GenMessage<ListStockTriggersResponse> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 39);
+  messageDesc(file_inventory_v1_inventory, 41);
 
 /**
  * @generated from message analytics.inventory.v1.GetStockTriggerRequest
@@ -1126,7 +1162,7 @@ export type GetStockTriggerRequest = Message<"analytics.inventory.v1.GetStockTri
  * Use `create(GetStockTriggerRequestSchema)` to create a new message.
  */
 export const GetStockTriggerRequestSchema: GenMessage<GetStockTriggerRequest> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 40);
+  messageDesc(file_inventory_v1_inventory, 42);
 
 /**
  * @generated from message analytics.inventory.v1.GetStockTriggerResponse
@@ -1143,7 +1179,7 @@ export type GetStockTriggerResponse = Message<"analytics.inventory.v1.GetStockTr
  * Use `create(GetStockTriggerResponseSchema)` to create a new message.
  */
 export const GetStockTriggerResponseSchema: GenMessage<GetStockTriggerResponse> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 41);
+  messageDesc(file_inventory_v1_inventory, 43);
 
 /**
  * A trigger write whose SKU the caller resolved; the warehouse is warehouse_id or warehouse_external_id.
@@ -1167,7 +1203,7 @@ export type StockTriggerWrite = Message<"analytics.inventory.v1.StockTriggerWrit
  * Use `create(StockTriggerWriteSchema)` to create a new message.
  */
 export const StockTriggerWriteSchema: GenMessage<StockTriggerWrite> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 42);
+  messageDesc(file_inventory_v1_inventory, 44);
 
 /**
  * @generated from message analytics.inventory.v1.UpsertStockTriggersRequest
@@ -1184,7 +1220,7 @@ export type UpsertStockTriggersRequest = Message<"analytics.inventory.v1.UpsertS
  * Use `create(UpsertStockTriggersRequestSchema)` to create a new message.
  */
 export const UpsertStockTriggersRequestSchema: GenMessage<UpsertStockTriggersRequest> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 43);
+  messageDesc(file_inventory_v1_inventory, 45);
 
 /**
  * @generated from message analytics.inventory.v1.StockTriggerResult
@@ -1206,7 +1242,7 @@ export type StockTriggerResult = Message<"analytics.inventory.v1.StockTriggerRes
  * Use `create(StockTriggerResultSchema)` to create a new message.
  */
 export const StockTriggerResultSchema: GenMessage<StockTriggerResult> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 44);
+  messageDesc(file_inventory_v1_inventory, 46);
 
 /**
  * @generated from message analytics.inventory.v1.UpsertStockTriggersResponse
@@ -1223,7 +1259,7 @@ export type UpsertStockTriggersResponse = Message<"analytics.inventory.v1.Upsert
  * Use `create(UpsertStockTriggersResponseSchema)` to create a new message.
  */
 export const UpsertStockTriggersResponseSchema: GenMessage<UpsertStockTriggersResponse> = /*@__PURE__*/
-  messageDesc(file_inventory_v1_inventory, 45);
+  messageDesc(file_inventory_v1_inventory, 47);
 
 /**
  * Warehouses, stock snapshots, stores, store traffic and stock triggers of each account.
@@ -1260,6 +1296,17 @@ export const InventoryService: GenService<{
     methodKind: "unary";
     input: typeof GetWarehouseRequestSchema;
     output: typeof GetWarehouseResponseSchema;
+  },
+  /**
+   * The warehouses of these external ids that exist, in one call (orders name warehouses by
+   * external id; the gateway checks them before writing, as it resolves SKUs).
+   *
+   * @generated from rpc analytics.inventory.v1.InventoryService.ResolveWarehouses
+   */
+  resolveWarehouses: {
+    methodKind: "unary";
+    input: typeof ResolveWarehousesRequestSchema;
+    output: typeof ResolveWarehousesResponseSchema;
   },
   /**
    * PUT /warehouses/{externalWarehouseID}: updates an existing warehouse (NOT_FOUND otherwise).
