@@ -26,5 +26,11 @@ describe("a client generated from the document (openapi-typescript)", () => {
     expect(wrong.join("\n")).toMatch(/key|productName|number/);
     const list = `import type { operations } from "./api";\ntype Page = operations["listProducts"]["responses"][200]["content"]["application/json"];\nexport const name = (p: Page) => p[0].productName;\nexport const q: operations["listProducts"]["parameters"]["query"] = { skus: ["a", "b"], pageSize: 100 };\n`;
     expect(typeErrors(dir, "list.ts", list)).toEqual([]);
+    // Fields with a default may be left out (warehouses' name and centralWarehouse, a product's status).
+    const defaults = `import type { paths } from "./api";
+type Body = paths["/v2/api/warehouses"]["post"]["requestBody"];
+export const body: NonNullable<Body>["content"]["application/json"] = [{ externalId: "W1" }];
+`;
+    expect(typeErrors(dir, "defaults.ts", defaults)).toEqual([]);
   });
 });

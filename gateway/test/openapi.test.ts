@@ -29,6 +29,31 @@ describe("the OpenAPI document generates good clients", () => {
     expect(items("/v2/api/products/imageupload/batch", "post").properties).toHaveProperty("imageData");
   });
 
+  it("takes at most 1000 items in every batch body (500 purchase orders), as CONTRACT's limits say", () => {
+    for (const { op, path, method } of operations()) {
+      const schema = resolve(op.requestBody?.content["application/json"].schema);
+      const arrays = [schema, ...Object.values(schema?.properties ?? {}).map(resolve)].filter((s) => s?.type === "array");
+      const limit = path.includes("purchaseorders") ? 500 : 1000;
+      for (const a of arrays) expect([`${method} ${path}`, a.maxItems <= limit]).toEqual([`${method} ${path}`, true]);
+    }
+  });
+
+  it("marks no request field with a default as required: a client may leave it out", () => {
+    const requiredWithDefault: string[] = [];
+    const visit = (schema: any, where: string, seen: Set<any>) => {
+      schema = resolve(schema);
+      if (!schema || typeof schema !== "object" || seen.has(schema)) return;
+      seen.add(schema);
+      for (const [name, property] of Object.entries<any>(schema.properties ?? {})) {
+        if (resolve(property)?.default !== undefined && schema.required?.includes(name)) requiredWithDefault.push(`${where}.${name}`);
+        visit(property, `${where}.${name}`, seen);
+      }
+      for (const key of ["items", "anyOf", "oneOf", "allOf"]) for (const s of [schema[key]].flat()) visit(s, where, seen);
+    };
+    for (const { op, path, method } of operations()) visit(op.requestBody?.content["application/json"].schema, `${method} ${path}`, new Set());
+    expect(requiredWithDefault).toEqual([]);
+  });
+
   it("documents every status with the GeneralResponse, as shared responses (item 2)", () => {
     for (const name of ["Unauthorized", "PayloadTooLarge", "UnsupportedMediaType", "TooManyRequests", "InternalError", "Unavailable"]) {
       expect(doc.components.responses[name].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/GeneralResponse" });

@@ -3,6 +3,10 @@ import { httpErrorOf } from "@analytics/errors";
 import { HttpError } from "./errors";
 import { describe, violations } from "./validation";
 
+/** Items a batch route takes (CONTRACT "Limits"): 1000, and 500 purchase orders (the spec's). */
+export const BATCH_MAX = 1000;
+export const PURCHASE_ORDER_BATCH_MAX = 500;
+
 export interface BatchResponse {
   message: string;
   reference: string;

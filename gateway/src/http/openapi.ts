@@ -48,6 +48,23 @@ function openForAdditions(value: unknown): unknown {
   return out;
 }
 
+/**
+ * In request schemas a default is said in words, not as `default`: generators (openapi-typescript's
+ * defaultNonNullable, the default) make a property with a `default` required, while the server
+ * fills it in when it is left out.
+ */
+function defaultsInWords(value: unknown, isPropertyMap = false): unknown {
+  if (Array.isArray(value)) return value.map((v) => defaultsInWords(v));
+  if (!value || typeof value !== "object") return value;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(value)) if (isPropertyMap || k !== "default") out[k] = defaultsInWords(v, !isPropertyMap && k === "properties");
+  if (!isPropertyMap && "default" in value) {
+    const said = `Default: ${JSON.stringify((value as Json).default)}.`;
+    out.description = typeof out.description === "string" ? `${out.description} (${said})` : said;
+  }
+  return out;
+}
+
 /** Integers say their width (int32 or int64), as generators need to pick a type. */
 function integerFormats(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(integerFormats);
@@ -106,7 +123,7 @@ export class OpenApi {
     const name = (id: string) => (io === "input" ? `${id}Input` : id);
     const renamed = (value: unknown) =>
       io === "input" ? JSON.parse(JSON.stringify(value).replace(/"#\/components\/schemas\/([^"]+)"/g, '"#/components/schemas/$1Input"')) : value;
-    const finish = (value: unknown) => integerFormats(io === "output" ? openForAdditions(value) : value) as Json;
+    const finish = (value: unknown) => integerFormats(io === "output" ? openForAdditions(value) : defaultsInWords(value)) as Json;
     for (const [id, def] of Object.entries(($defs ?? {}) as Record<string, unknown>)) this.schemas[name(id)] = finish(renamed(relink(def)));
     return finish(renamed(relink(rest)));
   }

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Client } from "@connectrpc/connect";
 import { catalogueV1, fromRestJson, inventoryV1, ordersV1, toRestJson } from "@analytics/contracts";
 import type { Caller } from "@analytics/auth";
-import { batchStatus, converting, runBatch, type BatchResponse } from "../http/batch";
+import { BATCH_MAX, batchStatus, converting, runBatch, type BatchResponse } from "../http/batch";
 import { HttpError } from "../http/errors";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../http/route";
@@ -15,7 +15,6 @@ import { orderTimestamp, withClientFields } from "./purchase-orders";
 import { knownWarehouses } from "./warehouse-references";
 
 const { DistributionOrderSchema, WriteMode } = ordersV1;
-const BATCH_MAX = 1000;
 const REFERENCE = "externalDOID";
 const STATUSES = ["PROCESSING", "ALLOCATED", "IN TRANSIT", "COMPLETED", "CANCELLED"] as const;
 

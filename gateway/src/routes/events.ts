@@ -2,6 +2,7 @@ import { z } from "zod";
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
 import { eventsV1, RawJson } from "@analytics/contracts";
+import { BATCH_MAX } from "../http/batch";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../http/route";
 import { jsonValue } from "../http/values";
@@ -97,7 +98,7 @@ export function eventRoutes(ctx: RouteContext, events: Client<typeof eventsV1.Ev
     summary: "Mark many events; unknown or already processed ones answer updated=false",
     tag,
     auth: "bearer",
-    body: z.array(statusItem).min(1).max(1000),
+    body: z.array(statusItem).min(1).max(BATCH_MAX),
     responses: {
       200: { description: "one result per item, in request order", schema: z.array(statusResult) },
       400: { description: "bad body", schema: generalResponseSchema },

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Client } from "@connectrpc/connect";
 import { decimalFromNumber, pricingV1, toRestJson } from "@analytics/contracts";
 import { generalResponse } from "@analytics/errors";
+import { BATCH_MAX } from "../http/batch";
 import { repeatable, route, type RouteContext } from "../http/route";
 import { generalResponseSchema } from "../http/schemas";
 import { decimal, wholeNumber } from "../http/values";
@@ -69,7 +70,7 @@ export function fxRateRoutes(ctx: RouteContext, pricing: Client<typeof pricingV1
     summary: "Create FX rates (all or nothing); a rate starting inside an open range closes that range at its fromDate",
     tag,
     auth: "bearer",
-    body: z.array(fxRateInput).min(1).max(1000),
+    body: z.array(fxRateInput).min(1).max(BATCH_MAX),
     responses: { 201: { description: "the rates created", schema: z.array(fxRateSchema) }, 400: badRequest },
     handler: async ({ body, caller }, _req, reply) => {
       const res = await pricing.createFxRates({ fxRates: body.map(toProto) }, as(caller));

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Client } from "@connectrpc/connect";
 import { RestDecimal, decimalFromNumber, pricingV1, toRestJson } from "@analytics/contracts";
-import { runBatch, serverFailure, } from "../http/batch";
+import { BATCH_MAX, runBatch, serverFailure } from "../http/batch";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { repeatable, route, type RouteContext } from "../http/route";
 import { documentAs } from "../http/openapi";
@@ -119,8 +119,8 @@ export function pricatRoutes(ctx: RouteContext, pricing: Client<typeof pricingV1
     auth: "bearer",
     // Rows are validated one by one (a bad row is its own 400); the document shows their schema.
     body: documentAs(
-      z.strictObject({ pricat: pricatInput, items: z.array(z.unknown()).min(1).max(1000) }),
-      z.strictObject({ pricat: pricatInput, items: z.array(pricatSkuInput).min(1).max(1000) }),
+      z.strictObject({ pricat: pricatInput, items: z.array(z.unknown()).min(1).max(BATCH_MAX) }),
+      z.strictObject({ pricat: pricatInput, items: z.array(pricatSkuInput).min(1).max(BATCH_MAX) }),
     ),
     responses: {
       ...batchFailureResponses,

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Client } from "@connectrpc/connect";
 import { catalogueV1, decimalFromNumber, pricingV1 } from "@analytics/contracts";
 import type { Caller } from "@analytics/auth";
-import { runBatch, serverFailure } from "../http/batch";
+import { BATCH_MAX, runBatch, serverFailure } from "../http/batch";
 import { jsonArrayStream } from "../http/json-stream";
 import { pageHeaders, setPageHeaders } from "../http/paging";
 import { batchOf, route, type RouteContext } from "../http/route";
@@ -13,7 +13,6 @@ import { batchResult, priceDeleteSchema, priceListPutSchema, priceListSchema, pr
 
 type Pricing = Client<typeof pricingV1.PricingService>;
 type Catalogue = Client<typeof catalogueV1.CatalogueService>;
-const BATCH_MAX = 1000;
 const dec = (n: number) => ({ value: decimalFromNumber(n) });
 /** A validated PriceListUpsert as proto (read-only timestamps dropped, VAT exact). */
 function priceListInit(body: { externalPriceListId?: string; name: string; currency: string; defaultPriceList: boolean; defaultVat: number }) {

@@ -5,7 +5,7 @@ import { create } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
 import { catalogueV1, fromRestJson, toRestJson, type pricingV1 } from "@analytics/contracts";
 import { generalResponse } from "@analytics/errors";
-import { batchStatus, convertBody, converting, runBatch, serverFailure, type BatchResponse } from "../http/batch";
+import { BATCH_MAX, batchStatus, convertBody, converting, runBatch, serverFailure, type BatchResponse } from "../http/batch";
 import { describe } from "../http/validation";
 import { HttpError } from "../http/errors";
 import { JsonItems, jsonArrayStream } from "../http/json-stream";
@@ -17,7 +17,6 @@ import { imageUploadSchema, keySwitchSchema, productCreateDocumented, productCre
 
 const { ProductSchema, KeySwitchSchema, ImageUploadSchema } = catalogueV1;
 const MiB = 1024 * 1024;
-const BATCH_MAX = 1000;
 
 const toProduct = (p: catalogueV1.Product) => toRestJson(ProductSchema, p);
 const batchResult = (r?: catalogueV1.BatchResult): BatchResponse => ({

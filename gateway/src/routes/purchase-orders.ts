@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Client } from "@connectrpc/connect";
 import { catalogueV1, fromRestJson, inventoryV1, ordersV1, toRestJson } from "@analytics/contracts";
 import type { Caller } from "@analytics/auth";
-import { converting, serverFailure, runBatch, type BatchResponse } from "../http/batch";
+import { converting, PURCHASE_ORDER_BATCH_MAX, serverFailure, runBatch, type BatchResponse } from "../http/batch";
 import { describe } from "../http/validation";
 import { HttpError } from "../http/errors";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
@@ -15,7 +15,6 @@ import { knownWarehouses } from "./warehouse-references";
 
 const { PurchaseOrderSchema, WriteMode } = ordersV1;
 /** The specification's limit of purchase orders per request. */
-const PO_MAX = 500;
 const REFERENCE = "externalPONo";
 
 // ---------------------------------------------------------------------------------------------
@@ -232,8 +231,8 @@ const globalQuery = z.enum(["true", "false", "1", "0", ""]).optional().describe(
 const isGlobal = (v: string | undefined) => v === "true" || v === "1";
 // Orders are validated one by one (a bad order is its own 400); the document shows their schema.
 const ordersBody = documentAs(
-  z.array(z.unknown()).min(1).max(PO_MAX).describe(`1 to ${PO_MAX} purchase orders`),
-  z.array(purchaseOrderInputSchema).min(1).max(PO_MAX).describe(`1 to ${PO_MAX} purchase orders`),
+  z.array(z.unknown()).min(1).max(PURCHASE_ORDER_BATCH_MAX).describe(`1 to ${PURCHASE_ORDER_BATCH_MAX} purchase orders`),
+  z.array(purchaseOrderInputSchema).min(1).max(PURCHASE_ORDER_BATCH_MAX).describe(`1 to ${PURCHASE_ORDER_BATCH_MAX} purchase orders`),
 );
 
 export const purchaseOrderExample = {
@@ -412,7 +411,7 @@ export function purchaseOrderRoutes(
   route(ctx, {
     method: "POST",
     url: "/v2/api/purchaseorders",
-    summary: `Create up to ${PO_MAX} purchase orders (all or nothing)`,
+    summary: `Create up to ${PURCHASE_ORDER_BATCH_MAX} purchase orders (all or nothing)`,
     tag,
     auth: "bearer",
     body: ordersBody,
@@ -431,7 +430,7 @@ export function purchaseOrderRoutes(
   route(ctx, {
     method: "PUT",
     url: "/v2/api/purchaseorders/",
-    summary: `Replace up to ${PO_MAX} purchase orders and their items by id (all or nothing)`,
+    summary: `Replace up to ${PURCHASE_ORDER_BATCH_MAX} purchase orders and their items by id (all or nothing)`,
     tag,
     auth: "bearer",
     body: ordersBody,
@@ -445,7 +444,7 @@ export function purchaseOrderRoutes(
   route(ctx, {
     method: "POST",
     url: "/v2/api/purchaseorders/batch",
-    summary: `Create or replace up to ${PO_MAX} purchase orders by externalPONo; an unchanged order is left alone`,
+    summary: `Create or replace up to ${PURCHASE_ORDER_BATCH_MAX} purchase orders by externalPONo; an unchanged order is left alone`,
     tag,
     auth: "bearer",
     query: { global: globalQuery.describe("allow replacing orders other API keys created (default false)") },
@@ -453,7 +452,7 @@ export function purchaseOrderRoutes(
     responses: {
       ...batchFailureResponses,
       200: { description: "one BatchResponse per order (201 created, 200 updated or unchanged, 400, 404 unknown SKU or warehouse, 409 another key's order)", schema: z.array(batchResponseSchema) },
-      400: { description: `more than ${PO_MAX} orders`, schema: generalResponseSchema },
+      400: { description: `more than ${PURCHASE_ORDER_BATCH_MAX} orders`, schema: generalResponseSchema },
     },
     handler: async ({ body, query, caller }, _req, reply) => {
       if (!body.length) return [];

@@ -3,7 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
 import { catalogueV1, inventoryV1, toRestJson } from "@analytics/contracts";
 import { generalResponse } from "@analytics/errors";
-import { runBatch, serverFailure } from "../http/batch";
+import { BATCH_MAX, runBatch, serverFailure } from "../http/batch";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { batchOf, repeatable, route, type RouteContext } from "../http/route";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
@@ -12,8 +12,6 @@ import type { CallAs } from "../clients";
 import { storePutSchema, storeSchema, storeWriteSchema, trafficSchema, trafficWriteSchema, triggerSchema, triggerWriteSchema } from "./inventory-schemas";
 
 const { StoreSchema, StoreTrafficEventSchema, StockTriggerSchema } = inventoryV1;
-const BATCH_MAX = 1000;
-const TRAFFIC_MAX = 10_000;
 
 type StoreWrite = z.output<typeof storeWriteSchema>;
 const toStore = (s: inventoryV1.Store) => toRestJson(StoreSchema, s);
@@ -157,10 +155,10 @@ export function storeRoutes(
   route(ctx, {
     method: "POST",
     url: "/v2/api/storetrafficevents",
-    summary: `Record up to ${TRAFFIC_MAX} traffic events in one write (all or nothing); (storeTrafficCounterID, eventTime) is unique and a replay overwrites`,
+    summary: `Record up to ${BATCH_MAX} traffic events in one write (all or nothing); (storeTrafficCounterID, eventTime) is unique and a replay overwrites`,
     tag: "Store traffic",
     auth: "bearer",
-    body: z.array(trafficWriteSchema).min(1).max(TRAFFIC_MAX),
+    body: z.array(trafficWriteSchema).min(1).max(BATCH_MAX),
     responses: {
       200: { description: "recorded: how many were new and how many overwrote", schema: generalResponseSchema },
       400: { description: "an invalid event (negative counts, ...); nothing was written", schema: generalResponseSchema },

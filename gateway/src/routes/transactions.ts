@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Client } from "@connectrpc/connect";
 import { fromRestJson, ordersV1, toRestJson } from "@analytics/contracts";
 import type { Caller } from "@analytics/auth";
-import { convertBody, converting, runBatch, serverFailure, type BatchResponse } from "../http/batch";
+import { BATCH_MAX, convertBody, converting, runBatch, serverFailure, type BatchResponse } from "../http/batch";
 import { HttpError } from "../http/errors";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../http/route";
@@ -13,7 +13,6 @@ import type { CallAs } from "../clients";
 import { canonicalNames, orderTimestamp, withClientFields } from "./purchase-orders";
 
 const { TransactionSchema, ShipmentSchema, WriteMode } = ordersV1;
-const BATCH_MAX = 1000;
 const REFERENCE = "externalTransactionID";
 
 const text = z.string().max(10_000);

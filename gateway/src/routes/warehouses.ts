@@ -3,7 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
 import { catalogueV1, inventoryV1, toRestJson } from "@analytics/contracts";
 import { generalResponse } from "@analytics/errors";
-import { runBatch, serverFailure, type BatchResponse } from "../http/batch";
+import { BATCH_MAX, runBatch, serverFailure, type BatchResponse } from "../http/batch";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { batchOf, repeatable, route, type RouteContext } from "../http/route";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
@@ -11,7 +11,6 @@ import type { CallAs } from "../clients";
 import { stockRowSchema, stockWriteSchema, warehousePutSchema, warehouseSchema, warehouseWriteSchema } from "./inventory-schemas";
 
 const { WarehouseSchema, StockRowSchema } = inventoryV1;
-const BATCH_MAX = 1000;
 const externalId = z.string().min(1).max(500);
 
 const toWarehouse = (w: inventoryV1.Warehouse) => toRestJson(WarehouseSchema, w);
