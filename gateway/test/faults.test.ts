@@ -196,7 +196,7 @@ describe("gateway edge: deadlines, bodies, headers, brakes", () => {
     expect(malformed.json()).toMatchObject({ statusCode: 400, error: "Bad Request" });
   });
 
-  it("sets nosniff everywhere, no-store on tokens and admin answers, a CSP on /docs", async () => {
+  it("sets nosniff everywhere, no-store on tokens, admin and every authenticated answer, a CSP on /docs", async () => {
     const answers = await Promise.all([
       gw.app.inject({ method: "GET", url: "/healthz" }),
       gw.app.inject({ method: "GET", url: "/nowhere" }),
@@ -207,6 +207,9 @@ describe("gateway edge: deadlines, bodies, headers, brakes", () => {
     const account = await signUp(gw, "10.0.7.3");
     const auth = await gw.app.inject({ method: "POST", url: "/v2/api/auth", payload: { accountID: account.accountID, apiKey: account.apiKey }, remoteAddress: "10.0.7.3" });
     expect(auth.headers["cache-control"]).toBe("no-store");
+    // Every answer to an authenticated call: an account's data is no shared cache's business.
+    const data = await gw.app.inject({ method: "GET", url: "/v2/api/events", headers: { authorization: `Bearer ${auth.json().accessToken}` } });
+    expect(data.headers["cache-control"]).toBe("no-store");
     const settings = await gw.app.inject({ method: "GET", url: `/admin/v1/accounts/${account.accountID}/settings`, headers: admin });
     expect(settings.statusCode).toBe(200);
     expect(settings.headers["cache-control"]).toBe("no-store");
@@ -214,6 +217,17 @@ describe("gateway edge: deadlines, bodies, headers, brakes", () => {
     expect(docs.statusCode).toBe(200);
     expect(docs.headers["content-security-policy"]).toMatch(/default-src 'self'/);
     expect(docs.headers["content-security-policy"]).not.toMatch(/upgrade-insecure-requests/);
+  });
+
+  it("answers a query parameter the route does not take with a 400 naming it, never unfiltered data", async () => {
+    const account = await signUp(gw, "10.0.7.4");
+    const auth = await gw.app.inject({ method: "POST", url: "/v2/api/auth", payload: { accountID: account.accountID, apiKey: account.apiKey }, remoteAddress: "10.0.7.4" });
+    const headers = { authorization: `Bearer ${auth.json().accessToken}` };
+    const misspelt = await gw.app.inject({ method: "GET", url: "/v2/api/events?pagesize=5", headers });
+    expect(misspelt.statusCode).toBe(400);
+    expect(misspelt.json().details).toEqual([{ path: "pagesize", message: expect.stringMatching(/^is not a query parameter of this route \(this route takes .*pageSize/) }]);
+    const stock = await gw.app.inject({ method: "GET", url: "/v2/api/warehouses/W1/stock?key=K1&keys=K1", headers });
+    expect([stock.statusCode, stock.json().details.map((d: { path: string }) => d.path)]).toEqual([400, ["key"]]);
   });
 
   it("accepts the admin scheme in any case and brakes wrong admin tokens per address", async () => {

@@ -9,12 +9,14 @@ function holdsSecrets(routeUrl: string | undefined): boolean {
 
 /**
  * Headers of every answer: `nosniff` (a JSON answer is never run as a script or page),
- * `Cache-Control: no-store` on tokens and admin answers, and `Retry-After` on every 503.
+ * `Cache-Control: no-store` on tokens, admin answers and every answer to a call that carries
+ * credentials (an account's data; a route that sets its own caching keeps it), and `Retry-After`
+ * on every 503.
  */
 export function installResponseHeaders(app: FastifyInstance): void {
   app.addHook("onSend", async (request, reply) => {
     reply.header("X-Content-Type-Options", "nosniff");
-    if (holdsSecrets(request.routeOptions.url)) reply.header("Cache-Control", "no-store");
+    if (holdsSecrets(request.routeOptions.url) || (request.headers.authorization && !reply.hasHeader("Cache-Control"))) reply.header("Cache-Control", "no-store");
     if (reply.statusCode === 503 && !reply.hasHeader("Retry-After")) reply.header("Retry-After", String(RETRY_AFTER_SECONDS));
   });
 }

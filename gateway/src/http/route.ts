@@ -65,6 +65,19 @@ function refuseNul(values: unknown, where: string): void {
   }
 }
 
+/**
+ * A query parameter the route does not take is a 400 naming it: ignored, a misspelt filter
+ * (`?pagesize=5`, `?key=` where the route takes `keys`) would answer unfiltered data as if it
+ * were the answer asked for.
+ */
+function refuseUnknownQuery(values: unknown, known: string[]): void {
+  const unknown = Object.keys((values ?? {}) as Record<string, unknown>).filter((name) => !known.includes(name));
+  if (!unknown.length) return;
+  const takes = known.length ? `this route takes ${known.join(", ")}` : "this route takes no query parameters";
+  const details = unknown.map((name) => ({ path: name, message: `is not a query parameter of this route (${takes})` }));
+  throw new HttpError(400, `invalid query: ${describe(details)}`.slice(0, 500), details);
+}
+
 function parse<T extends z.ZodType>(schema: T, value: unknown, where: string, prefix = ""): z.infer<T> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
@@ -77,8 +90,8 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
   spec: RouteSpec<P, Q, B>,
 ): void {
   const params = z.strictObject(spec.params ?? ({} as P));
-  // Unknown query parameters are tolerated (clients add cache busters); unknown body fields are not.
   const query = z.object(spec.query ?? ({} as Q));
+  const knownQuery = Object.keys(spec.query ?? {});
   ctx.openapi.add(spec);
   const callers = new WeakMap<FastifyRequest, Caller>();
   ctx.app.route({
@@ -98,6 +111,7 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
       const caller = { ...(callers.get(request) ?? { accountId: "", apiKeyId: "" }), requestId: request.id };
       refuseNul(request.params, "path");
       refuseNul(request.query, "query");
+      refuseUnknownQuery(request.query, knownQuery);
       const input = {
         params: parse(params, request.params, "path"),
         query: parse(query, request.query, "query"),
