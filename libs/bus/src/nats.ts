@@ -77,15 +77,19 @@ export class NatsBus implements Bus {
       max_msg_size: MAX_MESSAGE_BYTES,
       num_replicas: options.replicas ?? 1,
     };
-    // Whichever process starts first creates the stream; every later one brings an existing
-    // stream to the configured limits and replicas (an R1 stream made before becomes R3).
-    try {
-      await jsm.streams.info(options.stream);
-      await jsm.streams.update(options.stream, limits);
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-      await jsm.streams.add({ name: options.stream, ...limits });
-    }
+    // Whichever process starts first creates the stream; a later one brings an existing stream
+    // to the configured limits and replicas (an R1 stream made before becomes R3), and leaves it
+    // alone when it has them: replicas starting together do not each ask the cluster for a change.
+    await answeringTimeouts(async () => {
+      try {
+        const { config } = await jsm.streams.info(options.stream);
+        const current = { subjects: config.subjects, max_age: config.max_age, duplicate_window: config.duplicate_window, max_msg_size: config.max_msg_size, num_replicas: config.num_replicas };
+        if (JSON.stringify(current) !== JSON.stringify(limits)) await jsm.streams.update(options.stream, limits);
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+        await jsm.streams.add({ name: options.stream, ...limits });
+      }
+    });
     return new NatsBus(nc, jetstream(nc), jsm, options);
   }
 
@@ -122,21 +126,23 @@ export class NatsBus implements Bus {
     const durable = consumerName(spec.durable, subject);
     const ackWaitMs = this.options.ackWaitMs ?? ACK_WAIT_MS;
     const ackWait = ackWaitMs * 1_000_000;
-    try {
-      const info = await this.jsm.consumers.info(this.options.stream, durable);
-      if (info.config.ack_wait !== ackWait) await this.jsm.consumers.update(this.options.stream, durable, { ack_wait: ackWait });
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-      await this.jsm.consumers.add(this.options.stream, {
-        durable_name: durable,
-        ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.All,
-        ack_wait: ackWait,
-        max_ack_pending: MAX_ACK_PENDING,
-        max_deliver: -1,
-        filter_subject: this.wire(subject),
-      });
-    }
+    await answeringTimeouts(async () => {
+      try {
+        const info = await this.jsm.consumers.info(this.options.stream, durable);
+        if (info.config.ack_wait !== ackWait) await this.jsm.consumers.update(this.options.stream, durable, { ack_wait: ackWait });
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+        await this.jsm.consumers.add(this.options.stream, {
+          durable_name: durable,
+          ack_policy: AckPolicy.Explicit,
+          deliver_policy: DeliverPolicy.All,
+          ack_wait: ackWait,
+          max_ack_pending: MAX_ACK_PENDING,
+          max_deliver: -1,
+          filter_subject: this.wire(subject),
+        });
+      }
+    });
     const consumer = await this.js.consumers.get(this.options.stream, durable);
     const messages = await consumer.consume({ max_messages: 256 });
     this.running.add(messages);
@@ -253,6 +259,22 @@ export class NatsBus implements Bus {
 /** A durable name per (consumer, subject); names may not hold `.`, `*` or `>`. */
 export function consumerName(durable: string, subject: string): string {
   return `${durable}__${subject.replace(/\./g, "_").replace(/\*/g, "any").replace(/>/g, "all")}`;
+}
+
+/**
+ * Runs a stream or consumer set-up again when JetStream did not answer in time (a cluster
+ * electing a leader, or busy with a stream's new copies while replicas start together), up to
+ * 8 times 1 s apart, instead of failing the start.
+ */
+async function answeringTimeouts(work: () => Promise<void>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (attempt >= 8 || (error as Error)?.name !== "TimeoutError") throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
 }
 
 function isNotFound(error: unknown): boolean {
