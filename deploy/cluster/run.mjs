@@ -498,11 +498,11 @@ async function main() {
 }
 
 const timeLimit = setTimeout(() => {
-  console.error(`the run took over ${(writeSeconds + 240)} s: stopping`);
+  console.error(`the run took over ${writeSeconds + 150} s: stopping`);
   stopping = true;
   for (const p of processes.values()) if (p.child && !ended(p.child)) p.child.kill("SIGKILL");
   process.exit(1);
-}, (writeSeconds + 240) * 1000);
+}, (writeSeconds + 150) * 1000);
 timeLimit.unref();
 
 main()
