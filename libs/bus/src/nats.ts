@@ -143,8 +143,7 @@ export class NatsBus implements Bus {
         });
       }
     });
-    const consumer = await this.js.consumers.get(this.options.stream, durable);
-    const messages = await consumer.consume({ max_messages: 256 });
+    const messages = await answeringTimeouts(async () => (await this.js.consumers.get(this.options.stream, durable)).consume({ max_messages: 256 }));
     this.running.add(messages);
     const log = this.options.logger;
     const maxBatch = spec.maxBatch ?? 256;
@@ -266,7 +265,7 @@ export function consumerName(durable: string, subject: string): string {
  * electing a leader, or busy with a stream's new copies while replicas start together), up to
  * 8 times 1 s apart, instead of failing the start.
  */
-async function answeringTimeouts(work: () => Promise<void>): Promise<void> {
+async function answeringTimeouts<T>(work: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await work();
