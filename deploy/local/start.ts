@@ -5,7 +5,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve } from "node:pat
 import { pathToFileURL } from "node:url";
 import pg from "pg";
 import { createBus } from "@analytics/bus";
-import { createLogger, dbTimeouts, exitOnStartupError, loadConfig, StartupError, type Config } from "@analytics/config";
+import { busSettings, createLogger, dbTimeouts, exitOnStartupError, loadConfig, StartupError, type Config } from "@analytics/config";
 import type { RunningService } from "@analytics/rpc";
 import { buildGateway, gatewaySettings } from "@analytics/gateway";
 import { localServices } from "./services";
@@ -30,7 +30,7 @@ async function main(): Promise<void> {
     databaseUrl = embedded.url;
     stops.push(embedded.stop);
   }
-  const bus = await createBus({ natsUrl: config.NATS_URL, stream: config.NATS_STREAM, subjectPrefix: config.NATS_SUBJECT_PREFIX, maxAgeSeconds: config.NATS_STREAM_MAX_AGE_SECONDS, logger, name: "local" });
+  const bus = await createBus({ ...busSettings(config), logger, name: "local" });
   stops.unshift(() => bus.close());
 
   const services: Record<string, RunningService> = {};

@@ -1,4 +1,4 @@
-import { createLogger, exitOnStartupError, loadConfig, required, serviceUrls } from "@analytics/config";
+import { busSettings, createLogger, exitOnStartupError, loadConfig, required, serviceUrls } from "@analytics/config";
 import { createBus } from "@analytics/bus";
 import { buildGateway, gatewaySettings } from "./app";
 
@@ -13,14 +13,7 @@ async function main(): Promise<void> {
     jwtSecret: required(config, "JWT_SECRET"),
     apiKeyPepper: required(config, "API_KEY_PEPPER"),
     ...gatewaySettings(config),
-    bus: await createBus({
-      natsUrl: config.NATS_URL,
-      stream: config.NATS_STREAM,
-      subjectPrefix: config.NATS_SUBJECT_PREFIX,
-      maxAgeSeconds: config.NATS_STREAM_MAX_AGE_SECONDS,
-      logger,
-      name: "gateway",
-    }),
+    bus: await createBus({ ...busSettings(config), logger, name: "gateway" }),
     outboxPollMs: config.OUTBOX_POLL_MS,
     logger,
   });

@@ -13,6 +13,7 @@ import type { Logger } from "pino";
 import { asError, handleIsolating, retryDelayMs, type Bus, type BusMessage, type ConsumerSpec, type PublishOutcome, type Subscription } from "./types";
 
 export interface NatsBusOptions {
+  /** A server's URL, or a comma-separated list of a cluster's. */
   url: string;
   /** Stream holding every `analytics.>` subject. */
   stream: string;
@@ -20,6 +21,10 @@ export interface NatsBusOptions {
   subjectPrefix?: string;
   /** How long the stream keeps messages (default 7 days): the horizon of a replica rebuild. */
   maxAgeSeconds?: number;
+  /** Copies of the stream JetStream keeps across a cluster's servers (1 on a single server). */
+  replicas?: number;
+  /** Ack wait of the durable consumers (default ACK_WAIT_MS; tests shorten it). */
+  ackWaitMs?: number;
   logger?: Logger;
   name?: string;
 }
@@ -30,7 +35,13 @@ export const DUPLICATE_WINDOW_SECONDS = 10 * 60;
 export const DEFAULT_MAX_AGE_SECONDS = 7 * 24 * 3600;
 /** NATS's default max_payload; the outbox refuses larger messages at write time. */
 export const MAX_MESSAGE_BYTES = 1024 * 1024;
-const ACK_WAIT_NS = 60 * NS;
+/**
+ * How long a delivered message may go unacknowledged before JetStream hands it out again: the
+ * delay with which the batch of a consumer that died is redelivered. Messages a consumer holds
+ * (waiting for their batch or being handled) are marked in progress every ACK_WAIT / 4, so a
+ * slow batch is not handed out twice.
+ */
+export const ACK_WAIT_MS = 20_000;
 /** Unacknowledged messages a consumer may hold: bounds memory and the size of its batches. */
 const MAX_ACK_PENDING = 1024;
 /** Deliveries of one message before it is given up on (logged as dead-lettered, then terminated). */
@@ -56,7 +67,7 @@ export class NatsBus implements Bus {
     // noAsyncTraces: otherwise every request (each JetStream publish is one) captures a stack
     // trace up front in case it times out: two Error objects per relayed outbox row. The price: a
     // request's timeout error no longer shows its caller's stack (the relay logs the row).
-    const nc = await connect({ servers: options.url, name: options.name, maxReconnectAttempts: -1, noAsyncTraces: true });
+    const nc = await connect({ servers: options.url.split(",").map((u) => u.trim()), name: options.name, maxReconnectAttempts: -1, noAsyncTraces: true });
     const jsm = await jetstreamManager(nc);
     const prefix = options.subjectPrefix ?? "";
     const limits = {
@@ -64,14 +75,21 @@ export class NatsBus implements Bus {
       max_age: (options.maxAgeSeconds ?? DEFAULT_MAX_AGE_SECONDS) * NS,
       duplicate_window: DUPLICATE_WINDOW_SECONDS * NS,
       max_msg_size: MAX_MESSAGE_BYTES,
+      num_replicas: options.replicas ?? 1,
     };
-    try {
-      await jsm.streams.info(options.stream);
-      await jsm.streams.update(options.stream, limits);
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-      await jsm.streams.add({ name: options.stream, ...limits });
-    }
+    // Whichever process starts first creates the stream; a later one brings an existing stream
+    // to the configured limits and replicas (an R1 stream made before becomes R3), and leaves it
+    // alone when it has them: replicas starting together do not each ask the cluster for a change.
+    await answeringTimeouts(async () => {
+      try {
+        const { config } = await jsm.streams.info(options.stream);
+        const current = { subjects: config.subjects, max_age: config.max_age, duplicate_window: config.duplicate_window, max_msg_size: config.max_msg_size, num_replicas: config.num_replicas };
+        if (JSON.stringify(current) !== JSON.stringify(limits)) await jsm.streams.update(options.stream, limits);
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+        await jsm.streams.add({ name: options.stream, ...limits });
+      }
+    });
     return new NatsBus(nc, jetstream(nc), jsm, options);
   }
 
@@ -106,22 +124,26 @@ export class NatsBus implements Bus {
 
   private async consumeSubject(spec: ConsumerSpec, subject: string): Promise<Subscription> {
     const durable = consumerName(spec.durable, subject);
-    try {
-      await this.jsm.consumers.info(this.options.stream, durable);
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-      await this.jsm.consumers.add(this.options.stream, {
-        durable_name: durable,
-        ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.All,
-        ack_wait: ACK_WAIT_NS,
-        max_ack_pending: MAX_ACK_PENDING,
-        max_deliver: -1,
-        filter_subject: this.wire(subject),
-      });
-    }
-    const consumer = await this.js.consumers.get(this.options.stream, durable);
-    const messages = await consumer.consume({ max_messages: 256 });
+    const ackWaitMs = this.options.ackWaitMs ?? ACK_WAIT_MS;
+    const ackWait = ackWaitMs * 1_000_000;
+    await answeringTimeouts(async () => {
+      try {
+        const info = await this.jsm.consumers.info(this.options.stream, durable);
+        if (info.config.ack_wait !== ackWait) await this.jsm.consumers.update(this.options.stream, durable, { ack_wait: ackWait });
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+        await this.jsm.consumers.add(this.options.stream, {
+          durable_name: durable,
+          ack_policy: AckPolicy.Explicit,
+          deliver_policy: DeliverPolicy.All,
+          ack_wait: ackWait,
+          max_ack_pending: MAX_ACK_PENDING,
+          max_deliver: -1,
+          filter_subject: this.wire(subject),
+        });
+      }
+    });
+    const messages = await answeringTimeouts(async () => (await this.js.consumers.get(this.options.stream, durable)).consume({ max_messages: 256 }));
     this.running.add(messages);
     const log = this.options.logger;
     const maxBatch = spec.maxBatch ?? 256;
@@ -129,6 +151,12 @@ export class NatsBus implements Bus {
     // Messages pile up in `queue` while a batch is being handled; the next batch takes all of
     // them at once (up to maxBatch). One batch at a time per subject keeps the subject's order.
     const queue: JsMsg[] = [];
+    let handling: JsMsg[] = [];
+    // Everything held is in progress: only a consumer that is gone lets its messages' ack wait run out.
+    const inProgress = setInterval(() => {
+      for (const m of [...handling, ...queue]) m.working();
+    }, ackWaitMs / 4);
+    inProgress.unref();
     let wake: (() => void) | undefined;
     let ended = false;
     const pump = (async () => {
@@ -148,11 +176,14 @@ export class NatsBus implements Bus {
           wake = undefined;
           continue;
         }
-        await this.handleBatch(queue.splice(0, maxBatch), spec, log);
+        handling = queue.splice(0, maxBatch);
+        await this.handleBatch(handling, spec, log);
+        handling = [];
       }
     })();
     return {
       stop: async () => {
+        clearInterval(inProgress);
         await messages.close();
         this.running.delete(messages);
         await Promise.all([pump.catch(() => undefined), worker.catch(() => undefined)]);
@@ -227,6 +258,22 @@ export class NatsBus implements Bus {
 /** A durable name per (consumer, subject); names may not hold `.`, `*` or `>`. */
 export function consumerName(durable: string, subject: string): string {
   return `${durable}__${subject.replace(/\./g, "_").replace(/\*/g, "any").replace(/>/g, "all")}`;
+}
+
+/**
+ * Runs a stream or consumer set-up again when JetStream did not answer in time (a cluster
+ * electing a leader, or busy with a stream's new copies while replicas start together), up to
+ * 8 times 1 s apart, instead of failing the start.
+ */
+async function answeringTimeouts<T>(work: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (attempt >= 8 || (error as Error)?.name !== "TimeoutError") throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
 }
 
 function isNotFound(error: unknown): boolean {

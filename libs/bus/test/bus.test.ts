@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { DEFAULT_MAX_AGE_SECONDS, DUPLICATE_WINDOW_SECONDS, type BusMessage, InProcessBus, retryDelayMs, subjectMatches } from "../src";
-import { createTestBus, eventually, type TestBus } from "@analytics/testing";
+import { DEFAULT_MAX_AGE_SECONDS, DUPLICATE_WINDOW_SECONDS, type BusMessage, InProcessBus, NatsBus, retryDelayMs, subjectMatches } from "../src";
+import { createTestBus, eventually, startNatsCluster, uniqueName, type TestBus } from "@analytics/testing";
 
 const message = (subject: string, text = ""): BusMessage => ({
   id: randomUUID(),
@@ -139,4 +139,55 @@ describe("NatsBus (real JetStream)", () => {
     await s2.stop();
     expect(a).toEqual(["analytics.catalogue.sku.created"]);
   });
+});
+
+describe("NatsBus ack wait (real JetStream)", () => {
+  it("keeps a slow batch and the messages waiting behind it in progress, so none is handed out twice", async () => {
+    const t = await createTestBus({ ackWaitMs: 1000 });
+    try {
+      const subject = "analytics.inventory.stock.updated";
+      const seen: string[] = [];
+      let slow = true;
+      const sub = await t.bus.subscribe({
+        durable: "planning",
+        subjects: [subject],
+        maxBatch: 1,
+        handle: async (ms) => {
+          seen.push(...ms.map(text));
+          // A batch that takes well over the ack wait (a slow database), the first time only.
+          if (slow) await new Promise((r) => setTimeout(r, 2500));
+          slow = false;
+        },
+      });
+      await t.bus.publish([message(subject, "slow"), message(subject, "waiting")]);
+      await eventually(async () => seen.includes("waiting"), 10_000, "the second message");
+      await t.bus.publish([message(subject, "marker")]);
+      await eventually(async () => seen.includes("marker"), 10_000, "the marker");
+      await sub.stop();
+      expect(seen).toEqual(["slow", "waiting", "marker"]);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe("NatsBus on a JetStream cluster (3 nats-server processes)", () => {
+  it("brings an existing stream to the configured replicas when it starts", async () => {
+    const cluster = await startNatsCluster(3);
+    try {
+      const stream = uniqueName("T").toUpperCase();
+      const first = await NatsBus.connect({ url: cluster.urls[0], stream });
+      expect((await first.streamInfo()).config.num_replicas).toBe(1);
+      await first.close();
+      const second = await NatsBus.connect({ url: cluster.urls.slice(1).join(","), stream, replicas: 3 });
+      const info = await eventually(async () => {
+        const i = await second.streamInfo();
+        return i.cluster?.replicas?.length === 2 && i;
+      }, 20_000, "two more copies of the stream");
+      expect(info.config.num_replicas).toBe(3);
+      await second.close();
+    } finally {
+      await cluster.stop();
+    }
+  }, 60_000);
 });

@@ -15,13 +15,21 @@ export const configSchema = z.object({
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   /** Postgres; absent: `npm start` runs an embedded Postgres under DATA_DIR. */
   DATABASE_URL: optionalUrl,
-  /** NATS with JetStream; absent: the in-process bus of the single-process default. */
-  NATS_URL: optionalUrl,
+  /**
+   * NATS with JetStream, one URL or a comma-separated list of a cluster's servers (the client
+   * learns the others from whichever answers); absent: the in-process bus of the single-process default.
+   */
+  NATS_URL: z
+    .string()
+    .refine((v) => v.split(",").every((u) => z.string().url().safeParse(u.trim()).success), "must be a URL or comma-separated URLs")
+    .optional(),
   /** JetStream stream and subject prefix; tests and shared NATS servers set their own. */
   NATS_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/).default("ANALYTICS"),
   NATS_SUBJECT_PREFIX: z.string().regex(/^([a-z0-9_-]+\.)*$/).default(""),
   /** How long the stream keeps messages: the horizon of a replica rebuild from the stream. */
   NATS_STREAM_MAX_AGE_SECONDS: z.coerce.number().int().min(3600).default(7 * 24 * 3600),
+  /** Copies of the stream across a JetStream cluster (3 in the chart); an existing stream is brought to it at start. */
+  NATS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   DATA_DIR: z.string().default("./.data"),
   /** Gateway HTTP port. */
   PORT: port.default(8080),
@@ -85,6 +93,17 @@ function serviceUrlShape() {
 /** The database timeouts every pool uses. */
 export function dbTimeouts(config: Config) {
   return { acquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS, statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS };
+}
+
+/** What every process connects its bus with (libs/bus createBus). */
+export function busSettings(config: Config) {
+  return {
+    natsUrl: config.NATS_URL,
+    stream: config.NATS_STREAM,
+    subjectPrefix: config.NATS_SUBJECT_PREFIX,
+    maxAgeSeconds: config.NATS_STREAM_MAX_AGE_SECONDS,
+    replicas: config.NATS_STREAM_REPLICAS,
+  };
 }
 
 /** Every service's address from configuration, by service name. */

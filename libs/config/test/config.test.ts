@@ -9,6 +9,15 @@ describe("loadConfig", () => {
     expect(config.NATS_STREAM).toBe("ANALYTICS");
   });
 
+  it("reads the stream's replicas (1 unless set, 1 to 5) and a NATS cluster's comma-separated URLs", () => {
+    expect(loadConfig({}).NATS_STREAM_REPLICAS).toBe(1);
+    expect(loadConfig({ NATS_STREAM_REPLICAS: "3" }).NATS_STREAM_REPLICAS).toBe(3);
+    expect(() => loadConfig({ NATS_STREAM_REPLICAS: "0" })).toThrow(/NATS_STREAM_REPLICAS/);
+    expect(() => loadConfig({ NATS_STREAM_REPLICAS: "6" })).toThrow(/NATS_STREAM_REPLICAS/);
+    expect(loadConfig({ NATS_URL: "nats://a:4222,nats://b:4222" }).NATS_URL).toBe("nats://a:4222,nats://b:4222");
+    expect(() => loadConfig({ NATS_URL: "nats://a:4222,not a url" })).toThrow(/NATS_URL/);
+  });
+
   it("coerces numbers and treats empty strings as unset", () => {
     const config = loadConfig({ PORT: "9090", DATABASE_URL: "" });
     expect(config.PORT).toBe(9090);

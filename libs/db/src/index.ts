@@ -121,6 +121,37 @@ export interface Migration {
  */
 export async function migrate(db: Db, schema: string, migrations: Migration[]): Promise<string[]> {
   assertIdentifier(schema);
+  return whileMigrationLockHeld(db, schema, () => runMigrations(db, schema, migrations));
+}
+
+/** How often a replica asks again for the lock another replica's migrations hold. */
+const MIGRATION_LOCK_POLL_MS = 100;
+
+/**
+ * Runs `work` holding the schema's migration lock, a session advisory lock on a connection of its
+ * own: replicas starting together on a fresh database migrate one after the other (the later ones
+ * find nothing left to do) instead of racing on CREATE SCHEMA or knex's own tables, or failing on
+ * knex's "already locked". Each try is a short statement, so no statement timeout cuts a long wait
+ * for another replica's index build; a replica that dies releases the lock with its session.
+ */
+async function whileMigrationLockHeld<T>(db: Db, schema: string, work: () => Promise<T>): Promise<T> {
+  const lock = `migrations:${schema}`;
+  const connection = (await db.client.acquireConnection()) as pg.Client;
+  try {
+    while (!(await connection.query("SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok", [lock])).rows[0].ok) {
+      await new Promise((resolve) => setTimeout(resolve, MIGRATION_LOCK_POLL_MS));
+    }
+    try {
+      return await work();
+    } finally {
+      await connection.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [lock]);
+    }
+  } finally {
+    await db.client.releaseConnection(connection);
+  }
+}
+
+async function runMigrations(db: Db, schema: string, migrations: Migration[]): Promise<string[]> {
   await db.raw(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
   const byName = new Map(migrations.map((m) => [m.name, m]));
   const [, applied] = (await db.migrate.latest({

@@ -1,4 +1,4 @@
-import { copyRows, createDb, inTransaction, isUuid, migrate, pageWindow, ping } from "../src";
+import { copyRows, createDb, inTransaction, isUuid, migrate, pageWindow, ping, type Db } from "../src";
 import { createTestDatabase, type TestDatabase } from "@analytics/testing";
 
 describe("db", () => {
@@ -28,6 +28,24 @@ describe("db", () => {
       await ping(db);
     } finally {
       await db.destroy();
+    }
+  });
+
+  it("lets replicas starting together on a fresh database migrate one after the other: all start, each migration runs once", async () => {
+    const fresh = await createTestDatabase();
+    const replicas = [1, 2, 3].map(() => createDb({ url: fresh.url, schema: "racing" }));
+    try {
+      const migrations = [
+        { name: "001_things", up: async (k: Db) => void (await k.schema.createTable("things", (t) => t.increments("id"))) },
+        // Long enough that the others start while it runs (an index build on a real table).
+        { name: "002_slow", up: async (k: Db) => void (await k.raw("SELECT pg_sleep(0.3)")) },
+      ];
+      const applied = await Promise.all(replicas.map((db) => migrate(db, "racing", migrations)));
+      expect(applied.filter((names) => names.length)).toEqual([["001_things", "002_slow"]]);
+      expect((await replicas[0]("knex_migrations").select("name")).map((r) => r.name).sort()).toEqual(["001_things", "002_slow"]);
+    } finally {
+      await Promise.all(replicas.map((db) => db.destroy()));
+      await fresh.drop();
     }
   });
 

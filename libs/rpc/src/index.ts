@@ -7,7 +7,7 @@ import type { DescService } from "@bufbuild/protobuf";
 import type { Logger } from "pino";
 import { INTERNAL_HEADERS, requireInternalCaller } from "@analytics/auth";
 import { createBus, type Bus, type Subscription } from "@analytics/bus";
-import { createLogger, dbTimeouts, loadConfig, required, requestContext, type Config } from "@analytics/config";
+import { busSettings, createLogger, dbTimeouts, loadConfig, required, requestContext, type Config } from "@analytics/config";
 import { createDb, migrate, ping, type Db, type Migration } from "@analytics/db";
 import { toConnectError } from "@analytics/errors";
 import { pruneInbox } from "@analytics/inbox";
@@ -283,7 +283,7 @@ export async function runServiceMain(
   }
   const logger = createLogger(config, name);
   try {
-    const bus = await createBus({ natsUrl: config.NATS_URL, stream: config.NATS_STREAM, subjectPrefix: config.NATS_SUBJECT_PREFIX, maxAgeSeconds: config.NATS_STREAM_MAX_AGE_SECONDS, logger, name });
+    const bus = await createBus({ ...busSettings(config), logger, name });
     if (bus.kind === "in-process") logger.warn("NATS_URL not set: in-process bus, messages do not leave this process");
     const service = await start({
       databaseUrl: required(config, "DATABASE_URL"),

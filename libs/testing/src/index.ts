@@ -49,11 +49,11 @@ export interface TestBus {
 }
 
 /** A real JetStream bus on its own stream and subject prefix, so parallel test files never meet. */
-export async function createTestBus(): Promise<TestBus> {
+export async function createTestBus(options: { ackWaitMs?: number } = {}): Promise<TestBus> {
   const stream = uniqueName("T").toUpperCase();
   const subjectPrefix = `${stream.toLowerCase()}.`;
   const url = testNatsUrl();
-  const bus = await NatsBus.connect({ url, stream, subjectPrefix });
+  const bus = await NatsBus.connect({ url, stream, subjectPrefix, ...options });
   return {
     bus,
     url,
@@ -85,3 +85,4 @@ export async function eventually<T>(check: () => Promise<T | undefined | false>,
 
 export { freezableProxy, type FreezableProxy } from "./proxy";
 export { crossingTransactions } from "./deadlock";
+export { startNatsCluster, type NatsCluster } from "./nats-cluster";

@@ -49,6 +49,22 @@ function changeOf(delivery: Delivery): Change | undefined {
   return undefined;
 }
 
+/**
+ * The aggregate a delivery changes (a product for product and price messages alike) and, where
+ * the queue orders by it, the version its message carries. A price message's version is that of
+ * its price row, which the price replica applies by; it has none here.
+ */
+function aggregateOf(delivery: Delivery, change: Change | undefined): { key: string; version?: number } | undefined {
+  if (change) return { key: `sku:${change.productId}`, version: change.product?.version };
+  for (const topic of [topics.ordersPurchaseOrderCreated, topics.ordersPurchaseOrderUpdated]) {
+    if (isTopic(delivery, topic)) return { key: `purchase_order:${delivery.message.purchaseOrderId}`, version: Number(delivery.message.version) };
+  }
+  for (const topic of topics.inventoryStockTriggerTopics) {
+    if (isTopic(delivery, topic)) return { key: `stock_trigger:${delivery.message.stockTriggerId}`, version: Number(delivery.message.version) };
+  }
+  return undefined;
+}
+
 /** Entries whose message carries the whole payload (no replica needed). */
 function directEntryOf(delivery: Delivery): NewEvent | undefined {
   const entry = (eventType: string, payload: unknown) => ({ accountId: delivery.accountId, eventType, payload });
@@ -81,26 +97,55 @@ const json = (rows: unknown) => stringifyRest(rows);
 type EntrySpec = { n: number; account_id: string; event_type: string; payload?: unknown; product_id?: string };
 
 /**
- * One consumer: a batch of new messages updates the replica and becomes its entries, four
- * statements in all (inbox, products, prices, entries). Postgres composes each update_sku payload
- * (the product and its live prices, in list order) inside the INSERT: with many price lists a
- * batch's payloads are megabytes that never pass through this process. A price message makes an
- * entry only when it changed the replica (a stale or replayed one does not), and several price
- * messages of one product in a batch (one price batch) make one entry, the product with its
- * prices after the last of them.
+ * One consumer: a batch of new messages updates the replica and becomes its entries, a handful of
+ * statements in all (inbox, locks, versions, products, prices, entries). Postgres composes each
+ * update_sku payload (the product and its live prices, in list order) inside the INSERT: with
+ * many price lists a batch's payloads are megabytes that never pass through this process. A price
+ * message makes an entry only when it changed the replica (a stale or replayed one does not), and
+ * several price messages of one product in a batch (one price batch) make one entry, the product
+ * with its prices after the last of them.
+ *
+ * Order per aggregate: messages of one product, purchase order or stock trigger can arrive out of
+ * their write order (a batch redelivered after the replica holding it died, two replicas pulling
+ * from one consumer, created and updated on consumers of their own). So batches that share an
+ * aggregate run one after the other (a transaction lock per aggregate, taken in one order), and a
+ * product, purchase-order or trigger message makes an entry only when its version is newer than
+ * any the queue has seen of its aggregate: the newest entry always shows the newest write.
  */
 export const queueConsumer: ConsumerDefinition = {
   name: "queue",
   topics: queueTopics,
   handle: async (tx: Tx, deliveries) => {
     const changeOfDelivery = deliveries.map(changeOf);
+    const aggregates = deliveries.map((d, i) => aggregateOf(d, changeOfDelivery[i]));
+    const aggregateKey = (i: number) => `${deliveries[i].accountId}/${aggregates[i]!.key}`;
+    const present = deliveries.flatMap((_, i) => (aggregates[i] ? [i] : []));
+    await tx.raw("SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM (SELECT k FROM unnest(?::text[]) AS k ORDER BY k) AS s", [
+      [...new Set(present.map((i) => `events.queue:${aggregateKey(i)}`))],
+    ]);
+    // The newest version seen of each aggregate, then each message in delivery order: fresh only when newer.
+    const newest = await newestVersions(
+      tx,
+      present.filter((i) => aggregates[i]!.version !== undefined).map((i) => ({ accountId: deliveries[i].accountId, aggregate: aggregates[i]!.key, productId: changeOfDelivery[i]?.productId })),
+    );
+    const fresh = deliveries.map((_, i) => {
+      const version = aggregates[i]?.version;
+      if (version === undefined) return true;
+      const known = newest.get(aggregateKey(i));
+      if (known !== undefined && version <= known) return false;
+      newest.set(aggregateKey(i), version);
+      return true;
+    });
     const key = (c: { accountId: string; productId: string }) => `${c.accountId}/${c.productId}`;
     const products = new Map<string, Change>();
     const prices = new Map<string, Change>();
-    // The last message of each product (the replica applies it by version) and the newest of each price.
-    for (const c of changeOfDelivery) {
-      if (!c) continue;
-      if (c.product) products.set(key(c), c);
+    const seen = new Map<string, { account_id: string; aggregate: string; version: number }>();
+    // The newest message of each product and the newest of each price; the newest version of each order and trigger.
+    for (const [i, c] of changeOfDelivery.entries()) {
+      if (!fresh[i]) continue;
+      if (!c) {
+        if (aggregates[i]) seen.set(aggregateKey(i), { account_id: deliveries[i].accountId, aggregate: aggregates[i]!.key, version: aggregates[i]!.version! });
+      } else if (c.product) products.set(key(c), c);
       else {
         const k = `${c.accountId}/${c.price!.priceId}`;
         if (!prices.has(k) || BigInt(prices.get(k)!.price!.version) < BigInt(c.price!.version)) prices.set(k, c);
@@ -111,8 +156,17 @@ export const queueConsumer: ConsumerDefinition = {
         `INSERT INTO product_replica (account_id, product_id, version, product)
          SELECT account_id, product_id, version, product FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, product_id uuid, version bigint, product jsonb)
          ON CONFLICT (account_id, product_id) DO UPDATE SET version = excluded.version, product = excluded.product
-         WHERE product_replica.version <= excluded.version`,
+         WHERE product_replica.version < excluded.version`,
         [json([...products.values()].map((c) => ({ account_id: c.accountId, product_id: c.productId, version: c.product!.version, product: c.product!.json })))],
+      );
+    }
+    if (seen.size) {
+      await tx.raw(
+        `INSERT INTO aggregate_versions (account_id, aggregate, version)
+         SELECT account_id, aggregate, version FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, aggregate text, version bigint)
+         ON CONFLICT (account_id, aggregate) DO UPDATE SET version = excluded.version
+         WHERE aggregate_versions.version < excluded.version`,
+        [json([...seen.values()])],
       );
     }
     // The products whose prices this batch changed (a price row inserted, or replaced by a newer version).
@@ -144,13 +198,14 @@ export const queueConsumer: ConsumerDefinition = {
       );
       for (const r of rows as { account_id: string; product_id: string }[]) repriced.add(key({ accountId: r.account_id, productId: r.product_id }));
     }
-    // The entries in delivery order: a product message is an entry each (its own product, the
-    // replica's prices); a product's price messages of this batch are one (the replica's product
-    // and prices, none when the product was never announced).
+    // The entries in delivery order: a fresh product message is an entry each (its own product,
+    // the replica's prices); a product's price messages of this batch are one (the replica's
+    // product and prices, none when the product was never announced).
     const specs: EntrySpec[] = [];
     for (const [i, delivery] of deliveries.entries()) {
       const c = changeOfDelivery[i];
       const n = specs.length;
+      if (!fresh[i]) continue;
       if (!c) {
         const direct = directEntryOf(delivery);
         if (direct) specs.push({ n, account_id: direct.accountId, event_type: direct.eventType, payload: direct.payload });
@@ -176,3 +231,20 @@ export const queueConsumer: ConsumerDefinition = {
     );
   },
 };
+
+/**
+ * The newest version the queue has seen of each aggregate (`<account>/<aggregate>`): a product's
+ * from its replica, a purchase order's or trigger's from aggregate_versions.
+ */
+async function newestVersions(tx: Tx, aggregates: { accountId: string; aggregate: string; productId?: string }[]): Promise<Map<string, number>> {
+  if (!aggregates.length) return new Map();
+  const { rows } = await tx.raw(
+    `SELECT x.account_id, x.aggregate, COALESCE(p.version, v.version) AS version
+     FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, aggregate text, product_id uuid)
+     LEFT JOIN product_replica p ON p.account_id = x.account_id AND p.product_id = x.product_id
+     LEFT JOIN aggregate_versions v ON x.product_id IS NULL AND v.account_id = x.account_id AND v.aggregate = x.aggregate
+     WHERE p.version IS NOT NULL OR v.version IS NOT NULL`,
+    [json(aggregates.map((a) => ({ account_id: a.accountId, aggregate: a.aggregate, product_id: a.productId ?? null })))],
+  );
+  return new Map((rows as { account_id: string; aggregate: string; version: number }[]).map((r) => [`${r.account_id}/${r.aggregate}`, Number(r.version)]));
+}

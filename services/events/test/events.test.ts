@@ -24,7 +24,7 @@ describe("events service (real Postgres and JetStream)", () => {
   const other = randomUUID();
   const as = (accountId: string) => ({ headers: callerHeaders(internalToken, { accountId, apiKeyId: randomUUID() }) });
 
-  const skuMessage = (accountId: string, key: string, id = randomUUID()): BusMessage => ({
+  const skuMessage = (accountId: string, key: string, id = randomUUID(), version = 1): BusMessage => ({
     id,
     subject: topics.catalogueSkuUpdated.subject,
     accountId,
@@ -32,7 +32,7 @@ describe("events service (real Postgres and JetStream)", () => {
     aggregate: `sku:${id}`,
     payload: toBinary(
       topics.catalogueSkuUpdated.schema,
-      create(topics.catalogueSkuUpdated.schema, { accountId, skuId: id, version: 1n, product: { id, key, sku: key, costCalculationPrice: { value: "19.99" } } }),
+      create(topics.catalogueSkuUpdated.schema, { accountId, skuId: id, version: BigInt(version), product: { id, key, sku: key, costCalculationPrice: { value: "19.99" } } }),
     ),
   });
   const publishSku = async (accountId: string, key: string) => {
@@ -159,7 +159,7 @@ describe("events service (real Postgres and JetStream)", () => {
     const text = (await db("events").where({ account_id: acc }).orderBy("seq", "desc").first().select(db.raw("payload->'prices'->0->>'price' AS price"))).price;
     expect(text).toBe("12.50");
     // A later product change carries the prices it has.
-    await handle([{ ...skuMessage(acc, "p2", product), id: randomUUID() }]);
+    await handle([{ ...skuMessage(acc, "p2", product, 2), id: randomUUID() }]);
     expect(await db("events").where({ account_id: acc }).orderBy("seq", "desc").first().then((r) => r.payload)).toMatchObject({ key: "p2", prices: [{ price: 12.5 }] });
   });
 

@@ -5,5 +5,6 @@ import { createEvents } from "./001_events";
 import { eventPageIndexes } from "./002_page_index";
 import { productReplica } from "./003_product_replica";
 import { priceEntries } from "./004_price_entries";
+import { aggregateVersions } from "./005_aggregate_versions";
 
-export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createEvents, eventPageIndexes, productReplica, priceEntries];
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createEvents, eventPageIndexes, productReplica, priceEntries, aggregateVersions];
