@@ -100,3 +100,34 @@ export const pathNumber = (path: string, taken: readonly string[]) =>
     .min(1)
     .max(500)
     .refine((v) => !taken.includes(v), { message: `must not be ${taken.map((t) => `"${t}"`).join(" or ")}: GET ${path}/<that name> answers something else` });
+
+const CALENDAR_DATE = /^\d{4}-\d{2}-\d{2}$/;
+const DATE_OR_TIMESTAMP = /^(\d{4}-\d{2}-\d{2})(?:[Tt](?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?(?:[Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d))?$/;
+const realDate = (v: string) => {
+  const d = new Date(`${v}T00:00:00Z`);
+  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === v;
+};
+
+/**
+ * A date-only field (`startDate`, an FX rate's `fromDate`, planning's `fromDate`...): `YYYY-MM-DD`,
+ * or an RFC 3339 timestamp read as its date in UTC (`2026-01-01T23:30:00-02:00` is 2026-01-02),
+ * because clients in typed languages send every date as a timestamp (Go's time.Time). Answers
+ * keep the documented `YYYY-MM-DD`.
+ */
+export function dateOnly() {
+  return z
+    .string()
+    .max(40)
+    .regex(DATE_OR_TIMESTAMP, "must be a date YYYY-MM-DD or an RFC 3339 timestamp")
+    .describe("YYYY-MM-DD, or an RFC 3339 timestamp read as its date in UTC")
+    .transform((v, ctx) => {
+      const day = v.slice(0, 10);
+      const date = v.length === 10 ? day : new Date(v.replace(/(\.\d{3})\d+/, "$1")).toISOString().slice(0, 10);
+      if (!realDate(day) || !CALENDAR_DATE.test(date)) {
+        ctx.addIssue({ code: "custom", message: "must be a real calendar date" });
+        return z.NEVER;
+      }
+      return date;
+    })
+    .pipe(z.string().regex(CALENDAR_DATE).describe("YYYY-MM-DD"));
+}

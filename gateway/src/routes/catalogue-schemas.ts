@@ -1,17 +1,13 @@
 import { z } from "zod";
 import { compatible } from "../http/compat";
-import { decimal, int32, jsonObject } from "../http/values";
+import { dateOnly, decimal, int32, jsonObject } from "../http/values";
 
 /** zod shapes of the catalogue's REST resources (CONTRACT.md, "Resources"). */
 
 const text = z.string().max(10_000);
 const shortText = z.string().max(500);
 const count = z.number().int().min(0).max(2 ** 31 - 1);
-export const isoDate = z
-  .string()
-  .max(10)
-  .regex(/^\d{4}-\d{2}-\d{2}$/, "a date YYYY-MM-DD")
-  .refine((v) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) && new Date(`${v}T00:00:00Z`).toISOString().startsWith(v), "a date YYYY-MM-DD");
+export const isoDate = dateOnly();
 
 export const costCalculationValueSchema = z.strictObject({
   key: z.string().min(1).max(500),

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { int32 } from "../http/values";
+import { dateOnly, int32 } from "../http/values";
 
 /** zod shapes of the inventory's REST resources (CONTRACT.md, "Resources"). */
 
@@ -161,7 +161,7 @@ export const trafficSchema = z
   })
   .meta({ id: "StoreTrafficEventResource" });
 
-const isoDate = z.string().max(10).regex(/^\d{4}-\d{2}-\d{2}$/, "a date YYYY-MM-DD").refine((v) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)), "a date YYYY-MM-DD");
+const isoDate = dateOnly();
 const limit = count.nullish().transform((v) => v ?? undefined);
 const triggerFields = {
   warehouseId: z.string().max(36).uuid().optional(),

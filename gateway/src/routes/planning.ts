@@ -3,22 +3,14 @@ import type { Client } from "@connectrpc/connect";
 import { planningV1 } from "@analytics/contracts";
 import { repeatable, route, type RouteContext } from "../http/route";
 import { generalResponseSchema } from "../http/schemas";
+import { dateOnly } from "../http/values";
 import type { CallAs } from "../clients";
 
 const { GroupBy } = planningV1;
 
 const groups = { seasons: GroupBy.SEASONS, products: GroupBy.PRODUCTS, variants: GroupBy.VARIANTS, skus: GroupBy.SKUS } as const;
 
-/** A calendar date YYYY-MM-DD that exists (2026-02-30 does not). */
-const date = () =>
-  z
-    .string()
-    .max(10)
-    .regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date YYYY-MM-DD")
-    .refine((v) => {
-      const d = new Date(`${v}T00:00:00Z`);
-      return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === v;
-    }, "must be a real calendar date");
+const date = dateOnly;
 
 const pimCustomQuery = Object.fromEntries(
   Array.from({ length: 10 }, (_, i) => [`pimCustom${i + 1}`, repeatable().describe(`pimCustom${i + 1} values; repeatable or comma-separated`)]),
@@ -26,8 +18,8 @@ const pimCustomQuery = Object.fromEntries(
 
 const volumesQuery = {
   groupBy: z.enum(["seasons", "products", "variants", "skus"]).default("seasons").describe("the product dimension of groupKey"),
-  fromDate: date().describe("required; start of the PO and draft-PO delivery window, YYYY-MM-DD"),
-  toDate: date().describe("required; end of the window (inclusive), YYYY-MM-DD, not before fromDate"),
+  fromDate: date().describe("required; start of the PO and draft-PO delivery window, YYYY-MM-DD (or an RFC 3339 timestamp, read as its date in UTC)"),
+  toDate: date().describe("required; end of the window (inclusive), YYYY-MM-DD (or an RFC 3339 timestamp, read as its date in UTC), not before fromDate"),
   updatedSince: z
     .string()
     .min(1)
