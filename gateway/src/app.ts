@@ -33,7 +33,8 @@ import { pricatRoutes } from "./routes/pricats";
 import { pricingRoutes } from "./routes/pricing";
 import { planningRoutes } from "./routes/planning";
 import { purchaseOrderRoutes } from "./routes/purchase-orders";
-import { imageCapabilities, productRoutes } from "./routes/products";
+import { imageCapabilities } from "./http/image-capabilities";
+import { productRoutes } from "./routes/products";
 import { transactionRoutes } from "./routes/transactions";
 
 export interface GatewayDeps {
@@ -210,13 +211,14 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
 
   authRoutes(ctx, accountOptions, tokens);
   if (deps.adminToken) adminRoutes(ctx, accountOptions);
-  productRoutes(ctx, clients.catalogue, clients.pricing, as, imageCapabilities(deps.jwtSecret, deps.publicBaseUrl));
+  const images = imageCapabilities(deps.jwtSecret, deps.publicBaseUrl);
+  productRoutes(ctx, clients.catalogue, clients.pricing, as, images);
   brandRoutes(ctx, clients.catalogue, as);
   mappingTableRoutes(ctx, clients.catalogue, as);
   pricingRoutes(ctx, clients.pricing, clients.catalogue, as);
   fxRateRoutes(ctx, clients.pricing, as);
   pricatRoutes(ctx, clients.pricing, as);
-  eventRoutes(ctx, clients.events, as);
+  eventRoutes(ctx, clients.events, as, images);
   planningRoutes(ctx, clients.planning, as);
   warehouseRoutes(ctx, clients.inventory, clients.catalogue, as);
   purchaseOrderRoutes(ctx, clients.orders, clients.catalogue, clients.inventory, as);

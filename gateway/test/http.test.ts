@@ -1,4 +1,4 @@
-import { imageCapabilities } from "../src/routes/products";
+import { imageCapabilities } from "../src/http/image-capabilities";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import pino from "pino";
 import { TEST_ADMIN_TOKEN, testGateway } from "./document";

@@ -5,6 +5,7 @@ import { eventsV1, RawJson } from "@analytics/contracts";
 import { BATCH_MAX } from "../http/batch";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../http/route";
+import { withCapabilityImageUrl, type ImageCapabilities } from "../http/image-capabilities";
 import { jsonValue } from "../http/values";
 import { generalResponseSchema } from "../http/schemas";
 import type { CallAs } from "../clients";
@@ -27,14 +28,15 @@ const statusItem = z.strictObject({ id: z.string().min(1).max(100), status: z.en
 const statusResult = z.object({ id: z.string(), updated: z.boolean() }).meta({ id: "EventStatusResult" });
 const states = { pending: EventState.PENDING, completed: EventState.COMPLETED, failed: EventState.FAILED } as const;
 
-function toRest(e: eventsV1.Event) {
+function toRest(e: eventsV1.Event, images: ImageCapabilities) {
   const iso = (t?: Timestamp) => (t ? timestampDate(t).toISOString() : null);
   return {
     id: e.id,
     accountId: e.accountId,
     eventType: e.eventType,
-    // The payload as the events service read it from Postgres, never parsed here.
-    payload: new RawJson(e.payloadJson),
+    // The payload as the events service read it from Postgres, never parsed here; a product's
+    // image is the capability URL GET /products gives, which needs no token.
+    payload: new RawJson(withCapabilityImageUrl(images, e.accountId, e.payloadJson)),
     createdAt: iso(e.createdAt)!,
     completedAt: iso(e.completedAt),
     failedAt: iso(e.failedAt),
@@ -42,7 +44,7 @@ function toRest(e: eventsV1.Event) {
 }
 
 /** /v2/api/events -> analytics.events.v1.EventsService */
-export function eventRoutes(ctx: RouteContext, events: Client<typeof eventsV1.EventsService>, as: CallAs): void {
+export function eventRoutes(ctx: RouteContext, events: Client<typeof eventsV1.EventsService>, as: CallAs, images: ImageCapabilities): void {
   const tag = "Events";
   route(ctx, {
     method: "GET",
@@ -70,7 +72,7 @@ export function eventRoutes(ctx: RouteContext, events: Client<typeof eventsV1.Ev
         as(caller),
       );
       setPageHeaders(request, reply, query, Number(res.totalCount));
-      return res.events.map(toRest);
+      return res.events.map((e) => toRest(e, images));
     },
   });
   route(ctx, {
@@ -126,7 +128,7 @@ export function eventRoutes(ctx: RouteContext, events: Client<typeof eventsV1.Ev
     },
     handler: async ({ params, body, caller }) => {
       const res = await events.updateEventPayload({ id: params.id, payloadJson: JSON.stringify(body.payload) }, as(caller));
-      return toRest(res.event!);
+      return toRest(res.event!, images);
     },
   });
 }

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { isUuid } from "@analytics/db";
 import { create } from "@bufbuild/protobuf";
@@ -8,6 +8,7 @@ import { generalResponse } from "@analytics/errors";
 import { BATCH_MAX, batchStatus, convertBody, converting, runBatch, serverFailure, type BatchResponse } from "../http/batch";
 import { describe } from "../http/validation";
 import { HttpError } from "../http/errors";
+import { imageCapabilities, type ImageCapabilities } from "../http/image-capabilities";
 import { JsonItems, jsonArrayStream } from "../http/json-stream";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { batchOf, repeatable, route, type RouteContext } from "../http/route";
@@ -60,29 +61,6 @@ export const productExample = create(ProductSchema, {
 
 const exampleWrite = toProduct(productExample) as { key: string };
 
-/**
- * Image URLs usable where no bearer token is sent (an <img> tag, a spreadsheet cell): an
- * account-scoped capability path whose signature is an HMAC of account and content hash under a
- * key derived from the server's secret; absolute when PUBLIC_BASE_URL is set.
- */
-export function imageCapabilities(secret: string, publicBaseUrl = "") {
-  const key = createHmac("sha256", secret).update("image capability urls v1").digest();
-  const signature = (accountId: string, sha256: string) => createHmac("sha256", key).update(`${accountId}:${sha256}`).digest("base64url");
-  return {
-    signature,
-    verify: (accountId: string, sha256: string, sig: string) => {
-      const expected = Buffer.from(signature(accountId, sha256));
-      const given = Buffer.from(sig);
-      return expected.length === given.length && timingSafeEqual(expected, given);
-    },
-    /** The catalogue's `/v2/api/images/<sha256>` as the account's capability URL. */
-    url: (accountId: string, imageUrl: string) => {
-      const sha256 = /^\/v2\/api\/images\/([0-9a-f]{64})$/.exec(imageUrl)?.[1];
-      return sha256 ? `${publicBaseUrl}/v2/api/images/${accountId}/${sha256}/${signature(accountId, sha256)}` : imageUrl;
-    },
-  };
-}
-export type ImageCapabilities = ReturnType<typeof imageCapabilities>;
 
 /**
  * A StreamProductsJson chunk as comma-separated answer items, written into one buffer: each
