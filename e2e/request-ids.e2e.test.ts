@@ -35,5 +35,13 @@ describe("request ids end to end (item 7)", () => {
       expect.objectContaining({ msg: "request", statusCode: 201 }),
       expect.objectContaining({ service: "catalogue", rpc: "UpsertProducts" }),
     ]));
+    // A streamed answer too: the catalogue's line of GET /products names the request.
+    const list = await api("GET", "/v2/api/products", undefined, { "x-request-id": "e2e-request-78" });
+    expect(list.status).toBe(200);
+    await eventually(
+      async () => platform.logs.some((line) => line.includes('"StreamProductsJson"') && line.includes('"requestId":"e2e-request-78"')),
+      10_000,
+      "the catalogue's line of the streamed call, with its request id",
+    );
   });
 });

@@ -165,6 +165,21 @@ function metricsText(service: string, relay: OutboxRelay): string {
   ].join("\n");
 }
 
+/** The messages of `stream`, each read within `store`'s request context. */
+function inContext<T>(store: { requestId: string } | undefined, stream: AsyncIterable<T>): AsyncIterable<T> {
+  if (!store) return stream;
+  return {
+    [Symbol.asyncIterator]() {
+      const it = stream[Symbol.asyncIterator]();
+      return {
+        next: (...args) => requestContext.run(store, () => it.next(...args)),
+        return: (value?: unknown) => requestContext.run(store, () => it.return?.(value) ?? Promise.resolve({ done: true as const, value: undefined as never })),
+        throw: (error?: unknown) => requestContext.run(store, () => it.throw?.(error) ?? Promise.reject(error)),
+      };
+    },
+  };
+}
+
 /** A request id as the gateway forwards it: at most 128 visible characters. */
 const saneRequestId = (value: string | null) => (value && /^[A-Za-z0-9._:@/+=-]{1,128}$/.test(value) ? value : undefined);
 
@@ -187,14 +202,17 @@ function errorsAndLogging(logger: Logger): Interceptor {
         logger.debug({ rpc: req.method.name, ms: Math.round(performance.now() - started) }, "rpc");
         return res;
       }
-      // A streaming handler runs as its messages are read: its errors surface here, not above.
-      const messages = res.message;
+      // A streaming handler runs as its messages are read: its errors surface here, not above,
+      // and it runs in the context of whoever reads, so each read is put back in this call's
+      // (its log lines carry the request id).
+      const store = requestContext.getStore();
+      const messages = inContext(store, res.message);
       return {
         ...res,
         message: (async function* () {
           try {
             yield* messages;
-            logger.debug({ rpc: req.method.name, ms: Math.round(performance.now() - started) }, "rpc");
+            logger.debug({ rpc: req.method.name, ms: Math.round(performance.now() - started), ...store }, "rpc");
           } catch (error) {
             throw failed(error);
           }
