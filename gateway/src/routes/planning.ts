@@ -25,7 +25,7 @@ const volumesQuery = {
     .min(1)
     .max(64)
     .optional()
-    .describe("RFC 3339, or YYYY-MM-DD read as midnight in the account's timezone: only groups whose PO or draft-PO data changed after it"),
+    .describe("RFC 3339, or YYYY-MM-DD read as midnight in the account's timezone: only the groups whose PO or draft-PO volume changed after it, in either direction (a group that lost all of it comes back with zeros)"),
   seasons: repeatable(),
   variants: repeatable().describe("variant group ids"),
   products: repeatable().describe("product group ids"),

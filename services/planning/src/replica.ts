@@ -75,6 +75,18 @@ export async function applySkus(tx: Tx, messages: catalogueMessagesV1.SkuChanged
     merchandise_type: orNull(p!.merchandiseType),
     pim_custom: [p!.pimCustom1, p!.pimCustom2, p!.pimCustom3, p!.pimCustom4, p!.pimCustom5, p!.pimCustom6, p!.pimCustom7, p!.pimCustom8, p!.pimCustom9, p!.pimCustom10].map(orNull),
   }));
+  // A SKU with PO lines that changes group moves their volume: both groups changed.
+  await tx.raw(
+    `INSERT INTO changed_groups (account_id, sku_id, external_warehouse_id, season, product_group_id, variant_group_id, key, changed_at)
+     SELECT DISTINCT s.account_id, s.sku_id, l.external_warehouse_id, g.season, g.product_group_id, g.variant_group_id, g.key, now()
+     FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, sku_id uuid, version bigint, season text, product_group_id text, variant_group_id text, key text)
+     JOIN skus s ON s.account_id = x.account_id AND s.sku_id = x.sku_id AND s.version < x.version
+       AND (s.season, s.product_group_id, s.variant_group_id, s.key) IS DISTINCT FROM (x.season, x.product_group_id, x.variant_group_id, x.key)
+     JOIN purchase_order_lines l ON l.account_id = s.account_id AND l.sku_id = s.sku_id
+     CROSS JOIN LATERAL (VALUES (s.season, s.product_group_id, s.variant_group_id, s.key), (x.season, x.product_group_id, x.variant_group_id, x.key))
+       AS g(season, product_group_id, variant_group_id, key)`,
+    [json(rows.map(({ account_id, sku_id, version, season, product_group_id, variant_group_id, key }) => ({ account_id, sku_id, version, season, product_group_id, variant_group_id, key })))],
+  );
   await upsertNewer(tx, "skus", ["account_id", "sku_id"], skuColumns, rows);
 }
 
@@ -128,7 +140,21 @@ export async function applyPurchaseOrders(tx: Tx, messages: ordersMessagesV1.Pur
   if (!applied.length) return;
   const won = new Set(applied.map((r) => `${r.account_id}/${r.purchase_order_id}`));
   const winners = orders.filter((m) => won.has(`${m.accountId}/${m.purchaseOrderId}`));
-  // 2. Their lines are replaced by the new version's lines.
+  // 2. Their lines are replaced by the new version's lines. A (SKU, warehouse) of the old lines
+  // that the new ones no longer have leaves no line behind: its group is recorded as changed.
+  const at = new Map(winners.map((m) => [`${m.accountId}/${m.purchaseOrderId}`, changedAt(m)]));
+  const kept = winners.flatMap((m) => m.lines.map((l) => ({ account_id: m.accountId, purchase_order_id: m.purchaseOrderId, sku_id: l.skuId, external_warehouse_id: l.externalWarehouseId })));
+  await tx.raw(
+    `INSERT INTO changed_groups (account_id, sku_id, external_warehouse_id, season, product_group_id, variant_group_id, key, changed_at)
+     SELECT DISTINCT l.account_id, l.sku_id, l.external_warehouse_id, s.season, s.product_group_id, s.variant_group_id, s.key, coalesce(x.changed_at, now())
+     FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, purchase_order_id uuid, changed_at timestamptz)
+     JOIN purchase_order_lines l ON l.account_id = x.account_id AND l.purchase_order_id = x.purchase_order_id
+     LEFT JOIN skus s ON s.account_id = l.account_id AND s.sku_id = l.sku_id
+     WHERE NOT EXISTS (
+       SELECT 1 FROM jsonb_to_recordset(?::jsonb) AS k(account_id uuid, purchase_order_id uuid, sku_id uuid, external_warehouse_id text)
+       WHERE k.account_id = l.account_id AND k.purchase_order_id = l.purchase_order_id AND k.sku_id = l.sku_id AND k.external_warehouse_id = l.external_warehouse_id)`,
+    [json(winners.map((m) => ({ account_id: m.accountId, purchase_order_id: m.purchaseOrderId, changed_at: at.get(`${m.accountId}/${m.purchaseOrderId}`) }))), json(kept)],
+  );
   await tx.raw(
     `DELETE FROM purchase_order_lines l USING jsonb_to_recordset(?::jsonb) AS x(account_id uuid, purchase_order_id uuid)
      WHERE l.account_id = x.account_id AND l.purchase_order_id = x.purchase_order_id`,

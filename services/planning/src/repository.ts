@@ -62,8 +62,8 @@ function skuWhere(f: VolumeFilters): { sql: string; bindings: Knex.RawBinding[] 
  * The statement of an account's planned volumes (see plannedVolumes), with its bindings: the SKUs
  * that pass the filters, their available stock (live warehouses), and the open quantity of their
  * PO lines delivered inside [fromDate, toDate], summed per group (and warehouse). With
- * updatedSince only the groups (rows) whose PO lines changed after it are kept, with zeros where
- * nothing is left.
+ * updatedSince only the groups (rows) whose PO or draft-PO volume changed after it are kept, with
+ * zeros where nothing is left: groups of lines changed since, and groups that lines or SKUs left.
  */
 export function volumesStatement(accountId: string, q: VolumeQuery, byWarehouse: boolean): { sql: string; bindings: Knex.RawBinding[] } {
   const where = skuWhere(q.filters);
@@ -80,13 +80,20 @@ export function volumesStatement(accountId: string, q: VolumeQuery, byWarehouse:
       "instant" in q.updatedSince
         ? "?::timestamptz"
         : `(?::date)::timestamp AT TIME ZONE coalesce((SELECT a.timezone FROM accounts a WHERE a.account_id = ? AND a.timezone IN (SELECT name FROM pg_timezone_names)), 'UTC')`;
+    const atBindings = "instant" in q.updatedSince ? [q.updatedSince.instant] : [q.updatedSince.date, accountId];
+    // The groups of lines changed since, and those that lost (or gained) volume with no line
+    // left to say so (changed_groups: removed or moved lines, SKUs that changed group).
+    const cgWid = byWarehouse ? ", coalesce(w.warehouse_id::text, '') AS wid" : "";
+    const cgJoin = byWarehouse ? "LEFT JOIN wx w ON w.external_id = c.external_warehouse_id" : "";
     since = `, ch AS (
-        SELECT DISTINCT s.g${poWid}
+        SELECT s.g${poWid}
         FROM purchase_order_lines l JOIN s USING (sku_id) ${poJoin}
-        WHERE l.account_id = ? AND l.changed_at > ${at})`;
-    bindings.push(accountId);
-    if ("instant" in q.updatedSince) bindings.push(q.updatedSince.instant);
-    else bindings.push(q.updatedSince.date, accountId);
+        WHERE l.account_id = ? AND l.changed_at > ${at}
+        UNION
+        SELECT coalesce(c.${g}, '') AS g${cgWid}
+        FROM changed_groups c JOIN s USING (sku_id) ${cgJoin}
+        WHERE c.account_id = ? AND c.changed_at > ${at})`;
+    bindings.push(accountId, ...atBindings, accountId, ...atBindings);
     from = `ch LEFT JOIN v USING (${keys})`;
   }
   // Stock rows and window lines in one UNION ALL, summed per group: one pass each, and Postgres

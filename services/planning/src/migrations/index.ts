@@ -3,5 +3,6 @@ import { inboxMigrations } from "@analytics/inbox";
 import { outboxMigrations } from "@analytics/outbox";
 import { createReplica } from "./001_planning";
 import { replicaEpoch } from "./002_replica_epoch";
+import { changedGroups } from "./003_changed_groups";
 
-export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createReplica, replicaEpoch];
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createReplica, replicaEpoch, changedGroups];
