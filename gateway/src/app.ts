@@ -11,7 +11,7 @@ import type { Bus } from "@analytics/bus";
 import { stringifyRest } from "@analytics/contracts";
 import { OutboxRelay } from "@analytics/outbox";
 import { createDb, DB_DEFAULTS, migrate, ping, type Db } from "@analytics/db";
-import { serviceReady } from "@analytics/rpc";
+import { dependencyChecks, serviceReady, withinDeadline } from "@analytics/rpc";
 import { adminAuthenticator, adminRoutes, authRoutes, bearerAuthenticator, type AccountsOptions } from "./accounts/routes";
 import { migrations } from "./accounts/migrations";
 import { KeyStatusCache } from "./accounts/key-status";
@@ -55,6 +55,8 @@ export interface GatewayDeps {
   /** Deadlines (config: DB_ACQUIRE_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS, SERVICE_CALL_TIMEOUT_MS, REQUEST_TIMEOUT_MS). */
   dbAcquireTimeoutMs?: number;
   dbStatementTimeoutMs?: number;
+  /** Connections of its pool (config: DB_POOL_MAX), 20 when unset. */
+  dbPoolMax?: number;
   serviceCallTimeoutMs?: number;
   requestTimeoutMs?: number;
   /** Where the gateway's outbox (account settings changes) is relayed; absent, rows wait (tests). */
@@ -72,17 +74,6 @@ export interface Gateway {
 const MiB = 1024 * 1024;
 const READY_DEADLINE_MS = 2_000;
 
-/** True when `probe` succeeds (a service probe: resolves true) within `ms`; false when it fails or is late. */
-async function withinDeadline(probe: () => Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  try {
-    return await Promise.race([probe().then((v) => v !== false, () => false), late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** The gateway's settings that come straight from configuration. */
 export function gatewaySettings(config: Config) {
   return {
@@ -95,6 +86,7 @@ export function gatewaySettings(config: Config) {
     publicBaseUrl: config.PUBLIC_BASE_URL,
     dbAcquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS,
     dbStatementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
+    dbPoolMax: config.DB_POOL_MAX,
     serviceCallTimeoutMs: config.SERVICE_CALL_TIMEOUT_MS,
     requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
   };
@@ -107,7 +99,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     url: deps.databaseUrl,
     schema: "gateway",
     applicationName: "gateway",
-    poolMax: 20,
+    poolMax: deps.dbPoolMax ?? 20,
     acquireTimeoutMs: deps.dbAcquireTimeoutMs,
     // The edge's own statements (keys, accounts, settings) are short: none may outlast the
     // deadline every route keeps, the driver's extra second (libs/db) included.
@@ -226,17 +218,21 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   distributionOrderRoutes(ctx, clients.orders, clients.catalogue, clients.inventory, as);
   transactionRoutes(ctx, clients.orders, as);
 
-  app.get("/healthz", async () => ({ status: "ok" }));
+  // Alive, with each dependency's state (its database, every service): always 200, so a
+  // service's outage restarts no gateway.
+  app.get("/healthz", async () => ({
+    status: "ok",
+    checks: await dependencyChecks({
+      database: () => ping(db),
+      ...Object.fromEntries(Object.entries(deps.services).map(([name, url]) => [name, () => serviceReady(url, READY_DEADLINE_MS)])),
+    }),
+  }));
+  // Ready is able to serve: its own database (accounts and keys). A service's outage answers
+  // 503 on that service's routes and shows in /healthz; it does not take every gateway out of
+  // its Kubernetes Service, nor does a disabled service keep them out.
   app.get("/readyz", async (_request, reply) => {
-    // Every dependency at once, each within the same deadline: a frozen one answers "false" in time.
-    const probes: [string, () => Promise<unknown>][] = [
-      ["database", () => ping(db)],
-      ...Object.entries(deps.services).map(([name, url]): [string, () => Promise<unknown>] => [name, () => serviceReady(url, READY_DEADLINE_MS)]),
-    ];
-    const results = await Promise.all(probes.map(([, probe]) => withinDeadline(probe, READY_DEADLINE_MS)));
-    const checks = Object.fromEntries(probes.map(([name], i) => [name, results[i]]));
-    const ready = results.every(Boolean);
-    return reply.status(ready ? 200 : 503).send({ status: ready ? "ready" : "not ready", checks });
+    const database = await withinDeadline(() => ping(db), READY_DEADLINE_MS);
+    return reply.status(database ? 200 : 503).send({ status: database ? "ready" : "not ready", checks: { database } });
   });
 
   const document = openapi.document();

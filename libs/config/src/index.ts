@@ -68,6 +68,11 @@ export const configSchema = z.object({
   OUTBOX_POLL_MS: z.coerce.number().int().min(10).default(250),
   /** Longest wait for a database connection from the pool; then the request answers 503. */
   DB_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
+  /**
+   * Connections this process's pool may open (per service in `npm start`); unset: 10 per service,
+   * 20 for the gateway. Replicas x pools must fit in Postgres's max_connections (README).
+   */
+  DB_POOL_MAX: z.coerce.number().int().min(1).max(1000).optional(),
   /** Longest SQL statement (Postgres statement_timeout); then the request answers 503. */
   DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
   /** Deadline of each gateway-to-service call; then the request answers 503. */
@@ -90,9 +95,9 @@ function serviceUrlShape() {
   return shape as Record<`${Uppercase<ServiceName>}_URL`, z.ZodDefault<z.ZodString>>;
 }
 
-/** The database timeouts every pool uses. */
+/** The database timeouts (and pool size, when set) every pool uses. */
 export function dbTimeouts(config: Config) {
-  return { acquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS, statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS };
+  return { acquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS, statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS, poolMax: config.DB_POOL_MAX };
 }
 
 /** What every process connects its bus with (libs/bus createBus). */

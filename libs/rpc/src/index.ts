@@ -39,7 +39,7 @@ export interface ServiceDeps {
    */
   healthPort?: number;
   /** Pool acquire and statement timeouts (DB_ACQUIRE_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS). */
-  dbTimeouts?: { acquireTimeoutMs: number; statementTimeoutMs: number };
+  dbTimeouts?: { acquireTimeoutMs: number; statementTimeoutMs: number; poolMax?: number };
 }
 
 export interface RunningService {
@@ -103,11 +103,12 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
   try {
     const applied = await migrate(db, name, definition.migrations);
     if (applied.length) logger.info({ applied }, "migrations applied");
-    const ready = async () => {
-      await ping(db);
-      await deps.bus.ping();
-    };
-    const health = healthHandler(ready, () => metricsText(name, relay));
+    // Ready is this process able to serve: its own database. The bus is a dependency: while it is
+    // down writes still commit, their messages waiting in the outbox, so it shows in /healthz and
+    // the metrics, not as not-ready (in Kubernetes, every replica unready would be an outage).
+    const ready = () => ping(db);
+    const dependencies = { database: () => ping(db), bus: () => deps.bus.ping() };
+    const health = healthHandler(ready, dependencies, () => metricsText(name, relay));
     server = http2.createServer(
       connectNodeAdapter({
         routes: (router) => definition.routes(router, context),
@@ -228,7 +229,32 @@ const READY_DEADLINE_MS = 2_000;
 
 type NodeHandler = NonNullable<Parameters<typeof connectNodeAdapter>[0]["fallback"]>;
 
-function healthHandler(ready: () => Promise<void>, metrics: () => string): NodeHandler {
+/** How long /healthz waits for each dependency: quicker than a liveness probe's timeout. */
+const DEPENDENCY_DEADLINE_MS = 500;
+
+/** True when `probe` succeeds within `ms` (a probe resolving false fails too); false when it fails or is late. */
+export async function withinDeadline(probe: () => Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([probe().then((v) => v !== false, () => false), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Each dependency's state, all probed at once, each within `ms`. */
+export async function dependencyChecks(probes: Record<string, () => Promise<unknown>>, ms = DEPENDENCY_DEADLINE_MS): Promise<Record<string, boolean>> {
+  const names = Object.keys(probes);
+  const results = await Promise.all(names.map((n) => withinDeadline(probes[n], ms)));
+  return Object.fromEntries(names.map((n, i) => [n, results[i]]));
+}
+
+/**
+ * /healthz: alive (always 200), with each dependency's state in `checks`; /readyz: able to serve
+ * (its own database answers), within READY_DEADLINE_MS even when Postgres hangs; /metrics.
+ */
+function healthHandler(ready: () => Promise<unknown>, dependencies: Record<string, () => Promise<unknown>>, metrics: () => string): NodeHandler {
   return (req, res) => {
     if (req.url === "/metrics") {
       res.writeHead(200, { "content-type": "text/plain; version=0.0.4" });
@@ -238,18 +264,9 @@ function healthHandler(ready: () => Promise<void>, metrics: () => string): NodeH
       res.writeHead(status, { "content-type": "application/json" });
       res.end(JSON.stringify(body));
     };
-    if (req.url === "/healthz") return reply(200, { status: "ok" });
+    if (req.url === "/healthz") return void dependencyChecks(dependencies).then((checks) => reply(200, { status: "ok", checks }));
     if (req.url === "/readyz") {
-      // Answers within READY_DEADLINE_MS even when Postgres or NATS hang.
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("late")), READY_DEADLINE_MS)));
-      Promise.race([ready(), late])
-        .then(
-          () => reply(200, { status: "ready" }),
-          () => reply(503, { status: "not ready" }),
-        )
-        .finally(() => clearTimeout(timer));
-      return;
+      return void withinDeadline(ready, READY_DEADLINE_MS).then((ok) => reply(ok ? 200 : 503, { status: ok ? "ready" : "not ready" }));
     }
     reply(404, { status: "not found" });
   };

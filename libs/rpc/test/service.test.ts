@@ -42,16 +42,19 @@ describe("startService (real Postgres)", () => {
     payload: toBinary(topics.catalogueBrandCreated.schema, create(topics.catalogueBrandCreated.schema, {})),
   });
 
-  it("answers /healthz, /readyz and /metrics over plain HTTP/1.1 on its health port", async () => {
+  it("answers /healthz (dependencies), /readyz (its own database) and /metrics over plain HTTP/1.1 on its health port", async () => {
     const bus = new InProcessBus();
     const service = await startService(definition, deps(bus, 0, 0));
     try {
       const ready = await fetch(`${service.healthUrl}/readyz`);
       expect(ready.status).toBe(200);
-      expect(await (await fetch(`${service.healthUrl}/healthz`)).json()).toEqual({ status: "ok" });
+      expect(await (await fetch(`${service.healthUrl}/healthz`)).json()).toEqual({ status: "ok", checks: { database: true, bus: true } });
       expect(await (await fetch(`${service.healthUrl}/metrics`)).text()).toMatch(/outbox_dead_lettered_total\{service="probe"\} 0/);
+      // The bus gone: still ready (writes commit, their messages wait in the outbox), and /healthz says so.
       await bus.close();
-      expect((await fetch(`${service.healthUrl}/readyz`)).status).toBe(503);
+      expect((await fetch(`${service.healthUrl}/readyz`)).status).toBe(200);
+      const health = await fetch(`${service.healthUrl}/healthz`);
+      expect([health.status, await health.json()]).toEqual([200, { status: "ok", checks: { database: true, bus: false } }]);
     } finally {
       await service.close();
     }
