@@ -7,21 +7,30 @@ import { handleIsolating, type Bus, type BusMessage, type ConsumerSpec, type Pub
  * row published only after its effects are committed; a message some consumer failed is refused
  * and the outbox retries it (consumers are idempotent through their inbox). Nothing is kept in
  * memory, so the launcher subscribes every consumer before any outbox relay starts: a message
- * that no consumer of this process wants is one nobody will ever ask for.
+ * that no consumer of this process wants is one nobody will ever ask for. A consumer that has
+ * stopped (services close one after another on shutdown, while other relays still run) will ask
+ * again at the next start: its messages are refused meanwhile, so they wait in the outbox.
  */
 export class InProcessBus implements Bus {
   readonly kind = "in-process" as const;
   private readonly consumers = new Set<ConsumerSpec>();
+  /** Every consumer that has subscribed, by durable name: one missing from `consumers` has stopped. */
+  private readonly known = new Map<string, string[]>();
   private closed = false;
 
   constructor(private readonly logger?: Logger) {}
 
   async publish(messages: BusMessage[]): Promise<PublishOutcome[]> {
     if (this.closed) return messages.map(() => new Error("bus closed"));
-    const outcomes: PublishOutcome[] = messages.map(() => undefined);
+    const running = new Set([...this.consumers].map((c) => c.durable));
+    const stopped = [...this.known].filter(([durable]) => !running.has(durable));
+    const outcomes: PublishOutcome[] = messages.map((m) => {
+      const waiting = stopped.find(([, subjects]) => subjects.some((f) => subjectMatches(f, m.subject)));
+      return waiting ? new Error(`consumer ${waiting[0]} is stopped`) : undefined;
+    });
     await Promise.all(
       [...this.consumers].map(async (consumer) => {
-        const wanted = messages.flatMap((m, i) => (consumer.subjects.some((f) => subjectMatches(f, m.subject)) ? [{ m, i }] : []));
+        const wanted = messages.flatMap((m, i) => (!outcomes[i] && consumer.subjects.some((f) => subjectMatches(f, m.subject)) ? [{ m, i }] : []));
         if (!wanted.length) return;
         const results = await handleIsolating(
           wanted.map(({ m }) => ({ ...m, payload: m.payload.slice() })),
@@ -39,6 +48,7 @@ export class InProcessBus implements Bus {
 
   async subscribe(spec: ConsumerSpec): Promise<Subscription> {
     this.consumers.add(spec);
+    this.known.set(spec.durable, spec.subjects);
     return { stop: async () => void this.consumers.delete(spec) };
   }
 

@@ -53,6 +53,21 @@ describe("InProcessBus", () => {
     expect(outcomes.map((o) => o?.message)).toEqual([undefined, "cannot handle", undefined]);
     expect(handled).toEqual(["1", "3"]);
   });
+
+  it("refuses a message whose consumer has stopped (a shutdown in progress) until it is back, rather than dropping it", async () => {
+    const bus = new InProcessBus();
+    const handled: string[] = [];
+    const spec = { durable: "events-queue", subjects: ["analytics.catalogue.sku.changed"], handle: async (ms: BusMessage[]) => void handled.push(...ms.map(text)) };
+    const subscription = await bus.subscribe(spec);
+    await subscription.stop();
+    const [refused] = await bus.publish([message("analytics.catalogue.sku.changed", "while stopped")]);
+    expect(refused?.message).toMatch(/events-queue.*stopped/);
+    // Subjects no consumer ever asked for still count as published: nobody will ask for them.
+    expect(await bus.publish([message("analytics.orders.purchase_order.created")])).toEqual([undefined]);
+    await bus.subscribe(spec);
+    expect(await bus.publish([message("analytics.catalogue.sku.changed", "again")])).toEqual([undefined]);
+    expect(handled).toEqual(["again"]);
+  });
 });
 
 describe("NatsBus (real JetStream)", () => {

@@ -66,6 +66,23 @@ export async function createTestBus(options: { ackWaitMs?: number } = {}): Promi
   };
 }
 
+/**
+ * Polls `count` until `done` holds; fails only when the count has not moved for `stallMs`. For
+ * work whose pace depends on the machine's load (a backlog draining): a loaded machine gets the
+ * time it needs, a stuck one fails as quickly as an idle one would.
+ */
+export async function whileProgressing(count: () => Promise<number>, done: (n: number) => boolean, stallMs = 15_000, what: string | (() => string) = "progress"): Promise<number> {
+  let last = -1;
+  let movedAt = Date.now();
+  for (;;) {
+    const n = await count();
+    if (done(n)) return n;
+    if (n !== last) [last, movedAt] = [n, Date.now()];
+    else if (Date.now() - movedAt > stallMs) throw new Error(`stalled at ${n} for ${stallMs} ms waiting for ${typeof what === "function" ? what() : what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 /** Polls until `check` returns a value other than undefined/false, or fails after `timeoutMs`. */
 export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 10_000, what: string | (() => string) = "condition"): Promise<T> {
   const deadline = Date.now() + timeoutMs;
