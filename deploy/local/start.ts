@@ -5,7 +5,8 @@ import { basename, dirname, isAbsolute, join, relative, resolve } from "node:pat
 import { pathToFileURL } from "node:url";
 import pg from "pg";
 import { createBus } from "@analytics/bus";
-import { busSettings, createLogger, dbTimeouts, exitOnStartupError, loadConfig, StartupError, type Config } from "@analytics/config";
+import { busSettings, createLogger, dbTimeouts, exitOnStartupError, loadConfig, StartupError, tracingSettings, type Config } from "@analytics/config";
+import { startTracing } from "@analytics/telemetry";
 import type { RunningService } from "@analytics/rpc";
 import { buildGateway, gatewaySettings } from "@analytics/gateway";
 import { localServices } from "./services";
@@ -19,10 +20,12 @@ async function main(): Promise<void> {
   const started = Date.now();
   const config = loadConfig();
   const logger = createLogger(config, "local");
+  // One process, one trace exporter: a span tells its deployable by its name (route or RPC).
+  const tracing = startTracing({ serviceName: "analytics-platform", ...tracingSettings(config) });
   const dataDir = resolve(config.DATA_DIR);
   mkdirSync(dataDir, { recursive: true });
   const secrets = localSecrets(config, dataDir);
-  const stops: (() => Promise<void>)[] = [];
+  const stops: (() => Promise<void>)[] = [() => tracing.stop()];
 
   let databaseUrl = config.DATABASE_URL;
   if (!databaseUrl) {

@@ -11,7 +11,8 @@ import type { Bus } from "@analytics/bus";
 import { stringifyRest } from "@analytics/contracts";
 import { OutboxRelay } from "@analytics/outbox";
 import { createDb, DB_DEFAULTS, migrate, ping, type Db } from "@analytics/db";
-import { dependencyChecks, serviceReady, withinDeadline } from "@analytics/rpc";
+import { dependencyChecks, serviceReady, storeMetrics, withinDeadline } from "@analytics/rpc";
+import { createMetricsRegistry } from "@analytics/telemetry";
 import { adminAuthenticator, adminRoutes, authRoutes, bearerAuthenticator, type AccountsOptions } from "./accounts/routes";
 import { migrations } from "./accounts/migrations";
 import { KeyStatusCache } from "./accounts/key-status";
@@ -21,6 +22,7 @@ import { HttpError, installErrorHandling } from "./http/errors";
 import { docsContentSecurityPolicy, installResponseHeaders, requestIdOf } from "./http/headers";
 import { frameworkErrors, refuseHostileInput } from "./http/hostile-input";
 import { OpenApi } from "./http/openapi";
+import { installTelemetry } from "./http/telemetry";
 import type { RouteContext } from "./http/route";
 import { brandRoutes } from "./routes/brands";
 import { eventRoutes } from "./routes/events";
@@ -141,6 +143,9 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     brotliOptions: { params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } },
     zlibOptions: { level: 5 },
   });
+  // Request counts and latencies per route, traces, and /metrics (with the pool and outbox below).
+  const metrics = createMetricsRegistry("gateway");
+  installTelemetry(app, metrics);
   app.addHook("onRequest", async (request, reply) => {
     reply.header("X-Request-Id", request.id);
     // A DELETE with no body is no JSON to read, whatever Content-Type the client sends with every
@@ -197,6 +202,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   };
   const relay = deps.bus ? new OutboxRelay({ db, bus: deps.bus, logger: deps.logger, pollMs: deps.outboxPollMs }) : undefined;
   relay?.start();
+  storeMetrics(metrics, db, relay);
   const accountOptions: AccountsOptions = { db, relay, keys, ...deps };
   const clients = createClients(deps.services);
   const as = callAs(deps.internalToken, serviceCallTimeoutMs);

@@ -2,6 +2,7 @@ import type { Client } from "@connectrpc/connect";
 import { callerHeaders, type Caller } from "@analytics/auth";
 import { serviceNames, serviceRegistry, type ServiceName } from "@analytics/contracts";
 import { createServiceClient } from "@analytics/rpc";
+import { traceHeaders } from "@analytics/telemetry";
 
 /** Where each service answers; the gateway reaches services only through these generated clients. */
 export type ServiceUrls = Record<ServiceName, string>;
@@ -16,11 +17,12 @@ export function createClients(urls: ServiceUrls): Clients {
 }
 
 /**
- * Call options that carry the caller to a service, with the internal credential, and the call's
- * deadline (SERVICE_CALL_TIMEOUT_MS): a service that does not answer in time is a 503, never a hang.
+ * Call options that carry the caller to a service, with the internal credential, the request's
+ * trace (while tracing is on), and the call's deadline (SERVICE_CALL_TIMEOUT_MS): a service that
+ * does not answer in time is a 503, never a hang.
  */
 export type CallAs = (caller: Caller) => { headers: Record<string, string>; timeoutMs: number };
 
 export function callAs(internalToken: string, timeoutMs: number): CallAs {
-  return (caller) => ({ headers: callerHeaders(internalToken, caller), timeoutMs });
+  return (caller) => ({ headers: { ...callerHeaders(internalToken, caller), ...traceHeaders() }, timeoutMs });
 }

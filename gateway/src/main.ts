@@ -1,4 +1,5 @@
-import { busSettings, createLogger, exitOnStartupError, loadConfig, required, serviceUrls } from "@analytics/config";
+import { busSettings, createLogger, exitOnStartupError, loadConfig, required, serviceUrls, tracingSettings } from "@analytics/config";
+import { startTracing } from "@analytics/telemetry";
 import { createBus } from "@analytics/bus";
 import { buildGateway, gatewaySettings } from "./app";
 
@@ -6,6 +7,7 @@ import { buildGateway, gatewaySettings } from "./app";
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config, "gateway");
+  const tracing = startTracing({ serviceName: "analytics-gateway", ...tracingSettings(config) });
   const gateway = await buildGateway({
     databaseUrl: required(config, "DATABASE_URL"),
     services: serviceUrls(config),
@@ -19,7 +21,7 @@ async function main(): Promise<void> {
   });
   await gateway.app.listen({ port: config.PORT, host: config.HOST ?? "0.0.0.0" });
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
-    process.once(signal, () => void gateway.close().then(() => process.exit(0)));
+    process.once(signal, () => void gateway.close().then(() => tracing.stop()).then(() => process.exit(0)));
   }
 }
 

@@ -4,6 +4,7 @@ import type { Caller } from "@analytics/auth";
 import { HttpError } from "./errors";
 import { describe, violations } from "./validation";
 import { documentAs, type OpenApi } from "./openapi";
+import { inRequestSpan } from "./telemetry";
 
 type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 type Shape = z.ZodRawShape;
@@ -118,7 +119,7 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
         body: spec.body ? parse(spec.body, request.body, "body") : (undefined as z.infer<B>),
         caller,
       };
-      const result = await spec.handler(input, request, reply);
+      const result = await inRequestSpan(request, () => spec.handler(input, request, reply));
       if (!reply.sent && result !== undefined) return reply.send(result);
       return reply;
     },

@@ -56,6 +56,11 @@ export class InProcessBus implements Bus {
     if (this.closed) throw new Error("bus closed");
   }
 
+  /** Nothing waits: publish() returns only once every consumer has handled the message. */
+  async backlog(): Promise<number> {
+    return 0;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     this.consumers.clear();

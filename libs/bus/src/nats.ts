@@ -105,6 +105,7 @@ export class NatsBus implements Bus {
         h.set("Account-Id", message.accountId);
         h.set("Occurred-At", message.occurredAt);
         h.set("Aggregate", message.aggregate);
+        for (const [name, value] of Object.entries(message.trace ?? {})) h.set(name, value);
         try {
           await this.js.publish(this.wire(message.subject), message.payload, { msgID: message.id, headers: h });
           return undefined;
@@ -223,6 +224,8 @@ export class NatsBus implements Bus {
     const accountId = h?.get("Account-Id");
     if (!id || !accountId) return undefined;
     const prefix = this.options.subjectPrefix ?? "";
+    const traceparent = h?.get("traceparent");
+    const tracestate = h?.get("tracestate");
     return {
       id,
       subject: m.subject.startsWith(prefix) ? m.subject.slice(prefix.length) : m.subject,
@@ -230,12 +233,18 @@ export class NatsBus implements Bus {
       occurredAt: h?.get("Occurred-At") || new Date(Number(m.info.timestampNanos) / 1e6).toISOString(),
       aggregate: h?.get("Aggregate") ?? "",
       payload: m.data,
+      ...(traceparent ? { trace: { traceparent, ...(tracestate ? { tracestate } : {}) } } : {}),
     };
   }
 
   async ping(): Promise<void> {
     await this.nc.flush();
     await this.jsm.streams.info(this.options.stream);
+  }
+
+  async backlog(durable: string, subjects: string[]): Promise<number> {
+    const infos = await Promise.all(subjects.map((s) => this.jsm.consumers.info(this.options.stream, consumerName(durable, s))));
+    return infos.reduce((sum, info) => sum + info.num_pending + info.num_ack_pending, 0);
   }
 
   async close(): Promise<void> {

@@ -12,6 +12,8 @@ export interface BusMessage {
   occurredAt: string;
   aggregate: string;
   payload: Uint8Array;
+  /** W3C trace context of the change's request (traceparent, tracestate), carried as NATS headers; absent while tracing is off. */
+  trace?: Record<string, string>;
 }
 
 /** Handles a batch; throwing fails the whole batch (the bus then retries message by message). */
@@ -45,6 +47,8 @@ export interface Bus {
   publish(messages: BusMessage[]): Promise<PublishOutcome[]>;
   subscribe(spec: ConsumerSpec): Promise<Subscription>;
   ping(): Promise<void>;
+  /** Messages of a consumer's subjects not yet acknowledged by it (delivered or not): its lag. */
+  backlog(durable: string, subjects: string[]): Promise<number>;
   close(): Promise<void>;
 }
 

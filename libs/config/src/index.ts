@@ -79,6 +79,12 @@ export const configSchema = z.object({
   SERVICE_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /** Longest time a client may take to send a whole request (headers and body); then 408 and the connection closes. */
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(30_000),
+  /**
+   * OpenTelemetry traces over OTLP/HTTP: the collector's base URL (spans go to <it>/v1/traces) or
+   * the traces URL itself. Neither: tracing is off. OTEL_BSP_* tune the batches.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl,
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalUrl,
   /** Where each service answers (`CATALOGUE_URL`, ...), one per entry of the service registry. */
   ...serviceUrlShape(),
 });
@@ -109,6 +115,11 @@ export function busSettings(config: Config) {
     maxAgeSeconds: config.NATS_STREAM_MAX_AGE_SECONDS,
     replicas: config.NATS_STREAM_REPLICAS,
   };
+}
+
+/** Where spans go (libs/telemetry startTracing); both unset: tracing off. */
+export function tracingSettings(config: Config) {
+  return { endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, tracesEndpoint: config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT };
 }
 
 /** Every service's address from configuration, by service name. */

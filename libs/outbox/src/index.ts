@@ -6,6 +6,7 @@ import { MAX_MESSAGE_BYTES, type Bus, type BusMessage } from "@analytics/bus";
 import type { Topic } from "@analytics/contracts";
 import type { Db, Migration } from "@analytics/db";
 import { infrastructureKind, invalid, type FieldViolation } from "@analytics/errors";
+import { endSpan, SpanKind, startSpan, traceHeaders } from "@analytics/telemetry";
 
 /**
  * Transactional outbox: a change and the message announcing it are written in one transaction;
@@ -58,8 +59,16 @@ export const outboxTypedMigration: Migration = {
   },
 };
 
-/** Both outbox migrations, for a service's migration list. */
-export const outboxMigrations: Migration[] = [outboxMigration, outboxTypedMigration];
+/** The trace context of the request that made the change, for the message's trace headers. */
+export const outboxTraceMigration: Migration = {
+  name: "000_outbox_with_trace",
+  async up(db) {
+    await db.raw("ALTER TABLE outbox ADD COLUMN trace jsonb");
+  },
+};
+
+/** Every outbox migration, for a service's migration list. */
+export const outboxMigrations: Migration[] = [outboxMigration, outboxTypedMigration, outboxTraceMigration];
 
 /** Messages over this size are refused at write time: NATS would never accept them. */
 export const MAX_OUTBOX_MESSAGE_BYTES = MAX_MESSAGE_BYTES - 16 * 1024;
@@ -139,12 +148,15 @@ export async function enqueueEncoded(tx: Knex.Transaction | Knex, rows: EncodedE
     offset += r.payload.length;
     return start;
   });
+  // The request's trace (none while tracing is off) travels with its messages to every consumer.
+  const trace = traceHeaders();
   await tx.raw(
-    `INSERT INTO outbox (id, subject, account_id, aggregate, payload)
-     SELECT id, subject, account_id, aggregate, substring(?::bytea FROM start FOR length)
+    `INSERT INTO outbox (id, subject, account_id, aggregate, payload, trace)
+     SELECT id, subject, account_id, aggregate, substring(?::bytea FROM start FOR length), ?::jsonb
      FROM unnest(?::uuid[], ?::text[], ?::uuid[], ?::text[], ?::int[], ?::int[]) AS m(id, subject, account_id, aggregate, start, length)`,
     [
       Buffer.concat(rows.map((r) => r.payload)),
+      trace.traceparent ? JSON.stringify(trace) : null,
       rows.map((r) => r.id),
       rows.map((r) => r.subject),
       rows.map((r) => r.account_id),
@@ -202,6 +214,7 @@ interface OutboxRow {
   payload: Buffer;
   occurred_at: Date;
   attempts: number;
+  trace: Record<string, string> | null;
 }
 
 export class OutboxRelay {
@@ -289,7 +302,7 @@ export class OutboxRelay {
     const { db, bus, logger } = this.options;
     return db.transaction(async (tx) => {
       const claimed: OutboxRow[] = await tx("outbox")
-        .select("id", "seq", "subject", "account_id", "aggregate", "payload", "occurred_at", "attempts")
+        .select("id", "seq", "subject", "account_id", "aggregate", "payload", "occurred_at", "attempts", "trace")
         .whereNull("published_at")
         .whereNull("dead_at")
         .where("next_attempt_at", "<=", tx.fn.now())
@@ -323,7 +336,10 @@ export class OutboxRelay {
       for (let wave = 0; ; wave++) {
         const rows = [...chains.values()].flatMap((chain) => (chain[wave] ? [chain[wave]] : []));
         if (!rows.length) break;
-        const outcomes = await bus.publish(rows.map(toBusMessage));
+        // A traced change's publication is a span of its trace; consumers continue from it.
+        const spans = rows.map((row) => (row.trace ? startSpan(`publish ${row.subject}`, SpanKind.PRODUCER, row.trace, { "messaging.system": bus.kind, "messaging.destination.name": row.subject, "messaging.message.id": row.id }) : undefined));
+        const outcomes = await bus.publish(rows.map((row, i) => toBusMessage(row, spans[i] ? traceHeaders(spans[i]) : undefined)));
+        outcomes.forEach((error, i) => endSpan(spans[i], error));
         outcomes.forEach((error, i) => {
           if (!error) return void published.push(rows[i].id);
           refused.push({ row: rows[i], error });
@@ -362,8 +378,9 @@ export class OutboxRelay {
   }
 }
 
-function toBusMessage(row: OutboxRow): BusMessage {
+function toBusMessage(row: OutboxRow, trace: Record<string, string> | undefined): BusMessage {
   return {
+    ...(trace ? { trace } : {}),
     id: row.id,
     subject: row.subject,
     accountId: row.account_id,

@@ -27,6 +27,7 @@ function recordingBus(refuse: (m: BusMessage) => boolean | Promise<boolean> = ()
       ),
     subscribe: async () => ({ stop: async () => undefined }),
     ping: async () => undefined,
+    backlog: async () => 0,
     close: async () => undefined,
   };
   return { bus, accepted, labels: () => accepted.map(labelOf) };

@@ -1,8 +1,10 @@
 import { fromBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import type { Registry } from "prom-client";
 import type { BatchHandler, Bus, BusMessage, Subscription } from "@analytics/bus";
 import type { Topic } from "@analytics/contracts";
 import type { Db, Tx } from "@analytics/db";
 import { processBatchOnce } from "@analytics/inbox";
+import { consumerBatchDurations, endSpan, SpanKind, startSpan } from "@analytics/telemetry";
 
 /** A message as a consumer sees it: decoded by its topic, already de-duplicated. */
 export interface Delivery<D extends DescMessage = DescMessage> {
@@ -46,20 +48,44 @@ export function decodeDelivery(topics: Map<string, Topic>, message: BusMessage):
 
 export const durableName = (service: string, consumer: ConsumerDefinition) => `${service}-${consumer.name}`;
 
-/** What the bus calls with a batch: inbox de-duplication and the effect in one transaction. */
-export function consumerHandler(db: Db, service: string, consumer: ConsumerDefinition): BatchHandler {
+/** Records how long each consumer batch took and how it ended. */
+export type ObserveBatch = (durable: string, outcome: "ok" | "failed", seconds: number) => void;
+
+export function consumerMetrics(registry: Registry): ObserveBatch {
+  const durations = consumerBatchDurations(registry);
+  return (consumer, outcome, seconds) => durations.observe({ consumer, outcome }, seconds);
+}
+
+/**
+ * What the bus calls with a batch: inbox de-duplication and the effect in one transaction. Each
+ * traced message gets a span of its own trace, ending with the batch's transaction.
+ */
+export function consumerHandler(db: Db, service: string, consumer: ConsumerDefinition, observe?: ObserveBatch): BatchHandler {
   const durable = durableName(service, consumer);
   const topics = new Map(consumer.topics.map((t) => [t.subject, t]));
   return async (messages) => {
-    await processBatchOnce(db, durable, messages, (tx, fresh) => consumer.handle(tx, fresh.map((m) => decodeDelivery(topics, m))));
+    const started = performance.now();
+    const spans = messages.map((m) =>
+      m.trace ? startSpan(`process ${m.subject}`, SpanKind.CONSUMER, m.trace, { "messaging.consumer.group.name": durable, "messaging.message.id": m.id, "messaging.batch.message_count": messages.length }) : undefined,
+    );
+    let failure: unknown;
+    try {
+      await processBatchOnce(db, durable, messages, (tx, fresh) => consumer.handle(tx, fresh.map((m) => decodeDelivery(topics, m))));
+    } catch (error) {
+      failure = error;
+      throw error;
+    } finally {
+      for (const span of spans) endSpan(span, failure);
+      observe?.(durable, failure === undefined ? "ok" : "failed", (performance.now() - started) / 1000);
+    }
   };
 }
 
 /** Subscribes a consumer of a service to its topics. */
-export function subscribeConsumer(bus: Bus, db: Db, service: string, consumer: ConsumerDefinition): Promise<Subscription> {
+export function subscribeConsumer(bus: Bus, db: Db, service: string, consumer: ConsumerDefinition, observe?: ObserveBatch): Promise<Subscription> {
   return bus.subscribe({
     durable: durableName(service, consumer),
     subjects: consumer.topics.map((t) => t.subject),
-    handle: consumerHandler(db, service, consumer),
+    handle: consumerHandler(db, service, consumer, observe),
   });
 }

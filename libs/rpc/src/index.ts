@@ -7,16 +7,19 @@ import type { DescService } from "@bufbuild/protobuf";
 import type { Logger } from "pino";
 import { INTERNAL_HEADERS, requireInternalCaller } from "@analytics/auth";
 import { createBus, type Bus, type Subscription } from "@analytics/bus";
-import { busSettings, createLogger, dbTimeouts, loadConfig, required, requestContext, type Config } from "@analytics/config";
+import { busSettings, createLogger, dbTimeouts, loadConfig, required, requestContext, tracingSettings, type Config } from "@analytics/config";
 import { createDb, migrate, ping, type Db, type Migration } from "@analytics/db";
 import { toConnectError } from "@analytics/errors";
 import { pruneInbox } from "@analytics/inbox";
 import { OutboxRelay } from "@analytics/outbox";
-import { subscribeConsumer, type ConsumerDefinition } from "./consumers";
+import { createMetricsRegistry, endSpan, inSpan, rpcServerDurations, SpanKind, startSpan, startTracing } from "@analytics/telemetry";
+import { consumerMetrics, durableName, subscribeConsumer, type ConsumerDefinition } from "./consumers";
+import { consumerLagMetrics, storeMetrics } from "./metrics";
 import { createServiceTransport } from "./transport";
 
 export { consumerHandler, isTopic, type ConsumerDefinition, type Delivery } from "./consumers";
 export { createServiceTransport } from "./transport";
+export { storeMetrics } from "./metrics";
 
 /** What every service gets from whoever starts it (its own main, or the single-process launcher). */
 export interface ServiceDeps {
@@ -80,6 +83,11 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
   const db = createDb({ url: deps.databaseUrl, schema: name, applicationName: name, ...deps.dbTimeouts });
   const relay = new OutboxRelay({ db, bus: deps.bus, logger, pollMs: deps.outboxPollMs });
   const context: ServiceContext = { db, relay, logger };
+  const metrics = createMetricsRegistry(name);
+  storeMetrics(metrics, db, relay);
+  const consumers = definition.consumers ?? [];
+  consumerLagMetrics(metrics, deps.bus, consumers.map((c) => ({ durable: durableName(name, c), subjects: c.topics.map((t) => t.subject) })));
+  const observeConsumer = consumerMetrics(metrics);
   const subscriptions: Subscription[] = [];
   let pruning: NodeJS.Timeout | undefined;
   let server: http2.Http2Server | undefined;
@@ -108,11 +116,11 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
     // the metrics, not as not-ready (in Kubernetes, every replica unready would be an outage).
     const ready = () => ping(db);
     const dependencies = { database: () => ping(db), bus: () => deps.bus.ping() };
-    const health = healthHandler(ready, dependencies, () => metricsText(name, relay));
+    const health = healthHandler(ready, dependencies, () => metrics.metrics(), metrics.contentType);
     server = http2.createServer(
       connectNodeAdapter({
         routes: (router) => definition.routes(router, context),
-        interceptors: [errorsAndLogging(logger), requireInternalCaller(deps.internalToken)],
+        interceptors: [errorsAndLogging(logger, rpcServerDurations(metrics)), requireInternalCaller(deps.internalToken)],
         fallback: health,
       }),
     );
@@ -132,8 +140,8 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
         healthServer!.listen(deps.healthPort, deps.host ?? "127.0.0.1", () => resolve());
       });
     }
-    for (const consumer of definition.consumers ?? []) subscriptions.push(await subscribeConsumer(deps.bus, db, name, consumer));
-    if (definition.consumers?.length) {
+    for (const consumer of consumers) subscriptions.push(await subscribeConsumer(deps.bus, db, name, consumer, observeConsumer));
+    if (consumers.length) {
       pruning = setInterval(() => void pruneInbox(db).catch((err) => logger.warn({ err }, "inbox pruning failed")), 3600_000);
       pruning.unref();
     }
@@ -148,22 +156,6 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
   logger.info({ url }, "service listening");
   const healthUrl = healthServer ? `http://127.0.0.1:${(healthServer.address() as AddressInfo).port}` : undefined;
   return { name, url, port, healthUrl, startRelay: () => relay.start(), close };
-}
-
-/** Prometheus text of the outbox relay's counters. */
-function metricsText(service: string, relay: OutboxRelay): string {
-  const { published, refused, deadLettered, unavailable } = relay.stats;
-  return [
-    "# TYPE outbox_published_total counter",
-    `outbox_published_total{service="${service}"} ${published}`,
-    "# TYPE outbox_refused_total counter",
-    `outbox_refused_total{service="${service}"} ${refused}`,
-    "# TYPE outbox_dead_lettered_total counter",
-    `outbox_dead_lettered_total{service="${service}"} ${deadLettered}`,
-    "# TYPE outbox_bus_unavailable_total counter",
-    `outbox_bus_unavailable_total{service="${service}"} ${unavailable}`,
-    "",
-  ].join("\n");
 }
 
 /** The messages of `stream`, each read within `store`'s request context. */
@@ -184,23 +176,41 @@ function inContext<T>(store: { requestId: string } | undefined, stream: AsyncIte
 /** A request id as the gateway forwards it: at most 128 visible characters. */
 const saneRequestId = (value: string | null) => (value && /^[A-Za-z0-9._:@/+=-]{1,128}$/.test(value) ? value : undefined);
 
-function errorsAndLogging(logger: Logger): Interceptor {
+/**
+ * Every call: its log lines carry the gateway's request id, its span continues the gateway's trace
+ * (so the outbox rows it writes carry it on), its duration and code are counted, and whatever it
+ * throws leaves as a ConnectError (an unexpected one logged, never its text).
+ */
+function errorsAndLogging(logger: Logger, durations: ReturnType<typeof rpcServerDurations>): Interceptor {
   return (next) => async (req) => {
     const requestId = saneRequestId(req.header.get(INTERNAL_HEADERS.requestId));
+    const span = startSpan(`${req.method.parent.typeName}/${req.method.name}`, SpanKind.SERVER, req.header, {
+      "rpc.system": "connect_rpc",
+      "rpc.service": req.method.parent.typeName,
+      "rpc.method": req.method.name,
+    });
     // Every log line of the call (this interceptor's, the handler's, the repository's) carries it.
-    return requestId ? requestContext.run({ requestId }, () => call(next, req)) : call(next, req);
+    const run = () => inSpan(span, () => call(next, req, span));
+    return requestId ? requestContext.run({ requestId }, run) : run();
   };
-  async function call(next: Parameters<Interceptor>[0], req: Parameters<ReturnType<Interceptor>>[0]) {
+  async function call(next: Parameters<Interceptor>[0], req: Parameters<ReturnType<Interceptor>>[0], span: ReturnType<typeof startSpan>) {
     const started = performance.now();
+    const rpc = `${req.method.parent.typeName}/${req.method.name}`;
+    const finished = (code: string, error?: unknown) => {
+      durations.observe({ rpc, code }, (performance.now() - started) / 1000);
+      endSpan(span, error, { "rpc.connect_rpc.error_code": code });
+    };
     const failed = (error: unknown) => {
       const wire = toConnectError(error, (e) => logger.error({ err: e, rpc: req.method.name }, "internal error"));
       logger.debug({ rpc: req.method.name, code: Code[wire.code], ms: Math.round(performance.now() - started) }, "rpc failed");
+      finished(codeName(wire.code), wire);
       return wire;
     };
     try {
       const res = await next(req);
       if (!res.stream) {
         logger.debug({ rpc: req.method.name, ms: Math.round(performance.now() - started) }, "rpc");
+        finished("ok");
         return res;
       }
       // A streaming handler runs as its messages are read: its errors surface here, not above,
@@ -214,6 +224,7 @@ function errorsAndLogging(logger: Logger): Interceptor {
           try {
             yield* messages;
             logger.debug({ rpc: req.method.name, ms: Math.round(performance.now() - started), ...store }, "rpc");
+            finished("ok");
           } catch (error) {
             throw failed(error);
           }
@@ -224,6 +235,9 @@ function errorsAndLogging(logger: Logger): Interceptor {
     }
   }
 }
+
+/** Connect's own code names (`not_found`), as on the wire. */
+const codeName = (code: Code) => Code[code].replace(/[A-Z]/g, (c, i) => (i ? "_" : "") + c.toLowerCase());
 
 const READY_DEADLINE_MS = 2_000;
 
@@ -254,11 +268,13 @@ export async function dependencyChecks(probes: Record<string, () => Promise<unkn
  * /healthz: alive (always 200), with each dependency's state in `checks`; /readyz: able to serve
  * (its own database answers), within READY_DEADLINE_MS even when Postgres hangs; /metrics.
  */
-function healthHandler(ready: () => Promise<unknown>, dependencies: Record<string, () => Promise<unknown>>, metrics: () => string): NodeHandler {
+function healthHandler(ready: () => Promise<unknown>, dependencies: Record<string, () => Promise<unknown>>, metrics: () => Promise<string>, metricsType: string): NodeHandler {
   return (req, res) => {
     if (req.url === "/metrics") {
-      res.writeHead(200, { "content-type": "text/plain; version=0.0.4" });
-      return void res.end(metrics());
+      return void metrics().then((text) => {
+        res.writeHead(200, { "content-type": metricsType });
+        res.end(text);
+      });
     }
     const reply = (status: number, body: unknown) => {
       res.writeHead(status, { "content-type": "application/json" });
@@ -317,6 +333,7 @@ export async function runServiceMain(
     process.exit(1);
   }
   const logger = createLogger(config, name);
+  const tracing = startTracing({ serviceName: `analytics-${name}`, ...tracingSettings(config) });
   try {
     const bus = await createBus({ ...busSettings(config), logger, name });
     if (bus.kind === "in-process") logger.warn("NATS_URL not set: in-process bus, messages do not leave this process");
@@ -335,6 +352,7 @@ export async function runServiceMain(
       logger.info({ signal }, "shutting down");
       await service.close();
       await bus.close();
+      await tracing.stop();
       process.exit(0);
     };
     process.once("SIGTERM", () => void shutdown("SIGTERM"));

@@ -49,7 +49,15 @@ describe("startService (real Postgres)", () => {
       const ready = await fetch(`${service.healthUrl}/readyz`);
       expect(ready.status).toBe(200);
       expect(await (await fetch(`${service.healthUrl}/healthz`)).json()).toEqual({ status: "ok", checks: { database: true, bus: true } });
-      expect(await (await fetch(`${service.healthUrl}/metrics`)).text()).toMatch(/outbox_dead_lettered_total\{service="probe"\} 0/);
+      const metrics = await (await fetch(`${service.healthUrl}/metrics`)).text();
+      for (const series of [
+        'outbox_dead_lettered_total{deployable="probe"} 0',
+        'outbox_pending_messages{deployable="probe"} 0',
+        'db_pool_max_connections{deployable="probe"} 10',
+        'consumer_pending_messages{consumer="probe-probe",deployable="probe"} 0',
+      ]) {
+        expect(metrics).toContain(series);
+      }
       // The bus gone: still ready (writes commit, their messages wait in the outbox), and /healthz says so.
       await bus.close();
       expect((await fetch(`${service.healthUrl}/readyz`)).status).toBe(200);
