@@ -5,7 +5,7 @@ import nx from "@nx/eslint-plugin";
 import tseslint from "typescript-eslint";
 
 export default [
-  { ignores: ["**/node_modules/**", "dist/**", ".nx/**", "libs/contracts/src/gen/**", "**/*.js", "**/*.mjs", "deploy/helm/**"] },
+  { ignores: ["**/node_modules/**", "dist/**", ".nx/**", "libs/contracts/src/gen/**", "**/*.js", "**/*.mjs"] },
   ...tseslint.configs.recommended,
   {
     files: ["**/*.ts"],

@@ -13,8 +13,9 @@ module.exports = {
   testMatch: ["**/test/**/*.test.ts", "<rootDir>/e2e/**/*.e2e.test.ts"],
   transform: { "^.+\\.(t|j)s$": ["@swc/jest", { jsc: { target: "es2022", parser: { syntax: "typescript" } }, module: { type: "commonjs" } }] },
   // ES-module-only dependencies that jest's CommonJS runtime must have compiled first.
-  transformIgnorePatterns: ["/node_modules/(?!(content-disposition|cookie|@seriousme/openapi-schema-validator)/)"],
+  transformIgnorePatterns: ["/node_modules/(?!(content-disposition|cookie|@seriousme/openapi-schema-validator|kubernetes-models|@kubernetes-models|is-cidr|cidr-regex)/)"],
   moduleNameMapper,
+  resolver: "<rootDir>/jest.resolver.js",
   globalSetup: "<rootDir>/libs/testing/src/global-setup.ts",
   globalTeardown: "<rootDir>/libs/testing/src/global-teardown.ts",
   testTimeout: 30000,

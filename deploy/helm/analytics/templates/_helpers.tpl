@@ -21,10 +21,15 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/part-of: analytics
 {{- end -}}
 
+{{/* Labels every pod of the release carries: the gateway and every service. */}}
+{{- define "analytics.releaseSelector" -}}
+app.kubernetes.io/name: {{ include "analytics.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
 {{/* Selector labels of one deployable; dict "root" $ "name" <deployable>. */}}
 {{- define "analytics.selectorLabels" -}}
-app.kubernetes.io/name: {{ include "analytics.name" .root }}
-app.kubernetes.io/instance: {{ .root.Release.Name }}
+{{ include "analytics.releaseSelector" .root }}
 app.kubernetes.io/component: {{ .name }}
 {{- end -}}
 
@@ -33,14 +38,47 @@ app.kubernetes.io/component: {{ .name }}
 {{- default (include "analytics.fullname" .) .Values.secret.existingSecret -}}
 {{- end -}}
 
-{{/* In-cluster address of one service; dict "root" $ "name" <service>. */}}
+{{/* The ServiceAccount of every pod. */}}
+{{- define "analytics.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "analytics.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* "true" when a deployable is enabled (its own `enabled`, else defaults.enabled); dict "root" $ "name" <deployable>. */}}
+{{- define "analytics.enabled" -}}
+{{- $own := index .root.Values.deployables .name | default dict -}}
+{{- if dig "enabled" .root.Values.defaults.enabled $own }}true{{ end -}}
+{{- end -}}
+
+{{/*
+In-cluster address of one service; dict "root" $ "name" <service>. The Service is headless, so this
+name resolves to the addresses of the service's ready pods.
+*/}}
 {{- define "analytics.serviceUrl" -}}
-{{- $svc := index .root.Values .name -}}
+{{- $svc := index .root.Values.deployables .name -}}
 {{- printf "http://%s-%s:%v" (include "analytics.fullname" .root) .name $svc.port -}}
+{{- end -}}
+
+{{/*
+The Secret key that holds one deployable's own DATABASE_URL, or "" (it uses the shared one);
+dict "root" $ "name" <deployable> "config" <merged values>.
+*/}}
+{{- define "analytics.databaseSecretKey" -}}
+{{- $db := .config.database | default dict -}}
+{{- $s := .root.Values.secret -}}
+{{- if $db.secretKey -}}
+{{- $db.secretKey -}}
+{{- else if and (not $s.existingSecret) (index ($s.databaseUrls | default dict) .name) -}}
+{{- printf "%s_DATABASE_URL" (upper .name) -}}
+{{- end -}}
 {{- end -}}
 
 {{/* Fails the render on settings the processes would refuse at start-up. */}}
 {{- define "analytics.validate" -}}
+{{- $root := . -}}
 {{- $s := .Values.secret -}}
 {{- if not $s.existingSecret -}}
 {{- range $key, $env := dict "jwtSecret" "JWT_SECRET" "apiKeyPepper" "API_KEY_PEPPER" "internalToken" "INTERNAL_TOKEN" -}}
@@ -51,25 +89,57 @@ app.kubernetes.io/component: {{ .name }}
 {{- if and $s.adminToken (lt (len (toString $s.adminToken)) 16) -}}
 {{- fail "secret.adminToken (ADMIN_TOKEN) must be at least 16 characters when set" -}}
 {{- end -}}
-{{- if not (or .Values.database.url $s.databaseUrl) -}}
-{{- fail "set database.url or secret.databaseUrl (DATABASE_URL), or use secret.existingSecret" -}}
-{{- end -}}
 {{- if not (or .Values.nats.url $s.natsUrl) -}}
 {{- fail "set nats.url or secret.natsUrl (NATS_URL), or use secret.existingSecret" -}}
+{{- end -}}
+{{- range $name, $entry := .Values.deployables -}}
+{{- $own := $entry | default dict -}}
+{{- $db := $own.database | default dict -}}
+{{- $sel := dict "root" $root "name" $name "config" $own -}}
+{{- if and (include "analytics.enabled" $sel) (not (or $db.url (include "analytics.databaseSecretKey" $sel) $root.Values.database.url $s.databaseUrl)) -}}
+{{- fail (printf "%s has no database: set database.url or secret.databaseUrl (DATABASE_URL), deployables.%s.database, or use secret.existingSecret" $name $name) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- range $name, $own := .Values.deployables -}}
+{{- $c := mergeOverwrite (deepCopy $root.Values.defaults) (deepCopy ($own | default dict)) -}}
+{{- if and $c.autoscaling.enabled (lt (int $c.autoscaling.maxReplicas) (int $c.autoscaling.minReplicas)) -}}
+{{- fail (printf "deployables.%s: autoscaling.maxReplicas is below minReplicas" $name) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
 
-{{/* One env var read from the Secret; dict "root" $ "env" <NAME> "optional" <bool>. */}}
+{{/* One env var read from the Secret; dict "root" $ "env" <NAME> "key" <key, default NAME> "optional" <bool>. */}}
 {{- define "analytics.secretEnv" -}}
 - name: {{ .env }}
   valueFrom:
     secretKeyRef:
       name: {{ include "analytics.secretName" .root }}
-      key: {{ .env }}
+      key: {{ .key | default .env }}
       {{- if .optional }}
       optional: true
       {{- end }}
+{{- end -}}
+
+{{/*
+DATABASE_URL of one deployable, first found of: its own database.url, its own Secret key
+(database.secretKey or secret.databaseUrls.<name>), database.url, key DATABASE_URL of the Secret.
+dict "root" $ "name" <deployable> "config" <merged values>.
+*/}}
+{{- define "analytics.databaseEnv" -}}
+{{- $db := .config.database | default dict -}}
+{{- $key := include "analytics.databaseSecretKey" . -}}
+{{- if $db.url -}}
+- name: DATABASE_URL
+  value: {{ $db.url | quote }}
+{{- else if $key -}}
+{{ include "analytics.secretEnv" (dict "root" .root "env" "DATABASE_URL" "key" $key) }}
+{{- else if .root.Values.database.url -}}
+- name: DATABASE_URL
+  value: {{ .root.Values.database.url | quote }}
+{{- else -}}
+{{ include "analytics.secretEnv" (dict "root" .root "env" "DATABASE_URL") }}
+{{- end -}}
 {{- end -}}
 
 {{/* Environment of one deployable; dict "root" $ "name" <deployable> "config" <merged values>. */}}
@@ -82,12 +152,9 @@ app.kubernetes.io/component: {{ .name }}
   value: {{ $v.config.logLevel | quote }}
 - name: HOST
   value: {{ $v.config.host | quote }}
-{{- if $v.database.url }}
-- name: DATABASE_URL
-  value: {{ $v.database.url | quote }}
-{{- else }}
-{{ include "analytics.secretEnv" (dict "root" $root "env" "DATABASE_URL") }}
-{{- end }}
+{{ include "analytics.databaseEnv" . }}
+- name: DB_POOL_MAX
+  value: {{ .config.dbPoolMax | int | quote }}
 {{- if $v.nats.url }}
 - name: NATS_URL
   value: {{ $v.nats.url | quote }}
@@ -98,33 +165,37 @@ app.kubernetes.io/component: {{ .name }}
   value: {{ $v.nats.stream | quote }}
 - name: NATS_SUBJECT_PREFIX
   value: {{ $v.nats.subjectPrefix | quote }}
+- name: NATS_STREAM_REPLICAS
+  value: {{ $v.nats.streamReplicas | int | quote }}
 {{ include "analytics.secretEnv" (dict "root" $root "env" "INTERNAL_TOKEN") }}
 {{- if eq .name "gateway" }}
 - name: PORT
-  value: {{ .config.port | quote }}
+  value: {{ .config.port | int | quote }}
 {{ include "analytics.secretEnv" (dict "root" $root "env" "JWT_SECRET") }}
 {{ include "analytics.secretEnv" (dict "root" $root "env" "API_KEY_PEPPER") }}
 {{ include "analytics.secretEnv" (dict "root" $root "env" "ADMIN_TOKEN" "optional" true) }}
 - name: TOKEN_TTL_SECONDS
-  value: {{ $v.config.tokenTtlSeconds | quote }}
+  value: {{ $v.config.tokenTtlSeconds | int | quote }}
 - name: AUTH_MAX_FAILURES
-  value: {{ $v.config.authMaxFailures | quote }}
+  value: {{ $v.config.authMaxFailures | int | quote }}
 - name: AUTH_FAILURE_WINDOW_SECONDS
-  value: {{ $v.config.authFailureWindowSeconds | quote }}
-{{- /* Only enabled services get an address; the others keep the config default (unused). */}}
-{{- range $svc := list "catalogue" "pricing" "orders" "inventory" "events" "planning" }}
-{{- if (index $v $svc).enabled }}
+  value: {{ $v.config.authFailureWindowSeconds | int | quote }}
+- name: TRUST_PROXY_HOPS
+  value: {{ $v.config.trustProxyHops | int | quote }}
+{{- /* Only enabled services get an address; the others keep the config default (unused: their routes answer 503). */}}
+{{- range $svc, $_ := $v.deployables }}
+{{- if and (ne $svc "gateway") (include "analytics.enabled" (dict "root" $root "name" $svc)) }}
 - name: {{ upper $svc }}_URL
   value: {{ include "analytics.serviceUrl" (dict "root" $root "name" $svc) | quote }}
 {{- end }}
 {{- end }}
 {{- else }}
 - name: SERVICE_PORT
-  value: {{ .config.port | quote }}
+  value: {{ .config.port | int | quote }}
 - name: HEALTH_PORT
-  value: {{ $v.healthPort | quote }}
+  value: {{ $v.healthPort | int | quote }}
 - name: OUTBOX_POLL_MS
-  value: {{ $v.config.outboxPollMs | quote }}
+  value: {{ $v.config.outboxPollMs | int | quote }}
 {{- end }}
 {{- with .config.extraEnv }}
 {{ toYaml . }}
@@ -132,26 +203,31 @@ app.kubernetes.io/component: {{ .name }}
 {{- end -}}
 
 {{/*
-Deployment + Service (+ PodDisruptionBudget for the gateway) of one deployable:
-  {{ include "analytics.deployable" (dict "root" $ "name" "catalogue") }}
-Nothing is rendered when <name>.enabled is false.
+Every object of one deployable, from its entry in `deployables` merged over `defaults`:
+Deployment, Service, and when they apply PodDisruptionBudget, HorizontalPodAutoscaler and
+NetworkPolicy. dict "root" $ "name" <deployable>; nothing when the deployable is disabled.
 */}}
 {{- define "analytics.deployable" -}}
 {{- $root := .root -}}
 {{- $name := .name -}}
-{{- $own := index $root.Values $name -}}
-{{- if $own.enabled -}}
-{{- include "analytics.validate" $root -}}
+{{- $own := index $root.Values.deployables $name | default dict -}}
 {{- $c := mergeOverwrite (deepCopy $root.Values.defaults) (deepCopy $own) -}}
+{{- if $c.enabled -}}
+{{- include "analytics.validate" $root -}}
 {{- $gateway := eq $name "gateway" -}}
 {{- $fullname := printf "%s-%s" (include "analytics.fullname" $root) $name -}}
 {{- $sel := dict "root" $root "name" $name -}}
-{{- $image := $c.image | default dict -}}
+{{- $image := $own.image | default dict -}}
 {{- $repository := $image.repository | default $root.Values.image.repository -}}
+{{- /* A deployable's own tag or digest wins over the global ones; a digest wins over a tag. */ -}}
+{{- $digest := $image.digest | default (ternary "" $root.Values.image.digest (not (empty $image.tag))) -}}
 {{- $tag := $image.tag | default $root.Values.image.tag | default $root.Chart.AppVersion -}}
+{{- $imageRef := ternary (printf "%s@%s" $repository $digest) (printf "%s:%s" $repository $tag) (not (empty $digest)) -}}
 {{- $main := ternary "dist/gateway/main.js" (printf "dist/services/%s/main.js" $name) $gateway -}}
 {{- $command := $c.command | default (list "node" $main) -}}
 {{- $portName := ternary "http" "h2c" $gateway -}}
+{{- $metricsPort := ternary $c.port $root.Values.healthPort $gateway -}}
+{{- $minReplicas := ternary $c.autoscaling.minReplicas $c.replicas $c.autoscaling.enabled -}}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -160,7 +236,9 @@ metadata:
     {{- include "analytics.labels" $root | nindent 4 }}
     app.kubernetes.io/component: {{ $name }}
 spec:
-  replicas: {{ $c.replicas }}
+  {{- if not $c.autoscaling.enabled }}
+  replicas: {{ $c.replicas | int }}
+  {{- end }}
   revisionHistoryLimit: 5
   strategy:
     type: RollingUpdate
@@ -182,10 +260,16 @@ spec:
         {{- if not $root.Values.secret.existingSecret }}
         checksum/secret: {{ include (print $root.Template.BasePath "/secret.yaml") $root | sha256sum }}
         {{- end }}
+        {{- if $root.Values.metrics.podAnnotations }}
+        prometheus.io/scrape: "true"
+        prometheus.io/port: {{ $metricsPort | int | quote }}
+        prometheus.io/path: /metrics
+        {{- end }}
         {{- with $c.podAnnotations }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
     spec:
+      serviceAccountName: {{ include "analytics.serviceAccountName" $root }}
       # No process of the platform talks to the Kubernetes API.
       automountServiceAccountToken: false
       enableServiceLinks: false
@@ -195,63 +279,45 @@ spec:
       {{- end }}
       securityContext:
         {{- toYaml $c.podSecurityContext | nindent 8 }}
-      terminationGracePeriodSeconds: {{ $c.terminationGracePeriodSeconds }}
+      terminationGracePeriodSeconds: {{ $c.terminationGracePeriodSeconds | int }}
       containers:
         - name: {{ $name }}
-          image: "{{ $repository }}:{{ $tag }}"
+          image: {{ $imageRef | quote }}
           imagePullPolicy: {{ $root.Values.image.pullPolicy }}
           command:
             {{- toYaml $command | nindent 12 }}
           ports:
             - name: {{ $portName }}
-              containerPort: {{ $c.port }}
+              containerPort: {{ $c.port | int }}
               protocol: TCP
             {{- if not $gateway }}
             - name: health
-              containerPort: {{ $root.Values.healthPort }}
+              containerPort: {{ $root.Values.healthPort | int }}
               protocol: TCP
             {{- end }}
           env:
             {{- include "analytics.env" (dict "root" $root "name" $name "config" $c) | nindent 12 }}
-          {{- if $gateway }}
-          # The gateway serves HTTP/1.1: /healthz (process up) and /readyz (Postgres and every
-          # service it calls answer).
+          {{- /*
+            The gateway serves HTTP/1.1 on its port; a service speaks HTTP/2 cleartext (Connect) on
+            its port and plain HTTP/1.1 on the health port, which the kubelet can probe. /healthz:
+            the process is up; /readyz: its own database answers. The ports open after migrations ran.
+          */}}
+          {{- $probePort := ternary "http" "health" $gateway }}
           startupProbe:
             httpGet:
               path: /healthz
-              port: http
+              port: {{ $probePort }}
             {{- toYaml $c.probes.startup | nindent 12 }}
           livenessProbe:
             httpGet:
               path: /healthz
-              port: http
+              port: {{ $probePort }}
             {{- toYaml $c.probes.liveness | nindent 12 }}
           readinessProbe:
             httpGet:
               path: /readyz
-              port: http
+              port: {{ $probePort }}
             {{- toYaml $c.probes.readiness | nindent 12 }}
-          {{- else }}
-          # Services speak HTTP/2 cleartext (Connect) on their port, and plain HTTP/1.1 on the
-          # health port for the kubelet: /healthz (process up) and /readyz (its Postgres and NATS
-          # answer, within 2 s). The ports open after migrations ran; consumers and the outbox
-          # relay start only after that.
-          startupProbe:
-            httpGet:
-              path: /healthz
-              port: health
-            {{- toYaml $c.probes.startup | nindent 12 }}
-          livenessProbe:
-            httpGet:
-              path: /healthz
-              port: health
-            {{- toYaml $c.probes.liveness | nindent 12 }}
-          readinessProbe:
-            httpGet:
-              path: /readyz
-              port: health
-            {{- toYaml $c.probes.readiness | nindent 12 }}
-          {{- end }}
           resources:
             {{- toYaml $c.resources | nindent 12 }}
           securityContext:
@@ -293,17 +359,34 @@ metadata:
     {{- toYaml . | nindent 4 }}
   {{- end }}
 spec:
+  {{- if $gateway }}
   type: {{ ($c.service | default dict).type | default "ClusterIP" }}
+  {{- else }}
+  # Headless: the name resolves to every ready pod's address, not to one virtual IP. A virtual IP
+  # balances connections, and a Connect client keeps one HTTP/2 connection, so each gateway pod
+  # would send all its calls to one replica; with the pod addresses the gateway spreads its calls
+  # over the replicas, call by call.
+  clusterIP: None
+  {{- end }}
   selector:
     {{- include "analytics.selectorLabels" $sel | nindent 4 }}
   ports:
     - name: {{ $portName }}
-      port: {{ $c.port }}
+      port: {{ $c.port | int }}
       targetPort: {{ $portName }}
       protocol: TCP
       appProtocol: {{ ternary "http" "kubernetes.io/h2c" $gateway }}
-{{- if and $gateway $c.pdb $c.pdb.enabled }}
+    {{- if not $gateway }}
+    # For the ServiceMonitor, which names the port to scrape.
+    - name: health
+      port: {{ $root.Values.healthPort | int }}
+      targetPort: health
+      protocol: TCP
+      appProtocol: http
+    {{- end }}
+{{- if and $c.pdb.enabled (gt (int $minReplicas) 1) }}
 ---
+# More than one replica: a node drain takes them down one at a time.
 apiVersion: policy/v1
 kind: PodDisruptionBudget
 metadata:
@@ -312,10 +395,113 @@ metadata:
     {{- include "analytics.labels" $root | nindent 4 }}
     app.kubernetes.io/component: {{ $name }}
 spec:
-  minAvailable: {{ $c.pdb.minAvailable }}
+  maxUnavailable: {{ $c.pdb.maxUnavailable | int }}
   selector:
     matchLabels:
       {{- include "analytics.selectorLabels" $sel | nindent 6 }}
+{{- end }}
+{{- if $c.autoscaling.enabled }}
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: {{ $fullname }}
+  labels:
+    {{- include "analytics.labels" $root | nindent 4 }}
+    app.kubernetes.io/component: {{ $name }}
+spec:
+  scaleTargetRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: {{ $fullname }}
+  minReplicas: {{ $c.autoscaling.minReplicas | int }}
+  maxReplicas: {{ $c.autoscaling.maxReplicas | int }}
+  metrics:
+    - type: Resource
+      resource:
+        name: cpu
+        target:
+          type: Utilization
+          averageUtilization: {{ $c.autoscaling.targetCPUUtilizationPercentage | int }}
+{{- end }}
+{{- with $root.Values.networkPolicy }}
+{{- if .enabled }}
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: {{ $fullname }}
+  labels:
+    {{- include "analytics.labels" $root | nindent 4 }}
+    app.kubernetes.io/component: {{ $name }}
+spec:
+  podSelector:
+    matchLabels:
+      {{- include "analytics.selectorLabels" $sel | nindent 6 }}
+  policyTypes: [Ingress, Egress]
+  ingress:
+    {{- if $gateway }}
+    # The gateway is the entry point: its port from networkPolicy.gatewayFrom (empty: anyone).
+    - ports:
+        - port: http
+          protocol: TCP
+      {{- with .gatewayFrom }}
+      from:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+    {{- else }}
+    # The Connect port only from the release's own pods: the gateway and the other services.
+    - from:
+        - podSelector:
+            matchLabels:
+              {{- include "analytics.releaseSelector" $root | nindent 14 }}
+      ports:
+        - port: h2c
+          protocol: TCP
+    # The health port (probes, /metrics) from networkPolicy.metricsFrom (empty: anyone).
+    - ports:
+        - port: health
+          protocol: TCP
+      {{- with .metricsFrom }}
+      from:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+    {{- end }}
+  egress:
+    # DNS, wherever the cluster's resolver is.
+    - ports:
+        - port: 53
+          protocol: UDP
+        - port: 53
+          protocol: TCP
+    # Postgres.
+    - ports:
+        - port: {{ .postgres.port | int }}
+          protocol: TCP
+      {{- with .postgres.to }}
+      to:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+    # NATS.
+    - ports:
+        - port: {{ .nats.port | int }}
+          protocol: TCP
+      {{- with .nats.to }}
+      to:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+    # The services' Connect ports, on the release's own pods.
+    - to:
+        - podSelector:
+            matchLabels:
+              {{- include "analytics.releaseSelector" $root | nindent 14 }}
+      ports:
+        - port: h2c
+          protocol: TCP
+    {{- with .extraEgress }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+{{- end }}
 {{- end }}
 {{- end -}}
 {{- end -}}

@@ -1,0 +1,362 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Ajv from "ajv";
+import { serviceNames, serviceRegistry } from "@analytics/contracts";
+import { Deployment } from "kubernetes-models/apps/v1";
+import { HorizontalPodAutoscaler } from "kubernetes-models/autoscaling/v2";
+import { Ingress, NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1";
+import { PodDisruptionBudget } from "kubernetes-models/policy/v1";
+import { Secret, Service, ServiceAccount } from "kubernetes-models/v1";
+import { ServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1";
+
+/**
+ * The chart rendered as `helm template` renders it (deploy/helm/render: Go text/template with
+ * sprig, no helm binary needed), every object validated against the Kubernetes schemas
+ * (kubernetes-models) and the values against values.schema.json, and the topology asserted.
+ */
+const chart = join(__dirname, "../analytics");
+const work = mkdtempSync(join(tmpdir(), "chart-test-"));
+const renderer = join(work, "render");
+
+type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: any; [key: string]: any };
+type Values = Record<string, any>;
+
+/** What every install must give: the credentials and where Postgres and NATS are. */
+const required: Values = {
+  secret: { jwtSecret: "j".repeat(32), apiKeyPepper: "p".repeat(32), internalToken: "i".repeat(32) },
+  database: { url: "postgres://analytics:pw@postgres:5432/analytics" },
+  nats: { url: "nats://nats-0:4222,nats://nats-1:4222,nats://nats-2:4222" },
+};
+
+const digest = "sha256:" + "ab".repeat(32);
+
+/** Every feature on: autoscaling, Ingress, ServiceMonitor, per-service databases, image digest, an operator's Secret. */
+const everything: Values = {
+  secret: { existingSecret: "analytics-credentials" },
+  nats: { url: "nats://nats:4222" },
+  image: { repository: "registry.example.com/analytics-platform", digest },
+  serviceAccount: { annotations: { "iam.example.com/role": "analytics" } },
+  ingress: { enabled: true, className: "nginx", tls: [{ secretName: "analytics-tls", hosts: ["analytics.example.com"] }] },
+  metrics: { serviceMonitor: { enabled: true, labels: { release: "prometheus" } } },
+  config: { trustProxyHops: 1 },
+  networkPolicy: { postgres: { to: [{ ipBlock: { cidr: "10.1.0.0/16" } }] }, metricsFrom: [{ namespaceSelector: { matchLabels: { name: "monitoring" } } }] },
+  defaults: { autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 5 } },
+  deployables: {
+    catalogue: { database: { secretKey: "CATALOGUE_DATABASE_URL" } },
+    orders: { database: { url: "postgres://orders@orders-db:5432/orders" }, autoscaling: { minReplicas: 1, maxReplicas: 3 } },
+    pricing: { database: { secretKey: "PRICING_DATABASE_URL" }, image: { tag: "0.1.1" } },
+  },
+};
+
+let files = 0;
+function args(overrides: Values[]): string[] {
+  return overrides.flatMap((values) => {
+    const file = join(work, `values-${files++}.json`);
+    writeFileSync(file, JSON.stringify(values));
+    return ["-f", file];
+  });
+}
+
+function run(extra: string[], overrides: Values[]) {
+  return spawnSync(renderer, ["-chart", chart, ...extra, ...args(overrides)], { encoding: "utf8" });
+}
+
+/** The objects `helm template` would print for these values files, in order. */
+function render(...overrides: Values[]): K8sObject[] {
+  const result = run([], overrides);
+  if (result.status !== 0) throw new Error(`render failed: ${result.stderr}`);
+  return (JSON.parse(result.stdout) as { object: K8sObject }[]).map((o) => o.object);
+}
+
+/** The error a render stops with. */
+function renderError(...overrides: Values[]): string {
+  const result = run([], overrides);
+  expect(result.status).toBe(1);
+  return result.stderr;
+}
+
+/** values.yaml with the overrides merged over it, as the templates see them. */
+function mergedValues(...overrides: Values[]): Values {
+  const result = run(["-values"], overrides);
+  if (result.status !== 0) throw new Error(`render failed: ${result.stderr}`);
+  return JSON.parse(result.stdout) as Values;
+}
+
+const models: Record<string, new (data: any) => { validate(): void }> = {
+  "apps/v1/Deployment": Deployment,
+  "autoscaling/v2/HorizontalPodAutoscaler": HorizontalPodAutoscaler,
+  "networking.k8s.io/v1/Ingress": Ingress,
+  "networking.k8s.io/v1/NetworkPolicy": NetworkPolicy,
+  "policy/v1/PodDisruptionBudget": PodDisruptionBudget,
+  "v1/Secret": Secret,
+  "v1/Service": Service,
+  "v1/ServiceAccount": ServiceAccount,
+  "monitoring.coreos.com/v1/ServiceMonitor": ServiceMonitor,
+};
+
+/** Every object valid against its Kubernetes (or Prometheus operator) schema, and no two with one name and kind. */
+function validateAll(objects: K8sObject[]) {
+  const seen = new Set<string>();
+  for (const o of objects) {
+    const Model = models[`${o.apiVersion}/${o.kind}`];
+    if (!Model) throw new Error(`no schema to validate ${o.apiVersion} ${o.kind} against`);
+    expect(() => new Model(o).validate()).not.toThrow();
+    const id = `${o.kind}/${o.metadata.name}`;
+    expect(seen.has(id)).toBe(false);
+    seen.add(id);
+  }
+}
+
+const byKind = (objects: K8sObject[], kind: string) => objects.filter((o) => o.kind === kind);
+const named = (objects: K8sObject[], kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name);
+const component = (o: K8sObject) => o.metadata.labels?.["app.kubernetes.io/component"];
+const container = (deployment: K8sObject) => deployment.spec.template.spec.containers[0];
+const env = (deployment: K8sObject, name: string) => container(deployment).env.find((e: { name: string }) => e.name === name);
+
+beforeAll(() => {
+  const go = spawnSync("go", ["version"], { encoding: "utf8" });
+  if (go.error || go.status !== 0) {
+    throw new Error(
+      "Go is needed to render the chart (deploy/helm/render) and is not installed: " +
+        "apt-get install golang-go golang-github-masterminds-sprig-dev golang-gopkg-yaml.v3-dev (.ci/run does it)",
+    );
+  }
+  // GOPATH mode against Debian's Go packages: no module download.
+  const build = spawnSync("go", ["build", "-o", renderer, "."], {
+    cwd: join(__dirname, "../render"),
+    encoding: "utf8",
+    env: { ...process.env, GOPATH: "/usr/share/gocode", GO111MODULE: "off", GOFLAGS: "", GOCACHE: process.env.GOCACHE ?? join(tmpdir(), "go-build-chart") },
+  });
+  if (build.status !== 0) throw new Error(`go build deploy/helm/render failed:\n${build.stderr}`);
+}, 120_000);
+
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+describe("values", () => {
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  const validateValues = ajv.compile(JSON.parse(readFileSync(join(chart, "values.schema.json"), "utf8")));
+
+  it("values.yaml, and it with every value set of these tests merged over it, match values.schema.json", () => {
+    for (const overrides of [[], [required], [everything], [required, { deployables: { planning: { enabled: false } } }]]) {
+      const values = mergedValues(...overrides);
+      expect({ valid: validateValues(values), errors: validateValues.errors }).toEqual({ valid: true, errors: null });
+    }
+  });
+
+  it("the schema refuses a misspelt key, a bad digest and stream replicas out of 1..5", () => {
+    for (const wrong of [
+      { deployables: { catalogue: { replica: 3 } } },
+      { image: { digest: "sha256:short" } },
+      { nats: { streamReplicas: 6 } },
+      { defaults: { dbPoolMax: 0 } },
+    ]) {
+      expect(validateValues(mergedValues(required, wrong))).toBe(false);
+    }
+  });
+
+  it("lists every service of the registry with its port, and the gateway", () => {
+    const values = mergedValues();
+    expect(Object.keys(values.deployables).sort()).toEqual(["gateway", ...serviceNames].sort());
+    for (const name of serviceNames) expect(values.deployables[name].port).toBe(serviceRegistry[name].port);
+  });
+});
+
+describe("render with the defaults", () => {
+  let objects: K8sObject[];
+  beforeAll(() => {
+    objects = render(required);
+  });
+
+  it("is valid Kubernetes: every object against its schema", () => {
+    expect(objects.length).toBeGreaterThan(0);
+    validateAll(objects);
+  });
+
+  it("has a Deployment per deployable, each service on its registry port, and the gateway reaching each at its headless Service", () => {
+    const deployments = byKind(objects, "Deployment");
+    expect(deployments.map(component).sort()).toEqual(["gateway", ...serviceNames].sort());
+    const gateway = named(objects, "Deployment", "analytics-gateway")!;
+    for (const name of serviceNames) {
+      const port = serviceRegistry[name].port;
+      const deployment = named(objects, "Deployment", `analytics-${name}`)!;
+      expect(env(deployment, "SERVICE_PORT").value).toBe(String(port));
+      expect(env(deployment, "HEALTH_PORT").value).toBe("8081");
+      expect(env(gateway, `${name.toUpperCase()}_URL`).value).toBe(`http://analytics-${name}:${port}`);
+      const service = named(objects, "Service", `analytics-${name}`)!;
+      expect(service.spec.clusterIP).toBe("None");
+      expect(service.spec.ports.map((p: { name: string; port: number }) => [p.name, p.port])).toEqual([["h2c", port], ["health", 8081]]);
+    }
+    // The gateway's Service balances clients; only the services are headless.
+    expect(named(objects, "Service", "analytics-gateway")!.spec.clusterIP).toBeUndefined();
+  });
+
+  it("runs two replicas of each deployable with a PodDisruptionBudget each, and no autoscaler", () => {
+    for (const deployment of byKind(objects, "Deployment")) expect(deployment.spec.replicas).toBe(2);
+    expect(byKind(objects, "PodDisruptionBudget").map(component).sort()).toEqual(["gateway", ...serviceNames].sort());
+    for (const pdb of byKind(objects, "PodDisruptionBudget")) {
+      expect(pdb.spec).toEqual({ maxUnavailable: 1, selector: named(objects, "Deployment", pdb.metadata.name)!.spec.selector });
+    }
+    expect(byKind(objects, "HorizontalPodAutoscaler")).toEqual([]);
+  });
+
+  it("keeps the connections of every pool under Postgres's default max_connections (100), with room for admin sessions", () => {
+    const connections = byKind(objects, "Deployment")
+      .map((d) => d.spec.replicas * (Number(env(d, "DB_POOL_MAX").value) + 1))
+      .reduce((a, b) => a + b, 0);
+    expect(connections).toBeLessThanOrEqual(90);
+  });
+
+  it("keeps three copies of the stream and gives every process the NATS seeds, the shared database and the Secret", () => {
+    for (const deployment of byKind(objects, "Deployment")) {
+      expect(env(deployment, "NATS_STREAM_REPLICAS").value).toBe("3");
+      expect(env(deployment, "NATS_URL").value).toBe(required.nats.url);
+      expect(env(deployment, "DATABASE_URL").value).toBe(required.database.url);
+      expect(env(deployment, "INTERNAL_TOKEN").valueFrom.secretKeyRef).toEqual({ name: "analytics", key: "INTERNAL_TOKEN" });
+      expect(deployment.spec.template.spec.serviceAccountName).toBe("analytics");
+      expect(deployment.spec.template.spec.automountServiceAccountToken).toBe(false);
+    }
+    expect(named(objects, "Secret", "analytics")!.stringData).toEqual({ JWT_SECRET: "j".repeat(32), API_KEY_PEPPER: "p".repeat(32), INTERNAL_TOKEN: "i".repeat(32) });
+    expect(named(objects, "ServiceAccount", "analytics")!.automountServiceAccountToken).toBe(false);
+  });
+
+  it("probes the gateway on its port and each service on its health port, and annotates pods for scraping /metrics there", () => {
+    for (const deployment of byKind(objects, "Deployment")) {
+      const gateway = component(deployment) === "gateway";
+      const c = container(deployment);
+      for (const [probe, path] of [["startupProbe", "/healthz"], ["livenessProbe", "/healthz"], ["readinessProbe", "/readyz"]]) {
+        expect(c[probe].httpGet).toEqual({ path, port: gateway ? "http" : "health" });
+      }
+      expect(deployment.spec.template.metadata.annotations).toMatchObject({
+        "prometheus.io/scrape": "true",
+        "prometheus.io/port": gateway ? "8080" : "8081",
+        "prometheus.io/path": "/metrics",
+      });
+    }
+  });
+
+  it("lets the services' Connect ports be reached only from the gateway and the services, and every pod reach only DNS, Postgres, NATS and the services", () => {
+    const releasePods = { podSelector: { matchLabels: { "app.kubernetes.io/name": "analytics", "app.kubernetes.io/instance": "analytics" } } };
+    const policies = byKind(objects, "NetworkPolicy");
+    expect(policies.map(component).sort()).toEqual(["gateway", ...serviceNames].sort());
+    // The release's pods are exactly the Deployments' pods: the selector matches each of them.
+    for (const deployment of byKind(objects, "Deployment")) {
+      expect(deployment.spec.template.metadata.labels).toMatchObject(releasePods.podSelector.matchLabels);
+    }
+    for (const policy of policies) {
+      expect(policy.spec.podSelector).toEqual(named(objects, "Deployment", policy.metadata.name)!.spec.selector);
+      expect(policy.spec.policyTypes).toEqual(["Ingress", "Egress"]);
+      if (component(policy) === "gateway") {
+        expect(policy.spec.ingress).toEqual([{ ports: [{ port: "http", protocol: "TCP" }] }]);
+      } else {
+        expect(policy.spec.ingress).toEqual([
+          { from: [releasePods], ports: [{ port: "h2c", protocol: "TCP" }] },
+          { ports: [{ port: "health", protocol: "TCP" }] },
+        ]);
+      }
+      expect(policy.spec.egress).toEqual([
+        { ports: [{ port: 53, protocol: "UDP" }, { port: 53, protocol: "TCP" }] },
+        { ports: [{ port: 5432, protocol: "TCP" }] },
+        { ports: [{ port: 4222, protocol: "TCP" }] },
+        { to: [releasePods], ports: [{ port: "h2c", protocol: "TCP" }] },
+      ]);
+    }
+  });
+
+  it("renders no Ingress, ServiceMonitor or autoscaler unless asked", () => {
+    expect(objects.map((o) => o.kind).filter((k) => ["Ingress", "ServiceMonitor", "HorizontalPodAutoscaler"].includes(k))).toEqual([]);
+  });
+});
+
+describe("render with every feature on", () => {
+  let objects: K8sObject[];
+  beforeAll(() => {
+    objects = render(everything);
+  });
+
+  it("is valid Kubernetes and Prometheus operator objects", () => {
+    validateAll(objects);
+    expect(byKind(objects, "Secret")).toEqual([]);
+  });
+
+  it("autoscales every deployable, leaves replicas to the autoscaler, and has a PodDisruptionBudget only where minReplicas > 1", () => {
+    for (const deployment of byKind(objects, "Deployment")) {
+      expect(deployment.spec.replicas).toBeUndefined();
+      const hpa = named(objects, "HorizontalPodAutoscaler", deployment.metadata.name)!;
+      expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: "apps/v1", kind: "Deployment", name: deployment.metadata.name });
+    }
+    expect(named(objects, "HorizontalPodAutoscaler", "analytics-orders")!.spec).toMatchObject({ minReplicas: 1, maxReplicas: 3 });
+    expect(byKind(objects, "PodDisruptionBudget").map(component).sort()).toEqual(["gateway", ...serviceNames.filter((n) => n !== "orders")].sort());
+  });
+
+  it("gives each service its own database where set: its own value or its own key of the Secret", () => {
+    const secretRef = (key: string) => ({ valueFrom: { secretKeyRef: { name: "analytics-credentials", key } } });
+    expect(env(named(objects, "Deployment", "analytics-catalogue")!, "DATABASE_URL")).toEqual({ name: "DATABASE_URL", ...secretRef("CATALOGUE_DATABASE_URL") });
+    expect(env(named(objects, "Deployment", "analytics-pricing")!, "DATABASE_URL")).toEqual({ name: "DATABASE_URL", ...secretRef("PRICING_DATABASE_URL") });
+    expect(env(named(objects, "Deployment", "analytics-orders")!, "DATABASE_URL")).toEqual({ name: "DATABASE_URL", value: "postgres://orders@orders-db:5432/orders" });
+    expect(env(named(objects, "Deployment", "analytics-events")!, "DATABASE_URL")).toEqual({ name: "DATABASE_URL", ...secretRef("DATABASE_URL") });
+  });
+
+  it("pulls the image by digest, except where a deployable names its own tag", () => {
+    for (const deployment of byKind(objects, "Deployment")) {
+      const image = component(deployment) === "pricing" ? "registry.example.com/analytics-platform:0.1.1" : `registry.example.com/analytics-platform@${digest}`;
+      expect(container(deployment).image).toBe(image);
+    }
+  });
+
+  it("routes the Ingress to the gateway's Service, scrapes every /metrics with one ServiceMonitor, and narrows the policies as set", () => {
+    const ingress = byKind(objects, "Ingress")[0];
+    expect(ingress.spec.ingressClassName).toBe("nginx");
+    expect(ingress.spec.rules[0].http.paths[0]).toEqual({ path: "/v2/api", pathType: "Prefix", backend: { service: { name: "analytics-gateway", port: { name: "http" } } } });
+    const monitor = byKind(objects, "ServiceMonitor")[0];
+    expect(monitor.metadata.labels).toMatchObject({ release: "prometheus" });
+    expect(monitor.spec.endpoints.map((e: { port: string; path: string }) => [e.port, e.path])).toEqual([["http", "/metrics"], ["health", "/metrics"]]);
+    // Every Service the monitor selects carries its labels.
+    for (const service of byKind(objects, "Service")) expect(service.metadata.labels).toMatchObject(monitor.spec.selector.matchLabels);
+    const policy = named(objects, "NetworkPolicy", "analytics-events")!;
+    expect(policy.spec.ingress[1].from).toEqual(everything.networkPolicy.metricsFrom);
+    expect(policy.spec.egress[1].to).toEqual(everything.networkPolicy.postgres.to);
+    expect(env(named(objects, "Deployment", "analytics-gateway")!, "TRUST_PROXY_HOPS").value).toBe("1");
+    expect(named(objects, "ServiceAccount", "analytics")!.metadata.annotations).toEqual(everything.serviceAccount.annotations);
+  });
+});
+
+describe("render variants", () => {
+  it("leaves a disabled deployable out: no objects, and no address on the gateway", () => {
+    const objects = render(required, { deployables: { planning: { enabled: false } } });
+    validateAll(objects);
+    expect(objects.filter((o) => component(o) === "planning")).toEqual([]);
+    expect(env(named(objects, "Deployment", "analytics-gateway")!, "PLANNING_URL")).toBeUndefined();
+    expect(env(named(objects, "Deployment", "analytics-gateway")!, "CATALOGUE_URL")).toBeDefined();
+  });
+
+  it("has no PodDisruptionBudget for a deployable with one replica", () => {
+    const objects = render(required, { defaults: { replicas: 1 }, deployables: { gateway: { replicas: 3 } } });
+    validateAll(objects);
+    expect(byKind(objects, "PodDisruptionBudget").map(component)).toEqual(["gateway"]);
+    expect(named(objects, "Deployment", "analytics-gateway")!.spec.replicas).toBe(3);
+  });
+
+  it("stores each service's own database URL in the chart's Secret, read by that service alone", () => {
+    const objects = render(required, { secret: { databaseUrls: { inventory: "postgres://inv@inventory-db/inventory" } } });
+    validateAll(objects);
+    expect(named(objects, "Secret", "analytics")!.stringData.INVENTORY_DATABASE_URL).toBe("postgres://inv@inventory-db/inventory");
+    expect(env(named(objects, "Deployment", "analytics-inventory")!, "DATABASE_URL").valueFrom.secretKeyRef).toEqual({ name: "analytics", key: "INVENTORY_DATABASE_URL" });
+    expect(env(named(objects, "Deployment", "analytics-events")!, "DATABASE_URL").value).toBe(required.database.url);
+  });
+
+  it("renders no NetworkPolicy when turned off, and one NATS stream copy when set", () => {
+    const objects = render(required, { networkPolicy: { enabled: false }, nats: { streamReplicas: 1 } });
+    expect(byKind(objects, "NetworkPolicy")).toEqual([]);
+    for (const deployment of byKind(objects, "Deployment")) expect(env(deployment, "NATS_STREAM_REPLICAS").value).toBe("1");
+  });
+
+  it("refuses what the processes would refuse at start-up", () => {
+    expect(renderError()).toMatch(/secret\.\w+ \(\w+\) must be at least 32 characters/);
+    expect(renderError({ ...required, database: { url: "" } })).toMatch(/has no database/);
+    expect(renderError({ ...required, nats: { url: "" } })).toMatch(/set nats\.url or secret\.natsUrl/);
+    expect(renderError(required, { defaults: { autoscaling: { enabled: true, minReplicas: 3, maxReplicas: 2 } } })).toMatch(/maxReplicas is below minReplicas/);
+    expect(renderError(required, { ingress: { enabled: true }, deployables: { gateway: { enabled: false } } })).toMatch(/ingress.enabled needs the gateway/);
+  });
+});
