@@ -312,7 +312,7 @@ async function warehouseProblems(inventory: Client<typeof inventoryV1.InventoryS
 // ---------------------------------------------------------------------------------------------
 // Routes
 
-/** /v2/api/purchaseorders -> analytics.orders.v1.OrdersService (SKU references via the catalogue). */
+/** /v2/api/purchaseorders -> analytics.orders.v1.OrdersService (SKU references via the catalogue, warehouses via inventory). */
 export function purchaseOrderRoutes(
   ctx: RouteContext,
   orders: Client<typeof ordersV1.OrdersService>,
