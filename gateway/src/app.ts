@@ -58,6 +58,7 @@ export interface GatewayDeps {
   /** Connections of its pool (config: DB_POOL_MAX), 20 when unset. */
   dbPoolMax?: number;
   serviceCallTimeoutMs?: number;
+  serviceDnsRefreshMs?: number;
   requestTimeoutMs?: number;
   /** Where the gateway's outbox (account settings changes) is relayed; absent, rows wait (tests). */
   bus?: Bus;
@@ -88,6 +89,7 @@ export function gatewaySettings(config: Config) {
     dbStatementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
     dbPoolMax: config.DB_POOL_MAX,
     serviceCallTimeoutMs: config.SERVICE_CALL_TIMEOUT_MS,
+    serviceDnsRefreshMs: config.SERVICE_DNS_REFRESH_MS,
     requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
   };
 }
@@ -198,7 +200,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   const relay = deps.bus ? new OutboxRelay({ db, bus: deps.bus, logger: deps.logger, pollMs: deps.outboxPollMs }) : undefined;
   relay?.start();
   const accountOptions: AccountsOptions = { db, relay, keys, ...deps };
-  const clients = createClients(deps.services);
+  const clients = createClients(deps.services, deps.serviceDnsRefreshMs);
   const as = callAs(deps.internalToken, serviceCallTimeoutMs);
 
   authRoutes(ctx, accountOptions, tokens);
