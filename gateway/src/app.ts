@@ -195,7 +195,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     app,
     openapi,
     authenticate: bearerAuthenticator(keys, tokens),
-    authenticateAdmin: adminAuthenticator(deps),
+    authenticateAdmin: adminAuthenticator({ ...deps, db }),
   };
   const relay = deps.bus ? new OutboxRelay({ db, bus: deps.bus, logger: deps.logger, pollMs: deps.outboxPollMs }) : undefined;
   relay?.start();
