@@ -60,6 +60,7 @@ export interface GatewayDeps {
   /** Connections of its pool (config: DB_POOL_MAX), 20 when unset. */
   dbPoolMax?: number;
   serviceCallTimeoutMs?: number;
+  serviceDnsRefreshMs?: number;
   requestTimeoutMs?: number;
   /** Where the gateway's outbox (account settings changes) is relayed; absent, rows wait (tests). */
   bus?: Bus;
@@ -90,6 +91,7 @@ export function gatewaySettings(config: Config) {
     dbStatementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
     dbPoolMax: config.DB_POOL_MAX,
     serviceCallTimeoutMs: config.SERVICE_CALL_TIMEOUT_MS,
+    serviceDnsRefreshMs: config.SERVICE_DNS_REFRESH_MS,
     requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
   };
 }
@@ -198,13 +200,13 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     app,
     openapi,
     authenticate: bearerAuthenticator(keys, tokens),
-    authenticateAdmin: adminAuthenticator(deps),
+    authenticateAdmin: adminAuthenticator({ ...deps, db }),
   };
   const relay = deps.bus ? new OutboxRelay({ db, bus: deps.bus, logger: deps.logger, pollMs: deps.outboxPollMs }) : undefined;
   relay?.start();
   storeMetrics(metrics, db, relay);
   const accountOptions: AccountsOptions = { db, relay, keys, ...deps };
-  const clients = createClients(deps.services);
+  const clients = createClients(deps.services, deps.serviceDnsRefreshMs);
   const as = callAs(deps.internalToken, serviceCallTimeoutMs);
 
   authRoutes(ctx, accountOptions, tokens);

@@ -9,10 +9,10 @@ export type ServiceUrls = Record<ServiceName, string>;
 
 export type Clients = { [N in ServiceName]: Client<(typeof serviceRegistry)[N]["descriptor"]> };
 
-/** One client per registered service. */
-export function createClients(urls: ServiceUrls): Clients {
+/** One client per registered service; each resolves its service's name again every `dnsRefreshMs`. */
+export function createClients(urls: ServiceUrls, dnsRefreshMs?: number): Clients {
   return Object.fromEntries(
-    serviceNames.map((name) => [name, createServiceClient(serviceRegistry[name].descriptor, urls[name])]),
+    serviceNames.map((name) => [name, createServiceClient(serviceRegistry[name].descriptor, urls[name], { refreshMs: dnsRefreshMs })]),
   ) as unknown as Clients;
 }
 

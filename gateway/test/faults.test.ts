@@ -4,7 +4,6 @@ import type { AddressInfo } from "node:net";
 import pino from "pino";
 import { createTestDatabase, freezableProxy, type FreezableProxy, type TestDatabase } from "@analytics/testing";
 import { buildGateway, type Gateway, type GatewayDeps } from "../src/app";
-import { FailureLimiter } from "../src/accounts/failure-limiter";
 import { allServicesAt, noServiceReady } from "./services";
 
 const ADMIN = "admin-token-for-tests-0123456789";
@@ -245,36 +244,5 @@ describe("gateway edge: deadlines, bodies, headers, brakes", () => {
     // Another address is not braked.
     const other = await gw.app.inject({ method: "POST", url: "/admin/v1/accounts", headers: admin, payload: { name: "x" }, remoteAddress: "10.0.8.3" });
     expect(other.statusCode).toBe(201);
-  });
-});
-
-describe("failure limiter", () => {
-  it("drops expired keys as failures arrive, so each failure costs O(1) and memory stays bounded", () => {
-    let now = 0;
-    const limiter = new FailureLimiter(5, 1000, () => now);
-    for (let i = 0; i < 20_000; i++) limiter.fail([`ip:${i}`]);
-    expect(limiter.size).toBe(20_000);
-    now = 500;
-    limiter.fail(["ip:0"]); // renewed within its window: moves behind the others
-    now = 1000;
-    limiter.fail(["ip:new"]);
-    expect(limiter.size).toBe(1);
-    expect(limiter.retryAfter(["ip:0"])).toBe(0);
-  });
-
-  it("renews a key's window after it expired and keeps expiry order", () => {
-    let now = 0;
-    const limiter = new FailureLimiter(2, 1000, () => now);
-    limiter.fail(["a"]);
-    now = 600;
-    limiter.fail(["b"]);
-    limiter.fail(["b"]);
-    now = 1100; // a expired, b braked until 1600
-    limiter.fail(["a"]);
-    expect(limiter.retryAfter(["b"])).toBe(1);
-    expect(limiter.size).toBe(2);
-    now = 1600;
-    limiter.fail(["c"]);
-    expect(limiter.size).toBe(2); // b dropped; a (renewed at 1100) and c remain
   });
 });

@@ -2,7 +2,6 @@ import type { InjectOptions } from "fastify";
 import pino from "pino";
 import { createTestDatabase, type TestDatabase } from "@analytics/testing";
 import { buildGateway, type Gateway } from "../src/app";
-import { FailureLimiter } from "../src/accounts/failure-limiter";
 import { fieldPath } from "../src/http/validation";
 import { allServicesAt, noServiceReady } from "./services";
 
@@ -275,16 +274,5 @@ describe("edge helpers", () => {
     expect(fieldPath([3, "items", 0, "sku"])).toBe("[3].items[0].sku");
     expect(fieldPath(["deliveries", 1, "quantity"])).toBe("deliveries[1].quantity");
     expect(fieldPath([])).toBe("(root)");
-  });
-
-  it("brakes per key within a window and lets go after it", () => {
-    let now = 0;
-    const limiter = new FailureLimiter(2, 1000, () => now);
-    limiter.fail(["ip:a"]);
-    expect(limiter.retryAfter(["ip:a"])).toBe(0);
-    limiter.fail(["ip:a"]);
-    expect(limiter.retryAfter(["ip:a", "ip:b"])).toBe(1);
-    now = 1000;
-    expect(limiter.retryAfter(["ip:a"])).toBe(0);
   });
 });

@@ -1,57 +1,59 @@
+import type { Db } from "@analytics/db";
+
+/** A key that failures count against (a client address, an address and account) and how many it may have per window. */
+export interface Brake {
+  key: string;
+  maxFailures: number;
+}
+
+/** Expired rows deleted by each failure: enough to outpace new keys, bounded so a failure stays cheap. */
+const PRUNE_BATCH = 100;
+
 /**
- * Brute-force brake: counts failures per key (a client address, an address and account) in a
- * fixed window. Kept in memory: each gateway replica brakes on its own, which bounds an attacker
- * to replicas x limit attempts per window.
+ * Brute-force brake: counts failures per key in a fixed window that starts with the key's first
+ * failure. The counts live in the gateway's database (`auth_failures`), so every gateway brakes
+ * on the same count: N gateways do not give N times the attempts. Time is the database's clock,
+ * the same for all of them.
  *
- * Every window has the same length, so a Map kept in insertion order (a key whose window is
- * renewed is deleted and inserted again) is also in order of expiry: expired keys are dropped from
- * its head as failures arrive, each failure costs O(1) amortised, and memory stays bounded by the
- * keys that failed within one window.
+ * Each failure is one statement: an upsert that counts atomically under any concurrency, and
+ * deletes a batch of expired rows of other keys on the way, so the table holds about the keys
+ * that failed within one window. A database that cannot answer fails the request (503), never
+ * lets it through unbraked.
  */
 export class FailureLimiter {
-  private readonly windows = new Map<string, { failures: number; resetAt: number }>();
-
   constructor(
-    private readonly maxFailures: number,
-    private readonly windowMs: number,
-    private readonly now: () => number = Date.now,
+    private readonly db: Db,
+    private readonly windowSeconds: number,
   ) {}
 
-  /** Seconds until the first blocked key may try again, or 0 when none is blocked. */
-  retryAfter(keys: string[]): number {
-    const t = this.now();
+  /** Seconds until every braked key may try again, or 0 when none is braked. */
+  async retryAfter(brakes: Brake[]): Promise<number> {
+    const { rows } = await this.db.raw<{ rows: { key: string; failures: number; seconds: number }[] }>(
+      "SELECT key, failures, extract(epoch FROM reset_at - now())::float8 AS seconds FROM auth_failures WHERE key = ANY(?::text[]) AND reset_at > now()",
+      [brakes.map((b) => b.key)],
+    );
     let wait = 0;
-    for (const key of keys) {
-      const w = this.windows.get(key);
-      if (!w || w.resetAt <= t) continue;
-      if (w.failures >= this.maxFailures) wait = Math.max(wait, Math.ceil((w.resetAt - t) / 1000));
+    for (const row of rows) {
+      const brake = brakes.find((b) => b.key === row.key);
+      if (brake && row.failures >= brake.maxFailures) wait = Math.max(wait, Math.ceil(row.seconds));
     }
     return wait;
   }
 
-  fail(keys: string[]): void {
-    const t = this.now();
-    this.dropExpired(t);
-    for (const key of keys) {
-      const w = this.windows.get(key);
-      if (w && w.resetAt > t) {
-        w.failures++;
-        continue;
-      }
-      this.windows.delete(key);
-      this.windows.set(key, { failures: 1, resetAt: t + this.windowMs });
-    }
-  }
-
-  /** Keys that currently count failures (expired ones leave as new failures arrive). */
-  get size(): number {
-    return this.windows.size;
-  }
-
-  private dropExpired(t: number): void {
-    for (const [key, w] of this.windows) {
-      if (w.resetAt > t) return;
-      this.windows.delete(key);
-    }
+  async fail(keys: string[]): Promise<void> {
+    // Keys in one order, so two failures on the same keys never wait for each other's rows crosswise.
+    const sorted = [...new Set(keys)].sort();
+    await this.db.raw(
+      `WITH pruned AS (
+         DELETE FROM auth_failures WHERE key IN (
+           SELECT key FROM auth_failures WHERE reset_at <= now() AND key <> ALL(:keys::text[])
+           ORDER BY reset_at LIMIT :batch FOR UPDATE SKIP LOCKED))
+       INSERT INTO auth_failures (key, failures, reset_at)
+       SELECT key, 1, now() + make_interval(secs => :window) FROM unnest(:keys::text[]) AS key
+       ON CONFLICT (key) DO UPDATE SET
+         failures = CASE WHEN auth_failures.reset_at > now() THEN auth_failures.failures + 1 ELSE 1 END,
+         reset_at = CASE WHEN auth_failures.reset_at > now() THEN auth_failures.reset_at ELSE excluded.reset_at END`,
+      { keys: sorted, batch: PRUNE_BATCH, window: this.windowSeconds },
+    );
   }
 }

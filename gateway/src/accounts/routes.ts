@@ -7,7 +7,7 @@ import { HttpError } from "../http/errors";
 import { route, type RouteContext } from "../http/route";
 import { generalResponseSchema } from "../http/schemas";
 import { newApiKey, secretMatches, splitApiKey } from "./api-keys";
-import { FailureLimiter } from "./failure-limiter";
+import { FailureLimiter, type Brake } from "./failure-limiter";
 import * as accounts from "./repository";
 import { TokenIssuer } from "./tokens";
 import type { KeyStatusCache } from "./key-status";
@@ -42,23 +42,23 @@ export function bearerAuthenticator(keys: KeyStatusCache, tokens: TokenIssuer) {
 
 /**
  * The admin check: the admin token, with the scheme in any case like account tokens. Wrong tokens
- * are braked per client address like POST /auth.
+ * are braked per client address like POST /auth, on counts of their own.
  */
-export function adminAuthenticator(o: Pick<AccountsOptions, "adminToken" | "authMaxFailures" | "authFailureWindowSeconds">) {
+export function adminAuthenticator(o: Pick<AccountsOptions, "db" | "adminToken" | "authMaxFailures" | "authFailureWindowSeconds">) {
   const { adminToken } = o;
-  const failures = new FailureLimiter(o.authMaxFailures, o.authFailureWindowSeconds * 1000);
-  return (request: FastifyRequest): void => {
-    const keys = [`ip:${request.ip}`];
-    refuseWhileBraked(failures, keys);
+  const failures = new FailureLimiter(o.db, o.authFailureWindowSeconds);
+  return async (request: FastifyRequest): Promise<void> => {
+    const brakes = [{ key: `admin ip:${request.ip}`, maxFailures: o.authMaxFailures }];
+    await refuseWhileBraked(failures, brakes);
     const match = /^Bearer (.+)$/i.exec(request.headers.authorization ?? "");
     if (adminToken && match && sameSecret(match[1], adminToken)) return;
-    failures.fail(keys);
+    await failures.fail(brakes.map((b) => b.key));
     throw new HttpError(401, "admin token required", undefined, { "WWW-Authenticate": 'Bearer realm="admin"' });
   };
 }
 
-function refuseWhileBraked(limiter: FailureLimiter, keys: string[]): void {
-  const wait = limiter.retryAfter(keys);
+async function refuseWhileBraked(limiter: FailureLimiter, brakes: Brake[]): Promise<void> {
+  const wait = await limiter.retryAfter(brakes);
   if (wait > 0) throw new HttpError(429, "too many failed attempts, try again later", undefined, { "Retry-After": String(wait) });
 }
 
@@ -68,19 +68,18 @@ function refuseWhileBraked(limiter: FailureLimiter, keys: string[]): void {
  * fail AUTH_MAX_FAILURES times on one account, and five times that over all accounts (one office
  * behind one NAT runs several integrations).
  */
-export function authFailureLimiters(o: Pick<AccountsOptions, "authMaxFailures" | "authFailureWindowSeconds">) {
-  const windowMs = o.authFailureWindowSeconds * 1000;
-  return {
-    byAddress: new FailureLimiter(o.authMaxFailures * 5, windowMs),
-    byAddressAndAccount: new FailureLimiter(o.authMaxFailures, windowMs),
-  };
+export function authBrakes(o: Pick<AccountsOptions, "authMaxFailures">, address: string, accountId: string): Brake[] {
+  return [
+    { key: `auth ip:${address}`, maxFailures: o.authMaxFailures * 5 },
+    { key: `auth ip:${address} account:${accountId.toLowerCase()}`, maxFailures: o.authMaxFailures },
+  ];
 }
 
 const authResponse = z.object({ accessToken: z.string(), tokenType: z.literal("Bearer"), expiresIn: z.number().int() });
 
 /** POST /v2/api/auth: the same 401 for an unknown account, an unknown key and a wrong secret. */
 export function authRoutes(ctx: RouteContext, o: AccountsOptions, tokens: TokenIssuer): void {
-  const { byAddress, byAddressAndAccount } = authFailureLimiters(o);
+  const failures = new FailureLimiter(o.db, o.authFailureWindowSeconds);
   route(ctx, {
     method: "POST",
     url: "/v2/api/auth",
@@ -96,15 +95,12 @@ export function authRoutes(ctx: RouteContext, o: AccountsOptions, tokens: TokenI
       429: { description: "too many failed attempts; see Retry-After", schema: generalResponseSchema },
     },
     handler: async ({ body }, request) => {
-      const address = [`ip:${request.ip}`];
-      const addressAndAccount = [`ip:${request.ip} account:${body.accountID.toLowerCase()}`];
-      refuseWhileBraked(byAddress, address);
-      refuseWhileBraked(byAddressAndAccount, addressAndAccount);
+      const brakes = authBrakes(o, request.ip, body.accountID);
+      await refuseWhileBraked(failures, brakes);
       const parts = splitApiKey(body.apiKey);
       const stored = parts ? await accounts.activeKeyHash(o.db, body.accountID, parts.apiKeyId) : undefined;
       if (!parts || !secretMatches(o.apiKeyPepper, parts.secret, stored)) {
-        byAddress.fail(address);
-        byAddressAndAccount.fail(addressAndAccount);
+        await failures.fail(brakes.map((b) => b.key));
         throw new HttpError(401, "wrong account id or API key");
       }
       const accessToken = await tokens.issue({ accountId: body.accountID.toLowerCase(), apiKeyId: parts.apiKeyId });

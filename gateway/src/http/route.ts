@@ -50,7 +50,7 @@ export interface RouteContext {
   app: FastifyInstance;
   openapi: OpenApi;
   authenticate(request: FastifyRequest): Promise<Caller>;
-  authenticateAdmin(request: FastifyRequest): void;
+  authenticateAdmin(request: FastifyRequest): Promise<void>;
 }
 
 /**
@@ -105,7 +105,7 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
       const limit = spec.bodyLimit ?? ctx.app.initialConfig.bodyLimit ?? Infinity;
       if (Number(request.headers["content-length"] ?? 0) > limit) throw new HttpError(413, "request body is too large");
       if (spec.auth === "bearer") callers.set(request, await ctx.authenticate(request));
-      if (spec.auth === "admin") ctx.authenticateAdmin(request);
+      if (spec.auth === "admin") await ctx.authenticateAdmin(request);
     },
     handler: async (request, reply) => {
       // The request id travels with the caller to the service (X-Request-Id on the Connect call).

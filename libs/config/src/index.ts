@@ -77,6 +77,8 @@ export const configSchema = z.object({
   DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
   /** Deadline of each gateway-to-service call; then the request answers 503. */
   SERVICE_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** How often the gateway resolves each service's host name again: new replicas get calls, gone ones are let go. */
+  SERVICE_DNS_REFRESH_MS: z.coerce.number().int().min(100).default(10_000),
   /** Longest time a client may take to send a whole request (headers and body); then 408 and the connection closes. */
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(30_000),
   /**

@@ -15,11 +15,13 @@ import { OutboxRelay } from "@analytics/outbox";
 import { createMetricsRegistry, endSpan, inSpan, rpcServerDurations, SpanKind, startSpan, startTracing } from "@analytics/telemetry";
 import { consumerMetrics, durableName, subscribeConsumer, type ConsumerDefinition } from "./consumers";
 import { consumerLagMetrics, storeMetrics } from "./metrics";
+import type { ReplicaOptions } from "./replicas";
 import { createServiceTransport } from "./transport";
 
 export { consumerHandler, isTopic, type ConsumerDefinition, type Delivery } from "./consumers";
 export { createServiceTransport } from "./transport";
 export { storeMetrics } from "./metrics";
+export type { ReplicaOptions } from "./replicas";
 
 /** What every service gets from whoever starts it (its own main, or the single-process launcher). */
 export interface ServiceDeps {
@@ -289,11 +291,11 @@ function healthHandler(ready: () => Promise<unknown>, dependencies: Record<strin
 }
 
 /**
- * A Connect client of one service over HTTP/2 (one multiplexed session per service). No gzip
+ * A Connect client of one service over HTTP/2 (one multiplexed session per replica). No gzip
  * between gateway and services: on a local network it costs more CPU than it saves.
  */
-export function createServiceClient<T extends DescService>(service: T, baseUrl: string): Client<T> {
-  return createClient(service, createServiceTransport(baseUrl));
+export function createServiceClient<T extends DescService>(service: T, baseUrl: string, options?: ReplicaOptions): Client<T> {
+  return createClient(service, createServiceTransport(baseUrl, options));
 }
 
 /** Asks a service's /readyz over HTTP/2. */

@@ -12,11 +12,12 @@ import {
 } from "@bufbuild/protobuf";
 import { Code, ConnectError, type StreamResponse, type Transport, type UnaryResponse } from "@connectrpc/connect";
 import { codeFromHttpStatus, endStreamFromJson, errorFromJsonBytes } from "@connectrpc/connect/protocol-connect";
-import { Http2SessionManager } from "@connectrpc/connect-node";
+import { Replicas, type Replica, type ReplicaOptions } from "./replicas";
 
 /**
  * The Connect protocol's unary and server-streaming calls (binary, uncompressed) over one HTTP/2
- * session per service, written on node:http2. Services keep connect-node's server; callers get
+ * session per replica of the service (every address its host name resolves to, calls spread
+ * round-robin: `Replicas`), written on node:http2. Services keep connect-node's server; callers get
  * the same ConnectErrors (code, message, details) as from connect-node's transport.
  *
  * Why not connect-node's `createConnectTransport`: per call it builds async-iterable pipelines,
@@ -25,8 +26,8 @@ import { Http2SessionManager } from "@connectrpc/connect-node";
  * per request (issue 8 item 4). Client-streaming calls, compression and interceptors, which no
  * caller here uses, are not supported.
  */
-export function createServiceTransport(baseUrl: string): Transport {
-  const sessions = new Http2SessionManager(baseUrl);
+export function createServiceTransport(baseUrl: string, options: ReplicaOptions = {}): Transport {
+  const replicas = new Replicas(baseUrl, options);
   const prefix = new URL(baseUrl).pathname.replace(/\/+$/, "");
 
   /**
@@ -66,16 +67,18 @@ export function createServiceTransport(baseUrl: string): Transport {
       clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
     };
+    let replica: Replica | undefined;
     try {
-      const requested = sessions.request("POST", path, headers, {});
+      const requested = open(path, headers, () => failure !== undefined);
       // A stream that opens after its call ended is cancelled at once.
-      requested.then((late) => failure === undefined || late.close(http2.constants.NGHTTP2_CANCEL), () => undefined);
-      stream = await Promise.race([requested, opening]);
+      requested.then((late) => failure === undefined || late.stream.close(http2.constants.NGHTTP2_CANCEL), () => undefined);
+      ({ stream, replica } = await Promise.race([requested, opening]));
     } catch (error) {
       disarm();
       throw fromNodeError(error);
     }
     const opened = stream;
+    const openedOn = replica;
     // Kept for whoever waits for the answer; listening also keeps an early error from being unhandled.
     opened.on("error", (error) => (failure ??= error));
     const response = new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
@@ -94,14 +97,31 @@ export function createServiceTransport(baseUrl: string): Transport {
       // A stream read to its end closes by itself; one left early is cancelled, so the service stops.
       if (!opened.closed && !opened.readableEnded) opened.close(http2.constants.NGHTTP2_CANCEL);
     };
-    return { stream: opened, response, done };
+    return { stream: opened, replica: openedOn, response, done };
+  }
+
+  /**
+   * Opens the call's stream on the next replica. A replica that cannot be connected to has
+   * received nothing, so the call goes to another one, once; a call whose stream opened may have
+   * reached its service and is never sent twice.
+   */
+  async function open(path: string, headers: http2.OutgoingHttpHeaders, ended: () => boolean): Promise<{ stream: http2.ClientHttp2Stream; replica: Replica }> {
+    const first = await replicas.pick();
+    if (!first) throw new ConnectError("the service has no address", Code.Unavailable);
+    try {
+      return { stream: await first.request(path, headers), replica: first };
+    } catch (error) {
+      const other = !ended() && isNetworkError(error) ? await replicas.pick(first) : undefined;
+      if (!other || other === first) throw error;
+      return { stream: await other.request(path, headers), replica: other };
+    }
   }
 
   /** Every byte of the response, read as it arrives. */
-  async function* data(stream: http2.ClientHttp2Stream): AsyncGenerator<Buffer> {
+  async function* data(stream: http2.ClientHttp2Stream, replica: Replica): AsyncGenerator<Buffer> {
     try {
       for await (const chunk of stream as AsyncIterable<Buffer>) {
-        sessions.notifyResponseByteRead(stream);
+        replica.sessions.notifyResponseByteRead(stream);
         yield chunk;
       }
     } catch (error) {
@@ -114,11 +134,11 @@ export function createServiceTransport(baseUrl: string): Transport {
   return {
     async unary<I extends DescMessage, O extends DescMessage>(method: DescMethodUnary<I, O>, signal: AbortSignal | undefined, timeoutMs: number | undefined, header: HeaderInit, input: MessageInitShape<I>): Promise<UnaryResponse<I, O>> {
       const request = toBinary(method.input, isMessage(input, method.input) ? input : create(method.input, input));
-      const { stream, response, done } = await send(method, "application/proto", request, signal, timeoutMs, header);
+      const { stream, replica, response, done } = await send(method, "application/proto", request, signal, timeoutMs, header);
       try {
         const status = Number((await response)[":status"]);
         const chunks: Buffer[] = [];
-        for await (const chunk of data(stream)) chunks.push(chunk);
+        for await (const chunk of data(stream, replica)) chunks.push(chunk);
         const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
         if (status !== 200) throw errorFromJsonBytes(bytes, new Headers(), new ConnectError(`HTTP ${status}`, codeFromHttpStatus(status)));
         return { stream: false, service: method.parent, method, header: new Headers(), trailer: new Headers(), message: fromBinary(method.output, bytes) };
@@ -136,7 +156,7 @@ export function createServiceTransport(baseUrl: string): Transport {
       envelope[0] = 0;
       envelope.writeUInt32BE(request.byteLength, 1);
       envelope.set(request, 5);
-      const { stream, response, done } = await send(method, "application/connect+proto", envelope, signal, timeoutMs, header);
+      const { stream, replica, response, done } = await send(method, "application/connect+proto", envelope, signal, timeoutMs, header);
       let status: number;
       try {
         status = Number((await response)[":status"]);
@@ -148,7 +168,7 @@ export function createServiceTransport(baseUrl: string): Transport {
       async function* messages(): AsyncGenerator<MessageShape<O>> {
         try {
           let ended = false;
-          for await (const bytes of envelopes(data(stream))) {
+          for await (const bytes of envelopes(data(stream, replica))) {
             if (ended) throw new ConnectError("protocol error: a message after the end of the stream", Code.Internal);
             if (bytes.flags & END_STREAM) {
               // A successful stream ends with `{}`; connect's parser builds a ConnectError (a stack
@@ -235,12 +255,17 @@ const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EHOST
  */
 function fromNodeError(error: unknown): ConnectError {
   const cause = error instanceof ConnectError ? error.cause : error;
-  const code = (cause as { code?: unknown } | undefined)?.code;
-  const network = typeof code === "string" && NETWORK_CODES.has(code);
+  const network = isNetworkError(error);
   if (error instanceof ConnectError) return network && error.code === Code.Internal ? new ConnectError(error.rawMessage, Code.Unavailable, undefined, undefined, cause) : error;
   const connectError = ConnectError.from(error, network ? Code.Unavailable : Code.Internal);
   if (connectError !== error) connectError.cause = error;
   return connectError;
+}
+
+function isNetworkError(error: unknown): boolean {
+  const cause = error instanceof ConnectError ? error.cause : error;
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  return typeof code === "string" && NETWORK_CODES.has(code);
 }
 
 /** The stream closed before its answer: reset by the service, or its session went away. */

@@ -2,5 +2,6 @@ import type { Migration } from "@analytics/db";
 import { outboxMigrations } from "@analytics/outbox";
 import { createAccounts } from "./001_accounts";
 import { settingsVersion } from "./002_settings_outbox";
+import { authFailures } from "./003_auth_failures";
 
-export const migrations: Migration[] = [...outboxMigrations, createAccounts, settingsVersion];
+export const migrations: Migration[] = [...outboxMigrations, createAccounts, settingsVersion, authFailures];

@@ -1,0 +1,146 @@
+import http2 from "node:http2";
+import type { AddressInfo } from "node:net";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { eventsV1 } from "@analytics/contracts";
+import { eventually } from "@analytics/testing";
+import { createServiceTransport } from "../src";
+
+/**
+ * Replicas of one service on one port at several loopback addresses (Linux answers on all of
+ * 127/8), as pods behind a headless Service; `calls` counts the calls each one served.
+ */
+async function replica(address: string, port: number, answer: () => Promise<void> | void = () => undefined) {
+  const served = { calls: 0 };
+  const server = http2.createServer(
+    connectNodeAdapter({
+      routes: (router) =>
+        router.service(eventsV1.EventsService, {
+          listEvents: async () => {
+            served.calls++;
+            await answer();
+            return { totalCount: 1n };
+          },
+        }),
+    }),
+  );
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on("session", (session) => {
+    sessions.add(session);
+    session.on("close", () => sessions.delete(session));
+  });
+  await new Promise<void>((resolve, reject) => server.once("error", reject).listen(port, address, resolve));
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      for (const session of sessions) session.destroy();
+    });
+  return { address, port: (server.address() as AddressInfo).port, served, sessions, stop };
+}
+
+/** A host name whose addresses the test sets, and how many times it was resolved. */
+function dnsName(...addresses: string[]) {
+  const name = { addresses, lookups: 0, lookup: async () => (name.lookups++, name.addresses) };
+  return name;
+}
+
+describe("createServiceTransport over the replicas of a service", () => {
+  it("spreads calls over every address of the service's name, leaves a stopped replica and takes in a new one", async () => {
+    const a = await replica("127.0.0.1", 0);
+    const b = await replica("127.0.0.2", a.port);
+    const dns = dnsName(a.address, b.address);
+    const stops = [a.stop, b.stop];
+    try {
+      const client = createClient(eventsV1.EventsService, createServiceTransport(`http://events.replicas.test:${a.port}`, { lookup: dns.lookup, refreshMs: 50 }));
+      for (let i = 0; i < 100; i++) await client.listEvents({});
+      expect([a.served.calls, b.served.calls]).toEqual([50, 50]);
+
+      // A replica stops: a call sent its way cannot connect, has sent nothing, and goes to the other.
+      await b.stop();
+      const before = a.served.calls;
+      for (let i = 0; i < 20; i++) expect((await client.listEvents({})).totalCount).toBe(1n);
+      expect(a.served.calls - before).toBe(20);
+
+      // A new replica appears in the name's addresses: calls reach it after the next resolution.
+      const c = await replica("127.0.0.3", a.port);
+      stops.push(c.stop);
+      dns.addresses = [a.address, c.address];
+      await eventually(async () => {
+        await client.listEvents({});
+        return c.served.calls > 0;
+      });
+      const [fromA, fromC] = [a.served.calls, c.served.calls];
+      for (let i = 0; i < 20; i++) await client.listEvents({});
+      expect([a.served.calls - fromA, c.served.calls - fromC]).toEqual([10, 10]);
+    } finally {
+      for (const stop of stops) await stop();
+    }
+  });
+
+  it("closes the session of a replica gone from the name once its calls have ended", async () => {
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const a = await replica("127.0.0.1", 0, () => held);
+    const b = await replica("127.0.0.2", a.port);
+    const dns = dnsName(a.address);
+    try {
+      const client = createClient(eventsV1.EventsService, createServiceTransport(`http://events.replicas.test:${a.port}`, { lookup: dns.lookup, refreshMs: 50 }));
+      const call = client.listEvents({});
+      await eventually(async () => a.served.calls === 1);
+      dns.addresses = [b.address];
+      // Two resolutions later the new list is surely applied.
+      const lookups = dns.lookups;
+      await eventually(async () => dns.lookups >= lookups + 2);
+      await client.listEvents({});
+      expect([a.sessions.size, b.served.calls]).toEqual([1, 1]);
+      release();
+      expect((await call).totalCount).toBe(1n);
+      await eventually(async () => a.sessions.size === 0);
+    } finally {
+      release();
+      await a.stop();
+      await b.stop();
+    }
+  });
+
+  it("never sends a call twice when its replica may have received it", async () => {
+    // Replica A accepts every call's stream and then drops its session: the call may have run.
+    const a = http2.createServer();
+    a.on("stream", (stream) => stream.session?.destroy());
+    await new Promise<void>((resolve) => a.listen(0, "127.0.0.1", resolve));
+    const port = (a.address() as AddressInfo).port;
+    const b = await replica("127.0.0.2", port);
+    try {
+      const dns = dnsName("127.0.0.1", b.address);
+      const client = createClient(eventsV1.EventsService, createServiceTransport(`http://events.replicas.test:${port}`, { lookup: dns.lookup }));
+      const errors: Code[] = [];
+      for (let i = 0; i < 10; i++) await client.listEvents({}).catch((e: unknown) => errors.push(ConnectError.from(e).code));
+      // Every call A took failed, and none of them was sent to B as well.
+      expect(errors.length).toBeGreaterThan(0);
+      expect(errors.length + b.served.calls).toBe(10);
+      expect(new Set(errors)).toEqual(new Set([Code.Unavailable]));
+    } finally {
+      a.close();
+      await b.stop();
+    }
+  });
+
+  it("reports a name that does not resolve as unavailable, and resolves it again on the next call", async () => {
+    const a = await replica("127.0.0.1", 0);
+    const dns = dnsName();
+    dns.lookup = async () => {
+      dns.lookups++;
+      if (dns.addresses.length === 0) throw Object.assign(new Error("getaddrinfo ENOTFOUND events.replicas.test"), { code: "ENOTFOUND" });
+      return dns.addresses;
+    };
+    try {
+      const client = createClient(eventsV1.EventsService, createServiceTransport(`http://events.replicas.test:${a.port}`, { lookup: dns.lookup }));
+      const error = (await client.listEvents({}).catch((e: unknown) => e)) as ConnectError;
+      expect([error.code, (error.cause as { code?: string }).code]).toEqual([Code.Unavailable, "ENOTFOUND"]);
+      dns.addresses = [a.address];
+      expect((await client.listEvents({})).totalCount).toBe(1n);
+    } finally {
+      await a.stop();
+    }
+  });
+});
