@@ -27,8 +27,18 @@ async function serve(routes: (router: ConnectRouter) => void) {
 async function rawServer(answer: (stream: http2.ServerHttp2Stream) => void) {
   const server = http2.createServer();
   server.on("stream", answer);
+  // The client's session stays open after its call: closing the server ends it, or it would keep jest's worker alive.
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on("session", (session) => {
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+  });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() };
+  const close = () => {
+    server.close();
+    for (const session of sessions) session.destroy();
+  };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close };
 }
 
 const chunk = (size: number, fill: number) => ({ productsJson: new Uint8Array(size).fill(fill), ids: [`id-${size}`] });
