@@ -3,13 +3,10 @@ import type { Logger } from "pino";
 import type { Db } from "@analytics/db";
 import * as accounts from "./repository";
 
-/** The channel on which a revocation is announced to every gateway replica (NOTIFY in its transaction). */
-export const REVOKED_CHANNEL = "gateway_api_key_revoked";
-
 /**
  * Whether an API key is still active, answered from memory: a revoked key's tokens must stop at
  * once, yet asking Postgres on every request costs a query per call. Each replica LISTENs on
- * REVOKED_CHANNEL; a revocation NOTIFYs in its transaction, so every replica forgets the key when
+ * REVOKED_CHANNEL (repository.ts); a revocation NOTIFYs in its transaction, so every replica forgets the key when
  * it commits. While the listening connection is down nothing is cached (every request asks the
  * database), and the cache is emptied when it comes back, since notifications may have been missed.
  */
@@ -87,7 +84,7 @@ export class KeyStatusCache {
       else this.active.clear();
     });
     await client.connect();
-    await client.query(`LISTEN ${REVOKED_CHANNEL}`);
+    await client.query(`LISTEN ${accounts.REVOKED_CHANNEL}`);
     // Anything cached before now may have missed a notification.
     this.active.clear();
     this.listening = true;

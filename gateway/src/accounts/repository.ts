@@ -2,8 +2,10 @@ import { randomUUID } from "node:crypto";
 import { topics } from "@analytics/contracts";
 import type { Db } from "@analytics/db";
 import { enqueue, outboxEntry } from "@analytics/outbox";
-import { REVOKED_CHANNEL } from "./key-status";
 import { isUuid } from "@analytics/db";
+
+/** The channel on which a revocation is announced to every gateway replica (NOTIFY in its transaction; key-status.ts listens). */
+export const REVOKED_CHANNEL = "gateway_api_key_revoked";
 
 export interface AccountSettings {
   customPriceFields: string[];
