@@ -70,7 +70,8 @@ describe("planning over HTTP: products -> stock -> POs -> planned volumes", () =
       { key: "KC", sku: "SC", season: "AW26", productGroupId: "P2", variantGroupId: "V3", brandName: "Nike", color: "Blue" },
     ]);
     expect(created.status).toBe(201);
-    for (const p of (await acme.api("GET", "/v2/api/products?pageSize=100")).body) ids[p.key] = p.id;
+    // Bus messages carry the product's internal id.
+    for (const p of (await acme.api("GET", "/v2/api/products?pageSize=100")).body) ids[p.key] = p.uuid;
     const acc = acme.accountID;
     for (const [id, ext, name] of [
       [W1, "WH1", "Main"],
