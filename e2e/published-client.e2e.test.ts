@@ -88,7 +88,8 @@ describe("the published client, unchanged", () => {
   it("GET /brands and /brands/{ID}, /categories and /categories/{ID} decode into its Brand and Category", async () => {
     const brands = decoded<{ id: number }[]>([Go.Brand], (await api("GET", "/v2/api/brands")).body);
     expect(Number.isInteger(brands[0].id)).toBe(true);
-    decoded([Go.Brand], (await api("GET", `/v2/api/brands/${brands[0].id}`)).body);
+    expect(decoded<{ id: number }[]>([Go.Brand], (await api("GET", `/v2/api/brands/${brands[0].id}`)).body)[0].id).toBe(brands[0].id);
+    expect((await api("GET", `/v2/api/brands?id=${brands[0].id}`)).body).toEqual(brands.slice(0, 1));
     const categories = decoded<{ id: number }[]>([Go.Category], (await api("GET", "/v2/api/categories")).body);
     expect(Number.isInteger(categories[0].id)).toBe(true);
     decoded(Go.Category, (await api("GET", `/v2/api/categories/${categories[0].id}`)).body);
@@ -200,6 +201,13 @@ describe("the published client, unchanged", () => {
     // Answered as the contract's text, which its datatypes.JSON holds as a JSON string.
     expect(JSON.parse(t.externalInfo)).toEqual({ source: "shop", register: 3 });
     expect(t.items[0]).toMatchObject({ externalID: "1", year: "2026", productType: 1, costPrice: 12.5 });
+  });
+
+  it("PUT /transactions/ with its Transactions (its integer id)", async () => {
+    const stored = (await api("GET", "/v2/api/transactions/GO-T-2")).body;
+    const res = await api("PUT", "/v2/api/transactions/", [{ ...tx, id: stored.id, externalTransactionID: "GO-T-2", market: "NO" }]);
+    ok(res.status);
+    expect(decoded<Record<string, any>[]>([Go.Transaction], res.body)[0]).toMatchObject({ id: stored.id, market: "NO" });
   });
 
   const store = {

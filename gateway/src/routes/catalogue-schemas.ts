@@ -30,7 +30,7 @@ const writable = {
   status: z.number().int().min(1).max(7).describe("1 Inactive, 2 Active (default), 3 Outgoing, 4 Draft, 5 Placeholder, 6 Exclude, 7 Sample"),
   season: shortText,
   year: z
-    .union([z.number().int().min(0).max(9999), z.string().regex(/^[0-9]{1,4}$/, "a year of up to 4 digits").transform(Number)])
+    .union([z.number().int().min(0).max(9999), z.string().max(4).regex(/^[0-9]{1,4}$/, "a year of up to 4 digits").transform(Number)])
     .describe("a number, or the published client's text (\"2026\"); answered as text"),
   department: text,
   gender: text,
