@@ -307,3 +307,39 @@ describe("the published client, unchanged", () => {
     ok((await api("PATCH", "/v2/api/events", { id: events[0].id, status: "completed" })).status);
   });
 });
+
+describe("the published client's names in the OpenAPI document", () => {
+  let platform: PlatformOnTestServices;
+  beforeAll(async () => {
+    platform = await startOnTestServices();
+  });
+  afterAll(async () => {
+    await platform?.close();
+  });
+
+  it("shows each alias and client field as a deprecated property, and GET /skus as a deprecated operation", async () => {
+    const doc = (await (await fetch(`${platform.baseUrl}/v2/api/openapi.json`)).json()) as Record<string, any>;
+    const resolve = (s: Record<string, any>): Record<string, any> => (s.$ref ? doc.components.schemas[s.$ref.split("/").pop()] : s);
+    const body = (path: string, method: string) => {
+      const s = resolve(doc.paths[path][method].requestBody.content["application/json"].schema);
+      return resolve(s.type === "array" ? s.items : s).properties;
+    };
+    const answer = (path: string, method: string, status = "200") => {
+      const s = resolve(doc.paths[path][method].responses[status].content["application/json"].schema);
+      return resolve(s.type === "array" ? s.items : s).properties;
+    };
+    const deprecated = (props: Record<string, any>, names: string[]) => expect(names.filter((n) => props[n]?.deprecated !== true)).toEqual([]);
+    deprecated(body("/v2/api/purchaseorders/batch", "post"), ["externalPurchaseNo", "factory", "deliveryWindow"]);
+    deprecated(body("/v2/api/distributionorders/batch", "post"), ["externalDistributionOrderId", "label"]);
+    deprecated(body("/v2/api/prices/batch", "post"), ["customPrice1", "customPrice4"]);
+    deprecated(answer("/v2/api/purchaseorders/{externalPurchaseNo}", "get"), ["externalPurchaseNo", "factory"]);
+    deprecated(answer("/v2/api/distributionorders/{id}", "get"), ["externalDistributionOrderId", "label"]);
+    deprecated(answer("/v2/api/prices", "get"), ["customPrice1"]);
+    deprecated(answer("/v2/api/price-lists", "get"), ["externalId"]);
+    deprecated(answer("/v2/api/stores", "get"), ["adress", "adress2"]);
+    deprecated(answer("/v2/api/products", "get"), ["costPrice", "price", "leadTime"]);
+    expect(answer("/v2/api/products", "get").id.type).toBe("integer");
+    expect(doc.paths["/v2/api/skus"].get).toMatchObject({ deprecated: true });
+    expect(answer("/v2/api/skus", "get").id.type).toBe("integer");
+  });
+});

@@ -128,9 +128,14 @@ const attributes = jsonObject();
  */
 export function withClientFields<S extends z.ZodRawShape>(shape: S, extras: readonly string[], renamed: Record<string, string> = {}) {
   const loose = Object.fromEntries(extras.map((f) => [f, jsonValue().optional().meta({ deprecated: true, description: "sent by the published client; kept in attributes" })]));
-  const full = z.strictObject({ ...shape, attributes: attributes.nullish().describe("the published client's additional fields, kept as sent"), ...loose });
+  // Documented only: canonicalNames has made each alias its contract name before the object sees it.
+  const aliases = Object.fromEntries(
+    Object.entries(renamed).map(([alias, name]) => [alias, (shape[name] as z.ZodType).optional().meta({ deprecated: true, description: `the published client's spelling of ${name}; use ${name}` })]),
+  );
+  const full = z.strictObject({ ...shape, attributes: attributes.nullish().describe("the published client's additional fields, kept as sent"), ...loose, ...aliases });
   const extra = new Set(extras);
-  return z.preprocess(canonicalNames(Object.keys(full.shape), renamed), full).transform((value) => {
+  const names = Object.keys(full.shape).filter((k) => !(k in renamed));
+  return z.preprocess(canonicalNames(names, renamed), full).transform((value) => {
     const fields = value as Record<string, unknown>;
     const out: Record<string, unknown> = {};
     let kept = fields.attributes ? { ...(fields.attributes as Record<string, unknown>) } : undefined;
