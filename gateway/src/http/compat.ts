@@ -51,9 +51,6 @@ export function compatible<T extends z.ZodRawShape>(shape: T, compat: ClientComp
         out[name] ??= out[alias];
         delete out[alias];
       }
-      // An extra sent as null is not kept: GET answers the client's fields as null when they are
-      // not kept, and what it answered, sent back, changes nothing.
-      for (const f of compat.extras) if (out[f] === null) delete out[f];
       const extras = compat.extras.filter((f) => out[f] !== undefined);
       if (extras.length) {
         const into = (out[compat.extrasInto] ?? {}) as Record<string, unknown>;

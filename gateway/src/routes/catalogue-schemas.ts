@@ -111,7 +111,7 @@ export const productSchema = z
     prices: z.array(priceSchema).describe("prices from all price lists"),
     createdAt: z.string().datetime(),
     updatedAt: z.string().datetime(),
-    ...Object.fromEntries(PRODUCT_CLIENT_FIELDS.map((f) => [f, z.unknown().meta({ deprecated: true, description: "sent by the published client, answered from externalAttributes under its name" })])),
+    ...Object.fromEntries(PRODUCT_CLIENT_FIELDS.map((f) => [f, z.unknown().optional().meta({ deprecated: true, description: "sent by the published client, answered from externalAttributes under its name (when kept)" })])),
   })
   .meta({ id: "Product" });
 

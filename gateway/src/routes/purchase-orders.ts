@@ -143,8 +143,7 @@ export function withClientFields<S extends z.ZodRawShape>(shape: S, extras: read
       const v = fields[k];
       if (k === "attributes") continue;
       if (!extra.has(k)) out[k] = v;
-      // Null is "not sent": what GET answers (its fields as null when not kept) comes back unchanged.
-      else if (v !== undefined && v !== null) (kept ??= {})[k] = v;
+      else if (v !== undefined) (kept ??= {})[k] = v;
     }
     out.attributes = kept ?? null;
     return out as z.output<z.ZodObject<S>> & { attributes: Record<string, unknown> | null };

@@ -23,7 +23,8 @@ export const WHOLE_NUMBER_TEXT = /^(0|[1-9][0-9]{0,8})$/;
 /**
  * A product as REST answers it: `id` the integer id and `uuid` the internal one, `brandId` and
  * `categoryId` the brand's and category's integer ids, `year` as text, `productType` as a number
- * when it is a whole number, and the client's additional fields after `updatedAt`. The
+ * when it is a whole number, and the client's additional fields that externalAttributes holds
+ * after `updatedAt`. The
  * catalogue's GET /products SQL writes the same (its tests compare the two).
  */
 export function productToRest(p: Product): Record<string, unknown> {
@@ -55,7 +56,7 @@ export function productToRest(p: Product): Record<string, unknown> {
     }
   }
   const attributes = (p.externalAttributes ?? {}) as Record<string, unknown>;
-  for (const name of PRODUCT_CLIENT_FIELDS) out[name] = attributes[name] ?? null;
+  for (const name of PRODUCT_CLIENT_FIELDS) if (attributes[name] !== undefined) out[name] = attributes[name];
   return out;
 }
 

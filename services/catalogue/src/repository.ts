@@ -109,8 +109,8 @@ function productJsonColumn(field: DescField): string {
 /**
  * A field's REST JSON columns, as productToRest (libs/contracts) writes them for the published
  * client: the integer ids as `id`, `brandId` and `categoryId` (the UUID as `uuid`), `year` as
- * text, a whole-number `productType` as a number; after `updatedAt`, the client's additional
- * fields read from externalAttributes.
+ * text, a whole-number `productType` as a number. The client's additional fields that
+ * externalAttributes holds follow `updatedAt` (clientFields below).
  */
 function productJsonColumns(field: DescField): string[] {
   switch (field.name) {
@@ -128,8 +128,6 @@ function productJsonColumns(field: DescField): string[] {
     case "brand_seq":
     case "category_seq":
       return [];
-    case "updated_at":
-      return [`${productJsonColumn(field)} AS "${field.jsonName}"`, ...PRODUCT_CLIENT_FIELDS.map((name) => `p.external_attributes->'${name}' AS "${name}"`)];
   }
   return [`${productJsonColumn(field)} AS "${field.jsonName}"`];
 }
@@ -143,8 +141,23 @@ for (const field of catalogueV1.ProductSchema.fields) {
   if (ADDED_BY_GATEWAY.has(field.name)) PRODUCT_JSON_PARTS.push([]);
   else PRODUCT_JSON_PARTS[PRODUCT_JSON_PARTS.length - 1].push(field);
 }
-const partColumns = PRODUCT_JSON_PARTS.map((_, n) => `row_to_json(r${n})::text AS part${n}`).join(", ");
-const partRecords = PRODUCT_JSON_PARTS.map((fields, n) => `LATERAL (SELECT ${fields.flatMap(productJsonColumns).join(", ")}) r${n}`).join(",\n     ");
+/**
+ * The client's additional fields that externalAttributes holds, in PRODUCT_CLIENT_FIELDS order, as
+ * a JSON object (NULL when it holds none): appended to the last part, so that a product without
+ * them is not answered twenty nulls longer.
+ */
+const clientFieldNames = `ARRAY[${PRODUCT_CLIENT_FIELDS.map((f) => `'${f}'`).join(", ")}]::text[]`;
+// Any of the names (jsonb_exists_any, the `?|` operator) first: products without them skip the aggregate.
+const clientFields = `LATERAL (SELECT CASE WHEN jsonb_exists_any(p.external_attributes, ${clientFieldNames}) THEN
+         (SELECT json_object_agg(e.key, e.value ORDER BY array_position(${clientFieldNames}, e.key))
+          FROM jsonb_each(p.external_attributes) e WHERE e.key = ANY(${clientFieldNames})) END AS fields) cf`;
+const last = PRODUCT_JSON_PARTS.length - 1;
+const partColumns = PRODUCT_JSON_PARTS.map((_, n) =>
+  n === last
+    ? `CASE WHEN cf.fields IS NULL THEN row_to_json(r${n})::text ELSE left(row_to_json(r${n})::text, -1) || ',' || substr(cf.fields::text, 2) END AS part${n}`
+    : `row_to_json(r${n})::text AS part${n}`,
+).join(", ");
+const partRecords = [...PRODUCT_JSON_PARTS.map((fields, n) => `LATERAL (SELECT ${fields.flatMap(productJsonColumns).join(", ")}) r${n}`), clientFields].join(",\n     ");
 
 /** Each product's REST JSON as its parts (PRODUCT_JSON_PARTS), in creation order (StreamProductsJson). */
 export async function findProductsJson(db: Db, accountId: string, ids: string[]): Promise<{ id: string; parts: string[]; image_url: string | null }[]> {

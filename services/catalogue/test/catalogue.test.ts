@@ -246,7 +246,8 @@ describe("catalogue service (real Postgres and JetStream)", () => {
         { key: "insurance", sort: 0, type: 2, percentageValue: { value: "0.0000000001" } },
         { key: "duty", sort: -3, type: 1, monetaryValue: { value: "-0.5" } },
       ],
-      externalAttributes: { nested: { list: [1, "two", null, true, { deep: [] }] }, "key with \"quotes\"": -0.25, empty: {} },
+      // With the published client's fields (answered under their names too, in their order).
+      externalAttributes: { nested: { list: [1, "two", null, true, { deep: [] }] }, "key with \"quotes\"": -0.25, empty: {}, leadTime: 30, costPrice: 12.5, info: { a: null } },
     };
     // More than one chunk (STREAM_CHUNK), a product with nothing but its key, one with an image
     // and an old key, one whose full write cleared what it had.

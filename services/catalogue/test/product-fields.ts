@@ -1,5 +1,3 @@
-import { PRODUCT_CLIENT_FIELDS } from "@analytics/contracts";
-
 /** The Product of the contract as REST answers it (productToRest), field for field. */
 export const PRODUCT_FIELDS = [
   "id", "uuid", "key", "sku", "vendorSKU", "ean", "productName", "variantName", "status", "season", "year", "department", "gender",
@@ -7,5 +5,5 @@ export const PRODUCT_FIELDS = [
   "supplier", "moq", ...Array.from({ length: 10 }, (_, n) => `pimCustom${n + 1}`), "productGroupId", "variantGroupId",
   "imageUrl", "startDate", "endDate", "productionLeadTimeDays", "shippingLeadTimeDays", "activePlanning",
   "costCalculationPrice", "costCalculationValues", "externalAttributes", "brandId", "categoryId", "skuSynonyms", "prices",
-  "createdAt", "updatedAt", ...PRODUCT_CLIENT_FIELDS,
+  "createdAt", "updatedAt",
 ].sort();
