@@ -32,7 +32,8 @@ describe("catalogue over HTTP", () => {
     expect(created.status).toBe(201);
     const [product] = created.body;
     expect(product).toMatchObject({ key: "SKU-1", sku: "1001-BLK-M", brandName: "Acme", status: 2, activePlanning: true, prices: [], skuSynonyms: [] });
-    expect(product.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(Number.isInteger(product.id)).toBe(true);
+    expect(product.uuid).toMatch(/^[0-9a-f-]{36}$/);
 
     const listed = await acme.api("GET", "/v2/api/products?key=SKU-1");
     expect(listed.body).toEqual([product]);

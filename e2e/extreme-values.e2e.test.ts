@@ -22,7 +22,7 @@ const EXTREMES: [string, unknown][] = [
 /** JSON text with 1e309 written as the literal number (JSON.stringify cannot). */
 const raw = (body: unknown) => JSON.stringify(body).replaceAll(`"${INFINITE}"`, "1e309");
 
-const READ_ONLY = new Set(["id", "brandId", "categoryId", "skuSynonyms", "prices", "createdAt", "updatedAt"]);
+const READ_ONLY = new Set(["id", "brandId", "categoryId", "skuSynonyms", "prices", "createdAt", "updatedAt", "seq", "brandSeq", "categorySeq"]);
 const productFields = catalogueV1.ProductSchema.fields.map((f) => f.jsonName).filter((n) => !READ_ONLY.has(n) && n !== "key");
 const costValueFields = catalogueV1.CostCalculationValueSchema.fields.map((f) => f.jsonName);
 const keySwitchFields = catalogueV1.KeySwitchSchema.fields.map((f) => f.jsonName);

@@ -116,7 +116,8 @@ describe("inventory over HTTP", () => {
     await acme.api("POST", "/v2/api/warehouses", [{ externalId: "W1" }]);
     const created = await acme.api("POST", "/v2/api/stores", [{ externalStoreId: "S1", name: "Shop", trafficCounterID: "C1", channelType: 1, adress: "Main st 1", warehouses: ["W1"] }]);
     expect(created.status).toBe(201);
-    expect(created.body[0]).toMatchObject({ externalStoreId: "S1", address: "Main st 1", address2: null, warehouses: ["W1"], trafficCounterID: "C1" });
+    // Warehouses answered as the published client's Warehouse objects.
+    expect(created.body[0]).toMatchObject({ externalStoreId: "S1", address: "Main st 1", adress: "Main st 1", address2: null, warehouses: [{ externalId: "W1", name: "" }], trafficCounterID: "C1" });
     expect((await acme.api("POST", "/v2/api/stores", [{ externalStoreId: "S2", warehouses: ["W404"] }])).status).toBe(400);
     expect((await acme.api("POST", "/v2/api/stores", [{ externalStoreId: "S2", channelType: 3 }])).status).toBe(400);
     expect((await acme.api("POST", "/v2/api/stores", [{ externalStoreId: "S2", address: "a", adress: "b" }])).status).toBe(400);

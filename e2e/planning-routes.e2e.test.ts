@@ -100,7 +100,7 @@ describe.each(busModes)("planning over HTTP through the real services on %s: pro
       order("PO-PARTIAL", 1, [line("1", "KC", 10, "03-20", { deliveries: [{ deliveryID: "D1", quantity: 2 }, { deliveryID: "D2", quantity: 4 }] })], "WH2"),
     ]);
     expect(orders.status).toBe(201);
-    for (const po of orders.body) poId[po.externalPONo] = po.id;
+    for (const po of orders.body) poId[po.externalPONo] = po.uuid;
   }, 90_000);
   afterAll(async () => {
     await platform?.close();

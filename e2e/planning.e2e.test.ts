@@ -19,6 +19,7 @@ describe("planning over HTTP: products -> stock -> POs -> planned volumes", () =
   const W1 = randomUUID();
   const W2 = randomUUID();
   const ids: Record<string, string> = {};
+  const integerIds: Record<string, number> = {};
   const window = "fromDate=2026-03-01&toDate=2026-03-31";
 
   async function publish<D extends DescMessage>(topic: Topic<D>, accountId: string, aggregate: string, init: MessageInitShape<D>) {
@@ -70,7 +71,11 @@ describe("planning over HTTP: products -> stock -> POs -> planned volumes", () =
       { key: "KC", sku: "SC", season: "AW26", productGroupId: "P2", variantGroupId: "V3", brandName: "Nike", color: "Blue" },
     ]);
     expect(created.status).toBe(201);
-    for (const p of (await acme.api("GET", "/v2/api/products?pageSize=100")).body) ids[p.key] = p.id;
+    // Bus messages carry the product's internal id.
+    for (const p of (await acme.api("GET", "/v2/api/products?pageSize=100")).body) {
+      ids[p.key] = p.uuid;
+      integerIds[p.key] = p.id;
+    }
     const acc = acme.accountID;
     for (const [id, ext, name] of [
       [W1, "WH1", "Main"],
@@ -137,6 +142,8 @@ describe("planning over HTTP: products -> stock -> POs -> planned volumes", () =
     expect((await get(`?${window}&groupBy=skus&brands=nike`)).body).toEqual([row("KA", 15, 4, 8), row("KC", 20, 4, 0)]);
     expect((await get(`?${window}&groupBy=skus&colors=Blue&seasons=SS26,AW26`)).body).toEqual([row("KB", 3, 6, 0), row("KC", 20, 4, 0)]);
     expect((await get(`?${window}&groupBy=skus&skuIds=${ids.KB}&skuIds=${ids.KC}&variants=V2`)).body).toEqual([row("KB", 3, 6, 0)]);
+    // A product's integer id names it as well as its UUID.
+    expect((await get(`?${window}&groupBy=skus&skuIds=${integerIds.KB}&skuIds=${ids.KC}&variants=V2`)).body).toEqual([row("KB", 3, 6, 0)]);
     expect((await get(`?${window}&skuStatus=1`)).body).toEqual([]);
     expect((await get(`?${window}&activePlanning=false`)).body).toEqual([]);
     // The draft changed 2026-02-10T03:00Z (02-09 in New York), the cancellation at 12:00Z.

@@ -82,6 +82,11 @@ describe("pricing over HTTP", () => {
       vat: 25,
       season: null,
       customPrices: { outlet: 14.5, campaign: 15 },
+      // The account's customPriceFields (outlet, campaign) by position, as the published client reads them.
+      customPrice1: 14.5,
+      customPrice2: 15,
+      customPrice3: null,
+      customPrice4: null,
       updatedAt: expect.stringMatching(/Z$/),
     });
     // The old key resolved to the product; the price carries its current key.

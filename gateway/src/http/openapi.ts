@@ -181,6 +181,7 @@ export class OpenApi {
       parameters,
       responses: Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b))),
       security: spec.auth === "bearer" ? [{ bearer: [] }] : spec.auth === "admin" ? [{ admin: [] }] : [],
+      ...(spec.deprecated ? { deprecated: true } : {}),
     };
     if (spec.body) {
       const schema = this.jsonSchema(documented.get(spec.body) ?? spec.body, "input");

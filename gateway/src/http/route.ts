@@ -30,6 +30,8 @@ export interface RouteSpec<P extends Shape, Q extends Shape, B extends z.ZodType
   /** The SDK method name (`listProducts`, `upsertProductsBatch`); defaults to one derived from method and path. */
   operationId?: string;
   tag: string;
+  /** A compatibility route (kept for the published client); the document marks it deprecated. */
+  deprecated?: boolean;
   /** bearer: an account's access token; admin: ADMIN_TOKEN; none: open. */
   auth: "bearer" | "admin" | "none";
   params?: P;

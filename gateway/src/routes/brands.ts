@@ -8,6 +8,15 @@ import type { CallAs } from "../clients";
 import { brandSchema, categorySchema } from "./catalogue-schemas";
 
 const { BrandSchema, CategorySchema } = catalogueV1;
+/** `id` the integer id, `uuid` the internal one (the published client holds ids as integers). */
+const brandToRest = (b: catalogueV1.Brand) => {
+  const { seq: _, ...rest } = toRestJson(BrandSchema, b);
+  return { ...rest, id: Number(b.seq), uuid: b.id };
+};
+const categoryToRest = (c: catalogueV1.Category) => {
+  const { seq: _, ...rest } = toRestJson(CategorySchema, c);
+  return { ...rest, id: Number(c.seq), uuid: c.id };
+};
 
 /** /v2/api/brands, /v2/api/categories -> analytics.catalogue.v1.CatalogueService */
 export function brandRoutes(ctx: RouteContext, catalogue: Client<typeof catalogueV1.CatalogueService>, as: CallAs): void {
@@ -21,7 +30,7 @@ export function brandRoutes(ctx: RouteContext, catalogue: Client<typeof catalogu
     query: {
       ...pageQuery(),
       name: z.string().min(1).max(500).optional().describe("name or synonym, case-insensitive"),
-      id: z.string().min(1).max(100).optional(),
+      id: z.string().min(1).max(100).optional().describe("the integer id or the UUID"),
     },
     responses: {
       200: { description: "brands", schema: z.array(brandSchema), headers: pageHeaders },
@@ -30,7 +39,7 @@ export function brandRoutes(ctx: RouteContext, catalogue: Client<typeof catalogu
     handler: async ({ query, caller }, request, reply) => {
       const res = await catalogue.listBrands({ page: { page: query.page, pageSize: query.pageSize }, name: query.name, id: query.id }, as(caller));
       setPageHeaders(request, reply, query, res.totalCount);
-      return res.brands.map((b) => toRestJson(BrandSchema, b));
+      return res.brands.map(brandToRest);
     },
   });
   route(ctx, {
@@ -40,12 +49,12 @@ export function brandRoutes(ctx: RouteContext, catalogue: Client<typeof catalogu
     summary: "One brand (as an array, as the specification declares)",
     tag: "Brands",
     auth: "bearer",
-    params: { ID: z.string().min(1).max(100) },
+    params: { ID: z.string().min(1).max(100).describe("the integer id or the UUID") },
     responses: {
       200: { description: "the brand", schema: z.array(brandSchema) },
       404: { description: "not found", schema: generalResponseSchema },
     },
-    handler: async ({ params, caller }) => [toRestJson(BrandSchema, (await catalogue.getBrand({ id: params.ID }, as(caller))).brand!)],
+    handler: async ({ params, caller }) => [brandToRest((await catalogue.getBrand({ id: params.ID }, as(caller))).brand!)],
   });
   route(ctx, {
     method: "GET",
@@ -55,7 +64,7 @@ export function brandRoutes(ctx: RouteContext, catalogue: Client<typeof catalogu
     tag: "Categories",
     auth: "bearer",
     responses: { 200: { description: "categories in creation order", schema: z.array(categorySchema) } },
-    handler: async ({ caller }) => (await catalogue.listCategories({}, as(caller))).categories.map((c) => toRestJson(CategorySchema, c)),
+    handler: async ({ caller }) => (await catalogue.listCategories({}, as(caller))).categories.map(categoryToRest),
   });
   route(ctx, {
     method: "GET",
@@ -64,11 +73,11 @@ export function brandRoutes(ctx: RouteContext, catalogue: Client<typeof catalogu
     summary: "One category",
     tag: "Categories",
     auth: "bearer",
-    params: { ID: z.string().min(1).max(100) },
+    params: { ID: z.string().min(1).max(100).describe("the integer id or the UUID") },
     responses: {
       200: { description: "the category", schema: categorySchema },
       404: { description: "not found", schema: generalResponseSchema },
     },
-    handler: async ({ params, caller }) => toRestJson(CategorySchema, (await catalogue.getCategory({ id: params.ID }, as(caller))).category!),
+    handler: async ({ params, caller }) => categoryToRest((await catalogue.getCategory({ id: params.ID }, as(caller))).category!),
   });
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { PRODUCT_CLIENT_FIELDS } from "@analytics/contracts";
 import { compatible } from "../http/compat";
 import { dateOnly, decimal, int32, jsonObject } from "../http/values";
 
@@ -28,7 +29,9 @@ const writable = {
   variantName: text,
   status: z.number().int().min(1).max(7).describe("1 Inactive, 2 Active (default), 3 Outgoing, 4 Draft, 5 Placeholder, 6 Exclude, 7 Sample"),
   season: shortText,
-  year: z.number().int().min(0).max(9999),
+  year: z
+    .union([z.number().int().min(0).max(9999), z.string().max(4).regex(/^[0-9]{1,4}$/, "a year of up to 4 digits").transform(Number)])
+    .describe("a number, or the published client's text (\"2026\"); answered as text"),
   department: text,
   gender: text,
   ageGroup: text,
@@ -38,7 +41,9 @@ const writable = {
   brandName: shortText.describe("creates the brand when needed, matched case-insensitively"),
   categoryName: shortText.describe("creates the category when needed, matched case-insensitively"),
   subCategory: text,
-  productType: text,
+  productType: z
+    .union([text, z.number().int().min(0).max(999_999_999).transform(String)])
+    .describe("text, or the published client's number (1 Standard, 2 Commission, 3 Local); answered as a number when it is a whole number"),
   merchandiseType: text,
   supplier: text,
   moq: count,
@@ -58,7 +63,7 @@ const writable = {
 
 /** Read-only fields a client may send back; accepted and ignored. */
 const readOnlyInput = Object.fromEntries(
-  ["brandId", "categoryId", "skuSynonyms", "prices", "createdAt", "updatedAt"].map((k) => [k, z.unknown().optional()]),
+  ["uuid", "brandId", "categoryId", "skuSynonyms", "prices", "createdAt", "updatedAt"].map((k) => [k, z.unknown().optional()]),
 );
 const writableInput = Object.fromEntries(Object.entries(writable).map(([k, s]) => [k, s.nullish()]));
 const key = z.string().trim().min(1).max(500).describe("the business key, unique per account");
@@ -66,11 +71,7 @@ const key = z.string().trim().min(1).max(500).describe("the business key, unique
 /** The published client's product fields (CONTRACT.md, "Compatibility with the published client"). */
 const productCompatibility = {
   aliases: { productGroupID: "productGroupId", variantGroupID: "variantGroupId" },
-  extras: [
-    "variantExternalID", "productID", "variantID", "info", "costPrice", "costPriceCurrency", "supplierPrice", "supplierPriceCurrency",
-    "price", "priceCurrency", "priceIncludingVat", "wholesalePrice", "wholesalePriceCurrency", "vatValue", "leadTime", "customFields",
-    "additionalSuppliers", "unitVolume", "packSize", "weight",
-  ],
+  extras: [...PRODUCT_CLIENT_FIELDS],
   extrasInto: "externalAttributes",
 };
 
@@ -78,9 +79,9 @@ const productCompatibility = {
 const productCreate = compatible({ key, id: z.unknown().optional(), ...writableInput, ...readOnlyInput }, productCompatibility);
 export const productCreateSchema = productCreate.runtime;
 export const productCreateDocumented = productCreate.documented;
-/** PUT /products: found by `id` when sent, else by `key` (or an old key); fields not sent are kept. */
+/** PUT /products: found by `id` (the integer id, or the UUID) when sent, else by `key` (or an old key); fields not sent are kept. */
 const productUpdate = compatible(
-  { id: z.string().max(100).optional(), key: key.optional(), ...writableInput, ...readOnlyInput },
+  { id: z.union([z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).transform(String), z.string().max(100)]).optional(), key: key.optional(), ...writableInput, ...readOnlyInput },
   productCompatibility,
   (p) => p.id !== undefined || p.key !== undefined,
   { message: "id or key is required", path: ["key"] },
@@ -98,15 +99,19 @@ const priceSchema = z.object({
 
 export const productSchema = z
   .object({
-    id: z.string().uuid(),
+    id: z.number().int().describe("the integer id (accepted wherever a product id is)"),
+    uuid: z.string().uuid().describe("the internal id; also accepted wherever a product id is"),
     key: z.string(),
     ...Object.fromEntries(Object.entries(writable).map(([k, s]) => [k, s.nullable()])),
-    brandId: z.string().nullable(),
-    categoryId: z.string().nullable(),
+    year: z.string().nullable().describe("text, as the published client reads it"),
+    productType: z.union([z.number().int(), z.string()]).nullable().describe("a number when the stored type is a whole number"),
+    brandId: z.number().int().nullable().describe("the brand's integer id"),
+    categoryId: z.number().int().nullable().describe("the category's integer id"),
     skuSynonyms: z.array(z.string()).describe("the product's old keys"),
     prices: z.array(priceSchema).describe("prices from all price lists"),
     createdAt: z.string().datetime(),
     updatedAt: z.string().datetime(),
+    ...Object.fromEntries(PRODUCT_CLIENT_FIELDS.map((f) => [f, z.unknown().optional().meta({ deprecated: true, description: "sent by the published client, answered from externalAttributes under its name (when kept)" })])),
   })
   .meta({ id: "Product" });
 
@@ -152,8 +157,10 @@ export const imageUploadSchema = z.strictObject({
   variantGroupId: shortText.nullish(),
 });
 
-export const brandSchema = z.object({ id: z.string(), name: z.string(), synonyms: z.array(z.string()) }).meta({ id: "Brand" });
-export const categorySchema = z.object({ id: z.string(), name: z.string() }).meta({ id: "Category" });
+export const brandSchema = z
+  .object({ id: z.number().int().describe("the integer id"), uuid: z.string().describe("the internal id"), name: z.string(), synonyms: z.array(z.string()) })
+  .meta({ id: "Brand" });
+export const categorySchema = z.object({ id: z.number().int().describe("the integer id"), uuid: z.string().describe("the internal id"), name: z.string() }).meta({ id: "Category" });
 
 export const MAPPING_TYPES = ["products", "transactions", "purchaseOrders", "distributionOrders", "stocks", "suppliers", "costCalculationValues"] as const;
 export const mappingType = z.enum(MAPPING_TYPES);

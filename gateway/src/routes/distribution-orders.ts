@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Client } from "@connectrpc/connect";
-import { catalogueV1, fromRestJson, inventoryV1, ordersV1, toRestJson } from "@analytics/contracts";
+import { DO_CLIENT_FIELDS, catalogueV1, distributionOrderToRest, fromRestJson, inventoryV1, ordersV1 } from "@analytics/contracts";
 import type { Caller } from "@analytics/auth";
 import { BATCH_MAX, batchStatus, converting, runBatch, type BatchResponse } from "../http/batch";
 import { HttpError } from "../http/errors";
@@ -11,7 +11,7 @@ import { batchFailureResponses, batchResponseSchema, generalResponseSchema } fro
 import { describe } from "../http/validation";
 import { int32, pathNumber } from "../http/values";
 import type { CallAs } from "../clients";
-import { orderTimestamp, withClientFields } from "./purchase-orders";
+import { clientFieldsOut, clientId, orderTimestamp, withClientFields } from "./purchase-orders";
 import { knownWarehouses } from "./warehouse-references";
 
 const { DistributionOrderSchema, WriteMode } = ordersV1;
@@ -30,7 +30,8 @@ const statusQuery = z
 const shortText = z.string().max(500);
 const count = int32().min(0);
 const rowShape = {
-  id: z.string().max(100).optional(),
+  id: clientId,
+  uuid: z.unknown().optional().describe("read-only: the internal id (PUT may name the row by it as `id`)"),
   externalDOID: pathNumber("/v2/api/distributionorders", ["example", "processing"]),
   externalRowID: z.string().trim().min(1).max(500),
   externalComment: shortText.nullish(),
@@ -52,14 +53,17 @@ const rowShape = {
   updatedAt: z.unknown().optional(),
 };
 /** The published client's additional fields on distribution orders (kept in `attributes`). */
-const DO_EXTRAS = ["orderType", "deliveryWindow", "label"] as const;
+const DO_EXTRAS = DO_CLIENT_FIELDS;
 const rowInput = withClientFields(rowShape, DO_EXTRAS, { externalDistributionOrderId: "externalDOID" });
 
 export const distributionOrderSchema = z
   .object({
     ...Object.fromEntries(Object.entries(rowShape).map(([k]) => [k, z.unknown()])),
     attributes: z.record(z.string(), z.unknown()).nullable().describe("the published client's additional fields, as sent"),
-    id: z.string().uuid(),
+    ...clientFieldsOut(DO_CLIENT_FIELDS),
+    id: z.number().int().describe("the integer id (accepted as `id` by PUT)"),
+    uuid: z.string().uuid().describe("the internal id (also accepted as `id` by PUT)"),
+    externalDistributionOrderId: z.string().meta({ deprecated: true, description: "externalDOID, under the published client's name" }),
     status: z.enum(STATUSES),
     createdAt: z.string().datetime(),
     updatedAt: z.string().datetime(),
@@ -67,11 +71,11 @@ export const distributionOrderSchema = z
   .meta({ id: "DistributionOrder" });
 
 function toProto(row: z.output<typeof rowInput>, keepId: boolean): ordersV1.DistributionOrder {
-  const { status: _s, createdAt: _c, updatedAt: _u, id, ...rest } = row;
+  const { status: _s, createdAt: _c, updatedAt: _u, uuid: _uuid, id, ...rest } = row;
   return fromRestJson(DistributionOrderSchema, keepId ? { ...rest, id } : rest);
 }
 
-const toRest = (d: ordersV1.DistributionOrder) => toRestJson(DistributionOrderSchema, d);
+const toRest = (d: ordersV1.DistributionOrder) => distributionOrderToRest(d);
 // Rows are validated one by one (a bad row is its own 400); the document shows their schema.
 const rowsBody = documentAs(z.array(z.unknown()).min(1).max(BATCH_MAX).describe(`1 to ${BATCH_MAX} rows`), z.array(rowInput).min(1).max(BATCH_MAX).describe(`1 to ${BATCH_MAX} rows`));
 
@@ -187,7 +191,7 @@ export function distributionOrderRoutes(
       404: { description: "no row of that id, or a row names an unknown SKU or warehouse", schema: generalResponseSchema },
     },
     handler: async ({ body, caller }) => {
-      const missing = body.findIndex((b) => !b || typeof b !== "object" || typeof (b as Record<string, unknown>).id !== "string");
+      const missing = body.findIndex((b) => !b || typeof b !== "object" || !["string", "number"].includes(typeof (b as Record<string, unknown>).id));
       if (missing >= 0) throw new HttpError(400, `row [${missing}]: id is required`, [{ path: `[${missing}].id`, message: "is required" }]);
       const { results, written } = await write(body, caller, WriteMode.REPLACE);
       return rowsOrFailure(results, written);

@@ -90,7 +90,11 @@ const storeFields = {
   externalStoreId: z.string().min(1).max(500),
   name: shortText.default(""),
   trafficCounterID: optionalText,
-  channelType: z.union([z.literal(1), z.literal(2)]).nullish().transform((v) => v ?? undefined).describe("1 D2C, 2 B2B"),
+  channelType: z
+    .union([z.literal(0), z.literal(1), z.literal(2)])
+    .nullish()
+    .transform((v) => v || undefined)
+    .describe("1 D2C, 2 B2B; 0 (the published client's unset) or null is none"),
   address: optionalText,
   address2: optionalText,
   zip: optionalText,
@@ -98,7 +102,12 @@ const storeFields = {
   state: optionalText,
   countryCode: optionalText,
   currencyCode: optionalText.describe("ISO 4217 (e.g. SEK)"),
-  warehouses: z.array(z.string().min(1).max(500)).max(1000).default([]).describe("warehouses by externalId; an unknown one is a 400"),
+  warehouses: z
+    .array(z.union([z.string().min(1).max(500), z.object({ externalId: z.string().min(1).max(500), name: z.unknown().optional() }).transform((w) => w.externalId)]))
+    .max(1000)
+    .nullish()
+    .transform((v) => v ?? [])
+    .describe("warehouses by externalId, or as the published client sends them ({name, externalId}, name ignored; null for none); an unknown one is a 400"),
   createdAt: z.unknown().optional(),
   updatedAt: z.unknown().optional(),
 };
@@ -134,7 +143,9 @@ export const storeSchema = z
     state: z.string().nullable(),
     countryCode: z.string().nullable(),
     currencyCode: z.string().nullable(),
-    warehouses: z.array(z.string()),
+    warehouses: z.array(z.object({ externalId: z.string(), name: z.string() })).describe("the store's warehouses as the published client reads them"),
+    adress: z.string().nullable().meta({ deprecated: true, description: "the published client's spelling of address" }),
+    adress2: z.string().nullable().meta({ deprecated: true, description: "the published client's spelling of address2" }),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
@@ -169,8 +180,9 @@ const triggerFields = {
   key: z.string().min(1).max(500).describe("the SKU's key (or an old key)"),
   sku: optionalText,
   season: optionalText,
-  startDate: isoDate.nullish().transform((v) => v ?? undefined),
-  lastRestockDate: isoDate.nullish().transform((v) => v ?? undefined),
+  // "" is the published client's unset date (its struct holds the dates as strings).
+  startDate: z.union([z.literal("").transform(() => undefined), isoDate]).nullish().transform((v) => v ?? undefined),
+  lastRestockDate: z.union([z.literal("").transform(() => undefined), isoDate]).nullish().transform((v) => v ?? undefined),
   preventRestock: z.boolean().default(false),
   lowerLimit: limit,
   min: limit,
@@ -182,6 +194,7 @@ const triggerFields = {
   minMaxUpdatedAt: timestamp.nullish().transform((v) => v ?? undefined),
   ID: z.unknown().optional(),
   skuId: z.unknown().optional(),
+  skuUuid: z.unknown().optional(),
 };
 export const triggerWriteSchema = caseless(
   Object.keys(triggerFields),
@@ -192,7 +205,8 @@ export const triggerSchema = z
     ID: z.number().int(),
     warehouseId: z.string(),
     warehouseExternalId: z.string(),
-    skuId: z.string(),
+    skuId: z.number().int().nullable().describe("the product's integer id (null for a trigger not written since products had one)"),
+    skuUuid: z.string().describe("the product's internal id"),
     sku: z.string().nullable(),
     key: z.string(),
     season: z.string().nullable(),

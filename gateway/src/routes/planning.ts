@@ -30,7 +30,7 @@ const volumesQuery = {
   variants: repeatable().describe("variant group ids"),
   products: repeatable().describe("product group ids"),
   skus: repeatable(),
-  skuIds: repeatable(z.string().uuid()).describe("product (SKU) ids"),
+  skuIds: repeatable(z.union([z.string().uuid(), z.string().regex(/^[1-9][0-9]{0,15}$/, "a product's integer id or UUID")])).describe("products (SKUs) by integer id or UUID"),
   brands: repeatable(),
   categories: repeatable(),
   sizes: repeatable(),

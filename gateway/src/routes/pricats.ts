@@ -11,6 +11,26 @@ import type { CallAs } from "../clients";
 import { batchResult, canonicalNames, currency } from "./pricing-schemas";
 
 const text = z.string().max(500).nullish();
+
+/**
+ * The published client's PricatSku fields: `price` and `costPrice` are the row's prices of those
+ * names, `priceCurrency` its currency; the others are kept in externalAttributes. All are
+ * answered under these names too.
+ */
+const CLIENT_PRICES = ["price", "costPrice"] as const;
+const CLIENT_EXTRAS = ["supplier", "supplierGLN", "costPriceCurrency", "info"] as const;
+function clientSkuFields() {
+  const deprecated = (description: string) => ({ deprecated: true, description: `sent by the published client; ${description}` });
+  return {
+    price: decimal().nullish().meta(deprecated("the row's price named price (prices.price)")),
+    costPrice: decimal().nullish().meta(deprecated("the row's price named costPrice (prices.costPrice)")),
+    priceCurrency: z.union([currency, z.literal("")]).nullish().meta(deprecated("the row's currency when currency is not sent")),
+    supplier: text.meta(deprecated("kept in externalAttributes")),
+    supplierGLN: text.meta(deprecated("kept in externalAttributes")),
+    costPriceCurrency: z.string().max(500).nullish().meta(deprecated("kept in externalAttributes")),
+    info: jsonObject().nullish().meta(deprecated("kept in externalAttributes")),
+  };
+}
 const pricatFields = { externalId: z.string().trim().min(1).max(500), name: text, supplierGln: text, supplierName: text };
 const pricatInput = z.preprocess(canonicalNames(Object.keys(pricatFields)), z.strictObject(pricatFields));
 const skuFields = {
@@ -33,6 +53,7 @@ const skuFields = {
   currency: currency.nullish(),
   customFields: jsonObject().nullish(),
   externalAttributes: jsonObject().nullish(),
+  ...clientSkuFields(),
 };
 const pricatSkuInput = z.preprocess(canonicalNames(Object.keys(skuFields)), z.strictObject(skuFields)).meta({ id: "PricatSkuUpsert" });
 
@@ -48,12 +69,22 @@ const pricatSkuSchema = z
     prices: z.record(z.string(), z.number()),
     customFields: z.record(z.string(), z.unknown()).nullable(),
     externalAttributes: z.record(z.string(), z.unknown()).nullable(),
+    price: z.number().nullable().meta({ deprecated: true, description: "prices.price, under the published client's name" }),
+    costPrice: z.number().nullable().meta({ deprecated: true, description: "prices.costPrice, under the published client's name" }),
+    priceCurrency: z.string().nullable().meta({ deprecated: true, description: "currency, under the published client's name" }),
+    ...Object.fromEntries(CLIENT_EXTRAS.map((name) => [name, z.unknown().meta({ deprecated: true, description: "sent by the published client, kept in externalAttributes" })])),
   })
   .meta({ id: "PricatSku" });
 
 /** A validated row as proto: strings as sent, decimals exact, null as absent. */
-function skuToProto(i: z.infer<typeof pricatSkuInput>) {
-  const { pricatExternalId: _, vat, prices, customFields, externalAttributes, ...strings } = i;
+function skuToProto(input: z.infer<typeof pricatSkuInput>) {
+  const { price, costPrice, priceCurrency, supplier, supplierGLN, costPriceCurrency, info, ...i } = input;
+  const clientPrices = Object.entries({ price, costPrice }).filter(([, v]) => v !== null && v !== undefined) as [string, number][];
+  const clientExtras = Object.entries({ supplier, supplierGLN, costPriceCurrency, info }).filter(([, v]) => v !== null && v !== undefined);
+  const { pricatExternalId: _, vat, customFields, ...rest } = { ...i, currency: i.currency ?? (priceCurrency || undefined) };
+  const prices = clientPrices.length ? { ...Object.fromEntries(clientPrices), ...i.prices } : i.prices;
+  const externalAttributes = clientExtras.length ? { ...Object.fromEntries(clientExtras), ...i.externalAttributes } : i.externalAttributes;
+  const { prices: _p, externalAttributes: _e, ...strings } = rest;
   const present = Object.fromEntries(Object.entries(strings).filter(([, v]) => v !== null && v !== undefined)) as Record<string, string>;
   return {
     ...present,
@@ -65,10 +96,19 @@ function skuToProto(i: z.infer<typeof pricatSkuInput>) {
   };
 }
 
-const skuToRest = (s: pricingV1.PricatSku) => ({
-  ...toRestJson(pricingV1.PricatSkuSchema, s),
-  prices: Object.fromEntries(Object.entries(s.prices).map(([k, v]) => [k, new RestDecimal(v.value)])),
-});
+const skuToRest = (s: pricingV1.PricatSku) => {
+  const rest = toRestJson(pricingV1.PricatSkuSchema, s);
+  const attributes = (rest.externalAttributes ?? {}) as Record<string, unknown>;
+  const price = (name: string) => (s.prices[name] ? new RestDecimal(s.prices[name].value) : null);
+  return {
+    ...rest,
+    prices: Object.fromEntries(Object.entries(s.prices).map(([k, v]) => [k, new RestDecimal(v.value)])),
+    // Also under the published client's names.
+    ...Object.fromEntries(CLIENT_PRICES.map((name) => [name, price(name)])),
+    priceCurrency: rest.currency ?? null,
+    ...Object.fromEntries(CLIENT_EXTRAS.map((name) => [name, attributes[name] ?? null])),
+  };
+};
 
 /** /v2/api/pricats -> analytics.pricing.v1.PricingService */
 export function pricatRoutes(ctx: RouteContext, pricing: Client<typeof pricingV1.PricingService>, as: CallAs): void {

@@ -48,8 +48,16 @@ export const priceListPutSchema = z.preprocess(
   z.strictObject({ ...priceListFields, externalPriceListId: id.optional(), ...readOnly }),
 );
 export const priceListSchema = z
-  .object({ ...priceListFields, createdAt: z.string().datetime(), updatedAt: z.string().datetime() })
+  .object({
+    ...priceListFields,
+    externalId: z.string().meta({ deprecated: true, description: "externalPriceListId, under the published client's name" }),
+    createdAt: z.string().datetime(),
+    updatedAt: z.string().datetime(),
+  })
   .meta({ id: "PriceList" });
+
+/** The published client's customPrice1..customPrice4. */
+export const CUSTOM_PRICE_NUMBERS = [1, 2, 3, 4] as const;
 
 const priceUpdateFields = {
   listExternalID: id,
@@ -58,6 +66,14 @@ const priceUpdateFields = {
   season: z.string().max(500).nullish(),
   vat: decimal().refine((n) => n >= 0 && n <= 100, "must be 0..100").nullish(),
   customPrices: z.record(z.string().min(1).max(500), decimal()).nullish().describe("merged: keys not sent are kept"),
+  ...Object.fromEntries(
+    CUSTOM_PRICE_NUMBERS.map((n) => [
+      `customPrice${n}`,
+      decimal()
+        .nullish()
+        .meta({ deprecated: true, description: `the published client's custom price ${n}: the account's ${n}. customPriceField (a 400 when it has fewer); merged like customPrices` }),
+    ]),
+  ) as Record<`customPrice${1 | 2 | 3 | 4}`, z.ZodOptional<z.ZodNullable<ReturnType<typeof decimal>>>>,
   // Read-only (a price as GET answers it can be sent back), ignored on input.
   sku: z.unknown().optional().describe("read-only: the SKU's, ignored"),
   currency: z.unknown().optional().describe("read-only: the price list's, ignored"),
@@ -81,18 +97,28 @@ export const priceSchema = z
     vat: z.number(),
     season: z.string().nullable(),
     customPrices: z.record(z.string(), z.number()),
+    ...Object.fromEntries(
+      CUSTOM_PRICE_NUMBERS.map((n) => [`customPrice${n}`, z.number().nullable().meta({ deprecated: true, description: `customPrices of the account's ${n}. customPriceField, as the published client reads it` })]),
+    ),
     updatedAt: z.string().datetime(),
   })
   .meta({ id: "PriceResponse" });
 
 const customPrices = (m: Record<string, { value: string }>) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, new RestDecimal(v.value)]));
 
-export const priceListToRest = (l?: pricingV1.PriceList) => toRestJson(pricingV1.PriceListSchema, l!);
+/** A price list, its id also under the published client's name `externalId`. */
+export const priceListToRest = (l?: pricingV1.PriceList) => ({ ...toRestJson(pricingV1.PriceListSchema, l!), externalId: l!.externalPriceListId });
 
-/** PriceResponse: the product id stays inside. */
-export function priceToRest(p: pricingV1.Price) {
+/** PriceResponse: the product id stays inside; custom prices also as customPrice<n> by the account's customPriceFields. */
+export function priceToRest(p: pricingV1.Price, customPriceFields: string[]) {
   const { productId: _, ...rest } = toRestJson(pricingV1.PriceSchema, p);
-  return { ...rest, customPrices: customPrices(p.customPrices) };
+  const numbered = Object.fromEntries(
+    CUSTOM_PRICE_NUMBERS.map((n) => {
+      const value = p.customPrices[customPriceFields[n - 1]];
+      return [`customPrice${n}`, value ? new RestDecimal(value.value) : null];
+    }),
+  );
+  return { ...rest, customPrices: customPrices(p.customPrices), ...numbered };
 }
 
 /** A pricing BatchResult as the contract's BatchResponse (an item the service did not answer is a 500). */

@@ -9,7 +9,7 @@ import { batchOf, route, type RouteContext } from "../http/route";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { wholeNumber } from "../http/values";
 import type { CallAs } from "../clients";
-import { batchResult, priceDeleteSchema, priceListPutSchema, priceListSchema, priceListToRest, priceListUpsertSchema, priceSchema, priceToRest, priceUpdateSchema } from "./pricing-schemas";
+import { CUSTOM_PRICE_NUMBERS, batchResult, priceDeleteSchema, priceListPutSchema, priceListSchema, priceListToRest, priceListUpsertSchema, priceSchema, priceToRest, priceUpdateSchema } from "./pricing-schemas";
 
 type Pricing = Client<typeof pricingV1.PricingService>;
 type Catalogue = Client<typeof catalogueV1.CatalogueService>;
@@ -38,7 +38,7 @@ export function pricingRoutes(ctx: RouteContext, pricing: Pricing, catalogue: Ca
       const options = as(caller);
       const all = await jsonArrayStream(
         (signal) => pricing.streamPrices({ listExternalId }, { ...options, timeoutMs: undefined, signal }),
-        (chunk) => chunk.prices.map(priceToRest),
+        (chunk) => chunk.prices.map((p) => priceToRest(p, chunk.customPriceFields)),
         { idleTimeoutMs: options.timeoutMs },
       );
       return reply.type("application/json; charset=utf-8").send(all.body);
@@ -46,7 +46,7 @@ export function pricingRoutes(ctx: RouteContext, pricing: Pricing, catalogue: Ca
     const page = { page: query.page ?? 1, pageSize: query.pageSize ?? 10 };
     const res = await pricing.listPrices({ page, listExternalId }, as(caller));
     setPageHeaders(request, reply, page, Number(res.totalCount));
-    return res.prices.map(priceToRest);
+    return res.prices.map((p) => priceToRest(p, res.customPriceFields));
   };
   const pricesResponse = { description: "prices in creation order (streamed when unpaged)", schema: z.array(priceSchema), headers: pageHeaders };
 
@@ -148,6 +148,7 @@ export function pricingRoutes(ctx: RouteContext, pricing: Pricing, catalogue: Ca
           season: i.season ?? undefined,
           vat: i.vat === null || i.vat === undefined ? undefined : dec(i.vat),
           customPrices: Object.fromEntries(Object.entries(i.customPrices ?? {}).map(([k, v]) => [k, dec(v)])),
+          numberedCustomPrices: Object.fromEntries(CUSTOM_PRICE_NUMBERS.flatMap((n) => (typeof i[`customPrice${n}`] === "number" ? [[n, dec(i[`customPrice${n}`]!)]] : []))),
         }));
         return (await pricing.upsertPrices({ prices }, as(caller))).results.map((r) => batchResult(r.result));
       });

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { isUuid } from "@analytics/db";
 import { create } from "@bufbuild/protobuf";
 import type { Client } from "@connectrpc/connect";
-import { catalogueV1, fromRestJson, toRestJson, type pricingV1 } from "@analytics/contracts";
+import { catalogueV1, fromRestJson, productToRest, type pricingV1 } from "@analytics/contracts";
 import { generalResponse } from "@analytics/errors";
 import { BATCH_MAX, batchStatus, convertBody, converting, runBatch, serverFailure, type BatchResponse } from "../http/batch";
 import { describe } from "../http/validation";
@@ -14,12 +14,13 @@ import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { batchOf, repeatable, route, type RouteContext } from "../http/route";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import type { CallAs } from "../clients";
+import { skuRoutes } from "./skus";
 import { imageUploadSchema, keySwitchSchema, productCreateDocumented, productCreateSchema, productUpdateDocumented, productSchema, productUpdateSchema, nullFields, writableFields } from "./catalogue-schemas";
 
 const { ProductSchema, KeySwitchSchema, ImageUploadSchema } = catalogueV1;
 const MiB = 1024 * 1024;
 
-const toProduct = (p: catalogueV1.Product) => toRestJson(ProductSchema, p);
+const toProduct = (p: catalogueV1.Product) => productToRest(p);
 const batchResult = (r?: catalogueV1.BatchResult): BatchResponse => ({
   message: r?.message ?? "",
   reference: r?.reference ?? "",
@@ -116,6 +117,7 @@ export function productRoutes(
   const withImageUrl = (accountId: string, p: Record<string, unknown>) =>
     typeof p.imageUrl === "string" && p.imageUrl ? { ...p, imageUrl: images.url(accountId, p.imageUrl) } : p;
   const tag = "Products";
+  skuRoutes(ctx, catalogue, as);
   route(ctx, {
     method: "GET",
     url: "/v2/api/products",
@@ -126,7 +128,7 @@ export function productRoutes(
     query: {
       ...pageQuery(10_000),
       key: z.string().min(1).max(500).optional().describe("a key or an old key"),
-      sku_id: repeatable().describe("product ids; repeatable or comma-separated"),
+      sku_id: repeatable().describe("product ids (integer ids or UUIDs); repeatable or comma-separated"),
       skus: repeatable(),
       seasons: repeatable(),
       productgroupids: repeatable(),
@@ -178,7 +180,7 @@ export function productRoutes(
     tag,
     auth: "bearer",
     responses: { 200: { description: "example", schema: productSchema } },
-    handler: async () => ({ ...toProduct(productExample), id: "00000000-0000-4000-8000-000000000000", createdAt: new Date(0).toISOString(), updatedAt: new Date(0).toISOString() }),
+    handler: async () => ({ ...toProduct(productExample), id: 1, uuid: "00000000-0000-4000-8000-000000000000", createdAt: new Date(0).toISOString(), updatedAt: new Date(0).toISOString() }),
   });
   route(ctx, {
     method: "POST",

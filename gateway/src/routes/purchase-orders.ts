@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Client } from "@connectrpc/connect";
-import { catalogueV1, fromRestJson, inventoryV1, ordersV1, toRestJson } from "@analytics/contracts";
+import { PO_CLIENT_FIELDS, PO_ITEM_CLIENT_FIELDS, catalogueV1, fromRestJson, inventoryV1, ordersV1, purchaseOrderToRest } from "@analytics/contracts";
 import type { Caller } from "@analytics/auth";
 import { converting, PURCHASE_ORDER_BATCH_MAX, serverFailure, runBatch, type BatchResponse } from "../http/batch";
 import { describe } from "../http/validation";
@@ -103,6 +103,20 @@ export function canonicalNames(names: string[], aliases: Record<string, string> 
   };
 }
 
+/**
+ * An order's `id` on a write: its integer id (what GET answers as `id`) or its UUID (`uuid`).
+ * Required by the replacing PUT, ignored elsewhere.
+ */
+export const clientId = z
+  .union([z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).transform(String), z.string().max(100)])
+  .optional()
+  .describe("the integer id, or the UUID (`uuid`)");
+
+/** The published client's fields answered from `attributes` (deprecated properties of a read schema). */
+export function clientFieldsOut(fields: readonly string[]) {
+  return Object.fromEntries(fields.map((f) => [f, z.unknown().optional().meta({ deprecated: true, description: "the published client's field, from attributes (when kept)" })]));
+}
+
 /** A resource's `attributes`: the published client's additional fields as it sent them. */
 const attributes = jsonObject();
 
@@ -114,9 +128,14 @@ const attributes = jsonObject();
  */
 export function withClientFields<S extends z.ZodRawShape>(shape: S, extras: readonly string[], renamed: Record<string, string> = {}) {
   const loose = Object.fromEntries(extras.map((f) => [f, jsonValue().optional().meta({ deprecated: true, description: "sent by the published client; kept in attributes" })]));
-  const full = z.strictObject({ ...shape, attributes: attributes.nullish().describe("the published client's additional fields, kept as sent"), ...loose });
+  // Documented only: canonicalNames has made each alias its contract name before the object sees it.
+  const aliases = Object.fromEntries(
+    Object.entries(renamed).map(([alias, name]) => [alias, (shape[name] as z.ZodType).optional().meta({ deprecated: true, description: `the published client's spelling of ${name}; use ${name}` })]),
+  );
+  const full = z.strictObject({ ...shape, attributes: attributes.nullish().describe("the published client's additional fields, kept as sent"), ...loose, ...aliases });
   const extra = new Set(extras);
-  return z.preprocess(canonicalNames(Object.keys(full.shape), renamed), full).transform((value) => {
+  const names = Object.keys(full.shape).filter((k) => !(k in renamed));
+  return z.preprocess(canonicalNames(names, renamed), full).transform((value) => {
     const fields = value as Record<string, unknown>;
     const out: Record<string, unknown> = {};
     let kept = fields.attributes ? { ...(fields.attributes as Record<string, unknown>) } : undefined;
@@ -132,8 +151,8 @@ export function withClientFields<S extends z.ZodRawShape>(shape: S, extras: read
 }
 
 /** The published client's additional fields on purchase orders and their items. */
-const PO_EXTRAS = ["completedDate", "cancelledDate", "deliveryWindow", "factory", "transportMethod"] as const;
-const PO_ITEM_EXTRAS = ["productName", "brandName", "supplier", "revisedDeliveryDate", "departureDate", "revisedDepartureDate"] as const;
+const PO_EXTRAS = PO_CLIENT_FIELDS;
+const PO_ITEM_EXTRAS = PO_ITEM_CLIENT_FIELDS;
 
 const deliverySchema = z.preprocess(
   canonicalNames(["deliveryID", "quantity", "deliveryDate"]),
@@ -160,7 +179,8 @@ const itemShape = {
 const itemSchema = withClientFields(itemShape, PO_ITEM_EXTRAS);
 
 const orderShape = {
-  id: z.string().max(100).optional(),
+  id: clientId,
+  uuid: z.unknown().optional().describe("read-only: the internal id (PUT may name the order by it as `id`)"),
   externalPONo: pathNumber("/v2/api/purchaseorders", ["example", "latest"]).describe("required; the {externalPurchaseNo} of GET"),
   orderDate: orderTimestamp.nullish(),
   deliveryDate: orderTimestamp.nullish(),
@@ -193,13 +213,16 @@ const outputItem = z.object({
   totalPriceCurrency: z.string().nullable(),
   deliveries: z.array(z.object({ deliveryID: z.string().nullable(), quantity: z.number().int(), deliveryDate: z.string().nullable() })),
   deliveredQuantity: z.number().int(),
-  skuId: z.string().describe("the catalogue product id the item's key, sku or ean names"),
+  skuId: z.string().describe("the catalogue product's uuid that the item's key, sku or ean names"),
   attributes: attributes.nullable().describe("the published client's additional fields, as sent"),
+  ...clientFieldsOut(PO_ITEM_CLIENT_FIELDS),
 });
 export const purchaseOrderSchema = z
   .object({
-    id: z.string().uuid(),
+    id: z.number().int().describe("the integer id (accepted as `id` by PUT)"),
+    uuid: z.string().uuid().describe("the internal id (also accepted as `id` by PUT)"),
     externalPONo: z.string(),
+    externalPurchaseNo: z.string().meta({ deprecated: true, description: "externalPONo, under the published client's name" }),
     orderDate: z.string().nullable(),
     deliveryDate: z.string().nullable(),
     deliveryStatus: z.number().int(),
@@ -210,6 +233,7 @@ export const purchaseOrderSchema = z
     orderType: z.string().nullable(),
     items: z.array(outputItem),
     attributes: attributes.nullable().describe("the published client's additional fields, as sent"),
+    ...clientFieldsOut(PO_CLIENT_FIELDS),
     apiKeyId: z.string(),
     createdAt: z.string().datetime(),
     updatedAt: z.string().datetime(),
@@ -218,14 +242,14 @@ export const purchaseOrderSchema = z
 
 /** The proto of a validated order (read-only fields dropped; `id` kept for PUT). */
 function toProto(o: OrderInput): ordersV1.PurchaseOrder {
-  const { apiKeyId: _a, createdAt: _c, updatedAt: _u, items, ...order } = o;
+  const { apiKeyId: _a, createdAt: _c, updatedAt: _u, uuid: _id, items, ...order } = o;
   return fromRestJson(PurchaseOrderSchema, {
     ...order,
     items: (items ?? []).map(({ id: _i, deliveredQuantity: _d, skuId: _s, ...item }) => item),
   });
 }
 
-const toRest = (po: ordersV1.PurchaseOrder) => toRestJson(PurchaseOrderSchema, po);
+const toRest = (po: ordersV1.PurchaseOrder) => purchaseOrderToRest(po);
 
 const globalQuery = z.enum(["true", "false", "1", "0", ""]).optional().describe("orders of all API keys (default false)");
 const isGlobal = (v: string | undefined) => v === "true" || v === "1";

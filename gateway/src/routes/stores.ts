@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
-import { catalogueV1, inventoryV1, toRestJson } from "@analytics/contracts";
+import { catalogueV1, inventoryV1, stockTriggerToRest, toRestJson } from "@analytics/contracts";
 import { generalResponse } from "@analytics/errors";
 import { BATCH_MAX, runBatch, serverFailure } from "../http/batch";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
@@ -11,10 +11,25 @@ import { wholeNumber } from "../http/values";
 import type { CallAs } from "../clients";
 import { storePutSchema, storeSchema, storeWriteSchema, trafficSchema, trafficWriteSchema, triggerSchema, triggerWriteSchema } from "./inventory-schemas";
 
-const { StoreSchema, StoreTrafficEventSchema, StockTriggerSchema } = inventoryV1;
+const { StoreSchema, StoreTrafficEventSchema } = inventoryV1;
 
 type StoreWrite = z.output<typeof storeWriteSchema>;
-const toStore = (s: inventoryV1.Store) => toRestJson(StoreSchema, s);
+
+/**
+ * Stores as answered: warehouses as `{externalId, name}` (the published client's Warehouse; its
+ * struct cannot hold a list of strings), the address also under its spelling `adress`.
+ */
+async function storesToRest(inventory: Client<typeof inventoryV1.InventoryService>, options: ReturnType<CallAs>, stores: inventoryV1.Store[]) {
+  const externalIds = [...new Set(stores.flatMap((s) => s.warehouses))];
+  const names = new Map<string, string>();
+  if (externalIds.length) for (const w of (await inventory.resolveWarehouses({ externalIds }, options)).warehouses) names.set(w.externalId, w.name);
+  return stores.map((s) => ({
+    ...toRestJson(StoreSchema, s),
+    warehouses: s.warehouses.map((externalId) => ({ externalId, name: names.get(externalId) ?? "" })),
+    adress: s.address ?? null,
+    adress2: s.address2 ?? null,
+  }));
+}
 const storeMessage = (s: Partial<StoreWrite>) => ({
   externalStoreId: s.externalStoreId ?? "",
   name: s.name ?? "",
@@ -52,7 +67,7 @@ export function storeRoutes(
     handler: async ({ query, caller }, request, reply) => {
       const res = await inventory.listStores({ page: { page: query.page, pageSize: query.pageSize } }, as(caller));
       setPageHeaders(request, reply, query, Number(res.totalCount));
-      return res.stores.map(toStore);
+      return storesToRest(inventory, as(caller), res.stores);
     },
   });
   route(ctx, {
@@ -69,7 +84,7 @@ export function storeRoutes(
     handler: async ({ body, caller }, _req, reply) => {
       const res = await inventory.upsertStores({ stores: body.map(storeMessage) }, as(caller));
       reply.status(201);
-      return res.results.map((r) => toStore(r.store!));
+      return storesToRest(inventory, as(caller), res.results.map((r) => r.store!));
     },
   });
   route(ctx, {
@@ -83,7 +98,7 @@ export function storeRoutes(
       200: { description: "the store", schema: storeSchema },
       404: { description: "unknown store", schema: generalResponseSchema },
     },
-    handler: async ({ params, caller }) => toStore((await inventory.getStore({ externalStoreId: params.externalStoreID }, as(caller))).store!),
+    handler: async ({ params, caller }) => (await storesToRest(inventory, as(caller), [(await inventory.getStore({ externalStoreId: params.externalStoreID }, as(caller))).store!]))[0],
   });
   route(ctx, {
     method: "PUT",
@@ -99,7 +114,7 @@ export function storeRoutes(
       404: { description: "unknown store", schema: generalResponseSchema },
     },
     handler: async ({ params, body, caller }) =>
-      toStore((await inventory.updateStore({ externalStoreId: params.externalStoreID, store: storeMessage(body) }, as(caller))).store!),
+      (await storesToRest(inventory, as(caller), [(await inventory.updateStore({ externalStoreId: params.externalStoreID, store: storeMessage(body) }, as(caller))).store!]))[0],
   });
   route(ctx, {
     method: "DELETE",
@@ -190,7 +205,7 @@ export function storeRoutes(
     query: {
       ...pageQuery(),
       warehouseId: repeatable(z.string().uuid()).describe("warehouse IDs (UUID); repeatable"),
-      sku_id: repeatable(z.string().uuid()).describe("SKU ids; repeatable"),
+      sku_id: repeatable(z.union([z.string().uuid(), z.string().regex(/^[1-9][0-9]{0,15}$/, "a product's integer id or UUID")])).describe("products by integer id or UUID; repeatable"),
       key: repeatable().describe("SKU keys; repeatable"),
     },
     responses: {
@@ -203,7 +218,7 @@ export function storeRoutes(
         as(caller),
       );
       setPageHeaders(request, reply, query, Number(res.totalCount));
-      return res.triggers.map((t) => toRestJson(StockTriggerSchema, t));
+      return res.triggers.map(stockTriggerToRest);
     },
   });
   route(ctx, {
@@ -218,7 +233,7 @@ export function storeRoutes(
       400: { description: "ID is not a positive integer", schema: generalResponseSchema },
       404: { description: "unknown stock trigger", schema: generalResponseSchema },
     },
-    handler: async ({ params, caller }) => toRestJson(StockTriggerSchema, (await inventory.getStockTrigger({ id: BigInt(params.ID) }, as(caller))).trigger!),
+    handler: async ({ params, caller }) => stockTriggerToRest((await inventory.getStockTrigger({ id: BigInt(params.ID) }, as(caller))).trigger!),
   });
   route(ctx, {
     method: "POST",
@@ -237,7 +252,7 @@ export function storeRoutes(
         const resolved = await catalogue.resolveSkus({ references: items.map((t) => ({ key: t.key })) }, as(caller));
         const triggers = items.map((t, i) => {
           const s = resolved.skus[i];
-          const { ID: _id, skuId: _skuId, minMaxUpdatedAt, ...fields } = t;
+          const { ID: _id, skuId: _skuId, skuUuid: _skuUuid, minMaxUpdatedAt, ...fields } = t;
           return {
             skuFound: !!s?.found,
             trigger: {
@@ -247,6 +262,7 @@ export function storeRoutes(
               key: s?.found ? s.key : t.key,
               sku: t.sku ?? s?.sku,
               skuId: s?.found ? s.id : "",
+              skuSeq: s?.found ? s.seq : undefined,
               minMaxUpdatedAt: minMaxUpdatedAt ? timestampFromDate(new Date(minMaxUpdatedAt)) : undefined,
             },
           };

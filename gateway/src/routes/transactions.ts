@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Client } from "@connectrpc/connect";
-import { fromRestJson, ordersV1, toRestJson } from "@analytics/contracts";
+import { TX_CLIENT_FIELDS, TX_ITEM_CLIENT_FIELDS, fromRestJson, ordersV1, transactionToRest } from "@analytics/contracts";
 import type { Caller } from "@analytics/auth";
 import { BATCH_MAX, convertBody, converting, runBatch, serverFailure, type BatchResponse } from "../http/batch";
 import { HttpError } from "../http/errors";
@@ -10,7 +10,7 @@ import { documentAs } from "../http/openapi";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { decimal, int32, jsonObject, pathNumber } from "../http/values";
 import type { CallAs } from "../clients";
-import { canonicalNames, orderTimestamp, withClientFields } from "./purchase-orders";
+import { canonicalNames, clientFieldsOut, clientId, orderTimestamp, withClientFields } from "./purchase-orders";
 
 const { TransactionSchema, ShipmentSchema, WriteMode } = ordersV1;
 const REFERENCE = "externalTransactionID";
@@ -45,12 +45,8 @@ const itemShape = {
   shipments: z.unknown().optional().describe("read-only: added by POST .../shipments"),
 };
 /** The published client's additional fields on transactions and their items (kept in `attributes`). */
-const TX_EXTRAS = ["orderType", "invoicedDate"] as const;
-const TX_ITEM_EXTRAS = [
-  "variantName", "vendorSKU", "brandName", "supplier", "category", "collection", "season", "year", "size", "color", "ageGroup", "gender",
-  "productGroupID", "variantGroupID", "costPrice", "costPriceCurrency", "moneyDiscount", "productType", "fulfillmentType", "deliveryWindow",
-  "primaryWarehouseExternalID", "invoicedDate",
-] as const;
+const TX_EXTRAS = TX_CLIENT_FIELDS;
+const TX_ITEM_EXTRAS = TX_ITEM_CLIENT_FIELDS;
 const itemInput = withClientFields(itemShape, TX_ITEM_EXTRAS, { externalID: "externalItemID" });
 
 const statementShape = {
@@ -64,13 +60,17 @@ const statementShape = {
 const statementInput = z.preprocess(canonicalNames(Object.keys(statementShape)), z.strictObject(statementShape));
 
 const txShape = {
-  id: z.string().max(100).optional(),
+  id: clientId,
+  uuid: z.unknown().optional().describe("read-only: the internal id (PUT may name the transaction by it as `id`)"),
   externalTransactionID: pathNumber("/v2/api/transactions", ["example", "latest"]),
   externalRowID: shortText.nullish(),
   externalParentID: shortText.nullish(),
   externalCustomerID: shortText.nullish(),
   externalStoreID: shortText.nullish(),
-  externalInfo: text.nullish(),
+  externalInfo: z
+    .union([text, jsonObject().transform((o) => JSON.stringify(o))])
+    .nullish()
+    .describe("text; the published client's JSON object is kept as its JSON text (and answered as that text)"),
   customerName: text.nullish(),
   channel: z.union([z.literal(1), z.literal(2)]).nullish().describe("1 D2C, 2 B2B"),
   market: shortText.nullish(),
@@ -91,17 +91,19 @@ export const transactionSchema = z
   .object({
     ...Object.fromEntries(Object.keys(txShape).map((k) => [k, z.unknown()])),
     attributes: z.record(z.string(), z.unknown()).nullable().describe("the published client's additional fields, as sent"),
-    id: z.string().uuid(),
+    ...clientFieldsOut(TX_CLIENT_FIELDS),
+    id: z.number().int().describe("the integer id (accepted as `id` by PUT)"),
+    uuid: z.string().uuid().describe("the internal id (also accepted as `id` by PUT)"),
     createdAt: z.string().datetime(),
     updatedAt: z.string().datetime(),
   })
   .meta({ id: "Transaction" });
 
 function toProto(t: z.output<typeof txInput>, keepId: boolean): ordersV1.Transaction {
-  const { createdAt: _c, updatedAt: _u, id, items, ...rest } = t;
+  const { createdAt: _c, updatedAt: _u, uuid: _uuid, id, items, ...rest } = t;
   return fromRestJson(TransactionSchema, { ...rest, ...(keepId ? { id } : {}), items: (items ?? []).map(({ shipments: _s, ...i }) => i) });
 }
-const toRest = (t: ordersV1.Transaction) => toRestJson(TransactionSchema, t);
+const toRest = (t: ordersV1.Transaction) => transactionToRest(t);
 // Transactions are validated one by one (a bad one is its own 400); the document shows their schema.
 const body = documentAs(z.array(z.unknown()).min(1).max(BATCH_MAX).describe(`1 to ${BATCH_MAX} transactions`), z.array(txInput).min(1).max(BATCH_MAX).describe(`1 to ${BATCH_MAX} transactions`));
 

@@ -19,3 +19,17 @@ export type { Topic } from "./topics";
 export { toRestJson, fromRestJson, stringifyRest, decimalFromNumber, RawJson, RestDecimal } from "./rest-json";
 export { serviceRegistry, serviceNames, serviceUrlVariable, type ServiceName } from "./services";
 export { isCurrencyCode } from "./values";
+export {
+  DO_CLIENT_FIELDS,
+  PO_CLIENT_FIELDS,
+  PO_ITEM_CLIENT_FIELDS,
+  PRODUCT_CLIENT_FIELDS,
+  TX_CLIENT_FIELDS,
+  TX_ITEM_CLIENT_FIELDS,
+  WHOLE_NUMBER_TEXT,
+  distributionOrderToRest,
+  productToRest,
+  purchaseOrderToRest,
+  stockTriggerToRest,
+  transactionToRest,
+} from "./client-view";

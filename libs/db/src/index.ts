@@ -239,6 +239,14 @@ export function isUuid(value: string): boolean {
 }
 
 /**
+ * A row's integer id (its bigserial `seq`) as REST sends it: a positive whole number within
+ * 2^53, as text. The published client holds ids as integers; UUIDs stay the internal keys.
+ */
+export function isIntegerId(value: string): boolean {
+  return /^[1-9][0-9]{0,15}$/.test(value) && Number(value) <= Number.MAX_SAFE_INTEGER;
+}
+
+/**
  * The pattern of every paged list (CONTRACT: creation order): rows carry a unique `seq`, the
  * list orders by `seq` alone, an index on (account_id, seq) INCLUDE (id) lets a page's ids be
  * found by an index-only scan (page N does not read the N-1 pages before it), only those rows are

@@ -131,7 +131,7 @@ export function catalogueRoutes(ctx: ServiceContext) {
       async resolveSkus(req, c) {
         const matches = await products.resolveSkus(db, callerOf(c).accountId, req.references);
         return {
-          skus: matches.map((m) => (m ? { found: true, id: m.id, key: m.key, sku: m.sku ?? undefined, ean: m.ean ?? undefined } : { found: false })),
+          skus: matches.map((m) => (m ? { found: true, id: m.id, seq: BigInt(m.seq), key: m.key, sku: m.sku ?? undefined, ean: m.ean ?? undefined } : { found: false })),
         };
       },
     });

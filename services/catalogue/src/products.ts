@@ -1,5 +1,5 @@
 import type { Db, Tx } from "@analytics/db";
-import { isUuid } from "@analytics/db";
+import { isIntegerId, isUuid } from "@analytics/db";
 import type { ServiceContext } from "@analytics/rpc";
 import type { OutboxEntry } from "@analytics/outbox";
 import { answer, invalidItem, productBatch, type ItemOutcome } from "./batch";
@@ -177,7 +177,9 @@ export function updateProducts(ctx: ServiceContext, accountId: string, patches: 
   };
   return productBatch(ctx, accountId, patches, check, async (tx, valid, reply) => {
     const byKey = await repo.resolveReferences(tx, accountId, valid.map((v) => ({ key: v.item.key || undefined })));
-    const targetIds = valid.map(({ item }, n) => (item.id ? (isUuid(item.id) ? item.id : undefined) : byKey[n]?.id));
+    // `id` is the product's UUID or its integer id (what REST answers as `id`).
+    const bySeq = await repo.productIdsOfSeqs(tx, accountId, valid.map((v) => v.item.id).filter(isIntegerId));
+    const targetIds = valid.map(({ item }, n) => (item.id ? (isUuid(item.id) ? item.id : bySeq.get(item.id)) : byKey[n]?.id));
     const rows = await repo.findProducts(tx, accountId, [...new Set(targetIds.filter((id) => id !== undefined))]);
     const stored = new Map(rows.map((r) => [r.id, productFromRow(r)]));
     const drafts = new Map<string, Product>();

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "@analytics/db";
-import { isUuid, pageOfIds, pageWindow } from "@analytics/db";
-import { DecimalSchema, catalogueV1 } from "@analytics/contracts";
+import { isIntegerId, isUuid, pageOfIds, pageWindow } from "@analytics/db";
+import { DecimalSchema, PRODUCT_CLIENT_FIELDS, WHOLE_NUMBER_TEXT, catalogueV1 } from "@analytics/contracts";
 import { ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
 import { DATE_FIELDS, STORED_FIELDS, type ProductRow } from "./resources";
 
@@ -28,6 +28,9 @@ const WRITTEN_COLUMNS = [...STORED_COLUMNS, "brand_id", "category_id"];
 
 const PRODUCT_SELECT = [
   "p.id",
+  "p.seq",
+  "b.seq AS brand_seq",
+  "c.seq AS category_seq",
   ...STORED_COLUMNS.map((c) => (DATE_FIELDS.has(c) ? `to_char(p.${c}, 'YYYY-MM-DD') AS ${c}` : `p.${c}`)),
   "p.brand_id",
   "p.category_id",
@@ -104,6 +107,32 @@ function productJsonColumn(field: DescField): string {
 }
 
 /**
+ * A field's REST JSON columns, as productToRest (libs/contracts) writes them for the published
+ * client: the integer ids as `id`, `brandId` and `categoryId` (the UUID as `uuid`), `year` as
+ * text, a whole-number `productType` as a number. The client's additional fields that
+ * externalAttributes holds follow `updatedAt` (clientFields below).
+ */
+function productJsonColumns(field: DescField): string[] {
+  switch (field.name) {
+    case "id":
+      return [`p.seq AS "id"`, `p.id AS "uuid"`];
+    case "brand_id":
+      return [`b.seq AS "brandId"`];
+    case "category_id":
+      return [`c.seq AS "categoryId"`];
+    case "year":
+      return [`p.year::text AS "year"`];
+    case "product_type":
+      return [`CASE WHEN p.product_type ~ '${WHOLE_NUMBER_TEXT.source}' THEN to_jsonb(p.product_type::int) ELSE to_jsonb(p.product_type) END AS "productType"`];
+    case "seq":
+    case "brand_seq":
+    case "category_seq":
+      return [];
+  }
+  return [`${productJsonColumn(field)} AS "${field.jsonName}"`];
+}
+
+/**
  * The Product fields in proto order, cut where the gateway adds one (imageUrl, prices): each
  * part becomes a JSON object of its own, so that the gateway can put its fields in their places.
  */
@@ -112,8 +141,23 @@ for (const field of catalogueV1.ProductSchema.fields) {
   if (ADDED_BY_GATEWAY.has(field.name)) PRODUCT_JSON_PARTS.push([]);
   else PRODUCT_JSON_PARTS[PRODUCT_JSON_PARTS.length - 1].push(field);
 }
-const partColumns = PRODUCT_JSON_PARTS.map((_, n) => `row_to_json(r${n})::text AS part${n}`).join(", ");
-const partRecords = PRODUCT_JSON_PARTS.map((fields, n) => `LATERAL (SELECT ${fields.map((f) => `${productJsonColumn(f)} AS "${f.jsonName}"`).join(", ")}) r${n}`).join(",\n     ");
+/**
+ * The client's additional fields that externalAttributes holds, in PRODUCT_CLIENT_FIELDS order, as
+ * a JSON object (NULL when it holds none): appended to the last part, so that a product without
+ * them is not answered twenty nulls longer.
+ */
+const clientFieldNames = `ARRAY[${PRODUCT_CLIENT_FIELDS.map((f) => `'${f}'`).join(", ")}]::text[]`;
+// Any of the names (jsonb_exists_any, the `?|` operator) first: products without them skip the aggregate.
+const clientFields = `LATERAL (SELECT CASE WHEN jsonb_exists_any(p.external_attributes, ${clientFieldNames}) THEN
+         (SELECT json_object_agg(e.key, e.value ORDER BY array_position(${clientFieldNames}, e.key))
+          FROM jsonb_each(p.external_attributes) e WHERE e.key = ANY(${clientFieldNames})) END AS fields) cf`;
+const last = PRODUCT_JSON_PARTS.length - 1;
+const partColumns = PRODUCT_JSON_PARTS.map((_, n) =>
+  n === last
+    ? `CASE WHEN cf.fields IS NULL THEN row_to_json(r${n})::text ELSE left(row_to_json(r${n})::text, -1) || ',' || substr(cf.fields::text, 2) END AS part${n}`
+    : `row_to_json(r${n})::text AS part${n}`,
+).join(", ");
+const partRecords = [...PRODUCT_JSON_PARTS.map((fields, n) => `LATERAL (SELECT ${fields.flatMap(productJsonColumns).join(", ")}) r${n}`), clientFields].join(",\n     ");
 
 /** Each product's REST JSON as its parts (PRODUCT_JSON_PARTS), in creation order (StreamProductsJson). */
 export async function findProductsJson(db: Db, accountId: string, ids: string[]): Promise<{ id: string; parts: string[]; image_url: string | null }[]> {
@@ -155,8 +199,12 @@ function filtered(db: Db, accountId: string, f: ProductFilter) {
       [accountId, f.key, accountId, f.key],
     );
   }
-  // A sku_id that is not a UUID names no product; an all-invalid list matches nothing.
-  if (f.ids.length) q.whereIn("p.id", f.ids.filter(isUuid));
+  // A sku_id is a product's UUID or its integer id; anything else names no product.
+  if (f.ids.length) {
+    const uuids = f.ids.filter(isUuid);
+    const seqs = f.ids.filter(isIntegerId);
+    q.where((w) => w.whereIn("p.id", uuids).orWhereIn("p.seq", seqs));
+  }
   if (f.skus.length) q.whereIn("p.sku", f.skus);
   if (f.seasons.length) q.whereIn("p.season", f.seasons);
   if (f.productGroupIds.length) q.whereIn("p.product_group_id", f.productGroupIds);
@@ -239,6 +287,7 @@ export interface SkuRef {
 
 export interface SkuMatch {
   id: string;
+  seq: string;
   key: string;
   sku: string | null;
   ean: string | null;
@@ -257,23 +306,30 @@ export async function resolveReferences(db: Db | Tx, accountId: string, refs: Sk
     ean: r.key === undefined && r.sku === undefined ? (r.ean ?? null) : null,
   }));
   const result: { rows: (SkuMatch & { ord: number })[] } = await db.raw(
-    `SELECT r.ord, m.id, m.key, m.sku, m.ean
+    `SELECT r.ord, m.id, m.seq, m.key, m.sku, m.ean
      FROM jsonb_to_recordset(:refs::jsonb) AS r(ord int, key text, sku text, ean text)
      JOIN LATERAL (
-       (SELECT p.id, p.key, p.sku, p.ean FROM products p WHERE p.account_id = :account AND p.key = r.key)
+       (SELECT p.id, p.seq, p.key, p.sku, p.ean FROM products p WHERE p.account_id = :account AND p.key = r.key)
        UNION ALL
-       (SELECT p.id, p.key, p.sku, p.ean FROM sku_synonyms s JOIN products p ON p.id = s.product_id
+       (SELECT p.id, p.seq, p.key, p.sku, p.ean FROM sku_synonyms s JOIN products p ON p.id = s.product_id
          WHERE s.account_id = :account AND s.synonym = r.key)
        UNION ALL
-       (SELECT p.id, p.key, p.sku, p.ean FROM products p WHERE p.account_id = :account AND p.sku = r.sku ORDER BY p.seq LIMIT 1)
+       (SELECT p.id, p.seq, p.key, p.sku, p.ean FROM products p WHERE p.account_id = :account AND p.sku = r.sku ORDER BY p.seq LIMIT 1)
        UNION ALL
-       (SELECT p.id, p.key, p.sku, p.ean FROM products p WHERE p.account_id = :account AND p.ean = r.ean ORDER BY p.seq LIMIT 1)
+       (SELECT p.id, p.seq, p.key, p.sku, p.ean FROM products p WHERE p.account_id = :account AND p.ean = r.ean ORDER BY p.seq LIMIT 1)
        LIMIT 1
      ) m ON true`,
     { refs: asJson(input), account: accountId },
   );
   const byOrd = new Map(result.rows.map(({ ord, ...match }) => [ord, match]));
   return refs.map((_, ord) => byOrd.get(ord));
+}
+
+/** Product UUIDs by integer id (as text). */
+export async function productIdsOfSeqs(db: Db | Tx, accountId: string, seqs: string[]): Promise<Map<string, string>> {
+  if (!seqs.length) return new Map();
+  const rows: { id: string; seq: string }[] = await db("products").select("id", "seq").where({ account_id: accountId }).whereIn("seq", seqs);
+  return new Map(rows.map((r) => [String(r.seq), r.id]));
 }
 
 /** The products that own each of `keys`, as a current key or an old one. */
@@ -389,6 +445,7 @@ export async function findImage(db: Db, accountId: string, sha256: string): Prom
 
 export interface NamedRow {
   id: string;
+  seq: string;
   name: string;
   synonyms?: string[];
 }
@@ -406,6 +463,7 @@ function filteredBrands(db: Db, accountId: string, f: BrandFilter) {
   }
   if (f.id !== undefined) {
     if (isUuid(f.id)) q.where({ id: f.id });
+    else if (isIntegerId(f.id)) q.where({ seq: f.id });
     else q.whereRaw("false");
   }
   return q;
@@ -414,19 +472,21 @@ function filteredBrands(db: Db, accountId: string, f: BrandFilter) {
 export async function listBrands(db: Db, accountId: string, f: BrandFilter, page: Page) {
   const { limit, offset } = pageWindow(page);
   const [rows, [{ count }]] = await Promise.all([
-    filteredBrands(db, accountId, f).select("id", "name", "synonyms").orderBy(["seq", "id"]).limit(limit).offset(offset) as Promise<NamedRow[]>,
+    filteredBrands(db, accountId, f).select("id", "seq", "name", "synonyms").orderBy(["seq", "id"]).limit(limit).offset(offset) as Promise<NamedRow[]>,
     filteredBrands(db, accountId, f).count({ count: "*" }) as unknown as Promise<[{ count: number }]>,
   ]);
   return { rows, total: Number(count) };
 }
 
+/** A brand or category by its UUID or its integer id. */
 export async function findNamed(db: Db, table: "brands" | "categories", accountId: string, id: string): Promise<NamedRow | undefined> {
-  if (!isUuid(id)) return undefined;
-  return db(table).select("*").where({ account_id: accountId, id }).first();
+  if (isUuid(id)) return db(table).select("*").where({ account_id: accountId, id }).first();
+  if (isIntegerId(id)) return db(table).select("*").where({ account_id: accountId, seq: id }).first();
+  return undefined;
 }
 
 export async function listCategories(db: Db, accountId: string): Promise<NamedRow[]> {
-  return db("categories").select("id", "name").where({ account_id: accountId }).orderBy(["seq", "id"]);
+  return db("categories").select("id", "seq", "name").where({ account_id: accountId }).orderBy(["seq", "id"]);
 }
 
 // ---------------------------------------------------------------------------------------------

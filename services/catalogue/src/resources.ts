@@ -1,4 +1,4 @@
-import { clone, create, fromJson, isFieldSet, toJson, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
+import { ScalarType, clone, create, fromJson, isFieldSet, toJson, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { DecimalSchema, catalogueV1, type Decimal } from "@analytics/contracts";
 import type { MappingTableRow, NamedRow } from "./repository";
@@ -14,7 +14,7 @@ export type Product = catalogueV1.Product;
 type ProductField = (typeof ProductSchema.fields)[number];
 
 /** Filled by the service; ignored on input. */
-const READ_ONLY = new Set(["id", "brand_id", "category_id", "sku_synonyms", "prices", "created_at", "updated_at"]);
+const READ_ONLY = new Set(["id", "brand_id", "category_id", "sku_synonyms", "prices", "created_at", "updated_at", "seq", "brand_seq", "category_seq"]);
 export const WRITABLE_FIELDS: ProductField[] = ProductSchema.fields.filter((f) => !READ_ONLY.has(f.name));
 /** Writable fields with a products column of their own; brand and category names live in their tables. */
 export const STORED_FIELDS = WRITABLE_FIELDS.filter((f) => f.name !== "brand_name" && f.name !== "category_name");
@@ -38,6 +38,9 @@ export function productFromRow(row: ProductRow): Product {
     } else if (field.fieldKind === "message" && field.message.typeName === DecimalSchema.typeName) {
       // numeric comes back as its exact text
       init[field.localName] = { value: String(value) };
+    } else if (field.fieldKind === "scalar" && field.scalar === ScalarType.INT64) {
+      // bigint columns come back as text
+      init[field.localName] = BigInt(value as string);
     } else {
       init[field.localName] = value;
     }
@@ -100,11 +103,11 @@ export function withClearedFields(target: Product, jsonNames: string[]): Product
 }
 
 export function brandFromRow(row: NamedRow): catalogueV1.Brand {
-  return create(catalogueV1.BrandSchema, { id: row.id, name: row.name, synonyms: row.synonyms ?? [] });
+  return create(catalogueV1.BrandSchema, { id: row.id, seq: BigInt(row.seq), name: row.name, synonyms: row.synonyms ?? [] });
 }
 
 export function categoryFromRow(row: NamedRow): catalogueV1.Category {
-  return create(catalogueV1.CategorySchema, { id: row.id, name: row.name });
+  return create(catalogueV1.CategorySchema, { id: row.id, seq: BigInt(row.seq), name: row.name });
 }
 
 export function mappingTableFromRow(row: MappingTableRow): catalogueV1.MappingTable {

@@ -4,7 +4,7 @@ import pino from "pino";
 import { Code } from "@connectrpc/connect";
 import { callerHeaders } from "@analytics/auth";
 import type { BusMessage } from "@analytics/bus";
-import { catalogueMessagesV1, catalogueV1, stringifyRest, toRestJson, topics, ValidationErrorsSchema } from "@analytics/contracts";
+import { catalogueMessagesV1, catalogueV1, productToRest, stringifyRest, toRestJson, topics, ValidationErrorsSchema } from "@analytics/contracts";
 import { createDb, type Db } from "@analytics/db";
 import { OutboxRelay } from "@analytics/outbox";
 import { createServiceClient, type RunningService, type ServiceContext } from "@analytics/rpc";
@@ -77,7 +77,7 @@ describe("catalogue service (real Postgres and JetStream)", () => {
       },
     ]);
     expect(created.result).toMatchObject({ statusCode: 201, reference: "K1", referenceField: "key", message: "created" });
-    const json = JSON.parse(stringifyRest(toRestJson(ProductSchema, created.product!)));
+    const json = JSON.parse(stringifyRest(productToRest(created.product!)));
     expect(Object.keys(json).sort()).toEqual(PRODUCT_FIELDS);
     expect(json).toMatchObject({
       key: "K1",
@@ -94,13 +94,14 @@ describe("catalogue service (real Postgres and JetStream)", () => {
       skuSynonyms: [],
       prices: [],
     });
-    expect(json.id).toMatch(/^[0-9a-f-]{36}$/);
-    expect(json.brandId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(Number.isInteger(json.id)).toBe(true);
+    expect(json.uuid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(Number.isInteger(json.brandId)).toBe(true);
     expect(json.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 
     const [updated] = await upsert(account, [{ key: "K1", productName: "Shirt 2", status: 3 }]);
     expect(updated.result).toMatchObject({ statusCode: 200, message: "updated" });
-    const after = toRestJson(ProductSchema, updated.product!);
+    const after = productToRest(updated.product!);
     // A full write: what is not sent takes its default.
     expect(after).toMatchObject({ id: json.id, productName: "Shirt 2", status: 3, color: null, brandName: null, costCalculationValues: [] });
     expect(after.createdAt).toBe(json.createdAt);
@@ -245,7 +246,8 @@ describe("catalogue service (real Postgres and JetStream)", () => {
         { key: "insurance", sort: 0, type: 2, percentageValue: { value: "0.0000000001" } },
         { key: "duty", sort: -3, type: 1, monetaryValue: { value: "-0.5" } },
       ],
-      externalAttributes: { nested: { list: [1, "two", null, true, { deep: [] }] }, "key with \"quotes\"": -0.25, empty: {} },
+      // With the published client's fields (answered under their names too, in their order).
+      externalAttributes: { nested: { list: [1, "two", null, true, { deep: [] }] }, "key with \"quotes\"": -0.25, empty: {}, leadTime: 30, costPrice: 12.5, info: { a: null } },
     };
     // More than one chunk (STREAM_CHUNK), a product with nothing but its key, one with an image
     // and an old key, one whose full write cleared what it had.
@@ -277,7 +279,7 @@ describe("catalogue service (real Postgres and JetStream)", () => {
     expect(total).toBe(522);
     expect(texts.map((t) => t.id)).toEqual(messages.map((m) => m.id));
     texts.forEach((t, i) => {
-      const rest = JSON.parse(stringifyRest(toRestJson(ProductSchema, messages[i])));
+      const rest = JSON.parse(stringifyRest(productToRest(messages[i])));
       const [before, between, after] = t.parts.map((p) => JSON.parse(p));
       // The same fields in the same (proto) order once the gateway's two are in their places.
       expect([...Object.keys(before), "imageUrl", ...Object.keys(between), "prices", ...Object.keys(after)]).toEqual(Object.keys(rest));
@@ -531,7 +533,7 @@ describe("catalogue service (real Postgres and JetStream)", () => {
     ]);
     expect(skuMessages).toHaveLength(5);
     const imageSet = decoded[skuMessages.findIndex((m) => m.subject === "analytics.catalogue.sku.image_set")];
-    const product = JSON.parse(stringifyRest(toRestJson(ProductSchema, imageSet.product!)));
+    const product = JSON.parse(stringifyRest(productToRest(imageSet.product!)));
     expect(Object.keys(product).sort()).toEqual(PRODUCT_FIELDS);
     expect(product).toMatchObject({ key: "E1", color: "red", brandName: "EvBrand", imageUrl: `/v2/api/images/${sha256(PNG)}`, prices: [] });
     expect(mine().map((m) => m.subject)).toEqual(

@@ -1,6 +1,6 @@
 import { create, equals } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { catalogueMessagesV1, catalogueV1, decimalFromNumber, fromRestJson, RawJson, RestDecimal, stringifyRest, toRestJson } from "@analytics/contracts";
+import { catalogueMessagesV1, catalogueV1, decimalFromNumber, fromRestJson, productToRest, RawJson, RestDecimal, stringifyRest, toRestJson } from "@analytics/contracts";
 import { PRODUCT_FIELDS } from "./product-fields";
 
 const { ProductSchema, KeySwitchSchema, ImageUploadSchema, MappingTableSchema } = catalogueV1;
@@ -22,12 +22,14 @@ describe("REST JSON of catalogue messages", () => {
   });
 
   it("writes every contract field of a Product, null where unset", () => {
-    const json = JSON.parse(stringifyRest(toRestJson(ProductSchema, product)));
+    const json = JSON.parse(stringifyRest(productToRest(product)));
     expect(Object.keys(json).sort()).toEqual(PRODUCT_FIELDS);
     expect(json).toMatchObject({
+      id: 0,
+      uuid: "7d0c0a4e-3f7a-4a53-9a53-8d6f0b1f2c3d",
       vendorSKU: "V-1",
       status: 4,
-      year: 2026,
+      year: "2026",
       startDate: "2026-03-01",
       endDate: null,
       activePlanning: false,

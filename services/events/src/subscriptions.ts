@@ -1,4 +1,4 @@
-import { catalogueV1, inventoryV1, ordersV1, RestDecimal, stringifyRest, toRestJson, topics, type pricingV1 } from "@analytics/contracts";
+import { productToRest, purchaseOrderToRest, stockTriggerToRest, RestDecimal, stringifyRest, topics, type pricingV1 } from "@analytics/contracts";
 import type { Tx } from "@analytics/db";
 import { isTopic, type ConsumerDefinition, type Delivery } from "@analytics/rpc";
 import type { NewEvent } from "./repository";
@@ -27,7 +27,7 @@ type Change = { accountId: string; productId: string; product?: { version: numbe
 function changeOf(delivery: Delivery): Change | undefined {
   for (const topic of topics.catalogueSkuTopics) {
     if (isTopic(delivery, topic) && delivery.message.product) {
-      const json = toRestJson(catalogueV1.ProductSchema, delivery.message.product);
+      const json = productToRest(delivery.message.product);
       return { accountId: delivery.accountId, productId: delivery.message.product.id, product: { version: Number(delivery.message.version), json } };
     }
   }
@@ -71,12 +71,12 @@ function directEntryOf(delivery: Delivery): NewEvent | undefined {
   for (const topic of [topics.ordersPurchaseOrderCreated, topics.ordersPurchaseOrderUpdated]) {
     // A draft purchase order is created or changed, or leaves draft.
     if (isTopic(delivery, topic) && (delivery.message.wasDraft || delivery.message.isDraft) && delivery.message.purchaseOrder) {
-      return entry("draft_po_change", toRestJson(ordersV1.PurchaseOrderSchema, delivery.message.purchaseOrder));
+      return entry("draft_po_change", purchaseOrderToRest(delivery.message.purchaseOrder));
     }
   }
   for (const topic of topics.inventoryStockTriggerTopics) {
     if (isTopic(delivery, topic) && delivery.message.trigger) {
-      return entry("sku_warehouse_settings_change", toRestJson(inventoryV1.StockTriggerSchema, delivery.message.trigger));
+      return entry("sku_warehouse_settings_change", stockTriggerToRest(delivery.message.trigger));
     }
   }
   return undefined;

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "@analytics/db";
-import { pageOfIds } from "@analytics/db";
+import { isIntegerId, isUuid, pageOfIds } from "@analytics/db";
 
 /**
  * The inventory's SQL. Every statement is scoped by account_id, and every batch is a fixed handful
@@ -360,6 +360,7 @@ export interface TriggerInput {
   ord: number;
   warehouse_id: string;
   sku_id: string;
+  sku_seq: string | null;
   key: string;
   sku: string | null;
   season: string | null;
@@ -384,12 +385,12 @@ export interface TriggerRow extends Omit<TriggerInput, "ord" | "min_max_updated_
 }
 
 const TRIGGER_WRITTEN = [
-  "key", "sku", "season", "start_date", "last_restock_date", "prevent_restock", "lower_limit", "min", "max", "upper_limit",
+  "sku_seq", "key", "sku", "season", "start_date", "last_restock_date", "prevent_restock", "lower_limit", "min", "max", "upper_limit",
   "allow_min_auto", "allow_max_auto", "min_max_source", "min_max_updated_at",
 ];
 const TRIGGER_TYPES: Record<string, string> = {
   start_date: "date", last_restock_date: "date", prevent_restock: "boolean", allow_min_auto: "boolean", allow_max_auto: "boolean",
-  lower_limit: "int", min: "int", max: "int", upper_limit: "int", min_max_updated_at: "timestamptz",
+  lower_limit: "int", min: "int", max: "int", upper_limit: "int", min_max_updated_at: "timestamptz", sku_seq: "bigint",
 };
 
 /**
@@ -449,7 +450,12 @@ export async function listTriggers(db: Db, accountId: string, filter: TriggerFil
   const filtered = () => {
     const q = db("stock_triggers").where({ account_id: accountId });
     if (filter.warehouseIds.length) q.whereRaw("warehouse_id = ANY(?::uuid[])", [filter.warehouseIds]);
-    if (filter.skuIds.length) q.whereRaw("sku_id = ANY(?::uuid[])", [filter.skuIds]);
+    // A product is named by its UUID or its integer id.
+    if (filter.skuIds.length) {
+      const uuids = filter.skuIds.filter(isUuid);
+      const seqs = filter.skuIds.filter(isIntegerId);
+      q.where((w) => w.whereRaw("sku_id = ANY(?::uuid[])", [uuids]).orWhereRaw("sku_seq = ANY(?::bigint[])", [seqs]));
+    }
     if (filter.keys.length) q.whereRaw("key = ANY(?::text[])", [filter.keys]);
     return q;
   };

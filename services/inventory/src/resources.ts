@@ -48,6 +48,7 @@ export const triggerFromRow = (r: TriggerRow) => ({
   warehouseId: r.warehouse_id,
   warehouseExternalId: r.warehouse_external_id,
   skuId: r.sku_id,
+  skuSeq: r.sku_seq === null ? undefined : BigInt(r.sku_seq),
   sku: r.sku ?? undefined,
   key: r.key,
   season: r.season ?? undefined,

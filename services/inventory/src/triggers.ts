@@ -1,6 +1,6 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { inventoryV1 } from "@analytics/contracts";
-import { isUuid, type Db } from "@analytics/db";
+import { isIntegerId, isUuid, type Db } from "@analytics/db";
 import { invalid, notFound, type FieldViolation } from "@analytics/errors";
 import { enqueue } from "@analytics/outbox";
 import type { ServiceContext } from "@analytics/rpc";
@@ -80,6 +80,7 @@ export async function upsertTriggers(ctx: ServiceContext, accountId: string, wri
           ord: i,
           warehouse_id: wh.id,
           sku_id: t.skuId,
+          sku_seq: t.skuSeq === undefined ? null : String(t.skuSeq),
           key: t.key,
           sku: t.sku ?? null,
           season: t.season ?? null,
@@ -116,7 +117,10 @@ export async function getTrigger(db: Db, accountId: string, id: bigint) {
 }
 
 export function listTriggers(db: Db, accountId: string, req: inventoryV1.ListStockTriggersRequest, page: repo.Page) {
-  const bad = [...req.warehouseIds.map((id) => ["warehouseId", id]), ...req.skuIds.map((id) => ["sku_id", id])].find(([, id]) => !isUuid(id));
-  if (bad) throw invalid(`${bad[0]} must be a UUID`, [{ path: bad[0], message: "must be a UUID" }]);
+  const bad = [...req.warehouseIds.map((id) => ["warehouseId", id, isUuid(id)]), ...req.skuIds.map((id) => ["sku_id", id, isUuid(id) || isIntegerId(id)])].find(([, , ok]) => !ok);
+  if (bad) {
+    const message = bad[0] === "sku_id" ? "must be a product's UUID or integer id" : "must be a UUID";
+    throw invalid(`${bad[0]} ${message}`, [{ path: String(bad[0]), message }]);
+  }
   return repo.listTriggers(db, accountId, { warehouseIds: req.warehouseIds, skuIds: req.skuIds, keys: req.keys }, page);
 }

@@ -36,7 +36,7 @@ const RECORD = [
   ...COUNTS.map((c) => `${c} integer`),
   "attributes jsonb",
 ].join(", ");
-const SELECT = `id, ${WRITTEN.join(", ")}, status, version, created_at, updated_at`;
+const SELECT = `id, seq, ${WRITTEN.join(", ")}, status, version, created_at, updated_at`;
 /** True when the stored row `t` differs from the sent row `x` in a written column. */
 const differs = (t: string, x: string) => `(${WRITTEN.map((c) => `${t}.${c}`).join(", ")}) IS DISTINCT FROM (${WRITTEN.map((c) => `${x}.${c}`).join(", ")})`;
 
@@ -46,7 +46,7 @@ const camel = (c: string) => c.replace(/_([a-z])/g, (_, x: string) => x.toUpperC
 const field = (c: string) => DistributionOrderSchema.fields.find((f) => f.name === c)!;
 
 function fromRow(row: Row): DistributionOrder {
-  const init: Record<string, unknown> = { id: row.id, status: row.status, createdAt: timestampFromDate(row.created_at as Date), updatedAt: timestampFromDate(row.updated_at as Date) };
+  const init: Record<string, unknown> = { id: row.id, seq: BigInt(row.seq as string), status: row.status, createdAt: timestampFromDate(row.created_at as Date), updatedAt: timestampFromDate(row.updated_at as Date) };
   for (const c of WRITTEN) {
     const v = row[c];
     if (v === null || v === undefined) continue;

@@ -7,6 +7,7 @@ import type { ServiceContext } from "@analytics/rpc";
 import * as distributionOrders from "./distribution-orders";
 import * as purchaseOrders from "./purchase-orders";
 import * as transactions from "./transactions";
+import * as repo from "./repository";
 import type { Page } from "./repository";
 
 const { OrdersService } = ordersV1;
@@ -59,6 +60,7 @@ export function ordersRoutes(ctx: ServiceContext) {
           throw invalid(`at most ${MAX_PURCHASE_ORDERS} purchase orders per request`, [{ path: "", message: `at most ${MAX_PURCHASE_ORDERS} items` }]);
         }
         const mode = req.mode || ordersV1.WriteMode.UPSERT;
+        if (mode === ordersV1.WriteMode.REPLACE) await withUuids(db, "purchase_orders", callerOf(c).accountId, req.purchaseOrders);
         const outcomes = await purchaseOrders.writePurchaseOrders(ctx, callerOf(c), req.purchaseOrders, mode, req.global, req.atomic, req.resultsOnly);
         return {
           results: outcomes.map(({ statusCode, message, reference, referenceField, violations, value }) => ({
@@ -74,6 +76,7 @@ export function ordersRoutes(ctx: ServiceContext) {
       },
       async writeDistributionOrders(req, c) {
         if (req.distributionOrders.length > MAX_ROWS) throw invalid(`at most ${MAX_ROWS} rows per request`, [{ path: "", message: `at most ${MAX_ROWS} items` }]);
+        if (req.mode === ordersV1.WriteMode.REPLACE) await withUuids(db, "distribution_orders", callerOf(c).accountId, req.distributionOrders);
         const outcomes = await distributionOrders.writeDistributionOrders(ctx, callerOf(c).accountId, req.distributionOrders, req.mode || ordersV1.WriteMode.UPSERT);
         return {
           results: outcomes.map(({ statusCode, message, reference, referenceField, violations, value }) => ({
@@ -99,6 +102,7 @@ export function ordersRoutes(ctx: ServiceContext) {
       },
       async writeTransactions(req, c) {
         if (req.transactions.length > MAX_ROWS) throw invalid(`at most ${MAX_ROWS} transactions per request`, [{ path: "", message: `at most ${MAX_ROWS} items` }]);
+        if (req.mode === ordersV1.WriteMode.REPLACE) await withUuids(db, "transactions", callerOf(c).accountId, req.transactions);
         const outcomes = await transactions.writeTransactions(ctx, callerOf(c).accountId, req.transactions, req.mode || ordersV1.WriteMode.UPSERT);
         return {
           results: outcomes.map(({ statusCode, message, reference, referenceField, violations, value }) => ({
@@ -112,4 +116,14 @@ export function ordersRoutes(ctx: ServiceContext) {
         return transactions.addShipments(ctx, callerOf(c).accountId, req.externalTransactionId, req.externalItemId, req.shipments);
       },
     });
+}
+
+/**
+ * A replace names its rows by `id`: the UUID, or the integer id REST answers as `id` (the
+ * published client's). Integer ids become the rows' UUIDs here; one that names no row stays as
+ * sent and is that item's 404.
+ */
+async function withUuids(db: Parameters<typeof repo.uuidsOfIntegerIds>[0], table: Parameters<typeof repo.uuidsOfIntegerIds>[1], accountId: string, items: { id: string }[]) {
+  const uuids = await repo.uuidsOfIntegerIds(db, table, accountId, items.map((i) => i.id));
+  for (const item of items) item.id = uuids.get(item.id) ?? item.id;
 }

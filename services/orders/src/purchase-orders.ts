@@ -85,7 +85,7 @@ function announcement(accountId: string, id: string, created: boolean, wasDraft:
 }
 
 /** What Postgres assigns to a written order, each as large as it can be encoded. */
-const LARGEST_ASSIGNED = { version: Number.MAX_SAFE_INTEGER, created_at: new Date(Date.UTC(2105, 11, 31, 23, 59, 59, 999)), updated_at: new Date(Date.UTC(2105, 11, 31, 23, 59, 59, 999)) };
+const LARGEST_ASSIGNED = { seq: String(Number.MAX_SAFE_INTEGER), version: Number.MAX_SAFE_INTEGER, created_at: new Date(Date.UTC(2105, 11, 31, 23, 59, 59, 999)), updated_at: new Date(Date.UTC(2105, 11, 31, 23, 59, 59, 999)) };
 
 /**
  * The size of an order's message when it is over what the bus carries, else undefined. Its

@@ -1,7 +1,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "@analytics/db";
-import { copyRows, pageOfIds } from "@analytics/db";
+import { copyRows, isIntegerId, pageOfIds } from "@analytics/db";
 
 /**
  * The orders service's SQL. Every statement is scoped by account_id, and a batch of orders is a
@@ -19,7 +19,7 @@ const asJson = (rows: unknown) => JSON.stringify(rows);
 
 export interface OrderRow {
   id: string;
-  seq: number;
+  seq: number | string;
   api_key_id: string;
   external_po_no: string;
   order_date: Date | null;
@@ -128,6 +128,7 @@ const ITEM_COLUMNS = [
 
 /** What Postgres assigned to a written order: its version and timestamps, and its items' ids by position. */
 export interface WrittenOrder {
+  seq: string;
   version: number;
   created_at: Date;
   updated_at: Date;
@@ -151,7 +152,7 @@ export async function writeOrders(
 ): Promise<{ written: Map<string, WrittenOrder>; itemsCopied: Promise<void> }> {
   const written = new Map<string, WrittenOrder>();
   if (!orders.length) return { written, itemsCopied: Promise.resolve() };
-  const stored: { rows: { id: string; version: number; created_at: Date; updated_at: Date }[] } = await tx.raw(
+  const stored: { rows: { id: string; seq: string; version: number; created_at: Date; updated_at: Date }[] } = await tx.raw(
     `INSERT INTO purchase_orders (id, account_id, api_key_id, external_po_no, order_date, delivery_date, delivery_status,
        external_comment, external_warehouse_id, supplier, label, order_type, attributes, content_hash)
      SELECT id, ?, api_key_id, external_po_no, order_date, delivery_date, delivery_status,
@@ -166,10 +167,10 @@ export async function writeOrders(
        content_hash = EXCLUDED.content_hash,
        version = purchase_orders.version + 1, updated_at = now()
      WHERE purchase_orders.account_id = EXCLUDED.account_id
-     RETURNING id, version, created_at, updated_at`,
+     RETURNING id, seq, version, created_at, updated_at`,
     [accountId, asJson(orders)],
   );
-  for (const r of stored.rows) written.set(r.id, { version: Number(r.version), created_at: r.created_at, updated_at: r.updated_at, itemIds: [] });
+  for (const r of stored.rows) written.set(r.id, { seq: r.seq, version: Number(r.version), created_at: r.created_at, updated_at: r.updated_at, itemIds: [] });
   // Items of `replaced` orders are replaced: the old ones deleted (their ids kept for rows whose
   // externalRowID stays), the new ones COPYed in with those of new orders, 5,000 items of a batch
   // without a document for Postgres to expand. A new order has no items to delete.
@@ -195,6 +196,17 @@ export async function writeOrders(
 
 const ORDER_COLUMNS = `id, seq, api_key_id, external_po_no, order_date, delivery_date, delivery_status, external_comment,
   external_warehouse_id, supplier, label, order_type, attributes, version, created_at, updated_at`;
+
+/**
+ * The UUIDs of rows named by their integer id (REST `id`, their `seq`): a replace may name a
+ * row by either. Ids that name no row of the account are left out.
+ */
+export async function uuidsOfIntegerIds(db: Db | Tx, table: "purchase_orders" | "distribution_orders" | "transactions", accountId: string, ids: string[]): Promise<Map<string, string>> {
+  const seqs = ids.filter(isIntegerId);
+  if (!seqs.length) return new Map();
+  const rows: { id: string; seq: string }[] = await db(table).select("id", "seq").where("account_id", accountId).whereIn("seq", seqs);
+  return new Map(rows.map((r) => [String(r.seq), r.id]));
+}
 
 /** Orders by id (in creation order) and their items (two statements). */
 export async function findOrders(db: Db | Tx, accountId: string, ids: string[]): Promise<{ orders: OrderRow[]; items: ItemRow[] }> {

@@ -15,6 +15,7 @@ const orNull = <T>(v: T | undefined) => (v === undefined ? null : v);
 export function purchaseOrderFromRows(row: OrderRow, items: ItemRow[]): PurchaseOrder {
   return create(PurchaseOrderSchema, {
     id: row.id,
+    seq: BigInt(row.seq),
     externalPoNo: row.external_po_no,
     orderDate: ts(row.order_date),
     deliveryDate: ts(row.delivery_date),
@@ -58,7 +59,7 @@ export function purchaseOrderFromWrite(order: OrderWrite, items: ItemWrite[], wr
   const date = (v: string | null) => (v === null ? null : new Date(v));
   const row: OrderRow = {
     ...order,
-    seq: 0,
+    seq: written.seq,
     order_date: date(order.order_date),
     delivery_date: date(order.delivery_date),
     version: written.version,

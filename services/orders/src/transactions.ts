@@ -27,6 +27,7 @@ const DECIMAL = /^-?[0-9]{1,20}(\.[0-9]{1,10})?$/;
 
 interface StoredRow {
   id: string;
+  seq: string;
   external_transaction_id: string;
   body: JsonValue;
   version: number;
@@ -43,6 +44,7 @@ interface ShipmentRow {
 function bodyOf(t: Transaction): JsonValue {
   const c = clone(TransactionSchema, t);
   c.id = "";
+  c.seq = 0n;
   c.createdAt = undefined;
   c.updatedAt = undefined;
   for (const item of c.items) item.shipments = [];
@@ -52,6 +54,7 @@ function bodyOf(t: Transaction): JsonValue {
 function fromStored(row: StoredRow, shipments: ShipmentRow[]): Transaction {
   const t = fromJson(TransactionSchema, row.body);
   t.id = row.id;
+  t.seq = BigInt(row.seq);
   t.createdAt = timestampFromDate(row.created_at);
   t.updatedAt = timestampFromDate(row.updated_at);
   for (const item of t.items) {
@@ -207,7 +210,7 @@ export async function writeTransactions(ctx: ServiceContext, accountId: string, 
          version = transactions.version + 1, updated_at = now()
        WHERE transactions.account_id = EXCLUDED.account_id
          AND (transactions.external_transaction_id, transactions.body) IS DISTINCT FROM (EXCLUDED.external_transaction_id, EXCLUDED.body)
-       RETURNING id, external_transaction_id, body, version, created_at, updated_at, (xmax = 0) AS created`,
+       RETURNING id, seq, external_transaction_id, body, version, created_at, updated_at, (xmax = 0) AS created`,
       [accountId, JSON.stringify(writes.map(({ id, ext, body }) => ({ id, ext, body })))],
     );
     // A stored transaction re-sent with the same body (compared as JSON values) is left alone: read, not announced.
@@ -240,7 +243,7 @@ export async function writeTransactions(ctx: ServiceContext, accountId: string, 
   return outcomes as TxOutcome[];
 }
 
-const SELECT = "id, external_transaction_id, body, version, created_at, updated_at";
+const SELECT = "id, seq, external_transaction_id, body, version, created_at, updated_at";
 
 export async function listTransactions(db: Db, accountId: string, page: Page) {
   const filtered = () => db("transactions").where("account_id", accountId);

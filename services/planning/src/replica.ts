@@ -45,7 +45,7 @@ const skuColumns = {
   account_id: "uuid", sku_id: "uuid", version: "bigint", key: "text", sku: "text", status: "int", active_planning: "boolean",
   season: "text", product_group_id: "text", variant_group_id: "text", brand: "text", category: "text", size: "text",
   department: "text", gender: "text", collection: "text", color: "text", sub_category: "text", product_type: "text",
-  merchandise_type: "text", pim_custom: "text[]",
+  merchandise_type: "text", pim_custom: "text[]", sku_seq: "bigint",
 };
 
 export async function applySkus(tx: Tx, messages: catalogueMessagesV1.SkuChanged[]): Promise<void> {
@@ -73,6 +73,7 @@ export async function applySkus(tx: Tx, messages: catalogueMessagesV1.SkuChanged
     sub_category: orNull(p!.subCategory),
     product_type: orNull(p!.productType),
     merchandise_type: orNull(p!.merchandiseType),
+    sku_seq: p!.seq ? String(p!.seq) : null,
     pim_custom: [p!.pimCustom1, p!.pimCustom2, p!.pimCustom3, p!.pimCustom4, p!.pimCustom5, p!.pimCustom6, p!.pimCustom7, p!.pimCustom8, p!.pimCustom9, p!.pimCustom10].map(orNull),
   }));
   // A SKU with PO lines that changes group moves their volume: both groups changed.

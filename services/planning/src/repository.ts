@@ -1,6 +1,6 @@
 import type { Knex } from "knex";
 import type { planningV1 } from "@analytics/contracts";
-import type { Db } from "@analytics/db";
+import { isIntegerId, isUuid, type Db } from "@analytics/db";
 import type { GroupByName, VolumeFilters, VolumeQuery } from "./validation";
 
 export interface VolumeRow {
@@ -32,7 +32,11 @@ function skuWhere(f: VolumeFilters): { sql: string; bindings: Knex.RawBinding[] 
   any("variant_group_id", f.variants);
   any("product_group_id", f.products);
   any("sku", f.skus);
-  any("sku_id", f.skuIds, "uuid");
+  // A product is named by its UUID or its integer id.
+  if (f.skuIds.length) {
+    parts.push("(s.sku_id = ANY(?::uuid[]) OR s.sku_seq = ANY(?::bigint[]))");
+    bindings.push(f.skuIds.filter(isUuid), f.skuIds.filter(isIntegerId));
+  }
   // Brand and category names match case-insensitively, as the catalogue matches them.
   if (f.brands.length) {
     parts.push("lower(s.brand) = ANY(?::text[])");

@@ -1,5 +1,5 @@
 import { planningV1 } from "@analytics/contracts";
-import { isUuid } from "@analytics/db";
+import { isIntegerId, isUuid } from "@analytics/db";
 import { invalid, type FieldViolation } from "@analytics/errors";
 
 const { GroupBy } = planningV1;
@@ -81,7 +81,7 @@ export function volumeQueryOf(q: planningV1.PlannedVolumesQuery | undefined): Vo
     if (!Number.isInteger(s) || s < 1 || s > 7) details.push({ path: `skuStatus[${i}]`, message: "must be an integer from 1 to 7" });
   });
   (req.skuIds ?? []).forEach((id, i) => {
-    if (!isUuid(id)) details.push({ path: `skuIds[${i}]`, message: "must be a UUID" });
+    if (!isUuid(id) && !isIntegerId(id)) details.push({ path: `skuIds[${i}]`, message: "must be a product's UUID or integer id" });
   });
   const pimCustom: string[][] = Array.from({ length: 10 }, () => []);
   for (const p of req.pimCustom ?? []) {

@@ -46,11 +46,14 @@ export function pricingRoutes(ctx: ServiceContext) {
         return { priceList: priceListFromRow(await priceLists.updatePriceList(ctx, callerOf(c).accountId, req.externalPriceListId, req.priceList)) };
       },
       async listPrices(req, c) {
-        const { rows, total } = await prices.listPrices(db, callerOf(c).accountId, pageOf(req.page), req.listExternalId);
-        return { prices: rows.map(priceFromRow), totalCount: BigInt(total) };
+        const accountId = callerOf(c).accountId;
+        const [{ rows, total }, customPriceFields] = await Promise.all([prices.listPrices(db, accountId, pageOf(req.page), req.listExternalId), repo.customPriceFields(db, accountId)]);
+        return { prices: rows.map(priceFromRow), totalCount: BigInt(total), customPriceFields };
       },
       async *streamPrices(req, c) {
-        for await (const rows of prices.streamPrices(db, callerOf(c).accountId, req.listExternalId)) yield { prices: rows.map(priceFromRow) };
+        const accountId = callerOf(c).accountId;
+        const customPriceFields = await repo.customPriceFields(db, accountId);
+        for await (const rows of prices.streamPrices(db, accountId, req.listExternalId)) yield { prices: rows.map(priceFromRow), customPriceFields };
       },
       async upsertPrices(req, c) {
         const outcomes = await prices.upsertPrices(ctx, callerOf(c).accountId, req.prices);

@@ -24,6 +24,24 @@ const outcome = (statusCode: number, reference: string, message: string, violati
   violations,
 });
 
+/**
+ * The published client's customPrice<n> as the account's n-th customPriceField; a position the
+ * account has no field for, or one that names a field customPrices sends with another value, is
+ * the item's 400.
+ */
+function numberedCustomPrices(item: pricingV1.PriceWrite, fields: string[]): { prices: Record<string, string> } | { violations: { path: string; message: string }[] } {
+  const prices: Record<string, string> = {};
+  const violations: { path: string; message: string }[] = [];
+  for (const [n, v] of Object.entries(item.numberedCustomPrices)) {
+    const field = fields[Number(n) - 1];
+    const path = `customPrice${n}`;
+    if (!field) violations.push({ path, message: `the account has ${fields.length} customPriceFields (${fields.join(", ") || "none"}), so no custom price ${n}` });
+    else if (item.customPrices[field] && Number(item.customPrices[field].value) !== Number(v.value)) violations.push({ path, message: `differs from customPrices.${field}; send one of them` });
+    else prices[field] = v.value;
+  }
+  return violations.length ? { violations } : { prices };
+}
+
 /** What each item would write once checked: the row and the item it came from. */
 interface Pending {
   index: number;
@@ -49,6 +67,7 @@ export async function upsertPrices(ctx: ServiceContext, accountId: string, items
       p.text(`customPrices.${k}`, k, true);
       p.decimal(`customPrices.${k}`, v.value, { min: 0 });
     }
+    for (const [n, v] of Object.entries(item.numberedCustomPrices)) p.decimal(`customPrice${n}`, v.value, { min: 0 });
     return p.ok ? undefined : outcome(400, item.key, p.message(), p.list);
   });
   const result = await inTransaction(ctx.db, async (tx) => {
@@ -66,6 +85,8 @@ export async function upsertPrices(ctx: ServiceContext, accountId: string, items
       const list = listByExternal.get(item.listExternalId);
       if (!list) return void (done[index] = outcome(404, item.key, `price list ${item.listExternalId} not found`));
       if (!item.productId || !isUuid(item.productId)) return void (done[index] = outcome(404, item.key, `SKU ${item.key} not found`));
+      const numbered = numberedCustomPrices(item, fields);
+      if ("violations" in numbered) return void (done[index] = outcome(400, item.key, numbered.violations.map((v) => `${v.path}: ${v.message}`).join("; "), numbered.violations));
       const outside = allowed.size ? Object.keys(item.customPrices).filter((k) => !allowed.has(k)) : [];
       if (outside.length) {
         const violations = outside.map((k) => ({ path: `customPrices.${k}`, message: `is not one of the account's customPriceFields (${fields.join(", ")})` }));
@@ -73,7 +94,7 @@ export async function upsertPrices(ctx: ServiceContext, accountId: string, items
       }
       const season = item.season ?? "";
       const id = `${list.id}/${item.productId}/${season}`;
-      const custom = Object.fromEntries(Object.entries(item.customPrices).map(([k, v]) => [k, v.value]));
+      const custom = { ...numbered.prices, ...Object.fromEntries(Object.entries(item.customPrices).map(([k, v]) => [k, v.value])) };
       const earlier = pending.get(id);
       pending.set(id, {
         index,

@@ -2,5 +2,6 @@ import type { Migration } from "@analytics/db";
 import { outboxMigrations } from "@analytics/outbox";
 import { createInventory } from "./001_inventory";
 import { storesTrafficTriggers } from "./002_stores_traffic_triggers";
+import { triggerSkuSeq } from "./003_trigger_sku_seq";
 
-export const migrations: Migration[] = [...outboxMigrations, createInventory, storesTrafficTriggers];
+export const migrations: Migration[] = [...outboxMigrations, createInventory, storesTrafficTriggers, triggerSkuSeq];

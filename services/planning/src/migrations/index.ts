@@ -4,5 +4,6 @@ import { outboxMigrations } from "@analytics/outbox";
 import { createReplica } from "./001_planning";
 import { replicaEpoch } from "./002_replica_epoch";
 import { changedGroups } from "./003_changed_groups";
+import { skuSeq } from "./004_sku_seq";
 
-export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createReplica, replicaEpoch, changedGroups];
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createReplica, replicaEpoch, changedGroups, skuSeq];
