@@ -5,7 +5,8 @@ import { enqueue, outboxEntry } from "@analytics/outbox";
 import type { ServiceContext } from "@analytics/rpc";
 import { commit } from "./changes";
 import * as repo from "./repository";
-import type { MappingTableId, MappingTableRow } from "./repository";
+import type { MappingTableId } from "./repository";
+import type { MappingTableRow } from "./resources";
 import { mappingTableFromRow } from "./resources";
 import { checkText, MAX_KEY_LENGTH } from "./validation";
 
