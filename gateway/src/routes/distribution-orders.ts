@@ -11,7 +11,7 @@ import { batchFailureResponses, batchResponseSchema, generalResponseSchema } fro
 import { describe } from "../http/validation";
 import { int32, pathNumber } from "../http/values";
 import type { CallAs } from "../clients";
-import { clientFieldsOut, clientId, orderTimestamp, withClientFields } from "./purchase-orders";
+import { clientFieldsOut, clientId, orderTimestamp, withClientFields } from "./order-fields";
 import { knownWarehouses } from "./warehouse-references";
 
 const { DistributionOrderSchema, WriteMode } = ordersV1;

@@ -10,7 +10,7 @@ import { documentAs } from "../http/openapi";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { decimal, int32, jsonObject, pathNumber } from "../http/values";
 import type { CallAs } from "../clients";
-import { canonicalNames, clientFieldsOut, clientId, orderTimestamp, withClientFields } from "./purchase-orders";
+import { canonicalNames, clientFieldsOut, clientId, orderTimestamp, withClientFields } from "./order-fields";
 
 const { TransactionSchema, ShipmentSchema, WriteMode } = ordersV1;
 const REFERENCE = "externalTransactionID";
