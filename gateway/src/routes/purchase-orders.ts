@@ -228,6 +228,62 @@ async function warehouseProblems(inventory: Client<typeof inventoryV1.InventoryS
 // ---------------------------------------------------------------------------------------------
 // Routes
 
+const tag = "Purchase orders";
+
+/** What the purchase-order routes register with and call. */
+interface Deps {
+  ctx: RouteContext;
+  orders: Client<typeof ordersV1.OrdersService>;
+  catalogue: Client<typeof catalogueV1.CatalogueService>;
+  inventory: Client<typeof inventoryV1.InventoryService>;
+  as: CallAs;
+}
+
+/** Validates, resolves SKUs and writes: one BatchResponse (and order, when written) per item. */
+async function write({ orders, catalogue, inventory, as }: Deps, raw: unknown[], caller: Caller, mode: ordersV1.WriteMode, global: boolean, atomic: boolean) {
+  const resultsOnly = !atomic;
+  const written = new Map<number, ordersV1.PurchaseOrder>();
+  const violations = new Map<number, { path: string; message: string }[]>();
+  const results = await runBatch(raw, converting(purchaseOrderInputSchema, toProto), REFERENCE, async (valid) => {
+    const notWritten = valid.map((po) => ({ reference: po.externalPoNo, referenceField: REFERENCE, statusCode: 0, message: "not written" }));
+    if (atomic && valid.length < raw.length) return notWritten;
+    const [skus, warehouses] = await Promise.all([resolveItems(catalogue, as(caller), valid), warehouseProblems(inventory, as(caller), valid)]);
+    const problems = skus.map((p, n) => p ?? warehouses[n]);
+    const toWrite = valid.flatMap((po, n) => (problems[n] ? [] : [{ n, po }]));
+    const answers: BatchResponse[] = valid.map((po, n) => {
+      const p = problems[n];
+      if (p) violations.set(n, [{ path: p.path, message: p.message }]);
+      return { reference: po.externalPoNo, referenceField: REFERENCE, statusCode: p?.status ?? 0, message: p?.message ?? "" };
+    });
+    if (atomic && problems.some((p) => p)) return answers;
+    if (!toWrite.length) return answers;
+    const res = await orders.writePurchaseOrders({ purchaseOrders: toWrite.map((w) => w.po), mode, global, atomic, resultsOnly }, as(caller));
+    res.results.forEach((r, k) => {
+      const n = toWrite[k].n;
+      answers[n] = { message: r.result?.message ?? "", reference: r.result?.reference ?? "", referenceField: REFERENCE, statusCode: r.result?.statusCode ?? 500 };
+      if (r.purchaseOrder) written.set(n, r.purchaseOrder);
+      if (r.violations.length) violations.set(n, r.violations.map((v) => ({ path: v.path, message: v.message })));
+    });
+    return answers;
+  });
+  return { results, written, violations };
+}
+
+/** POST and PUT answer one status: the first failing order's, naming it; else every order. */
+async function writeAll(d: Deps, raw: unknown[], caller: Caller, mode: ordersV1.WriteMode) {
+  if (!raw.length) return [];
+  const { results, written, violations } = await write(d, raw, caller, mode, false, true);
+  const failed = results.findIndex((r) => r.statusCode >= 300 || r.statusCode === 0);
+  const firstFailure = results.findIndex((r) => r.statusCode >= 300);
+  if (failed >= 0) {
+    const at = firstFailure >= 0 ? firstFailure : failed;
+    const r = results[at];
+    const details = (violations.get(at) ?? []).map((v) => ({ path: `[${at}].${v.path}`, message: v.message }));
+    throw new HttpError(r.statusCode || 400, `purchase order [${at}] ${r.reference}: ${details.length ? describe(details) : r.message}`.slice(0, 500), details);
+  }
+  return [...written.entries()].sort(([a], [b]) => a - b).map(([, po]) => toRest(po));
+}
+
 /** /v2/api/purchaseorders -> analytics.orders.v1.OrdersService (SKU references via the catalogue, warehouses via inventory). */
 export function purchaseOrderRoutes(
   ctx: RouteContext,
@@ -236,53 +292,17 @@ export function purchaseOrderRoutes(
   inventory: Client<typeof inventoryV1.InventoryService>,
   as: CallAs,
 ): void {
-  const tag = "Purchase orders";
+  const deps: Deps = { ctx, orders, catalogue, inventory, as };
+  listPurchaseOrders(deps);
+  createPurchaseOrders(deps);
+  replacePurchaseOrders(deps);
+  upsertPurchaseOrders(deps);
+  examplePurchaseOrder(deps);
+  latestPurchaseOrder(deps);
+  getPurchaseOrder(deps);
+}
 
-  /** Validates, resolves SKUs and writes: one BatchResponse (and order, when written) per item. */
-  async function write(raw: unknown[], caller: Caller, mode: ordersV1.WriteMode, global: boolean, atomic: boolean) {
-    const resultsOnly = !atomic;
-    const written = new Map<number, ordersV1.PurchaseOrder>();
-    const violations = new Map<number, { path: string; message: string }[]>();
-    const results = await runBatch(raw, converting(purchaseOrderInputSchema, toProto), REFERENCE, async (valid) => {
-      const notWritten = valid.map((po) => ({ reference: po.externalPoNo, referenceField: REFERENCE, statusCode: 0, message: "not written" }));
-      if (atomic && valid.length < raw.length) return notWritten;
-      const [skus, warehouses] = await Promise.all([resolveItems(catalogue, as(caller), valid), warehouseProblems(inventory, as(caller), valid)]);
-      const problems = skus.map((p, n) => p ?? warehouses[n]);
-      const toWrite = valid.flatMap((po, n) => (problems[n] ? [] : [{ n, po }]));
-      const answers: BatchResponse[] = valid.map((po, n) => {
-        const p = problems[n];
-        if (p) violations.set(n, [{ path: p.path, message: p.message }]);
-        return { reference: po.externalPoNo, referenceField: REFERENCE, statusCode: p?.status ?? 0, message: p?.message ?? "" };
-      });
-      if (atomic && problems.some((p) => p)) return answers;
-      if (!toWrite.length) return answers;
-      const res = await orders.writePurchaseOrders({ purchaseOrders: toWrite.map((w) => w.po), mode, global, atomic, resultsOnly }, as(caller));
-      res.results.forEach((r, k) => {
-        const n = toWrite[k].n;
-        answers[n] = { message: r.result?.message ?? "", reference: r.result?.reference ?? "", referenceField: REFERENCE, statusCode: r.result?.statusCode ?? 500 };
-        if (r.purchaseOrder) written.set(n, r.purchaseOrder);
-        if (r.violations.length) violations.set(n, r.violations.map((v) => ({ path: v.path, message: v.message })));
-      });
-      return answers;
-    });
-    return { results, written, violations };
-  }
-
-  /** POST and PUT answer one status: the first failing order's, naming it; else every order. */
-  async function writeAll(raw: unknown[], caller: Caller, mode: ordersV1.WriteMode) {
-    if (!raw.length) return [];
-    const { results, written, violations } = await write(raw, caller, mode, false, true);
-    const failed = results.findIndex((r) => r.statusCode >= 300 || r.statusCode === 0);
-    const firstFailure = results.findIndex((r) => r.statusCode >= 300);
-    if (failed >= 0) {
-      const at = firstFailure >= 0 ? firstFailure : failed;
-      const r = results[at];
-      const details = (violations.get(at) ?? []).map((v) => ({ path: `[${at}].${v.path}`, message: v.message }));
-      throw new HttpError(r.statusCode || 400, `purchase order [${at}] ${r.reference}: ${details.length ? describe(details) : r.message}`.slice(0, 500), details);
-    }
-    return [...written.entries()].sort(([a], [b]) => a - b).map(([, po]) => toRest(po));
-  }
-
+function listPurchaseOrders({ ctx, orders, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/purchaseorders",
@@ -324,7 +344,10 @@ export function purchaseOrderRoutes(
       return res.purchaseOrders.map(toRest);
     },
   });
-  route(ctx, {
+}
+
+function createPurchaseOrders(d: Deps): void {
+  route(d.ctx, {
     method: "POST",
     url: "/v2/api/purchaseorders",
     summary: `Create up to ${PURCHASE_ORDER_BATCH_MAX} purchase orders (all or nothing)`,
@@ -338,12 +361,15 @@ export function purchaseOrderRoutes(
       409: { description: "an order of that externalPONo exists (nothing was written)", schema: generalResponseSchema },
     },
     handler: async ({ body, caller }, _req, reply) => {
-      const created = await writeAll(body, caller, WriteMode.CREATE);
+      const created = await writeAll(d, body, caller, WriteMode.CREATE);
       reply.status(201);
       return created;
     },
   });
-  route(ctx, {
+}
+
+function replacePurchaseOrders(d: Deps): void {
+  route(d.ctx, {
     method: "PUT",
     url: "/v2/api/purchaseorders/",
     summary: `Replace up to ${PURCHASE_ORDER_BATCH_MAX} purchase orders and their items by id (all or nothing)`,
@@ -355,9 +381,12 @@ export function purchaseOrderRoutes(
       400: { description: "an invalid order or one without id (nothing was written)", schema: generalResponseSchema },
       404: { description: "no order of that id for this API key, or an item names no SKU, or a warehouse does not exist", schema: generalResponseSchema },
     },
-    handler: async ({ body, caller }) => writeAll(body, caller, WriteMode.REPLACE),
+    handler: async ({ body, caller }) => writeAll(d, body, caller, WriteMode.REPLACE),
   });
-  route(ctx, {
+}
+
+function upsertPurchaseOrders(d: Deps): void {
+  route(d.ctx, {
     method: "POST",
     url: "/v2/api/purchaseorders/batch",
     summary: `Create or replace up to ${PURCHASE_ORDER_BATCH_MAX} purchase orders by externalPONo; an unchanged order is left alone`,
@@ -372,10 +401,13 @@ export function purchaseOrderRoutes(
     },
     handler: async ({ body, query, caller }, _req, reply) => {
       if (!body.length) return [];
-      const { results } = await write(body, caller, WriteMode.UPSERT, isGlobal(query.global), false);
+      const { results } = await write(d, body, caller, WriteMode.UPSERT, isGlobal(query.global), false);
       return reply.status(serverFailure(results) ?? 200).send(results);
     },
   });
+}
+
+function examplePurchaseOrder({ ctx }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/purchaseorders/example",
@@ -385,6 +417,9 @@ export function purchaseOrderRoutes(
     responses: { 200: { description: "example", schema: z.record(z.string(), z.unknown()) } },
     handler: async () => purchaseOrderExample,
   });
+}
+
+function latestPurchaseOrder({ ctx, orders, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/purchaseorders/latest",
@@ -398,6 +433,9 @@ export function purchaseOrderRoutes(
     },
     handler: async ({ query, caller }) => toRest((await orders.getPurchaseOrder({ global: isGlobal(query.global) }, as(caller))).purchaseOrder!),
   });
+}
+
+function getPurchaseOrder({ ctx, orders, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/purchaseorders/:externalPurchaseNo",
