@@ -134,7 +134,7 @@ export function productRoutes(
   const deps: Deps = { ctx, catalogue, pricing, as, images };
   skuRoutes(ctx, catalogue, as);
   listProducts(deps);
-  exampleProduct(deps);
+  getProductExample(deps);
   upsertProduct(deps);
   upsertProductsBatch(deps);
   updateProducts(deps);
@@ -202,7 +202,7 @@ function listProducts({ ctx, catalogue, pricing, as, images }: Deps): void {
   });
 }
 
-function exampleProduct({ ctx }: Deps): void {
+function getProductExample({ ctx }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/products/example",
