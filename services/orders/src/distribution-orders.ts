@@ -101,9 +101,33 @@ const answer = (statusCode: number, d: DistributionOrder, message: string, v: Fi
   violations: v,
 });
 
+type Stored = Row & { created: boolean; unchanged?: boolean };
+
 /** Creates or updates rows by (externalDOID, externalRowID), or (REPLACE) updates rows by id. */
 export async function writeDistributionOrders(ctx: ServiceContext, accountId: string, inputs: DistributionOrder[], mode: ordersV1.WriteMode): Promise<DoOutcome[]> {
   const replace = mode === WriteMode.REPLACE;
+  const outcomes = checkRows(inputs, replace);
+  const valid = inputs.flatMap((d, i) => (outcomes[i] ? [] : [{ i, d }]));
+  if (!valid.length) return outcomes as DoOutcome[];
+  const done = await inTransaction(ctx.db, async (tx) => {
+    const rows = valid.map(({ d }) => ({ ...columnsOf(d), id: replace ? (isUuid(d.id) ? d.id : randomUUID()) : randomUUID() }));
+    const written = await storeRows(tx, accountId, rows, replace);
+    const byKey = new Map<string, Stored>(written.map((r) => [keyOf(r, replace), r]));
+    await readUntouched(tx, accountId, rows as Row[], byKey, replace);
+    await enqueue(tx, written.map((r) => announcement(accountId, r)));
+    return byKey;
+  });
+  if ([...done.values()].some((r) => !r.unchanged)) ctx.relay.kick();
+  for (const { i, d } of valid) {
+    const r = done.get(replace ? d.id : JSON.stringify([d.externalDoid, d.externalRowId]));
+    if (!r) outcomes[i] = answer(replace ? 404 : 500, d, replace ? `distribution order ${d.id} not found (or its externalDOID/externalRowID is another row's)` : "not written");
+    else outcomes[i] = { ...answer(r.created ? 201 : 200, d, r.created ? "created" : r.unchanged ? "unchanged" : "updated"), value: fromRow(r) };
+  }
+  return outcomes as DoOutcome[];
+}
+
+/** Each row alone, then its key (replacing: its id) once per request: its 400 or 409, or undefined when it may be written. */
+function checkRows(inputs: DistributionOrder[], replace: boolean): (DoOutcome | undefined)[] {
   const outcomes: (DoOutcome | undefined)[] = inputs.map((d) => {
     const v = violations(d, replace);
     return v.length ? answer(400, d, violationMessage(v), v) : undefined;
@@ -115,64 +139,65 @@ export async function writeDistributionOrders(ctx: ServiceContext, accountId: st
     if (seen.has(k)) outcomes[i] = answer(409, d, "the row appears more than once in the request");
     seen.add(k);
   });
-  const valid = inputs.flatMap((d, i) => (outcomes[i] ? [] : [{ i, d }]));
-  if (!valid.length) return outcomes as DoOutcome[];
-  const done = await inTransaction(ctx.db, async (tx) => {
-    const rows = valid.map(({ d }) => ({ ...columnsOf(d), id: replace ? (isUuid(d.id) ? d.id : randomUUID()) : randomUUID() }));
-    const written: { rows: (Row & { created: boolean })[] } = replace
-      ? await tx.raw(
-          `UPDATE distribution_orders t SET ${WRITTEN.map((c) => `${c} = x.${c}`).join(", ")}, version = t.version + 1, updated_at = now()
+  return outcomes;
+}
+
+/** How a row is named in the request: by id when replacing, else by (externalDOID, externalRowID). */
+const keyOf = (r: { id: string; external_doid: string; external_row_id: string }, replace: boolean) => (replace ? r.id : JSON.stringify([r.external_doid, r.external_row_id]));
+
+/**
+ * Writes every row in one statement: an update by id (REPLACE; not onto another row's key) or an
+ * upsert by key. Either leaves alone a row whose written columns are all equal, and answers only
+ * the rows it wrote.
+ */
+async function storeRows(tx: Tx, accountId: string, rows: Record<string, unknown>[], replace: boolean): Promise<(Row & { created: boolean })[]> {
+  const written: { rows: (Row & { created: boolean })[] } = replace
+    ? await tx.raw(
+        `UPDATE distribution_orders t SET ${WRITTEN.map((c) => `${c} = x.${c}`).join(", ")}, version = t.version + 1, updated_at = now()
            FROM jsonb_to_recordset(?::jsonb) AS x(${RECORD})
            WHERE t.account_id = ? AND t.id = x.id AND ${differs("t", "x")}
              AND NOT EXISTS (SELECT 1 FROM distribution_orders o WHERE o.account_id = t.account_id
                AND o.external_doid = x.external_doid AND o.external_row_id = x.external_row_id AND o.id <> t.id)
            RETURNING ${SELECT.split(", ").map((c) => `t.${c}`).join(", ")}, false AS created`,
-          [JSON.stringify(rows), accountId],
-        )
-      : await tx.raw(
-          `INSERT INTO distribution_orders (id, account_id, ${WRITTEN.join(", ")})
+        [JSON.stringify(rows), accountId],
+      )
+    : await tx.raw(
+        `INSERT INTO distribution_orders (id, account_id, ${WRITTEN.join(", ")})
            SELECT id, ?, ${WRITTEN.join(", ")} FROM jsonb_to_recordset(?::jsonb) AS x(${RECORD})
            ON CONFLICT (account_id, external_doid, external_row_id) DO UPDATE SET
              ${WRITTEN.slice(2).map((c) => `${c} = EXCLUDED.${c}`).join(", ")}, version = distribution_orders.version + 1, updated_at = now()
            WHERE ${differs("distribution_orders", "EXCLUDED")}
            RETURNING ${SELECT}, (xmax = 0) AS created`,
-          [accountId, JSON.stringify(rows)],
-        );
-    const keyOf = (r: { id: string; external_doid: string; external_row_id: string }) => (replace ? r.id : JSON.stringify([r.external_doid, r.external_row_id]));
-    const byKey = new Map<string, Row & { created: boolean; unchanged?: boolean }>(written.rows.map((r) => [keyOf(r), r]));
-    // Rows the statement left alone: unchanged when the row of that key (and, replacing, of that
-    // id) is stored; otherwise (replacing) an unknown id or another row's key.
-    const untouched = (rows as Row[]).filter((r) => !byKey.has(keyOf(r)));
-    if (untouched.length) {
-      const same: { rows: Row[] } = await tx.raw(
-        `SELECT ${SELECT.split(", ").map((c) => `t.${c}`).join(", ")} FROM distribution_orders t
+        [accountId, JSON.stringify(rows)],
+      );
+  return written.rows;
+}
+
+/**
+ * Rows the statement left alone: unchanged when the row of that key (and, replacing, of that
+ * id) is stored, added to `byKey` as such; otherwise (replacing) an unknown id or another row's key.
+ */
+async function readUntouched(tx: Tx, accountId: string, rows: Row[], byKey: Map<string, Stored>, replace: boolean) {
+  const untouched = rows.filter((r) => !byKey.has(keyOf(r, replace)));
+  if (!untouched.length) return;
+  const same: { rows: Row[] } = await tx.raw(
+    `SELECT ${SELECT.split(", ").map((c) => `t.${c}`).join(", ")} FROM distribution_orders t
          JOIN jsonb_to_recordset(?::jsonb) AS x(id uuid, external_doid text, external_row_id text)
            ON t.external_doid = x.external_doid AND t.external_row_id = x.external_row_id${replace ? " AND t.id = x.id" : ""}
          WHERE t.account_id = ?`,
-        [JSON.stringify(untouched.map((r) => ({ id: r.id, external_doid: r.external_doid, external_row_id: r.external_row_id }))), accountId],
-      );
-      for (const r of same.rows) byKey.set(keyOf(r), { ...r, created: false, unchanged: true });
-    }
-    await enqueue(
-      tx,
-      written.rows.map((r) =>
-        outboxEntry(r.created ? topics.ordersDistributionOrderCreated : topics.ordersDistributionOrderUpdated, accountId, r.id, {
-          accountId,
-          distributionOrderId: r.id,
-          version: BigInt(r.version),
-          distributionOrder: fromRow(r),
-        }),
-      ),
-    );
-    return byKey;
+    [JSON.stringify(untouched.map((r) => ({ id: r.id, external_doid: r.external_doid, external_row_id: r.external_row_id }))), accountId],
+  );
+  for (const r of same.rows) byKey.set(keyOf(r, replace), { ...r, created: false, unchanged: true });
+}
+
+/** A written row's outbox entry (created or updated), carrying the row as GET answers it. */
+function announcement(accountId: string, r: Row & { created: boolean }) {
+  return outboxEntry(r.created ? topics.ordersDistributionOrderCreated : topics.ordersDistributionOrderUpdated, accountId, r.id, {
+    accountId,
+    distributionOrderId: r.id,
+    version: BigInt(r.version),
+    distributionOrder: fromRow(r),
   });
-  if ([...done.values()].some((r) => !r.unchanged)) ctx.relay.kick();
-  for (const { i, d } of valid) {
-    const r = done.get(replace ? d.id : JSON.stringify([d.externalDoid, d.externalRowId]));
-    if (!r) outcomes[i] = answer(replace ? 404 : 500, d, replace ? `distribution order ${d.id} not found (or its externalDOID/externalRowID is another row's)` : "not written");
-    else outcomes[i] = { ...answer(r.created ? 201 : 200, d, r.created ? "created" : r.unchanged ? "unchanged" : "updated"), value: fromRow(r) };
-  }
-  return outcomes as DoOutcome[];
 }
 
 function checkStatus(status: string): void {

@@ -137,100 +137,27 @@ const announce = (accountId: string, rows: (StoredRow & { created?: boolean })[]
     }),
   );
 
+type Checked = { i: number; t: Transaction };
+type Existing = { byExt: Map<string, { id: string }>; byId: Set<string> };
+type TxWrite = { i: number; id: string; body: JsonValue; ext: string; items: string[] };
+type WrittenRow = StoredRow & { created: boolean; unchanged?: boolean };
+
 /** Create (CREATE), replace by id (REPLACE), or create or replace by externalTransactionID (UPSERT). */
 export async function writeTransactions(ctx: ServiceContext, accountId: string, inputs: Transaction[], mode: ordersV1.WriteMode): Promise<TxOutcome[]> {
-  const replace = mode === WriteMode.REPLACE;
-  const outcomes: (TxOutcome | undefined)[] = inputs.map((t) => {
-    const v = violations(t, replace);
-    return v.length ? answer(400, t.externalTransactionId, violationMessage(v), v) : undefined;
-  });
-  const seen = new Set<string>();
-  inputs.forEach((t, i) => {
-    if (outcomes[i]) return;
-    if (seen.has(t.externalTransactionId)) outcomes[i] = answer(409, t.externalTransactionId, "externalTransactionID appears more than once in the request");
-    seen.add(t.externalTransactionId);
-  });
+  const outcomes = checkTransactions(inputs, mode === WriteMode.REPLACE);
   const valid = inputs.flatMap((t, i) => (outcomes[i] ? [] : [{ i, t }]));
   if (!valid.length) return outcomes as TxOutcome[];
   const done = await inTransaction(ctx.db, async (tx) => {
+    // One write of the account's transactions at a time: what it classifies by stays true until it commits.
     await tx.raw("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", [`orders.transactions:${accountId}`]);
-    // Row locks (FOR UPDATE), as a shipment post takes: the shipped totals read below stay true
-    // until this write commits.
-    const byExt = new Map<string, { id: string }>(
-      (
-        await tx.raw("SELECT id, external_transaction_id FROM transactions WHERE account_id = ? AND external_transaction_id = ANY(?::text[]) ORDER BY id FOR UPDATE", [
-          accountId,
-          valid.map((v) => v.t.externalTransactionId),
-        ])
-      ).rows.map((r: { id: string; external_transaction_id: string }) => [r.external_transaction_id, r]),
-    );
-    const byId = new Set<string>(
-      replace ? (await tx.raw("SELECT id FROM transactions WHERE account_id = ? AND id = ANY(?::uuid[]) ORDER BY id FOR UPDATE", [accountId, valid.map((v) => v.t.id).filter(isUuid)])).rows.map((r: { id: string }) => r.id) : [],
-    );
-    const shipped = await shippedTotals(tx, accountId, [...new Set([...[...byExt.values()].map((e) => e.id), ...byId])]);
-    /** The first item the transaction would leave below what it has shipped, as a 400. */
-    const belowShipped = (id: string, t: Transaction, ref: string): TxOutcome | undefined => {
-      const i = t.items.findIndex((item) => item.quantity < (shipped.get(`${id}/${item.externalItemId}`) ?? 0));
-      if (i < 0) return undefined;
-      const message = `must be at least the ${shipped.get(`${id}/${t.items[i].externalItemId}`)} already shipped`;
-      return answer(400, ref, `items[${i}].quantity ${message}`, [{ path: `items[${i}].quantity`, message }]);
-    };
-    const replies = new Map<number, TxOutcome>();
-    const writes: { i: number; id: string; body: JsonValue; ext: string; items: string[] }[] = [];
-    for (const { i, t } of valid) {
-      const ref = t.externalTransactionId;
-      const existing = byExt.get(ref);
-      let id: string;
-      if (replace) {
-        if (!byId.has(t.id)) {
-          replies.set(i, answer(404, ref, `transaction ${t.id} not found`));
-          continue;
-        }
-        if (existing && existing.id !== t.id) {
-          replies.set(i, answer(409, ref, `another transaction has externalTransactionID ${ref}`));
-          continue;
-        }
-        id = t.id;
-      } else {
-        if (existing && mode === WriteMode.CREATE) {
-          replies.set(i, answer(409, ref, `transaction ${ref} already exists`));
-          continue;
-        }
-        id = existing?.id ?? randomUUID();
-      }
-      const short = belowShipped(id, t, ref);
-      if (short) replies.set(i, short);
-      else writes.push({ i, id, body: bodyOf(t), ext: ref, items: t.items.map((item) => item.externalItemId) });
-    }
-    if (!writes.length) return { replies, rows: new Map<string, StoredRow & { created: boolean; unchanged?: boolean }>(), shipments: [] as ShipmentRow[], writes };
-    const written: { rows: (StoredRow & { created: boolean })[] } = await tx.raw(
-      `INSERT INTO transactions (id, account_id, external_transaction_id, body)
-       SELECT id, ?, ext, body FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, ext text, body jsonb)
-       ON CONFLICT (id) DO UPDATE SET external_transaction_id = EXCLUDED.external_transaction_id, body = EXCLUDED.body,
-         version = transactions.version + 1, updated_at = now()
-       WHERE transactions.account_id = EXCLUDED.account_id
-         AND (transactions.external_transaction_id, transactions.body) IS DISTINCT FROM (EXCLUDED.external_transaction_id, EXCLUDED.body)
-       RETURNING id, seq, external_transaction_id, body, version, created_at, updated_at, (xmax = 0) AS created`,
-      [accountId, JSON.stringify(writes.map(({ id, ext, body }) => ({ id, ext, body })))],
-    );
-    // A stored transaction re-sent with the same body (compared as JSON values) is left alone: read, not announced.
-    const rows = new Map<string, StoredRow & { created: boolean; unchanged?: boolean }>(written.rows.map((r) => [r.id, r]));
-    const untouched = writes.filter((w) => !rows.has(w.id)).map((w) => w.id);
-    if (untouched.length) {
-      const same: { rows: StoredRow[] } = await tx.raw(`SELECT ${SELECT} FROM transactions WHERE account_id = ? AND id = ANY(?::uuid[])`, [accountId, untouched]);
-      for (const r of same.rows) rows.set(r.id, { ...r, created: false, unchanged: true });
-    }
-    // An item a write removed takes its shipments with it (a created transaction has none).
-    const changed = writes.filter((w) => rows.get(w.id) && !rows.get(w.id)!.created && !rows.get(w.id)!.unchanged);
-    if (changed.length) {
-      await tx.raw(
-        `DELETE FROM shipments s USING jsonb_to_recordset(?::jsonb) AS x(id uuid, items text[])
-         WHERE s.account_id = ? AND s.transaction_id = x.id AND NOT (s.external_item_id = ANY(x.items))`,
-        [JSON.stringify(changed.map((w) => ({ id: w.id, items: w.items }))), accountId],
-      );
-    }
+    const existing = await lockExisting(tx, accountId, valid, mode === WriteMode.REPLACE);
+    const shipped = await shippedTotals(tx, accountId, [...new Set([...[...existing.byExt.values()].map((e) => e.id), ...existing.byId])]);
+    const { replies, writes } = classifyTransactions(valid, existing, shipped, mode);
+    if (!writes.length) return { replies, rows: new Map<string, WrittenRow>(), shipments: [] as ShipmentRow[], writes };
+    const { written, rows } = await storeTransactions(tx, accountId, writes);
+    await dropRemovedShipments(tx, accountId, writes, rows);
     const shipments = await shipmentsOf(tx, accountId, [...rows.keys()]);
-    await enqueue(tx, announce(accountId, written.rows, shipments));
+    await enqueue(tx, announce(accountId, written, shipments));
     return { replies, rows, shipments, writes };
   });
   if (done.writes.some((w) => !done.rows.get(w.id)?.unchanged)) ctx.relay.kick();
@@ -241,6 +168,121 @@ export async function writeTransactions(ctx: ServiceContext, accountId: string, 
     else outcomes[w.i] = { ...answer(r.created ? 201 : 200, w.ext, r.created ? "created" : r.unchanged ? "unchanged" : "updated"), value: fromStored(r, done.shipments) };
   }
   return outcomes as TxOutcome[];
+}
+
+/** Each transaction alone, then its externalTransactionID once per request: its 400 or 409, or undefined when it may be written. */
+function checkTransactions(inputs: Transaction[], replace: boolean): (TxOutcome | undefined)[] {
+  const outcomes: (TxOutcome | undefined)[] = inputs.map((t) => {
+    const v = violations(t, replace);
+    return v.length ? answer(400, t.externalTransactionId, violationMessage(v), v) : undefined;
+  });
+  const seen = new Set<string>();
+  inputs.forEach((t, i) => {
+    if (outcomes[i]) return;
+    if (seen.has(t.externalTransactionId)) outcomes[i] = answer(409, t.externalTransactionId, "externalTransactionID appears more than once in the request");
+    seen.add(t.externalTransactionId);
+  });
+  return outcomes;
+}
+
+/**
+ * The stored transactions of the request's externalTransactionIDs (and, replacing, ids), with row
+ * locks (FOR UPDATE) as a shipment post takes: the shipped totals read next stay true until this
+ * write commits.
+ */
+async function lockExisting(tx: Tx, accountId: string, valid: Checked[], replace: boolean): Promise<Existing> {
+  const byExt = new Map<string, { id: string }>(
+    (
+      await tx.raw("SELECT id, external_transaction_id FROM transactions WHERE account_id = ? AND external_transaction_id = ANY(?::text[]) ORDER BY id FOR UPDATE", [
+        accountId,
+        valid.map((v) => v.t.externalTransactionId),
+      ])
+    ).rows.map((r: { id: string; external_transaction_id: string }) => [r.external_transaction_id, r]),
+  );
+  const byId = new Set<string>(
+    replace ? (await tx.raw("SELECT id FROM transactions WHERE account_id = ? AND id = ANY(?::uuid[]) ORDER BY id FOR UPDATE", [accountId, valid.map((v) => v.t.id).filter(isUuid)])).rows.map((r: { id: string }) => r.id) : [],
+  );
+  return { byExt, byId };
+}
+
+/**
+ * Each valid transaction against what exists: refused (an unknown id or another's
+ * externalTransactionID when replacing, an existing one on create, an item below what it has
+ * shipped) or a write under its stored id (a new one when created).
+ */
+function classifyTransactions(valid: Checked[], existing: Existing, shipped: Map<string, number>, mode: ordersV1.WriteMode) {
+  const replies = new Map<number, TxOutcome>();
+  const writes: TxWrite[] = [];
+  for (const { i, t } of valid) {
+    const ref = t.externalTransactionId;
+    const stored = existing.byExt.get(ref);
+    let id: string;
+    if (mode === WriteMode.REPLACE) {
+      if (!existing.byId.has(t.id)) {
+        replies.set(i, answer(404, ref, `transaction ${t.id} not found`));
+        continue;
+      }
+      if (stored && stored.id !== t.id) {
+        replies.set(i, answer(409, ref, `another transaction has externalTransactionID ${ref}`));
+        continue;
+      }
+      id = t.id;
+    } else {
+      if (stored && mode === WriteMode.CREATE) {
+        replies.set(i, answer(409, ref, `transaction ${ref} already exists`));
+        continue;
+      }
+      id = stored?.id ?? randomUUID();
+    }
+    const short = belowShipped(shipped, id, t);
+    if (short) replies.set(i, short);
+    else writes.push({ i, id, body: bodyOf(t), ext: ref, items: t.items.map((item) => item.externalItemId) });
+  }
+  return { replies, writes };
+}
+
+/** The first item the transaction would leave below what it has shipped, as a 400. */
+function belowShipped(shipped: Map<string, number>, id: string, t: Transaction): TxOutcome | undefined {
+  const i = t.items.findIndex((item) => item.quantity < (shipped.get(`${id}/${item.externalItemId}`) ?? 0));
+  if (i < 0) return undefined;
+  const message = `must be at least the ${shipped.get(`${id}/${t.items[i].externalItemId}`)} already shipped`;
+  return answer(400, t.externalTransactionId, `items[${i}].quantity ${message}`, [{ path: `items[${i}].quantity`, message }]);
+}
+
+/**
+ * Inserts or replaces the transactions in one statement. One stored with the same body (compared
+ * as JSON values) is left alone by it: read, marked unchanged, and not announced (`written` holds
+ * only the rows the statement wrote).
+ */
+async function storeTransactions(tx: Tx, accountId: string, writes: TxWrite[]) {
+  const written: { rows: (StoredRow & { created: boolean })[] } = await tx.raw(
+    `INSERT INTO transactions (id, account_id, external_transaction_id, body)
+       SELECT id, ?, ext, body FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, ext text, body jsonb)
+       ON CONFLICT (id) DO UPDATE SET external_transaction_id = EXCLUDED.external_transaction_id, body = EXCLUDED.body,
+         version = transactions.version + 1, updated_at = now()
+       WHERE transactions.account_id = EXCLUDED.account_id
+         AND (transactions.external_transaction_id, transactions.body) IS DISTINCT FROM (EXCLUDED.external_transaction_id, EXCLUDED.body)
+       RETURNING id, seq, external_transaction_id, body, version, created_at, updated_at, (xmax = 0) AS created`,
+    [accountId, JSON.stringify(writes.map(({ id, ext, body }) => ({ id, ext, body })))],
+  );
+  const rows = new Map<string, WrittenRow>(written.rows.map((r) => [r.id, r]));
+  const untouched = writes.filter((w) => !rows.has(w.id)).map((w) => w.id);
+  if (untouched.length) {
+    const same: { rows: StoredRow[] } = await tx.raw(`SELECT ${SELECT} FROM transactions WHERE account_id = ? AND id = ANY(?::uuid[])`, [accountId, untouched]);
+    for (const r of same.rows) rows.set(r.id, { ...r, created: false, unchanged: true });
+  }
+  return { written: written.rows, rows };
+}
+
+/** An item a write removed takes its shipments with it (a created transaction has none). */
+async function dropRemovedShipments(tx: Tx, accountId: string, writes: TxWrite[], rows: Map<string, WrittenRow>) {
+  const changed = writes.filter((w) => rows.get(w.id) && !rows.get(w.id)!.created && !rows.get(w.id)!.unchanged);
+  if (!changed.length) return;
+  await tx.raw(
+    `DELETE FROM shipments s USING jsonb_to_recordset(?::jsonb) AS x(id uuid, items text[])
+         WHERE s.account_id = ? AND s.transaction_id = x.id AND NOT (s.external_item_id = ANY(x.items))`,
+    [JSON.stringify(changed.map((w) => ({ id: w.id, items: w.items }))), accountId],
+  );
 }
 
 const SELECT = "id, seq, external_transaction_id, body, version, created_at, updated_at";
