@@ -14,7 +14,6 @@ import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { batchOf, repeatable, route, type RouteContext } from "../http/route";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import type { CallAs } from "../clients";
-import { skuRoutes } from "./skus";
 import { imageUploadSchema, keySwitchSchema, productCreateDocumented, productCreateSchema, productUpdateDocumented, productSchema, productUpdateSchema, nullFields, writableFields } from "./catalogue-schemas";
 
 const { ProductSchema, KeySwitchSchema, ImageUploadSchema } = catalogueV1;
@@ -132,7 +131,6 @@ export function productRoutes(
   images: ImageCapabilities = imageCapabilities(randomBytes(32).toString("hex")),
 ): void {
   const deps: Deps = { ctx, catalogue, pricing, as, images };
-  skuRoutes(ctx, catalogue, as);
   listProducts(deps);
   getProductExample(deps);
   upsertProduct(deps);
