@@ -46,9 +46,12 @@ export function itemOutcome(statusCode: number, reference: string, referenceFiel
 /** The contract's BatchResponse of an item. */
 export const batchResponse = ({ statusCode, message, reference, referenceField }: ItemOutcome<unknown>) => ({ statusCode, message, reference, referenceField });
 
-/** An item on the wire: its BatchResponse, its field problems and, under `field`, what was written. */
-export function batchResult<T, K extends string>(o: ItemOutcome<T>, field: K): { result: ReturnType<typeof batchResponse>; violations: FieldViolation[] } & { [P in K]?: T } {
-  return { result: batchResponse(o), violations: o.violations, [field]: o.value } as { result: ReturnType<typeof batchResponse>; violations: FieldViolation[] } & { [P in K]?: T };
+type BatchResult<T, K extends string> = { result: ReturnType<typeof batchResponse>; violations: FieldViolation[] } & { [P in K]?: T };
+
+/** An item on the wire: its BatchResponse, its field problems and, under `field` when named, what was written. */
+export function batchResult<T, K extends string = never>(o: ItemOutcome<T>, field?: K): BatchResult<T, K> {
+  const result = { result: batchResponse(o), violations: o.violations };
+  return (field === undefined ? result : { ...result, [field]: o.value }) as BatchResult<T, K>;
 }
 
 /**
