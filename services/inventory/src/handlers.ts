@@ -10,6 +10,14 @@ import * as triggers from "./triggers";
 import { stockFromRow, storeFromRow, trafficFromRow, triggerFromRow, warehouseFromRow } from "./resources";
 
 const { InventoryService } = inventoryV1;
+/** A row upserted by its external id: 201 when created, else 200 (updated, or unchanged when sent as stored). */
+const upserted = (r: { created: boolean; changed: boolean }, reference: string, referenceField: string) => ({
+  statusCode: r.created ? 201 : 200,
+  message: r.created ? "created" : r.changed ? "updated" : "unchanged",
+  reference,
+  referenceField,
+});
+
 /** Inventory's BatchResult carries the item's field problems itself. */
 const batchResult = (o: ItemOutcome) => ({ result: o });
 
@@ -26,12 +34,7 @@ export function inventoryRoutes(ctx: ServiceContext) {
       },
       async upsertWarehouses(req, c) {
         const rows = await inventory.upsertWarehouses(ctx, callerOf(c).accountId, req.warehouses);
-        return {
-          results: rows.map((r) => ({
-            result: { statusCode: r.created ? 201 : 200, message: r.created ? "created" : r.changed ? "updated" : "unchanged", reference: r.external_id, referenceField: "externalId" },
-            warehouse: warehouseFromRow(r),
-          })),
-        };
+        return { results: rows.map((r) => ({ result: upserted(r, r.external_id, "externalId"), warehouse: warehouseFromRow(r) })) };
       },
       async resolveWarehouses(req, c) {
         return { warehouses: (await inventory.resolveWarehouses(db, callerOf(c).accountId, req.externalIds)).map(warehouseFromRow) };
@@ -61,12 +64,7 @@ export function inventoryRoutes(ctx: ServiceContext) {
       },
       async upsertStores(req, c) {
         const rows = await stores.upsertStores(ctx, callerOf(c).accountId, req.stores);
-        return {
-          results: rows.map((r) => ({
-            result: { statusCode: r.created ? 201 : 200, message: r.created ? "created" : r.changed ? "updated" : "unchanged", reference: r.external_store_id, referenceField: "externalStoreId" },
-            store: storeFromRow(r),
-          })),
-        };
+        return { results: rows.map((r) => ({ result: upserted(r, r.external_store_id, "externalStoreId"), store: storeFromRow(r) })) };
       },
       async getStore(req, c) {
         return { store: storeFromRow(await stores.getStore(db, callerOf(c).accountId, req.externalStoreId)) };

@@ -44,11 +44,8 @@ export function ordersRoutes(ctx: ServiceContext) {
         return { purchaseOrder: await purchaseOrders.getPurchaseOrder(db, callerOf(c), req.externalPoNo, req.global) };
       },
       async writePurchaseOrders(req, c) {
-        if (req.purchaseOrders.length > MAX_PURCHASE_ORDERS) {
-          throw invalid(`at most ${MAX_PURCHASE_ORDERS} purchase orders per request`, [{ path: "", message: `at most ${MAX_PURCHASE_ORDERS} items` }]);
-        }
         const mode = req.mode || ordersV1.WriteMode.UPSERT;
-        if (mode === ordersV1.WriteMode.REPLACE) await withUuids(db, "purchase_orders", callerOf(c).accountId, req.purchaseOrders);
+        await prepareBatch(db, callerOf(c).accountId, "purchase_orders", req.purchaseOrders, mode, MAX_PURCHASE_ORDERS, "purchase orders");
         const outcomes = await purchaseOrders.writePurchaseOrders(ctx, callerOf(c), req.purchaseOrders, mode, req.global, req.atomic, req.resultsOnly);
         return { results: outcomes.map((o) => batchResult(o, "purchaseOrder")) };
       },
@@ -57,8 +54,7 @@ export function ordersRoutes(ctx: ServiceContext) {
         return { distributionOrders: rows, totalCount: total };
       },
       async writeDistributionOrders(req, c) {
-        if (req.distributionOrders.length > MAX_ROWS) throw invalid(`at most ${MAX_ROWS} rows per request`, [{ path: "", message: `at most ${MAX_ROWS} items` }]);
-        if (req.mode === ordersV1.WriteMode.REPLACE) await withUuids(db, "distribution_orders", callerOf(c).accountId, req.distributionOrders);
+        await prepareBatch(db, callerOf(c).accountId, "distribution_orders", req.distributionOrders, req.mode, MAX_ROWS, "rows");
         const outcomes = await distributionOrders.writeDistributionOrders(ctx, callerOf(c).accountId, req.distributionOrders, req.mode || ordersV1.WriteMode.UPSERT);
         return { results: outcomes.map((o) => batchResult(o, "distributionOrder")) };
       },
@@ -77,8 +73,7 @@ export function ordersRoutes(ctx: ServiceContext) {
         return { transaction: await transactions.getTransaction(db, callerOf(c).accountId, req.externalTransactionId) };
       },
       async writeTransactions(req, c) {
-        if (req.transactions.length > MAX_ROWS) throw invalid(`at most ${MAX_ROWS} transactions per request`, [{ path: "", message: `at most ${MAX_ROWS} items` }]);
-        if (req.mode === ordersV1.WriteMode.REPLACE) await withUuids(db, "transactions", callerOf(c).accountId, req.transactions);
+        await prepareBatch(db, callerOf(c).accountId, "transactions", req.transactions, req.mode, MAX_ROWS, "transactions");
         const outcomes = await transactions.writeTransactions(ctx, callerOf(c).accountId, req.transactions, req.mode || ordersV1.WriteMode.UPSERT);
         return { results: outcomes.map((o) => batchResult(o, "transaction")) };
       },
@@ -86,6 +81,20 @@ export function ordersRoutes(ctx: ServiceContext) {
         return transactions.addShipments(ctx, callerOf(c).accountId, req.externalTransactionId, req.externalItemId, req.shipments);
       },
     });
+}
+
+/** A batch within its limit (else invalid, never cut short); a replace's rows named by UUID (withUuids). */
+async function prepareBatch(
+  db: Parameters<typeof withUuids>[0],
+  accountId: string,
+  table: Parameters<typeof withUuids>[1],
+  items: { id: string }[],
+  mode: ordersV1.WriteMode,
+  limit: number,
+  what: string,
+) {
+  if (items.length > limit) throw invalid(`at most ${limit} ${what} per request`, [{ path: "", message: `at most ${limit} items` }]);
+  if (mode === ordersV1.WriteMode.REPLACE) await withUuids(db, table, accountId, items);
 }
 
 /**
