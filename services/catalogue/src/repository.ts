@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "@analytics/db";
 import { isIntegerId, isUuid, pageOfIds, pageWindow } from "@analytics/db";
+import type { Page } from "@analytics/rpc";
 import { DecimalSchema, PRODUCT_CLIENT_FIELDS, WHOLE_NUMBER_TEXT, catalogueV1 } from "@analytics/contracts";
 import { ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
 import { DATE_FIELDS, STORED_FIELDS, type MappingTableRow, type NamedRow, type ProductRow } from "./resources";
@@ -12,10 +13,8 @@ import { DATE_FIELDS, STORED_FIELDS, type MappingTableRow, type NamedRow, type P
  * parameter limit of one statement.
  */
 
-export interface Page {
-  page: number;
-  pageSize: number;
-}
+
+export type { Page };
 
 const asJson = (rows: unknown) => JSON.stringify(rows);
 

@@ -5,7 +5,7 @@ import { inTransaction, isUuid, type Db, type Tx } from "@analytics/db";
 import { notFound, type FieldViolation } from "@analytics/errors";
 import { encodeEntries, encodeEntry, enqueueEncoded, MAX_OUTBOX_MESSAGE_BYTES, outboxEntry, type EncodedEntry } from "@analytics/outbox";
 import type { Caller } from "@analytics/auth";
-import type { ServiceContext } from "@analytics/rpc";
+import type { ItemOutcome, ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
 import { orderColumns, purchaseOrderFromRows, purchaseOrderFromWrite, type PurchaseOrder } from "./resources";
 import { purchaseOrderViolations, violationMessage } from "./validation";
@@ -16,14 +16,7 @@ const REFERENCE = "externalPONo";
 /** Orders whose messages are built and encoded between two looks at the sockets (see writePurchaseOrders). */
 const ENCODED_PER_SLICE = 50;
 
-export interface Outcome {
-  statusCode: number;
-  message: string;
-  reference: string;
-  referenceField: string;
-  violations: FieldViolation[];
-  value?: PurchaseOrder;
-}
+export type Outcome = ItemOutcome<PurchaseOrder>;
 
 const answer = (statusCode: number, reference: string, message: string, violations: FieldViolation[] = []): Outcome => ({
   statusCode,

@@ -2,6 +2,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "@analytics/db";
 import { copyRows, isIntegerId, pageOfIds } from "@analytics/db";
+import type { Page } from "@analytics/rpc";
 
 /**
  * The orders service's SQL. Every statement is scoped by account_id, and a batch of orders is a
@@ -10,10 +11,7 @@ import { copyRows, isIntegerId, pageOfIds } from "@analytics/db";
  * a purchase-order batch, with COPY.
  */
 
-export interface Page {
-  page: number;
-  pageSize: number;
-}
+export type { Page };
 
 const asJson = (rows: unknown) => JSON.stringify(rows);
 
@@ -265,4 +263,101 @@ export async function findOrderId(db: Db, accountId: string, number: string | un
   else q.orderBy("seq", "desc").limit(1);
   const [row] = await q;
   return row?.id;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Distribution orders: rows keyed by (external_doid, external_row_id); `status` is a generated
+// column (migration 002). A row sent as stored (every written column equal, attributes compared
+// as JSON values) is left alone.
+
+export const DO_TEXT = ["external_comment", "season", "key", "sku", "from_warehouse_external_id", "to_warehouse_external_id"] as const;
+export const DO_DATES = ["order_date", "delivery_date", "shipped_at", "completed_date", "cancelled_date"] as const;
+export const DO_COUNTS = ["quantity", "allocated_quantity", "delivered_quantity"] as const;
+// attributes: the published client's additional fields, a JSON object kept as sent.
+export const DO_WRITTEN = ["external_doid", "external_row_id", ...DO_TEXT, ...DO_DATES, ...DO_COUNTS, "attributes"] as const;
+const DO_RECORD = [
+  "id uuid",
+  "external_doid text",
+  "external_row_id text",
+  ...DO_TEXT.map((c) => `${c} text`),
+  ...DO_DATES.map((c) => `${c} timestamptz`),
+  ...DO_COUNTS.map((c) => `${c} integer`),
+  "attributes jsonb",
+].join(", ");
+const DO_SELECT = `id, seq, ${DO_WRITTEN.join(", ")}, status, version, created_at, updated_at`;
+const doSelectOf = (t: string) => DO_SELECT.split(", ").map((c) => `${t}.${c}`).join(", ");
+/** True when the stored row `t` differs from the sent row `x` in a written column. */
+const doDiffers = (t: string, x: string) => `(${DO_WRITTEN.map((c) => `${t}.${c}`).join(", ")}) IS DISTINCT FROM (${DO_WRITTEN.map((c) => `${x}.${c}`).join(", ")})`;
+
+export type DoRow = Record<string, unknown> & { id: string; external_doid: string; external_row_id: string; version: number };
+/** A row to write: its id and its written columns. */
+export type DoWrite = Record<string, unknown> & { id: string };
+
+/** Creates or updates rows by (external_doid, external_row_id); returns those written. */
+export async function upsertDistributionOrders(tx: Tx, accountId: string, rows: DoWrite[]): Promise<(DoRow & { created: boolean })[]> {
+  const { rows: written } = await tx.raw(
+    `INSERT INTO distribution_orders (id, account_id, ${DO_WRITTEN.join(", ")})
+     SELECT id, ?, ${DO_WRITTEN.join(", ")} FROM jsonb_to_recordset(?::jsonb) AS x(${DO_RECORD})
+     ON CONFLICT (account_id, external_doid, external_row_id) DO UPDATE SET
+       ${DO_WRITTEN.slice(2).map((c) => `${c} = EXCLUDED.${c}`).join(", ")}, version = distribution_orders.version + 1, updated_at = now()
+     WHERE ${doDiffers("distribution_orders", "EXCLUDED")}
+     RETURNING ${DO_SELECT}, (xmax = 0) AS created`,
+    [accountId, asJson(rows)],
+  );
+  return written;
+}
+
+/** Updates rows by id, unless their (external_doid, external_row_id) is another row's; returns those written. */
+export async function replaceDistributionOrders(tx: Tx, accountId: string, rows: DoWrite[]): Promise<(DoRow & { created: boolean })[]> {
+  const { rows: written } = await tx.raw(
+    `UPDATE distribution_orders t SET ${DO_WRITTEN.map((c) => `${c} = x.${c}`).join(", ")}, version = t.version + 1, updated_at = now()
+     FROM jsonb_to_recordset(?::jsonb) AS x(${DO_RECORD})
+     WHERE t.account_id = ? AND t.id = x.id AND ${doDiffers("t", "x")}
+       AND NOT EXISTS (SELECT 1 FROM distribution_orders o WHERE o.account_id = t.account_id
+         AND o.external_doid = x.external_doid AND o.external_row_id = x.external_row_id AND o.id <> t.id)
+     RETURNING ${doSelectOf("t")}, false AS created`,
+    [asJson(rows), accountId],
+  );
+  return written;
+}
+
+/** The stored rows of these keys (and, `byId`, of these ids too). */
+export async function storedDistributionOrders(tx: Tx, accountId: string, keys: { id: string; external_doid: string; external_row_id: string }[], byId: boolean): Promise<DoRow[]> {
+  const { rows } = await tx.raw(
+    `SELECT ${doSelectOf("t")} FROM distribution_orders t
+     JOIN jsonb_to_recordset(?::jsonb) AS x(id uuid, external_doid text, external_row_id text)
+       ON t.external_doid = x.external_doid AND t.external_row_id = x.external_row_id${byId ? " AND t.id = x.id" : ""}
+     WHERE t.account_id = ?`,
+    [asJson(keys.map((r) => ({ id: r.id, external_doid: r.external_doid, external_row_id: r.external_row_id }))), accountId],
+  );
+  return rows;
+}
+
+/** One page in creation order (of one status, when given) and the filtered total. */
+export async function listDistributionOrders(db: Db, accountId: string, status: string, page: Page) {
+  const filtered = () => {
+    const q = db("distribution_orders").where("account_id", accountId);
+    if (status) q.where("status", status);
+    return q;
+  };
+  const [rows, [{ count }]] = await Promise.all([
+    db("distribution_orders").select(db.raw(DO_SELECT)).where("account_id", accountId).whereIn("id", pageOfIds(filtered(), page)).orderBy("seq") as Promise<DoRow[]>,
+    filtered().count({ count: "*" }) as unknown as Promise<[{ count: number }]>,
+  ]);
+  return { rows, total: Number(count) };
+}
+
+/** External ids with at least one row neither COMPLETED nor CANCELLED, in order of their first row. */
+export async function listProcessingDistributionOrders(db: Db, accountId: string, page: Page) {
+  const open = `SELECT external_doid, min(seq) AS first FROM distribution_orders
+    WHERE account_id = ? AND status NOT IN ('COMPLETED', 'CANCELLED') GROUP BY external_doid`;
+  const [rows, counted] = await Promise.all([
+    db.raw(`${open} ORDER BY first LIMIT ? OFFSET ?`, [accountId, page.pageSize, (page.page - 1) * page.pageSize]),
+    db.raw(`SELECT count(*) AS count FROM (${open}) o`, [accountId]),
+  ]);
+  return { ids: (rows.rows as { external_doid: string }[]).map((r) => r.external_doid), total: Number(counted.rows[0].count) };
+}
+
+export async function findDistributionOrder(db: Db | Tx, accountId: string, externalDoid: string): Promise<DoRow[]> {
+  return db("distribution_orders").select(db.raw(DO_SELECT)).where({ account_id: accountId, external_doid: externalDoid }).orderBy("seq");
 }

@@ -5,7 +5,7 @@ import { isCurrencyCode, ordersV1, topics } from "@analytics/contracts";
 import { inTransaction, isUuid, jsonProblems, pageOfIds, type Db, type Tx } from "@analytics/db";
 import { conflict, invalid, notFound, type FieldViolation } from "@analytics/errors";
 import { announcedSizeProblem, enqueue, outboxEntry } from "@analytics/outbox";
-import type { ServiceContext } from "@analytics/rpc";
+import type { ItemOutcome, ServiceContext } from "@analytics/rpc";
 import type { Page } from "./repository";
 import { MAX_KEY_LENGTH, textProblem, violationMessage } from "./validation";
 
@@ -100,14 +100,7 @@ function violations(t: Transaction, replace: boolean): FieldViolation[] {
   return out;
 }
 
-export interface TxOutcome {
-  statusCode: number;
-  message: string;
-  reference: string;
-  referenceField: string;
-  violations: FieldViolation[];
-  value?: Transaction;
-}
+export type TxOutcome = ItemOutcome<Transaction>;
 
 const answer = (statusCode: number, reference: string, message: string, v: FieldViolation[] = []): TxOutcome => ({ statusCode, message, reference, referenceField: REFERENCE, violations: v });
 
