@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ordersV1, topics } from "@analytics/contracts";
-import { inTransaction, isUuid, type Db, type Tx } from "@analytics/db";
+import { isUuid, type Db, type Tx } from "@analytics/db";
 import { notFound, type FieldViolation } from "@analytics/errors";
 import { encodeEntries, encodeEntry, enqueueEncoded, MAX_OUTBOX_MESSAGE_BYTES, outboxEntry, type EncodedEntry } from "@analytics/outbox";
 import type { Caller } from "@analytics/auth";
-import type { ItemOutcome, ServiceContext } from "@analytics/rpc";
+import { commit, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
 import { orderColumns, purchaseOrderFromRows, purchaseOrderFromWrite, type PurchaseOrder } from "./resources";
 import { purchaseOrderViolations, violationMessage } from "./validation";
@@ -145,7 +145,7 @@ export async function writePurchaseOrders(
   if (!valid.length) return outcomes as Outcome[];
   steps.mark("checked");
 
-  const written = await inTransaction(ctx.db, async (tx) => {
+  const written = await commit(ctx, async (tx) => {
     await repo.lockAccountOrders(tx, accountId);
     const existing = await existingOrders(tx, accountId, valid, mode);
     const { replies, writes, unchanged } = classifyOrders(caller, valid, existing, mode, global);
@@ -157,10 +157,9 @@ export async function writePurchaseOrders(
     await enqueueEncoded(tx, messages);
     steps.mark("announced");
     return { replies, stored, writes, unchanged };
-  });
+  }, (written) => written.writes.length > 0);
   steps.mark("committed");
   ctx.logger.debug({ orders: inputs.length, written: written.writes.length, unchanged: written.unchanged.length, ms: steps.ms }, "purchase-order batch");
-  if (written.writes.length) ctx.relay.kick();
   return answerOrders(inputs, outcomes, written, resultsOnly);
 }
 

@@ -1,4 +1,4 @@
-import type { JsonObject } from "@bufbuild/protobuf";
+import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "@analytics/db";
 import { copyRows, isIntegerId, pageOfIds } from "@analytics/db";
@@ -360,4 +360,137 @@ export async function listProcessingDistributionOrders(db: Db, accountId: string
 
 export async function findDistributionOrder(db: Db | Tx, accountId: string, externalDoid: string): Promise<DoRow[]> {
   return db("distribution_orders").select(db.raw(DO_SELECT)).where({ account_id: accountId, external_doid: externalDoid }).orderBy("seq");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transactions: one row each with the transaction as proto JSON (`body`), shipments per item in
+// rows of their own. A write locks what it reads (the account's advisory lock, then the rows FOR
+// UPDATE, as a shipment post does) so shipped totals stay true until it commits.
+
+export interface TransactionRow {
+  id: string;
+  seq: string;
+  external_transaction_id: string;
+  body: JsonValue;
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+}
+export interface ShipmentRow {
+  transaction_id: string;
+  external_item_id: string;
+  body: JsonValue;
+}
+/** A transaction to store under its id. */
+export interface TransactionWrite {
+  id: string;
+  ext: string;
+  body: JsonValue;
+}
+
+const TX_SELECT = "id, seq, external_transaction_id, body, version, created_at, updated_at";
+
+/** Only one transaction write of an account runs at a time: what it classifies by stays true until it commits. */
+export async function lockAccountTransactions(tx: Tx, accountId: string): Promise<void> {
+  await tx.raw("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", [`orders.transactions:${accountId}`]);
+}
+
+/** The stored transactions of these externalTransactionIDs, row-locked. */
+export async function lockTransactionsByExternalId(tx: Tx, accountId: string, externalIds: string[]): Promise<{ id: string; external_transaction_id: string }[]> {
+  const r = await tx.raw("SELECT id, external_transaction_id FROM transactions WHERE account_id = ? AND external_transaction_id = ANY(?::text[]) ORDER BY id FOR UPDATE", [accountId, externalIds]);
+  return r.rows;
+}
+
+/** Which of these ids are stored transactions of the account, row-locked. */
+export async function lockTransactionsById(tx: Tx, accountId: string, ids: string[]): Promise<string[]> {
+  const r = await tx.raw("SELECT id FROM transactions WHERE account_id = ? AND id = ANY(?::uuid[]) ORDER BY id FOR UPDATE", [accountId, ids]);
+  return r.rows.map((row: { id: string }) => row.id);
+}
+
+/** What each item of these transactions has shipped, by `transactionId/externalItemId`. */
+export async function shippedTotals(tx: Tx, accountId: string, ids: string[]): Promise<Map<string, number>> {
+  if (!ids.length) return new Map();
+  const r = await tx.raw(
+    "SELECT transaction_id, external_item_id, sum(quantity)::int AS shipped FROM shipments WHERE account_id = ? AND transaction_id = ANY(?::uuid[]) GROUP BY transaction_id, external_item_id",
+    [accountId, ids],
+  );
+  return new Map(r.rows.map((x: { transaction_id: string; external_item_id: string; shipped: number }) => [`${x.transaction_id}/${x.external_item_id}`, x.shipped]));
+}
+
+/** The shipments of these transactions in the order they were posted. */
+export async function shipmentsOf(db: Db | Tx, accountId: string, ids: string[]): Promise<ShipmentRow[]> {
+  if (!ids.length) return [];
+  const r = await db.raw("SELECT transaction_id, external_item_id, body FROM shipments WHERE account_id = ? AND transaction_id = ANY(?::uuid[]) ORDER BY seq", [accountId, ids]);
+  return r.rows;
+}
+
+/**
+ * Inserts or replaces transactions in one statement; one stored with the same body (compared as
+ * JSON values) is left alone. Returns the rows it wrote.
+ */
+export async function upsertTransactions(tx: Tx, accountId: string, writes: TransactionWrite[]): Promise<(TransactionRow & { created: boolean })[]> {
+  const r = await tx.raw(
+    `INSERT INTO transactions (id, account_id, external_transaction_id, body)
+       SELECT id, ?, ext, body FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, ext text, body jsonb)
+       ON CONFLICT (id) DO UPDATE SET external_transaction_id = EXCLUDED.external_transaction_id, body = EXCLUDED.body,
+         version = transactions.version + 1, updated_at = now()
+       WHERE transactions.account_id = EXCLUDED.account_id
+         AND (transactions.external_transaction_id, transactions.body) IS DISTINCT FROM (EXCLUDED.external_transaction_id, EXCLUDED.body)
+       RETURNING ${TX_SELECT}, (xmax = 0) AS created`,
+    [accountId, JSON.stringify(writes.map(({ id, ext, body }) => ({ id, ext, body })))],
+  );
+  return r.rows;
+}
+
+/** Transactions by id. */
+export async function transactionsById(tx: Tx, accountId: string, ids: string[]): Promise<TransactionRow[]> {
+  return (await tx.raw(`SELECT ${TX_SELECT} FROM transactions WHERE account_id = ? AND id = ANY(?::uuid[])`, [accountId, ids])).rows;
+}
+
+/** Deletes the shipments of items a write removed: of each transaction, those not among `items`. */
+export async function deleteShipmentsOfRemovedItems(tx: Tx, accountId: string, kept: { id: string; items: string[] }[]): Promise<void> {
+  if (!kept.length) return;
+  await tx.raw(
+    `DELETE FROM shipments s USING jsonb_to_recordset(?::jsonb) AS x(id uuid, items text[])
+         WHERE s.account_id = ? AND s.transaction_id = x.id AND NOT (s.external_item_id = ANY(x.items))`,
+    [JSON.stringify(kept), accountId],
+  );
+}
+
+/** One page in creation order and the total. */
+export async function listTransactionRows(db: Db, accountId: string, page: Page): Promise<{ rows: TransactionRow[]; total: number }> {
+  const filtered = () => db("transactions").where("account_id", accountId);
+  const [rows, [{ count }]] = await Promise.all([
+    db("transactions").select(db.raw(TX_SELECT)).where("account_id", accountId).whereIn("id", pageOfIds(filtered(), page)).orderBy("seq") as Promise<TransactionRow[]>,
+    filtered().count({ count: "*" }) as unknown as Promise<[{ count: number }]>,
+  ]);
+  return { rows, total: Number(count) };
+}
+
+/** By externalTransactionID, or the latest created when `externalId` is empty. */
+export async function findTransactionRow(db: Db, accountId: string, externalId: string): Promise<TransactionRow | undefined> {
+  const q = db("transactions").select(db.raw(TX_SELECT)).where("account_id", accountId);
+  const [row]: TransactionRow[] = await (externalId ? q.where("external_transaction_id", externalId) : q.orderBy("seq", "desc").limit(1));
+  return row;
+}
+
+/** A transaction by externalTransactionID, row-locked: concurrent shipment posts and writes of it take turns. */
+export async function lockTransaction(tx: Tx, accountId: string, externalId: string): Promise<TransactionRow | undefined> {
+  const [row]: TransactionRow[] = (await tx.raw(`SELECT ${TX_SELECT} FROM transactions WHERE account_id = ? AND external_transaction_id = ? FOR UPDATE`, [accountId, externalId])).rows;
+  return row;
+}
+
+/** Adds shipments (proto JSON) to one item of a transaction. */
+export async function insertShipments(tx: Tx, accountId: string, transactionId: string, itemId: string, bodies: JsonValue[]): Promise<void> {
+  await tx.raw(
+    `INSERT INTO shipments (account_id, transaction_id, external_item_id, body, quantity)
+     SELECT ?, ?, ?, body, (body->>'quantity')::int FROM jsonb_array_elements(?::jsonb) AS body`,
+    [accountId, transactionId, itemId, JSON.stringify(bodies)],
+  );
+}
+
+/** A new version of a transaction whose shipments changed. */
+export async function bumpTransactionVersion(tx: Tx, id: string): Promise<TransactionRow> {
+  const [row]: TransactionRow[] = (await tx.raw(`UPDATE transactions SET version = version + 1, updated_at = now() WHERE id = ? RETURNING ${TX_SELECT}`, [id])).rows;
+  return row;
 }
