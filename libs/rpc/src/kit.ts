@@ -1,9 +1,8 @@
 import type { DescMessage } from "@bufbuild/protobuf";
 import type { PageRequest, Topic } from "@analytics/contracts";
-import { inTransaction, type Tx } from "@analytics/db";
+import { inTransaction, type Db, type Tx } from "@analytics/db";
 import { invalid, type FieldViolation } from "@analytics/errors";
 import type { Delivery } from "./consumers";
-import type { ServiceContext } from "./index";
 
 /**
  * What every service's handlers and writes share: paging, a batch item's answer, the commit that
@@ -56,9 +55,10 @@ export function batchResult<T, K extends string = never>(o: ItemOutcome<T>, fiel
 
 /**
  * Commits `work` (run again on a deadlock or serialization failure) and then wakes the outbox
- * relay, when `announced` says the result wrote outbox rows (by default, always).
+ * relay, when `announced` says the result wrote outbox rows (by default, always). It takes the
+ * two parts of a ServiceContext it uses (index.ts re-exports this file: no import back).
  */
-export async function commit<T>(ctx: ServiceContext, work: (tx: Tx) => Promise<T>, announced: (result: T) => boolean = () => true): Promise<T> {
+export async function commit<T>(ctx: { db: Db; relay: { kick(): void } }, work: (tx: Tx) => Promise<T>, announced: (result: T) => boolean = () => true): Promise<T> {
   const result = await inTransaction(ctx.db, work);
   if (announced(result)) ctx.relay.kick();
   return result;
