@@ -1,28 +1,21 @@
 import { randomUUID } from "node:crypto";
-import pino from "pino";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { callerHeaders } from "@analytics/auth";
 import { create, toBinary } from "@bufbuild/protobuf";
 import type { BusMessage } from "@analytics/bus";
 import { eventsV1, topics } from "@analytics/contracts";
-import { createDb, type Db } from "@analytics/db";
-import { consumerHandler, createServiceClient, type RunningService } from "@analytics/rpc";
-import { createTestBus, createTestDatabase, eventually, type TestBus, type TestDatabase } from "@analytics/testing";
+import { consumerHandler } from "@analytics/rpc";
+import { eventually, serviceUnderTest } from "@analytics/testing";
 import { startEventsService } from "../src/service";
 import { queueConsumer } from "../src/subscriptions";
 
 const { EventsService, EventState } = eventsV1;
-const internalToken = "x".repeat(40);
 
 describe("events service (real Postgres and JetStream)", () => {
-  let database: TestDatabase;
-  let t: TestBus;
-  let service: RunningService;
-  let db: Db;
-  let client: ReturnType<typeof createServiceClient<typeof EventsService>>;
+  const events = serviceUnderTest(EventsService, startEventsService, { schema: "events" });
+  const { client, db, as } = events;
   const account = randomUUID();
   const other = randomUUID();
-  const as = (accountId: string) => ({ headers: callerHeaders(internalToken, { accountId, apiKeyId: randomUUID() }) });
 
   const skuMessage = (accountId: string, key: string, id = randomUUID(), version = 1): BusMessage => ({
     id,
@@ -36,29 +29,9 @@ describe("events service (real Postgres and JetStream)", () => {
     ),
   });
   const publishSku = async (accountId: string, key: string) => {
-    const [error] = await t.bus.publish([skuMessage(accountId, key)]);
+    const [error] = await events.stream.bus.publish([skuMessage(accountId, key)]);
     if (error) throw error;
   };
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    t = await createTestBus();
-    service = await startEventsService({
-      databaseUrl: database.url,
-      bus: t.bus,
-      logger: pino({ level: "silent" }),
-      internalToken,
-      port: 0,
-    });
-    client = createServiceClient(EventsService, service.url);
-    db = createDb({ url: database.url, schema: "events" });
-  });
-  afterAll(async () => {
-    await service.close();
-    await db.destroy();
-    await t.close();
-    await database.drop();
-  });
 
   async function seed(accountId: string, n: number, prefix = "k"): Promise<string[]> {
     const before = Number((await db("events").where({ account_id: accountId }).count({ c: "*" }))[0].c);
