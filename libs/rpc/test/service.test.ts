@@ -6,17 +6,11 @@ import { topics } from "@analytics/contracts";
 import { createDb } from "@analytics/db";
 import { inboxMigrations } from "@analytics/inbox";
 import { outboxMigrations } from "@analytics/outbox";
-import { createTestDatabase, type TestDatabase } from "@analytics/testing";
+import { databaseForFile } from "@analytics/testing";
 import { startService, type ConsumerDefinition, type ServiceDefinition } from "../src";
 
 describe("startService (real Postgres)", () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await database.drop();
-  });
+  const database = databaseForFile();
 
   const handled: string[] = [];
   const consumer: ConsumerDefinition = {
