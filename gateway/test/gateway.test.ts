@@ -1,37 +1,20 @@
 import type { InjectOptions } from "fastify";
-import pino from "pino";
-import { createTestDatabase, type TestDatabase } from "@analytics/testing";
+import { databaseForFile } from "@analytics/testing";
 import { buildGateway, type Gateway } from "../src/app";
 import { fieldPath } from "../src/http/validation";
-import { allServicesAt, noServiceReady } from "./services";
+import { TEST_ADMIN_TOKEN as ADMIN, testGatewayDeps } from "./gateway-deps";
+import { noServiceReady } from "./services";
 
-const ADMIN = "admin-token-for-tests-0123456789";
 const admin = { authorization: `Bearer ${ADMIN}` };
 
 describe("gateway edge (real Postgres; services not running)", () => {
-  let database: TestDatabase;
+  const database = databaseForFile();
   let gw: Gateway;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    gw = await buildGateway({
-      databaseUrl: database.url,
-      // Nothing listens here: routes that reach a service answer 503, readiness says not ready.
-      services: allServicesAt(),
-      internalToken: "i".repeat(40),
-      jwtSecret: "j".repeat(40),
-      apiKeyPepper: "p".repeat(40),
-      adminToken: ADMIN,
-      tokenTtlSeconds: 3600,
-      authMaxFailures: 3,
-      authFailureWindowSeconds: 60,
-      trustProxyHops: 0,
-      logger: pino({ level: "silent" }),
-    });
-  });
-  afterAll(async () => {
-    await gw.close();
-    await database.drop();
+    // Nothing listens at the services' URLs: routes that reach a service answer 503, readiness says not ready.
+    gw = await buildGateway(testGatewayDeps(database.url));
+    database.atClose(() => gw.close());
   });
 
   const inject = (opts: InjectOptions) => gw.app.inject(opts);
