@@ -2,12 +2,9 @@ import { randomUUID } from "node:crypto";
 import { create, toBinary, type DescMessage, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { BusMessage } from "@analytics/bus";
-import pino from "pino";
-import { callerHeaders } from "@analytics/auth";
 import { planningV1, topics, type Topic } from "@analytics/contracts";
-import { createDb } from "@analytics/db";
-import { consumerHandler, createServiceClient } from "@analytics/rpc";
-import { createTestBus, createTestDatabase } from "@analytics/testing";
+import { consumerHandler } from "@analytics/rpc";
+import { serviceUnderTest } from "@analytics/testing";
 import { replicaConsumer } from "../src/replica";
 import { startPlanningService } from "../src/service";
 
@@ -109,20 +106,11 @@ export const settings = (accountId: string, version: number, timezone: string) =
 export type Query = Omit<MessageInitShape<typeof planningV1.PlannedVolumesQuerySchema>, "$typeName">;
 export const march = { fromDate: "2026-03-01", toDate: "2026-03-31" };
 
-/** The planning service on a fresh database and stream, with helpers that answer plain rows. */
-export async function startPlanning() {
-  const internalToken = "p".repeat(40);
-  const database = await createTestDatabase();
-  const t = await createTestBus();
-  const service = await startPlanningService({ databaseUrl: database.url, bus: t.bus, logger: pino({ level: "silent" }), internalToken, port: 0 });
-  const client = createServiceClient(planningV1.PlanningService, service.url);
-  const db = createDb({ url: database.url, schema: "planning" });
-  const as = (accountId: string) => ({ headers: callerHeaders(internalToken, { accountId, apiKeyId: randomUUID() }) });
-  return {
-    t,
-    db,
-    client,
-    as,
+/** The planning service on the test file's own database and stream (jest hooks), with helpers that answer plain rows. */
+export function planningUnderTest() {
+  const planning = serviceUnderTest(planningV1.PlanningService, startPlanningService, { schema: "planning", internalToken: "p".repeat(40) });
+  const { client, db, as } = planning;
+  return Object.assign(planning, {
     /** Applies messages as the consumer does (one batch, with the inbox). */
     apply: (messages: BusMessage[]) => consumerHandler(db, "planning", replicaConsumer)(messages),
     volumes: async (accountId: string, q: Query = {}) =>
@@ -143,13 +131,7 @@ export async function startPlanning() {
           draft: Number(r.draftPoVolume),
         }))
         .sort(byKeyThenWarehouse),
-    close: async () => {
-      await service.close();
-      await db.destroy();
-      await t.close();
-      await database.drop();
-    },
-  };
+  });
 }
 
 /** Rows by groupKey then warehouseId, whatever the database's collation. */
