@@ -1,11 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { callerHeaders } from "@analytics/auth";
-import { create, toBinary } from "@bufbuild/protobuf";
 import type { BusMessage } from "@analytics/bus";
 import { eventsV1, topics } from "@analytics/contracts";
 import { consumerHandler } from "@analytics/rpc";
-import { eventually, serviceUnderTest } from "@analytics/testing";
+import { busMessage, eventually, serviceUnderTest } from "@analytics/testing";
 import { startEventsService } from "../src/service";
 import { queueConsumer } from "../src/subscriptions";
 
@@ -17,17 +16,9 @@ describe("events service (real Postgres and JetStream)", () => {
   const account = randomUUID();
   const other = randomUUID();
 
-  const skuMessage = (accountId: string, key: string, id = randomUUID(), version = 1): BusMessage => ({
-    id,
-    subject: topics.catalogueSkuUpdated.subject,
-    accountId,
-    occurredAt: new Date().toISOString(),
-    aggregate: `sku:${id}`,
-    payload: toBinary(
-      topics.catalogueSkuUpdated.schema,
-      create(topics.catalogueSkuUpdated.schema, { accountId, skuId: id, version: BigInt(version), product: { id, key, sku: key, costCalculationPrice: { value: "19.99" } } }),
-    ),
-  });
+  // The message id is the SKU's id, so that sending one SKU twice is a redelivery.
+  const skuMessage = (accountId: string, key: string, id = randomUUID(), version = 1) =>
+    busMessage(topics.catalogueSkuUpdated, accountId, `sku:${id}`, { accountId, skuId: id, version: BigInt(version), product: { id, key, sku: key, costCalculationPrice: { value: "19.99" } } }, id);
   const publishSku = async (accountId: string, key: string) => {
     const [error] = await events.stream.bus.publish([skuMessage(accountId, key)]);
     if (error) throw error;
@@ -53,14 +44,8 @@ describe("events service (real Postgres and JetStream)", () => {
   it("turns a stock trigger message (created or updated) into a sku_warehouse_settings_change entry with the trigger as payload", async () => {
     const acc = randomUUID();
     const trigger = (min: number) => ({ id: 7n, warehouseId: randomUUID(), warehouseExternalId: "W1", skuId: randomUUID(), key: "K1", min, startDate: "2026-03-01" });
-    const message = (topic: typeof topics.inventoryStockTriggerCreated, min: number): BusMessage => ({
-      id: randomUUID(),
-      subject: topic.subject,
-      accountId: acc,
-      occurredAt: new Date().toISOString(),
-      aggregate: "stock_trigger:7",
-      payload: toBinary(topic.schema, create(topic.schema, { accountId: acc, stockTriggerId: 7n, version: BigInt(min), trigger: trigger(min) })),
-    });
+    const message = (topic: typeof topics.inventoryStockTriggerCreated, min: number) =>
+      busMessage(topic, acc, "stock_trigger:7", { accountId: acc, stockTriggerId: 7n, version: BigInt(min), trigger: trigger(min) });
     await consumerHandler(db, "events", queueConsumer)([message(topics.inventoryStockTriggerCreated, 1), message(topics.inventoryStockTriggerUpdated, 2)]);
     const rows = await db("events").where({ account_id: acc }).orderBy("seq");
     expect(rows.map((r) => [r.event_type, r.payload.ID, r.payload.min, r.payload.warehouseExternalId, r.payload.startDate])).toEqual([
@@ -92,17 +77,7 @@ describe("events service (real Postgres and JetStream)", () => {
     const priceMessage = (productId: string, priceId: string, version: number, listOrder: number, value: string, deleted = false): BusMessage => {
       const topic = deleted ? topics.pricingPriceDeleted : topics.pricingPriceUpserted;
       const price = { listExternalId: `L${listOrder}`, key: "p", price: { value }, currency: "EUR", vat: { value: "25" }, customPrices: { outlet: { value: "1.10" } }, productId };
-      return {
-        id: randomUUID(),
-        subject: topic.subject,
-        accountId: acc,
-        occurredAt: new Date().toISOString(),
-        aggregate: `price:${productId}`,
-        payload: toBinary(
-          topic.schema,
-          create(topic.schema, { accountId: acc, productId, version: BigInt(version), price, priceId, listOrder: BigInt(listOrder), priceOrder: BigInt(listOrder) }),
-        ),
-      };
+      return busMessage(topic, acc, `price:${productId}`, { accountId: acc, productId, version: BigInt(version), price, priceId, listOrder: BigInt(listOrder), priceOrder: BigInt(listOrder) });
     };
     const l = (n: number, price: number) => ({ listExternalID: `L${n}`, price, currency: "EUR", vat: 25, customPrices: { outlet: 1.1 } });
     await handle([skuMessage(acc, "p", product)]);

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { planningV1 } from "@analytics/contracts";
-import { byKeyThenWarehouse, purchaseOrder, sku, planningUnderTest, warehouse } from "./fixtures";
+import { byKeyThenWarehouse, planningUnderTest, purchaseOrder, sku, warehouse } from "./fixtures";
 
 const { GroupBy } = planningV1;
 

@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
 import pino from "pino";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
+import { create, fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import type { BusMessage } from "@analytics/bus";
 import { pricingV1, topics } from "@analytics/contracts";
 import { createDb } from "@analytics/db";
 import type { ServiceContext } from "@analytics/rpc";
-import { codeOf, eventually, serviceUnderTest, subjectsUnder } from "@analytics/testing";
+import { busMessage, codeOf, eventually, serviceUnderTest, subjectsUnder } from "@analytics/testing";
 import { upsertPrices } from "../src/prices";
 import * as repo from "../src/repository";
 import { startPricingService } from "../src/service";
@@ -27,17 +27,7 @@ describe("pricing service (real Postgres and JetStream)", () => {
     ...extra,
   });
   const settings = async (accountId: string, customPriceFields: string[], version = 1n) => {
-    const schema = topics.accountSettingsChanged.schema;
-    const [error] = await pricing.stream.bus.publish([
-      {
-        id: randomUUID(),
-        subject: topics.accountSettingsChanged.subject,
-        accountId,
-        occurredAt: new Date().toISOString(),
-        aggregate: `settings:${accountId}`,
-        payload: toBinary(schema, create(schema, { accountId, version, customPriceFields })),
-      },
-    ]);
+    const [error] = await pricing.stream.bus.publish([busMessage(topics.accountSettingsChanged, accountId, `settings:${accountId}`, { accountId, version, customPriceFields })]);
     if (error) throw error;
     await eventually(async () => (await db("account_settings").where({ account_id: accountId }).first())?.version === Number(version), 10_000, "settings replica");
   };
