@@ -1,4 +1,4 @@
-import { createTestDatabase, type TestDatabase } from "@analytics/testing";
+import { createTestDatabase, databaseForFile, type TestDatabase } from "@analytics/testing";
 import { buildGateway, type Gateway, type GatewayDeps } from "../src/app";
 import { testGatewayDeps } from "./gateway-deps";
 
@@ -16,6 +16,17 @@ export async function testGateway(overrides: Partial<GatewayDeps> = {}): Promise
       await database.drop();
     },
   };
+}
+
+/** A gateway on the test file's own database: built in beforeAll, closed in afterAll. Read `gw` inside hooks and tests. */
+export function gatewayForFile(overrides: Partial<GatewayDeps> = {}): { gw: Gateway } {
+  const database = databaseForFile();
+  const handle = {} as { gw: Gateway };
+  beforeAll(async () => {
+    handle.gw = await buildGateway(testGatewayDeps(database.url, overrides));
+    database.atClose(() => handle.gw.close());
+  });
+  return handle;
 }
 
 /** The OpenAPI document as the gateway serves it (admin API on, so every operation is in it). */
