@@ -1,23 +1,16 @@
 import type { InjectOptions } from "fastify";
-import { databaseForFile } from "@analytics/testing";
-import { buildGateway, type Gateway } from "../src/app";
 import { fieldPath } from "../src/http/validation";
-import { TEST_ADMIN_TOKEN as ADMIN, testGatewayDeps } from "./gateway-deps";
+import { gatewayForFile } from "./document";
+import { TEST_ADMIN_TOKEN as ADMIN } from "./gateway-deps";
 import { noServiceReady } from "./services";
 
 const admin = { authorization: `Bearer ${ADMIN}` };
 
 describe("gateway edge (real Postgres; services not running)", () => {
-  const database = databaseForFile();
-  let gw: Gateway;
+  // Nothing listens at the services' URLs: routes that reach a service answer 503, readiness says not ready.
+  const edge = gatewayForFile();
 
-  beforeAll(async () => {
-    // Nothing listens at the services' URLs: routes that reach a service answer 503, readiness says not ready.
-    gw = await buildGateway(testGatewayDeps(database.url));
-    database.atClose(() => gw.close());
-  });
-
-  const inject = (opts: InjectOptions) => gw.app.inject(opts);
+  const inject = (opts: InjectOptions) => edge.gw.app.inject(opts);
   async function newAccount(name = "Acme") {
     const res = await inject({ method: "POST", url: "/admin/v1/accounts", headers: admin, payload: { name } });
     expect(res.statusCode).toBe(201);
@@ -33,7 +26,7 @@ describe("gateway edge (real Postgres; services not running)", () => {
     const res = await tokenFor(acct.accountID, acct.apiKey);
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ tokenType: "Bearer", expiresIn: 3600 });
-    const stored = await gw.db("api_keys").where({ id: acct.apiKeyId }).first();
+    const stored = await edge.gw.db("api_keys").where({ id: acct.apiKeyId }).first();
     expect(stored.secret_hash).not.toContain(acct.apiKey.split(".")[1]);
   });
 
