@@ -1,17 +1,11 @@
-import { E2E_ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
+import { E2E_ADMIN_TOKEN, platformForFile, signUp } from "./harness";
 
 /**
  * "400 with the field that is wrong, never a 500": every operation of the OpenAPI document gets
  * malformed paths, queries and bodies, and must answer a 4xx GeneralResponse.
  */
 describe("bad input never gives a 500", () => {
-  let platform: PlatformOnTestServices;
-  beforeAll(async () => {
-    platform = await startOnTestServices();
-  });
-  afterAll(async () => {
-    await platform?.close();
-  });
+  const platform = platformForFile();
 
   const nul = "a\u0000b";
   const pathValues = ["x", nul, "%00", "9".repeat(300), "00000000-0000-0000-0000-000000000000", "-1"];

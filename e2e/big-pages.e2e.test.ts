@@ -1,20 +1,14 @@
 import { request } from "node:http";
 import pg from "pg";
 import { eventually } from "@analytics/testing";
-import { E2E_ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
+import { E2E_ADMIN_TOKEN, platformForFile, signUp } from "./harness";
 
 /**
  * The published client reads GET /products 10000 a page until an empty page. Pages over one
  * chunk (500 products) are streamed; they must still be whole, in creation order, with headers.
  */
 describe("big product pages over HTTP", () => {
-  let platform: PlatformOnTestServices;
-  beforeAll(async () => {
-    platform = await startOnTestServices();
-  });
-  afterAll(async () => {
-    await platform?.close();
-  });
+  const platform = platformForFile();
 
   it("reads a catalogue 2400 a page, across chunk boundaries, until an empty page", async () => {
     const acme = await signUp(platform.baseUrl, E2E_ADMIN_TOKEN);
@@ -79,16 +73,10 @@ describe("big product pages over HTTP", () => {
 
 describe("a big page read by a slow client", () => {
   const DEADLINE_MS = 2500;
-  let platform: PlatformOnTestServices;
-  beforeAll(async () => {
-    // A short call deadline, so that reading the page takes longer than it; not so short that a
-    // chunk misses it on a loaded 2-core CI machine (1 s did once, with the suite's heaviest
-    // tests running beside it).
-    platform = await startOnTestServices({ SERVICE_CALL_TIMEOUT_MS: String(DEADLINE_MS) });
-  });
-  afterAll(async () => {
-    await platform?.close();
-  });
+  // A short call deadline, so that reading the page takes longer than it; not so short that a
+  // chunk misses it on a loaded 2-core CI machine (1 s did once, with the suite's heaviest
+  // tests running beside it).
+  const platform = platformForFile({ SERVICE_CALL_TIMEOUT_MS: String(DEADLINE_MS) });
 
   it("is answered whole although reading it takes longer than a call's deadline (each chunk has it)", async () => {
     const acme = await signUp(platform.baseUrl, E2E_ADMIN_TOKEN);

@@ -1,18 +1,12 @@
 import { eventually } from "@analytics/testing";
-import { client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
+import { client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, platformForFile, signUp } from "./harness";
 
 // 1x1 PNG.
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
 /** The catalogue over HTTP on real Postgres and JetStream, through to the update_sku queue entries. */
 describe("catalogue over HTTP", () => {
-  let platform: PlatformOnTestServices;
-  beforeAll(async () => {
-    platform = await startOnTestServices();
-  });
-  afterAll(async () => {
-    await platform?.close();
-  });
+  const platform = platformForFile();
 
   it("create -> read -> partial update -> key switch -> image -> update_sku events", async () => {
     const acme = await signUp(platform.baseUrl, ADMIN_TOKEN);

@@ -1,13 +1,7 @@
-import { E2E_ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
+import { E2E_ADMIN_TOKEN, platformForFile, signUp } from "./harness";
 
 describe("the published client's product fields (item 16)", () => {
-  let platform: PlatformOnTestServices;
-  beforeAll(async () => {
-    platform = await startOnTestServices();
-  });
-  afterAll(async () => {
-    await platform?.close();
-  });
+  const platform = platformForFile();
 
   it("accepts its names case-insensitively and its additional fields; answers keep the contract's spelling", async () => {
     const { api } = await signUp(platform.baseUrl, E2E_ADMIN_TOKEN);

@@ -1,13 +1,7 @@
-import { checkResponse, client, type OpenApiDocument, E2E_ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
+import { checkResponse, client, E2E_ADMIN_TOKEN, type OpenApiDocument, platformForFile, signUp } from "./harness";
 
 describe("response contract (item 6): every answer the e2e client receives is checked against the served document", () => {
-  let platform: PlatformOnTestServices;
-  beforeAll(async () => {
-    platform = await startOnTestServices();
-  });
-  afterAll(async () => {
-    await platform?.close();
-  });
+  const platform = platformForFile();
 
   it("accepts what the server sends, error answers included, and refuses a drifted body or an undocumented status", async () => {
     const { api } = await signUp(platform.baseUrl, E2E_ADMIN_TOKEN);

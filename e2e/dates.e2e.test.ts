@@ -1,14 +1,8 @@
-import { E2E_ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
+import { E2E_ADMIN_TOKEN, platformForFile, signUp } from "./harness";
 
 /** Clients in typed languages send every date as an RFC 3339 timestamp (Go's time.Time). */
 describe("date-only fields take YYYY-MM-DD or an RFC 3339 timestamp (its date in UTC), and answer YYYY-MM-DD", () => {
-  let platform: PlatformOnTestServices;
-  beforeAll(async () => {
-    platform = await startOnTestServices();
-  });
-  afterAll(async () => {
-    await platform?.close();
-  });
+  const platform = platformForFile();
 
   it("on FX rates, products, stock triggers and planning's window", async () => {
     const { api } = await signUp(platform.baseUrl, E2E_ADMIN_TOKEN);

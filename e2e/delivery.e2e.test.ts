@@ -1,4 +1,4 @@
-import { createTestDatabase, eventually, whileProgressing, type TestDatabase } from "@analytics/testing";
+import { databaseForFile, eventually, whileProgressing } from "@analytics/testing";
 import { E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startPlatform, type Platform } from "./harness";
 
 /**
@@ -6,13 +6,7 @@ import { E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startPlatform, type Platform } 
  * single-process default (in-process bus) is killed or stopped between a write and its relay.
  */
 describe("delivery across restarts (in-process bus)", () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await database.drop();
-  });
+  const database = databaseForFile();
 
   const env = () => ({ DATABASE_URL: database.url, NATS_URL: undefined, ADMIN_TOKEN });
   const products = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => ({ key: `${prefix}-${i}`, sku: `${prefix}-${i}` }));

@@ -1,14 +1,8 @@
-import { E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
+import { E2E_ADMIN_TOKEN as ADMIN_TOKEN, platformForFile, signUp } from "./harness";
 
 /** Distribution orders over HTTP on real Postgres and JetStream. */
 describe("distribution orders over HTTP", () => {
-  let platform: PlatformOnTestServices;
-  beforeAll(async () => {
-    platform = await startOnTestServices();
-  });
-  afterAll(async () => {
-    await platform?.close();
-  });
+  const platform = platformForFile();
 
   it("status derived through all five states (never from input); batch 400 with the valid rows applied; processing; by id; isolation", async () => {
     const acme = await signUp(platform.baseUrl, ADMIN_TOKEN);

@@ -1,27 +1,19 @@
 import { randomUUID } from "node:crypto";
-import { create, toBinary } from "@bufbuild/protobuf";
 import { topics } from "@analytics/contracts";
-import { eventually } from "@analytics/testing";
-import { client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
+import { busMessage, eventually } from "@analytics/testing";
+import { client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, platformForFile, signUp } from "./harness";
 import { serviceNames } from "@analytics/contracts";
 
 
 /** The whole platform on real Postgres and real NATS JetStream, driven over HTTP. */
 describe("platform over HTTP: auth, admin, event queue, conventions", () => {
-  let platform: PlatformOnTestServices;
-  beforeAll(async () => {
-    platform = await startOnTestServices();
-  });
-  afterAll(async () => {
-    await platform?.close();
-  });
+  const platform = platformForFile();
 
   // Published on the platform's stream as the catalogue service would.
   const skuChanged = async (accountId: string, key: string) => {
     const id = randomUUID();
-    const message = create(topics.catalogueSkuUpdated.schema, { accountId, skuId: id, version: 1n, product: { id, key, sku: key, status: 2 } });
     const [error] = await platform.bus.publish([
-      { id: randomUUID(), subject: topics.catalogueSkuUpdated.subject, accountId, occurredAt: new Date().toISOString(), aggregate: `sku:${id}`, payload: toBinary(topics.catalogueSkuUpdated.schema, message) },
+      busMessage(topics.catalogueSkuUpdated, accountId, `sku:${id}`, { accountId, skuId: id, version: 1n, product: { id, key, sku: key, status: 2 } }),
     ]);
     if (error) throw error;
   };

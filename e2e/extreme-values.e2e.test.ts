@@ -1,5 +1,5 @@
 import { catalogueV1 } from "@analytics/contracts";
-import { E2E_ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
+import { E2E_ADMIN_TOKEN, platformForFile, signUp } from "./harness";
 
 /**
  * Every writable field of every REST-shaped catalogue message, with values at and past the edge
@@ -28,14 +28,10 @@ const costValueFields = catalogueV1.CostCalculationValueSchema.fields.map((f) =>
 const keySwitchFields = catalogueV1.KeySwitchSchema.fields.map((f) => f.jsonName);
 
 describe("extreme values on every catalogue write route", () => {
-  let platform: PlatformOnTestServices;
+  const platform = platformForFile();
   let acme: Awaited<ReturnType<typeof signUp>>;
   beforeAll(async () => {
-    platform = await startOnTestServices();
     acme = await signUp(platform.baseUrl, E2E_ADMIN_TOKEN);
-  });
-  afterAll(async () => {
-    await platform?.close();
   });
 
   const send = async (method: string, path: string, body: unknown) => {

@@ -1,16 +1,10 @@
 import net from "node:net";
 import { createTestDatabase, eventually } from "@analytics/testing";
-import { E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startOnTestServices, startPlatform, type PlatformOnTestServices } from "./harness";
+import { E2E_ADMIN_TOKEN as ADMIN_TOKEN, platformForFile, signUp, startPlatform } from "./harness";
 
 /** Issue 7 "nothing lost": a client that dies after sending a batch can send it again. */
 describe("a batch whose client went away", () => {
-  let platform: PlatformOnTestServices;
-  beforeAll(async () => {
-    platform = await startOnTestServices();
-  });
-  afterAll(async () => {
-    await platform?.close();
-  });
+  const platform = platformForFile();
 
   it("is committed once, and sending it again changes nothing but the answer", async () => {
     const acme = await signUp(platform.baseUrl, ADMIN_TOKEN, "Dropped socket");

@@ -192,6 +192,19 @@ export interface PlatformOnTestServices extends Platform {
   close(): Promise<void>;
 }
 
+/**
+ * The platform on test services for the test file (or describe block) that calls this: started in
+ * beforeAll, closed in afterAll. The object is filled in beforeAll, so read it inside hooks and tests.
+ */
+export function platformForFile(env: Record<string, string> = {}): PlatformOnTestServices {
+  const platform = {} as PlatformOnTestServices;
+  beforeAll(async () => void Object.assign(platform, await startOnTestServices(env)));
+  afterAll(async () => {
+    await platform.close?.();
+  });
+  return platform;
+}
+
 /** The platform on the test Postgres (a fresh database) and test NATS (a stream of its own); `env` adds settings. */
 export async function startOnTestServices(env: Record<string, string> = {}): Promise<PlatformOnTestServices> {
   const database = await createTestDatabase();

@@ -1,15 +1,9 @@
 import { eventually } from "@analytics/testing";
-import { E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
+import { E2E_ADMIN_TOKEN as ADMIN_TOKEN, platformForFile, signUp } from "./harness";
 
 /** The inventory over HTTP on real Postgres and JetStream. */
 describe("inventory over HTTP", () => {
-  let platform: PlatformOnTestServices;
-  beforeAll(async () => {
-    platform = await startOnTestServices();
-  });
-  afterAll(async () => {
-    await platform?.close();
-  });
+  const platform = platformForFile();
 
   it("warehouse -> stock -> older snapshot ignored; unknowns are 404; another account sees nothing", async () => {
     const acme = await signUp(platform.baseUrl, ADMIN_TOKEN);

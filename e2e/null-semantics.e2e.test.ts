@@ -1,16 +1,10 @@
-import { E2E_ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
+import { E2E_ADMIN_TOKEN, platformForFile, signUp } from "./harness";
 
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]).toString("base64");
 
 /** Full writes store exactly what is sent; partial updates keep what is absent and clear what is null. */
 describe("null and absent fields over HTTP", () => {
-  let platform: PlatformOnTestServices;
-  beforeAll(async () => {
-    platform = await startOnTestServices();
-  });
-  afterAll(async () => {
-    await platform?.close();
-  });
+  const platform = platformForFile();
 
   it("a full write (POST) resets absent and null fields to their defaults; imageUrl absent keeps the image, null removes it", async () => {
     const acme = await signUp(platform.baseUrl, E2E_ADMIN_TOKEN);

@@ -1,8 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { create, toBinary, type DescMessage, type MessageInitShape } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { topics, type Topic } from "@analytics/contracts";
-import { client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
+import type { BusMessage } from "@analytics/bus";
+import { purchaseOrderChanged, stockUpdated, warehouseChanged } from "@analytics/testing";
+import { client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, platformForFile, signUp } from "./harness";
 import { plannedVolumes, row, sorted, warehouseRow } from "./planned-volumes";
 
 /**
@@ -14,7 +13,7 @@ import { plannedVolumes, row, sorted, warehouseRow } from "./planned-volumes";
  * e2e/planning-routes.e2e.test.ts drives the same volumes through the real routes.
  */
 describe("planning over HTTP: products -> stock -> POs -> planned volumes", () => {
-  let platform: PlatformOnTestServices;
+  const platform = platformForFile();
   let acme: Awaited<ReturnType<typeof signUp>>;
   const W1 = randomUUID();
   const W2 = randomUUID();
@@ -22,43 +21,17 @@ describe("planning over HTTP: products -> stock -> POs -> planned volumes", () =
   const integerIds: Record<string, number> = {};
   const window = "fromDate=2026-03-01&toDate=2026-03-31";
 
-  async function publish<D extends DescMessage>(topic: Topic<D>, accountId: string, aggregate: string, init: MessageInitShape<D>) {
-    const [error] = await platform.bus.publish([
-      {
-        id: randomUUID(),
-        subject: topic.subject,
-        accountId,
-        occurredAt: new Date().toISOString(),
-        aggregate,
-        payload: toBinary(topic.schema, create(topic.schema, init)),
-      },
-    ]);
+  async function publish(message: BusMessage) {
+    const [error] = await platform.bus.publish([message]);
     if (error) throw error;
   }
-  const po = (status: number, at: string, lines: { key: string; wh?: string; date: string; quantity: number; open?: number }[]) => {
-    const id = randomUUID();
-    return publish(topics.ordersPurchaseOrderCreated, acme.accountID, `purchase_order:${id}`, {
-      accountId: acme.accountID,
-      purchaseOrderId: id,
-      version: 1n,
-      externalPoNo: `PO-${id.slice(0, 6)}`,
-      deliveryStatus: status,
-      isDraft: status === 4,
-      updatedAt: timestampFromDate(new Date(at)),
-      lines: lines.map((l, i) => ({
-        itemId: `${id}-${i}`,
-        skuId: ids[l.key],
-        externalWarehouseId: l.wh ?? "",
-        deliveryDate: l.date,
-        quantity: l.quantity,
-        openQuantity: l.open ?? l.quantity,
-      })),
-    });
-  };
+  const po = (status: number, at: string, lines: { key: string; wh?: string; date: string; quantity: number; open?: number }[]) =>
+    publish(
+      purchaseOrderChanged(acme.accountID, randomUUID(), 1, status, lines.map((l) => ({ skuId: ids[l.key], warehouse: l.wh, date: l.date, quantity: l.quantity, open: l.open })), new Date(at)),
+    );
   const { get, until } = plannedVolumes(() => acme, 15_000);
 
   beforeAll(async () => {
-    platform = await startOnTestServices();
     acme = await signUp(platform.baseUrl, ADMIN_TOKEN, "Planning Co");
     const settings = await client(platform.baseUrl, ADMIN_TOKEN)("PUT", `/admin/v1/accounts/${acme.accountID}/settings`, {
       customPriceFields: [],
@@ -81,7 +54,7 @@ describe("planning over HTTP: products -> stock -> POs -> planned volumes", () =
       [W1, "WH1", "Main"],
       [W2, "WH2", "Second"],
     ]) {
-      await publish(topics.inventoryWarehouseUpserted, acc, `warehouse:${id}`, { accountId: acc, warehouseId: id, version: 1n, externalId: ext, name });
+      await publish(warehouseChanged(acc, id, 1, ext, name));
     }
     for (const [w, key, q] of [
       [W1, "KA", 10],
@@ -89,14 +62,7 @@ describe("planning over HTTP: products -> stock -> POs -> planned volumes", () =
       [W1, "KB", 3],
       [W2, "KC", 20],
     ] as const) {
-      await publish(topics.inventoryStockUpdated, acc, `stock:${w}:${key}`, {
-        accountId: acc,
-        warehouseId: w,
-        skuId: ids[key],
-        version: 1n,
-        availableQuantity: q,
-        physicalQuantity: q,
-      });
+      await publish(stockUpdated(acc, w, ids[key], 1, q, false, q));
     }
     const old = "2026-02-01T00:00:00Z";
     await po(5, old, [
@@ -109,9 +75,6 @@ describe("planning over HTTP: products -> stock -> POs -> planned volumes", () =
     await po(5, old, [{ key: "KA", wh: "WH1", date: "2026-04-02", quantity: 7 }]);
     await po(1, old, [{ key: "KC", wh: "WH2", date: "2026-03-20", quantity: 10, open: 4 }]);
   }, 90_000);
-  afterAll(async () => {
-    await platform?.close();
-  });
 
   it("answers exact volumes for every groupBy (open, draft, cancelled, delivered, outside the window)", async () => {
     const res = await until(`?${window}`, [row("AW26", 20, 4, 0), row("SS26", 18, 10, 8)]);

@@ -1,15 +1,9 @@
 import { eventually } from "@analytics/testing";
-import { client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
+import { client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, platformForFile, signUp } from "./harness";
 
 /** Pricing over HTTP on real Postgres and JetStream: lists, prices (SKUs resolved by the catalogue), products with prices. */
 describe("pricing over HTTP", () => {
-  let platform: PlatformOnTestServices;
-  beforeAll(async () => {
-    platform = await startOnTestServices();
-  });
-  afterAll(async () => {
-    await platform?.close();
-  });
+  const platform = platformForFile();
 
   it("price list -> prices batch with custom prices -> product shows its prices -> GET /prices -> delete batch", async () => {
     const acme = await signUp(platform.baseUrl, ADMIN_TOKEN);

@@ -1,5 +1,5 @@
 import { eventually } from "@analytics/testing";
-import { E2E_ADMIN_TOKEN, client, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
+import { client, E2E_ADMIN_TOKEN, platformForFile, signUp } from "./harness";
 import { Go, decoded, goField } from "./go-client";
 
 /**
@@ -8,7 +8,7 @@ import { Go, decoded, goField } from "./go-client";
  * its json.Unmarshal decodes it into its structs (e2e/go-client.ts). CONTRACT.md, "Compatibility".
  */
 describe("the published client, unchanged", () => {
-  let platform: PlatformOnTestServices;
+  const platform = platformForFile();
   let api: ReturnType<typeof client>;
   let accountID: string;
   let apiKey: string;
@@ -16,13 +16,9 @@ describe("the published client, unchanged", () => {
   const allOk = (body: { statusCode: number }[]) => expect(body.map((r) => r.statusCode).filter((s) => s >= 300)).toEqual([]);
 
   beforeAll(async () => {
-    platform = await startOnTestServices();
     ({ api, accountID, apiKey } = await signUp(platform.baseUrl, E2E_ADMIN_TOKEN));
     ok((await api("POST", "/v2/api/warehouses", [{ externalId: "WH-1", name: "Main" }, { externalId: "WH-2", name: "Store" }])).status);
     ok((await api("POST", "/v2/api/price-lists", { externalPriceListId: "PL-SEK", name: "Sweden", currency: "SEK" })).status);
-  });
-  afterAll(async () => {
-    await platform?.close();
   });
 
   // A product as an integration fills the client's Product (every field is omitempty).
@@ -309,13 +305,7 @@ describe("the published client, unchanged", () => {
 });
 
 describe("the published client's names in the OpenAPI document", () => {
-  let platform: PlatformOnTestServices;
-  beforeAll(async () => {
-    platform = await startOnTestServices();
-  });
-  afterAll(async () => {
-    await platform?.close();
-  });
+  const platform = platformForFile();
 
   it("shows each alias and client field as a deprecated property, and GET /skus as a deprecated operation", async () => {
     const doc = (await (await fetch(`${platform.baseUrl}/v2/api/openapi.json`)).json()) as Record<string, any>;

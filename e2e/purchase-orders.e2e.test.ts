@@ -1,16 +1,10 @@
 import pg from "pg";
 import { eventually } from "@analytics/testing";
-import { client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
+import { client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, platformForFile, signUp } from "./harness";
 
 /** Purchase orders over HTTP on real Postgres and JetStream: the gateway, the catalogue's SKUs and the orders service. */
 describe("purchase orders over HTTP", () => {
-  let platform: PlatformOnTestServices;
-  beforeAll(async () => {
-    platform = await startOnTestServices();
-  });
-  afterAll(async () => {
-    await platform?.close();
-  });
+  const platform = platformForFile();
 
   const order = (no: string, extra: Record<string, unknown> = {}) => ({
     externalPONo: no,
@@ -154,13 +148,7 @@ describe("purchase orders over HTTP", () => {
 });
 
 describe("draft purchase orders on the event queue", () => {
-  let platform: PlatformOnTestServices;
-  beforeAll(async () => {
-    platform = await startOnTestServices();
-  });
-  afterAll(async () => {
-    await platform?.close();
-  });
+  const platform = platformForFile();
 
   it("a draft created, changed and leaving draft is one draft_po_change each, payload the order as GET returns it; other orders none", async () => {
     const acme = await signUp(platform.baseUrl, ADMIN_TOKEN);

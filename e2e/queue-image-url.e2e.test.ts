@@ -1,17 +1,11 @@
 import { eventually } from "@analytics/testing";
-import { E2E_ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
+import { E2E_ADMIN_TOKEN, platformForFile, signUp } from "./harness";
 
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
 /** A queue entry's payload is the product as GET /products answers it: its image URL needs no token. */
 describe("queue payloads carry the image URL GET /products gives", () => {
-  let platform: PlatformOnTestServices;
-  beforeAll(async () => {
-    platform = await startOnTestServices();
-  });
-  afterAll(async () => {
-    await platform?.close();
-  });
+  const platform = platformForFile();
 
   it("update_sku after an image upload: the same capability URL, served without a token", async () => {
     const { api } = await signUp(platform.baseUrl, E2E_ADMIN_TOKEN);

@@ -1,18 +1,14 @@
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { createTestDatabase, eventually, uniqueName, type TestDatabase } from "@analytics/testing";
+import { databaseForFile, eventually, uniqueName } from "@analytics/testing";
 import { E2E_ADMIN_TOKEN, signUp, startPlatform, type Platform } from "./harness";
 
 describe("request ids end to end (item 7)", () => {
-  let database: TestDatabase;
+  const database = databaseForFile();
   let platform: Platform;
   beforeAll(async () => {
-    database = await createTestDatabase();
     platform = await startPlatform({ DATABASE_URL: database.url, ADMIN_TOKEN: E2E_ADMIN_TOKEN, LOG_LEVEL: "debug", DATA_DIR: join(tmpdir(), uniqueName("reqid")) });
-  });
-  afterAll(async () => {
-    await platform?.stop();
-    await database?.drop();
+    database.atClose(() => platform.stop());
   });
 
   it("carries the client's X-Request-Id to the service: the gateway's and the service's log lines name it", async () => {

@@ -1,4 +1,4 @@
-import { E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
+import { E2E_ADMIN_TOKEN as ADMIN_TOKEN, platformForFile, signUp } from "./harness";
 
 /**
  * What is written can be read back, and what is read can be written: a resource as GET answers
@@ -6,13 +6,7 @@ import { E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startOnTestServices, type Platf
  * number that its GET path already means (`latest`, `example`, `processing`) is refused.
  */
 describe("writes and reads meet", () => {
-  let platform: PlatformOnTestServices;
-  beforeAll(async () => {
-    platform = await startOnTestServices();
-  });
-  afterAll(async () => {
-    await platform?.close();
-  });
+  const platform = platformForFile();
 
   it("a purchase order, a stock row and a price round-trip unchanged", async () => {
     const acme = await signUp(platform.baseUrl, ADMIN_TOKEN);

@@ -1,14 +1,8 @@
-import { E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
+import { E2E_ADMIN_TOKEN as ADMIN_TOKEN, platformForFile, signUp } from "./harness";
 
 /** Transactions and shipments over HTTP on real Postgres and JetStream. */
 describe("transactions over HTTP", () => {
-  let platform: PlatformOnTestServices;
-  beforeAll(async () => {
-    platform = await startOnTestServices();
-  });
-  afterAll(async () => {
-    await platform?.close();
-  });
+  const platform = platformForFile();
 
   it("create -> replace -> batch -> shipments capped at the quantity (also concurrently); isolation", async () => {
     const acme = await signUp(platform.baseUrl, ADMIN_TOKEN);

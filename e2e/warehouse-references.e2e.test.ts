@@ -1,14 +1,8 @@
-import { E2E_ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
+import { E2E_ADMIN_TOKEN, platformForFile, signUp } from "./harness";
 
 /** Orders naming a warehouse that does not exist are refused as stock and triggers are: that item's 404. */
 describe("warehouses orders name must exist", () => {
-  let platform: PlatformOnTestServices;
-  beforeAll(async () => {
-    platform = await startOnTestServices();
-  });
-  afterAll(async () => {
-    await platform?.close();
-  });
+  const platform = platformForFile();
 
   it("purchase orders (on the order or a line) and distribution orders (source or destination) naming an unknown warehouse are 404", async () => {
     const { api } = await signUp(platform.baseUrl, E2E_ADMIN_TOKEN);

@@ -1,42 +1,21 @@
-import pino from "pino";
-import { createTestDatabase, eventually, freezableProxy, type TestDatabase } from "@analytics/testing";
-import { buildGateway, type Gateway, type GatewayDeps } from "../src/app";
+import { createTestDatabase, databaseForFile, eventually, freezableProxy } from "@analytics/testing";
+import { buildGateway, type Gateway } from "../src/app";
 import { FailureLimiter } from "../src/accounts/failure-limiter";
-import { allServicesAt } from "./services";
+import { TEST_ADMIN_TOKEN as ADMIN, testGatewayDeps } from "./gateway-deps";
 
-const ADMIN = "admin-token-for-tests-0123456789";
 const admin = { authorization: `Bearer ${ADMIN}` };
-
-function gatewayDeps(databaseUrl: string, overrides: Partial<GatewayDeps> = {}): GatewayDeps {
-  return {
-    databaseUrl,
-    services: allServicesAt(),
-    internalToken: "i".repeat(40),
-    jwtSecret: "j".repeat(40),
-    apiKeyPepper: "p".repeat(40),
-    adminToken: ADMIN,
-    tokenTtlSeconds: 3600,
-    authMaxFailures: 3,
-    authFailureWindowSeconds: 60,
-    trustProxyHops: 0,
-    logger: pino({ level: "silent" }),
-    ...overrides,
-  };
-}
 
 const auth = (gw: Gateway, accountID: string, apiKey: string, ip: string) => gw.app.inject({ method: "POST", url: "/v2/api/auth", payload: { accountID, apiKey }, remoteAddress: ip });
 
 describe("/auth failure limits shared by every gateway (one database)", () => {
-  let database: TestDatabase;
+  const database = databaseForFile();
   let gateways: Gateway[];
   beforeAll(async () => {
-    database = await createTestDatabase();
     // Two gateways starting together on the empty database, as two replicas do.
-    gateways = await Promise.all([buildGateway(gatewayDeps(database.url)), buildGateway(gatewayDeps(database.url))]);
-  });
-  afterAll(async () => {
-    for (const gw of gateways) await gw.close();
-    await database.drop();
+    gateways = await Promise.all([buildGateway(testGatewayDeps(database.url)), buildGateway(testGatewayDeps(database.url))]);
+    database.atClose(async () => {
+      for (const gw of gateways) await gw.close();
+    });
   });
 
   it("brakes on both gateways once the failures spread over them reach the limit", async () => {
@@ -90,7 +69,7 @@ describe("/auth with its database down", () => {
   it("answers 503 with Retry-After to a wrong key, neither 500 nor an unbraked 401", async () => {
     const database = await createTestDatabase();
     const proxy = await freezableProxy(database.url);
-    const gw = await buildGateway(gatewayDeps(proxy.url, { dbAcquireTimeoutMs: 500, dbStatementTimeoutMs: 500 }));
+    const gw = await buildGateway(testGatewayDeps(proxy.url, { dbAcquireTimeoutMs: 500, dbStatementTimeoutMs: 500 }));
     try {
       const account = (await gw.app.inject({ method: "POST", url: "/admin/v1/accounts", headers: admin, payload: { name: "Acme" } })).json();
       await proxy.close(); // pooled connections drop, new ones are refused

@@ -1,27 +1,13 @@
-import pino from "pino";
-import { createTestDatabase, type TestDatabase } from "@analytics/testing";
+import { createTestDatabase, databaseForFile, type TestDatabase } from "@analytics/testing";
 import { buildGateway, type Gateway, type GatewayDeps } from "../src/app";
-import { allServicesAt } from "./services";
+import { testGatewayDeps } from "./gateway-deps";
 
-export const TEST_ADMIN_TOKEN = "admin-token-for-tests-0123456789";
+export { TEST_ADMIN_TOKEN } from "./gateway-deps";
 
 /** A gateway on a fresh test database; services are not running (their routes answer 503). */
 export async function testGateway(overrides: Partial<GatewayDeps> = {}): Promise<{ gw: Gateway; database: TestDatabase; close(): Promise<void> }> {
   const database = await createTestDatabase();
-  const gw = await buildGateway({
-    databaseUrl: database.url,
-    services: allServicesAt(),
-    internalToken: "i".repeat(40),
-    jwtSecret: "j".repeat(40),
-    apiKeyPepper: "p".repeat(40),
-    adminToken: TEST_ADMIN_TOKEN,
-    tokenTtlSeconds: 3600,
-    authMaxFailures: 3,
-    authFailureWindowSeconds: 60,
-    trustProxyHops: 0,
-    logger: pino({ level: "silent" }),
-    ...overrides,
-  });
+  const gw = await buildGateway(testGatewayDeps(database.url, overrides));
   return {
     gw,
     database,
@@ -30,6 +16,17 @@ export async function testGateway(overrides: Partial<GatewayDeps> = {}): Promise
       await database.drop();
     },
   };
+}
+
+/** A gateway on the test file's own database: built in beforeAll, closed in afterAll. Read `gw` inside hooks and tests. */
+export function gatewayForFile(overrides: Partial<GatewayDeps> = {}): { gw: Gateway } {
+  const database = databaseForFile();
+  const handle = {} as { gw: Gateway };
+  beforeAll(async () => {
+    handle.gw = await buildGateway(testGatewayDeps(database.url, overrides));
+    database.atClose(() => handle.gw.close());
+  });
+  return handle;
 }
 
 /** The OpenAPI document as the gateway serves it (admin API on, so every operation is in it). */

@@ -1,30 +1,12 @@
 import http2 from "node:http2";
 import net from "node:net";
 import type { AddressInfo } from "node:net";
-import pino from "pino";
-import { createTestDatabase, freezableProxy, type FreezableProxy, type TestDatabase } from "@analytics/testing";
-import { buildGateway, type Gateway, type GatewayDeps } from "../src/app";
+import { databaseForFile, freezableProxy, type FreezableProxy } from "@analytics/testing";
+import { buildGateway, type Gateway } from "../src/app";
+import { TEST_ADMIN_TOKEN as ADMIN, testGatewayDeps } from "./gateway-deps";
 import { allServicesAt, noServiceReady } from "./services";
 
-const ADMIN = "admin-token-for-tests-0123456789";
 const admin = { authorization: `Bearer ${ADMIN}` };
-
-function gatewayDeps(databaseUrl: string, services: GatewayDeps["services"], overrides: Partial<GatewayDeps> = {}): GatewayDeps {
-  return {
-    databaseUrl,
-    services,
-    internalToken: "i".repeat(40),
-    jwtSecret: "j".repeat(40),
-    apiKeyPepper: "p".repeat(40),
-    adminToken: ADMIN,
-    tokenTtlSeconds: 3600,
-    authMaxFailures: 3,
-    authFailureWindowSeconds: 60,
-    trustProxyHops: 0,
-    logger: pino({ level: "silent" }),
-    ...overrides,
-  };
-}
 
 async function signUp(gw: Gateway, ip = "10.0.0.1") {
   const created = (await gw.app.inject({ method: "POST", url: "/admin/v1/accounts", headers: admin, payload: { name: "Acme" } })).json();
@@ -51,20 +33,14 @@ function rawRequest(port: number, head: string, body = ""): Promise<string> {
 }
 
 describe("gateway under faults (real Postgres through a proxy that can freeze)", () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await database.drop();
-  });
+  const database = databaseForFile();
 
   let proxy: FreezableProxy;
   let gw: Gateway;
   beforeEach(async () => {
     proxy = await freezableProxy(database.url);
     gw = await buildGateway(
-      gatewayDeps(proxy.url, allServicesAt(), { dbAcquireTimeoutMs: 500, dbStatementTimeoutMs: 500 }),
+      testGatewayDeps(proxy.url, { dbAcquireTimeoutMs: 500, dbStatementTimeoutMs: 500 }),
     );
   });
   afterEach(async () => {
@@ -95,7 +71,7 @@ describe("gateway under faults (real Postgres through a proxy that can freeze)",
 
   it("keeps its own statements within the service-call deadline, whatever DB_STATEMENT_TIMEOUT_MS says", async () => {
     // A statement timeout of a minute for the services; the edge's calls have 1.5 s.
-    const slow = await buildGateway(gatewayDeps(proxy.url, allServicesAt(), { dbAcquireTimeoutMs: 500, dbStatementTimeoutMs: 60_000, serviceCallTimeoutMs: 1_500 }));
+    const slow = await buildGateway(testGatewayDeps(proxy.url, { dbAcquireTimeoutMs: 500, dbStatementTimeoutMs: 60_000, serviceCallTimeoutMs: 1_500 }));
     try {
       const account = await signUp(slow);
       proxy.freeze();
@@ -119,7 +95,7 @@ describe("gateway under faults (real Postgres through a proxy that can freeze)",
 });
 
 describe("gateway edge: deadlines, bodies, headers, brakes", () => {
-  let database: TestDatabase;
+  const database = databaseForFile();
   let gw: Gateway;
   let port: number;
   // A service that accepts calls and never answers them.
@@ -127,18 +103,16 @@ describe("gateway edge: deadlines, bodies, headers, brakes", () => {
   const sessions = new Set<http2.ServerHttp2Session>();
   silent.on("session", (session) => sessions.add(session));
   beforeAll(async () => {
-    database = await createTestDatabase();
     await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
     const silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
-    gw = await buildGateway(gatewayDeps(database.url, allServicesAt(silentUrl), { serviceCallTimeoutMs: 300, requestTimeoutMs: 1_000 }));
+    gw = await buildGateway(testGatewayDeps(database.url, { services: allServicesAt(silentUrl), serviceCallTimeoutMs: 300, requestTimeoutMs: 1_000 }));
     await gw.app.listen({ port: 0, host: "127.0.0.1" });
     port = (gw.app.server.address() as AddressInfo).port;
-  });
-  afterAll(async () => {
-    for (const session of sessions) session.destroy();
-    await new Promise<void>((resolve) => silent.close(() => resolve()));
-    await gw.close();
-    await database.drop();
+    database.atClose(async () => {
+      for (const session of sessions) session.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+      await gw.close();
+    });
   });
 
   it("answers 503 when a service misses the call deadline, stays ready, and /healthz names the service in time", async () => {

@@ -1,40 +1,16 @@
 import type { InjectOptions } from "fastify";
-import pino from "pino";
-import { createTestDatabase, type TestDatabase } from "@analytics/testing";
-import { buildGateway, type Gateway } from "../src/app";
 import { fieldPath } from "../src/http/validation";
-import { allServicesAt, noServiceReady } from "./services";
+import { gatewayForFile } from "./document";
+import { TEST_ADMIN_TOKEN as ADMIN } from "./gateway-deps";
+import { noServiceReady } from "./services";
 
-const ADMIN = "admin-token-for-tests-0123456789";
 const admin = { authorization: `Bearer ${ADMIN}` };
 
 describe("gateway edge (real Postgres; services not running)", () => {
-  let database: TestDatabase;
-  let gw: Gateway;
+  // Nothing listens at the services' URLs: routes that reach a service answer 503, readiness says not ready.
+  const edge = gatewayForFile();
 
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    gw = await buildGateway({
-      databaseUrl: database.url,
-      // Nothing listens here: routes that reach a service answer 503, readiness says not ready.
-      services: allServicesAt(),
-      internalToken: "i".repeat(40),
-      jwtSecret: "j".repeat(40),
-      apiKeyPepper: "p".repeat(40),
-      adminToken: ADMIN,
-      tokenTtlSeconds: 3600,
-      authMaxFailures: 3,
-      authFailureWindowSeconds: 60,
-      trustProxyHops: 0,
-      logger: pino({ level: "silent" }),
-    });
-  });
-  afterAll(async () => {
-    await gw.close();
-    await database.drop();
-  });
-
-  const inject = (opts: InjectOptions) => gw.app.inject(opts);
+  const inject = (opts: InjectOptions) => edge.gw.app.inject(opts);
   async function newAccount(name = "Acme") {
     const res = await inject({ method: "POST", url: "/admin/v1/accounts", headers: admin, payload: { name } });
     expect(res.statusCode).toBe(201);
@@ -50,7 +26,7 @@ describe("gateway edge (real Postgres; services not running)", () => {
     const res = await tokenFor(acct.accountID, acct.apiKey);
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ tokenType: "Bearer", expiresIn: 3600 });
-    const stored = await gw.db("api_keys").where({ id: acct.apiKeyId }).first();
+    const stored = await edge.gw.db("api_keys").where({ id: acct.apiKeyId }).first();
     expect(stored.secret_hash).not.toContain(acct.apiKey.split(".")[1]);
   });
 

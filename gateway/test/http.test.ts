@@ -1,18 +1,10 @@
 import { imageCapabilities } from "../src/http/image-capabilities";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import pino from "pino";
-import { TEST_ADMIN_TOKEN, testGateway } from "./document";
-
-type Harness = Awaited<ReturnType<typeof testGateway>>;
+import { gatewayForFile, TEST_ADMIN_TOKEN, testGateway } from "./document";
 
 describe("HTTP behaviour of the edge", () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await testGateway();
-  });
-  afterAll(async () => {
-    await h.close();
-  });
+  const h = gatewayForFile();
 
   it("answers a wrong method on a known path with 405, Allow and a GeneralResponse (item 10)", async () => {
     const res = await h.gw.app.inject({ method: "DELETE", url: "/v2/api/products?x=1" });
@@ -90,14 +82,7 @@ describe("HTTP behaviour of the edge", () => {
 
 describe("request ids (item 7)", () => {
   const lines: Record<string, unknown>[] = [];
-  let h: Harness;
-  beforeAll(async () => {
-    const logger = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-    h = await testGateway({ logger });
-  });
-  afterAll(async () => {
-    await h.close();
-  });
+  const h = gatewayForFile({ logger: pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line)) }) });
 
   it("answers X-Request-Id, the client's when sane, else a UUID, and logs every line of the request with it", async () => {
     const own = await h.gw.app.inject({ method: "GET", url: "/v2/api/products", headers: { "x-request-id": "client-req-42" } });
@@ -114,13 +99,7 @@ describe("request ids (item 7)", () => {
 });
 
 describe("compression (item 8)", () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await testGateway();
-  });
-  afterAll(async () => {
-    await h.close();
-  });
+  const h = gatewayForFile();
 
   it("compresses JSON over 1 KiB with br or gzip when accepted, and nothing else", async () => {
     const plain = await h.gw.app.inject({ method: "GET", url: "/v2/api/openapi.json" });

@@ -1,41 +1,24 @@
 import pg from "pg";
-import pino from "pino";
-import { createTestDatabase, eventually, type TestDatabase } from "@analytics/testing";
+import { createTestDatabase, databaseForFile, eventually } from "@analytics/testing";
 import { KeyStatusCache } from "../src/accounts/key-status";
-import { buildGateway, type Gateway, type GatewayDeps } from "../src/app";
-import { allServicesAt } from "./services";
+import { buildGateway, type Gateway } from "../src/app";
+import { TEST_ADMIN_TOKEN as ADMIN, testGatewayDeps } from "./gateway-deps";
 
-const ADMIN = "admin-token-for-tests-0123456789";
 const admin = { authorization: `Bearer ${ADMIN}` };
 
 /** API-key status is cached per replica, and a revocation reaches every replica when it commits. */
 describe("API-key status across gateway replicas (real Postgres)", () => {
-  let database: TestDatabase;
+  const database = databaseForFile();
   let a: Gateway;
   let b: Gateway;
-  const deps = (url: string): GatewayDeps => ({
-    databaseUrl: url,
-    services: allServicesAt(),
-    internalToken: "i".repeat(40),
-    jwtSecret: "j".repeat(40),
-    apiKeyPepper: "p".repeat(40),
-    adminToken: ADMIN,
-    tokenTtlSeconds: 3600,
-    authMaxFailures: 100,
-    authFailureWindowSeconds: 60,
-    trustProxyHops: 0,
-    logger: pino({ level: "silent" }),
-  });
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    a = await buildGateway(deps(database.url));
-    b = await buildGateway(deps(database.url));
-  });
-  afterAll(async () => {
-    await a.close();
-    await b.close();
-    await database.drop();
+    a = await buildGatewayForSchema(database.url);
+    b = await buildGatewayForSchema(database.url);
+    database.atClose(async () => {
+      await a.close();
+      await b.close();
+    });
   });
 
   async function signedIn(gw: Gateway) {
@@ -117,17 +100,5 @@ describe("KeyStatusCache (real Postgres)", () => {
 });
 
 function buildGatewayForSchema(url: string) {
-  return buildGateway({
-    databaseUrl: url,
-    services: allServicesAt(),
-    internalToken: "i".repeat(40),
-    jwtSecret: "j".repeat(40),
-    apiKeyPepper: "p".repeat(40),
-    adminToken: ADMIN,
-    tokenTtlSeconds: 3600,
-    authMaxFailures: 100,
-    authFailureWindowSeconds: 60,
-    trustProxyHops: 0,
-    logger: pino({ level: "silent" }),
-  });
+  return buildGateway(testGatewayDeps(url, { authMaxFailures: 100 }));
 }

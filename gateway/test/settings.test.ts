@@ -1,48 +1,25 @@
 import { fromBinary } from "@bufbuild/protobuf";
-import pino from "pino";
 import type { BusMessage } from "@analytics/bus";
 import { topics } from "@analytics/contracts";
-import { createTestBus, createTestDatabase, eventually, type TestBus, type TestDatabase } from "@analytics/testing";
+import { databaseAndStreamForFile, eventually } from "@analytics/testing";
 import { buildGateway, type Gateway } from "../src/app";
-import { allServicesAt } from "./services";
+import { TEST_ADMIN_TOKEN as ADMIN, testGatewayDeps } from "./gateway-deps";
 
-const ADMIN = "admin-token-for-tests-0123456789";
 const admin = { authorization: `Bearer ${ADMIN}` };
 
 /** The gateway owns account settings and announces each change as a typed message. */
 describe("account settings on the bus (real Postgres and JetStream)", () => {
-  let database: TestDatabase;
-  let t: TestBus;
+  const perFile = databaseAndStreamForFile();
   let gw: Gateway;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    t = await createTestBus();
-    gw = await buildGateway({
-      databaseUrl: database.url,
-      services: allServicesAt(),
-      internalToken: "i".repeat(40),
-      jwtSecret: "j".repeat(40),
-      apiKeyPepper: "p".repeat(40),
-      adminToken: ADMIN,
-      tokenTtlSeconds: 3600,
-      authMaxFailures: 3,
-      authFailureWindowSeconds: 60,
-      trustProxyHops: 0,
-      bus: t.bus,
-      outboxPollMs: 50,
-      logger: pino({ level: "silent" }),
-    });
-  });
-  afterAll(async () => {
-    await gw.close();
-    await t.close();
-    await database.drop();
+    gw = await buildGateway(testGatewayDeps(perFile.url, { bus: perFile.stream.bus, outboxPollMs: 50 }));
+    perFile.atClose(() => gw.close());
   });
 
   it("publishes AccountSettingsChanged with a growing version for every change", async () => {
     const received: BusMessage[] = [];
-    const sub = await t.bus.subscribe({ durable: "probe", subjects: [topics.accountSettingsChanged.subject], handle: async (ms) => void received.push(...ms) });
+    const sub = await perFile.stream.bus.subscribe({ durable: "probe", subjects: [topics.accountSettingsChanged.subject], handle: async (ms) => void received.push(...ms) });
     const account = (await gw.app.inject({ method: "POST", url: "/admin/v1/accounts", headers: admin, payload: { name: "Acme" } })).json();
     const put = (payload: object) => gw.app.inject({ method: "PUT", url: `/admin/v1/accounts/${account.accountID}/settings`, headers: admin, payload });
     expect((await put({ customPriceFields: ["outlet"], timezone: "Europe/Stockholm" })).statusCode).toBe(200);

@@ -1,14 +1,8 @@
 import { copyRows, createDb, inTransaction, isUuid, migrate, pageWindow, ping, type Db } from "../src";
-import { createTestDatabase, type TestDatabase } from "@analytics/testing";
+import { createTestDatabase, databaseForFile } from "@analytics/testing";
 
 describe("db", () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await database.drop();
-  });
+  const database = databaseForFile();
 
   it("runs a service's migrations once, in its own schema", async () => {
     const db = createDb({ url: database.url, schema: "sample" });

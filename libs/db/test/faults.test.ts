@@ -1,7 +1,7 @@
 import { Code } from "@connectrpc/connect";
 import { httpErrorOf, toConnectError } from "@analytics/errors";
-import { createTestDatabase, crossingTransactions, eventually, freezableProxy, type TestDatabase } from "@analytics/testing";
-import { copyRows, createDb, inTransaction, type Db } from "../src";
+import { crossingTransactions, databaseForFile, eventually, freezableProxy } from "@analytics/testing";
+import { copyRows, createDb, inTransaction } from "../src";
 
 /** What the gateway would answer for an error a service's repository threw. */
 const statusOf = (error: unknown) => httpErrorOf(toConnectError(error)).statusCode;
@@ -16,18 +16,12 @@ async function failure(work: Promise<unknown>): Promise<unknown> {
 }
 
 describe("database faults (real Postgres)", () => {
-  let database: TestDatabase;
-  let db: Db;
+  const database = databaseForFile();
+  const db = database.openDb("faults");
   beforeAll(async () => {
-    database = await createTestDatabase();
-    db = createDb({ url: database.url, schema: "faults" });
     await db.raw('CREATE SCHEMA IF NOT EXISTS "faults"');
     await db.raw("CREATE TABLE things (id int PRIMARY KEY, n int NOT NULL DEFAULT 0)");
     await db("things").insert([{ id: 1 }, { id: 2 }]);
-  });
-  afterAll(async () => {
-    await db.destroy();
-    await database.drop();
   });
 
   it("maps a unique violation to 409 and never to a 500", async () => {

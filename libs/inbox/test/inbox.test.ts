@@ -1,23 +1,17 @@
 import { randomUUID } from "node:crypto";
 import type { BusMessage } from "@analytics/bus";
-import { createDb, migrate, type Db, type Tx } from "@analytics/db";
+import { migrate, type Tx } from "@analytics/db";
 import { inboxMigrations, processBatchOnce, processOnce, pruneInbox } from "../src";
-import { createTestDatabase, type TestDatabase } from "@analytics/testing";
+import { databaseForFile } from "@analytics/testing";
 
 describe("inbox", () => {
-  let database: TestDatabase;
-  let db: Db;
+  const database = databaseForFile();
+  const db = database.openDb("consumer");
   beforeAll(async () => {
-    database = await createTestDatabase();
-    db = createDb({ url: database.url, schema: "consumer" });
     await migrate(db, "consumer", [
       ...inboxMigrations,
       { name: "001_effects", up: async (k) => void (await k.schema.createTable("effects", (t) => (t.text("consumer"), t.text("message_id")))) },
     ]);
-  });
-  afterAll(async () => {
-    await db.destroy();
-    await database.drop();
   });
 
   const msg = (): BusMessage => ({ id: randomUUID(), subject: "analytics.a.b.c", accountId: randomUUID(), occurredAt: "", aggregate: "", payload: new Uint8Array() });

@@ -2,10 +2,10 @@ import { randomUUID } from "node:crypto";
 import { fromBinary } from "@bufbuild/protobuf";
 import type { Bus, BusMessage, PublishOutcome } from "@analytics/bus";
 import { topics } from "@analytics/contracts";
-import { createDb, migrate, type Db } from "@analytics/db";
+import { createDb, migrate } from "@analytics/db";
 import { DomainError } from "@analytics/errors";
 import { backoffMs, BusUnavailable, encodeEntry, enqueue, OutboxRelay, outboxEntry, outboxMigrations, outageWaitMs } from "../src";
-import { createTestBus, createTestDatabase, eventually, type TestDatabase } from "@analytics/testing";
+import { createTestBus, databaseForFile, eventually } from "@analytics/testing";
 
 /** A brand-created entry whose brand name carries a label, for following rows through the bus. */
 const entry = (account: string, aggregateId: string, label: string) =>
@@ -34,18 +34,12 @@ function recordingBus(refuse: (m: BusMessage) => boolean | Promise<boolean> = ()
 }
 
 describe("outbox", () => {
-  let database: TestDatabase;
-  let db: Db;
+  const database = databaseForFile();
+  const db = database.openDb("producer");
   const account = randomUUID();
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    db = createDb({ url: database.url, schema: "producer" });
     await migrate(db, "producer", outboxMigrations);
-  });
-  afterAll(async () => {
-    await db.destroy();
-    await database.drop();
   });
   beforeEach(async () => {
     await db("outbox").delete();

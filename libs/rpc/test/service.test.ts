@@ -1,22 +1,15 @@
 import net from "node:net";
-import { create, toBinary } from "@bufbuild/protobuf";
 import pino from "pino";
 import { InProcessBus } from "@analytics/bus";
 import { topics } from "@analytics/contracts";
 import { createDb } from "@analytics/db";
 import { inboxMigrations } from "@analytics/inbox";
 import { outboxMigrations } from "@analytics/outbox";
-import { createTestDatabase, type TestDatabase } from "@analytics/testing";
+import { busMessage, databaseForFile } from "@analytics/testing";
 import { startService, type ConsumerDefinition, type ServiceDefinition } from "../src";
 
 describe("startService (real Postgres)", () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await database.drop();
-  });
+  const database = databaseForFile();
 
   const handled: string[] = [];
   const consumer: ConsumerDefinition = {
@@ -33,14 +26,7 @@ describe("startService (real Postgres)", () => {
     port,
     healthPort,
   });
-  const brand = (id: string) => ({
-    id,
-    subject: topics.catalogueBrandCreated.subject,
-    accountId: "00000000-0000-4000-8000-000000000001",
-    occurredAt: new Date().toISOString(),
-    aggregate: `brand:${id}`,
-    payload: toBinary(topics.catalogueBrandCreated.schema, create(topics.catalogueBrandCreated.schema, {})),
-  });
+  const brand = (id: string) => busMessage(topics.catalogueBrandCreated, "00000000-0000-4000-8000-000000000001", `brand:${id}`, {}, id);
 
   it("answers /healthz (dependencies), /readyz (its own database) and /metrics over plain HTTP/1.1 on its health port", async () => {
     const bus = new InProcessBus();

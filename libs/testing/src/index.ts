@@ -13,29 +13,31 @@ export interface TestDatabase {
 
 /** A fresh database per test file, so tests running in parallel never see each other's rows. */
 export async function createTestDatabase(): Promise<TestDatabase> {
+  const database = namedTestDatabase();
+  await database.create();
+  return database;
+}
+
+/** A test database's name and URL, known before it exists: `create` makes it. */
+export function namedTestDatabase(): TestDatabase & { create(): Promise<void> } {
   const adminUrl = testDatabaseUrl();
   const name = uniqueName("t");
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE "${name}"`);
-  } finally {
-    await admin.end();
-  }
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
+  const asAdmin = async (sql: string) => {
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    try {
+      await admin.query(sql);
+    } finally {
+      await admin.end();
+    }
+  };
   return {
     url: url.toString(),
     name,
-    drop: async () => {
-      const c = new pg.Client({ connectionString: adminUrl });
-      await c.connect();
-      try {
-        await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      } finally {
-        await c.end();
-      }
-    },
+    create: () => asAdmin(`CREATE DATABASE "${name}"`),
+    drop: () => asAdmin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
   };
 }
 
@@ -103,3 +105,5 @@ export async function eventually<T>(check: () => Promise<T | undefined | false>,
 export { freezableProxy, type FreezableProxy } from "./proxy";
 export { crossingTransactions } from "./deadlock";
 export { startNatsCluster, type NatsCluster } from "./nats-cluster";
+export { databaseForFile, databaseAndStreamForFile, serviceUnderTest, subjectsUnder, codeOf, type DatabaseForFile, type DatabaseAndStreamForFile, type ServiceUnderTest } from "./per-file";
+export { accountSettingsChanged, busMessage, purchaseOrderChanged, skuUpdated, stockUpdated, warehouseChanged, type LineInit, type SkuInit } from "./factories";

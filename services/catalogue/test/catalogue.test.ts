@@ -2,13 +2,11 @@ import { createHash, randomUUID } from "node:crypto";
 import { create, fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import pino from "pino";
 import { Code } from "@connectrpc/connect";
-import { callerHeaders } from "@analytics/auth";
-import type { BusMessage } from "@analytics/bus";
-import { catalogueMessagesV1, catalogueV1, productToRest, stringifyRest, toRestJson, topics, ValidationErrorsSchema } from "@analytics/contracts";
+import { catalogueMessagesV1, catalogueV1, productToRest, stringifyRest, toRestJson, ValidationErrorsSchema } from "@analytics/contracts";
 import { createDb, type Db } from "@analytics/db";
 import { OutboxRelay } from "@analytics/outbox";
-import { createServiceClient, type RunningService, type ServiceContext } from "@analytics/rpc";
-import { createTestBus, createTestDatabase, eventually, type TestBus, type TestDatabase } from "@analytics/testing";
+import type { ServiceContext } from "@analytics/rpc";
+import { codeOf, eventually, serviceUnderTest, subjectsUnder } from "@analytics/testing";
 import { ConnectError } from "@connectrpc/connect";
 import { upsertProducts, updateProducts } from "../src/products";
 import * as repo from "../src/repository";
@@ -18,7 +16,6 @@ import { PRODUCT_FIELDS } from "./product-fields";
 const { CatalogueService, ProductSchema } = catalogueV1;
 type ProductInit = MessageInitShape<typeof catalogueV1.ProductSchema>;
 type ListFilter = Partial<Omit<catalogueV1.ListProductsRequest, "$typeName" | "$unknown" | "page">>;
-const internalToken = "x".repeat(40);
 
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]);
 const JPEG = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0x10]);
@@ -27,37 +24,15 @@ const WEBP = Buffer.concat([Buffer.from("RIFF"), Buffer.from([0, 0, 0, 0]), Buff
 const sha256 = (b: Buffer) => createHash("sha256").update(b).digest("hex");
 
 describe("catalogue service (real Postgres and JetStream)", () => {
-  let database: TestDatabase;
-  let t: TestBus;
-  let service: RunningService;
-  let db: Db;
-  let client: ReturnType<typeof createServiceClient<typeof CatalogueService>>;
-  const published: BusMessage[] = [];
-  const as = (accountId: string) => ({ headers: callerHeaders(internalToken, { accountId, apiKeyId: randomUUID() }) });
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    t = await createTestBus();
-    service = await startCatalogueService({ databaseUrl: database.url, bus: t.bus, logger: pino({ level: "silent" }), internalToken, port: 0 });
-    client = createServiceClient(CatalogueService, service.url);
-    db = createDb({ url: database.url, schema: "catalogue" });
-    // What the events service would consume: every catalogue message on the bus.
-    const catalogueSubjects = Object.values(topics).flatMap((x) => ("subject" in x && x.subject.startsWith("analytics.catalogue.") ? [x.subject] : []));
-    await t.bus.subscribe({ durable: "probe", subjects: catalogueSubjects, handle: async (ms) => void published.push(...ms) });
-  });
-  afterAll(async () => {
-    await service.close();
-    await db.destroy();
-    await t.close();
-    await database.drop();
-  });
+  // What the events service would consume: every catalogue message on the bus.
+  const catalogue = serviceUnderTest(CatalogueService, startCatalogueService, { schema: "catalogue", probe: subjectsUnder("analytics.catalogue.") });
+  const { client, db, as, published } = catalogue;
 
   const upsert = async (accountId: string, items: ProductInit[]) => (await client.upsertProducts({ products: items }, as(accountId))).results;
   const update = async (accountId: string, items: ProductInit[]) => (await client.updateProducts({ products: items }, as(accountId))).results;
   const list = (accountId: string, filter: ListFilter = {}) =>
     client.listProducts({ page: { page: 1, pageSize: 100 }, ...filter }, as(accountId));
   const statuses = (results: { result?: { statusCode: number } }[]) => results.map((r) => r.result?.statusCode);
-  const codeOf = async (call: Promise<unknown>) => ((await call.then(() => undefined, (e) => e)) as ConnectError | undefined)?.code;
 
   it("creates a product (201), then fully updates it by key (200), answering the REST Product", async () => {
     const account = randomUUID();
@@ -303,7 +278,7 @@ describe("catalogue service (real Postgres and JetStream)", () => {
     const account = randomUUID();
     await upsert(account, [{ key: "P1" }, { key: "P2" }]);
     const ids = (await list(account)).products.map((p) => p.id);
-    const one = createDb({ url: database.url, schema: "catalogue", poolMax: 1 });
+    const one = createDb({ url: catalogue.url, schema: "catalogue", poolMax: 1 });
     try {
       for (let i = 0; i < 3; i++) expect((await repo.findProductsJson(one, account, ids)).map((r) => r.id)).toEqual(ids);
       const { rows } = await one.raw("SELECT name, generic_plans + custom_plans AS runs FROM pg_prepared_statements");
@@ -553,10 +528,10 @@ describe("catalogue service (real Postgres and JetStream)", () => {
 
     beforeAll(() => {
       // The domain functions on a pool of our own, to count the statements they send.
-      counted = createDb({ url: database.url, schema: "catalogue" });
+      counted = createDb({ url: catalogue.url, schema: "catalogue" });
       counted.on("query", (q: { sql: string }) => statements.push(q.sql));
       const logger = pino({ level: "silent" });
-      ctx = { db: counted, logger, relay: new OutboxRelay({ db: counted, bus: t.bus, logger }) };
+      ctx = { db: counted, logger, relay: new OutboxRelay({ db: counted, bus: catalogue.stream.bus, logger }) };
     });
     afterAll(() => counted.destroy());
 

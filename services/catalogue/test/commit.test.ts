@@ -1,25 +1,18 @@
 import pino from "pino";
-import { createDb, type Db } from "@analytics/db";
 import type { OutboxRelay } from "@analytics/outbox";
-import { createTestDatabase, crossingTransactions, type TestDatabase } from "@analytics/testing";
+import { crossingTransactions, databaseForFile } from "@analytics/testing";
 import { commit } from "../src/changes";
 
 /** Issue 6: a deadlock or serialization failure is retried inside the service, not answered 500. */
 describe("catalogue commit", () => {
-  let database: TestDatabase;
-  let db: Db;
+  const database = databaseForFile();
+  const db = database.openDb("catalogue");
   let kicks = 0;
   const ctx = () => ({ db, relay: { kick: () => void kicks++ } as unknown as OutboxRelay, logger: pino({ level: "silent" }) });
   beforeAll(async () => {
-    database = await createTestDatabase();
-    db = createDb({ url: database.url, schema: "catalogue" });
     await db.raw('CREATE SCHEMA IF NOT EXISTS "catalogue"');
     await db.raw("CREATE TABLE rows_under_test (id int PRIMARY KEY, n int NOT NULL DEFAULT 0)");
     await db("rows_under_test").insert([{ id: 1 }, { id: 2 }]);
-  });
-  afterAll(async () => {
-    await db.destroy();
-    await database.drop();
   });
 
   it("runs a deadlocked change again and commits both, waking the relay after each", async () => {

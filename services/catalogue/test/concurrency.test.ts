@@ -3,9 +3,8 @@ import pino from "pino";
 import { callerHeaders } from "@analytics/auth";
 import { InProcessBus } from "@analytics/bus";
 import { catalogueV1 } from "@analytics/contracts";
-import { createDb, type Db } from "@analytics/db";
-import { createServiceClient, type RunningService } from "@analytics/rpc";
-import { createTestDatabase, type TestDatabase } from "@analytics/testing";
+import { createServiceClient } from "@analytics/rpc";
+import { databaseForFile } from "@analytics/testing";
 import { startCatalogueService } from "../src/service";
 
 const internalToken = "x".repeat(40);
@@ -16,23 +15,16 @@ const internalToken = "x".repeat(40);
  * key that became a synonym.
  */
 describe("concurrent product writes of one account (real Postgres)", () => {
-  let database: TestDatabase;
-  let service: RunningService;
-  let db: Db;
+  const database = databaseForFile();
+  const db = database.openDb("catalogue");
   let client: ReturnType<typeof createServiceClient<typeof catalogueV1.CatalogueService>>;
   const account = randomUUID();
   const as = { headers: callerHeaders(internalToken, { accountId: account, apiKeyId: randomUUID() }) };
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    service = await startCatalogueService({ databaseUrl: database.url, bus: new InProcessBus(), logger: pino({ level: "silent" }), internalToken, port: 0 });
+    const service = await startCatalogueService({ databaseUrl: database.url, bus: new InProcessBus(), logger: pino({ level: "silent" }), internalToken, port: 0 });
+    database.atClose(() => service.close());
     client = createServiceClient(catalogueV1.CatalogueService, service.url);
-    db = createDb({ url: database.url, schema: "catalogue" });
-  });
-  afterAll(async () => {
-    await service.close();
-    await db.destroy();
-    await database.drop();
   });
 
   it("keeps keys and old keys apart under overlapping upserts and key switches", async () => {

@@ -1,64 +1,28 @@
 import { randomUUID } from "node:crypto";
-import pino from "pino";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { callerHeaders } from "@analytics/auth";
-import { create, toBinary } from "@bufbuild/protobuf";
 import type { BusMessage } from "@analytics/bus";
 import { eventsV1, topics } from "@analytics/contracts";
-import { createDb, type Db } from "@analytics/db";
-import { consumerHandler, createServiceClient, type RunningService } from "@analytics/rpc";
-import { createTestBus, createTestDatabase, eventually, type TestBus, type TestDatabase } from "@analytics/testing";
+import { consumerHandler } from "@analytics/rpc";
+import { busMessage, eventually, serviceUnderTest } from "@analytics/testing";
 import { startEventsService } from "../src/service";
 import { queueConsumer } from "../src/subscriptions";
 
 const { EventsService, EventState } = eventsV1;
-const internalToken = "x".repeat(40);
 
 describe("events service (real Postgres and JetStream)", () => {
-  let database: TestDatabase;
-  let t: TestBus;
-  let service: RunningService;
-  let db: Db;
-  let client: ReturnType<typeof createServiceClient<typeof EventsService>>;
+  const events = serviceUnderTest(EventsService, startEventsService, { schema: "events" });
+  const { client, db, as } = events;
   const account = randomUUID();
   const other = randomUUID();
-  const as = (accountId: string) => ({ headers: callerHeaders(internalToken, { accountId, apiKeyId: randomUUID() }) });
 
-  const skuMessage = (accountId: string, key: string, id = randomUUID(), version = 1): BusMessage => ({
-    id,
-    subject: topics.catalogueSkuUpdated.subject,
-    accountId,
-    occurredAt: new Date().toISOString(),
-    aggregate: `sku:${id}`,
-    payload: toBinary(
-      topics.catalogueSkuUpdated.schema,
-      create(topics.catalogueSkuUpdated.schema, { accountId, skuId: id, version: BigInt(version), product: { id, key, sku: key, costCalculationPrice: { value: "19.99" } } }),
-    ),
-  });
+  // The message id is the SKU's id, so that sending one SKU twice is a redelivery.
+  const skuMessage = (accountId: string, key: string, id = randomUUID(), version = 1) =>
+    busMessage(topics.catalogueSkuUpdated, accountId, `sku:${id}`, { accountId, skuId: id, version: BigInt(version), product: { id, key, sku: key, costCalculationPrice: { value: "19.99" } } }, id);
   const publishSku = async (accountId: string, key: string) => {
-    const [error] = await t.bus.publish([skuMessage(accountId, key)]);
+    const [error] = await events.stream.bus.publish([skuMessage(accountId, key)]);
     if (error) throw error;
   };
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    t = await createTestBus();
-    service = await startEventsService({
-      databaseUrl: database.url,
-      bus: t.bus,
-      logger: pino({ level: "silent" }),
-      internalToken,
-      port: 0,
-    });
-    client = createServiceClient(EventsService, service.url);
-    db = createDb({ url: database.url, schema: "events" });
-  });
-  afterAll(async () => {
-    await service.close();
-    await db.destroy();
-    await t.close();
-    await database.drop();
-  });
 
   async function seed(accountId: string, n: number, prefix = "k"): Promise<string[]> {
     const before = Number((await db("events").where({ account_id: accountId }).count({ c: "*" }))[0].c);
@@ -80,14 +44,8 @@ describe("events service (real Postgres and JetStream)", () => {
   it("turns a stock trigger message (created or updated) into a sku_warehouse_settings_change entry with the trigger as payload", async () => {
     const acc = randomUUID();
     const trigger = (min: number) => ({ id: 7n, warehouseId: randomUUID(), warehouseExternalId: "W1", skuId: randomUUID(), key: "K1", min, startDate: "2026-03-01" });
-    const message = (topic: typeof topics.inventoryStockTriggerCreated, min: number): BusMessage => ({
-      id: randomUUID(),
-      subject: topic.subject,
-      accountId: acc,
-      occurredAt: new Date().toISOString(),
-      aggregate: "stock_trigger:7",
-      payload: toBinary(topic.schema, create(topic.schema, { accountId: acc, stockTriggerId: 7n, version: BigInt(min), trigger: trigger(min) })),
-    });
+    const message = (topic: typeof topics.inventoryStockTriggerCreated, min: number) =>
+      busMessage(topic, acc, "stock_trigger:7", { accountId: acc, stockTriggerId: 7n, version: BigInt(min), trigger: trigger(min) });
     await consumerHandler(db, "events", queueConsumer)([message(topics.inventoryStockTriggerCreated, 1), message(topics.inventoryStockTriggerUpdated, 2)]);
     const rows = await db("events").where({ account_id: acc }).orderBy("seq");
     expect(rows.map((r) => [r.event_type, r.payload.ID, r.payload.min, r.payload.warehouseExternalId, r.payload.startDate])).toEqual([
@@ -119,17 +77,7 @@ describe("events service (real Postgres and JetStream)", () => {
     const priceMessage = (productId: string, priceId: string, version: number, listOrder: number, value: string, deleted = false): BusMessage => {
       const topic = deleted ? topics.pricingPriceDeleted : topics.pricingPriceUpserted;
       const price = { listExternalId: `L${listOrder}`, key: "p", price: { value }, currency: "EUR", vat: { value: "25" }, customPrices: { outlet: { value: "1.10" } }, productId };
-      return {
-        id: randomUUID(),
-        subject: topic.subject,
-        accountId: acc,
-        occurredAt: new Date().toISOString(),
-        aggregate: `price:${productId}`,
-        payload: toBinary(
-          topic.schema,
-          create(topic.schema, { accountId: acc, productId, version: BigInt(version), price, priceId, listOrder: BigInt(listOrder), priceOrder: BigInt(listOrder) }),
-        ),
-      };
+      return busMessage(topic, acc, `price:${productId}`, { accountId: acc, productId, version: BigInt(version), price, priceId, listOrder: BigInt(listOrder), priceOrder: BigInt(listOrder) });
     };
     const l = (n: number, price: number) => ({ listExternalID: `L${n}`, price, currency: "EUR", vat: 25, customPrices: { outlet: 1.1 } });
     await handle([skuMessage(acc, "p", product)]);

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { create, fromBinary, toBinary, type DescMessage, type MessageInitShape } from "@bufbuild/protobuf";
+import { fromBinary, type DescMessage, type MessageInitShape } from "@bufbuild/protobuf";
 import type { BusMessage } from "@analytics/bus";
 import { topics, type Topic } from "@analytics/contracts";
-import { createDb, migrate, type Db } from "@analytics/db";
+import { migrate } from "@analytics/db";
 import { consumerHandler, type Delivery } from "@analytics/rpc";
-import { createTestDatabase, eventually, type TestDatabase } from "@analytics/testing";
+import { busMessage, databaseForFile, eventually } from "@analytics/testing";
 import { migrations } from "../src/migrations";
 import { queueConsumer } from "../src/subscriptions";
 
@@ -14,18 +14,11 @@ import { queueConsumer } from "../src/subscriptions";
  * created and updated on consumers of their own) never leave an older entry as the newest.
  */
 describe("events queue order per aggregate (real Postgres)", () => {
-  let database: TestDatabase;
-  let db: Db;
+  const database = databaseForFile();
+  const db = database.openDb("events");
   const handle = (messages: BusMessage[]) => consumerHandler(db, "events", queueConsumer)(messages);
 
-  const message = <D extends DescMessage>(topic: Topic<D>, accountId: string, init: MessageInitShape<D>): BusMessage => ({
-    id: randomUUID(),
-    subject: topic.subject,
-    accountId,
-    occurredAt: new Date().toISOString(),
-    aggregate: "",
-    payload: toBinary(topic.schema, create(topic.schema, init)),
-  });
+  const message = <D extends DescMessage>(topic: Topic<D>, accountId: string, init: MessageInitShape<D>) => busMessage(topic, accountId, "", init);
   const sku = (accountId: string, id: string, version: number, name = `v${version}`) =>
     message(topics.catalogueSkuUpdated, accountId, { accountId, skuId: id, version: BigInt(version), product: { id, key: "K", sku: "K", productName: name } });
   const draft = (accountId: string, id: string, version: number) =>
@@ -53,13 +46,7 @@ describe("events queue order per aggregate (real Postgres)", () => {
   const entries = async (accountId: string) => (await db("events").where({ account_id: accountId }).orderBy("seq")).map((r) => r.payload);
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    db = createDb({ url: database.url, schema: "events" });
     await migrate(db, "events", migrations);
-  });
-  afterAll(async () => {
-    await db.destroy();
-    await database.drop();
   });
 
   it("makes no entry of a product message older than one already queued (a redelivery after a newer write)", async () => {

@@ -3,42 +3,20 @@ import { create, fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import pino from "pino";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { callerHeaders } from "@analytics/auth";
-import type { BusMessage } from "@analytics/bus";
 import { inventoryMessagesV1, inventoryV1, topics } from "@analytics/contracts";
 import { createDb } from "@analytics/db";
 import { OutboxRelay } from "@analytics/outbox";
-import { createServiceClient, type RunningService, type ServiceContext } from "@analytics/rpc";
-import { createTestBus, createTestDatabase, eventually, type TestBus, type TestDatabase } from "@analytics/testing";
+import type { ServiceContext } from "@analytics/rpc";
+import { codeOf, eventually, serviceUnderTest, subjectsUnder } from "@analytics/testing";
 import { upsertStock } from "../src/inventory";
 import { startInventoryService } from "../src/service";
 
 const { InventoryService } = inventoryV1;
 type StockWriteInit = MessageInitShape<typeof inventoryV1.StockWriteSchema>;
-const internalToken = "x".repeat(40);
 
 describe("inventory service: warehouses and stock (real Postgres and JetStream)", () => {
-  let database: TestDatabase;
-  let t: TestBus;
-  let service: RunningService;
-  let client: ReturnType<typeof createServiceClient<typeof InventoryService>>;
-  const published: BusMessage[] = [];
-  const as = (accountId: string) => ({ headers: callerHeaders(internalToken, { accountId, apiKeyId: randomUUID() }) });
-  const codeOf = async (call: Promise<unknown>) => ((await call.then(() => undefined, (e) => e)) as ConnectError | undefined)?.code;
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    t = await createTestBus();
-    service = await startInventoryService({ databaseUrl: database.url, bus: t.bus, logger: pino({ level: "silent" }), internalToken, port: 0 });
-    client = createServiceClient(InventoryService, service.url);
-    const subjects = Object.values(topics).flatMap((x) => ("subject" in x && x.subject.startsWith("analytics.inventory.") ? [x.subject] : []));
-    await t.bus.subscribe({ durable: "probe", subjects, handle: async (ms) => void published.push(...ms) });
-  });
-  afterAll(async () => {
-    await service.close();
-    await t.close();
-    await database.drop();
-  });
+  const inventory = serviceUnderTest(InventoryService, startInventoryService, { schema: "inventory", probe: subjectsUnder("analytics.inventory.") });
+  const { client, as, published } = inventory;
 
   const warehouse = async (account: string, externalId: string, name = externalId) =>
     (await client.upsertWarehouses({ warehouses: [{ externalId, name }] }, as(account))).results[0].warehouse!;
@@ -214,11 +192,11 @@ describe("inventory service: warehouses and stock (real Postgres and JetStream)"
   it("writes a batch of 1000 rows (10 warehouses, some older) as a fixed handful of statements", async () => {
     const account = randomUUID();
     for (let w = 0; w < 10; w++) await warehouse(account, `W${w}`);
-    const counted = createDb({ url: database.url, schema: "inventory" });
+    const counted = createDb({ url: inventory.url, schema: "inventory" });
     const statements: string[] = [];
     counted.on("query", (q: { sql: string }) => statements.push(q.sql));
     const logger = pino({ level: "silent" });
-    const ctx: ServiceContext = { db: counted, logger, relay: new OutboxRelay({ db: counted, bus: t.bus, logger }) };
+    const ctx: ServiceContext = { db: counted, logger, relay: new OutboxRelay({ db: counted, bus: inventory.stream.bus, logger }) };
     try {
       const skus = Array.from({ length: 100 }, () => randomUUID());
       const batch = (day: number) =>

@@ -3,54 +3,28 @@ import { create, fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import pino from "pino";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { callerHeaders } from "@analytics/auth";
-import type { BusMessage } from "@analytics/bus";
 import { inventoryMessagesV1, inventoryV1, topics } from "@analytics/contracts";
-import { createDb, type Db } from "@analytics/db";
 import { OutboxRelay } from "@analytics/outbox";
-import { createServiceClient, type RunningService, type ServiceContext } from "@analytics/rpc";
-import { createTestBus, createTestDatabase, eventually, type TestBus, type TestDatabase } from "@analytics/testing";
+import type { ServiceContext } from "@analytics/rpc";
+import { codeOf, eventually, serviceUnderTest, subjectsUnder } from "@analytics/testing";
 import { startInventoryService } from "../src/service";
 import { recordTraffic } from "../src/stores";
 import { upsertTriggers } from "../src/triggers";
 
 const { InventoryService } = inventoryV1;
-const internalToken = "x".repeat(40);
 const ts = (iso: string) => timestampFromDate(new Date(iso));
 
 describe("inventory service: stores, store traffic, stock triggers (real Postgres and JetStream)", () => {
-  let database: TestDatabase;
-  let t: TestBus;
-  let service: RunningService;
-  let db: Db;
-  let counted: Db;
-  let ctx: ServiceContext;
+  const inventory = serviceUnderTest(InventoryService, startInventoryService, { schema: "inventory", probe: subjectsUnder("analytics.inventory.") });
+  const { client, as, published } = inventory;
+  // The domain functions on a pool of our own, to count the statements they send.
+  const counted = inventory.openDb("inventory");
   const statements: string[] = [];
-  let client: ReturnType<typeof createServiceClient<typeof InventoryService>>;
-  const published: BusMessage[] = [];
-  const as = (accountId: string) => ({ headers: callerHeaders(internalToken, { accountId, apiKeyId: randomUUID() }) });
-  const codeOf = async (call: Promise<unknown>) => ((await call.then(() => undefined, (e) => e)) as ConnectError | undefined)?.code;
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    t = await createTestBus();
-    service = await startInventoryService({ databaseUrl: database.url, bus: t.bus, logger: pino({ level: "silent" }), internalToken, port: 0 });
-    client = createServiceClient(InventoryService, service.url);
-    db = createDb({ url: database.url, schema: "inventory" });
-    const subjects = Object.values(topics).flatMap((x) => ("subject" in x && x.subject.startsWith("analytics.inventory.") ? [x.subject] : []));
-    await t.bus.subscribe({ durable: "probe", subjects, handle: async (ms) => void published.push(...ms) });
-    // The domain functions on a pool of our own, to count the statements they send.
-    counted = createDb({ url: database.url, schema: "inventory" });
-    counted.on("query", (q: { sql: string }) => statements.push(q.sql));
+  counted.on("query", (q: { sql: string }) => statements.push(q.sql));
+  let ctx: ServiceContext;
+  beforeAll(() => {
     const logger = pino({ level: "silent" });
-    ctx = { db: counted, logger, relay: new OutboxRelay({ db: counted, bus: t.bus, logger }) };
-  });
-  afterAll(async () => {
-    await service.close();
-    await counted.destroy();
-    await db.destroy();
-    await t.close();
-    await database.drop();
+    ctx = { db: counted, logger, relay: new OutboxRelay({ db: counted, bus: inventory.stream.bus, logger }) };
   });
 
   const warehouse = async (account: string, externalId: string) =>

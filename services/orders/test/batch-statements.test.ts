@@ -3,9 +3,9 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import pino from "pino";
 import { ordersV1 } from "@analytics/contracts";
-import { createDb, migrate, type Db } from "@analytics/db";
+import { migrate } from "@analytics/db";
 import type { ServiceContext } from "@analytics/rpc";
-import { createTestDatabase, type TestDatabase } from "@analytics/testing";
+import { databaseForFile } from "@analytics/testing";
 import { migrations } from "../src/migrations";
 import { writePurchaseOrders } from "../src/purchase-orders";
 
@@ -13,18 +13,12 @@ const { WriteMode, PurchaseOrderSchema } = ordersV1;
 
 /** A batch of 500 orders x 10 items is a fixed handful of statements, first written or re-sent. */
 describe("purchase-order batch statements (real Postgres)", () => {
-  let database: TestDatabase;
-  let db: Db;
+  const database = databaseForFile();
+  const db = database.openDb("orders");
   let statements = 0;
   beforeAll(async () => {
-    database = await createTestDatabase();
-    db = createDb({ url: database.url, schema: "orders" });
     await migrate(db, "orders", migrations);
     db.on("query", () => void statements++);
-  });
-  afterAll(async () => {
-    await db.destroy();
-    await database.drop();
   });
 
   const batch = (n: number, tag: string) =>

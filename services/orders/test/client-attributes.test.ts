@@ -1,18 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import pino from "pino";
-import { callerHeaders } from "@analytics/auth";
 import { ordersV1 } from "@analytics/contracts";
-import { createDb, type Db } from "@analytics/db";
-import { createServiceClient, type RunningService } from "@analytics/rpc";
-import { createTestBus, createTestDatabase, type TestBus, type TestDatabase } from "@analytics/testing";
+import { serviceUnderTest } from "@analytics/testing";
 import { startOrdersService } from "../src/service";
 
 const { OrdersService, WriteMode } = ordersV1;
 type OrderInit = MessageInitShape<typeof ordersV1.PurchaseOrderSchema>;
 type RowInit = MessageInitShape<typeof ordersV1.DistributionOrderSchema>;
 type TxInit = MessageInitShape<typeof ordersV1.TransactionSchema>;
-const internalToken = "x".repeat(40);
 
 /**
  * The published client's additional fields (CONTRACT.md, "Compatibility") travel in each
@@ -20,27 +15,10 @@ const internalToken = "x".repeat(40);
  * identical re-send is no update and no message; a changed field is a change).
  */
 describe("orders service: the published client's additional fields (real Postgres and JetStream)", () => {
-  let database: TestDatabase;
-  let t: TestBus;
-  let service: RunningService;
-  let client: ReturnType<typeof createServiceClient<typeof OrdersService>>;
-  let db: Db;
+  const orders = serviceUnderTest(OrdersService, startOrdersService, { schema: "orders" });
+  const { client, db } = orders;
   const apiKeyId = randomUUID();
-  const as = (accountId: string) => ({ headers: callerHeaders(internalToken, { accountId, apiKeyId }) });
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    t = await createTestBus();
-    service = await startOrdersService({ databaseUrl: database.url, bus: t.bus, logger: pino({ level: "silent" }), internalToken, port: 0 });
-    client = createServiceClient(OrdersService, service.url);
-    db = createDb({ url: database.url, schema: "orders" });
-  });
-  afterAll(async () => {
-    await service.close();
-    await db.destroy();
-    await t.close();
-    await database.drop();
-  });
+  const as = (accountId: string) => orders.as(accountId, apiKeyId);
 
   /** The messages an account's writes announced (the outbox keeps published rows for days). */
   const messagesOf = async (account: string) => Number((await db("outbox").where("account_id", account).count({ n: "*" }))[0].n);

@@ -1,44 +1,23 @@
 import { randomUUID } from "node:crypto";
 import { fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import pino from "pino";
-import { Code, ConnectError } from "@connectrpc/connect";
-import { callerHeaders } from "@analytics/auth";
-import type { BusMessage } from "@analytics/bus";
+import { Code } from "@connectrpc/connect";
 import { ordersMessagesV1, ordersV1, topics } from "@analytics/contracts";
-import { createServiceClient, type RunningService } from "@analytics/rpc";
-import { createTestBus, createTestDatabase, eventually, type TestBus, type TestDatabase } from "@analytics/testing";
+import { codeOf, eventually, serviceUnderTest } from "@analytics/testing";
 import { startOrdersService } from "../src/service";
 
 const { OrdersService, WriteMode } = ordersV1;
 type RowInit = MessageInitShape<typeof ordersV1.DistributionOrderSchema>;
-const internalToken = "x".repeat(40);
 const at = (iso: string) => timestampFromDate(new Date(iso));
 
 describe("orders service: distribution orders (real Postgres and JetStream)", () => {
-  let database: TestDatabase;
-  let t: TestBus;
-  let service: RunningService;
-  let client: ReturnType<typeof createServiceClient<typeof OrdersService>>;
-  const published: BusMessage[] = [];
-  const as = (accountId: string) => ({ headers: callerHeaders(internalToken, { accountId, apiKeyId: randomUUID() }) });
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    t = await createTestBus();
-    service = await startOrdersService({ databaseUrl: database.url, bus: t.bus, logger: pino({ level: "silent" }), internalToken, port: 0 });
-    client = createServiceClient(OrdersService, service.url);
-    const subjects = [topics.ordersDistributionOrderCreated.subject, topics.ordersDistributionOrderUpdated.subject];
-    await t.bus.subscribe({ durable: "probe", subjects, handle: async (ms) => void published.push(...ms) });
+  const orders = serviceUnderTest(OrdersService, startOrdersService, {
+    schema: "orders",
+    probe: [topics.ordersDistributionOrderCreated.subject, topics.ordersDistributionOrderUpdated.subject],
   });
-  afterAll(async () => {
-    await service.close();
-    await t.close();
-    await database.drop();
-  });
+  const { client, as, published } = orders;
 
   const write = async (account: string, rows: RowInit[], mode = WriteMode.UPSERT) => (await client.writeDistributionOrders({ distributionOrders: rows, mode }, as(account))).results;
-  const codeOf = async (call: Promise<unknown>) => ((await call.then(() => undefined, (e) => e)) as ConnectError | undefined)?.code;
 
   it("derives the status through all five states, never from input, and announces every change", async () => {
     const account = randomUUID();

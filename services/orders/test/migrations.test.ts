@@ -2,26 +2,18 @@ import { randomUUID } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import pino from "pino";
 import { ordersV1 } from "@analytics/contracts";
-import { createDb, migrate, type Db } from "@analytics/db";
+import { migrate } from "@analytics/db";
 import { outboxMigrations } from "@analytics/outbox";
 import type { ServiceContext } from "@analytics/rpc";
-import { createTestDatabase, type TestDatabase } from "@analytics/testing";
+import { databaseForFile } from "@analytics/testing";
 import { createOrders } from "../src/migrations/001_orders";
 import { migrations } from "../src/migrations";
 import { writePurchaseOrders } from "../src/purchase-orders";
 
 /** A schema migrated by the first release (content as jsonb) upgrades to the content hash. */
 describe("orders migrations (real Postgres)", () => {
-  let database: TestDatabase;
-  let db: Db;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    db = createDb({ url: database.url, schema: "orders" });
-  });
-  afterAll(async () => {
-    await db.destroy();
-    await database.drop();
-  });
+  const database = databaseForFile();
+  const db = database.openDb("orders");
 
   it("upgrades orders stored with content: the next re-send counts as a change once, then as unchanged", async () => {
     await migrate(db, "orders", [...outboxMigrations, createOrders]);

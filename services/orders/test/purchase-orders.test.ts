@@ -1,46 +1,22 @@
 import { randomUUID } from "node:crypto";
 import { fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import pino from "pino";
-import { Code, ConnectError } from "@connectrpc/connect";
-import { callerHeaders } from "@analytics/auth";
-import type { BusMessage } from "@analytics/bus";
+import { Code } from "@connectrpc/connect";
 import { ordersMessagesV1, ordersV1, topics } from "@analytics/contracts";
-import { createDb, type Db } from "@analytics/db";
-import { createServiceClient, type RunningService } from "@analytics/rpc";
-import { createTestBus, createTestDatabase, eventually, type TestBus, type TestDatabase } from "@analytics/testing";
+import { codeOf, eventually, serviceUnderTest } from "@analytics/testing";
 import { startOrdersService } from "../src/service";
 
 const { OrdersService, WriteMode } = ordersV1;
 type OrderInit = MessageInitShape<typeof ordersV1.PurchaseOrderSchema>;
 type ListInit = Partial<Omit<ordersV1.ListPurchaseOrdersRequest, "$typeName" | "$unknown">>;
-const internalToken = "x".repeat(40);
 const at = (iso: string) => timestampFromDate(new Date(iso));
 
 describe("orders service: purchase orders (real Postgres and JetStream)", () => {
-  let database: TestDatabase;
-  let t: TestBus;
-  let service: RunningService;
-  let db: Db;
-  let client: ReturnType<typeof createServiceClient<typeof OrdersService>>;
-  const published: BusMessage[] = [];
-  const as = (accountId: string, apiKeyId: string) => ({ headers: callerHeaders(internalToken, { accountId, apiKeyId }) });
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    t = await createTestBus();
-    service = await startOrdersService({ databaseUrl: database.url, bus: t.bus, logger: pino({ level: "silent" }), internalToken, port: 0 });
-    client = createServiceClient(OrdersService, service.url);
-    db = createDb({ url: database.url, schema: "orders" });
-    const subjects = [topics.ordersPurchaseOrderCreated.subject, topics.ordersPurchaseOrderUpdated.subject];
-    await t.bus.subscribe({ durable: "probe", subjects, handle: async (ms) => void published.push(...ms) });
+  const orders = serviceUnderTest(OrdersService, startOrdersService, {
+    schema: "orders",
+    probe: [topics.ordersPurchaseOrderCreated.subject, topics.ordersPurchaseOrderUpdated.subject],
   });
-  afterAll(async () => {
-    await service.close();
-    await db.destroy();
-    await t.close();
-    await database.drop();
-  });
+  const { client, db, as, published } = orders;
 
   const order = (no: string, extra: Record<string, unknown> = {}): OrderInit => ({
     externalPoNo: no,
@@ -60,7 +36,6 @@ describe("orders service: purchase orders (real Postgres and JetStream)", () => 
     published
       .filter((m) => m.accountId === account)
       .map((m) => fromBinary(ordersMessagesV1.PurchaseOrderChangedSchema, m.payload));
-  const codeOf = async (call: Promise<unknown>) => ((await call.then(() => undefined, (e) => e)) as ConnectError | undefined)?.code;
 
   it("creates an order with items (201), derives deliveredQuantity, keeps exact decimals, and announces its lines", async () => {
     const [account, key] = [randomUUID(), randomUUID()];

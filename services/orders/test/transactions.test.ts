@@ -1,40 +1,20 @@
 import { randomUUID } from "node:crypto";
 import { fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import pg from "pg";
-import pino from "pino";
-import { Code, ConnectError } from "@connectrpc/connect";
-import { callerHeaders } from "@analytics/auth";
-import type { BusMessage } from "@analytics/bus";
+import { Code } from "@connectrpc/connect";
 import { ordersMessagesV1, ordersV1, topics } from "@analytics/contracts";
-import { createServiceClient, type RunningService } from "@analytics/rpc";
-import { createTestBus, createTestDatabase, eventually, type TestBus, type TestDatabase } from "@analytics/testing";
+import { codeOf, eventually, serviceUnderTest } from "@analytics/testing";
 import { startOrdersService } from "../src/service";
 
 const { OrdersService, WriteMode } = ordersV1;
 type TxInit = MessageInitShape<typeof ordersV1.TransactionSchema>;
-const internalToken = "x".repeat(40);
 
 describe("orders service: transactions and shipments (real Postgres and JetStream)", () => {
-  let database: TestDatabase;
-  let t: TestBus;
-  let service: RunningService;
-  let client: ReturnType<typeof createServiceClient<typeof OrdersService>>;
-  const published: BusMessage[] = [];
-  const as = (accountId: string) => ({ headers: callerHeaders(internalToken, { accountId, apiKeyId: randomUUID() }) });
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    t = await createTestBus();
-    service = await startOrdersService({ databaseUrl: database.url, bus: t.bus, logger: pino({ level: "silent" }), internalToken, port: 0 });
-    client = createServiceClient(OrdersService, service.url);
-    const subjects = [topics.ordersTransactionCreated.subject, topics.ordersTransactionUpdated.subject];
-    await t.bus.subscribe({ durable: "probe", subjects, handle: async (ms) => void published.push(...ms) });
+  const orders = serviceUnderTest(OrdersService, startOrdersService, {
+    schema: "orders",
+    probe: [topics.ordersTransactionCreated.subject, topics.ordersTransactionUpdated.subject],
   });
-  afterAll(async () => {
-    await service.close();
-    await t.close();
-    await database.drop();
-  });
+  const { client, as, published } = orders;
 
   const sale = (id: string, extra: Record<string, unknown> = {}): TxInit =>
     ({
@@ -50,7 +30,6 @@ describe("orders service: transactions and shipments (real Postgres and JetStrea
       ...extra,
     }) as TxInit;
   const write = async (account: string, txs: TxInit[], mode = WriteMode.UPSERT) => (await client.writeTransactions({ transactions: txs, mode }, as(account))).results;
-  const codeOf = async (call: Promise<unknown>) => ((await call.then(() => undefined, (e) => e)) as ConnectError | undefined)?.code;
 
   it("creates, replaces by id and upserts by externalTransactionID with exact money and the contract's enums; isolation; announced", async () => {
     const [account, other] = [randomUUID(), randomUUID()];
@@ -137,7 +116,7 @@ describe("orders service: transactions and shipments (real Postgres and JetStrea
     const account = randomUUID();
     await write(account, [withQuantity("Q2", 10)]);
     // Another post holds the transaction's row and has shipped 9, not yet committed.
-    const db = new pg.Client({ connectionString: database.url });
+    const db = new pg.Client({ connectionString: orders.url });
     await db.connect();
     try {
       await db.query("BEGIN");

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { createDb, migrate, type Db } from "@analytics/db";
-import { createTestDatabase, type TestDatabase } from "@analytics/testing";
+import { migrate } from "@analytics/db";
+import { databaseForFile } from "@analytics/testing";
 import { migrations } from "../src/migrations";
 import { plannedVolumes, volumesStatement, withHashJoins } from "../src/repository";
 import type { VolumeQuery } from "../src/validation";
@@ -37,17 +37,11 @@ function nodeTypes(plan: { "Node Type": string; Plans?: unknown[] }): string[] {
  * account's SKUs once per order line (8 s for 10,000 lines). Volumes are read with hash joins.
  */
 describe("planned volumes when the statistics do not know the account (real Postgres)", () => {
-  let database: TestDatabase;
-  let db: Db;
+  const database = databaseForFile();
+  const db = database.openDb("planning");
   beforeAll(async () => {
-    database = await createTestDatabase();
-    db = createDb({ url: database.url, schema: "planning" });
     await db.raw('CREATE SCHEMA IF NOT EXISTS "planning"');
     await migrate(db, "planning", migrations);
-  });
-  afterAll(async () => {
-    await db.destroy();
-    await database.drop();
   });
 
   const seed = async (account: string, skus: number, lines: number) => {

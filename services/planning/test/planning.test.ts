@@ -2,21 +2,13 @@ import { randomUUID } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { planningV1 } from "@analytics/contracts";
 import { eventually } from "@analytics/testing";
-import { march as window, purchaseOrder, settings, sku, startPlanning, stock, warehouse, type Query } from "./fixtures";
+import { march as window, planningUnderTest, purchaseOrder, settings, sku, stock, warehouse, type Query } from "./fixtures";
 
 const { GroupBy } = planningV1;
 
 describe("planning service (real Postgres and JetStream)", () => {
-  let p: Awaited<ReturnType<typeof startPlanning>>;
-  const apply: typeof p.apply = (m) => p.apply(m);
-  const volumes: typeof p.volumes = (a, q) => p.volumes(a, q);
-  const byWarehouse: typeof p.byWarehouse = (a, q) => p.byWarehouse(a, q);
-  beforeAll(async () => {
-    p = await startPlanning();
-  });
-  afterAll(async () => {
-    await p.close();
-  });
+  const p = planningUnderTest();
+  const { apply, volumes, byWarehouse } = p;
 
   it("answers an empty replica with no rows, and a bad request with INVALID_ARGUMENT naming the field", async () => {
     expect(await volumes(randomUUID())).toEqual([]);
@@ -38,7 +30,7 @@ describe("planning service (real Postgres and JetStream)", () => {
     const acc = randomUUID();
     const s1 = randomUUID();
     const w1 = randomUUID();
-    const [error] = await p.t.bus.publish([
+    const [error] = await p.stream.bus.publish([
       sku(acc, s1, 1, { key: "K1", season: "SS26" }),
       warehouse(acc, w1, 1, "WH1", "Main"),
       stock(acc, w1, s1, 1, 7),

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { planningV1 } from "@analytics/contracts";
-import { byKeyThenWarehouse, purchaseOrder, sku, startPlanning, warehouse } from "./fixtures";
+import { byKeyThenWarehouse, planningUnderTest, purchaseOrder, sku, warehouse } from "./fixtures";
 
 const { GroupBy } = planningV1;
 
@@ -10,7 +10,7 @@ const { GroupBy } = planningV1;
  * the groups a SKU left when its season changed, with their new volumes, zeros included.
  */
 describe("updatedSince: groups that lost volume come back with zeros", () => {
-  let p: Awaited<ReturnType<typeof startPlanning>>;
+  const p = planningUnderTest();
   const acc = randomUUID();
   const [A, B, N, S, PO] = Array.from({ length: 5 }, () => randomUUID());
   const before = new Date("2026-02-01T00:00:00Z");
@@ -19,7 +19,6 @@ describe("updatedSince: groups that lost volume come back with zeros", () => {
   const whRow = (groupKey: string, warehouseId: string, warehouseName: string, po: number) => ({ groupKey, warehouseId, warehouseName, stock: 0, po, draft: 0 });
 
   beforeAll(async () => {
-    p = await startPlanning();
     await p.apply([
       sku(acc, A, 1, { key: "KA", season: "S1", productGroupId: "P1" }),
       sku(acc, B, 1, { key: "KB", season: "S2", productGroupId: "P2" }),
@@ -32,9 +31,6 @@ describe("updatedSince: groups that lost volume come back with zeros", () => {
     ]);
     // The line of A moves from North to South; the line of B is dropped by the replace.
     await p.apply([purchaseOrder(acc, PO, 2, 0, [{ skuId: A, warehouse: "WS", date: "2026-03-10", quantity: 13, itemId: "1" }], moved)]);
-  });
-  afterAll(async () => {
-    await p?.close();
   });
 
   it("by warehouse: the warehouse a line left and the group of a removed line, for every groupBy", async () => {

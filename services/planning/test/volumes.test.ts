@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { planningV1 } from "@analytics/contracts";
-import { byKeyThenWarehouse, purchaseOrder, settings, sku, startPlanning, stock, warehouse, type Query } from "./fixtures";
+import { byKeyThenWarehouse, planningUnderTest, purchaseOrder, settings, sku, stock, warehouse, type Query } from "./fixtures";
 
 const { GroupBy } = planningV1;
 
@@ -22,7 +22,7 @@ const { GroupBy } = planningV1;
  * 2026-02-10T03:00Z (02-09 22:00 in New York), everything else 2026-02-01.
  */
 describe("planned volumes: parameters and rules on hand-computed figures", () => {
-  let p: Awaited<ReturnType<typeof startPlanning>>;
+  const p = planningUnderTest();
   const acc = randomUUID();
   const [A, B, C, D, E, W1, W2] = Array.from({ length: 7 }, () => randomUUID());
   const row = (groupKey: string, stock: number, po: number, draft: number) => ({ groupKey, stock, po, draft });
@@ -38,7 +38,6 @@ describe("planned volumes: parameters and rules on hand-computed figures", () =>
   const byWarehouse = (q: Query = {}, accountId = acc) => p.byWarehouse(accountId, q);
 
   beforeAll(async () => {
-    p = await startPlanning();
     const old = new Date("2026-02-01T00:00:00Z");
     const late = new Date("2026-02-10T12:00:00Z");
     const po = (status: number, lines: Parameters<typeof purchaseOrder>[4], at = old) => purchaseOrder(acc, randomUUID(), 1, status, lines, at);
@@ -107,9 +106,6 @@ describe("planned volumes: parameters and rules on hand-computed figures", () =>
       po(3, [{ skuId: E, warehouse: "WH1", date: "2026-03-10", quantity: 3 }], late),
       settings(acc, 1, "America/New_York"),
     ]);
-  });
-  afterAll(async () => {
-    await p.close();
   });
 
   it("groups by season by default: stock is available quantity, PO the open quantity in the window, draft apart", async () => {

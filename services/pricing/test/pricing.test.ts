@@ -1,47 +1,23 @@
 import { randomUUID } from "node:crypto";
 import pino from "pino";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
-import { callerHeaders } from "@analytics/auth";
+import { create, fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import type { BusMessage } from "@analytics/bus";
 import { pricingV1, topics } from "@analytics/contracts";
-import { createDb, type Db } from "@analytics/db";
-import { createServiceClient, type RunningService, type ServiceContext } from "@analytics/rpc";
-import { createTestBus, createTestDatabase, eventually, type TestBus, type TestDatabase } from "@analytics/testing";
+import { createDb } from "@analytics/db";
+import type { ServiceContext } from "@analytics/rpc";
+import { busMessage, codeOf, eventually, serviceUnderTest, subjectsUnder } from "@analytics/testing";
 import { upsertPrices } from "../src/prices";
 import * as repo from "../src/repository";
 import { startPricingService } from "../src/service";
 
 const { PricingService } = pricingV1;
 type PriceWriteInit = MessageInitShape<typeof pricingV1.PriceWriteSchema>;
-const internalToken = "x".repeat(40);
 const dec = (value: string) => ({ value });
 
 describe("pricing service (real Postgres and JetStream)", () => {
-  let database: TestDatabase;
-  let t: TestBus;
-  let service: RunningService;
-  let db: Db;
-  let client: ReturnType<typeof createServiceClient<typeof PricingService>>;
-  const published: BusMessage[] = [];
-  const as = (accountId: string) => ({ headers: callerHeaders(internalToken, { accountId, apiKeyId: randomUUID() }) });
-  const codeOf = async (call: Promise<unknown>) => ((await call.then(() => undefined, (e) => e)) as ConnectError | undefined)?.code;
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    t = await createTestBus();
-    service = await startPricingService({ databaseUrl: database.url, bus: t.bus, logger: pino({ level: process.env.TEST_LOG ?? "silent" }), internalToken, port: 0 });
-    client = createServiceClient(PricingService, service.url);
-    db = createDb({ url: database.url, schema: "pricing" });
-    const subjects = Object.values(topics).flatMap((x) => ("subject" in x && x.subject.startsWith("analytics.pricing.") ? [x.subject] : []));
-    await t.bus.subscribe({ durable: "probe", subjects, handle: async (ms) => void published.push(...ms) });
-  });
-  afterAll(async () => {
-    await service.close();
-    await db.destroy();
-    await t.close();
-    await database.drop();
-  });
+  const pricing = serviceUnderTest(PricingService, startPricingService, { schema: "pricing", probe: subjectsUnder("analytics.pricing.") });
+  const { client, db, as, published } = pricing;
 
   const list = (externalPriceListId: string, extra: { name?: string; currency?: string; defaultVat?: { value: string }; defaultPriceList?: boolean } = {}) => ({
     externalPriceListId,
@@ -51,17 +27,7 @@ describe("pricing service (real Postgres and JetStream)", () => {
     ...extra,
   });
   const settings = async (accountId: string, customPriceFields: string[], version = 1n) => {
-    const schema = topics.accountSettingsChanged.schema;
-    const [error] = await t.bus.publish([
-      {
-        id: randomUUID(),
-        subject: topics.accountSettingsChanged.subject,
-        accountId,
-        occurredAt: new Date().toISOString(),
-        aggregate: `settings:${accountId}`,
-        payload: toBinary(schema, create(schema, { accountId, version, customPriceFields })),
-      },
-    ]);
+    const [error] = await pricing.stream.bus.publish([busMessage(topics.accountSettingsChanged, accountId, `settings:${accountId}`, { accountId, version, customPriceFields })]);
     if (error) throw error;
     await eventually(async () => (await db("account_settings").where({ account_id: accountId }).first())?.version === Number(version), 10_000, "settings replica");
   };
@@ -86,7 +52,7 @@ describe("pricing service (real Postgres and JetStream)", () => {
       await eventually(async () => mine().length === 4, 10_000, "price list messages");
       // The relay keeps each aggregate's order (a price list's messages), not an order across lists.
       const listOf = (m: BusMessage) => fromBinary(topics.pricingPriceListUpdated.schema, m.payload).priceList?.externalPriceListId;
-      const subjectsOf = (externalId: string) => mine().filter((m) => listOf(m) === externalId).map((m) => m.subject.replace(t.subjectPrefix, ""));
+      const subjectsOf = (externalId: string) => mine().filter((m) => listOf(m) === externalId).map((m) => m.subject.replace(pricing.stream.subjectPrefix, ""));
       expect(subjectsOf("RETAIL")).toEqual([topics.pricingPriceListCreated.subject, topics.pricingPriceListUpdated.subject, topics.pricingPriceListUpdated.subject]);
       expect(subjectsOf("OUTLET")).toEqual([topics.pricingPriceListCreated.subject]);
       const last = fromBinary(topics.pricingPriceListUpdated.schema, mine().filter((m) => listOf(m) === "RETAIL")[2].payload);
@@ -220,7 +186,7 @@ describe("pricing service (real Postgres and JetStream)", () => {
     });
 
     it("prices a streamed page's chunks with a named statement, parsed and planned once per connection", async () => {
-      const one = createDb({ url: database.url, schema: "pricing", poolMax: 1 });
+      const one = createDb({ url: pricing.url, schema: "pricing", poolMax: 1 });
       try {
         for (let i = 0; i < 3; i++) expect(await repo.productPricesJson(one, randomUUID(), [randomUUID()])).toEqual([]);
         const { rows } = await one.raw("SELECT name, generic_plans + custom_plans AS runs FROM pg_prepared_statements");
@@ -282,7 +248,7 @@ describe("pricing service (real Postgres and JetStream)", () => {
       const account = randomUUID();
       await client.createPriceList({ priceList: list("R") }, as(account));
       const countStatements = async (n: number) => {
-        const own = createDb({ url: database.url, schema: "pricing" });
+        const own = createDb({ url: pricing.url, schema: "pricing" });
         let statements = 0;
         own.on("query", () => void statements++);
         const ctx = { db: own, relay: { kick: () => undefined }, logger: pino({ level: "silent" }) } as unknown as ServiceContext;
@@ -334,7 +300,7 @@ describe("pricing service (real Postgres and JetStream)", () => {
         ["2027-06-01", undefined],
         ["2027-01-01", "2027-06-01"],
       ]);
-      const subjects = () => published.filter((m) => m.accountId === account && m.subject.includes(".fx_rate.")).map((m) => m.subject.replace(t.subjectPrefix, "").split(".")[3]);
+      const subjects = () => published.filter((m) => m.accountId === account && m.subject.includes(".fx_rate.")).map((m) => m.subject.replace(pricing.stream.subjectPrefix, "").split(".")[3]);
       await eventually(async () => subjects().length === 7, 10_000, "fx messages");
       // Ordered per aggregate (rate), not across rates.
       expect(subjects().sort()).toEqual(["closed", ...Array(6).fill("created")]);

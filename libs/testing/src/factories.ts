@@ -1,0 +1,116 @@
+import { randomUUID } from "node:crypto";
+import { create, toBinary, type DescMessage, type MessageInitShape } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { BusMessage } from "@analytics/bus";
+import { topics, type Topic } from "@analytics/contracts";
+
+// Messages as their producers publish them, for consumers under test (planning, events) and e2e
+// tests that publish what no route can write.
+
+/** A bus message as the producing service's outbox relay would publish it. */
+export function busMessage<D extends DescMessage>(topic: Topic<D>, accountId: string, aggregate: string, init: MessageInitShape<D>, id: string = randomUUID()): BusMessage {
+  return {
+    id,
+    subject: topic.subject,
+    accountId,
+    occurredAt: new Date().toISOString(),
+    aggregate,
+    payload: toBinary(topic.schema, create(topic.schema, init)),
+  };
+}
+
+export interface SkuInit {
+  key: string;
+  season?: string;
+  productGroupId?: string;
+  variantGroupId?: string;
+  status?: number;
+  activePlanning?: boolean;
+  brandName?: string;
+  categoryName?: string;
+  size?: string;
+  color?: string;
+  department?: string;
+  gender?: string;
+  collection?: string;
+  subCategory?: string;
+  productType?: string;
+  merchandiseType?: string;
+  pimCustom3?: string;
+  sku?: string;
+}
+
+/** The catalogue's SkuUpdated of one product version. */
+export const skuUpdated = (accountId: string, skuId: string, version: number, p: SkuInit) =>
+  busMessage(topics.catalogueSkuUpdated, accountId, `sku:${skuId}`, { accountId, skuId, version: BigInt(version), product: { id: skuId, sku: p.key, ...p } });
+
+/** The inventory service's WarehouseUpserted (or WarehouseDeleted). */
+export const warehouseChanged = (accountId: string, warehouseId: string, version: number, externalId: string, name: string, deleted = false) =>
+  busMessage(deleted ? topics.inventoryWarehouseDeleted : topics.inventoryWarehouseUpserted, accountId, `warehouse:${warehouseId}`, {
+    accountId,
+    warehouseId,
+    version: BigInt(version),
+    externalId,
+    name,
+    deleted,
+  });
+
+/** The inventory service's StockUpdated of one warehouse and SKU. */
+export const stockUpdated = (
+  accountId: string,
+  warehouseId: string,
+  skuId: string,
+  version: number,
+  availableQuantity: number,
+  deleted = false,
+  physicalQuantity = availableQuantity + 1,
+) =>
+  busMessage(topics.inventoryStockUpdated, accountId, `stock:${warehouseId}:${skuId}`, {
+    accountId,
+    warehouseId,
+    skuId,
+    version: BigInt(version),
+    availableQuantity,
+    physicalQuantity,
+    deleted,
+  });
+
+export interface LineInit {
+  skuId: string;
+  warehouse?: string;
+  date?: string;
+  quantity: number;
+  open?: number;
+  itemId?: string;
+}
+
+/** The orders service's PurchaseOrderCreated (version 1) or PurchaseOrderUpdated, with its lines. */
+export const purchaseOrderChanged = (
+  accountId: string,
+  purchaseOrderId: string,
+  version: number,
+  deliveryStatus: number,
+  lines: LineInit[],
+  updatedAt = new Date(),
+) =>
+  busMessage(version === 1 ? topics.ordersPurchaseOrderCreated : topics.ordersPurchaseOrderUpdated, accountId, `purchase_order:${purchaseOrderId}`, {
+    accountId,
+    purchaseOrderId,
+    version: BigInt(version),
+    externalPoNo: `PO-${purchaseOrderId.slice(0, 8)}`,
+    deliveryStatus,
+    isDraft: deliveryStatus === 4,
+    updatedAt: timestampFromDate(updatedAt),
+    lines: lines.map((l, i) => ({
+      itemId: l.itemId ?? `${purchaseOrderId}-${i}`,
+      skuId: l.skuId,
+      externalWarehouseId: l.warehouse ?? "",
+      deliveryDate: l.date ?? "",
+      quantity: l.quantity,
+      openQuantity: l.open ?? l.quantity,
+    })),
+  });
+
+/** The gateway's AccountSettingsChanged. */
+export const accountSettingsChanged = (accountId: string, version: number, timezone: string) =>
+  busMessage(topics.accountSettingsChanged, accountId, `account:${accountId}`, { accountId, version: BigInt(version), timezone, customPriceFields: [] });
