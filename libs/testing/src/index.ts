@@ -1,72 +1,7 @@
-import pg from "pg";
-import { NatsBus } from "@analytics/bus";
-import { testDatabaseUrl, testNatsUrl, uniqueName } from "./names";
-
 export { testDatabaseUrl, testNatsUrl, uniqueName, createdAt } from "./names";
 export { sweepStaleTestResources } from "./sweep";
 
-export interface TestDatabase {
-  url: string;
-  name: string;
-  drop(): Promise<void>;
-}
-
-/** A fresh database per test file, so tests running in parallel never see each other's rows. */
-export async function createTestDatabase(): Promise<TestDatabase> {
-  const database = namedTestDatabase();
-  await database.create();
-  return database;
-}
-
-/** A test database's name and URL, known before it exists: `create` makes it. */
-export function namedTestDatabase(): TestDatabase & { create(): Promise<void> } {
-  const adminUrl = testDatabaseUrl();
-  const name = uniqueName("t");
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  const asAdmin = async (sql: string) => {
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    try {
-      await admin.query(sql);
-    } finally {
-      await admin.end();
-    }
-  };
-  return {
-    url: url.toString(),
-    name,
-    create: () => asAdmin(`CREATE DATABASE "${name}"`),
-    drop: () => asAdmin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
-  };
-}
-
-export interface TestBus {
-  bus: NatsBus;
-  url: string;
-  stream: string;
-  subjectPrefix: string;
-  /** Closes the connection and deletes the test's stream. */
-  close(): Promise<void>;
-}
-
-/** A real JetStream bus on its own stream and subject prefix, so parallel test files never meet. */
-export async function createTestBus(options: { ackWaitMs?: number } = {}): Promise<TestBus> {
-  const stream = uniqueName("T").toUpperCase();
-  const subjectPrefix = `${stream.toLowerCase()}.`;
-  const url = testNatsUrl();
-  const bus = await NatsBus.connect({ url, stream, subjectPrefix, ...options });
-  return {
-    bus,
-    url,
-    stream,
-    subjectPrefix,
-    close: async () => {
-      await bus.deleteStream();
-      await bus.close();
-    },
-  };
-}
+export { createTestBus, createTestDatabase, namedTestDatabase, type TestBus, type TestDatabase } from "./resources";
 
 /**
  * Polls `count` until `done` holds; fails only when the count has not moved for `stallMs`. For

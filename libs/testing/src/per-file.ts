@@ -7,7 +7,7 @@ import type { BusMessage } from "@analytics/bus";
 import { topics } from "@analytics/contracts";
 import { createDb, type Db, type DbOptions } from "@analytics/db";
 import { createServiceClient, type RunningService, type ServiceDeps } from "@analytics/rpc";
-import { createTestBus, namedTestDatabase, type TestBus } from "./index";
+import { createTestBus, namedTestDatabase, type TestBus } from "./resources";
 
 /**
  * A database of this test file's own, created in beforeAll and dropped in afterAll. Its name,
