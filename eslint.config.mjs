@@ -3,14 +3,16 @@
 // single-process launcher (deploy/local) may import services and the gateway.
 import nx from "@nx/eslint-plugin";
 import tseslint from "typescript-eslint";
+import { noImportCycle } from "./eslint-rules/no-import-cycle.mjs";
 
 export default [
   { ignores: ["**/node_modules/**", "dist/**", ".nx/**", "libs/contracts/src/gen/**", "**/*.js", "**/*.mjs"] },
   ...tseslint.configs.recommended,
   {
     files: ["**/*.ts"],
-    plugins: { "@nx": nx },
+    plugins: { "@nx": nx, local: { rules: { "no-import-cycle": noImportCycle } } },
     rules: {
+      "local/no-import-cycle": "error",
       "@typescript-eslint/no-explicit-any": "off",
       "@typescript-eslint/no-empty-object-type": "off",
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],

@@ -37,6 +37,7 @@ import { planningRoutes } from "./routes/planning";
 import { purchaseOrderRoutes } from "./routes/purchase-orders";
 import { imageCapabilities } from "./http/image-capabilities";
 import { productRoutes } from "./routes/products";
+import { skuRoutes } from "./routes/skus";
 import { transactionRoutes } from "./routes/transactions";
 
 export interface GatewayDeps {
@@ -212,6 +213,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   authRoutes(ctx, accountOptions, tokens);
   if (deps.adminToken) adminRoutes(ctx, accountOptions);
   const images = imageCapabilities(deps.jwtSecret, deps.publicBaseUrl);
+  skuRoutes(ctx, clients.catalogue, as);
   productRoutes(ctx, clients.catalogue, clients.pricing, as, images);
   brandRoutes(ctx, clients.catalogue, as);
   mappingTableRoutes(ctx, clients.catalogue, as);

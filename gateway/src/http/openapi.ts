@@ -1,8 +1,39 @@
 import { z } from "zod";
-import type { RouteSpec } from "./route";
 import { generalResponseSchema } from "./schemas";
 
-type AnyRoute = RouteSpec<any, any, any>;
+type Shape = z.ZodRawShape;
+
+export interface ResponseSpec {
+  description: string;
+  schema?: z.ZodType;
+  headers?: Record<string, unknown>;
+  contentType?: string;
+}
+
+/** What the document says of one REST operation (route.ts's RouteSpec adds how it is served). */
+export interface OperationSpec<P extends Shape, Q extends Shape, B extends z.ZodType> {
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  /** Fastify path syntax: `/v2/api/events/:id`. */
+  url: string;
+  summary: string;
+  /** Longer text of the operation; defaults to the summary. */
+  description?: string;
+  /** The SDK method name (`listProducts`, `upsertProductsBatch`); defaults to one derived from method and path. */
+  operationId?: string;
+  tag: string;
+  /** A compatibility route (kept for the published client); the document marks it deprecated. */
+  deprecated?: boolean;
+  /** bearer: an account's access token; admin: ADMIN_TOKEN; none: open. */
+  auth: "bearer" | "admin" | "none";
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** A sane example body for the document and `/docs`. */
+  bodyExample?: unknown;
+  responses: Record<number, ResponseSpec>;
+}
+
+type AnyRoute = OperationSpec<any, any, any>;
 type Json = Record<string, unknown>;
 
 /**

@@ -3,44 +3,17 @@ import { z } from "zod";
 import type { Caller } from "@analytics/auth";
 import { HttpError } from "./errors";
 import { describe, violations } from "./validation";
-import { documentAs, type OpenApi } from "./openapi";
+import { documentAs, type OpenApi, type OperationSpec } from "./openapi";
 import { inRequestSpan } from "./telemetry";
 
-type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 type Shape = z.ZodRawShape;
-
-export interface ResponseSpec {
-  description: string;
-  schema?: z.ZodType;
-  headers?: Record<string, unknown>;
-  contentType?: string;
-}
 
 /**
  * One REST operation: its zod schemas are both the validation at the edge and its OpenAPI
- * description, so the document cannot drift from the code.
+ * description (OperationSpec), so the document cannot drift from the code.
  */
-export interface RouteSpec<P extends Shape, Q extends Shape, B extends z.ZodType> {
-  method: Method;
-  /** Fastify path syntax: `/v2/api/events/:id`. */
-  url: string;
-  summary: string;
-  /** Longer text of the operation; defaults to the summary. */
-  description?: string;
-  /** The SDK method name (`listProducts`, `upsertProductsBatch`); defaults to one derived from method and path. */
-  operationId?: string;
-  tag: string;
-  /** A compatibility route (kept for the published client); the document marks it deprecated. */
-  deprecated?: boolean;
-  /** bearer: an account's access token; admin: ADMIN_TOKEN; none: open. */
-  auth: "bearer" | "admin" | "none";
-  params?: P;
-  query?: Q;
-  body?: B;
+export interface RouteSpec<P extends Shape, Q extends Shape, B extends z.ZodType> extends OperationSpec<P, Q, B> {
   bodyLimit?: number;
-  /** A sane example body for the document and `/docs`. */
-  bodyExample?: unknown;
-  responses: Record<number, ResponseSpec>;
   handler(
     input: { params: z.infer<z.ZodObject<P>>; query: z.infer<z.ZodObject<Q>>; body: z.infer<B>; caller: Caller },
     request: FastifyRequest,

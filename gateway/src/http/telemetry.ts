@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Registry } from "prom-client";
-import { endSpan, httpRequestDurations, inSpan, SpanKind, startSpan, type Span } from "@analytics/telemetry";
+import { endSpan, httpRequestDurations, inSpan, SpanKind, startSpan, tracingEnabled, type Span } from "@analytics/telemetry";
 
 const spans = new WeakMap<FastifyRequest, Span>();
 
@@ -11,17 +11,23 @@ const spans = new WeakMap<FastifyRequest, Span>();
  */
 export function installTelemetry(app: FastifyInstance, registry: Registry): void {
   const durations = httpRequestDurations(registry);
-  app.addHook("onRequest", async (request) => {
-    const span = startSpan(`${request.method} ${request.routeOptions.url ?? "unmatched"}`, SpanKind.SERVER, request.headers, {
-      "http.request.method": request.method,
-      "http.route": request.routeOptions.url ?? "",
+  // Tracing is started (or not) before the gateway is built: while off, no hook runs for it.
+  if (tracingEnabled()) {
+    app.addHook("onRequest", (request, _reply, done) => {
+      const span = startSpan(`${request.method} ${request.routeOptions.url ?? "unmatched"}`, SpanKind.SERVER, request.headers, {
+        "http.request.method": request.method,
+        "http.route": request.routeOptions.url ?? "",
+      });
+      if (span) spans.set(request, span);
+      done();
     });
-    if (span) spans.set(request, span);
-  });
-  app.addHook("onResponse", async (request, reply) => {
+  }
+  // Callback hooks: no promise per request on the hot path.
+  app.addHook("onResponse", (request, reply, done) => {
     const route = request.routeOptions.url ?? "unmatched";
     durations.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
     endSpan(spans.get(request), reply.statusCode >= 500 ? `status ${reply.statusCode}` : undefined, { "http.response.status_code": reply.statusCode });
+    done();
   });
   app.get("/metrics", async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
 }

@@ -18,8 +18,23 @@ const categoryToRest = (c: catalogueV1.Category) => {
   return { ...rest, id: Number(c.seq), uuid: c.id };
 };
 
+/** What the brand and category routes register with and call. */
+interface Deps {
+  ctx: RouteContext;
+  catalogue: Client<typeof catalogueV1.CatalogueService>;
+  as: CallAs;
+}
+
 /** /v2/api/brands, /v2/api/categories -> analytics.catalogue.v1.CatalogueService */
 export function brandRoutes(ctx: RouteContext, catalogue: Client<typeof catalogueV1.CatalogueService>, as: CallAs): void {
+  const deps: Deps = { ctx, catalogue, as };
+  listBrands(deps);
+  getBrand(deps);
+  listCategories(deps);
+  getCategory(deps);
+}
+
+function listBrands({ ctx, catalogue, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/brands",
@@ -42,6 +57,9 @@ export function brandRoutes(ctx: RouteContext, catalogue: Client<typeof catalogu
       return res.brands.map(brandToRest);
     },
   });
+}
+
+function getBrand({ ctx, catalogue, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/brands/:ID",
@@ -56,6 +74,9 @@ export function brandRoutes(ctx: RouteContext, catalogue: Client<typeof catalogu
     },
     handler: async ({ params, caller }) => [brandToRest((await catalogue.getBrand({ id: params.ID }, as(caller))).brand!)],
   });
+}
+
+function listCategories({ ctx, catalogue, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/categories",
@@ -66,6 +87,9 @@ export function brandRoutes(ctx: RouteContext, catalogue: Client<typeof catalogu
     responses: { 200: { description: "categories in creation order", schema: z.array(categorySchema) } },
     handler: async ({ caller }) => (await catalogue.listCategories({}, as(caller))).categories.map(categoryToRest),
   });
+}
+
+function getCategory({ ctx, catalogue, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/categories/:ID",

@@ -11,7 +11,7 @@ import { batchFailureResponses, batchResponseSchema, generalResponseSchema } fro
 import { describe } from "../http/validation";
 import { int32, pathNumber } from "../http/values";
 import type { CallAs } from "../clients";
-import { clientFieldsOut, clientId, orderTimestamp, withClientFields } from "./purchase-orders";
+import { clientFieldsOut, clientId, orderTimestamp, withClientFields } from "./order-fields";
 import { knownWarehouses } from "./warehouse-references";
 
 const { DistributionOrderSchema, WriteMode } = ordersV1;
@@ -103,6 +103,44 @@ async function warehouseProblems(inventory: Client<typeof inventoryV1.InventoryS
   });
 }
 
+/** What the distribution-order routes register with and call. */
+interface Deps {
+  ctx: RouteContext;
+  orders: Client<typeof ordersV1.OrdersService>;
+  catalogue: Client<typeof catalogueV1.CatalogueService>;
+  inventory: Client<typeof inventoryV1.InventoryService>;
+  as: CallAs;
+}
+
+const tag = "Distribution orders";
+
+/** Validates, resolves SKUs and warehouses, and writes: one BatchResponse per row, and the rows written. */
+async function write({ orders, catalogue, inventory, as }: Deps, raw: unknown[], caller: Caller, mode: ordersV1.WriteMode) {
+  const written = new Map<number, ordersV1.DistributionOrder>();
+  const results = await runBatch(raw, converting(rowInput, (r) => toProto(r, mode === WriteMode.REPLACE)), REFERENCE, async (rows) => {
+    const [skus, warehouses] = await Promise.all([skuProblems(catalogue, as(caller), rows), warehouseProblems(inventory, as(caller), rows)]);
+    const problems = skus.map((p, n) => p ?? warehouses[n]);
+    const answers: BatchResponse[] = rows.map((r, n) => ({ reference: `${r.externalDoid}/${r.externalRowId}`, referenceField: REFERENCE, statusCode: 0, message: "", ...problems[n] }));
+    const toWrite = rows.flatMap((r, n) => (problems[n] ? [] : [{ n, r }]));
+    if (!toWrite.length) return answers;
+    const res = await orders.writeDistributionOrders({ distributionOrders: toWrite.map((w) => w.r), mode }, as(caller));
+    res.results.forEach((r, k) => {
+      const n = toWrite[k].n;
+      if (r.distributionOrder) written.set(n, r.distributionOrder);
+      answers[n] = { message: r.result?.message ?? "", reference: r.result?.reference ?? "", referenceField: r.result?.referenceField ?? REFERENCE, statusCode: r.result?.statusCode ?? 500 };
+    });
+    return answers;
+  });
+  return { results, written: [...written.values()] };
+}
+
+/** POST and PUT answer the rows, or the first failing row's status naming it. */
+function rowsOrFailure(results: BatchResponse[], written: ordersV1.DistributionOrder[]) {
+  const at = results.findIndex((r) => r.statusCode >= 300);
+  if (at >= 0) throw new HttpError(results[at].statusCode, `row [${at}] ${results[at].reference}: ${results[at].message}`.slice(0, 500));
+  return written.map(toRest);
+}
+
 /** /v2/api/distributionorders -> analytics.orders.v1.OrdersService (SKU references via the catalogue, warehouses via inventory). */
 export function distributionOrderRoutes(
   ctx: RouteContext,
@@ -111,34 +149,17 @@ export function distributionOrderRoutes(
   inventory: Client<typeof inventoryV1.InventoryService>,
   as: CallAs,
 ): void {
-  const tag = "Distribution orders";
+  const deps: Deps = { ctx, orders, catalogue, inventory, as };
+  listDistributionOrders(deps);
+  createDistributionOrders(deps);
+  replaceDistributionOrders(deps);
+  upsertDistributionOrders(deps);
+  processingDistributionOrders(deps);
+  exampleDistributionOrder(deps);
+  getDistributionOrder(deps);
+}
 
-  async function write(raw: unknown[], caller: Caller, mode: ordersV1.WriteMode) {
-    const written = new Map<number, ordersV1.DistributionOrder>();
-    const results = await runBatch(raw, converting(rowInput, (r) => toProto(r, mode === WriteMode.REPLACE)), REFERENCE, async (rows) => {
-      const [skus, warehouses] = await Promise.all([skuProblems(catalogue, as(caller), rows), warehouseProblems(inventory, as(caller), rows)]);
-      const problems = skus.map((p, n) => p ?? warehouses[n]);
-      const answers: BatchResponse[] = rows.map((r, n) => ({ reference: `${r.externalDoid}/${r.externalRowId}`, referenceField: REFERENCE, statusCode: 0, message: "", ...problems[n] }));
-      const toWrite = rows.flatMap((r, n) => (problems[n] ? [] : [{ n, r }]));
-      if (!toWrite.length) return answers;
-      const res = await orders.writeDistributionOrders({ distributionOrders: toWrite.map((w) => w.r), mode }, as(caller));
-      res.results.forEach((r, k) => {
-        const n = toWrite[k].n;
-        if (r.distributionOrder) written.set(n, r.distributionOrder);
-        answers[n] = { message: r.result?.message ?? "", reference: r.result?.reference ?? "", referenceField: r.result?.referenceField ?? REFERENCE, statusCode: r.result?.statusCode ?? 500 };
-      });
-      return answers;
-    });
-    return { results, written: [...written.values()] };
-  }
-
-  /** POST and PUT answer the rows, or the first failing row's status naming it. */
-  function rowsOrFailure(results: BatchResponse[], written: ordersV1.DistributionOrder[]) {
-    const at = results.findIndex((r) => r.statusCode >= 300);
-    if (at >= 0) throw new HttpError(results[at].statusCode, `row [${at}] ${results[at].reference}: ${results[at].message}`.slice(0, 500));
-    return written.map(toRest);
-  }
-
+function listDistributionOrders({ ctx, orders, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/distributionorders",
@@ -156,7 +177,10 @@ export function distributionOrderRoutes(
       return res.distributionOrders.map(toRest);
     },
   });
-  route(ctx, {
+}
+
+function createDistributionOrders(d: Deps): void {
+  route(d.ctx, {
     method: "POST",
     url: "/v2/api/distributionorders",
     summary: "Create (or update, by externalDOID and externalRowID) distribution order rows",
@@ -172,13 +196,16 @@ export function distributionOrderRoutes(
       const parsed = body.map((b) => rowInput.safeParse(b));
       const bad = parsed.findIndex((p) => !p.success);
       if (bad >= 0) throw new HttpError(400, `row [${bad}]: ${describe(parsed[bad].error!.issues.map((i) => ({ path: i.path.join("."), message: i.message })))}`);
-      const { results, written } = await write(body, caller, WriteMode.CREATE);
+      const { results, written } = await write(d, body, caller, WriteMode.CREATE);
       const rows = rowsOrFailure(results, written);
       reply.status(201);
       return rows;
     },
   });
-  route(ctx, {
+}
+
+function replaceDistributionOrders(d: Deps): void {
+  route(d.ctx, {
     method: "PUT",
     url: "/v2/api/distributionorders",
     summary: "Replace distribution order rows by id (id required)",
@@ -193,11 +220,14 @@ export function distributionOrderRoutes(
     handler: async ({ body, caller }) => {
       const missing = body.findIndex((b) => !b || typeof b !== "object" || !["string", "number"].includes(typeof (b as Record<string, unknown>).id));
       if (missing >= 0) throw new HttpError(400, `row [${missing}]: id is required`, [{ path: `[${missing}].id`, message: "is required" }]);
-      const { results, written } = await write(body, caller, WriteMode.REPLACE);
+      const { results, written } = await write(d, body, caller, WriteMode.REPLACE);
       return rowsOrFailure(results, written);
     },
   });
-  route(ctx, {
+}
+
+function upsertDistributionOrders(d: Deps): void {
+  route(d.ctx, {
     method: "POST",
     url: "/v2/api/distributionorders/batch",
     summary: "Create or update rows by (externalDOID, externalRowID); 400 when any row fails (the valid rows are still applied)",
@@ -210,10 +240,13 @@ export function distributionOrderRoutes(
       400: { description: "at least one row failed (400 invalid or naming no SKU, 404 an unknown SKU or warehouse); the others were applied", schema: z.array(batchResponseSchema) },
     },
     handler: async ({ body, caller }, _req, reply) => {
-      const { results } = await write(body, caller, WriteMode.UPSERT);
+      const { results } = await write(d, body, caller, WriteMode.UPSERT);
       return reply.status(batchStatus(results, 200)).send(results);
     },
   });
+}
+
+function processingDistributionOrders({ ctx, orders, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/distributionorders/processing",
@@ -228,6 +261,9 @@ export function distributionOrderRoutes(
       return res.externalDoids;
     },
   });
+}
+
+function exampleDistributionOrder({ ctx }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/distributionorders/example",
@@ -249,6 +285,9 @@ export function distributionOrderRoutes(
       return { ...base, ...by[status], status };
     },
   });
+}
+
+function getDistributionOrder({ ctx, orders, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/distributionorders/:id",

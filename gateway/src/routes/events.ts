@@ -43,9 +43,26 @@ function toRest(e: eventsV1.Event, images: ImageCapabilities) {
   };
 }
 
+/** What the event routes register with and call. */
+interface Deps {
+  ctx: RouteContext;
+  events: Client<typeof eventsV1.EventsService>;
+  as: CallAs;
+  images: ImageCapabilities;
+}
+
+const tag = "Events";
+
 /** /v2/api/events -> analytics.events.v1.EventsService */
 export function eventRoutes(ctx: RouteContext, events: Client<typeof eventsV1.EventsService>, as: CallAs, images: ImageCapabilities): void {
-  const tag = "Events";
+  const deps: Deps = { ctx, events, as, images };
+  listEvents(deps);
+  updateEventStatus(deps);
+  updateEventStatusBatch(deps);
+  updateEventPayload(deps);
+}
+
+function listEvents({ ctx, events, as, images }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/events",
@@ -75,6 +92,9 @@ export function eventRoutes(ctx: RouteContext, events: Client<typeof eventsV1.Ev
       return res.events.map((e) => toRest(e, images));
     },
   });
+}
+
+function updateEventStatus({ ctx, events, as }: Deps): void {
   route(ctx, {
     method: "PATCH",
     url: "/v2/api/events",
@@ -93,6 +113,9 @@ export function eventRoutes(ctx: RouteContext, events: Client<typeof eventsV1.Ev
       return { id: res.id, updated: res.updated };
     },
   });
+}
+
+function updateEventStatusBatch({ ctx, events, as }: Deps): void {
   route(ctx, {
     method: "PATCH",
     url: "/v2/api/events/batch",
@@ -110,6 +133,9 @@ export function eventRoutes(ctx: RouteContext, events: Client<typeof eventsV1.Ev
       return res.results.map((r) => ({ id: r.id, updated: r.updated }));
     },
   });
+}
+
+function updateEventPayload({ ctx, events, as, images }: Deps): void {
   route(ctx, {
     method: "PUT",
     url: "/v2/api/events/:id",

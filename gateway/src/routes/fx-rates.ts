@@ -45,12 +45,28 @@ const toProto = (r: z.infer<typeof fxRateInput>) => ({
 });
 const toRest = (r?: pricingV1.FxRate) => toRestJson(pricingV1.FxRateSchema, r!);
 
+/** What the FX rate routes register with and call. */
+interface Deps {
+  ctx: RouteContext;
+  pricing: Client<typeof pricingV1.PricingService>;
+  as: CallAs;
+}
+
+const tag = "FX rates";
+const badRequest = { description: "invalid input, or a range overlapping another rate (named in the message)", schema: generalResponseSchema };
+const notFound = { description: "no such rate", schema: generalResponseSchema };
+const idParam = { id: wholeNumber(0, Number.MAX_SAFE_INTEGER).describe("the rate's id") };
+
 /** /v2/api/fxrates -> analytics.pricing.v1.PricingService */
 export function fxRateRoutes(ctx: RouteContext, pricing: Client<typeof pricingV1.PricingService>, as: CallAs): void {
-  const tag = "FX rates";
-  const badRequest = { description: "invalid input, or a range overlapping another rate (named in the message)", schema: generalResponseSchema };
-  const notFound = { description: "no such rate", schema: generalResponseSchema };
-  const idParam = { id: wholeNumber(0, Number.MAX_SAFE_INTEGER).describe("the rate's id") };
+  const deps: Deps = { ctx, pricing, as };
+  listFxRates(deps);
+  createFxRate(deps);
+  replaceFxRate(deps);
+  deleteFxRate(deps);
+}
+
+function listFxRates({ ctx, pricing, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/fxrates",
@@ -64,6 +80,9 @@ export function fxRateRoutes(ctx: RouteContext, pricing: Client<typeof pricingV1
       return (await pricing.listFxRates(req, as(caller))).fxRates.map(toRest);
     },
   });
+}
+
+function createFxRate({ ctx, pricing, as }: Deps): void {
   route(ctx, {
     method: "POST",
     url: "/v2/api/fxrates",
@@ -78,6 +97,9 @@ export function fxRateRoutes(ctx: RouteContext, pricing: Client<typeof pricingV1
       return res.fxRates.map(toRest);
     },
   });
+}
+
+function replaceFxRate({ ctx, pricing, as }: Deps): void {
   route(ctx, {
     method: "PUT",
     url: "/v2/api/fxrates/:id",
@@ -89,6 +111,9 @@ export function fxRateRoutes(ctx: RouteContext, pricing: Client<typeof pricingV1
     responses: { 200: { description: "the new rate", schema: fxRateSchema }, 400: badRequest, 404: notFound },
     handler: async ({ params, body, caller }) => toRest((await pricing.replaceFxRate({ id: BigInt(params.id), fxRate: toProto(body) }, as(caller))).fxRate),
   });
+}
+
+function deleteFxRate({ ctx, pricing, as }: Deps): void {
   route(ctx, {
     method: "DELETE",
     url: "/v2/api/fxrates/:id",

@@ -11,11 +11,28 @@ const toRest = (t?: catalogueV1.MappingTable) => toRestJson(MappingTableSchema, 
 const field = { mappingField: z.string().min(1).max(500) };
 const requiredType = { mappingType: mappingType.describe("required") };
 
+/** What the mapping-table routes register with and call. */
+interface Deps {
+  ctx: RouteContext;
+  catalogue: Client<typeof catalogueV1.CatalogueService>;
+  as: CallAs;
+}
+
+const tag = "Mapping tables";
+const notFound = { description: "mapping table not found", schema: generalResponseSchema };
+const badRequest = { description: "invalid or missing mapping type, or bad body", schema: generalResponseSchema };
+
 /** /v2/api/mappingtables -> analytics.catalogue.v1.CatalogueService */
 export function mappingTableRoutes(ctx: RouteContext, catalogue: Client<typeof catalogueV1.CatalogueService>, as: CallAs): void {
-  const tag = "Mapping tables";
-  const notFound = { description: "mapping table not found", schema: generalResponseSchema };
-  const badRequest = { description: "invalid or missing mapping type, or bad body", schema: generalResponseSchema };
+  const deps: Deps = { ctx, catalogue, as };
+  listMappingTables(deps);
+  getMappingTable(deps);
+  replaceMappingTable(deps);
+  createMappingTable(deps);
+  deleteMappingTable(deps);
+}
+
+function listMappingTables({ ctx, catalogue, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/mappingtables",
@@ -28,6 +45,9 @@ export function mappingTableRoutes(ctx: RouteContext, catalogue: Client<typeof c
     handler: async ({ query, caller }) =>
       (await catalogue.listMappingTables({ mappingType: query.mappingType }, as(caller))).mappingTables.map((t) => toRest(t)),
   });
+}
+
+function getMappingTable({ ctx, catalogue, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/mappingtables/:mappingField",
@@ -41,6 +61,9 @@ export function mappingTableRoutes(ctx: RouteContext, catalogue: Client<typeof c
     handler: async ({ params, query, caller }) =>
       toRest((await catalogue.getMappingTable({ mappingField: params.mappingField, mappingType: query.mappingType }, as(caller))).mappingTable),
   });
+}
+
+function replaceMappingTable({ ctx, catalogue, as }: Deps): void {
   route(ctx, {
     method: "PUT",
     url: "/v2/api/mappingtables/:mappingField",
@@ -58,6 +81,9 @@ export function mappingTableRoutes(ctx: RouteContext, catalogue: Client<typeof c
           .mappingTable,
       ),
   });
+}
+
+function createMappingTable({ ctx, catalogue, as }: Deps): void {
   route(ctx, {
     method: "POST",
     url: "/v2/api/mappingtables/:mappingField",
@@ -71,6 +97,9 @@ export function mappingTableRoutes(ctx: RouteContext, catalogue: Client<typeof c
     handler: async ({ params, body, caller }) =>
       toRest((await catalogue.upsertMappingTable({ mappingField: params.mappingField, ...body }, as(caller))).mappingTable),
   });
+}
+
+function deleteMappingTable({ ctx, catalogue, as }: Deps): void {
   route(ctx, {
     method: "DELETE",
     url: "/v2/api/mappingtables/:mappingField",

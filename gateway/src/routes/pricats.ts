@@ -110,10 +110,25 @@ const skuToRest = (s: pricingV1.PricatSku) => {
   };
 };
 
+/** What the pricat routes register with and call. */
+interface Deps {
+  ctx: RouteContext;
+  pricing: Client<typeof pricingV1.PricingService>;
+  as: CallAs;
+}
+
+const tag = "Pricats";
+const badRequest = { description: "invalid input", schema: generalResponseSchema };
+
 /** /v2/api/pricats -> analytics.pricing.v1.PricingService */
 export function pricatRoutes(ctx: RouteContext, pricing: Client<typeof pricingV1.PricingService>, as: CallAs): void {
-  const tag = "Pricats";
-  const badRequest = { description: "invalid input", schema: generalResponseSchema };
+  const deps: Deps = { ctx, pricing, as };
+  listPricats(deps);
+  listPricatProducts(deps);
+  upsertPricatProducts(deps);
+}
+
+function listPricats({ ctx, pricing, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/pricats",
@@ -129,6 +144,9 @@ export function pricatRoutes(ctx: RouteContext, pricing: Client<typeof pricingV1
       return res.pricats.map((p) => toRestJson(pricingV1.PricatSchema, p));
     },
   });
+}
+
+function listPricatProducts({ ctx, pricing, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/pricats/products",
@@ -151,6 +169,9 @@ export function pricatRoutes(ctx: RouteContext, pricing: Client<typeof pricingV1
       return res.skus.map(skuToRest);
     },
   });
+}
+
+function upsertPricatProducts({ ctx, pricing, as }: Deps): void {
   route(ctx, {
     method: "POST",
     url: "/v2/api/pricats/products/batch",

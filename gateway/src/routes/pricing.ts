@@ -26,30 +26,58 @@ const optionalPage = {
   pageSize: wholeNumber(1, 1000).optional().describe("page size, at most 1000 (default 10 when page is sent)"),
 };
 
+/** What the price-list and price routes register with and call. */
+interface Deps {
+  ctx: RouteContext;
+  pricing: Pricing;
+  catalogue: Catalogue;
+  as: CallAs;
+}
+
+const tag = "Price lists and prices";
+const notFound = { description: "no such price list", schema: generalResponseSchema };
+const badRequest = { description: "invalid input", schema: generalResponseSchema };
+
+/** The prices of one list (or of all), a page of them or every one streamed. */
+const pricesOf = async ({ pricing, as }: Deps, caller: Caller, listExternalId: string | undefined, query: { page?: number; pageSize?: number }, request: Parameters<typeof setPageHeaders>[0], reply: Parameters<typeof setPageHeaders>[1]) => {
+  if (query.page === undefined && query.pageSize === undefined) {
+    // Every price, chunk by chunk as the service streams it: nobody holds the whole set.
+    // Every price of an account may take longer than one call's deadline: each chunk has it instead.
+    const options = as(caller);
+    const all = await jsonArrayStream(
+      (signal) => pricing.streamPrices({ listExternalId }, { ...options, timeoutMs: undefined, signal }),
+      (chunk) => chunk.prices.map((p) => priceToRest(p, chunk.customPriceFields)),
+      { idleTimeoutMs: options.timeoutMs },
+    );
+    return reply.type("application/json; charset=utf-8").send(all.body);
+  }
+  const page = { page: query.page ?? 1, pageSize: query.pageSize ?? 10 };
+  const res = await pricing.listPrices({ page, listExternalId }, as(caller));
+  setPageHeaders(request, reply, page, Number(res.totalCount));
+  return res.prices.map((p) => priceToRest(p, res.customPriceFields));
+};
+
+/** The catalogue's products of the keys (keys and old keys alike), in one call per batch. */
+const resolve = async ({ catalogue, as }: Deps, caller: Caller, keys: string[]) => (await catalogue.resolveSkus({ references: keys.map((key) => ({ key })) }, as(caller))).skus;
+
+const idParam = { externalPriceListId: z.string().trim().min(1).max(500).describe("trimmed, as it is when written") };
+const pricesResponse = { description: "prices in creation order (streamed when unpaged)", schema: z.array(priceSchema), headers: pageHeaders };
+
 /** /v2/api/price-lists and /v2/api/prices -> analytics.pricing.v1.PricingService (SKUs resolved by the catalogue). */
 export function pricingRoutes(ctx: RouteContext, pricing: Pricing, catalogue: Catalogue, as: CallAs): void {
-  const tag = "Price lists and prices";
-  const notFound = { description: "no such price list", schema: generalResponseSchema };
-  const badRequest = { description: "invalid input", schema: generalResponseSchema };
-  const pricesOf = async (caller: Caller, listExternalId: string | undefined, query: { page?: number; pageSize?: number }, request: Parameters<typeof setPageHeaders>[0], reply: Parameters<typeof setPageHeaders>[1]) => {
-    if (query.page === undefined && query.pageSize === undefined) {
-      // Every price, chunk by chunk as the service streams it: nobody holds the whole set.
-      // Every price of an account may take longer than one call's deadline: each chunk has it instead.
-      const options = as(caller);
-      const all = await jsonArrayStream(
-        (signal) => pricing.streamPrices({ listExternalId }, { ...options, timeoutMs: undefined, signal }),
-        (chunk) => chunk.prices.map((p) => priceToRest(p, chunk.customPriceFields)),
-        { idleTimeoutMs: options.timeoutMs },
-      );
-      return reply.type("application/json; charset=utf-8").send(all.body);
-    }
-    const page = { page: query.page ?? 1, pageSize: query.pageSize ?? 10 };
-    const res = await pricing.listPrices({ page, listExternalId }, as(caller));
-    setPageHeaders(request, reply, page, Number(res.totalCount));
-    return res.prices.map((p) => priceToRest(p, res.customPriceFields));
-  };
-  const pricesResponse = { description: "prices in creation order (streamed when unpaged)", schema: z.array(priceSchema), headers: pageHeaders };
+  const deps: Deps = { ctx, pricing, catalogue, as };
+  listPriceLists(deps);
+  createPriceList(deps);
+  getPriceList(deps);
+  replacePriceList(deps);
+  listPricesOfList(deps);
+  listPrices(deps);
 
+  upsertPrices(deps);
+  deletePrices(deps);
+}
+
+function listPriceLists({ ctx, pricing, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/price-lists",
@@ -59,6 +87,9 @@ export function pricingRoutes(ctx: RouteContext, pricing: Pricing, catalogue: Ca
     responses: { 200: { description: "price lists in creation order", schema: z.array(priceListSchema) } },
     handler: async ({ caller }) => (await pricing.listPriceLists({}, as(caller))).priceLists.map(priceListToRest),
   });
+}
+
+function createPriceList({ ctx, pricing, as }: Deps): void {
   route(ctx, {
     method: "POST",
     url: "/v2/api/price-lists",
@@ -73,7 +104,9 @@ export function pricingRoutes(ctx: RouteContext, pricing: Pricing, catalogue: Ca
       return priceListToRest(res.priceList);
     },
   });
-  const idParam = { externalPriceListId: z.string().trim().min(1).max(500).describe("trimmed, as it is when written") };
+}
+
+function getPriceList({ ctx, pricing, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/price-lists/:externalPriceListId",
@@ -84,6 +117,9 @@ export function pricingRoutes(ctx: RouteContext, pricing: Pricing, catalogue: Ca
     responses: { 200: { description: "the price list", schema: priceListSchema }, 404: notFound },
     handler: async ({ params, caller }) => priceListToRest((await pricing.getPriceList(params, as(caller))).priceList),
   });
+}
+
+function replacePriceList({ ctx, pricing, as }: Deps): void {
   route(ctx, {
     method: "PUT",
     url: "/v2/api/price-lists/:externalPriceListId",
@@ -98,7 +134,10 @@ export function pricingRoutes(ctx: RouteContext, pricing: Pricing, catalogue: Ca
       return priceListToRest((await pricing.updatePriceList(req, as(caller))).priceList);
     },
   });
-  route(ctx, {
+}
+
+function listPricesOfList(d: Deps): void {
+  route(d.ctx, {
     method: "GET",
     url: "/v2/api/price-lists/:externalPriceListId/prices",
     summary: "The prices of one price list",
@@ -107,9 +146,12 @@ export function pricingRoutes(ctx: RouteContext, pricing: Pricing, catalogue: Ca
     params: idParam,
     query: optionalPage,
     responses: { 200: pricesResponse, 400: badRequest, 404: notFound },
-    handler: async ({ params, query, caller }, request, reply) => pricesOf(caller, params.externalPriceListId, query, request, reply),
+    handler: async ({ params, query, caller }, request, reply) => pricesOf(d, caller, params.externalPriceListId, query, request, reply),
   });
-  route(ctx, {
+}
+
+function listPrices(d: Deps): void {
+  route(d.ctx, {
     method: "GET",
     url: "/v2/api/prices",
     summary: "All prices of the account: streamed whole without page/pageSize, else one page",
@@ -117,12 +159,12 @@ export function pricingRoutes(ctx: RouteContext, pricing: Pricing, catalogue: Ca
     auth: "bearer",
     query: optionalPage,
     responses: { 200: pricesResponse, 400: badRequest },
-    handler: async ({ query, caller }, request, reply) => pricesOf(caller, undefined, query, request, reply),
+    handler: async ({ query, caller }, request, reply) => pricesOf(d, caller, undefined, query, request, reply),
   });
+}
 
-  /** The catalogue's products of the keys (keys and old keys alike), in one call per batch. */
-  const resolve = async (caller: Caller, keys: string[]) => (await catalogue.resolveSkus({ references: keys.map((key) => ({ key })) }, as(caller))).skus;
-
+function upsertPrices(d: Deps): void {
+  const { ctx, pricing, as } = d;
   route(ctx, {
     method: "POST",
     url: "/v2/api/prices/batch",
@@ -137,7 +179,7 @@ export function pricingRoutes(ctx: RouteContext, pricing: Pricing, catalogue: Ca
     },
     handler: async ({ body, caller }, _req, reply) => {
       const results = await runBatch(body, priceUpdateSchema, "key", async (items) => {
-        const skus = await resolve(caller, items.map((i) => i.key));
+        const skus = await resolve(d, caller, items.map((i) => i.key));
         const prices = items.map((i, n) => ({
           listExternalId: i.listExternalID,
           key: i.key,
@@ -155,6 +197,10 @@ export function pricingRoutes(ctx: RouteContext, pricing: Pricing, catalogue: Ca
       return reply.status(serverFailure(results) ?? 200).send(results);
     },
   });
+}
+
+function deletePrices(d: Deps): void {
+  const { ctx, pricing, as } = d;
   route(ctx, {
     method: "DELETE",
     url: "/v2/api/prices/batch",
@@ -167,7 +213,7 @@ export function pricingRoutes(ctx: RouteContext, pricing: Pricing, catalogue: Ca
       400: badRequest,
     },
     handler: async ({ body, caller }) => {
-      const skus = await resolve(caller, body.keys);
+      const skus = await resolve(d, caller, body.keys);
       const keys = body.keys.map((key, n) => ({ key, productId: skus[n]?.found ? skus[n].id : "" }));
       const res = await pricing.deletePrices({ listExternalId: body.listExternalID, season: body.season ?? undefined, keys }, as(caller));
       return res.results.map(batchResult);

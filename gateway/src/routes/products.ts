@@ -14,7 +14,6 @@ import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { batchOf, repeatable, route, type RouteContext } from "../http/route";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import type { CallAs } from "../clients";
-import { skuRoutes } from "./skus";
 import { imageUploadSchema, keySwitchSchema, productCreateDocumented, productCreateSchema, productUpdateDocumented, productSchema, productUpdateSchema, nullFields, writableFields } from "./catalogue-schemas";
 
 const { ProductSchema, KeySwitchSchema, ImageUploadSchema } = catalogueV1;
@@ -106,6 +105,23 @@ export function productItems(json: Uint8Array, ends: number[], added: string[][]
   return out.subarray(0, at);
 }
 
+/** What the product and image routes register with and call. */
+interface Deps {
+  ctx: RouteContext;
+  catalogue: Client<typeof catalogueV1.CatalogueService>;
+  pricing: Client<typeof pricingV1.PricingService>;
+  as: CallAs;
+  images: ImageCapabilities;
+}
+
+const tag = "Products";
+
+/** The product with its stored image's capability URL. */
+const withImageUrl = (images: ImageCapabilities, accountId: string, p: Record<string, unknown>) =>
+  typeof p.imageUrl === "string" && p.imageUrl ? { ...p, imageUrl: images.url(accountId, p.imageUrl) } : p;
+
+const imageResponse = z.object({ key: z.string(), imageUrl: z.string() }).meta({ id: "ImageUploadResponse" });
+
 /** /v2/api/products and /v2/api/images -> analytics.catalogue.v1.CatalogueService */
 export function productRoutes(
   ctx: RouteContext,
@@ -114,10 +130,20 @@ export function productRoutes(
   as: CallAs,
   images: ImageCapabilities = imageCapabilities(randomBytes(32).toString("hex")),
 ): void {
-  const withImageUrl = (accountId: string, p: Record<string, unknown>) =>
-    typeof p.imageUrl === "string" && p.imageUrl ? { ...p, imageUrl: images.url(accountId, p.imageUrl) } : p;
-  const tag = "Products";
-  skuRoutes(ctx, catalogue, as);
+  const deps: Deps = { ctx, catalogue, pricing, as, images };
+  listProducts(deps);
+  getProductExample(deps);
+  upsertProduct(deps);
+  upsertProductsBatch(deps);
+  updateProducts(deps);
+  switchProductKeys(deps);
+  uploadProductImage(deps);
+  uploadProductImagesBatch(deps);
+  getImage(deps);
+  getImageByCapability(deps);
+}
+
+function listProducts({ ctx, catalogue, pricing, as, images }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/products",
@@ -172,6 +198,9 @@ export function productRoutes(
       return page.body;
     },
   });
+}
+
+function getProductExample({ ctx }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/products/example",
@@ -182,6 +211,9 @@ export function productRoutes(
     responses: { 200: { description: "example", schema: productSchema } },
     handler: async () => ({ ...toProduct(productExample), id: 1, uuid: "00000000-0000-4000-8000-000000000000", createdAt: new Date(0).toISOString(), updatedAt: new Date(0).toISOString() }),
   });
+}
+
+function upsertProduct({ ctx, catalogue, as, images }: Deps): void {
   route(ctx, {
     method: "POST",
     url: "/v2/api/products",
@@ -201,9 +233,12 @@ export function productRoutes(
       const [result] = res.results;
       if (!result.product) throw failure(result);
       reply.status(201);
-      return [withImageUrl(caller.accountId, toProduct(result.product) as Record<string, unknown>)];
+      return [withImageUrl(images, caller.accountId, toProduct(result.product) as Record<string, unknown>)];
     },
   });
+}
+
+function upsertProductsBatch({ ctx, catalogue, as }: Deps): void {
   route(ctx, {
     method: "POST",
     url: "/v2/api/products/batch",
@@ -233,6 +268,9 @@ export function productRoutes(
       return results.map((r) => [generalResponse(r.statusCode, `${r.referenceField} ${r.reference}: ${r.message}`)]);
     },
   });
+}
+
+function updateProducts({ ctx, catalogue, as }: Deps): void {
   route(ctx, {
     method: "PUT",
     url: "/v2/api/products",
@@ -256,6 +294,9 @@ export function productRoutes(
       return results;
     },
   });
+}
+
+function switchProductKeys({ ctx, catalogue, as }: Deps): void {
   route(ctx, {
     method: "POST",
     url: "/v2/api/products/keyswitch",
@@ -274,7 +315,9 @@ export function productRoutes(
       return reply.status(serverFailure(results) ?? 200).send(results);
     },
   });
-  const imageResponse = z.object({ key: z.string(), imageUrl: z.string() }).meta({ id: "ImageUploadResponse" });
+}
+
+function uploadProductImage({ ctx, catalogue, as, images }: Deps): void {
   route(ctx, {
     method: "POST",
     url: "/v2/api/products/imageupload",
@@ -296,6 +339,9 @@ export function productRoutes(
       return { key: result.image.key, imageUrl: images.url(caller.accountId, result.image.imageUrl) };
     },
   });
+}
+
+function uploadProductImagesBatch({ ctx, catalogue, as }: Deps): void {
   route(ctx, {
     method: "POST",
     url: "/v2/api/products/imageupload/batch",
@@ -314,6 +360,9 @@ export function productRoutes(
       return reply.status(serverFailure(results) ?? 200).send(results);
     },
   });
+}
+
+function getImage({ ctx, catalogue, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/images/:sha256",
@@ -336,6 +385,9 @@ export function productRoutes(
       return reply.type(image.contentType).send(Buffer.from(image.data));
     },
   });
+}
+
+function getImageByCapability({ ctx, catalogue, as, images }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/images/:accountId/:sha256/:signature",

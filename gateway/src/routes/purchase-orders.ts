@@ -9,53 +9,17 @@ import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../http/route";
 import { documentAs } from "../http/openapi";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
-import { decimal, int32, jsonObject, jsonValue, pathNumber } from "../http/values";
+import { decimal, int32, pathNumber } from "../http/values";
 import type { CallAs } from "../clients";
 import { knownWarehouses } from "./warehouse-references";
+import { attributes, canonicalNames, clientFieldsOut, clientId, orderTimestamp, parseTimestamp, withClientFields } from "./order-fields";
 
 const { PurchaseOrderSchema, WriteMode } = ordersV1;
-/** The specification's limit of purchase orders per request. */
+/** The field that names an order in its BatchResponse. */
 const REFERENCE = "externalPONo";
 
 // ---------------------------------------------------------------------------------------------
 // Values
-
-/** RFC 3339 with `Z`, a colon offset or a colon-less offset; a date alone means its UTC midnight. */
-const TIMESTAMP = /^(\d{4}-\d{2}-\d{2})(?:T(\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?)(Z|z|[+-]\d{2}:?\d{2}))?$/;
-const MIN_MS = Date.UTC(1970, 0, 1);
-const MAX_MS = Date.UTC(2105, 11, 31, 23, 59, 59, 999);
-
-/** The instant of an accepted layout, or undefined. */
-export function parseTimestamp(value: string, dateOnly: boolean): Date | undefined {
-  const m = TIMESTAMP.exec(value);
-  if (!m || (!m[2] && !dateOnly)) return undefined;
-  const zone = !m[3] || /z/i.test(m[3]) ? "Z" : m[3].includes(":") ? m[3] : `${m[3].slice(0, 3)}:${m[3].slice(3)}`;
-  const date = new Date(`${m[1]}T${m[2] ?? "00:00:00"}${zone}`);
-  if (Number.isNaN(date.getTime())) return undefined;
-  // 2026-02-30 rolls over in Date; the written day must exist.
-  const [y, mo, d] = m[1].split("-").map(Number);
-  const day = new Date(Date.UTC(y, mo - 1, d));
-  if (day.getUTCFullYear() !== y || day.getUTCMonth() !== mo - 1 || day.getUTCDate() !== d) return undefined;
-  return date;
-}
-
-/** A date of a purchase order: within 1970-01-01 .. 2105-12-31 23:59:59, sent on as RFC 3339 UTC. */
-export const orderTimestamp = z
-  .string()
-  .max(40)
-  .transform((v, ctx) => {
-    const date = parseTimestamp(v, true);
-    if (!date) {
-      ctx.addIssue({ code: "custom", message: "must be an RFC 3339 timestamp (or YYYY-MM-DD)" });
-      return z.NEVER;
-    }
-    if (date.getTime() < MIN_MS || date.getTime() > MAX_MS) {
-      ctx.addIssue({ code: "custom", message: "must lie between 1970-01-01 00:00:00 and 2105-12-31 23:59:59" });
-      return z.NEVER;
-    }
-    return date.toISOString();
-  })
-  .meta({ format: "date-time" });
 
 /** A list filter bound: RFC 3339 with `Z`, colon or colon-less offset; anything else is a 400. */
 const filterTimestamp = z
@@ -77,78 +41,6 @@ const quantity = int32().min(0);
 
 // ---------------------------------------------------------------------------------------------
 // Bodies
-
-/**
- * Compatibility with the published client (CONTRACT.md): names that differ only in letter case
- * are the contract's, and `externalPurchaseNo` is `externalPONo` (both, differing, is a 400).
- */
-export function canonicalNames(names: string[], aliases: Record<string, string> = {}) {
-  const exact = new Set(names);
-  const byLower = new Map(names.map((n) => [n.toLowerCase(), n]));
-  for (const [alias, name] of Object.entries(aliases)) byLower.set(alias.toLowerCase(), name);
-  return (value: unknown, ctx: z.core.$RefinementCtx) => {
-    if (!value || typeof value !== "object" || Array.isArray(value)) return value;
-    // Most bodies use the contract's names already (5,500 objects in a batch of 500 orders).
-    if (Object.keys(value).every((k) => exact.has(k))) return value;
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) {
-      const name = byLower.get(k.toLowerCase()) ?? k;
-      if (name in out && out[name] !== v) {
-        ctx.addIssue({ code: "custom", message: `${k} and ${name} differ`, path: [name] });
-        continue;
-      }
-      out[name] = v;
-    }
-    return out;
-  };
-}
-
-/**
- * An order's `id` on a write: its integer id (what GET answers as `id`) or its UUID (`uuid`).
- * Required by the replacing PUT, ignored elsewhere.
- */
-export const clientId = z
-  .union([z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).transform(String), z.string().max(100)])
-  .optional()
-  .describe("the integer id, or the UUID (`uuid`)");
-
-/** The published client's fields answered from `attributes` (deprecated properties of a read schema). */
-export function clientFieldsOut(fields: readonly string[]) {
-  return Object.fromEntries(fields.map((f) => [f, z.unknown().optional().meta({ deprecated: true, description: "the published client's field, from attributes (when kept)" })]));
-}
-
-/** A resource's `attributes`: the published client's additional fields as it sent them. */
-const attributes = jsonObject();
-
-/**
- * A write body of an order resource with the published client's names and additional fields
- * (CONTRACT.md, "Compatibility"): names in any letter case, its renamed fields, and its additional
- * fields, each documented as deprecated and kept in the resource's `attributes` object (which a
- * client may also send whole, as GET answers it; a loose field wins over the same name in it).
- */
-export function withClientFields<S extends z.ZodRawShape>(shape: S, extras: readonly string[], renamed: Record<string, string> = {}) {
-  const loose = Object.fromEntries(extras.map((f) => [f, jsonValue().optional().meta({ deprecated: true, description: "sent by the published client; kept in attributes" })]));
-  // Documented only: canonicalNames has made each alias its contract name before the object sees it.
-  const aliases = Object.fromEntries(
-    Object.entries(renamed).map(([alias, name]) => [alias, (shape[name] as z.ZodType).optional().meta({ deprecated: true, description: `the published client's spelling of ${name}; use ${name}` })]),
-  );
-  const full = z.strictObject({ ...shape, attributes: attributes.nullish().describe("the published client's additional fields, kept as sent"), ...loose, ...aliases });
-  const extra = new Set(extras);
-  const names = Object.keys(full.shape).filter((k) => !(k in renamed));
-  return z.preprocess(canonicalNames(names, renamed), full).transform((value) => {
-    const fields = value as Record<string, unknown>;
-    const out: Record<string, unknown> = {};
-    let kept = fields.attributes ? { ...(fields.attributes as Record<string, unknown>) } : undefined;
-    for (const k of Object.keys(fields)) {
-      const v = fields[k];
-      if (k === "attributes") continue;
-      if (!extra.has(k)) out[k] = v;
-      else if (v !== undefined) (kept ??= {})[k] = v;
-    }
-    out.attributes = kept ?? null;
-    return out as z.output<z.ZodObject<S>> & { attributes: Record<string, unknown> | null };
-  });
-}
 
 /** The published client's additional fields on purchase orders and their items. */
 const PO_EXTRAS = PO_CLIENT_FIELDS;
@@ -336,6 +228,62 @@ async function warehouseProblems(inventory: Client<typeof inventoryV1.InventoryS
 // ---------------------------------------------------------------------------------------------
 // Routes
 
+const tag = "Purchase orders";
+
+/** What the purchase-order routes register with and call. */
+interface Deps {
+  ctx: RouteContext;
+  orders: Client<typeof ordersV1.OrdersService>;
+  catalogue: Client<typeof catalogueV1.CatalogueService>;
+  inventory: Client<typeof inventoryV1.InventoryService>;
+  as: CallAs;
+}
+
+/** Validates, resolves SKUs and writes: one BatchResponse (and order, when written) per item. */
+async function write({ orders, catalogue, inventory, as }: Deps, raw: unknown[], caller: Caller, mode: ordersV1.WriteMode, global: boolean, atomic: boolean) {
+  const resultsOnly = !atomic;
+  const written = new Map<number, ordersV1.PurchaseOrder>();
+  const violations = new Map<number, { path: string; message: string }[]>();
+  const results = await runBatch(raw, converting(purchaseOrderInputSchema, toProto), REFERENCE, async (valid) => {
+    const notWritten = valid.map((po) => ({ reference: po.externalPoNo, referenceField: REFERENCE, statusCode: 0, message: "not written" }));
+    if (atomic && valid.length < raw.length) return notWritten;
+    const [skus, warehouses] = await Promise.all([resolveItems(catalogue, as(caller), valid), warehouseProblems(inventory, as(caller), valid)]);
+    const problems = skus.map((p, n) => p ?? warehouses[n]);
+    const toWrite = valid.flatMap((po, n) => (problems[n] ? [] : [{ n, po }]));
+    const answers: BatchResponse[] = valid.map((po, n) => {
+      const p = problems[n];
+      if (p) violations.set(n, [{ path: p.path, message: p.message }]);
+      return { reference: po.externalPoNo, referenceField: REFERENCE, statusCode: p?.status ?? 0, message: p?.message ?? "" };
+    });
+    if (atomic && problems.some((p) => p)) return answers;
+    if (!toWrite.length) return answers;
+    const res = await orders.writePurchaseOrders({ purchaseOrders: toWrite.map((w) => w.po), mode, global, atomic, resultsOnly }, as(caller));
+    res.results.forEach((r, k) => {
+      const n = toWrite[k].n;
+      answers[n] = { message: r.result?.message ?? "", reference: r.result?.reference ?? "", referenceField: REFERENCE, statusCode: r.result?.statusCode ?? 500 };
+      if (r.purchaseOrder) written.set(n, r.purchaseOrder);
+      if (r.violations.length) violations.set(n, r.violations.map((v) => ({ path: v.path, message: v.message })));
+    });
+    return answers;
+  });
+  return { results, written, violations };
+}
+
+/** POST and PUT answer one status: the first failing order's, naming it; else every order. */
+async function writeAll(d: Deps, raw: unknown[], caller: Caller, mode: ordersV1.WriteMode) {
+  if (!raw.length) return [];
+  const { results, written, violations } = await write(d, raw, caller, mode, false, true);
+  const failed = results.findIndex((r) => r.statusCode >= 300 || r.statusCode === 0);
+  const firstFailure = results.findIndex((r) => r.statusCode >= 300);
+  if (failed >= 0) {
+    const at = firstFailure >= 0 ? firstFailure : failed;
+    const r = results[at];
+    const details = (violations.get(at) ?? []).map((v) => ({ path: `[${at}].${v.path}`, message: v.message }));
+    throw new HttpError(r.statusCode || 400, `purchase order [${at}] ${r.reference}: ${details.length ? describe(details) : r.message}`.slice(0, 500), details);
+  }
+  return [...written.entries()].sort(([a], [b]) => a - b).map(([, po]) => toRest(po));
+}
+
 /** /v2/api/purchaseorders -> analytics.orders.v1.OrdersService (SKU references via the catalogue, warehouses via inventory). */
 export function purchaseOrderRoutes(
   ctx: RouteContext,
@@ -344,53 +292,17 @@ export function purchaseOrderRoutes(
   inventory: Client<typeof inventoryV1.InventoryService>,
   as: CallAs,
 ): void {
-  const tag = "Purchase orders";
+  const deps: Deps = { ctx, orders, catalogue, inventory, as };
+  listPurchaseOrders(deps);
+  createPurchaseOrders(deps);
+  replacePurchaseOrders(deps);
+  upsertPurchaseOrders(deps);
+  examplePurchaseOrder(deps);
+  latestPurchaseOrder(deps);
+  getPurchaseOrder(deps);
+}
 
-  /** Validates, resolves SKUs and writes: one BatchResponse (and order, when written) per item. */
-  async function write(raw: unknown[], caller: Caller, mode: ordersV1.WriteMode, global: boolean, atomic: boolean) {
-    const resultsOnly = !atomic;
-    const written = new Map<number, ordersV1.PurchaseOrder>();
-    const violations = new Map<number, { path: string; message: string }[]>();
-    const results = await runBatch(raw, converting(purchaseOrderInputSchema, toProto), REFERENCE, async (valid) => {
-      const notWritten = valid.map((po) => ({ reference: po.externalPoNo, referenceField: REFERENCE, statusCode: 0, message: "not written" }));
-      if (atomic && valid.length < raw.length) return notWritten;
-      const [skus, warehouses] = await Promise.all([resolveItems(catalogue, as(caller), valid), warehouseProblems(inventory, as(caller), valid)]);
-      const problems = skus.map((p, n) => p ?? warehouses[n]);
-      const toWrite = valid.flatMap((po, n) => (problems[n] ? [] : [{ n, po }]));
-      const answers: BatchResponse[] = valid.map((po, n) => {
-        const p = problems[n];
-        if (p) violations.set(n, [{ path: p.path, message: p.message }]);
-        return { reference: po.externalPoNo, referenceField: REFERENCE, statusCode: p?.status ?? 0, message: p?.message ?? "" };
-      });
-      if (atomic && problems.some((p) => p)) return answers;
-      if (!toWrite.length) return answers;
-      const res = await orders.writePurchaseOrders({ purchaseOrders: toWrite.map((w) => w.po), mode, global, atomic, resultsOnly }, as(caller));
-      res.results.forEach((r, k) => {
-        const n = toWrite[k].n;
-        answers[n] = { message: r.result?.message ?? "", reference: r.result?.reference ?? "", referenceField: REFERENCE, statusCode: r.result?.statusCode ?? 500 };
-        if (r.purchaseOrder) written.set(n, r.purchaseOrder);
-        if (r.violations.length) violations.set(n, r.violations.map((v) => ({ path: v.path, message: v.message })));
-      });
-      return answers;
-    });
-    return { results, written, violations };
-  }
-
-  /** POST and PUT answer one status: the first failing order's, naming it; else every order. */
-  async function writeAll(raw: unknown[], caller: Caller, mode: ordersV1.WriteMode) {
-    if (!raw.length) return [];
-    const { results, written, violations } = await write(raw, caller, mode, false, true);
-    const failed = results.findIndex((r) => r.statusCode >= 300 || r.statusCode === 0);
-    const firstFailure = results.findIndex((r) => r.statusCode >= 300);
-    if (failed >= 0) {
-      const at = firstFailure >= 0 ? firstFailure : failed;
-      const r = results[at];
-      const details = (violations.get(at) ?? []).map((v) => ({ path: `[${at}].${v.path}`, message: v.message }));
-      throw new HttpError(r.statusCode || 400, `purchase order [${at}] ${r.reference}: ${details.length ? describe(details) : r.message}`.slice(0, 500), details);
-    }
-    return [...written.entries()].sort(([a], [b]) => a - b).map(([, po]) => toRest(po));
-  }
-
+function listPurchaseOrders({ ctx, orders, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/purchaseorders",
@@ -432,7 +344,10 @@ export function purchaseOrderRoutes(
       return res.purchaseOrders.map(toRest);
     },
   });
-  route(ctx, {
+}
+
+function createPurchaseOrders(d: Deps): void {
+  route(d.ctx, {
     method: "POST",
     url: "/v2/api/purchaseorders",
     summary: `Create up to ${PURCHASE_ORDER_BATCH_MAX} purchase orders (all or nothing)`,
@@ -446,12 +361,15 @@ export function purchaseOrderRoutes(
       409: { description: "an order of that externalPONo exists (nothing was written)", schema: generalResponseSchema },
     },
     handler: async ({ body, caller }, _req, reply) => {
-      const created = await writeAll(body, caller, WriteMode.CREATE);
+      const created = await writeAll(d, body, caller, WriteMode.CREATE);
       reply.status(201);
       return created;
     },
   });
-  route(ctx, {
+}
+
+function replacePurchaseOrders(d: Deps): void {
+  route(d.ctx, {
     method: "PUT",
     url: "/v2/api/purchaseorders/",
     summary: `Replace up to ${PURCHASE_ORDER_BATCH_MAX} purchase orders and their items by id (all or nothing)`,
@@ -463,9 +381,12 @@ export function purchaseOrderRoutes(
       400: { description: "an invalid order or one without id (nothing was written)", schema: generalResponseSchema },
       404: { description: "no order of that id for this API key, or an item names no SKU, or a warehouse does not exist", schema: generalResponseSchema },
     },
-    handler: async ({ body, caller }) => writeAll(body, caller, WriteMode.REPLACE),
+    handler: async ({ body, caller }) => writeAll(d, body, caller, WriteMode.REPLACE),
   });
-  route(ctx, {
+}
+
+function upsertPurchaseOrders(d: Deps): void {
+  route(d.ctx, {
     method: "POST",
     url: "/v2/api/purchaseorders/batch",
     summary: `Create or replace up to ${PURCHASE_ORDER_BATCH_MAX} purchase orders by externalPONo; an unchanged order is left alone`,
@@ -480,10 +401,13 @@ export function purchaseOrderRoutes(
     },
     handler: async ({ body, query, caller }, _req, reply) => {
       if (!body.length) return [];
-      const { results } = await write(body, caller, WriteMode.UPSERT, isGlobal(query.global), false);
+      const { results } = await write(d, body, caller, WriteMode.UPSERT, isGlobal(query.global), false);
       return reply.status(serverFailure(results) ?? 200).send(results);
     },
   });
+}
+
+function examplePurchaseOrder({ ctx }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/purchaseorders/example",
@@ -493,6 +417,9 @@ export function purchaseOrderRoutes(
     responses: { 200: { description: "example", schema: z.record(z.string(), z.unknown()) } },
     handler: async () => purchaseOrderExample,
   });
+}
+
+function latestPurchaseOrder({ ctx, orders, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/purchaseorders/latest",
@@ -506,6 +433,9 @@ export function purchaseOrderRoutes(
     },
     handler: async ({ query, caller }) => toRest((await orders.getPurchaseOrder({ global: isGlobal(query.global) }, as(caller))).purchaseOrder!),
   });
+}
+
+function getPurchaseOrder({ ctx, orders, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/purchaseorders/:externalPurchaseNo",

@@ -45,6 +45,52 @@ const storeMessage = (s: Partial<StoreWrite>) => ({
   warehouses: s.warehouses ?? [],
 });
 
+/** What the store, traffic and stock-trigger routes register with and call. */
+interface Deps {
+  ctx: RouteContext;
+  inventory: Client<typeof inventoryV1.InventoryService>;
+  catalogue: Client<typeof catalogueV1.CatalogueService>;
+  as: CallAs;
+}
+
+const externalStoreID = z.string().min(1).max(500);
+
+const trafficQuery = {
+  ...pageQuery(),
+  from: z.string().max(40).datetime({ offset: true }).optional().describe("eventTime at or after (RFC 3339)"),
+  to: z.string().max(40).datetime({ offset: true }).optional().describe("eventTime before (RFC 3339)"),
+};
+
+/** GET traffic events of every counter, or (byCounter) of the one the path names. */
+function listTraffic({ ctx, inventory, as }: Deps, byCounter: boolean): void {
+  route(ctx, {
+    method: "GET",
+    url: byCounter ? "/v2/api/storetrafficevents/:storeTrafficCounterID" : "/v2/api/storetrafficevents",
+    summary: byCounter ? "Traffic events of one counter" : "Store traffic events in creation order",
+    tag: "Store traffic",
+    auth: "bearer",
+    params: byCounter ? { storeTrafficCounterID: z.string().min(1).max(500) } : {},
+    query: trafficQuery,
+    responses: {
+      200: { description: "traffic events", schema: z.array(trafficSchema), headers: pageHeaders },
+      400: { description: "bad query", schema: generalResponseSchema },
+    },
+    handler: async ({ params, query, caller }, request, reply) => {
+      const res = await inventory.listStoreTraffic(
+        {
+          page: { page: query.page, pageSize: query.pageSize },
+          storeTrafficCounterId: (params as { storeTrafficCounterID?: string }).storeTrafficCounterID ?? "",
+          from: query.from ? timestampFromDate(new Date(query.from)) : undefined,
+          to: query.to ? timestampFromDate(new Date(query.to)) : undefined,
+        },
+        as(caller),
+      );
+      setPageHeaders(request, reply, query, Number(res.totalCount));
+      return res.events.map((e) => toRestJson(StoreTrafficEventSchema, e));
+    },
+  });
+}
+
 /** /v2/api/stores, /v2/api/storetrafficevents, /v2/api/stocktriggers -> analytics.inventory.v1.InventoryService */
 export function storeRoutes(
   ctx: RouteContext,
@@ -52,7 +98,23 @@ export function storeRoutes(
   catalogue: Client<typeof catalogueV1.CatalogueService>,
   as: CallAs,
 ): void {
-  const externalStoreID = z.string().min(1).max(500);
+  const deps: Deps = { ctx, inventory, catalogue, as };
+  listStores(deps);
+  upsertStores(deps);
+  getStore(deps);
+  replaceStore(deps);
+  deleteStore(deps);
+
+  listTraffic(deps, false);
+  listTraffic(deps, true);
+  recordTraffic(deps);
+
+  listStockTriggers(deps);
+  getStockTrigger(deps);
+  upsertStockTriggers(deps);
+}
+
+function listStores({ ctx, inventory, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/stores",
@@ -70,6 +132,9 @@ export function storeRoutes(
       return storesToRest(inventory, as(caller), res.stores);
     },
   });
+}
+
+function upsertStores({ ctx, inventory, as }: Deps): void {
   route(ctx, {
     method: "POST",
     url: "/v2/api/stores",
@@ -87,6 +152,9 @@ export function storeRoutes(
       return storesToRest(inventory, as(caller), res.results.map((r) => r.store!));
     },
   });
+}
+
+function getStore({ ctx, inventory, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/stores/:externalStoreID",
@@ -100,6 +168,9 @@ export function storeRoutes(
     },
     handler: async ({ params, caller }) => (await storesToRest(inventory, as(caller), [(await inventory.getStore({ externalStoreId: params.externalStoreID }, as(caller))).store!]))[0],
   });
+}
+
+function replaceStore({ ctx, inventory, as }: Deps): void {
   route(ctx, {
     method: "PUT",
     url: "/v2/api/stores/:externalStoreID",
@@ -116,6 +187,9 @@ export function storeRoutes(
     handler: async ({ params, body, caller }) =>
       (await storesToRest(inventory, as(caller), [(await inventory.updateStore({ externalStoreId: params.externalStoreID, store: storeMessage(body) }, as(caller))).store!]))[0],
   });
+}
+
+function deleteStore({ ctx, inventory, as }: Deps): void {
   route(ctx, {
     method: "DELETE",
     url: "/v2/api/stores/:externalStoreID",
@@ -132,41 +206,9 @@ export function storeRoutes(
       return generalResponse(200, "deleted");
     },
   });
+}
 
-  const trafficQuery = {
-    ...pageQuery(),
-    from: z.string().max(40).datetime({ offset: true }).optional().describe("eventTime at or after (RFC 3339)"),
-    to: z.string().max(40).datetime({ offset: true }).optional().describe("eventTime before (RFC 3339)"),
-  };
-  const listTraffic = (byCounter: boolean) =>
-    route(ctx, {
-      method: "GET",
-      url: byCounter ? "/v2/api/storetrafficevents/:storeTrafficCounterID" : "/v2/api/storetrafficevents",
-      summary: byCounter ? "Traffic events of one counter" : "Store traffic events in creation order",
-      tag: "Store traffic",
-      auth: "bearer",
-      params: byCounter ? { storeTrafficCounterID: z.string().min(1).max(500) } : {},
-      query: trafficQuery,
-      responses: {
-        200: { description: "traffic events", schema: z.array(trafficSchema), headers: pageHeaders },
-        400: { description: "bad query", schema: generalResponseSchema },
-      },
-      handler: async ({ params, query, caller }, request, reply) => {
-        const res = await inventory.listStoreTraffic(
-          {
-            page: { page: query.page, pageSize: query.pageSize },
-            storeTrafficCounterId: (params as { storeTrafficCounterID?: string }).storeTrafficCounterID ?? "",
-            from: query.from ? timestampFromDate(new Date(query.from)) : undefined,
-            to: query.to ? timestampFromDate(new Date(query.to)) : undefined,
-          },
-          as(caller),
-        );
-        setPageHeaders(request, reply, query, Number(res.totalCount));
-        return res.events.map((e) => toRestJson(StoreTrafficEventSchema, e));
-      },
-    });
-  listTraffic(false);
-  listTraffic(true);
+function recordTraffic({ ctx, inventory, as }: Deps): void {
   route(ctx, {
     method: "POST",
     url: "/v2/api/storetrafficevents",
@@ -195,7 +237,9 @@ export function storeRoutes(
       return generalResponse(200, `recorded: ${res.created} created, ${res.updated} updated`);
     },
   });
+}
 
+function listStockTriggers({ ctx, inventory, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/stocktriggers",
@@ -221,6 +265,9 @@ export function storeRoutes(
       return res.triggers.map(stockTriggerToRest);
     },
   });
+}
+
+function getStockTrigger({ ctx, inventory, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/stocktriggers/:ID",
@@ -235,6 +282,9 @@ export function storeRoutes(
     },
     handler: async ({ params, caller }) => stockTriggerToRest((await inventory.getStockTrigger({ id: BigInt(params.ID) }, as(caller))).trigger!),
   });
+}
+
+function upsertStockTriggers({ ctx, inventory, catalogue, as }: Deps): void {
   route(ctx, {
     method: "POST",
     url: "/v2/api/stocktriggers/batch",

@@ -10,7 +10,7 @@ import { documentAs } from "../http/openapi";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { decimal, int32, jsonObject, pathNumber } from "../http/values";
 import type { CallAs } from "../clients";
-import { canonicalNames, clientFieldsOut, clientId, orderTimestamp, withClientFields } from "./purchase-orders";
+import { canonicalNames, clientFieldsOut, clientId, orderTimestamp, withClientFields } from "./order-fields";
 
 const { TransactionSchema, ShipmentSchema, WriteMode } = ordersV1;
 const REFERENCE = "externalTransactionID";
@@ -119,28 +119,50 @@ export const transactionExample = {
   statements: [{ name: "shipping", type: 3, priceNet: 39.2, priceVat: 9.8 }],
 };
 
+/** What the transaction routes register with and call. */
+interface Deps {
+  ctx: RouteContext;
+  orders: Client<typeof ordersV1.OrdersService>;
+  as: CallAs;
+}
+
+const tag = "Transactions";
+
+/** Validates and writes: one BatchResponse per item, and the transactions written. */
+async function write({ orders, as }: Deps, raw: unknown[], caller: Caller, mode: ordersV1.WriteMode) {
+  const written: ordersV1.Transaction[] = [];
+  const results = await runBatch(raw, converting(txInput, (t) => toProto(t, mode === WriteMode.REPLACE)), REFERENCE, async (txs) => {
+    const res = await orders.writeTransactions({ transactions: txs, mode }, as(caller));
+    return res.results.map((r): BatchResponse => {
+      if (r.transaction) written.push(r.transaction);
+      const details = r.violations.map((v) => `${v.path}: ${v.message}`).join("; ");
+      return { message: details || r.result?.message || "", reference: r.result?.reference ?? "", referenceField: REFERENCE, statusCode: r.result?.statusCode ?? 500 };
+    });
+  });
+  return { results, written };
+}
+
+/** POST and PUT answer the transactions, or the first failing one's status naming it. */
+function allOrFailure(results: BatchResponse[], written: ordersV1.Transaction[]) {
+  const at = results.findIndex((r) => r.statusCode >= 300);
+  if (at >= 0) throw new HttpError(results[at].statusCode, `transaction [${at}] ${results[at].reference}: ${results[at].message}`.slice(0, 500));
+  return written.map(toRest);
+}
+
 /** /v2/api/transactions -> analytics.orders.v1.OrdersService */
 export function transactionRoutes(ctx: RouteContext, orders: Client<typeof ordersV1.OrdersService>, as: CallAs): void {
-  const tag = "Transactions";
+  const deps: Deps = { ctx, orders, as };
+  listTransactions(deps);
+  createTransactions(deps);
+  replaceTransactions(deps);
+  upsertTransactions(deps);
+  exampleTransaction(deps);
+  latestTransaction(deps);
+  getTransaction(deps);
+  addShipments(deps);
+}
 
-  async function write(raw: unknown[], caller: Caller, mode: ordersV1.WriteMode) {
-    const written: ordersV1.Transaction[] = [];
-    const results = await runBatch(raw, converting(txInput, (t) => toProto(t, mode === WriteMode.REPLACE)), REFERENCE, async (txs) => {
-      const res = await orders.writeTransactions({ transactions: txs, mode }, as(caller));
-      return res.results.map((r): BatchResponse => {
-        if (r.transaction) written.push(r.transaction);
-        const details = r.violations.map((v) => `${v.path}: ${v.message}`).join("; ");
-        return { message: details || r.result?.message || "", reference: r.result?.reference ?? "", referenceField: REFERENCE, statusCode: r.result?.statusCode ?? 500 };
-      });
-    });
-    return { results, written };
-  }
-  function allOrFailure(results: BatchResponse[], written: ordersV1.Transaction[]) {
-    const at = results.findIndex((r) => r.statusCode >= 300);
-    if (at >= 0) throw new HttpError(results[at].statusCode, `transaction [${at}] ${results[at].reference}: ${results[at].message}`.slice(0, 500));
-    return written.map(toRest);
-  }
-
+function listTransactions({ ctx, orders, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/transactions",
@@ -155,7 +177,10 @@ export function transactionRoutes(ctx: RouteContext, orders: Client<typeof order
       return res.transactions.map(toRest);
     },
   });
-  route(ctx, {
+}
+
+function createTransactions(d: Deps): void {
+  route(d.ctx, {
     method: "POST",
     url: "/v2/api/transactions",
     summary: "Create transactions (an existing externalTransactionID is a 409)",
@@ -168,13 +193,16 @@ export function transactionRoutes(ctx: RouteContext, orders: Client<typeof order
       409: { description: "already exists", schema: generalResponseSchema },
     },
     handler: async ({ body: raw, caller }, _req, reply) => {
-      const { results, written } = await write(raw, caller, WriteMode.CREATE);
+      const { results, written } = await write(d, raw, caller, WriteMode.CREATE);
       const out = allOrFailure(results, written);
       reply.status(201);
       return out;
     },
   });
-  route(ctx, {
+}
+
+function replaceTransactions(d: Deps): void {
+  route(d.ctx, {
     method: "PUT",
     url: "/v2/api/transactions/",
     summary: "Replace transactions by id (id required); shipments of items that stay are kept",
@@ -187,11 +215,14 @@ export function transactionRoutes(ctx: RouteContext, orders: Client<typeof order
       404: { description: "no transaction of that id", schema: generalResponseSchema },
     },
     handler: async ({ body: raw, caller }) => {
-      const { results, written } = await write(raw, caller, WriteMode.REPLACE);
+      const { results, written } = await write(d, raw, caller, WriteMode.REPLACE);
       return allOrFailure(results, written);
     },
   });
-  route(ctx, {
+}
+
+function upsertTransactions(d: Deps): void {
+  route(d.ctx, {
     method: "POST",
     url: "/v2/api/transactions/batch",
     summary: "Create or replace transactions by externalTransactionID; one BatchResponse per item",
@@ -200,10 +231,13 @@ export function transactionRoutes(ctx: RouteContext, orders: Client<typeof order
     body,
     responses: { ...batchFailureResponses, 200: { description: "one BatchResponse per transaction", schema: z.array(batchResponseSchema) } },
     handler: async ({ body: raw, caller }, _req, reply) => {
-      const { results } = await write(raw, caller, WriteMode.UPSERT);
+      const { results } = await write(d, raw, caller, WriteMode.UPSERT);
       return reply.status(serverFailure(results) ?? 200).send(results);
     },
   });
+}
+
+function exampleTransaction({ ctx }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/transactions/example",
@@ -213,6 +247,9 @@ export function transactionRoutes(ctx: RouteContext, orders: Client<typeof order
     responses: { 200: { description: "example", schema: z.record(z.string(), z.unknown()) } },
     handler: async () => transactionExample,
   });
+}
+
+function latestTransaction({ ctx, orders, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/transactions/latest",
@@ -222,6 +259,9 @@ export function transactionRoutes(ctx: RouteContext, orders: Client<typeof order
     responses: { 200: { description: "the transaction", schema: transactionSchema }, 404: { description: "none yet", schema: generalResponseSchema } },
     handler: async ({ caller }) => toRest((await orders.getTransaction({}, as(caller))).transaction!),
   });
+}
+
+function getTransaction({ ctx, orders, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/transactions/:externalTransactionID",
@@ -232,6 +272,9 @@ export function transactionRoutes(ctx: RouteContext, orders: Client<typeof order
     responses: { 200: { description: "the transaction", schema: transactionSchema }, 404: { description: "unknown", schema: generalResponseSchema } },
     handler: async ({ params, caller }) => toRest((await orders.getTransaction({ externalTransactionId: params.externalTransactionID }, as(caller))).transaction!),
   });
+}
+
+function addShipments({ ctx, orders, as }: Deps): void {
   route(ctx, {
     method: "POST",
     url: "/v2/api/transactions/:externalTransactionID/items/:externalItemID/shipments",

@@ -23,6 +23,97 @@ const batchResult = (r?: inventoryV1.BatchResult): BatchResponse => ({
 
 type StockWrite = z.output<typeof stockWriteSchema>;
 
+/** What the warehouse routes register with and call. */
+interface Deps {
+  ctx: RouteContext;
+  inventory: Client<typeof inventoryV1.InventoryService>;
+  catalogue: Client<typeof catalogueV1.CatalogueService>;
+  as: CallAs;
+}
+
+const tag = "Warehouses";
+const stockQuery = { ...pageQuery(), keys: repeatable(), skus: repeatable(), eans: repeatable() };
+
+/** GET the stock of every warehouse, or (byPath) of the one the path names. */
+function listStock({ ctx, inventory, as }: Deps, byPath: boolean): void {
+  route(ctx, {
+    method: "GET",
+    url: byPath ? "/v2/api/warehouses/:externalWarehouseID/stock" : "/v2/api/warehouses/stock",
+    operationId: byPath ? "listWarehouseStock" : "listStock",
+    summary: byPath ? "The stock of one warehouse, one row per SKU" : "Stock of every warehouse, one row per (warehouse, SKU)",
+    tag,
+    auth: "bearer",
+    params: byPath ? { externalWarehouseID: externalId } : {},
+    query: stockQuery,
+    responses: {
+      200: { description: "stock rows in creation order", schema: z.array(stockRowSchema), headers: pageHeaders },
+      400: { description: "bad query", schema: generalResponseSchema },
+      404: { description: byPath ? "unknown warehouse" : "unused", schema: generalResponseSchema },
+    },
+    handler: async ({ params, query, caller }, request, reply) => {
+      const res = await inventory.listStock(
+        {
+          page: { page: query.page, pageSize: query.pageSize },
+          externalWarehouseId: (params as { externalWarehouseID?: string }).externalWarehouseID ?? "",
+          keys: query.keys ?? [],
+          skus: query.skus ?? [],
+          eans: query.eans ?? [],
+        },
+        as(caller),
+      );
+      setPageHeaders(request, reply, query, Number(res.totalCount));
+      return res.rows.map((r) => toRestJson(StockRowSchema, r));
+    },
+  });
+}
+
+/** POST stock rows, each naming its warehouse, or (byPath) all in the one the path names. */
+function postStock({ ctx, inventory, catalogue, as }: Deps, byPath: boolean): void {
+  route(ctx, {
+    method: "POST",
+    url: byPath ? "/v2/api/warehouses/:externalWarehouseID/stock" : "/v2/api/warehouses/stock",
+    operationId: byPath ? "upsertWarehouseStock" : "upsertStock",
+    summary:
+      "Stock snapshots per (warehouse, SKU): a row older (by `date`) than the stored one is accepted and ignored (its message says so), " +
+      "so replays and out-of-order deliveries never move stock backwards",
+    tag,
+    auth: "bearer",
+    params: byPath ? { externalWarehouseID: externalId } : {},
+    body: batchOf(stockWriteSchema, BATCH_MAX),
+    responses: {
+      ...batchFailureResponses,
+      200: { description: "one BatchResponse per row (200 applied or ignored, 400 invalid, 404 unknown SKU or warehouse)", schema: z.array(batchResponseSchema) },
+      400: { description: "the body is not an array of 1 to 1000 rows", schema: generalResponseSchema },
+    },
+    handler: async ({ params, body, caller }, _req, reply) => {
+      const pathWarehouse = (params as { externalWarehouseID?: string }).externalWarehouseID;
+      const results = await runBatch(body, stockWriteSchema, "key", async (rows: StockWrite[]) => {
+        const resolved = await catalogue.resolveSkus({ references: rows.map((r) => ({ key: r.key, sku: r.sku, ean: r.ean })) }, as(caller));
+        const writes = rows.map((r, i) => {
+          const s = resolved.skus[i];
+          return {
+            skuFound: !!s?.found,
+            row: {
+              key: s?.found ? s.key : (r.key ?? r.sku ?? r.ean ?? ""),
+              sku: r.sku ?? s?.sku,
+              ean: r.ean ?? s?.ean,
+              supplier: r.supplier,
+              availableQuantity: r.availableQuantity,
+              physicalQuantity: r.physicalQuantity,
+              date: timestampFromDate(new Date(r.date)),
+              externalWarehouseId: r.externalWarehouseID ?? "",
+              skuId: s?.found ? s.id : "",
+            },
+          };
+        });
+        const res = await inventory.upsertStock({ rows: writes, externalWarehouseId: pathWarehouse ?? "" }, as(caller));
+        return res.results.map((r) => batchResult(r.result));
+      });
+      return reply.status(serverFailure(results) ?? 200).send(results);
+    },
+  });
+}
+
 /**
  * /v2/api/warehouses and their stock -> analytics.inventory.v1.InventoryService. Stock rows name
  * their SKU by key (or old key), sku or ean: all rows of a batch are resolved by the catalogue in
@@ -34,7 +125,20 @@ export function warehouseRoutes(
   catalogue: Client<typeof catalogueV1.CatalogueService>,
   as: CallAs,
 ): void {
-  const tag = "Warehouses";
+  const deps: Deps = { ctx, inventory, catalogue, as };
+  listWarehouses(deps);
+  upsertWarehouses(deps);
+  // Registered before /warehouses/:externalWarehouseID so that "stock" is never read as an id.
+  listStock(deps, false);
+  postStock(deps, false);
+  listStock(deps, true);
+  postStock(deps, true);
+  getWarehouse(deps);
+  replaceWarehouse(deps);
+  deleteWarehouse(deps);
+}
+
+function listWarehouses({ ctx, inventory, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/warehouses",
@@ -52,6 +156,9 @@ export function warehouseRoutes(
       return res.warehouses.map(toWarehouse);
     },
   });
+}
+
+function upsertWarehouses({ ctx, inventory, as }: Deps): void {
   route(ctx, {
     method: "POST",
     url: "/v2/api/warehouses",
@@ -72,86 +179,9 @@ export function warehouseRoutes(
       return res.results.map((r) => toWarehouse(r.warehouse!));
     },
   });
-  // Registered before /warehouses/:externalWarehouseID so that "stock" is never read as an id.
-  const stockQuery = { ...pageQuery(), keys: repeatable(), skus: repeatable(), eans: repeatable() };
-  const listStock = (byPath: boolean) =>
-    route(ctx, {
-      method: "GET",
-      url: byPath ? "/v2/api/warehouses/:externalWarehouseID/stock" : "/v2/api/warehouses/stock",
-      operationId: byPath ? "listWarehouseStock" : "listStock",
-      summary: byPath ? "The stock of one warehouse, one row per SKU" : "Stock of every warehouse, one row per (warehouse, SKU)",
-      tag,
-      auth: "bearer",
-      params: byPath ? { externalWarehouseID: externalId } : {},
-      query: stockQuery,
-      responses: {
-        200: { description: "stock rows in creation order", schema: z.array(stockRowSchema), headers: pageHeaders },
-        400: { description: "bad query", schema: generalResponseSchema },
-        404: { description: byPath ? "unknown warehouse" : "unused", schema: generalResponseSchema },
-      },
-      handler: async ({ params, query, caller }, request, reply) => {
-        const res = await inventory.listStock(
-          {
-            page: { page: query.page, pageSize: query.pageSize },
-            externalWarehouseId: (params as { externalWarehouseID?: string }).externalWarehouseID ?? "",
-            keys: query.keys ?? [],
-            skus: query.skus ?? [],
-            eans: query.eans ?? [],
-          },
-          as(caller),
-        );
-        setPageHeaders(request, reply, query, Number(res.totalCount));
-        return res.rows.map((r) => toRestJson(StockRowSchema, r));
-      },
-    });
-  const postStock = (byPath: boolean) =>
-    route(ctx, {
-      method: "POST",
-      url: byPath ? "/v2/api/warehouses/:externalWarehouseID/stock" : "/v2/api/warehouses/stock",
-      operationId: byPath ? "upsertWarehouseStock" : "upsertStock",
-      summary:
-        "Stock snapshots per (warehouse, SKU): a row older (by `date`) than the stored one is accepted and ignored (its message says so), " +
-        "so replays and out-of-order deliveries never move stock backwards",
-      tag,
-      auth: "bearer",
-      params: byPath ? { externalWarehouseID: externalId } : {},
-      body: batchOf(stockWriteSchema, BATCH_MAX),
-      responses: {
-        ...batchFailureResponses,
-        200: { description: "one BatchResponse per row (200 applied or ignored, 400 invalid, 404 unknown SKU or warehouse)", schema: z.array(batchResponseSchema) },
-        400: { description: "the body is not an array of 1 to 1000 rows", schema: generalResponseSchema },
-      },
-      handler: async ({ params, body, caller }, _req, reply) => {
-        const pathWarehouse = (params as { externalWarehouseID?: string }).externalWarehouseID;
-        const results = await runBatch(body, stockWriteSchema, "key", async (rows: StockWrite[]) => {
-          const resolved = await catalogue.resolveSkus({ references: rows.map((r) => ({ key: r.key, sku: r.sku, ean: r.ean })) }, as(caller));
-          const writes = rows.map((r, i) => {
-            const s = resolved.skus[i];
-            return {
-              skuFound: !!s?.found,
-              row: {
-                key: s?.found ? s.key : (r.key ?? r.sku ?? r.ean ?? ""),
-                sku: r.sku ?? s?.sku,
-                ean: r.ean ?? s?.ean,
-                supplier: r.supplier,
-                availableQuantity: r.availableQuantity,
-                physicalQuantity: r.physicalQuantity,
-                date: timestampFromDate(new Date(r.date)),
-                externalWarehouseId: r.externalWarehouseID ?? "",
-                skuId: s?.found ? s.id : "",
-              },
-            };
-          });
-          const res = await inventory.upsertStock({ rows: writes, externalWarehouseId: pathWarehouse ?? "" }, as(caller));
-          return res.results.map((r) => batchResult(r.result));
-        });
-        return reply.status(serverFailure(results) ?? 200).send(results);
-      },
-    });
-  listStock(false);
-  postStock(false);
-  listStock(true);
-  postStock(true);
+}
+
+function getWarehouse({ ctx, inventory, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/warehouses/:externalWarehouseID",
@@ -165,6 +195,9 @@ export function warehouseRoutes(
     },
     handler: async ({ params, caller }) => toWarehouse((await inventory.getWarehouse({ externalId: params.externalWarehouseID }, as(caller))).warehouse!),
   });
+}
+
+function replaceWarehouse({ ctx, inventory, as }: Deps): void {
   route(ctx, {
     method: "PUT",
     url: "/v2/api/warehouses/:externalWarehouseID",
@@ -186,6 +219,9 @@ export function warehouseRoutes(
       return toWarehouse(res.warehouse!);
     },
   });
+}
+
+function deleteWarehouse({ ctx, inventory, as }: Deps): void {
   route(ctx, {
     method: "DELETE",
     url: "/v2/api/warehouses/:externalWarehouseID",

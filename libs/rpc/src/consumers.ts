@@ -16,11 +16,6 @@ export interface Delivery<D extends DescMessage = DescMessage> {
   message: MessageShape<D>;
 }
 
-/** Narrows a delivery to one topic's message type. */
-export function isTopic<D extends DescMessage>(delivery: Delivery, topic: Topic<D>): delivery is Delivery<D> {
-  return delivery.subject === topic.subject;
-}
-
 /**
  * One consumer of a service: the topics it reads and what it does with a batch of new messages,
  * inside the transaction that records them in the inbox. The bus hands batches of whatever has

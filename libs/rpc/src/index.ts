@@ -12,13 +12,14 @@ import { createDb, migrate, ping, type Db, type Migration } from "@analytics/db"
 import { toConnectError } from "@analytics/errors";
 import { pruneInbox } from "@analytics/inbox";
 import { OutboxRelay } from "@analytics/outbox";
-import { createMetricsRegistry, endSpan, inSpan, rpcServerDurations, SpanKind, startSpan, startTracing } from "@analytics/telemetry";
+import { createMetricsRegistry, endSpan, inSpan, rpcServerDurations, SpanKind, startSpan, startTracing, tracingEnabled } from "@analytics/telemetry";
 import { consumerMetrics, durableName, subscribeConsumer, type ConsumerDefinition } from "./consumers";
 import { consumerLagMetrics, storeMetrics } from "./metrics";
 import type { ReplicaOptions } from "./replicas";
 import { createServiceTransport } from "./transport";
 
-export { consumerHandler, isTopic, type ConsumerDefinition, type Delivery } from "./consumers";
+export { consumerHandler, type ConsumerDefinition, type Delivery } from "./consumers";
+export { batchResponse, batchResult, commit, dispatch, itemOutcome, MAX_PAGE_SIZE, on, pageOf, type Dispatch, type ItemOutcome, type Page, type Route } from "./kit";
 export { createServiceTransport } from "./transport";
 export { storeMetrics } from "./metrics";
 export type { ReplicaOptions } from "./replicas";
@@ -186,11 +187,13 @@ const saneRequestId = (value: string | null) => (value && /^[A-Za-z0-9._:@/+=-]{
 function errorsAndLogging(logger: Logger, durations: ReturnType<typeof rpcServerDurations>): Interceptor {
   return (next) => async (req) => {
     const requestId = saneRequestId(req.header.get(INTERNAL_HEADERS.requestId));
-    const span = startSpan(`${req.method.parent.typeName}/${req.method.name}`, SpanKind.SERVER, req.header, {
-      "rpc.system": "connect_rpc",
-      "rpc.service": req.method.parent.typeName,
-      "rpc.method": req.method.name,
-    });
+    const span = tracingEnabled()
+      ? startSpan(`${req.method.parent.typeName}/${req.method.name}`, SpanKind.SERVER, req.header, {
+          "rpc.system": "connect_rpc",
+          "rpc.service": req.method.parent.typeName,
+          "rpc.method": req.method.name,
+        })
+      : undefined;
     // Every log line of the call (this interceptor's, the handler's, the repository's) carries it.
     const run = () => inSpan(span, () => call(next, req, span));
     return requestId ? requestContext.run({ requestId }, run) : run();

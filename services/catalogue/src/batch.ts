@@ -1,19 +1,12 @@
 import type { Tx } from "@analytics/db";
 import type { FieldViolation } from "@analytics/errors";
-import type { ServiceContext } from "@analytics/rpc";
+import type { ItemOutcome as Outcome, ServiceContext } from "@analytics/rpc";
 import { commitProductWrite } from "./changes";
 import type { Product } from "./resources";
 import { violationMessage } from "./validation";
 
-/** One item's answer: the contract's BatchResponse, the field problems of a 400, and the result. */
-export interface ItemOutcome<T = Product> {
-  statusCode: number;
-  message: string;
-  reference: string;
-  referenceField: string;
-  violations: FieldViolation[];
-  value?: T;
-}
+/** One item's answer (a product, unless said otherwise). */
+export type ItemOutcome<T = Product> = Outcome<T>;
 
 export function answer(statusCode: number, reference: string, referenceField: string, message: string): ItemOutcome<never> {
   return { statusCode, message, reference, referenceField, violations: [] };

@@ -1,7 +1,7 @@
 import { topics, type catalogueMessagesV1, type catalogueV1, type Topic } from "@analytics/contracts";
-import { inTransaction, type Tx } from "@analytics/db";
+import type { Tx } from "@analytics/db";
 import { enqueue, outboxEntry, type OutboxEntry } from "@analytics/outbox";
-import type { ServiceContext } from "@analytics/rpc";
+import { commit, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
 import { productFromRow, type Product } from "./resources";
 
@@ -20,12 +20,8 @@ const skuTopics: Record<ProductVerb, Topic<typeof catalogueMessagesV1.SkuChanged
   image_set: topics.catalogueSkuImageSet,
 };
 
-/** Commits `work` (run again on a deadlock or serialization failure) and wakes the outbox relay. */
-export async function commit<T>(ctx: ServiceContext, work: (tx: Tx) => Promise<T>): Promise<T> {
-  const result = await inTransaction(ctx.db, work);
-  ctx.relay.kick();
-  return result;
-}
+/** The shared commit (libs/rpc), named here too for the catalogue's own test of it. */
+export { commit };
 
 /** A product write: as commit, holding the account's product lock (see lockAccountProducts). */
 export function commitProductWrite<T>(ctx: ServiceContext, accountId: string, work: (tx: Tx) => Promise<T>): Promise<T> {

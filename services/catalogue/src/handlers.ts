@@ -1,10 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
-import { catalogueV1, type PageRequest } from "@analytics/contracts";
+import { catalogueV1 } from "@analytics/contracts";
 import { callerOf } from "@analytics/auth";
-import { invalid } from "@analytics/errors";
-import type { ServiceContext } from "@analytics/rpc";
-import type { ItemOutcome } from "./batch";
+import { batchResult, pageOf, type ServiceContext } from "@analytics/rpc";
 import * as brands from "./brands";
 import * as images from "./images";
 import { switchKeys } from "./key-switch";
@@ -15,19 +13,8 @@ import { brandFromRow, categoryFromRow, mappingTableFromRow, productFromRow } fr
 
 const { CatalogueService } = catalogueV1;
 
-const MAX_PAGE_SIZE = 1000;
 /** The contract lets GET /products read 10000 a page (its published client does); it is streamed. */
 const MAX_STREAMED_PAGE_SIZE = 10_000;
-
-/** Defaults of the contract (page 1, 10 a page); out of range is invalid, never clamped. */
-function pageOf(page: PageRequest | undefined, maxPageSize = MAX_PAGE_SIZE): Page {
-  const p = { page: page?.page || 1, pageSize: page?.pageSize || 10 };
-  if (p.page < 1) throw invalid("page must be at least 1", [{ path: "page", message: "must be at least 1" }]);
-  if (p.pageSize < 1 || p.pageSize > maxPageSize) {
-    throw invalid(`pageSize must be 1..${maxPageSize}`, [{ path: "pageSize", message: `must be 1..${maxPageSize}` }]);
-  }
-  return p;
-}
 
 const productFilter = (req: catalogueV1.ListProductsRequest) => ({
   key: req.key,
@@ -43,17 +30,6 @@ function streamedPage(req: { list?: catalogueV1.ListProductsRequest }): [Product
   const list = req.list ?? create(catalogueV1.ListProductsRequestSchema);
   return [productFilter(list), pageOf(list.page, MAX_STREAMED_PAGE_SIZE)];
 }
-
-/** An item outcome on the wire: the BatchResponse, the result (when any) and the field problems. */
-function batchResult<T>(o: ItemOutcome<T>) {
-  const { statusCode, message, reference, referenceField, violations, value } = o;
-  return { result: { statusCode, message, reference, referenceField }, violations, value };
-}
-
-const productResult = (o: ItemOutcome) => {
-  const { value, ...rest } = batchResult(o);
-  return { ...rest, product: value };
-};
 
 /** Thin Connect handlers: proto in, plain function, proto out. */
 export function catalogueRoutes(ctx: ServiceContext) {
@@ -72,22 +48,17 @@ export function catalogueRoutes(ctx: ServiceContext) {
         yield* products.streamProductsJson(db, callerOf(c).accountId, ...streamedPage(req));
       },
       async upsertProducts(req, c) {
-        return { results: (await products.upsertProducts(ctx, callerOf(c).accountId, req.products, req.cleared.map((c) => c.fields))).map(productResult) };
+        return { results: (await products.upsertProducts(ctx, callerOf(c).accountId, req.products, req.cleared.map((c) => c.fields))).map((o) => batchResult(o, "product")) };
       },
       async updateProducts(req, c) {
-        return { results: (await products.updateProducts(ctx, callerOf(c).accountId, req.products, req.cleared.map((c) => c.fields))).map(productResult) };
+        return { results: (await products.updateProducts(ctx, callerOf(c).accountId, req.products, req.cleared.map((c) => c.fields))).map((o) => batchResult(o, "product")) };
       },
       async switchKeys(req, c) {
-        return { results: (await switchKeys(ctx, callerOf(c).accountId, req.switches)).map(productResult) };
+        return { results: (await switchKeys(ctx, callerOf(c).accountId, req.switches)).map((o) => batchResult(o, "product")) };
       },
       async uploadImages(req, c) {
         const outcomes = await images.uploadImages(ctx, callerOf(c).accountId, req.images);
-        return {
-          results: outcomes.map((o) => {
-            const { value, ...rest } = batchResult(o);
-            return { ...rest, image: value };
-          }),
-        };
+        return { results: outcomes.map((o) => batchResult(o, "image")) };
       },
       async getImage(req, c) {
         const image = await images.getImage(db, callerOf(c).accountId, req.sha256);

@@ -2,10 +2,10 @@ import { topics, type catalogueMessagesV1, type Topic } from "@analytics/contrac
 import { jsonProblems, type Db, type Tx } from "@analytics/db";
 import { invalid, notFound } from "@analytics/errors";
 import { enqueue, outboxEntry } from "@analytics/outbox";
-import type { ServiceContext } from "@analytics/rpc";
-import { commit } from "./changes";
+import { commit, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
-import type { MappingTableId, MappingTableRow } from "./repository";
+import type { MappingTableId } from "./repository";
+import type { MappingTableRow } from "./resources";
 import { mappingTableFromRow } from "./resources";
 import { checkText, MAX_KEY_LENGTH } from "./validation";
 

@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "@analytics/db";
 import { isIntegerId, isUuid, pageOfIds, pageWindow } from "@analytics/db";
+import type { Page } from "@analytics/rpc";
 import { DecimalSchema, PRODUCT_CLIENT_FIELDS, WHOLE_NUMBER_TEXT, catalogueV1 } from "@analytics/contracts";
 import { ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
-import { DATE_FIELDS, STORED_FIELDS, type ProductRow } from "./resources";
+import { DATE_FIELDS, STORED_FIELDS, type MappingTableRow, type NamedRow, type ProductRow } from "./resources";
 
 /**
  * The catalogue's SQL. Every statement is scoped by account_id, and every batch is a fixed
@@ -12,10 +13,8 @@ import { DATE_FIELDS, STORED_FIELDS, type ProductRow } from "./resources";
  * parameter limit of one statement.
  */
 
-export interface Page {
-  page: number;
-  pageSize: number;
-}
+
+export type { Page };
 
 const asJson = (rows: unknown) => JSON.stringify(rows);
 
@@ -443,13 +442,6 @@ export async function findImage(db: Db, accountId: string, sha256: string): Prom
 // ---------------------------------------------------------------------------------------------
 // Brands and categories
 
-export interface NamedRow {
-  id: string;
-  seq: string;
-  name: string;
-  synonyms?: string[];
-}
-
 export interface BrandFilter {
   name?: string;
   id?: string;
@@ -491,13 +483,6 @@ export async function listCategories(db: Db, accountId: string): Promise<NamedRo
 
 // ---------------------------------------------------------------------------------------------
 // Mapping tables
-
-export interface MappingTableRow {
-  mapping_field: string;
-  mapping_type: string;
-  mapping_values: Record<string, string>;
-  updated_at: Date;
-}
 
 const MAPPING_COLUMNS = ["mapping_field", "mapping_type", "mapping_values", "updated_at"];
 

@@ -1,7 +1,6 @@
 import { ScalarType, clone, create, fromJson, isFieldSet, toJson, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { DecimalSchema, catalogueV1, type Decimal } from "@analytics/contracts";
-import type { MappingTableRow, NamedRow } from "./repository";
 
 /**
  * The REST-shaped Product message and its rows. One rule keeps them together: a products column
@@ -100,6 +99,22 @@ export function withClearedFields(target: Product, jsonNames: string[]): Product
     out[field.localName] = Array.isArray(fallback) ? [] : fallback;
   }
   return out as unknown as Product;
+}
+
+/** A brand's or category's row. */
+export interface NamedRow {
+  id: string;
+  seq: string;
+  name: string;
+  synonyms?: string[];
+}
+
+/** A mapping table's row. */
+export interface MappingTableRow {
+  mapping_field: string;
+  mapping_type: string;
+  mapping_values: Record<string, string>;
+  updated_at: Date;
 }
 
 export function brandFromRow(row: NamedRow): catalogueV1.Brand {

@@ -1,5 +1,6 @@
 import { retrying, type Db } from "@analytics/db";
 import { conflict, invalid, notFound } from "@analytics/errors";
+import type { Page } from "@analytics/rpc";
 import * as repo from "./repository";
 import type { EventFilter, EventRow, ProcessedState } from "./repository";
 
@@ -8,7 +9,7 @@ import type { EventFilter, EventRow, ProcessedState } from "./repository";
  * single statements, run again on a deadlock or serialization failure (libs/db retrying).
  */
 
-export function listEvents(db: Db, filter: EventFilter, page: { page: number; pageSize: number }) {
+export function listEvents(db: Db, filter: EventFilter, page: Page) {
   return repo.listEvents(db, filter, page);
 }
 

@@ -5,6 +5,7 @@ import { eventsV1 } from "@analytics/contracts";
 import { callerOf } from "@analytics/auth";
 import type { Db } from "@analytics/db";
 import { invalid } from "@analytics/errors";
+import { pageOf } from "@analytics/rpc";
 import * as events from "./events";
 import type { EventRow, EventState, ProcessedState } from "./repository";
 
@@ -43,7 +44,7 @@ export function eventsRoutes(db: Db) {
         const { rows, total } = await events.listEvents(
           db,
           { accountId, eventType: req.eventType, state: stateNames[req.state] },
-          { page: req.page?.page || 1, pageSize: req.page?.pageSize || 10 },
+          pageOf(req.page),
         );
         return { events: rows.map(toProto), totalCount: BigInt(total) };
       },

@@ -1,7 +1,8 @@
-import { productToRest, purchaseOrderToRest, stockTriggerToRest, RestDecimal, stringifyRest, topics, type pricingV1 } from "@analytics/contracts";
+import { productToRest, purchaseOrderToRest, stockTriggerToRest, RestDecimal, topics, type pricingV1 } from "@analytics/contracts";
 import type { Tx } from "@analytics/db";
-import { isTopic, type ConsumerDefinition, type Delivery } from "@analytics/rpc";
-import type { NewEvent } from "./repository";
+import { dispatch, on, type ConsumerDefinition, type Delivery } from "@analytics/rpc";
+import * as repo from "./repository";
+import type { EntrySpec, NewEvent } from "./repository";
 
 /**
  * Which integration messages become queue entries (CONTRACT.md, "Event types"), and with what
@@ -24,30 +25,33 @@ const productPrice = (p: pricingV1.Price) => ({
 type PriceEntry = { priceId: string; version: string; listOrder: string; priceOrder: string; deleted: boolean; price: unknown };
 type Change = { accountId: string; productId: string; product?: { version: number; json: Record<string, unknown> }; price?: PriceEntry };
 
-function changeOf(delivery: Delivery): Change | undefined {
-  for (const topic of topics.catalogueSkuTopics) {
-    if (isTopic(delivery, topic) && delivery.message.product) {
-      const json = productToRest(delivery.message.product);
-      return { accountId: delivery.accountId, productId: delivery.message.product.id, product: { version: Number(delivery.message.version), json } };
-    }
-  }
-  for (const topic of topics.pricingPriceTopics) {
+const purchaseOrderTopics = [topics.ordersPurchaseOrderCreated, topics.ordersPurchaseOrderUpdated];
+
+/** The product or price a delivery changes in the replica. */
+const changeOf = dispatch<Change | undefined>(
+  on(topics.catalogueSkuTopics, ({ accountId, message: m }) =>
+    m.product ? { accountId, productId: m.product.id, product: { version: Number(m.version), json: productToRest(m.product) } } : undefined,
+  ),
+  on(topics.pricingPriceTopics, ({ accountId, subject, message: m }) => {
     // A message from before prices travelled one by one has no price_id: nothing to apply.
-    if (isTopic(delivery, topic) && delivery.message.priceId && delivery.message.price) {
-      const m = delivery.message;
-      const price = {
-        priceId: m.priceId,
-        version: String(m.version),
-        listOrder: String(m.listOrder),
-        priceOrder: String(m.priceOrder),
-        deleted: topic === topics.pricingPriceDeleted,
-        price: productPrice(m.price!),
-      };
-      return { accountId: delivery.accountId, productId: m.productId, price };
-    }
-  }
-  return undefined;
-}
+    if (!m.priceId || !m.price) return undefined;
+    const price = {
+      priceId: m.priceId,
+      version: String(m.version),
+      listOrder: String(m.listOrder),
+      priceOrder: String(m.priceOrder),
+      deleted: subject === topics.pricingPriceDeleted.subject,
+      price: productPrice(m.price),
+    };
+    return { accountId, productId: m.productId, price };
+  }),
+);
+
+/** The purchase order or stock trigger a delivery changes, with the version its message carries. */
+const orderOrTriggerOf = dispatch(
+  on(purchaseOrderTopics, (d) => ({ key: `purchase_order:${d.message.purchaseOrderId}`, version: Number(d.message.version) })),
+  on(topics.inventoryStockTriggerTopics, (d) => ({ key: `stock_trigger:${d.message.stockTriggerId}`, version: Number(d.message.version) })),
+);
 
 /**
  * The aggregate a delivery changes (a product for product and price messages alike) and, where
@@ -56,45 +60,23 @@ function changeOf(delivery: Delivery): Change | undefined {
  */
 function aggregateOf(delivery: Delivery, change: Change | undefined): { key: string; version?: number } | undefined {
   if (change) return { key: `sku:${change.productId}`, version: change.product?.version };
-  for (const topic of [topics.ordersPurchaseOrderCreated, topics.ordersPurchaseOrderUpdated]) {
-    if (isTopic(delivery, topic)) return { key: `purchase_order:${delivery.message.purchaseOrderId}`, version: Number(delivery.message.version) };
-  }
-  for (const topic of topics.inventoryStockTriggerTopics) {
-    if (isTopic(delivery, topic)) return { key: `stock_trigger:${delivery.message.stockTriggerId}`, version: Number(delivery.message.version) };
-  }
-  return undefined;
+  return orderOrTriggerOf(delivery);
 }
+
+const entry = (d: Delivery, eventType: string, payload: unknown): NewEvent => ({ accountId: d.accountId, eventType, payload });
 
 /** Entries whose message carries the whole payload (no replica needed). */
-function directEntryOf(delivery: Delivery): NewEvent | undefined {
-  const entry = (eventType: string, payload: unknown) => ({ accountId: delivery.accountId, eventType, payload });
-  for (const topic of [topics.ordersPurchaseOrderCreated, topics.ordersPurchaseOrderUpdated]) {
-    // A draft purchase order is created or changed, or leaves draft.
-    if (isTopic(delivery, topic) && (delivery.message.wasDraft || delivery.message.isDraft) && delivery.message.purchaseOrder) {
-      return entry("draft_po_change", purchaseOrderToRest(delivery.message.purchaseOrder));
-    }
-  }
-  for (const topic of topics.inventoryStockTriggerTopics) {
-    if (isTopic(delivery, topic) && delivery.message.trigger) {
-      return entry("sku_warehouse_settings_change", stockTriggerToRest(delivery.message.trigger));
-    }
-  }
-  return undefined;
-}
+const directEntryOf = dispatch<NewEvent | undefined>(
+  // A draft purchase order is created or changed, or leaves draft.
+  on(purchaseOrderTopics, (d) =>
+    (d.message.wasDraft || d.message.isDraft) && d.message.purchaseOrder ? entry(d, "draft_po_change", purchaseOrderToRest(d.message.purchaseOrder)) : undefined,
+  ),
+  on(topics.inventoryStockTriggerTopics, (d) => (d.message.trigger ? entry(d, "sku_warehouse_settings_change", stockTriggerToRest(d.message.trigger)) : undefined)),
+);
 
 /** The subjects that can make entries (each a durable consumer of the events service). */
-export const queueTopics = [
-  ...topics.catalogueSkuTopics,
-  ...topics.pricingPriceTopics,
-  topics.ordersPurchaseOrderCreated,
-  topics.ordersPurchaseOrderUpdated,
-  ...topics.inventoryStockTriggerTopics,
-];
+export const queueTopics = [...changeOf.topics, ...orderOrTriggerOf.topics];
 
-const json = (rows: unknown) => stringifyRest(rows);
-
-/** What one queue entry is made of, in delivery order: a whole payload, or a product to compose. */
-type EntrySpec = { n: number; account_id: string; event_type: string; payload?: unknown; product_id?: string };
 
 /**
  * One consumer: a batch of new messages updates the replica and becomes its entries, a handful of
@@ -116,15 +98,13 @@ export const queueConsumer: ConsumerDefinition = {
   name: "queue",
   topics: queueTopics,
   handle: async (tx: Tx, deliveries) => {
-    const changeOfDelivery = deliveries.map(changeOf);
+    const changeOfDelivery = deliveries.map((d) => changeOf(d));
     const aggregates = deliveries.map((d, i) => aggregateOf(d, changeOfDelivery[i]));
     const aggregateKey = (i: number) => `${deliveries[i].accountId}/${aggregates[i]!.key}`;
     const present = deliveries.flatMap((_, i) => (aggregates[i] ? [i] : []));
-    await tx.raw("SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM (SELECT k FROM unnest(?::text[]) AS k ORDER BY k) AS s", [
-      [...new Set(present.map((i) => `events.queue:${aggregateKey(i)}`))],
-    ]);
+    await repo.lockAggregates(tx, [...new Set(present.map((i) => `events.queue:${aggregateKey(i)}`))]);
     // The newest version seen of each aggregate, then each message in delivery order: fresh only when newer.
-    const newest = await newestVersions(
+    const newest = await repo.newestVersions(
       tx,
       present.filter((i) => aggregates[i]!.version !== undefined).map((i) => ({ accountId: deliveries[i].accountId, aggregate: aggregates[i]!.key, productId: changeOfDelivery[i]?.productId })),
     );
@@ -152,51 +132,29 @@ export const queueConsumer: ConsumerDefinition = {
       }
     }
     if (products.size) {
-      await tx.raw(
-        `INSERT INTO product_replica (account_id, product_id, version, product)
-         SELECT account_id, product_id, version, product FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, product_id uuid, version bigint, product jsonb)
-         ON CONFLICT (account_id, product_id) DO UPDATE SET version = excluded.version, product = excluded.product
-         WHERE product_replica.version < excluded.version`,
-        [json([...products.values()].map((c) => ({ account_id: c.accountId, product_id: c.productId, version: c.product!.version, product: c.product!.json })))],
+      await repo.storeNewerProducts(
+        tx,
+        [...products.values()].map((c) => ({ account_id: c.accountId, product_id: c.productId, version: c.product!.version, product: c.product!.json })),
       );
     }
-    if (seen.size) {
-      await tx.raw(
-        `INSERT INTO aggregate_versions (account_id, aggregate, version)
-         SELECT account_id, aggregate, version FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, aggregate text, version bigint)
-         ON CONFLICT (account_id, aggregate) DO UPDATE SET version = excluded.version
-         WHERE aggregate_versions.version < excluded.version`,
-        [json([...seen.values()])],
-      );
-    }
+    if (seen.size) await repo.storeNewerAggregateVersions(tx, [...seen.values()]);
     // The products whose prices this batch changed (a price row inserted, or replaced by a newer version).
     const repriced = new Set<string>();
     if (prices.size) {
-      const { rows } = await tx.raw(
-        `INSERT INTO price_entry_replica AS r (account_id, price_id, product_id, version, list_order, price_order, deleted, price)
-         SELECT account_id, price_id, product_id, version, list_order, price_order, deleted, price
-         FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, price_id uuid, product_id uuid, version bigint, list_order bigint,
-           price_order bigint, deleted boolean, price jsonb)
-         ON CONFLICT (account_id, price_id) DO UPDATE SET version = excluded.version, list_order = excluded.list_order,
-           price_order = excluded.price_order, deleted = excluded.deleted, price = excluded.price
-         WHERE r.version < excluded.version
-         RETURNING r.account_id, r.product_id`,
-        [
-          json(
-            [...prices.values()].map(({ accountId, productId, price: p }) => ({
-              account_id: accountId,
-              price_id: p!.priceId,
-              product_id: productId,
-              version: p!.version,
-              list_order: p!.listOrder,
-              price_order: p!.priceOrder,
-              deleted: p!.deleted,
-              price: p!.price,
-            })),
-          ),
-        ],
+      const rows = await repo.storeNewerPrices(
+        tx,
+        [...prices.values()].map(({ accountId, productId, price: p }) => ({
+          account_id: accountId,
+          price_id: p!.priceId,
+          product_id: productId,
+          version: p!.version,
+          list_order: p!.listOrder,
+          price_order: p!.priceOrder,
+          deleted: p!.deleted,
+          price: p!.price,
+        })),
       );
-      for (const r of rows as { account_id: string; product_id: string }[]) repriced.add(key({ accountId: r.account_id, productId: r.product_id }));
+      for (const r of rows) repriced.add(key({ accountId: r.account_id, productId: r.product_id }));
     }
     // The entries in delivery order: a fresh product message is an entry each (its own product,
     // the replica's prices); a product's price messages of this batch are one (the replica's
@@ -216,35 +174,6 @@ export const queueConsumer: ConsumerDefinition = {
       }
     }
     if (!specs.length) return;
-    await tx.raw(
-      `INSERT INTO events (id, account_id, event_type, payload)
-       SELECT gen_random_uuid(), x.account_id, x.event_type,
-         CASE WHEN x.product_id IS NULL THEN x.payload
-         ELSE COALESCE(x.payload, p.product) || jsonb_build_object('prices', COALESCE(
-           (SELECT jsonb_agg(e.price ORDER BY e.list_order, e.price_order) FROM price_entry_replica e
-            WHERE e.account_id = x.account_id AND e.product_id = x.product_id AND NOT e.deleted), '[]'::jsonb)) END
-       FROM jsonb_to_recordset(?::jsonb) AS x(n int, account_id uuid, event_type text, payload jsonb, product_id uuid)
-       LEFT JOIN product_replica p ON p.account_id = x.account_id AND p.product_id = x.product_id
-       WHERE x.product_id IS NULL OR x.payload IS NOT NULL OR p.product IS NOT NULL
-       ORDER BY x.n`,
-      [json(specs)],
-    );
+    await repo.insertEvents(tx, specs);
   },
 };
-
-/**
- * The newest version the queue has seen of each aggregate (`<account>/<aggregate>`): a product's
- * from its replica, a purchase order's or trigger's from aggregate_versions.
- */
-async function newestVersions(tx: Tx, aggregates: { accountId: string; aggregate: string; productId?: string }[]): Promise<Map<string, number>> {
-  if (!aggregates.length) return new Map();
-  const { rows } = await tx.raw(
-    `SELECT x.account_id, x.aggregate, COALESCE(p.version, v.version) AS version
-     FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, aggregate text, product_id uuid)
-     LEFT JOIN product_replica p ON p.account_id = x.account_id AND p.product_id = x.product_id
-     LEFT JOIN aggregate_versions v ON x.product_id IS NULL AND v.account_id = x.account_id AND v.aggregate = x.aggregate
-     WHERE p.version IS NOT NULL OR v.version IS NOT NULL`,
-    [json(aggregates.map((a) => ({ account_id: a.accountId, aggregate: a.aggregate, product_id: a.productId ?? null })))],
-  );
-  return new Map((rows as { account_id: string; aggregate: string; version: number }[]).map((r) => [`${r.account_id}/${r.aggregate}`, Number(r.version)]));
-}

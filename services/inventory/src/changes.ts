@@ -1,17 +1,8 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { topics } from "@analytics/contracts";
-import { inTransaction, type Tx } from "@analytics/db";
 import { outboxEntry } from "@analytics/outbox";
-import type { ServiceContext } from "@analytics/rpc";
 import type { StockRowDb, StoreRow, TrafficInput, TriggerRow, WarehouseRow } from "./repository";
 import { storeFromRow, triggerFromRow } from "./resources";
-
-/** Commits `work` (run again on a deadlock or serialization failure) and wakes the outbox relay. */
-export async function commit<T>(ctx: ServiceContext, work: (tx: Tx) => Promise<T>): Promise<T> {
-  const result = await inTransaction(ctx.db, work);
-  ctx.relay.kick();
-  return result;
-}
 
 /** WarehouseChanged on analytics.inventory.warehouse.{upserted,deleted}. */
 export const warehouseChanged = (accountId: string, w: WarehouseRow, deleted = false) =>

@@ -1,29 +1,24 @@
 import type { ConnectRouter } from "@connectrpc/connect";
-import { inventoryV1, type PageRequest } from "@analytics/contracts";
+import { inventoryV1 } from "@analytics/contracts";
 import { callerOf } from "@analytics/auth";
 import { isUuid } from "@analytics/db";
 import { invalid } from "@analytics/errors";
-import type { ServiceContext } from "@analytics/rpc";
+import { pageOf, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
 import * as inventory from "./inventory";
 import * as stores from "./stores";
 import * as triggers from "./triggers";
-import type { ItemOutcome } from "./inventory";
-import type { Page } from "./repository";
 import { stockFromRow, storeFromRow, trafficFromRow, triggerFromRow, warehouseFromRow } from "./resources";
 
 const { InventoryService } = inventoryV1;
-const MAX_PAGE_SIZE = 1000;
+/** A row upserted by its external id: 201 when created, else 200 (updated, or unchanged when sent as stored). */
+const upserted = (r: { created: boolean; changed: boolean }, reference: string, referenceField: string) => ({
+  statusCode: r.created ? 201 : 200,
+  message: r.created ? "created" : r.changed ? "updated" : "unchanged",
+  reference,
+  referenceField,
+});
 
-/** Defaults of the contract (page 1, 10 a page); out of range is invalid, never clamped. */
-function pageOf(page: PageRequest | undefined): Page {
-  const p = { page: page?.page || 1, pageSize: page?.pageSize || 10 };
-  if (p.page < 1) throw invalid("page must be at least 1", [{ path: "page", message: "must be at least 1" }]);
-  if (p.pageSize < 1 || p.pageSize > MAX_PAGE_SIZE) {
-    throw invalid(`pageSize must be 1..${MAX_PAGE_SIZE}`, [{ path: "pageSize", message: `must be 1..${MAX_PAGE_SIZE}` }]);
-  }
-  return p;
-}
-
+/** Inventory's BatchResult carries the item's field problems itself. */
 const batchResult = (o: ItemOutcome) => ({ result: o });
 
 /** Thin Connect handlers: proto in, plain function, proto out. */
@@ -39,12 +34,7 @@ export function inventoryRoutes(ctx: ServiceContext) {
       },
       async upsertWarehouses(req, c) {
         const rows = await inventory.upsertWarehouses(ctx, callerOf(c).accountId, req.warehouses);
-        return {
-          results: rows.map((r) => ({
-            result: { statusCode: r.created ? 201 : 200, message: r.created ? "created" : r.changed ? "updated" : "unchanged", reference: r.external_id, referenceField: "externalId" },
-            warehouse: warehouseFromRow(r),
-          })),
-        };
+        return { results: rows.map((r) => ({ result: upserted(r, r.external_id, "externalId"), warehouse: warehouseFromRow(r) })) };
       },
       async resolveWarehouses(req, c) {
         return { warehouses: (await inventory.resolveWarehouses(db, callerOf(c).accountId, req.externalIds)).map(warehouseFromRow) };
@@ -74,12 +64,7 @@ export function inventoryRoutes(ctx: ServiceContext) {
       },
       async upsertStores(req, c) {
         const rows = await stores.upsertStores(ctx, callerOf(c).accountId, req.stores);
-        return {
-          results: rows.map((r) => ({
-            result: { statusCode: r.created ? 201 : 200, message: r.created ? "created" : r.changed ? "updated" : "unchanged", reference: r.external_store_id, referenceField: "externalStoreId" },
-            store: storeFromRow(r),
-          })),
-        };
+        return { results: rows.map((r) => ({ result: upserted(r, r.external_store_id, "externalStoreId"), store: storeFromRow(r) })) };
       },
       async getStore(req, c) {
         return { store: storeFromRow(await stores.getStore(db, callerOf(c).accountId, req.externalStoreId)) };
@@ -108,7 +93,7 @@ export function inventoryRoutes(ctx: ServiceContext) {
       },
       async upsertStockTriggers(req, c) {
         const outcomes = await triggers.upsertTriggers(ctx, callerOf(c).accountId, req.triggers);
-        return { results: outcomes.map(({ trigger, ...result }) => ({ result, trigger: trigger && triggerFromRow(trigger) })) };
+        return { results: outcomes.map(({ value, ...result }) => ({ result, trigger: value && triggerFromRow(value) })) };
       },
     });
 }

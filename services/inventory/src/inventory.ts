@@ -3,26 +3,11 @@ import type { inventoryV1 } from "@analytics/contracts";
 import type { Db } from "@analytics/db";
 import { conflict, invalid, notFound, type FieldViolation } from "@analytics/errors";
 import { enqueue } from "@analytics/outbox";
-import type { ServiceContext } from "@analytics/rpc";
-import { commit, stockUpdated, warehouseChanged } from "./changes";
+import { commit, itemOutcome as outcome, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
+import { stockUpdated, warehouseChanged } from "./changes";
 import * as repo from "./repository";
 import { checkText } from "./validation";
 
-export interface ItemOutcome {
-  statusCode: number;
-  message: string;
-  reference: string;
-  referenceField: string;
-  violations: FieldViolation[];
-}
-
-const outcome = (statusCode: number, reference: string, referenceField: string, message: string, violations: FieldViolation[] = []): ItemOutcome => ({
-  statusCode,
-  message,
-  reference,
-  referenceField,
-  violations,
-});
 
 // ---------------------------------------------------------------------------------------------
 // Warehouses

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "@analytics/db";
 import { isIntegerId, isUuid, pageOfIds } from "@analytics/db";
+import type { Page } from "@analytics/rpc";
 
 /**
  * The inventory's SQL. Every statement is scoped by account_id, and every batch is a fixed handful
@@ -8,10 +9,7 @@ import { isIntegerId, isUuid, pageOfIds } from "@analytics/db";
  * jsonb_to_recordset.
  */
 
-export interface Page {
-  page: number;
-  pageSize: number;
-}
+export type { Page };
 
 const asJson = (rows: unknown) => JSON.stringify(rows);
 

@@ -3,8 +3,8 @@ import { isCurrencyCode, type inventoryV1 } from "@analytics/contracts";
 import type { Db } from "@analytics/db";
 import { invalid, notFound, type FieldViolation } from "@analytics/errors";
 import { enqueue } from "@analytics/outbox";
-import type { ServiceContext } from "@analytics/rpc";
-import { commit, storeChanged, trafficRecorded } from "./changes";
+import { commit, type ServiceContext } from "@analytics/rpc";
+import { storeChanged, trafficRecorded } from "./changes";
 import * as repo from "./repository";
 import { checkText } from "./validation";
 

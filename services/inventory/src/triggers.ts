@@ -3,21 +3,14 @@ import type { inventoryV1 } from "@analytics/contracts";
 import { isIntegerId, isUuid, type Db } from "@analytics/db";
 import { invalid, notFound, type FieldViolation } from "@analytics/errors";
 import { enqueue } from "@analytics/outbox";
-import type { ServiceContext } from "@analytics/rpc";
-import { commit, stockTriggerChanged } from "./changes";
-import type { ItemOutcome } from "./inventory";
+import { commit, itemOutcome, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
+import { stockTriggerChanged } from "./changes";
 import * as repo from "./repository";
 import { checkText } from "./validation";
 
 const REF = "key";
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
-const answer = (statusCode: number, reference: string, message: string, violations: FieldViolation[] = []): ItemOutcome & { trigger?: repo.TriggerRow } => ({
-  statusCode,
-  message,
-  reference,
-  referenceField: REF,
-  violations,
-});
+const answer = (statusCode: number, reference: string, message: string, violations: FieldViolation[] = []): ItemOutcome<repo.TriggerRow> => itemOutcome(statusCode, reference, REF, message, violations);
 
 function checkTrigger(t: inventoryV1.StockTrigger, i: number): FieldViolation[] {
   const p = `[${i}]`;
@@ -103,7 +96,7 @@ export async function upsertTriggers(ctx: ServiceContext, accountId: string, wri
       for (const w of written) {
         const row = rows.get(String(w.id))!;
         const message = w.created ? "created" : w.changed ? "updated" : "unchanged";
-        outcomes[w.ord] = { ...answer(w.created ? 201 : 200, row.key, message), trigger: row };
+        outcomes[w.ord] = { ...answer(w.created ? 201 : 200, row.key, message), value: row };
       }
     });
   }

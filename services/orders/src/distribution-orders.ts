@@ -2,11 +2,12 @@ import { randomUUID } from "node:crypto";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { ordersV1, topics } from "@analytics/contracts";
-import { inTransaction, isUuid, jsonProblems, pageOfIds, type Db, type Tx } from "@analytics/db";
+import { isUuid, jsonProblems, type Db, type Tx } from "@analytics/db";
 import { invalid, notFound, type FieldViolation } from "@analytics/errors";
 import { announcedSizeProblem, enqueue, outboxEntry } from "@analytics/outbox";
-import type { ServiceContext } from "@analytics/rpc";
-import type { Page } from "./repository";
+import { commit, itemOutcome, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
+import * as repo from "./repository";
+import { DO_COUNTS as COUNTS, DO_DATES as DATES, DO_TEXT as TEXT, DO_WRITTEN as WRITTEN, type DoRow, type Page } from "./repository";
 import { MAX_KEY_LENGTH, textProblem, violationMessage } from "./validation";
 
 /**
@@ -22,30 +23,11 @@ export type DistributionOrder = ordersV1.DistributionOrder;
 export const DO_STATUSES = ["PROCESSING", "ALLOCATED", "IN TRANSIT", "COMPLETED", "CANCELLED"] as const;
 const REFERENCE = "externalDOID/externalRowID";
 
-const TEXT = ["external_comment", "season", "key", "sku", "from_warehouse_external_id", "to_warehouse_external_id"] as const;
-const DATES = ["order_date", "delivery_date", "shipped_at", "completed_date", "cancelled_date"] as const;
-const COUNTS = ["quantity", "allocated_quantity", "delivered_quantity"] as const;
-// attributes: the published client's additional fields, a JSON object kept as sent.
-const WRITTEN = ["external_doid", "external_row_id", ...TEXT, ...DATES, ...COUNTS, "attributes"] as const;
-const RECORD = [
-  "id uuid",
-  "external_doid text",
-  "external_row_id text",
-  ...TEXT.map((c) => `${c} text`),
-  ...DATES.map((c) => `${c} timestamptz`),
-  ...COUNTS.map((c) => `${c} integer`),
-  "attributes jsonb",
-].join(", ");
-const SELECT = `id, seq, ${WRITTEN.join(", ")}, status, version, created_at, updated_at`;
-/** True when the stored row `t` differs from the sent row `x` in a written column. */
-const differs = (t: string, x: string) => `(${WRITTEN.map((c) => `${t}.${c}`).join(", ")}) IS DISTINCT FROM (${WRITTEN.map((c) => `${x}.${c}`).join(", ")})`;
-
-type Row = Record<string, unknown> & { id: string; external_doid: string; external_row_id: string; version: number };
 
 const camel = (c: string) => c.replace(/_([a-z])/g, (_, x: string) => x.toUpperCase());
 const field = (c: string) => DistributionOrderSchema.fields.find((f) => f.name === c)!;
 
-function fromRow(row: Row): DistributionOrder {
+function fromRow(row: DoRow): DistributionOrder {
   const init: Record<string, unknown> = { id: row.id, seq: BigInt(row.seq as string), status: row.status, createdAt: timestampFromDate(row.created_at as Date), updatedAt: timestampFromDate(row.updated_at as Date) };
   for (const c of WRITTEN) {
     const v = row[c];
@@ -84,26 +66,42 @@ function violations(d: DistributionOrder, replace: boolean): FieldViolation[] {
   return out;
 }
 
-export interface DoOutcome {
-  statusCode: number;
-  message: string;
-  reference: string;
-  referenceField: string;
-  violations: FieldViolation[];
-  value?: DistributionOrder;
-}
+export type DoOutcome = ItemOutcome<DistributionOrder>;
 
-const answer = (statusCode: number, d: DistributionOrder, message: string, v: FieldViolation[] = []): DoOutcome => ({
-  statusCode,
-  message,
-  reference: `${d.externalDoid}/${d.externalRowId}`,
-  referenceField: REFERENCE,
-  violations: v,
-});
+const answer = (statusCode: number, d: DistributionOrder, message: string, v: FieldViolation[] = []): DoOutcome =>
+  itemOutcome(statusCode, `${d.externalDoid}/${d.externalRowId}`, REFERENCE, message, v);
+
+type Stored = DoRow & { created: boolean; unchanged?: boolean };
 
 /** Creates or updates rows by (externalDOID, externalRowID), or (REPLACE) updates rows by id. */
 export async function writeDistributionOrders(ctx: ServiceContext, accountId: string, inputs: DistributionOrder[], mode: ordersV1.WriteMode): Promise<DoOutcome[]> {
   const replace = mode === WriteMode.REPLACE;
+  const outcomes = checkRows(inputs, replace);
+  const valid = inputs.flatMap((d, i) => (outcomes[i] ? [] : [{ i, d }]));
+  if (!valid.length) return outcomes as DoOutcome[];
+  // The relay is woken only when a row was written (and so announced).
+  const done = await commit(
+    ctx,
+    async (tx) => {
+      const rows = valid.map(({ d }) => ({ ...columnsOf(d), id: replace ? (isUuid(d.id) ? d.id : randomUUID()) : randomUUID() }));
+      const written = replace ? await repo.replaceDistributionOrders(tx, accountId, rows) : await repo.upsertDistributionOrders(tx, accountId, rows);
+      const byKey = new Map<string, Stored>(written.map((r) => [keyOf(r, replace), r]));
+      await readUntouched(tx, accountId, rows as DoRow[], byKey, replace);
+      await enqueue(tx, written.map((r) => announcement(accountId, r)));
+      return byKey;
+    },
+    (byKey) => [...byKey.values()].some((r) => !r.unchanged),
+  );
+  for (const { i, d } of valid) {
+    const r = done.get(replace ? d.id : JSON.stringify([d.externalDoid, d.externalRowId]));
+    if (!r) outcomes[i] = answer(replace ? 404 : 500, d, replace ? `distribution order ${d.id} not found (or its externalDOID/externalRowID is another row's)` : "not written");
+    else outcomes[i] = { ...answer(r.created ? 201 : 200, d, r.created ? "created" : r.unchanged ? "unchanged" : "updated"), value: fromRow(r) };
+  }
+  return outcomes as DoOutcome[];
+}
+
+/** Each row alone, then its key (replacing: its id) once per request: its 400 or 409, or undefined when it may be written. */
+function checkRows(inputs: DistributionOrder[], replace: boolean): (DoOutcome | undefined)[] {
   const outcomes: (DoOutcome | undefined)[] = inputs.map((d) => {
     const v = violations(d, replace);
     return v.length ? answer(400, d, violationMessage(v), v) : undefined;
@@ -115,64 +113,30 @@ export async function writeDistributionOrders(ctx: ServiceContext, accountId: st
     if (seen.has(k)) outcomes[i] = answer(409, d, "the row appears more than once in the request");
     seen.add(k);
   });
-  const valid = inputs.flatMap((d, i) => (outcomes[i] ? [] : [{ i, d }]));
-  if (!valid.length) return outcomes as DoOutcome[];
-  const done = await inTransaction(ctx.db, async (tx) => {
-    const rows = valid.map(({ d }) => ({ ...columnsOf(d), id: replace ? (isUuid(d.id) ? d.id : randomUUID()) : randomUUID() }));
-    const written: { rows: (Row & { created: boolean })[] } = replace
-      ? await tx.raw(
-          `UPDATE distribution_orders t SET ${WRITTEN.map((c) => `${c} = x.${c}`).join(", ")}, version = t.version + 1, updated_at = now()
-           FROM jsonb_to_recordset(?::jsonb) AS x(${RECORD})
-           WHERE t.account_id = ? AND t.id = x.id AND ${differs("t", "x")}
-             AND NOT EXISTS (SELECT 1 FROM distribution_orders o WHERE o.account_id = t.account_id
-               AND o.external_doid = x.external_doid AND o.external_row_id = x.external_row_id AND o.id <> t.id)
-           RETURNING ${SELECT.split(", ").map((c) => `t.${c}`).join(", ")}, false AS created`,
-          [JSON.stringify(rows), accountId],
-        )
-      : await tx.raw(
-          `INSERT INTO distribution_orders (id, account_id, ${WRITTEN.join(", ")})
-           SELECT id, ?, ${WRITTEN.join(", ")} FROM jsonb_to_recordset(?::jsonb) AS x(${RECORD})
-           ON CONFLICT (account_id, external_doid, external_row_id) DO UPDATE SET
-             ${WRITTEN.slice(2).map((c) => `${c} = EXCLUDED.${c}`).join(", ")}, version = distribution_orders.version + 1, updated_at = now()
-           WHERE ${differs("distribution_orders", "EXCLUDED")}
-           RETURNING ${SELECT}, (xmax = 0) AS created`,
-          [accountId, JSON.stringify(rows)],
-        );
-    const keyOf = (r: { id: string; external_doid: string; external_row_id: string }) => (replace ? r.id : JSON.stringify([r.external_doid, r.external_row_id]));
-    const byKey = new Map<string, Row & { created: boolean; unchanged?: boolean }>(written.rows.map((r) => [keyOf(r), r]));
-    // Rows the statement left alone: unchanged when the row of that key (and, replacing, of that
-    // id) is stored; otherwise (replacing) an unknown id or another row's key.
-    const untouched = (rows as Row[]).filter((r) => !byKey.has(keyOf(r)));
-    if (untouched.length) {
-      const same: { rows: Row[] } = await tx.raw(
-        `SELECT ${SELECT.split(", ").map((c) => `t.${c}`).join(", ")} FROM distribution_orders t
-         JOIN jsonb_to_recordset(?::jsonb) AS x(id uuid, external_doid text, external_row_id text)
-           ON t.external_doid = x.external_doid AND t.external_row_id = x.external_row_id${replace ? " AND t.id = x.id" : ""}
-         WHERE t.account_id = ?`,
-        [JSON.stringify(untouched.map((r) => ({ id: r.id, external_doid: r.external_doid, external_row_id: r.external_row_id }))), accountId],
-      );
-      for (const r of same.rows) byKey.set(keyOf(r), { ...r, created: false, unchanged: true });
-    }
-    await enqueue(
-      tx,
-      written.rows.map((r) =>
-        outboxEntry(r.created ? topics.ordersDistributionOrderCreated : topics.ordersDistributionOrderUpdated, accountId, r.id, {
-          accountId,
-          distributionOrderId: r.id,
-          version: BigInt(r.version),
-          distributionOrder: fromRow(r),
-        }),
-      ),
-    );
-    return byKey;
+  return outcomes;
+}
+
+/** How a row is named in the request: by id when replacing, else by (externalDOID, externalRowID). */
+const keyOf = (r: { id: string; external_doid: string; external_row_id: string }, replace: boolean) => (replace ? r.id : JSON.stringify([r.external_doid, r.external_row_id]));
+
+/**
+ * Rows the statement left alone: unchanged when the row of that key (and, replacing, of that
+ * id) is stored, added to `byKey` as such; otherwise (replacing) an unknown id or another row's key.
+ */
+async function readUntouched(tx: Tx, accountId: string, rows: DoRow[], byKey: Map<string, Stored>, replace: boolean) {
+  const untouched = rows.filter((r) => !byKey.has(keyOf(r, replace)));
+  if (!untouched.length) return;
+  for (const r of await repo.storedDistributionOrders(tx, accountId, untouched, replace)) byKey.set(keyOf(r, replace), { ...r, created: false, unchanged: true });
+}
+
+/** A written row's outbox entry (created or updated), carrying the row as GET answers it. */
+function announcement(accountId: string, r: DoRow & { created: boolean }) {
+  return outboxEntry(r.created ? topics.ordersDistributionOrderCreated : topics.ordersDistributionOrderUpdated, accountId, r.id, {
+    accountId,
+    distributionOrderId: r.id,
+    version: BigInt(r.version),
+    distributionOrder: fromRow(r),
   });
-  if ([...done.values()].some((r) => !r.unchanged)) ctx.relay.kick();
-  for (const { i, d } of valid) {
-    const r = done.get(replace ? d.id : JSON.stringify([d.externalDoid, d.externalRowId]));
-    if (!r) outcomes[i] = answer(replace ? 404 : 500, d, replace ? `distribution order ${d.id} not found (or its externalDOID/externalRowID is another row's)` : "not written");
-    else outcomes[i] = { ...answer(r.created ? 201 : 200, d, r.created ? "created" : r.unchanged ? "unchanged" : "updated"), value: fromRow(r) };
-  }
-  return outcomes as DoOutcome[];
 }
 
 function checkStatus(status: string): void {
@@ -183,31 +147,17 @@ function checkStatus(status: string): void {
 
 export async function listDistributionOrders(db: Db, accountId: string, status: string, page: Page) {
   checkStatus(status);
-  const filtered = () => {
-    const q = db("distribution_orders").where("account_id", accountId);
-    if (status) q.where("status", status);
-    return q;
-  };
-  const [rows, [{ count }]] = await Promise.all([
-    db("distribution_orders").select(db.raw(SELECT)).where("account_id", accountId).whereIn("id", pageOfIds(filtered(), page)).orderBy("seq") as Promise<Row[]>,
-    filtered().count({ count: "*" }) as unknown as Promise<[{ count: number }]>,
-  ]);
-  return { rows: rows.map(fromRow), total: Number(count) };
+  const { rows, total } = await repo.listDistributionOrders(db, accountId, status, page);
+  return { rows: rows.map(fromRow), total };
 }
 
 /** External ids with at least one row neither COMPLETED nor CANCELLED, in order of their first row. */
-export async function listProcessing(db: Db, accountId: string, page: Page) {
-  const open = `SELECT external_doid, min(seq) AS first FROM distribution_orders
-    WHERE account_id = ? AND status NOT IN ('COMPLETED', 'CANCELLED') GROUP BY external_doid`;
-  const [rows, counted] = await Promise.all([
-    db.raw(`${open} ORDER BY first LIMIT ? OFFSET ?`, [accountId, page.pageSize, (page.page - 1) * page.pageSize]),
-    db.raw(`SELECT count(*) AS count FROM (${open}) o`, [accountId]),
-  ]);
-  return { ids: (rows.rows as { external_doid: string }[]).map((r) => r.external_doid), total: Number(counted.rows[0].count) };
+export function listProcessing(db: Db, accountId: string, page: Page) {
+  return repo.listProcessingDistributionOrders(db, accountId, page);
 }
 
 export async function getDistributionOrder(db: Db | Tx, accountId: string, externalDoid: string): Promise<DistributionOrder[]> {
-  const rows: Row[] = await db("distribution_orders").select(db.raw(SELECT)).where({ account_id: accountId, external_doid: externalDoid }).orderBy("seq");
+  const rows = await repo.findDistributionOrder(db, accountId, externalDoid);
   if (!rows.length) throw notFound(`distribution order ${externalDoid} not found`);
   return rows.map(fromRow);
 }

@@ -1,31 +1,19 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
-import { ordersV1, type PageRequest } from "@analytics/contracts";
+import { ordersV1 } from "@analytics/contracts";
 import { callerOf } from "@analytics/auth";
 import { invalid } from "@analytics/errors";
-import type { ServiceContext } from "@analytics/rpc";
+import { batchResult, pageOf, type ServiceContext } from "@analytics/rpc";
 import * as distributionOrders from "./distribution-orders";
 import * as purchaseOrders from "./purchase-orders";
 import * as transactions from "./transactions";
 import * as repo from "./repository";
-import type { Page } from "./repository";
 
 const { OrdersService } = ordersV1;
-const MAX_PAGE_SIZE = 1000;
 /** The specification's batch limit of purchase orders. */
 export const MAX_PURCHASE_ORDERS = 500;
 /** Every other batch (CONTRACT.md, Limits). */
 const MAX_ROWS = 1000;
-
-/** Defaults of the contract (page 1, 10 a page); out of range is invalid, never clamped. */
-function pageOf(page: PageRequest | undefined): Page {
-  const p = { page: page?.page || 1, pageSize: page?.pageSize || 10 };
-  if (p.page < 1) throw invalid("page must be at least 1", [{ path: "page", message: "must be at least 1" }]);
-  if (p.pageSize < 1 || p.pageSize > MAX_PAGE_SIZE) {
-    throw invalid(`pageSize must be 1..${MAX_PAGE_SIZE}`, [{ path: "pageSize", message: `must be 1..${MAX_PAGE_SIZE}` }]);
-  }
-  return p;
-}
 
 const date = (t: Timestamp | undefined) => (t ? timestampDate(t) : undefined);
 
@@ -56,35 +44,19 @@ export function ordersRoutes(ctx: ServiceContext) {
         return { purchaseOrder: await purchaseOrders.getPurchaseOrder(db, callerOf(c), req.externalPoNo, req.global) };
       },
       async writePurchaseOrders(req, c) {
-        if (req.purchaseOrders.length > MAX_PURCHASE_ORDERS) {
-          throw invalid(`at most ${MAX_PURCHASE_ORDERS} purchase orders per request`, [{ path: "", message: `at most ${MAX_PURCHASE_ORDERS} items` }]);
-        }
         const mode = req.mode || ordersV1.WriteMode.UPSERT;
-        if (mode === ordersV1.WriteMode.REPLACE) await withUuids(db, "purchase_orders", callerOf(c).accountId, req.purchaseOrders);
+        await prepareBatch(db, callerOf(c).accountId, "purchase_orders", req.purchaseOrders, mode, MAX_PURCHASE_ORDERS, "purchase orders");
         const outcomes = await purchaseOrders.writePurchaseOrders(ctx, callerOf(c), req.purchaseOrders, mode, req.global, req.atomic, req.resultsOnly);
-        return {
-          results: outcomes.map(({ statusCode, message, reference, referenceField, violations, value }) => ({
-            result: { statusCode, message, reference, referenceField },
-            violations,
-            purchaseOrder: value,
-          })),
-        };
+        return { results: outcomes.map((o) => batchResult(o, "purchaseOrder")) };
       },
       async listDistributionOrders(req, c) {
         const { rows, total } = await distributionOrders.listDistributionOrders(db, callerOf(c).accountId, req.status, pageOf(req.page));
         return { distributionOrders: rows, totalCount: total };
       },
       async writeDistributionOrders(req, c) {
-        if (req.distributionOrders.length > MAX_ROWS) throw invalid(`at most ${MAX_ROWS} rows per request`, [{ path: "", message: `at most ${MAX_ROWS} items` }]);
-        if (req.mode === ordersV1.WriteMode.REPLACE) await withUuids(db, "distribution_orders", callerOf(c).accountId, req.distributionOrders);
+        await prepareBatch(db, callerOf(c).accountId, "distribution_orders", req.distributionOrders, req.mode, MAX_ROWS, "rows");
         const outcomes = await distributionOrders.writeDistributionOrders(ctx, callerOf(c).accountId, req.distributionOrders, req.mode || ordersV1.WriteMode.UPSERT);
-        return {
-          results: outcomes.map(({ statusCode, message, reference, referenceField, violations, value }) => ({
-            result: { statusCode, message, reference, referenceField },
-            violations,
-            distributionOrder: value,
-          })),
-        };
+        return { results: outcomes.map((o) => batchResult(o, "distributionOrder")) };
       },
       async listProcessingDistributionOrders(req, c) {
         const { ids, total } = await distributionOrders.listProcessing(db, callerOf(c).accountId, pageOf(req.page));
@@ -101,21 +73,28 @@ export function ordersRoutes(ctx: ServiceContext) {
         return { transaction: await transactions.getTransaction(db, callerOf(c).accountId, req.externalTransactionId) };
       },
       async writeTransactions(req, c) {
-        if (req.transactions.length > MAX_ROWS) throw invalid(`at most ${MAX_ROWS} transactions per request`, [{ path: "", message: `at most ${MAX_ROWS} items` }]);
-        if (req.mode === ordersV1.WriteMode.REPLACE) await withUuids(db, "transactions", callerOf(c).accountId, req.transactions);
+        await prepareBatch(db, callerOf(c).accountId, "transactions", req.transactions, req.mode, MAX_ROWS, "transactions");
         const outcomes = await transactions.writeTransactions(ctx, callerOf(c).accountId, req.transactions, req.mode || ordersV1.WriteMode.UPSERT);
-        return {
-          results: outcomes.map(({ statusCode, message, reference, referenceField, violations, value }) => ({
-            result: { statusCode, message, reference, referenceField },
-            violations,
-            transaction: value,
-          })),
-        };
+        return { results: outcomes.map((o) => batchResult(o, "transaction")) };
       },
       async addShipments(req, c) {
         return transactions.addShipments(ctx, callerOf(c).accountId, req.externalTransactionId, req.externalItemId, req.shipments);
       },
     });
+}
+
+/** A batch within its limit (else invalid, never cut short); a replace's rows named by UUID (withUuids). */
+async function prepareBatch(
+  db: Parameters<typeof withUuids>[0],
+  accountId: string,
+  table: Parameters<typeof withUuids>[1],
+  items: { id: string }[],
+  mode: ordersV1.WriteMode,
+  limit: number,
+  what: string,
+) {
+  if (items.length > limit) throw invalid(`at most ${limit} ${what} per request`, [{ path: "", message: `at most ${limit} items` }]);
+  if (mode === ordersV1.WriteMode.REPLACE) await withUuids(db, table, accountId, items);
 }
 
 /**

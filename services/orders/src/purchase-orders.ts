@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ordersV1, topics } from "@analytics/contracts";
-import { inTransaction, isUuid, type Db, type Tx } from "@analytics/db";
+import { isUuid, type Db, type Tx } from "@analytics/db";
 import { notFound, type FieldViolation } from "@analytics/errors";
 import { encodeEntries, encodeEntry, enqueueEncoded, MAX_OUTBOX_MESSAGE_BYTES, outboxEntry, type EncodedEntry } from "@analytics/outbox";
 import type { Caller } from "@analytics/auth";
-import type { ServiceContext } from "@analytics/rpc";
+import { commit, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
 import { orderColumns, purchaseOrderFromRows, purchaseOrderFromWrite, type PurchaseOrder } from "./resources";
 import { purchaseOrderViolations, violationMessage } from "./validation";
@@ -16,14 +16,7 @@ const REFERENCE = "externalPONo";
 /** Orders whose messages are built and encoded between two looks at the sockets (see writePurchaseOrders). */
 const ENCODED_PER_SLICE = 50;
 
-export interface Outcome {
-  statusCode: number;
-  message: string;
-  reference: string;
-  referenceField: string;
-  violations: FieldViolation[];
-  value?: PurchaseOrder;
-}
+export type Outcome = ItemOutcome<PurchaseOrder>;
 
 const answer = (statusCode: number, reference: string, message: string, violations: FieldViolation[] = []): Outcome => ({
   statusCode,
@@ -121,14 +114,19 @@ function stepTimes() {
   };
 }
 
+type Checked = { i: number; po: PurchaseOrder };
+type Existing = { byNumber: Map<string, repo.ExistingOrder>; byId: Map<string, repo.ExistingOrder> };
+type Write = { i: number; id: string; created: boolean; wasDraft: boolean; columns: Columns };
+type Unchanged = { i: number; id: string };
+type Stored = Map<string, { order: PurchaseOrder; version: number }>;
+
 /**
  * POST /purchaseorders (create), PUT /purchaseorders/ (replace by id), POST /purchaseorders/batch
  * (create or replace by externalPONo). Each order is checked alone; the valid ones are written
  * together in one transaction with their outbox rows, a fixed handful of statements whatever the
  * batch size: lock, read what exists, write orders, replace items (both returning what Postgres
- * assigned, so nothing is read back), enqueue. An order
- * re-sent unchanged is answered 200 and neither written nor announced. `atomic`: when any order
- * fails, nothing is written.
+ * assigned, so nothing is read back), enqueue. An order re-sent unchanged is answered 200 and
+ * neither written nor announced. `atomic`: when any order fails, nothing is written.
  */
 export async function writePurchaseOrders(
   ctx: ServiceContext,
@@ -139,8 +137,34 @@ export async function writePurchaseOrders(
   atomic: boolean,
   resultsOnly = false,
 ): Promise<Outcome[]> {
-  const { accountId, apiKeyId } = caller;
+  const { accountId } = caller;
   const steps = stepTimes();
+  const outcomes = checkOrders(inputs, mode);
+  if (atomic && outcomes.some((o) => o)) return outcomes.map((o, i) => o ?? answer(0, inputs[i].externalPoNo, "not written"));
+  const valid = inputs.flatMap((po, i) => (outcomes[i] ? [] : [{ i, po }]));
+  if (!valid.length) return outcomes as Outcome[];
+  steps.mark("checked");
+
+  const written = await commit(ctx, async (tx) => {
+    await repo.lockAccountOrders(tx, accountId);
+    const existing = await existingOrders(tx, accountId, valid, mode);
+    const { replies, writes, unchanged } = classifyOrders(caller, valid, existing, mode, global);
+    if (atomic && replies.size) return { replies, stored: new Map() as Stored, writes: [], unchanged: [] };
+    steps.mark("classified");
+    const { assigned, built, messages } = await writeOrders(tx, accountId, writes, resultsOnly);
+    steps.mark("written");
+    const stored = await answeredOrders(tx, accountId, unchanged, built, assigned, resultsOnly);
+    await enqueueEncoded(tx, messages);
+    steps.mark("announced");
+    return { replies, stored, writes, unchanged };
+  }, (written) => written.writes.length > 0);
+  steps.mark("committed");
+  ctx.logger.debug({ orders: inputs.length, written: written.writes.length, unchanged: written.unchanged.length, ms: steps.ms }, "purchase-order batch");
+  return answerOrders(inputs, outcomes, written, resultsOnly);
+}
+
+/** Each order alone, then its externalPONo once per request: its 400 or 409, or undefined when it may be written. */
+function checkOrders(inputs: PurchaseOrder[], mode: ordersV1.WriteMode): (Outcome | undefined)[] {
   const outcomes: (Outcome | undefined)[] = inputs.map((po) => {
     const problems = purchaseOrderViolations(po);
     if (mode === WriteMode.REPLACE && !po.id) problems.unshift({ path: "id", message: "is required" });
@@ -152,107 +176,124 @@ export async function writePurchaseOrders(
     if (seen.has(po.externalPoNo)) outcomes[i] = answer(409, po.externalPoNo, "externalPONo appears more than once in the request");
     seen.add(po.externalPoNo);
   });
-  if (atomic && outcomes.some((o) => o)) return outcomes.map((o, i) => o ?? answer(0, inputs[i].externalPoNo, "not written"));
-  const valid = inputs.flatMap((po, i) => (outcomes[i] ? [] : [{ i, po }]));
-  if (!valid.length) return outcomes as Outcome[];
-  steps.mark("checked");
+  return outcomes;
+}
 
-  const written = await inTransaction(ctx.db, async (tx) => {
-    const replies = new Map<number, Outcome>();
-    await repo.lockAccountOrders(tx, accountId);
-    const byNumber = new Map((await repo.existingByNumber(tx, accountId, valid.map((v) => v.po.externalPoNo))).map((e) => [e.external_po_no, e]));
-    const byId =
-      mode === WriteMode.REPLACE
-        ? new Map((await repo.existingById(tx, accountId, valid.map((v) => v.po.id).filter(isUuid))).map((e) => [e.id, e]))
-        : new Map<string, repo.ExistingOrder>();
-    const writes: { i: number; id: string; created: boolean; wasDraft: boolean; columns: Columns }[] = [];
-    const unchanged: { i: number; id: string }[] = [];
-    for (const { i, po } of valid) {
-      const ref = po.externalPoNo;
-      const mine = (e: repo.ExistingOrder) => global || e.api_key_id === apiKeyId;
-      let target: repo.ExistingOrder | undefined;
-      if (mode === WriteMode.REPLACE) {
-        target = byId.get(po.id);
-        if (!target || !mine(target)) {
-          replies.set(i, answer(404, ref, `purchase order ${po.id} not found`));
-          continue;
-        }
-        const other = byNumber.get(ref);
-        if (other && other.id !== target.id) {
-          replies.set(i, answer(409, ref, `another purchase order has externalPONo ${ref}`));
-          continue;
-        }
-      } else {
-        target = byNumber.get(ref);
-        if (target && mode === WriteMode.CREATE) {
-          replies.set(i, answer(409, ref, `purchase order ${ref} already exists`));
-          continue;
-        }
-        if (target && !mine(target)) {
-          replies.set(i, answer(409, ref, `purchase order ${ref} was created by another API key; send global=true to change it`));
-          continue;
-        }
-      }
-      const id = target?.id ?? randomUUID();
-      const columns = orderColumns(id, target?.api_key_id ?? apiKeyId, po);
-      if (target && target.content_hash === columns.order.content_hash) {
-        unchanged.push({ i, id });
-        continue;
-      }
-      const wasDraft = target?.delivery_status === DRAFT;
-      const size = tooLargeToAnnounce(accountId, id, columns, wasDraft);
-      if (size !== undefined) {
-        replies.set(i, answer(400, ref, `the purchase order is too large to announce (${size} bytes encoded, at most ${MAX_OUTBOX_MESSAGE_BYTES}): send fewer items or smaller attributes`));
-        continue;
-      }
-      writes.push({ i, id, created: !target, wasDraft, columns });
+/** The account's orders of the request's numbers (and, replacing, ids), read under the lock so they hold until commit. */
+async function existingOrders(tx: Tx, accountId: string, valid: Checked[], mode: ordersV1.WriteMode): Promise<Existing> {
+  const byNumber = new Map((await repo.existingByNumber(tx, accountId, valid.map((v) => v.po.externalPoNo))).map((e) => [e.external_po_no, e]));
+  const byId =
+    mode === WriteMode.REPLACE
+      ? new Map((await repo.existingById(tx, accountId, valid.map((v) => v.po.id).filter(isUuid))).map((e) => [e.id, e]))
+      : new Map<string, repo.ExistingOrder>();
+  return { byNumber, byId };
+}
+
+/**
+ * Each valid order against what exists: refused (replies), unchanged (its content hash is the
+ * stored one: neither written nor announced), or a write, which keeps an existing order's id and
+ * creator; an order whose message the bus could not carry is refused before anything is written.
+ */
+function classifyOrders(caller: Caller, valid: Checked[], existing: Existing, mode: ordersV1.WriteMode, global: boolean) {
+  const replies = new Map<number, Outcome>();
+  const writes: Write[] = [];
+  const unchanged: Unchanged[] = [];
+  for (const { i, po } of valid) {
+    const found = targetOf(po, existing, mode, (e) => global || e.api_key_id === caller.apiKeyId);
+    if ("refused" in found) {
+      replies.set(i, found.refused);
+      continue;
     }
-    if (atomic && replies.size) return { replies, stored: new Map(), writes: [], unchanged: [] };
-    steps.mark("classified");
-    const { written: assigned, itemsCopied } = await repo.writeOrders(
-      tx,
-      accountId,
-      writes.map((w) => w.columns.order),
-      writes.flatMap((w) => w.columns.items),
-      writes.filter((w) => !w.created).map((w) => w.id),
-    );
-    // Written orders are built from what was written (no read-back), and only when answered or a
-    // draft's queue payload. Their messages are built and encoded while Postgres takes the items'
-    // COPY, a slice at a time so that the COPY's data and answers get through in between.
-    const built = new Map<string, PurchaseOrder>();
-    const encode = async () => {
-      const messages: EncodedEntry[] = [];
-      for (let from = 0; from < writes.length; from += ENCODED_PER_SLICE) {
-        await new Promise((resolve) => setImmediate(resolve));
-        const slice = writes.slice(from, from + ENCODED_PER_SLICE).map((w) => {
-          const a = assigned.get(w.id)!;
-          let order: PurchaseOrder | undefined;
-          const full = () => (order ??= purchaseOrderFromWrite(w.columns.order, w.columns.items, a));
-          if (!resultsOnly) built.set(w.id, full());
-          return announcement(accountId, w.id, w.created, w.wasDraft, w.columns, a, full);
-        });
-        messages.push(...encodeEntries(slice));
-      }
-      return messages;
-    };
-    // Both are awaited together from the start: a COPY refused while the messages are encoded is
-    // the write's failure (left unawaited meanwhile, it was an unhandled rejection, which ends
-    // the process), and neither failure rolls the transaction back under a COPY still running.
-    const [copied, encoded] = await Promise.allSettled([itemsCopied, encode()]);
-    if (copied.status === "rejected") throw copied.reason;
-    if (encoded.status === "rejected") throw encoded.reason;
-    const messages = encoded.value;
-    steps.mark("written");
-    // Unchanged ones are read only when they are answered.
-    const stored = resultsOnly ? new Map<string, { order: PurchaseOrder; version: number }>() : await readBack(tx, accountId, unchanged.map((u) => u.id));
-    for (const [id, order] of built) stored.set(id, { order, version: assigned.get(id)!.version });
-    await enqueueEncoded(tx, messages);
-    steps.mark("announced");
-    return { replies, stored, writes, unchanged };
-  });
-  steps.mark("committed");
-  ctx.logger.debug({ orders: inputs.length, written: written.writes.length, unchanged: written.unchanged.length, ms: steps.ms }, "purchase-order batch");
-  if (written.writes.length) ctx.relay.kick();
+    const { target } = found;
+    const id = target?.id ?? randomUUID();
+    const columns = orderColumns(id, target?.api_key_id ?? caller.apiKeyId, po);
+    if (target && target.content_hash === columns.order.content_hash) {
+      unchanged.push({ i, id });
+      continue;
+    }
+    const wasDraft = target?.delivery_status === DRAFT;
+    const size = tooLargeToAnnounce(caller.accountId, id, columns, wasDraft);
+    if (size !== undefined) {
+      replies.set(i, answer(400, po.externalPoNo, `the purchase order is too large to announce (${size} bytes encoded, at most ${MAX_OUTBOX_MESSAGE_BYTES}): send fewer items or smaller attributes`));
+      continue;
+    }
+    writes.push({ i, id, created: !target, wasDraft, columns });
+  }
+  return { replies, writes, unchanged };
+}
+
+/**
+ * The stored order an order replaces (none: it is created), or its refusal: replacing, an id this
+ * key may not change (404) or an externalPONo another order has (409); else an existing number
+ * on create, or another key's order without `global` (409).
+ */
+function targetOf(po: PurchaseOrder, existing: Existing, mode: ordersV1.WriteMode, mine: (e: repo.ExistingOrder) => boolean): { refused: Outcome } | { target?: repo.ExistingOrder } {
+  const ref = po.externalPoNo;
+  if (mode === WriteMode.REPLACE) {
+    const target = existing.byId.get(po.id);
+    if (!target || !mine(target)) return { refused: answer(404, ref, `purchase order ${po.id} not found`) };
+    const other = existing.byNumber.get(ref);
+    if (other && other.id !== target.id) return { refused: answer(409, ref, `another purchase order has externalPONo ${ref}`) };
+    return { target };
+  }
+  const target = existing.byNumber.get(ref);
+  if (target && mode === WriteMode.CREATE) return { refused: answer(409, ref, `purchase order ${ref} already exists`) };
+  if (target && !mine(target)) return { refused: answer(409, ref, `purchase order ${ref} was created by another API key; send global=true to change it`) };
+  return { target };
+}
+
+/**
+ * Writes the orders and replaces their items, both returning what Postgres assigned; their
+ * messages are built and encoded while Postgres takes the items' COPY. Both are awaited together
+ * from the start: a COPY refused while the messages are encoded is the write's failure (left
+ * unawaited meanwhile, it was an unhandled rejection, which ends the process), and neither
+ * failure rolls the transaction back under a COPY still running.
+ */
+async function writeOrders(tx: Tx, accountId: string, writes: Write[], resultsOnly: boolean) {
+  const { written: assigned, itemsCopied } = await repo.writeOrders(
+    tx,
+    accountId,
+    writes.map((w) => w.columns.order),
+    writes.flatMap((w) => w.columns.items),
+    writes.filter((w) => !w.created).map((w) => w.id),
+  );
+  const built = new Map<string, PurchaseOrder>();
+  const [copied, encoded] = await Promise.allSettled([itemsCopied, encodeAnnouncements(accountId, writes, assigned, built, resultsOnly)]);
+  if (copied.status === "rejected") throw copied.reason;
+  if (encoded.status === "rejected") throw encoded.reason;
+  return { assigned, built, messages: encoded.value };
+}
+
+/**
+ * The written orders' outbox entries, encoded a slice at a time so that the COPY's data and
+ * answers get through in between. Written orders are built from what was written (no read-back)
+ * into `built`, and only when answered or a draft's queue payload.
+ */
+async function encodeAnnouncements(accountId: string, writes: Write[], assigned: Map<string, repo.WrittenOrder>, built: Map<string, PurchaseOrder>, resultsOnly: boolean) {
+  const messages: EncodedEntry[] = [];
+  for (let from = 0; from < writes.length; from += ENCODED_PER_SLICE) {
+    await new Promise((resolve) => setImmediate(resolve));
+    const slice = writes.slice(from, from + ENCODED_PER_SLICE).map((w) => {
+      const a = assigned.get(w.id)!;
+      let order: PurchaseOrder | undefined;
+      const full = () => (order ??= purchaseOrderFromWrite(w.columns.order, w.columns.items, a));
+      if (!resultsOnly) built.set(w.id, full());
+      return announcement(accountId, w.id, w.created, w.wasDraft, w.columns, a, full);
+    });
+    messages.push(...encodeEntries(slice));
+  }
+  return messages;
+}
+
+/** The orders answered with their outcomes: written ones as built, unchanged ones read (only when answered). */
+async function answeredOrders(tx: Tx, accountId: string, unchanged: Unchanged[], built: Map<string, PurchaseOrder>, assigned: Map<string, repo.WrittenOrder>, resultsOnly: boolean): Promise<Stored> {
+  const stored: Stored = resultsOnly ? new Map() : await readBack(tx, accountId, unchanged.map((u) => u.id));
+  for (const [id, order] of built) stored.set(id, { order, version: assigned.get(id)!.version });
+  return stored;
+}
+
+/** Every order's outcome, in the request's order: checked, refused, written or unchanged, else not written. */
+function answerOrders(inputs: PurchaseOrder[], outcomes: (Outcome | undefined)[], written: { replies: Map<number, Outcome>; stored: Stored; writes: Write[]; unchanged: Unchanged[] }, resultsOnly: boolean): Outcome[] {
   for (const [i, o] of written.replies) outcomes[i] = o;
   for (const w of written.writes) {
     const ref = inputs[w.i].externalPoNo;

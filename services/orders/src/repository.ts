@@ -1,7 +1,8 @@
-import type { JsonObject } from "@bufbuild/protobuf";
+import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "@analytics/db";
 import { copyRows, isIntegerId, pageOfIds } from "@analytics/db";
+import type { Page } from "@analytics/rpc";
 
 /**
  * The orders service's SQL. Every statement is scoped by account_id, and a batch of orders is a
@@ -10,10 +11,7 @@ import { copyRows, isIntegerId, pageOfIds } from "@analytics/db";
  * a purchase-order batch, with COPY.
  */
 
-export interface Page {
-  page: number;
-  pageSize: number;
-}
+export type { Page };
 
 const asJson = (rows: unknown) => JSON.stringify(rows);
 
@@ -265,4 +263,234 @@ export async function findOrderId(db: Db, accountId: string, number: string | un
   else q.orderBy("seq", "desc").limit(1);
   const [row] = await q;
   return row?.id;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Distribution orders: rows keyed by (external_doid, external_row_id); `status` is a generated
+// column (migration 002). A row sent as stored (every written column equal, attributes compared
+// as JSON values) is left alone.
+
+export const DO_TEXT = ["external_comment", "season", "key", "sku", "from_warehouse_external_id", "to_warehouse_external_id"] as const;
+export const DO_DATES = ["order_date", "delivery_date", "shipped_at", "completed_date", "cancelled_date"] as const;
+export const DO_COUNTS = ["quantity", "allocated_quantity", "delivered_quantity"] as const;
+// attributes: the published client's additional fields, a JSON object kept as sent.
+export const DO_WRITTEN = ["external_doid", "external_row_id", ...DO_TEXT, ...DO_DATES, ...DO_COUNTS, "attributes"] as const;
+const DO_RECORD = [
+  "id uuid",
+  "external_doid text",
+  "external_row_id text",
+  ...DO_TEXT.map((c) => `${c} text`),
+  ...DO_DATES.map((c) => `${c} timestamptz`),
+  ...DO_COUNTS.map((c) => `${c} integer`),
+  "attributes jsonb",
+].join(", ");
+const DO_SELECT = `id, seq, ${DO_WRITTEN.join(", ")}, status, version, created_at, updated_at`;
+const doSelectOf = (t: string) => DO_SELECT.split(", ").map((c) => `${t}.${c}`).join(", ");
+/** True when the stored row `t` differs from the sent row `x` in a written column. */
+const doDiffers = (t: string, x: string) => `(${DO_WRITTEN.map((c) => `${t}.${c}`).join(", ")}) IS DISTINCT FROM (${DO_WRITTEN.map((c) => `${x}.${c}`).join(", ")})`;
+
+export type DoRow = Record<string, unknown> & { id: string; external_doid: string; external_row_id: string; version: number };
+/** A row to write: its id and its written columns. */
+export type DoWrite = Record<string, unknown> & { id: string };
+
+/** Creates or updates rows by (external_doid, external_row_id); returns those written. */
+export async function upsertDistributionOrders(tx: Tx, accountId: string, rows: DoWrite[]): Promise<(DoRow & { created: boolean })[]> {
+  const { rows: written } = await tx.raw(
+    `INSERT INTO distribution_orders (id, account_id, ${DO_WRITTEN.join(", ")})
+     SELECT id, ?, ${DO_WRITTEN.join(", ")} FROM jsonb_to_recordset(?::jsonb) AS x(${DO_RECORD})
+     ON CONFLICT (account_id, external_doid, external_row_id) DO UPDATE SET
+       ${DO_WRITTEN.slice(2).map((c) => `${c} = EXCLUDED.${c}`).join(", ")}, version = distribution_orders.version + 1, updated_at = now()
+     WHERE ${doDiffers("distribution_orders", "EXCLUDED")}
+     RETURNING ${DO_SELECT}, (xmax = 0) AS created`,
+    [accountId, asJson(rows)],
+  );
+  return written;
+}
+
+/** Updates rows by id, unless their (external_doid, external_row_id) is another row's; returns those written. */
+export async function replaceDistributionOrders(tx: Tx, accountId: string, rows: DoWrite[]): Promise<(DoRow & { created: boolean })[]> {
+  const { rows: written } = await tx.raw(
+    `UPDATE distribution_orders t SET ${DO_WRITTEN.map((c) => `${c} = x.${c}`).join(", ")}, version = t.version + 1, updated_at = now()
+     FROM jsonb_to_recordset(?::jsonb) AS x(${DO_RECORD})
+     WHERE t.account_id = ? AND t.id = x.id AND ${doDiffers("t", "x")}
+       AND NOT EXISTS (SELECT 1 FROM distribution_orders o WHERE o.account_id = t.account_id
+         AND o.external_doid = x.external_doid AND o.external_row_id = x.external_row_id AND o.id <> t.id)
+     RETURNING ${doSelectOf("t")}, false AS created`,
+    [asJson(rows), accountId],
+  );
+  return written;
+}
+
+/** The stored rows of these keys (and, `byId`, of these ids too). */
+export async function storedDistributionOrders(tx: Tx, accountId: string, keys: { id: string; external_doid: string; external_row_id: string }[], byId: boolean): Promise<DoRow[]> {
+  const { rows } = await tx.raw(
+    `SELECT ${doSelectOf("t")} FROM distribution_orders t
+     JOIN jsonb_to_recordset(?::jsonb) AS x(id uuid, external_doid text, external_row_id text)
+       ON t.external_doid = x.external_doid AND t.external_row_id = x.external_row_id${byId ? " AND t.id = x.id" : ""}
+     WHERE t.account_id = ?`,
+    [asJson(keys.map((r) => ({ id: r.id, external_doid: r.external_doid, external_row_id: r.external_row_id }))), accountId],
+  );
+  return rows;
+}
+
+/** One page in creation order (of one status, when given) and the filtered total. */
+export async function listDistributionOrders(db: Db, accountId: string, status: string, page: Page) {
+  const filtered = () => {
+    const q = db("distribution_orders").where("account_id", accountId);
+    if (status) q.where("status", status);
+    return q;
+  };
+  const [rows, [{ count }]] = await Promise.all([
+    db("distribution_orders").select(db.raw(DO_SELECT)).where("account_id", accountId).whereIn("id", pageOfIds(filtered(), page)).orderBy("seq") as Promise<DoRow[]>,
+    filtered().count({ count: "*" }) as unknown as Promise<[{ count: number }]>,
+  ]);
+  return { rows, total: Number(count) };
+}
+
+/** External ids with at least one row neither COMPLETED nor CANCELLED, in order of their first row. */
+export async function listProcessingDistributionOrders(db: Db, accountId: string, page: Page) {
+  const open = `SELECT external_doid, min(seq) AS first FROM distribution_orders
+    WHERE account_id = ? AND status NOT IN ('COMPLETED', 'CANCELLED') GROUP BY external_doid`;
+  const [rows, counted] = await Promise.all([
+    db.raw(`${open} ORDER BY first LIMIT ? OFFSET ?`, [accountId, page.pageSize, (page.page - 1) * page.pageSize]),
+    db.raw(`SELECT count(*) AS count FROM (${open}) o`, [accountId]),
+  ]);
+  return { ids: (rows.rows as { external_doid: string }[]).map((r) => r.external_doid), total: Number(counted.rows[0].count) };
+}
+
+export async function findDistributionOrder(db: Db | Tx, accountId: string, externalDoid: string): Promise<DoRow[]> {
+  return db("distribution_orders").select(db.raw(DO_SELECT)).where({ account_id: accountId, external_doid: externalDoid }).orderBy("seq");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transactions: one row each with the transaction as proto JSON (`body`), shipments per item in
+// rows of their own. A write locks what it reads (the account's advisory lock, then the rows FOR
+// UPDATE, as a shipment post does) so shipped totals stay true until it commits.
+
+export interface TransactionRow {
+  id: string;
+  seq: string;
+  external_transaction_id: string;
+  body: JsonValue;
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+}
+export interface ShipmentRow {
+  transaction_id: string;
+  external_item_id: string;
+  body: JsonValue;
+}
+/** A transaction to store under its id. */
+export interface TransactionWrite {
+  id: string;
+  ext: string;
+  body: JsonValue;
+}
+
+const TX_SELECT = "id, seq, external_transaction_id, body, version, created_at, updated_at";
+
+/** Only one transaction write of an account runs at a time: what it classifies by stays true until it commits. */
+export async function lockAccountTransactions(tx: Tx, accountId: string): Promise<void> {
+  await tx.raw("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", [`orders.transactions:${accountId}`]);
+}
+
+/** The stored transactions of these externalTransactionIDs, row-locked. */
+export async function lockTransactionsByExternalId(tx: Tx, accountId: string, externalIds: string[]): Promise<{ id: string; external_transaction_id: string }[]> {
+  const r = await tx.raw("SELECT id, external_transaction_id FROM transactions WHERE account_id = ? AND external_transaction_id = ANY(?::text[]) ORDER BY id FOR UPDATE", [accountId, externalIds]);
+  return r.rows;
+}
+
+/** Which of these ids are stored transactions of the account, row-locked. */
+export async function lockTransactionsById(tx: Tx, accountId: string, ids: string[]): Promise<string[]> {
+  const r = await tx.raw("SELECT id FROM transactions WHERE account_id = ? AND id = ANY(?::uuid[]) ORDER BY id FOR UPDATE", [accountId, ids]);
+  return r.rows.map((row: { id: string }) => row.id);
+}
+
+/** What each item of these transactions has shipped, by `transactionId/externalItemId`. */
+export async function shippedTotals(tx: Tx, accountId: string, ids: string[]): Promise<Map<string, number>> {
+  if (!ids.length) return new Map();
+  const r = await tx.raw(
+    "SELECT transaction_id, external_item_id, sum(quantity)::int AS shipped FROM shipments WHERE account_id = ? AND transaction_id = ANY(?::uuid[]) GROUP BY transaction_id, external_item_id",
+    [accountId, ids],
+  );
+  return new Map(r.rows.map((x: { transaction_id: string; external_item_id: string; shipped: number }) => [`${x.transaction_id}/${x.external_item_id}`, x.shipped]));
+}
+
+/** The shipments of these transactions in the order they were posted. */
+export async function shipmentsOf(db: Db | Tx, accountId: string, ids: string[]): Promise<ShipmentRow[]> {
+  if (!ids.length) return [];
+  const r = await db.raw("SELECT transaction_id, external_item_id, body FROM shipments WHERE account_id = ? AND transaction_id = ANY(?::uuid[]) ORDER BY seq", [accountId, ids]);
+  return r.rows;
+}
+
+/**
+ * Inserts or replaces transactions in one statement; one stored with the same body (compared as
+ * JSON values) is left alone. Returns the rows it wrote.
+ */
+export async function upsertTransactions(tx: Tx, accountId: string, writes: TransactionWrite[]): Promise<(TransactionRow & { created: boolean })[]> {
+  const r = await tx.raw(
+    `INSERT INTO transactions (id, account_id, external_transaction_id, body)
+       SELECT id, ?, ext, body FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, ext text, body jsonb)
+       ON CONFLICT (id) DO UPDATE SET external_transaction_id = EXCLUDED.external_transaction_id, body = EXCLUDED.body,
+         version = transactions.version + 1, updated_at = now()
+       WHERE transactions.account_id = EXCLUDED.account_id
+         AND (transactions.external_transaction_id, transactions.body) IS DISTINCT FROM (EXCLUDED.external_transaction_id, EXCLUDED.body)
+       RETURNING ${TX_SELECT}, (xmax = 0) AS created`,
+    [accountId, JSON.stringify(writes.map(({ id, ext, body }) => ({ id, ext, body })))],
+  );
+  return r.rows;
+}
+
+/** Transactions by id. */
+export async function transactionsById(tx: Tx, accountId: string, ids: string[]): Promise<TransactionRow[]> {
+  return (await tx.raw(`SELECT ${TX_SELECT} FROM transactions WHERE account_id = ? AND id = ANY(?::uuid[])`, [accountId, ids])).rows;
+}
+
+/** Deletes the shipments of items a write removed: of each transaction, those not among `items`. */
+export async function deleteShipmentsOfRemovedItems(tx: Tx, accountId: string, kept: { id: string; items: string[] }[]): Promise<void> {
+  if (!kept.length) return;
+  await tx.raw(
+    `DELETE FROM shipments s USING jsonb_to_recordset(?::jsonb) AS x(id uuid, items text[])
+         WHERE s.account_id = ? AND s.transaction_id = x.id AND NOT (s.external_item_id = ANY(x.items))`,
+    [JSON.stringify(kept), accountId],
+  );
+}
+
+/** One page in creation order and the total. */
+export async function listTransactionRows(db: Db, accountId: string, page: Page): Promise<{ rows: TransactionRow[]; total: number }> {
+  const filtered = () => db("transactions").where("account_id", accountId);
+  const [rows, [{ count }]] = await Promise.all([
+    db("transactions").select(db.raw(TX_SELECT)).where("account_id", accountId).whereIn("id", pageOfIds(filtered(), page)).orderBy("seq") as Promise<TransactionRow[]>,
+    filtered().count({ count: "*" }) as unknown as Promise<[{ count: number }]>,
+  ]);
+  return { rows, total: Number(count) };
+}
+
+/** By externalTransactionID, or the latest created when `externalId` is empty. */
+export async function findTransactionRow(db: Db, accountId: string, externalId: string): Promise<TransactionRow | undefined> {
+  const q = db("transactions").select(db.raw(TX_SELECT)).where("account_id", accountId);
+  const [row]: TransactionRow[] = await (externalId ? q.where("external_transaction_id", externalId) : q.orderBy("seq", "desc").limit(1));
+  return row;
+}
+
+/** A transaction by externalTransactionID, row-locked: concurrent shipment posts and writes of it take turns. */
+export async function lockTransaction(tx: Tx, accountId: string, externalId: string): Promise<TransactionRow | undefined> {
+  const [row]: TransactionRow[] = (await tx.raw(`SELECT ${TX_SELECT} FROM transactions WHERE account_id = ? AND external_transaction_id = ? FOR UPDATE`, [accountId, externalId])).rows;
+  return row;
+}
+
+/** Adds shipments (proto JSON) to one item of a transaction. */
+export async function insertShipments(tx: Tx, accountId: string, transactionId: string, itemId: string, bodies: JsonValue[]): Promise<void> {
+  await tx.raw(
+    `INSERT INTO shipments (account_id, transaction_id, external_item_id, body, quantity)
+     SELECT ?, ?, ?, body, (body->>'quantity')::int FROM jsonb_array_elements(?::jsonb) AS body`,
+    [accountId, transactionId, itemId, JSON.stringify(bodies)],
+  );
+}
+
+/** A new version of a transaction whose shipments changed. */
+export async function bumpTransactionVersion(tx: Tx, id: string): Promise<TransactionRow> {
+  const [row]: TransactionRow[] = (await tx.raw(`UPDATE transactions SET version = version + 1, updated_at = now() WHERE id = ? RETURNING ${TX_SELECT}`, [id])).rows;
+  return row;
 }

@@ -2,11 +2,12 @@ import { randomUUID } from "node:crypto";
 import { clone, equals, fromJson, toBinary, toJson, type JsonValue } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { isCurrencyCode, ordersV1, topics } from "@analytics/contracts";
-import { inTransaction, isUuid, jsonProblems, pageOfIds, type Db, type Tx } from "@analytics/db";
+import { isUuid, jsonProblems, type Db, type Tx } from "@analytics/db";
 import { conflict, invalid, notFound, type FieldViolation } from "@analytics/errors";
 import { announcedSizeProblem, enqueue, outboxEntry } from "@analytics/outbox";
-import type { ServiceContext } from "@analytics/rpc";
-import type { Page } from "./repository";
+import { commit, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
+import * as repo from "./repository";
+import type { Page, ShipmentRow, TransactionRow as StoredRow } from "./repository";
 import { MAX_KEY_LENGTH, textProblem, violationMessage } from "./validation";
 
 /**
@@ -24,21 +25,6 @@ const { TransactionSchema, ShipmentSchema, WriteMode } = ordersV1;
 export type Transaction = ordersV1.Transaction;
 const REFERENCE = "externalTransactionID";
 const DECIMAL = /^-?[0-9]{1,20}(\.[0-9]{1,10})?$/;
-
-interface StoredRow {
-  id: string;
-  seq: string;
-  external_transaction_id: string;
-  body: JsonValue;
-  version: number;
-  created_at: Date;
-  updated_at: Date;
-}
-interface ShipmentRow {
-  transaction_id: string;
-  external_item_id: string;
-  body: JsonValue;
-}
 
 /** What is stored of a transaction: everything sent, without read-only fields. */
 function bodyOf(t: Transaction): JsonValue {
@@ -100,32 +86,9 @@ function violations(t: Transaction, replace: boolean): FieldViolation[] {
   return out;
 }
 
-export interface TxOutcome {
-  statusCode: number;
-  message: string;
-  reference: string;
-  referenceField: string;
-  violations: FieldViolation[];
-  value?: Transaction;
-}
+export type TxOutcome = ItemOutcome<Transaction>;
 
 const answer = (statusCode: number, reference: string, message: string, v: FieldViolation[] = []): TxOutcome => ({ statusCode, message, reference, referenceField: REFERENCE, violations: v });
-
-/** What each item of these transactions has shipped, by `transactionId/externalItemId`. */
-async function shippedTotals(tx: Tx, accountId: string, ids: string[]): Promise<Map<string, number>> {
-  if (!ids.length) return new Map();
-  const r = await tx.raw(
-    "SELECT transaction_id, external_item_id, sum(quantity)::int AS shipped FROM shipments WHERE account_id = ? AND transaction_id = ANY(?::uuid[]) GROUP BY transaction_id, external_item_id",
-    [accountId, ids],
-  );
-  return new Map(r.rows.map((x: { transaction_id: string; external_item_id: string; shipped: number }) => [`${x.transaction_id}/${x.external_item_id}`, x.shipped]));
-}
-
-async function shipmentsOf(db: Db | Tx, accountId: string, ids: string[]): Promise<ShipmentRow[]> {
-  if (!ids.length) return [];
-  const r = await db.raw("SELECT transaction_id, external_item_id, body FROM shipments WHERE account_id = ? AND transaction_id = ANY(?::uuid[]) ORDER BY seq", [accountId, ids]);
-  return r.rows;
-}
 
 const announce = (accountId: string, rows: (StoredRow & { created?: boolean })[], shipments: ShipmentRow[]) =>
   rows.map((r) =>
@@ -137,9 +100,44 @@ const announce = (accountId: string, rows: (StoredRow & { created?: boolean })[]
     }),
   );
 
+type Checked = { i: number; t: Transaction };
+type Existing = { byExt: Map<string, { id: string }>; byId: Set<string> };
+type TxWrite = { i: number; id: string; body: JsonValue; ext: string; items: string[] };
+type WrittenRow = StoredRow & { created: boolean; unchanged?: boolean };
+
 /** Create (CREATE), replace by id (REPLACE), or create or replace by externalTransactionID (UPSERT). */
 export async function writeTransactions(ctx: ServiceContext, accountId: string, inputs: Transaction[], mode: ordersV1.WriteMode): Promise<TxOutcome[]> {
-  const replace = mode === WriteMode.REPLACE;
+  const outcomes = checkTransactions(inputs, mode === WriteMode.REPLACE);
+  const valid = inputs.flatMap((t, i) => (outcomes[i] ? [] : [{ i, t }]));
+  if (!valid.length) return outcomes as TxOutcome[];
+  const done = await commit(
+    ctx,
+    async (tx) => {
+      // One write of the account's transactions at a time: what it classifies by stays true until it commits.
+      await repo.lockAccountTransactions(tx, accountId);
+      const existing = await lockExisting(tx, accountId, valid, mode === WriteMode.REPLACE);
+      const shipped = await repo.shippedTotals(tx, accountId, [...new Set([...[...existing.byExt.values()].map((e) => e.id), ...existing.byId])]);
+      const { replies, writes } = classifyTransactions(valid, existing, shipped, mode);
+      if (!writes.length) return { replies, rows: new Map<string, WrittenRow>(), shipments: [] as ShipmentRow[], writes };
+      const { written, rows } = await storeTransactions(tx, accountId, writes);
+      await dropRemovedShipments(tx, accountId, writes, rows);
+      const shipments = await repo.shipmentsOf(tx, accountId, [...rows.keys()]);
+      await enqueue(tx, announce(accountId, written, shipments));
+      return { replies, rows, shipments, writes };
+    },
+    (done) => done.writes.some((w) => !done.rows.get(w.id)?.unchanged),
+  );
+  for (const [i, o] of done.replies) outcomes[i] = o;
+  for (const w of done.writes) {
+    const r = done.rows.get(w.id);
+    if (!r) outcomes[w.i] = answer(500, w.ext, "not written");
+    else outcomes[w.i] = { ...answer(r.created ? 201 : 200, w.ext, r.created ? "created" : r.unchanged ? "unchanged" : "updated"), value: fromStored(r, done.shipments) };
+  }
+  return outcomes as TxOutcome[];
+}
+
+/** Each transaction alone, then its externalTransactionID once per request: its 400 or 409, or undefined when it may be written. */
+function checkTransactions(inputs: Transaction[], replace: boolean): (TxOutcome | undefined)[] {
   const outcomes: (TxOutcome | undefined)[] = inputs.map((t) => {
     const v = violations(t, replace);
     return v.length ? answer(400, t.externalTransactionId, violationMessage(v), v) : undefined;
@@ -150,117 +148,98 @@ export async function writeTransactions(ctx: ServiceContext, accountId: string, 
     if (seen.has(t.externalTransactionId)) outcomes[i] = answer(409, t.externalTransactionId, "externalTransactionID appears more than once in the request");
     seen.add(t.externalTransactionId);
   });
-  const valid = inputs.flatMap((t, i) => (outcomes[i] ? [] : [{ i, t }]));
-  if (!valid.length) return outcomes as TxOutcome[];
-  const done = await inTransaction(ctx.db, async (tx) => {
-    await tx.raw("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", [`orders.transactions:${accountId}`]);
-    // Row locks (FOR UPDATE), as a shipment post takes: the shipped totals read below stay true
-    // until this write commits.
-    const byExt = new Map<string, { id: string }>(
-      (
-        await tx.raw("SELECT id, external_transaction_id FROM transactions WHERE account_id = ? AND external_transaction_id = ANY(?::text[]) ORDER BY id FOR UPDATE", [
-          accountId,
-          valid.map((v) => v.t.externalTransactionId),
-        ])
-      ).rows.map((r: { id: string; external_transaction_id: string }) => [r.external_transaction_id, r]),
-    );
-    const byId = new Set<string>(
-      replace ? (await tx.raw("SELECT id FROM transactions WHERE account_id = ? AND id = ANY(?::uuid[]) ORDER BY id FOR UPDATE", [accountId, valid.map((v) => v.t.id).filter(isUuid)])).rows.map((r: { id: string }) => r.id) : [],
-    );
-    const shipped = await shippedTotals(tx, accountId, [...new Set([...[...byExt.values()].map((e) => e.id), ...byId])]);
-    /** The first item the transaction would leave below what it has shipped, as a 400. */
-    const belowShipped = (id: string, t: Transaction, ref: string): TxOutcome | undefined => {
-      const i = t.items.findIndex((item) => item.quantity < (shipped.get(`${id}/${item.externalItemId}`) ?? 0));
-      if (i < 0) return undefined;
-      const message = `must be at least the ${shipped.get(`${id}/${t.items[i].externalItemId}`)} already shipped`;
-      return answer(400, ref, `items[${i}].quantity ${message}`, [{ path: `items[${i}].quantity`, message }]);
-    };
-    const replies = new Map<number, TxOutcome>();
-    const writes: { i: number; id: string; body: JsonValue; ext: string; items: string[] }[] = [];
-    for (const { i, t } of valid) {
-      const ref = t.externalTransactionId;
-      const existing = byExt.get(ref);
-      let id: string;
-      if (replace) {
-        if (!byId.has(t.id)) {
-          replies.set(i, answer(404, ref, `transaction ${t.id} not found`));
-          continue;
-        }
-        if (existing && existing.id !== t.id) {
-          replies.set(i, answer(409, ref, `another transaction has externalTransactionID ${ref}`));
-          continue;
-        }
-        id = t.id;
-      } else {
-        if (existing && mode === WriteMode.CREATE) {
-          replies.set(i, answer(409, ref, `transaction ${ref} already exists`));
-          continue;
-        }
-        id = existing?.id ?? randomUUID();
-      }
-      const short = belowShipped(id, t, ref);
-      if (short) replies.set(i, short);
-      else writes.push({ i, id, body: bodyOf(t), ext: ref, items: t.items.map((item) => item.externalItemId) });
-    }
-    if (!writes.length) return { replies, rows: new Map<string, StoredRow & { created: boolean; unchanged?: boolean }>(), shipments: [] as ShipmentRow[], writes };
-    const written: { rows: (StoredRow & { created: boolean })[] } = await tx.raw(
-      `INSERT INTO transactions (id, account_id, external_transaction_id, body)
-       SELECT id, ?, ext, body FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, ext text, body jsonb)
-       ON CONFLICT (id) DO UPDATE SET external_transaction_id = EXCLUDED.external_transaction_id, body = EXCLUDED.body,
-         version = transactions.version + 1, updated_at = now()
-       WHERE transactions.account_id = EXCLUDED.account_id
-         AND (transactions.external_transaction_id, transactions.body) IS DISTINCT FROM (EXCLUDED.external_transaction_id, EXCLUDED.body)
-       RETURNING id, seq, external_transaction_id, body, version, created_at, updated_at, (xmax = 0) AS created`,
-      [accountId, JSON.stringify(writes.map(({ id, ext, body }) => ({ id, ext, body })))],
-    );
-    // A stored transaction re-sent with the same body (compared as JSON values) is left alone: read, not announced.
-    const rows = new Map<string, StoredRow & { created: boolean; unchanged?: boolean }>(written.rows.map((r) => [r.id, r]));
-    const untouched = writes.filter((w) => !rows.has(w.id)).map((w) => w.id);
-    if (untouched.length) {
-      const same: { rows: StoredRow[] } = await tx.raw(`SELECT ${SELECT} FROM transactions WHERE account_id = ? AND id = ANY(?::uuid[])`, [accountId, untouched]);
-      for (const r of same.rows) rows.set(r.id, { ...r, created: false, unchanged: true });
-    }
-    // An item a write removed takes its shipments with it (a created transaction has none).
-    const changed = writes.filter((w) => rows.get(w.id) && !rows.get(w.id)!.created && !rows.get(w.id)!.unchanged);
-    if (changed.length) {
-      await tx.raw(
-        `DELETE FROM shipments s USING jsonb_to_recordset(?::jsonb) AS x(id uuid, items text[])
-         WHERE s.account_id = ? AND s.transaction_id = x.id AND NOT (s.external_item_id = ANY(x.items))`,
-        [JSON.stringify(changed.map((w) => ({ id: w.id, items: w.items }))), accountId],
-      );
-    }
-    const shipments = await shipmentsOf(tx, accountId, [...rows.keys()]);
-    await enqueue(tx, announce(accountId, written.rows, shipments));
-    return { replies, rows, shipments, writes };
-  });
-  if (done.writes.some((w) => !done.rows.get(w.id)?.unchanged)) ctx.relay.kick();
-  for (const [i, o] of done.replies) outcomes[i] = o;
-  for (const w of done.writes) {
-    const r = done.rows.get(w.id);
-    if (!r) outcomes[w.i] = answer(500, w.ext, "not written");
-    else outcomes[w.i] = { ...answer(r.created ? 201 : 200, w.ext, r.created ? "created" : r.unchanged ? "unchanged" : "updated"), value: fromStored(r, done.shipments) };
-  }
-  return outcomes as TxOutcome[];
+  return outcomes;
 }
 
-const SELECT = "id, seq, external_transaction_id, body, version, created_at, updated_at";
+/**
+ * The stored transactions of the request's externalTransactionIDs (and, replacing, ids), with row
+ * locks (FOR UPDATE) as a shipment post takes: the shipped totals read next stay true until this
+ * write commits.
+ */
+async function lockExisting(tx: Tx, accountId: string, valid: Checked[], replace: boolean): Promise<Existing> {
+  const byExt = new Map<string, { id: string }>(
+    (await repo.lockTransactionsByExternalId(tx, accountId, valid.map((v) => v.t.externalTransactionId))).map((r) => [r.external_transaction_id, r]),
+  );
+  const byId = new Set<string>(replace ? await repo.lockTransactionsById(tx, accountId, valid.map((v) => v.t.id).filter(isUuid)) : []);
+  return { byExt, byId };
+}
+
+/**
+ * Each valid transaction against what exists: refused (an unknown id or another's
+ * externalTransactionID when replacing, an existing one on create, an item below what it has
+ * shipped) or a write under its stored id (a new one when created).
+ */
+function classifyTransactions(valid: Checked[], existing: Existing, shipped: Map<string, number>, mode: ordersV1.WriteMode) {
+  const replies = new Map<number, TxOutcome>();
+  const writes: TxWrite[] = [];
+  for (const { i, t } of valid) {
+    const ref = t.externalTransactionId;
+    const stored = existing.byExt.get(ref);
+    let id: string;
+    if (mode === WriteMode.REPLACE) {
+      if (!existing.byId.has(t.id)) {
+        replies.set(i, answer(404, ref, `transaction ${t.id} not found`));
+        continue;
+      }
+      if (stored && stored.id !== t.id) {
+        replies.set(i, answer(409, ref, `another transaction has externalTransactionID ${ref}`));
+        continue;
+      }
+      id = t.id;
+    } else {
+      if (stored && mode === WriteMode.CREATE) {
+        replies.set(i, answer(409, ref, `transaction ${ref} already exists`));
+        continue;
+      }
+      id = stored?.id ?? randomUUID();
+    }
+    const short = belowShipped(shipped, id, t);
+    if (short) replies.set(i, short);
+    else writes.push({ i, id, body: bodyOf(t), ext: ref, items: t.items.map((item) => item.externalItemId) });
+  }
+  return { replies, writes };
+}
+
+/** The first item the transaction would leave below what it has shipped, as a 400. */
+function belowShipped(shipped: Map<string, number>, id: string, t: Transaction): TxOutcome | undefined {
+  const i = t.items.findIndex((item) => item.quantity < (shipped.get(`${id}/${item.externalItemId}`) ?? 0));
+  if (i < 0) return undefined;
+  const message = `must be at least the ${shipped.get(`${id}/${t.items[i].externalItemId}`)} already shipped`;
+  return answer(400, t.externalTransactionId, `items[${i}].quantity ${message}`, [{ path: `items[${i}].quantity`, message }]);
+}
+
+/**
+ * Inserts or replaces the transactions in one statement. One stored with the same body (compared
+ * as JSON values) is left alone by it: read, marked unchanged, and not announced (`written` holds
+ * only the rows the statement wrote).
+ */
+async function storeTransactions(tx: Tx, accountId: string, writes: TxWrite[]) {
+  const written = await repo.upsertTransactions(tx, accountId, writes);
+  const rows = new Map<string, WrittenRow>(written.map((r) => [r.id, r]));
+  const untouched = writes.filter((w) => !rows.has(w.id)).map((w) => w.id);
+  if (untouched.length) {
+    for (const r of await repo.transactionsById(tx, accountId, untouched)) rows.set(r.id, { ...r, created: false, unchanged: true });
+  }
+  return { written, rows };
+}
+
+/** An item a write removed takes its shipments with it (a created transaction has none). */
+async function dropRemovedShipments(tx: Tx, accountId: string, writes: TxWrite[], rows: Map<string, WrittenRow>) {
+  const changed = writes.filter((w) => rows.get(w.id) && !rows.get(w.id)!.created && !rows.get(w.id)!.unchanged);
+  await repo.deleteShipmentsOfRemovedItems(tx, accountId, changed.map((w) => ({ id: w.id, items: w.items })));
+}
 
 export async function listTransactions(db: Db, accountId: string, page: Page) {
-  const filtered = () => db("transactions").where("account_id", accountId);
-  const [rows, [{ count }]] = await Promise.all([
-    db("transactions").select(db.raw(SELECT)).where("account_id", accountId).whereIn("id", pageOfIds(filtered(), page)).orderBy("seq") as Promise<StoredRow[]>,
-    filtered().count({ count: "*" }) as unknown as Promise<[{ count: number }]>,
-  ]);
-  const shipments = await shipmentsOf(db, accountId, rows.map((r) => r.id));
-  return { transactions: rows.map((r) => fromStored(r, shipments)), total: Number(count) };
+  const { rows, total } = await repo.listTransactionRows(db, accountId, page);
+  const shipments = await repo.shipmentsOf(db, accountId, rows.map((r) => r.id));
+  return { transactions: rows.map((r) => fromStored(r, shipments)), total };
 }
 
 /** By externalTransactionID, or the latest created when `externalId` is empty. */
 export async function getTransaction(db: Db, accountId: string, externalId: string): Promise<Transaction> {
-  const q = db("transactions").select(db.raw(SELECT)).where("account_id", accountId);
-  const [row]: StoredRow[] = await (externalId ? q.where("external_transaction_id", externalId) : q.orderBy("seq", "desc").limit(1));
+  const row = await repo.findTransactionRow(db, accountId, externalId);
   if (!row) throw notFound(externalId ? `transaction ${externalId} not found` : "no transaction yet");
-  return fromStored(row, await shipmentsOf(db, accountId, [row.id]));
+  return fromStored(row, await repo.shipmentsOf(db, accountId, [row.id]));
 }
 
 /**
@@ -280,37 +259,34 @@ export async function addShipments(ctx: ServiceContext, accountId: string, exter
     }
     if (s.shipmentId !== undefined) ids.add(s.shipmentId);
   });
-  const result = await inTransaction(ctx.db, async (tx) => {
-    // The transaction's row lock orders concurrent shipment posts and writes of one transaction.
-    const [row]: StoredRow[] = (await tx.raw(`SELECT ${SELECT} FROM transactions WHERE account_id = ? AND external_transaction_id = ? FOR UPDATE`, [accountId, externalId])).rows;
-    if (!row) throw notFound(`transaction ${externalId} not found`);
-    const item = fromStored(row, []).items.find((i) => i.externalItemId === itemId);
-    if (!item) throw notFound(`transaction ${externalId} has no item ${itemId}`);
-    const stored = (await shipmentsOf(tx, accountId, [row.id])).filter((s) => s.external_item_id === itemId).map((s) => fromJson(ShipmentSchema, s.body));
-    const byId = new Map(stored.filter((s) => s.shipmentId !== undefined).map((s) => [s.shipmentId!, s]));
-    const adding = shipments.filter((s, i) => {
-      const before = s.shipmentId === undefined ? undefined : byId.get(s.shipmentId);
-      if (!before) return true;
-      if (equals(ShipmentSchema, before, s)) return false;
-      throw conflict(`[${i}].shipmentID ${s.shipmentId} was shipped with other values`);
-    });
-    if (!adding.length) return { transaction: fromStored(row, await shipmentsOf(tx, accountId, [row.id])), added: 0 };
-    const shipped = stored.reduce((sum, s) => sum + s.quantity, 0);
-    const more = adding.reduce((sum, s) => sum + s.quantity, 0);
-    if (shipped + more > item.quantity) {
-      const message = `shipped total ${shipped + more} would exceed the item's quantity ${item.quantity} (${shipped} shipped)`;
-      throw invalid(message, [{ path: "quantity", message }]);
-    }
-    await tx.raw(
-      `INSERT INTO shipments (account_id, transaction_id, external_item_id, body, quantity)
-       SELECT ?, ?, ?, body, (body->>'quantity')::int FROM jsonb_array_elements(?::jsonb) AS body`,
-      [accountId, row.id, itemId, JSON.stringify(adding.map((s) => toJson(ShipmentSchema, s)))],
-    );
-    const [updated]: StoredRow[] = (await tx.raw(`UPDATE transactions SET version = version + 1, updated_at = now() WHERE id = ? RETURNING ${SELECT}`, [row.id])).rows;
-    const all = await shipmentsOf(tx, accountId, [row.id]);
-    await enqueue(tx, announce(accountId, [updated], all));
-    return { transaction: fromStored(updated, all), added: adding.length };
+  return commit(ctx, (tx) => shipItem(tx, accountId, externalId, itemId, shipments), (result) => result.added > 0);
+}
+
+/** The shipment post itself, under the transaction's row lock. */
+async function shipItem(tx: Tx, accountId: string, externalId: string, itemId: string, shipments: ordersV1.Shipment[]): Promise<{ transaction: Transaction; added: number }> {
+  // The transaction's row lock orders concurrent shipment posts and writes of one transaction.
+  const row = await repo.lockTransaction(tx, accountId, externalId);
+  if (!row) throw notFound(`transaction ${externalId} not found`);
+  const item = fromStored(row, []).items.find((i) => i.externalItemId === itemId);
+  if (!item) throw notFound(`transaction ${externalId} has no item ${itemId}`);
+  const stored = (await repo.shipmentsOf(tx, accountId, [row.id])).filter((s) => s.external_item_id === itemId).map((s) => fromJson(ShipmentSchema, s.body));
+  const byId = new Map(stored.filter((s) => s.shipmentId !== undefined).map((s) => [s.shipmentId!, s]));
+  const adding = shipments.filter((s, i) => {
+    const before = s.shipmentId === undefined ? undefined : byId.get(s.shipmentId);
+    if (!before) return true;
+    if (equals(ShipmentSchema, before, s)) return false;
+    throw conflict(`[${i}].shipmentID ${s.shipmentId} was shipped with other values`);
   });
-  if (result.added) ctx.relay.kick();
-  return result;
+  if (!adding.length) return { transaction: fromStored(row, await repo.shipmentsOf(tx, accountId, [row.id])), added: 0 };
+  const shipped = stored.reduce((sum, s) => sum + s.quantity, 0);
+  const more = adding.reduce((sum, s) => sum + s.quantity, 0);
+  if (shipped + more > item.quantity) {
+    const message = `shipped total ${shipped + more} would exceed the item's quantity ${item.quantity} (${shipped} shipped)`;
+    throw invalid(message, [{ path: "quantity", message }]);
+  }
+  await repo.insertShipments(tx, accountId, row.id, itemId, adding.map((s) => toJson(ShipmentSchema, s)));
+  const updated = await repo.bumpTransactionVersion(tx, row.id);
+  const all = await repo.shipmentsOf(tx, accountId, [row.id]);
+  await enqueue(tx, announce(accountId, [updated], all));
+  return { transaction: fromStored(updated, all), added: adding.length };
 }

@@ -1,7 +1,8 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { topics, type accountsMessagesV1, type catalogueMessagesV1, type inventoryMessagesV1, type ordersMessagesV1 } from "@analytics/contracts";
 import type { Tx } from "@analytics/db";
-import { isTopic, type ConsumerDefinition, type Delivery } from "@analytics/rpc";
+import { dispatch, on, type ConsumerDefinition, type Delivery } from "@analytics/rpc";
+import * as repo from "./repository";
 
 /**
  * The replica's consumers. Each message carries the whole state of its aggregate and a version
@@ -20,33 +21,7 @@ function newestByKey<T extends { version: bigint }>(items: T[], key: (item: T) =
   return [...newest.values()];
 }
 
-const json = (rows: unknown[]) => JSON.stringify(rows, (_k, v) => (typeof v === "bigint" ? v.toString() : v));
 const orNull = (s: string | undefined) => (s === undefined ? null : s);
-
-/**
- * Inserts rows (a jsonb array) into `table`, replacing a stored row only when the new one has a
- * higher `version`; answers the keys of the rows that were written.
- */
-async function upsertNewer(tx: Tx, table: string, keys: string[], columns: Record<string, string>, rows: object[]): Promise<Record<string, string>[]> {
-  if (!rows.length) return [];
-  const names = Object.keys(columns);
-  const { rows: written } = await tx.raw(
-    `INSERT INTO ${table} (${names.join(", ")})
-     SELECT ${names.join(", ")} FROM jsonb_to_recordset(?::jsonb) AS x(${names.map((n) => `${n} ${columns[n]}`).join(", ")})
-     ON CONFLICT (${keys.join(", ")}) DO UPDATE SET ${names.filter((n) => !keys.includes(n)).map((n) => `${n} = excluded.${n}`).join(", ")}
-     WHERE ${table}.version < excluded.version
-     RETURNING ${keys.join(", ")}`,
-    [json(rows)],
-  );
-  return written;
-}
-
-const skuColumns = {
-  account_id: "uuid", sku_id: "uuid", version: "bigint", key: "text", sku: "text", status: "int", active_planning: "boolean",
-  season: "text", product_group_id: "text", variant_group_id: "text", brand: "text", category: "text", size: "text",
-  department: "text", gender: "text", collection: "text", color: "text", sub_category: "text", product_type: "text",
-  merchandise_type: "text", pim_custom: "text[]", sku_seq: "bigint",
-};
 
 export async function applySkus(tx: Tx, messages: catalogueMessagesV1.SkuChanged[]): Promise<void> {
   const rows = newestByKey(
@@ -77,18 +52,11 @@ export async function applySkus(tx: Tx, messages: catalogueMessagesV1.SkuChanged
     pim_custom: [p!.pimCustom1, p!.pimCustom2, p!.pimCustom3, p!.pimCustom4, p!.pimCustom5, p!.pimCustom6, p!.pimCustom7, p!.pimCustom8, p!.pimCustom9, p!.pimCustom10].map(orNull),
   }));
   // A SKU with PO lines that changes group moves their volume: both groups changed.
-  await tx.raw(
-    `INSERT INTO changed_groups (account_id, sku_id, external_warehouse_id, season, product_group_id, variant_group_id, key, changed_at)
-     SELECT DISTINCT s.account_id, s.sku_id, l.external_warehouse_id, g.season, g.product_group_id, g.variant_group_id, g.key, now()
-     FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, sku_id uuid, version bigint, season text, product_group_id text, variant_group_id text, key text)
-     JOIN skus s ON s.account_id = x.account_id AND s.sku_id = x.sku_id AND s.version < x.version
-       AND (s.season, s.product_group_id, s.variant_group_id, s.key) IS DISTINCT FROM (x.season, x.product_group_id, x.variant_group_id, x.key)
-     JOIN purchase_order_lines l ON l.account_id = s.account_id AND l.sku_id = s.sku_id
-     CROSS JOIN LATERAL (VALUES (s.season, s.product_group_id, s.variant_group_id, s.key), (x.season, x.product_group_id, x.variant_group_id, x.key))
-       AS g(season, product_group_id, variant_group_id, key)`,
-    [json(rows.map(({ account_id, sku_id, version, season, product_group_id, variant_group_id, key }) => ({ account_id, sku_id, version, season, product_group_id, variant_group_id, key })))],
+  await repo.recordRegroupedSkus(
+    tx,
+    rows.map(({ account_id, sku_id, version, season, product_group_id, variant_group_id, key }) => ({ account_id, sku_id, version, season, product_group_id, variant_group_id, key })),
   );
-  await upsertNewer(tx, "skus", ["account_id", "sku_id"], skuColumns, rows);
+  await repo.storeNewerSkus(tx, rows);
 }
 
 export async function applyWarehouses(tx: Tx, messages: inventoryMessagesV1.WarehouseChanged[]): Promise<void> {
@@ -100,9 +68,7 @@ export async function applyWarehouses(tx: Tx, messages: inventoryMessagesV1.Ware
     name: m.name,
     deleted: m.deleted,
   }));
-  await upsertNewer(tx, "warehouses", ["account_id", "warehouse_id"], {
-    account_id: "uuid", warehouse_id: "uuid", version: "bigint", external_id: "text", name: "text", deleted: "boolean",
-  }, rows);
+  await repo.storeNewerWarehouses(tx, rows);
 }
 
 export async function applyStock(tx: Tx, messages: inventoryMessagesV1.StockUpdated[]): Promise<void> {
@@ -114,9 +80,7 @@ export async function applyStock(tx: Tx, messages: inventoryMessagesV1.StockUpda
     available_quantity: m.availableQuantity,
     deleted: m.deleted,
   }));
-  await upsertNewer(tx, "stock", ["account_id", "sku_id", "warehouse_id"], {
-    account_id: "uuid", sku_id: "uuid", warehouse_id: "uuid", version: "bigint", available_quantity: "int", deleted: "boolean",
-  }, rows);
+  await repo.storeNewerStock(tx, rows);
 }
 
 /** What a purchase order's lines count as: cancelled (3), draft (4, or flagged draft), else PO volume. */
@@ -131,11 +95,8 @@ export async function applyPurchaseOrders(tx: Tx, messages: ordersMessagesV1.Pur
   if (!orders.length) return;
   const changedAt = (m: ordersMessagesV1.PurchaseOrderChanged) => (m.updatedAt ? timestampDate(m.updatedAt).toISOString() : null);
   // 1. The orders whose version is newer than the stored one (new orders included).
-  const applied = await upsertNewer(
+  const applied = await repo.storeNewerPurchaseOrders(
     tx,
-    "purchase_orders",
-    ["account_id", "purchase_order_id"],
-    { account_id: "uuid", purchase_order_id: "uuid", version: "bigint", delivery_status: "int", updated_at: "timestamptz" },
     orders.map((m) => ({ account_id: m.accountId, purchase_order_id: m.purchaseOrderId, version: m.version, delivery_status: m.deliveryStatus, updated_at: changedAt(m) })),
   );
   if (!applied.length) return;
@@ -145,21 +106,14 @@ export async function applyPurchaseOrders(tx: Tx, messages: ordersMessagesV1.Pur
   // that the new ones no longer have leaves no line behind: its group is recorded as changed.
   const at = new Map(winners.map((m) => [`${m.accountId}/${m.purchaseOrderId}`, changedAt(m)]));
   const kept = winners.flatMap((m) => m.lines.map((l) => ({ account_id: m.accountId, purchase_order_id: m.purchaseOrderId, sku_id: l.skuId, external_warehouse_id: l.externalWarehouseId })));
-  await tx.raw(
-    `INSERT INTO changed_groups (account_id, sku_id, external_warehouse_id, season, product_group_id, variant_group_id, key, changed_at)
-     SELECT DISTINCT l.account_id, l.sku_id, l.external_warehouse_id, s.season, s.product_group_id, s.variant_group_id, s.key, coalesce(x.changed_at, now())
-     FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, purchase_order_id uuid, changed_at timestamptz)
-     JOIN purchase_order_lines l ON l.account_id = x.account_id AND l.purchase_order_id = x.purchase_order_id
-     LEFT JOIN skus s ON s.account_id = l.account_id AND s.sku_id = l.sku_id
-     WHERE NOT EXISTS (
-       SELECT 1 FROM jsonb_to_recordset(?::jsonb) AS k(account_id uuid, purchase_order_id uuid, sku_id uuid, external_warehouse_id text)
-       WHERE k.account_id = l.account_id AND k.purchase_order_id = l.purchase_order_id AND k.sku_id = l.sku_id AND k.external_warehouse_id = l.external_warehouse_id)`,
-    [json(winners.map((m) => ({ account_id: m.accountId, purchase_order_id: m.purchaseOrderId, changed_at: at.get(`${m.accountId}/${m.purchaseOrderId}`) }))), json(kept)],
+  await repo.recordDroppedLines(
+    tx,
+    winners.map((m) => ({ account_id: m.accountId, purchase_order_id: m.purchaseOrderId, changed_at: at.get(`${m.accountId}/${m.purchaseOrderId}`) ?? null })),
+    kept,
   );
-  await tx.raw(
-    `DELETE FROM purchase_order_lines l USING jsonb_to_recordset(?::jsonb) AS x(account_id uuid, purchase_order_id uuid)
-     WHERE l.account_id = x.account_id AND l.purchase_order_id = x.purchase_order_id`,
-    [json(winners.map((m) => ({ account_id: m.accountId, purchase_order_id: m.purchaseOrderId })))],
+  await repo.deleteOrderLines(
+    tx,
+    winners.map((m) => ({ account_id: m.accountId, purchase_order_id: m.purchaseOrderId })),
   );
   const lines = winners.flatMap((m) => {
     const kind = lineKind(m);
@@ -179,51 +133,50 @@ export async function applyPurchaseOrders(tx: Tx, messages: ordersMessagesV1.Pur
     }));
   });
   if (!lines.length) return;
-  await tx.raw(
-    `INSERT INTO purchase_order_lines (account_id, purchase_order_id, item_id, sku_id, external_warehouse_id, delivery_date, open_quantity, kind, changed_at)
-     SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, purchase_order_id uuid, item_id text, sku_id uuid,
-       external_warehouse_id text, delivery_date date, open_quantity int, kind text, changed_at timestamptz)`,
-    [json(lines)],
-  );
+  await repo.insertOrderLines(tx, lines);
 }
 
 export async function applyAccountSettings(tx: Tx, messages: accountsMessagesV1.AccountSettingsChanged[]): Promise<void> {
   const rows = newestByKey(messages, (m) => m.accountId).map((m) => ({ account_id: m.accountId, version: m.version, timezone: m.timezone }));
-  await upsertNewer(tx, "accounts", ["account_id"], { account_id: "uuid", version: "bigint", timezone: "text" }, rows);
+  await repo.storeNewerAccounts(tx, rows);
 }
 
-const skuTopics = topics.catalogueSkuTopics;
-const warehouseTopics = [topics.inventoryWarehouseUpserted, topics.inventoryWarehouseDeleted];
-const purchaseOrderTopics = [topics.ordersPurchaseOrderCreated, topics.ordersPurchaseOrderUpdated];
+/** A batch's messages, by the replica table they go to. */
+interface ReplicaBatch {
+  skus: catalogueMessagesV1.SkuChanged[];
+  warehouses: inventoryMessagesV1.WarehouseChanged[];
+  stock: inventoryMessagesV1.StockUpdated[];
+  orders: ordersMessagesV1.PurchaseOrderChanged[];
+  settings: accountsMessagesV1.AccountSettingsChanged[];
+}
+
+const sortDelivery = dispatch<void, ReplicaBatch>(
+  on(topics.catalogueSkuTopics, (d, batch) => void batch.skus.push(d.message)),
+  on(topics.inventoryWarehouseUpserted, (d, batch) => void batch.warehouses.push(d.message)),
+  // A message on the deleted subject is a deletion whatever its flag says.
+  on(topics.inventoryWarehouseDeleted, (d, batch) => void batch.warehouses.push({ ...d.message, deleted: true })),
+  on(topics.inventoryStockUpdated, (d, batch) => void batch.stock.push(d.message)),
+  on([topics.ordersPurchaseOrderCreated, topics.ordersPurchaseOrderUpdated], (d, batch) => void batch.orders.push(d.message)),
+  on(topics.accountSettingsChanged, (d, batch) => void batch.settings.push(d.message)),
+);
 
 /** Applies a batch of deliveries of any replica topic: a handful of statements per kind present. */
 export async function applyDeliveries(tx: Tx, deliveries: Delivery[]): Promise<void> {
-  const skus: catalogueMessagesV1.SkuChanged[] = [];
-  const warehouses: inventoryMessagesV1.WarehouseChanged[] = [];
-  const stock: inventoryMessagesV1.StockUpdated[] = [];
-  const orders: ordersMessagesV1.PurchaseOrderChanged[] = [];
-  const settings: accountsMessagesV1.AccountSettingsChanged[] = [];
+  const batch: ReplicaBatch = { skus: [], warehouses: [], stock: [], orders: [], settings: [] };
   for (const d of deliveries) {
     // A message counts for the account it was published for; a payload naming another is ignored.
-    if ((d.message as { accountId?: string }).accountId !== d.accountId) continue;
-    if (skuTopics.some((t) => isTopic(d, t))) skus.push(d.message as catalogueMessagesV1.SkuChanged);
-    else if (warehouseTopics.some((t) => isTopic(d, t))) {
-      const m = d.message as inventoryMessagesV1.WarehouseChanged;
-      // A message on the deleted subject is a deletion whatever its flag says.
-      warehouses.push(isTopic(d, topics.inventoryWarehouseDeleted) ? { ...m, deleted: true } : m);
-    } else if (isTopic(d, topics.inventoryStockUpdated)) stock.push(d.message);
-    else if (purchaseOrderTopics.some((t) => isTopic(d, t))) orders.push(d.message as ordersMessagesV1.PurchaseOrderChanged);
-    else if (isTopic(d, topics.accountSettingsChanged)) settings.push(d.message);
+    if (!("accountId" in d.message) || d.message.accountId !== d.accountId) continue;
+    sortDelivery(d, batch);
   }
-  await applySkus(tx, skus);
-  await applyWarehouses(tx, warehouses);
-  await applyStock(tx, stock);
-  await applyPurchaseOrders(tx, orders);
-  await applyAccountSettings(tx, settings);
+  await applySkus(tx, batch.skus);
+  await applyWarehouses(tx, batch.warehouses);
+  await applyStock(tx, batch.stock);
+  await applyPurchaseOrders(tx, batch.orders);
+  await applyAccountSettings(tx, batch.settings);
 }
 
 /** Every subject the replica reads. */
-export const replicaTopics = [...skuTopics, ...warehouseTopics, topics.inventoryStockUpdated, ...purchaseOrderTopics, topics.accountSettingsChanged];
+export const replicaTopics = sortDelivery.topics;
 
 /** One durable consumer for the whole replica (one transaction per batch, with its inbox rows). */
 export const replicaConsumer: ConsumerDefinition = {

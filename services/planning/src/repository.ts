@@ -1,6 +1,6 @@
 import type { Knex } from "knex";
 import type { planningV1 } from "@analytics/contracts";
-import { isIntegerId, isUuid, type Db } from "@analytics/db";
+import { isIntegerId, isUuid, type Db, type Tx } from "@analytics/db";
 import type { GroupByName, VolumeFilters, VolumeQuery } from "./validation";
 
 export interface VolumeRow {
@@ -183,4 +183,113 @@ export async function replicaSummary(db: Db, accountId: string): Promise<Replica
     purchaseOrderVersionSum: BigInt(r.order_versions),
     warehouseVersionSum: BigInt(r.warehouse_versions),
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The replica's writes (src/replica.ts): rows travel as one jsonb array, bigints as text.
+
+const json = (rows: unknown[]) => JSON.stringify(rows, (_k, v) => (typeof v === "bigint" ? v.toString() : v));
+
+/**
+ * Inserts rows (a jsonb array) into `table`, replacing a stored row only when the new one has a
+ * higher `version`; answers the keys of the rows that were written.
+ */
+async function upsertNewer(tx: Tx, table: string, keys: string[], columns: Record<string, string>, rows: object[]): Promise<Record<string, string>[]> {
+  if (!rows.length) return [];
+  const names = Object.keys(columns);
+  const { rows: written } = await tx.raw(
+    `INSERT INTO ${table} (${names.join(", ")})
+     SELECT ${names.join(", ")} FROM jsonb_to_recordset(?::jsonb) AS x(${names.map((n) => `${n} ${columns[n]}`).join(", ")})
+     ON CONFLICT (${keys.join(", ")}) DO UPDATE SET ${names.filter((n) => !keys.includes(n)).map((n) => `${n} = excluded.${n}`).join(", ")}
+     WHERE ${table}.version < excluded.version
+     RETURNING ${keys.join(", ")}`,
+    [json(rows)],
+  );
+  return written;
+}
+
+const skuColumns = {
+  account_id: "uuid", sku_id: "uuid", version: "bigint", key: "text", sku: "text", status: "int", active_planning: "boolean",
+  season: "text", product_group_id: "text", variant_group_id: "text", brand: "text", category: "text", size: "text",
+  department: "text", gender: "text", collection: "text", color: "text", sub_category: "text", product_type: "text",
+  merchandise_type: "text", pim_custom: "text[]", sku_seq: "bigint",
+};
+
+export const storeNewerSkus = (tx: Tx, rows: object[]) => upsertNewer(tx, "skus", ["account_id", "sku_id"], skuColumns, rows);
+
+export const storeNewerWarehouses = (tx: Tx, rows: object[]) =>
+  upsertNewer(tx, "warehouses", ["account_id", "warehouse_id"], {
+    account_id: "uuid", warehouse_id: "uuid", version: "bigint", external_id: "text", name: "text", deleted: "boolean",
+  }, rows);
+
+export const storeNewerStock = (tx: Tx, rows: object[]) =>
+  upsertNewer(tx, "stock", ["account_id", "sku_id", "warehouse_id"], {
+    account_id: "uuid", sku_id: "uuid", warehouse_id: "uuid", version: "bigint", available_quantity: "int", deleted: "boolean",
+  }, rows);
+
+/** Answers the keys (account_id, purchase_order_id) of the orders written. */
+export const storeNewerPurchaseOrders = (tx: Tx, rows: object[]) =>
+  upsertNewer(tx, "purchase_orders", ["account_id", "purchase_order_id"], {
+    account_id: "uuid", purchase_order_id: "uuid", version: "bigint", delivery_status: "int", updated_at: "timestamptz",
+  }, rows);
+
+export const storeNewerAccounts = (tx: Tx, rows: object[]) => upsertNewer(tx, "accounts", ["account_id"], { account_id: "uuid", version: "bigint", timezone: "text" }, rows);
+
+/** A SKU with PO lines that changes group (to a newer version) moves their volume: both groups changed. */
+export async function recordRegroupedSkus(tx: Tx, skus: { account_id: string; sku_id: string; version: bigint; season: string | null; product_group_id: string | null; variant_group_id: string | null; key: string }[]): Promise<void> {
+  await tx.raw(
+    `INSERT INTO changed_groups (account_id, sku_id, external_warehouse_id, season, product_group_id, variant_group_id, key, changed_at)
+     SELECT DISTINCT s.account_id, s.sku_id, l.external_warehouse_id, g.season, g.product_group_id, g.variant_group_id, g.key, now()
+     FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, sku_id uuid, version bigint, season text, product_group_id text, variant_group_id text, key text)
+     JOIN skus s ON s.account_id = x.account_id AND s.sku_id = x.sku_id AND s.version < x.version
+       AND (s.season, s.product_group_id, s.variant_group_id, s.key) IS DISTINCT FROM (x.season, x.product_group_id, x.variant_group_id, x.key)
+     JOIN purchase_order_lines l ON l.account_id = s.account_id AND l.sku_id = s.sku_id
+     CROSS JOIN LATERAL (VALUES (s.season, s.product_group_id, s.variant_group_id, s.key), (x.season, x.product_group_id, x.variant_group_id, x.key))
+       AS g(season, product_group_id, variant_group_id, key)`,
+    [json(skus)],
+  );
+}
+
+/**
+ * Records as changed the group of each stored line of these orders whose (SKU, warehouse) is not
+ * among `kept` (the lines that replace them): it leaves no line behind.
+ */
+export async function recordDroppedLines(
+  tx: Tx,
+  orders: { account_id: string; purchase_order_id: string; changed_at: string | null }[],
+  kept: { account_id: string; purchase_order_id: string; sku_id: string; external_warehouse_id: string }[],
+): Promise<void> {
+  await tx.raw(
+    `INSERT INTO changed_groups (account_id, sku_id, external_warehouse_id, season, product_group_id, variant_group_id, key, changed_at)
+     SELECT DISTINCT l.account_id, l.sku_id, l.external_warehouse_id, s.season, s.product_group_id, s.variant_group_id, s.key, coalesce(x.changed_at, now())
+     FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, purchase_order_id uuid, changed_at timestamptz)
+     JOIN purchase_order_lines l ON l.account_id = x.account_id AND l.purchase_order_id = x.purchase_order_id
+     LEFT JOIN skus s ON s.account_id = l.account_id AND s.sku_id = l.sku_id
+     WHERE NOT EXISTS (
+       SELECT 1 FROM jsonb_to_recordset(?::jsonb) AS k(account_id uuid, purchase_order_id uuid, sku_id uuid, external_warehouse_id text)
+       WHERE k.account_id = l.account_id AND k.purchase_order_id = l.purchase_order_id AND k.sku_id = l.sku_id AND k.external_warehouse_id = l.external_warehouse_id)`,
+    [json(orders), json(kept)],
+  );
+}
+
+export async function deleteOrderLines(tx: Tx, orders: { account_id: string; purchase_order_id: string }[]): Promise<void> {
+  await tx.raw(
+    `DELETE FROM purchase_order_lines l USING jsonb_to_recordset(?::jsonb) AS x(account_id uuid, purchase_order_id uuid)
+     WHERE l.account_id = x.account_id AND l.purchase_order_id = x.purchase_order_id`,
+    [json(orders)],
+  );
+}
+
+export async function insertOrderLines(tx: Tx, lines: object[]): Promise<void> {
+  await tx.raw(
+    `INSERT INTO purchase_order_lines (account_id, purchase_order_id, item_id, sku_id, external_warehouse_id, delivery_date, open_quantity, kind, changed_at)
+     SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, purchase_order_id uuid, item_id text, sku_id uuid,
+       external_warehouse_id text, delivery_date date, open_quantity int, kind text, changed_at timestamptz)`,
+    [json(lines)],
+  );
+}
+
+/** The replica's epoch: a new or wiped schema has a new one (migrations). */
+export async function replicaEpoch(db: Db): Promise<string> {
+  return (await db("replica_epoch").first("id")).id;
 }

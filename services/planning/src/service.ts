@@ -3,6 +3,7 @@ import { startService, type ServiceDefinition, type ServiceDeps } from "@analyti
 import { planningRoutes } from "./handlers";
 import { migrations } from "./migrations";
 import { replicaConsumer } from "./replica";
+import { replicaEpoch } from "./repository";
 
 /**
  * The planning service: planned volumes answered from its own replica of SKUs, warehouses, stock,
@@ -24,7 +25,7 @@ export async function startPlanningService(deps: ServiceDeps) {
   let epoch: string;
   try {
     await migrate(db, planningService.name, migrations);
-    epoch = (await db("replica_epoch").first("id")).id;
+    epoch = await replicaEpoch(db);
   } finally {
     await db.destroy();
   }

@@ -1,9 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import { pricingV1, topics } from "@analytics/contracts";
-import { inTransaction, type Db, type Tx } from "@analytics/db";
+import { type Db, type Tx } from "@analytics/db";
 import { invalid, notFound } from "@analytics/errors";
 import { enqueue, outboxEntry, type OutboxEntry } from "@analytics/outbox";
-import type { ServiceContext } from "@analytics/rpc";
+import { commit, type ServiceContext } from "@analytics/rpc";
+import * as repo from "./repository";
+import type { FxRow, NewRate } from "./repository";
 import { decimal } from "./resources";
 import { Problems } from "./validation";
 
@@ -13,24 +15,6 @@ import { Problems } from "./validation";
  * other overlap is a 400 naming the clashing rate. Writers of one triple are serialised by an
  * advisory lock, and the exclusion constraint fx_rates_no_overlap holds whatever happens.
  */
-
-interface FxRow {
-  id: number;
-  external_reference: string;
-  from_currency: string;
-  to_currency: string;
-  rate: string;
-  from_date: string;
-  to_date: string | null;
-  exchange_date: string | null;
-}
-
-type NewRate = Omit<FxRow, "id">;
-
-/** The columns of an FxRow, of table alias `t`. */
-const columns = (t: string) => `${t}.id, ${t}.external_reference, ${t}.from_currency, ${t}.to_currency, ${t}.rate,
-  to_char(${t}.from_date, 'YYYY-MM-DD') AS from_date, to_char(${t}.to_date, 'YYYY-MM-DD') AS to_date,
-  to_char(${t}.exchange_date, 'YYYY-MM-DD') AS exchange_date`;
 
 export function fxRateFromRow(row: FxRow): pricingV1.FxRate {
   return create(pricingV1.FxRateSchema, {
@@ -90,11 +74,7 @@ function checked(rates: pricingV1.FxRate[]): NewRate[] {
 }
 
 export async function listFxRates(db: Db, accountId: string, req: pricingV1.ListFxRatesRequest): Promise<FxRow[]> {
-  const q = db("fx_rates").select(db.raw(columns("fx_rates"))).where({ account_id: accountId }).orderBy("id");
-  if (req.externalReferences.length) q.whereIn("external_reference", req.externalReferences);
-  if (req.fromCurrencies.length) q.whereIn("from_currency", req.fromCurrencies);
-  if (req.toCurrencies.length) q.whereIn("to_currency", req.toCurrencies);
-  return q;
+  return repo.listFxRates(db, accountId, req);
 }
 
 const message = (accountId: string, row: FxRow) => ({ accountId, fxRate: fxRateFromRow(row) });
@@ -105,59 +85,21 @@ const message = (accountId: string, row: FxRow) => ({ accountId, fxRate: fxRateF
  * announced.
  */
 async function insertRates(tx: Tx, accountId: string, sent: NewRate[], announce: OutboxEntry[]): Promise<FxRow[]> {
-  await tx.raw("SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM (SELECT k FROM unnest(?::text[]) AS k ORDER BY k) AS s", [
-    [...new Set(sent.map((r) => `pricing.fx:${accountId}:${triple(r)}`))],
-  ]);
-  const { rows: stored } = await tx.raw(
-    `SELECT r.ord, ${columns("f")}
-     FROM jsonb_to_recordset(?::jsonb) AS r(ord int, external_reference text, from_currency text, to_currency text, rate numeric,
-       from_date date, to_date date, exchange_date date)
-     JOIN fx_rates f ON f.account_id = ? AND f.from_currency = r.from_currency AND f.to_currency = r.to_currency
-       AND f.external_reference = r.external_reference AND f.from_date = r.from_date AND f.to_date IS NOT DISTINCT FROM r.to_date
-       AND f.rate = r.rate AND f.exchange_date IS NOT DISTINCT FROM r.exchange_date`,
-    [JSON.stringify(sent.map((r, ord) => ({ ...r, ord }))), accountId],
-  );
-  const replayed = new Map<number, FxRow>(stored.map(({ ord, ...row }: FxRow & { ord: number }) => [ord, row]));
+  await repo.lockFxTriples(tx, [...new Set(sent.map((r) => `pricing.fx:${accountId}:${triple(r)}`))]);
+  const replayed = await repo.storedFxRates(tx, accountId, sent);
   const rates = sent.filter((_, ord) => !replayed.has(ord));
   if (!rates.length && !announce.length) return sent.map((_, ord) => replayed.get(ord)!);
-  const json = JSON.stringify(rates);
   // The earliest new start of each triple closes a stored open range that began before it.
-  const { rows: closed } = await tx.raw(
-    `UPDATE fx_rates f SET to_date = x.from_date
-     FROM (SELECT from_currency, to_currency, external_reference, min(from_date) AS from_date
-           FROM jsonb_to_recordset(?::jsonb) AS r(from_currency text, to_currency text, external_reference text, from_date date)
-           GROUP BY 1, 2, 3) x
-     WHERE f.account_id = ? AND f.from_currency = x.from_currency AND f.to_currency = x.to_currency
-       AND f.external_reference = x.external_reference AND f.to_date IS NULL AND f.from_date < x.from_date
-     RETURNING ${columns("f")}`,
-    [json, accountId],
-  );
-  const { rows: clashes } = await tx.raw(
-    `SELECT ${columns("f")} FROM fx_rates f WHERE f.account_id = ? AND EXISTS (
-       SELECT 1 FROM jsonb_to_recordset(?::jsonb) AS r(from_currency text, to_currency text, external_reference text, from_date date, to_date date)
-       WHERE f.from_currency = r.from_currency AND f.to_currency = r.to_currency AND f.external_reference = r.external_reference
-         AND daterange(f.from_date, f.to_date, '[)') && daterange(r.from_date, r.to_date, '[)'))
-     ORDER BY id LIMIT 1`,
-    [accountId, json],
-  );
-  if (clashes.length) {
-    const clash = clashes[0] as FxRow;
-    throw invalid(`the range overlaps ${describe(clash)} of ${triple(clash)}`, [{ path: "fromDate", message: `overlaps ${describe(clash)}` }]);
-  }
-  const { rows: created } = await tx.raw(
-    `INSERT INTO fx_rates (account_id, external_reference, from_currency, to_currency, rate, from_date, to_date, exchange_date)
-     SELECT ?, external_reference, from_currency, to_currency, rate, from_date, to_date, exchange_date
-     FROM jsonb_to_recordset(?::jsonb) AS r(external_reference text, from_currency text, to_currency text, rate numeric,
-       from_date date, to_date date, exchange_date date)
-     RETURNING ${columns("fx_rates")}`,
-    [accountId, json],
-  );
+  const closed = await repo.closeOpenFxRanges(tx, accountId, rates);
+  const clash = await repo.firstOverlappingFxRate(tx, accountId, rates);
+  if (clash) throw invalid(`the range overlaps ${describe(clash)} of ${triple(clash)}`, [{ path: "fromDate", message: `overlaps ${describe(clash)}` }]);
+  const created = await repo.insertFxRates(tx, accountId, rates);
   await enqueue(tx, [
     ...announce,
-    ...closed.map((r: FxRow) => outboxEntry(topics.pricingFxRateClosed, accountId, String(r.id), message(accountId, r))),
-    ...created.map((r: FxRow) => outboxEntry(topics.pricingFxRateCreated, accountId, String(r.id), message(accountId, r))),
+    ...closed.map((r) => outboxEntry(topics.pricingFxRateClosed, accountId, String(r.id), message(accountId, r))),
+    ...created.map((r) => outboxEntry(topics.pricingFxRateCreated, accountId, String(r.id), message(accountId, r))),
   ]);
-  const inserted = [...created] as FxRow[];
+  const inserted = [...created];
   return sent.map((_, ord) => replayed.get(ord) ?? inserted.shift()!);
 }
 
@@ -169,33 +111,30 @@ function overlapToInvalid(error: unknown): never {
 
 export async function createFxRates(ctx: ServiceContext, accountId: string, rates: pricingV1.FxRate[]): Promise<FxRow[]> {
   const rows = checked(rates);
-  const created = await inTransaction(ctx.db, (tx) => insertRates(tx, accountId, rows, [])).catch(overlapToInvalid);
-  ctx.relay.kick();
+  const created = await commit(ctx, (tx) => insertRates(tx, accountId, rows, [])).catch(overlapToInvalid);
   return created;
 }
 
 async function deleteRow(tx: Tx, accountId: string, id: bigint): Promise<FxRow> {
   if (id <= 0n || id > BigInt(Number.MAX_SAFE_INTEGER)) throw notFound(`fx rate ${id} not found`);
-  const { rows } = await tx.raw(`DELETE FROM fx_rates WHERE account_id = ? AND id = ? RETURNING ${columns("fx_rates")}`, [accountId, Number(id)]);
-  if (!rows.length) throw notFound(`fx rate ${id} not found`);
-  return rows[0];
+  const row = await repo.deleteFxRate(tx, accountId, Number(id));
+  if (!row) throw notFound(`fx rate ${id} not found`);
+  return row;
 }
 
 /** PUT: deletes the rate and creates the new one (a new id), in one transaction. */
 export async function replaceFxRate(ctx: ServiceContext, accountId: string, id: bigint, rate: pricingV1.FxRate | undefined): Promise<FxRow> {
   const rows = checked(rate ? [rate] : []);
-  const [created] = await inTransaction(ctx.db, async (tx) => {
+  const [created] = await commit(ctx, async (tx) => {
     const old = await deleteRow(tx, accountId, id);
     return insertRates(tx, accountId, rows, [outboxEntry(topics.pricingFxRateDeleted, accountId, String(old.id), message(accountId, old))]);
   }).catch(overlapToInvalid);
-  ctx.relay.kick();
   return created;
 }
 
 export async function deleteFxRate(ctx: ServiceContext, accountId: string, id: bigint): Promise<void> {
-  await inTransaction(ctx.db, async (tx) => {
+  await commit(ctx, async (tx) => {
     const old = await deleteRow(tx, accountId, id);
     await enqueue(tx, [outboxEntry(topics.pricingFxRateDeleted, accountId, String(old.id), message(accountId, old))]);
   });
-  ctx.relay.kick();
 }

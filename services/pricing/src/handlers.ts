@@ -1,32 +1,16 @@
 import type { ConnectRouter } from "@connectrpc/connect";
-import { pricingV1, type PageRequest } from "@analytics/contracts";
+import { pricingV1 } from "@analytics/contracts";
 import { callerOf } from "@analytics/auth";
 import { isUuid } from "@analytics/db";
-import { invalid } from "@analytics/errors";
-import type { ServiceContext } from "@analytics/rpc";
+import { batchResponse, batchResult, pageOf, type ServiceContext } from "@analytics/rpc";
 import * as fx from "./fx-rates";
 import * as priceLists from "./price-lists";
 import * as pricats from "./pricats";
 import * as prices from "./prices";
-import type { ItemOutcome } from "./prices";
 import * as repo from "./repository";
 import { priceFromRow, priceListFromRow } from "./resources";
 
 const { PricingService } = pricingV1;
-const MAX_PAGE_SIZE = 1000;
-
-/** Defaults of the contract (page 1, 10 a page); out of range is invalid, never clamped. */
-export function pageOf(page: PageRequest | undefined): repo.Page {
-  const p = { page: page?.page || 1, pageSize: page?.pageSize || 10 };
-  if (p.page < 1) throw invalid("page must be at least 1", [{ path: "page", message: "must be at least 1" }]);
-  if (p.pageSize < 1 || p.pageSize > MAX_PAGE_SIZE) {
-    throw invalid(`pageSize must be 1..${MAX_PAGE_SIZE}`, [{ path: "pageSize", message: `must be 1..${MAX_PAGE_SIZE}` }]);
-  }
-  return p;
-}
-
-const batchResult = ({ statusCode, message, reference, referenceField }: ItemOutcome) => ({ statusCode, message, reference, referenceField });
-
 /** Thin Connect handlers: proto in, plain function, proto out. */
 export function pricingRoutes(ctx: ServiceContext) {
   const { db } = ctx;
@@ -57,10 +41,10 @@ export function pricingRoutes(ctx: ServiceContext) {
       },
       async upsertPrices(req, c) {
         const outcomes = await prices.upsertPrices(ctx, callerOf(c).accountId, req.prices);
-        return { results: outcomes.map((o) => ({ result: batchResult(o), violations: o.violations })) };
+        return { results: outcomes.map((o) => batchResult(o)) };
       },
       async deletePrices(req, c) {
-        return { results: (await prices.deletePrices(ctx, callerOf(c).accountId, req)).map(batchResult) };
+        return { results: (await prices.deletePrices(ctx, callerOf(c).accountId, req)).map(batchResponse) };
       },
       async pricesOfProducts(req, c) {
         return { prices: (await repo.pricesOfProducts(db, callerOf(c).accountId, req.productIds.filter(isUuid))).map(priceFromRow) };
@@ -88,7 +72,7 @@ export function pricingRoutes(ctx: ServiceContext) {
       },
       async upsertPricatSkus(req, c) {
         const outcomes = await pricats.upsertPricatSkus(ctx, callerOf(c).accountId, req);
-        return { results: outcomes.map((o) => ({ result: batchResult(o), violations: o.violations })) };
+        return { results: outcomes.map((o) => batchResult(o)) };
       },
       async deleteFxRate(req, c) {
         await fx.deleteFxRate(ctx, callerOf(c).accountId, req.id);

@@ -1,8 +1,8 @@
 import { topics, type pricingV1 } from "@analytics/contracts";
-import { inTransaction, type Db } from "@analytics/db";
+import type { Db } from "@analytics/db";
 import { invalid, notFound } from "@analytics/errors";
 import { enqueue, outboxEntry } from "@analytics/outbox";
-import type { ServiceContext } from "@analytics/rpc";
+import { commit, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
 import { priceListFromRow } from "./resources";
 import { Problems } from "./validation";
@@ -30,7 +30,7 @@ export async function getPriceList(db: Db, accountId: string, externalId: string
 }
 
 async function write(ctx: ServiceContext, accountId: string, work: (tx: Parameters<typeof repo.upsertPriceList>[0]) => Promise<(repo.PriceListRow & { changed: boolean }) | undefined>, externalId: string) {
-  const row = await inTransaction(ctx.db, async (tx) => {
+  const row = await commit(ctx, async (tx) => {
     const row = await work(tx);
     if (!row) throw missing(externalId);
     if (!row.changed) return row;
@@ -38,7 +38,6 @@ async function write(ctx: ServiceContext, accountId: string, work: (tx: Paramete
     await enqueue(tx, [outboxEntry(t, accountId, row.id, { accountId, version: BigInt(row.version), priceList: priceListFromRow(row) })]);
     return row;
   });
-  ctx.relay.kick();
   return row;
 }
 

@@ -1,28 +1,13 @@
 import { topics, type pricingV1 } from "@analytics/contracts";
-import { inTransaction, isUuid, type Db } from "@analytics/db";
+import { isUuid, type Db } from "@analytics/db";
 import { notFound, type FieldViolation } from "@analytics/errors";
 import { enqueue, outboxEntry } from "@analytics/outbox";
-import type { ServiceContext } from "@analytics/rpc";
+import { commit, itemOutcome, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
 import { priceFromRow } from "./resources";
 import { Problems } from "./validation";
 
-/** One item's answer: the contract's BatchResponse and the field problems of a 400. */
-export interface ItemOutcome {
-  statusCode: number;
-  message: string;
-  reference: string;
-  referenceField: string;
-  violations: FieldViolation[];
-}
-
-const outcome = (statusCode: number, reference: string, message: string, violations: FieldViolation[] = []): ItemOutcome => ({
-  statusCode,
-  message,
-  reference,
-  referenceField: "key",
-  violations,
-});
+const outcome = (statusCode: number, reference: string, message: string, violations: FieldViolation[] = []) => itemOutcome(statusCode, reference, "key", message, violations);
 
 /**
  * The published client's customPrice<n> as the account's n-th customPriceField; a position the
@@ -70,7 +55,7 @@ export async function upsertPrices(ctx: ServiceContext, accountId: string, items
     for (const [n, v] of Object.entries(item.numberedCustomPrices)) p.decimal(`customPrice${n}`, v.value, { min: 0 });
     return p.ok ? undefined : outcome(400, item.key, p.message(), p.list);
   });
-  const result = await inTransaction(ctx.db, async (tx) => {
+  const result = await commit(ctx, async (tx) => {
     const done = [...outcomes];
     const [fields, lists] = await Promise.all([
       repo.customPriceFields(tx, accountId),
@@ -123,8 +108,7 @@ export async function upsertPrices(ctx: ServiceContext, accountId: string, items
       done[index] = !w ? outcome(200, items[index].key, "unchanged") : w.created ? outcome(201, items[index].key, "created") : outcome(200, items[index].key, "updated");
     }
     return done;
-  });
-  if (result.some((o) => o && o.statusCode < 300)) ctx.relay.kick();
+  }, (result) => result.some((o) => o && o.statusCode < 300));
   return result.map((o, i) => o ?? outcome(500, items[i].key, "item not answered"));
 }
 
@@ -145,7 +129,7 @@ const priceChanged = (topic: typeof topics.pricingPriceUpserted, accountId: stri
 
 /** DELETE /prices/batch: each key's prices of one list (and season, when sent); 404 when it had none. */
 export async function deletePrices(ctx: ServiceContext, accountId: string, req: pricingV1.DeletePricesRequest): Promise<ItemOutcome[]> {
-  const result = await inTransaction(ctx.db, async (tx) => {
+  const result = await commit(ctx, async (tx) => {
     const list = await repo.findPriceList(tx, accountId, req.listExternalId);
     if (!list) return req.keys.map((k) => outcome(404, k.key, `price list ${req.listExternalId} not found`));
     const ids = req.keys.filter((k) => isUuid(k.productId)).map((k) => k.productId);
@@ -162,8 +146,7 @@ export async function deletePrices(ctx: ServiceContext, accountId: string, req: 
       count.set(k.productId, 0);
       return n ? outcome(200, k.key, `deleted ${n} price${n === 1 ? "" : "s"}`) : outcome(404, k.key, `no price for ${k.key} in price list ${req.listExternalId}`);
     });
-  });
-  if (result.some((o) => o.statusCode === 200)) ctx.relay.kick();
+  }, (result) => result.some((o) => o.statusCode === 200));
   return result;
 }
 

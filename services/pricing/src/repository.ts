@@ -1,16 +1,15 @@
+import type { JsonValue } from "@bufbuild/protobuf";
 import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "@analytics/db";
 import { pageOfIds } from "@analytics/db";
+import type { Page } from "@analytics/rpc";
 
 /**
  * Pricing's SQL. Every statement is scoped by account_id, and every batch is a fixed handful of
  * statements whatever its size: rows travel as one jsonb parameter (jsonb_to_recordset).
  */
 
-export interface Page {
-  page: number;
-  pageSize: number;
-}
+export type { Page };
 
 const asJson = (rows: unknown) => JSON.stringify(rows);
 
@@ -175,6 +174,18 @@ export async function customPriceFields(db: Db | Tx, accountId: string): Promise
   return row?.custom_price_fields ?? [];
 }
 
+/** Stores each account's settings unless the stored version is as new (one row per account). */
+export async function storeNewerAccountSettings(tx: Tx, rows: { account_id: string; version: number; custom_price_fields: string[] }[]): Promise<void> {
+  await tx.raw(
+    `INSERT INTO account_settings (account_id, version, custom_price_fields)
+     SELECT account_id, version, ARRAY(SELECT jsonb_array_elements_text(custom_price_fields))
+     FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, version bigint, custom_price_fields jsonb)
+     ON CONFLICT (account_id) DO UPDATE SET version = excluded.version, custom_price_fields = excluded.custom_price_fields
+     WHERE account_settings.version < excluded.version`,
+    [JSON.stringify(rows)],
+  );
+}
+
 export interface PriceUpsertRow {
   price_list_id: string;
   product_id: string;
@@ -225,4 +236,197 @@ export async function deletePrices(tx: Tx, accountId: string, priceListId: strin
     .forUpdate("p");
   if (rows.length) await tx("prices").where({ account_id: accountId }).whereRaw("id = ANY(?::uuid[])", [rows.map((r: PriceRow) => r.id)]).delete();
   return rows as PriceRow[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pricats
+
+export interface PricatRow {
+  id: string;
+  external_id: string;
+  name: string;
+  supplier_gln: string | null;
+  supplier_name: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A pricat SKU row: its (sku, season) key and its proto JSON. */
+export interface PricatSkuWrite {
+  sku: string;
+  season: string;
+  fields: JsonValue;
+}
+
+export interface PricatFilter {
+  externalIds: string[];
+  supplierGlns: string[];
+  suppliers: string[];
+}
+
+function filteredPricats(db: Db, accountId: string, f: PricatFilter) {
+  const q = db("pricats").where({ account_id: accountId });
+  if (f.externalIds.length) q.whereIn("external_id", f.externalIds);
+  if (f.supplierGlns.length) q.whereIn("supplier_gln", f.supplierGlns);
+  if (f.suppliers.length) q.whereIn("supplier_name", f.suppliers);
+  return q;
+}
+
+export async function listPricats(db: Db, accountId: string, f: PricatFilter, page: Page) {
+  const [rows, [{ count }]] = await Promise.all([
+    db("pricats").whereIn("id", pageOfIds(filteredPricats(db, accountId, f), page)).orderBy("seq") as Promise<PricatRow[]>,
+    filteredPricats(db, accountId, f).count({ count: "*" }) as unknown as Promise<[{ count: number }]>,
+  ]);
+  return { rows, total: Number(count) };
+}
+
+export interface PricatSkuFilter {
+  pricatExternalIds: string[];
+  supplierGlns: string[];
+  suppliers: string[];
+  skus: string[];
+  seasons: string[];
+}
+
+function filteredPricatSkus(db: Db, accountId: string, f: PricatSkuFilter) {
+  const q = db("pricat_skus as s").where("s.account_id", accountId);
+  if (f.pricatExternalIds.length || f.supplierGlns.length || f.suppliers.length) {
+    // The pricats named, found once, then their rows by id.
+    const pricats = db("pricats").select("id").where({ account_id: accountId });
+    if (f.pricatExternalIds.length) pricats.whereIn("external_id", f.pricatExternalIds);
+    if (f.supplierGlns.length) pricats.whereIn("supplier_gln", f.supplierGlns);
+    if (f.suppliers.length) pricats.whereIn("supplier_name", f.suppliers);
+    q.whereRaw("s.pricat_id = ANY(ARRAY(?))", [pricats]);
+  }
+  if (f.skus.length) q.whereIn("s.sku", f.skus);
+  if (f.seasons.length) q.whereIn("s.season", f.seasons);
+  return q;
+}
+
+export async function listPricatSkus(db: Db, accountId: string, f: PricatSkuFilter, page: Page) {
+  const [rows, [{ count }]] = await Promise.all([
+    db("pricat_skus").select("fields").whereIn("id", pageOfIds(filteredPricatSkus(db, accountId, f), page, "s.seq", "s.id")).orderBy("seq") as Promise<{ fields: JsonValue }[]>,
+    filteredPricatSkus(db, accountId, f).count({ count: "*" }) as unknown as Promise<[{ count: number }]>,
+  ]);
+  return { rows, total: Number(count) };
+}
+
+/** Creates or updates a pricat by external id; one sent as stored is left alone (its updatedAt kept). */
+export async function upsertPricat(tx: Tx, accountId: string, p: { externalId: string; name: string; supplierGln?: string; supplierName?: string }): Promise<PricatRow> {
+  const { rows } = await tx.raw(
+    `INSERT INTO pricats (id, account_id, external_id, name, supplier_gln, supplier_name) VALUES (gen_random_uuid(), ?, ?, ?, ?, ?)
+     ON CONFLICT (account_id, external_id) DO UPDATE SET name = excluded.name, supplier_gln = excluded.supplier_gln,
+       supplier_name = excluded.supplier_name, updated_at = now()
+     WHERE (pricats.name, pricats.supplier_gln, pricats.supplier_name) IS DISTINCT FROM (excluded.name, excluded.supplier_gln, excluded.supplier_name)
+     RETURNING *`,
+    [accountId, p.externalId, p.name, p.supplierGln ?? null, p.supplierName ?? null],
+  );
+  return rows[0] ?? (await tx("pricats").where({ account_id: accountId, external_id: p.externalId }).first());
+}
+
+/** Upserts a pricat's rows by (sku, season); returns only those written (a row sent as stored is not). */
+export async function upsertPricatSkus(tx: Tx, accountId: string, pricatId: string, rows: PricatSkuWrite[]): Promise<(PricatSkuWrite & { created: boolean })[]> {
+  const { rows: written } = await tx.raw(
+    `INSERT INTO pricat_skus AS s (id, account_id, pricat_id, sku, season, fields)
+     SELECT gen_random_uuid(), ?, ?, sku, season, fields FROM jsonb_to_recordset(?::jsonb) AS x(sku text, season text, fields jsonb)
+     ON CONFLICT (account_id, pricat_id, sku, season) DO UPDATE SET fields = excluded.fields, updated_at = now()
+     WHERE s.fields IS DISTINCT FROM excluded.fields
+     RETURNING s.sku, s.season, s.fields, (s.xmax = 0) AS created`,
+    [accountId, pricatId, asJson(rows)],
+  );
+  return written;
+}
+
+// ---------------------------------------------------------------------------------------------
+// FX rates
+
+export interface FxRow {
+  id: number;
+  external_reference: string;
+  from_currency: string;
+  to_currency: string;
+  rate: string;
+  from_date: string;
+  to_date: string | null;
+  exchange_date: string | null;
+}
+
+export type NewRate = Omit<FxRow, "id">;
+
+/** The columns of an FxRow, of table alias `t`. */
+const fxColumns = (t: string) => `${t}.id, ${t}.external_reference, ${t}.from_currency, ${t}.to_currency, ${t}.rate,
+  to_char(${t}.from_date, 'YYYY-MM-DD') AS from_date, to_char(${t}.to_date, 'YYYY-MM-DD') AS to_date,
+  to_char(${t}.exchange_date, 'YYYY-MM-DD') AS exchange_date`;
+
+export function listFxRates(db: Db, accountId: string, f: { externalReferences: string[]; fromCurrencies: string[]; toCurrencies: string[] }): Promise<FxRow[]> {
+  const q = db("fx_rates").select(db.raw(fxColumns("fx_rates"))).where({ account_id: accountId }).orderBy("id");
+  if (f.externalReferences.length) q.whereIn("external_reference", f.externalReferences);
+  if (f.fromCurrencies.length) q.whereIn("from_currency", f.fromCurrencies);
+  if (f.toCurrencies.length) q.whereIn("to_currency", f.toCurrencies);
+  return q;
+}
+
+/** Transaction locks on the keys, taken in one order (writers of one triple run one after the other). */
+export async function lockFxTriples(tx: Tx, keys: string[]): Promise<void> {
+  await tx.raw("SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM (SELECT k FROM unnest(?::text[]) AS k ORDER BY k) AS s", [keys]);
+}
+
+/** The rates stored exactly as sent (a client's retry), by their position in `sent`. */
+export async function storedFxRates(tx: Tx, accountId: string, sent: NewRate[]): Promise<Map<number, FxRow>> {
+  const { rows } = await tx.raw(
+    `SELECT r.ord, ${fxColumns("f")}
+     FROM jsonb_to_recordset(?::jsonb) AS r(ord int, external_reference text, from_currency text, to_currency text, rate numeric,
+       from_date date, to_date date, exchange_date date)
+     JOIN fx_rates f ON f.account_id = ? AND f.from_currency = r.from_currency AND f.to_currency = r.to_currency
+       AND f.external_reference = r.external_reference AND f.from_date = r.from_date AND f.to_date IS NOT DISTINCT FROM r.to_date
+       AND f.rate = r.rate AND f.exchange_date IS NOT DISTINCT FROM r.exchange_date`,
+    [asJson(sent.map((r, ord) => ({ ...r, ord }))), accountId],
+  );
+  return new Map(rows.map(({ ord, ...row }: FxRow & { ord: number }) => [ord, row]));
+}
+
+/** Closes each triple's stored open range at the earliest new start after it began; returns those closed. */
+export async function closeOpenFxRanges(tx: Tx, accountId: string, rates: NewRate[]): Promise<FxRow[]> {
+  const { rows } = await tx.raw(
+    `UPDATE fx_rates f SET to_date = x.from_date
+     FROM (SELECT from_currency, to_currency, external_reference, min(from_date) AS from_date
+           FROM jsonb_to_recordset(?::jsonb) AS r(from_currency text, to_currency text, external_reference text, from_date date)
+           GROUP BY 1, 2, 3) x
+     WHERE f.account_id = ? AND f.from_currency = x.from_currency AND f.to_currency = x.to_currency
+       AND f.external_reference = x.external_reference AND f.to_date IS NULL AND f.from_date < x.from_date
+     RETURNING ${fxColumns("f")}`,
+    [asJson(rates), accountId],
+  );
+  return rows;
+}
+
+/** The stored rate (lowest id) whose range overlaps one of `rates` of the same triple, if any. */
+export async function firstOverlappingFxRate(tx: Tx, accountId: string, rates: NewRate[]): Promise<FxRow | undefined> {
+  const { rows } = await tx.raw(
+    `SELECT ${fxColumns("f")} FROM fx_rates f WHERE f.account_id = ? AND EXISTS (
+       SELECT 1 FROM jsonb_to_recordset(?::jsonb) AS r(from_currency text, to_currency text, external_reference text, from_date date, to_date date)
+       WHERE f.from_currency = r.from_currency AND f.to_currency = r.to_currency AND f.external_reference = r.external_reference
+         AND daterange(f.from_date, f.to_date, '[)') && daterange(r.from_date, r.to_date, '[)'))
+     ORDER BY id LIMIT 1`,
+    [accountId, asJson(rates)],
+  );
+  return rows[0];
+}
+
+/** Inserts the rates; returns them as stored, in order. */
+export async function insertFxRates(tx: Tx, accountId: string, rates: NewRate[]): Promise<FxRow[]> {
+  const { rows } = await tx.raw(
+    `INSERT INTO fx_rates (account_id, external_reference, from_currency, to_currency, rate, from_date, to_date, exchange_date)
+     SELECT ?, external_reference, from_currency, to_currency, rate, from_date, to_date, exchange_date
+     FROM jsonb_to_recordset(?::jsonb) AS r(external_reference text, from_currency text, to_currency text, rate numeric,
+       from_date date, to_date date, exchange_date date)
+     RETURNING ${fxColumns("fx_rates")}`,
+    [accountId, asJson(rates)],
+  );
+  return rows;
+}
+
+export async function deleteFxRate(tx: Tx, accountId: string, id: number): Promise<FxRow | undefined> {
+  const { rows } = await tx.raw(`DELETE FROM fx_rates WHERE account_id = ? AND id = ? RETURNING ${fxColumns("fx_rates")}`, [accountId, id]);
+  return rows[0];
 }

@@ -1,0 +1,103 @@
+import { create } from "@bufbuild/protobuf";
+import pino from "pino";
+import { accountsMessagesV1, PageRequestSchema, topics } from "@analytics/contracts";
+import { createDb, type Db, type Tx } from "@analytics/db";
+import type { DomainError } from "@analytics/errors";
+import type { OutboxRelay } from "@analytics/outbox";
+import { createTestDatabase, type TestDatabase } from "@analytics/testing";
+import { batchResponse, batchResult, commit, dispatch, itemOutcome, on, pageOf, type Delivery } from "../src";
+
+const page = (p: number, pageSize: number) => create(PageRequestSchema, { page: p, pageSize });
+/** What a thrown error says: its message and field problems. */
+function refusal(run: () => unknown) {
+  try {
+    run();
+  } catch (error) {
+    return { kind: (error as DomainError).kind, message: (error as Error).message, violations: (error as DomainError).details };
+  }
+  throw new Error("not refused");
+}
+
+describe("pageOf", () => {
+  it("defaults to page 1 of 10 and keeps what is in range", () => {
+    expect(pageOf(undefined)).toEqual({ page: 1, pageSize: 10 });
+    expect(pageOf(page(3, 1000))).toEqual({ page: 3, pageSize: 1000 });
+  });
+  it("refuses a page below 1 and a size outside 1..max, never clamping", () => {
+    expect(refusal(() => pageOf(page(-1, 10)))).toEqual({ kind: "invalid", message: "page must be at least 1", violations: [{ path: "page", message: "must be at least 1" }] });
+    expect(refusal(() => pageOf(page(1, 1001)))).toEqual({ kind: "invalid", message: "pageSize must be 1..1000", violations: [{ path: "pageSize", message: "must be 1..1000" }] });
+    expect(refusal(() => pageOf(page(1, -5)))).toMatchObject({ message: "pageSize must be 1..1000" });
+    expect(pageOf(page(1, 10_000), 10_000)).toEqual({ page: 1, pageSize: 10_000 });
+    expect(refusal(() => pageOf(page(1, 10_001), 10_000))).toMatchObject({ message: "pageSize must be 1..10000" });
+  });
+});
+
+describe("batch outcomes", () => {
+  const outcome = { ...itemOutcome(400, "K1", "key", "key: is required", [{ path: "key", message: "is required" }]), value: { id: "p1" } };
+  it("answer the contract's BatchResponse, the field problems and the value under its name", () => {
+    expect(batchResponse(outcome)).toEqual({ statusCode: 400, message: "key: is required", reference: "K1", referenceField: "key" });
+    expect(batchResult(outcome, "product")).toEqual({ result: batchResponse(outcome), violations: outcome.violations, product: { id: "p1" } });
+    expect(batchResult(outcome)).toEqual({ result: batchResponse(outcome), violations: outcome.violations });
+  });
+});
+
+describe("commit (real Postgres)", () => {
+  let database: TestDatabase;
+  let db: Db;
+  let kicks = 0;
+  const ctx = () => ({ db, relay: { kick: () => void kicks++ } as unknown as OutboxRelay, logger: pino({ level: "silent" }) });
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    db = createDb({ url: database.url, schema: "kit" });
+    await db.raw('CREATE SCHEMA IF NOT EXISTS "kit"');
+    await db.raw("CREATE TABLE written (n int)");
+  });
+  afterAll(async () => {
+    await db.destroy();
+    await database.drop();
+  });
+  beforeEach(() => void (kicks = 0));
+
+  it("wakes the relay once the work has committed", async () => {
+    let transaction: Tx | undefined;
+    const completedAtKick: boolean[] = [];
+    const relay = { kick: () => void completedAtKick.push(transaction!.isCompleted()) } as unknown as OutboxRelay;
+    const result = await commit({ ...ctx(), relay }, async (tx) => {
+      transaction = tx;
+      await tx("written").insert({ n: 1 });
+      return "done";
+    });
+    expect(result).toBe("done");
+    expect(completedAtKick).toEqual([true]);
+  });
+  it("does not wake it when the result announced nothing, nor when the work fails", async () => {
+    expect(await commit(ctx(), async () => [], (written) => written.length > 0)).toEqual([]);
+    await expect(commit(ctx(), async () => Promise.reject(new Error("refused")))).rejects.toThrow("refused");
+    expect(kicks).toBe(0);
+    await commit(ctx(), async () => [1], (written) => written.length > 0);
+    expect(kicks).toBe(1);
+  });
+});
+
+describe("dispatch", () => {
+  const delivery = (topic: (typeof topics)["accountSettingsChanged"] | (typeof topics)["catalogueBrandCreated"], message: object): Delivery =>
+    ({ id: "m1", subject: topic.subject, accountId: "a1", occurredAt: "", topic, message }) as unknown as Delivery;
+  const settings = create(accountsMessagesV1.AccountSettingsChangedSchema, { accountId: "a1", timezone: "Europe/Oslo" });
+  const route = dispatch(
+    on(topics.accountSettingsChanged, (d) => `timezone ${d.message.timezone}`),
+    on([topics.catalogueSkuCreated, topics.catalogueSkuUpdated], (d) => `sku ${d.message.skuId}`),
+  );
+
+  it("hands each delivery to the route of its subject, as its topic's message", () => {
+    expect(route(delivery(topics.accountSettingsChanged, settings))).toBe("timezone Europe/Oslo");
+    expect(route(delivery(topics.catalogueBrandCreated, {}))).toBeUndefined();
+    expect(route.topics.map((t) => t.subject)).toEqual([topics.accountSettingsChanged.subject, topics.catalogueSkuCreated.subject, topics.catalogueSkuUpdated.subject]);
+  });
+  it("passes the caller's context, and refuses two routes for one subject", () => {
+    const seen: string[] = [];
+    const collect = dispatch<void, string[]>(on(topics.accountSettingsChanged, (d, into) => void into.push(d.message.accountId)));
+    collect(delivery(topics.accountSettingsChanged, settings), seen);
+    expect(seen).toEqual(["a1"]);
+    expect(() => dispatch(on(topics.accountSettingsChanged, () => 1), on([topics.accountSettingsChanged], () => 2))).toThrow(/two routes for analytics.accounts.settings.changed/);
+  });
+});
