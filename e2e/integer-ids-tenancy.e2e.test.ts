@@ -1,4 +1,4 @@
-import { E2E_ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
+import { E2E_ADMIN_TOKEN, platformForFile, signUp } from "./harness";
 
 /**
  * Integer ids (the published client's) count up across accounts, so another account's are easy
@@ -6,13 +6,7 @@ import { E2E_ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServic
  * another account's id changes nothing of it.
  */
 describe("integer ids name only the caller's own resources", () => {
-  let platform: PlatformOnTestServices;
-  beforeAll(async () => {
-    platform = await startOnTestServices();
-  });
-  afterAll(async () => {
-    await platform?.close();
-  });
+  const platform = platformForFile();
 
   it("reads and writes by another account's integer ids find nothing of it and change nothing", async () => {
     const a = await signUp(platform.baseUrl, E2E_ADMIN_TOKEN, "owner");

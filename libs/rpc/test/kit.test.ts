@@ -1,10 +1,10 @@
 import { create } from "@bufbuild/protobuf";
 import pino from "pino";
 import { accountsMessagesV1, PageRequestSchema, topics } from "@analytics/contracts";
-import { createDb, type Db, type Tx } from "@analytics/db";
+import type { Tx } from "@analytics/db";
 import type { DomainError } from "@analytics/errors";
 import type { OutboxRelay } from "@analytics/outbox";
-import { createTestDatabase, type TestDatabase } from "@analytics/testing";
+import { databaseForFile } from "@analytics/testing";
 import { batchResponse, batchResult, commit, dispatch, itemOutcome, on, pageOf, type Delivery } from "../src";
 
 const page = (p: number, pageSize: number) => create(PageRequestSchema, { page: p, pageSize });
@@ -42,19 +42,13 @@ describe("batch outcomes", () => {
 });
 
 describe("commit (real Postgres)", () => {
-  let database: TestDatabase;
-  let db: Db;
+  const database = databaseForFile();
+  const db = database.openDb("kit");
   let kicks = 0;
   const ctx = () => ({ db, relay: { kick: () => void kicks++ } as unknown as OutboxRelay, logger: pino({ level: "silent" }) });
   beforeAll(async () => {
-    database = await createTestDatabase();
-    db = createDb({ url: database.url, schema: "kit" });
     await db.raw('CREATE SCHEMA IF NOT EXISTS "kit"');
     await db.raw("CREATE TABLE written (n int)");
-  });
-  afterAll(async () => {
-    await db.destroy();
-    await database.drop();
   });
   beforeEach(() => void (kicks = 0));
 

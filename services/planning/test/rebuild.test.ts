@@ -56,23 +56,19 @@ describe("planning rebuilds its replica from JetStream", () => {
   });
 
   it("a new instance on an empty database replays the stream from the start", async () => {
-    const database = await createTestDatabase();
-    databases.push(database);
-    const first = await start(database);
-    try {
-      await converged(first);
-    } finally {
-      await first.close();
-    }
+    const newInstanceConverges = async () => {
+      const database = await createTestDatabase();
+      databases.push(database);
+      const service = await start(database);
+      try {
+        await converged(service);
+      } finally {
+        await service.close();
+      }
+    };
+    await newInstanceConverges();
     // A second new instance beside it (another database, same stream) replays everything too.
-    const other = await createTestDatabase();
-    databases.push(other);
-    const second = await start(other);
-    try {
-      await converged(second);
-    } finally {
-      await second.close();
-    }
+    await newInstanceConverges();
   });
 
   it("an instance whose schema was wiped rebuilds it from the stream", async () => {
