@@ -39,22 +39,47 @@ const WAREHOUSE_COLUMNS = ["id", "external_id", "name", "central_warehouse", "ve
  * `changed` per row (a warehouse sent as stored is left alone: same version and `updated_at`).
  */
 export async function upsertWarehouses(tx: Tx, accountId: string, items: WarehouseInput[]): Promise<(WarehouseRow & { created: boolean; changed: boolean })[]> {
-  const rows = items.map((w) => ({ id: randomUUID(), account_id: accountId, ...w }));
-  const result: { rows: (WarehouseRow & { created: boolean; changed: boolean })[] } = await tx.raw(
-    `WITH input AS (
-       SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, account_id uuid, external_id text, name text, central_warehouse boolean)
-     ), written AS (
-       INSERT INTO warehouses AS w (id, account_id, external_id, name, central_warehouse)
-       SELECT id, account_id, external_id, name, central_warehouse FROM input
-       ON CONFLICT (account_id, external_id) DO UPDATE SET name = EXCLUDED.name, central_warehouse = EXCLUDED.central_warehouse,
-         version = w.version + 1, updated_at = now()
-       WHERE (w.name, w.central_warehouse) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.central_warehouse)
-       RETURNING ${WAREHOUSE_COLUMNS.join(", ")}, (xmax = 0) AS created
+  return upsertAnsweringEach(
+    tx,
+    {
+      table: "warehouses",
+      key: "external_id",
+      written: ["name", "central_warehouse"],
+      returned: WAREHOUSE_COLUMNS,
+      input: "SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, account_id uuid, external_id text, name text, central_warehouse boolean)",
+    },
+    items.map((w) => ({ id: randomUUID(), account_id: accountId, ...w })),
+  );
+}
+
+/** How upsertAnsweringEach writes one table: its key within the account, the columns a write sets, those it answers. */
+interface UpsertSpec {
+  table: string;
+  key: string;
+  written: readonly string[];
+  returned: readonly string[];
+  /** The SELECT of the sent rows (id, account_id, key and the written columns) from the JSON parameter. */
+  input: string;
+}
+
+/**
+ * Creates or updates rows by (account_id, key) in one statement and answers every sent row: the
+ * ones it wrote with `created` and `changed`, the ones sent as stored (left alone: same version and
+ * `updated_at`) with both false.
+ */
+async function upsertAnsweringEach<R>(tx: Tx, { table, key, written, returned, input }: UpsertSpec, rows: object[]): Promise<(R & { created: boolean; changed: boolean })[]> {
+  const result: { rows: (R & { created: boolean; changed: boolean })[] } = await tx.raw(
+    `WITH input AS (${input}), written AS (
+       INSERT INTO ${table} AS t (id, account_id, ${key}, ${written.join(", ")})
+       SELECT id, account_id, ${key}, ${written.join(", ")} FROM input
+       ON CONFLICT (account_id, ${key}) DO UPDATE SET ${written.map((c) => `${c} = EXCLUDED.${c}`).join(", ")}, version = t.version + 1, updated_at = now()
+       WHERE (${written.map((c) => `t.${c}`).join(", ")}) IS DISTINCT FROM (${written.map((c) => `EXCLUDED.${c}`).join(", ")})
+       RETURNING ${returned.join(", ")}, (xmax = 0) AS created
      )
      SELECT *, true AS changed FROM written
      UNION ALL
-     SELECT ${WAREHOUSE_COLUMNS.map((c) => `w.${c}`).join(", ")}, false, false FROM warehouses w JOIN input i USING (account_id, external_id)
-     WHERE NOT EXISTS (SELECT 1 FROM written x WHERE x.external_id = i.external_id)`,
+     SELECT ${returned.map((c) => `t.${c}`).join(", ")}, false, false FROM ${table} t JOIN input i USING (account_id, ${key})
+     WHERE NOT EXISTS (SELECT 1 FROM written x WHERE x.${key} = i.${key})`,
     [asJson(rows)],
   );
   return result.rows;
@@ -251,27 +276,19 @@ const STORE_COLUMNS = ["id", "external_store_id", ...STORE_TEXT, "channel_type",
  * (a store sent as stored is left alone: same version and `updated_at`).
  */
 export async function upsertStores(tx: Tx, accountId: string, items: StoreInput[]): Promise<(StoreRow & { created: boolean; changed: boolean })[]> {
-  const rows = items.map((s) => ({ id: randomUUID(), account_id: accountId, ...s }));
-  const written = [...STORE_TEXT, "channel_type", "warehouses"];
-  const result: { rows: (StoreRow & { created: boolean; changed: boolean })[] } = await tx.raw(
-    `WITH input AS (
-       SELECT id, account_id, external_store_id, ${STORE_TEXT.join(", ")}, channel_type, ARRAY(SELECT jsonb_array_elements_text(warehouses)) AS warehouses
+  return upsertAnsweringEach(
+    tx,
+    {
+      table: "stores",
+      key: "external_store_id",
+      written: [...STORE_TEXT, "channel_type", "warehouses"],
+      returned: STORE_COLUMNS,
+      input: `SELECT id, account_id, external_store_id, ${STORE_TEXT.join(", ")}, channel_type, ARRAY(SELECT jsonb_array_elements_text(warehouses)) AS warehouses
        FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, account_id uuid, external_store_id text, ${STORE_TEXT.map((c) => `${c} text`).join(", ")},
-         channel_type smallint, warehouses jsonb)
-     ), written AS (
-       INSERT INTO stores AS s (id, account_id, external_store_id, ${written.join(", ")})
-       SELECT id, account_id, external_store_id, ${written.join(", ")} FROM input
-       ON CONFLICT (account_id, external_store_id) DO UPDATE SET ${written.map((c) => `${c} = EXCLUDED.${c}`).join(", ")}, version = s.version + 1, updated_at = now()
-       WHERE (${written.map((c) => `s.${c}`).join(", ")}) IS DISTINCT FROM (${written.map((c) => `EXCLUDED.${c}`).join(", ")})
-       RETURNING ${STORE_COLUMNS.join(", ")}, (xmax = 0) AS created
-     )
-     SELECT *, true AS changed FROM written
-     UNION ALL
-     SELECT ${STORE_COLUMNS.map((c) => `s.${c}`).join(", ")}, false, false FROM stores s JOIN input i USING (account_id, external_store_id)
-     WHERE NOT EXISTS (SELECT 1 FROM written x WHERE x.external_store_id = i.external_store_id)`,
-    [asJson(rows)],
+         channel_type smallint, warehouses jsonb)`,
+    },
+    items.map((s) => ({ id: randomUUID(), account_id: accountId, ...s })),
   );
-  return result.rows;
 }
 
 export async function findStore(db: Db | Tx, accountId: string, externalStoreId: string, lock = false): Promise<StoreRow | undefined> {
