@@ -4,19 +4,24 @@ export { sweepStaleTestResources } from "./sweep";
 export { createTestBus, createTestDatabase, namedTestDatabase, type TestBus, type TestDatabase } from "./resources";
 
 /**
- * Polls `count` until `done` holds; fails only when the count has not moved for `stallMs`. For
- * work whose pace depends on the machine's load (a backlog draining): a loaded machine gets the
- * time it needs, a stuck one fails as quickly as an idle one would.
+ * Awaits `done(count())`, failing only when the count has not moved for `stallMs`: each wait is
+ * eventually()'s for the next move, so a loaded machine gets the time it needs (a backlog
+ * draining) and a stuck one fails as quickly as an idle one would.
  */
 export async function whileProgressing(count: () => Promise<number>, done: (n: number) => boolean, stallMs = 15_000, what: string | (() => string) = "progress"): Promise<number> {
-  let last = -1;
-  let movedAt = Date.now();
+  let last: number | undefined;
   for (;;) {
-    const n = await count();
+    const seen = last;
+    const n = await eventually(
+      async () => {
+        const now = await count();
+        return done(now) || now !== seen ? now : undefined;
+      },
+      stallMs,
+      () => `${typeof what === "function" ? what() : what} (stalled at ${seen})`,
+    );
     if (done(n)) return n;
-    if (n !== last) [last, movedAt] = [n, Date.now()];
-    else if (Date.now() - movedAt > stallMs) throw new Error(`stalled at ${n} for ${stallMs} ms waiting for ${typeof what === "function" ? what() : what}`);
-    await new Promise((r) => setTimeout(r, 100));
+    last = n;
   }
 }
 
