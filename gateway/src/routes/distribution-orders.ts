@@ -11,7 +11,7 @@ import { batchFailureResponses, batchResponseSchema, generalResponseSchema } fro
 import { describe } from "../http/validation";
 import { int32, pathNumber } from "../http/values";
 import type { CallAs } from "../clients";
-import { clientFieldsOut, clientId, orderTimestamp, withClientFields } from "./order-fields";
+import { clientFieldsOut, clientId, orderTimestamp, withClientFields, type OrderRouteDeps } from "./order-fields";
 import { knownWarehouses } from "./warehouse-references";
 
 const { DistributionOrderSchema, WriteMode } = ordersV1;
@@ -103,14 +103,7 @@ async function warehouseProblems(inventory: Client<typeof inventoryV1.InventoryS
   });
 }
 
-/** What the distribution-order routes register with and call. */
-interface Deps {
-  ctx: RouteContext;
-  orders: Client<typeof ordersV1.OrdersService>;
-  catalogue: Client<typeof catalogueV1.CatalogueService>;
-  inventory: Client<typeof inventoryV1.InventoryService>;
-  as: CallAs;
-}
+type Deps = OrderRouteDeps;
 
 const tag = "Distribution orders";
 

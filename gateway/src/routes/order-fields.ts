@@ -1,4 +1,8 @@
+import type { Client } from "@connectrpc/connect";
 import { z } from "zod";
+import type { catalogueV1, inventoryV1, ordersV1 } from "@analytics/contracts";
+import type { CallAs } from "../clients";
+import type { RouteContext } from "../http/route";
 import { jsonObject, jsonValue } from "../http/values";
 
 /**
@@ -114,4 +118,13 @@ export function withClientFields<S extends z.ZodRawShape>(shape: S, extras: read
     out.attributes = kept ?? null;
     return out as z.output<z.ZodObject<S>> & { attributes: Record<string, unknown> | null };
   });
+}
+
+/** What the order routes (purchase orders, distribution orders) register with and call: orders, and the catalogue and inventory for references. */
+export interface OrderRouteDeps {
+  ctx: RouteContext;
+  orders: Client<typeof ordersV1.OrdersService>;
+  catalogue: Client<typeof catalogueV1.CatalogueService>;
+  inventory: Client<typeof inventoryV1.InventoryService>;
+  as: CallAs;
 }

@@ -12,7 +12,7 @@ import { batchFailureResponses, batchResponseSchema, generalResponseSchema } fro
 import { decimal, int32, pathNumber } from "../http/values";
 import type { CallAs } from "../clients";
 import { knownWarehouses } from "./warehouse-references";
-import { attributes, canonicalNames, clientFieldsOut, clientId, orderTimestamp, parseTimestamp, withClientFields } from "./order-fields";
+import { attributes, canonicalNames, clientFieldsOut, clientId, orderTimestamp, parseTimestamp, withClientFields, type OrderRouteDeps } from "./order-fields";
 
 const { PurchaseOrderSchema, WriteMode } = ordersV1;
 /** The field that names an order in its BatchResponse. */
@@ -230,14 +230,7 @@ async function warehouseProblems(inventory: Client<typeof inventoryV1.InventoryS
 
 const tag = "Purchase orders";
 
-/** What the purchase-order routes register with and call. */
-interface Deps {
-  ctx: RouteContext;
-  orders: Client<typeof ordersV1.OrdersService>;
-  catalogue: Client<typeof catalogueV1.CatalogueService>;
-  inventory: Client<typeof inventoryV1.InventoryService>;
-  as: CallAs;
-}
+type Deps = OrderRouteDeps;
 
 /** Validates, resolves SKUs and writes: one BatchResponse (and order, when written) per item. */
 async function write({ orders, catalogue, inventory, as }: Deps, raw: unknown[], caller: Caller, mode: ordersV1.WriteMode, global: boolean, atomic: boolean) {
