@@ -70,11 +70,18 @@ export function skuRoutes(ctx: RouteContext, catalogue: Client<typeof catalogueV
     },
     handler: async ({ query, caller }, request, reply) => {
       const options = as(caller);
-      const brands = new Map<string, Promise<string[]>>();
-      const synonymsOf = (id: string) => {
-        if (!brands.has(id)) brands.set(id, catalogue.getBrand({ id }, options).then((r) => r.brand?.synonyms ?? []));
-        return brands.get(id)!;
+      // Brand synonyms: the account's brands read once per request, a page of 1000 at a time,
+      // rather than one call per brand of the page.
+      let brands: Promise<Map<string, string[]>> | undefined;
+      const allBrands = async () => {
+        const synonyms = new Map<string, string[]>();
+        for (let page = 1; ; page++) {
+          const res = await catalogue.listBrands({ page: { page, pageSize: 1000 } }, options);
+          for (const b of res.brands) synonyms.set(b.id, b.synonyms);
+          if (res.brands.length < 1000) return synonyms;
+        }
       };
+      const synonymsOf = async (id: string) => (await (brands ??= allBrands())).get(id) ?? [];
       const list = { page: { page: query.page, pageSize: query.pageSize }, skuIds: [], skus: [], seasons: [], productGroupIds: [], variantGroupIds: [] };
       const page = await jsonArrayStream(
         (signal) => catalogue.streamProducts({ list }, { ...options, timeoutMs: undefined, signal }),
