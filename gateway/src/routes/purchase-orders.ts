@@ -9,12 +9,13 @@ import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../http/route";
 import { documentAs } from "../http/openapi";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
-import { decimal, int32, pathNumber } from "../http/values";
+import { pathNumber } from "../http/values";
+import { answerShape, requestShape, withoutReadOnly } from "../http/proto-schema";
 import type { CallAs } from "../clients";
 import { knownWarehouses } from "./warehouse-references";
-import { attributes, canonicalNames, clientFieldsOut, clientId, orderTimestamp, parseTimestamp, withClientFields, type OrderRouteDeps } from "./order-fields";
+import { canonicalNames, clientFieldsOut, clientId, orderTimestamp, parseTimestamp, withClientFields, type OrderRouteDeps } from "./order-fields";
 
-const { PurchaseOrderSchema, WriteMode } = ordersV1;
+const { DeliverySchema, PurchaseOrderItemSchema, PurchaseOrderSchema, WriteMode } = ordersV1;
 /** The field that names an order in its BatchResponse. */
 const REFERENCE = "externalPONo";
 
@@ -35,110 +36,53 @@ const filterTimestamp = z
   })
   .optional();
 
-const text = z.string().max(10_000);
-const shortText = z.string().max(500);
-const quantity = int32().min(0);
-
 // ---------------------------------------------------------------------------------------------
-// Bodies
+// Bodies: the PurchaseOrder message's fields and rules, with the published client's names
 
-/** The published client's additional fields on purchase orders and their items. */
-const PO_EXTRAS = PO_CLIENT_FIELDS;
-const PO_ITEM_EXTRAS = PO_ITEM_CLIENT_FIELDS;
+/** Purchase orders' dates; anything REST does differently from the message is named here. */
+const orderFields = { timestamp: orderTimestamp };
 
-const deliverySchema = z.preprocess(
-  canonicalNames(["deliveryID", "quantity", "deliveryDate"]),
-  z.strictObject({ deliveryID: shortText.nullish(), quantity, deliveryDate: orderTimestamp.nullish() }),
+const deliveryShape = requestShape(DeliverySchema, orderFields);
+const deliverySchema = z.preprocess(canonicalNames(Object.keys(deliveryShape)), z.strictObject(deliveryShape));
+
+const itemSchema = withClientFields(
+  requestShape(PurchaseOrderItemSchema, { ...orderFields, fields: { deliveries: z.array(deliverySchema).max(10_000).nullish() } }),
+  PO_ITEM_CLIENT_FIELDS,
 );
 
-const itemShape = {
-  id: z.unknown().optional().describe("read-only; kept for a row whose externalRowID stays"),
-  externalRowID: shortText.nullish().describe("unique within the order"),
-  key: shortText.nullish(),
-  sku: shortText.nullish(),
-  ean: shortText.nullish(),
-  season: shortText.nullish(),
-  quantity: quantity.default(0),
-  deliveryDate: orderTimestamp.nullish().describe("overrides the order's"),
-  externalWarehouseID: shortText.nullish().describe("overrides the order's"),
-  totalPriceNet: decimal().nullish(),
-  totalPriceVat: decimal().nullish(),
-  totalPriceCurrency: shortText.nullish(),
-  deliveries: z.array(deliverySchema).max(10_000).nullish(),
-  deliveredQuantity: z.unknown().optional().describe("read-only: the sum of the deliveries"),
-  skuId: z.unknown().optional().describe("read-only: the product the item's key, sku or ean names"),
-};
-const itemSchema = withClientFields(itemShape, PO_ITEM_EXTRAS);
-
-const orderShape = {
-  id: clientId,
-  uuid: z.unknown().optional().describe("read-only: the internal id (PUT may name the order by it as `id`)"),
-  externalPONo: pathNumber("/v2/api/purchaseorders", ["example", "latest"]).describe("required; the {externalPurchaseNo} of GET"),
-  orderDate: orderTimestamp.nullish(),
-  deliveryDate: orderTimestamp.nullish(),
-  deliveryStatus: z.number().int().min(0).max(5).nullish().describe("0 not delivered (default), 1 partially delivered, 2 fully delivered, 3 cancelled, 4 draft, 5 open"),
-  externalComment: text.nullish(),
-  externalWarehouseID: shortText.nullish(),
-  supplier: text.nullish(),
-  label: text.nullish(),
-  orderType: text.nullish(),
-  items: z.array(itemSchema).max(10_000).nullish(),
-  apiKeyId: z.unknown().optional().describe("read-only: the API key that created the order"),
-  createdAt: z.unknown().optional(),
-  updatedAt: z.unknown().optional(),
-};
-export const purchaseOrderInputSchema = withClientFields(orderShape, PO_EXTRAS, { externalPurchaseNo: "externalPONo" });
+export const purchaseOrderInputSchema = withClientFields(
+  {
+    ...requestShape(PurchaseOrderSchema, {
+      ...orderFields,
+      omit: ["seq"],
+      fields: { id: clientId, externalPONo: pathNumber("/v2/api/purchaseorders", ["example", "latest"]), items: z.array(itemSchema).max(10_000).nullish() },
+    }),
+    uuid: z.unknown().optional().describe("read-only: the internal id (PUT may name the order by it as `id`)"),
+  },
+  PO_CLIENT_FIELDS,
+  { externalPurchaseNo: "externalPONo" },
+);
 type OrderInput = z.output<typeof purchaseOrderInputSchema>;
 
-const outputItem = z.object({
-  id: z.string(),
-  externalRowID: z.string().nullable(),
-  key: z.string().nullable(),
-  sku: z.string().nullable(),
-  ean: z.string().nullable(),
-  season: z.string().nullable(),
-  quantity: z.number().int(),
-  deliveryDate: z.string().nullable(),
-  externalWarehouseID: z.string().nullable(),
-  totalPriceNet: z.number().nullable(),
-  totalPriceVat: z.number().nullable(),
-  totalPriceCurrency: z.string().nullable(),
-  deliveries: z.array(z.object({ deliveryID: z.string().nullable(), quantity: z.number().int(), deliveryDate: z.string().nullable() })),
-  deliveredQuantity: z.number().int(),
-  skuId: z.string().describe("the catalogue product's uuid that the item's key, sku or ean names"),
-  attributes: attributes.nullable().describe("the published client's additional fields, as sent"),
-  ...clientFieldsOut(PO_ITEM_CLIENT_FIELDS),
-});
 export const purchaseOrderSchema = z
   .object({
-    id: z.number().int().describe("the integer id (accepted as `id` by PUT)"),
+    ...answerShape(PurchaseOrderSchema, {
+      omit: ["seq"],
+      fields: {
+        id: z.number().int().describe("the integer id (accepted as `id` by PUT)"),
+        items: z.array(z.object({ ...answerShape(PurchaseOrderItemSchema), ...clientFieldsOut(PO_ITEM_CLIENT_FIELDS) })),
+      },
+    }),
     uuid: z.string().uuid().describe("the internal id (also accepted as `id` by PUT)"),
-    externalPONo: z.string(),
     externalPurchaseNo: z.string().meta({ deprecated: true, description: "externalPONo, under the published client's name" }),
-    orderDate: z.string().nullable(),
-    deliveryDate: z.string().nullable(),
-    deliveryStatus: z.number().int(),
-    externalComment: z.string().nullable(),
-    externalWarehouseID: z.string().nullable(),
-    supplier: z.string().nullable(),
-    label: z.string().nullable(),
-    orderType: z.string().nullable(),
-    items: z.array(outputItem),
-    attributes: attributes.nullable().describe("the published client's additional fields, as sent"),
     ...clientFieldsOut(PO_CLIENT_FIELDS),
-    apiKeyId: z.string(),
-    createdAt: z.string().datetime(),
-    updatedAt: z.string().datetime(),
   })
   .meta({ id: "PurchaseOrder" });
 
-/** The proto of a validated order (read-only fields dropped; `id` kept for PUT). */
+/** The proto of a validated order (read-only fields and `uuid` dropped; `id` kept for PUT). */
 function toProto(o: OrderInput): ordersV1.PurchaseOrder {
-  const { apiKeyId: _a, createdAt: _c, updatedAt: _u, uuid: _id, items, ...order } = o;
-  return fromRestJson(PurchaseOrderSchema, {
-    ...order,
-    items: (items ?? []).map(({ id: _i, deliveredQuantity: _d, skuId: _s, ...item }) => item),
-  });
+  const { uuid: _uuid, ...order } = o;
+  return fromRestJson(PurchaseOrderSchema, withoutReadOnly(PurchaseOrderSchema, order, ["id"]));
 }
 
 const toRest = (po: ordersV1.PurchaseOrder) => purchaseOrderToRest(po);

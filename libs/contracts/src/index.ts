@@ -2,6 +2,8 @@
 // REST JSON conversion and value rules. Services and the gateway import messages, service
 // descriptors and those rules from here; nothing else is shared between them.
 export * from "./gen/common/v1/common_pb";
+// Field rules (max length, bounds, read-only, column type) that REST schemas, checks and tables read.
+export * from "./gen/common/v1/rules_pb";
 export * as catalogueV1 from "./gen/catalogue/v1/catalogue_pb";
 export * as eventsV1 from "./gen/events/v1/events_pb";
 export * as pricingV1 from "./gen/pricing/v1/pricing_pb";

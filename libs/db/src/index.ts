@@ -7,6 +7,9 @@ import { from as copyFrom } from "pg-copy-streams";
 export type Db = Knex;
 export type Tx = Knex.Transaction;
 
+export { jsonProblems, unstorableText } from "./storable";
+export { TableSpec, fieldViolations, numericText, rulesOf, tableSpec, type Row, type TableSpecOptions } from "./table";
+
 // bigint counts come back as JS numbers (the edge keeps them within 2^53); numeric (money,
 // prices, rates) comes back as its exact decimal text, never a binary float.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
@@ -206,30 +209,6 @@ export async function ping(db: Db): Promise<void> {
 /** Schema, table and column names built into SQL must be plain identifiers. */
 function assertIdentifier(name: string): void {
   if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain schema name: ${name}`);
-}
-
-// NUL is refused by Postgres text and jsonb; a lone surrogate by its JSON parser.
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/** Why Postgres cannot store `value` as text or inside jsonb, if it cannot (services answer it as a 400 of that field). */
-export function unstorableText(value: string): string | undefined {
-  return UNSTORABLE.test(value) ? "must be text without NUL characters or broken surrogates" : undefined;
-}
-
-/** Every string and key of a JSON value (attributes) that Postgres cannot store in jsonb, each with its path. */
-export function jsonProblems(value: unknown, path: string): { path: string; message: string }[] {
-  if (typeof value === "string") {
-    const problem = unstorableText(value);
-    return problem ? [{ path, message: problem }] : [];
-  }
-  if (Array.isArray(value)) return value.flatMap((v, i) => jsonProblems(v, `${path}[${i}]`));
-  if (value && typeof value === "object") {
-    return Object.entries(value).flatMap(([k, v]) => {
-      const problem = unstorableText(k);
-      return problem ? [{ path: `${path}.${k}`, message: `key ${problem}` }] : jsonProblems(v, `${path}.${k}`);
-    });
-  }
-  return [];
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -7,8 +7,8 @@ import { encodeEntries, encodeEntry, enqueueEncoded, MAX_OUTBOX_MESSAGE_BYTES, o
 import type { Caller } from "@analytics/auth";
 import { commit, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
-import { orderColumns, purchaseOrderFromRows, purchaseOrderFromWrite, type PurchaseOrder } from "./resources";
-import { purchaseOrderViolations, violationMessage } from "./validation";
+import { orderColumns, purchaseOrderFromRows, purchaseOrderFromWrite, purchaseOrderViolations, type PurchaseOrder } from "./resources";
+import { violationMessage } from "./validation";
 
 const { WriteMode } = ordersV1;
 const DRAFT = 4;

@@ -1,8 +1,9 @@
-import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import type { JsonValue } from "@bufbuild/protobuf";
 import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "@analytics/db";
-import { copyRows, isIntegerId, pageOfIds } from "@analytics/db";
+import { copyRows, isIntegerId, pageOfIds, type CopyValue } from "@analytics/db";
 import type { Page } from "@analytics/rpc";
+import { purchaseOrderItemsTable, purchaseOrdersTable, type ItemRow, type ItemWrite, type OrderRow, type OrderWrite, type WrittenOrder } from "./resources";
 
 /**
  * The orders service's SQL. Every statement is scoped by account_id, and a batch of orders is a
@@ -12,48 +13,9 @@ import type { Page } from "@analytics/rpc";
  */
 
 export type { Page };
+export type { ItemRow, OrderRow, OrderWrite, ItemWrite, WrittenOrder };
 
 const asJson = (rows: unknown) => JSON.stringify(rows);
-
-export interface OrderRow {
-  id: string;
-  seq: number | string;
-  api_key_id: string;
-  external_po_no: string;
-  order_date: Date | null;
-  delivery_date: Date | null;
-  delivery_status: number;
-  external_comment: string | null;
-  external_warehouse_id: string | null;
-  supplier: string | null;
-  label: string | null;
-  order_type: string | null;
-  attributes: JsonObject | null;
-  version: number;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export interface ItemRow {
-  id: string;
-  purchase_order_id: string;
-  position: number;
-  external_row_id: string | null;
-  key: string | null;
-  sku: string | null;
-  ean: string | null;
-  season: string | null;
-  sku_id: string;
-  quantity: number;
-  delivery_date: Date | null;
-  external_warehouse_id: string | null;
-  total_price_net: string | null;
-  total_price_vat: string | null;
-  total_price_currency: string | null;
-  deliveries: { deliveryID?: string | null; quantity: number; deliveryDate?: string | null }[];
-  delivered_quantity: number;
-  attributes: JsonObject | null;
-}
 
 /** Only one purchase-order write of an account runs at a time, so classification stays true until commit. */
 export async function lockAccountOrders(tx: Tx, accountId: string): Promise<void> {
@@ -83,55 +45,6 @@ export async function existingById(tx: Tx, accountId: string, ids: string[]): Pr
   return r.rows;
 }
 
-export interface OrderWrite {
-  id: string;
-  api_key_id: string;
-  external_po_no: string;
-  order_date: string | null;
-  delivery_date: string | null;
-  delivery_status: number;
-  external_comment: string | null;
-  external_warehouse_id: string | null;
-  supplier: string | null;
-  label: string | null;
-  order_type: string | null;
-  attributes: JsonObject | null;
-  content_hash: string;
-}
-
-export interface ItemWrite {
-  purchase_order_id: string;
-  position: number;
-  external_row_id: string | null;
-  key: string | null;
-  sku: string | null;
-  ean: string | null;
-  season: string | null;
-  sku_id: string;
-  quantity: number;
-  delivery_date: string | null;
-  external_warehouse_id: string | null;
-  total_price_net: string | null;
-  total_price_vat: string | null;
-  total_price_currency: string | null;
-  deliveries: unknown;
-  delivered_quantity: number;
-  attributes: JsonObject | null;
-}
-
-const ITEM_COLUMNS = [
-  "id", "account_id", "purchase_order_id", "position", "external_row_id", "key", "sku", "ean", "season", "sku_id", "quantity", "delivery_date",
-  "external_warehouse_id", "total_price_net", "total_price_vat", "total_price_currency", "deliveries", "delivered_quantity", "attributes",
-];
-
-/** What Postgres assigned to a written order: its version and timestamps, and its items' ids by position. */
-export interface WrittenOrder {
-  seq: string;
-  version: number;
-  created_at: Date;
-  updated_at: Date;
-  itemIds: string[];
-}
 
 /**
  * Creates or replaces orders by id in one statement (the origin key of an existing order is
@@ -151,18 +64,9 @@ export async function writeOrders(
   const written = new Map<string, WrittenOrder>();
   if (!orders.length) return { written, itemsCopied: Promise.resolve() };
   const stored: { rows: { id: string; seq: string; version: number; created_at: Date; updated_at: Date }[] } = await tx.raw(
-    `INSERT INTO purchase_orders (id, account_id, api_key_id, external_po_no, order_date, delivery_date, delivery_status,
-       external_comment, external_warehouse_id, supplier, label, order_type, attributes, content_hash)
-     SELECT id, ?, api_key_id, external_po_no, order_date, delivery_date, delivery_status,
-       external_comment, external_warehouse_id, supplier, label, order_type, attributes, content_hash
-     FROM json_to_recordset(?::json) AS x(id uuid, api_key_id text, external_po_no text, order_date timestamptz,
-       delivery_date timestamptz, delivery_status smallint, external_comment text, external_warehouse_id text,
-       supplier text, label text, order_type text, attributes jsonb, content_hash text)
-     ON CONFLICT (id) DO UPDATE SET external_po_no = EXCLUDED.external_po_no, order_date = EXCLUDED.order_date,
-       delivery_date = EXCLUDED.delivery_date, delivery_status = EXCLUDED.delivery_status,
-       external_comment = EXCLUDED.external_comment, external_warehouse_id = EXCLUDED.external_warehouse_id,
-       supplier = EXCLUDED.supplier, label = EXCLUDED.label, order_type = EXCLUDED.order_type, attributes = EXCLUDED.attributes,
-       content_hash = EXCLUDED.content_hash,
+    `INSERT INTO purchase_orders (account_id, ${ORDER_WRITTEN})
+     SELECT ?, ${ORDER_WRITTEN} FROM json_to_recordset(?::json) AS x(${purchaseOrdersTable.recordType})
+     ON CONFLICT (id) DO UPDATE SET ${purchaseOrdersTable.updateSet},
        version = purchase_orders.version + 1, updated_at = now()
      WHERE purchase_orders.account_id = EXCLUDED.account_id
      RETURNING id, seq, version, created_at, updated_at`,
@@ -187,13 +91,12 @@ export async function writeOrders(
     return [{ id, i }];
   });
   // Each item's row is formed while the COPY runs (copyRows writes them a piece at a time).
-  const row = ({ id, i }: (typeof copied)[number]) => [id, accountId, i.purchase_order_id, i.position, i.external_row_id, i.key, i.sku, i.ean, i.season, i.sku_id, i.quantity, i.delivery_date,
-    i.external_warehouse_id, i.total_price_net, i.total_price_vat, i.total_price_currency, i.deliveries ?? [], i.delivered_quantity, i.attributes];
+  const row = ({ id, i }: (typeof copied)[number]) => [id, accountId, ...purchaseOrderItemsTable.columns.map((c) => i[c] as CopyValue)];
   return { written, itemsCopied: copyRows(tx, "purchase_order_items", ITEM_COLUMNS, copied, row) };
 }
 
-const ORDER_COLUMNS = `id, seq, api_key_id, external_po_no, order_date, delivery_date, delivery_status, external_comment,
-  external_warehouse_id, supplier, label, order_type, attributes, version, created_at, updated_at`;
+const ORDER_WRITTEN = purchaseOrdersTable.columns.join(", ");
+const ITEM_COLUMNS = ["id", "account_id", ...purchaseOrderItemsTable.columns];
 
 /**
  * The UUIDs of rows named by their integer id (REST `id`, their `seq`): a replace may name a
@@ -209,11 +112,9 @@ export async function uuidsOfIntegerIds(db: Db | Tx, table: "purchase_orders" | 
 /** Orders by id (in creation order) and their items (two statements). */
 export async function findOrders(db: Db | Tx, accountId: string, ids: string[]): Promise<{ orders: OrderRow[]; items: ItemRow[] }> {
   if (!ids.length) return { orders: [], items: [] };
-  const orders = await db.raw(`SELECT ${ORDER_COLUMNS} FROM purchase_orders WHERE account_id = ? AND id = ANY(?::uuid[]) ORDER BY seq`, [accountId, ids]);
+  const orders = await db.raw(`SELECT ${purchaseOrdersTable.select()}, version FROM purchase_orders WHERE account_id = ? AND id = ANY(?::uuid[]) ORDER BY seq`, [accountId, ids]);
   const items = await db.raw(
-    `SELECT id, purchase_order_id, position, external_row_id, key, sku, ean, season, sku_id, quantity, delivery_date,
-       external_warehouse_id, total_price_net::text AS total_price_net, total_price_vat::text AS total_price_vat,
-       total_price_currency, deliveries, delivered_quantity, attributes
+    `SELECT purchase_order_id, ${purchaseOrderItemsTable.select()}
      FROM purchase_order_items WHERE account_id = ? AND purchase_order_id = ANY(?::uuid[]) ORDER BY purchase_order_id, position`,
     [accountId, ids],
   );

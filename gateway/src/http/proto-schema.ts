@@ -1,0 +1,182 @@
+import { z } from "zod";
+import { ScalarType, getOption, type DescField, type DescMessage } from "@bufbuild/protobuf";
+import { DecimalSchema, rules as rulesOption } from "@analytics/contracts";
+import { decimal, int32, int64, jsonObject } from "./values";
+
+/**
+ * The zod schemas of a REST-shaped proto message (json_name = the REST name): what a request may
+ * send and what an answer holds, from its fields' types and rules (common/v1/rules.proto). The
+ * message is the resource's one declaration: a field added to it is in the request schema, the
+ * answer schema and the OpenAPI document without an edit here. A route names only what REST does
+ * differently (a path-safe number, its client aliases).
+ */
+
+export interface ProtoSchemaOptions {
+  /** The zod of the resource's Timestamp fields (its date rule). */
+  timestamp: z.ZodType;
+  /** Fields whose schema is not the one their type and rules imply, by REST name. */
+  fields?: Record<string, z.ZodType>;
+  /** Fields REST does not show, by REST name (seq: answered as `id`). */
+  omit?: readonly string[];
+}
+
+const TIMESTAMP = "google.protobuf.Timestamp";
+const STRUCT = "google.protobuf.Struct";
+const DEFAULT_MAX_LEN = 10_000;
+
+const rulesOf = (field: DescField) => getOption(field, rulesOption);
+
+function described<T extends z.ZodType>(schema: T, field: DescField, prefix?: string): T {
+  const text = [prefix, rulesOf(field).description].filter(Boolean).join(": ");
+  return text ? (schema.describe(text) as T) : schema;
+}
+
+/**
+ * A request body's shape: every field optional and nullable (null is the field's default) but a
+ * required one; read-only fields accepted and ignored (a resource sent back as GET answered it).
+ */
+export function requestShape(desc: DescMessage, options: ProtoSchemaOptions): Record<string, z.ZodType> {
+  const shape: Record<string, z.ZodType> = {};
+  for (const field of desc.fields) {
+    if (options.omit?.includes(field.jsonName)) continue;
+    const rules = rulesOf(field);
+    const given = options.fields?.[field.jsonName];
+    if (given) shape[field.jsonName] = described(given, field);
+    else if (rules.readOnly) shape[field.jsonName] = described(z.unknown().optional(), field, "read-only");
+    else {
+      const value = requestValue(field, options);
+      shape[field.jsonName] = described(rules.required ? value : withDefault(field, value.nullish()), field);
+    }
+  }
+  return shape;
+}
+
+/** A field without presence (proto3 implicit) is its zero value when left out, or null: the document says so. */
+function withDefault(field: DescField, value: z.ZodType): z.ZodType {
+  if ((field.fieldKind !== "scalar" && field.fieldKind !== "enum") || field.proto.proto3Optional || field.oneof) return value;
+  const zero = field.fieldKind === "enum" ? 0 : field.scalar === ScalarType.STRING ? "" : field.scalar === ScalarType.BOOL ? false : 0;
+  return value.default(zero as never);
+}
+
+function requestValue(field: DescField, options: ProtoSchemaOptions): z.ZodType {
+  switch (field.fieldKind) {
+    case "list":
+      return z.array(field.listKind === "message" ? messageValue(field.message, options) : field.listKind === "enum" ? int32() : scalarValue(field, field.scalar)).max(10_000);
+    case "map":
+      return z.record(z.string().max(500), field.mapKind === "message" ? messageValue(field.message, options) : field.mapKind === "enum" ? int32() : scalarValue(field, field.scalar));
+    case "message":
+      return messageValue(field.message, options);
+    case "enum":
+      return int32();
+    case "scalar":
+      return scalarValue(field, field.scalar);
+  }
+}
+
+function messageValue(desc: DescMessage, options: ProtoSchemaOptions): z.ZodType {
+  if (desc.typeName === TIMESTAMP) return options.timestamp;
+  if (desc.typeName === DecimalSchema.typeName) return decimal();
+  if (desc.typeName === STRUCT) return jsonObject();
+  return z.strictObject(requestShape(desc, options));
+}
+
+function scalarValue(field: DescField, scalar: ScalarType): z.ZodType {
+  const rules = rulesOf(field);
+  switch (scalar) {
+    case ScalarType.STRING:
+      return z.string().max(rules.maxLen || DEFAULT_MAX_LEN);
+    case ScalarType.BOOL:
+      return z.boolean();
+    case ScalarType.DOUBLE:
+    case ScalarType.FLOAT:
+      return z.number();
+    case ScalarType.INT64:
+    case ScalarType.UINT64:
+    case ScalarType.SINT64:
+      return bounded(int64(), rules.min, rules.max);
+    default:
+      return bounded(int32(), rules.min, rules.max);
+  }
+}
+
+function bounded(schema: z.ZodNumber, min: bigint | undefined, max: bigint | undefined): z.ZodNumber {
+  let out = schema;
+  if (min !== undefined) out = out.min(Number(min));
+  if (max !== undefined) out = out.max(Number(max));
+  return out;
+}
+
+/** An answer's shape: every field present, null where unset (toRestJson's form). */
+export function answerShape(desc: DescMessage, options: Pick<ProtoSchemaOptions, "fields" | "omit"> = {}): Record<string, z.ZodType> {
+  const shape: Record<string, z.ZodType> = {};
+  for (const field of desc.fields) {
+    if (options.omit?.includes(field.jsonName)) continue;
+    shape[field.jsonName] = options.fields?.[field.jsonName] ?? described(answerValue(field), field);
+  }
+  return shape;
+}
+
+function answerValue(field: DescField): z.ZodType {
+  switch (field.fieldKind) {
+    case "list":
+      return z.array(field.listKind === "message" ? answerMessage(field.message) : field.listKind === "enum" ? z.number().int() : answerScalar(field.scalar));
+    case "map":
+      return z.record(z.string(), field.mapKind === "message" ? answerMessage(field.message) : field.mapKind === "enum" ? z.number().int() : answerScalar(field.scalar));
+    case "message": {
+      const value = answerMessage(field.message);
+      // Timestamps the service fills are always there.
+      return rulesOf(field).readOnly && field.message.typeName === TIMESTAMP ? value : value.nullable();
+    }
+    case "enum":
+      return z.number().int();
+    case "scalar": {
+      const value = answerScalar(field.scalar);
+      return field.proto.proto3Optional ? value.nullable() : value;
+    }
+  }
+}
+
+function answerMessage(desc: DescMessage): z.ZodType {
+  if (desc.typeName === TIMESTAMP) return z.string().meta({ format: "date-time" });
+  if (desc.typeName === DecimalSchema.typeName) return z.number();
+  if (desc.typeName === STRUCT) return jsonObject();
+  return z.object(answerShape(desc));
+}
+
+function answerScalar(scalar: ScalarType): z.ZodType {
+  switch (scalar) {
+    case ScalarType.STRING:
+      return z.string();
+    case ScalarType.BOOL:
+      return z.boolean();
+    case ScalarType.DOUBLE:
+    case ScalarType.FLOAT:
+      return z.number();
+    default:
+      return z.number().int();
+  }
+}
+
+/**
+ * A validated body without the read-only fields a client may send back (GET's answer, resent):
+ * the service fills them, and their values were never checked. `keep` names top-level ones that
+ * a route uses (PUT's `id`).
+ */
+export function withoutReadOnly(desc: DescMessage, body: Record<string, unknown>, keep: readonly string[] = []): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const fields = new Map(desc.fields.map((f) => [f.jsonName, f]));
+  for (const [name, value] of Object.entries(body)) {
+    const field = fields.get(name);
+    if (!field) {
+      out[name] = value;
+      continue;
+    }
+    if (rulesOf(field).readOnly && !keep.includes(name)) continue;
+    if (field.fieldKind === "list" && field.listKind === "message" && Array.isArray(value)) {
+      out[name] = value.map((v) => withoutReadOnly(field.message, v as Record<string, unknown>));
+    } else if (field.fieldKind === "message" && value && typeof value === "object" && field.message.typeName.startsWith("analytics.")) {
+      out[name] = field.message.typeName === DecimalSchema.typeName ? value : withoutReadOnly(field.message, value as Record<string, unknown>);
+    } else out[name] = value;
+  }
+  return out;
+}

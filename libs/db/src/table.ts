@@ -1,0 +1,263 @@
+import { ScalarType, create, getOption, type DescField, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
+import { DecimalSchema, RestDecimal, fromRestJson, rules as rulesOption, toRestJson, type FieldRules } from "@analytics/contracts";
+import { jsonProblems, unstorableText } from "./storable";
+
+/**
+ * A table whose columns are the fields of a REST-shaped proto message: a column has the field's
+ * name (`external_po_no`) and the SQL type its proto type implies (or its rules' `column_type`).
+ * The message is the one declaration of the resource; the statements' column lists, the
+ * json_to_recordset record type, the conversion between messages and rows and the storable-value
+ * checks all follow from it, so a new field is a proto field and a migration's column.
+ */
+
+export type Row = Record<string, unknown>;
+
+export interface TableSpecOptions {
+  /** Columns the table has besides the message's fields (keys, positions, hashes): name and SQL type, written first. */
+  extra?: Record<string, string>;
+  /** Fields that Postgres fills (a serial, default timestamps): selected, never written. */
+  assigned?: string[];
+  /** Where the service checks dates: the inclusive range of a Timestamp field, in seconds. */
+  timestampSeconds?: readonly [bigint, bigint];
+}
+
+const TIMESTAMP = "google.protobuf.Timestamp";
+const STRUCT = "google.protobuf.Struct";
+const DEFAULT_MAX_LEN = 10_000;
+/** The decimals a numeric column takes from REST: up to 20 integer and 10 fraction digits. */
+const DECIMAL = /^-?[0-9]{1,20}(\.[0-9]{1,10})?$/;
+
+/** A field's rules (its `(analytics.common.v1.rules)` option; the defaults where it has none). */
+export const rulesOf = (field: DescField): FieldRules => getOption(field, rulesOption);
+
+export class TableSpec<D extends DescMessage> {
+  /** The message's fields that have a column, in declaration order. */
+  readonly fields: readonly DescField[];
+  /** Fields the service writes (all stored fields but those Postgres assigns). */
+  readonly written: readonly DescField[];
+  /** The columns an INSERT or COPY names: the extra ones, then the written fields'. */
+  readonly columns: readonly string[];
+  /** The column definitions of a json_to_recordset(...) AS x(...) over rows of `rowOf`. */
+  readonly recordType: string;
+  /** `col = EXCLUDED.col` for the extra columns and the writable fields: an upsert's SET list. */
+  readonly updateSet: string;
+
+  constructor(
+    readonly schema: D,
+    readonly table: string,
+    private readonly options: TableSpecOptions = {},
+  ) {
+    const assigned = new Set(options.assigned ?? []);
+    this.fields = schema.fields.filter((f) => !rulesOf(f).notStored);
+    this.written = this.fields.filter((f) => !assigned.has(f.name));
+    const extra = Object.entries(options.extra ?? {});
+    this.columns = [...extra.map(([name]) => name), ...this.written.map((f) => f.name)];
+    this.recordType = [...extra.map(([name, type]) => `${name} ${type}`), ...this.written.map((f) => `${f.name} ${columnType(f)}`)].join(", ");
+    // Read-only fields the service writes (the creating key) keep what the row was created with.
+    this.updateSet = [...extra.map(([name]) => name), ...this.written.filter((f) => !rulesOf(f).readOnly).map((f) => f.name)]
+      .filter((name) => name !== "id")
+      .map((name) => `${name} = EXCLUDED.${name}`)
+      .join(", ");
+  }
+
+  /** The select list of every stored field (`alias.col`), numerics as their exact text. */
+  select(alias?: string): string {
+    const prefix = alias ? `${alias}.` : "";
+    return this.fields.map((f) => (isDecimal(f) ? `${prefix}${f.name}::text AS ${f.name}` : `${prefix}${f.name}`)).join(", ");
+  }
+
+  /** The written fields' column values of a message: JSON-safe (timestamps as RFC 3339, decimals and int64 as text), null when unset. */
+  rowOf(message: MessageShape<D>): Row {
+    const row: Row = {};
+    for (const f of this.written) row[f.name] = columnValue(f, (message as unknown as Record<string, unknown>)[f.localName]);
+    return row;
+  }
+
+  /** The message of a stored row (or of `rowOf`'s row with what Postgres assigned), as GET answers it. */
+  messageOf(row: Row): MessageShape<D> {
+    const init: Record<string, unknown> = {};
+    for (const f of this.fields) {
+      const value = row[f.name];
+      if (value !== null && value !== undefined) init[f.localName] = fieldValue(f, value);
+    }
+    return create(this.schema, init as MessageInitShape<D>);
+  }
+
+  /**
+   * The problems (REST paths) that would make a message unstorable or break its rules: text too
+   * long, blank or with NUL characters, integers out of bounds, decimals with too many digits,
+   * dates out of range, JSON that jsonb refuses. Nested messages are checked by their own specs.
+   */
+  violations(message: MessageShape<D>, path = ""): { path: string; message: string }[] {
+    return fieldViolations(this.schema, message, path, this.options.timestampSeconds);
+  }
+
+  /** A row whose values are equal exactly when the content is: decimals without insignificant zeros, JSON objects' keys sorted. */
+  comparable(row: Row): Row {
+    const out: Row = { ...row };
+    for (const f of this.written) {
+      const v = row[f.name];
+      if (v === null || v === undefined) continue;
+      if (isDecimal(f)) out[f.name] = normalDecimal(v as string);
+      else if (f.fieldKind === "message" && f.message.typeName === STRUCT) out[f.name] = sortedKeys(v);
+    }
+    return out;
+  }
+}
+
+/** The rule problems of a message's writable fields (see TableSpec.violations), for messages kept inside another's row too. */
+export function fieldViolations<D extends DescMessage>(schema: D, message: MessageShape<D>, path = "", timestampSeconds?: readonly [bigint, bigint]): { path: string; message: string }[] {
+  const out: { path: string; message: string }[] = [];
+  const at = (f: DescField) => (path ? `${path}.${f.jsonName}` : f.jsonName);
+  for (const f of schema.fields) {
+    const rules = rulesOf(f);
+    if (rules.readOnly) continue;
+    const problem = fieldProblem(f, rules, (message as unknown as Record<string, unknown>)[f.localName], timestampSeconds);
+    if (typeof problem === "string") out.push({ path: at(f), message: problem });
+    else if (problem) out.push(...problem.map((p) => ({ path: `${at(f)}${p.path}`, message: p.message })));
+  }
+  return out;
+}
+
+function normalDecimal(v: string): string {
+  if (!v.includes(".")) return v.replace(/^(-?)0+(?=\d)/, "$1");
+  return v.replace(/^(-?)0+(?=\d)/, "$1").replace(/\.?0+$/, "");
+}
+
+/** A JSON value with its objects' keys in one order: the same attributes sent in another order are no change. */
+function sortedKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortedKeys);
+  if (!v || typeof v !== "object") return v;
+  return Object.fromEntries(
+    Object.keys(v)
+      .sort()
+      .map((k) => [k, sortedKeys((v as Record<string, unknown>)[k])]),
+  );
+}
+
+export const tableSpec = <D extends DescMessage>(schema: D, table: string, options?: TableSpecOptions) => new TableSpec(schema, table, options);
+
+const isDecimal = (f: DescField) => f.fieldKind === "message" && f.message.typeName === DecimalSchema.typeName;
+
+function columnType(f: DescField): string {
+  const declared = rulesOf(f).columnType;
+  if (declared) return declared;
+  switch (f.fieldKind) {
+    case "list":
+    case "map":
+      return "jsonb";
+    case "enum":
+      return "integer";
+    case "message":
+      return f.message.typeName === TIMESTAMP ? "timestamptz" : f.message.typeName === DecimalSchema.typeName ? "numeric" : "jsonb";
+    case "scalar":
+      switch (f.scalar) {
+        case ScalarType.STRING:
+          return "text";
+        case ScalarType.BOOL:
+          return "boolean";
+        case ScalarType.DOUBLE:
+          return "double precision";
+        case ScalarType.FLOAT:
+          return "real";
+        case ScalarType.INT64:
+        case ScalarType.UINT64:
+        case ScalarType.SINT64:
+        case ScalarType.FIXED64:
+        case ScalarType.SFIXED64:
+          return "bigint";
+        case ScalarType.BYTES:
+          return "bytea";
+        default:
+          return "integer";
+      }
+  }
+}
+
+/** REST JSON of a nested message as jsonb keeps it: decimals as their digits (text), never a rounded number. */
+function storedJson(desc: DescMessage, value: unknown): unknown {
+  return JSON.parse(JSON.stringify(toRestJson(desc, value as never), (_k, v: unknown) => (v instanceof RestDecimal ? v.digits : v)));
+}
+
+function columnValue(f: DescField, value: unknown): unknown {
+  if (value === undefined || value === null) return null;
+  switch (f.fieldKind) {
+    case "list":
+      return f.listKind === "message" ? (value as unknown[]).map((v) => storedJson(f.message, v)) : value;
+    case "map":
+      return f.mapKind === "message"
+        ? Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, f.message.typeName === DecimalSchema.typeName ? (v as { value: string }).value : storedJson(f.message, v)]))
+        : value;
+    case "message":
+      if (f.message.typeName === TIMESTAMP) return timestampDate(value as Timestamp).toISOString();
+      if (f.message.typeName === DecimalSchema.typeName) return (value as { value: string }).value;
+      if (f.message.typeName === STRUCT) return value;
+      return storedJson(f.message, value);
+    default:
+      return typeof value === "bigint" ? String(value) : value;
+  }
+}
+
+function fieldValue(f: DescField, value: unknown): unknown {
+  switch (f.fieldKind) {
+    case "list":
+      return f.listKind === "message" ? (value as unknown[]).map((v) => fromRestJson(f.message, v)) : value;
+    case "map":
+      return f.mapKind === "message"
+        ? Object.fromEntries(
+            Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, f.message.typeName === DecimalSchema.typeName ? { value: numericText(String(v)) } : fromRestJson(f.message, v)]),
+          )
+        : value;
+    case "message":
+      if (f.message.typeName === TIMESTAMP) return timestampFromDate(value instanceof Date ? value : new Date(value as string));
+      if (f.message.typeName === DecimalSchema.typeName) return { value: numericText(String(value)) };
+      if (f.message.typeName === STRUCT) return value;
+      return fromRestJson(f.message, value);
+    case "scalar":
+      return f.scalar === ScalarType.INT64 || f.scalar === ScalarType.UINT64 ? BigInt(value as string | number) : value;
+    default:
+      return value;
+  }
+}
+
+/** A decimal as Postgres prints the numeric stored from it: no leading zeros, no negative zero, its scale kept. */
+export function numericText(v: string): string {
+  const negative = v.startsWith("-");
+  const [int, fraction] = (negative ? v.slice(1) : v).split(".");
+  const digits = int.replace(/^0+(?=\d)/, "");
+  const zero = !/[1-9]/.test(int + (fraction ?? ""));
+  return `${negative && !zero ? "-" : ""}${digits}${fraction === undefined ? "" : `.${fraction}`}`;
+}
+
+function textProblem(value: string, rules: FieldRules): string | undefined {
+  const unstorable = unstorableText(value);
+  if (unstorable) return unstorable;
+  const max = rules.maxLen || DEFAULT_MAX_LEN;
+  if (value.length > max) return `must be at most ${max} characters`;
+  return undefined;
+}
+
+function fieldProblem(f: DescField, rules: FieldRules, value: unknown, seconds: readonly [bigint, bigint] | undefined): string | { path: string; message: string }[] | undefined {
+  if (f.fieldKind === "scalar" && f.scalar === ScalarType.STRING) {
+    if (rules.required && !(value as string | undefined)?.trim()) return "is required";
+    return value === undefined ? undefined : textProblem(value as string, rules);
+  }
+  if (value === undefined || value === null) return undefined;
+  if (f.fieldKind === "scalar" && typeof value === "number") {
+    if (rules.min !== undefined && value < rules.min) return rules.max !== undefined ? `must be ${rules.min}..${rules.max}` : `must be at least ${rules.min}`;
+    if (rules.max !== undefined && value > rules.max) return rules.min !== undefined ? `must be ${rules.min}..${rules.max}` : `must be at most ${rules.max}`;
+    return undefined;
+  }
+  if (f.fieldKind === "message") {
+    if (f.message.typeName === DecimalSchema.typeName) return DECIMAL.test((value as { value: string }).value) ? undefined : "must be a decimal number";
+    if (f.message.typeName === STRUCT) return jsonProblems(value, "").map((p) => ({ path: p.path, message: p.message }));
+    if (f.message.typeName === TIMESTAMP && seconds) {
+      const s = (value as Timestamp).seconds;
+      if (s < seconds[0] || s > seconds[1]) return `must lie between ${rangeText(seconds[0])} and ${rangeText(seconds[1])}`;
+    }
+  }
+  return undefined;
+}
+
+const rangeText = (s: bigint) => new Date(Number(s) * 1000).toISOString().replace("T", " ").replace(/\.000Z$/, "");

@@ -1,0 +1,47 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { ordersV1 } from "@analytics/contracts";
+import { fieldViolations, tableSpec } from "../src";
+
+/** A table spec is the PurchaseOrder message read as columns: names, types, rows and rules. */
+describe("tableSpec", () => {
+  const orders = tableSpec(ordersV1.PurchaseOrderSchema, "purchase_orders", { extra: { content_hash: "text" }, assigned: ["seq", "created_at", "updated_at"], timestampSeconds: [0n, 4291747199n] });
+
+  it("has a column per stored field, typed by the field (rules' column_type first), Postgres-assigned ones only selected", () => {
+    expect(orders.columns).toEqual([
+      "content_hash", "id", "external_po_no", "order_date", "delivery_date", "delivery_status", "external_comment", "external_warehouse_id",
+      "supplier", "label", "order_type", "api_key_id", "attributes",
+    ]);
+    expect(orders.recordType).toContain("id uuid, external_po_no text, order_date timestamptz");
+    expect(orders.recordType).toContain("delivery_status smallint");
+    expect(orders.recordType).toContain("attributes jsonb");
+    expect(orders.select()).toContain("seq");
+    expect(orders.updateSet).not.toMatch(/\bid = |api_key_id =/);
+    expect(orders.updateSet).toContain("content_hash = EXCLUDED.content_hash");
+  });
+
+  it("turns a message into a row and back unchanged (decimals as Postgres prints them)", () => {
+    const items = tableSpec(ordersV1.PurchaseOrderItemSchema, "purchase_order_items");
+    const item = create(ordersV1.PurchaseOrderItemSchema, {
+      id: "i", key: "K", quantity: 3, skuId: "s", totalPriceNet: { value: "012.50" },
+      deliveries: [{ deliveryId: "D", quantity: 2, deliveryDate: timestampFromDate(new Date("2026-01-02T00:00:00.123Z")) }], attributes: { a: [1, "x"] },
+    });
+    const row = items.rowOf(item);
+    expect(row).toMatchObject({ total_price_net: "012.50", deliveries: [{ deliveryID: "D", quantity: 2, deliveryDate: "2026-01-02T00:00:00.123Z" }], ean: null });
+    const back = items.messageOf(JSON.parse(JSON.stringify(row)));
+    expect(back).toEqual({ ...item, totalPriceNet: { ...item.totalPriceNet, value: "12.50" } });
+  });
+
+  it("checks the rules the proto declares", () => {
+    const po = create(ordersV1.PurchaseOrderSchema, { externalPoNo: " ", deliveryStatus: 6, externalWarehouseId: "w".repeat(501), supplier: "a\u0000", orderDate: { seconds: -1n }, attributes: { ["k\u0000"]: 1 } });
+    expect(orders.violations(po)).toEqual([
+      { path: "externalPONo", message: "is required" },
+      { path: "orderDate", message: "must lie between 1970-01-01 00:00:00 and 2105-12-31 23:59:59" },
+      { path: "deliveryStatus", message: "must be 0..5" },
+      { path: "externalWarehouseID", message: "must be at most 500 characters" },
+      { path: "supplier", message: "must be text without NUL characters or broken surrogates" },
+      { path: "attributes.k\u0000", message: "key must be text without NUL characters or broken surrogates" },
+    ]);
+    expect(fieldViolations(ordersV1.DeliverySchema, create(ordersV1.DeliverySchema, { quantity: -1 }), "items[0].deliveries[0]")).toEqual([{ path: "items[0].deliveries[0].quantity", message: "must be at least 0" }]);
+  });
+});
