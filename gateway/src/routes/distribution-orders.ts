@@ -9,7 +9,8 @@ import { route, type RouteContext } from "../http/route";
 import { documentAs } from "../http/openapi";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { describe } from "../http/validation";
-import { int32, pathNumber } from "../http/values";
+import { pathNumber } from "../http/values";
+import { answerShape, requestShape, withoutReadOnly } from "../http/proto-schema";
 import type { CallAs } from "../clients";
 import { clientFieldsOut, clientId, orderTimestamp, withClientFields, type OrderRouteDeps } from "./order-fields";
 import { knownWarehouses } from "./warehouse-references";
@@ -27,52 +28,33 @@ const statusQuery = z
   .optional()
   .describe(`one of ${STATUSES.join(", ")}`);
 
-const shortText = z.string().max(500);
-const count = int32().min(0);
+/** A row's fields: the DistributionOrder message's, with what REST does differently named here. */
 const rowShape = {
-  id: clientId,
+  ...requestShape(DistributionOrderSchema, {
+    timestamp: orderTimestamp,
+    omit: ["seq"],
+    fields: { id: clientId, externalDOID: pathNumber("/v2/api/distributionorders", ["example", "processing"]), externalRowID: z.string().trim().min(1).max(500) },
+  }),
   uuid: z.unknown().optional().describe("read-only: the internal id (PUT may name the row by it as `id`)"),
-  externalDOID: pathNumber("/v2/api/distributionorders", ["example", "processing"]),
-  externalRowID: z.string().trim().min(1).max(500),
-  externalComment: shortText.nullish(),
-  season: shortText.nullish(),
-  key: shortText.nullish(),
-  sku: shortText.nullish(),
-  orderDate: orderTimestamp.nullish(),
-  deliveryDate: orderTimestamp.nullish(),
-  fromWarehouseExternalId: shortText.nullish(),
-  toWarehouseExternalId: shortText.nullish(),
-  quantity: count.default(0),
-  allocatedQuantity: count.nullish(),
-  shippedAt: orderTimestamp.nullish(),
-  deliveredQuantity: count.nullish(),
-  completedDate: orderTimestamp.nullish(),
-  cancelledDate: orderTimestamp.nullish(),
-  status: z.unknown().optional().describe("read-only: derived"),
-  createdAt: z.unknown().optional(),
-  updatedAt: z.unknown().optional(),
 };
-/** The published client's additional fields on distribution orders (kept in `attributes`). */
-const DO_EXTRAS = DO_CLIENT_FIELDS;
-const rowInput = withClientFields(rowShape, DO_EXTRAS, { externalDistributionOrderId: "externalDOID" });
+const rowInput = withClientFields(rowShape, DO_CLIENT_FIELDS, { externalDistributionOrderId: "externalDOID" });
 
 export const distributionOrderSchema = z
   .object({
-    ...Object.fromEntries(Object.entries(rowShape).map(([k]) => [k, z.unknown()])),
-    attributes: z.record(z.string(), z.unknown()).nullable().describe("the published client's additional fields, as sent"),
-    ...clientFieldsOut(DO_CLIENT_FIELDS),
-    id: z.number().int().describe("the integer id (accepted as `id` by PUT)"),
+    ...answerShape(DistributionOrderSchema, {
+      omit: ["seq"],
+      fields: { id: z.number().int().describe("the integer id (accepted as `id` by PUT)"), status: z.enum(STATUSES) },
+    }),
     uuid: z.string().uuid().describe("the internal id (also accepted as `id` by PUT)"),
     externalDistributionOrderId: z.string().meta({ deprecated: true, description: "externalDOID, under the published client's name" }),
-    status: z.enum(STATUSES),
-    createdAt: z.string().datetime(),
-    updatedAt: z.string().datetime(),
+    ...clientFieldsOut(DO_CLIENT_FIELDS),
   })
   .meta({ id: "DistributionOrder" });
 
+/** The proto of a validated row (read-only fields and `uuid` dropped; `id` kept for PUT). */
 function toProto(row: z.output<typeof rowInput>, keepId: boolean): ordersV1.DistributionOrder {
-  const { status: _s, createdAt: _c, updatedAt: _u, uuid: _uuid, id, ...rest } = row;
-  return fromRestJson(DistributionOrderSchema, keepId ? { ...rest, id } : rest);
+  const { uuid: _uuid, ...rest } = row;
+  return fromRestJson(DistributionOrderSchema, withoutReadOnly(DistributionOrderSchema, rest, keepId ? ["id"] : []));
 }
 
 const toRest = (d: ordersV1.DistributionOrder) => distributionOrderToRest(d);

@@ -73,6 +73,11 @@ export function canonicalNames(names: string[], aliases: Record<string, string> 
   };
 }
 
+/** A nested object of a body (a delivery, a statement): its fields, names in any letter case. */
+export function nested(shape: Record<string, z.ZodType>) {
+  return z.preprocess(canonicalNames(Object.keys(shape)), z.strictObject(shape));
+}
+
 /**
  * An order's `id` on a write: its integer id (what GET answers as `id`) or its UUID (`uuid`).
  * Required by the replacing PUT, ignored elsewhere.

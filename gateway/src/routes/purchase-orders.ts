@@ -13,7 +13,7 @@ import { pathNumber } from "../http/values";
 import { answerShape, requestShape, withoutReadOnly } from "../http/proto-schema";
 import type { CallAs } from "../clients";
 import { knownWarehouses } from "./warehouse-references";
-import { canonicalNames, clientFieldsOut, clientId, orderTimestamp, parseTimestamp, withClientFields, type OrderRouteDeps } from "./order-fields";
+import { clientFieldsOut, clientId, nested, orderTimestamp, parseTimestamp, withClientFields, type OrderRouteDeps } from "./order-fields";
 
 const { DeliverySchema, PurchaseOrderItemSchema, PurchaseOrderSchema, WriteMode } = ordersV1;
 /** The field that names an order in its BatchResponse. */
@@ -42,8 +42,7 @@ const filterTimestamp = z
 /** Purchase orders' dates; anything REST does differently from the message is named here. */
 const orderFields = { timestamp: orderTimestamp };
 
-const deliveryShape = requestShape(DeliverySchema, orderFields);
-const deliverySchema = z.preprocess(canonicalNames(Object.keys(deliveryShape)), z.strictObject(deliveryShape));
+const deliverySchema = nested(requestShape(DeliverySchema, orderFields));
 
 const itemSchema = withClientFields(
   requestShape(PurchaseOrderItemSchema, { ...orderFields, fields: { deliveries: z.array(deliverySchema).max(10_000).nullish() } }),

@@ -8,100 +8,69 @@ import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../http/route";
 import { documentAs } from "../http/openapi";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
-import { decimal, int32, jsonObject, pathNumber } from "../http/values";
+import { jsonObject, pathNumber } from "../http/values";
+import { answerShape, requestShape, withoutReadOnly } from "../http/proto-schema";
 import type { CallAs } from "../clients";
-import { canonicalNames, clientFieldsOut, clientId, orderTimestamp, withClientFields } from "./order-fields";
+import { clientFieldsOut, clientId, nested, orderTimestamp, withClientFields } from "./order-fields";
 
-const { TransactionSchema, ShipmentSchema, WriteMode } = ordersV1;
+const { ShipmentSchema, TransactionItemSchema, TransactionSchema, TransactionStatementSchema, WriteMode } = ordersV1;
 const REFERENCE = "externalTransactionID";
 
-const text = z.string().max(10_000);
-const shortText = z.string().max(500);
-const json = jsonObject();
+// Bodies: the Transaction message's fields and rules, with what REST does differently named here.
+const orderFields = { timestamp: orderTimestamp };
 
-const shipmentShape = {
-  shipmentID: shortText.nullish(),
-  quantity: int32().min(1),
-  shipmentDate: orderTimestamp.nullish(),
-  externalWarehouseID: shortText.nullish(),
-};
-const shipmentInput = z.preprocess(canonicalNames(Object.keys(shipmentShape)), z.strictObject(shipmentShape));
+const itemInput = withClientFields(
+  requestShape(TransactionItemSchema, { ...orderFields, fields: { externalItemID: z.string().trim().min(1).max(500) } }),
+  TX_ITEM_CLIENT_FIELDS,
+  { externalID: "externalItemID" },
+);
+const shipmentInput = nested(requestShape(ShipmentSchema, orderFields));
 
-const itemShape = {
-  externalItemID: z.string().trim().min(1).max(500),
-  key: shortText.nullish(),
-  sku: shortText.nullish(),
-  ean: shortText.nullish(),
-  productName: text.nullish(),
-  quantity: int32().min(0).default(0),
-  vatValue: decimal().nullish(),
-  moneyItemTotalNet: decimal().nullish(),
-  moneyItemTotalVat: decimal().nullish(),
-  moneyDiscountIncVat: decimal().nullish(),
-  department: text.nullish(),
-  deliveryDate: orderTimestamp.nullish(),
-  type: z.union([z.literal(1), z.literal(2)]).nullish().describe("1 sale, 2 return"),
-  customFields: json.nullish(),
-  shipments: z.unknown().optional().describe("read-only: added by POST .../shipments"),
-};
-/** The published client's additional fields on transactions and their items (kept in `attributes`). */
-const TX_EXTRAS = TX_CLIENT_FIELDS;
-const TX_ITEM_EXTRAS = TX_ITEM_CLIENT_FIELDS;
-const itemInput = withClientFields(itemShape, TX_ITEM_EXTRAS, { externalID: "externalItemID" });
-
-const statementShape = {
-  name: shortText.nullish(),
-  type: z.number().int().min(1).max(5).nullish().describe("1 fee, 2 voucher, 3 shipping, 4 service, 5 cart discount"),
-  priceNet: decimal().nullish(),
-  priceVat: decimal().nullish(),
-  invoicedDate: orderTimestamp.nullish(),
-  customFields: json.nullish(),
-};
-const statementInput = z.preprocess(canonicalNames(Object.keys(statementShape)), z.strictObject(statementShape));
-
-const txShape = {
-  id: clientId,
-  uuid: z.unknown().optional().describe("read-only: the internal id (PUT may name the transaction by it as `id`)"),
-  externalTransactionID: pathNumber("/v2/api/transactions", ["example", "latest"]),
-  externalRowID: shortText.nullish(),
-  externalParentID: shortText.nullish(),
-  externalCustomerID: shortText.nullish(),
-  externalStoreID: shortText.nullish(),
-  externalInfo: z
-    .union([text, jsonObject().transform((o) => JSON.stringify(o))])
-    .nullish()
-    .describe("text; the published client's JSON object is kept as its JSON text (and answered as that text)"),
-  customerName: text.nullish(),
-  channel: z.union([z.literal(1), z.literal(2)]).nullish().describe("1 D2C, 2 B2B"),
-  market: shortText.nullish(),
-  type: z.union([z.literal(1), z.literal(2)]).nullish().describe("1 sale, 2 return"),
-  currencyCode: shortText.nullish().describe("ISO 4217 (e.g. SEK)"),
-  createdDate: orderTimestamp.nullish(),
-  completedDate: orderTimestamp.nullish(),
-  cancelledDate: orderTimestamp.nullish(),
-  deliveryDate: orderTimestamp.nullish(),
-  items: z.array(itemInput).max(10_000).nullish(),
-  statements: z.array(statementInput).max(10_000).nullish(),
-  createdAt: z.unknown().optional(),
-  updatedAt: z.unknown().optional(),
-};
-const txInput = withClientFields(txShape, TX_EXTRAS);
+const txInput = withClientFields(
+  {
+    ...requestShape(TransactionSchema, {
+      ...orderFields,
+      omit: ["seq"],
+      fields: {
+        id: clientId,
+        externalTransactionID: pathNumber("/v2/api/transactions", ["example", "latest"]),
+        externalInfo: z
+          .union([z.string().max(10_000), jsonObject().transform((o) => JSON.stringify(o))])
+          .nullish()
+          .describe("text; the published client's JSON object is kept as its JSON text (and answered as that text)"),
+        items: z.array(itemInput).max(10_000).nullish(),
+        statements: z.array(nested(requestShape(TransactionStatementSchema, orderFields))).max(10_000).nullish(),
+      },
+    }),
+    uuid: z.unknown().optional().describe("read-only: the internal id (PUT may name the transaction by it as `id`)"),
+  },
+  TX_CLIENT_FIELDS,
+);
 
 export const transactionSchema = z
   .object({
-    ...Object.fromEntries(Object.keys(txShape).map((k) => [k, z.unknown()])),
-    attributes: z.record(z.string(), z.unknown()).nullable().describe("the published client's additional fields, as sent"),
-    ...clientFieldsOut(TX_CLIENT_FIELDS),
-    id: z.number().int().describe("the integer id (accepted as `id` by PUT)"),
+    ...answerShape(TransactionSchema, {
+      omit: ["seq"],
+      fields: {
+        id: z.number().int().describe("the integer id (accepted as `id` by PUT)"),
+        items: z.array(
+          z.object({
+            ...answerShape(TransactionItemSchema),
+            externalID: z.string().meta({ deprecated: true, description: "externalItemID, under the published client's name" }),
+            ...clientFieldsOut(TX_ITEM_CLIENT_FIELDS),
+          }),
+        ),
+      },
+    }),
     uuid: z.string().uuid().describe("the internal id (also accepted as `id` by PUT)"),
-    createdAt: z.string().datetime(),
-    updatedAt: z.string().datetime(),
+    ...clientFieldsOut(TX_CLIENT_FIELDS),
   })
   .meta({ id: "Transaction" });
 
+/** The proto of a validated transaction (read-only fields and `uuid` dropped; `id` kept for PUT). */
 function toProto(t: z.output<typeof txInput>, keepId: boolean): ordersV1.Transaction {
-  const { createdAt: _c, updatedAt: _u, uuid: _uuid, id, items, ...rest } = t;
-  return fromRestJson(TransactionSchema, { ...rest, ...(keepId ? { id } : {}), items: (items ?? []).map(({ shipments: _s, ...i }) => i) });
+  const { uuid: _uuid, ...rest } = t;
+  return fromRestJson(TransactionSchema, withoutReadOnly(TransactionSchema, rest, keepId ? ["id"] : []));
 }
 const toRest = (t: ordersV1.Transaction) => transactionToRest(t);
 // Transactions are validated one by one (a bad one is its own 400); the document shows their schema.

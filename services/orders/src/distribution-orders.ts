@@ -1,14 +1,14 @@
 import { randomUUID } from "node:crypto";
-import { create, toBinary } from "@bufbuild/protobuf";
-import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
+import { toBinary } from "@bufbuild/protobuf";
 import { ordersV1, topics } from "@analytics/contracts";
-import { isUuid, jsonProblems, type Db, type Tx } from "@analytics/db";
+import { isUuid, type Db, type Tx } from "@analytics/db";
 import { invalid, notFound, type FieldViolation } from "@analytics/errors";
 import { announcedSizeProblem, enqueue, outboxEntry } from "@analytics/outbox";
 import { commit, itemOutcome, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
-import { DO_COUNTS as COUNTS, DO_DATES as DATES, DO_TEXT as TEXT, DO_WRITTEN as WRITTEN, type DoRow, type Page } from "./repository";
-import { MAX_KEY_LENGTH, textProblem, violationMessage } from "./validation";
+import type { DoRow, Page } from "./repository";
+import { distributionOrdersTable } from "./resources";
+import { violationMessage } from "./validation";
 
 /**
  * Distribution order rows, keyed by (externalDOID, externalRowID) within an account. `status` is
@@ -24,43 +24,11 @@ export const DO_STATUSES = ["PROCESSING", "ALLOCATED", "IN TRANSIT", "COMPLETED"
 const REFERENCE = "externalDOID/externalRowID";
 
 
-const camel = (c: string) => c.replace(/_([a-z])/g, (_, x: string) => x.toUpperCase());
-const field = (c: string) => DistributionOrderSchema.fields.find((f) => f.name === c)!;
-
-function fromRow(row: DoRow): DistributionOrder {
-  const init: Record<string, unknown> = { id: row.id, seq: BigInt(row.seq as string), status: row.status, createdAt: timestampFromDate(row.created_at as Date), updatedAt: timestampFromDate(row.updated_at as Date) };
-  for (const c of WRITTEN) {
-    const v = row[c];
-    if (v === null || v === undefined) continue;
-    init[field(c).localName] = (DATES as readonly string[]).includes(c) ? timestampFromDate(v as Date) : v;
-  }
-  return create(DistributionOrderSchema, init);
-}
-
-function columnsOf(d: DistributionOrder): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const c of WRITTEN) {
-    const v = (d as unknown as Record<string, unknown>)[field(c).localName];
-    out[c] = (DATES as readonly string[]).includes(c) ? (v ? timestampDate(v as Timestamp).toISOString() : null) : (v ?? null);
-  }
-  return out;
-}
+const fromRow = (row: DoRow): DistributionOrder => distributionOrdersTable.messageOf(row);
 
 function violations(d: DistributionOrder, replace: boolean): FieldViolation[] {
-  const out: FieldViolation[] = [];
-  if (replace && !d.id) out.push({ path: "id", message: "is required" });
-  for (const c of ["external_doid", "external_row_id"] as const) {
-    const v = (d as unknown as Record<string, string>)[field(c).localName];
-    const problem = v.trim() ? textProblem(v, MAX_KEY_LENGTH) : "is required";
-    if (problem) out.push({ path: field(c).jsonName, message: problem });
-  }
-  for (const c of TEXT) {
-    const v = (d as unknown as Record<string, string | undefined>)[field(c).localName];
-    const problem = v === undefined ? undefined : textProblem(v, MAX_KEY_LENGTH);
-    if (problem) out.push({ path: field(c).jsonName, message: problem });
-  }
-  for (const c of COUNTS) if ((d as unknown as Record<string, number>)[camel(c)] < 0) out.push({ path: field(c).jsonName, message: "must be at least 0" });
-  out.push(...jsonProblems(d.attributes, "attributes"));
+  const out: FieldViolation[] = distributionOrdersTable.violations(d);
+  if (replace && !d.id) out.unshift({ path: "id", message: "is required" });
   const tooLarge = out.length ? undefined : announcedSizeProblem(toBinary(DistributionOrderSchema, d).length, "distribution order");
   if (tooLarge) out.push(tooLarge);
   return out;
@@ -83,7 +51,7 @@ export async function writeDistributionOrders(ctx: ServiceContext, accountId: st
   const done = await commit(
     ctx,
     async (tx) => {
-      const rows = valid.map(({ d }) => ({ ...columnsOf(d), id: replace ? (isUuid(d.id) ? d.id : randomUUID()) : randomUUID() }));
+      const rows = valid.map(({ d }) => ({ ...distributionOrdersTable.rowOf(d), id: replace ? (isUuid(d.id) ? d.id : randomUUID()) : randomUUID() }));
       const written = replace ? await repo.replaceDistributionOrders(tx, accountId, rows) : await repo.upsertDistributionOrders(tx, accountId, rows);
       const byKey = new Map<string, Stored>(written.map((r) => [keyOf(r, replace), r]));
       await readUntouched(tx, accountId, rows as DoRow[], byKey, replace);

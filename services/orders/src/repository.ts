@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "@analytics/db";
 import { copyRows, isIntegerId, pageOfIds, type CopyValue } from "@analytics/db";
 import type { Page } from "@analytics/rpc";
-import { purchaseOrderItemsTable, purchaseOrdersTable, type ItemRow, type ItemWrite, type OrderRow, type OrderWrite, type WrittenOrder } from "./resources";
+import { distributionOrdersTable, purchaseOrderItemsTable, purchaseOrdersTable, type ItemRow, type ItemWrite, type OrderRow, type OrderWrite, type WrittenOrder } from "./resources";
 
 /**
  * The orders service's SQL. Every statement is scoped by account_id, and a batch of orders is a
@@ -171,22 +171,11 @@ export async function findOrderId(db: Db, accountId: string, number: string | un
 // column (migration 002). A row sent as stored (every written column equal, attributes compared
 // as JSON values) is left alone.
 
-export const DO_TEXT = ["external_comment", "season", "key", "sku", "from_warehouse_external_id", "to_warehouse_external_id"] as const;
-export const DO_DATES = ["order_date", "delivery_date", "shipped_at", "completed_date", "cancelled_date"] as const;
-export const DO_COUNTS = ["quantity", "allocated_quantity", "delivered_quantity"] as const;
-// attributes: the published client's additional fields, a JSON object kept as sent.
-export const DO_WRITTEN = ["external_doid", "external_row_id", ...DO_TEXT, ...DO_DATES, ...DO_COUNTS, "attributes"] as const;
-const DO_RECORD = [
-  "id uuid",
-  "external_doid text",
-  "external_row_id text",
-  ...DO_TEXT.map((c) => `${c} text`),
-  ...DO_DATES.map((c) => `${c} timestamptz`),
-  ...DO_COUNTS.map((c) => `${c} integer`),
-  "attributes jsonb",
-].join(", ");
-const DO_SELECT = `id, seq, ${DO_WRITTEN.join(", ")}, status, version, created_at, updated_at`;
-const doSelectOf = (t: string) => DO_SELECT.split(", ").map((c) => `${t}.${c}`).join(", ");
+const DO = distributionOrdersTable;
+/** The columns a write sets: every written field's but the id. */
+const DO_WRITTEN = DO.columns.filter((c) => c !== "id");
+const DO_SELECT = `${DO.select()}, version`;
+const doSelectOf = (t: string) => `${DO.select(t)}, ${t}.version`;
 /** True when the stored row `t` differs from the sent row `x` in a written column. */
 const doDiffers = (t: string, x: string) => `(${DO_WRITTEN.map((c) => `${t}.${c}`).join(", ")}) IS DISTINCT FROM (${DO_WRITTEN.map((c) => `${x}.${c}`).join(", ")})`;
 
@@ -197,10 +186,10 @@ export type DoWrite = Record<string, unknown> & { id: string };
 /** Creates or updates rows by (external_doid, external_row_id); returns those written. */
 export async function upsertDistributionOrders(tx: Tx, accountId: string, rows: DoWrite[]): Promise<(DoRow & { created: boolean })[]> {
   const { rows: written } = await tx.raw(
-    `INSERT INTO distribution_orders (id, account_id, ${DO_WRITTEN.join(", ")})
-     SELECT id, ?, ${DO_WRITTEN.join(", ")} FROM jsonb_to_recordset(?::jsonb) AS x(${DO_RECORD})
+    `INSERT INTO distribution_orders (account_id, ${DO.columns.join(", ")})
+     SELECT ?, ${DO.columns.join(", ")} FROM jsonb_to_recordset(?::jsonb) AS x(${DO.recordType})
      ON CONFLICT (account_id, external_doid, external_row_id) DO UPDATE SET
-       ${DO_WRITTEN.slice(2).map((c) => `${c} = EXCLUDED.${c}`).join(", ")}, version = distribution_orders.version + 1, updated_at = now()
+       ${DO.updateSet}, version = distribution_orders.version + 1, updated_at = now()
      WHERE ${doDiffers("distribution_orders", "EXCLUDED")}
      RETURNING ${DO_SELECT}, (xmax = 0) AS created`,
     [accountId, asJson(rows)],
@@ -212,7 +201,7 @@ export async function upsertDistributionOrders(tx: Tx, accountId: string, rows: 
 export async function replaceDistributionOrders(tx: Tx, accountId: string, rows: DoWrite[]): Promise<(DoRow & { created: boolean })[]> {
   const { rows: written } = await tx.raw(
     `UPDATE distribution_orders t SET ${DO_WRITTEN.map((c) => `${c} = x.${c}`).join(", ")}, version = t.version + 1, updated_at = now()
-     FROM jsonb_to_recordset(?::jsonb) AS x(${DO_RECORD})
+     FROM jsonb_to_recordset(?::jsonb) AS x(${DO.recordType})
      WHERE t.account_id = ? AND t.id = x.id AND ${doDiffers("t", "x")}
        AND NOT EXISTS (SELECT 1 FROM distribution_orders o WHERE o.account_id = t.account_id
          AND o.external_doid = x.external_doid AND o.external_row_id = x.external_row_id AND o.id <> t.id)

@@ -3,7 +3,7 @@ import { ordersV1 } from "@analytics/contracts";
 import { fieldViolations, tableSpec, type Row } from "@analytics/db";
 import type { FieldViolation } from "@analytics/errors";
 
-const { PurchaseOrderSchema, PurchaseOrderItemSchema, DeliverySchema } = ordersV1;
+const { DeliverySchema, DistributionOrderSchema, PurchaseOrderItemSchema, PurchaseOrderSchema } = ordersV1;
 export type PurchaseOrder = ordersV1.PurchaseOrder;
 
 /** The specification's date range of order resources: 1970-01-01 00:00:00 .. 2105-12-31 23:59:59. */
@@ -22,6 +22,12 @@ export const purchaseOrderItemsTable = tableSpec(PurchaseOrderItemSchema, "purch
   extra: { purchase_order_id: "uuid", position: "integer" },
   // Chosen while the items are written: kept for a row whose externalRowID stays.
   assigned: ["id"],
+  timestampSeconds: ORDER_DATE_SECONDS,
+});
+
+/** distribution_orders: the DistributionOrder message's columns; `status` is generated (migration 002). */
+export const distributionOrdersTable = tableSpec(DistributionOrderSchema, "distribution_orders", {
+  assigned: ["seq", "status", "created_at", "updated_at"],
   timestampSeconds: ORDER_DATE_SECONDS,
 });
 

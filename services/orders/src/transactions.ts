@@ -2,13 +2,14 @@ import { randomUUID } from "node:crypto";
 import { clone, equals, fromJson, toBinary, toJson, type JsonValue } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { isCurrencyCode, ordersV1, topics } from "@analytics/contracts";
-import { isUuid, jsonProblems, type Db, type Tx } from "@analytics/db";
+import { fieldViolations, isUuid, type Db, type Tx } from "@analytics/db";
 import { conflict, invalid, notFound, type FieldViolation } from "@analytics/errors";
 import { announcedSizeProblem, enqueue, outboxEntry } from "@analytics/outbox";
 import { commit, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
 import type { Page, ShipmentRow, TransactionRow as StoredRow } from "./repository";
-import { MAX_KEY_LENGTH, textProblem, violationMessage } from "./validation";
+import { ORDER_DATE_SECONDS } from "./resources";
+import { violationMessage } from "./validation";
 
 /**
  * Transactions (sales and returns) with their items and statements, stored as proto JSON, and
@@ -21,10 +22,9 @@ import { MAX_KEY_LENGTH, textProblem, violationMessage } from "./validation";
  * is a replay, not added again.
  */
 
-const { TransactionSchema, ShipmentSchema, WriteMode } = ordersV1;
+const { ShipmentSchema, TransactionItemSchema, TransactionSchema, TransactionStatementSchema, WriteMode } = ordersV1;
 export type Transaction = ordersV1.Transaction;
 const REFERENCE = "externalTransactionID";
-const DECIMAL = /^-?[0-9]{1,20}(\.[0-9]{1,10})?$/;
 
 /** What is stored of a transaction: everything sent, without read-only fields. */
 function bodyOf(t: Transaction): JsonValue {
@@ -49,38 +49,18 @@ function fromStored(row: StoredRow, shipments: ShipmentRow[]): Transaction {
   return t;
 }
 
+/** A transaction's field problems: its messages' rules (the proto), unique item ids and a known currency. */
 function violations(t: Transaction, replace: boolean): FieldViolation[] {
-  const out: FieldViolation[] = [];
-  const add = (path: string, message: string | undefined) => void (message && out.push({ path, message }));
-  if (replace && !t.id) add("id", "is required");
-  add(REFERENCE, t.externalTransactionId.trim() ? textProblem(t.externalTransactionId, MAX_KEY_LENGTH) : "is required");
-  if (t.channel !== undefined && t.channel !== 1 && t.channel !== 2) add("channel", "must be 1 (D2C) or 2 (B2B)");
-  if (t.type !== undefined && t.type !== 1 && t.type !== 2) add("type", "must be 1 (sale) or 2 (return)");
-  const texts = { externalRowID: t.externalRowId, externalParentID: t.externalParentId, externalCustomerID: t.externalCustomerId, externalStoreID: t.externalStoreId, externalInfo: t.externalInfo, customerName: t.customerName, market: t.market, currencyCode: t.currencyCode };
-  for (const [path, v] of Object.entries(texts)) if (v !== undefined) add(path, textProblem(v));
-  if (t.currencyCode && !isCurrencyCode(t.currencyCode)) add("currencyCode", "must be an ISO 4217 currency code (e.g. SEK)");
-  out.push(...jsonProblems(t.attributes, "attributes"));
+  const out = fieldViolations(TransactionSchema, t, "", ORDER_DATE_SECONDS);
+  if (replace && !t.id) out.unshift({ path: "id", message: "is required" });
+  if (t.currencyCode && !isCurrencyCode(t.currencyCode)) out.push({ path: "currencyCode", message: "must be an ISO 4217 currency code (e.g. SEK)" });
   const ids = new Set<string>();
   t.items.forEach((item, i) => {
-    const p = `items[${i}]`;
-    add(`${p}.externalItemID`, item.externalItemId.trim() ? textProblem(item.externalItemId, MAX_KEY_LENGTH) : "is required");
-    if (ids.has(item.externalItemId)) add(`${p}.externalItemID`, "must be unique within the transaction");
+    out.push(...fieldViolations(TransactionItemSchema, item, `items[${i}]`, ORDER_DATE_SECONDS));
+    if (ids.has(item.externalItemId)) out.push({ path: `items[${i}].externalItemID`, message: "must be unique within the transaction" });
     ids.add(item.externalItemId);
-    if (item.quantity < 0) add(`${p}.quantity`, "must be at least 0");
-    if (item.type !== undefined && item.type !== 1 && item.type !== 2) add(`${p}.type`, "must be 1 (sale) or 2 (return)");
-    const money = { vatValue: item.vatValue, moneyItemTotalNet: item.moneyItemTotalNet, moneyItemTotalVat: item.moneyItemTotalVat, moneyDiscountIncVat: item.moneyDiscountIncVat };
-    for (const [name, d] of Object.entries(money)) if (d && !DECIMAL.test(d.value)) add(`${p}.${name}`, "must be a decimal number");
-    for (const [name, v] of Object.entries({ key: item.key, sku: item.sku, ean: item.ean, productName: item.productName, department: item.department })) {
-      if (v !== undefined) add(`${p}.${name}`, textProblem(v));
-    }
-    out.push(...jsonProblems(item.customFields, `${p}.customFields`), ...jsonProblems(item.attributes, `${p}.attributes`));
   });
-  t.statements.forEach((s, i) => {
-    if (s.type !== undefined && (s.type < 1 || s.type > 5)) add(`statements[${i}].type`, "must be 1 fee, 2 voucher, 3 shipping, 4 service or 5 cart discount");
-    for (const [name, d] of Object.entries({ priceNet: s.priceNet, priceVat: s.priceVat })) if (d && !DECIMAL.test(d.value)) add(`statements[${i}].${name}`, "must be a decimal number");
-    if (s.name !== undefined) add(`statements[${i}].name`, textProblem(s.name));
-    out.push(...jsonProblems(s.customFields, `statements[${i}].customFields`));
-  });
+  t.statements.forEach((s, i) => out.push(...fieldViolations(TransactionStatementSchema, s, `statements[${i}]`, ORDER_DATE_SECONDS)));
   const tooLarge = out.length ? undefined : announcedSizeProblem(toBinary(TransactionSchema, t).length, "transaction");
   if (tooLarge) out.push(tooLarge);
   return out;
@@ -251,9 +231,8 @@ export async function addShipments(ctx: ServiceContext, accountId: string, exter
   if (!shipments.length) throw invalid("at least one shipment is required", [{ path: "", message: "at least one shipment" }]);
   const ids = new Set<string>();
   shipments.forEach((s, i) => {
-    if (s.quantity < 1) throw invalid(`[${i}].quantity must be at least 1`, [{ path: `[${i}].quantity`, message: "must be at least 1" }]);
-    const problem = s.shipmentId === undefined ? undefined : textProblem(s.shipmentId, MAX_KEY_LENGTH);
-    if (problem) throw invalid(`[${i}].shipmentID ${problem}`, [{ path: `[${i}].shipmentID`, message: problem }]);
+    const [problem] = fieldViolations(ShipmentSchema, s, `[${i}]`, ORDER_DATE_SECONDS);
+    if (problem) throw invalid(`${problem.path} ${problem.message}`, [problem]);
     if (s.shipmentId !== undefined && ids.has(s.shipmentId)) {
       throw invalid(`[${i}].shipmentID appears more than once in the request`, [{ path: `[${i}].shipmentID`, message: "appears more than once in the request" }]);
     }
