@@ -5,6 +5,5 @@ import { createDistributionOrders } from "./002_distribution_orders";
 import { createTransactions } from "./003_transactions";
 import { purchaseOrderContentHash } from "./004_content_hash";
 import { clientAttributes } from "./005_client_attributes";
-import { purchaseOrderBuyer } from "./006_purchase_order_buyer";
 
-export const migrations: Migration[] = [...outboxMigrations, createOrders, createDistributionOrders, createTransactions, purchaseOrderContentHash, clientAttributes, purchaseOrderBuyer];
+export const migrations: Migration[] = [...outboxMigrations, createOrders, createDistributionOrders, createTransactions, purchaseOrderContentHash, clientAttributes];
