@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { ScalarType, getOption, type DescField, type DescMessage } from "@bufbuild/protobuf";
-import { DecimalSchema, rules as rulesOption } from "@analytics/contracts";
+import { ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
+import { DecimalSchema, fieldRules as rulesOf } from "@analytics/contracts";
 import { decimal, int32, int64, jsonObject } from "./values";
 
 /**
@@ -24,7 +24,6 @@ const TIMESTAMP = "google.protobuf.Timestamp";
 const STRUCT = "google.protobuf.Struct";
 const DEFAULT_MAX_LEN = 10_000;
 
-const rulesOf = (field: DescField) => getOption(field, rulesOption);
 
 function described<T extends z.ZodType>(schema: T, field: DescField, prefix?: string): T {
   const text = [prefix, rulesOf(field).description].filter(Boolean).join(": ");
@@ -157,6 +156,13 @@ function answerScalar(scalar: ScalarType): z.ZodType {
   }
 }
 
+const byRestName = new WeakMap<DescMessage, Map<string, DescField>>();
+function fieldsByRestName(desc: DescMessage): Map<string, DescField> {
+  let found = byRestName.get(desc);
+  if (!found) byRestName.set(desc, (found = new Map(desc.fields.map((f) => [f.jsonName, f]))));
+  return found;
+}
+
 /**
  * A validated body without the read-only fields a client may send back (GET's answer, resent):
  * the service fills them, and their values were never checked. `keep` names top-level ones that
@@ -164,7 +170,7 @@ function answerScalar(scalar: ScalarType): z.ZodType {
  */
 export function withoutReadOnly(desc: DescMessage, body: Record<string, unknown>, keep: readonly string[] = []): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  const fields = new Map(desc.fields.map((f) => [f.jsonName, f]));
+  const fields = fieldsByRestName(desc);
   for (const [name, value] of Object.entries(body)) {
     const field = fields.get(name);
     if (!field) {

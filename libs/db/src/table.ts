@@ -1,6 +1,6 @@
-import { ScalarType, create, getOption, type DescField, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import { ScalarType, create, type DescField, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
-import { DecimalSchema, RestDecimal, fromRestJson, rules as rulesOption, toRestJson, type FieldRules } from "@analytics/contracts";
+import { DecimalSchema, RestDecimal, fieldRules, fromRestJson, toRestJson, type FieldRules } from "@analytics/contracts";
 import { jsonProblems, unstorableText } from "./storable";
 
 /**
@@ -29,7 +29,7 @@ const DEFAULT_MAX_LEN = 10_000;
 const DECIMAL = /^-?[0-9]{1,20}(\.[0-9]{1,10})?$/;
 
 /** A field's rules (its `(analytics.common.v1.rules)` option; the defaults where it has none). */
-export const rulesOf = (field: DescField): FieldRules => getOption(field, rulesOption);
+export const rulesOf = fieldRules;
 
 export class TableSpec<D extends DescMessage> {
   /** The message's fields that have a column, in declaration order. */
@@ -110,14 +110,20 @@ export class TableSpec<D extends DescMessage> {
 export function fieldViolations<D extends DescMessage>(schema: D, message: MessageShape<D>, path = "", timestampSeconds?: readonly [bigint, bigint]): { path: string; message: string }[] {
   const out: { path: string; message: string }[] = [];
   const at = (f: DescField) => (path ? `${path}.${f.jsonName}` : f.jsonName);
-  for (const f of schema.fields) {
-    const rules = rulesOf(f);
-    if (rules.readOnly) continue;
+  for (const [f, rules] of checkedFields(schema)) {
     const problem = fieldProblem(f, rules, (message as unknown as Record<string, unknown>)[f.localName], timestampSeconds);
     if (typeof problem === "string") out.push({ path: at(f), message: problem });
     else if (problem) out.push(...problem.map((p) => ({ path: `${at(f)}${p.path}`, message: p.message })));
   }
   return out;
+}
+
+const checked = new WeakMap<DescMessage, [DescField, FieldRules][]>();
+/** The fields a client writes, with their rules (read-only ones are the service's). */
+function checkedFields(schema: DescMessage): [DescField, FieldRules][] {
+  let found = checked.get(schema);
+  if (!found) checked.set(schema, (found = schema.fields.map((f) => [f, rulesOf(f)] as [DescField, FieldRules]).filter(([, r]) => !r.readOnly)));
+  return found;
 }
 
 function normalDecimal(v: string): string {

@@ -110,19 +110,44 @@ export function purchaseOrderViolations(po: PurchaseOrder): FieldViolation[] {
 
 const deliveredQuantity = (item: ordersV1.PurchaseOrderItem) => item.deliveries.reduce((sum, d) => sum + d.quantity, 0);
 
+/** The prefix of a content hash over the set fields only (see contentHashes). */
+const HASH_V2 = "2:";
+/**
+ * The columns the first content hash was over, unset ones included as null. Orders stored before
+ * the hash left unset fields out carry such a hash, and are compared by it (legacyMatches).
+ */
+const LEGACY_ORDER_KEYS = new Set(["external_po_no", "order_date", "delivery_date", "delivery_status", "external_comment", "external_warehouse_id", "supplier", "label", "order_type", "attributes", "items"]);
+const LEGACY_ITEM_KEYS = new Set([
+  "position", "external_row_id", "key", "sku", "ean", "season", "sku_id", "quantity", "delivery_date", "external_warehouse_id", "total_price_net", "total_price_vat",
+  "total_price_currency", "deliveries", "delivered_quantity", "attributes",
+]);
+
+const hashOf = (json: string) => createHash("sha256").update(json).digest("base64");
+const withoutNulls = (row: Row, keep: Set<string>) => Object.fromEntries(Object.entries(row).filter(([k, v]) => v !== null || keep.has(k)));
+const NONE = new Set<string>();
+
 /**
  * The SHA-256 of the writable content of an order (its columns and its items' columns, always
  * built in the same key order) as JSON: an equal hash means nothing changed. Built from the
- * columns, so it costs no second conversion, and only the hash is stored.
+ * columns, so it costs no second conversion, and only the hash is stored. Unset fields are left
+ * out, so a field added to the PurchaseOrder message changes no stored order's hash.
  */
-function contentHash(order: Row, items: ItemWrite[]): { hash: string; jsonLength: number } {
+function contentHashes(order: Row, items: ItemWrite[]): { hash: string; legacy: () => string; jsonLength: number } {
   const { id: _id, api_key_id: _key, ...content } = purchaseOrdersTable.comparable(order);
-  const json = JSON.stringify({ ...content, items: items.map(({ purchase_order_id: _, ...item }) => purchaseOrderItemsTable.comparable(item)) });
-  return { hash: createHash("sha256").update(json).digest("base64"), jsonLength: json.length };
+  const comparableItems = items.map(({ purchase_order_id: _, ...item }) => purchaseOrderItemsTable.comparable(item));
+  const json = (keepOrder: Set<string>, keepItem: Set<string>) =>
+    JSON.stringify({ ...withoutNulls(content, keepOrder), items: comparableItems.map((i) => withoutNulls(i, keepItem)) });
+  const current = json(NONE, NONE);
+  return { hash: HASH_V2 + hashOf(current), legacy: () => hashOf(json(LEGACY_ORDER_KEYS, LEGACY_ITEM_KEYS)), jsonLength: current.length };
+}
+
+/** Whether a stored content hash says the order's content is `columns`' (a first-format hash compared as it was made). */
+export function sameContent(stored: string, columns: { order: OrderWrite; legacyHash: () => string }): boolean {
+  return stored.startsWith(HASH_V2) ? stored === columns.order.content_hash : stored === columns.legacyHash();
 }
 
 /** The columns of an order and its items, and the length of their content as JSON (what its hash is of). */
-export function orderColumns(id: string, apiKeyId: string, po: PurchaseOrder): { order: OrderWrite; items: ItemWrite[]; contentLength: number } {
+export function orderColumns(id: string, apiKeyId: string, po: PurchaseOrder): { order: OrderWrite; items: ItemWrite[]; contentLength: number; legacyHash: () => string } {
   const items = po.items.map((item, position) => ({
     purchase_order_id: id,
     position,
@@ -130,6 +155,6 @@ export function orderColumns(id: string, apiKeyId: string, po: PurchaseOrder): {
     delivered_quantity: deliveredQuantity(item),
   })) as ItemWrite[];
   const order = { ...purchaseOrdersTable.rowOf(po), id, api_key_id: apiKeyId };
-  const content = contentHash(order, items);
-  return { order: { ...order, content_hash: content.hash } as OrderWrite, items, contentLength: content.jsonLength };
+  const content = contentHashes(order, items);
+  return { order: { ...order, content_hash: content.hash } as OrderWrite, items, contentLength: content.jsonLength, legacyHash: content.legacy };
 }

@@ -1,13 +1,13 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ordersV1 } from "@analytics/contracts";
-import { orderColumns } from "../src/resources";
+import { orderColumns, sameContent } from "../src/resources";
 
 /**
  * Stored orders keep the content hash they were written with: an identical re-send is recognised
- * by it. The columns now follow the PurchaseOrder message, so the hash of this order is pinned to
- * the value the hand-written columns gave; a change here would make every stored order "changed"
- * (a version and a queue entry) on its next identical re-send.
+ * by it. Orders written before the hash left unset fields out are compared by the first format,
+ * pinned here to the value the hand-written columns gave; a change would make every such order
+ * "changed" (a version and a queue entry) on its next identical re-send.
  */
 it("an order's content hash is the one stored orders were written with", () => {
   const po = create(ordersV1.PurchaseOrderSchema, {
@@ -26,6 +26,13 @@ it("an order's content hash is the one stored orders were written with", () => {
       { sku: "S", quantity: 0, skuId: "sku-2", deliveryDate: timestampFromDate(new Date("2026-02-02T00:00:00Z")) },
     ],
   });
-  const { order } = orderColumns("11111111-1111-1111-1111-111111111111", "key", po);
-  expect(order.content_hash).toBe("hl9bxiahHhcpvxsa8hbLP6KTfu+1PLlUqQGM+q4xROk=");
+  const columns = orderColumns("11111111-1111-1111-1111-111111111111", "key", po);
+  expect(columns.legacyHash()).toBe("hl9bxiahHhcpvxsa8hbLP6KTfu+1PLlUqQGM+q4xROk=");
+  // Stored orders' hashes are now over the set fields only: a field added unset changes none.
+  expect(columns.order.content_hash).toMatch(/^2:/);
+  expect(sameContent("hl9bxiahHhcpvxsa8hbLP6KTfu+1PLlUqQGM+q4xROk=", columns)).toBe(true);
+  expect(sameContent(columns.order.content_hash, columns)).toBe(true);
+  const other = orderColumns("11111111-1111-1111-1111-111111111111", "key", { ...po, label: "other" });
+  expect(sameContent("hl9bxiahHhcpvxsa8hbLP6KTfu+1PLlUqQGM+q4xROk=", other)).toBe(false);
+  expect(sameContent(columns.order.content_hash, other)).toBe(false);
 });
