@@ -18,6 +18,12 @@ export interface ProtoSchemaOptions {
   fields?: Record<string, z.ZodType>;
   /** Fields REST does not show, by REST name (seq: answered as `id`). */
   omit?: readonly string[];
+  /**
+   * Whether null is accepted for a field without presence (and read as its zero value). true (the
+   * default) for orders; false where REST refused null for such fields before they were declared
+   * in the proto (inventory): left out they take their zero value, null is a 400.
+   */
+  nullForDefault?: boolean;
 }
 
 const TIMESTAMP = "google.protobuf.Timestamp";
@@ -44,17 +50,17 @@ export function requestShape(desc: DescMessage, options: ProtoSchemaOptions): Re
     else if (rules.readOnly) shape[field.jsonName] = described(z.unknown().optional(), field, "read-only");
     else {
       const value = requestValue(field, options);
-      shape[field.jsonName] = described(rules.required ? value : withDefault(field, value.nullish()), field);
+      shape[field.jsonName] = described(rules.required ? value : optionalValue(field, value, options.nullForDefault ?? true), field);
     }
   }
   return shape;
 }
 
-/** A field without presence (proto3 implicit) is its zero value when left out, or null: the document says so. */
-function withDefault(field: DescField, value: z.ZodType): z.ZodType {
-  if ((field.fieldKind !== "scalar" && field.fieldKind !== "enum") || field.proto.proto3Optional || field.oneof) return value;
+/** A field without presence (proto3 implicit) is its zero value when left out, or null (unless nullForDefault is false): the document says so. */
+function optionalValue(field: DescField, value: z.ZodType, nullForDefault: boolean): z.ZodType {
+  if ((field.fieldKind !== "scalar" && field.fieldKind !== "enum") || field.proto.proto3Optional || field.oneof) return value.nullish();
   const zero = field.fieldKind === "enum" ? 0 : field.scalar === ScalarType.STRING ? "" : field.scalar === ScalarType.BOOL ? false : 0;
-  return value.default(zero as never);
+  return (nullForDefault ? value.nullish() : value).default(zero as never);
 }
 
 function requestValue(field: DescField, options: ProtoSchemaOptions): z.ZodType {
@@ -83,7 +89,8 @@ function scalarValue(field: DescField, scalar: ScalarType): z.ZodType {
   const rules = rulesOf(field);
   switch (scalar) {
     case ScalarType.STRING:
-      return z.string().max(rules.maxLen || DEFAULT_MAX_LEN);
+      // A required text is not blank: at least its one character here, the service refuses blanks.
+      return rules.required ? z.string().min(1).max(rules.maxLen || DEFAULT_MAX_LEN) : z.string().max(rules.maxLen || DEFAULT_MAX_LEN);
     case ScalarType.BOOL:
       return z.boolean();
     case ScalarType.DOUBLE:

@@ -1,10 +1,33 @@
 import { z } from "zod";
-import { dateOnly, int32 } from "../http/values";
+import { fromRestJson, inventoryV1 } from "@analytics/contracts";
+import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
+import { answerShape, requestShape, withoutReadOnly } from "../http/proto-schema";
+import { dateOnly } from "../http/values";
 
-/** zod shapes of the inventory's REST resources (CONTRACT.md, "Resources"). */
+/**
+ * zod shapes of the inventory's REST resources (CONTRACT.md, "Resources"): the Warehouse,
+ * StockRow, Store, StoreTrafficEvent and StockTrigger messages' fields and rules, with what REST
+ * does differently named here.
+ */
+
+const { StockRowSchema, StockTriggerSchema, StoreSchema, StoreTrafficEventSchema, WarehouseSchema } = inventoryV1;
 
 const shortText = z.string().max(500);
 const timestamp = z.string().max(40).datetime({ offset: true }).describe("RFC 3339");
+/** Inventory's timestamps; null is refused for a field without presence (it takes its default when left out). */
+const inventoryFields = { timestamp, nullForDefault: false };
+
+/**
+ * The message of a validated body: read-only fields (and `drop`) left out, null and undefined read
+ * as not set, timestamps (RFC 3339 with any offset, validated) at their instant.
+ */
+export function messageOfBody<D extends DescMessage>(schema: D, body: Record<string, unknown>, drop: readonly string[] = []): MessageShape<D> {
+  const timestamps = new Set(schema.fields.filter((f) => f.fieldKind === "message" && f.message.typeName === "google.protobuf.Timestamp").map((f) => f.jsonName));
+  const sent = Object.entries(withoutReadOnly(schema, body))
+    .filter(([k, v]) => v !== undefined && v !== null && !drop.includes(k))
+    .map(([k, v]) => [k, timestamps.has(k) && typeof v === "string" ? new Date(v).toISOString() : v]);
+  return fromRestJson(schema, Object.fromEntries(sent));
+}
 
 /**
  * Field names that differ only in letter case from the contract's are accepted (the published
@@ -24,93 +47,45 @@ export function caseless<T extends z.ZodType>(fields: string[], schema: T) {
   }, schema);
 }
 
-export const warehouseSchema = z
-  .object({
-    ID: z.string().uuid(),
-    externalId: z.string(),
-    name: z.string(),
-    centralWarehouse: z.boolean(),
-    createdAt: z.string(),
-    updatedAt: z.string(),
-  })
-  .meta({ id: "Warehouse" });
+export const warehouseSchema = z.object(answerShape(WarehouseSchema, { fields: { ID: z.string().uuid() } })).meta({ id: "Warehouse" });
 
-const warehouseWriteFields = {
-  externalId: z.string().min(1).max(500),
-  name: shortText.default(""),
-  centralWarehouse: z.boolean().default(false),
-  // Read-only, ignored on input.
-  ID: z.unknown().optional(),
-  createdAt: z.unknown().optional(),
-  updatedAt: z.unknown().optional(),
-};
+const warehouseWriteFields = requestShape(WarehouseSchema, inventoryFields);
 export const warehouseWriteSchema = caseless(Object.keys(warehouseWriteFields), z.strictObject(warehouseWriteFields)).meta({ id: "WarehouseUpsert" });
-const warehousePutFields = { ...warehouseWriteFields, externalId: z.string().min(1).max(500).optional() };
+const warehousePutFields = { ...warehouseWriteFields, externalId: warehouseWriteFields.externalId.optional() };
 export const warehousePutSchema = caseless(Object.keys(warehousePutFields), z.strictObject(warehousePutFields));
 
 /** Text a GET answers as null when unset: null on input is the same as leaving it out. */
 const nullableText = shortText.nullish().transform((v) => v ?? undefined);
-const stockFields = {
-  key: nullableText,
-  sku: nullableText,
-  ean: nullableText,
-  supplier: nullableText,
-  availableQuantity: int32(),
-  physicalQuantity: int32().default(0),
-  date: timestamp.describe("RFC 3339; the snapshot's time, at most a day in the future"),
-  externalWarehouseID: z.string().min(1).max(500).optional().describe("required unless the path names the warehouse"),
-  // Read-only (a row as GET answers it can be sent back), ignored on input.
-  skuId: z.unknown().optional().describe("read-only, ignored"),
-  warehouseId: z.unknown().optional().describe("read-only, ignored"),
-  updatedAt: z.unknown().optional().describe("read-only, ignored"),
-};
+// Read-only fields (a row as GET answers it can be sent back) are ignored on input. A row names
+// its SKU by key, sku or ean: key is no more required than the others here.
+const stockFields = requestShape(StockRowSchema, {
+  ...inventoryFields,
+  fields: { key: nullableText, externalWarehouseID: z.string().min(1).max(500).optional().describe("required unless the path names the warehouse") },
+});
 export const stockWriteSchema = caseless(
   Object.keys(stockFields),
   z.strictObject(stockFields).refine((r) => r.key || r.sku || r.ean, { message: "one of key, sku or ean is required", path: ["key"] }),
 ).meta({ id: "StockRowWrite" });
 
-export const stockRowSchema = z
-  .object({
-    key: z.string(),
-    sku: z.string().nullable(),
-    ean: z.string().nullable(),
-    supplier: z.string().nullable(),
-    availableQuantity: z.number().int(),
-    physicalQuantity: z.number().int(),
-    date: z.string(),
-    externalWarehouseID: z.string(),
-    skuId: z.string(),
-    warehouseId: z.string(),
-    updatedAt: z.string(),
-  })
-  .meta({ id: "StockRow" });
+/** A stock row as answered: its date is always there. */
+export const stockRowSchema = z.object(answerShape(StockRowSchema, { fields: { date: z.string() } })).meta({ id: "StockRow" });
 
-const optionalText = shortText.nullish().transform((v) => v ?? undefined);
-const storeFields = {
-  externalStoreId: z.string().min(1).max(500),
-  name: shortText.default(""),
-  trafficCounterID: optionalText,
-  channelType: z
-    .union([z.literal(0), z.literal(1), z.literal(2)])
-    .nullish()
-    .transform((v) => v || undefined)
-    .describe("1 D2C, 2 B2B; 0 (the published client's unset) or null is none"),
-  address: optionalText,
-  address2: optionalText,
-  zip: optionalText,
-  city: optionalText,
-  state: optionalText,
-  countryCode: optionalText,
-  currencyCode: optionalText.describe("ISO 4217 (e.g. SEK)"),
-  warehouses: z
-    .array(z.union([z.string().min(1).max(500), z.object({ externalId: z.string().min(1).max(500), name: z.unknown().optional() }).transform((w) => w.externalId)]))
-    .max(1000)
-    .nullish()
-    .transform((v) => v ?? [])
-    .describe("warehouses by externalId, or as the published client sends them ({name, externalId}, name ignored; null for none); an unknown one is a 400"),
-  createdAt: z.unknown().optional(),
-  updatedAt: z.unknown().optional(),
-};
+const storeFields = requestShape(StoreSchema, {
+  ...inventoryFields,
+  fields: {
+    // 0 is the published client's unset.
+    channelType: z
+      .union([z.literal(0), z.literal(1), z.literal(2)])
+      .nullish()
+      .transform((v) => v || undefined),
+    // The published client sends warehouses as {name, externalId} objects.
+    warehouses: z
+      .array(z.union([z.string().min(1).max(500), z.object({ externalId: z.string().min(1).max(500), name: z.unknown().optional() }).transform((w) => w.externalId)]))
+      .max(1000)
+      .nullish()
+      .transform((v) => v ?? []),
+  },
+});
 
 /** The published client spells address `adress`/`adress2`; both spellings with different values is a 400. */
 function storeAliases(value: unknown) {
@@ -132,94 +107,47 @@ export const storePutSchema = z.preprocess(storeAliases, caseless(Object.keys(st
 
 export const storeSchema = z
   .object({
-    externalStoreId: z.string(),
-    name: z.string(),
-    trafficCounterID: z.string().nullable(),
-    channelType: z.number().int().nullable(),
-    address: z.string().nullable(),
-    address2: z.string().nullable(),
-    zip: z.string().nullable(),
-    city: z.string().nullable(),
-    state: z.string().nullable(),
-    countryCode: z.string().nullable(),
-    currencyCode: z.string().nullable(),
-    warehouses: z.array(z.object({ externalId: z.string(), name: z.string() })).describe("the store's warehouses as the published client reads them"),
+    ...answerShape(StoreSchema, {
+      fields: { warehouses: z.array(z.object({ externalId: z.string(), name: z.string() })).describe("the store's warehouses as the published client reads them") },
+    }),
     adress: z.string().nullable().meta({ deprecated: true, description: "the published client's spelling of address" }),
     adress2: z.string().nullable().meta({ deprecated: true, description: "the published client's spelling of address2" }),
-    createdAt: z.string(),
-    updatedAt: z.string(),
   })
   .meta({ id: "Store" });
 
-const count = z.number().int().min(0, "must not be negative").max(2 ** 31 - 1);
-const trafficFields = {
-  storeTrafficCounterID: z.string().min(1).max(500),
-  eventTime: timestamp,
-  incomingTraffic: count,
-  outgoingTraffic: count,
-  name: optionalText,
-  storeID: optionalText,
-};
+const trafficFields = requestShape(StoreTrafficEventSchema, inventoryFields);
 export const trafficWriteSchema = caseless(Object.keys(trafficFields), z.strictObject(trafficFields)).meta({ id: "StoreTrafficEvent" });
-export const trafficSchema = z
-  .object({
-    storeTrafficCounterID: z.string(),
-    eventTime: z.string(),
-    incomingTraffic: z.number().int(),
-    outgoingTraffic: z.number().int(),
-    name: z.string().nullable(),
-    storeID: z.string().nullable(),
-  })
-  .meta({ id: "StoreTrafficEventResource" });
+/** A traffic event as answered: its time is always there. */
+export const trafficSchema = z.object(answerShape(StoreTrafficEventSchema, { fields: { eventTime: z.string() } })).meta({ id: "StoreTrafficEventResource" });
 
 const isoDate = dateOnly();
-const limit = count.nullish().transform((v) => v ?? undefined);
-const triggerFields = {
-  warehouseId: z.string().max(36).uuid().optional(),
-  warehouseExternalId: z.string().min(1).max(500).optional(),
-  key: z.string().min(1).max(500).describe("the SKU's key (or an old key)"),
-  sku: optionalText,
-  season: optionalText,
-  // "" is the published client's unset date (its struct holds the dates as strings).
-  startDate: z.union([z.literal("").transform(() => undefined), isoDate]).nullish().transform((v) => v ?? undefined),
-  lastRestockDate: z.union([z.literal("").transform(() => undefined), isoDate]).nullish().transform((v) => v ?? undefined),
-  preventRestock: z.boolean().default(false),
-  lowerLimit: limit,
-  min: limit,
-  max: limit,
-  upperLimit: limit,
-  allowMinAuto: z.boolean().default(false),
-  allowMaxAuto: z.boolean().default(false),
-  minMaxSource: optionalText,
-  minMaxUpdatedAt: timestamp.nullish().transform((v) => v ?? undefined),
-  ID: z.unknown().optional(),
-  skuId: z.unknown().optional(),
-  skuUuid: z.unknown().optional(),
+// "" is the published client's unset date (its struct holds the dates as strings).
+const restDate = z.union([z.literal("").transform(() => undefined), isoDate]).nullish().transform((v) => v ?? undefined);
+const triggerFields: Record<string, z.ZodType> = {
+  ...requestShape(StockTriggerSchema, {
+    ...inventoryFields,
+    // skuSeq is the service's (answered as skuId).
+    omit: ["skuSeq"],
+    fields: {
+      // The warehouse is named by either; the refinement below wants one.
+      warehouseId: z.string().max(36).uuid().optional(),
+      warehouseExternalId: z.string().min(1).max(500).optional(),
+      startDate: restDate,
+      lastRestockDate: restDate,
+    },
+  }),
+  skuUuid: z.unknown().optional().describe("read-only"),
 };
 export const triggerWriteSchema = caseless(
   Object.keys(triggerFields),
-  z.strictObject(triggerFields).refine((t) => t.warehouseId || t.warehouseExternalId, { message: "warehouseId or warehouseExternalId is required", path: ["warehouseId"] }),
+  z.strictObject(triggerFields).refine((t: Record<string, unknown>) => t.warehouseId || t.warehouseExternalId, { message: "warehouseId or warehouseExternalId is required", path: ["warehouseId"] }),
 ).meta({ id: "StockTriggerWrite" });
 export const triggerSchema = z
   .object({
-    ID: z.number().int(),
-    warehouseId: z.string(),
-    warehouseExternalId: z.string(),
-    skuId: z.number().int().nullable().describe("the product's integer id (null for a trigger not written since products had one)"),
+    ...answerShape(StockTriggerSchema, {
+      omit: ["skuSeq"],
+      fields: { skuId: z.number().int().nullable().describe("the product's integer id (null for a trigger not written since products had one)") },
+    }),
     skuUuid: z.string().describe("the product's internal id"),
-    sku: z.string().nullable(),
-    key: z.string(),
-    season: z.string().nullable(),
-    startDate: z.string().nullable(),
-    lastRestockDate: z.string().nullable(),
-    preventRestock: z.boolean(),
-    lowerLimit: z.number().int().nullable(),
-    min: z.number().int().nullable(),
-    max: z.number().int().nullable(),
-    upperLimit: z.number().int().nullable(),
-    allowMinAuto: z.boolean(),
-    allowMaxAuto: z.boolean(),
-    minMaxSource: z.string().nullable(),
-    minMaxUpdatedAt: z.string().nullable(),
   })
   .meta({ id: "StockTriggerResource" });

@@ -9,11 +9,9 @@ import { batchOf, repeatable, route, type RouteContext } from "../http/route";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { wholeNumber } from "../http/values";
 import type { CallAs } from "../clients";
-import { storePutSchema, storeSchema, storeWriteSchema, trafficSchema, trafficWriteSchema, triggerSchema, triggerWriteSchema } from "./inventory-schemas";
+import { messageOfBody, storePutSchema, storeSchema, storeWriteSchema, trafficSchema, trafficWriteSchema, triggerSchema, triggerWriteSchema } from "./inventory-schemas";
 
-const { StoreSchema, StoreTrafficEventSchema } = inventoryV1;
-
-type StoreWrite = z.output<typeof storeWriteSchema>;
+const { StockTriggerSchema, StoreSchema, StoreTrafficEventSchema } = inventoryV1;
 
 /**
  * Stores as answered: warehouses as `{externalId, name}` (the published client's Warehouse; its
@@ -30,20 +28,7 @@ async function storesToRest(inventory: Client<typeof inventoryV1.InventoryServic
     adress2: s.address2 ?? null,
   }));
 }
-const storeMessage = (s: Partial<StoreWrite>) => ({
-  externalStoreId: s.externalStoreId ?? "",
-  name: s.name ?? "",
-  trafficCounterId: s.trafficCounterID,
-  channelType: s.channelType,
-  address: s.address,
-  address2: s.address2,
-  zip: s.zip,
-  city: s.city,
-  state: s.state,
-  countryCode: s.countryCode,
-  currencyCode: s.currencyCode,
-  warehouses: s.warehouses ?? [],
-});
+const storeMessage = (s: unknown) => messageOfBody(StoreSchema, s as Record<string, unknown>);
 
 /** What the store, traffic and stock-trigger routes register with and call. */
 interface Deps {
@@ -223,14 +208,7 @@ function recordTraffic({ ctx, inventory, as }: Deps): void {
     handler: async ({ body, caller }) => {
       const res = await inventory.recordStoreTraffic(
         {
-          events: body.map((e) => ({
-            storeTrafficCounterId: e.storeTrafficCounterID,
-            eventTime: timestampFromDate(new Date(e.eventTime)),
-            incomingTraffic: e.incomingTraffic,
-            outgoingTraffic: e.outgoingTraffic,
-            name: e.name,
-            storeId: e.storeID,
-          })),
+          events: body.map((e) => messageOfBody(StoreTrafficEventSchema, e as Record<string, unknown>)),
         },
         as(caller),
       );
@@ -298,24 +276,17 @@ function upsertStockTriggers({ ctx, inventory, catalogue, as }: Deps): void {
       400: { description: "the body is not an array of 1 to 1000 items", schema: generalResponseSchema },
     },
     handler: async ({ body, caller }, _req, reply) => {
-      const results = await runBatch(body, triggerWriteSchema, "key", async (items: z.output<typeof triggerWriteSchema>[]) => {
+      const results = await runBatch(body, triggerWriteSchema, "key", async (valid) => {
+        const items = valid as (Record<string, unknown> & { key: string; sku?: string | null })[];
         const resolved = await catalogue.resolveSkus({ references: items.map((t) => ({ key: t.key })) }, as(caller));
         const triggers = items.map((t, i) => {
           const s = resolved.skus[i];
-          const { ID: _id, skuId: _skuId, skuUuid: _skuUuid, minMaxUpdatedAt, ...fields } = t;
-          return {
-            skuFound: !!s?.found,
-            trigger: {
-              ...fields,
-              warehouseId: t.warehouseId ?? "",
-              warehouseExternalId: t.warehouseExternalId ?? "",
-              key: s?.found ? s.key : t.key,
-              sku: t.sku ?? s?.sku,
-              skuId: s?.found ? s.id : "",
-              skuSeq: s?.found ? s.seq : undefined,
-              minMaxUpdatedAt: minMaxUpdatedAt ? timestampFromDate(new Date(minMaxUpdatedAt)) : undefined,
-            },
-          };
+          const trigger = messageOfBody(StockTriggerSchema, t, ["skuUuid"]);
+          trigger.key = s?.found ? s.key : t.key;
+          trigger.sku = t.sku ?? s?.sku;
+          trigger.skuId = s?.found ? s.id : "";
+          trigger.skuSeq = s?.found ? s.seq : undefined;
+          return { skuFound: !!s?.found, trigger };
         });
         const res = await inventory.upsertStockTriggers({ triggers }, as(caller));
         return res.results.map((r) => ({

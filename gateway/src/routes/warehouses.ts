@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
 import { catalogueV1, inventoryV1, toRestJson } from "@analytics/contracts";
 import { generalResponse } from "@analytics/errors";
@@ -8,7 +7,7 @@ import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { batchOf, repeatable, route, type RouteContext } from "../http/route";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import type { CallAs } from "../clients";
-import { stockRowSchema, stockWriteSchema, warehousePutSchema, warehouseSchema, warehouseWriteSchema } from "./inventory-schemas";
+import { messageOfBody, stockRowSchema, stockWriteSchema, warehousePutSchema, warehouseSchema, warehouseWriteSchema } from "./inventory-schemas";
 
 const { WarehouseSchema, StockRowSchema } = inventoryV1;
 const externalId = z.string().min(1).max(500);
@@ -21,7 +20,8 @@ const batchResult = (r?: inventoryV1.BatchResult): BatchResponse => ({
   statusCode: r?.statusCode ?? 500,
 });
 
-type StockWrite = z.output<typeof stockWriteSchema>;
+/** A validated stock row; the fields the SKU is named by, typed. */
+type StockWrite = Record<string, unknown> & { key?: string; sku?: string | null; ean?: string | null };
 
 /** What the warehouse routes register with and call. */
 interface Deps {
@@ -88,23 +88,15 @@ function postStock({ ctx, inventory, catalogue, as }: Deps, byPath: boolean): vo
     handler: async ({ params, body, caller }, _req, reply) => {
       const pathWarehouse = (params as { externalWarehouseID?: string }).externalWarehouseID;
       const results = await runBatch(body, stockWriteSchema, "key", async (rows: StockWrite[]) => {
-        const resolved = await catalogue.resolveSkus({ references: rows.map((r) => ({ key: r.key, sku: r.sku, ean: r.ean })) }, as(caller));
+        const resolved = await catalogue.resolveSkus({ references: rows.map((r) => ({ key: r.key, sku: r.sku ?? undefined, ean: r.ean ?? undefined })) }, as(caller));
         const writes = rows.map((r, i) => {
           const s = resolved.skus[i];
-          return {
-            skuFound: !!s?.found,
-            row: {
-              key: s?.found ? s.key : (r.key ?? r.sku ?? r.ean ?? ""),
-              sku: r.sku ?? s?.sku,
-              ean: r.ean ?? s?.ean,
-              supplier: r.supplier,
-              availableQuantity: r.availableQuantity,
-              physicalQuantity: r.physicalQuantity,
-              date: timestampFromDate(new Date(r.date)),
-              externalWarehouseId: r.externalWarehouseID ?? "",
-              skuId: s?.found ? s.id : "",
-            },
-          };
+          const row = messageOfBody(StockRowSchema, r);
+          row.key = s?.found ? s.key : (r.key ?? r.sku ?? r.ean ?? "");
+          row.sku = r.sku ?? s?.sku;
+          row.ean = r.ean ?? s?.ean;
+          row.skuId = s?.found ? s.id : "";
+          return { skuFound: !!s?.found, row };
         });
         const res = await inventory.upsertStock({ rows: writes, externalWarehouseId: pathWarehouse ?? "" }, as(caller));
         return res.results.map((r) => batchResult(r.result));
@@ -172,7 +164,7 @@ function upsertWarehouses({ ctx, inventory, as }: Deps): void {
     },
     handler: async ({ body, caller }, _req, reply) => {
       const res = await inventory.upsertWarehouses(
-        { warehouses: body.map((w) => ({ externalId: w.externalId, name: w.name, centralWarehouse: w.centralWarehouse })) },
+        { warehouses: body.map((w) => messageOfBody(WarehouseSchema, w as Record<string, unknown>)) },
         as(caller),
       );
       reply.status(201);
@@ -213,7 +205,7 @@ function replaceWarehouse({ ctx, inventory, as }: Deps): void {
     },
     handler: async ({ params, body, caller }) => {
       const res = await inventory.updateWarehouse(
-        { externalId: params.externalWarehouseID, warehouse: { externalId: body.externalId ?? "", name: body.name, centralWarehouse: body.centralWarehouse } },
+        { externalId: params.externalWarehouseID, warehouse: messageOfBody(WarehouseSchema, body as Record<string, unknown>) },
         as(caller),
       );
       return toWarehouse(res.warehouse!);

@@ -20,6 +20,8 @@ export interface TableSpecOptions {
   assigned?: string[];
   /** Where the service checks dates: the inclusive range of a Timestamp field, in seconds. */
   timestampSeconds?: readonly [bigint, bigint];
+  /** Columns not named as their field (field name: column name); `assigned` names fields. */
+  columnNames?: Record<string, string>;
 }
 
 const TIMESTAMP = "google.protobuf.Timestamp";
@@ -51,26 +53,38 @@ export class TableSpec<D extends DescMessage> {
     const assigned = new Set(options.assigned ?? []);
     this.fields = schema.fields.filter((f) => !rulesOf(f).notStored);
     this.written = this.fields.filter((f) => !assigned.has(f.name));
+    const col = (f: DescField) => this.column(f);
     const extra = Object.entries(options.extra ?? {});
-    this.columns = [...extra.map(([name]) => name), ...this.written.map((f) => f.name)];
-    this.recordType = [...extra.map(([name, type]) => `${name} ${type}`), ...this.written.map((f) => `${f.name} ${columnType(f)}`)].join(", ");
+    this.columns = [...extra.map(([name]) => name), ...this.written.map(col)];
+    this.recordType = [...extra.map(([name, type]) => `${name} ${type}`), ...this.written.map((f) => `${col(f)} ${columnType(f)}`)].join(", ");
     // Read-only fields the service writes (the creating key) keep what the row was created with.
-    this.updateSet = [...extra.map(([name]) => name), ...this.written.filter((f) => !rulesOf(f).readOnly).map((f) => f.name)]
+    this.updateSet = [...extra.map(([name]) => name), ...this.written.filter((f) => !rulesOf(f).readOnly).map(col)]
       .filter((name) => name !== "id")
       .map((name) => `${name} = EXCLUDED.${name}`)
       .join(", ");
   }
 
-  /** The select list of every stored field (`alias.col`), numerics as their exact text. */
+  /** The column of a field: its name, unless `columnNames` says otherwise. */
+  column(f: DescField): string {
+    return this.options.columnNames?.[f.name] ?? f.name;
+  }
+
+  /** The select list of every stored field (`alias.col`), numerics as their exact text, `date` columns as YYYY-MM-DD. */
   select(alias?: string): string {
     const prefix = alias ? `${alias}.` : "";
-    return this.fields.map((f) => (isDecimal(f) ? `${prefix}${f.name}::text AS ${f.name}` : `${prefix}${f.name}`)).join(", ");
+    return this.fields
+      .map((f) => {
+        const c = this.column(f);
+        if (isDecimal(f)) return `${prefix}${c}::text AS ${c}`;
+        return rulesOf(f).columnType === "date" ? `to_char(${prefix}${c}, 'YYYY-MM-DD') AS ${c}` : `${prefix}${c}`;
+      })
+      .join(", ");
   }
 
   /** The written fields' column values of a message: JSON-safe (timestamps as RFC 3339, decimals and int64 as text), null when unset. */
   rowOf(message: MessageShape<D>): Row {
     const row: Row = {};
-    for (const f of this.written) row[f.name] = columnValue(f, (message as unknown as Record<string, unknown>)[f.localName]);
+    for (const f of this.written) row[this.column(f)] = columnValue(f, (message as unknown as Record<string, unknown>)[f.localName]);
     return row;
   }
 
@@ -78,7 +92,7 @@ export class TableSpec<D extends DescMessage> {
   messageOf(row: Row): MessageShape<D> {
     const init: Record<string, unknown> = {};
     for (const f of this.fields) {
-      const value = row[f.name];
+      const value = row[this.column(f)];
       if (value !== null && value !== undefined) init[f.localName] = fieldValue(f, value);
     }
     return create(this.schema, init as MessageInitShape<D>);
@@ -97,10 +111,11 @@ export class TableSpec<D extends DescMessage> {
   comparable(row: Row): Row {
     const out: Row = { ...row };
     for (const f of this.written) {
-      const v = row[f.name];
+      const c = this.column(f);
+      const v = row[c];
       if (v === null || v === undefined) continue;
-      if (isDecimal(f)) out[f.name] = normalDecimal(v as string);
-      else if (f.fieldKind === "message" && f.message.typeName === STRUCT) out[f.name] = sortedKeys(v);
+      if (isDecimal(f)) out[c] = normalDecimal(v as string);
+      else if (f.fieldKind === "message" && f.message.typeName === STRUCT) out[c] = sortedKeys(v);
     }
     return out;
   }

@@ -2,7 +2,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { topics } from "@analytics/contracts";
 import { outboxEntry } from "@analytics/outbox";
 import type { StockRowDb, StoreRow, TrafficInput, TriggerRow, WarehouseRow } from "./repository";
-import { storeFromRow, triggerFromRow } from "./resources";
+import { storeFromRow, trafficFromRow, triggerFromRow } from "./resources";
 
 /** WarehouseChanged on analytics.inventory.warehouse.{upserted,deleted}. */
 export const warehouseChanged = (accountId: string, w: WarehouseRow, deleted = false) =>
@@ -47,14 +47,7 @@ export function trafficRecorded(accountId: string, events: TrafficInput[]) {
     outboxEntry(topics.inventoryStoreTrafficRecorded, accountId, counter, {
       accountId,
       storeTrafficCounterId: counter,
-      events: es.map((e) => ({
-        storeTrafficCounterId: counter,
-        eventTime: timestampFromDate(new Date(e.event_time)),
-        incomingTraffic: e.incoming,
-        outgoingTraffic: e.outgoing,
-        name: e.name ?? undefined,
-        storeId: e.store_id ?? undefined,
-      })),
+      events: es.map(trafficFromRow),
     }),
   );
 }

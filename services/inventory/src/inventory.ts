@@ -1,4 +1,4 @@
-import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { inventoryV1 } from "@analytics/contracts";
 import type { Db } from "@analytics/db";
 import { conflict, invalid, notFound, type FieldViolation } from "@analytics/errors";
@@ -6,6 +6,7 @@ import { enqueue } from "@analytics/outbox";
 import { commit, itemOutcome as outcome, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
 import { stockUpdated, warehouseChanged } from "./changes";
 import * as repo from "./repository";
+import { changeable, stockTable, warehousesTable } from "./resources";
 import { checkText } from "./validation";
 
 
@@ -13,10 +14,15 @@ import { checkText } from "./validation";
 // Warehouses
 
 function warehouseInput(w: inventoryV1.Warehouse, path: string): repo.WarehouseInput {
-  const violations = [...checkText(`${path}.externalId`, w.externalId, true), ...checkText(`${path}.name`, w.name, false)];
+  const violations = warehousesTable.violations(w, path);
   if (violations.length) throw invalid(`${violations[0].path}: ${violations[0].message}`, violations);
-  return { external_id: w.externalId, name: w.name, central_warehouse: w.centralWarehouse };
+  // The id is the service's to choose (a new warehouse's) or keep.
+  const { id: _id, ...row } = warehousesTable.rowOf(w);
+  return row as unknown as repo.WarehouseInput;
 }
+
+/** What a write of a stored warehouse may change (its name and centralWarehouse). */
+const WAREHOUSE_CHANGEABLE = changeable(warehousesTable, ["external_id"]) as (keyof repo.WarehouseInput)[];
 
 /** POST /warehouses: all or nothing (the contract answers 201 with the array of warehouses). */
 export async function upsertWarehouses(ctx: ServiceContext, accountId: string, items: inventoryV1.Warehouse[]) {
@@ -59,7 +65,7 @@ export async function updateWarehouse(ctx: ServiceContext, accountId: string, ex
     const current = await repo.findWarehouse(tx, accountId, externalId, true);
     if (!current) throw notFound(`warehouse ${externalId} not found`);
     // Sent as stored: no change, nothing announced.
-    if (current.name === input.name && current.central_warehouse === input.central_warehouse) return current;
+    if (WAREHOUSE_CHANGEABLE.every((c) => current[c] === input[c])) return current;
     const row = await repo.updateWarehouse(tx, accountId, current.id, input);
     await enqueue(tx, [warehouseChanged(accountId, row)]);
     return row;
@@ -103,13 +109,7 @@ export async function upsertStock(ctx: ServiceContext, accountId: string, writes
     const violations: FieldViolation[] = [];
     if (!row) violations.push({ path: `[${i}]`, message: "is required" });
     else {
-      violations.push(
-        ...checkText(`[${i}].key`, row.key, true),
-        ...checkText(`[${i}].sku`, row.sku, false),
-        ...checkText(`[${i}].ean`, row.ean, false),
-        ...checkText(`[${i}].supplier`, row.supplier, false),
-        ...checkText(`[${i}].externalWarehouseID`, row.externalWarehouseId || undefined, false),
-      );
+      violations.push(...stockTable.violations(row, `[${i}]`));
       if (pathWarehouse && row.externalWarehouseId && row.externalWarehouseId !== pathWarehouse) {
         violations.push({ path: `[${i}].externalWarehouseID`, message: "must equal the path's externalWarehouseID" });
       }
@@ -150,15 +150,7 @@ export async function upsertStock(ctx: ServiceContext, accountId: string, writes
         accountId,
         offered.map((c) => ({
           ord: c.i,
-          warehouse_id: warehouses.get(c.warehouse)!.id,
-          sku_id: c.row.skuId,
-          key: c.row.key,
-          sku: c.row.sku ?? null,
-          ean: c.row.ean ?? null,
-          supplier: c.row.supplier ?? null,
-          available_quantity: c.row.availableQuantity,
-          physical_quantity: c.row.physicalQuantity,
-          date: c.date.toISOString(),
+          ...(stockTable.rowOf({ ...c.row, warehouseId: warehouses.get(c.warehouse)!.id, date: timestampFromDate(c.date) }) as { warehouse_id: string; sku_id: string }),
         })),
       );
       await enqueue(tx, written.map((r) => stockUpdated(accountId, r)));

@@ -2,6 +2,8 @@ import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "@analytics/db";
 import { isIntegerId, isUuid, pageOfIds } from "@analytics/db";
 import type { Page } from "@analytics/rpc";
+import { changeable, returned, stockTable, storesTable, trafficTable, triggersTable, warehousesTable } from "./resources";
+import type { WarehouseRow, WarehouseInput, StockRowDb, StockInput, StoreInput, StoreRow, TrafficInput, TrafficRow, TriggerInput, TriggerRow } from "./resources";
 
 /**
  * The inventory's SQL. Every statement is scoped by account_id, and every batch is a fixed handful
@@ -10,29 +12,14 @@ import type { Page } from "@analytics/rpc";
  */
 
 export type { Page };
+export type { WarehouseRow, WarehouseInput, StockRowDb, StockInput, StoreInput, StoreRow, TrafficInput, TrafficRow, TriggerInput, TriggerRow };
 
 const asJson = (rows: unknown) => JSON.stringify(rows);
 
 // ---------------------------------------------------------------------------------------------
 // Warehouses
 
-export interface WarehouseRow {
-  id: string;
-  external_id: string;
-  name: string;
-  central_warehouse: boolean;
-  version: string | number;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export interface WarehouseInput {
-  external_id: string;
-  name: string;
-  central_warehouse: boolean;
-}
-
-const WAREHOUSE_COLUMNS = ["id", "external_id", "name", "central_warehouse", "version", "created_at", "updated_at"];
+const WAREHOUSE_COLUMNS = returned(warehousesTable);
 
 /**
  * Creates or updates warehouses by (account, external_id) in one statement; `created` and
@@ -44,11 +31,11 @@ export async function upsertWarehouses(tx: Tx, accountId: string, items: Warehou
     {
       table: "warehouses",
       key: "external_id",
-      written: ["name", "central_warehouse"],
+      written: changeable(warehousesTable, ["external_id"]),
       returned: WAREHOUSE_COLUMNS,
-      input: "SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, account_id uuid, external_id text, name text, central_warehouse boolean)",
+      input: `SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, ${warehousesTable.recordType})`,
     },
-    items.map((w) => ({ id: randomUUID(), account_id: accountId, ...w })),
+    items.map((w) => ({ ...w, id: randomUUID(), account_id: accountId })),
   );
 }
 
@@ -58,7 +45,7 @@ interface UpsertSpec {
   key: string;
   written: readonly string[];
   returned: readonly string[];
-  /** The SELECT of the sent rows (id, account_id, key and the written columns) from the JSON parameter. */
+  /** The SELECT of the sent rows (id, account_id, key and the written columns) from the JSON parameter, by the table's record type. */
   input: string;
 }
 
@@ -113,9 +100,10 @@ export async function listWarehouses(db: Db, accountId: string, ids: string[], p
 }
 
 export async function updateWarehouse(tx: Tx, accountId: string, id: string, w: Omit<WarehouseInput, "external_id">): Promise<WarehouseRow> {
+  const set = Object.fromEntries(changeable(warehousesTable, ["external_id"]).map((c) => [c, (w as unknown as Record<string, unknown>)[c]]));
   const [row] = (await tx("warehouses")
     .where({ account_id: accountId, id })
-    .update({ name: w.name, central_warehouse: w.central_warehouse, version: tx.raw("version + 1"), updated_at: tx.fn.now() })
+    .update({ ...set, version: tx.raw("version + 1"), updated_at: tx.fn.now() })
     .returning(WAREHOUSE_COLUMNS)) as WarehouseRow[];
   return row;
 }
@@ -137,34 +125,10 @@ export async function deleteWarehouse(tx: Tx, accountId: string, id: string): Pr
 // ---------------------------------------------------------------------------------------------
 // Stock
 
-export interface StockRowDb {
-  id: string;
-  warehouse_id: string;
-  external_warehouse_id: string;
-  sku_id: string;
-  key: string;
-  sku: string | null;
-  ean: string | null;
-  supplier: string | null;
-  available_quantity: number;
-  physical_quantity: number;
-  date: Date;
-  version: string | number;
-  updated_at: Date;
-}
 
-export interface StockInput {
-  ord: number;
-  warehouse_id: string;
-  sku_id: string;
-  key: string;
-  sku: string | null;
-  ean: string | null;
-  supplier: string | null;
-  available_quantity: number;
-  physical_quantity: number;
-  date: string;
-}
+const STOCK_KEY = ["warehouse_id", "sku_id"];
+/** What a snapshot of the same date must differ in to be a correction (everything written but the date). */
+const STOCK_VALUES = changeable(stockTable, [...STOCK_KEY, "date"]);
 
 /**
  * Applies snapshots in one statement: a row is written when there is none for its (warehouse, SKU),
@@ -176,25 +140,23 @@ export interface StockInput {
  */
 export async function applyStock(tx: Tx, accountId: string, items: StockInput[]): Promise<(StockRowDb & { ord: number })[]> {
   if (!items.length) return [];
-  const rows = items.map((r) => ({ id: randomUUID(), account_id: accountId, ...r }));
+  const rows = items.map((r) => ({ ...r, id: randomUUID(), account_id: accountId }));
+  const columns = stockTable.columns.join(", ");
+  const set = changeable(stockTable, STOCK_KEY);
   const result: { rows: (StockRowDb & { ord: number })[] } = await tx.raw(
     `WITH input AS (
-       SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(ord int, id uuid, account_id uuid, warehouse_id uuid, sku_id uuid, key text,
-         sku text, ean text, supplier text, available_quantity int, physical_quantity int, date timestamptz)
+       SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(ord int, account_id uuid, ${stockTable.recordType})
      ), written AS (
-       INSERT INTO stock AS s (id, account_id, warehouse_id, sku_id, key, sku, ean, supplier, available_quantity, physical_quantity, date)
-       SELECT id, account_id, warehouse_id, sku_id, key, sku, ean, supplier, available_quantity, physical_quantity, date
+       INSERT INTO stock AS s (account_id, ${columns})
+       SELECT account_id, ${columns}
        FROM input ORDER BY warehouse_id, sku_id
-       ON CONFLICT (account_id, warehouse_id, sku_id) DO UPDATE SET key = EXCLUDED.key, sku = EXCLUDED.sku, ean = EXCLUDED.ean,
-         supplier = EXCLUDED.supplier, available_quantity = EXCLUDED.available_quantity,
-         physical_quantity = EXCLUDED.physical_quantity, date = EXCLUDED.date, version = s.version + 1, updated_at = now()
+       ON CONFLICT (account_id, warehouse_id, sku_id) DO UPDATE SET ${set.map((c) => `${c} = EXCLUDED.${c}`).join(", ")}, version = s.version + 1, updated_at = now()
        WHERE EXCLUDED.date > s.date
-          OR (EXCLUDED.date = s.date AND (EXCLUDED.available_quantity, EXCLUDED.physical_quantity, EXCLUDED.supplier, EXCLUDED.key, EXCLUDED.sku, EXCLUDED.ean)
-              IS DISTINCT FROM (s.available_quantity, s.physical_quantity, s.supplier, s.key, s.sku, s.ean))
+          OR (EXCLUDED.date = s.date AND (${STOCK_VALUES.map((c) => `EXCLUDED.${c}`).join(", ")})
+              IS DISTINCT FROM (${STOCK_VALUES.map((c) => `s.${c}`).join(", ")}))
        RETURNING s.*
      )
-     SELECT i.ord, w.id, w.warehouse_id, wh.external_id AS external_warehouse_id, w.sku_id, w.key, w.sku, w.ean, w.supplier,
-            w.available_quantity, w.physical_quantity, w.date, w.version, w.updated_at
+     SELECT i.ord, w.id, ${stockTable.select("w")}, wh.external_id AS external_warehouse_id, w.version
      FROM written w
      JOIN input i ON i.warehouse_id = w.warehouse_id AND i.sku_id = w.sku_id
      JOIN warehouses wh ON wh.account_id = ? AND wh.id = w.warehouse_id`,
@@ -235,7 +197,7 @@ export async function listStock(db: Db, accountId: string, filter: StockFilter, 
       .join("warehouses as wh", function () {
         this.on("wh.id", "s.warehouse_id").andOn("wh.account_id", "s.account_id");
       })
-      .select("s.*", "wh.external_id as external_warehouse_id")
+      .select(db.raw(`s.id, ${stockTable.select("s")}, s.version, wh.external_id AS external_warehouse_id`))
       .whereIn("s.id", pageOfIds(filtered(), page))
       .orderBy(["s.seq", "s.id"]) as Promise<StockRowDb[]>,
     filtered().count<{ count: string }[]>({ count: "*" }),
@@ -246,30 +208,7 @@ export async function listStock(db: Db, accountId: string, filter: StockFilter, 
 // ---------------------------------------------------------------------------------------------
 // Stores
 
-export interface StoreInput {
-  external_store_id: string;
-  name: string;
-  traffic_counter_id: string | null;
-  channel_type: number | null;
-  address: string | null;
-  address2: string | null;
-  zip: string | null;
-  city: string | null;
-  state: string | null;
-  country_code: string | null;
-  currency_code: string | null;
-  warehouses: string[];
-}
-
-export interface StoreRow extends StoreInput {
-  id: string;
-  version: string | number;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const STORE_TEXT = ["name", "traffic_counter_id", "address", "address2", "zip", "city", "state", "country_code", "currency_code"];
-const STORE_COLUMNS = ["id", "external_store_id", ...STORE_TEXT, "channel_type", "warehouses", "version", "created_at", "updated_at"];
+const STORE_COLUMNS = returned(storesTable);
 
 /**
  * Creates or replaces stores by (account, external_store_id) in one statement; `changed` per row
@@ -281,13 +220,11 @@ export async function upsertStores(tx: Tx, accountId: string, items: StoreInput[
     {
       table: "stores",
       key: "external_store_id",
-      written: [...STORE_TEXT, "channel_type", "warehouses"],
+      written: changeable(storesTable, ["external_store_id"]),
       returned: STORE_COLUMNS,
-      input: `SELECT id, account_id, external_store_id, ${STORE_TEXT.join(", ")}, channel_type, ARRAY(SELECT jsonb_array_elements_text(warehouses)) AS warehouses
-       FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, account_id uuid, external_store_id text, ${STORE_TEXT.map((c) => `${c} text`).join(", ")},
-         channel_type smallint, warehouses jsonb)`,
+      input: `SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, ${storesTable.recordType})`,
     },
-    items.map((s) => ({ id: randomUUID(), account_id: accountId, ...s })),
+    items.map((s) => ({ ...s, id: randomUUID(), account_id: accountId })),
   );
 }
 
@@ -312,32 +249,22 @@ export async function deleteStore(tx: Tx, accountId: string, id: string): Promis
 // ---------------------------------------------------------------------------------------------
 // Store traffic
 
-export interface TrafficInput {
-  counter_id: string;
-  event_time: string;
-  incoming: number;
-  outgoing: number;
-  name: string | null;
-  store_id: string | null;
-}
-
-export interface TrafficRow extends TrafficInput {
-  event_time: string & Date;
-}
+/** What an event recorded again sets and compares: every column but (counter, time). */
+const TRAFFIC_WRITTEN = changeable(trafficTable, ["counter_id", "event_time"]);
 
 /**
  * Records traffic events in one statement; a (counter, event_time) already stored is overwritten,
  * unless it is stored as sent. Returns what was written (created or changed).
  */
 export async function recordTraffic(tx: Tx, accountId: string, items: TrafficInput[]): Promise<{ counter_id: string; event_time: Date; created: boolean }[]> {
+  const columns = trafficTable.columns.join(", ");
   const result: { rows: { counter_id: string; event_time: Date; created: boolean }[] } = await tx.raw(
-    `INSERT INTO store_traffic AS t (account_id, counter_id, event_time, incoming, outgoing, name, store_id)
-     SELECT ?::uuid, counter_id, event_time, incoming, outgoing, name, store_id
-     FROM jsonb_to_recordset(?::jsonb) AS x(counter_id text, event_time timestamptz, incoming int, outgoing int, name text, store_id text)
+    `INSERT INTO store_traffic AS t (account_id, ${columns})
+     SELECT ?::uuid, ${columns}
+     FROM jsonb_to_recordset(?::jsonb) AS x(${trafficTable.recordType})
      ORDER BY counter_id, event_time
-     ON CONFLICT (account_id, counter_id, event_time) DO UPDATE SET incoming = EXCLUDED.incoming, outgoing = EXCLUDED.outgoing,
-       name = EXCLUDED.name, store_id = EXCLUDED.store_id, updated_at = now()
-     WHERE (t.incoming, t.outgoing, t.name, t.store_id) IS DISTINCT FROM (EXCLUDED.incoming, EXCLUDED.outgoing, EXCLUDED.name, EXCLUDED.store_id)
+     ON CONFLICT (account_id, counter_id, event_time) DO UPDATE SET ${TRAFFIC_WRITTEN.map((c) => `${c} = EXCLUDED.${c}`).join(", ")}, updated_at = now()
+     WHERE (${TRAFFIC_WRITTEN.map((c) => `t.${c}`).join(", ")}) IS DISTINCT FROM (${TRAFFIC_WRITTEN.map((c) => `EXCLUDED.${c}`).join(", ")})
      RETURNING t.counter_id, t.event_time, (xmax = 0) AS created`,
     [accountId, asJson(items)],
   );
@@ -360,7 +287,7 @@ export async function listTraffic(db: Db, accountId: string, filter: TrafficFilt
   };
   const [rows, [{ count }]] = await Promise.all([
     db("store_traffic")
-      .select("counter_id", "event_time", "incoming", "outgoing", "name", "store_id")
+      .select(db.raw(trafficTable.select()))
       .whereIn("seq", pageOfIds(filtered(), page, "seq", "seq"))
       .orderBy("seq") as Promise<TrafficRow[]>,
     filtered().count<{ count: string }[]>({ count: "*" }),
@@ -371,42 +298,9 @@ export async function listTraffic(db: Db, accountId: string, filter: TrafficFilt
 // ---------------------------------------------------------------------------------------------
 // Stock triggers
 
-export interface TriggerInput {
-  ord: number;
-  warehouse_id: string;
-  sku_id: string;
-  sku_seq: string | null;
-  key: string;
-  sku: string | null;
-  season: string | null;
-  start_date: string | null;
-  last_restock_date: string | null;
-  prevent_restock: boolean;
-  lower_limit: number | null;
-  min: number | null;
-  max: number | null;
-  upper_limit: number | null;
-  allow_min_auto: boolean;
-  allow_max_auto: boolean;
-  min_max_source: string | null;
-  min_max_updated_at: string | null;
-}
 
-export interface TriggerRow extends Omit<TriggerInput, "ord" | "min_max_updated_at"> {
-  id: string;
-  warehouse_external_id: string;
-  min_max_updated_at: Date | null;
-  version: string | number;
-}
-
-const TRIGGER_WRITTEN = [
-  "sku_seq", "key", "sku", "season", "start_date", "last_restock_date", "prevent_restock", "lower_limit", "min", "max", "upper_limit",
-  "allow_min_auto", "allow_max_auto", "min_max_source", "min_max_updated_at",
-];
-const TRIGGER_TYPES: Record<string, string> = {
-  start_date: "date", last_restock_date: "date", prevent_restock: "boolean", allow_min_auto: "boolean", allow_max_auto: "boolean",
-  lower_limit: "int", min: "int", max: "int", upper_limit: "int", min_max_updated_at: "timestamptz", sku_seq: "bigint",
-};
+/** What a write of a stored (warehouse, SKU) sets and compares: every written column but the key. */
+const TRIGGER_WRITTEN = changeable(triggersTable, ["warehouse_id", "sku_id"]);
 
 /**
  * Creates or fully replaces triggers by (account, warehouse, SKU) in one statement; returns (ord,
@@ -415,11 +309,10 @@ const TRIGGER_TYPES: Record<string, string> = {
  */
 export async function upsertTriggers(tx: Tx, accountId: string, items: TriggerInput[]): Promise<{ ord: number; id: string; created: boolean; changed: boolean }[]> {
   if (!items.length) return [];
-  const cols = ["warehouse_id", "sku_id", ...TRIGGER_WRITTEN];
+  const cols = triggersTable.columns;
   const result: { rows: { ord: number; id: string; created: boolean; changed: boolean }[] } = await tx.raw(
     `WITH input AS (
-       SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(ord int, warehouse_id uuid, sku_id uuid,
-         ${TRIGGER_WRITTEN.map((c) => `${c} ${TRIGGER_TYPES[c] ?? "text"}`).join(", ")})
+       SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(ord int, ${triggersTable.recordType})
      ), written AS (
        INSERT INTO stock_triggers AS s (account_id, ${cols.join(", ")})
        SELECT ?::uuid, ${cols.join(", ")} FROM input ORDER BY warehouse_id, sku_id
@@ -442,12 +335,7 @@ function triggers(db: Db | Tx) {
     .join("warehouses as w", function () {
       this.on("w.id", "t.warehouse_id").andOn("w.account_id", "t.account_id");
     })
-    .select(
-      "t.*",
-      "w.external_id as warehouse_external_id",
-      db.raw("to_char(t.start_date, 'YYYY-MM-DD') AS start_date"),
-      db.raw("to_char(t.last_restock_date, 'YYYY-MM-DD') AS last_restock_date"),
-    );
+    .select(db.raw(`${triggersTable.select("t")}, t.version, w.external_id AS warehouse_external_id`));
 }
 
 export async function findTriggers(db: Db | Tx, accountId: string, ids: string[]): Promise<TriggerRow[]> {

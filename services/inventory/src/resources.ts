@@ -1,75 +1,143 @@
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { StockRowDb, StoreRow, TrafficRow, TriggerRow, WarehouseRow } from "./repository";
+import { inventoryV1 } from "@analytics/contracts";
+import { rulesOf, tableSpec, type Row, type TableSpec } from "@analytics/db";
+import type { DescMessage } from "@bufbuild/protobuf";
+
+const { StockRowSchema, StockTriggerSchema, StoreSchema, StoreTrafficEventSchema, WarehouseSchema } = inventoryV1;
+
+/**
+ * warehouses, stock, stores, store_traffic and stock_triggers: the columns of the Warehouse,
+ * StockRow, Store, StoreTrafficEvent and StockTrigger messages (their rules in the proto say which
+ * are stored and how). Every table also has account_id, seq and (but store_traffic) version,
+ * which no statement takes from a message.
+ */
+export const warehousesTable = tableSpec(WarehouseSchema, "warehouses", { assigned: ["created_at", "updated_at"] });
+export const stockTable = tableSpec(StockRowSchema, "stock", { extra: { id: "uuid" }, assigned: ["updated_at"] });
+export const storesTable = tableSpec(StoreSchema, "stores", { extra: { id: "uuid" }, assigned: ["created_at", "updated_at"] });
+export const triggersTable = tableSpec(StockTriggerSchema, "stock_triggers", { assigned: ["id"] });
+export const trafficTable = tableSpec(StoreTrafficEventSchema, "store_traffic", {
+  columnNames: { store_traffic_counter_id: "counter_id", incoming_traffic: "incoming", outgoing_traffic: "outgoing" },
+});
+
+/**
+ * The columns a write of an existing row sets (and so compares, for an identical re-send to answer
+ * `unchanged`): the written fields but the row's key within the account and the read-only ones.
+ */
+export function changeable(spec: TableSpec<DescMessage>, key: readonly string[]): string[] {
+  return spec.written.map((f) => [f, spec.column(f)] as const).flatMap(([f, c]) => (rulesOf(f).readOnly || key.includes(c) ? [] : [c]));
+}
+
+/** The columns a statement answers for a resource: its extra ones (the id), every stored field, its version. */
+export function returned(spec: TableSpec<DescMessage>): string[] {
+  const stored = spec.fields.map((f) => spec.column(f));
+  return [...spec.columns.filter((c) => !stored.includes(c)), ...stored, "version"];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rows as the repository writes and reads them (typed where the service reads a column by name)
+
+export interface WarehouseRow {
+  id: string;
+  external_id: string;
+  name: string;
+  central_warehouse: boolean;
+  version: string | number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** The written columns of a warehouse (warehousesTable.rowOf, without the id chosen here). */
+export interface WarehouseInput {
+  external_id: string;
+  name: string;
+  central_warehouse: boolean;
+}
+
+export interface StockRowDb {
+  id: string;
+  warehouse_id: string;
+  external_warehouse_id: string;
+  sku_id: string;
+  key: string;
+  sku: string | null;
+  ean: string | null;
+  supplier: string | null;
+  available_quantity: number;
+  physical_quantity: number;
+  date: Date;
+  version: string | number;
+  updated_at: Date;
+}
+
+/** A snapshot to apply: stockTable.rowOf of the StockRow (its warehouse resolved), with its item's position. */
+export type StockInput = Record<string, unknown> & { ord: number; warehouse_id: string; sku_id: string };
+
+/** The written columns of a store (storesTable.rowOf, without the id chosen here). */
+export interface StoreInput {
+  external_store_id: string;
+  name: string;
+  traffic_counter_id: string | null;
+  channel_type: number | null;
+  address: string | null;
+  address2: string | null;
+  zip: string | null;
+  city: string | null;
+  state: string | null;
+  country_code: string | null;
+  currency_code: string | null;
+  warehouses: string[];
+}
+
+export interface StoreRow extends StoreInput {
+  id: string;
+  version: string | number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** The columns of a traffic event (trafficTable.rowOf). */
+export interface TrafficInput {
+  counter_id: string;
+  event_time: string;
+  incoming: number;
+  outgoing: number;
+  name: string | null;
+  store_id: string | null;
+}
+
+export interface TrafficRow extends TrafficInput {
+  event_time: string & Date;
+}
+
+/** A trigger to write: triggersTable.rowOf of the StockTrigger (its warehouse resolved), with its item's position. */
+export type TriggerInput = Record<string, unknown> & { ord: number; warehouse_id: string; sku_id: string };
+
+/** A stock_triggers row as read (triggersTable's columns, the warehouse's externalId, the version); typed where read by name. */
+export interface TriggerRow {
+  id: string | number;
+  key: string;
+  warehouse_id: string;
+  sku_id: string;
+  warehouse_external_id: string;
+  version: string | number;
+  [column: string]: unknown;
+}
 
 /** Stored rows as the proto (REST-shaped) resources. */
 
-export const warehouseFromRow = (r: WarehouseRow) => ({
-  id: r.id,
-  externalId: r.external_id,
-  name: r.name,
-  centralWarehouse: r.central_warehouse,
-  createdAt: timestampFromDate(r.created_at),
-  updatedAt: timestampFromDate(r.updated_at),
-});
+export const warehouseFromRow = (r: WarehouseRow) => warehousesTable.messageOf(r as unknown as Row);
 
-export const stockFromRow = (r: StockRowDb) => ({
-  key: r.key,
-  sku: r.sku ?? undefined,
-  ean: r.ean ?? undefined,
-  supplier: r.supplier ?? undefined,
-  availableQuantity: r.available_quantity,
-  physicalQuantity: r.physical_quantity,
-  date: timestampFromDate(new Date(r.date)),
-  externalWarehouseId: r.external_warehouse_id,
-  skuId: r.sku_id,
-  warehouseId: r.warehouse_id,
-  updatedAt: timestampFromDate(r.updated_at),
-});
+export function stockFromRow(r: StockRowDb) {
+  const row = stockTable.messageOf(r as unknown as Row);
+  row.externalWarehouseId = r.external_warehouse_id;
+  return row;
+}
 
-export const storeFromRow = (r: StoreRow) => ({
-  externalStoreId: r.external_store_id,
-  name: r.name,
-  trafficCounterId: r.traffic_counter_id ?? undefined,
-  channelType: r.channel_type ?? undefined,
-  address: r.address ?? undefined,
-  address2: r.address2 ?? undefined,
-  zip: r.zip ?? undefined,
-  city: r.city ?? undefined,
-  state: r.state ?? undefined,
-  countryCode: r.country_code ?? undefined,
-  currencyCode: r.currency_code ?? undefined,
-  warehouses: r.warehouses,
-  createdAt: timestampFromDate(r.created_at),
-  updatedAt: timestampFromDate(r.updated_at),
-});
+export const storeFromRow = (r: StoreRow) => storesTable.messageOf(r as unknown as Row);
 
-export const triggerFromRow = (r: TriggerRow) => ({
-  id: BigInt(r.id),
-  warehouseId: r.warehouse_id,
-  warehouseExternalId: r.warehouse_external_id,
-  skuId: r.sku_id,
-  skuSeq: r.sku_seq === null ? undefined : BigInt(r.sku_seq),
-  sku: r.sku ?? undefined,
-  key: r.key,
-  season: r.season ?? undefined,
-  startDate: r.start_date ?? undefined,
-  lastRestockDate: r.last_restock_date ?? undefined,
-  preventRestock: r.prevent_restock,
-  lowerLimit: r.lower_limit ?? undefined,
-  min: r.min ?? undefined,
-  max: r.max ?? undefined,
-  upperLimit: r.upper_limit ?? undefined,
-  allowMinAuto: r.allow_min_auto,
-  allowMaxAuto: r.allow_max_auto,
-  minMaxSource: r.min_max_source ?? undefined,
-  minMaxUpdatedAt: r.min_max_updated_at ? timestampFromDate(new Date(r.min_max_updated_at)) : undefined,
-});
+export function triggerFromRow(r: TriggerRow) {
+  const trigger = triggersTable.messageOf(r as unknown as Row);
+  trigger.warehouseExternalId = r.warehouse_external_id;
+  return trigger;
+}
 
-export const trafficFromRow = (r: TrafficRow) => ({
-  storeTrafficCounterId: r.counter_id,
-  eventTime: timestampFromDate(new Date(r.event_time)),
-  incomingTraffic: r.incoming,
-  outgoingTraffic: r.outgoing,
-  name: r.name ?? undefined,
-  storeId: r.store_id ?? undefined,
-});
+export const trafficFromRow = (r: TrafficRow | TrafficInput) => trafficTable.messageOf(r as unknown as Row);

@@ -6,35 +6,17 @@ import { enqueue } from "@analytics/outbox";
 import { commit, type ServiceContext } from "@analytics/rpc";
 import { storeChanged, trafficRecorded } from "./changes";
 import * as repo from "./repository";
+import { storesTable, trafficTable } from "./resources";
 import { checkText } from "./validation";
 
 const fail = (violations: FieldViolation[]) => invalid(`${violations[0].path}: ${violations[0].message}`, violations);
 
 function storeInput(s: inventoryV1.Store, path: string): repo.StoreInput {
-  const violations = [
-    ...checkText(`${path}.externalStoreId`, s.externalStoreId, true),
-    ...(["name", "trafficCounterId", "address", "address2", "zip", "city", "state", "countryCode", "currencyCode"] as const).flatMap((f) =>
-      checkText(`${path}.${f}`, s[f], false),
-    ),
-    ...s.warehouses.flatMap((w, i) => checkText(`${path}.warehouses[${i}]`, w, true)),
-  ];
+  const violations = [...storesTable.violations(s, path), ...s.warehouses.flatMap((w, i) => checkText(`${path}.warehouses[${i}]`, w, true))];
   if (s.channelType !== undefined && s.channelType !== 1 && s.channelType !== 2) violations.push({ path: `${path}.channelType`, message: "must be 1 (D2C) or 2 (B2B)" });
   if (s.currencyCode && !isCurrencyCode(s.currencyCode)) violations.push({ path: `${path}.currencyCode`, message: "must be an ISO 4217 currency code (e.g. SEK)" });
   if (violations.length) throw fail(violations);
-  return {
-    external_store_id: s.externalStoreId,
-    name: s.name,
-    traffic_counter_id: s.trafficCounterId ?? null,
-    channel_type: s.channelType ?? null,
-    address: s.address ?? null,
-    address2: s.address2 ?? null,
-    zip: s.zip ?? null,
-    city: s.city ?? null,
-    state: s.state ?? null,
-    country_code: s.countryCode ?? null,
-    currency_code: s.currencyCode ?? null,
-    warehouses: [...new Set(s.warehouses)],
-  };
+  return storesTable.rowOf({ ...s, warehouses: [...new Set(s.warehouses)] }) as unknown as repo.StoreInput;
 }
 
 /** Stores name warehouses by externalId; an unknown one is a 400 naming it. */
@@ -110,20 +92,11 @@ export async function recordTraffic(ctx: ServiceContext, accountId: string, even
   const violations: FieldViolation[] = [];
   const byKey = new Map<string, repo.TrafficInput>();
   events.forEach((e, i) => {
-    const v = [...checkText(`[${i}].storeTrafficCounterID`, e.storeTrafficCounterId, true), ...checkText(`[${i}].name`, e.name, false), ...checkText(`[${i}].storeID`, e.storeId, false)];
+    const v = trafficTable.violations(e, `[${i}]`);
     if (!e.eventTime) v.push({ path: `[${i}].eventTime`, message: "is required" });
-    if (e.incomingTraffic < 0) v.push({ path: `[${i}].incomingTraffic`, message: "must not be negative" });
-    if (e.outgoingTraffic < 0) v.push({ path: `[${i}].outgoingTraffic`, message: "must not be negative" });
     if (v.length) return void violations.push(...v);
-    const time = timestampDate(e.eventTime!).toISOString();
-    byKey.set(`${e.storeTrafficCounterId}\u0000${time}`, {
-      counter_id: e.storeTrafficCounterId,
-      event_time: time,
-      incoming: e.incomingTraffic,
-      outgoing: e.outgoingTraffic,
-      name: e.name ?? null,
-      store_id: e.storeId ?? null,
-    });
+    const row = trafficTable.rowOf(e) as unknown as repo.TrafficInput;
+    byKey.set(`${row.counter_id}\u0000${row.event_time}`, row);
   });
   if (violations.length) throw fail(violations);
   const inputs = [...byKey.values()];

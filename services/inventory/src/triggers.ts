@@ -1,4 +1,3 @@
-import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { inventoryV1 } from "@analytics/contracts";
 import { isIntegerId, isUuid, type Db } from "@analytics/db";
 import { invalid, notFound, type FieldViolation } from "@analytics/errors";
@@ -6,7 +5,7 @@ import { enqueue } from "@analytics/outbox";
 import { commit, itemOutcome, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
 import { stockTriggerChanged } from "./changes";
 import * as repo from "./repository";
-import { checkText } from "./validation";
+import { triggersTable } from "./resources";
 
 const REF = "key";
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -14,15 +13,12 @@ const answer = (statusCode: number, reference: string, message: string, violatio
 
 function checkTrigger(t: inventoryV1.StockTrigger, i: number): FieldViolation[] {
   const p = `[${i}]`;
-  const v = [...checkText(`${p}.key`, t.key, true), ...checkText(`${p}.season`, t.season, false), ...checkText(`${p}.minMaxSource`, t.minMaxSource, false)];
+  const v = triggersTable.violations(t, p);
   if (!t.warehouseId && !t.warehouseExternalId) v.push({ path: `${p}.warehouseId`, message: "warehouseId or warehouseExternalId is required" });
   if (t.warehouseId && !isUuid(t.warehouseId)) v.push({ path: `${p}.warehouseId`, message: "must be a UUID" });
   for (const f of ["startDate", "lastRestockDate"] as const) {
     const d = t[f];
     if (d !== undefined && (!DATE.test(d) || Number.isNaN(Date.parse(`${d}T00:00:00Z`)))) v.push({ path: `${p}.${f}`, message: "must be a date YYYY-MM-DD" });
-  }
-  for (const f of ["lowerLimit", "min", "max", "upperLimit"] as const) {
-    if ((t[f] ?? 0) < 0) v.push({ path: `${p}.${f}`, message: "must not be negative" });
   }
   if (t.min !== undefined && t.max !== undefined && t.min > t.max) v.push({ path: `${p}.min`, message: "must not exceed max" });
   if (t.lowerLimit !== undefined && t.upperLimit !== undefined && t.lowerLimit > t.upperLimit) v.push({ path: `${p}.lowerLimit`, message: "must not exceed upperLimit" });
@@ -69,26 +65,7 @@ export async function upsertTriggers(ctx: ServiceContext, accountId: string, wri
           continue;
         }
         seen.set(pair, i);
-        inputs.push({
-          ord: i,
-          warehouse_id: wh.id,
-          sku_id: t.skuId,
-          sku_seq: t.skuSeq === undefined ? null : String(t.skuSeq),
-          key: t.key,
-          sku: t.sku ?? null,
-          season: t.season ?? null,
-          start_date: t.startDate ?? null,
-          last_restock_date: t.lastRestockDate ?? null,
-          prevent_restock: t.preventRestock,
-          lower_limit: t.lowerLimit ?? null,
-          min: t.min ?? null,
-          max: t.max ?? null,
-          upper_limit: t.upperLimit ?? null,
-          allow_min_auto: t.allowMinAuto,
-          allow_max_auto: t.allowMaxAuto,
-          min_max_source: t.minMaxSource ?? null,
-          min_max_updated_at: t.minMaxUpdatedAt ? timestampDate(t.minMaxUpdatedAt).toISOString() : null,
-        });
+        inputs.push({ ord: i, ...(triggersTable.rowOf({ ...t, warehouseId: wh.id }) as { warehouse_id: string; sku_id: string }) });
       }
       const written = await repo.upsertTriggers(tx, accountId, inputs);
       const rows = new Map((await repo.findTriggers(tx, accountId, written.map((w) => String(w.id)))).map((r) => [String(r.id), r]));
