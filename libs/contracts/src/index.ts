@@ -35,3 +35,4 @@ export {
   stockTriggerToRest,
   transactionToRest,
 } from "./client-view";
+export { productPriceToRest } from "./product-price";

@@ -20,6 +20,8 @@ export interface TableSpecOptions {
   assigned?: string[];
   /** Where the service checks dates: the inclusive range of a Timestamp field, in seconds. */
   timestampSeconds?: readonly [bigint, bigint];
+  /** Columns named otherwise than their field, by field name (`external_price_list_id: "external_id"`). */
+  columnNames?: Record<string, string>;
 }
 
 const TIMESTAMP = "google.protobuf.Timestamp";
@@ -42,6 +44,10 @@ export class TableSpec<D extends DescMessage> {
   readonly recordType: string;
   /** `col = EXCLUDED.col` for the extra columns and the writable fields: an upsert's SET list. */
   readonly updateSet: string;
+  /** The columns of `updateSet`, in its order (a statement's "changed?" comparison). */
+  readonly updated: readonly string[];
+  /** A field's column name (its name unless `columnNames` says otherwise). */
+  readonly column: (f: DescField) => string;
 
   constructor(
     readonly schema: D,
@@ -49,28 +55,39 @@ export class TableSpec<D extends DescMessage> {
     private readonly options: TableSpecOptions = {},
   ) {
     const assigned = new Set(options.assigned ?? []);
+    const names = options.columnNames ?? {};
+    const column = (this.column = (f: DescField) => names[f.name] ?? f.name);
     this.fields = schema.fields.filter((f) => !rulesOf(f).notStored);
     this.written = this.fields.filter((f) => !assigned.has(f.name));
     const extra = Object.entries(options.extra ?? {});
-    this.columns = [...extra.map(([name]) => name), ...this.written.map((f) => f.name)];
-    this.recordType = [...extra.map(([name, type]) => `${name} ${type}`), ...this.written.map((f) => `${f.name} ${columnType(f)}`)].join(", ");
+    this.columns = [...extra.map(([name]) => name), ...this.written.map(column)];
+    this.recordType = [...extra.map(([name, type]) => `${name} ${type}`), ...this.written.map((f) => `${column(f)} ${columnType(f)}`)].join(", ");
     // Read-only fields the service writes (the creating key) keep what the row was created with.
-    this.updateSet = [...extra.map(([name]) => name), ...this.written.filter((f) => !rulesOf(f).readOnly).map((f) => f.name)]
-      .filter((name) => name !== "id")
-      .map((name) => `${name} = EXCLUDED.${name}`)
-      .join(", ");
+    this.updated = [...extra.map(([name]) => name), ...this.written.filter((f) => !rulesOf(f).readOnly).map(column)].filter((name) => name !== "id");
+    this.updateSet = this.updated.map((name) => `${name} = EXCLUDED.${name}`).join(", ");
   }
 
-  /** The select list of every stored field (`alias.col`), numerics as their exact text. */
-  select(alias?: string): string {
+  /**
+   * The select list of every stored field (`alias.col`), numerics as their exact text, dates as
+   * YYYY-MM-DD; `expressions` gives the SQL of columns read otherwise (from a joined table).
+   */
+  select(alias?: string, expressions: Record<string, string> = {}): string {
     const prefix = alias ? `${alias}.` : "";
-    return this.fields.map((f) => (isDecimal(f) ? `${prefix}${f.name}::text AS ${f.name}` : `${prefix}${f.name}`)).join(", ");
+    return this.fields
+      .map((f) => {
+        const name = this.column(f);
+        const sql = expressions[name] ?? `${prefix}${name}`;
+        if (isDecimal(f)) return `${sql}::text AS ${name}`;
+        if (rulesOf(f).columnType === "date") return `to_char(${sql}, 'YYYY-MM-DD') AS ${name}`;
+        return expressions[name] ? `${sql} AS ${name}` : sql;
+      })
+      .join(", ");
   }
 
   /** The written fields' column values of a message: JSON-safe (timestamps as RFC 3339, decimals and int64 as text), null when unset. */
   rowOf(message: MessageShape<D>): Row {
     const row: Row = {};
-    for (const f of this.written) row[f.name] = columnValue(f, (message as unknown as Record<string, unknown>)[f.localName]);
+    for (const f of this.written) row[this.column(f)] = columnValue(f, (message as unknown as Record<string, unknown>)[f.localName]);
     return row;
   }
 
@@ -78,7 +95,7 @@ export class TableSpec<D extends DescMessage> {
   messageOf(row: Row): MessageShape<D> {
     const init: Record<string, unknown> = {};
     for (const f of this.fields) {
-      const value = row[f.name];
+      const value = row[this.column(f)];
       if (value !== null && value !== undefined) init[f.localName] = fieldValue(f, value);
     }
     return create(this.schema, init as MessageInitShape<D>);
@@ -97,10 +114,11 @@ export class TableSpec<D extends DescMessage> {
   comparable(row: Row): Row {
     const out: Row = { ...row };
     for (const f of this.written) {
-      const v = row[f.name];
+      const name = this.column(f);
+      const v = row[name];
       if (v === null || v === undefined) continue;
-      if (isDecimal(f)) out[f.name] = normalDecimal(v as string);
-      else if (f.fieldKind === "message" && f.message.typeName === STRUCT) out[f.name] = sortedKeys(v);
+      if (isDecimal(f)) out[name] = normalDecimal(v as string);
+      else if (f.fieldKind === "message" && f.message.typeName === STRUCT) out[name] = sortedKeys(v);
     }
     return out;
   }
@@ -241,16 +259,19 @@ function textProblem(value: string, rules: FieldRules): string | undefined {
 function fieldProblem(f: DescField, rules: FieldRules, value: unknown, seconds: readonly [bigint, bigint] | undefined): string | { path: string; message: string }[] | undefined {
   if (f.fieldKind === "scalar" && f.scalar === ScalarType.STRING) {
     if (rules.required && !(value as string | undefined)?.trim()) return "is required";
-    return value === undefined ? undefined : textProblem(value as string, rules);
+    if (!value) return undefined;
+    return rules.columnType === "date" ? dateProblem(value as string) : textProblem(value as string, rules);
   }
-  if (value === undefined || value === null) return undefined;
-  if (f.fieldKind === "scalar" && typeof value === "number") {
-    if (rules.min !== undefined && value < rules.min) return rules.max !== undefined ? `must be ${rules.min}..${rules.max}` : `must be at least ${rules.min}`;
-    if (rules.max !== undefined && value > rules.max) return rules.min !== undefined ? `must be ${rules.min}..${rules.max}` : `must be at most ${rules.max}`;
-    return undefined;
+  if (value === undefined || value === null) return f.fieldKind === "message" && rules.required ? "is required" : undefined;
+  if (f.fieldKind === "scalar" && typeof value === "number") return boundsProblem(value, rules);
+  if (f.fieldKind === "map" && f.mapKind === "message" && f.message.typeName === DecimalSchema.typeName) {
+    return Object.entries(value as Record<string, { value: string }>).flatMap(([k, v]) => {
+      const problem = k === "" ? "key must not be empty" : textProblem(k, rules) ?? decimalProblem(v.value, rules);
+      return problem ? [{ path: `.${k}`, message: problem }] : [];
+    });
   }
   if (f.fieldKind === "message") {
-    if (f.message.typeName === DecimalSchema.typeName) return DECIMAL.test((value as { value: string }).value) ? undefined : "must be a decimal number";
+    if (f.message.typeName === DecimalSchema.typeName) return decimalProblem((value as { value: string }).value, rules);
     if (f.message.typeName === STRUCT) return jsonProblems(value, "").map((p) => ({ path: p.path, message: p.message }));
     if (f.message.typeName === TIMESTAMP && seconds) {
       const s = (value as Timestamp).seconds;
@@ -258,6 +279,22 @@ function fieldProblem(f: DescField, rules: FieldRules, value: unknown, seconds: 
     }
   }
   return undefined;
+}
+
+/** A number within the rules' inclusive bounds (integers, and decimals by their value). */
+function boundsProblem(value: number, rules: FieldRules): string | undefined {
+  if (rules.min !== undefined && value < rules.min) return rules.max !== undefined ? `must be ${rules.min}..${rules.max}` : `must be at least ${rules.min}`;
+  if (rules.max !== undefined && value > rules.max) return rules.min !== undefined ? `must be ${rules.min}..${rules.max}` : `must be at most ${rules.max}`;
+  return undefined;
+}
+
+const decimalProblem = (value: string, rules: FieldRules) => (DECIMAL.test(value) ? boundsProblem(Number(value), rules) : "must be a decimal number");
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+/** Text kept in a date column: a real calendar day. */
+function dateProblem(value: string): string | undefined {
+  const d = new Date(`${value}T00:00:00Z`);
+  return DATE.test(value) && !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === value ? undefined : "must be a date YYYY-MM-DD";
 }
 
 const rangeText = (s: bigint) => new Date(Number(s) * 1000).toISOString().replace("T", " ").replace(/\.000Z$/, "");

@@ -1,8 +1,9 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import { randomUUID } from "node:crypto";
-import type { Db, Tx } from "@analytics/db";
+import type { Db, Row, Tx } from "@analytics/db";
 import { pageOfIds } from "@analytics/db";
 import type { Page } from "@analytics/rpc";
+import { priceListsTable, priceSelect, pricesTable } from "./resources";
 
 /**
  * Pricing's SQL. Every statement is scoped by account_id, and every batch is a fixed handful of
@@ -16,26 +17,11 @@ const asJson = (rows: unknown) => JSON.stringify(rows);
 // ---------------------------------------------------------------------------------------------
 // Price lists
 
-export interface PriceListRow {
-  id: string;
-  external_id: string;
-  name: string;
-  currency: string;
-  default_price_list: boolean;
-  default_vat: string;
-  version: number;
-  created_at: Date;
-  updated_at: Date;
-  created?: boolean;
-}
+/** A price_lists row: priceListsTable's columns, typed where this service reads a column by name. */
+export type PriceListRow = Row & { id: string; external_id: string; version: number; created?: boolean };
 
-export interface PriceListWrite {
-  external_id: string;
-  name: string;
-  currency: string;
-  default_price_list: boolean;
-  default_vat: string;
-}
+/** The columns of a list as written (`priceListsTable.rowOf` of the PriceList). */
+export type PriceListWrite = Row & { external_id: string };
 
 export async function listPriceLists(db: Db, accountId: string): Promise<PriceListRow[]> {
   return db("price_lists").where({ account_id: accountId }).orderBy("seq");
@@ -51,18 +37,20 @@ export async function findPriceLists(db: Db | Tx, accountId: string, externalIds
   return db("price_lists").where({ account_id: accountId }).whereRaw("external_id = ANY(?::text[])", [externalIds]);
 }
 
+const listColumns = priceListsTable.columns.join(", ");
+/** Whether a conflicting list differs from the one sent (one sent as stored is left alone). */
+const listChanged = (stored: string, sent: string) =>
+  `(${priceListsTable.updated.map((c) => `${stored}.${c}`).join(", ")}) IS DISTINCT FROM (${priceListsTable.updated.map((c) => `${sent}.${c}`).join(", ")})`;
+
 /** Creates or updates a list by external id; one sent as stored is left alone (`changed` false). */
 export async function upsertPriceList(tx: Tx, accountId: string, w: PriceListWrite): Promise<PriceListRow & { changed: boolean }> {
   const { rows } = await tx.raw(
-    `INSERT INTO price_lists AS l (id, account_id, external_id, name, currency, default_price_list, default_vat)
-     VALUES (?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (account_id, external_id) DO UPDATE SET name = excluded.name, currency = excluded.currency,
-       default_price_list = excluded.default_price_list, default_vat = excluded.default_vat,
-       version = l.version + 1, updated_at = now()
-     WHERE (l.name, l.currency, l.default_price_list, l.default_vat)
-       IS DISTINCT FROM (excluded.name, excluded.currency, excluded.default_price_list, excluded.default_vat)
+    `INSERT INTO price_lists AS l (id, account_id, ${listColumns})
+     SELECT ?, ?, ${listColumns} FROM json_to_recordset(?::json) AS x(${priceListsTable.recordType})
+     ON CONFLICT (account_id, external_id) DO UPDATE SET ${priceListsTable.updateSet}, version = l.version + 1, updated_at = now()
+     WHERE ${listChanged("l", "excluded")}
      RETURNING *, (xmax = 0) AS created`,
-    [randomUUID(), accountId, w.external_id, w.name, w.currency, w.default_price_list, w.default_vat],
+    [randomUUID(), accountId, asJson([w])],
   );
   if (rows[0]) return { ...rows[0], changed: true };
   return { ...(await findPriceList(tx, accountId, w.external_id))!, created: false, changed: false };
@@ -70,12 +58,14 @@ export async function upsertPriceList(tx: Tx, accountId: string, w: PriceListWri
 
 /** Updates an existing list (undefined: none); one sent as stored is left alone (`changed` false). */
 export async function updatePriceList(tx: Tx, accountId: string, w: PriceListWrite): Promise<(PriceListRow & { changed: boolean }) | undefined> {
-  const [row] = await tx("price_lists")
-    .where({ account_id: accountId, external_id: w.external_id })
-    .whereRaw("(name, currency, default_price_list, default_vat) IS DISTINCT FROM (?, ?, ?, ?::numeric)", [w.name, w.currency, w.default_price_list, w.default_vat])
-    .update({ name: w.name, currency: w.currency, default_price_list: w.default_price_list, default_vat: w.default_vat, version: tx.raw("version + 1"), updated_at: tx.fn.now() })
-    .returning("*");
-  if (row) return { ...row, changed: true };
+  const { rows } = await tx.raw(
+    `UPDATE price_lists AS l SET ${priceListsTable.updated.map((c) => `${c} = x.${c}`).join(", ")}, version = l.version + 1, updated_at = now()
+     FROM json_to_recordset(?::json) AS x(${priceListsTable.recordType})
+     WHERE l.account_id = ? AND l.external_id = x.external_id AND ${listChanged("l", "x")}
+     RETURNING l.*`,
+    [asJson([w]), accountId],
+  );
+  if (rows[0]) return { ...rows[0], changed: true };
   const current = await findPriceList(tx, accountId, w.external_id);
   return current && { ...current, changed: false };
 }
@@ -83,26 +73,20 @@ export async function updatePriceList(tx: Tx, accountId: string, w: PriceListWri
 // ---------------------------------------------------------------------------------------------
 // Prices
 
-export interface PriceRow {
+/** A price read with `priceSelect` (pricesTable's columns, its list's), typed where this service reads a column by name. */
+export type PriceRow = Row & {
   id: string;
   product_id: string;
   list_external_id: string;
-  key: string;
-  sku: string | null;
-  price: string;
   currency: string;
-  vat: string;
   season: string;
-  custom_prices: Record<string, string>;
   version: number;
-  updated_at: Date;
   /** Creation orders of the list and the price: the order of a product's prices. */
   list_seq: string;
   price_seq: string;
-}
+};
 
-const PRICE_SELECT = `p.id, p.product_id, l.external_id AS list_external_id, p.key, p.sku, p.price, l.currency,
-  COALESCE(p.vat, l.default_vat) AS vat, p.season, p.custom_prices, p.version, p.updated_at, l.seq AS list_seq, p.seq AS price_seq`;
+const PRICE_SELECT = `p.id, ${priceSelect("p")}, p.version, l.seq AS list_seq, p.seq AS price_seq`;
 
 function prices(db: Db | Tx) {
   return db("prices as p").join("price_lists as l", "l.id", "p.price_list_id").select(db.raw(PRICE_SELECT));
@@ -186,16 +170,20 @@ export async function storeNewerAccountSettings(tx: Tx, rows: { account_id: stri
   );
 }
 
-export interface PriceUpsertRow {
+/** The columns of a price as written (`pricesTable.rowOf` of the Price with its list's id; season '' for none). */
+export type PriceUpsertRow = Row & {
   price_list_id: string;
   product_id: string;
-  key: string;
-  sku: string | null;
   season: string;
-  price: string;
   vat: string | null;
   custom_prices: Record<string, string>;
-}
+};
+
+const priceColumns = pricesTable.columns.join(", ");
+/** A price's key (its conflict target); every other column is set by a write, vat and custom prices merged. */
+const PRICE_KEY = ["price_list_id", "product_id", "season"];
+const MERGED: Record<string, string> = { vat: "COALESCE(excluded.vat, p.vat)", custom_prices: "p.custom_prices || excluded.custom_prices" };
+const priceSet = pricesTable.columns.filter((c) => !PRICE_KEY.includes(c)).map((c) => [c, MERGED[c] ?? `excluded.${c}`] as const);
 
 /**
  * Upserts prices by (list, product, season) in one statement: custom prices are merged (keys not
@@ -207,15 +195,12 @@ export async function upsertPrices(tx: Tx, accountId: string, rows: PriceUpsertR
   if (!rows.length) return [];
   const { rows: written } = await tx.raw(
     `WITH written AS (
-       INSERT INTO prices AS p (id, account_id, price_list_id, product_id, key, sku, season, price, vat, custom_prices)
-       SELECT gen_random_uuid(), ?, price_list_id, product_id, key, sku, season, price, vat, custom_prices
-       FROM jsonb_to_recordset(?::jsonb) AS x(price_list_id uuid, product_id uuid, key text, sku text, season text,
-         price numeric, vat numeric, custom_prices jsonb)
+       INSERT INTO prices AS p (id, account_id, ${priceColumns})
+       SELECT gen_random_uuid(), ?, ${priceColumns}
+       FROM jsonb_to_recordset(?::jsonb) AS x(${pricesTable.recordType})
        ON CONFLICT (account_id, price_list_id, product_id, season) DO UPDATE SET
-         key = excluded.key, sku = excluded.sku, price = excluded.price, vat = COALESCE(excluded.vat, p.vat),
-         custom_prices = p.custom_prices || excluded.custom_prices, version = p.version + 1, updated_at = now()
-       WHERE (p.key, p.sku, p.price, p.vat, p.custom_prices)
-         IS DISTINCT FROM (excluded.key, excluded.sku, excluded.price, COALESCE(excluded.vat, p.vat), p.custom_prices || excluded.custom_prices)
+         ${priceSet.map(([c, v]) => `${c} = ${v}`).join(", ")}, version = p.version + 1, updated_at = now()
+       WHERE (${priceSet.map(([c]) => `p.${c}`).join(", ")}) IS DISTINCT FROM (${priceSet.map(([, v]) => v).join(", ")})
        RETURNING p.*, (p.xmax = 0) AS created)
      SELECT ${PRICE_SELECT}, p.price_list_id, p.created
      FROM written p JOIN price_lists l ON l.account_id = p.account_id AND l.id = p.price_list_id
