@@ -20,6 +20,8 @@ export interface ProtoSchemaOptions {
   omit?: readonly string[];
   /** Required text is trimmed, and blank is refused (as the service would). */
   trim?: boolean;
+  /** The zod of text kept in a date column (rules' column_type "date"), where REST reads dates its own way. */
+  date?: z.ZodType;
 }
 
 const TIMESTAMP = "google.protobuf.Timestamp";
@@ -97,6 +99,7 @@ function scalarValue(field: DescField, scalar: ScalarType, options?: ProtoSchema
   const rules = rulesOf(field);
   switch (scalar) {
     case ScalarType.STRING:
+      if (options?.date && rules.columnType === "date") return options.date;
       if (options?.trim && rules.required) return z.string().trim().min(1).max(rules.maxLen || DEFAULT_MAX_LEN);
       return z.string().max(rules.maxLen || DEFAULT_MAX_LEN);
     case ScalarType.BOOL:

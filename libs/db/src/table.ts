@@ -200,6 +200,8 @@ function storedJson(desc: DescMessage, value: unknown): unknown {
 
 function columnValue(f: DescField, value: unknown): unknown {
   if (value === undefined || value === null) return null;
+  // An empty date is no date (a date column takes no '').
+  if (value === "" && rulesOf(f).columnType === "date") return null;
   switch (f.fieldKind) {
     case "list":
       return f.listKind === "message" ? (value as unknown[]).map((v) => storedJson(f.message, v)) : value;

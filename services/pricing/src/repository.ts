@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import type { Db, Row, Tx } from "@analytics/db";
 import { pageOfIds } from "@analytics/db";
 import type { Page } from "@analytics/rpc";
-import { priceListsTable, priceSelect, pricesTable } from "./resources";
+import { fxRatesTable, priceListsTable, priceSelect, pricatsTable, pricesTable } from "./resources";
 
 /**
  * Pricing's SQL. Every statement is scoped by account_id, and every batch is a fixed handful of
@@ -13,6 +13,10 @@ import { priceListsTable, priceSelect, pricesTable } from "./resources";
 export type { Page };
 
 const asJson = (rows: unknown) => JSON.stringify(rows);
+
+/** Whether a stored row's writable columns differ from those sent: a row sent as stored is left alone. */
+const changed = (table: { updated: readonly string[] }, stored: string, sent: string) =>
+  `(${table.updated.map((c) => `${stored}.${c}`).join(", ")}) IS DISTINCT FROM (${table.updated.map((c) => `${sent}.${c}`).join(", ")})`;
 
 // ---------------------------------------------------------------------------------------------
 // Price lists
@@ -38,9 +42,6 @@ export async function findPriceLists(db: Db | Tx, accountId: string, externalIds
 }
 
 const listColumns = priceListsTable.columns.join(", ");
-/** Whether a conflicting list differs from the one sent (one sent as stored is left alone). */
-const listChanged = (stored: string, sent: string) =>
-  `(${priceListsTable.updated.map((c) => `${stored}.${c}`).join(", ")}) IS DISTINCT FROM (${priceListsTable.updated.map((c) => `${sent}.${c}`).join(", ")})`;
 
 /** Creates or updates a list by external id; one sent as stored is left alone (`changed` false). */
 export async function upsertPriceList(tx: Tx, accountId: string, w: PriceListWrite): Promise<PriceListRow & { changed: boolean }> {
@@ -48,7 +49,7 @@ export async function upsertPriceList(tx: Tx, accountId: string, w: PriceListWri
     `INSERT INTO price_lists AS l (id, account_id, ${listColumns})
      SELECT ?, ?, ${listColumns} FROM json_to_recordset(?::json) AS x(${priceListsTable.recordType})
      ON CONFLICT (account_id, external_id) DO UPDATE SET ${priceListsTable.updateSet}, version = l.version + 1, updated_at = now()
-     WHERE ${listChanged("l", "excluded")}
+     WHERE ${changed(priceListsTable, "l", "excluded")}
      RETURNING *, (xmax = 0) AS created`,
     [randomUUID(), accountId, asJson([w])],
   );
@@ -61,7 +62,7 @@ export async function updatePriceList(tx: Tx, accountId: string, w: PriceListWri
   const { rows } = await tx.raw(
     `UPDATE price_lists AS l SET ${priceListsTable.updated.map((c) => `${c} = x.${c}`).join(", ")}, version = l.version + 1, updated_at = now()
      FROM json_to_recordset(?::json) AS x(${priceListsTable.recordType})
-     WHERE l.account_id = ? AND l.external_id = x.external_id AND ${listChanged("l", "x")}
+     WHERE l.account_id = ? AND l.external_id = x.external_id AND ${changed(priceListsTable, "l", "x")}
      RETURNING l.*`,
     [asJson([w]), accountId],
   );
@@ -226,15 +227,11 @@ export async function deletePrices(tx: Tx, accountId: string, priceListId: strin
 // ---------------------------------------------------------------------------------------------
 // Pricats
 
-export interface PricatRow {
-  id: string;
-  external_id: string;
-  name: string;
-  supplier_gln: string | null;
-  supplier_name: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+/** A pricats row: pricatsTable's columns, typed where this service reads a column by name. */
+export type PricatRow = Row & { id: string; external_id: string };
+
+/** The columns of a pricat as written (`pricatsTable.rowOf` of the Pricat). */
+export type PricatWrite = Row & { external_id: string };
 
 /** A pricat SKU row: its (sku, season) key and its proto JSON. */
 export interface PricatSkuWrite {
@@ -297,16 +294,17 @@ export async function listPricatSkus(db: Db, accountId: string, f: PricatSkuFilt
 }
 
 /** Creates or updates a pricat by external id; one sent as stored is left alone (its updatedAt kept). */
-export async function upsertPricat(tx: Tx, accountId: string, p: { externalId: string; name: string; supplierGln?: string; supplierName?: string }): Promise<PricatRow> {
+export async function upsertPricat(tx: Tx, accountId: string, w: PricatWrite): Promise<PricatRow> {
+  const columns = pricatsTable.columns.join(", ");
   const { rows } = await tx.raw(
-    `INSERT INTO pricats (id, account_id, external_id, name, supplier_gln, supplier_name) VALUES (gen_random_uuid(), ?, ?, ?, ?, ?)
-     ON CONFLICT (account_id, external_id) DO UPDATE SET name = excluded.name, supplier_gln = excluded.supplier_gln,
-       supplier_name = excluded.supplier_name, updated_at = now()
-     WHERE (pricats.name, pricats.supplier_gln, pricats.supplier_name) IS DISTINCT FROM (excluded.name, excluded.supplier_gln, excluded.supplier_name)
+    `INSERT INTO pricats AS p (id, account_id, ${columns})
+     SELECT gen_random_uuid(), ?, ${columns} FROM json_to_recordset(?::json) AS x(${pricatsTable.recordType})
+     ON CONFLICT (account_id, external_id) DO UPDATE SET ${pricatsTable.updateSet}, updated_at = now()
+     WHERE ${changed(pricatsTable, "p", "excluded")}
      RETURNING *`,
-    [accountId, p.externalId, p.name, p.supplierGln ?? null, p.supplierName ?? null],
+    [accountId, asJson([w])],
   );
-  return rows[0] ?? (await tx("pricats").where({ account_id: accountId, external_id: p.externalId }).first());
+  return rows[0] ?? (await tx("pricats").where({ account_id: accountId, external_id: w.external_id }).first());
 }
 
 /** Upserts a pricat's rows by (sku, season); returns only those written (a row sent as stored is not). */
@@ -325,23 +323,16 @@ export async function upsertPricatSkus(tx: Tx, accountId: string, pricatId: stri
 // ---------------------------------------------------------------------------------------------
 // FX rates
 
-export interface FxRow {
-  id: number;
-  external_reference: string;
-  from_currency: string;
-  to_currency: string;
-  rate: string;
-  from_date: string;
-  to_date: string | null;
-  exchange_date: string | null;
-}
+/** An fx_rates row (fxRatesTable's columns, dates as YYYY-MM-DD), typed where this service reads a column by name. */
+/** The columns of a rate as written (`fxRatesTable.rowOf`), typed where this service reads a column by name. */
+export type NewRate = Row & { external_reference: string; from_currency: string; to_currency: string; from_date: string; to_date: string | null };
 
-export type NewRate = Omit<FxRow, "id">;
+/** An fx_rates row (fxRatesTable's columns, dates as YYYY-MM-DD). */
+export type FxRow = NewRate & { id: number };
 
 /** The columns of an FxRow, of table alias `t`. */
-const fxColumns = (t: string) => `${t}.id, ${t}.external_reference, ${t}.from_currency, ${t}.to_currency, ${t}.rate,
-  to_char(${t}.from_date, 'YYYY-MM-DD') AS from_date, to_char(${t}.to_date, 'YYYY-MM-DD') AS to_date,
-  to_char(${t}.exchange_date, 'YYYY-MM-DD') AS exchange_date`;
+const fxColumns = (t: string) => fxRatesTable.select(t);
+const fxWritten = fxRatesTable.columns.join(", ");
 
 export function listFxRates(db: Db, accountId: string, f: { externalReferences: string[]; fromCurrencies: string[]; toCurrencies: string[] }): Promise<FxRow[]> {
   const q = db("fx_rates").select(db.raw(fxColumns("fx_rates"))).where({ account_id: accountId }).orderBy("id");
@@ -360,8 +351,7 @@ export async function lockFxTriples(tx: Tx, keys: string[]): Promise<void> {
 export async function storedFxRates(tx: Tx, accountId: string, sent: NewRate[]): Promise<Map<number, FxRow>> {
   const { rows } = await tx.raw(
     `SELECT r.ord, ${fxColumns("f")}
-     FROM jsonb_to_recordset(?::jsonb) AS r(ord int, external_reference text, from_currency text, to_currency text, rate numeric,
-       from_date date, to_date date, exchange_date date)
+     FROM jsonb_to_recordset(?::jsonb) AS r(ord int, ${fxRatesTable.recordType})
      JOIN fx_rates f ON f.account_id = ? AND f.from_currency = r.from_currency AND f.to_currency = r.to_currency
        AND f.external_reference = r.external_reference AND f.from_date = r.from_date AND f.to_date IS NOT DISTINCT FROM r.to_date
        AND f.rate = r.rate AND f.exchange_date IS NOT DISTINCT FROM r.exchange_date`,
@@ -375,7 +365,7 @@ export async function closeOpenFxRanges(tx: Tx, accountId: string, rates: NewRat
   const { rows } = await tx.raw(
     `UPDATE fx_rates f SET to_date = x.from_date
      FROM (SELECT from_currency, to_currency, external_reference, min(from_date) AS from_date
-           FROM jsonb_to_recordset(?::jsonb) AS r(from_currency text, to_currency text, external_reference text, from_date date)
+           FROM jsonb_to_recordset(?::jsonb) AS r(${fxRatesTable.recordType})
            GROUP BY 1, 2, 3) x
      WHERE f.account_id = ? AND f.from_currency = x.from_currency AND f.to_currency = x.to_currency
        AND f.external_reference = x.external_reference AND f.to_date IS NULL AND f.from_date < x.from_date
@@ -389,7 +379,7 @@ export async function closeOpenFxRanges(tx: Tx, accountId: string, rates: NewRat
 export async function firstOverlappingFxRate(tx: Tx, accountId: string, rates: NewRate[]): Promise<FxRow | undefined> {
   const { rows } = await tx.raw(
     `SELECT ${fxColumns("f")} FROM fx_rates f WHERE f.account_id = ? AND EXISTS (
-       SELECT 1 FROM jsonb_to_recordset(?::jsonb) AS r(from_currency text, to_currency text, external_reference text, from_date date, to_date date)
+       SELECT 1 FROM jsonb_to_recordset(?::jsonb) AS r(${fxRatesTable.recordType})
        WHERE f.from_currency = r.from_currency AND f.to_currency = r.to_currency AND f.external_reference = r.external_reference
          AND daterange(f.from_date, f.to_date, '[)') && daterange(r.from_date, r.to_date, '[)'))
      ORDER BY id LIMIT 1`,
@@ -401,10 +391,8 @@ export async function firstOverlappingFxRate(tx: Tx, accountId: string, rates: N
 /** Inserts the rates; returns them as stored, in order. */
 export async function insertFxRates(tx: Tx, accountId: string, rates: NewRate[]): Promise<FxRow[]> {
   const { rows } = await tx.raw(
-    `INSERT INTO fx_rates (account_id, external_reference, from_currency, to_currency, rate, from_date, to_date, exchange_date)
-     SELECT ?, external_reference, from_currency, to_currency, rate, from_date, to_date, exchange_date
-     FROM jsonb_to_recordset(?::jsonb) AS r(external_reference text, from_currency text, to_currency text, rate numeric,
-       from_date date, to_date date, exchange_date date)
+    `INSERT INTO fx_rates (account_id, ${fxWritten})
+     SELECT ?, ${fxWritten} FROM jsonb_to_recordset(?::jsonb) AS r(${fxRatesTable.recordType})
      RETURNING ${fxColumns("fx_rates")}`,
     [accountId, asJson(rates)],
   );
