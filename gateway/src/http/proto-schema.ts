@@ -24,12 +24,15 @@ export interface ProtoSchemaOptions {
    * in the proto (inventory): left out they take their zero value, null is a 400.
    */
   nullForDefault?: boolean;
+  /** Required text is trimmed, and blank is refused (as the service would). */
+  trim?: boolean;
+  /** The zod of text kept in a date column (rules' column_type "date"), where REST reads dates its own way. */
+  date?: z.ZodType;
 }
 
 const TIMESTAMP = "google.protobuf.Timestamp";
 const STRUCT = "google.protobuf.Struct";
 const DEFAULT_MAX_LEN = 10_000;
-
 
 function described<T extends z.ZodType>(schema: T, field: DescField, prefix?: string): T {
   const text = [prefix, rulesOf(field).description].filter(Boolean).join(": ");
@@ -67,14 +70,17 @@ function requestValue(field: DescField, options: ProtoSchemaOptions): z.ZodType 
   switch (field.fieldKind) {
     case "list":
       return z.array(field.listKind === "message" ? messageValue(field.message, options) : field.listKind === "enum" ? int32() : scalarValue(field, field.scalar)).max(10_000);
-    case "map":
-      return z.record(z.string().max(500), field.mapKind === "message" ? messageValue(field.message, options) : field.mapKind === "enum" ? int32() : scalarValue(field, field.scalar));
+    case "map": {
+      const maxLen = rulesOf(field).maxLen;
+      const value = field.mapKind === "message" ? boundedDecimal(field, messageValue(field.message, options)) : field.mapKind === "enum" ? int32() : scalarValue(field, field.scalar);
+      return z.record(maxLen ? z.string().min(1).max(maxLen) : z.string().max(500), value);
+    }
     case "message":
-      return messageValue(field.message, options);
+      return boundedDecimal(field, messageValue(field.message, options));
     case "enum":
       return int32();
     case "scalar":
-      return scalarValue(field, field.scalar);
+      return scalarValue(field, field.scalar, options);
   }
 }
 
@@ -85,10 +91,20 @@ function messageValue(desc: DescMessage, options: ProtoSchemaOptions): z.ZodType
   return z.strictObject(requestShape(desc, options));
 }
 
-function scalarValue(field: DescField, scalar: ScalarType): z.ZodType {
+/** A decimal field's (or map of decimals' values') inclusive bounds from its rules. */
+function boundedDecimal(field: DescField, schema: z.ZodType): z.ZodType {
+  const { min, max } = rulesOf(field);
+  if (field.message?.typeName !== DecimalSchema.typeName || (min === undefined && max === undefined)) return schema;
+  const text = min !== undefined && max !== undefined ? `must be ${min}..${max}` : min !== undefined ? `must be at least ${min}` : `must be at most ${max}`;
+  return (schema as z.ZodNumber).refine((n) => (min === undefined || n >= Number(min)) && (max === undefined || n <= Number(max)), text);
+}
+
+function scalarValue(field: DescField, scalar: ScalarType, options?: ProtoSchemaOptions): z.ZodType {
   const rules = rulesOf(field);
   switch (scalar) {
     case ScalarType.STRING:
+      if (options?.date && rules.columnType === "date") return options.date;
+      if (options?.trim && rules.required) return z.string().trim().min(1).max(rules.maxLen || DEFAULT_MAX_LEN);
       // A required text is not blank: at least its one character here, the service refuses blanks.
       return rules.required ? z.string().min(1).max(rules.maxLen || DEFAULT_MAX_LEN) : z.string().max(rules.maxLen || DEFAULT_MAX_LEN);
     case ScalarType.BOOL:
@@ -130,8 +146,8 @@ function answerValue(field: DescField): z.ZodType {
       return z.record(z.string(), field.mapKind === "message" ? answerMessage(field.message) : field.mapKind === "enum" ? z.number().int() : answerScalar(field.scalar));
     case "message": {
       const value = answerMessage(field.message);
-      // Timestamps the service fills are always there.
-      return rulesOf(field).readOnly && field.message.typeName === TIMESTAMP ? value : value.nullable();
+      // Timestamps the service fills are always there, and so are required values.
+      return (rulesOf(field).readOnly && field.message.typeName === TIMESTAMP) || rulesOf(field).required ? value : value.nullable();
     }
     case "enum":
       return z.number().int();

@@ -1,6 +1,7 @@
 import { z } from "zod";
-import { PRODUCT_CLIENT_FIELDS } from "@analytics/contracts";
+import { PRODUCT_CLIENT_FIELDS, catalogueV1 } from "@analytics/contracts";
 import { compatible } from "../http/compat";
+import { answerShape } from "../http/proto-schema";
 import { dateOnly, decimal, int32, jsonObject } from "../http/values";
 
 /** zod shapes of the catalogue's REST resources (CONTRACT.md, "Resources"). */
@@ -89,13 +90,8 @@ const productUpdate = compatible(
 export const productUpdateSchema = productUpdate.runtime;
 export const productUpdateDocumented = productUpdate.documented;
 
-const priceSchema = z.object({
-  listExternalID: z.string(),
-  price: z.number(),
-  currency: z.string(),
-  vat: z.number().nullable(),
-  customPrices: z.record(z.string(), z.number()).nullable(),
-});
+/** A product's `prices` entry: the ProductPrice message (customPrices documented as nullable, as it always was). */
+const priceSchema = z.object(answerShape(catalogueV1.ProductPriceSchema, { fields: { customPrices: z.record(z.string(), z.number()).nullable() } }));
 
 export const productSchema = z
   .object({

@@ -1,49 +1,29 @@
 import { z } from "zod";
 import type { Client } from "@connectrpc/connect";
-import { decimalFromNumber, pricingV1, toRestJson } from "@analytics/contracts";
+import { fromRestJson, pricingV1, toRestJson } from "@analytics/contracts";
 import { generalResponse } from "@analytics/errors";
 import { BATCH_MAX } from "../http/batch";
 import { repeatable, route, type RouteContext } from "../http/route";
 import { generalResponseSchema } from "../http/schemas";
 import { decimal, wholeNumber } from "../http/values";
+import { answerShape, requestShape, withoutReadOnly } from "../http/proto-schema";
 import type { CallAs } from "../clients";
 import { isoDate } from "./catalogue-schemas";
 import { canonicalNames, currency } from "./pricing-schemas";
 
-const fields = {
-  id: z.unknown().optional().describe("read-only; ignored"),
-  externalReference: z.string().max(500).nullish(),
-  fromCurrency: currency,
-  toCurrency: currency,
-  rate: decimal().refine((n) => n > 0, "must be greater than 0"),
-  fromDate: isoDate,
-  toDate: isoDate.nullish().describe("null or absent: open"),
-  exchangeDate: isoDate.nullish(),
-};
-const fxRateInput = z.preprocess(canonicalNames(Object.keys(fields)), z.strictObject(fields));
-const fxRateSchema = z
-  .object({
-    id: z.number().int(),
-    externalReference: z.string(),
-    fromCurrency: z.string(),
-    toCurrency: z.string(),
-    rate: z.number(),
-    fromDate: z.string(),
-    toDate: z.string().nullable(),
-    exchangeDate: z.string().nullable(),
-  })
-  .meta({ id: "FxRate" });
+const { FxRateSchema } = pricingV1;
 
-const toProto = (r: z.infer<typeof fxRateInput>) => ({
-  externalReference: r.externalReference ?? "",
-  fromCurrency: r.fromCurrency,
-  toCurrency: r.toCurrency,
-  rate: { value: decimalFromNumber(r.rate) },
-  fromDate: r.fromDate,
-  toDate: r.toDate ?? undefined,
-  exchangeDate: r.exchangeDate ?? undefined,
+/** The FxRate message's fields; REST reads currencies as codes and dates its own way, and a rate is above 0. */
+const fields = requestShape(FxRateSchema, {
+  timestamp: z.unknown(),
+  date: isoDate,
+  fields: { fromCurrency: currency, toCurrency: currency, rate: decimal().refine((n) => n > 0, "must be greater than 0") },
 });
-const toRest = (r?: pricingV1.FxRate) => toRestJson(pricingV1.FxRateSchema, r!);
+const fxRateInput = z.preprocess(canonicalNames(Object.keys(fields)), z.strictObject(fields));
+const fxRateSchema = z.object(answerShape(FxRateSchema)).meta({ id: "FxRate" });
+
+const toProto = (r: Record<string, unknown>) => fromRestJson(FxRateSchema, withoutReadOnly(FxRateSchema, r));
+const toRest = (r?: pricingV1.FxRate) => toRestJson(FxRateSchema, r!);
 
 /** What the FX rate routes register with and call. */
 interface Deps {

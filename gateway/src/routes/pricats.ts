@@ -1,15 +1,17 @@
 import { z } from "zod";
 import type { Client } from "@connectrpc/connect";
-import { RestDecimal, decimalFromNumber, pricingV1, toRestJson } from "@analytics/contracts";
+import { RestDecimal, fromRestJson, pricingV1, toRestJson } from "@analytics/contracts";
 import { BATCH_MAX, runBatch, serverFailure } from "../http/batch";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { repeatable, route, type RouteContext } from "../http/route";
 import { documentAs } from "../http/openapi";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { decimal, jsonObject } from "../http/values";
+import { answerShape, requestShape, withoutReadOnly } from "../http/proto-schema";
 import type { CallAs } from "../clients";
 import { batchResult, canonicalNames, currency } from "./pricing-schemas";
 
+const { PricatSchema, PricatSkuSchema } = pricingV1;
 const text = z.string().max(500).nullish();
 
 /**
@@ -31,44 +33,19 @@ function clientSkuFields() {
     info: jsonObject().nullish().meta(deprecated("kept in externalAttributes")),
   };
 }
-const pricatFields = { externalId: z.string().trim().min(1).max(500), name: text, supplierGln: text, supplierName: text };
+/** The Pricat and PricatSku messages' fields; REST reads a currency as a code, and takes the client's names. */
+const pricatFields = requestShape(PricatSchema, { timestamp: z.unknown(), trim: true, omit: ["createdAt", "updatedAt"] });
 const pricatInput = z.preprocess(canonicalNames(Object.keys(pricatFields)), z.strictObject(pricatFields));
 const skuFields = {
-  pricatExternalId: z.unknown().optional().describe("read-only: the batch's pricat"),
-  sku: z.string().trim().min(1).max(500),
-  ean: text,
-  season: text,
-  productName: text,
-  variantName: text,
-  brand: text,
-  category: text,
-  color: text,
-  size: text,
-  gender: text,
-  productGroupId: text,
-  variantGroupId: text,
-  imageUrl: z.string().max(10_000).nullish(),
-  vat: decimal().refine((n) => n >= 0 && n <= 100, "must be 0..100").nullish(),
-  prices: z.record(z.string().min(1).max(500), decimal()).nullish().describe("price name -> amount"),
-  currency: currency.nullish(),
-  customFields: jsonObject().nullish(),
-  externalAttributes: jsonObject().nullish(),
+  ...requestShape(PricatSkuSchema, { timestamp: z.unknown(), trim: true, fields: { currency: currency.nullish() } }),
   ...clientSkuFields(),
 };
 const pricatSkuInput = z.preprocess(canonicalNames(Object.keys(skuFields)), z.strictObject(skuFields)).meta({ id: "PricatSkuUpsert" });
 
-const pricatSchema = z
-  .object({ externalId: z.string(), name: z.string(), supplierGln: z.string().nullable(), supplierName: z.string().nullable(), createdAt: z.string(), updatedAt: z.string() })
-  .meta({ id: "Pricat" });
+const pricatSchema = z.object(answerShape(PricatSchema)).meta({ id: "Pricat" });
 const pricatSkuSchema = z
   .object({
-    pricatExternalId: z.string(),
-    ...Object.fromEntries(Object.keys(skuFields).filter((k) => !["pricatExternalId", "vat", "prices", "customFields", "externalAttributes"].includes(k)).map((k) => [k, z.string().nullable()])),
-    sku: z.string(),
-    vat: z.number().nullable(),
-    prices: z.record(z.string(), z.number()),
-    customFields: z.record(z.string(), z.unknown()).nullable(),
-    externalAttributes: z.record(z.string(), z.unknown()).nullable(),
+    ...answerShape(PricatSkuSchema),
     price: z.number().nullable().meta({ deprecated: true, description: "prices.price, under the published client's name" }),
     costPrice: z.number().nullable().meta({ deprecated: true, description: "prices.costPrice, under the published client's name" }),
     priceCurrency: z.string().nullable().meta({ deprecated: true, description: "currency, under the published client's name" }),
@@ -76,28 +53,20 @@ const pricatSkuSchema = z
   })
   .meta({ id: "PricatSku" });
 
-/** A validated row as proto: strings as sent, decimals exact, null as absent. */
-function skuToProto(input: z.infer<typeof pricatSkuInput>) {
-  const { price, costPrice, priceCurrency, supplier, supplierGLN, costPriceCurrency, info, ...i } = input;
-  const clientPrices = Object.entries({ price, costPrice }).filter(([, v]) => v !== null && v !== undefined) as [string, number][];
-  const clientExtras = Object.entries({ supplier, supplierGLN, costPriceCurrency, info }).filter(([, v]) => v !== null && v !== undefined);
-  const { pricatExternalId: _, vat, customFields, ...rest } = { ...i, currency: i.currency ?? (priceCurrency || undefined) };
-  const prices = clientPrices.length ? { ...Object.fromEntries(clientPrices), ...i.prices } : i.prices;
-  const externalAttributes = clientExtras.length ? { ...Object.fromEntries(clientExtras), ...i.externalAttributes } : i.externalAttributes;
-  const { prices: _p, externalAttributes: _e, ...strings } = rest;
-  const present = Object.fromEntries(Object.entries(strings).filter(([, v]) => v !== null && v !== undefined)) as Record<string, string>;
-  return {
-    ...present,
-    sku: i.sku,
-    vat: vat === null || vat === undefined ? undefined : { value: decimalFromNumber(vat) },
-    prices: Object.fromEntries(Object.entries(prices ?? {}).map(([k, v]) => [k, { value: decimalFromNumber(v) }])),
-    customFields: (customFields ?? undefined) as never,
-    externalAttributes: (externalAttributes ?? undefined) as never,
-  };
+const present = (entries: Record<string, unknown>) => Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== null && v !== undefined));
+
+/** A validated row as proto (read-only fields dropped, decimals exact), the client's fields in their places. */
+function skuToProto(input: Record<string, unknown>): pricingV1.PricatSku {
+  const { price, costPrice, priceCurrency, supplier, supplierGLN, costPriceCurrency, info, ...sku } = input;
+  const clientPrices = present({ price, costPrice });
+  const clientExtras = present({ supplier, supplierGLN, costPriceCurrency, info });
+  const prices = Object.keys(clientPrices).length ? { ...clientPrices, ...(sku.prices as object) } : sku.prices;
+  const externalAttributes = Object.keys(clientExtras).length ? { ...clientExtras, ...(sku.externalAttributes as object) } : sku.externalAttributes;
+  return fromRestJson(PricatSkuSchema, present(withoutReadOnly(PricatSkuSchema, { ...sku, currency: sku.currency ?? (priceCurrency || undefined), prices, externalAttributes })));
 }
 
 const skuToRest = (s: pricingV1.PricatSku) => {
-  const rest = toRestJson(pricingV1.PricatSkuSchema, s);
+  const rest = toRestJson(PricatSkuSchema, s);
   const attributes = (rest.externalAttributes ?? {}) as Record<string, unknown>;
   const price = (name: string) => (s.prices[name] ? new RestDecimal(s.prices[name].value) : null);
   return {
@@ -141,7 +110,7 @@ function listPricats({ ctx, pricing, as }: Deps): void {
       const req = { page: { page: query.page, pageSize: query.pageSize }, externalIds: query.externalids ?? [], supplierGlns: query.supplierGln ?? [], suppliers: query.supplier ?? [] };
       const res = await pricing.listPricats(req, as(caller));
       setPageHeaders(request, reply, query, Number(res.totalCount));
-      return res.pricats.map((p) => toRestJson(pricingV1.PricatSchema, p));
+      return res.pricats.map((p) => toRestJson(PricatSchema, p));
     },
   });
 }
@@ -189,9 +158,9 @@ function upsertPricatProducts({ ctx, pricing, as }: Deps): void {
       400: badRequest,
     },
     handler: async ({ body, caller }, _req, reply) => {
-      const pricat = { externalId: body.pricat.externalId, name: body.pricat.name ?? "", supplierGln: body.pricat.supplierGln ?? undefined, supplierName: body.pricat.supplierName ?? undefined };
+      const pricat = fromRestJson(PricatSchema, present(body.pricat));
       const results = await runBatch(body.items, pricatSkuInput, "sku", async (items) => {
-        const res = await pricing.upsertPricatSkus({ pricat, items: items.map(skuToProto) }, as(caller));
+        const res = await pricing.upsertPricatSkus({ pricat, items: items.map((i) => skuToProto(i)) }, as(caller));
         return res.results.map((r) => batchResult(r.result));
       });
       return reply.status(serverFailure(results) ?? 200).send(results);

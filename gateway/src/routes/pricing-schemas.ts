@@ -2,6 +2,9 @@ import { z } from "zod";
 import { RestDecimal, pricingV1, toRestJson } from "@analytics/contracts";
 import type { BatchResponse } from "../http/batch";
 import { decimal } from "../http/values";
+import { answerShape, requestShape } from "../http/proto-schema";
+
+const { PriceListSchema, PriceSchema } = pricingV1;
 
 /** zod shapes of pricing's REST resources (CONTRACT.md, "Resources"), and proto to REST. */
 
@@ -29,30 +32,21 @@ export function canonicalNames(names: string[], renamed: Record<string, string> 
   };
 }
 
-const readOnly = { createdAt: z.unknown().optional(), updatedAt: z.unknown().optional() };
-const priceListFields = {
-  externalPriceListId: id,
-  name: z.string().trim().min(1).max(500),
-  currency,
-  defaultPriceList: z.boolean().default(false),
-  defaultVat: decimal().refine((n) => n >= 0 && n <= 100, "must be 0..100").default(0),
-};
+/** How REST differs from the PriceList message: the code's form, and the defaults of a list sent without them. */
+const priceListFields = requestShape(PriceListSchema, {
+  timestamp: z.unknown(),
+  trim: true,
+  fields: { currency, defaultPriceList: z.boolean().default(false), defaultVat: decimal().refine((n) => n >= 0 && n <= 100, "must be 0..100").default(0) },
+});
+const priceListNames = canonicalNames(Object.keys(priceListFields), { externalId: "externalPriceListId" });
 /** PriceListUpsert; `externalId` is the published client's name of `externalPriceListId`. */
-export const priceListUpsertSchema = z.preprocess(
-  canonicalNames(Object.keys({ ...priceListFields, ...readOnly }), { externalId: "externalPriceListId" }),
-  z.strictObject({ ...priceListFields, ...readOnly }),
-);
+export const priceListUpsertSchema = z.preprocess(priceListNames, z.strictObject(priceListFields));
 /** PUT: the id is the path's; the body may repeat it. */
-export const priceListPutSchema = z.preprocess(
-  canonicalNames(Object.keys({ ...priceListFields, ...readOnly }), { externalId: "externalPriceListId" }),
-  z.strictObject({ ...priceListFields, externalPriceListId: id.optional(), ...readOnly }),
-);
+export const priceListPutSchema = z.preprocess(priceListNames, z.strictObject({ ...priceListFields, externalPriceListId: priceListFields.externalPriceListId.optional() }));
 export const priceListSchema = z
   .object({
-    ...priceListFields,
+    ...answerShape(PriceListSchema, { fields: { defaultVat: z.number().meta({ format: "decimal" }) } }),
     externalId: z.string().meta({ deprecated: true, description: "externalPriceListId, under the published client's name" }),
-    createdAt: z.string().datetime(),
-    updatedAt: z.string().datetime(),
   })
   .meta({ id: "PriceList" });
 
@@ -60,12 +54,7 @@ export const priceListSchema = z
 export const CUSTOM_PRICE_NUMBERS = [1, 2, 3, 4] as const;
 
 const priceUpdateFields = {
-  listExternalID: id,
-  key: id.describe("the SKU's key or an old key"),
-  price: decimal().refine((n) => n >= 0, "must be at least 0"),
-  season: z.string().max(500).nullish(),
-  vat: decimal().refine((n) => n >= 0 && n <= 100, "must be 0..100").nullish(),
-  customPrices: z.record(z.string().min(1).max(500), decimal()).nullish().describe("merged: keys not sent are kept"),
+  ...requestShape(PriceSchema, { timestamp: z.unknown(), trim: true, omit: ["productId"] }),
   ...Object.fromEntries(
     CUSTOM_PRICE_NUMBERS.map((n) => [
       `customPrice${n}`,
@@ -74,10 +63,6 @@ const priceUpdateFields = {
         .meta({ deprecated: true, description: `the published client's custom price ${n}: the account's ${n}. customPriceField (a 400 when it has fewer); merged like customPrices` }),
     ]),
   ) as Record<`customPrice${1 | 2 | 3 | 4}`, z.ZodOptional<z.ZodNullable<ReturnType<typeof decimal>>>>,
-  // Read-only (a price as GET answers it can be sent back), ignored on input.
-  sku: z.unknown().optional().describe("read-only: the SKU's, ignored"),
-  currency: z.unknown().optional().describe("read-only: the price list's, ignored"),
-  updatedAt: z.unknown().optional().describe("read-only, ignored"),
 };
 export const priceUpdateSchema = z.preprocess(canonicalNames(Object.keys(priceUpdateFields)), z.strictObject(priceUpdateFields)).meta({ id: "PriceUpdateRequest" });
 const deleteFields = {
@@ -89,18 +74,11 @@ export const priceDeleteSchema = z.preprocess(canonicalNames(Object.keys(deleteF
 
 export const priceSchema = z
   .object({
-    listExternalID: z.string(),
-    key: z.string(),
-    sku: z.string().nullable(),
-    price: z.number(),
-    currency: z.string(),
-    vat: z.number(),
-    season: z.string().nullable(),
-    customPrices: z.record(z.string(), z.number()),
+    ...answerShape(PriceSchema, { omit: ["productId", "updatedAt"], fields: { vat: z.number() } }),
     ...Object.fromEntries(
       CUSTOM_PRICE_NUMBERS.map((n) => [`customPrice${n}`, z.number().nullable().meta({ deprecated: true, description: `customPrices of the account's ${n}. customPriceField, as the published client reads it` })]),
     ),
-    updatedAt: z.string().datetime(),
+    updatedAt: answerShape(PriceSchema).updatedAt,
   })
   .meta({ id: "PriceResponse" });
 

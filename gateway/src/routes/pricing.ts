@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Client } from "@connectrpc/connect";
-import { catalogueV1, decimalFromNumber, pricingV1 } from "@analytics/contracts";
+import { catalogueV1, decimalFromNumber, fromRestJson, pricingV1 } from "@analytics/contracts";
 import type { Caller } from "@analytics/auth";
 import { BATCH_MAX, runBatch, serverFailure } from "../http/batch";
 import { jsonArrayStream } from "../http/json-stream";
@@ -8,16 +8,27 @@ import { pageHeaders, setPageHeaders } from "../http/paging";
 import { batchOf, route, type RouteContext } from "../http/route";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { wholeNumber } from "../http/values";
+import { withoutReadOnly } from "../http/proto-schema";
 import type { CallAs } from "../clients";
 import { CUSTOM_PRICE_NUMBERS, batchResult, priceDeleteSchema, priceListPutSchema, priceListSchema, priceListToRest, priceListUpsertSchema, priceSchema, priceToRest, priceUpdateSchema } from "./pricing-schemas";
 
+const { PriceListSchema, PriceSchema } = pricingV1;
 type Pricing = Client<typeof pricingV1.PricingService>;
 type Catalogue = Client<typeof catalogueV1.CatalogueService>;
 const dec = (n: number) => ({ value: decimalFromNumber(n) });
 /** A validated PriceListUpsert as proto (read-only timestamps dropped, VAT exact). */
-function priceListInit(body: { externalPriceListId?: string; name: string; currency: string; defaultPriceList: boolean; defaultVat: number }) {
-  const { externalPriceListId = "", name, currency, defaultPriceList, defaultVat } = body;
-  return { externalPriceListId, name, currency, defaultPriceList, defaultVat: dec(defaultVat) };
+const priceListInit = (body: Record<string, unknown>) => fromRestJson(PriceListSchema, withoutReadOnly(PriceListSchema, body));
+
+/** A validated PriceUpdateRequest's Price (read-only fields dropped) and its customPrice<n>. */
+function priceOf(body: Record<string, unknown>): { price: pricingV1.Price; numbered: Record<number, { value: string }> } {
+  const numbered: Record<number, { value: string }> = {};
+  const fields: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(body)) {
+    const n = CUSTOM_PRICE_NUMBERS.find((k) => name === `customPrice${k}`);
+    if (n === undefined) fields[name] = value;
+    else if (typeof value === "number") numbered[n] = dec(value);
+  }
+  return { price: fromRestJson(PriceSchema, withoutReadOnly(PriceSchema, fields)), numbered };
 }
 
 /** Optional paging: without `page` and `pageSize` the whole set is streamed. */
@@ -179,19 +190,22 @@ function upsertPrices(d: Deps): void {
     },
     handler: async ({ body, caller }, _req, reply) => {
       const results = await runBatch(body, priceUpdateSchema, "key", async (items) => {
-        const skus = await resolve(d, caller, items.map((i) => i.key));
-        const prices = items.map((i, n) => ({
-          listExternalId: i.listExternalID,
-          key: i.key,
-          productId: skus[n]?.found ? skus[n].id : "",
-          productKey: skus[n]?.key ?? "",
-          sku: skus[n]?.sku,
-          price: dec(i.price),
-          season: i.season ?? undefined,
-          vat: i.vat === null || i.vat === undefined ? undefined : dec(i.vat),
-          customPrices: Object.fromEntries(Object.entries(i.customPrices ?? {}).map(([k, v]) => [k, dec(v)])),
-          numberedCustomPrices: Object.fromEntries(CUSTOM_PRICE_NUMBERS.flatMap((n) => (typeof i[`customPrice${n}`] === "number" ? [[n, dec(i[`customPrice${n}`]!)]] : []))),
-        }));
+        const skus = await resolve(d, caller, items.map((i) => (i as { key: string }).key));
+        const prices = items.map((i, n) => {
+          const { price, numbered } = priceOf(i);
+          return {
+            listExternalId: price.listExternalId,
+            key: price.key,
+            productId: skus[n]?.found ? skus[n].id : "",
+            productKey: skus[n]?.key ?? "",
+            sku: skus[n]?.sku,
+            price: price.price,
+            season: price.season,
+            vat: price.vat,
+            customPrices: price.customPrices,
+            numberedCustomPrices: numbered,
+          };
+        });
         return (await pricing.upsertPrices({ prices }, as(caller))).results.map((r) => batchResult(r.result));
       });
       return reply.status(serverFailure(results) ?? 200).send(results);

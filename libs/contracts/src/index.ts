@@ -36,3 +36,4 @@ export {
   stockTriggerToRest,
   transactionToRest,
 } from "./client-view";
+export { productPriceToRest } from "./product-price";

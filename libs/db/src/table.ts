@@ -20,7 +20,7 @@ export interface TableSpecOptions {
   assigned?: string[];
   /** Where the service checks dates: the inclusive range of a Timestamp field, in seconds. */
   timestampSeconds?: readonly [bigint, bigint];
-  /** Columns not named as their field (field name: column name); `assigned` names fields. */
+  /** Columns named otherwise than their field, by field name (`external_price_list_id: "external_id"`). */
   columnNames?: Record<string, string>;
 }
 
@@ -44,6 +44,10 @@ export class TableSpec<D extends DescMessage> {
   readonly recordType: string;
   /** `col = EXCLUDED.col` for the extra columns and the writable fields: an upsert's SET list. */
   readonly updateSet: string;
+  /** The columns of `updateSet`, in its order (a statement's "changed?" comparison). */
+  readonly updated: readonly string[];
+  /** A field's column name (its name unless `columnNames` says otherwise). */
+  readonly column: (f: DescField) => string;
 
   constructor(
     readonly schema: D,
@@ -51,32 +55,31 @@ export class TableSpec<D extends DescMessage> {
     private readonly options: TableSpecOptions = {},
   ) {
     const assigned = new Set(options.assigned ?? []);
+    const names = options.columnNames ?? {};
+    const column = (this.column = (f: DescField) => names[f.name] ?? f.name);
     this.fields = schema.fields.filter((f) => !rulesOf(f).notStored);
     this.written = this.fields.filter((f) => !assigned.has(f.name));
-    const col = (f: DescField) => this.column(f);
     const extra = Object.entries(options.extra ?? {});
-    this.columns = [...extra.map(([name]) => name), ...this.written.map(col)];
-    this.recordType = [...extra.map(([name, type]) => `${name} ${type}`), ...this.written.map((f) => `${col(f)} ${columnType(f)}`)].join(", ");
+    this.columns = [...extra.map(([name]) => name), ...this.written.map(column)];
+    this.recordType = [...extra.map(([name, type]) => `${name} ${type}`), ...this.written.map((f) => `${column(f)} ${columnType(f)}`)].join(", ");
     // Read-only fields the service writes (the creating key) keep what the row was created with.
-    this.updateSet = [...extra.map(([name]) => name), ...this.written.filter((f) => !rulesOf(f).readOnly).map(col)]
-      .filter((name) => name !== "id")
-      .map((name) => `${name} = EXCLUDED.${name}`)
-      .join(", ");
+    this.updated = [...extra.map(([name]) => name), ...this.written.filter((f) => !rulesOf(f).readOnly).map(column)].filter((name) => name !== "id");
+    this.updateSet = this.updated.map((name) => `${name} = EXCLUDED.${name}`).join(", ");
   }
 
-  /** The column of a field: its name, unless `columnNames` says otherwise. */
-  column(f: DescField): string {
-    return this.options.columnNames?.[f.name] ?? f.name;
-  }
-
-  /** The select list of every stored field (`alias.col`), numerics as their exact text, `date` columns as YYYY-MM-DD. */
-  select(alias?: string): string {
+  /**
+   * The select list of every stored field (`alias.col`), numerics as their exact text, dates as
+   * YYYY-MM-DD; `expressions` gives the SQL of columns read otherwise (from a joined table).
+   */
+  select(alias?: string, expressions: Record<string, string> = {}): string {
     const prefix = alias ? `${alias}.` : "";
     return this.fields
       .map((f) => {
-        const c = this.column(f);
-        if (isDecimal(f)) return `${prefix}${c}::text AS ${c}`;
-        return rulesOf(f).columnType === "date" ? `to_char(${prefix}${c}, 'YYYY-MM-DD') AS ${c}` : `${prefix}${c}`;
+        const name = this.column(f);
+        const sql = expressions[name] ?? `${prefix}${name}`;
+        if (isDecimal(f)) return `${sql}::text AS ${name}`;
+        if (rulesOf(f).columnType === "date") return `to_char(${sql}, 'YYYY-MM-DD') AS ${name}`;
+        return expressions[name] ? `${sql} AS ${name}` : sql;
       })
       .join(", ");
   }
@@ -111,11 +114,11 @@ export class TableSpec<D extends DescMessage> {
   comparable(row: Row): Row {
     const out: Row = { ...row };
     for (const f of this.written) {
-      const c = this.column(f);
-      const v = row[c];
+      const name = this.column(f);
+      const v = row[name];
       if (v === null || v === undefined) continue;
-      if (isDecimal(f)) out[c] = normalDecimal(v as string);
-      else if (f.fieldKind === "message" && f.message.typeName === STRUCT) out[c] = sortedKeys(v);
+      if (isDecimal(f)) out[name] = normalDecimal(v as string);
+      else if (f.fieldKind === "message" && f.message.typeName === STRUCT) out[name] = sortedKeys(v);
     }
     return out;
   }
@@ -203,6 +206,8 @@ function storedJson(desc: DescMessage, value: unknown): unknown {
 
 function columnValue(f: DescField, value: unknown): unknown {
   if (value === undefined || value === null) return null;
+  // An empty date is no date (a date column takes no '').
+  if (value === "" && rulesOf(f).columnType === "date") return null;
   switch (f.fieldKind) {
     case "list":
       return f.listKind === "message" ? (value as unknown[]).map((v) => storedJson(f.message, v)) : value;
@@ -262,16 +267,19 @@ function textProblem(value: string, rules: FieldRules): string | undefined {
 function fieldProblem(f: DescField, rules: FieldRules, value: unknown, seconds: readonly [bigint, bigint] | undefined): string | { path: string; message: string }[] | undefined {
   if (f.fieldKind === "scalar" && f.scalar === ScalarType.STRING) {
     if (rules.required && !(value as string | undefined)?.trim()) return "is required";
-    return value === undefined ? undefined : textProblem(value as string, rules);
+    if (!value) return undefined;
+    return rules.columnType === "date" ? dateProblem(value as string) : textProblem(value as string, rules);
   }
-  if (value === undefined || value === null) return undefined;
-  if (f.fieldKind === "scalar" && typeof value === "number") {
-    if (rules.min !== undefined && value < rules.min) return rules.max !== undefined ? `must be ${rules.min}..${rules.max}` : `must be at least ${rules.min}`;
-    if (rules.max !== undefined && value > rules.max) return rules.min !== undefined ? `must be ${rules.min}..${rules.max}` : `must be at most ${rules.max}`;
-    return undefined;
+  if (value === undefined || value === null) return f.fieldKind === "message" && rules.required ? "is required" : undefined;
+  if (f.fieldKind === "scalar" && typeof value === "number") return boundsProblem(value, rules);
+  if (f.fieldKind === "map" && f.mapKind === "message" && f.message.typeName === DecimalSchema.typeName) {
+    return Object.entries(value as Record<string, { value: string }>).flatMap(([k, v]) => {
+      const problem = k === "" ? "key must not be empty" : textProblem(k, rules) ?? decimalProblem(v.value, rules);
+      return problem ? [{ path: `.${k}`, message: problem }] : [];
+    });
   }
   if (f.fieldKind === "message") {
-    if (f.message.typeName === DecimalSchema.typeName) return DECIMAL.test((value as { value: string }).value) ? undefined : "must be a decimal number";
+    if (f.message.typeName === DecimalSchema.typeName) return decimalProblem((value as { value: string }).value, rules);
     if (f.message.typeName === STRUCT) return jsonProblems(value, "").map((p) => ({ path: p.path, message: p.message }));
     if (f.message.typeName === TIMESTAMP && seconds) {
       const s = (value as Timestamp).seconds;
@@ -279,6 +287,22 @@ function fieldProblem(f: DescField, rules: FieldRules, value: unknown, seconds: 
     }
   }
   return undefined;
+}
+
+/** A number within the rules' inclusive bounds (integers, and decimals by their value). */
+function boundsProblem(value: number, rules: FieldRules): string | undefined {
+  if (rules.min !== undefined && value < rules.min) return rules.max !== undefined ? `must be ${rules.min}..${rules.max}` : `must be at least ${rules.min}`;
+  if (rules.max !== undefined && value > rules.max) return rules.min !== undefined ? `must be ${rules.min}..${rules.max}` : `must be at most ${rules.max}`;
+  return undefined;
+}
+
+const decimalProblem = (value: string, rules: FieldRules) => (DECIMAL.test(value) ? boundsProblem(Number(value), rules) : "must be a decimal number");
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+/** Text kept in a date column: a real calendar day. */
+function dateProblem(value: string): string | undefined {
+  const d = new Date(`${value}T00:00:00Z`);
+  return DATE.test(value) && !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === value ? undefined : "must be a date YYYY-MM-DD";
 }
 
 const rangeText = (s: bigint) => new Date(Number(s) * 1000).toISOString().replace("T", " ").replace(/\.000Z$/, "");

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { ordersV1 } from "@analytics/contracts";
+import { ordersV1, pricingV1 } from "@analytics/contracts";
 import { fieldViolations, tableSpec } from "../src";
 
 /** A table spec is the PurchaseOrder message read as columns: names, types, rows and rules. */
@@ -43,5 +43,42 @@ describe("tableSpec", () => {
       { path: "attributes.k\u0000", message: "key must be text without NUL characters or broken surrogates" },
     ]);
     expect(fieldViolations(ordersV1.DeliverySchema, create(ordersV1.DeliverySchema, { quantity: -1 }), "items[0].deliveries[0]")).toEqual([{ path: "items[0].deliveries[0].quantity", message: "must be at least 0" }]);
+  });
+});
+
+/** What pricing's tables need besides: a column named otherwise, read expressions, dates, decimal bounds and maps of decimals. */
+describe("tableSpec (pricing's messages)", () => {
+  it("names a field's column as the options say, in every list and in the row", () => {
+    const lists = tableSpec(pricingV1.PriceListSchema, "price_lists", { assigned: ["created_at", "updated_at"], columnNames: { external_price_list_id: "external_id" } });
+    expect(lists.columns).toEqual(["external_id", "name", "currency", "default_price_list", "default_vat"]);
+    expect(lists.recordType).toBe("external_id text, name text, currency text, default_price_list boolean, default_vat numeric");
+    expect(lists.updated).toEqual(["external_id", "name", "currency", "default_price_list", "default_vat"]);
+    const list = create(pricingV1.PriceListSchema, { externalPriceListId: "R", name: "Retail", currency: "EUR", defaultVat: { value: "25.0" } });
+    expect(lists.rowOf(list)).toEqual({ external_id: "R", name: "Retail", currency: "EUR", default_price_list: false, default_vat: "25.0" });
+    expect(lists.messageOf({ ...lists.rowOf(list), created_at: new Date(0), updated_at: new Date(0) }).externalPriceListId).toBe("R");
+  });
+
+  it("selects dates as YYYY-MM-DD and columns read by an expression; an empty date is no date", () => {
+    const fx = tableSpec(pricingV1.FxRateSchema, "fx_rates", { assigned: ["id"] });
+    expect(fx.select("f")).toBe(
+      "f.id, f.external_reference, f.from_currency, f.to_currency, f.rate::text AS rate, to_char(f.from_date, 'YYYY-MM-DD') AS from_date, " +
+        "to_char(f.to_date, 'YYYY-MM-DD') AS to_date, to_char(f.exchange_date, 'YYYY-MM-DD') AS exchange_date",
+    );
+    expect(fx.rowOf(create(pricingV1.FxRateSchema, { fromDate: "2026-01-01", toDate: "" }))).toMatchObject({ from_date: "2026-01-01", to_date: null, exchange_date: null });
+    const prices = tableSpec(pricingV1.PriceSchema, "prices", { extra: { price_list_id: "uuid" } });
+    expect(prices.select("p", { vat: "COALESCE(p.vat, l.default_vat)" })).toContain("COALESCE(p.vat, l.default_vat)::text AS vat");
+  });
+
+  it("checks decimal bounds, maps of decimals, required decimals and dates", () => {
+    const price = create(pricingV1.PriceSchema, { listExternalId: "L", key: "K", vat: { value: "100.5" }, customPrices: { outlet: { value: "-1" }, "": { value: "1" }, ok: { value: "x" } } });
+    expect(fieldViolations(pricingV1.PriceSchema, price)).toEqual([
+      { path: "price", message: "is required" },
+      { path: "vat", message: "must be 0..100" },
+      { path: "customPrices.outlet", message: "must be at least 0" },
+      { path: "customPrices.", message: "key must not be empty" },
+      { path: "customPrices.ok", message: "must be a decimal number" },
+    ]);
+    const rate = create(pricingV1.FxRateSchema, { fromCurrency: "EUR", toCurrency: "SEK", rate: { value: "1" }, fromDate: "2026-02-30", exchangeDate: "" });
+    expect(fieldViolations(pricingV1.FxRateSchema, rate)).toEqual([{ path: "fromDate", message: "must be a date YYYY-MM-DD" }]);
   });
 });

@@ -1,4 +1,4 @@
-import { productToRest, purchaseOrderToRest, stockTriggerToRest, RestDecimal, topics, type pricingV1 } from "@analytics/contracts";
+import { productPriceToRest, productToRest, purchaseOrderToRest, stockTriggerToRest, topics } from "@analytics/contracts";
 import type { Tx } from "@analytics/db";
 import { dispatch, on, type ConsumerDefinition, type Delivery } from "@analytics/rpc";
 import * as repo from "./repository";
@@ -11,15 +11,6 @@ import type { EntrySpec, NewEvent } from "./repository";
  * (migrations/003_product_replica.ts). A message that is no event for the account (a purchase
  * order that never was a draft, a price of a product never announced) makes none.
  */
-
-/** A product's `prices` entry, as GET /products shows it. */
-const productPrice = (p: pricingV1.Price) => ({
-  listExternalID: p.listExternalId,
-  price: new RestDecimal(p.price?.value ?? "0"),
-  currency: p.currency,
-  vat: p.vat ? new RestDecimal(p.vat.value) : null,
-  customPrices: Object.fromEntries(Object.entries(p.customPrices).map(([k, v]) => [k, new RestDecimal(v.value)])),
-});
 
 /** One price as the replica keeps it (migrations/004_price_entries.ts). */
 type PriceEntry = { priceId: string; version: string; listOrder: string; priceOrder: string; deleted: boolean; price: unknown };
@@ -41,7 +32,8 @@ const changeOf = dispatch<Change | undefined>(
       listOrder: String(m.listOrder),
       priceOrder: String(m.priceOrder),
       deleted: subject === topics.pricingPriceDeleted.subject,
-      price: productPrice(m.price),
+      // The product's `prices` entry, as GET /products shows it (the ProductPrice message).
+      price: productPriceToRest(m.price),
     };
     return { accountId, productId: m.productId, price };
   }),

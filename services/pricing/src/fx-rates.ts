@@ -1,12 +1,11 @@
-import { create } from "@bufbuild/protobuf";
-import { pricingV1, topics } from "@analytics/contracts";
+import { topics, type pricingV1 } from "@analytics/contracts";
 import { type Db, type Tx } from "@analytics/db";
 import { invalid, notFound } from "@analytics/errors";
 import { enqueue, outboxEntry, type OutboxEntry } from "@analytics/outbox";
 import { commit, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
 import type { FxRow, NewRate } from "./repository";
-import { decimal } from "./resources";
+import { fxRatesTable } from "./resources";
 import { Problems } from "./validation";
 
 /**
@@ -17,16 +16,7 @@ import { Problems } from "./validation";
  */
 
 export function fxRateFromRow(row: FxRow): pricingV1.FxRate {
-  return create(pricingV1.FxRateSchema, {
-    id: BigInt(row.id),
-    externalReference: row.external_reference,
-    fromCurrency: row.from_currency,
-    toCurrency: row.to_currency,
-    rate: decimal(row.rate),
-    fromDate: row.from_date,
-    toDate: row.to_date ?? undefined,
-    exchangeDate: row.exchange_date ?? undefined,
-  });
+  return fxRatesTable.messageOf(row);
 }
 
 const triple = (r: Pick<NewRate, "from_currency" | "to_currency" | "external_reference">) => `${r.from_currency}/${r.to_currency}/${r.external_reference}`;
@@ -37,24 +27,14 @@ function checked(rates: pricingV1.FxRate[]): NewRate[] {
   if (!rates.length) p.add("", "at least one rate is required");
   const rows = rates.map((r, i) => {
     const at = rates.length > 1 || i > 0 ? `[${i}].` : "";
-    p.text(`${at}externalReference`, r.externalReference);
-    p.currency(`${at}fromCurrency`, r.fromCurrency);
-    p.currency(`${at}toCurrency`, r.toCurrency);
-    p.decimal(`${at}rate`, r.rate?.value, { min: 0, exclusiveMin: true });
-    p.date(`${at}fromDate`, r.fromDate, true);
-    p.date(`${at}toDate`, r.toDate);
-    p.date(`${at}exchangeDate`, r.exchangeDate);
+    // The FxRate's rules (pricing.proto), then what they cannot say.
+    p.list.push(...fxRatesTable.violations(r, at.slice(0, -1)));
+    if (r.fromCurrency) p.currency(`${at}fromCurrency`, r.fromCurrency);
+    if (r.toCurrency) p.currency(`${at}toCurrency`, r.toCurrency);
+    if (r.rate && !p.list.some((v) => v.path === `${at}rate`)) p.decimal(`${at}rate`, r.rate.value, { min: 0, exclusiveMin: true });
     if (r.toDate && r.fromDate && r.toDate <= r.fromDate) p.add(`${at}toDate`, "must be after fromDate");
     if (r.fromCurrency && r.fromCurrency === r.toCurrency) p.add(`${at}toCurrency`, "must differ from fromCurrency");
-    return {
-      external_reference: r.externalReference,
-      from_currency: r.fromCurrency,
-      to_currency: r.toCurrency,
-      rate: r.rate?.value ?? "",
-      from_date: r.fromDate,
-      to_date: r.toDate || null,
-      exchange_date: r.exchangeDate || null,
-    };
+    return fxRatesTable.rowOf(r) as NewRate;
   });
   p.check("fx rates");
   // Within one request: an open rate followed by a later one of its triple ends where that one starts.

@@ -1,13 +1,15 @@
 import { create, fromJson, toJson, type JsonValue } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { pricingV1, topics } from "@analytics/contracts";
-import type { Db } from "@analytics/db";
+import { fieldViolations, type Db } from "@analytics/db";
 import { invalid, type FieldViolation } from "@analytics/errors";
 import { enqueue, outboxEntry } from "@analytics/outbox";
 import { commit, itemOutcome, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
 import type { Page, PricatRow } from "./repository";
+import { pricatsTable } from "./resources";
 import { Problems } from "./validation";
+
+const { PricatSchema, PricatSkuSchema } = pricingV1;
 
 /**
  * Pricats (supplier price catalogues) and their SKU rows, keyed by (sku, season) within a pricat.
@@ -15,14 +17,7 @@ import { Problems } from "./validation";
  */
 
 export function pricatFromRow(row: PricatRow): pricingV1.Pricat {
-  return create(pricingV1.PricatSchema, {
-    externalId: row.external_id,
-    name: row.name,
-    supplierGln: row.supplier_gln ?? undefined,
-    supplierName: row.supplier_name ?? undefined,
-    createdAt: timestampFromDate(new Date(row.created_at)),
-    updatedAt: timestampFromDate(new Date(row.updated_at)),
-  });
+  return pricatsTable.messageOf(row);
 }
 
 const skuFromRow = (row: { fields: JsonValue }) => fromJson(pricingV1.PricatSkuSchema, row.fields);
@@ -44,27 +39,16 @@ const outcome = (statusCode: number, reference: string, message: string, violati
  * by (sku, season) in one statement; a bad row is its own 400. Four statements whatever the size.
  */
 export async function upsertPricatSkus(ctx: ServiceContext, accountId: string, req: pricingV1.UpsertPricatSkusRequest): Promise<ItemOutcome[]> {
-  const pricat = req.pricat;
+  const pricat = req.pricat ?? create(PricatSchema);
   const p = new Problems();
-  p.text("pricat.externalId", pricat?.externalId, true);
-  p.text("pricat.name", pricat?.name);
-  p.text("pricat.supplierGln", pricat?.supplierGln);
-  p.text("pricat.supplierName", pricat?.supplierName);
+  p.list.push(...pricatsTable.violations(pricat, "pricat"));
   p.check("pricat");
   if (!req.items.length) throw invalid("items must not be empty", [{ path: "items", message: "at least one item is required" }]);
   const outcomes: (ItemOutcome | undefined)[] = req.items.map((item) => {
+    // The PricatSku's rules (pricing.proto), then the currency's code.
     const q = new Problems();
-    q.text("sku", item.sku, true);
-    for (const f of ["ean", "season", "productName", "variantName", "brand", "category", "color", "size", "gender", "productGroupId", "variantGroupId", "imageUrl"] as const) q.text(f, item[f]);
-    if (item.vat) q.decimal("vat", item.vat.value, { min: 0, max: 100 });
+    q.list.push(...fieldViolations(PricatSkuSchema, item));
     if (item.currency !== undefined) q.currency("currency", item.currency);
-    for (const [name, price] of Object.entries(item.prices)) {
-      q.text(`prices.${name}`, name, true);
-      // A price, as on a price list: never negative.
-      q.decimal(`prices.${name}`, price.value, { min: 0 });
-    }
-    q.json("customFields", item.customFields);
-    q.json("externalAttributes", item.externalAttributes);
     return q.ok ? undefined : outcome(400, item.sku, q.message(), q.list);
   });
   const byKey = new Map<string, { index: number[]; item: pricingV1.PricatSku }>();
@@ -77,7 +61,7 @@ export async function upsertPricatSkus(ctx: ServiceContext, accountId: string, r
   });
   const done = await commit(ctx, async (tx) => {
     const result = [...outcomes];
-    const row = await repo.upsertPricat(tx, accountId, pricat!);
+    const row = await repo.upsertPricat(tx, accountId, pricatsTable.rowOf(pricat) as repo.PricatWrite);
     const items = [...byKey.values()].map(({ item }) => ({ ...item, pricatExternalId: row.external_id }));
     if (!items.length) return result;
     const written = await repo.upsertPricatSkus(

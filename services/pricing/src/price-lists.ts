@@ -4,21 +4,20 @@ import { invalid, notFound } from "@analytics/errors";
 import { enqueue, outboxEntry } from "@analytics/outbox";
 import { commit, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
-import { priceListFromRow } from "./resources";
+import { decimal, priceListFromRow, priceListsTable } from "./resources";
 import { Problems } from "./validation";
 
 /** Price lists: created or updated by (account, externalPriceListId). */
 
+/** The list's columns, once its fields keep their rules (PriceList in pricing.proto) and its currency is a code. */
 function checked(list: pricingV1.PriceList | undefined): repo.PriceListWrite {
-  const p = new Problems();
   if (!list) throw invalid("a price list is required", [{ path: "", message: "is required" }]);
-  p.text("externalPriceListId", list.externalPriceListId, true);
-  p.text("name", list.name, true);
-  p.currency("currency", list.currency);
-  const vat = list.defaultVat?.value ?? "0";
-  p.decimal("defaultVat", vat, { min: 0, max: 100 });
+  const withVat = { ...list, defaultVat: list.defaultVat ?? decimal("0") };
+  const p = new Problems();
+  p.list.push(...priceListsTable.violations(withVat));
+  if (list.currency) p.currency("currency", list.currency);
   p.check("price list");
-  return { external_id: list.externalPriceListId, name: list.name, currency: list.currency, default_price_list: list.defaultPriceList, default_vat: vat };
+  return priceListsTable.rowOf(withVat) as repo.PriceListWrite;
 }
 
 const missing = (externalId: string) => notFound(`price list ${externalId} not found`);

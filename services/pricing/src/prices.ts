@@ -1,10 +1,13 @@
-import { topics, type pricingV1 } from "@analytics/contracts";
+import { create } from "@bufbuild/protobuf";
+import { pricingV1, topics } from "@analytics/contracts";
 import { isUuid, type Db } from "@analytics/db";
 import { notFound, type FieldViolation } from "@analytics/errors";
 import { enqueue, outboxEntry } from "@analytics/outbox";
 import { commit, itemOutcome, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
-import { priceFromRow } from "./resources";
+import { decimal, priceFromRow, pricesTable } from "./resources";
+
+const { PriceSchema } = pricingV1;
 import { Problems } from "./validation";
 
 const outcome = (statusCode: number, reference: string, message: string, violations: FieldViolation[] = []) => itemOutcome(statusCode, reference, "key", message, violations);
@@ -43,15 +46,9 @@ interface Pending {
 export async function upsertPrices(ctx: ServiceContext, accountId: string, items: pricingV1.PriceWrite[]): Promise<ItemOutcome[]> {
   const outcomes: (ItemOutcome | undefined)[] = items.map((item) => {
     const p = new Problems();
-    p.text("listExternalID", item.listExternalId, true);
-    p.text("key", item.key, true);
-    p.decimal("price", item.price?.value, { min: 0 });
-    if (item.vat) p.decimal("vat", item.vat.value, { min: 0, max: 100 });
-    if (item.season !== undefined) p.text("season", item.season);
-    for (const [k, v] of Object.entries(item.customPrices)) {
-      p.text(`customPrices.${k}`, k, true);
-      p.decimal(`customPrices.${k}`, v.value, { min: 0 });
-    }
+    // The item as the Price it writes: its fields' rules are the Price message's (pricing.proto).
+    const sent = create(PriceSchema, { listExternalId: item.listExternalId, key: item.key, price: item.price, vat: item.vat, season: item.season, customPrices: item.customPrices });
+    p.list.push(...pricesTable.violations(sent));
     for (const [n, v] of Object.entries(item.numberedCustomPrices)) p.decimal(`customPrice${n}`, v.value, { min: 0 });
     return p.ok ? undefined : outcome(400, item.key, p.message(), p.list);
   });
@@ -81,19 +78,15 @@ export async function upsertPrices(ctx: ServiceContext, accountId: string, items
       const id = `${list.id}/${item.productId}/${season}`;
       const custom = { ...numbered.prices, ...Object.fromEntries(Object.entries(item.customPrices).map(([k, v]) => [k, v.value])) };
       const earlier = pending.get(id);
-      pending.set(id, {
-        index,
-        row: {
-          price_list_id: list.id,
-          product_id: item.productId,
-          key: item.productKey || item.key,
-          sku: item.sku ?? null,
-          season,
-          price: item.price!.value,
-          vat: item.vat?.value ?? earlier?.row.vat ?? null,
-          custom_prices: { ...earlier?.row.custom_prices, ...custom },
-        },
+      const price = create(PriceSchema, {
+        key: item.productKey || item.key,
+        sku: item.sku,
+        price: item.price,
+        vat: item.vat ?? (earlier?.row.vat ? decimal(earlier.row.vat) : undefined),
+        customPrices: Object.fromEntries(Object.entries({ ...earlier?.row.custom_prices, ...custom }).map(([k, v]) => [k, decimal(v)])),
+        productId: item.productId,
       });
+      pending.set(id, { index, row: { ...pricesTable.rowOf(price), price_list_id: list.id, season } as repo.PriceUpsertRow });
       indexOf.set(index, id);
     });
     const written = await repo.upsertPrices(tx, accountId, [...pending.values()].map((p) => p.row));

@@ -1,8 +1,9 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import { randomUUID } from "node:crypto";
-import type { Db, Tx } from "@analytics/db";
+import type { Db, Row, Tx } from "@analytics/db";
 import { pageOfIds } from "@analytics/db";
 import type { Page } from "@analytics/rpc";
+import { fxRatesTable, priceListsTable, priceSelect, pricatsTable, pricesTable } from "./resources";
 
 /**
  * Pricing's SQL. Every statement is scoped by account_id, and every batch is a fixed handful of
@@ -13,29 +14,18 @@ export type { Page };
 
 const asJson = (rows: unknown) => JSON.stringify(rows);
 
+/** Whether a stored row's writable columns differ from those sent: a row sent as stored is left alone. */
+const changed = (table: { updated: readonly string[] }, stored: string, sent: string) =>
+  `(${table.updated.map((c) => `${stored}.${c}`).join(", ")}) IS DISTINCT FROM (${table.updated.map((c) => `${sent}.${c}`).join(", ")})`;
+
 // ---------------------------------------------------------------------------------------------
 // Price lists
 
-export interface PriceListRow {
-  id: string;
-  external_id: string;
-  name: string;
-  currency: string;
-  default_price_list: boolean;
-  default_vat: string;
-  version: number;
-  created_at: Date;
-  updated_at: Date;
-  created?: boolean;
-}
+/** A price_lists row: priceListsTable's columns, typed where this service reads a column by name. */
+export type PriceListRow = Row & { id: string; external_id: string; version: number; created?: boolean };
 
-export interface PriceListWrite {
-  external_id: string;
-  name: string;
-  currency: string;
-  default_price_list: boolean;
-  default_vat: string;
-}
+/** The columns of a list as written (`priceListsTable.rowOf` of the PriceList). */
+export type PriceListWrite = Row & { external_id: string };
 
 export async function listPriceLists(db: Db, accountId: string): Promise<PriceListRow[]> {
   return db("price_lists").where({ account_id: accountId }).orderBy("seq");
@@ -51,18 +41,17 @@ export async function findPriceLists(db: Db | Tx, accountId: string, externalIds
   return db("price_lists").where({ account_id: accountId }).whereRaw("external_id = ANY(?::text[])", [externalIds]);
 }
 
+const listColumns = priceListsTable.columns.join(", ");
+
 /** Creates or updates a list by external id; one sent as stored is left alone (`changed` false). */
 export async function upsertPriceList(tx: Tx, accountId: string, w: PriceListWrite): Promise<PriceListRow & { changed: boolean }> {
   const { rows } = await tx.raw(
-    `INSERT INTO price_lists AS l (id, account_id, external_id, name, currency, default_price_list, default_vat)
-     VALUES (?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (account_id, external_id) DO UPDATE SET name = excluded.name, currency = excluded.currency,
-       default_price_list = excluded.default_price_list, default_vat = excluded.default_vat,
-       version = l.version + 1, updated_at = now()
-     WHERE (l.name, l.currency, l.default_price_list, l.default_vat)
-       IS DISTINCT FROM (excluded.name, excluded.currency, excluded.default_price_list, excluded.default_vat)
+    `INSERT INTO price_lists AS l (id, account_id, ${listColumns})
+     SELECT ?, ?, ${listColumns} FROM json_to_recordset(?::json) AS x(${priceListsTable.recordType})
+     ON CONFLICT (account_id, external_id) DO UPDATE SET ${priceListsTable.updateSet}, version = l.version + 1, updated_at = now()
+     WHERE ${changed(priceListsTable, "l", "excluded")}
      RETURNING *, (xmax = 0) AS created`,
-    [randomUUID(), accountId, w.external_id, w.name, w.currency, w.default_price_list, w.default_vat],
+    [randomUUID(), accountId, asJson([w])],
   );
   if (rows[0]) return { ...rows[0], changed: true };
   return { ...(await findPriceList(tx, accountId, w.external_id))!, created: false, changed: false };
@@ -70,12 +59,14 @@ export async function upsertPriceList(tx: Tx, accountId: string, w: PriceListWri
 
 /** Updates an existing list (undefined: none); one sent as stored is left alone (`changed` false). */
 export async function updatePriceList(tx: Tx, accountId: string, w: PriceListWrite): Promise<(PriceListRow & { changed: boolean }) | undefined> {
-  const [row] = await tx("price_lists")
-    .where({ account_id: accountId, external_id: w.external_id })
-    .whereRaw("(name, currency, default_price_list, default_vat) IS DISTINCT FROM (?, ?, ?, ?::numeric)", [w.name, w.currency, w.default_price_list, w.default_vat])
-    .update({ name: w.name, currency: w.currency, default_price_list: w.default_price_list, default_vat: w.default_vat, version: tx.raw("version + 1"), updated_at: tx.fn.now() })
-    .returning("*");
-  if (row) return { ...row, changed: true };
+  const { rows } = await tx.raw(
+    `UPDATE price_lists AS l SET ${priceListsTable.updated.map((c) => `${c} = x.${c}`).join(", ")}, version = l.version + 1, updated_at = now()
+     FROM json_to_recordset(?::json) AS x(${priceListsTable.recordType})
+     WHERE l.account_id = ? AND l.external_id = x.external_id AND ${changed(priceListsTable, "l", "x")}
+     RETURNING l.*`,
+    [asJson([w]), accountId],
+  );
+  if (rows[0]) return { ...rows[0], changed: true };
   const current = await findPriceList(tx, accountId, w.external_id);
   return current && { ...current, changed: false };
 }
@@ -83,26 +74,20 @@ export async function updatePriceList(tx: Tx, accountId: string, w: PriceListWri
 // ---------------------------------------------------------------------------------------------
 // Prices
 
-export interface PriceRow {
+/** A price read with `priceSelect` (pricesTable's columns, its list's), typed where this service reads a column by name. */
+export type PriceRow = Row & {
   id: string;
   product_id: string;
   list_external_id: string;
-  key: string;
-  sku: string | null;
-  price: string;
   currency: string;
-  vat: string;
   season: string;
-  custom_prices: Record<string, string>;
   version: number;
-  updated_at: Date;
   /** Creation orders of the list and the price: the order of a product's prices. */
   list_seq: string;
   price_seq: string;
-}
+};
 
-const PRICE_SELECT = `p.id, p.product_id, l.external_id AS list_external_id, p.key, p.sku, p.price, l.currency,
-  COALESCE(p.vat, l.default_vat) AS vat, p.season, p.custom_prices, p.version, p.updated_at, l.seq AS list_seq, p.seq AS price_seq`;
+const PRICE_SELECT = `p.id, ${priceSelect("p")}, p.version, l.seq AS list_seq, p.seq AS price_seq`;
 
 function prices(db: Db | Tx) {
   return db("prices as p").join("price_lists as l", "l.id", "p.price_list_id").select(db.raw(PRICE_SELECT));
@@ -186,16 +171,20 @@ export async function storeNewerAccountSettings(tx: Tx, rows: { account_id: stri
   );
 }
 
-export interface PriceUpsertRow {
+/** The columns of a price as written (`pricesTable.rowOf` of the Price with its list's id; season '' for none). */
+export type PriceUpsertRow = Row & {
   price_list_id: string;
   product_id: string;
-  key: string;
-  sku: string | null;
   season: string;
-  price: string;
   vat: string | null;
   custom_prices: Record<string, string>;
-}
+};
+
+const priceColumns = pricesTable.columns.join(", ");
+/** A price's key (its conflict target); every other column is set by a write, vat and custom prices merged. */
+const PRICE_KEY = ["price_list_id", "product_id", "season"];
+const MERGED: Record<string, string> = { vat: "COALESCE(excluded.vat, p.vat)", custom_prices: "p.custom_prices || excluded.custom_prices" };
+const priceSet = pricesTable.columns.filter((c) => !PRICE_KEY.includes(c)).map((c) => [c, MERGED[c] ?? `excluded.${c}`] as const);
 
 /**
  * Upserts prices by (list, product, season) in one statement: custom prices are merged (keys not
@@ -207,15 +196,12 @@ export async function upsertPrices(tx: Tx, accountId: string, rows: PriceUpsertR
   if (!rows.length) return [];
   const { rows: written } = await tx.raw(
     `WITH written AS (
-       INSERT INTO prices AS p (id, account_id, price_list_id, product_id, key, sku, season, price, vat, custom_prices)
-       SELECT gen_random_uuid(), ?, price_list_id, product_id, key, sku, season, price, vat, custom_prices
-       FROM jsonb_to_recordset(?::jsonb) AS x(price_list_id uuid, product_id uuid, key text, sku text, season text,
-         price numeric, vat numeric, custom_prices jsonb)
+       INSERT INTO prices AS p (id, account_id, ${priceColumns})
+       SELECT gen_random_uuid(), ?, ${priceColumns}
+       FROM jsonb_to_recordset(?::jsonb) AS x(${pricesTable.recordType})
        ON CONFLICT (account_id, price_list_id, product_id, season) DO UPDATE SET
-         key = excluded.key, sku = excluded.sku, price = excluded.price, vat = COALESCE(excluded.vat, p.vat),
-         custom_prices = p.custom_prices || excluded.custom_prices, version = p.version + 1, updated_at = now()
-       WHERE (p.key, p.sku, p.price, p.vat, p.custom_prices)
-         IS DISTINCT FROM (excluded.key, excluded.sku, excluded.price, COALESCE(excluded.vat, p.vat), p.custom_prices || excluded.custom_prices)
+         ${priceSet.map(([c, v]) => `${c} = ${v}`).join(", ")}, version = p.version + 1, updated_at = now()
+       WHERE (${priceSet.map(([c]) => `p.${c}`).join(", ")}) IS DISTINCT FROM (${priceSet.map(([, v]) => v).join(", ")})
        RETURNING p.*, (p.xmax = 0) AS created)
      SELECT ${PRICE_SELECT}, p.price_list_id, p.created
      FROM written p JOIN price_lists l ON l.account_id = p.account_id AND l.id = p.price_list_id
@@ -241,15 +227,11 @@ export async function deletePrices(tx: Tx, accountId: string, priceListId: strin
 // ---------------------------------------------------------------------------------------------
 // Pricats
 
-export interface PricatRow {
-  id: string;
-  external_id: string;
-  name: string;
-  supplier_gln: string | null;
-  supplier_name: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+/** A pricats row: pricatsTable's columns, typed where this service reads a column by name. */
+export type PricatRow = Row & { id: string; external_id: string };
+
+/** The columns of a pricat as written (`pricatsTable.rowOf` of the Pricat). */
+export type PricatWrite = Row & { external_id: string };
 
 /** A pricat SKU row: its (sku, season) key and its proto JSON. */
 export interface PricatSkuWrite {
@@ -312,16 +294,17 @@ export async function listPricatSkus(db: Db, accountId: string, f: PricatSkuFilt
 }
 
 /** Creates or updates a pricat by external id; one sent as stored is left alone (its updatedAt kept). */
-export async function upsertPricat(tx: Tx, accountId: string, p: { externalId: string; name: string; supplierGln?: string; supplierName?: string }): Promise<PricatRow> {
+export async function upsertPricat(tx: Tx, accountId: string, w: PricatWrite): Promise<PricatRow> {
+  const columns = pricatsTable.columns.join(", ");
   const { rows } = await tx.raw(
-    `INSERT INTO pricats (id, account_id, external_id, name, supplier_gln, supplier_name) VALUES (gen_random_uuid(), ?, ?, ?, ?, ?)
-     ON CONFLICT (account_id, external_id) DO UPDATE SET name = excluded.name, supplier_gln = excluded.supplier_gln,
-       supplier_name = excluded.supplier_name, updated_at = now()
-     WHERE (pricats.name, pricats.supplier_gln, pricats.supplier_name) IS DISTINCT FROM (excluded.name, excluded.supplier_gln, excluded.supplier_name)
+    `INSERT INTO pricats AS p (id, account_id, ${columns})
+     SELECT gen_random_uuid(), ?, ${columns} FROM json_to_recordset(?::json) AS x(${pricatsTable.recordType})
+     ON CONFLICT (account_id, external_id) DO UPDATE SET ${pricatsTable.updateSet}, updated_at = now()
+     WHERE ${changed(pricatsTable, "p", "excluded")}
      RETURNING *`,
-    [accountId, p.externalId, p.name, p.supplierGln ?? null, p.supplierName ?? null],
+    [accountId, asJson([w])],
   );
-  return rows[0] ?? (await tx("pricats").where({ account_id: accountId, external_id: p.externalId }).first());
+  return rows[0] ?? (await tx("pricats").where({ account_id: accountId, external_id: w.external_id }).first());
 }
 
 /** Upserts a pricat's rows by (sku, season); returns only those written (a row sent as stored is not). */
@@ -340,23 +323,16 @@ export async function upsertPricatSkus(tx: Tx, accountId: string, pricatId: stri
 // ---------------------------------------------------------------------------------------------
 // FX rates
 
-export interface FxRow {
-  id: number;
-  external_reference: string;
-  from_currency: string;
-  to_currency: string;
-  rate: string;
-  from_date: string;
-  to_date: string | null;
-  exchange_date: string | null;
-}
+/** An fx_rates row (fxRatesTable's columns, dates as YYYY-MM-DD), typed where this service reads a column by name. */
+/** The columns of a rate as written (`fxRatesTable.rowOf`), typed where this service reads a column by name. */
+export type NewRate = Row & { external_reference: string; from_currency: string; to_currency: string; from_date: string; to_date: string | null };
 
-export type NewRate = Omit<FxRow, "id">;
+/** An fx_rates row (fxRatesTable's columns, dates as YYYY-MM-DD). */
+export type FxRow = NewRate & { id: number };
 
 /** The columns of an FxRow, of table alias `t`. */
-const fxColumns = (t: string) => `${t}.id, ${t}.external_reference, ${t}.from_currency, ${t}.to_currency, ${t}.rate,
-  to_char(${t}.from_date, 'YYYY-MM-DD') AS from_date, to_char(${t}.to_date, 'YYYY-MM-DD') AS to_date,
-  to_char(${t}.exchange_date, 'YYYY-MM-DD') AS exchange_date`;
+const fxColumns = (t: string) => fxRatesTable.select(t);
+const fxWritten = fxRatesTable.columns.join(", ");
 
 export function listFxRates(db: Db, accountId: string, f: { externalReferences: string[]; fromCurrencies: string[]; toCurrencies: string[] }): Promise<FxRow[]> {
   const q = db("fx_rates").select(db.raw(fxColumns("fx_rates"))).where({ account_id: accountId }).orderBy("id");
@@ -375,8 +351,7 @@ export async function lockFxTriples(tx: Tx, keys: string[]): Promise<void> {
 export async function storedFxRates(tx: Tx, accountId: string, sent: NewRate[]): Promise<Map<number, FxRow>> {
   const { rows } = await tx.raw(
     `SELECT r.ord, ${fxColumns("f")}
-     FROM jsonb_to_recordset(?::jsonb) AS r(ord int, external_reference text, from_currency text, to_currency text, rate numeric,
-       from_date date, to_date date, exchange_date date)
+     FROM jsonb_to_recordset(?::jsonb) AS r(ord int, ${fxRatesTable.recordType})
      JOIN fx_rates f ON f.account_id = ? AND f.from_currency = r.from_currency AND f.to_currency = r.to_currency
        AND f.external_reference = r.external_reference AND f.from_date = r.from_date AND f.to_date IS NOT DISTINCT FROM r.to_date
        AND f.rate = r.rate AND f.exchange_date IS NOT DISTINCT FROM r.exchange_date`,
@@ -390,7 +365,7 @@ export async function closeOpenFxRanges(tx: Tx, accountId: string, rates: NewRat
   const { rows } = await tx.raw(
     `UPDATE fx_rates f SET to_date = x.from_date
      FROM (SELECT from_currency, to_currency, external_reference, min(from_date) AS from_date
-           FROM jsonb_to_recordset(?::jsonb) AS r(from_currency text, to_currency text, external_reference text, from_date date)
+           FROM jsonb_to_recordset(?::jsonb) AS r(${fxRatesTable.recordType})
            GROUP BY 1, 2, 3) x
      WHERE f.account_id = ? AND f.from_currency = x.from_currency AND f.to_currency = x.to_currency
        AND f.external_reference = x.external_reference AND f.to_date IS NULL AND f.from_date < x.from_date
@@ -404,7 +379,7 @@ export async function closeOpenFxRanges(tx: Tx, accountId: string, rates: NewRat
 export async function firstOverlappingFxRate(tx: Tx, accountId: string, rates: NewRate[]): Promise<FxRow | undefined> {
   const { rows } = await tx.raw(
     `SELECT ${fxColumns("f")} FROM fx_rates f WHERE f.account_id = ? AND EXISTS (
-       SELECT 1 FROM jsonb_to_recordset(?::jsonb) AS r(from_currency text, to_currency text, external_reference text, from_date date, to_date date)
+       SELECT 1 FROM jsonb_to_recordset(?::jsonb) AS r(${fxRatesTable.recordType})
        WHERE f.from_currency = r.from_currency AND f.to_currency = r.to_currency AND f.external_reference = r.external_reference
          AND daterange(f.from_date, f.to_date, '[)') && daterange(r.from_date, r.to_date, '[)'))
      ORDER BY id LIMIT 1`,
@@ -416,10 +391,8 @@ export async function firstOverlappingFxRate(tx: Tx, accountId: string, rates: N
 /** Inserts the rates; returns them as stored, in order. */
 export async function insertFxRates(tx: Tx, accountId: string, rates: NewRate[]): Promise<FxRow[]> {
   const { rows } = await tx.raw(
-    `INSERT INTO fx_rates (account_id, external_reference, from_currency, to_currency, rate, from_date, to_date, exchange_date)
-     SELECT ?, external_reference, from_currency, to_currency, rate, from_date, to_date, exchange_date
-     FROM jsonb_to_recordset(?::jsonb) AS r(external_reference text, from_currency text, to_currency text, rate numeric,
-       from_date date, to_date date, exchange_date date)
+    `INSERT INTO fx_rates (account_id, ${fxWritten})
+     SELECT ?, ${fxWritten} FROM jsonb_to_recordset(?::jsonb) AS r(${fxRatesTable.recordType})
      RETURNING ${fxColumns("fx_rates")}`,
     [accountId, asJson(rates)],
   );

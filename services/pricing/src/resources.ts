@@ -1,35 +1,46 @@
 import { create } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { DecimalSchema, pricingV1 } from "@analytics/contracts";
-import type { PriceListRow, PriceRow } from "./repository";
+import { tableSpec, type Row } from "@analytics/db";
 
-/** Rows to proto resources. */
+const { FxRateSchema, PriceListSchema, PriceSchema, PricatSchema } = pricingV1;
+
+/**
+ * Pricing's tables as the columns of its REST-shaped messages (their rules in
+ * proto/pricing/v1/pricing.proto say which fields are stored and how), and rows to messages.
+ */
 
 export const decimal = (value: string) => create(DecimalSchema, { value });
 
-export function priceListFromRow(row: PriceListRow): pricingV1.PriceList {
-  return create(pricingV1.PriceListSchema, {
-    externalPriceListId: row.external_id,
-    name: row.name,
-    currency: row.currency,
-    defaultPriceList: row.default_price_list,
-    defaultVat: decimal(row.default_vat),
-    createdAt: timestampFromDate(new Date(row.created_at)),
-    updatedAt: timestampFromDate(new Date(row.updated_at)),
-  });
+/** price_lists: the PriceList's columns; its external id is the external_id column. */
+export const priceListsTable = tableSpec(PriceListSchema, "price_lists", {
+  assigned: ["created_at", "updated_at"],
+  columnNames: { external_price_list_id: "external_id" },
+});
+
+/**
+ * prices: the Price's columns with the list's id; its list's external id and currency are the
+ * list's (read through the join), its vat the list's default where the price has none.
+ */
+export const pricesTable = tableSpec(PriceSchema, "prices", { extra: { price_list_id: "uuid" }, assigned: ["updated_at"] });
+
+/** What the price columns of a join with price_lists (alias l) read: the list's fields and the vat in force. */
+export const priceSelect = (alias: string) =>
+  `${pricesTable.select(alias, { vat: `COALESCE(${alias}.vat, l.default_vat)` })}, l.external_id AS list_external_id, l.currency`;
+
+/** fx_rates: the FxRate's columns (dates as YYYY-MM-DD). */
+export const fxRatesTable = tableSpec(FxRateSchema, "fx_rates", { assigned: ["id"] });
+
+/** pricats: the Pricat's columns. */
+export const pricatsTable = tableSpec(PricatSchema, "pricats", { assigned: ["created_at", "updated_at"] });
+
+export function priceListFromRow(row: Row): pricingV1.PriceList {
+  return priceListsTable.messageOf(row);
 }
 
-export function priceFromRow(row: PriceRow): pricingV1.Price {
-  return create(pricingV1.PriceSchema, {
-    listExternalId: row.list_external_id,
-    key: row.key,
-    sku: row.sku ?? undefined,
-    price: decimal(row.price),
-    currency: row.currency,
-    vat: decimal(row.vat),
-    season: row.season === "" ? undefined : row.season,
-    customPrices: Object.fromEntries(Object.entries(row.custom_prices ?? {}).map(([k, v]) => [k, decimal(String(v))])),
-    updatedAt: timestampFromDate(new Date(row.updated_at)),
-    productId: row.product_id,
-  });
+/** A price of a row read with `priceSelect` (season '' is "no season"). */
+export function priceFromRow(row: Row & { list_external_id: string; currency: string; season: string }): pricingV1.Price {
+  const price = pricesTable.messageOf({ ...row, season: row.season === "" ? null : row.season });
+  price.listExternalId = row.list_external_id;
+  price.currency = row.currency;
+  return price;
 }

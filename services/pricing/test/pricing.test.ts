@@ -3,12 +3,13 @@ import pino from "pino";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { create, fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import type { BusMessage } from "@analytics/bus";
-import { pricingV1, topics } from "@analytics/contracts";
+import { pricingV1, productPriceToRest, stringifyRest, topics } from "@analytics/contracts";
 import { createDb } from "@analytics/db";
 import type { ServiceContext } from "@analytics/rpc";
 import { busMessage, codeOf, eventually, serviceUnderTest, subjectsUnder } from "@analytics/testing";
 import { upsertPrices } from "../src/prices";
 import * as repo from "../src/repository";
+import { priceFromRow } from "../src/resources";
 import { startPricingService } from "../src/service";
 
 const { PricingService } = pricingV1;
@@ -183,6 +184,39 @@ describe("pricing service (real Postgres and JetStream)", () => {
       );
       expect(JSON.parse(text.get(p2)!).map((p: { price: number }) => p.price)).toEqual([0.1, 7]);
       expect((await client.productPricesJson({ productIds: [p1] }, as(randomUUID()))).products).toEqual([]);
+    });
+
+    it("builds a product's prices JSON text in SQL exactly as toRestJson of the ProductPrice message writes it", async () => {
+      const account = randomUUID();
+      await settings(account, ["outlet", "staff", "c"]);
+      await client.createPriceList({ priceList: list("L1", { defaultVat: dec("25.00") }) }, as(account));
+      await client.createPriceList({ priceList: list("NOVAT", { currency: "SEK" }) }, as(account));
+      const [p1, p2] = [randomUUID(), randomUUID()];
+      await upsert(account, [
+        { listExternalId: "L1", key: "K1", productId: p1, price: dec("10.500"), customPrices: { outlet: dec("5.250"), staff: dec("0.10"), c: dec("3") } },
+        { listExternalId: "NOVAT", key: "K1", productId: p1, price: dec("1.0") },
+        { listExternalId: "L1", key: "K2", productId: p2, price: dec("0.00"), vat: dec("12.50"), season: "SS" },
+      ]);
+      // No list has a null VAT today (price_lists.default_vat is NOT NULL), but the SQL's answer
+      // for one is pinned too: inside a transaction that is rolled back.
+      await db
+        .transaction(async (tx) => {
+          await tx.raw("ALTER TABLE price_lists ALTER COLUMN default_vat DROP NOT NULL");
+          await tx("price_lists").where({ account_id: account, external_id: "NOVAT" }).update({ default_vat: null });
+          const text = new Map((await repo.productPricesJson(tx, account, [p1, p2])).map((p) => [p.product_id, p.prices]));
+          const prices = (await repo.pricesOfProducts(tx, account, [p1, p2])).map(priceFromRow);
+          for (const product of [p1, p2]) {
+            expect(text.get(product)).toBe(stringifyRest(prices.filter((p) => p.productId === product).map(productPriceToRest)));
+          }
+          expect(text.get(p1)).toBe(
+            '[{"listExternalID":"L1","price":10.500,"currency":"EUR","vat":25.00,"customPrices":{"c":3,"staff":0.10,"outlet":5.250}},' +
+              '{"listExternalID":"NOVAT","price":1.0,"currency":"SEK","vat":null,"customPrices":{}}]',
+          );
+          expect(text.get(p2)).toBe('[{"listExternalID":"L1","price":0.00,"currency":"EUR","vat":12.50,"customPrices":{}}]');
+          throw new Error("rolled back");
+        })
+        .catch((e: Error) => expect(e.message).toBe("rolled back"));
+      expect((await db("price_lists").where({ account_id: account, external_id: "NOVAT" }).first()).default_vat).toBe("25");
     });
 
     it("prices a streamed page's chunks with a named statement, parsed and planned once per connection", async () => {
