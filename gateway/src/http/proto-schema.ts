@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
-import { DecimalSchema, fieldRules as rulesOf } from "@analytics/contracts";
+import { ScalarType, type DescField, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import { DecimalSchema, fieldRules as rulesOf, toRestJson } from "@analytics/contracts";
 import { decimal, int32, int64, jsonObject } from "./values";
 
 /**
@@ -24,6 +24,8 @@ export interface ProtoSchemaOptions {
    * in the proto (inventory): left out they take their zero value, null is a 400.
    */
   nullForDefault?: boolean;
+  /** Answers: REST names of fields whose JSON name is not theirs, by JSON name (a JSON name is wire format, it cannot change). */
+  names?: Record<string, string>;
 }
 
 const TIMESTAMP = "google.protobuf.Timestamp";
@@ -113,11 +115,11 @@ function bounded(schema: z.ZodNumber, min: bigint | undefined, max: bigint | und
 }
 
 /** An answer's shape: every field present, null where unset (toRestJson's form). */
-export function answerShape(desc: DescMessage, options: Pick<ProtoSchemaOptions, "fields" | "omit"> = {}): Record<string, z.ZodType> {
+export function answerShape(desc: DescMessage, options: Pick<ProtoSchemaOptions, "fields" | "omit" | "names"> = {}): Record<string, z.ZodType> {
   const shape: Record<string, z.ZodType> = {};
   for (const field of desc.fields) {
     if (options.omit?.includes(field.jsonName)) continue;
-    shape[field.jsonName] = options.fields?.[field.jsonName] ?? described(answerValue(field), field);
+    shape[options.names?.[field.jsonName] ?? field.jsonName] = options.fields?.[field.jsonName] ?? described(answerValue(field), field);
   }
   return shape;
 }
@@ -192,4 +194,24 @@ export function withoutReadOnly(desc: DescMessage, body: Record<string, unknown>
     } else out[name] = value;
   }
   return out;
+}
+
+/**
+ * toRestJson of one message type as a function made once: for a message of plain scalar fields
+ * (a row of a large answer: planned volumes by SKU) an object literal per message, as fast as a
+ * hand-written mapping (toRestJson's field loop costs about twice as much on 75,000 rows); other
+ * messages are toRestJson's. Names are the descriptor's (or `names`, as answerShape's), quoted.
+ */
+export function restAnswerOf<D extends DescMessage>(desc: D, names: Record<string, string> = {}): (message: MessageShape<D>) => Record<string, unknown> {
+  const flat = desc.fields.every((f) => f.fieldKind === "scalar" && !f.oneof && f.scalar !== ScalarType.BYTES);
+  if (!flat) {
+    return (message) => Object.fromEntries(Object.entries(toRestJson(desc, message)).map(([name, value]) => [names[name] ?? name, value]));
+  }
+  const entries = desc.fields.map((f) => {
+    const value = `m[${JSON.stringify(f.localName)}]`;
+    const int64 = f.scalar === ScalarType.INT64 || f.scalar === ScalarType.UINT64 || f.scalar === ScalarType.SINT64 || f.scalar === ScalarType.FIXED64 || f.scalar === ScalarType.SFIXED64;
+    const rest = int64 ? `(${value} === undefined ? null : Number(${value}))` : `(${value} ?? null)`;
+    return `${JSON.stringify(names[f.jsonName] ?? f.jsonName)}: ${rest}`;
+  });
+  return new Function("m", `return { ${entries.join(", ")} };`) as (message: MessageShape<D>) => Record<string, unknown>;
 }
