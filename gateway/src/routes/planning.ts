@@ -1,98 +1,100 @@
 import { z } from "zod";
 import type { Client } from "@connectrpc/connect";
-import { planningV1 } from "@analytics/contracts";
+import { ScalarType, type DescField } from "@bufbuild/protobuf";
+import { fieldRules, planningV1 } from "@analytics/contracts";
 import { repeatable, route, type RouteContext } from "../http/route";
 import { generalResponseSchema } from "../http/schemas";
 import { dateOnly } from "../http/values";
+import { answerShape, restAnswerOf } from "../http/proto-schema";
 import type { CallAs } from "../clients";
 
-const { GroupBy } = planningV1;
+const { GroupBy, PimCustomFilterSchema, PlannedVolumeRowSchema, PlannedVolumeWarehouseRowSchema, PlannedVolumesQuerySchema } = planningV1;
 
 const groups = { seasons: GroupBy.SEASONS, products: GroupBy.PRODUCTS, variants: GroupBy.VARIANTS, skus: GroupBy.SKUS } as const;
 
+// ---------------------------------------------------------------------------------------------
+// The query: the PlannedVolumesQuery message's fields, in its order, with their rules (bounds,
+// lengths, descriptions). A repeated text field is a repeatable filter of the same name; what REST
+// takes differently from the message is named here.
+
 const date = dateOnly;
-
-const pimCustomQuery = Object.fromEntries(
-  Array.from({ length: 10 }, (_, i) => [`pimCustom${i + 1}`, repeatable().describe(`pimCustom${i + 1} values; repeatable or comma-separated`)]),
-) as Record<`pimCustom${1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10}`, ReturnType<typeof repeatable>>;
-
-const volumesQuery = {
-  groupBy: z.enum(["seasons", "products", "variants", "skus"]).default("seasons").describe("the product dimension of groupKey"),
-  fromDate: date().describe("required; start of the PO and draft-PO delivery window, YYYY-MM-DD (or an RFC 3339 timestamp, read as its date in UTC)"),
-  toDate: date().describe("required; end of the window (inclusive), YYYY-MM-DD (or an RFC 3339 timestamp, read as its date in UTC), not before fromDate"),
-  updatedSince: z
-    .string()
-    .min(1)
-    .max(64)
-    .optional()
-    .describe("RFC 3339, or YYYY-MM-DD read as midnight in the account's timezone: only the groups whose PO or draft-PO volume changed after it, in either direction (a group that lost all of it comes back with zeros)"),
-  seasons: repeatable(),
-  variants: repeatable().describe("variant group ids"),
-  products: repeatable().describe("product group ids"),
-  skus: repeatable(),
-  skuIds: repeatable(z.union([z.string().uuid(), z.string().regex(/^[1-9][0-9]{0,15}$/, "a product's integer id or UUID")])).describe("products (SKUs) by integer id or UUID"),
-  brands: repeatable(),
-  categories: repeatable(),
-  sizes: repeatable(),
-  skuStatus: repeatable(z.string().regex(/^[1-7]$/, "must be a status from 1 to 7")).describe("default every status but 1 (inactive)"),
-  activePlanning: z
-    .enum(["true", "false"])
-    .default("true")
-    .transform((v) => v === "true")
-    .describe("default true"),
-  departments: repeatable(),
-  genders: repeatable(),
-  collections: repeatable(),
-  colors: repeatable(),
-  subcategories: repeatable(),
-  productTypes: repeatable(),
-  merchandiseTypes: repeatable(),
-  ...pimCustomQuery,
+const queryField = (name: string): DescField => PlannedVolumesQuerySchema.fields.find((f) => f.name === name)!;
+const boundsOf = (field: DescField) => {
+  const { min, max } = fieldRules(field);
+  return { min: Number(min), max: Number(max) };
 };
 
-type VolumesQuery = z.infer<z.ZodObject<typeof volumesQuery>>;
+/** Integers within a field's bounds, as query text (`what`: the error's noun). */
+function boundedInteger(field: DescField, what: string) {
+  const { min, max } = boundsOf(field);
+  return z.string().refine((v) => /^-?(0|[1-9][0-9]{0,9})$/.test(v) && Number(v) >= min && Number(v) <= max, `must be ${what} from ${min} to ${max}`);
+}
 
+/** pimCustom1..pimCustomN, N the bound of PimCustomFilter.index. */
+const pimCustomIndex = boundsOf(PimCustomFilterSchema.fields.find((f) => f.name === "index")!);
+const pimCustomNames = Array.from({ length: pimCustomIndex.max - pimCustomIndex.min + 1 }, (_, i) => `pimCustom${pimCustomIndex.min + i}`);
+
+const restQuery: Record<string, Record<string, z.ZodType>> = {
+  groupBy: { groupBy: z.enum(["seasons", "products", "variants", "skus"]).default("seasons").describe("the product dimension of groupKey") },
+  fromDate: { fromDate: date().describe("required; start of the PO and draft-PO delivery window, YYYY-MM-DD (or an RFC 3339 timestamp, read as its date in UTC)") },
+  toDate: { toDate: date().describe("required; end of the window (inclusive), YYYY-MM-DD (or an RFC 3339 timestamp, read as its date in UTC), not before fromDate") },
+  updatedSince: {
+    updatedSince: z
+      .string()
+      .min(1)
+      .max(fieldRules(queryField("updated_since")).maxLen)
+      .optional()
+      .describe("RFC 3339, or YYYY-MM-DD read as midnight in the account's timezone: only the groups whose PO or draft-PO volume changed after it, in either direction (a group that lost all of it comes back with zeros)"),
+  },
+  skuIds: { skuIds: repeatable(z.union([z.string().uuid(), z.string().regex(/^[1-9][0-9]{0,15}$/, "a product's integer id or UUID")])) },
+  skuStatus: { skuStatus: repeatable(boundedInteger(queryField("sku_status"), "a status")) },
+  activePlanning: {
+    activePlanning: z
+      .enum(["true", "false"])
+      .default("true")
+      .transform((v) => v === "true")
+      .describe("default true"),
+  },
+  pimCustom: Object.fromEntries(pimCustomNames.map((name) => [name, repeatable().describe(`${name} values; repeatable or comma-separated`)])),
+};
+
+function queryParameters(field: DescField): Record<string, z.ZodType> {
+  const given = restQuery[field.jsonName];
+  if (given) return given;
+  if (field.fieldKind === "list" && field.listKind === "scalar" && field.scalar === ScalarType.STRING) return { [field.jsonName]: repeatable() };
+  throw new Error(`planning: no REST query parameter for PlannedVolumesQuery.${field.name}`);
+}
+
+const volumesQuery = Object.fromEntries(
+  PlannedVolumesQuerySchema.fields.flatMap((field) => {
+    const description = fieldRules(field).description;
+    return Object.entries(queryParameters(field)).map(([name, schema]) => [name, description && !schema.description ? schema.describe(description) : schema] as const);
+  }),
+);
+
+type VolumesQuery = Record<string, unknown> & { groupBy: keyof typeof groups; updatedSince?: string; skuStatus?: string[] };
+
+/** The filters by their names (a filter not sent is an empty list), and what REST takes differently. */
 function toProtoQuery(q: VolumesQuery) {
   return {
+    ...(q as unknown as Omit<planningV1.PlannedVolumesQuery, "$typeName" | "$unknown">),
     groupBy: groups[q.groupBy],
-    fromDate: q.fromDate,
-    toDate: q.toDate,
     updatedSince: q.updatedSince ?? "",
-    seasons: q.seasons ?? [],
-    variants: q.variants ?? [],
-    products: q.products ?? [],
-    skus: q.skus ?? [],
-    skuIds: q.skuIds ?? [],
-    brands: q.brands ?? [],
-    categories: q.categories ?? [],
-    sizes: q.sizes ?? [],
     skuStatus: (q.skuStatus ?? []).map(Number),
-    activePlanning: q.activePlanning,
-    departments: q.departments ?? [],
-    genders: q.genders ?? [],
-    collections: q.collections ?? [],
-    colors: q.colors ?? [],
-    subcategories: q.subcategories ?? [],
-    productTypes: q.productTypes ?? [],
-    merchandiseTypes: q.merchandiseTypes ?? [],
-    pimCustom: Array.from({ length: 10 }, (_, i) => ({ index: i + 1, values: q[`pimCustom${(i + 1) as 1}`] ?? [] })).filter((p) => p.values.length),
+    pimCustom: pimCustomNames.map((name, i) => ({ index: pimCustomIndex.min + i, values: (q[name] as string[] | undefined) ?? [] })).filter((p) => p.values.length),
   };
 }
 
-const volumeFields = {
-  groupKey: z.string().describe("the season, productGroupId, variantGroupId or SKU key"),
-  stockVolume: z.number().int().describe("available stock"),
-  poVolume: z.number().int().describe("open quantity of non-cancelled, non-draft orders delivered in the window"),
-  draftPOVolume: z.number().int().describe("open quantity of draft orders delivered in the window"),
-};
-const plannedVolumeRow = z.object(volumeFields).meta({ id: "PlannedVolumeRow" });
-const plannedVolumeWarehouseRow = z
-  .object({
-    ...volumeFields,
-    warehouseId: z.string().describe('the warehouse ID; "" for PO volume without a (known) warehouse'),
-    warehouseName: z.string(),
-  })
-  .meta({ id: "PlannedVolumeWarehouseRow" });
+// ---------------------------------------------------------------------------------------------
+// Answers: the rows' messages, as REST names them.
+
+/** REST's name of draft_po_volume (its JSON name, draftPoVolume, is wire format). */
+const names = { draftPoVolume: "draftPOVolume" };
+const plannedVolumeRow = z.object(answerShape(PlannedVolumeRowSchema, { names })).meta({ id: "PlannedVolumeRow" });
+const plannedVolumeWarehouseRow = z.object(answerShape(PlannedVolumeWarehouseRowSchema, { names })).meta({ id: "PlannedVolumeWarehouseRow" });
+/** toRestJson of the rows, made once (an answer by SKU is tens of thousands of them). */
+const restRow = restAnswerOf(PlannedVolumeRowSchema, names);
+const restWarehouseRow = restAnswerOf(PlannedVolumeWarehouseRowSchema, names);
 
 /** /v2/api/planning -> analytics.planning.v1.PlanningService (answers from planning's replica). */
 export function planningRoutes(ctx: RouteContext, planning: Client<typeof planningV1.PlanningService>, as: CallAs): void {
@@ -107,13 +109,8 @@ export function planningRoutes(ctx: RouteContext, planning: Client<typeof planni
     query: volumesQuery,
     responses: { 200: { description: "one row per group, ordered by groupKey", schema: z.array(plannedVolumeRow) }, ...responses400 },
     handler: async ({ query, caller }) => {
-      const res = await planning.getPlannedVolumes({ query: toProtoQuery(query) }, as(caller));
-      return res.rows.map((r) => ({
-        groupKey: r.groupKey,
-        stockVolume: Number(r.stockVolume),
-        poVolume: Number(r.poVolume),
-        draftPOVolume: Number(r.draftPoVolume),
-      }));
+      const res = await planning.getPlannedVolumes({ query: toProtoQuery(query as VolumesQuery) }, as(caller));
+      return res.rows.map(restRow);
     },
   });
   route(ctx, {
@@ -128,15 +125,8 @@ export function planningRoutes(ctx: RouteContext, planning: Client<typeof planni
       ...responses400,
     },
     handler: async ({ query, caller }) => {
-      const res = await planning.getPlannedVolumesByWarehouse({ query: toProtoQuery(query) }, as(caller));
-      return res.rows.map((r) => ({
-        groupKey: r.groupKey,
-        warehouseId: r.warehouseId,
-        warehouseName: r.warehouseName,
-        stockVolume: Number(r.stockVolume),
-        poVolume: Number(r.poVolume),
-        draftPOVolume: Number(r.draftPoVolume),
-      }));
+      const res = await planning.getPlannedVolumesByWarehouse({ query: toProtoQuery(query as VolumesQuery) }, as(caller));
+      return res.rows.map(restWarehouseRow);
     },
   });
 }

@@ -22,6 +22,14 @@ export interface TableSpecOptions {
   timestampSeconds?: readonly [bigint, bigint];
   /** Columns named otherwise than their field, by field name (`external_price_list_id: "external_id"`). */
   columnNames?: Record<string, string>;
+  /**
+   * The fields that have a column, by proto name, where the table keeps a part of a message that
+   * another service owns (a replica of a bus message): the other fields, and those the message
+   * gains later, are not its columns.
+   */
+  only?: readonly string[];
+  /** Column types by proto name where the message's rules cannot say them (a message another service owns). */
+  columnTypes?: Record<string, string>;
 }
 
 const TIMESTAMP = "google.protobuf.Timestamp";
@@ -57,11 +65,13 @@ export class TableSpec<D extends DescMessage> {
     const assigned = new Set(options.assigned ?? []);
     const names = options.columnNames ?? {};
     const column = (this.column = (f: DescField) => names[f.name] ?? f.name);
-    this.fields = schema.fields.filter((f) => !rulesOf(f).notStored);
+    const unknown = (options.only ?? []).filter((name) => !schema.fields.some((f) => f.name === name));
+    if (unknown.length) throw new Error(`${table}: ${schema.typeName} has no field ${unknown.join(", ")}`);
+    this.fields = schema.fields.filter((f) => !rulesOf(f).notStored && (!options.only || options.only.includes(f.name)));
     this.written = this.fields.filter((f) => !assigned.has(f.name));
     const extra = Object.entries(options.extra ?? {});
     this.columns = [...extra.map(([name]) => name), ...this.written.map(column)];
-    this.recordType = [...extra.map(([name, type]) => `${name} ${type}`), ...this.written.map((f) => `${column(f)} ${columnType(f)}`)].join(", ");
+    this.recordType = [...extra.map(([name, type]) => `${name} ${type}`), ...this.written.map((f) => `${column(f)} ${options.columnTypes?.[f.name] ?? columnType(f)}`)].join(", ");
     // Read-only fields the service writes (the creating key) keep what the row was created with.
     this.updated = [...extra.map(([name]) => name), ...this.written.filter((f) => !rulesOf(f).readOnly).map(column)].filter((name) => name !== "id");
     this.updateSet = this.updated.map((name) => `${name} = EXCLUDED.${name}`).join(", ");

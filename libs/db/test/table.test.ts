@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { ordersV1, pricingV1 } from "@analytics/contracts";
+import { inventoryMessagesV1, ordersV1, pricingV1 } from "@analytics/contracts";
 import { fieldViolations, tableSpec } from "../src";
 
 /** A table spec is the PurchaseOrder message read as columns: names, types, rows and rules. */
@@ -43,6 +43,18 @@ describe("tableSpec", () => {
       { path: "attributes.k\u0000", message: "key must be text without NUL characters or broken surrogates" },
     ]);
     expect(fieldViolations(ordersV1.DeliverySchema, create(ordersV1.DeliverySchema, { quantity: -1 }), "items[0].deliveries[0]")).toEqual([{ path: "items[0].deliveries[0].quantity", message: "must be at least 0" }]);
+  });
+
+  it("keeps only the named fields of a message another service owns, with the column types it is given", () => {
+    const warehouses = tableSpec(inventoryMessagesV1.WarehouseChangedSchema, "warehouses", {
+      only: ["account_id", "warehouse_id", "version", "name", "deleted"],
+      columnTypes: { account_id: "uuid", warehouse_id: "uuid" },
+    });
+    expect(warehouses.columns).toEqual(["account_id", "warehouse_id", "version", "name", "deleted"]);
+    expect(warehouses.recordType).toBe("account_id uuid, warehouse_id uuid, version bigint, name text, deleted boolean");
+    const message = create(inventoryMessagesV1.WarehouseChangedSchema, { accountId: "a", warehouseId: "w", version: 12n, externalId: "X", name: "Main", centralWarehouse: true });
+    expect(warehouses.rowOf(message)).toEqual({ account_id: "a", warehouse_id: "w", version: "12", name: "Main", deleted: false });
+    expect(() => tableSpec(inventoryMessagesV1.WarehouseChangedSchema, "warehouses", { only: ["nmae"] })).toThrow(/no field nmae/);
   });
 });
 

@@ -10,8 +10,8 @@ export function planningRoutes(db: Db) {
   return (router: ConnectRouter) =>
     router.service(planningV1.PlanningService, {
       async getPlannedVolumes(req, ctx) {
-        const rows = await plannedVolumes(db, callerOf(ctx).accountId, volumeQueryOf(req.query), false);
-        return { rows: rows.map((r) => ({ groupKey: r.groupKey, stockVolume: r.stockVolume, poVolume: r.poVolume, draftPoVolume: r.draftPoVolume })) };
+        // PlannedVolumeRow's fields of each row (the warehouse fields, empty here, are not among them).
+        return { rows: await plannedVolumes(db, callerOf(ctx).accountId, volumeQueryOf(req.query), false) };
       },
       async getPlannedVolumesByWarehouse(req, ctx) {
         return { rows: await plannedVolumes(db, callerOf(ctx).accountId, volumeQueryOf(req.query), true) };

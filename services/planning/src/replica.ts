@@ -9,6 +9,10 @@ import * as repo from "./repository";
  * that grows with every write; a row is replaced only by a newer version (last writer wins), so
  * duplicates, replays and any interleaving converge to the state of the newest versions. A batch
  * is a fixed handful of set-based statements whatever its size.
+ *
+ * Warehouses, stock, orders and account settings are stored as their messages' fields
+ * (repository.ts, the tables' `only`); SKUs and order lines are rows of their own (renamed,
+ * defaulted, derived fields), mapped here.
  */
 
 /** Keeps, per key, the message with the highest version (a batch may hold several). */
@@ -60,27 +64,11 @@ export async function applySkus(tx: Tx, messages: catalogueMessagesV1.SkuChanged
 }
 
 export async function applyWarehouses(tx: Tx, messages: inventoryMessagesV1.WarehouseChanged[]): Promise<void> {
-  const rows = newestByKey(messages, (m) => `${m.accountId}/${m.warehouseId}`).map((m) => ({
-    account_id: m.accountId,
-    warehouse_id: m.warehouseId,
-    version: m.version,
-    external_id: m.externalId,
-    name: m.name,
-    deleted: m.deleted,
-  }));
-  await repo.storeNewerWarehouses(tx, rows);
+  await repo.storeNewerWarehouses(tx, newestByKey(messages, (m) => `${m.accountId}/${m.warehouseId}`));
 }
 
 export async function applyStock(tx: Tx, messages: inventoryMessagesV1.StockUpdated[]): Promise<void> {
-  const rows = newestByKey(messages, (m) => `${m.accountId}/${m.skuId}/${m.warehouseId}`).map((m) => ({
-    account_id: m.accountId,
-    sku_id: m.skuId,
-    warehouse_id: m.warehouseId,
-    version: m.version,
-    available_quantity: m.availableQuantity,
-    deleted: m.deleted,
-  }));
-  await repo.storeNewerStock(tx, rows);
+  await repo.storeNewerStock(tx, newestByKey(messages, (m) => `${m.accountId}/${m.skuId}/${m.warehouseId}`));
 }
 
 /** What a purchase order's lines count as: cancelled (3), draft (4, or flagged draft), else PO volume. */
@@ -95,10 +83,7 @@ export async function applyPurchaseOrders(tx: Tx, messages: ordersMessagesV1.Pur
   if (!orders.length) return;
   const changedAt = (m: ordersMessagesV1.PurchaseOrderChanged) => (m.updatedAt ? timestampDate(m.updatedAt).toISOString() : null);
   // 1. The orders whose version is newer than the stored one (new orders included).
-  const applied = await repo.storeNewerPurchaseOrders(
-    tx,
-    orders.map((m) => ({ account_id: m.accountId, purchase_order_id: m.purchaseOrderId, version: m.version, delivery_status: m.deliveryStatus, updated_at: changedAt(m) })),
-  );
+  const applied = await repo.storeNewerPurchaseOrders(tx, orders);
   if (!applied.length) return;
   const won = new Set(applied.map((r) => `${r.account_id}/${r.purchase_order_id}`));
   const winners = orders.filter((m) => won.has(`${m.accountId}/${m.purchaseOrderId}`));
@@ -137,8 +122,7 @@ export async function applyPurchaseOrders(tx: Tx, messages: ordersMessagesV1.Pur
 }
 
 export async function applyAccountSettings(tx: Tx, messages: accountsMessagesV1.AccountSettingsChanged[]): Promise<void> {
-  const rows = newestByKey(messages, (m) => m.accountId).map((m) => ({ account_id: m.accountId, version: m.version, timezone: m.timezone }));
-  await repo.storeNewerAccounts(tx, rows);
+  await repo.storeNewerAccounts(tx, newestByKey(messages, (m) => m.accountId));
 }
 
 /** A batch's messages, by the replica table they go to. */

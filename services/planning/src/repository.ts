@@ -1,16 +1,11 @@
 import type { Knex } from "knex";
-import type { planningV1 } from "@analytics/contracts";
-import { isIntegerId, isUuid, type Db, type Tx } from "@analytics/db";
+import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
+import { accountsMessagesV1, inventoryMessagesV1, ordersMessagesV1, type planningV1 } from "@analytics/contracts";
+import { isIntegerId, isUuid, tableSpec, type Db, type TableSpec, type Tx } from "@analytics/db";
 import type { GroupByName, VolumeFilters, VolumeQuery } from "./validation";
 
-export interface VolumeRow {
-  groupKey: string;
-  warehouseId: string;
-  warehouseName: string;
-  stockVolume: bigint;
-  poVolume: bigint;
-  draftPoVolume: bigint;
-}
+/** A row of planned volumes: a PlannedVolumeWarehouseRow (a PlannedVolumeRow with its warehouse). */
+export type VolumeRow = Omit<planningV1.PlannedVolumeWarehouseRow, "$typeName" | "$unknown">;
 
 const groupColumn: Record<GroupByName, string> = {
   seasons: "season",
@@ -194,18 +189,22 @@ const json = (rows: unknown[]) => JSON.stringify(rows, (_k, v) => (typeof v === 
  * Inserts rows (a jsonb array) into `table`, replacing a stored row only when the new one has a
  * higher `version`; answers the keys of the rows that were written.
  */
-async function upsertNewer(tx: Tx, table: string, keys: string[], columns: Record<string, string>, rows: object[]): Promise<Record<string, string>[]> {
+async function upsertNewer(tx: Tx, table: string, keys: string[], names: readonly string[], recordType: string, rows: object[]): Promise<Record<string, string>[]> {
   if (!rows.length) return [];
-  const names = Object.keys(columns);
   const { rows: written } = await tx.raw(
     `INSERT INTO ${table} (${names.join(", ")})
-     SELECT ${names.join(", ")} FROM jsonb_to_recordset(?::jsonb) AS x(${names.map((n) => `${n} ${columns[n]}`).join(", ")})
+     SELECT ${names.join(", ")} FROM jsonb_to_recordset(?::jsonb) AS x(${recordType})
      ON CONFLICT (${keys.join(", ")}) DO UPDATE SET ${names.filter((n) => !keys.includes(n)).map((n) => `${n} = excluded.${n}`).join(", ")}
      WHERE ${table}.version < excluded.version
      RETURNING ${keys.join(", ")}`,
     [json(rows)],
   );
   return written;
+}
+
+/** upsertNewer of a table whose columns are (part of) a bus message's fields: the messages' rows. */
+async function storeNewer<D extends DescMessage>(tx: Tx, spec: TableSpec<D>, keys: string[], messages: MessageShape<D>[]): Promise<Record<string, string>[]> {
+  return upsertNewer(tx, spec.table, keys, spec.columns, spec.recordType, messages.map((m) => spec.rowOf(m)));
 }
 
 const skuColumns = {
@@ -215,25 +214,43 @@ const skuColumns = {
   merchandise_type: "text", pim_custom: "text[]", sku_seq: "bigint",
 };
 
-export const storeNewerSkus = (tx: Tx, rows: object[]) => upsertNewer(tx, "skus", ["account_id", "sku_id"], skuColumns, rows);
+/** skus: not a message's fields (the Product's renamed, defaulted and gathered ones), so listed here (replica.ts applySkus). */
+export const storeNewerSkus = (tx: Tx, rows: object[]) =>
+  upsertNewer(tx, "skus", ["account_id", "sku_id"], Object.keys(skuColumns), Object.entries(skuColumns).map(([n, type]) => `${n} ${type}`).join(", "), rows);
 
-export const storeNewerWarehouses = (tx: Tx, rows: object[]) =>
-  upsertNewer(tx, "warehouses", ["account_id", "warehouse_id"], {
-    account_id: "uuid", warehouse_id: "uuid", version: "bigint", external_id: "text", name: "text", deleted: "boolean",
-  }, rows);
+/*
+ * warehouses, stock, purchase_orders and accounts keep the fields of the bus message they
+ * replicate that planning reads (`only`): its other fields, and those the message gains, are
+ * not their columns. Ids are uuid columns (the messages carry them as text).
+ */
+const uuids = (...names: string[]) => Object.fromEntries(names.map((n) => [n, "uuid"]));
 
-export const storeNewerStock = (tx: Tx, rows: object[]) =>
-  upsertNewer(tx, "stock", ["account_id", "sku_id", "warehouse_id"], {
-    account_id: "uuid", sku_id: "uuid", warehouse_id: "uuid", version: "bigint", available_quantity: "int", deleted: "boolean",
-  }, rows);
+export const warehousesTable = tableSpec(inventoryMessagesV1.WarehouseChangedSchema, "warehouses", {
+  only: ["account_id", "warehouse_id", "version", "external_id", "name", "deleted"],
+  columnTypes: uuids("account_id", "warehouse_id"),
+});
+export const stockTable = tableSpec(inventoryMessagesV1.StockUpdatedSchema, "stock", {
+  only: ["account_id", "warehouse_id", "sku_id", "version", "available_quantity", "deleted"],
+  columnTypes: uuids("account_id", "warehouse_id", "sku_id"),
+});
+/** An order's version and status (its lines are purchase_order_lines). */
+export const purchaseOrdersTable = tableSpec(ordersMessagesV1.PurchaseOrderChangedSchema, "purchase_orders", {
+  only: ["account_id", "purchase_order_id", "version", "delivery_status", "updated_at"],
+  columnTypes: uuids("account_id", "purchase_order_id"),
+});
+export const accountsTable = tableSpec(accountsMessagesV1.AccountSettingsChangedSchema, "accounts", {
+  only: ["account_id", "version", "timezone"],
+  columnTypes: uuids("account_id"),
+});
+
+export const storeNewerWarehouses = (tx: Tx, messages: inventoryMessagesV1.WarehouseChanged[]) => storeNewer(tx, warehousesTable, ["account_id", "warehouse_id"], messages);
+
+export const storeNewerStock = (tx: Tx, messages: inventoryMessagesV1.StockUpdated[]) => storeNewer(tx, stockTable, ["account_id", "sku_id", "warehouse_id"], messages);
 
 /** Answers the keys (account_id, purchase_order_id) of the orders written. */
-export const storeNewerPurchaseOrders = (tx: Tx, rows: object[]) =>
-  upsertNewer(tx, "purchase_orders", ["account_id", "purchase_order_id"], {
-    account_id: "uuid", purchase_order_id: "uuid", version: "bigint", delivery_status: "int", updated_at: "timestamptz",
-  }, rows);
+export const storeNewerPurchaseOrders = (tx: Tx, messages: ordersMessagesV1.PurchaseOrderChanged[]) => storeNewer(tx, purchaseOrdersTable, ["account_id", "purchase_order_id"], messages);
 
-export const storeNewerAccounts = (tx: Tx, rows: object[]) => upsertNewer(tx, "accounts", ["account_id"], { account_id: "uuid", version: "bigint", timezone: "text" }, rows);
+export const storeNewerAccounts = (tx: Tx, messages: accountsMessagesV1.AccountSettingsChanged[]) => storeNewer(tx, accountsTable, ["account_id"], messages);
 
 /** A SKU with PO lines that changes group (to a newer version) moves their volume: both groups changed. */
 export async function recordRegroupedSkus(tx: Tx, skus: { account_id: string; sku_id: string; version: bigint; season: string | null; product_group_id: string | null; variant_group_id: string | null; key: string }[]): Promise<void> {

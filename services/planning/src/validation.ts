@@ -1,32 +1,30 @@
 import { planningV1 } from "@analytics/contracts";
-import { isIntegerId, isUuid } from "@analytics/db";
+import { ScalarType, type DescField } from "@bufbuild/protobuf";
+import { isIntegerId, isUuid, rulesOf } from "@analytics/db";
 import { invalid, type FieldViolation } from "@analytics/errors";
 
-const { GroupBy } = planningV1;
+const { GroupBy, PimCustomFilterSchema, PlannedVolumesQuerySchema } = planningV1;
+
+/** A field's inclusive bounds (its rules, proto/planning/v1/planning.proto). */
+function boundsOf(fields: readonly DescField[], name: string): { min: number; max: number } {
+  const { min, max } = rulesOf(fields.find((f) => f.name === name)!);
+  return { min: Number(min), max: Number(max) };
+}
+const skuStatus = boundsOf(PlannedVolumesQuerySchema.fields, "sku_status");
+const pimCustomIndex = boundsOf(PimCustomFilterSchema.fields, "index");
+/** Statuses without a filter: every one but 1 (inactive). */
+const DEFAULT_SKU_STATUS = Array.from({ length: skuStatus.max - skuStatus.min + 1 }, (_, i) => skuStatus.min + i).filter((s) => s !== 1);
 
 export type GroupByName = "seasons" | "products" | "variants" | "skus";
 
-export interface VolumeFilters {
-  seasons: string[];
-  variants: string[];
-  products: string[];
-  skus: string[];
-  skuIds: string[];
-  brands: string[];
-  categories: string[];
-  sizes: string[];
-  skuStatus: number[];
+/**
+ * The SKU filters: the PlannedVolumesQuery's lists and activePlanning as sent (defaults filled in),
+ * but pimCustom by index 0..9 = pimCustom1..pimCustom10.
+ */
+export type VolumeFilters = Omit<planningV1.PlannedVolumesQuery, "$typeName" | "$unknown" | "groupBy" | "fromDate" | "toDate" | "updatedSince" | "activePlanning" | "pimCustom"> & {
   activePlanning: boolean;
-  departments: string[];
-  genders: string[];
-  collections: string[];
-  colors: string[];
-  subcategories: string[];
-  productTypes: string[];
-  merchandiseTypes: string[];
-  /** index 0..9 = pimCustom1..pimCustom10 */
   pimCustom: string[][];
-}
+};
 
 export interface VolumeQuery {
   groupBy: GroupByName;
@@ -58,6 +56,14 @@ export function isRfc3339(value: string): boolean {
   return RFC3339.test(value) && isDate(value.slice(0, 10)) && !Number.isNaN(Date.parse(value.replace(" ", "T")));
 }
 
+/** The query's repeated text fields (seasons, skus, brands...): each a filter of the same name, empty when not sent. */
+const TEXT_FILTERS = PlannedVolumesQuerySchema.fields.filter((f) => f.fieldKind === "list" && f.listKind === "scalar" && f.scalar === ScalarType.STRING).map((f) => f.localName);
+
+function textFilters(req: planningV1.PlannedVolumesQuery): Omit<VolumeFilters, "skuStatus" | "activePlanning" | "pimCustom"> {
+  const given = req as unknown as Record<string, string[] | undefined>;
+  return Object.fromEntries(TEXT_FILTERS.map((name) => [name, given[name] ?? []])) as Omit<VolumeFilters, "skuStatus" | "activePlanning" | "pimCustom">;
+}
+
 /** The request as the repository takes it, or a 400 naming every bad field. */
 export function volumeQueryOf(q: planningV1.PlannedVolumesQuery | undefined): VolumeQuery {
   const req = q ?? ({} as planningV1.PlannedVolumesQuery);
@@ -78,14 +84,14 @@ export function volumeQueryOf(q: planningV1.PlannedVolumesQuery | undefined): Vo
     else details.push({ path: "updatedSince", message: "must be an RFC 3339 timestamp or a date YYYY-MM-DD" });
   }
   (req.skuStatus ?? []).forEach((s, i) => {
-    if (!Number.isInteger(s) || s < 1 || s > 7) details.push({ path: `skuStatus[${i}]`, message: "must be an integer from 1 to 7" });
+    if (!Number.isInteger(s) || s < skuStatus.min || s > skuStatus.max) details.push({ path: `skuStatus[${i}]`, message: `must be an integer from ${skuStatus.min} to ${skuStatus.max}` });
   });
   (req.skuIds ?? []).forEach((id, i) => {
     if (!isUuid(id) && !isIntegerId(id)) details.push({ path: `skuIds[${i}]`, message: "must be a product's UUID or integer id" });
   });
-  const pimCustom: string[][] = Array.from({ length: 10 }, () => []);
+  const pimCustom: string[][] = Array.from({ length: pimCustomIndex.max }, () => []);
   for (const p of req.pimCustom ?? []) {
-    if (p.index < 1 || p.index > 10) details.push({ path: `pimCustom${p.index}`, message: "there are pimCustom1 to pimCustom10" });
+    if (p.index < pimCustomIndex.min || p.index > pimCustomIndex.max) details.push({ path: `pimCustom${p.index}`, message: `there are pimCustom${pimCustomIndex.min} to pimCustom${pimCustomIndex.max}` });
     else pimCustom[p.index - 1].push(...p.values);
   }
   if (details.length) throw invalid(`invalid planning request: ${details.map((d) => `${d.path} ${d.message}`).join("; ")}`, details);
@@ -95,23 +101,9 @@ export function volumeQueryOf(q: planningV1.PlannedVolumesQuery | undefined): Vo
     toDate,
     updatedSince,
     filters: {
-      seasons: req.seasons ?? [],
-      variants: req.variants ?? [],
-      products: req.products ?? [],
-      skus: req.skus ?? [],
-      skuIds: req.skuIds ?? [],
-      brands: req.brands ?? [],
-      categories: req.categories ?? [],
-      sizes: req.sizes ?? [],
-      skuStatus: req.skuStatus?.length ? req.skuStatus : [2, 3, 4, 5, 6, 7],
+      ...textFilters(req),
+      skuStatus: req.skuStatus?.length ? req.skuStatus : DEFAULT_SKU_STATUS,
       activePlanning: req.activePlanning ?? true,
-      departments: req.departments ?? [],
-      genders: req.genders ?? [],
-      collections: req.collections ?? [],
-      colors: req.colors ?? [],
-      subcategories: req.subcategories ?? [],
-      productTypes: req.productTypes ?? [],
-      merchandiseTypes: req.merchandiseTypes ?? [],
       pimCustom,
     },
   };
