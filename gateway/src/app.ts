@@ -223,9 +223,10 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   eventRoutes(ctx, clients.events, as, images);
   planningRoutes(ctx, clients.planning, as);
   warehouseRoutes(ctx, clients.inventory, clients.catalogue, as);
-  purchaseOrderRoutes(ctx, clients.orders, clients.catalogue, clients.inventory, as);
+  const orderDeps = { ctx, orders: clients.orders, catalogue: clients.catalogue, inventory: clients.inventory, as };
+  purchaseOrderRoutes(orderDeps);
   storeRoutes(ctx, clients.inventory, clients.catalogue, as);
-  distributionOrderRoutes(ctx, clients.orders, clients.catalogue, clients.inventory, as);
+  distributionOrderRoutes(orderDeps);
   transactionRoutes(ctx, clients.orders, as);
 
   // Alive, with each dependency's state (its database, every service): always 200, so a

@@ -5,7 +5,7 @@ import type { Caller } from "@analytics/auth";
 import { BATCH_MAX, batchStatus, converting, runBatch, type BatchResponse } from "../http/batch";
 import { HttpError } from "../http/errors";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
-import { route, type RouteContext } from "../http/route";
+import { route } from "../http/route";
 import { documentAs } from "../http/openapi";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { describe } from "../http/validation";
@@ -117,14 +117,7 @@ function rowsOrFailure(results: BatchResponse[], written: ordersV1.DistributionO
 }
 
 /** /v2/api/distributionorders -> analytics.orders.v1.OrdersService (SKU references via the catalogue, warehouses via inventory). */
-export function distributionOrderRoutes(
-  ctx: RouteContext,
-  orders: Client<typeof ordersV1.OrdersService>,
-  catalogue: Client<typeof catalogueV1.CatalogueService>,
-  inventory: Client<typeof inventoryV1.InventoryService>,
-  as: CallAs,
-): void {
-  const deps: Deps = { ctx, orders, catalogue, inventory, as };
+export function distributionOrderRoutes(deps: OrderRouteDeps): void {
   listDistributionOrders(deps);
   createDistributionOrders(deps);
   replaceDistributionOrders(deps);

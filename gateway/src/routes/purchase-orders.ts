@@ -6,7 +6,7 @@ import { converting, PURCHASE_ORDER_BATCH_MAX, serverFailure, runBatch, type Bat
 import { describe } from "../http/validation";
 import { HttpError } from "../http/errors";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
-import { route, type RouteContext } from "../http/route";
+import { route } from "../http/route";
 import { documentAs } from "../http/openapi";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { pathNumber } from "../http/values";
@@ -221,14 +221,7 @@ async function writeAll(d: Deps, raw: unknown[], caller: Caller, mode: ordersV1.
 }
 
 /** /v2/api/purchaseorders -> analytics.orders.v1.OrdersService (SKU references via the catalogue, warehouses via inventory). */
-export function purchaseOrderRoutes(
-  ctx: RouteContext,
-  orders: Client<typeof ordersV1.OrdersService>,
-  catalogue: Client<typeof catalogueV1.CatalogueService>,
-  inventory: Client<typeof inventoryV1.InventoryService>,
-  as: CallAs,
-): void {
-  const deps: Deps = { ctx, orders, catalogue, inventory, as };
+export function purchaseOrderRoutes(deps: OrderRouteDeps): void {
   listPurchaseOrders(deps);
   createPurchaseOrders(deps);
   replacePurchaseOrders(deps);
