@@ -103,12 +103,18 @@ export class TableSpec<D extends DescMessage> {
 
   /** The message of a stored row (or of `rowOf`'s row with what Postgres assigned), as GET answers it. */
   messageOf(row: Row): MessageShape<D> {
+    // Set field by field on a new message: create()'s init walk cost a third more on the
+    // 100,000 rows of a streamed GET /prices. A oneof member needs its case: that goes through init.
+    const message = create(this.schema) as unknown as Record<string, unknown>;
     const init: Record<string, unknown> = {};
     for (const f of this.fields) {
       const value = row[this.column(f)];
-      if (value !== null && value !== undefined) init[f.localName] = fieldValue(f, value);
+      if (value === null || value === undefined) continue;
+      if (f.oneof) init[f.localName] = fieldValue(f, value);
+      else message[f.localName] = fieldValue(f, value);
     }
-    return create(this.schema, init as MessageInitShape<D>);
+    if (Object.keys(init).length) return create(this.schema, { ...message, ...init } as MessageInitShape<D>);
+    return message as unknown as MessageShape<D>;
   }
 
   /**
@@ -242,12 +248,12 @@ function fieldValue(f: DescField, value: unknown): unknown {
     case "map":
       return f.mapKind === "message"
         ? Object.fromEntries(
-            Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, f.message.typeName === DecimalSchema.typeName ? { value: numericText(String(v)) } : fromRestJson(f.message, v)]),
+            Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, f.message.typeName === DecimalSchema.typeName ? decimalOf(v) : fromRestJson(f.message, v)]),
           )
         : value;
     case "message":
       if (f.message.typeName === TIMESTAMP) return timestampFromDate(value instanceof Date ? value : new Date(value as string));
-      if (f.message.typeName === DecimalSchema.typeName) return { value: numericText(String(value)) };
+      if (f.message.typeName === DecimalSchema.typeName) return decimalOf(value);
       if (f.message.typeName === STRUCT) return value;
       return fromRestJson(f.message, value);
     case "scalar":
@@ -257,8 +263,14 @@ function fieldValue(f: DescField, value: unknown): unknown {
   }
 }
 
+const decimalOf = (v: unknown) => create(DecimalSchema, { value: numericText(String(v)) });
+
+/** Already as Postgres prints a numeric (what a read gives): no leading zero, no sign before an all-zero value. */
+const PRINTED = /^(?:-(?=\d*[1-9])|)(?:0|[1-9]\d*)(?:\.\d+)?$/;
+
 /** A decimal as Postgres prints the numeric stored from it: no leading zeros, no negative zero, its scale kept. */
 export function numericText(v: string): string {
+  if (PRINTED.test(v)) return v;
   const negative = v.startsWith("-");
   const [int, fraction] = (negative ? v.slice(1) : v).split(".");
   const digits = int.replace(/^0+(?=\d)/, "");

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { inventoryMessagesV1, ordersV1, pricingV1 } from "@analytics/contracts";
-import { fieldViolations, tableSpec } from "../src";
+import { fieldViolations, numericText, tableSpec } from "../src";
 
 /** A table spec is the PurchaseOrder message read as columns: names, types, rows and rules. */
 describe("tableSpec", () => {
@@ -93,4 +93,9 @@ describe("tableSpec (pricing's messages)", () => {
     const rate = create(pricingV1.FxRateSchema, { fromCurrency: "EUR", toCurrency: "SEK", rate: { value: "1" }, fromDate: "2026-02-30", exchangeDate: "" });
     expect(fieldViolations(pricingV1.FxRateSchema, rate)).toEqual([{ path: "fromDate", message: "must be a date YYYY-MM-DD" }]);
   });
+});
+
+it("prints a decimal as Postgres prints the numeric stored from it", () => {
+  const cases = { "0": "0", "-0": "0", "-0.00": "0.00", "007.50": "7.50", "-007.5": "-7.5", "-0.5": "-0.5", "12.340": "12.340", "-12": "-12", "0.0": "0.0" };
+  expect(Object.fromEntries(Object.keys(cases).map((k) => [k, numericText(k)]))).toEqual(cases);
 });
