@@ -39,7 +39,8 @@ export function priceListFromRow(row: Row): pricingV1.PriceList {
 
 /** A price of a row read with `priceSelect` (season '' is "no season"). */
 export function priceFromRow(row: Row & { list_external_id: string; currency: string; season: string }): pricingV1.Price {
-  const price = pricesTable.messageOf({ ...row, season: row.season === "" ? null : row.season });
+  const price = pricesTable.messageOf(row);
+  if (price.season === "") price.season = undefined;
   price.listExternalId = row.list_external_id;
   price.currency = row.currency;
   return price;
