@@ -194,8 +194,9 @@ function fieldsByRestName(desc: DescMessage): Map<string, DescField> {
  * a route uses (PUT's `id`).
  */
 export function withoutReadOnly(desc: DescMessage, body: Record<string, unknown>, keep: readonly string[] = []): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
   const fields = fieldsByRestName(desc);
+  if (!hasNested(desc) && !carriesReadOnly(fields, body, keep)) return body;
+  const out: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(body)) {
     const field = fields.get(name);
     if (!field) {
@@ -210,6 +211,26 @@ export function withoutReadOnly(desc: DescMessage, body: Record<string, unknown>
     } else out[name] = value;
   }
   return out;
+}
+
+/** Whether a message type has fields of our own nested messages (whose read-only fields go too). */
+const nestedOf = new WeakMap<DescMessage, boolean>();
+function hasNested(desc: DescMessage): boolean {
+  let found = nestedOf.get(desc);
+  if (found === undefined) {
+    found = desc.fields.some((f) => (f.fieldKind === "list" || f.fieldKind === "message") && f.message?.typeName.startsWith("analytics.") && f.message.typeName !== DecimalSchema.typeName);
+    nestedOf.set(desc, found);
+  }
+  return found;
+}
+
+/** Whether a body sends a read-only field that is not kept (most bodies send none: they are passed on as they are). */
+function carriesReadOnly(fields: Map<string, DescField>, body: Record<string, unknown>, keep: readonly string[]): boolean {
+  for (const name in body) {
+    const field = fields.get(name);
+    if (field && rulesOf(field).readOnly && !keep.includes(name)) return true;
+  }
+  return false;
 }
 
 /**

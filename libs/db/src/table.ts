@@ -95,11 +95,18 @@ export class TableSpec<D extends DescMessage> {
   }
 
   /** The written fields' column values of a message: JSON-safe (timestamps as RFC 3339, decimals and int64 as text), null when unset. */
-  rowOf(message: MessageShape<D>): Row {
+  rowOf(message: MessageShape<D> | MessageInitShape<D>): Row {
+    const m = message as unknown as Record<string, unknown>;
     const row: Row = {};
-    for (const f of this.written) row[this.column(f)] = columnValue(f, (message as unknown as Record<string, unknown>)[f.localName]);
+    for (const w of (this.writers ??= this.written.map((f) => ({ column: this.column(f), local: f.localName, value: columnWriter(f) })))) {
+      const v = m[w.local];
+      row[w.column] = v === undefined || v === null ? null : w.value(v);
+    }
     return row;
   }
+
+  /** Each written field's column, property and value conversion, chosen once (a batch writes thousands of rows). */
+  private writers?: { column: string; local: string; value: (v: unknown) => unknown }[];
 
   /** The message of a stored row (or of `rowOf`'s row with what Postgres assigned), as GET answers it. */
   messageOf(row: Row): MessageShape<D> {
@@ -122,7 +129,7 @@ export class TableSpec<D extends DescMessage> {
    * long, blank or with NUL characters, integers out of bounds, decimals with too many digits,
    * dates out of range, JSON that jsonb refuses. Nested messages are checked by their own specs.
    */
-  violations(message: MessageShape<D>, path = ""): { path: string; message: string }[] {
+  violations(message: MessageShape<D> | MessageInitShape<D>, path = ""): { path: string; message: string }[] {
     return fieldViolations(this.schema, message, path, this.options.timestampSeconds);
   }
 
@@ -141,7 +148,7 @@ export class TableSpec<D extends DescMessage> {
 }
 
 /** The rule problems of a message's writable fields (see TableSpec.violations), for messages kept inside another's row too. */
-export function fieldViolations<D extends DescMessage>(schema: D, message: MessageShape<D>, path = "", timestampSeconds?: readonly [bigint, bigint]): { path: string; message: string }[] {
+export function fieldViolations<D extends DescMessage>(schema: D, message: MessageShape<D> | MessageInitShape<D>, path = "", timestampSeconds?: readonly [bigint, bigint]): { path: string; message: string }[] {
   const out: { path: string; message: string }[] = [];
   const at = (f: DescField) => (path ? `${path}.${f.jsonName}` : f.jsonName);
   for (const [f, rules] of checkedFields(schema)) {
@@ -220,24 +227,29 @@ function storedJson(desc: DescMessage, value: unknown): unknown {
   return JSON.parse(JSON.stringify(toRestJson(desc, value as never), (_k, v: unknown) => (v instanceof RestDecimal ? v.digits : v)));
 }
 
-function columnValue(f: DescField, value: unknown): unknown {
-  if (value === undefined || value === null) return null;
+/** How a field's set value is written to its column (JSON-safe): chosen once per field. */
+function columnWriter(f: DescField): (value: unknown) => unknown {
   // An empty date is no date (a date column takes no '').
-  if (value === "" && rulesOf(f).columnType === "date") return null;
+  if (rulesOf(f).columnType === "date") return (v) => (v === "" ? null : v);
   switch (f.fieldKind) {
     case "list":
-      return f.listKind === "message" ? (value as unknown[]).map((v) => storedJson(f.message, v)) : value;
+      return f.listKind === "message" ? (v) => (v as unknown[]).map((x) => storedJson(f.message, x)) : (v) => v;
     case "map":
-      return f.mapKind === "message"
-        ? Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, f.message.typeName === DecimalSchema.typeName ? (v as { value: string }).value : storedJson(f.message, v)]))
-        : value;
+      if (f.mapKind !== "message") return (v) => v;
+      return f.message.typeName === DecimalSchema.typeName
+        ? (v) => {
+            const out: Record<string, string> = {};
+            for (const k in v as Record<string, { value: string }>) out[k] = (v as Record<string, { value: string }>)[k].value;
+            return out;
+          }
+        : (v) => Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, storedJson(f.message, x)]));
     case "message":
-      if (f.message.typeName === TIMESTAMP) return timestampDate(value as Timestamp).toISOString();
-      if (f.message.typeName === DecimalSchema.typeName) return (value as { value: string }).value;
-      if (f.message.typeName === STRUCT) return value;
-      return storedJson(f.message, value);
+      if (f.message.typeName === TIMESTAMP) return (v) => timestampDate(v as Timestamp).toISOString();
+      if (f.message.typeName === DecimalSchema.typeName) return (v) => (v as { value: string }).value;
+      if (f.message.typeName === STRUCT) return (v) => v;
+      return (v) => storedJson(f.message, v);
     default:
-      return typeof value === "bigint" ? String(value) : value;
+      return (v) => (typeof v === "bigint" ? String(v) : v);
   }
 }
 

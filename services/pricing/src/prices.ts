@@ -1,13 +1,10 @@
-import { create } from "@bufbuild/protobuf";
-import { pricingV1, topics } from "@analytics/contracts";
+import { topics, type pricingV1 } from "@analytics/contracts";
 import { isUuid, type Db } from "@analytics/db";
 import { notFound, type FieldViolation } from "@analytics/errors";
 import { enqueue, outboxEntry } from "@analytics/outbox";
 import { commit, itemOutcome, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
-import { decimal, priceFromRow, pricesTable } from "./resources";
-
-const { PriceSchema } = pricingV1;
+import { priceFromRow, pricesTable } from "./resources";
 import { Problems } from "./validation";
 
 const outcome = (statusCode: number, reference: string, message: string, violations: FieldViolation[] = []) => itemOutcome(statusCode, reference, "key", message, violations);
@@ -47,8 +44,7 @@ export async function upsertPrices(ctx: ServiceContext, accountId: string, items
   const outcomes: (ItemOutcome | undefined)[] = items.map((item) => {
     const p = new Problems();
     // The item as the Price it writes: its fields' rules are the Price message's (pricing.proto).
-    const sent = create(PriceSchema, { listExternalId: item.listExternalId, key: item.key, price: item.price, vat: item.vat, season: item.season, customPrices: item.customPrices });
-    p.list.push(...pricesTable.violations(sent));
+    p.list.push(...pricesTable.violations({ listExternalId: item.listExternalId, key: item.key, price: item.price, vat: item.vat, season: item.season, customPrices: item.customPrices }));
     for (const [n, v] of Object.entries(item.numberedCustomPrices)) p.decimal(`customPrice${n}`, v.value, { min: 0 });
     return p.ok ? undefined : outcome(400, item.key, p.message(), p.list);
   });
@@ -78,14 +74,15 @@ export async function upsertPrices(ctx: ServiceContext, accountId: string, items
       const id = `${list.id}/${item.productId}/${season}`;
       const custom = { ...numbered.prices, ...Object.fromEntries(Object.entries(item.customPrices).map(([k, v]) => [k, v.value])) };
       const earlier = pending.get(id);
-      const price = create(PriceSchema, {
+      // The Price it writes, as the init of one (no message made: 1000 a batch).
+      const price = {
         key: item.productKey || item.key,
         sku: item.sku,
         price: item.price,
-        vat: item.vat ?? (earlier?.row.vat ? decimal(earlier.row.vat) : undefined),
-        customPrices: Object.fromEntries(Object.entries({ ...earlier?.row.custom_prices, ...custom }).map(([k, v]) => [k, decimal(v)])),
+        vat: item.vat ?? (earlier?.row.vat ? { value: earlier.row.vat } : undefined),
+        customPrices: Object.fromEntries(Object.entries({ ...earlier?.row.custom_prices, ...custom }).map(([k, v]) => [k, { value: v }])),
         productId: item.productId,
-      });
+      };
       pending.set(id, { index, row: { ...pricesTable.rowOf(price), price_list_id: list.id, season } as repo.PriceUpsertRow });
       indexOf.set(index, id);
     });
