@@ -124,7 +124,9 @@ const LEGACY_ITEM_KEYS = new Set([
 
 const hashOf = (json: string) => createHash("sha256").update(json).digest("base64");
 const withoutNulls = (row: Row, keep: Set<string>) => Object.fromEntries(Object.entries(row).filter(([k, v]) => v !== null || keep.has(k)));
-const NONE = new Set<string>();
+/** Columns of a row that are not its content: the order's id and creating key, an item's order. */
+const NOT_CONTENT = new Set(["id", "api_key_id"]);
+const NOT_ITEM_CONTENT = new Set(["purchase_order_id"]);
 
 /**
  * The SHA-256 of the writable content of an order (its columns and its items' columns, always
@@ -133,12 +135,19 @@ const NONE = new Set<string>();
  * out, so a field added to the PurchaseOrder message changes no stored order's hash.
  */
 function contentHashes(order: Row, items: ItemWrite[]): { hash: string; legacy: () => string; jsonLength: number } {
-  const { id: _id, api_key_id: _key, ...content } = purchaseOrdersTable.comparable(order);
-  const comparableItems = items.map(({ purchase_order_id: _, ...item }) => purchaseOrderItemsTable.comparable(item));
-  const json = (keepOrder: Set<string>, keepItem: Set<string>) =>
-    JSON.stringify({ ...withoutNulls(content, keepOrder), items: comparableItems.map((i) => withoutNulls(i, keepItem)) });
-  const current = json(NONE, NONE);
-  return { hash: HASH_V2 + hashOf(current), legacy: () => hashOf(json(LEGACY_ORDER_KEYS, LEGACY_ITEM_KEYS)), jsonLength: current.length };
+  const current = JSON.stringify({
+    ...purchaseOrdersTable.comparable(order, { omit: NOT_CONTENT, withoutNulls: true }),
+    items: items.map((i) => purchaseOrderItemsTable.comparable(i, { omit: NOT_ITEM_CONTENT, withoutNulls: true })),
+  });
+  // Only for an order stored with a first-format hash.
+  const legacy = () =>
+    hashOf(
+      JSON.stringify({
+        ...withoutNulls(purchaseOrdersTable.comparable(order, { omit: NOT_CONTENT }), LEGACY_ORDER_KEYS),
+        items: items.map((i) => withoutNulls(purchaseOrderItemsTable.comparable(i, { omit: NOT_ITEM_CONTENT }), LEGACY_ITEM_KEYS)),
+      }),
+    );
+  return { hash: HASH_V2 + hashOf(current), legacy, jsonLength: current.length };
 }
 
 /** Whether a stored content hash says the order's content is `columns`' (a first-format hash compared as it was made). */
