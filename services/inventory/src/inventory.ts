@@ -18,7 +18,7 @@ function warehouseInput(w: inventoryV1.Warehouse, path: string): repo.WarehouseI
   if (violations.length) throw invalid(`${violations[0].path}: ${violations[0].message}`, violations);
   // The id is the service's to choose (a new warehouse's) or keep.
   const { id: _id, ...row } = warehousesTable.rowOf(w);
-  return row as unknown as repo.WarehouseInput;
+  return row as repo.WarehouseInput;
 }
 
 /** What a write of a stored warehouse may change (its name and centralWarehouse). */

@@ -100,7 +100,7 @@ export async function listWarehouses(db: Db, accountId: string, ids: string[], p
 }
 
 export async function updateWarehouse(tx: Tx, accountId: string, id: string, w: Omit<WarehouseInput, "external_id">): Promise<WarehouseRow> {
-  const set = Object.fromEntries(changeable(warehousesTable, ["external_id"]).map((c) => [c, (w as unknown as Record<string, unknown>)[c]]));
+  const set = Object.fromEntries(changeable(warehousesTable, ["external_id"]).map((c) => [c, w[c]]));
   const [row] = (await tx("warehouses")
     .where({ account_id: accountId, id })
     .update({ ...set, version: tx.raw("version + 1"), updated_at: tx.fn.now() })

@@ -35,109 +35,75 @@ export function returned(spec: TableSpec<DescMessage>): string[] {
 // ---------------------------------------------------------------------------------------------
 // Rows as the repository writes and reads them (typed where the service reads a column by name)
 
-export interface WarehouseRow {
+export interface WarehouseRow extends Row {
   id: string;
   external_id: string;
   name: string;
   central_warehouse: boolean;
   version: string | number;
-  created_at: Date;
-  updated_at: Date;
 }
 
 /** The written columns of a warehouse (warehousesTable.rowOf, without the id chosen here). */
-export interface WarehouseInput {
-  external_id: string;
-  name: string;
-  central_warehouse: boolean;
-}
+export type WarehouseInput = Row & { external_id: string };
 
-export interface StockRowDb {
+export interface StockRowDb extends Row {
   id: string;
   warehouse_id: string;
   external_warehouse_id: string;
   sku_id: string;
   key: string;
-  sku: string | null;
-  ean: string | null;
-  supplier: string | null;
   available_quantity: number;
   physical_quantity: number;
-  date: Date;
+  date: Date | string;
   version: string | number;
-  updated_at: Date;
 }
 
 /** A snapshot to apply: stockTable.rowOf of the StockRow (its warehouse resolved), with its item's position. */
-export type StockInput = Record<string, unknown> & { ord: number; warehouse_id: string; sku_id: string };
+export type StockInput = Row & { ord: number; warehouse_id: string; sku_id: string };
 
 /** The written columns of a store (storesTable.rowOf, without the id chosen here). */
-export interface StoreInput {
-  external_store_id: string;
-  name: string;
-  traffic_counter_id: string | null;
-  channel_type: number | null;
-  address: string | null;
-  address2: string | null;
-  zip: string | null;
-  city: string | null;
-  state: string | null;
-  country_code: string | null;
-  currency_code: string | null;
-  warehouses: string[];
-}
+export type StoreInput = Row & { external_store_id: string; warehouses: string[] };
 
-export interface StoreRow extends StoreInput {
+export interface StoreRow extends Row {
   id: string;
+  external_store_id: string;
   version: string | number;
-  created_at: Date;
-  updated_at: Date;
 }
 
 /** The columns of a traffic event (trafficTable.rowOf). */
-export interface TrafficInput {
-  counter_id: string;
-  event_time: string;
-  incoming: number;
-  outgoing: number;
-  name: string | null;
-  store_id: string | null;
-}
+export type TrafficInput = Row & { counter_id: string; event_time: string };
 
-export interface TrafficRow extends TrafficInput {
-  event_time: string & Date;
-}
+export type TrafficRow = TrafficInput;
 
 /** A trigger to write: triggersTable.rowOf of the StockTrigger (its warehouse resolved), with its item's position. */
-export type TriggerInput = Record<string, unknown> & { ord: number; warehouse_id: string; sku_id: string };
+export type TriggerInput = Row & { ord: number; warehouse_id: string; sku_id: string };
 
 /** A stock_triggers row as read (triggersTable's columns, the warehouse's externalId, the version); typed where read by name. */
-export interface TriggerRow {
+export interface TriggerRow extends Row {
   id: string | number;
   key: string;
   warehouse_id: string;
   sku_id: string;
   warehouse_external_id: string;
   version: string | number;
-  [column: string]: unknown;
 }
 
 /** Stored rows as the proto (REST-shaped) resources. */
 
-export const warehouseFromRow = (r: WarehouseRow) => warehousesTable.messageOf(r as unknown as Row);
+export const warehouseFromRow = (r: WarehouseRow) => warehousesTable.messageOf(r);
 
 export function stockFromRow(r: StockRowDb) {
-  const row = stockTable.messageOf(r as unknown as Row);
+  const row = stockTable.messageOf(r);
   row.externalWarehouseId = r.external_warehouse_id;
   return row;
 }
 
-export const storeFromRow = (r: StoreRow) => storesTable.messageOf(r as unknown as Row);
+export const storeFromRow = (r: StoreRow) => storesTable.messageOf(r);
 
 export function triggerFromRow(r: TriggerRow) {
-  const trigger = triggersTable.messageOf(r as unknown as Row);
+  const trigger = triggersTable.messageOf(r);
   trigger.warehouseExternalId = r.warehouse_external_id;
   return trigger;
 }
 
-export const trafficFromRow = (r: TrafficRow | TrafficInput) => trafficTable.messageOf(r as unknown as Row);
+export const trafficFromRow = (r: TrafficRow | TrafficInput) => trafficTable.messageOf(r);

@@ -16,7 +16,7 @@ function storeInput(s: inventoryV1.Store, path: string): repo.StoreInput {
   if (s.channelType !== undefined && s.channelType !== 1 && s.channelType !== 2) violations.push({ path: `${path}.channelType`, message: "must be 1 (D2C) or 2 (B2B)" });
   if (s.currencyCode && !isCurrencyCode(s.currencyCode)) violations.push({ path: `${path}.currencyCode`, message: "must be an ISO 4217 currency code (e.g. SEK)" });
   if (violations.length) throw fail(violations);
-  return storesTable.rowOf({ ...s, warehouses: [...new Set(s.warehouses)] }) as unknown as repo.StoreInput;
+  return storesTable.rowOf({ ...s, warehouses: [...new Set(s.warehouses)] }) as repo.StoreInput;
 }
 
 /** Stores name warehouses by externalId; an unknown one is a 400 naming it. */
@@ -95,7 +95,7 @@ export async function recordTraffic(ctx: ServiceContext, accountId: string, even
     const v = trafficTable.violations(e, `[${i}]`);
     if (!e.eventTime) v.push({ path: `[${i}].eventTime`, message: "is required" });
     if (v.length) return void violations.push(...v);
-    const row = trafficTable.rowOf(e) as unknown as repo.TrafficInput;
+    const row = trafficTable.rowOf(e) as repo.TrafficInput;
     byKey.set(`${row.counter_id}\u0000${row.event_time}`, row);
   });
   if (violations.length) throw fail(violations);
