@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type { Db, Tx } from "@analytics/db";
+import type { DescMessage } from "@bufbuild/protobuf";
+import type { Db, Row, TableSpec, Tx } from "@analytics/db";
 import { isIntegerId, isUuid, pageOfIds } from "@analytics/db";
 import type { Page } from "@analytics/rpc";
 import { changeable, returned, stockTable, storesTable, trafficTable, triggersTable, warehousesTable } from "./resources";
@@ -26,46 +27,32 @@ const WAREHOUSE_COLUMNS = returned(warehousesTable);
  * `changed` per row (a warehouse sent as stored is left alone: same version and `updated_at`).
  */
 export async function upsertWarehouses(tx: Tx, accountId: string, items: WarehouseInput[]): Promise<(WarehouseRow & { created: boolean; changed: boolean })[]> {
-  return upsertAnsweringEach(
-    tx,
-    {
-      table: "warehouses",
-      key: "external_id",
-      written: changeable(warehousesTable, ["external_id"]),
-      returned: WAREHOUSE_COLUMNS,
-      input: `SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, ${warehousesTable.recordType})`,
-    },
-    items.map((w) => ({ ...w, id: randomUUID(), account_id: accountId })),
-  );
-}
-
-/** How upsertAnsweringEach writes one table: its key within the account, the columns a write sets, those it answers. */
-interface UpsertSpec {
-  table: string;
-  key: string;
-  written: readonly string[];
-  returned: readonly string[];
-  /** The SELECT of the sent rows (id, account_id, key and the written columns) from the JSON parameter, by the table's record type. */
-  input: string;
+  return upsertAnsweringEach(tx, warehousesTable, "external_id", accountId, items);
 }
 
 /**
- * Creates or updates rows by (account_id, key) in one statement and answers every sent row: the
- * ones it wrote with `created` and `changed`, the ones sent as stored (left alone: same version and
- * `updated_at`) with both false.
+ * Creates or updates rows of a table spec by (account_id, key) in one statement and answers every
+ * sent row: the ones it wrote with `created` and `changed`, the ones sent as stored (left alone:
+ * same version and `updated_at`) with both false. The columns set and compared are the spec's
+ * changeable ones, so a field added to the message is written and compared without an edit here.
  */
-async function upsertAnsweringEach<R>(tx: Tx, { table, key, written, returned, input }: UpsertSpec, rows: object[]): Promise<(R & { created: boolean; changed: boolean })[]> {
+async function upsertAnsweringEach<R>(tx: Tx, spec: TableSpec<DescMessage>, key: string, accountId: string, items: Row[]): Promise<(R & { created: boolean; changed: boolean })[]> {
+  const { table } = spec;
+  const written = changeable(spec, [key]);
+  const answered = returned(spec);
+  const input = `SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, ${spec.recordType})`;
+  const rows = items.map((item) => ({ ...item, id: randomUUID(), account_id: accountId }));
   const result: { rows: (R & { created: boolean; changed: boolean })[] } = await tx.raw(
     `WITH input AS (${input}), written AS (
        INSERT INTO ${table} AS t (id, account_id, ${key}, ${written.join(", ")})
        SELECT id, account_id, ${key}, ${written.join(", ")} FROM input
        ON CONFLICT (account_id, ${key}) DO UPDATE SET ${written.map((c) => `${c} = EXCLUDED.${c}`).join(", ")}, version = t.version + 1, updated_at = now()
        WHERE (${written.map((c) => `t.${c}`).join(", ")}) IS DISTINCT FROM (${written.map((c) => `EXCLUDED.${c}`).join(", ")})
-       RETURNING ${returned.join(", ")}, (xmax = 0) AS created
+       RETURNING ${answered.join(", ")}, (xmax = 0) AS created
      )
      SELECT *, true AS changed FROM written
      UNION ALL
-     SELECT ${returned.map((c) => `t.${c}`).join(", ")}, false, false FROM ${table} t JOIN input i USING (account_id, ${key})
+     SELECT ${answered.map((c) => `t.${c}`).join(", ")}, false, false FROM ${table} t JOIN input i USING (account_id, ${key})
      WHERE NOT EXISTS (SELECT 1 FROM written x WHERE x.${key} = i.${key})`,
     [asJson(rows)],
   );
@@ -215,17 +202,7 @@ const STORE_COLUMNS = returned(storesTable);
  * (a store sent as stored is left alone: same version and `updated_at`).
  */
 export async function upsertStores(tx: Tx, accountId: string, items: StoreInput[]): Promise<(StoreRow & { created: boolean; changed: boolean })[]> {
-  return upsertAnsweringEach(
-    tx,
-    {
-      table: "stores",
-      key: "external_store_id",
-      written: changeable(storesTable, ["external_store_id"]),
-      returned: STORE_COLUMNS,
-      input: `SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, ${storesTable.recordType})`,
-    },
-    items.map((s) => ({ ...s, id: randomUUID(), account_id: accountId })),
-  );
+  return upsertAnsweringEach(tx, storesTable, "external_store_id", accountId, items);
 }
 
 export async function findStore(db: Db | Tx, accountId: string, externalStoreId: string, lock = false): Promise<StoreRow | undefined> {
