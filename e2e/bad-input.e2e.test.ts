@@ -104,4 +104,18 @@ describe("bad input never gives a 500", () => {
     expect(calls).toBeGreaterThan(300);
     expect(failures).toEqual([]);
   }, 300_000);
+
+  it("answers 400 naming the field to an instant no proto Timestamp holds (year 0000, or past 9999 by its offset), and writes the batch's valid rows", async () => {
+    const acme = await signUp(platform.baseUrl, E2E_ADMIN_TOKEN, "Instants");
+    const traffic = await acme.api("POST", "/v2/api/storetrafficevents", [{ storeTrafficCounterID: "C1", eventTime: "0000-01-01T00:00:00Z", incomingTraffic: 1, outgoingTraffic: 0 }]);
+    expect([traffic.status, JSON.stringify(traffic.body)]).toEqual([400, expect.stringContaining("eventTime")]);
+    await acme.api("POST", "/v2/api/products", { key: "T1" });
+    await acme.api("POST", "/v2/api/warehouses", [{ externalId: "W1", name: "Main" }]);
+    const stock = await acme.api("POST", "/v2/api/warehouses/stock", [
+      { key: "T1", externalWarehouseID: "W1", availableQuantity: 1, physicalQuantity: 1, date: "9999-12-31T23:59:59-01:00" },
+      { key: "T1", externalWarehouseID: "W1", availableQuantity: 2, physicalQuantity: 2, date: "2026-01-01T00:00:00Z" },
+    ]);
+    expect(stock.body.map((r: { statusCode: number }) => r.statusCode)).toEqual([400, 200]);
+    expect(stock.body[0].message).toContain("date");
+  });
 });

@@ -13,19 +13,33 @@ import { dateOnly } from "../http/values";
 const { StockRowSchema, StockTriggerSchema, StoreSchema, StoreTrafficEventSchema, WarehouseSchema } = inventoryV1;
 
 const shortText = z.string().max(500);
-const timestamp = z.string().max(40).datetime({ offset: true }).describe("RFC 3339");
+/** The instants a proto Timestamp holds: 0001-01-01T00:00:00Z .. 9999-12-31T23:59:59.999Z. */
+const TIMESTAMP_MIN_MS = new Date("0001-01-01T00:00:00Z").getTime();
+const TIMESTAMP_MAX_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+/** RFC 3339 with any offset, sent on as its instant in UTC; a year 0000 or an offset past 9999 is the field's 400. */
+const timestamp = z
+  .string()
+  .max(40)
+  .datetime({ offset: true })
+  .transform((v, ctx) => {
+    const ms = new Date(v).getTime();
+    if (!(ms >= TIMESTAMP_MIN_MS && ms <= TIMESTAMP_MAX_MS)) {
+      ctx.addIssue({ code: "custom", message: "must lie between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z" });
+      return z.NEVER;
+    }
+    return new Date(ms).toISOString();
+  })
+  .meta({ format: "date-time" })
+  .describe("RFC 3339");
 /** Inventory's timestamps; null is refused for a field without presence (it takes its default when left out). */
 const inventoryFields = { timestamp, nullForDefault: false };
 
 /**
  * The message of a validated body: read-only fields (and `drop`) left out, null and undefined read
- * as not set, timestamps (RFC 3339 with any offset, validated) at their instant.
+ * as not set (timestamps arrive as the UTC instants `timestamp` made of them).
  */
 export function messageOfBody<D extends DescMessage>(schema: D, body: Record<string, unknown>, drop: readonly string[] = []): MessageShape<D> {
-  const timestamps = new Set(schema.fields.filter((f) => f.fieldKind === "message" && f.message.typeName === "google.protobuf.Timestamp").map((f) => f.jsonName));
-  const sent = Object.entries(withoutReadOnly(schema, body))
-    .filter(([k, v]) => v !== undefined && v !== null && !drop.includes(k))
-    .map(([k, v]) => [k, timestamps.has(k) && typeof v === "string" ? new Date(v).toISOString() : v]);
+  const sent = Object.entries(withoutReadOnly(schema, body)).filter(([k, v]) => v !== undefined && v !== null && !drop.includes(k));
   return fromRestJson(schema, Object.fromEntries(sent));
 }
 
