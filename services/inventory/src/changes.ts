@@ -42,7 +42,11 @@ export const storeChanged = (accountId: string, s: StoreRow, deleted = false) =>
 /** StoreTrafficRecorded on analytics.inventory.store_traffic.recorded: one per counter and batch. */
 export function trafficRecorded(accountId: string, events: TrafficInput[]) {
   const byCounter = new Map<string, TrafficInput[]>();
-  for (const e of events) byCounter.set(e.counter_id, [...(byCounter.get(e.counter_id) ?? []), e]);
+  for (const e of events) {
+    const counter = byCounter.get(e.counter_id);
+    if (counter) counter.push(e);
+    else byCounter.set(e.counter_id, [e]);
+  }
   return [...byCounter].map(([counter, es]) =>
     outboxEntry(topics.inventoryStoreTrafficRecorded, accountId, counter, {
       accountId,

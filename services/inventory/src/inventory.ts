@@ -114,9 +114,9 @@ export async function upsertStock(ctx: ServiceContext, accountId: string, writes
         violations.push({ path: `[${i}].externalWarehouseID`, message: "must equal the path's externalWarehouseID" });
       }
       if (!pathWarehouse && !row.externalWarehouseId) violations.push({ path: `[${i}].externalWarehouseID`, message: "is required" });
-      if (!row.date) violations.push({ path: `[${i}].date`, message: "is required" });
       // A snapshot from a wrong clock, dated ahead, would make every real one until then "older".
-      else if (timestampDate(row.date).getTime() > Date.now() + FUTURE_TOLERANCE_MS) violations.push({ path: `[${i}].date`, message: "must not lie more than a day in the future" });
+      // (A missing date is the rules' "is required" above.)
+      if (row.date && timestampDate(row.date).getTime() > Date.now() + FUTURE_TOLERANCE_MS) violations.push({ path: `[${i}].date`, message: "must not lie more than a day in the future" });
     }
     if (violations.length) {
       outcomes[i] = outcome(400, reference, STOCK_REF, `${violations[0].path}: ${violations[0].message}`, violations);

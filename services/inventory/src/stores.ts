@@ -93,7 +93,6 @@ export async function recordTraffic(ctx: ServiceContext, accountId: string, even
   const byKey = new Map<string, repo.TrafficInput>();
   events.forEach((e, i) => {
     const v = trafficTable.violations(e, `[${i}]`);
-    if (!e.eventTime) v.push({ path: `[${i}].eventTime`, message: "is required" });
     if (v.length) return void violations.push(...v);
     const row = trafficTable.rowOf(e) as repo.TrafficInput;
     byKey.set(`${row.counter_id}\u0000${row.event_time}`, row);

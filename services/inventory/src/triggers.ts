@@ -8,7 +8,6 @@ import * as repo from "./repository";
 import { triggersTable } from "./resources";
 
 const REF = "key";
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const answer = (statusCode: number, reference: string, message: string, violations: FieldViolation[] = []): ItemOutcome<repo.TriggerRow> => itemOutcome(statusCode, reference, REF, message, violations);
 
 function checkTrigger(t: inventoryV1.StockTrigger, i: number): FieldViolation[] {
@@ -16,10 +15,6 @@ function checkTrigger(t: inventoryV1.StockTrigger, i: number): FieldViolation[] 
   const v = triggersTable.violations(t, p);
   if (!t.warehouseId && !t.warehouseExternalId) v.push({ path: `${p}.warehouseId`, message: "warehouseId or warehouseExternalId is required" });
   if (t.warehouseId && !isUuid(t.warehouseId)) v.push({ path: `${p}.warehouseId`, message: "must be a UUID" });
-  for (const f of ["startDate", "lastRestockDate"] as const) {
-    const d = t[f];
-    if (d !== undefined && (!DATE.test(d) || Number.isNaN(Date.parse(`${d}T00:00:00Z`)))) v.push({ path: `${p}.${f}`, message: "must be a date YYYY-MM-DD" });
-  }
   if (t.min !== undefined && t.max !== undefined && t.min > t.max) v.push({ path: `${p}.min`, message: "must not exceed max" });
   if (t.lowerLimit !== undefined && t.upperLimit !== undefined && t.lowerLimit > t.upperLimit) v.push({ path: `${p}.lowerLimit`, message: "must not exceed upperLimit" });
   return v;

@@ -254,6 +254,7 @@ export const storeNewerAccounts = (tx: Tx, messages: accountsMessagesV1.AccountS
 
 /** A SKU with PO lines that changes group (to a newer version) moves their volume: both groups changed. */
 export async function recordRegroupedSkus(tx: Tx, skus: { account_id: string; sku_id: string; version: bigint; season: string | null; product_group_id: string | null; variant_group_id: string | null; key: string }[]): Promise<void> {
+  if (!skus.length) return;
   await tx.raw(
     `INSERT INTO changed_groups (account_id, sku_id, external_warehouse_id, season, product_group_id, variant_group_id, key, changed_at)
      SELECT DISTINCT s.account_id, s.sku_id, l.external_warehouse_id, g.season, g.product_group_id, g.variant_group_id, g.key, now()
