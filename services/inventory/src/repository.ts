@@ -56,7 +56,13 @@ async function upsertAnsweringEach<R>(tx: Tx, spec: TableSpec<DescMessage>, key:
      WHERE NOT EXISTS (SELECT 1 FROM written x WHERE x.${key} = i.${key})`,
     [asJson(rows)],
   );
-  return result.rows;
+  // A row another transaction created meanwhile, with the same content, is neither written nor
+  // seen by the statement's snapshot: read it in a statement of its own (a fresh snapshot).
+  const answeredKeys = new Set(result.rows.map((r) => (r as Row)[key]));
+  const unseen = items.map((i) => i[key]).filter((k) => !answeredKeys.has(k));
+  if (!unseen.length) return result.rows;
+  const late: R[] = await tx(table).select(answered).where("account_id", accountId).whereIn(key, unseen as string[]);
+  return [...result.rows, ...late.map((r) => ({ ...r, created: false, changed: false }))];
 }
 
 export async function findWarehouse(db: Db | Tx, accountId: string, externalId: string, lock = false): Promise<WarehouseRow | undefined> {
@@ -304,7 +310,17 @@ export async function upsertTriggers(tx: Tx, accountId: string, items: TriggerIn
      LEFT JOIN stock_triggers s ON s.account_id = ?::uuid AND s.warehouse_id = i.warehouse_id AND s.sku_id = i.sku_id`,
     [asJson(items), accountId, accountId],
   );
-  return result.rows;
+  // A trigger another transaction created meanwhile, with the same content, is neither written nor
+  // seen by the statement's snapshot: its id is read in a statement of its own (a fresh snapshot).
+  const unseen = result.rows.filter((r) => r.id === null);
+  if (!unseen.length) return result.rows;
+  const byOrd = new Map(items.map((i) => [i.ord, i]));
+  const ids: { id: string; warehouse_id: string; sku_id: string }[] = await tx("stock_triggers")
+    .select("id", "warehouse_id", "sku_id")
+    .where("account_id", accountId)
+    .whereIn(["warehouse_id", "sku_id"], unseen.map((r) => [byOrd.get(r.ord)!.warehouse_id, byOrd.get(r.ord)!.sku_id]));
+  const idOf = new Map(ids.map((r) => [`${r.warehouse_id}/${r.sku_id}`, r.id]));
+  return result.rows.map((r) => (r.id === null ? { ...r, id: idOf.get(`${byOrd.get(r.ord)!.warehouse_id}/${byOrd.get(r.ord)!.sku_id}`)! } : r));
 }
 
 function triggers(db: Db | Tx) {

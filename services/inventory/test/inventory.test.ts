@@ -9,6 +9,8 @@ import { OutboxRelay } from "@analytics/outbox";
 import type { ServiceContext } from "@analytics/rpc";
 import { codeOf, eventually, serviceUnderTest, subjectsUnder } from "@analytics/testing";
 import { upsertStock } from "../src/inventory";
+import { upsertTriggers, upsertWarehouses } from "../src/repository";
+import { triggersTable } from "../src/resources";
 import { startInventoryService } from "../src/service";
 
 const { InventoryService } = inventoryV1;
@@ -36,6 +38,40 @@ describe("inventory service: warehouses and stock (real Postgres and JetStream)"
       .filter((m) => m.subject.endsWith(topics.inventoryStockUpdated.subject))
       .map((m) => fromBinary(inventoryMessagesV1.StockUpdatedSchema, m.payload))
       .filter((m) => m.accountId === accountId);
+
+  it("answers a warehouse another transaction created meanwhile with the same content (unchanged, not missing)", async () => {
+    const account = randomUUID();
+    const sent = [{ external_id: "RACE", name: "Race", central_warehouse: false }];
+    const first = await inventory.db.transaction();
+    await upsertWarehouses(first, account, sent);
+    // The second write waits on the first's uncommitted row, then finds it identical: it writes nothing.
+    const second = inventory.db.transaction((tx) => upsertWarehouses(tx, account, sent));
+    await eventually(
+      async () => (await inventory.db.raw("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rows[0].n > 0,
+      10_000,
+      "the second write waiting on the first's row",
+    );
+    await first.commit();
+    expect((await second).map((r) => [r.external_id, r.created, r.changed])).toEqual([["RACE", false, false]]);
+  });
+
+  it("answers a stock trigger another transaction created meanwhile with the same content with its id", async () => {
+    const account = randomUUID();
+    const [wh] = await inventory.db.transaction((tx) => upsertWarehouses(tx, account, [{ external_id: "TW", name: "T", central_warehouse: false }]));
+    const trigger = create(inventoryV1.StockTriggerSchema, { key: "K1", warehouseId: wh.id, skuId: randomUUID(), min: 1, max: 5 });
+    const sent = [{ ord: 0, ...(triggersTable.rowOf(trigger) as { warehouse_id: string; sku_id: string }) }];
+    const first = await inventory.db.transaction();
+    await upsertTriggers(first, account, sent);
+    const second = inventory.db.transaction((tx) => upsertTriggers(tx, account, sent));
+    await eventually(
+      async () => (await inventory.db.raw("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rows[0].n > 0,
+      10_000,
+      "the second write waiting on the first's row",
+    );
+    await first.commit();
+    const [answered] = await second;
+    expect([answered.id !== null, answered.created, answered.changed]).toEqual([true, false, false]);
+  });
 
   it("creates (201) and updates (200) warehouses by externalId, announcing each with a growing version", async () => {
     const account = randomUUID();
