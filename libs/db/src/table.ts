@@ -134,9 +134,10 @@ export class TableSpec<D extends DescMessage> {
 
   /**
    * A row whose values are equal exactly when the content is: decimals without insignificant
-   * zeros, JSON objects' keys sorted; `omit` leaves columns out, `withoutNulls` the unset ones.
+   * zeros, JSON objects' keys sorted; `omit` leaves columns out, and with `keptNulls` an unset
+   * column is left out unless it is one of those.
    */
-  comparable(row: Row, options: { omit?: ReadonlySet<string>; withoutNulls?: boolean } = {}): Row {
+  comparable(row: Row, options: { omit?: ReadonlySet<string>; keptNulls?: ReadonlySet<string> } = {}): Row {
     const normal = (this.normalizers ??= new Map(
       this.written.flatMap((f): [string, (v: unknown) => unknown][] =>
         isDecimal(f) ? [[this.column(f), (v) => normalDecimal(v as string)]] : f.fieldKind === "message" && f.message.typeName === STRUCT ? [[this.column(f), sortedKeys]] : [],
@@ -148,7 +149,7 @@ export class TableSpec<D extends DescMessage> {
       if (options.omit?.has(k)) continue;
       const v = row[k];
       if (v === null || v === undefined) {
-        if (!options.withoutNulls) out[k] = v;
+        if (!options.keptNulls || options.keptNulls.has(k)) out[k] = v;
         continue;
       }
       const n = normal.get(k);

@@ -7,7 +7,7 @@ import { encodeEntries, encodeEntry, enqueueEncoded, MAX_OUTBOX_MESSAGE_BYTES, o
 import type { Caller } from "@analytics/auth";
 import { commit, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
-import { orderColumns, purchaseOrderFromRows, sameContent, purchaseOrderFromWrite, purchaseOrderViolations, type PurchaseOrder } from "./resources";
+import { orderColumns, purchaseOrderFromRows, purchaseOrderFromWrite, purchaseOrderViolations, type PurchaseOrder } from "./resources";
 import { violationMessage } from "./validation";
 
 const { WriteMode } = ordersV1;
@@ -207,7 +207,7 @@ function classifyOrders(caller: Caller, valid: Checked[], existing: Existing, mo
     const { target } = found;
     const id = target?.id ?? randomUUID();
     const columns = orderColumns(id, target?.api_key_id ?? caller.apiKeyId, po);
-    if (target && sameContent(target.content_hash, columns)) {
+    if (target && target.content_hash === columns.order.content_hash) {
       unchanged.push({ i, id });
       continue;
     }

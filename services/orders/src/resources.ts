@@ -110,20 +110,15 @@ export function purchaseOrderViolations(po: PurchaseOrder): FieldViolation[] {
 
 const deliveredQuantity = (item: ordersV1.PurchaseOrderItem) => item.deliveries.reduce((sum, d) => sum + d.quantity, 0);
 
-/** The prefix of a content hash over the set fields only (see contentHashes). */
-const HASH_V2 = "2:";
 /**
- * The columns the first content hash was over, unset ones included as null. Orders stored before
- * the hash left unset fields out carry such a hash, and are compared by it (legacyMatches).
+ * The columns the content hash has always been over, an unset one as null: orders stored since
+ * keep their hash. A column added later counts only when set, so it changes no stored hash.
  */
-const LEGACY_ORDER_KEYS = new Set(["external_po_no", "order_date", "delivery_date", "delivery_status", "external_comment", "external_warehouse_id", "supplier", "label", "order_type", "attributes", "items"]);
-const LEGACY_ITEM_KEYS = new Set([
+const HASHED_ORDER_COLUMNS = new Set(["external_po_no", "order_date", "delivery_date", "delivery_status", "external_comment", "external_warehouse_id", "supplier", "label", "order_type", "attributes"]);
+const HASHED_ITEM_COLUMNS = new Set([
   "position", "external_row_id", "key", "sku", "ean", "season", "sku_id", "quantity", "delivery_date", "external_warehouse_id", "total_price_net", "total_price_vat",
   "total_price_currency", "deliveries", "delivered_quantity", "attributes",
 ]);
-
-const hashOf = (json: string) => createHash("sha256").update(json).digest("base64");
-const withoutNulls = (row: Row, keep: Set<string>) => Object.fromEntries(Object.entries(row).filter(([k, v]) => v !== null || keep.has(k)));
 /** Columns of a row that are not its content: the order's id and creating key, an item's order. */
 const NOT_CONTENT = new Set(["id", "api_key_id"]);
 const NOT_ITEM_CONTENT = new Set(["purchase_order_id"]);
@@ -131,32 +126,18 @@ const NOT_ITEM_CONTENT = new Set(["purchase_order_id"]);
 /**
  * The SHA-256 of the writable content of an order (its columns and its items' columns, always
  * built in the same key order) as JSON: an equal hash means nothing changed. Built from the
- * columns, so it costs no second conversion, and only the hash is stored. Unset fields are left
- * out, so a field added to the PurchaseOrder message changes no stored order's hash.
+ * columns, so it costs no second conversion, and only the hash is stored.
  */
-function contentHashes(order: Row, items: ItemWrite[]): { hash: string; legacy: () => string; jsonLength: number } {
-  const current = JSON.stringify({
-    ...purchaseOrdersTable.comparable(order, { omit: NOT_CONTENT, withoutNulls: true }),
-    items: items.map((i) => purchaseOrderItemsTable.comparable(i, { omit: NOT_ITEM_CONTENT, withoutNulls: true })),
+export function contentHash(order: Row, items: Row[]): { hash: string; jsonLength: number } {
+  const json = JSON.stringify({
+    ...purchaseOrdersTable.comparable(order, { omit: NOT_CONTENT, keptNulls: HASHED_ORDER_COLUMNS }),
+    items: items.map((i) => purchaseOrderItemsTable.comparable(i, { omit: NOT_ITEM_CONTENT, keptNulls: HASHED_ITEM_COLUMNS })),
   });
-  // Only for an order stored with a first-format hash.
-  const legacy = () =>
-    hashOf(
-      JSON.stringify({
-        ...withoutNulls(purchaseOrdersTable.comparable(order, { omit: NOT_CONTENT }), LEGACY_ORDER_KEYS),
-        items: items.map((i) => withoutNulls(purchaseOrderItemsTable.comparable(i, { omit: NOT_ITEM_CONTENT }), LEGACY_ITEM_KEYS)),
-      }),
-    );
-  return { hash: HASH_V2 + hashOf(current), legacy, jsonLength: current.length };
-}
-
-/** Whether a stored content hash says the order's content is `columns`' (a first-format hash compared as it was made). */
-export function sameContent(stored: string, columns: { order: OrderWrite; legacyHash: () => string }): boolean {
-  return stored.startsWith(HASH_V2) ? stored === columns.order.content_hash : stored === columns.legacyHash();
+  return { hash: createHash("sha256").update(json).digest("base64"), jsonLength: json.length };
 }
 
 /** The columns of an order and its items, and the length of their content as JSON (what its hash is of). */
-export function orderColumns(id: string, apiKeyId: string, po: PurchaseOrder): { order: OrderWrite; items: ItemWrite[]; contentLength: number; legacyHash: () => string } {
+export function orderColumns(id: string, apiKeyId: string, po: PurchaseOrder): { order: OrderWrite; items: ItemWrite[]; contentLength: number } {
   const items = po.items.map((item, position) => ({
     purchase_order_id: id,
     position,
@@ -164,6 +145,6 @@ export function orderColumns(id: string, apiKeyId: string, po: PurchaseOrder): {
     delivered_quantity: deliveredQuantity(item),
   })) as ItemWrite[];
   const order = { ...purchaseOrdersTable.rowOf(po), id, api_key_id: apiKeyId };
-  const content = contentHashes(order, items);
-  return { order: { ...order, content_hash: content.hash } as OrderWrite, items, contentLength: content.jsonLength, legacyHash: content.legacy };
+  const content = contentHash(order, items);
+  return { order: { ...order, content_hash: content.hash } as OrderWrite, items, contentLength: content.jsonLength };
 }

@@ -4,7 +4,6 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 import { ordersMessagesV1, ordersV1, topics } from "@analytics/contracts";
 import { codeOf, eventually, serviceUnderTest } from "@analytics/testing";
-import { orderColumns } from "../src/resources";
 import { startOrdersService } from "../src/service";
 
 const { OrdersService, WriteMode } = ordersV1;
@@ -230,18 +229,5 @@ describe("orders service: purchase orders (real Postgres and JetStream)", () => 
     const page2 = await client.listPurchaseOrders({ page: { page: 2, pageSize: 2 } }, as(account, key));
     expect([page2.purchaseOrders.map((p) => p.externalPoNo), page2.totalCount]).toEqual([["S5"], 3]);
     expect(await codeOf(client.listPurchaseOrders({ page: { page: 1, pageSize: 1001 } }, as(account, key)))).toBe(Code.InvalidArgument);
-  });
-
-  it("an order stored with a first-format content hash (unset fields as null) re-sent unchanged is unchanged; changed, updated", async () => {
-    const [account, key] = [randomUUID(), randomUUID()];
-    const [created] = await write(account, key, [order("LEGACY-1")]);
-    const stored = created.purchaseOrder!;
-    // As an order written before the hash left unset fields out: its stored hash is the first format's.
-    const legacy = orderColumns(stored.id, key, { ...stored, items: stored.items } as never).legacyHash();
-    await db.raw("UPDATE orders.purchase_orders SET content_hash = ? WHERE id = ?", [legacy, stored.id]);
-    expect((await write(account, key, [order("LEGACY-1")]))[0].result?.message).toBe("unchanged");
-    expect((await write(account, key, [order("LEGACY-1", { label: "new" })]))[0].result?.message).toBe("updated");
-    const [{ content_hash }] = (await db.raw("SELECT content_hash FROM orders.purchase_orders WHERE id = ?", [stored.id])).rows;
-    expect(content_hash).toMatch(/^2:/);
   });
 });
