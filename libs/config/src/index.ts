@@ -98,7 +98,15 @@ export class StartupError extends Error {}
 
 function serviceUrlShape() {
   const shape = Object.fromEntries(
-    serviceNames.map((name) => [serviceUrlVariable(name), z.string().url().default(`http://127.0.0.1:${serviceRegistry[name].port}`)]),
+    serviceNames.map((name) => [
+      serviceUrlVariable(name),
+      // Services speak HTTP/2 without TLS (h2c) inside the cluster; the gateway's client opens plain sockets.
+      z
+        .string()
+        .url()
+        .refine((u) => u.startsWith("http://"), "must be an http:// URL (services speak h2c; TLS belongs to the mesh or the ingress)")
+        .default(`http://127.0.0.1:${serviceRegistry[name].port}`),
+    ]),
   );
   return shape as Record<`${Uppercase<ServiceName>}_URL`, z.ZodDefault<z.ZodString>>;
 }

@@ -16,6 +16,8 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ NATS_STREAM_REPLICAS: "6" })).toThrow(/NATS_STREAM_REPLICAS/);
     expect(loadConfig({ NATS_URL: "nats://a:4222,nats://b:4222" }).NATS_URL).toBe("nats://a:4222,nats://b:4222");
     expect(() => loadConfig({ NATS_URL: "nats://a:4222,not a url" })).toThrow(/NATS_URL/);
+    // The gateway's client speaks h2c: an https:// service URL would send plaintext to a TLS port.
+    expect(() => loadConfig({ ORDERS_URL: "https://orders:50054" })).toThrow(/ORDERS_URL/);
   });
 
   it("coerces numbers and treats empty strings as unset", () => {

@@ -8,7 +8,12 @@ export interface ReplicaOptions {
   lookup?: (hostname: string) => Promise<string[]>;
   /** How often the host name is resolved again, so new replicas get calls and gone ones are let go. */
   refreshMs?: number;
+  /** How long a connection to a replica may take (a dead node answers no SYN): then it is broken. */
+  connectTimeoutMs?: number;
 }
+
+/** A replica that has not accepted the connection in this long is taken for gone. */
+const CONNECT_TIMEOUT_MS = 3_000;
 
 /** One replica of a service: an address and the HTTP/2 session to it. */
 export class Replica {
@@ -22,9 +27,19 @@ export class Replica {
     baseUrl: string,
     readonly address: string,
     port: number,
+    connectTimeoutMs = CONNECT_TIMEOUT_MS,
   ) {
-    // The session's authority stays the service's URL; only the socket goes to this address.
-    this.sessions = new Http2SessionManager(baseUrl, undefined, { createConnection: () => net.connect({ host: address, port }) });
+    // The session's authority stays the service's URL; only the socket goes to this address. A
+    // connection that hangs (a dead node answers no SYN) fails after connectTimeoutMs as ETIMEDOUT:
+    // the session is broken, so calls go to other replicas, and the call that met it, having
+    // sent nothing, is sent to another one.
+    const connect = () => {
+      const socket = net.connect({ host: address, port });
+      socket.setTimeout(connectTimeoutMs, () => socket.destroy(Object.assign(new Error(`connecting to ${address}:${port} timed out`), { code: "ETIMEDOUT" })));
+      socket.once("connect", () => socket.setTimeout(0));
+      return socket;
+    };
+    this.sessions = new Http2SessionManager(baseUrl, undefined, { createConnection: connect });
   }
 
   /** Its last connection attempt failed, or one is being tried again. */
@@ -77,9 +92,9 @@ export class Replicas {
   ) {
     const url = new URL(baseUrl);
     this.hostname = url.hostname.replace(/^\[(.*)\]$/, "$1");
-    this.port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
+    this.port = Number(url.port || 80);
     this.lookup = options.lookup ?? systemLookup;
-    if (net.isIP(this.hostname)) this.replicas = [new Replica(baseUrl, this.hostname, this.port)];
+    if (net.isIP(this.hostname)) this.replicas = [new Replica(baseUrl, this.hostname, this.port, options.connectTimeoutMs)];
   }
 
   /**
@@ -124,7 +139,7 @@ export class Replicas {
       if (addresses.length === 0) return;
       const kept = this.replicas.filter((r) => addresses.includes(r.address));
       for (const replica of this.replicas) if (!kept.includes(replica)) replica.retire();
-      for (const address of addresses) if (!kept.some((r) => r.address === address)) kept.push(new Replica(this.baseUrl, address, this.port));
+      for (const address of addresses) if (!kept.some((r) => r.address === address)) kept.push(new Replica(this.baseUrl, address, this.port, this.options.connectTimeoutMs));
       for (const replica of kept) if (replica.sessions.state() === "error") replica.probe();
       this.replicas = kept;
     } finally {

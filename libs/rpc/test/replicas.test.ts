@@ -1,4 +1,6 @@
+import { spawn } from "node:child_process";
 import http2 from "node:http2";
+import net from "node:net";
 import type { AddressInfo } from "node:net";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
@@ -44,7 +46,41 @@ function dnsName(...addresses: string[]) {
   return name;
 }
 
+/**
+ * An address whose connections never complete, as a dead node's: a listener (Python's, since
+ * Node accepts by itself) that never accepts, its one-place queue filled, so Linux drops the SYNs.
+ */
+async function blackhole(address: string, port: number) {
+  const listener = spawn("python3", ["-c", `import socket,sys,time\ns=socket.socket()\ns.bind(("${address}",${port}))\ns.listen(0)\nprint("ready",flush=True)\ntime.sleep(120)`], { stdio: ["ignore", "pipe", "inherit"] });
+  await new Promise<void>((resolve, reject) => {
+    listener.once("error", reject);
+    listener.stdout.once("data", () => resolve());
+  });
+  const filling: net.Socket[] = [];
+  for (let i = 0; i < 2; i++) filling.push(net.connect({ host: address, port }).on("error", () => undefined));
+  await new Promise((resolve) => filling[0].once("connect", resolve));
+  return () => {
+    for (const socket of filling) socket.destroy();
+    listener.kill();
+  };
+}
+
 describe("createServiceTransport over the replicas of a service", () => {
+  it("takes a replica whose connection hangs for broken after connectTimeoutMs, and sends its calls to another", async () => {
+    const a = await replica("127.0.0.1", 0);
+    const stopHole = await blackhole("127.0.0.4", a.port);
+    try {
+      const dns = dnsName(a.address, "127.0.0.4");
+      const client = createClient(eventsV1.EventsService, createServiceTransport(`http://events.hole.test:${a.port}`, { lookup: dns.lookup, connectTimeoutMs: 200 }));
+      // Without a connect timeout every other call would wait out its whole deadline (here 2 s).
+      for (let i = 0; i < 6; i++) expect((await client.listEvents({}, { timeoutMs: 2_000 })).totalCount).toBe(1n);
+      expect(a.served.calls).toBe(6);
+    } finally {
+      stopHole();
+      await a.stop();
+    }
+  });
+
   it("spreads calls over every address of the service's name, leaves a stopped replica and takes in a new one", async () => {
     const a = await replica("127.0.0.1", 0);
     const b = await replica("127.0.0.2", a.port);
