@@ -26,7 +26,9 @@ export class InProcessBus implements Bus {
     const stopped = [...this.known].filter(([durable]) => !running.has(durable));
     const outcomes: PublishOutcome[] = messages.map((m) => {
       const waiting = stopped.find(([, subjects]) => subjects.some((f) => subjectMatches(f, m.subject)));
-      return waiting ? new Error(`consumer ${waiting[0]} is stopped`) : undefined;
+      // The consumer is unreachable for now, as a bus would be: an outage, not the row's fault
+      // (the outbox rolls such a claim back without counting an attempt).
+      return waiting ? Object.assign(new Error(`consumer ${waiting[0]} is stopped`), { code: "ECONNREFUSED" }) : undefined;
     });
     await Promise.all(
       [...this.consumers].map(async (consumer) => {

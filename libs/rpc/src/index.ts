@@ -226,12 +226,19 @@ function errorsAndLogging(logger: Logger, durations: ReturnType<typeof rpcServer
       return {
         ...res,
         message: (async function* () {
+          let ended = false;
           try {
             yield* messages;
+            ended = true;
             logger.debug({ rpc: req.method.name, ms: Math.round(performance.now() - started), ...store }, "rpc");
             finished("ok");
           } catch (error) {
+            ended = true;
             throw failed(error);
+          } finally {
+            // The reader left (the client hung up and the stream was reset): the call still has a
+            // duration and its span an end.
+            if (!ended) finished("canceled");
           }
         })(),
       };
