@@ -8,7 +8,7 @@ export type Db = Knex;
 export type Tx = Knex.Transaction;
 
 export { jsonProblems, unstorableText } from "./storable";
-export { TableSpec, fieldViolations, numericText, rulesOf, tableSpec, type Row, type TableSpecOptions } from "./table";
+export { TableSpec, fieldViolations, tableSpec, type Row, type TableSpecOptions } from "./table";
 
 // bigint counts come back as JS numbers (the edge keeps them within 2^53); numeric (money,
 // prices, rates) comes back as its exact decimal text, never a binary float.

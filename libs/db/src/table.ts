@@ -1,6 +1,6 @@
 import { ScalarType, create, type DescField, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
-import { DecimalSchema, RestDecimal, fieldRules, fromRestJson, toRestJson, type FieldRules } from "@analytics/contracts";
+import { DecimalSchema, RestDecimal, fieldRules as rulesOf, fromRestJson, toRestJson, type FieldRules } from "@analytics/contracts";
 import { jsonProblems, unstorableText } from "./storable";
 
 /**
@@ -38,8 +38,6 @@ const DEFAULT_MAX_LEN = 10_000;
 /** The decimals a numeric column takes from REST: up to 20 integer and 10 fraction digits. */
 const DECIMAL = /^-?[0-9]{1,20}(\.[0-9]{1,10})?$/;
 
-/** A field's rules (its `(analytics.common.v1.rules)` option; the defaults where it has none). */
-export const rulesOf = fieldRules;
 
 export class TableSpec<D extends DescMessage> {
   /** The message's fields that have a column, in declaration order. */

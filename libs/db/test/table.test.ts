@@ -1,7 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { inventoryMessagesV1, ordersV1, pricingV1 } from "@analytics/contracts";
-import { fieldViolations, numericText, tableSpec } from "../src";
+import { fieldViolations, tableSpec } from "../src";
+import { numericText } from "../src/table";
 
 /** A table spec is the PurchaseOrder message read as columns: names, types, rows and rules. */
 describe("tableSpec", () => {

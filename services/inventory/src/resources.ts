@@ -1,5 +1,5 @@
-import { inventoryV1 } from "@analytics/contracts";
-import { rulesOf, tableSpec, type Row, type TableSpec } from "@analytics/db";
+import { fieldRules, inventoryV1 } from "@analytics/contracts";
+import { tableSpec, type Row, type TableSpec } from "@analytics/db";
 import type { DescMessage } from "@bufbuild/protobuf";
 
 const { StockRowSchema, StockTriggerSchema, StoreSchema, StoreTrafficEventSchema, WarehouseSchema } = inventoryV1;
@@ -23,7 +23,7 @@ export const trafficTable = tableSpec(StoreTrafficEventSchema, "store_traffic", 
  * `unchanged`): the written fields but the row's key within the account and the read-only ones.
  */
 export function changeable(spec: TableSpec<DescMessage>, key: readonly string[]): string[] {
-  return spec.written.map((f) => [f, spec.column(f)] as const).flatMap(([f, c]) => (rulesOf(f).readOnly || key.includes(c) ? [] : [c]));
+  return spec.written.map((f) => [f, spec.column(f)] as const).flatMap(([f, c]) => (fieldRules(f).readOnly || key.includes(c) ? [] : [c]));
 }
 
 /** The columns a statement answers for a resource: its extra ones (the id), every stored field, its version. */

@@ -1,13 +1,14 @@
 import { planningV1 } from "@analytics/contracts";
 import { ScalarType, type DescField } from "@bufbuild/protobuf";
-import { isIntegerId, isUuid, rulesOf } from "@analytics/db";
+import { fieldRules } from "@analytics/contracts";
+import { isIntegerId, isUuid } from "@analytics/db";
 import { invalid, type FieldViolation } from "@analytics/errors";
 
 const { GroupBy, PimCustomFilterSchema, PlannedVolumesQuerySchema } = planningV1;
 
 /** A field's inclusive bounds (its rules, proto/planning/v1/planning.proto). */
 function boundsOf(fields: readonly DescField[], name: string): { min: number; max: number } {
-  const { min, max } = rulesOf(fields.find((f) => f.name === name)!);
+  const { min, max } = fieldRules(fields.find((f) => f.name === name)!);
   return { min: Number(min), max: Number(max) };
 }
 const skuStatus = boundsOf(PlannedVolumesQuerySchema.fields, "sku_status");
