@@ -20,19 +20,21 @@ export function storeMetrics(registry: Registry, db: Db, relay: OutboxRelay | un
     ];
   });
   gaugeReadOnScrape(registry, "db_pool_max_connections", "Connections this process's pool may open (DB_POOL_MAX)", [], () => [{ labels: {}, value: db.client.pool?.max ?? 0 }]);
-  // The partial index outbox_pending holds exactly these rows, so both readings stay cheap.
-  gaugeReadOnScrape(registry, "outbox_pending_messages", "Committed changes whose message is not published yet (dead-lettered ones aside)", [], async () => {
-    const { rows } = await db.raw("SELECT count(*)::int AS n FROM outbox WHERE published_at IS NULL AND dead_at IS NULL");
-    return [{ labels: {}, value: rows[0].n }];
-  });
-  gaugeReadOnScrape(registry, "outbox_oldest_pending_age_seconds", "Age of the oldest unpublished message: how far the bus lags behind commits", [], async () => {
-    const { rows } = await db.raw("SELECT coalesce(extract(epoch FROM now() - min(occurred_at)), 0)::float8 AS age FROM outbox WHERE published_at IS NULL AND dead_at IS NULL");
-    return [{ labels: {}, value: rows[0].age }];
-  });
-  gaugeReadOnScrape(registry, "outbox_dead_lettered_messages", "Outbox rows given up on (kept, no longer retried)", [], async () => {
-    const { rows } = await db.raw("SELECT count(*)::int AS n FROM outbox WHERE dead_at IS NOT NULL");
-    return [{ labels: {}, value: rows[0].n }];
-  });
+  // One statement per scrape for the three outbox readings (one pooled connection, not three), each
+  // over a partial index that holds exactly its rows (outbox_pending, outbox_dead).
+  let reading: Promise<{ pending: number; age: number; dead: number }> | undefined;
+  const outbox = () =>
+    (reading ??= db
+      .raw(
+        `SELECT (SELECT count(*)::int FROM outbox WHERE published_at IS NULL AND dead_at IS NULL) AS pending,
+           (SELECT coalesce(extract(epoch FROM now() - min(occurred_at)), 0)::float8 FROM outbox WHERE published_at IS NULL AND dead_at IS NULL) AS age,
+           (SELECT count(*)::int FROM outbox WHERE dead_at IS NOT NULL) AS dead`,
+      )
+      .then((r: { rows: { pending: number; age: number; dead: number }[] }) => r.rows[0])
+      .finally(() => setImmediate(() => (reading = undefined))));
+  gaugeReadOnScrape(registry, "outbox_pending_messages", "Committed changes whose message is not published yet (dead-lettered ones aside)", [], async () => [{ labels: {}, value: (await outbox()).pending }]);
+  gaugeReadOnScrape(registry, "outbox_oldest_pending_age_seconds", "Age of the oldest unpublished message: how far the bus lags behind commits", [], async () => [{ labels: {}, value: (await outbox()).age }]);
+  gaugeReadOnScrape(registry, "outbox_dead_lettered_messages", "Outbox rows given up on (kept, no longer retried)", [], async () => [{ labels: {}, value: (await outbox()).dead }]);
   if (!relay) return;
   const { stats } = relay;
   counterReadOnScrape(registry, "outbox_published_total", "Messages this process's relay published", () => stats.published);
