@@ -74,12 +74,14 @@ function checkRows(inputs: DistributionOrder[], replace: boolean): (DoOutcome | 
     const v = violations(d, replace);
     return v.length ? answer(400, d, violationMessage(v), v) : undefined;
   });
+  // A row named twice, by id or (replacing) by the key it is given: two rows given one key would
+  // both pass the statement's check against the stored rows and break the unique index (a 500).
   const seen = new Set<string>();
   inputs.forEach((d, i) => {
-    const k = replace ? d.id : JSON.stringify([d.externalDoid, d.externalRowId]);
     if (outcomes[i]) return;
-    if (seen.has(k)) outcomes[i] = answer(409, d, "the row appears more than once in the request");
-    seen.add(k);
+    const keys = [JSON.stringify([d.externalDoid, d.externalRowId]), ...(replace ? [`id:${d.id}`] : [])];
+    if (keys.some((k) => seen.has(k))) outcomes[i] = answer(409, d, "the row appears more than once in the request");
+    for (const k of keys) seen.add(k);
   });
   return outcomes;
 }

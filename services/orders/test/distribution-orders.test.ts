@@ -82,5 +82,12 @@ describe("orders service: distribution orders (real Postgres and JetStream)", ()
     expect(foreign.result?.statusCode).toBe(404);
     const [clash] = await write(account, [{ id, externalDoid: "A", externalRowId: "2", quantity: 1 }], WriteMode.REPLACE);
     expect(clash.result?.statusCode).toBe(404);
+    // Two rows given one free key in one replace: the second is its 409, the first is written.
+    const other1 = results[1].distributionOrder!.id;
+    const both = await write(account, [
+      { id, externalDoid: "Z", externalRowId: "9", quantity: 1 },
+      { id: other1, externalDoid: "Z", externalRowId: "9", quantity: 2 },
+    ], WriteMode.REPLACE);
+    expect(both.map((r) => r.result?.statusCode)).toEqual([200, 409]);
   });
 });
