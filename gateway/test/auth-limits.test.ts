@@ -46,6 +46,19 @@ describe("/auth failure limits shared by every gateway (one database)", () => {
     expect(await limiters[1].retryAfter([{ key: "test ip:10.2.0.1", maxFailures: 51 }])).toBe(0);
   });
 
+  it("checks only the limit's worth of wrong admin tokens sent at once: the rest are 429 unchecked", async () => {
+    const sent = await Promise.all(
+      Array.from({ length: 30 }, (_, n) =>
+        gateways[n % 2].app.inject({ method: "POST", url: "/admin/v1/accounts", headers: { authorization: "Bearer wrong" }, payload: { name: "X" }, remoteAddress: "10.5.0.1" }),
+      ),
+    );
+    const counts = sent.reduce<Record<number, number>>((c, r) => ({ ...c, [r.statusCode]: (c[r.statusCode] ?? 0) + 1 }), {});
+    // AUTH_MAX_FAILURES = 3.
+    expect(counts).toEqual({ 401: 3, 429: 27 });
+    // A right token is not counted as a failure: it does not use up the budget.
+    for (let i = 0; i < 5; i++) expect((await gateways[0].app.inject({ method: "POST", url: "/admin/v1/accounts", headers: admin, payload: { name: `Y${i}` }, remoteAddress: "10.5.0.2" })).statusCode).toBe(201);
+  });
+
   it("lets a key go when its window ends, starts a new window, and prunes expired keys as failures arrive", async () => {
     const limiter = new FailureLimiter(gateways[0].db, 1);
     const brake = { key: "test ip:10.3.0.1", maxFailures: 2 };

@@ -15,7 +15,8 @@ const PRUNE_BATCH = 100;
  * on the same count: N gateways do not give N times the attempts. Time is the database's clock,
  * the same for all of them.
  *
- * Each failure is one statement: an upsert that counts atomically under any concurrency, and
+ * Each attempt is counted before its secret is checked (attempt), in one statement: an upsert that
+ * counts atomically under any concurrency, and
  * deletes a batch of expired rows of other keys on the way, so the table holds about the keys
  * that failed within one window. A database that cannot answer fails the request (503), never
  * lets it through unbraked.
@@ -41,9 +42,35 @@ export class FailureLimiter {
   }
 
   async fail(keys: string[]): Promise<void> {
+    await this.count(keys);
+  }
+
+  /**
+   * An attempt counted before its secret is checked, and the seconds to wait when it is over a
+   * brake's limit (then it is refused unchecked). Counted first, attempts made at once cannot all
+   * read a count from before any of them failed: only the limit's worth are ever checked. A
+   * successful attempt gives its count back (succeeded).
+   */
+  async attempt(brakes: Brake[]): Promise<number> {
+    const rows = await this.count(brakes.map((b) => b.key));
+    let wait = 0;
+    for (const row of rows) {
+      const brake = brakes.find((b) => b.key === row.key);
+      if (brake && row.failures > brake.maxFailures) wait = Math.max(wait, Math.ceil(row.seconds));
+    }
+    return wait;
+  }
+
+  /** An attempt that was right: it counts as no failure. */
+  async succeeded(keys: string[]): Promise<void> {
+    await this.db.raw("UPDATE auth_failures SET failures = greatest(failures - 1, 0) WHERE key = ANY(?::text[]) AND reset_at > now()", [[...new Set(keys)].sort()]);
+  }
+
+  /** One more for each key (in its window), with each key's count and seconds left after it. */
+  private async count(keys: string[]): Promise<{ key: string; failures: number; seconds: number }[]> {
     // Keys in one order, so two failures on the same keys never wait for each other's rows crosswise.
     const sorted = [...new Set(keys)].sort();
-    await this.db.raw(
+    const { rows } = await this.db.raw<{ rows: { key: string; failures: number; seconds: number }[] }>(
       `WITH pruned AS (
          DELETE FROM auth_failures WHERE key IN (
            SELECT key FROM auth_failures WHERE reset_at <= now() AND key <> ALL(:keys::text[])
@@ -52,8 +79,10 @@ export class FailureLimiter {
        SELECT key, 1, now() + make_interval(secs => :window) FROM unnest(:keys::text[]) AS key
        ON CONFLICT (key) DO UPDATE SET
          failures = CASE WHEN auth_failures.reset_at > now() THEN auth_failures.failures + 1 ELSE 1 END,
-         reset_at = CASE WHEN auth_failures.reset_at > now() THEN auth_failures.reset_at ELSE excluded.reset_at END`,
+         reset_at = CASE WHEN auth_failures.reset_at > now() THEN auth_failures.reset_at ELSE excluded.reset_at END
+       RETURNING key, failures, extract(epoch FROM reset_at - now())::float8 AS seconds`,
       { keys: sorted, batch: PRUNE_BATCH, window: this.windowSeconds },
     );
+    return rows;
   }
 }

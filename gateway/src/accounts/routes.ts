@@ -51,14 +51,14 @@ export function adminAuthenticator(o: Pick<AccountsOptions, "db" | "adminToken" 
     const brakes = [{ key: `admin ip:${request.ip}`, maxFailures: o.authMaxFailures }];
     await refuseWhileBraked(failures, brakes);
     const match = /^Bearer (.+)$/i.exec(request.headers.authorization ?? "");
-    if (adminToken && match && sameSecret(match[1], adminToken)) return;
-    await failures.fail(brakes.map((b) => b.key));
+    if (adminToken && match && sameSecret(match[1], adminToken)) return failures.succeeded(brakes.map((b) => b.key));
     throw new HttpError(401, "admin token required", undefined, { "WWW-Authenticate": 'Bearer realm="admin"' });
   };
 }
 
+/** The attempt counted, and refused unchecked (429) when it is over a brake's limit. */
 async function refuseWhileBraked(limiter: FailureLimiter, brakes: Brake[]): Promise<void> {
-  const wait = await limiter.retryAfter(brakes);
+  const wait = await limiter.attempt(brakes);
   if (wait > 0) throw new HttpError(429, "too many failed attempts, try again later", undefined, { "Retry-After": String(wait) });
 }
 
@@ -99,10 +99,8 @@ export function authRoutes(ctx: RouteContext, o: AccountsOptions, tokens: TokenI
       await refuseWhileBraked(failures, brakes);
       const parts = splitApiKey(body.apiKey);
       const stored = parts ? await accounts.activeKeyHash(o.db, body.accountID, parts.apiKeyId) : undefined;
-      if (!parts || !secretMatches(o.apiKeyPepper, parts.secret, stored)) {
-        await failures.fail(brakes.map((b) => b.key));
-        throw new HttpError(401, "wrong account id or API key");
-      }
+      if (!parts || !secretMatches(o.apiKeyPepper, parts.secret, stored)) throw new HttpError(401, "wrong account id or API key");
+      await failures.succeeded(brakes.map((b) => b.key));
       const accessToken = await tokens.issue({ accountId: body.accountID.toLowerCase(), apiKeyId: parts.apiKeyId });
       return { accessToken, tokenType: "Bearer", expiresIn: tokens.ttlSeconds };
     },
