@@ -226,6 +226,26 @@ export function isIntegerId(value: string): boolean {
 }
 
 /**
+ * The UUIDs of an account's rows of `table` named by their integer id (REST `id`, the row's
+ * `seq`), by that id; ids that are no integer id or name no row are left out.
+ */
+export async function uuidsOfSeqs(db: Db | Tx, table: string, accountId: string, ids: string[]): Promise<Map<string, string>> {
+  const seqs = ids.filter(isIntegerId);
+  if (!seqs.length) return new Map();
+  const rows: { id: string; seq: string }[] = await db(table).select("id", "seq").where("account_id", accountId).whereIn("seq", seqs);
+  return new Map(rows.map((r) => [String(r.seq), r.id]));
+}
+
+/**
+ * Transaction advisory locks on `keys` (released at commit), taken in one order so that two
+ * transactions locking some of the same keys never wait for each other crosswise.
+ */
+export async function lockKeys(tx: Tx, keys: string[]): Promise<void> {
+  if (!keys.length) return;
+  await tx.raw("SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM (SELECT k FROM unnest(?::text[]) AS k ORDER BY k) AS s", [keys]);
+}
+
+/**
  * The pattern of every paged list (CONTRACT: creation order): rows carry a unique `seq`, the
  * list orders by `seq` alone, an index on (account_id, seq) INCLUDE (id) lets a page's ids be
  * found by an index-only scan (page N does not read the N-1 pages before it), only those rows are

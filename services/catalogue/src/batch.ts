@@ -1,6 +1,6 @@
 import type { Tx } from "@analytics/db";
 import type { FieldViolation } from "@analytics/errors";
-import type { ItemOutcome as Outcome, ServiceContext } from "@analytics/rpc";
+import { itemOutcome, type ItemOutcome as Outcome, type ServiceContext } from "@analytics/rpc";
 import { commitProductWrite } from "./changes";
 import type { Product } from "./resources";
 import { violationMessage } from "./validation";
@@ -9,7 +9,7 @@ import { violationMessage } from "./validation";
 export type ItemOutcome<T = Product> = Outcome<T>;
 
 export function answer(statusCode: number, reference: string, referenceField: string, message: string): ItemOutcome<never> {
-  return { statusCode, message, reference, referenceField, violations: [] };
+  return itemOutcome(statusCode, reference, referenceField, message);
 }
 
 export function invalidItem(reference: string, referenceField: string, violations: FieldViolation[]): ItemOutcome<never> {

@@ -20,9 +20,6 @@ const skuTopics: Record<ProductVerb, Topic<typeof catalogueMessagesV1.SkuChanged
   image_set: topics.catalogueSkuImageSet,
 };
 
-/** The shared commit (libs/rpc), named here too for the catalogue's own test of it. */
-export { commit };
-
 /** A product write: as commit, holding the account's product lock (see lockAccountProducts). */
 export function commitProductWrite<T>(ctx: ServiceContext, accountId: string, work: (tx: Tx) => Promise<T>): Promise<T> {
   return commit(ctx, async (tx) => {

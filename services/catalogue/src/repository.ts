@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "@analytics/db";
-import { isIntegerId, isUuid, pageOfIds, pageWindow } from "@analytics/db";
+import { isIntegerId, isUuid, lockKeys, pageOfIds, pageWindow, uuidsOfSeqs } from "@analytics/db";
 import type { Page } from "@analytics/rpc";
 import { DecimalSchema, PRODUCT_CLIENT_FIELDS, WHOLE_NUMBER_TEXT, catalogueV1 } from "@analytics/contracts";
 import { ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
@@ -51,7 +51,7 @@ function products(db: Db | Tx) {
 
 /** Only one of an account's product writes runs at a time, so a new key and a synonym never collide. */
 export async function lockAccountProducts(tx: Tx, accountId: string): Promise<void> {
-  await tx.raw("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", [`catalogue.products:${accountId}`]);
+  await lockKeys(tx, [`catalogue.products:${accountId}`]);
 }
 
 export async function findProducts(db: Db | Tx, accountId: string, ids: string[]): Promise<ProductRow[]> {
@@ -326,9 +326,7 @@ export async function resolveReferences(db: Db | Tx, accountId: string, refs: Sk
 
 /** Product UUIDs by integer id (as text). */
 export async function productIdsOfSeqs(db: Db | Tx, accountId: string, seqs: string[]): Promise<Map<string, string>> {
-  if (!seqs.length) return new Map();
-  const rows: { id: string; seq: string }[] = await db("products").select("id", "seq").where({ account_id: accountId }).whereIn("seq", seqs);
-  return new Map(rows.map((r) => [String(r.seq), r.id]));
+  return uuidsOfSeqs(db, "products", accountId, seqs);
 }
 
 /** The products that own each of `keys`, as a current key or an old one. */

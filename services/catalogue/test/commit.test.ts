@@ -1,7 +1,7 @@
 import pino from "pino";
 import type { OutboxRelay } from "@analytics/outbox";
 import { crossingTransactions, databaseForFile } from "@analytics/testing";
-import { commit } from "../src/changes";
+import { commit } from "@analytics/rpc";
 
 /** Issue 6: a deadlock or serialization failure is retried inside the service, not answered 500. */
 describe("catalogue commit", () => {

@@ -1,6 +1,6 @@
 import { stringifyRest } from "@analytics/contracts";
 import type { Db, Tx } from "@analytics/db";
-import { isUuid, pageOfIds } from "@analytics/db";
+import { isUuid, lockKeys, pageOfIds } from "@analytics/db";
 import type { Page } from "@analytics/rpc";
 
 export type EventState = "pending" | "completed" | "failed";
@@ -104,7 +104,7 @@ const json = (rows: unknown) => stringifyRest(rows);
 
 /** Transaction locks on the aggregates' keys, taken in one order. */
 export async function lockAggregates(tx: Tx, keys: string[]): Promise<void> {
-  await tx.raw("SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM (SELECT k FROM unnest(?::text[]) AS k ORDER BY k) AS s", [keys]);
+  await lockKeys(tx, keys);
 }
 
 /**

@@ -5,7 +5,7 @@ import { isUuid, type Db, type Tx } from "@analytics/db";
 import { notFound, type FieldViolation } from "@analytics/errors";
 import { encodeEntries, encodeEntry, enqueueEncoded, MAX_OUTBOX_MESSAGE_BYTES, outboxEntry, type EncodedEntry } from "@analytics/outbox";
 import type { Caller } from "@analytics/auth";
-import { commit, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
+import { commit, itemOutcome, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
 import { orderColumns, purchaseOrderFromRows, purchaseOrderFromWrite, purchaseOrderViolations, type PurchaseOrder } from "./resources";
 import { violationMessage } from "./validation";
@@ -18,13 +18,7 @@ const ENCODED_PER_SLICE = 50;
 
 export type Outcome = ItemOutcome<PurchaseOrder>;
 
-const answer = (statusCode: number, reference: string, message: string, violations: FieldViolation[] = []): Outcome => ({
-  statusCode,
-  message,
-  reference,
-  referenceField: REFERENCE,
-  violations,
-});
+const answer = (statusCode: number, reference: string, message: string, violations: FieldViolation[] = []): Outcome => itemOutcome(statusCode, reference, REFERENCE, message, violations);
 
 /** The orders of stored rows, by id. */
 async function readBack(db: Db | Tx, accountId: string, ids: string[]): Promise<Map<string, { order: PurchaseOrder; version: number }>> {

@@ -1,7 +1,7 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "@analytics/db";
-import { copyRows, isIntegerId, pageOfIds, type CopyValue } from "@analytics/db";
+import { copyRows, lockKeys, pageOfIds, uuidsOfSeqs, type CopyValue } from "@analytics/db";
 import type { Page } from "@analytics/rpc";
 import { distributionOrdersTable, purchaseOrderItemsTable, purchaseOrdersTable, type ItemRow, type ItemWrite, type OrderRow, type OrderWrite, type WrittenOrder } from "./resources";
 
@@ -19,7 +19,7 @@ const asJson = (rows: unknown) => JSON.stringify(rows);
 
 /** Only one purchase-order write of an account runs at a time, so classification stays true until commit. */
 export async function lockAccountOrders(tx: Tx, accountId: string): Promise<void> {
-  await tx.raw("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", [`orders.purchase_orders:${accountId}`]);
+  await lockKeys(tx, [`orders.purchase_orders:${accountId}`]);
 }
 
 export interface ExistingOrder {
@@ -103,10 +103,7 @@ const ITEM_COLUMNS = ["id", "account_id", ...purchaseOrderItemsTable.columns];
  * row by either. Ids that name no row of the account are left out.
  */
 export async function uuidsOfIntegerIds(db: Db | Tx, table: "purchase_orders" | "distribution_orders" | "transactions", accountId: string, ids: string[]): Promise<Map<string, string>> {
-  const seqs = ids.filter(isIntegerId);
-  if (!seqs.length) return new Map();
-  const rows: { id: string; seq: string }[] = await db(table).select("id", "seq").where("account_id", accountId).whereIn("seq", seqs);
-  return new Map(rows.map((r) => [String(r.seq), r.id]));
+  return uuidsOfSeqs(db, table, accountId, ids);
 }
 
 /** Orders by id (in creation order) and their items (two statements). */
@@ -282,7 +279,7 @@ const TX_SELECT = "id, seq, external_transaction_id, body, version, created_at, 
 
 /** Only one transaction write of an account runs at a time: what it classifies by stays true until it commits. */
 export async function lockAccountTransactions(tx: Tx, accountId: string): Promise<void> {
-  await tx.raw("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", [`orders.transactions:${accountId}`]);
+  await lockKeys(tx, [`orders.transactions:${accountId}`]);
 }
 
 /** The stored transactions of these externalTransactionIDs, row-locked. */

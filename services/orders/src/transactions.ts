@@ -5,7 +5,7 @@ import { isCurrencyCode, ordersV1, topics } from "@analytics/contracts";
 import { fieldViolations, isUuid, type Db, type Tx } from "@analytics/db";
 import { conflict, invalid, notFound, type FieldViolation } from "@analytics/errors";
 import { announcedSizeProblem, enqueue, outboxEntry } from "@analytics/outbox";
-import { commit, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
+import { commit, itemOutcome, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
 import type { Page, ShipmentRow, TransactionRow as StoredRow } from "./repository";
 import { ORDER_DATE_SECONDS } from "./resources";
@@ -68,7 +68,7 @@ function violations(t: Transaction, replace: boolean): FieldViolation[] {
 
 export type TxOutcome = ItemOutcome<Transaction>;
 
-const answer = (statusCode: number, reference: string, message: string, v: FieldViolation[] = []): TxOutcome => ({ statusCode, message, reference, referenceField: REFERENCE, violations: v });
+const answer = (statusCode: number, reference: string, message: string, v: FieldViolation[] = []): TxOutcome => itemOutcome(statusCode, reference, REFERENCE, message, v);
 
 const announce = (accountId: string, rows: (StoredRow & { created?: boolean })[], shipments: ShipmentRow[]) =>
   rows.map((r) =>

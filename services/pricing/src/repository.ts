@@ -1,7 +1,7 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import { randomUUID } from "node:crypto";
 import type { Db, Row, Tx } from "@analytics/db";
-import { pageOfIds } from "@analytics/db";
+import { lockKeys, pageOfIds } from "@analytics/db";
 import type { Page } from "@analytics/rpc";
 import { fxRatesTable, priceListsTable, priceSelect, pricatsTable, pricesTable } from "./resources";
 
@@ -344,7 +344,7 @@ export function listFxRates(db: Db, accountId: string, f: { externalReferences: 
 
 /** Transaction locks on the keys, taken in one order (writers of one triple run one after the other). */
 export async function lockFxTriples(tx: Tx, keys: string[]): Promise<void> {
-  await tx.raw("SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM (SELECT k FROM unnest(?::text[]) AS k ORDER BY k) AS s", [keys]);
+  await lockKeys(tx, keys);
 }
 
 /** The rates stored exactly as sent (a client's retry), by their position in `sent`. */
