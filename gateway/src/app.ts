@@ -221,7 +221,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   fxRateRoutes(ctx, clients.pricing, as);
   pricatRoutes(ctx, clients.pricing, as);
   eventRoutes(ctx, clients.events, as, images);
-  planningRoutes(ctx, clients.planning, as);
+  planningRoutes(ctx, clients.planning, clients.catalogue, as);
   warehouseRoutes(ctx, clients.inventory, clients.catalogue, as);
   const orderDeps = { ctx, orders: clients.orders, catalogue: clients.catalogue, inventory: clients.inventory, as };
   purchaseOrderRoutes(orderDeps);

@@ -1,12 +1,14 @@
 import { z } from "zod";
 import type { Client } from "@connectrpc/connect";
 import { ScalarType, type DescField } from "@bufbuild/protobuf";
-import { fieldRules, planningV1 } from "@analytics/contracts";
+import { fieldRules, planningV1, type catalogueV1 } from "@analytics/contracts";
+import type { Caller } from "@analytics/auth";
 import { repeatable, route, type RouteContext } from "../http/route";
 import { generalResponseSchema } from "../http/schemas";
 import { dateOnly } from "../http/values";
 import { answerShape, restAnswerOf } from "../http/proto-schema";
 import type { CallAs } from "../clients";
+import { productUuids } from "./product-ids";
 
 const { GroupBy, PimCustomFilterSchema, PlannedVolumeRowSchema, PlannedVolumeWarehouseRowSchema, PlannedVolumesQuerySchema } = planningV1;
 
@@ -97,7 +99,12 @@ const restRow = restAnswerOf(PlannedVolumeRowSchema, names);
 const restWarehouseRow = restAnswerOf(PlannedVolumeWarehouseRowSchema, names);
 
 /** /v2/api/planning -> analytics.planning.v1.PlanningService (answers from planning's replica). */
-export function planningRoutes(ctx: RouteContext, planning: Client<typeof planningV1.PlanningService>, as: CallAs): void {
+export function planningRoutes(ctx: RouteContext, planning: Client<typeof planningV1.PlanningService>, catalogue: Client<typeof catalogueV1.CatalogueService>, as: CallAs): void {
+  /** The query as proto, its integer product ids as the UUIDs the catalogue knows them by. */
+  const protoQuery = async (query: VolumesQuery, caller: Caller) => {
+    const q = toProtoQuery(query);
+    return q.skuIds?.length ? { ...q, skuIds: await productUuids(catalogue, as(caller), q.skuIds) } : q;
+  };
   const tag = "Planning";
   const responses400 = { 400: { description: "missing or bad fromDate/toDate or another bad parameter", schema: generalResponseSchema } };
   route(ctx, {
@@ -109,7 +116,7 @@ export function planningRoutes(ctx: RouteContext, planning: Client<typeof planni
     query: volumesQuery,
     responses: { 200: { description: "one row per group, ordered by groupKey", schema: z.array(plannedVolumeRow) }, ...responses400 },
     handler: async ({ query, caller }) => {
-      const res = await planning.getPlannedVolumes({ query: toProtoQuery(query as VolumesQuery) }, as(caller));
+      const res = await planning.getPlannedVolumes({ query: await protoQuery(query as VolumesQuery, caller) }, as(caller));
       return res.rows.map(restRow);
     },
   });
@@ -125,7 +132,7 @@ export function planningRoutes(ctx: RouteContext, planning: Client<typeof planni
       ...responses400,
     },
     handler: async ({ query, caller }) => {
-      const res = await planning.getPlannedVolumesByWarehouse({ query: toProtoQuery(query as VolumesQuery) }, as(caller));
+      const res = await planning.getPlannedVolumesByWarehouse({ query: await protoQuery(query as VolumesQuery, caller) }, as(caller));
       return res.rows.map(restWarehouseRow);
     },
   });

@@ -9,6 +9,7 @@ import { batchOf, repeatable, route, type RouteContext } from "../http/route";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { wholeNumber } from "../http/values";
 import type { CallAs } from "../clients";
+import { productUuids } from "./product-ids";
 import { messageOfBody, storePutSchema, storeSchema, storeWriteSchema, trafficSchema, trafficWriteSchema, triggerSchema, triggerWriteSchema } from "./inventory-schemas";
 
 const { StockTriggerSchema, StoreSchema, StoreTrafficEventSchema } = inventoryV1;
@@ -217,7 +218,7 @@ function recordTraffic({ ctx, inventory, as }: Deps): void {
   });
 }
 
-function listStockTriggers({ ctx, inventory, as }: Deps): void {
+function listStockTriggers({ ctx, inventory, catalogue, as }: Deps): void {
   route(ctx, {
     method: "GET",
     url: "/v2/api/stocktriggers",
@@ -236,7 +237,7 @@ function listStockTriggers({ ctx, inventory, as }: Deps): void {
     },
     handler: async ({ query, caller }, request, reply) => {
       const res = await inventory.listStockTriggers(
-        { page: { page: query.page, pageSize: query.pageSize }, warehouseIds: query.warehouseId ?? [], skuIds: query.sku_id ?? [], keys: query.key ?? [] },
+        { page: { page: query.page, pageSize: query.pageSize }, warehouseIds: query.warehouseId ?? [], skuIds: await productUuids(catalogue, as(caller), query.sku_id ?? []), keys: query.key ?? [] },
         as(caller),
       );
       setPageHeaders(request, reply, query, Number(res.totalCount));

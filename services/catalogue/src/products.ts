@@ -215,7 +215,8 @@ export function updateProducts(ctx: ServiceContext, accountId: string, patches: 
 export function resolveSkus(db: Db, accountId: string, refs: SkuRef[]) {
   const usable = refs.map((r): SkuRef => {
     const ref = { key: r.key || undefined, sku: r.sku || undefined, ean: r.ean || undefined };
-    return Object.values(ref).some((v) => v !== undefined && textProblem(v)) ? {} : ref;
+    if (Object.values(ref).some((v) => v !== undefined && textProblem(v))) return {};
+    return { ...ref, seq: r.seq && r.seq > 0n && r.seq <= BigInt(Number.MAX_SAFE_INTEGER) ? r.seq : undefined };
   });
   return repo.resolveReferences(db, accountId, usable);
 }

@@ -282,6 +282,7 @@ export interface SkuRef {
   key?: string;
   sku?: string;
   ean?: string;
+  seq?: bigint;
 }
 
 export interface SkuMatch {
@@ -303,10 +304,11 @@ export async function resolveReferences(db: Db | Tx, accountId: string, refs: Sk
     key: r.key ?? null,
     sku: r.key === undefined ? (r.sku ?? null) : null,
     ean: r.key === undefined && r.sku === undefined ? (r.ean ?? null) : null,
+    seq: r.key === undefined && r.sku === undefined && r.ean === undefined && r.seq !== undefined ? String(r.seq) : null,
   }));
   const result: { rows: (SkuMatch & { ord: number })[] } = await db.raw(
     `SELECT r.ord, m.id, m.seq, m.key, m.sku, m.ean
-     FROM jsonb_to_recordset(:refs::jsonb) AS r(ord int, key text, sku text, ean text)
+     FROM jsonb_to_recordset(:refs::jsonb) AS r(ord int, key text, sku text, ean text, seq bigint)
      JOIN LATERAL (
        (SELECT p.id, p.seq, p.key, p.sku, p.ean FROM products p WHERE p.account_id = :account AND p.key = r.key)
        UNION ALL
@@ -316,6 +318,8 @@ export async function resolveReferences(db: Db | Tx, accountId: string, refs: Sk
        (SELECT p.id, p.seq, p.key, p.sku, p.ean FROM products p WHERE p.account_id = :account AND p.sku = r.sku ORDER BY p.seq LIMIT 1)
        UNION ALL
        (SELECT p.id, p.seq, p.key, p.sku, p.ean FROM products p WHERE p.account_id = :account AND p.ean = r.ean ORDER BY p.seq LIMIT 1)
+       UNION ALL
+       (SELECT p.id, p.seq, p.key, p.sku, p.ean FROM products p WHERE p.account_id = :account AND p.seq = r.seq)
        LIMIT 1
      ) m ON true`,
     { refs: asJson(input), account: accountId },
