@@ -64,14 +64,9 @@ afterAll(() => rmSync(nestedCache, { recursive: true, force: true }));
 
 /** A jest run of `fixture` alone, as `npm test` runs jest (same config), with `env`. */
 function nestedRun(fixture: string, env: Record<string, string>) {
-  const config = {
-    ...require(join(checkoutRoot, "jest.config.js")),
-    rootDir: checkoutRoot,
-    roots: ["<rootDir>/e2e/fixtures"],
-    testMatch: [`**/${fixture}`],
-    cacheDirectory: nestedCache,
-  };
-  const child = spawn(process.execPath, [join(checkoutRoot, "node_modules/jest/bin/jest.js"), "--config", JSON.stringify(config), "--ci"], {
+  const jest = join(checkoutRoot, "node_modules/jest/bin/jest.js");
+  const args = ["--config", join(checkoutRoot, "jest.config.js"), "--roots", join(checkoutRoot, "e2e/fixtures"), "--testMatch", `**/${fixture}`, "--cacheDirectory", nestedCache, "--ci"];
+  const child = spawn(process.execPath, [jest, ...args], {
     cwd: checkoutRoot,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
