@@ -166,7 +166,8 @@ describe("the README's curl walk", () => {
     // own BASE is the platform's address.
     const script = [
       "set -euo pipefail",
-      'curl() { command curl --fail-with-body -sS "$@"; echo >> "$CALLS"; }',
+      "shopt -s inherit_errexit",
+      'curl() { command curl --fail-with-body -sS "$@" && echo >> "$CALLS"; }',
       walk.script.replace(/^BASE=.*$/m, `BASE=${platform.baseUrl}`),
       'printf "\\nWALK_TOKEN=%s\\n" "$TOKEN"',
     ].join("\n");
