@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { configSchema } from "@analytics/config";
 import { eventually } from "@analytics/testing";
 import { checkoutRoot as root, client, platformForFile } from "./harness";
 
@@ -128,6 +129,13 @@ describe("documentation", () => {
 
   it("names only npm scripts and node commands that exist", () => {
     expect(docs.flatMap(brokenCommands)).toEqual([]);
+  });
+
+  it("lists every variable of libs/config in the README's configuration table, and no other", () => {
+    const table = /^## Configuration\n([\s\S]*?)(?=^## )/m.exec(read("README.md"))?.[1] ?? "";
+    const documented = new Set(table.split("\n").flatMap((row) => [...(row.split("|")[1] ?? "").matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1])));
+    const variables = Object.keys(configSchema.shape);
+    expect({ undocumented: variables.filter((v) => !documented.has(v)), unknown: [...documented].filter((v) => !variables.includes(v)) }).toEqual({ undocumented: [], unknown: [] });
   });
 
   it("finds headings as GitHub anchors them", () => {
