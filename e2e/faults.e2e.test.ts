@@ -1,4 +1,7 @@
+import { rmSync } from "node:fs";
 import net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createTestDatabase, eventually } from "@analytics/testing";
 import { E2E_ADMIN_TOKEN as ADMIN_TOKEN, platformForFile, signUp, startPlatform } from "./harness";
 
@@ -33,7 +36,7 @@ describe("a batch whose client went away", () => {
 describe("npm start's log", () => {
   it("prints the API and /docs URLs, says the admin API is off and how to turn it on, and listens on 127.0.0.1", async () => {
     const database = await createTestDatabase();
-    const platform = await startPlatform({ DATABASE_URL: database.url, NATS_URL: undefined, HOST: undefined, ADMIN_TOKEN: undefined, DATA_DIR: `/tmp/${database.name}` });
+    const platform = await startPlatform({ DATABASE_URL: database.url, NATS_URL: undefined, HOST: undefined, ADMIN_TOKEN: undefined, DATA_DIR: join(tmpdir(), database.name) });
     try {
       const ready = platform.logs.map((line) => JSON.parse(line)).find((entry) => entry.msg === "platform ready");
       const port = new URL(platform.baseUrl).port;
@@ -47,6 +50,7 @@ describe("npm start's log", () => {
     } finally {
       await platform.stop();
       await database.drop();
+      rmSync(join(tmpdir(), database.name), { recursive: true, force: true });
     }
   }, 60_000);
 });

@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process";
+import { rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -19,13 +20,15 @@ const busModes: [string, () => Promise<Running>][] = [
     "the in-process bus",
     async () => {
       const database = await createTestDatabase();
-      const platform = await startPlatform({ DATABASE_URL: database.url, NATS_URL: undefined, ADMIN_TOKEN, DATA_DIR: join(tmpdir(), uniqueName("planning")) });
+      const dataDir = join(tmpdir(), uniqueName("planning"));
+      const platform = await startPlatform({ DATABASE_URL: database.url, NATS_URL: undefined, ADMIN_TOKEN, DATA_DIR: dataDir });
       return {
         baseUrl: platform.baseUrl,
         databaseUrl: database.url,
         close: async () => {
           await platform.stop();
           await database.drop();
+          rmSync(dataDir, { recursive: true, force: true });
         },
       };
     },

@@ -1,3 +1,4 @@
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { databaseForFile, eventually, uniqueName } from "@analytics/testing";
@@ -7,8 +8,12 @@ describe("request ids end to end (item 7)", () => {
   const database = databaseForFile();
   let platform: Platform;
   beforeAll(async () => {
-    platform = await startPlatform({ DATABASE_URL: database.url, ADMIN_TOKEN: E2E_ADMIN_TOKEN, LOG_LEVEL: "debug", DATA_DIR: join(tmpdir(), uniqueName("reqid")) });
-    database.atClose(() => platform.stop());
+    const dataDir = join(tmpdir(), uniqueName("reqid"));
+    platform = await startPlatform({ DATABASE_URL: database.url, ADMIN_TOKEN: E2E_ADMIN_TOKEN, LOG_LEVEL: "debug", DATA_DIR: dataDir });
+    database.atClose(async () => {
+      await platform.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
   });
 
   it("carries the client's X-Request-Id to the service: the gateway's and the service's log lines name it", async () => {

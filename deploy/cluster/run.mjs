@@ -117,7 +117,9 @@ const failures = [];
 
 const services = readdirSync("dist/services");
 const adminUrl = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const database = `cluster_${id}`;
+// Inside a jest run, named as the run's databases are (libs/testing/src/names.ts), so the run's
+// teardown and monitor find it.
+const database = process.env.TEST_RUN_ID ? `cluster_${Date.now().toString(36)}_${id}_${process.env.TEST_RUN_ID}` : `cluster_${id}`;
 const databaseUrl = (() => {
   const u = new URL(adminUrl);
   u.pathname = `/${database}`;
@@ -145,6 +147,8 @@ async function topology() {
     INTERNAL_TOKEN: internalToken,
     HOST: "127.0.0.1",
     LOG_LEVEL: "warn",
+    // 14 processes on one Postgres: 2 gateways x (2 + 1) + 12 replicas x 2 connections at most.
+    DB_POOL_MAX: "2",
   };
   const serviceUrl = {};
   for (const s of services) {
