@@ -279,8 +279,9 @@ describe("the published client, unchanged", () => {
   });
 
   it("POST /stocktriggers/batch with its Stocktrigger; GET /stocktriggers and /stocktriggers/{ID} decode into it", async () => {
+    // Its Stocktrigger has no omitempty: it sends id and skuID 0, and warehouseID "" when it names the warehouse by warehouseExternalId.
     const res = await api("POST", "/v2/api/stocktriggers/batch", [{
-      warehouseExternalId: "WH-1", sku: "GO-1", key: "GO-1", season: "SS26", startDate: "2026-03-01", lastRestockDate: "", preventRestock: false,
+      id: 0, warehouseID: "", warehouseExternalId: "WH-1", skuID: 0, sku: "GO-1", key: "GO-1", season: "SS26", startDate: "2026-03-01", lastRestockDate: "", preventRestock: false,
       lowerLimit: null, min: 2, max: 8, upperLimit: null, allowMinAuto: false, allowMaxAuto: false, minMaxSource: "manual", minMaxUpdatedAt: "2026-03-01T00:00:00Z",
     }]);
     ok(res.status);
