@@ -103,9 +103,10 @@ export const pathNumber = (path: string, taken: readonly string[]) =>
 
 const CALENDAR_DATE = /^\d{4}-\d{2}-\d{2}$/;
 const DATE_OR_TIMESTAMP = /^(\d{4}-\d{2}-\d{2})(?:[Tt](?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?(?:[Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d))?$/;
+/** A day of the calendar that Postgres' date holds: 2026-02-30 is none, nor is year 0000 (1 BC). */
 const realDate = (v: string) => {
   const d = new Date(`${v}T00:00:00Z`);
-  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === v;
+  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === v && !v.startsWith("0000");
 };
 
 /**
