@@ -152,3 +152,33 @@ describe("the published client's product fields (item 16)", () => {
     expect(sales.body[1].message).toMatch(/invoicedDate\.a: must be text without NUL/);
   });
 });
+
+describe("the published client's stock triggers", () => {
+  const platform = platformForFile();
+
+  it('take warehouseID "" as not given (it names the warehouse by warehouseExternalId), as an absent field', async () => {
+    const { api } = await signUp(platform.baseUrl, E2E_ADMIN_TOKEN);
+    expect((await api("POST", "/v2/api/products/batch", [{ key: "GO-1" }])).status).toBe(201);
+    expect((await api("POST", "/v2/api/warehouses", [{ externalId: "WH-1" }])).status).toBe(201);
+    const warehouse = (await api("GET", "/v2/api/warehouses")).body[0];
+    const trigger = { key: "GO-1", min: 2 };
+
+    const byExternalId = await api("POST", "/v2/api/stocktriggers/batch", [{ ...trigger, warehouseID: "", warehouseExternalId: "WH-1" }]);
+    expect(byExternalId.body.map((r: { statusCode: number }) => r.statusCode)).toEqual([201]);
+    // And the other way round: its unused warehouseExternalId "" next to the warehouse's id.
+    const byId = await api("POST", "/v2/api/stocktriggers/batch", [{ ...trigger, min: 3, warehouseID: warehouse.ID, warehouseExternalId: "" }]);
+    expect(byId.body.map((r: { message: string }) => r.message)).toEqual(["updated"]);
+    expect((await api("GET", "/v2/api/stocktriggers")).body).toEqual([expect.objectContaining({ warehouseId: warehouse.ID, warehouseExternalId: "WH-1", min: 3 })]);
+
+    // "" and nothing else answers exactly what sending neither answers.
+    const neither = await api("POST", "/v2/api/stocktriggers/batch", [trigger]);
+    const empty = await api("POST", "/v2/api/stocktriggers/batch", [{ ...trigger, warehouseID: "" }]);
+    const bothEmpty = await api("POST", "/v2/api/stocktriggers/batch", [{ ...trigger, warehouseID: "", warehouseExternalId: "" }]);
+    expect(neither.body[0].statusCode).toBe(400);
+    expect([empty.status, empty.body]).toEqual([neither.status, neither.body]);
+    expect([bothEmpty.status, bothEmpty.body]).toEqual([neither.status, neither.body]);
+    // Anything else that is not a UUID is still the field's 400.
+    const bad = await api("POST", "/v2/api/stocktriggers/batch", [{ ...trigger, warehouseID: " ", warehouseExternalId: "WH-1" }]);
+    expect([bad.body[0].statusCode, bad.body[0].message]).toEqual([400, expect.stringContaining("warehouseId")]);
+  });
+});

@@ -21,6 +21,11 @@ describe("the published client, unchanged", () => {
     ok((await api("POST", "/v2/api/price-lists", { externalPriceListId: "PL-SEK", name: "Sweden", currency: "SEK" })).status);
   });
 
+  // Its CostCalculationValue has no omitempty: every field is sent, fxRate too, zero or "" where unused.
+  const costCalculationValues = [
+    { key: "freight", sort: 1, type: 1, fxRate: 11.2345, currency: "EUR", monetaryValue: 1.5, percentageValue: 0, externalReference: "FR-1" },
+    { key: "duty", sort: 2, type: 2, fxRate: 0, currency: "", monetaryValue: 0, percentageValue: 12, externalReference: "" },
+  ];
   // A product as an integration fills the client's Product (every field is omitempty).
   const product = (key: string) => ({
     productName: "Crew neck", variantName: "Black", sku: key, vendorSKU: `V-${key}`, ean: "7350000000017", brandName: "Acme", categoryName: "Tops",
@@ -31,7 +36,7 @@ describe("the published client, unchanged", () => {
     priceIncludingVat: true, wholesalePrice: 15, wholesalePriceCurrency: "EUR", vatValue: 25, status: 2, activePlanning: true, leadTime: 30, supplier: "Porto mill",
     customFields: { fit: "regular" },
     additionalSuppliers: [{ supplier: "Braga mill", supplierPrice: 11, supplierPriceCurrency: "EUR", vatValue: 0, externalProductNumber: "B-1", externalSupplierID: "S-2", info: null }],
-    unitVolume: 0.002, packSize: 6, weight: 0.2, moq: 12,
+    unitVolume: 0.002, packSize: 6, weight: 0.2, moq: 12, costCalculationPrice: 14.25, costCalculationValues,
   });
 
   it("POST /auth with its APIKey answers its Bearer", async () => {
@@ -68,6 +73,16 @@ describe("the published client, unchanged", () => {
     const resent = await api("PUT", "/v2/api/products", [p]);
     expect(resent.body.map((r: { message: string }) => r.message)).toEqual(["unchanged"]);
     expect((await api("GET", "/v2/api/products?pageSize=10000&page=2")).body).toEqual([]);
+  });
+
+  it("reads back the cost values it sent (fxRate and all), by GET /products and in the update_sku queue entry", async () => {
+    const [p] = decoded<Record<string, any>[]>([Go.Product], (await api("GET", "/v2/api/products?key=GO-1")).body);
+    expect([p.costCalculationPrice, p.costCalculationValues]).toEqual([14.25, costCalculationValues]);
+    const queued = await eventually(async () => {
+      const events = (await api("GET", "/v2/api/events?pageSize=100&event_type=update_sku")).body as { payload: Record<string, any> }[];
+      return events.find((e) => e.payload.key === "GO-1");
+    });
+    expect(decoded<Record<string, any>>(Go.Product, queued.payload).costCalculationValues).toEqual(costCalculationValues);
   });
 
   it("GET /skus (GetSkusMap) decodes into its SKU, paged until empty", async () => {
@@ -279,8 +294,9 @@ describe("the published client, unchanged", () => {
   });
 
   it("POST /stocktriggers/batch with its Stocktrigger; GET /stocktriggers and /stocktriggers/{ID} decode into it", async () => {
+    // Its Stocktrigger has no omitempty: it sends id and skuID 0, and warehouseID "" when it names the warehouse by warehouseExternalId.
     const res = await api("POST", "/v2/api/stocktriggers/batch", [{
-      warehouseExternalId: "WH-1", sku: "GO-1", key: "GO-1", season: "SS26", startDate: "2026-03-01", lastRestockDate: "", preventRestock: false,
+      id: 0, warehouseID: "", warehouseExternalId: "WH-1", skuID: 0, sku: "GO-1", key: "GO-1", season: "SS26", startDate: "2026-03-01", lastRestockDate: "", preventRestock: false,
       lowerLimit: null, min: 2, max: 8, upperLimit: null, allowMinAuto: false, allowMaxAuto: false, minMaxSource: "manual", minMaxUpdatedAt: "2026-03-01T00:00:00Z",
     }]);
     ok(res.status);

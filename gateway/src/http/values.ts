@@ -103,15 +103,17 @@ export const pathNumber = (path: string, taken: readonly string[]) =>
 
 const CALENDAR_DATE = /^\d{4}-\d{2}-\d{2}$/;
 const DATE_OR_TIMESTAMP = /^(\d{4}-\d{2}-\d{2})(?:[Tt](?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?(?:[Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d))?$/;
+/** A day of the calendar that Postgres' date holds: 2026-02-30 is none, nor is year 0000 (1 BC). */
 const realDate = (v: string) => {
   const d = new Date(`${v}T00:00:00Z`);
-  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === v;
+  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === v && !v.startsWith("0000");
 };
 
 /**
  * A date-only field (`startDate`, an FX rate's `fromDate`, planning's `fromDate`...): `YYYY-MM-DD`,
- * or an RFC 3339 timestamp read as its date in UTC (`2026-01-01T23:30:00-02:00` is 2026-01-02),
- * because clients in typed languages send every date as a timestamp (Go's time.Time). Answers
+ * or an RFC 3339 timestamp read as the calendar date written in it, in its own offset
+ * (`2026-03-01T00:00:00+01:00`, local midnight in Stockholm, is 2026-03-01), because clients in
+ * typed languages send every date as a timestamp (Go's time.Time) of the day they mean. Answers
  * keep the documented `YYYY-MM-DD`.
  */
 export function dateOnly() {
@@ -119,15 +121,14 @@ export function dateOnly() {
     .string()
     .max(40)
     .regex(DATE_OR_TIMESTAMP, "must be a date YYYY-MM-DD or an RFC 3339 timestamp")
-    .describe("YYYY-MM-DD, or an RFC 3339 timestamp read as its date in UTC")
+    .describe("YYYY-MM-DD, or an RFC 3339 timestamp read as the date written in it (in its own offset)")
     .transform((v, ctx) => {
       const day = v.slice(0, 10);
-      const date = v.length === 10 ? day : new Date(v.replace(/(\.\d{3})\d+/, "$1")).toISOString().slice(0, 10);
-      if (!realDate(day) || !CALENDAR_DATE.test(date)) {
+      if (!realDate(day)) {
         ctx.addIssue({ code: "custom", message: "must be a real calendar date" });
         return z.NEVER;
       }
-      return date;
+      return day;
     })
     .pipe(z.string().regex(CALENDAR_DATE).describe("YYYY-MM-DD"));
 }

@@ -15,10 +15,12 @@ export const costCalculationValueSchema = z.strictObject({
   key: z.string().min(1).max(500),
   sort: int32().default(0),
   type: z.union([z.literal(1), z.literal(2)]).describe("1 monetary, 2 percent"),
-  currency: z.string().length(3).regex(/^[A-Z]{3}$/, "an ISO 4217 code").nullish(),
+  // "" is the published client's currency of a value that has none (it sends every field); kept as sent.
+  currency: z.union([z.literal(""), z.string().length(3).regex(/^[A-Z]{3}$/, "an ISO 4217 code")]).nullish().describe("an ISO 4217 code, or \"\""),
   monetaryValue: decimal().nullish(),
   percentageValue: decimal().nullish(),
   externalReference: shortText.nullish(),
+  fxRate: decimal().nullish().describe("the published client's exchange rate of currency; kept and returned"),
 });
 
 /** Writable product fields with their types; input makes each nullish, output nullable. */

@@ -134,18 +134,22 @@ export const trafficWriteSchema = caseless(Object.keys(trafficFields), z.strictO
 /** A traffic event as answered: its time is always there. */
 export const trafficSchema = z.object(answerShape(StoreTrafficEventSchema, { fields: { eventTime: z.string() } })).meta({ id: "StoreTrafficEventResource" });
 
-const isoDate = dateOnly();
-// "" is the published client's unset date (its struct holds the dates as strings).
-const restDate = z.union([z.literal("").transform(() => undefined), isoDate]).nullish().transform((v) => v ?? undefined);
+/**
+ * "" is the published client's unset text (its structs hold dates and the warehouse's names as
+ * strings without omitempty): the same as leaving the field out.
+ */
+const emptyIsUnset = <T extends z.ZodType>(schema: T) => z.union([z.literal("").transform(() => undefined), schema]);
+const restDate = emptyIsUnset(dateOnly()).nullish().transform((v) => v ?? undefined);
 const triggerFields: Record<string, z.ZodType> = {
   ...requestShape(StockTriggerSchema, {
     ...inventoryFields,
     // skuSeq is the service's (answered as skuId).
     omit: ["skuSeq"],
     fields: {
-      // The warehouse is named by either; the refinement below wants one.
-      warehouseId: z.string().max(36).uuid().optional(),
-      warehouseExternalId: z.string().min(1).max(500).optional(),
+      // The warehouse is named by either; the refinement below wants one. The published client
+      // sends both, the one it does not use as "".
+      warehouseId: emptyIsUnset(z.string().max(36).uuid()).optional(),
+      warehouseExternalId: emptyIsUnset(z.string().min(1).max(500)).optional(),
       startDate: restDate,
       lastRestockDate: restDate,
     },

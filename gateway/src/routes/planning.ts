@@ -38,8 +38,8 @@ const pimCustomNames = Array.from({ length: pimCustomIndex.max - pimCustomIndex.
 
 const restQuery: Record<string, Record<string, z.ZodType>> = {
   groupBy: { groupBy: z.enum(["seasons", "products", "variants", "skus"]).default("seasons").describe("the product dimension of groupKey") },
-  fromDate: { fromDate: date().describe("required; start of the PO and draft-PO delivery window, YYYY-MM-DD (or an RFC 3339 timestamp, read as its date in UTC)") },
-  toDate: { toDate: date().describe("required; end of the window (inclusive), YYYY-MM-DD (or an RFC 3339 timestamp, read as its date in UTC), not before fromDate") },
+  fromDate: { fromDate: date().describe("required; start of the PO and draft-PO delivery window, YYYY-MM-DD (or an RFC 3339 timestamp, read as the date written in it)") },
+  toDate: { toDate: date().describe("required; end of the window (inclusive), YYYY-MM-DD (or an RFC 3339 timestamp, read as the date written in it), not before fromDate") },
   updatedSince: {
     updatedSince: z
       .string()

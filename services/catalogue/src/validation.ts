@@ -77,7 +77,7 @@ function costValueProblems(values: Product["costCalculationValues"], path: strin
       const problem = text === undefined ? undefined : textProblem(text, MAX_KEY_LENGTH);
       if (problem) problems.push({ path: `${at}.${name}`, message: problem });
     }
-    for (const [name, n] of [["monetaryValue", v.monetaryValue], ["percentageValue", v.percentageValue]] as const) {
+    for (const [name, n] of [["monetaryValue", v.monetaryValue], ["percentageValue", v.percentageValue], ["fxRate", v.fxRate]] as const) {
       const problem = decimalProblem(n);
       if (problem) problems.push({ path: `${at}.${name}`, message: problem });
     }

@@ -47,7 +47,7 @@ describe("catalogue service (real Postgres and JetStream)", () => {
         categoryName: "Tops",
         startDate: "2026-03-01",
         costCalculationPrice: { value: "9.99" },
-        costCalculationValues: [{ key: "freight", sort: 1, type: 1, monetaryValue: { value: "1.5" } }],
+        costCalculationValues: [{ key: "freight", sort: 1, type: 1, monetaryValue: { value: "1.5" }, fxRate: { value: "11.2345" } }],
         externalAttributes: { fit: "slim", sizes: [1, 2] },
       },
     ]);
@@ -64,11 +64,13 @@ describe("catalogue service (real Postgres and JetStream)", () => {
       startDate: "2026-03-01",
       endDate: null,
       costCalculationPrice: 9.99,
-      costCalculationValues: [{ key: "freight", sort: 1, type: 1, monetaryValue: 1.5, currency: null }],
+      costCalculationValues: [{ key: "freight", sort: 1, type: 1, monetaryValue: 1.5, currency: null, fxRate: 11.2345 }],
       externalAttributes: { fit: "slim", sizes: [1, 2] },
       skuSynonyms: [],
       prices: [],
     });
+    // As stored: the published client's fxRate is kept, with its digits.
+    expect(JSON.parse(stringifyRest(productToRest((await list(account)).products[0]))).costCalculationValues).toEqual(json.costCalculationValues);
     expect(Number.isInteger(json.id)).toBe(true);
     expect(json.uuid).toMatch(/^[0-9a-f-]{36}$/);
     expect(Number.isInteger(json.brandId)).toBe(true);
@@ -95,10 +97,11 @@ describe("catalogue service (real Postgres and JetStream)", () => {
       { key: "bad-cost", costCalculationValues: [{ key: "c", type: 3 }] },
       { key: "bad-count", moq: -1 },
       { key: "x".repeat(501) },
+      { key: "bad-fx", costCalculationValues: [{ key: "c", type: 1, fxRate: { value: "1e3" } }] },
       { key: "ok2" },
     ]);
-    expect(statuses(results)).toEqual([201, 400, 400, 400, 400, 400, 400, 400, 400, 400, 201]);
-    expect(results.slice(1, 10).map((r) => r.violations.map((v) => v.path))).toEqual([
+    expect(statuses(results)).toEqual([201, 400, 400, 400, 400, 400, 400, 400, 400, 400, 400, 201]);
+    expect(results.slice(1, 11).map((r) => r.violations.map((v) => v.path))).toEqual([
       ["status"],
       ["startDate"],
       ["endDate"],
@@ -108,6 +111,7 @@ describe("catalogue service (real Postgres and JetStream)", () => {
       ["costCalculationValues[0].type"],
       ["moq"],
       ["key"],
+      ["costCalculationValues[0].fxRate"],
     ]);
     expect(results[1].result!.message).toContain("status");
     expect(results[1].product).toBeUndefined();

@@ -41,7 +41,7 @@ describe("REST JSON of catalogue messages", () => {
       updatedAt: null,
     });
     expect(json.costCalculationValues).toEqual([
-      { key: "freight", sort: 1, type: 2, currency: null, monetaryValue: null, percentageValue: 3.5, externalReference: null },
+      { key: "freight", sort: 1, type: 2, currency: null, monetaryValue: null, percentageValue: 3.5, externalReference: null, fxRate: null },
     ]);
   });
 
