@@ -283,6 +283,8 @@ export interface SkuRef {
   sku?: string;
   ean?: string;
   seq?: bigint;
+  /** The product's UUID (checked as one by the caller). */
+  id?: string;
 }
 
 export interface SkuMatch {
@@ -295,7 +297,8 @@ export interface SkuMatch {
 
 /**
  * Resolves references in one query. The first identifier a reference carries decides: a key
- * matches a current key, then an old key; a sku or an ean the oldest product carrying it.
+ * matches a current key, then an old key; a sku or an ean the oldest product carrying it; an
+ * integer id or a UUID the product of that id.
  */
 export async function resolveReferences(db: Db | Tx, accountId: string, refs: SkuRef[]): Promise<(SkuMatch | undefined)[]> {
   if (!refs.length) return [];
@@ -305,10 +308,11 @@ export async function resolveReferences(db: Db | Tx, accountId: string, refs: Sk
     sku: r.key === undefined ? (r.sku ?? null) : null,
     ean: r.key === undefined && r.sku === undefined ? (r.ean ?? null) : null,
     seq: r.key === undefined && r.sku === undefined && r.ean === undefined && r.seq !== undefined ? String(r.seq) : null,
+    id: r.key === undefined && r.sku === undefined && r.ean === undefined && r.seq === undefined ? (r.id ?? null) : null,
   }));
   const result: { rows: (SkuMatch & { ord: number })[] } = await db.raw(
     `SELECT r.ord, m.id, m.seq, m.key, m.sku, m.ean
-     FROM jsonb_to_recordset(:refs::jsonb) AS r(ord int, key text, sku text, ean text, seq bigint)
+     FROM jsonb_to_recordset(:refs::jsonb) AS r(ord int, key text, sku text, ean text, seq bigint, id uuid)
      JOIN LATERAL (
        (SELECT p.id, p.seq, p.key, p.sku, p.ean FROM products p WHERE p.account_id = :account AND p.key = r.key)
        UNION ALL
@@ -320,6 +324,8 @@ export async function resolveReferences(db: Db | Tx, accountId: string, refs: Sk
        (SELECT p.id, p.seq, p.key, p.sku, p.ean FROM products p WHERE p.account_id = :account AND p.ean = r.ean ORDER BY p.seq LIMIT 1)
        UNION ALL
        (SELECT p.id, p.seq, p.key, p.sku, p.ean FROM products p WHERE p.account_id = :account AND p.seq = r.seq)
+       UNION ALL
+       (SELECT p.id, p.seq, p.key, p.sku, p.ean FROM products p WHERE p.account_id = :account AND p.id = r.id)
        LIMIT 1
      ) m ON true`,
     { refs: asJson(input), account: accountId },
