@@ -99,6 +99,8 @@ export const Go = {
       deliveryDate: "time", externalWarehouseId: "string", productName: "string", sku: "string", ean: "string", key: "string", brandName: "string",
       quantity: "int", totalPriceNet: "float", totalPriceVat: "float", totalPriceCurrency: "string", supplier: "string", externalRowID: "string",
       deliveries: [{ quantity: "int", deliveryDate: "time", deliveryID: "string" }], revisedDeliveryDate: "time", departureDate: "time", revisedDepartureDate: "time",
+      // Integrations read a line's product by its integer id, as every other resource gives it (CONTRACT.md, "Compatibility").
+      skuId: "int",
     }],
   },
   DistributionOrder: {

@@ -4,7 +4,7 @@ import { E2E_ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServic
 /**
  * A client that retries sends the same bytes again: on every write route, the second send changes
  * nothing stored and queues nothing (no outbox row in any service, so no bus message and no
- * queue entry), and answers 2xx.
+ * queue entry), and answers 2xx; a route that answers BatchResponses says so (`unchanged`).
  */
 describe("an identical re-send changes nothing and queues nothing, on every write route", () => {
   let platform: PlatformOnTestServices;
@@ -27,6 +27,8 @@ describe("an identical re-send changes nothing and queues nothing, on every writ
     ["POST", "/v2/api/products/batch", [{ key: "K2", sku: "K2", season: "AW26" }]],
     ["PUT", "/v2/api/products", [{ key: "K2", productName: "Two" }]],
     ["POST", "/v2/api/products/imageupload", { key: "K1", filename: "a.png", imageData: png.toString("base64") }],
+    ["POST", "/v2/api/products/imageupload/batch", [{ key: "K2", filename: "b.png", imageData: png.toString("base64") }]],
+    ["POST", "/v2/api/products/keyswitch", [{ oldKey: "K2", key: "K2-NEW", sku: "K2-NEW" }]],
     ["POST", "/v2/api/price-lists", { externalPriceListId: "PL", name: "Retail", currency: "EUR" }],
     ["PUT", "/v2/api/price-lists/PL", { name: "Retail EU", currency: "EUR" }],
     ["POST", "/v2/api/prices/batch", [{ listExternalID: "PL", key: "K1", price: 10 }]],
@@ -51,7 +53,11 @@ describe("an identical re-send changes nothing and queues nothing, on every writ
     ["POST", "/v2/api/transactions/T1/items/1/shipments", { shipmentID: "SH1", quantity: 1, shipmentDate: "2026-11-02T00:00:00Z" }],
   ];
 
-  it("answers 2xx both times and writes no outbox row the second time", async () => {
+  /** The messages of the BatchResponses in an answer (a product batch answers them in arrays of their own). */
+  const batchMessages = (body: unknown): unknown[] =>
+    Array.isArray(body) ? body.flatMap((r) => (Array.isArray(r) ? batchMessages(r) : r && typeof r === "object" && "statusCode" in r && "referenceField" in r ? [r.message] : [])) : [];
+
+  it("answers 2xx both times, says unchanged, and writes no outbox row the second time", async () => {
     const { api, accountID } = await signUp(platform.baseUrl, E2E_ADMIN_TOKEN);
     const outboxRows = async () => {
       const schemas = (await db.query("SELECT table_schema FROM information_schema.tables WHERE table_name = 'outbox' ORDER BY 1")).rows.map((r) => r.table_schema as string);
@@ -70,6 +76,8 @@ describe("an identical re-send changes nothing and queues nothing, on every writ
       const after = await outboxRows();
       if (second.status >= 300) failures.push(`${method} ${path}: re-send answered ${second.status} ${JSON.stringify(second.body)}`);
       if (after !== before) failures.push(`${method} ${path}: re-send wrote ${after - before} outbox row(s)`);
+      const said = batchMessages(second.body).filter((m) => typeof m !== "string" || !m.startsWith("unchanged"));
+      if (said.length) failures.push(`${method} ${path}: re-send answered ${JSON.stringify(said)}`);
     }
     expect(failures).toEqual([]);
   });

@@ -1,5 +1,6 @@
 import pg from "pg";
 import { eventually } from "@analytics/testing";
+import { Go, decoded } from "./go-client";
 import { client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, platformForFile, signUp } from "./harness";
 
 /** Purchase orders over HTTP on real Postgres and JetStream: the gateway, the catalogue's SKUs and the orders service. */
@@ -176,5 +177,38 @@ describe("draft purchase orders on the event queue", () => {
     ]);
     const current = (await acme.api("GET", "/v2/api/purchaseorders/DRAFT")).body;
     expect(again[2].payload).toEqual({ ...current, label: "b", updatedAt: again[2].payload.updatedAt });
+  });
+
+  it("lines answer skuId as the product's integer id and skuUuid as its UUID: written, read (also lines stored before orders kept it) and in draft_po_change payloads", async () => {
+    const acme = await signUp(platform.baseUrl, ADMIN_TOKEN);
+    const [product] = (await acme.api("POST", "/v2/api/products", { key: "SKU-I" })).body;
+    const ids = { skuId: product.id, skuUuid: product.uuid };
+    expect(ids).toEqual({ skuId: expect.any(Number), skuUuid: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    const created = await acme.api("POST", "/v2/api/purchaseorders", [{ externalPONo: "INT", deliveryStatus: 4, items: [{ externalRowID: "1", key: "SKU-I", quantity: 2 }] }]);
+    expect(created.status).toBe(201);
+    expect(decoded([Go.PurchaseOrder], created.body)[0].items[0]).toMatchObject(ids);
+    expect(decoded(Go.PurchaseOrder, (await acme.api("GET", "/v2/api/purchaseorders/INT")).body).items[0]).toMatchObject(ids);
+    const [entry] = await eventually(async () => {
+      const r = await acme.api("GET", "/v2/api/events?event_type=draft_po_change");
+      return r.body.length > 0 && r.body;
+    });
+    expect(decoded(Go.PurchaseOrder, entry.payload).items[0]).toMatchObject(ids);
+
+    // As stored before orders kept the integer id (migration 006): answered with it all the same.
+    const db = new pg.Client({ connectionString: platform.databaseUrl });
+    await db.connect();
+    try {
+      await db.query("UPDATE orders.purchase_order_items SET sku_seq = NULL WHERE account_id = $1", [acme.accountID]);
+    } finally {
+      await db.end();
+    }
+    for (const path of ["/v2/api/purchaseorders/INT", "/v2/api/purchaseorders/latest"]) expect((await acme.api("GET", path)).body.items[0]).toMatchObject(ids);
+    expect((await acme.api("GET", "/v2/api/purchaseorders")).body[0].items[0]).toMatchObject(ids);
+    // Sent back as read, it is unchanged: the integer id is no part of the order's content.
+    const order = (await acme.api("GET", "/v2/api/purchaseorders/INT")).body;
+    expect((await acme.api("POST", "/v2/api/purchaseorders/batch", [order])).body[0]).toMatchObject({ statusCode: 200, message: "unchanged" });
+    const replaced = await acme.api("PUT", "/v2/api/purchaseorders/", [order]);
+    expect(replaced.status).toBe(200);
+    expect(replaced.body[0].items[0]).toMatchObject(ids);
   });
 });

@@ -15,7 +15,7 @@ describe("writes and reads meet", () => {
     const created = await acme.api("POST", "/v2/api/purchaseorders", [{ externalPONo: "PO-R", items: [{ externalRowID: "1", key: "SKU-1", quantity: 4, deliveries: [{ deliveryID: "D1", quantity: 1 }] }] }]);
     expect(created.status).toBe(201);
     const order = (await acme.api("GET", "/v2/api/purchaseorders/PO-R")).body;
-    expect(order.items[0].skuId).toEqual(expect.any(String));
+    expect(order.items[0]).toMatchObject({ skuId: expect.any(Number), skuUuid: expect.any(String) });
     const put = await acme.api("PUT", "/v2/api/purchaseorders/", [order]);
     expect(put.status).toBe(200);
     expect((await acme.api("POST", "/v2/api/purchaseorders/batch", [order])).body[0]).toMatchObject({ statusCode: 200, message: "unchanged" });

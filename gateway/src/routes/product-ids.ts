@@ -17,3 +17,14 @@ export async function productUuids(catalogue: Client<typeof catalogueV1.Catalogu
   const uuidOf = new Map(integers.map((id, n) => [id, skus[n]?.found ? skus[n].id : id]));
   return ids.map((id) => uuidOf.get(id) ?? id);
 }
+
+/**
+ * The integer ids of products named by UUID (those the catalogue knows), in one ResolveSkus call:
+ * for stored references kept before their integer id was (purchase-order lines).
+ */
+export async function productSeqs(catalogue: Client<typeof catalogueV1.CatalogueService>, options: ReturnType<CallAs>, uuids: string[]): Promise<Map<string, bigint>> {
+  const distinct = [...new Set(uuids)];
+  if (!distinct.length) return new Map();
+  const { skus } = await catalogue.resolveSkus({ references: distinct.map((id) => ({ id })) }, options);
+  return new Map(distinct.flatMap((id, n) => (skus[n]?.found ? [[id, skus[n].seq]] : [])));
+}

@@ -12,6 +12,7 @@ import { batchFailureResponses, batchResponseSchema, generalResponseSchema } fro
 import { pathNumber } from "../http/values";
 import { answerShape, requestShape, withoutReadOnly } from "../http/proto-schema";
 import type { CallAs } from "../clients";
+import { productSeqs } from "./product-ids";
 import { knownWarehouses } from "./warehouse-references";
 import { clientFieldsOut, clientId, nested, orderTimestamp, parseTimestamp, withClientFields, type OrderRouteDeps } from "./order-fields";
 
@@ -44,10 +45,23 @@ const orderFields = { timestamp: orderTimestamp };
 
 const deliverySchema = nested(requestShape(DeliverySchema, orderFields));
 
+/** An item's product: `skuId` its integer id, `skuUuid` its UUID (CONTRACT.md, "Compatibility"). */
+const skuIdAnswer = z.number().int().nullable().describe("the product's integer id (its `id`) that the item's key, sku or ean names");
+const skuUuidAnswer = z.string().uuid().describe("the product's internal id");
+
 const itemSchema = withClientFields(
-  requestShape(PurchaseOrderItemSchema, { ...orderFields, fields: { deliveries: z.array(deliverySchema).max(10_000).nullish() } }),
+  {
+    ...requestShape(PurchaseOrderItemSchema, {
+      ...orderFields,
+      // skuSeq is the service's (answered as skuId).
+      omit: ["skuSeq"],
+      fields: { deliveries: z.array(deliverySchema).max(10_000).nullish(), skuId: z.unknown().optional().describe("read-only: the product's integer id") },
+    }),
+    skuUuid: z.unknown().optional().describe("read-only: the product's internal id"),
+  },
   PO_ITEM_CLIENT_FIELDS,
-);
+  // skuUuid is no field of the message: a line sent back as GET answered it drops it here.
+).transform(({ skuUuid: _skuUuid, ...item }: Record<string, unknown>) => item);
 
 export const purchaseOrderInputSchema = withClientFields(
   {
@@ -69,7 +83,9 @@ export const purchaseOrderSchema = z
       omit: ["seq"],
       fields: {
         id: z.number().int().describe("the integer id (accepted as `id` by PUT)"),
-        items: z.array(z.object({ ...answerShape(PurchaseOrderItemSchema), ...clientFieldsOut(PO_ITEM_CLIENT_FIELDS) })),
+        items: z.array(
+          z.object({ ...answerShape(PurchaseOrderItemSchema, { omit: ["skuSeq"], fields: { skuId: skuIdAnswer } }), skuUuid: skuUuidAnswer, ...clientFieldsOut(PO_ITEM_CLIENT_FIELDS) }),
+        ),
       },
     }),
     uuid: z.string().uuid().describe("the internal id (also accepted as `id` by PUT)"),
@@ -84,7 +100,16 @@ function toProto(o: OrderInput): ordersV1.PurchaseOrder {
   return fromRestJson(PurchaseOrderSchema, withoutReadOnly(PurchaseOrderSchema, order, ["id"]));
 }
 
-const toRest = (po: ordersV1.PurchaseOrder) => purchaseOrderToRest(po);
+/**
+ * Orders as REST answers them: every line's `skuId` the product's integer id. Lines stored before
+ * orders kept it have none; the catalogue gives theirs (one call for all the orders answered).
+ */
+async function toRest({ catalogue, as }: Deps, caller: Caller, orders: ordersV1.PurchaseOrder[]) {
+  const unknown = orders.flatMap((po) => po.items.filter((i) => i.skuSeq === undefined && i.skuId));
+  const seqs = await productSeqs(catalogue, as(caller), unknown.map((i) => i.skuId));
+  for (const item of unknown) item.skuSeq = seqs.get(item.skuId);
+  return orders.map(purchaseOrderToRest);
+}
 
 const globalQuery = z.enum(["true", "false", "1", "0", ""]).optional().describe("orders of all API keys (default false)");
 const isGlobal = (v: string | undefined) => v === "true" || v === "1";
@@ -149,7 +174,10 @@ async function resolveItems(
       else if (!match?.found) {
         const named = ref.key ? `key ${ref.key}` : ref.sku ? `sku ${ref.sku}` : `ean ${ref.ean}`;
         problem = { status: 404, path: `items[${i}]`, message: `items[${i}]${row}: no SKU with ${named}` };
-      } else item.skuId = match.id;
+      } else {
+        item.skuId = match.id;
+        item.skuSeq = match.seq;
+      }
     });
     return problem;
   });
@@ -217,7 +245,7 @@ async function writeAll(d: Deps, raw: unknown[], caller: Caller, mode: ordersV1.
     const details = (violations.get(at) ?? []).map((v) => ({ path: `[${at}].${v.path}`, message: v.message }));
     throw new HttpError(r.statusCode || 400, `purchase order [${at}] ${r.reference}: ${details.length ? describe(details) : r.message}`.slice(0, 500), details);
   }
-  return [...written.entries()].sort(([a], [b]) => a - b).map(([, po]) => toRest(po));
+  return toRest(d, caller, [...written.entries()].sort(([a], [b]) => a - b).map(([, po]) => po));
 }
 
 /** /v2/api/purchaseorders -> analytics.orders.v1.OrdersService (SKU references via the catalogue, warehouses via inventory). */
@@ -231,7 +259,8 @@ export function purchaseOrderRoutes(deps: OrderRouteDeps): void {
   getPurchaseOrder(deps);
 }
 
-function listPurchaseOrders({ ctx, orders, as }: Deps): void {
+function listPurchaseOrders(d: Deps): void {
+  const { ctx, orders, as } = d;
   route(ctx, {
     method: "GET",
     url: "/v2/api/purchaseorders",
@@ -270,7 +299,7 @@ function listPurchaseOrders({ ctx, orders, as }: Deps): void {
         as(caller),
       );
       setPageHeaders(request, reply, query, res.totalCount);
-      return res.purchaseOrders.map(toRest);
+      return toRest(d, caller, res.purchaseOrders);
     },
   });
 }
@@ -348,8 +377,8 @@ function examplePurchaseOrder({ ctx }: Deps): void {
   });
 }
 
-function latestPurchaseOrder({ ctx, orders, as }: Deps): void {
-  route(ctx, {
+function latestPurchaseOrder(d: Deps): void {
+  route(d.ctx, {
     method: "GET",
     url: "/v2/api/purchaseorders/latest",
     summary: "The latest created purchase order (of this API key unless global)",
@@ -360,11 +389,12 @@ function latestPurchaseOrder({ ctx, orders, as }: Deps): void {
       200: { description: "the order", schema: purchaseOrderSchema },
       404: { description: "no order yet", schema: generalResponseSchema },
     },
-    handler: async ({ query, caller }) => toRest((await orders.getPurchaseOrder({ global: isGlobal(query.global) }, as(caller))).purchaseOrder!),
+    handler: async ({ query, caller }) => (await toRest(d, caller, [(await d.orders.getPurchaseOrder({ global: isGlobal(query.global) }, d.as(caller))).purchaseOrder!]))[0],
   });
 }
 
-function getPurchaseOrder({ ctx, orders, as }: Deps): void {
+function getPurchaseOrder(d: Deps): void {
+  const { ctx, orders, as } = d;
   route(ctx, {
     method: "GET",
     url: "/v2/api/purchaseorders/:externalPurchaseNo",
@@ -379,7 +409,7 @@ function getPurchaseOrder({ ctx, orders, as }: Deps): void {
     },
     handler: async ({ params, query, caller }) => {
       const res = await orders.getPurchaseOrder({ externalPoNo: params.externalPurchaseNo, global: isGlobal(query.global) }, as(caller));
-      return toRest(res.purchaseOrder!);
+      return (await toRest(d, caller, [res.purchaseOrder!]))[0];
     },
   });
 }

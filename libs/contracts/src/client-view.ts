@@ -90,10 +90,29 @@ function withClientView(rest: Record<string, unknown>, seq: bigint | undefined, 
   return out;
 }
 
-/** A purchase order as REST answers it (`externalPurchaseNo` = `externalPONo`). */
+/**
+ * `rest` with `skuId` the product's integer id (`skuSeq`; null when it is not known) and `skuUuid`
+ * its internal id, as stock triggers and purchase-order lines answer them.
+ */
+function withSkuIds(rest: Record<string, unknown>, skuSeq: bigint | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(rest)) {
+    if (name === "skuSeq") continue;
+    if (name === "skuId") {
+      out.skuId = skuSeq === undefined ? null : Number(skuSeq);
+      out.skuUuid = value;
+    } else out[name] = value;
+  }
+  return out;
+}
+
+/**
+ * A purchase order as REST answers it (`externalPurchaseNo` = `externalPONo`), as GET and the
+ * draft_po_change payload give it: each line's `skuId` is its product's integer id.
+ */
 export function purchaseOrderToRest(po: PurchaseOrder): Record<string, unknown> {
   const out = withClientView(toRestJson(PurchaseOrderSchema, po), po.seq, PO_CLIENT_FIELDS, { externalPONo: "externalPurchaseNo" });
-  out.items = (out.items as Record<string, unknown>[]).map((item) => withClientView(item, undefined, PO_ITEM_CLIENT_FIELDS));
+  out.items = (out.items as Record<string, unknown>[]).map((item, i) => withClientView(withSkuIds(item, po.items[i].skuSeq), undefined, PO_ITEM_CLIENT_FIELDS));
   return out;
 }
 
@@ -115,13 +134,5 @@ export function transactionToRest(t: Transaction): Record<string, unknown> {
  * internal id.
  */
 export function stockTriggerToRest(t: StockTrigger): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(toRestJson(StockTriggerSchema, t))) {
-    if (name === "skuSeq") continue;
-    if (name === "skuId") {
-      out.skuId = t.skuSeq === undefined ? null : Number(t.skuSeq);
-      out.skuUuid = value;
-    } else out[name] = value;
-  }
-  return out;
+  return withSkuIds(toRestJson(StockTriggerSchema, t), t.skuSeq);
 }

@@ -65,13 +65,15 @@ export function uploadImages(ctx: ServiceContext, accountId: string, uploads: ca
       const match = matches[n];
       if (!match) return reply(i, answer(404, upload.key, "key", `product ${upload.key} not found`));
       stored.set(image.sha256, image);
-      const imageUrl = imageUrlOf(image.sha256);
-      targets.push({ ord: n, product_id: match.id, image_url: imageUrl, variant_group_id: upload.variantGroupId || null, season: upload.season || null });
-      reply(i, { ...answer(200, upload.key, "key", "image set"), value: { key: upload.key, imageUrl } });
+      targets.push({ ord: n, product_id: match.id, image_url: imageUrlOf(image.sha256), variant_group_id: upload.variantGroupId || null, season: upload.season || null });
     });
     await repo.storeImages(tx, accountId, [...stored.values()]);
-    const changed = await repo.setImageUrls(tx, accountId, targets);
+    const { changed, setting } = await repo.setImageUrls(tx, accountId, targets);
     await announceProducts(tx, accountId, new Map(changed.map((id) => [id, "image_set" as const])));
+    // An upload whose products all have its image already (a re-send) is unchanged.
+    valid.forEach(({ i, item: { upload, image } }, n) => {
+      if (matches[n]) reply(i, { ...answer(200, upload.key, "key", setting.has(n) ? "image set" : "unchanged"), value: { key: upload.key, imageUrl: imageUrlOf(image.sha256) } });
+    });
   });
 }
 

@@ -53,8 +53,9 @@ export function switchKeys(ctx: ServiceContext, accountId: string, switches: cat
       });
       applied.push(i);
     });
-    await repo.switchKeys(tx, accountId, rows);
-    const products = await announceProducts(tx, accountId, new Map(rows.map((r) => [r.id, "key_switched" as const])));
-    applied.forEach((i, n) => reply(i, { ...answer(200, switches[i].oldKey, "oldKey", "key switched"), value: products.get(rows[n].id) }));
+    const changed = await repo.switchKeys(tx, accountId, rows);
+    const products = await announceProducts(tx, accountId, new Map([...changed].map((id) => [id, "key_switched" as const])));
+    // A switch to what the product has already (a re-send) is unchanged: no new version, no message.
+    applied.forEach((i, n) => reply(i, changed.has(rows[n].id) ? { ...answer(200, switches[i].oldKey, "oldKey", "key switched"), value: products.get(rows[n].id) } : answer(200, switches[i].oldKey, "oldKey", "unchanged")));
   });
 }

@@ -216,7 +216,7 @@ export function resolveSkus(db: Db, accountId: string, refs: SkuRef[]) {
   const usable = refs.map((r): SkuRef => {
     const ref = { key: r.key || undefined, sku: r.sku || undefined, ean: r.ean || undefined };
     if (Object.values(ref).some((v) => v !== undefined && textProblem(v))) return {};
-    return { ...ref, seq: r.seq && r.seq > 0n && r.seq <= BigInt(Number.MAX_SAFE_INTEGER) ? r.seq : undefined };
+    return { ...ref, seq: r.seq && r.seq > 0n && r.seq <= BigInt(Number.MAX_SAFE_INTEGER) ? r.seq : undefined, id: r.id && isUuid(r.id) ? r.id : undefined };
   });
   return repo.resolveReferences(db, accountId, usable);
 }

@@ -283,6 +283,8 @@ export interface SkuRef {
   sku?: string;
   ean?: string;
   seq?: bigint;
+  /** The product's UUID (checked as one by the caller). */
+  id?: string;
 }
 
 export interface SkuMatch {
@@ -295,7 +297,8 @@ export interface SkuMatch {
 
 /**
  * Resolves references in one query. The first identifier a reference carries decides: a key
- * matches a current key, then an old key; a sku or an ean the oldest product carrying it.
+ * matches a current key, then an old key; a sku or an ean the oldest product carrying it; an
+ * integer id or a UUID the product of that id.
  */
 export async function resolveReferences(db: Db | Tx, accountId: string, refs: SkuRef[]): Promise<(SkuMatch | undefined)[]> {
   if (!refs.length) return [];
@@ -305,10 +308,11 @@ export async function resolveReferences(db: Db | Tx, accountId: string, refs: Sk
     sku: r.key === undefined ? (r.sku ?? null) : null,
     ean: r.key === undefined && r.sku === undefined ? (r.ean ?? null) : null,
     seq: r.key === undefined && r.sku === undefined && r.ean === undefined && r.seq !== undefined ? String(r.seq) : null,
+    id: r.key === undefined && r.sku === undefined && r.ean === undefined && r.seq === undefined ? (r.id ?? null) : null,
   }));
   const result: { rows: (SkuMatch & { ord: number })[] } = await db.raw(
     `SELECT r.ord, m.id, m.seq, m.key, m.sku, m.ean
-     FROM jsonb_to_recordset(:refs::jsonb) AS r(ord int, key text, sku text, ean text, seq bigint)
+     FROM jsonb_to_recordset(:refs::jsonb) AS r(ord int, key text, sku text, ean text, seq bigint, id uuid)
      JOIN LATERAL (
        (SELECT p.id, p.seq, p.key, p.sku, p.ean FROM products p WHERE p.account_id = :account AND p.key = r.key)
        UNION ALL
@@ -320,6 +324,8 @@ export async function resolveReferences(db: Db | Tx, accountId: string, refs: Sk
        (SELECT p.id, p.seq, p.key, p.sku, p.ean FROM products p WHERE p.account_id = :account AND p.ean = r.ean ORDER BY p.seq LIMIT 1)
        UNION ALL
        (SELECT p.id, p.seq, p.key, p.sku, p.ean FROM products p WHERE p.account_id = :account AND p.seq = r.seq)
+       UNION ALL
+       (SELECT p.id, p.seq, p.key, p.sku, p.ean FROM products p WHERE p.account_id = :account AND p.id = r.id)
        LIMIT 1
      ) m ON true`,
     { refs: asJson(input), account: accountId },
@@ -358,25 +364,32 @@ export interface KeySwitchRow {
 }
 
 /** Applies validated key switches: old keys become synonyms, a new key stops being one. */
-export async function switchKeys(tx: Tx, accountId: string, switches: KeySwitchRow[]): Promise<void> {
-  if (!switches.length) return;
+/**
+ * Applies key switches; returns the ids of the products that changed (a switch that sets what the
+ * product has already, a re-send, changes nothing: no new version).
+ */
+export async function switchKeys(tx: Tx, accountId: string, switches: KeySwitchRow[]): Promise<Set<string>> {
+  if (!switches.length) return new Set();
   await tx("sku_synonyms")
     .where({ account_id: accountId })
     .whereIn("synonym", switches.map((s) => s.key))
     .delete();
-  await tx.raw(
-    `UPDATE products p SET key = x.key, sku = x.sku, ean = COALESCE(x.ean, p.ean), season = COALESCE(x.season, p.season),
-       product_group_id = COALESCE(x.product_group_id, p.product_group_id),
-       variant_group_id = COALESCE(x.variant_group_id, p.variant_group_id), updated_at = now(), version = p.version + 1
+  const switched = `x.key, x.sku, COALESCE(x.ean, p.ean), COALESCE(x.season, p.season), COALESCE(x.product_group_id, p.product_group_id),
+    COALESCE(x.variant_group_id, p.variant_group_id)`;
+  const changed: { rows: { id: string }[] } = await tx.raw(
+    `UPDATE products p SET (key, sku, ean, season, product_group_id, variant_group_id) = (${switched}), updated_at = now(), version = p.version + 1
      FROM jsonb_to_recordset(?::jsonb)
        AS x(id uuid, key text, sku text, ean text, season text, product_group_id text, variant_group_id text)
-     WHERE p.account_id = ? AND p.id = x.id`,
+     WHERE p.account_id = ? AND p.id = x.id
+       AND (p.key, p.sku, p.ean, p.season, p.product_group_id, p.variant_group_id) IS DISTINCT FROM (${switched})
+     RETURNING p.id`,
     [asJson(switches), accountId],
   );
   const synonyms = switches
     .filter((s) => s.previous_key !== s.key)
     .map((s) => ({ account_id: accountId, synonym: s.previous_key, product_id: s.id }));
   if (synonyms.length) await tx("sku_synonyms").insert(synonyms).onConflict(["account_id", "synonym"]).ignore();
+  return new Set(changed.rows.map((r) => r.id));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -418,23 +431,28 @@ export async function clearImageUrls(tx: Tx, accountId: string, ids: string[]): 
   return cleared.map((r) => r.id);
 }
 
-/** Sets image URLs; returns the ids of the products that changed (one that has the image already does not). */
-export async function setImageUrls(tx: Tx, accountId: string, targets: ImageTarget[]): Promise<string[]> {
-  if (!targets.length) return [];
-  const result: { rows: { id: string }[] } = await tx.raw(
-    `UPDATE products p SET image_url = t.image_url, updated_at = now(), version = p.version + 1
-     FROM (
-       SELECT DISTINCT ON (q.id) q.id, x.image_url
+/**
+ * Sets image URLs. Returns the ids of the products that changed (one that has the image already
+ * does not) and the `ord`s of the targets that reach one of them (the others changed nothing).
+ */
+export async function setImageUrls(tx: Tx, accountId: string, targets: ImageTarget[]): Promise<{ changed: string[]; setting: Set<number> }> {
+  if (!targets.length) return { changed: [], setting: new Set() };
+  const result: { rows: { id: string; ords: number[] }[] } = await tx.raw(
+    `WITH reach AS (
+       SELECT x.ord, q.id, x.image_url
        FROM jsonb_to_recordset(:targets::jsonb) AS x(ord int, product_id uuid, image_url text, variant_group_id text, season text)
        JOIN products q ON q.account_id = :account AND (q.id = x.product_id
          OR (q.variant_group_id = x.variant_group_id AND (x.season IS NULL OR q.season = x.season)))
-       ORDER BY q.id, x.ord DESC
-     ) t
-     WHERE p.id = t.id AND p.image_url IS DISTINCT FROM t.image_url
-     RETURNING p.id`,
+     ), changed AS (
+       UPDATE products p SET image_url = t.image_url, updated_at = now(), version = p.version + 1
+       FROM (SELECT DISTINCT ON (id) id, image_url FROM reach ORDER BY id, ord DESC) t
+       WHERE p.id = t.id AND p.image_url IS DISTINCT FROM t.image_url
+       RETURNING p.id
+     )
+     SELECT c.id, array_agg(r.ord) AS ords FROM changed c JOIN reach r ON r.id = c.id GROUP BY c.id`,
     { targets: asJson(targets), account: accountId },
   );
-  return result.rows.map((r) => r.id);
+  return { changed: result.rows.map((r) => r.id), setting: new Set(result.rows.flatMap((r) => r.ords)) };
 }
 
 export async function findImage(db: Db, accountId: string, sha256: string): Promise<ImageRow | undefined> {

@@ -327,6 +327,14 @@ describe("catalogue service (real Postgres and JetStream)", () => {
     const back = await client.switchKeys({ switches: [{ oldKey: "NEW", key: "OLD", sku: "S-OLD" }] }, as(account));
     expect(back.results[0].product).toMatchObject({ key: "OLD", skuSynonyms: ["NEW"] });
     expect((await list(account)).totalCount).toBe(2);
+    // Sent again (by either key), the switch changes nothing: unchanged, no new version.
+    const version = async () => (await db("products").where({ account_id: account, key: "OLD" }).first()).version;
+    const before = await version();
+    for (const oldKey of ["NEW", "OLD"]) {
+      const resent = await client.switchKeys({ switches: [{ oldKey, key: "OLD", sku: "S-OLD" }] }, as(account));
+      expect(resent.results[0].result).toMatchObject({ statusCode: 200, message: "unchanged" });
+    }
+    expect(await version()).toBe(before);
   });
 
   it("stores images by magic bytes, content-addressed, and sets imageUrl (variant group too)", async () => {
@@ -370,6 +378,12 @@ describe("catalogue service (real Postgres and JetStream)", () => {
     }
     await upload([{ key: "I3", imageData: PNG }]);
     expect(Number((await db("images").where({ account_id: account }).count({ c: "*" }))[0].c)).toBe(4);
+    // An upload sets its image when a product it reaches changes (here I1's variant group only);
+    // sent again, every product has it: unchanged.
+    const messages = async (images: Parameters<typeof upload>[0]) => (await upload(images)).results.map((r) => r.result?.message);
+    expect(await messages([{ key: "I1", imageData: GIF }])).toEqual(["image set"]);
+    expect(await messages([{ key: "I1", imageData: GIF, variantGroupId: "VG", season: "SS" }])).toEqual(["image set"]);
+    expect(await messages([{ key: "I1", imageData: GIF, variantGroupId: "VG", season: "SS" }, { key: "I4", imageData: WEBP }])).toEqual(["unchanged", "unchanged"]);
     expect(await codeOf(client.getImage({ sha256: sha256(Buffer.from("x")) }, as(account)))).toBe(Code.NotFound);
     expect(await codeOf(client.getImage({ sha256: "../etc" }, as(account)))).toBe(Code.NotFound);
   });
@@ -446,6 +460,9 @@ describe("catalogue service (real Postgres and JetStream)", () => {
       null,
     ]);
     expect(skus[0].id).toMatch(/^[0-9a-f-]{36}$/);
+    // By UUID (a stored reference whose integer id is wanted); another text finds nothing.
+    const byId = await client.resolveSkus({ references: [{ id: skus[1].id }, { id: "R1" }, { id: randomUUID() }] }, as(account));
+    expect(byId.skus.map((s) => (s.found ? [s.key, s.seq] : null))).toEqual([["R2b", skus[1].seq], null, null]);
   });
 
   it("keeps accounts apart in every call: another account's objects are not found", async () => {

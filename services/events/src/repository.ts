@@ -135,6 +135,19 @@ export async function storeNewerProducts(tx: Tx, rows: { account_id: string; pro
   );
 }
 
+/** The integer ids (REST `id`) of replica products, by `accountId/productId`; products the replica lacks are left out. */
+export async function replicaProductSeqs(tx: Tx, refs: { accountId: string; productId: string }[]): Promise<Map<string, bigint>> {
+  const known = refs.filter((r) => isUuid(r.productId)).map((r) => ({ account_id: r.accountId, product_id: r.productId }));
+  if (!known.length) return new Map();
+  const { rows }: { rows: { account_id: string; product_id: string; seq: string | null }[] } = await tx.raw(
+    `SELECT DISTINCT r.account_id, r.product_id, r.product->>'id' AS seq
+     FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, product_id uuid)
+     JOIN product_replica r ON r.account_id = x.account_id AND r.product_id = x.product_id`,
+    [json(known)],
+  );
+  return new Map(rows.filter((r) => r.seq && /^[1-9][0-9]*$/.test(r.seq)).map((r) => [`${r.account_id}/${r.product_id}`, BigInt(r.seq!)]));
+}
+
 /** Records each aggregate's version unless one as new is recorded. */
 export async function storeNewerAggregateVersions(tx: Tx, rows: { account_id: string; aggregate: string; version: number }[]): Promise<void> {
   await tx.raw(

@@ -1,4 +1,4 @@
-import { productPriceToRest, productToRest, purchaseOrderToRest, stockTriggerToRest, topics } from "@analytics/contracts";
+import { productPriceToRest, productToRest, purchaseOrderToRest, stockTriggerToRest, topics, type ordersV1 } from "@analytics/contracts";
 import type { Tx } from "@analytics/db";
 import { dispatch, on, type ConsumerDefinition, type Delivery } from "@analytics/rpc";
 import * as repo from "./repository";
@@ -57,14 +57,29 @@ function aggregateOf(delivery: Delivery, change: Change | undefined): { key: str
 
 const entry = (d: Delivery, eventType: string, payload: unknown): NewEvent => ({ accountId: d.accountId, eventType, payload });
 
+/** The order of a draft_po_change: a draft purchase order is created or changed, or leaves draft. */
+const draftOrderOf = dispatch(on(purchaseOrderTopics, (d) => ((d.message.wasDraft || d.message.isDraft) && d.message.purchaseOrder) || undefined));
+
 /** Entries whose message carries the whole payload (no replica needed). */
 const directEntryOf = dispatch<NewEvent | undefined>(
-  // A draft purchase order is created or changed, or leaves draft.
-  on(purchaseOrderTopics, (d) =>
-    (d.message.wasDraft || d.message.isDraft) && d.message.purchaseOrder ? entry(d, "draft_po_change", purchaseOrderToRest(d.message.purchaseOrder)) : undefined,
-  ),
+  on(purchaseOrderTopics, (d) => {
+    const order = draftOrderOf(d);
+    return order ? entry(d, "draft_po_change", purchaseOrderToRest(order)) : undefined;
+  }),
   on(topics.inventoryStockTriggerTopics, (d) => (d.message.trigger ? entry(d, "sku_warehouse_settings_change", stockTriggerToRest(d.message.trigger)) : undefined)),
 );
+
+/**
+ * Lines of draft orders announced before orders kept their product's integer id (no skuSeq) take
+ * it from the product replica, so that their payload's skuId is the integer id too (the replica
+ * has it once the product's message is through; until then it stays null).
+ */
+async function withIntegerSkuIds(tx: Tx, orders: { accountId: string; order: ordersV1.PurchaseOrder }[]): Promise<void> {
+  const lines = orders.flatMap(({ accountId, order }) => order.items.filter((i) => i.skuSeq === undefined && i.skuId).map((item) => ({ accountId, item })));
+  if (!lines.length) return;
+  const seqs = await repo.replicaProductSeqs(tx, lines.map(({ accountId, item }) => ({ accountId, productId: item.skuId })));
+  for (const { accountId, item } of lines) item.skuSeq = seqs.get(`${accountId}/${item.skuId}`);
+}
 
 /** The subjects that can make entries (each a durable consumer of the events service). */
 export const queueTopics = [...changeOf.topics, ...orderOrTriggerOf.topics];
@@ -148,6 +163,13 @@ export const queueConsumer: ConsumerDefinition = {
       );
       for (const r of rows) repriced.add(key({ accountId: r.account_id, productId: r.product_id }));
     }
+    await withIntegerSkuIds(
+      tx,
+      deliveries.flatMap((d, i) => {
+        const order = fresh[i] ? draftOrderOf(d) : undefined;
+        return order ? [{ accountId: d.accountId, order }] : [];
+      }),
+    );
     // The entries in delivery order: a fresh product message is an entry each (its own product,
     // the replica's prices); a product's price messages of this batch are one (the replica's
     // product and prices, none when the product was never announced).

@@ -54,6 +54,29 @@ describe("events service (real Postgres and JetStream)", () => {
     ]);
   });
 
+  it("answers a draft order's lines with their product's integer id as skuId, from the replica for a message from before orders kept it", async () => {
+    const acc = randomUUID();
+    const [known, unknown] = [randomUUID(), randomUUID()];
+    const product = busMessage(topics.catalogueSkuUpdated, acc, `sku:${known}`, { accountId: acc, skuId: known, version: 1n, product: { id: known, key: "K", seq: 42n } });
+    const draft = (n: number, items: { skuId: string; skuSeq?: bigint }[]) =>
+      busMessage(topics.ordersPurchaseOrderUpdated, acc, `purchase_order:${n}`, {
+        accountId: acc,
+        purchaseOrderId: randomUUID(),
+        version: 1n,
+        isDraft: true,
+        purchaseOrder: { externalPoNo: `PO-${n}`, deliveryStatus: 4, items: items.map((i) => ({ quantity: 1, ...i })) },
+      });
+    await consumerHandler(db, "events", queueConsumer)([product, draft(1, [{ skuId: known }, { skuId: unknown }]), draft(2, [{ skuId: known, skuSeq: 7n }])]);
+    const payloads = (await db("events").where({ account_id: acc, event_type: "draft_po_change" }).orderBy("seq")).map((r) => r.payload);
+    expect(payloads.map((p) => p.items.map((i: Record<string, unknown>) => [i.skuId, i.skuUuid]))).toEqual([
+      [
+        [42, known],
+        [null, unknown],
+      ],
+      [[7, known]],
+    ]);
+  });
+
   it("creates one entry for a redelivered message (inbox)", async () => {
     const handle = consumerHandler(db, "events", queueConsumer);
     const message = skuMessage(account, "dup");

@@ -119,9 +119,13 @@ const HASHED_ITEM_COLUMNS = new Set([
   "position", "external_row_id", "key", "sku", "ean", "season", "sku_id", "quantity", "delivery_date", "external_warehouse_id", "total_price_net", "total_price_vat",
   "total_price_currency", "deliveries", "delivered_quantity", "attributes",
 ]);
-/** Columns of a row that are not its content: the order's id and creating key, an item's order. */
+/**
+ * Columns of a row that are not its content: the order's id and creating key, an item's order and
+ * its product's integer id (it follows from sku_id: an order stored before items kept it, re-sent
+ * as it was, is unchanged).
+ */
 const NOT_CONTENT = new Set(["id", "api_key_id"]);
-const NOT_ITEM_CONTENT = new Set(["purchase_order_id"]);
+const NOT_ITEM_CONTENT = new Set(["purchase_order_id", "sku_seq"]);
 
 /**
  * The SHA-256 of the writable content of an order (its columns and its items' columns, always

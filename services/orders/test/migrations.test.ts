@@ -19,7 +19,7 @@ describe("orders migrations (real Postgres)", () => {
     await migrate(db, "orders", [...outboxMigrations, createOrders]);
     const [account, key, id] = [randomUUID(), randomUUID(), randomUUID()];
     await db("purchase_orders").insert({ id, account_id: account, api_key_id: key, external_po_no: "OLD", content: {} });
-    expect(await migrate(db, "orders", migrations)).toEqual(["002_distribution_orders", "003_transactions", "004_content_hash", "005_client_attributes"]);
+    expect(await migrate(db, "orders", migrations)).toEqual(["002_distribution_orders", "003_transactions", "004_content_hash", "005_client_attributes", "006_item_sku_seq"]);
     const ctx = { db, relay: { kick: () => undefined }, logger: pino({ level: "silent" }) } as unknown as ServiceContext;
     const send = async () =>
       (await writePurchaseOrders(ctx, { accountId: account, apiKeyId: key }, [create(ordersV1.PurchaseOrderSchema, { externalPoNo: "OLD" })], ordersV1.WriteMode.UPSERT, false, false)).map(

@@ -5,5 +5,6 @@ import { createDistributionOrders } from "./002_distribution_orders";
 import { createTransactions } from "./003_transactions";
 import { purchaseOrderContentHash } from "./004_content_hash";
 import { clientAttributes } from "./005_client_attributes";
+import { itemSkuSeq } from "./006_item_sku_seq";
 
-export const migrations: Migration[] = [...outboxMigrations, createOrders, createDistributionOrders, createTransactions, purchaseOrderContentHash, clientAttributes];
+export const migrations: Migration[] = [...outboxMigrations, createOrders, createDistributionOrders, createTransactions, purchaseOrderContentHash, clientAttributes, itemSkuSeq];
