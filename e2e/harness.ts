@@ -27,22 +27,36 @@ export interface Platform {
   stop(): Promise<void>;
   /** SIGKILL: the process dies mid-work, as in a crash. */
   kill(): Promise<void>;
+  /**
+   * A terminal's Ctrl-C: SIGINT to the platform's whole process group (it must have been started
+   * with `processGroup`). Resolves with the exit code.
+   */
+  interrupt(): Promise<number | null>;
+}
+
+export interface StartOptions {
+  /** Started in a process group of its own (as a terminal starts a command), so interrupt() can signal the group. */
+  processGroup?: boolean;
 }
 
 /**
  * Starts the whole platform (`node dist/local/start.js`, in this checkout or in `checkout`) and
  * waits for its "platform ready" line.
  */
-export async function startPlatform(env: Record<string, string | undefined>, timeoutMs = 60_000, checkout = root): Promise<Platform> {
+export async function startPlatform(env: Record<string, string | undefined>, timeoutMs = 60_000, checkout = root, options: StartOptions = {}): Promise<Platform> {
   ensureBuilt();
   const childEnv: Record<string, string> = {};
   for (const [k, v] of Object.entries({ ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", ...env })) {
     if (v !== undefined) childEnv[k] = v;
   }
-  const child = spawn(process.execPath, ["dist/local/start.js"], { cwd: checkout, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["dist/local/start.js"], { cwd: checkout, env: childEnv, stdio: ["ignore", "pipe", "pipe"], detached: options.processGroup });
   const logs: string[] = [];
   const ready = new Promise<{ port: number; startupMs: number }>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`platform not ready in ${timeoutMs} ms:\n${logs.slice(-20).join("\n")}`)), timeoutMs);
+    // One that never gets ready is not left running.
+    const timer = setTimeout(() => {
+      reject(new Error(`platform not ready in ${timeoutMs} ms:\n${logs.slice(-20).join("\n")}`));
+      void killChild(child, options.processGroup);
+    }, timeoutMs);
     let buffer = "";
     child.stdout!.on("data", (chunk: Buffer) => {
       buffer += chunk.toString();
@@ -74,15 +88,23 @@ export async function startPlatform(env: Record<string, string | undefined>, tim
     startupMs,
     logs,
     stop: () => stopChild(child),
-    kill: () => killChild(child),
+    kill: () => killChild(child, options.processGroup),
+    interrupt: () => {
+      if (!options.processGroup) throw new Error("interrupt() needs a platform started with processGroup");
+      if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+      const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+      process.kill(-child.pid!, "SIGINT");
+      return exited;
+    },
   };
 }
 
-function killChild(child: ChildProcess): Promise<void> {
+function killChild(child: ChildProcess, processGroup = false): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     child.once("exit", () => resolve());
-    child.kill("SIGKILL");
+    if (processGroup) process.kill(-child.pid!, "SIGKILL");
+    else child.kill("SIGKILL");
   });
 }
 
