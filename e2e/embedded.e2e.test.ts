@@ -2,19 +2,9 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
-import net from "node:net";
 import pg from "pg";
-import { eventually } from "@analytics/testing";
+import { eventually, freePort } from "@analytics/testing";
 import { checkoutRoot, client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startPlatform, type Platform, type StartOptions } from "./harness";
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Symbolic links under `dir` whose target lies outside it. */
 function linksLeaving(dir: string): string[] {
