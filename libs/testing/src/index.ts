@@ -64,5 +64,6 @@ export { killAll, processesWith, type RunProcess } from "./run";
 export { freezableProxy, type FreezableProxy } from "./proxy";
 export { crossingTransactions } from "./deadlock";
 export { startNatsCluster, type NatsCluster } from "./nats-cluster";
+export { freePort } from "./ports";
 export { databaseForFile, databaseAndStreamForFile, serviceUnderTest, subjectsUnder, codeOf, type DatabaseForFile, type DatabaseAndStreamForFile, type ServiceUnderTest } from "./per-file";
 export { accountSettingsChanged, busMessage, purchaseOrderChanged, skuUpdated, stockUpdated, warehouseChanged, type LineInit, type SkuInit } from "./factories";
