@@ -19,6 +19,8 @@ module.exports = {
   resolver: "<rootDir>/jest.resolver.js",
   globalSetup: "<rootDir>/libs/testing/src/global-setup.ts",
   globalTeardown: "<rootDir>/libs/testing/src/global-teardown.ts",
-  testTimeout: 30000,
+  // A backstop for a test that hangs: waits inside tests fail first when nothing moves; a loaded
+  // machine (two CPU-bound processes beside the suite) makes the slowest tests take minutes.
+  testTimeout: 120_000,
   maxWorkers: 2,
 };

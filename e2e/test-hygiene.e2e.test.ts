@@ -3,8 +3,8 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { eventually, testDatabaseUrl } from "@analytics/testing";
-import { checkoutRoot, startPlatform } from "./harness";
+import { eventually, runResources, testDatabaseUrl } from "@analytics/testing";
+import { checkoutRoot, startOnTestServices, startPlatform } from "./harness";
 import { fakeCheckout } from "./fixtures/fake-platform";
 
 // What a test starts, it stops; what a run makes, it removes; a run stays within its connection
@@ -56,6 +56,20 @@ describe("a platform's start", () => {
     abort.abort();
     await expect(start).rejects.toThrow(/abort/i);
     expect(alive(grandchild())).toBe(false);
+  });
+});
+
+describe("a platform on the test services whose start is aborted (its hook gave up)", () => {
+  it("removes its database, stream and data dir", async () => {
+    const runId = process.env.TEST_RUN_ID!;
+    const before = await runResources(runId, process.env.TEST_RUN_DIR!);
+    const abort = new AbortController();
+    const start = startOnTestServices({}, abort.signal);
+    // Once its database exists, the start is under way.
+    await eventually(async () => (await runResources(runId, process.env.TEST_RUN_DIR!)).databases.length > before.databases.length);
+    abort.abort();
+    await expect(start).rejects.toThrow(/abort/i);
+    expect(await runResources(runId, process.env.TEST_RUN_DIR!)).toEqual(before);
   });
 });
 

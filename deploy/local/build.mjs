@@ -2,7 +2,8 @@
 // esbuild: one file each, node_modules left external, tsconfig path aliases resolved.
 // `node deploy/local/build.mjs [name ...]` builds only the named ones.
 import { build } from "esbuild";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
 
 const services = readdirSync("services").filter((name) => existsSync(`services/${name}/src/main.ts`));
 const entries = {
@@ -14,7 +15,7 @@ const wanted = process.argv.slice(2);
 const selected = Object.entries(entries).filter(([name]) => !wanted.length || wanted.includes(name));
 
 const started = Date.now();
-await build({
+const { outputFiles } = await build({
   entryPoints: selected.map(([, e]) => e),
   outdir: "dist",
   bundle: true,
@@ -25,5 +26,14 @@ await build({
   sourcemap: true,
   logLevel: "warning",
   tsconfig: "tsconfig.base.json",
+  write: false,
 });
+// Each file written whole under a temporary name, then renamed over the old one: a process starting
+// from dist/ meanwhile (two test files building at once) reads the old file or the new, never half.
+for (const file of outputFiles) {
+  mkdirSync(dirname(file.path), { recursive: true });
+  const partial = `${file.path}.${process.pid}.partial`;
+  writeFileSync(partial, file.contents);
+  renameSync(partial, file.path);
+}
 console.log(`built ${selected.map(([n]) => n).join(", ")} in ${Date.now() - started} ms`);

@@ -123,11 +123,12 @@ beforeAll(() => {
         "apt-get install golang-go golang-github-masterminds-sprig-dev golang-gopkg-yaml.v3-dev (.ci/run does it)",
     );
   }
-  // GOPATH mode against Debian's Go packages: no module download.
+  // GOPATH mode against Debian's Go packages: no module download. Go's build cache is kept with
+  // the checkout's other caches (not in the run's TMPDIR, which the run removes), so the next run reuses it.
   const build = spawnSync("go", ["build", "-o", renderer, "."], {
     cwd: join(__dirname, "../render"),
     encoding: "utf8",
-    env: { ...process.env, GOPATH: "/usr/share/gocode", GO111MODULE: "off", GOFLAGS: "", GOCACHE: process.env.GOCACHE ?? join(tmpdir(), "go-build-chart") },
+    env: { ...process.env, GOPATH: "/usr/share/gocode", GO111MODULE: "off", GOFLAGS: "", GOCACHE: process.env.GOCACHE ?? join(__dirname, "../../../node_modules/.cache/go-build-chart") },
   });
   if (build.status !== 0) throw new Error(`go build deploy/helm/render failed:\n${build.stderr}`);
 }, 120_000);

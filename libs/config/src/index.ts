@@ -70,7 +70,7 @@ export const configSchema = z.object({
   DB_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
   /**
    * Connections this process's pool may open (per service in `npm start`); unset: 10 per service,
-   * 20 for the gateway. Replicas x pools must fit in Postgres's max_connections (README).
+   * 20 for the gateway. Replicas x pools must fit in Postgres's max_connections (docs/operations.md, "Connection budget").
    */
   DB_POOL_MAX: z.coerce.number().int().min(1).max(1000).optional(),
   /** Longest SQL statement (Postgres statement_timeout); then the request answers 503. */

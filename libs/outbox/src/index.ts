@@ -13,7 +13,7 @@ import { endSpan, SpanKind, startSpan, traceHeaders } from "@analytics/telemetry
  * the relay publishes rows afterwards, so a message is never lost when the bus is down and never
  * sent for a change that rolled back.
  *
- * What holds (README, "Integration messages"):
+ * What holds (docs/messaging.md, "What holds, and where"):
  * - every committed change is published at least once (duplicates carry the same id);
  * - per aggregate, messages are published in commit order: a row the bus refuses holds back the
  *   later rows of its aggregate (not the whole outbox) until it goes out or is dead-lettered;

@@ -2,9 +2,9 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import { connectionBudget, connectionsFile, killAll, removeRunResources, runProcesses, runResources } from "./run";
 
 /**
- * Jest global teardown: stops the run's monitor, then fails the run when anything the tests
+ * Jest global teardown: fails the run when anything the tests
  * started or made is still there (a process, a database, a stream, a temp file) or when the run's
- * connections went over the budget; what is left is removed either way.
+ * connections went over the budget; what is left is removed either way. Then the run's monitor ends.
  */
 export default async function globalTeardown(): Promise<void> {
   const containers = (globalThis as { __containers?: { stop(): Promise<unknown> }[] }).__containers ?? [];
@@ -12,7 +12,6 @@ export default async function globalTeardown(): Promise<void> {
   const runDir = process.env.TEST_RUN_DIR;
   const problems: string[] = [];
   if (runId && runDir) {
-    rmSync(`${runDir}/monitor`, { force: true });
     const monitorPid = Number(process.env.TEST_RUN_MONITOR_PID);
     // A process stopped by the last afterAll may still be on its way out.
     let left = runProcesses(runId, runDir, [monitorPid]);
@@ -33,6 +32,8 @@ export default async function globalTeardown(): Promise<void> {
       if (peak > budget) problems.push(`the run held ${peak} Postgres connections at once (${at}), over its budget of ${budget}: ${JSON.stringify(byDatabase)}`);
       else console.log(`\nPostgres connections of the run at most ${peak} (budget ${budget})`);
     }
+    // Only now is the monitor told to end: if jest dies during this teardown, it cleans up.
+    rmSync(`${runDir}/monitor`, { force: true });
     rmSync(runDir, { recursive: true, force: true });
   }
   await Promise.all(containers.map((c) => c.stop()));

@@ -60,7 +60,7 @@ export async function eventually<T>(
 }
 
 
-export { killAll, processesWith, type RunProcess } from "./run";
+export { killAll, processesWith, runResources, type RunProcess } from "./run";
 export { freezableProxy, type FreezableProxy } from "./proxy";
 export { crossingTransactions } from "./deadlock";
 export { startNatsCluster, type NatsCluster } from "./nats-cluster";

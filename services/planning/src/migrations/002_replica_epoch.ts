@@ -3,7 +3,7 @@ import type { Migration } from "@analytics/db";
 /**
  * The replica's epoch: a random id made when the schema is created. The durable consumer is named
  * after it, so a new or wiped schema gets a new consumer, which JetStream starts at the stream's
- * first message: the replica rebuilds itself by replay (README, "Planning service").
+ * first message: the replica rebuilds itself by replay (docs/planning.md, "Rebuild").
  */
 export const replicaEpoch: Migration = {
   name: "002_replica_epoch",
