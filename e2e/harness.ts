@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import Ajv2020, { type ValidateFunction } from "ajv/dist/2020";
 import addFormats from "ajv-formats";
 import { NatsBus } from "@analytics/bus";
-import { createTestDatabase, killAll, processesWith, testNatsUrl, uniqueName, whileProgressing } from "@analytics/testing";
+import { killAll, namedTestDatabase, processesWith, testNatsUrl, uniqueName, whileProgressing } from "@analytics/testing";
 
 const root = join(__dirname, "..");
 let built = false;
@@ -286,16 +286,23 @@ export function platformForFile(env: Record<string, string> = {}): PlatformOnTes
  * The platform on the test Postgres (a fresh database) and test NATS (a stream of its own); `env`
  * adds settings. Whatever it made is removed when the start fails or is aborted, and by close().
  */
-export async function startOnTestServices(env: Record<string, string> = {}, signal?: AbortSignal): Promise<PlatformOnTestServices> {
+export async function startOnTestServices(
+  env: Record<string, string> = {},
+  signal?: AbortSignal,
+  /** Told the names of what the start makes, before it makes them. */
+  naming?: (names: { database: string; stream: string; dataDir: string }) => void,
+): Promise<PlatformOnTestServices> {
   const stream = uniqueName("E2E").toUpperCase();
   const subjectPrefix = `${stream.toLowerCase()}.`;
   const dataDir = join(tmpdir(), stream);
+  const database = namedTestDatabase();
+  naming?.({ database: database.name, stream, dataDir });
   const undo: (() => Promise<unknown>)[] = [async () => rmSync(dataDir, { recursive: true, force: true })];
   const removeAll = async () => {
     for (const step of undo.reverse()) await step().catch(() => undefined);
   };
   try {
-    const database = await createTestDatabase();
+    await database.create();
     undo.push(() => database.drop());
     const bus = await NatsBus.connect({ url: testNatsUrl(), stream, subjectPrefix });
     undo.push(() => bus.deleteStream().then(() => bus.close()));

@@ -30,9 +30,13 @@ async function databaseExists(name: string) {
 }
 
 describe("a platform's start", () => {
-  const checkout = fakeCheckout();
-  const pidFile = join(checkout, "grandchild.pid");
+  let checkout: string;
+  let pidFile: string;
   const grandchild = () => Number(readFileSync(pidFile, "utf8"));
+  beforeAll(() => {
+    checkout = fakeCheckout();
+    pidFile = join(checkout, "grandchild.pid");
+  });
   afterAll(() => rmSync(checkout, { recursive: true, force: true }));
 
   it("waits while the platform moves, longer than the stall limit, and its stop stops what it started", async () => {
@@ -61,15 +65,17 @@ describe("a platform's start", () => {
 
 describe("a platform on the test services whose start is aborted (its hook gave up)", () => {
   it("removes its database, stream and data dir", async () => {
-    const runId = process.env.TEST_RUN_ID!;
-    const before = await runResources(runId, process.env.TEST_RUN_DIR!);
     const abort = new AbortController();
-    const start = startOnTestServices({}, abort.signal);
+    let made!: { database: string; stream: string; dataDir: string };
+    const start = startOnTestServices({}, abort.signal, (names) => (made = names));
     // Once its database exists, the start is under way.
-    await eventually(async () => (await runResources(runId, process.env.TEST_RUN_DIR!)).databases.length > before.databases.length);
+    await eventually(() => databaseExists(made.database), 60_000, "the platform's database");
     abort.abort();
     await expect(start).rejects.toThrow(/abort/i);
-    expect(await runResources(runId, process.env.TEST_RUN_DIR!)).toEqual(before);
+    expect(await databaseExists(made.database)).toBe(false);
+    const { streams, files } = await runResources(process.env.TEST_RUN_ID!, process.env.TEST_RUN_DIR!);
+    expect(streams).not.toContain(made.stream);
+    expect(files).not.toContain(made.dataDir);
   });
 });
 
