@@ -34,13 +34,16 @@ function rawRequest(port: number, head: string, body = ""): Promise<string> {
 
 describe("gateway under faults (real Postgres through a proxy that can freeze)", () => {
   const database = databaseForFile();
+  // Long enough for the gateway's own start (migrations) to connect through the proxy on a loaded
+  // machine; what these tests hold to is the short statement timeout and the 503 that follows.
+  const acquireMs = 3_000;
 
   let proxy: FreezableProxy;
   let gw: Gateway;
   beforeEach(async () => {
     proxy = await freezableProxy(database.url);
     gw = await buildGateway(
-      testGatewayDeps(proxy.url, { dbAcquireTimeoutMs: 500, dbStatementTimeoutMs: 500 }),
+      testGatewayDeps(proxy.url, { dbAcquireTimeoutMs: acquireMs, dbStatementTimeoutMs: 500 }),
     );
   });
   afterEach(async () => {
@@ -66,12 +69,12 @@ describe("gateway under faults (real Postgres through a proxy that can freeze)",
       expect(Number(res.headers["retry-after"])).toBeGreaterThan(0);
     }
     expect([ready.statusCode, ready.json().checks]).toEqual([503, { database: false }]);
-    console.info(`frozen Postgres: /auth on a pooled connection answered 503 after ${ms} ms (acquire and statement timeouts 500 ms)`);
+    console.info(`frozen Postgres: /auth on a pooled connection answered 503 after ${ms} ms (statement timeout 500 ms, acquire ${acquireMs} ms)`);
   });
 
   it("keeps its own statements within the service-call deadline, whatever DB_STATEMENT_TIMEOUT_MS says", async () => {
     // A statement timeout of a minute for the services; the edge's calls have 1.5 s.
-    const slow = await buildGateway(testGatewayDeps(proxy.url, { dbAcquireTimeoutMs: 500, dbStatementTimeoutMs: 60_000, serviceCallTimeoutMs: 1_500 }));
+    const slow = await buildGateway(testGatewayDeps(proxy.url, { dbAcquireTimeoutMs: acquireMs, dbStatementTimeoutMs: 60_000, serviceCallTimeoutMs: 1_500 }));
     try {
       const account = await signUp(slow);
       proxy.freeze();
