@@ -72,10 +72,10 @@ describe("big product pages over HTTP", () => {
 });
 
 describe("a big page read by a slow client", () => {
-  const DEADLINE_MS = 2500;
+  const DEADLINE_MS = 5000;
   // A short call deadline, so that reading the page takes longer than it; not so short that a
-  // chunk misses it on a loaded 2-core CI machine (1 s did once, with the suite's heaviest
-  // tests running beside it).
+  // chunk misses it on a loaded 2-core CI machine (1 s did once with the suite's heaviest tests
+  // beside it, 2.5 s once with two CPU-bound processes beside the suite).
   const platform = platformForFile({ SERVICE_CALL_TIMEOUT_MS: String(DEADLINE_MS) });
 
   it("is answered whole although reading it takes longer than a call's deadline (each chunk has it)", async () => {
@@ -103,6 +103,7 @@ describe("a big page read by a slow client", () => {
         // still unfinished (its bytes waiting in the client's buffer): what is tested is that a
         // read may outlast a deadline.
         try {
+          if (res.statusCode !== 200) throw new Error(`the page was answered ${res.statusCode}`);
           await eventually(async () => res.readableLength > 0 && !res.complete && performance.now() - started > 2 * DEADLINE_MS, 6 * DEADLINE_MS, "a stalled read longer than two deadlines");
           stalledPastTwoDeadlines = true;
         } catch (error) {
@@ -117,5 +118,5 @@ describe("a big page read by a slow client", () => {
     const products = JSON.parse(body) as { key: string }[];
     expect(products).toHaveLength(2_000);
     expect(products[1_999].key).toBe("S-02000");
-  }, 60_000);
+  }, 120_000);
 });
