@@ -1,6 +1,7 @@
+import { spawnSync } from "node:child_process";
 import pg from "pg";
 import { eventually } from "@analytics/testing";
-import { client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, platformForFile, signUp } from "./harness";
+import { checkoutRoot, client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, platformForFile, signUp } from "./harness";
 
 /**
  * Planning's later revision, its first step over HTTP (CONTRACT "Planning: the later revision"):
@@ -128,5 +129,14 @@ describe("sales plans, salesPlanGrowth and sales actuals over HTTP", () => {
     await until([{ key: "KA", channel: 2, day: "2026-03-01", units: 6 }]);
     expect((await acme.api("PUT", "/v2/api/transactions/", [{ ...sale, id, cancelledDate: "2026-03-02T00:00:00Z" }])).status).toBe(200);
     await until([]);
+
+    // The drift check compares planning's transactions with the orders service's, by version.
+    const drift = () => {
+      const run = spawnSync(process.execPath, ["deploy/local/planning-drift.mjs", platform.databaseUrl], { cwd: checkoutRoot, encoding: "utf8" });
+      return JSON.parse(run.stdout) as { transactions: { account_id: string; stale: number }[] };
+    };
+    expect(drift().transactions).toEqual([]);
+    await sql.query("UPDATE planning.sales_transactions SET version = version - 1 WHERE account_id = $1", [acme.accountID]);
+    expect(drift().transactions).toEqual([expect.objectContaining({ account_id: acme.accountID, missing: 0, stale: 1, extra: 0 })]);
   });
 });
