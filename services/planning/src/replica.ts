@@ -121,18 +121,15 @@ export async function applyPurchaseOrders(tx: Tx, messages: ordersMessagesV1.Pur
   await repo.insertOrderLines(tx, lines);
 }
 
-/** Units a transaction item counts for: + sold, - returned; its own type wins over its transaction's (unset: a sale). */
-function signedUnits(t: ordersV1.Transaction, item: ordersV1.TransactionItem): number {
-  const type = item.type ?? t.type ?? 1;
-  return type === 2 ? -item.quantity : item.quantity;
-}
+/** Whether an item's units are returned (2), not sold: its own type wins over its transaction's; unset, a sale. */
+const isReturn = (t: ordersV1.Transaction, item: ordersV1.TransactionItem) => (item.type ?? t.type ?? 1) === 2;
 
 /**
  * A transaction's sales lines: per item, its units shipped from each warehouse (by external id)
  * and the rest under "". None when it is cancelled, or has no date to count it on (createdDate,
  * else when it was first stored).
  */
-export function salesLinesOf(m: ordersMessagesV1.TransactionChanged) {
+function salesLinesOf(m: ordersMessagesV1.TransactionChanged) {
   const t = m.transaction;
   const soldAt = t?.createdDate ?? t?.createdAt;
   if (!t || t.cancelledDate || !soldAt) return [];
@@ -147,7 +144,7 @@ export function salesLinesOf(m: ordersMessagesV1.TransactionChanged) {
       perWarehouse.set(warehouse, (perWarehouse.get(warehouse) ?? 0) + quantity);
     }
     perWarehouse.set("", (perWarehouse.get("") ?? 0) + unshipped);
-    const sign = Math.sign(signedUnits(t, item));
+    const sign = isReturn(t, item) ? -1 : 1;
     return [...perWarehouse].filter(([, units]) => units > 0).map(([warehouse, units]) => ({
       account_id: m.accountId,
       transaction_id: m.transactionId,
