@@ -2,7 +2,7 @@
 // operator's tool for a database that holds every schema, as the embedded default and a shared
 // Postgres do; the planning service itself never reads another schema):
 //   node deploy/local/planning-drift.mjs [DATABASE_URL]
-// For SKUs (catalogue), warehouses and stock (inventory) and purchase orders (orders), per account:
+// For SKUs (catalogue), warehouses and stock (inventory), purchase orders and transactions (orders), per account:
 // rows the source has and the replica lacks (`missing`), rows the replica holds at an older version
 // than the source (`stale`), live rows the replica holds that the source does not (`extra`), and
 // rows at the same version whose values differ (`differing`: a warehouse's external id or name, a
@@ -34,6 +34,12 @@ const entities = {
     needs: ["orders.purchase_orders", "planning.purchase_orders"],
     source: "SELECT account_id, id::text AS key, version, NULL AS value FROM orders.purchase_orders",
     replica: "SELECT account_id, purchase_order_id::text AS key, version, NULL AS value FROM planning.purchase_orders",
+  },
+  // Transactions by version (their sales lines are replaced whole with each newer version).
+  transactions: {
+    needs: ["orders.transactions", "planning.sales_transactions"],
+    source: "SELECT account_id, id::text AS key, version, NULL AS value FROM orders.transactions",
+    replica: "SELECT account_id, transaction_id::text AS key, version, NULL AS value FROM planning.sales_transactions",
   },
   // A line's values as the orders service announces them (the item's warehouse and delivery date,
   // else the order's; its UTC day; the kind from the order's status); versions are the order's.

@@ -10,6 +10,7 @@ export const REVOKED_CHANNEL = "gateway_api_key_revoked";
 export interface AccountSettings {
   customPriceFields: string[];
   timezone: string;
+  salesPlanGrowth: number;
 }
 
 export async function createAccount(db: Db, name: string, key: { apiKeyId: string; secretHash: string; name: string }) {
@@ -69,18 +70,21 @@ export async function updateSettings(db: Db, accountId: string, settings: Accoun
       .update({
         custom_price_fields: settings.customPriceFields,
         timezone: settings.timezone,
+        sales_plan_growth: String(settings.salesPlanGrowth),
         updated_at: tx.fn.now(),
         settings_version: tx.raw("settings_version + 1"),
       })
-      .returning(["custom_price_fields", "timezone", "settings_version"]);
+      .returning(["custom_price_fields", "timezone", "sales_plan_growth", "settings_version"]);
     if (!row) return undefined;
-    const stored: AccountSettings = { customPriceFields: row.custom_price_fields, timezone: row.timezone };
+    const stored = settingsOf(row);
     await enqueue(tx, [
       outboxEntry(topics.accountSettingsChanged, accountId, accountId, {
         accountId,
         version: BigInt(row.settings_version),
         customPriceFields: stored.customPriceFields ?? [],
         timezone: stored.timezone ?? "",
+        // The digits as stored (numeric), not a float's.
+        salesPlanGrowth: { value: row.sales_plan_growth },
       }),
     ]);
     return stored;
@@ -89,6 +93,10 @@ export async function updateSettings(db: Db, accountId: string, settings: Accoun
 
 export async function getSettings(db: Db, accountId: string): Promise<AccountSettings | undefined> {
   if (!isUuid(accountId)) return undefined;
-  const row = await db("accounts").where({ id: accountId }).first("custom_price_fields", "timezone");
-  return row ? { customPriceFields: row.custom_price_fields, timezone: row.timezone } : undefined;
+  const row = await db("accounts").where({ id: accountId }).first("custom_price_fields", "timezone", "sales_plan_growth");
+  return row ? settingsOf(row) : undefined;
+}
+
+function settingsOf(row: { custom_price_fields: string[]; timezone: string; sales_plan_growth: string }): AccountSettings {
+  return { customPriceFields: row.custom_price_fields, timezone: row.timezone, salesPlanGrowth: Number(row.sales_plan_growth) };
 }

@@ -122,6 +122,11 @@ const settingsSchema = z.strictObject({
       }
     }, "an IANA time zone such as Europe/Stockholm")
     .default("UTC"),
+  salesPlanGrowth: z
+    .number()
+    .gt(-1)
+    .default(0)
+    .describe("planning's year-over-year growth where no sales plan is stored: a month's plan is the same month's net units a year earlier times (1 + salesPlanGrowth); a decimal > -1 (0.1 = 10 % more)"),
 });
 
 /** The admin API of the contract; registered only when ADMIN_TOKEN is set. */
@@ -190,7 +195,7 @@ export function adminRoutes(ctx: RouteContext, o: AccountsOptions): void {
     method: "PUT",
     url: "/admin/v1/accounts/:accountID/settings",
     operationId: "replaceAccountSettings",
-    summary: "Set an account's custom price fields and time zone",
+    summary: "Set an account's custom price fields, time zone and sales plan growth",
     tag: "Admin",
     auth: "admin",
     params: accountIdParam,

@@ -3,8 +3,9 @@ import type { Client } from "@connectrpc/connect";
 import { ScalarType, type DescField } from "@bufbuild/protobuf";
 import { fieldRules, planningV1, type catalogueV1 } from "@analytics/contracts";
 import type { Caller } from "@analytics/auth";
-import { repeatable, route, type RouteContext } from "../http/route";
-import { generalResponseSchema } from "../http/schemas";
+import { batchOf, repeatable, route, type RouteContext } from "../http/route";
+import { BATCH_MAX, runBatch, serverFailure } from "../http/batch";
+import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { dateOnly } from "../http/values";
 import { answerShape, restAnswerOf } from "../http/proto-schema";
 import type { CallAs } from "../clients";
@@ -98,6 +99,19 @@ const plannedVolumeWarehouseRow = z.object(answerShape(PlannedVolumeWarehouseRow
 const restRow = restAnswerOf(PlannedVolumeRowSchema, names);
 const restWarehouseRow = restAnswerOf(PlannedVolumeWarehouseRowSchema, names);
 
+// ---------------------------------------------------------------------------------------------
+// Stored sales plans (CONTRACT "Sales plans").
+
+const salesPlanWrite = z
+  .strictObject({
+    key: z.string().min(1).max(500).describe("the product's key"),
+    channel: z.number().int().min(1).max(2).describe("1 D2C, 2 B2B"),
+    month: z.string().max(7).regex(/^\d{4}-(0[1-9]|1[0-2])$/, "must be a month YYYY-MM").describe("YYYY-MM"),
+    volume: z.number().min(0).max(1e12).nullable().describe("units planned for the month (>= 0); null removes the stored plan, and the month's plan is the year-over-year baseline again"),
+  })
+  .meta({ id: "SalesPlanWrite" });
+type SalesPlanWrite = z.infer<typeof salesPlanWrite>;
+
 /** /v2/api/planning -> analytics.planning.v1.PlanningService (answers from planning's replica). */
 export function planningRoutes(ctx: RouteContext, planning: Client<typeof planningV1.PlanningService>, catalogue: Client<typeof catalogueV1.CatalogueService>, as: CallAs): void {
   /** The query as proto, its integer product ids as the UUIDs the catalogue knows them by. */
@@ -118,6 +132,48 @@ export function planningRoutes(ctx: RouteContext, planning: Client<typeof planni
     handler: async ({ query, caller }) => {
       const res = await planning.getPlannedVolumes({ query: await protoQuery(query as VolumesQuery, caller) }, as(caller));
       return res.rows.map(restRow);
+    },
+  });
+  route(ctx, {
+    method: "POST",
+    url: "/v2/api/planning/sales-plans/batch",
+    summary: `Store, replace or remove (volume null) up to ${BATCH_MAX} of the account's sales plans, per SKU key, channel and month; where none is stored, a month's plan is the year-over-year baseline`,
+    tag,
+    auth: "bearer",
+    body: batchOf(salesPlanWrite, BATCH_MAX),
+    bodyExample: [
+      { key: "SKU-1001-BLK-M", channel: 1, month: "2026-09", volume: 120 },
+      { key: "SKU-1001-BLK-M", channel: 2, month: "2026-09", volume: 40.5 },
+      { key: "SKU-1001-BLK-L", channel: 1, month: "2026-09", volume: null },
+    ],
+    responses: {
+      ...batchFailureResponses,
+      200: {
+        description: "one BatchResponse per item, in request order (201 created, 200 updated, removed, or unchanged when sent as stored, 400 invalid, 404 unknown key, 409 the same key, channel and month twice in the request)",
+        schema: z.array(batchResponseSchema),
+      },
+      400: { description: "the body is not an array of 1 to 1000 items", schema: generalResponseSchema },
+    },
+    handler: async ({ body, caller }, _req, reply) => {
+      const results = await runBatch(body, salesPlanWrite, "key", async (valid) => {
+        const plans = valid as SalesPlanWrite[];
+        const { skus } = await catalogue.resolveSkus({ references: plans.map((p) => ({ key: p.key })) }, as(caller));
+        const res = await planning.upsertSalesPlans(
+          {
+            plans: plans.map((p, i) => ({
+              key: p.key,
+              skuFound: !!skus[i]?.found,
+              skuId: skus[i]?.found ? skus[i].id : "",
+              channel: p.channel,
+              month: p.month,
+              volume: p.volume === null ? undefined : { value: String(p.volume) },
+            })),
+          },
+          as(caller),
+        );
+        return res.results.map((r) => ({ message: r.message, reference: r.reference, referenceField: r.referenceField, statusCode: r.statusCode }));
+      });
+      return reply.status(serverFailure(results) ?? 200).send(results);
     },
   });
   route(ctx, {

@@ -112,5 +112,54 @@ export const purchaseOrderChanged = (
   });
 
 /** The gateway's AccountSettingsChanged. */
-export const accountSettingsChanged = (accountId: string, version: number, timezone: string) =>
-  busMessage(topics.accountSettingsChanged, accountId, `account:${accountId}`, { accountId, version: BigInt(version), timezone, customPriceFields: [] });
+export const accountSettingsChanged = (accountId: string, version: number, timezone: string, salesPlanGrowth?: string) =>
+  busMessage(topics.accountSettingsChanged, accountId, `account:${accountId}`, {
+    accountId,
+    version: BigInt(version),
+    timezone,
+    customPriceFields: [],
+    salesPlanGrowth: salesPlanGrowth === undefined ? undefined : { value: salesPlanGrowth },
+  });
+
+export interface TransactionItemInit {
+  key: string;
+  quantity: number;
+  /** 1 sale, 2 return; unset: the transaction's. */
+  type?: number;
+  externalItemId?: string;
+  shipments?: { quantity: number; warehouse?: string }[];
+}
+
+export interface TransactionInit {
+  /** 1 D2C, 2 B2B. */
+  channel?: number;
+  /** 1 sale, 2 return. */
+  type?: number;
+  createdDate: string;
+  cancelledDate?: string;
+  items: TransactionItemInit[];
+}
+
+/** The orders service's TransactionCreated (version 1) or TransactionUpdated: the whole transaction. */
+export const transactionChanged = (accountId: string, transactionId: string, version: number, t: TransactionInit, updatedAt = new Date()) =>
+  busMessage(version === 1 ? topics.ordersTransactionCreated : topics.ordersTransactionUpdated, accountId, `transaction:${transactionId}`, {
+    accountId,
+    transactionId,
+    version: BigInt(version),
+    transaction: {
+      id: transactionId,
+      externalTransactionId: `T-${transactionId.slice(0, 8)}`,
+      channel: t.channel ?? 1,
+      type: t.type ?? 1,
+      createdDate: timestampFromDate(new Date(t.createdDate)),
+      cancelledDate: t.cancelledDate ? timestampFromDate(new Date(t.cancelledDate)) : undefined,
+      updatedAt: timestampFromDate(updatedAt),
+      items: t.items.map((item, i) => ({
+        externalItemId: item.externalItemId ?? `item-${i + 1}`,
+        key: item.key,
+        quantity: item.quantity,
+        type: item.type,
+        shipments: (item.shipments ?? []).map((s) => ({ quantity: s.quantity, externalWarehouseId: s.warehouse })),
+      })),
+    },
+  });

@@ -66,4 +66,16 @@ export { crossingTransactions } from "./deadlock";
 export { startNatsCluster, type NatsCluster } from "./nats-cluster";
 export { freePort } from "./ports";
 export { databaseForFile, databaseAndStreamForFile, serviceUnderTest, subjectsUnder, codeOf, type DatabaseForFile, type DatabaseAndStreamForFile, type ServiceUnderTest } from "./per-file";
-export { accountSettingsChanged, busMessage, purchaseOrderChanged, skuUpdated, stockUpdated, warehouseChanged, type LineInit, type SkuInit } from "./factories";
+export {
+  accountSettingsChanged,
+  busMessage,
+  purchaseOrderChanged,
+  skuUpdated,
+  stockUpdated,
+  transactionChanged,
+  warehouseChanged,
+  type LineInit,
+  type SkuInit,
+  type TransactionInit,
+  type TransactionItemInit,
+} from "./factories";

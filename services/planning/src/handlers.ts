@@ -3,6 +3,7 @@ import { planningV1 } from "@analytics/contracts";
 import { callerOf } from "@analytics/auth";
 import type { Db } from "@analytics/db";
 import { plannedVolumes, replicaSummary } from "./repository";
+import { upsertSalesPlans } from "./sales-plans";
 import { volumeQueryOf } from "./validation";
 
 /** Thin Connect handlers: every answer comes from planning's own replica, for the caller's account. */
@@ -18,6 +19,9 @@ export function planningRoutes(db: Db) {
       },
       async getReplicaSummary(_req, ctx) {
         return replicaSummary(db, callerOf(ctx).accountId);
+      },
+      async upsertSalesPlans(req, ctx) {
+        return { results: await upsertSalesPlans(db, callerOf(ctx).accountId, req.plans) };
       },
     });
 }

@@ -1,5 +1,5 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { topics, type accountsMessagesV1, type catalogueMessagesV1, type inventoryMessagesV1, type ordersMessagesV1 } from "@analytics/contracts";
+import { topics, type accountsMessagesV1, type catalogueMessagesV1, type inventoryMessagesV1, type ordersMessagesV1, type ordersV1 } from "@analytics/contracts";
 import type { Tx } from "@analytics/db";
 import { dispatch, on, type ConsumerDefinition, type Delivery } from "@analytics/rpc";
 import * as repo from "./repository";
@@ -10,7 +10,7 @@ import * as repo from "./repository";
  * duplicates, replays and any interleaving converge to the state of the newest versions. A batch
  * is a fixed handful of set-based statements whatever its size.
  *
- * Warehouses, stock, orders and account settings are stored as their messages' fields
+ * Warehouses, stock, orders, transactions and account settings are stored as their messages' fields
  * (repository.ts, the tables' `only`); SKUs and order lines are rows of their own (renamed,
  * defaulted, derived fields), mapped here.
  */
@@ -121,6 +121,61 @@ export async function applyPurchaseOrders(tx: Tx, messages: ordersMessagesV1.Pur
   await repo.insertOrderLines(tx, lines);
 }
 
+/** Whether an item's units are returned (2), not sold: its own type wins over its transaction's; unset, a sale. */
+const isReturn = (t: ordersV1.Transaction, item: ordersV1.TransactionItem) => (item.type ?? t.type ?? 1) === 2;
+
+/**
+ * A transaction's sales lines: per item, its units shipped from each warehouse (by external id)
+ * and the rest under "". None when it is cancelled, or has no date to count it on (createdDate,
+ * else when it was first stored).
+ */
+function salesLinesOf(m: ordersMessagesV1.TransactionChanged) {
+  const t = m.transaction;
+  const soldAt = t?.createdDate ?? t?.createdAt;
+  if (!t || t.cancelledDate || !soldAt) return [];
+  const changedAt = t.updatedAt ? timestampDate(t.updatedAt).toISOString() : null;
+  return t.items.flatMap((item) => {
+    const perWarehouse = new Map<string, number>();
+    let unshipped = item.quantity;
+    for (const s of item.shipments) {
+      const quantity = Math.min(s.quantity, unshipped);
+      unshipped -= quantity;
+      const warehouse = s.externalWarehouseId ?? "";
+      perWarehouse.set(warehouse, (perWarehouse.get(warehouse) ?? 0) + quantity);
+    }
+    perWarehouse.set("", (perWarehouse.get("") ?? 0) + unshipped);
+    const sign = isReturn(t, item) ? -1 : 1;
+    return [...perWarehouse].filter(([, units]) => units > 0).map(([warehouse, units]) => ({
+      account_id: m.accountId,
+      transaction_id: m.transactionId,
+      external_item_id: item.externalItemId,
+      external_warehouse_id: warehouse,
+      key: orNull(item.key),
+      sku: orNull(item.sku),
+      ean: orNull(item.ean),
+      channel: t.channel ?? 0,
+      sold_at: timestampDate(soldAt).toISOString(),
+      units: sign * units,
+      changed_at: changedAt,
+    }));
+  });
+}
+
+/** Transactions: a newer version replaces all of the transaction's sales lines, as orders replace their PO lines. */
+export async function applyTransactions(tx: Tx, messages: ordersMessagesV1.TransactionChanged[]): Promise<void> {
+  const transactions = newestByKey(messages, (m) => `${m.accountId}/${m.transactionId}`);
+  if (!transactions.length) return;
+  const applied = await repo.storeNewerSalesTransactions(tx, transactions);
+  if (!applied.length) return;
+  const won = new Set(applied.map((r) => `${r.account_id}/${r.transaction_id}`));
+  const winners = transactions.filter((m) => won.has(`${m.accountId}/${m.transactionId}`));
+  await repo.deleteSalesLines(
+    tx,
+    winners.map((m) => ({ account_id: m.accountId, transaction_id: m.transactionId })),
+  );
+  await repo.insertSalesLines(tx, winners.flatMap(salesLinesOf));
+}
+
 export async function applyAccountSettings(tx: Tx, messages: accountsMessagesV1.AccountSettingsChanged[]): Promise<void> {
   await repo.storeNewerAccounts(tx, newestByKey(messages, (m) => m.accountId));
 }
@@ -131,6 +186,7 @@ interface ReplicaBatch {
   warehouses: inventoryMessagesV1.WarehouseChanged[];
   stock: inventoryMessagesV1.StockUpdated[];
   orders: ordersMessagesV1.PurchaseOrderChanged[];
+  transactions: ordersMessagesV1.TransactionChanged[];
   settings: accountsMessagesV1.AccountSettingsChanged[];
 }
 
@@ -141,12 +197,13 @@ const sortDelivery = dispatch<void, ReplicaBatch>(
   on(topics.inventoryWarehouseDeleted, (d, batch) => void batch.warehouses.push({ ...d.message, deleted: true })),
   on(topics.inventoryStockUpdated, (d, batch) => void batch.stock.push(d.message)),
   on([topics.ordersPurchaseOrderCreated, topics.ordersPurchaseOrderUpdated], (d, batch) => void batch.orders.push(d.message)),
+  on([topics.ordersTransactionCreated, topics.ordersTransactionUpdated], (d, batch) => void batch.transactions.push(d.message)),
   on(topics.accountSettingsChanged, (d, batch) => void batch.settings.push(d.message)),
 );
 
 /** Applies a batch of deliveries of any replica topic: a handful of statements per kind present. */
 export async function applyDeliveries(tx: Tx, deliveries: Delivery[]): Promise<void> {
-  const batch: ReplicaBatch = { skus: [], warehouses: [], stock: [], orders: [], settings: [] };
+  const batch: ReplicaBatch = { skus: [], warehouses: [], stock: [], orders: [], transactions: [], settings: [] };
   for (const d of deliveries) {
     // A message counts for the account it was published for; a payload naming another is ignored.
     if (!("accountId" in d.message) || d.message.accountId !== d.accountId) continue;
@@ -156,6 +213,7 @@ export async function applyDeliveries(tx: Tx, deliveries: Delivery[]): Promise<v
   await applyWarehouses(tx, batch.warehouses);
   await applyStock(tx, batch.stock);
   await applyPurchaseOrders(tx, batch.orders);
+  await applyTransactions(tx, batch.transactions);
   await applyAccountSettings(tx, batch.settings);
 }
 

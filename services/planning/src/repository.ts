@@ -239,7 +239,7 @@ export const purchaseOrdersTable = tableSpec(ordersMessagesV1.PurchaseOrderChang
   columnTypes: uuids("account_id", "purchase_order_id"),
 });
 export const accountsTable = tableSpec(accountsMessagesV1.AccountSettingsChangedSchema, "accounts", {
-  only: ["account_id", "version", "timezone"],
+  only: ["account_id", "version", "timezone", "sales_plan_growth"],
   columnTypes: uuids("account_id"),
 });
 
@@ -249,6 +249,27 @@ export const storeNewerStock = (tx: Tx, messages: inventoryMessagesV1.StockUpdat
 
 /** Answers the keys (account_id, purchase_order_id) of the orders written. */
 export const storeNewerPurchaseOrders = (tx: Tx, messages: ordersMessagesV1.PurchaseOrderChanged[]) => storeNewer(tx, purchaseOrdersTable, ["account_id", "purchase_order_id"], messages);
+
+/** A transaction's version (its sales are sales_lines). */
+export const salesTransactionsTable = tableSpec(ordersMessagesV1.TransactionChangedSchema, "sales_transactions", {
+  only: ["account_id", "transaction_id", "version"],
+  columnTypes: uuids("account_id", "transaction_id"),
+});
+
+/** Answers the keys (account_id, transaction_id) of the transactions written. */
+export const storeNewerSalesTransactions = (tx: Tx, messages: ordersMessagesV1.TransactionChanged[]) => storeNewer(tx, salesTransactionsTable, ["account_id", "transaction_id"], messages);
+
+export const deleteSalesLines = (tx: Tx, transactions: { account_id: string; transaction_id: string }[]) => deleteLinesOf(tx, "sales_lines", "transaction_id", transactions);
+
+export async function insertSalesLines(tx: Tx, lines: object[]): Promise<void> {
+  if (!lines.length) return;
+  await tx.raw(
+    `INSERT INTO sales_lines (account_id, transaction_id, external_item_id, external_warehouse_id, key, sku, ean, channel, sold_at, units, changed_at)
+     SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, transaction_id uuid, external_item_id text, external_warehouse_id text,
+       key text, sku text, ean text, channel int, sold_at timestamptz, units int, changed_at timestamptz)`,
+    [json(lines)],
+  );
+}
 
 export const storeNewerAccounts = (tx: Tx, messages: accountsMessagesV1.AccountSettingsChanged[]) => storeNewer(tx, accountsTable, ["account_id"], messages);
 
@@ -290,13 +311,16 @@ export async function recordDroppedLines(
   );
 }
 
-export async function deleteOrderLines(tx: Tx, orders: { account_id: string; purchase_order_id: string }[]): Promise<void> {
+/** Deletes the lines in `table` of the given owners (orders, transactions), each named by (account_id, `owner`). */
+async function deleteLinesOf(tx: Tx, table: string, owner: string, owners: Record<string, string>[]): Promise<void> {
   await tx.raw(
-    `DELETE FROM purchase_order_lines l USING jsonb_to_recordset(?::jsonb) AS x(account_id uuid, purchase_order_id uuid)
-     WHERE l.account_id = x.account_id AND l.purchase_order_id = x.purchase_order_id`,
-    [json(orders)],
+    `DELETE FROM ${table} l USING jsonb_to_recordset(?::jsonb) AS x(account_id uuid, ${owner} uuid)
+     WHERE l.account_id = x.account_id AND l.${owner} = x.${owner}`,
+    [json(owners)],
   );
 }
+
+export const deleteOrderLines = (tx: Tx, orders: { account_id: string; purchase_order_id: string }[]) => deleteLinesOf(tx, "purchase_order_lines", "purchase_order_id", orders);
 
 export async function insertOrderLines(tx: Tx, lines: object[]): Promise<void> {
   await tx.raw(

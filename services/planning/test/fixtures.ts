@@ -13,6 +13,7 @@ export {
   purchaseOrderChanged as purchaseOrder,
   skuUpdated as sku,
   stockUpdated as stock,
+  transactionChanged as transaction,
   warehouseChanged as warehouse,
   type LineInit,
   type SkuInit,

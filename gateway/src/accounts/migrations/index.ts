@@ -3,5 +3,6 @@ import { outboxMigrations } from "@analytics/outbox";
 import { createAccounts } from "./001_accounts";
 import { settingsVersion } from "./002_settings_outbox";
 import { authFailures } from "./003_auth_failures";
+import { salesPlanGrowth } from "./004_sales_plan_growth";
 
-export const migrations: Migration[] = [...outboxMigrations, createAccounts, settingsVersion, authFailures];
+export const migrations: Migration[] = [...outboxMigrations, createAccounts, settingsVersion, authFailures, salesPlanGrowth];

@@ -5,5 +5,6 @@ import { createReplica } from "./001_planning";
 import { replicaEpoch } from "./002_replica_epoch";
 import { changedGroups } from "./003_changed_groups";
 import { skuSeq } from "./004_sku_seq";
+import { sales } from "./005_sales";
 
-export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createReplica, replicaEpoch, changedGroups, skuSeq];
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createReplica, replicaEpoch, changedGroups, skuSeq, sales];

@@ -4,13 +4,15 @@
 
 import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Decimal } from "../../common/v1/common_pb";
+import { file_common_v1_common } from "../../common/v1/common_pb";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file accounts/v1/messages.proto.
  */
 export const file_accounts_v1_messages: GenFile = /*@__PURE__*/
-  fileDesc("ChphY2NvdW50cy92MS9tZXNzYWdlcy5wcm90bxIVYW5hbHl0aWNzLmFjY291bnRzLnYxImwKFkFjY291bnRTZXR0aW5nc0NoYW5nZWQSEgoKYWNjb3VudF9pZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgDEhsKE2N1c3RvbV9wcmljZV9maWVsZHMYAyADKAkSEAoIdGltZXpvbmUYBCABKAliBnByb3RvMw");
+  fileDesc("ChphY2NvdW50cy92MS9tZXNzYWdlcy5wcm90bxIVYW5hbHl0aWNzLmFjY291bnRzLnYxIqUBChZBY2NvdW50U2V0dGluZ3NDaGFuZ2VkEhIKCmFjY291bnRfaWQYASABKAkSDwoHdmVyc2lvbhgCIAEoAxIbChNjdXN0b21fcHJpY2VfZmllbGRzGAMgAygJEhAKCHRpbWV6b25lGAQgASgJEjcKEXNhbGVzX3BsYW5fZ3Jvd3RoGAUgASgLMhwuYW5hbHl0aWNzLmNvbW1vbi52MS5EZWNpbWFsYgZwcm90bzM", [file_common_v1_common]);
 
 /**
  * analytics.accounts.settings.changed: services that act on settings (pricing validates custom
@@ -40,6 +42,14 @@ export type AccountSettingsChanged = Message<"analytics.accounts.v1.AccountSetti
    * @generated from field: string timezone = 4;
    */
   timezone: string;
+
+  /**
+   * The year-over-year growth planning applies to last year's sales where no sales plan is
+   * stored (0.1 = 10 % more), a decimal > -1; unset means 0.
+   *
+   * @generated from field: analytics.common.v1.Decimal sales_plan_growth = 5;
+   */
+  salesPlanGrowth?: Decimal | undefined;
 };
 
 /**

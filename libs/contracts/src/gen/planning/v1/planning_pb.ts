@@ -4,6 +4,8 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Decimal } from "../../common/v1/common_pb";
+import { file_common_v1_common } from "../../common/v1/common_pb";
 import { file_common_v1_rules } from "../../common/v1/rules_pb";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -11,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file planning/v1/planning.proto.
  */
 export const file_planning_v1_planning: GenFile = /*@__PURE__*/
-  fileDesc("ChpwbGFubmluZy92MS9wbGFubmluZy5wcm90bxIVYW5hbHl0aWNzLnBsYW5uaW5nLnYxIrcFChNQbGFubmVkVm9sdW1lc1F1ZXJ5EjAKCGdyb3VwX2J5GAEgASgOMh4uYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkdyb3VwQnkSEQoJZnJvbV9kYXRlGAIgASgJEg8KB3RvX2RhdGUYAyABKAkSHQoNdXBkYXRlZF9zaW5jZRgEIAEoCUIGorsYAghAEg8KB3NlYXNvbnMYBSADKAkSKQoIdmFyaWFudHMYBiADKAlCF6K7GBNCEXZhcmlhbnQgZ3JvdXAgaWRzEikKCHByb2R1Y3RzGAcgAygJQheiuxgTQhFwcm9kdWN0IGdyb3VwIGlkcxIMCgRza3VzGAggAygJEjwKB3NrdV9pZHMYCSADKAlCK6K7GCdCJXByb2R1Y3RzIChTS1VzKSBieSBpbnRlZ2VyIGlkIG9yIFVVSUQSDgoGYnJhbmRzGAogAygJEhIKCmNhdGVnb3JpZXMYCyADKAkSDQoFc2l6ZXMYDCADKAkSQwoKc2t1X3N0YXR1cxgNIAMoBUIvorsYKxgBIAdCJWRlZmF1bHQgZXZlcnkgc3RhdHVzIGJ1dCAxIChpbmFjdGl2ZSkSHAoPYWN0aXZlX3BsYW5uaW5nGA4gASgISACIAQESEwoLZGVwYXJ0bWVudHMYDyADKAkSDwoHZ2VuZGVycxgQIAMoCRITCgtjb2xsZWN0aW9ucxgRIAMoCRIOCgZjb2xvcnMYEiADKAkSFQoNc3ViY2F0ZWdvcmllcxgTIAMoCRIVCg1wcm9kdWN0X3R5cGVzGBQgAygJEhkKEW1lcmNoYW5kaXNlX3R5cGVzGBUgAygJEjoKCnBpbV9jdXN0b20YFiADKAsyJi5hbmFseXRpY3MucGxhbm5pbmcudjEuUGltQ3VzdG9tRmlsdGVyQhIKEF9hY3RpdmVfcGxhbm5pbmciOgoPUGltQ3VzdG9tRmlsdGVyEhcKBWluZGV4GAEgASgFQgiiuxgEGAEgChIOCgZ2YWx1ZXMYAiADKAkiyAIKEFBsYW5uZWRWb2x1bWVSb3cSTgoJZ3JvdXBfa2V5GAEgASgJQjuiuxg3QjV0aGUgc2Vhc29uLCBwcm9kdWN0R3JvdXBJZCwgdmFyaWFudEdyb3VwSWQgb3IgU0tVIGtleRIrCgxzdG9ja192b2x1bWUYAiABKANCFaK7GBFCD2F2YWlsYWJsZSBzdG9jaxJhCglwb192b2x1bWUYAyABKANCTqK7GEpCSG9wZW4gcXVhbnRpdHkgb2Ygbm9uLWNhbmNlbGxlZCwgbm9uLWRyYWZ0IG9yZGVycyBkZWxpdmVyZWQgaW4gdGhlIHdpbmRvdxJUCg9kcmFmdF9wb192b2x1bWUYBCABKANCO6K7GDdCNW9wZW4gcXVhbnRpdHkgb2YgZHJhZnQgb3JkZXJzIGRlbGl2ZXJlZCBpbiB0aGUgd2luZG93IlUKGEdldFBsYW5uZWRWb2x1bWVzUmVxdWVzdBI5CgVxdWVyeRgBIAEoCzIqLmFuYWx5dGljcy5wbGFubmluZy52MS5QbGFubmVkVm9sdW1lc1F1ZXJ5ImAKI0dldFBsYW5uZWRWb2x1bWVzQnlXYXJlaG91c2VSZXF1ZXN0EjkKBXF1ZXJ5GAEgASgLMiouYW5hbHl0aWNzLnBsYW5uaW5nLnYxLlBsYW5uZWRWb2x1bWVzUXVlcnkiUgoZR2V0UGxhbm5lZFZvbHVtZXNSZXNwb25zZRI1CgRyb3dzGAEgAygLMicuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLlBsYW5uZWRWb2x1bWVSb3cixQMKGVBsYW5uZWRWb2x1bWVXYXJlaG91c2VSb3cSTgoJZ3JvdXBfa2V5GAEgASgJQjuiuxg3QjV0aGUgc2Vhc29uLCBwcm9kdWN0R3JvdXBJZCwgdmFyaWFudEdyb3VwSWQgb3IgU0tVIGtleRJaCgx3YXJlaG91c2VfaWQYAiABKAlCRKK7GEBCPnRoZSB3YXJlaG91c2UgSUQ7ICIiIGZvciBQTyB2b2x1bWUgd2l0aG91dCBhIChrbm93bikgd2FyZWhvdXNlEhYKDndhcmVob3VzZV9uYW1lGAMgASgJEisKDHN0b2NrX3ZvbHVtZRgEIAEoA0IVorsYEUIPYXZhaWxhYmxlIHN0b2NrEmEKCXBvX3ZvbHVtZRgFIAEoA0JOorsYSkJIb3BlbiBxdWFudGl0eSBvZiBub24tY2FuY2VsbGVkLCBub24tZHJhZnQgb3JkZXJzIGRlbGl2ZXJlZCBpbiB0aGUgd2luZG93ElQKD2RyYWZ0X3BvX3ZvbHVtZRgGIAEoA0I7orsYN0I1b3BlbiBxdWFudGl0eSBvZiBkcmFmdCBvcmRlcnMgZGVsaXZlcmVkIGluIHRoZSB3aW5kb3ciZgokR2V0UGxhbm5lZFZvbHVtZXNCeVdhcmVob3VzZVJlc3BvbnNlEj4KBHJvd3MYASADKAsyMC5hbmFseXRpY3MucGxhbm5pbmcudjEuUGxhbm5lZFZvbHVtZVdhcmVob3VzZVJvdyIaChhHZXRSZXBsaWNhU3VtbWFyeVJlcXVlc3Qi/wEKGUdldFJlcGxpY2FTdW1tYXJ5UmVzcG9uc2USDAoEc2t1cxgBIAEoAxISCgp3YXJlaG91c2VzGAIgASgDEhIKCnN0b2NrX3Jvd3MYAyABKAMSFwoPcHVyY2hhc2Vfb3JkZXJzGAQgASgDEhwKFHB1cmNoYXNlX29yZGVyX2xpbmVzGAUgASgDEhcKD3NrdV92ZXJzaW9uX3N1bRgGIAEoAxIZChFzdG9ja192ZXJzaW9uX3N1bRgHIAEoAxIiChpwdXJjaGFzZV9vcmRlcl92ZXJzaW9uX3N1bRgIIAEoAxIdChV3YXJlaG91c2VfdmVyc2lvbl9zdW0YCSABKAMqegoHR3JvdXBCeRIYChRHUk9VUF9CWV9VTlNQRUNJRklFRBAAEhQKEEdST1VQX0JZX1NFQVNPTlMQARIVChFHUk9VUF9CWV9QUk9EVUNUUxACEhUKEUdST1VQX0JZX1ZBUklBTlRTEAMSEQoNR1JPVVBfQllfU0tVUxAEMpsDCg9QbGFubmluZ1NlcnZpY2USdgoRR2V0UGxhbm5lZFZvbHVtZXMSLy5hbmFseXRpY3MucGxhbm5pbmcudjEuR2V0UGxhbm5lZFZvbHVtZXNSZXF1ZXN0GjAuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkdldFBsYW5uZWRWb2x1bWVzUmVzcG9uc2USlwEKHEdldFBsYW5uZWRWb2x1bWVzQnlXYXJlaG91c2USOi5hbmFseXRpY3MucGxhbm5pbmcudjEuR2V0UGxhbm5lZFZvbHVtZXNCeVdhcmVob3VzZVJlcXVlc3QaOy5hbmFseXRpY3MucGxhbm5pbmcudjEuR2V0UGxhbm5lZFZvbHVtZXNCeVdhcmVob3VzZVJlc3BvbnNlEnYKEUdldFJlcGxpY2FTdW1tYXJ5Ei8uYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkdldFJlcGxpY2FTdW1tYXJ5UmVxdWVzdBowLmFuYWx5dGljcy5wbGFubmluZy52MS5HZXRSZXBsaWNhU3VtbWFyeVJlc3BvbnNlYgZwcm90bzM", [file_common_v1_rules]);
+  fileDesc("ChpwbGFubmluZy92MS9wbGFubmluZy5wcm90bxIVYW5hbHl0aWNzLnBsYW5uaW5nLnYxIrcFChNQbGFubmVkVm9sdW1lc1F1ZXJ5EjAKCGdyb3VwX2J5GAEgASgOMh4uYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkdyb3VwQnkSEQoJZnJvbV9kYXRlGAIgASgJEg8KB3RvX2RhdGUYAyABKAkSHQoNdXBkYXRlZF9zaW5jZRgEIAEoCUIGorsYAghAEg8KB3NlYXNvbnMYBSADKAkSKQoIdmFyaWFudHMYBiADKAlCF6K7GBNCEXZhcmlhbnQgZ3JvdXAgaWRzEikKCHByb2R1Y3RzGAcgAygJQheiuxgTQhFwcm9kdWN0IGdyb3VwIGlkcxIMCgRza3VzGAggAygJEjwKB3NrdV9pZHMYCSADKAlCK6K7GCdCJXByb2R1Y3RzIChTS1VzKSBieSBpbnRlZ2VyIGlkIG9yIFVVSUQSDgoGYnJhbmRzGAogAygJEhIKCmNhdGVnb3JpZXMYCyADKAkSDQoFc2l6ZXMYDCADKAkSQwoKc2t1X3N0YXR1cxgNIAMoBUIvorsYKxgBIAdCJWRlZmF1bHQgZXZlcnkgc3RhdHVzIGJ1dCAxIChpbmFjdGl2ZSkSHAoPYWN0aXZlX3BsYW5uaW5nGA4gASgISACIAQESEwoLZGVwYXJ0bWVudHMYDyADKAkSDwoHZ2VuZGVycxgQIAMoCRITCgtjb2xsZWN0aW9ucxgRIAMoCRIOCgZjb2xvcnMYEiADKAkSFQoNc3ViY2F0ZWdvcmllcxgTIAMoCRIVCg1wcm9kdWN0X3R5cGVzGBQgAygJEhkKEW1lcmNoYW5kaXNlX3R5cGVzGBUgAygJEjoKCnBpbV9jdXN0b20YFiADKAsyJi5hbmFseXRpY3MucGxhbm5pbmcudjEuUGltQ3VzdG9tRmlsdGVyQhIKEF9hY3RpdmVfcGxhbm5pbmciOgoPUGltQ3VzdG9tRmlsdGVyEhcKBWluZGV4GAEgASgFQgiiuxgEGAEgChIOCgZ2YWx1ZXMYAiADKAkiyAIKEFBsYW5uZWRWb2x1bWVSb3cSTgoJZ3JvdXBfa2V5GAEgASgJQjuiuxg3QjV0aGUgc2Vhc29uLCBwcm9kdWN0R3JvdXBJZCwgdmFyaWFudEdyb3VwSWQgb3IgU0tVIGtleRIrCgxzdG9ja192b2x1bWUYAiABKANCFaK7GBFCD2F2YWlsYWJsZSBzdG9jaxJhCglwb192b2x1bWUYAyABKANCTqK7GEpCSG9wZW4gcXVhbnRpdHkgb2Ygbm9uLWNhbmNlbGxlZCwgbm9uLWRyYWZ0IG9yZGVycyBkZWxpdmVyZWQgaW4gdGhlIHdpbmRvdxJUCg9kcmFmdF9wb192b2x1bWUYBCABKANCO6K7GDdCNW9wZW4gcXVhbnRpdHkgb2YgZHJhZnQgb3JkZXJzIGRlbGl2ZXJlZCBpbiB0aGUgd2luZG93IlUKGEdldFBsYW5uZWRWb2x1bWVzUmVxdWVzdBI5CgVxdWVyeRgBIAEoCzIqLmFuYWx5dGljcy5wbGFubmluZy52MS5QbGFubmVkVm9sdW1lc1F1ZXJ5ImAKI0dldFBsYW5uZWRWb2x1bWVzQnlXYXJlaG91c2VSZXF1ZXN0EjkKBXF1ZXJ5GAEgASgLMiouYW5hbHl0aWNzLnBsYW5uaW5nLnYxLlBsYW5uZWRWb2x1bWVzUXVlcnkiUgoZR2V0UGxhbm5lZFZvbHVtZXNSZXNwb25zZRI1CgRyb3dzGAEgAygLMicuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLlBsYW5uZWRWb2x1bWVSb3cixQMKGVBsYW5uZWRWb2x1bWVXYXJlaG91c2VSb3cSTgoJZ3JvdXBfa2V5GAEgASgJQjuiuxg3QjV0aGUgc2Vhc29uLCBwcm9kdWN0R3JvdXBJZCwgdmFyaWFudEdyb3VwSWQgb3IgU0tVIGtleRJaCgx3YXJlaG91c2VfaWQYAiABKAlCRKK7GEBCPnRoZSB3YXJlaG91c2UgSUQ7ICIiIGZvciBQTyB2b2x1bWUgd2l0aG91dCBhIChrbm93bikgd2FyZWhvdXNlEhYKDndhcmVob3VzZV9uYW1lGAMgASgJEisKDHN0b2NrX3ZvbHVtZRgEIAEoA0IVorsYEUIPYXZhaWxhYmxlIHN0b2NrEmEKCXBvX3ZvbHVtZRgFIAEoA0JOorsYSkJIb3BlbiBxdWFudGl0eSBvZiBub24tY2FuY2VsbGVkLCBub24tZHJhZnQgb3JkZXJzIGRlbGl2ZXJlZCBpbiB0aGUgd2luZG93ElQKD2RyYWZ0X3BvX3ZvbHVtZRgGIAEoA0I7orsYN0I1b3BlbiBxdWFudGl0eSBvZiBkcmFmdCBvcmRlcnMgZGVsaXZlcmVkIGluIHRoZSB3aW5kb3ciZgokR2V0UGxhbm5lZFZvbHVtZXNCeVdhcmVob3VzZVJlc3BvbnNlEj4KBHJvd3MYASADKAsyMC5hbmFseXRpY3MucGxhbm5pbmcudjEuUGxhbm5lZFZvbHVtZVdhcmVob3VzZVJvdyIaChhHZXRSZXBsaWNhU3VtbWFyeVJlcXVlc3Qi/wEKGUdldFJlcGxpY2FTdW1tYXJ5UmVzcG9uc2USDAoEc2t1cxgBIAEoAxISCgp3YXJlaG91c2VzGAIgASgDEhIKCnN0b2NrX3Jvd3MYAyABKAMSFwoPcHVyY2hhc2Vfb3JkZXJzGAQgASgDEhwKFHB1cmNoYXNlX29yZGVyX2xpbmVzGAUgASgDEhcKD3NrdV92ZXJzaW9uX3N1bRgGIAEoAxIZChFzdG9ja192ZXJzaW9uX3N1bRgHIAEoAxIiChpwdXJjaGFzZV9vcmRlcl92ZXJzaW9uX3N1bRgIIAEoAxIdChV3YXJlaG91c2VfdmVyc2lvbl9zdW0YCSABKAMipgEKDlNhbGVzUGxhbldyaXRlEgsKA2tleRgBIAEoCRIRCglza3VfZm91bmQYAiABKAgSDgoGc2t1X2lkGAMgASgJEicKB2NoYW5uZWwYBCABKAVCFqK7GBIYASACQgwxIEQyQywgMiBCMkISDQoFbW9udGgYBSABKAkSLAoGdm9sdW1lGAYgASgLMhwuYW5hbHl0aWNzLmNvbW1vbi52MS5EZWNpbWFsIk8KF1Vwc2VydFNhbGVzUGxhbnNSZXF1ZXN0EjQKBXBsYW5zGAEgAygLMiUuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLlNhbGVzUGxhbldyaXRlIl8KC0JhdGNoUmVzdWx0Eg8KB21lc3NhZ2UYASABKAkSEQoJcmVmZXJlbmNlGAIgASgJEhcKD3JlZmVyZW5jZV9maWVsZBgDIAEoCRITCgtzdGF0dXNfY29kZRgEIAEoBSJPChhVcHNlcnRTYWxlc1BsYW5zUmVzcG9uc2USMwoHcmVzdWx0cxgBIAMoCzIiLmFuYWx5dGljcy5wbGFubmluZy52MS5CYXRjaFJlc3VsdCp6CgdHcm91cEJ5EhgKFEdST1VQX0JZX1VOU1BFQ0lGSUVEEAASFAoQR1JPVVBfQllfU0VBU09OUxABEhUKEUdST1VQX0JZX1BST0RVQ1RTEAISFQoRR1JPVVBfQllfVkFSSUFOVFMQAxIRCg1HUk9VUF9CWV9TS1VTEAQykAQKD1BsYW5uaW5nU2VydmljZRJ2ChFHZXRQbGFubmVkVm9sdW1lcxIvLmFuYWx5dGljcy5wbGFubmluZy52MS5HZXRQbGFubmVkVm9sdW1lc1JlcXVlc3QaMC5hbmFseXRpY3MucGxhbm5pbmcudjEuR2V0UGxhbm5lZFZvbHVtZXNSZXNwb25zZRKXAQocR2V0UGxhbm5lZFZvbHVtZXNCeVdhcmVob3VzZRI6LmFuYWx5dGljcy5wbGFubmluZy52MS5HZXRQbGFubmVkVm9sdW1lc0J5V2FyZWhvdXNlUmVxdWVzdBo7LmFuYWx5dGljcy5wbGFubmluZy52MS5HZXRQbGFubmVkVm9sdW1lc0J5V2FyZWhvdXNlUmVzcG9uc2USdgoRR2V0UmVwbGljYVN1bW1hcnkSLy5hbmFseXRpY3MucGxhbm5pbmcudjEuR2V0UmVwbGljYVN1bW1hcnlSZXF1ZXN0GjAuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkdldFJlcGxpY2FTdW1tYXJ5UmVzcG9uc2UScwoQVXBzZXJ0U2FsZXNQbGFucxIuLmFuYWx5dGljcy5wbGFubmluZy52MS5VcHNlcnRTYWxlc1BsYW5zUmVxdWVzdBovLmFuYWx5dGljcy5wbGFubmluZy52MS5VcHNlcnRTYWxlc1BsYW5zUmVzcG9uc2ViBnByb3RvMw", [file_common_v1_common, file_common_v1_rules]);
 
 /**
  * Its fields' rules (common/v1/rules.proto) are those of the REST query and of the service's
@@ -396,6 +398,126 @@ export const GetReplicaSummaryResponseSchema: GenMessage<GetReplicaSummaryRespon
   messageDesc(file_planning_v1_planning, 9);
 
 /**
+ * One plan of a batch, its SKU resolved by the caller (sku_found false: that item's 404).
+ *
+ * @generated from message analytics.planning.v1.SalesPlanWrite
+ */
+export type SalesPlanWrite = Message<"analytics.planning.v1.SalesPlanWrite"> & {
+  /**
+   * The item's key as sent (the BatchResult's reference).
+   *
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * @generated from field: bool sku_found = 2;
+   */
+  skuFound: boolean;
+
+  /**
+   * @generated from field: string sku_id = 3;
+   */
+  skuId: string;
+
+  /**
+   * 1 D2C, 2 B2B.
+   *
+   * @generated from field: int32 channel = 4;
+   */
+  channel: number;
+
+  /**
+   * YYYY-MM.
+   *
+   * @generated from field: string month = 5;
+   */
+  month: string;
+
+  /**
+   * Units planned, >= 0; unset removes the stored plan.
+   *
+   * @generated from field: analytics.common.v1.Decimal volume = 6;
+   */
+  volume?: Decimal | undefined;
+};
+
+/**
+ * Describes the message analytics.planning.v1.SalesPlanWrite.
+ * Use `create(SalesPlanWriteSchema)` to create a new message.
+ */
+export const SalesPlanWriteSchema: GenMessage<SalesPlanWrite> = /*@__PURE__*/
+  messageDesc(file_planning_v1_planning, 10);
+
+/**
+ * @generated from message analytics.planning.v1.UpsertSalesPlansRequest
+ */
+export type UpsertSalesPlansRequest = Message<"analytics.planning.v1.UpsertSalesPlansRequest"> & {
+  /**
+   * @generated from field: repeated analytics.planning.v1.SalesPlanWrite plans = 1;
+   */
+  plans: SalesPlanWrite[];
+};
+
+/**
+ * Describes the message analytics.planning.v1.UpsertSalesPlansRequest.
+ * Use `create(UpsertSalesPlansRequestSchema)` to create a new message.
+ */
+export const UpsertSalesPlansRequestSchema: GenMessage<UpsertSalesPlansRequest> = /*@__PURE__*/
+  messageDesc(file_planning_v1_planning, 11);
+
+/**
+ * @generated from message analytics.planning.v1.BatchResult
+ */
+export type BatchResult = Message<"analytics.planning.v1.BatchResult"> & {
+  /**
+   * @generated from field: string message = 1;
+   */
+  message: string;
+
+  /**
+   * @generated from field: string reference = 2;
+   */
+  reference: string;
+
+  /**
+   * @generated from field: string reference_field = 3;
+   */
+  referenceField: string;
+
+  /**
+   * @generated from field: int32 status_code = 4;
+   */
+  statusCode: number;
+};
+
+/**
+ * Describes the message analytics.planning.v1.BatchResult.
+ * Use `create(BatchResultSchema)` to create a new message.
+ */
+export const BatchResultSchema: GenMessage<BatchResult> = /*@__PURE__*/
+  messageDesc(file_planning_v1_planning, 12);
+
+/**
+ * One result per plan, in request order.
+ *
+ * @generated from message analytics.planning.v1.UpsertSalesPlansResponse
+ */
+export type UpsertSalesPlansResponse = Message<"analytics.planning.v1.UpsertSalesPlansResponse"> & {
+  /**
+   * @generated from field: repeated analytics.planning.v1.BatchResult results = 1;
+   */
+  results: BatchResult[];
+};
+
+/**
+ * Describes the message analytics.planning.v1.UpsertSalesPlansResponse.
+ * Use `create(UpsertSalesPlansResponseSchema)` to create a new message.
+ */
+export const UpsertSalesPlansResponseSchema: GenMessage<UpsertSalesPlansResponse> = /*@__PURE__*/
+  messageDesc(file_planning_v1_planning, 13);
+
+/**
  * @generated from enum analytics.planning.v1.GroupBy
  */
 export enum GroupBy {
@@ -466,6 +588,17 @@ export const PlanningService: GenService<{
     methodKind: "unary";
     input: typeof GetReplicaSummaryRequestSchema;
     output: typeof GetReplicaSummaryResponseSchema;
+  },
+  /**
+   * Stores or removes the account's own sales plans (POST /planning/sales-plans/batch): planning
+   * owns them, they are not a replica.
+   *
+   * @generated from rpc analytics.planning.v1.PlanningService.UpsertSalesPlans
+   */
+  upsertSalesPlans: {
+    methodKind: "unary";
+    input: typeof UpsertSalesPlansRequestSchema;
+    output: typeof UpsertSalesPlansResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_planning_v1_planning, 0);
