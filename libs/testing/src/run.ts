@@ -21,8 +21,8 @@ export const runTmpDir = (runDir: string) => join(runDir, "tmp");
 /** Connections to the run's databases at their most, as the monitor saw them (runDir/connections.json). */
 export const connectionsFile = (runDir: string) => join(runDir, "connections.json");
 
-/** How many Postgres connections the run may hold at once (TEST_CONNECTION_BUDGET, default 60 of Postgres' 100). */
-export const connectionBudget = () => Number(process.env.TEST_CONNECTION_BUDGET || 60);
+/** How many Postgres connections the run may hold at once (TEST_CONNECTION_BUDGET, default 70 of Postgres' 100). */
+export const connectionBudget = () => Number(process.env.TEST_CONNECTION_BUDGET || 70);
 
 /**
  * Live processes whose environment holds `name=value` (inherited from whatever test started
