@@ -2,8 +2,7 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pg from "pg";
-import { eventually, runResources, testDatabaseUrl } from "@analytics/testing";
+import { databaseExists, eventually, runResources } from "@analytics/testing";
 import { checkoutRoot, startOnTestServices, startPlatform } from "./harness";
 import { fakeCheckout } from "./fixtures/fake-platform";
 
@@ -18,16 +17,6 @@ const alive = (pid: number) => {
     return false;
   }
 };
-
-async function databaseExists(name: string) {
-  const admin = new pg.Client({ connectionString: testDatabaseUrl() });
-  await admin.connect();
-  try {
-    return (await admin.query("select 1 from pg_database where datname = $1", [name])).rowCount === 1;
-  } finally {
-    await admin.end();
-  }
-}
 
 describe("a platform's start", () => {
   let checkout: string;

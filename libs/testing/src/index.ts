@@ -1,7 +1,7 @@
 export { testDatabaseUrl, testNatsUrl, uniqueName, createdAt } from "./names";
 export { sweepStaleTestResources } from "./sweep";
 
-export { createTestBus, createTestDatabase, namedTestDatabase, type TestBus, type TestDatabase } from "./resources";
+export { createTestBus, createTestDatabase, databaseExists, namedTestDatabase, type TestBus, type TestDatabase } from "./resources";
 
 /**
  * Awaits `done(count())`, failing only when the count has not moved for `stallMs`: each wait is

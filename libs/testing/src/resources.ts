@@ -10,6 +10,17 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+/** Whether the test Postgres has a database of that name. */
+export async function databaseExists(name: string): Promise<boolean> {
+  const admin = new pg.Client({ connectionString: testDatabaseUrl() });
+  await admin.connect();
+  try {
+    return (await admin.query("select 1 from pg_database where datname = $1", [name])).rowCount === 1;
+  } finally {
+    await admin.end();
+  }
+}
+
 /** A fresh database per test file, so tests running in parallel never see each other's rows. */
 export async function createTestDatabase(): Promise<TestDatabase> {
   const database = namedTestDatabase();

@@ -1,17 +1,6 @@
-import pg from "pg";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
-import { databaseAndStreamForFile, testDatabaseUrl, testNatsUrl } from "../src";
-
-async function databaseExists(name: string): Promise<boolean> {
-  const admin = new pg.Client({ connectionString: testDatabaseUrl() });
-  await admin.connect();
-  try {
-    return (await admin.query("select 1 from pg_database where datname = $1", [name])).rowCount === 1;
-  } finally {
-    await admin.end();
-  }
-}
+import { databaseAndStreamForFile, databaseExists, testNatsUrl } from "../src";
 
 async function streamExists(name: string): Promise<boolean> {
   const nc = await connect({ servers: testNatsUrl() });
