@@ -148,8 +148,13 @@ describe("embedded default (no DATABASE_URL, no NATS_URL)", () => {
     // Quiet: every line a log line, none an error, no stack trace (no relay met a closed database).
     const entries = logEntries(first);
     expect(entries.filter((entry) => entry.raw !== undefined || (entry.level ?? 0) >= 50 || JSON.stringify(entry).includes("stack"))).toEqual([]);
-    // One line for each part stopped, in order: what uses the database before the database.
-    const stopped = entries.slice(entries.findIndex((entry) => entry.msg === "shutting down")).map((entry) => entry.msg);
+    // One line for each part stopped, in order: what uses the database before the database (the
+    // order of the launcher's steps, which each line numbers; the pipe may deliver lines written in
+    // one millisecond in another order on a loaded machine).
+    const stopped = entries
+      .filter((entry) => typeof entry.step === "number")
+      .sort((a, b) => (a.step as number) - (b.step as number))
+      .map((entry) => entry.msg);
     expect(stopped).toEqual([
       "shutting down",
       expect.stringMatching(/^stopped the gateway/),

@@ -105,14 +105,18 @@ async function main(): Promise<void> {
   ];
   const shutdown = async (signal: NodeJS.Signals) => {
     const began = Date.now();
-    logger.info({ signal }, "shutting down");
+    logger.info({ signal, step: 0 }, "shutting down");
+    // Each line numbers its step: on a busy machine the log's pipe may deliver lines written in
+    // the same millisecond out of order, and the step says in which order things stopped.
+    let step = 0;
     for (const { stopped, stop } of stops) {
+      step += 1;
       await stop().then(
-        () => logger.info(`stopped the ${stopped}`),
-        (error: unknown) => logger.warn(`could not stop the ${stopped}: ${firstLine(error)}`),
+        () => logger.info({ step }, `stopped the ${stopped}`),
+        (error: unknown) => logger.warn({ step }, `could not stop the ${stopped}: ${firstLine(error)}`),
       );
     }
-    logger.info({ shutdownMs: Date.now() - began }, "platform stopped");
+    logger.info({ shutdownMs: Date.now() - began, step: step + 1 }, "platform stopped");
     exitAfterLogs(logger, 0);
   };
   let stopping = false;
