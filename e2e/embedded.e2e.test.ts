@@ -149,8 +149,8 @@ describe("embedded default (no DATABASE_URL, no NATS_URL)", () => {
     const entries = logEntries(first);
     expect(entries.filter((entry) => entry.raw !== undefined || (entry.level ?? 0) >= 50 || JSON.stringify(entry).includes("stack"))).toEqual([]);
     // One line for each part stopped, in order: what uses the database before the database (the
-    // order of the launcher's steps, which each line numbers; the pipe may deliver lines written in
-    // one millisecond in another order on a loaded machine).
+    // order of the launcher's steps, which each line numbers: on a loaded machine lines logged in
+    // one millisecond have come out in another order).
     const stopped = entries
       .filter((entry) => typeof entry.step === "number")
       .sort((a, b) => (a.step as number) - (b.step as number))

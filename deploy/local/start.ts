@@ -106,8 +106,8 @@ async function main(): Promise<void> {
   const shutdown = async (signal: NodeJS.Signals) => {
     const began = Date.now();
     logger.info({ signal, step: 0 }, "shutting down");
-    // Each line numbers its step: on a busy machine the log's pipe may deliver lines written in
-    // the same millisecond out of order, and the step says in which order things stopped.
+    // Each line numbers its step: the logger writes asynchronously, and with the output's pipe full
+    // (a busy machine) lines logged in the same millisecond have come out in another order.
     let step = 0;
     for (const { stopped, stop } of stops) {
       step += 1;
