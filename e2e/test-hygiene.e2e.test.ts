@@ -101,6 +101,8 @@ describe("a jest run", () => {
     // The hook timed out while the platform was still starting: the file's environment killed it.
     expect(output).toMatch(/killed \d+ process\(es\) the test file left running/);
     expect(alive(hookGrandchild)).toBe(false);
+    // Killed when its file ended, so the run's teardown did not find it.
+    expect(output).not.toContain(`process ${hookGrandchild} still running`);
     // The run's teardown found the rest, failed, and removed it.
     expect(output).toContain("the test run left things behind or overran its budget");
     expect(output).toContain(`process ${escaped} still running`);
