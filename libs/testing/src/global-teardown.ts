@@ -1,4 +1,5 @@
 import { existsSync, readFileSync, rmSync } from "node:fs";
+import { eventually } from "./wait";
 import { connectionBudget, connectionsFile, killAll, removeRunResources, runProcesses, runResources } from "./run";
 
 /**
@@ -14,12 +15,9 @@ export default async function globalTeardown(): Promise<void> {
   if (runId && runDir) {
     const monitorPid = Number(process.env.TEST_RUN_MONITOR_PID);
     // A process stopped by the last afterAll may still be on its way out.
-    let left = runProcesses(runId, runDir, [monitorPid]);
-    for (let waited = 0; left.length && waited < 5_000; waited += 100) {
-      await new Promise((r) => setTimeout(r, 100));
-      left = runProcesses(runId, runDir, [monitorPid]);
-    }
-    for (const p of await killAll(left)) problems.push(`process ${p.pid} still running: ${p.command.slice(0, 200)}`);
+    const left = () => runProcesses(runId, runDir, [monitorPid]);
+    await eventually(async () => left().length === 0, 5_000).catch(() => undefined);
+    for (const p of await killAll(left())) problems.push(`process ${p.pid} still running: ${p.command.slice(0, 200)}`);
     const resources = await runResources(runId, runDir);
     problems.push(...resources.databases.map((d) => `database ${d} not dropped`));
     problems.push(...resources.streams.map((s) => `stream ${s} not deleted`));

@@ -4,6 +4,7 @@ import pg from "pg";
 import { connect } from "@nats-io/transport-node";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { madeByRun, testDatabaseUrl, testNatsUrl } from "./names";
+import { eventually } from "./wait";
 
 // One jest run and what it made. The global setup gives the run an id (TEST_RUN_ID, inherited by
 // every worker and every process a test starts), a directory (TEST_RUN_DIR) and, inside it, the
@@ -67,8 +68,8 @@ export async function killAll(processes: RunProcess[]): Promise<RunProcess[]> {
       /* already gone */
     }
   }
-  const alive = () => processes.filter((p) => existsSync(`/proc/${p.pid}`) && !isZombie(p.pid));
-  for (let waited = 0; alive().length && waited < 10_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+  const gone = async () => processes.every((p) => !existsSync(`/proc/${p.pid}`) || isZombie(p.pid));
+  await eventually(gone, 10_000).catch(() => undefined);
   return processes;
 }
 
