@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file planning/v1/planning.proto.
  */
 export const file_planning_v1_planning: GenFile = /*@__PURE__*/
-  fileDesc("ChpwbGFubmluZy92MS9wbGFubmluZy5wcm90bxIVYW5hbHl0aWNzLnBsYW5uaW5nLnYxIrcFChNQbGFubmVkVm9sdW1lc1F1ZXJ5EjAKCGdyb3VwX2J5GAEgASgOMh4uYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkdyb3VwQnkSEQoJZnJvbV9kYXRlGAIgASgJEg8KB3RvX2RhdGUYAyABKAkSHQoNdXBkYXRlZF9zaW5jZRgEIAEoCUIGorsYAghAEg8KB3NlYXNvbnMYBSADKAkSKQoIdmFyaWFudHMYBiADKAlCF6K7GBNCEXZhcmlhbnQgZ3JvdXAgaWRzEikKCHByb2R1Y3RzGAcgAygJQheiuxgTQhFwcm9kdWN0IGdyb3VwIGlkcxIMCgRza3VzGAggAygJEjwKB3NrdV9pZHMYCSADKAlCK6K7GCdCJXByb2R1Y3RzIChTS1VzKSBieSBpbnRlZ2VyIGlkIG9yIFVVSUQSDgoGYnJhbmRzGAogAygJEhIKCmNhdGVnb3JpZXMYCyADKAkSDQoFc2l6ZXMYDCADKAkSQwoKc2t1X3N0YXR1cxgNIAMoBUIvorsYKxgBIAdCJWRlZmF1bHQgZXZlcnkgc3RhdHVzIGJ1dCAxIChpbmFjdGl2ZSkSHAoPYWN0aXZlX3BsYW5uaW5nGA4gASgISACIAQESEwoLZGVwYXJ0bWVudHMYDyADKAkSDwoHZ2VuZGVycxgQIAMoCRITCgtjb2xsZWN0aW9ucxgRIAMoCRIOCgZjb2xvcnMYEiADKAkSFQoNc3ViY2F0ZWdvcmllcxgTIAMoCRIVCg1wcm9kdWN0X3R5cGVzGBQgAygJEhkKEW1lcmNoYW5kaXNlX3R5cGVzGBUgAygJEjoKCnBpbV9jdXN0b20YFiADKAsyJi5hbmFseXRpY3MucGxhbm5pbmcudjEuUGltQ3VzdG9tRmlsdGVyQhIKEF9hY3RpdmVfcGxhbm5pbmciOgoPUGltQ3VzdG9tRmlsdGVyEhcKBWluZGV4GAEgASgFQgiiuxgEGAEgChIOCgZ2YWx1ZXMYAiADKAkiyAIKEFBsYW5uZWRWb2x1bWVSb3cSTgoJZ3JvdXBfa2V5GAEgASgJQjuiuxg3QjV0aGUgc2Vhc29uLCBwcm9kdWN0R3JvdXBJZCwgdmFyaWFudEdyb3VwSWQgb3IgU0tVIGtleRIrCgxzdG9ja192b2x1bWUYAiABKANCFaK7GBFCD2F2YWlsYWJsZSBzdG9jaxJhCglwb192b2x1bWUYAyABKANCTqK7GEpCSG9wZW4gcXVhbnRpdHkgb2Ygbm9uLWNhbmNlbGxlZCwgbm9uLWRyYWZ0IG9yZGVycyBkZWxpdmVyZWQgaW4gdGhlIHdpbmRvdxJUCg9kcmFmdF9wb192b2x1bWUYBCABKANCO6K7GDdCNW9wZW4gcXVhbnRpdHkgb2YgZHJhZnQgb3JkZXJzIGRlbGl2ZXJlZCBpbiB0aGUgd2luZG93IlUKGEdldFBsYW5uZWRWb2x1bWVzUmVxdWVzdBI5CgVxdWVyeRgBIAEoCzIqLmFuYWx5dGljcy5wbGFubmluZy52MS5QbGFubmVkVm9sdW1lc1F1ZXJ5ImAKI0dldFBsYW5uZWRWb2x1bWVzQnlXYXJlaG91c2VSZXF1ZXN0EjkKBXF1ZXJ5GAEgASgLMiouYW5hbHl0aWNzLnBsYW5uaW5nLnYxLlBsYW5uZWRWb2x1bWVzUXVlcnkiUgoZR2V0UGxhbm5lZFZvbHVtZXNSZXNwb25zZRI1CgRyb3dzGAEgAygLMicuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLlBsYW5uZWRWb2x1bWVSb3cixQMKGVBsYW5uZWRWb2x1bWVXYXJlaG91c2VSb3cSTgoJZ3JvdXBfa2V5GAEgASgJQjuiuxg3QjV0aGUgc2Vhc29uLCBwcm9kdWN0R3JvdXBJZCwgdmFyaWFudEdyb3VwSWQgb3IgU0tVIGtleRJaCgx3YXJlaG91c2VfaWQYAiABKAlCRKK7GEBCPnRoZSB3YXJlaG91c2UgSUQ7ICIiIGZvciBQTyB2b2x1bWUgd2l0aG91dCBhIChrbm93bikgd2FyZWhvdXNlEhYKDndhcmVob3VzZV9uYW1lGAMgASgJEisKDHN0b2NrX3ZvbHVtZRgEIAEoA0IVorsYEUIPYXZhaWxhYmxlIHN0b2NrEmEKCXBvX3ZvbHVtZRgFIAEoA0JOorsYSkJIb3BlbiBxdWFudGl0eSBvZiBub24tY2FuY2VsbGVkLCBub24tZHJhZnQgb3JkZXJzIGRlbGl2ZXJlZCBpbiB0aGUgd2luZG93ElQKD2RyYWZ0X3BvX3ZvbHVtZRgGIAEoA0I7orsYN0I1b3BlbiBxdWFudGl0eSBvZiBkcmFmdCBvcmRlcnMgZGVsaXZlcmVkIGluIHRoZSB3aW5kb3ciZgokR2V0UGxhbm5lZFZvbHVtZXNCeVdhcmVob3VzZVJlc3BvbnNlEj4KBHJvd3MYASADKAsyMC5hbmFseXRpY3MucGxhbm5pbmcudjEuUGxhbm5lZFZvbHVtZVdhcmVob3VzZVJvdyIaChhHZXRSZXBsaWNhU3VtbWFyeVJlcXVlc3Qi/wEKGUdldFJlcGxpY2FTdW1tYXJ5UmVzcG9uc2USDAoEc2t1cxgBIAEoAxISCgp3YXJlaG91c2VzGAIgASgDEhIKCnN0b2NrX3Jvd3MYAyABKAMSFwoPcHVyY2hhc2Vfb3JkZXJzGAQgASgDEhwKFHB1cmNoYXNlX29yZGVyX2xpbmVzGAUgASgDEhcKD3NrdV92ZXJzaW9uX3N1bRgGIAEoAxIZChFzdG9ja192ZXJzaW9uX3N1bRgHIAEoAxIiChpwdXJjaGFzZV9vcmRlcl92ZXJzaW9uX3N1bRgIIAEoAxIdChV3YXJlaG91c2VfdmVyc2lvbl9zdW0YCSABKAMipgEKDlNhbGVzUGxhbldyaXRlEgsKA2tleRgBIAEoCRIRCglza3VfZm91bmQYAiABKAgSDgoGc2t1X2lkGAMgASgJEicKB2NoYW5uZWwYBCABKAVCFqK7GBIYASACQgwxIEQyQywgMiBCMkISDQoFbW9udGgYBSABKAkSLAoGdm9sdW1lGAYgASgLMhwuYW5hbHl0aWNzLmNvbW1vbi52MS5EZWNpbWFsIk8KF1Vwc2VydFNhbGVzUGxhbnNSZXF1ZXN0EjQKBXBsYW5zGAEgAygLMiUuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLlNhbGVzUGxhbldyaXRlIl8KC0JhdGNoUmVzdWx0Eg8KB21lc3NhZ2UYASABKAkSEQoJcmVmZXJlbmNlGAIgASgJEhcKD3JlZmVyZW5jZV9maWVsZBgDIAEoCRITCgtzdGF0dXNfY29kZRgEIAEoBSJPChhVcHNlcnRTYWxlc1BsYW5zUmVzcG9uc2USMwoHcmVzdWx0cxgBIAMoCzIiLmFuYWx5dGljcy5wbGFubmluZy52MS5CYXRjaFJlc3VsdCp6CgdHcm91cEJ5EhgKFEdST1VQX0JZX1VOU1BFQ0lGSUVEEAASFAoQR1JPVVBfQllfU0VBU09OUxABEhUKEUdST1VQX0JZX1BST0RVQ1RTEAISFQoRR1JPVVBfQllfVkFSSUFOVFMQAxIRCg1HUk9VUF9CWV9TS1VTEAQykAQKD1BsYW5uaW5nU2VydmljZRJ2ChFHZXRQbGFubmVkVm9sdW1lcxIvLmFuYWx5dGljcy5wbGFubmluZy52MS5HZXRQbGFubmVkVm9sdW1lc1JlcXVlc3QaMC5hbmFseXRpY3MucGxhbm5pbmcudjEuR2V0UGxhbm5lZFZvbHVtZXNSZXNwb25zZRKXAQocR2V0UGxhbm5lZFZvbHVtZXNCeVdhcmVob3VzZRI6LmFuYWx5dGljcy5wbGFubmluZy52MS5HZXRQbGFubmVkVm9sdW1lc0J5V2FyZWhvdXNlUmVxdWVzdBo7LmFuYWx5dGljcy5wbGFubmluZy52MS5HZXRQbGFubmVkVm9sdW1lc0J5V2FyZWhvdXNlUmVzcG9uc2USdgoRR2V0UmVwbGljYVN1bW1hcnkSLy5hbmFseXRpY3MucGxhbm5pbmcudjEuR2V0UmVwbGljYVN1bW1hcnlSZXF1ZXN0GjAuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkdldFJlcGxpY2FTdW1tYXJ5UmVzcG9uc2UScwoQVXBzZXJ0U2FsZXNQbGFucxIuLmFuYWx5dGljcy5wbGFubmluZy52MS5VcHNlcnRTYWxlc1BsYW5zUmVxdWVzdBovLmFuYWx5dGljcy5wbGFubmluZy52MS5VcHNlcnRTYWxlc1BsYW5zUmVzcG9uc2ViBnByb3RvMw", [file_common_v1_common, file_common_v1_rules]);
+  fileDesc("ChpwbGFubmluZy92MS9wbGFubmluZy5wcm90bxIVYW5hbHl0aWNzLnBsYW5uaW5nLnYxIrcFChNQbGFubmVkVm9sdW1lc1F1ZXJ5EjAKCGdyb3VwX2J5GAEgASgOMh4uYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkdyb3VwQnkSEQoJZnJvbV9kYXRlGAIgASgJEg8KB3RvX2RhdGUYAyABKAkSHQoNdXBkYXRlZF9zaW5jZRgEIAEoCUIGorsYAghAEg8KB3NlYXNvbnMYBSADKAkSKQoIdmFyaWFudHMYBiADKAlCF6K7GBNCEXZhcmlhbnQgZ3JvdXAgaWRzEikKCHByb2R1Y3RzGAcgAygJQheiuxgTQhFwcm9kdWN0IGdyb3VwIGlkcxIMCgRza3VzGAggAygJEjwKB3NrdV9pZHMYCSADKAlCK6K7GCdCJXByb2R1Y3RzIChTS1VzKSBieSBpbnRlZ2VyIGlkIG9yIFVVSUQSDgoGYnJhbmRzGAogAygJEhIKCmNhdGVnb3JpZXMYCyADKAkSDQoFc2l6ZXMYDCADKAkSQwoKc2t1X3N0YXR1cxgNIAMoBUIvorsYKxgBIAdCJWRlZmF1bHQgZXZlcnkgc3RhdHVzIGJ1dCAxIChpbmFjdGl2ZSkSHAoPYWN0aXZlX3BsYW5uaW5nGA4gASgISACIAQESEwoLZGVwYXJ0bWVudHMYDyADKAkSDwoHZ2VuZGVycxgQIAMoCRITCgtjb2xsZWN0aW9ucxgRIAMoCRIOCgZjb2xvcnMYEiADKAkSFQoNc3ViY2F0ZWdvcmllcxgTIAMoCRIVCg1wcm9kdWN0X3R5cGVzGBQgAygJEhkKEW1lcmNoYW5kaXNlX3R5cGVzGBUgAygJEjoKCnBpbV9jdXN0b20YFiADKAsyJi5hbmFseXRpY3MucGxhbm5pbmcudjEuUGltQ3VzdG9tRmlsdGVyQhIKEF9hY3RpdmVfcGxhbm5pbmciOgoPUGltQ3VzdG9tRmlsdGVyEhcKBWluZGV4GAEgASgFQgiiuxgEGAEgChIOCgZ2YWx1ZXMYAiADKAkiyAIKEFBsYW5uZWRWb2x1bWVSb3cSTgoJZ3JvdXBfa2V5GAEgASgJQjuiuxg3QjV0aGUgc2Vhc29uLCBwcm9kdWN0R3JvdXBJZCwgdmFyaWFudEdyb3VwSWQgb3IgU0tVIGtleRIrCgxzdG9ja192b2x1bWUYAiABKANCFaK7GBFCD2F2YWlsYWJsZSBzdG9jaxJhCglwb192b2x1bWUYAyABKANCTqK7GEpCSG9wZW4gcXVhbnRpdHkgb2Ygbm9uLWNhbmNlbGxlZCwgbm9uLWRyYWZ0IG9yZGVycyBkZWxpdmVyZWQgaW4gdGhlIHdpbmRvdxJUCg9kcmFmdF9wb192b2x1bWUYBCABKANCO6K7GDdCNW9wZW4gcXVhbnRpdHkgb2YgZHJhZnQgb3JkZXJzIGRlbGl2ZXJlZCBpbiB0aGUgd2luZG93IlUKGEdldFBsYW5uZWRWb2x1bWVzUmVxdWVzdBI5CgVxdWVyeRgBIAEoCzIqLmFuYWx5dGljcy5wbGFubmluZy52MS5QbGFubmVkVm9sdW1lc1F1ZXJ5ImAKI0dldFBsYW5uZWRWb2x1bWVzQnlXYXJlaG91c2VSZXF1ZXN0EjkKBXF1ZXJ5GAEgASgLMiouYW5hbHl0aWNzLnBsYW5uaW5nLnYxLlBsYW5uZWRWb2x1bWVzUXVlcnkiUgoZR2V0UGxhbm5lZFZvbHVtZXNSZXNwb25zZRI1CgRyb3dzGAEgAygLMicuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLlBsYW5uZWRWb2x1bWVSb3cixQMKGVBsYW5uZWRWb2x1bWVXYXJlaG91c2VSb3cSTgoJZ3JvdXBfa2V5GAEgASgJQjuiuxg3QjV0aGUgc2Vhc29uLCBwcm9kdWN0R3JvdXBJZCwgdmFyaWFudEdyb3VwSWQgb3IgU0tVIGtleRJaCgx3YXJlaG91c2VfaWQYAiABKAlCRKK7GEBCPnRoZSB3YXJlaG91c2UgSUQ7ICIiIGZvciBQTyB2b2x1bWUgd2l0aG91dCBhIChrbm93bikgd2FyZWhvdXNlEhYKDndhcmVob3VzZV9uYW1lGAMgASgJEisKDHN0b2NrX3ZvbHVtZRgEIAEoA0IVorsYEUIPYXZhaWxhYmxlIHN0b2NrEmEKCXBvX3ZvbHVtZRgFIAEoA0JOorsYSkJIb3BlbiBxdWFudGl0eSBvZiBub24tY2FuY2VsbGVkLCBub24tZHJhZnQgb3JkZXJzIGRlbGl2ZXJlZCBpbiB0aGUgd2luZG93ElQKD2RyYWZ0X3BvX3ZvbHVtZRgGIAEoA0I7orsYN0I1b3BlbiBxdWFudGl0eSBvZiBkcmFmdCBvcmRlcnMgZGVsaXZlcmVkIGluIHRoZSB3aW5kb3ciZgokR2V0UGxhbm5lZFZvbHVtZXNCeVdhcmVob3VzZVJlc3BvbnNlEj4KBHJvd3MYASADKAsyMC5hbmFseXRpY3MucGxhbm5pbmcudjEuUGxhbm5lZFZvbHVtZVdhcmVob3VzZVJvdyIaChhHZXRSZXBsaWNhU3VtbWFyeVJlcXVlc3Qi/wEKGUdldFJlcGxpY2FTdW1tYXJ5UmVzcG9uc2USDAoEc2t1cxgBIAEoAxISCgp3YXJlaG91c2VzGAIgASgDEhIKCnN0b2NrX3Jvd3MYAyABKAMSFwoPcHVyY2hhc2Vfb3JkZXJzGAQgASgDEhwKFHB1cmNoYXNlX29yZGVyX2xpbmVzGAUgASgDEhcKD3NrdV92ZXJzaW9uX3N1bRgGIAEoAxIZChFzdG9ja192ZXJzaW9uX3N1bRgHIAEoAxIiChpwdXJjaGFzZV9vcmRlcl92ZXJzaW9uX3N1bRgIIAEoAxIdChV3YXJlaG91c2VfdmVyc2lvbl9zdW0YCSABKAMipgEKDlNhbGVzUGxhbldyaXRlEgsKA2tleRgBIAEoCRIRCglza3VfZm91bmQYAiABKAgSDgoGc2t1X2lkGAMgASgJEicKB2NoYW5uZWwYBCABKAVCFqK7GBIYASACQgwxIEQyQywgMiBCMkISDQoFbW9udGgYBSABKAkSLAoGdm9sdW1lGAYgASgLMhwuYW5hbHl0aWNzLmNvbW1vbi52MS5EZWNpbWFsIk8KF1Vwc2VydFNhbGVzUGxhbnNSZXF1ZXN0EjQKBXBsYW5zGAEgAygLMiUuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLlNhbGVzUGxhbldyaXRlIl8KC0JhdGNoUmVzdWx0Eg8KB21lc3NhZ2UYASABKAkSEQoJcmVmZXJlbmNlGAIgASgJEhcKD3JlZmVyZW5jZV9maWVsZBgDIAEoCRITCgtzdGF0dXNfY29kZRgEIAEoBSJPChhVcHNlcnRTYWxlc1BsYW5zUmVzcG9uc2USMwoHcmVzdWx0cxgBIAMoCzIiLmFuYWx5dGljcy5wbGFubmluZy52MS5CYXRjaFJlc3VsdCK0AQoOQnJlYWtkb3duUXVlcnkSOwoHdm9sdW1lcxgBIAEoCzIqLmFuYWx5dGljcy5wbGFubmluZy52MS5QbGFubmVkVm9sdW1lc1F1ZXJ5Ei0KBnBlcmlvZBgCIAEoDjIdLmFuYWx5dGljcy5wbGFubmluZy52MS5QZXJpb2QSNgoIY2hhbm5lbHMYAyADKAVCJKK7GCAYASACQhoxIEQyQywgMiBCMkI7IGRlZmF1bHQgYm90aCJMChRHZXRTYWxlc1BsYW5zUmVxdWVzdBI0CgVxdWVyeRgBIAEoCzIlLmFuYWx5dGljcy5wbGFubmluZy52MS5CcmVha2Rvd25RdWVyeSJLChNHZXRCcmVha2Rvd25SZXF1ZXN0EjQKBXF1ZXJ5GAEgASgLMiUuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkJyZWFrZG93blF1ZXJ5IlYKHkdldEJyZWFrZG93bkJ5V2FyZWhvdXNlUmVxdWVzdBI0CgVxdWVyeRgBIAEoCzIlLmFuYWx5dGljcy5wbGFubmluZy52MS5CcmVha2Rvd25RdWVyeSLoAQoPU2FsZXNQbGFuUGVyaW9kEhQKDHBlcmlvZF9zdGFydBgBIAEoCRISCgpwZXJpb2RfZW5kGAIgASgJEjcKEXNhbGVzX3BsYW5fdm9sdW1lGAMgASgLMhwuYW5hbHl0aWNzLmNvbW1vbi52MS5EZWNpbWFsEjkKE3NhbGVzX2FjdHVhbF92b2x1bWUYBCABKAsyHC5hbmFseXRpY3MuY29tbW9uLnYxLkRlY2ltYWwSNwoRc3RvcmVkX3BsYW5fc2hhcmUYBSABKAsyHC5hbmFseXRpY3MuY29tbW9uLnYxLkRlY2ltYWwiawoMU2FsZXNQbGFuUm93EhEKCWdyb3VwX2tleRgBIAEoCRIPCgdjaGFubmVsGAIgASgFEjcKB3BlcmlvZHMYAyADKAsyJi5hbmFseXRpY3MucGxhbm5pbmcudjEuU2FsZXNQbGFuUGVyaW9kIkoKFUdldFNhbGVzUGxhbnNSZXNwb25zZRIxCgRyb3dzGAEgAygLMiMuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLlNhbGVzUGxhblJvdyL5BAoPQnJlYWtkb3duUGVyaW9kEhQKDHBlcmlvZF9zdGFydBgBIAEoCRISCgpwZXJpb2RfZW5kGAIgASgJEjoKFG9wZW5pbmdfc3RvY2tfdm9sdW1lGAMgASgLMhwuYW5hbHl0aWNzLmNvbW1vbi52MS5EZWNpbWFsEjcKEXNhbGVzX3BsYW5fdm9sdW1lGAQgASgLMhwuYW5hbHl0aWNzLmNvbW1vbi52MS5EZWNpbWFsEjkKE3NhbGVzX2FjdHVhbF92b2x1bWUYBSABKAsyHC5hbmFseXRpY3MuY29tbW9uLnYxLkRlY2ltYWwSLwoJcG9fdm9sdW1lGAYgASgLMhwuYW5hbHl0aWNzLmNvbW1vbi52MS5EZWNpbWFsEjUKD2RyYWZ0X3BvX3ZvbHVtZRgHIAEoCzIcLmFuYWx5dGljcy5jb21tb24udjEuRGVjaW1hbBI6ChRjbG9zaW5nX3N0b2NrX3ZvbHVtZRgIIAEoCzIcLmFuYWx5dGljcy5jb21tb24udjEuRGVjaW1hbBI5ChN0YXJnZXRfc3RvY2tfdm9sdW1lGAkgASgLMhwuYW5hbHl0aWNzLmNvbW1vbi52MS5EZWNpbWFsEjgKEm9wZW5fdG9fYnV5X3ZvbHVtZRgKIAEoCzIcLmFuYWx5dGljcy5jb21tb24udjEuRGVjaW1hbBI4ChJ0cmFuc2Zlcl9pbl92b2x1bWUYCyABKAsyHC5hbmFseXRpY3MuY29tbW9uLnYxLkRlY2ltYWwSOQoTdHJhbnNmZXJfb3V0X3ZvbHVtZRgMIAEoCzIcLmFuYWx5dGljcy5jb21tb24udjEuRGVjaW1hbCJaCgxCcmVha2Rvd25Sb3cSEQoJZ3JvdXBfa2V5GAEgASgJEjcKB3BlcmlvZHMYAiADKAsyJi5hbmFseXRpY3MucGxhbm5pbmcudjEuQnJlYWtkb3duUGVyaW9kIkkKFEdldEJyZWFrZG93blJlc3BvbnNlEjEKBHJvd3MYASADKAsyIy5hbmFseXRpY3MucGxhbm5pbmcudjEuQnJlYWtkb3duUm93IpEBChVCcmVha2Rvd25XYXJlaG91c2VSb3cSEQoJZ3JvdXBfa2V5GAEgASgJEhQKDHdhcmVob3VzZV9pZBgCIAEoCRIWCg53YXJlaG91c2VfbmFtZRgDIAEoCRI3CgdwZXJpb2RzGAQgAygLMiYuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkJyZWFrZG93blBlcmlvZCJdCh9HZXRCcmVha2Rvd25CeVdhcmVob3VzZVJlc3BvbnNlEjoKBHJvd3MYASADKAsyLC5hbmFseXRpY3MucGxhbm5pbmcudjEuQnJlYWtkb3duV2FyZWhvdXNlUm93KnoKB0dyb3VwQnkSGAoUR1JPVVBfQllfVU5TUEVDSUZJRUQQABIUChBHUk9VUF9CWV9TRUFTT05TEAESFQoRR1JPVVBfQllfUFJPRFVDVFMQAhIVChFHUk9VUF9CWV9WQVJJQU5UUxADEhEKDUdST1VQX0JZX1NLVVMQBCpVCgZQZXJpb2QSFgoSUEVSSU9EX1VOU1BFQ0lGSUVEEAASEAoMUEVSSU9EX01PTlRIEAESDwoLUEVSSU9EX1dFRUsQAhIQCgxQRVJJT0RfVE9UQUwQAzL2BgoPUGxhbm5pbmdTZXJ2aWNlEnYKEUdldFBsYW5uZWRWb2x1bWVzEi8uYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkdldFBsYW5uZWRWb2x1bWVzUmVxdWVzdBowLmFuYWx5dGljcy5wbGFubmluZy52MS5HZXRQbGFubmVkVm9sdW1lc1Jlc3BvbnNlEpcBChxHZXRQbGFubmVkVm9sdW1lc0J5V2FyZWhvdXNlEjouYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkdldFBsYW5uZWRWb2x1bWVzQnlXYXJlaG91c2VSZXF1ZXN0GjsuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkdldFBsYW5uZWRWb2x1bWVzQnlXYXJlaG91c2VSZXNwb25zZRJ2ChFHZXRSZXBsaWNhU3VtbWFyeRIvLmFuYWx5dGljcy5wbGFubmluZy52MS5HZXRSZXBsaWNhU3VtbWFyeVJlcXVlc3QaMC5hbmFseXRpY3MucGxhbm5pbmcudjEuR2V0UmVwbGljYVN1bW1hcnlSZXNwb25zZRJzChBVcHNlcnRTYWxlc1BsYW5zEi4uYW5hbHl0aWNzLnBsYW5uaW5nLnYxLlVwc2VydFNhbGVzUGxhbnNSZXF1ZXN0Gi8uYW5hbHl0aWNzLnBsYW5uaW5nLnYxLlVwc2VydFNhbGVzUGxhbnNSZXNwb25zZRJsCg1HZXRTYWxlc1BsYW5zEisuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkdldFNhbGVzUGxhbnNSZXF1ZXN0GiwuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkdldFNhbGVzUGxhbnNSZXNwb25zZTABEmkKDEdldEJyZWFrZG93bhIqLmFuYWx5dGljcy5wbGFubmluZy52MS5HZXRCcmVha2Rvd25SZXF1ZXN0GisuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkdldEJyZWFrZG93blJlc3BvbnNlMAESigEKF0dldEJyZWFrZG93bkJ5V2FyZWhvdXNlEjUuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkdldEJyZWFrZG93bkJ5V2FyZWhvdXNlUmVxdWVzdBo2LmFuYWx5dGljcy5wbGFubmluZy52MS5HZXRCcmVha2Rvd25CeVdhcmVob3VzZVJlc3BvbnNlMAFiBnByb3RvMw", [file_common_v1_common, file_common_v1_rules]);
 
 /**
  * Its fields' rules (common/v1/rules.proto) are those of the REST query and of the service's
@@ -518,6 +518,341 @@ export const UpsertSalesPlansResponseSchema: GenMessage<UpsertSalesPlansResponse
   messageDesc(file_planning_v1_planning, 13);
 
 /**
+ * Everything planned volumes takes, with the same meaning, plus the period and the channels.
+ *
+ * @generated from message analytics.planning.v1.BreakdownQuery
+ */
+export type BreakdownQuery = Message<"analytics.planning.v1.BreakdownQuery"> & {
+  /**
+   * @generated from field: analytics.planning.v1.PlannedVolumesQuery volumes = 1;
+   */
+  volumes?: PlannedVolumesQuery | undefined;
+
+  /**
+   * @generated from field: analytics.planning.v1.Period period = 2;
+   */
+  period: Period;
+
+  /**
+   * 1 D2C, 2 B2B; empty: both. Narrows the sales figures only.
+   *
+   * @generated from field: repeated int32 channels = 3;
+   */
+  channels: number[];
+};
+
+/**
+ * Describes the message analytics.planning.v1.BreakdownQuery.
+ * Use `create(BreakdownQuerySchema)` to create a new message.
+ */
+export const BreakdownQuerySchema: GenMessage<BreakdownQuery> = /*@__PURE__*/
+  messageDesc(file_planning_v1_planning, 14);
+
+/**
+ * @generated from message analytics.planning.v1.GetSalesPlansRequest
+ */
+export type GetSalesPlansRequest = Message<"analytics.planning.v1.GetSalesPlansRequest"> & {
+  /**
+   * @generated from field: analytics.planning.v1.BreakdownQuery query = 1;
+   */
+  query?: BreakdownQuery | undefined;
+};
+
+/**
+ * Describes the message analytics.planning.v1.GetSalesPlansRequest.
+ * Use `create(GetSalesPlansRequestSchema)` to create a new message.
+ */
+export const GetSalesPlansRequestSchema: GenMessage<GetSalesPlansRequest> = /*@__PURE__*/
+  messageDesc(file_planning_v1_planning, 15);
+
+/**
+ * @generated from message analytics.planning.v1.GetBreakdownRequest
+ */
+export type GetBreakdownRequest = Message<"analytics.planning.v1.GetBreakdownRequest"> & {
+  /**
+   * @generated from field: analytics.planning.v1.BreakdownQuery query = 1;
+   */
+  query?: BreakdownQuery | undefined;
+};
+
+/**
+ * Describes the message analytics.planning.v1.GetBreakdownRequest.
+ * Use `create(GetBreakdownRequestSchema)` to create a new message.
+ */
+export const GetBreakdownRequestSchema: GenMessage<GetBreakdownRequest> = /*@__PURE__*/
+  messageDesc(file_planning_v1_planning, 16);
+
+/**
+ * @generated from message analytics.planning.v1.GetBreakdownByWarehouseRequest
+ */
+export type GetBreakdownByWarehouseRequest = Message<"analytics.planning.v1.GetBreakdownByWarehouseRequest"> & {
+  /**
+   * @generated from field: analytics.planning.v1.BreakdownQuery query = 1;
+   */
+  query?: BreakdownQuery | undefined;
+};
+
+/**
+ * Describes the message analytics.planning.v1.GetBreakdownByWarehouseRequest.
+ * Use `create(GetBreakdownByWarehouseRequestSchema)` to create a new message.
+ */
+export const GetBreakdownByWarehouseRequestSchema: GenMessage<GetBreakdownByWarehouseRequest> = /*@__PURE__*/
+  messageDesc(file_planning_v1_planning, 17);
+
+/**
+ * Volumes are exact decimals (a plan may be a share of a month, or grown by salesPlanGrowth);
+ * REST answers them as JSON numbers. An unset Decimal is REST's null.
+ *
+ * @generated from message analytics.planning.v1.SalesPlanPeriod
+ */
+export type SalesPlanPeriod = Message<"analytics.planning.v1.SalesPlanPeriod"> & {
+  /**
+   * YYYY-MM-DD, inclusive.
+   *
+   * @generated from field: string period_start = 1;
+   */
+  periodStart: string;
+
+  /**
+   * @generated from field: string period_end = 2;
+   */
+  periodEnd: string;
+
+  /**
+   * @generated from field: analytics.common.v1.Decimal sales_plan_volume = 3;
+   */
+  salesPlanVolume?: Decimal | undefined;
+
+  /**
+   * @generated from field: analytics.common.v1.Decimal sales_actual_volume = 4;
+   */
+  salesActualVolume?: Decimal | undefined;
+
+  /**
+   * 0..1: the part of sales_plan_volume that comes from stored plans rather than the baseline.
+   *
+   * @generated from field: analytics.common.v1.Decimal stored_plan_share = 5;
+   */
+  storedPlanShare?: Decimal | undefined;
+};
+
+/**
+ * Describes the message analytics.planning.v1.SalesPlanPeriod.
+ * Use `create(SalesPlanPeriodSchema)` to create a new message.
+ */
+export const SalesPlanPeriodSchema: GenMessage<SalesPlanPeriod> = /*@__PURE__*/
+  messageDesc(file_planning_v1_planning, 18);
+
+/**
+ * @generated from message analytics.planning.v1.SalesPlanRow
+ */
+export type SalesPlanRow = Message<"analytics.planning.v1.SalesPlanRow"> & {
+  /**
+   * @generated from field: string group_key = 1;
+   */
+  groupKey: string;
+
+  /**
+   * @generated from field: int32 channel = 2;
+   */
+  channel: number;
+
+  /**
+   * @generated from field: repeated analytics.planning.v1.SalesPlanPeriod periods = 3;
+   */
+  periods: SalesPlanPeriod[];
+};
+
+/**
+ * Describes the message analytics.planning.v1.SalesPlanRow.
+ * Use `create(SalesPlanRowSchema)` to create a new message.
+ */
+export const SalesPlanRowSchema: GenMessage<SalesPlanRow> = /*@__PURE__*/
+  messageDesc(file_planning_v1_planning, 19);
+
+/**
+ * @generated from message analytics.planning.v1.GetSalesPlansResponse
+ */
+export type GetSalesPlansResponse = Message<"analytics.planning.v1.GetSalesPlansResponse"> & {
+  /**
+   * @generated from field: repeated analytics.planning.v1.SalesPlanRow rows = 1;
+   */
+  rows: SalesPlanRow[];
+};
+
+/**
+ * Describes the message analytics.planning.v1.GetSalesPlansResponse.
+ * Use `create(GetSalesPlansResponseSchema)` to create a new message.
+ */
+export const GetSalesPlansResponseSchema: GenMessage<GetSalesPlansResponse> = /*@__PURE__*/
+  messageDesc(file_planning_v1_planning, 20);
+
+/**
+ * One period of a breakdown row. The stock, target and open-to-buy fields are unset (null) in
+ * periods that ended before the current one; the transfers are set only by warehouse.
+ *
+ * @generated from message analytics.planning.v1.BreakdownPeriod
+ */
+export type BreakdownPeriod = Message<"analytics.planning.v1.BreakdownPeriod"> & {
+  /**
+   * @generated from field: string period_start = 1;
+   */
+  periodStart: string;
+
+  /**
+   * @generated from field: string period_end = 2;
+   */
+  periodEnd: string;
+
+  /**
+   * @generated from field: analytics.common.v1.Decimal opening_stock_volume = 3;
+   */
+  openingStockVolume?: Decimal | undefined;
+
+  /**
+   * @generated from field: analytics.common.v1.Decimal sales_plan_volume = 4;
+   */
+  salesPlanVolume?: Decimal | undefined;
+
+  /**
+   * @generated from field: analytics.common.v1.Decimal sales_actual_volume = 5;
+   */
+  salesActualVolume?: Decimal | undefined;
+
+  /**
+   * @generated from field: analytics.common.v1.Decimal po_volume = 6;
+   */
+  poVolume?: Decimal | undefined;
+
+  /**
+   * @generated from field: analytics.common.v1.Decimal draft_po_volume = 7;
+   */
+  draftPoVolume?: Decimal | undefined;
+
+  /**
+   * @generated from field: analytics.common.v1.Decimal closing_stock_volume = 8;
+   */
+  closingStockVolume?: Decimal | undefined;
+
+  /**
+   * @generated from field: analytics.common.v1.Decimal target_stock_volume = 9;
+   */
+  targetStockVolume?: Decimal | undefined;
+
+  /**
+   * @generated from field: analytics.common.v1.Decimal open_to_buy_volume = 10;
+   */
+  openToBuyVolume?: Decimal | undefined;
+
+  /**
+   * @generated from field: analytics.common.v1.Decimal transfer_in_volume = 11;
+   */
+  transferInVolume?: Decimal | undefined;
+
+  /**
+   * @generated from field: analytics.common.v1.Decimal transfer_out_volume = 12;
+   */
+  transferOutVolume?: Decimal | undefined;
+};
+
+/**
+ * Describes the message analytics.planning.v1.BreakdownPeriod.
+ * Use `create(BreakdownPeriodSchema)` to create a new message.
+ */
+export const BreakdownPeriodSchema: GenMessage<BreakdownPeriod> = /*@__PURE__*/
+  messageDesc(file_planning_v1_planning, 21);
+
+/**
+ * @generated from message analytics.planning.v1.BreakdownRow
+ */
+export type BreakdownRow = Message<"analytics.planning.v1.BreakdownRow"> & {
+  /**
+   * @generated from field: string group_key = 1;
+   */
+  groupKey: string;
+
+  /**
+   * @generated from field: repeated analytics.planning.v1.BreakdownPeriod periods = 2;
+   */
+  periods: BreakdownPeriod[];
+};
+
+/**
+ * Describes the message analytics.planning.v1.BreakdownRow.
+ * Use `create(BreakdownRowSchema)` to create a new message.
+ */
+export const BreakdownRowSchema: GenMessage<BreakdownRow> = /*@__PURE__*/
+  messageDesc(file_planning_v1_planning, 22);
+
+/**
+ * @generated from message analytics.planning.v1.GetBreakdownResponse
+ */
+export type GetBreakdownResponse = Message<"analytics.planning.v1.GetBreakdownResponse"> & {
+  /**
+   * @generated from field: repeated analytics.planning.v1.BreakdownRow rows = 1;
+   */
+  rows: BreakdownRow[];
+};
+
+/**
+ * Describes the message analytics.planning.v1.GetBreakdownResponse.
+ * Use `create(GetBreakdownResponseSchema)` to create a new message.
+ */
+export const GetBreakdownResponseSchema: GenMessage<GetBreakdownResponse> = /*@__PURE__*/
+  messageDesc(file_planning_v1_planning, 23);
+
+/**
+ * @generated from message analytics.planning.v1.BreakdownWarehouseRow
+ */
+export type BreakdownWarehouseRow = Message<"analytics.planning.v1.BreakdownWarehouseRow"> & {
+  /**
+   * @generated from field: string group_key = 1;
+   */
+  groupKey: string;
+
+  /**
+   * The warehouse ID (UUID); "" for volume without a (known) warehouse.
+   *
+   * @generated from field: string warehouse_id = 2;
+   */
+  warehouseId: string;
+
+  /**
+   * @generated from field: string warehouse_name = 3;
+   */
+  warehouseName: string;
+
+  /**
+   * @generated from field: repeated analytics.planning.v1.BreakdownPeriod periods = 4;
+   */
+  periods: BreakdownPeriod[];
+};
+
+/**
+ * Describes the message analytics.planning.v1.BreakdownWarehouseRow.
+ * Use `create(BreakdownWarehouseRowSchema)` to create a new message.
+ */
+export const BreakdownWarehouseRowSchema: GenMessage<BreakdownWarehouseRow> = /*@__PURE__*/
+  messageDesc(file_planning_v1_planning, 24);
+
+/**
+ * @generated from message analytics.planning.v1.GetBreakdownByWarehouseResponse
+ */
+export type GetBreakdownByWarehouseResponse = Message<"analytics.planning.v1.GetBreakdownByWarehouseResponse"> & {
+  /**
+   * @generated from field: repeated analytics.planning.v1.BreakdownWarehouseRow rows = 1;
+   */
+  rows: BreakdownWarehouseRow[];
+};
+
+/**
+ * Describes the message analytics.planning.v1.GetBreakdownByWarehouseResponse.
+ * Use `create(GetBreakdownByWarehouseResponseSchema)` to create a new message.
+ */
+export const GetBreakdownByWarehouseResponseSchema: GenMessage<GetBreakdownByWarehouseResponse> = /*@__PURE__*/
+  messageDesc(file_planning_v1_planning, 25);
+
+/**
  * @generated from enum analytics.planning.v1.GroupBy
  */
 export enum GroupBy {
@@ -554,6 +889,43 @@ export enum GroupBy {
  */
 export const GroupBySchema: GenEnum<GroupBy> = /*@__PURE__*/
   enumDesc(file_planning_v1_planning, 0);
+
+/**
+ * @generated from enum analytics.planning.v1.Period
+ */
+export enum Period {
+  /**
+   * month
+   *
+   * @generated from enum value: PERIOD_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: PERIOD_MONTH = 1;
+   */
+  MONTH = 1,
+
+  /**
+   * ISO weeks, Monday first.
+   *
+   * @generated from enum value: PERIOD_WEEK = 2;
+   */
+  WEEK = 2,
+
+  /**
+   * One period: the window [from_date, to_date] itself.
+   *
+   * @generated from enum value: PERIOD_TOTAL = 3;
+   */
+  TOTAL = 3,
+}
+
+/**
+ * Describes the enum analytics.planning.v1.Period.
+ */
+export const PeriodSchema: GenEnum<Period> = /*@__PURE__*/
+  enumDesc(file_planning_v1_planning, 1);
 
 /**
  * Planned volumes, answered from planning's own replica (fed only by bus messages: SKUs from the
@@ -599,6 +971,39 @@ export const PlanningService: GenService<{
     methodKind: "unary";
     input: typeof UpsertSalesPlansRequestSchema;
     output: typeof UpsertSalesPlansResponseSchema;
+  },
+  /**
+   * The later revision (CONTRACT "Planning: the later revision"). Each streams its rows in
+   * chunks, in the order REST answers them, so an answer by SKU is never held whole in either
+   * process; the gateway writes each chunk into the JSON array as it arrives.
+   * GET /planning/sales-plans: a row per group and channel.
+   *
+   * @generated from rpc analytics.planning.v1.PlanningService.GetSalesPlans
+   */
+  getSalesPlans: {
+    methodKind: "server_streaming";
+    input: typeof GetSalesPlansRequestSchema;
+    output: typeof GetSalesPlansResponseSchema;
+  },
+  /**
+   * GET /planning/breakdown: a row per group.
+   *
+   * @generated from rpc analytics.planning.v1.PlanningService.GetBreakdown
+   */
+  getBreakdown: {
+    methodKind: "server_streaming";
+    input: typeof GetBreakdownRequestSchema;
+    output: typeof GetBreakdownResponseSchema;
+  },
+  /**
+   * GET /planning/breakdown/by-warehouse: a row per group and warehouse.
+   *
+   * @generated from rpc analytics.planning.v1.PlanningService.GetBreakdownByWarehouse
+   */
+  getBreakdownByWarehouse: {
+    methodKind: "server_streaming";
+    input: typeof GetBreakdownByWarehouseRequestSchema;
+    output: typeof GetBreakdownByWarehouseResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_planning_v1_planning, 0);
