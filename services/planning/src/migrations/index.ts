@@ -6,5 +6,6 @@ import { replicaEpoch } from "./002_replica_epoch";
 import { changedGroups } from "./003_changed_groups";
 import { skuSeq } from "./004_sku_seq";
 import { sales } from "./005_sales";
+import { breakdownInputs } from "./006_breakdown_inputs";
 
-export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createReplica, replicaEpoch, changedGroups, skuSeq, sales];
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createReplica, replicaEpoch, changedGroups, skuSeq, sales, breakdownInputs];
