@@ -19,6 +19,7 @@ import type { Migration } from "@analytics/db";
  * is recorded in changed_groups. A changed_groups row names the warehouse by external id
  * (external_warehouse_id) or by id (warehouse_id) when the change knows only that; with neither
  * (external_warehouse_id '' and warehouse_id NULL) every warehouse row of the group changed.
+ * accounts.changed_at: when the account's settings last changed (every group changed).
  */
 export const breakdownInputs: Migration = {
   name: "006_breakdown_inputs",
@@ -58,6 +59,9 @@ export const breakdownInputs: Migration = {
 
       ALTER TABLE changed_groups ADD COLUMN warehouse_id uuid;
 
+      -- A change of salesPlanGrowth (or of the timezone) changes every group's figures.
+      ALTER TABLE accounts ADD COLUMN changed_at timestamptz;
+
       -- Sales, plans' keys and distribution orders name their SKU by key: matched when read.
       CREATE INDEX skus_key ON skus (account_id, key);
     `);
@@ -65,6 +69,7 @@ export const breakdownInputs: Migration = {
   async down(db) {
     await db.raw(`
       DROP INDEX skus_key;
+      ALTER TABLE accounts DROP COLUMN changed_at;
       ALTER TABLE changed_groups DROP COLUMN warehouse_id;
       DROP INDEX stock_changed;
       ALTER TABLE stock DROP COLUMN changed_at;
