@@ -7,7 +7,7 @@ import type { GroupByName, VolumeFilters, VolumeQuery } from "./validation";
 /** A row of planned volumes: a PlannedVolumeWarehouseRow (a PlannedVolumeRow with its warehouse). */
 export type VolumeRow = Omit<planningV1.PlannedVolumeWarehouseRow, "$typeName" | "$unknown">;
 
-const groupColumn: Record<GroupByName, string> = {
+export const groupColumn: Record<GroupByName, string> = {
   seasons: "season",
   products: "product_group_id",
   variants: "variant_group_id",
@@ -15,7 +15,7 @@ const groupColumn: Record<GroupByName, string> = {
 };
 
 /** The SKU filters as one WHERE over `skus`, with its bindings. Every list is a `= ANY(array)`. */
-function skuWhere(f: VolumeFilters): { sql: string; bindings: Knex.RawBinding[] } {
+export function skuWhere(f: VolumeFilters): { sql: string; bindings: Knex.RawBinding[] } {
   const parts = ["s.status = ANY(?::int[])", "s.active_planning = ?"];
   const bindings: Knex.RawBinding[] = [f.skuStatus, f.activePlanning];
   const any = (column: string, values: string[], cast = "text") => {
