@@ -233,8 +233,8 @@ export function breakdownStatement(accountId: string, q: BreakdownQuery, shape: 
         sum(greatest(0, plan - actual) * 1000) OVER (PARTITION BY g) AS total
       FROM grid WHERE state = 'current'),
     cur AS (
-      SELECT g, wid, CASE WHEN total = 0 THEN 0 ELSE (floor(rem_m * weight / total) + CASE WHEN row_number() OVER (PARTITION BY g ORDER BY rem_m * weight - floor(rem_m * weight / total) * total DESC, wid)
-          <= rem_m - sum(floor(rem_m * weight / total)) OVER (PARTITION BY g) THEN 1 ELSE 0 END) / 1000 END AS rem
+      SELECT g, wid, CASE WHEN total = 0 THEN 0 ELSE (floor(rem_m * weight / nullif(total, 0)) + CASE WHEN row_number() OVER (PARTITION BY g ORDER BY rem_m * weight - floor(rem_m * weight / nullif(total, 0)) * total DESC, wid)
+          <= rem_m - sum(floor(rem_m * weight / nullif(total, 0))) OVER (PARTITION BY g) THEN 1 ELSE 0 END) / 1000 END AS rem
       FROM cw),
     flows AS (
       SELECT grid.*, CASE grid.state WHEN 'current' THEN cur.rem WHEN 'future' THEN grid.plan ELSE 0 END AS rem
