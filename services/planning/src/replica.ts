@@ -180,6 +180,48 @@ export async function applyAccountSettings(tx: Tx, messages: accountsMessagesV1.
   await repo.storeNewerAccounts(tx, newestByKey(messages, (m) => m.accountId));
 }
 
+/** What is still to arrive of a distribution order: nothing once it is COMPLETED or CANCELLED (or has a cancelledDate). */
+export function openQuantityOf(o: ordersV1.DistributionOrder): number {
+  if (o.cancelledDate || o.status === "COMPLETED" || o.status === "CANCELLED") return 0;
+  return Math.max(0, o.quantity - o.deliveredQuantity);
+}
+
+/** Distribution orders: one row per order, its SKU and warehouses as sent (matched when read). */
+export async function applyDistributionOrders(tx: Tx, messages: ordersMessagesV1.DistributionOrderChanged[]): Promise<void> {
+  const rows = newestByKey(
+    messages.filter((m) => m.distributionOrder),
+    (m) => `${m.accountId}/${m.distributionOrderId}`,
+  ).map(({ accountId, distributionOrderId, version, distributionOrder: o }) => ({
+    account_id: accountId,
+    distribution_order_id: distributionOrderId,
+    version,
+    key: orNull(o!.key),
+    sku: orNull(o!.sku),
+    from_external_warehouse_id: o!.fromWarehouseExternalId ?? "",
+    to_external_warehouse_id: o!.toWarehouseExternalId ?? "",
+    delivered_at: o!.deliveryDate ? timestampDate(o!.deliveryDate).toISOString() : null,
+    open_quantity: openQuantityOf(o!),
+    changed_at: o!.updatedAt ? timestampDate(o!.updatedAt).toISOString() : null,
+  }));
+  await repo.storeNewerDistributionOrders(tx, rows);
+}
+
+/** Stock triggers: the min of a SKU in a warehouse (by id; "" is none). */
+export async function applyStockTriggers(tx: Tx, messages: inventoryMessagesV1.StockTriggerChanged[]): Promise<void> {
+  const rows = newestByKey(
+    messages.filter((m) => m.trigger),
+    (m) => `${m.accountId}/${m.stockTriggerId}`,
+  ).map(({ accountId, stockTriggerId, version, trigger: t }) => ({
+    account_id: accountId,
+    stock_trigger_id: stockTriggerId,
+    version,
+    sku_id: t!.skuId || null,
+    warehouse_id: t!.warehouseId || null,
+    min: t!.min ?? null,
+  }));
+  await repo.storeNewerStockTriggerMinimums(tx, rows);
+}
+
 /** A batch's messages, by the replica table they go to. */
 interface ReplicaBatch {
   skus: catalogueMessagesV1.SkuChanged[];
@@ -188,6 +230,8 @@ interface ReplicaBatch {
   orders: ordersMessagesV1.PurchaseOrderChanged[];
   transactions: ordersMessagesV1.TransactionChanged[];
   settings: accountsMessagesV1.AccountSettingsChanged[];
+  distributionOrders: ordersMessagesV1.DistributionOrderChanged[];
+  stockTriggers: inventoryMessagesV1.StockTriggerChanged[];
 }
 
 const sortDelivery = dispatch<void, ReplicaBatch>(
@@ -199,11 +243,13 @@ const sortDelivery = dispatch<void, ReplicaBatch>(
   on([topics.ordersPurchaseOrderCreated, topics.ordersPurchaseOrderUpdated], (d, batch) => void batch.orders.push(d.message)),
   on([topics.ordersTransactionCreated, topics.ordersTransactionUpdated], (d, batch) => void batch.transactions.push(d.message)),
   on(topics.accountSettingsChanged, (d, batch) => void batch.settings.push(d.message)),
+  on([topics.ordersDistributionOrderCreated, topics.ordersDistributionOrderUpdated], (d, batch) => void batch.distributionOrders.push(d.message)),
+  on(topics.inventoryStockTriggerTopics, (d, batch) => void batch.stockTriggers.push(d.message)),
 );
 
 /** Applies a batch of deliveries of any replica topic: a handful of statements per kind present. */
 export async function applyDeliveries(tx: Tx, deliveries: Delivery[]): Promise<void> {
-  const batch: ReplicaBatch = { skus: [], warehouses: [], stock: [], orders: [], transactions: [], settings: [] };
+  const batch: ReplicaBatch = { skus: [], warehouses: [], stock: [], orders: [], transactions: [], settings: [], distributionOrders: [], stockTriggers: [] };
   for (const d of deliveries) {
     // A message counts for the account it was published for; a payload naming another is ignored.
     if (!("accountId" in d.message) || d.message.accountId !== d.accountId) continue;
@@ -215,6 +261,8 @@ export async function applyDeliveries(tx: Tx, deliveries: Delivery[]): Promise<v
   await applyPurchaseOrders(tx, batch.orders);
   await applyTransactions(tx, batch.transactions);
   await applyAccountSettings(tx, batch.settings);
+  await applyDistributionOrders(tx, batch.distributionOrders);
+  await applyStockTriggers(tx, batch.stockTriggers);
 }
 
 /** Every subject the replica reads. */

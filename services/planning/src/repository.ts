@@ -7,7 +7,7 @@ import type { GroupByName, VolumeFilters, VolumeQuery } from "./validation";
 /** A row of planned volumes: a PlannedVolumeWarehouseRow (a PlannedVolumeRow with its warehouse). */
 export type VolumeRow = Omit<planningV1.PlannedVolumeWarehouseRow, "$typeName" | "$unknown">;
 
-const groupColumn: Record<GroupByName, string> = {
+export const groupColumn: Record<GroupByName, string> = {
   seasons: "season",
   products: "product_group_id",
   variants: "variant_group_id",
@@ -15,7 +15,7 @@ const groupColumn: Record<GroupByName, string> = {
 };
 
 /** The SKU filters as one WHERE over `skus`, with its bindings. Every list is a `= ANY(array)`. */
-function skuWhere(f: VolumeFilters): { sql: string; bindings: Knex.RawBinding[] } {
+export function skuWhere(f: VolumeFilters): { sql: string; bindings: Knex.RawBinding[] } {
   const parts = ["s.status = ANY(?::int[])", "s.active_planning = ?"];
   const bindings: Knex.RawBinding[] = [f.skuStatus, f.activePlanning];
   const any = (column: string, values: string[], cast = "text") => {
@@ -334,4 +334,43 @@ export async function insertOrderLines(tx: Tx, lines: object[]): Promise<void> {
 /** The replica's epoch: a new or wiped schema has a new one (migrations). */
 export async function replicaEpoch(db: Db): Promise<string> {
   return (await db("replica_epoch").first("id")).id;
+}
+
+/**
+ * distribution_orders (migration 006): one row per order, replaced only by a newer version. A row
+ * without a change time (no updatedAt in the message) takes the time it was applied.
+ */
+export async function storeNewerDistributionOrders(tx: Tx, rows: object[]): Promise<void> {
+  if (!rows.length) return;
+  await tx.raw(
+    `INSERT INTO distribution_orders (account_id, distribution_order_id, version, key, sku, from_external_warehouse_id, to_external_warehouse_id, delivered_at, open_quantity, changed_at)
+     SELECT account_id, distribution_order_id, version, key, sku, from_external_warehouse_id, to_external_warehouse_id, delivered_at, open_quantity, coalesce(changed_at, now())
+     FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, distribution_order_id uuid, version bigint, key text, sku text,
+       from_external_warehouse_id text, to_external_warehouse_id text, delivered_at timestamptz, open_quantity int, changed_at timestamptz)
+     ON CONFLICT (account_id, distribution_order_id) DO UPDATE SET version = excluded.version, key = excluded.key, sku = excluded.sku,
+       from_external_warehouse_id = excluded.from_external_warehouse_id, to_external_warehouse_id = excluded.to_external_warehouse_id,
+       delivered_at = excluded.delivered_at, open_quantity = excluded.open_quantity, changed_at = excluded.changed_at
+     WHERE distribution_orders.version < excluded.version`,
+    [json(rows)],
+  );
+}
+
+/**
+ * stock_trigger_minimums (migration 006): a trigger's SKU, warehouse and min, replaced only by a
+ * newer version. changed_at is when a version that changed one of those three was applied: the
+ * trigger has no updatedAt, and its minMaxUpdatedAt is a client-written field that moves only
+ * with min/max (not with the SKU or warehouse) and need not grow, so it cannot say when the
+ * figures changed. A newer version that changes none of the three keeps the time.
+ */
+export async function storeNewerStockTriggerMinimums(tx: Tx, rows: object[]): Promise<void> {
+  if (!rows.length) return;
+  await tx.raw(
+    `INSERT INTO stock_trigger_minimums AS t (account_id, stock_trigger_id, version, sku_id, warehouse_id, min, changed_at)
+     SELECT account_id, stock_trigger_id, version, sku_id, warehouse_id, min, now()
+     FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, stock_trigger_id bigint, version bigint, sku_id uuid, warehouse_id uuid, min int)
+     ON CONFLICT (account_id, stock_trigger_id) DO UPDATE SET version = excluded.version, sku_id = excluded.sku_id, warehouse_id = excluded.warehouse_id, min = excluded.min,
+       changed_at = CASE WHEN (t.sku_id, t.warehouse_id, t.min) IS DISTINCT FROM (excluded.sku_id, excluded.warehouse_id, excluded.min) THEN excluded.changed_at ELSE t.changed_at END
+     WHERE t.version < excluded.version`,
+    [json(rows)],
+  );
 }
