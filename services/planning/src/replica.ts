@@ -205,7 +205,8 @@ const sortDelivery = dispatch<void, ReplicaBatch>(
   on(topics.inventoryWarehouseDeleted, (d, batch) => void batch.warehouses.push({ ...d.message, deleted: true })),
   on(topics.inventoryStockUpdated, (d, batch) => void batch.stock.push(d.message)),
   on([topics.ordersPurchaseOrderCreated, topics.ordersPurchaseOrderUpdated], (d, batch) => void batch.orders.push(d.message)),
-  on([topics.ordersTransactionCreated, topics.ordersTransactionUpdated], (d, batch) => void batch.transactions.push(d.message)),
+  // Backfilled: a transaction as stored, re-announced once by the orders service for planning (applied by version like the others).
+  on([topics.ordersTransactionCreated, topics.ordersTransactionUpdated, topics.ordersTransactionBackfilled], (d, batch) => void batch.transactions.push(d.message)),
   on(topics.accountSettingsChanged, (d, batch) => void batch.settings.push(d.message)),
 );
 
