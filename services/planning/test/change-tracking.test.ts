@@ -119,4 +119,20 @@ describe("change tracking on write", () => {
     await p.apply([sku(acc, stocked, 2, { key: "K1", season: "S2" })]);
     expect((await changed(acc)).length).toBe(rows.length);
   });
+
+  it("a SKU with only a stored plan, a distribution order (by key, else sku) or a stock trigger changes both groups too", async () => {
+    const acc = randomUUID();
+    const [planned, moved, movedBySku, triggered] = Array.from({ length: 4 }, () => randomUUID());
+    const skus = [planned, moved, movedBySku, triggered];
+    await p.apply(skus.map((id, i) => sku(acc, id, 1, { key: `K${i}`, season: "S1", sku: `SKU${i}` })));
+    // Written as the plan upload and planning's appliers keep them.
+    await p.db("sales_plans").insert({ account_id: acc, sku_id: planned, channel: 1, month: "2026-03-01", volume: 5, updated_at: new Date() });
+    await p.db("distribution_orders").insert({ account_id: acc, distribution_order_id: randomUUID(), version: 1, key: "K1", open_quantity: 2 });
+    await p.db("distribution_orders").insert({ account_id: acc, distribution_order_id: randomUUID(), version: 1, sku: "SKU2", open_quantity: 2 });
+    await p.db("stock_trigger_minimums").insert({ account_id: acc, stock_trigger_id: 7, version: 1, sku_id: triggered, warehouse_id: randomUUID(), min: 3 });
+    await p.apply(skus.map((id, i) => sku(acc, id, 2, { key: `K${i}`, season: "S2", sku: `SKU${i}` })));
+    expect((await changed(acc)).map((r: { key: string; season: string; warehouse: string; po_volume: boolean }) => `${r.key}/${r.season}/${r.warehouse}/${r.po_volume}`)).toEqual(
+      ["K0", "K1", "K2", "K3"].flatMap((k) => [`${k}/S1//false`, `${k}/S2//false`]),
+    );
+  });
 });
