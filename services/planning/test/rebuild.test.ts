@@ -75,6 +75,9 @@ describe("planning rebuilds its replica from JetStream", () => {
     const database = databases[0];
     const db = createDb({ url: database.url, schema: "planning" });
     const epochBefore = (await db("replica_epoch").first("id")).id;
+    // A stored sales plan is no replica: the wipe must leave it (migration 008 keeps plans in planning_plans).
+    const plan = { account_id: acc, sku_id: s1, channel: 1, month: "2026-03-01", volume: "12.5", updated_at: new Date("2026-02-01T00:00:00Z") };
+    await db("sales_plans").insert(plan);
     await db.raw("DROP SCHEMA planning CASCADE");
     await db.destroy();
     const restarted = await start(database);
@@ -82,6 +85,8 @@ describe("planning rebuilds its replica from JetStream", () => {
       await converged(restarted);
       const after = createDb({ url: database.url, schema: "planning" });
       expect((await after("replica_epoch").first("id")).id).not.toBe(epochBefore);
+      const kept = await after("sales_plans").where({ account_id: acc }).select("sku_id", "channel", after.raw("to_char(month, 'YYYY-MM-DD') AS month"), after.raw("volume::text AS volume"), "updated_at");
+      expect(kept).toEqual([{ sku_id: s1, channel: 1, month: "2026-03-01", volume: "12.5", updated_at: plan.updated_at }]);
       await after.destroy();
     } finally {
       await restarted.close();
