@@ -1,28 +1,50 @@
 import { randomUUID } from "node:crypto";
 import pino from "pino";
 import { callerHeaders } from "@analytics/auth";
-import { planningV1 } from "@analytics/contracts";
+import { planningV1, topics } from "@analytics/contracts";
 import { createDb } from "@analytics/db";
 import { createServiceClient, type RunningService } from "@analytics/rpc";
 import { createTestBus, createTestDatabase, eventually, type TestBus, type TestDatabase } from "@analytics/testing";
 import { startPlanningService } from "../src/service";
-import { march, purchaseOrder, sku, stock, warehouse } from "./fixtures";
+import { march, purchaseOrder, sku, stock, transaction, warehouse } from "./fixtures";
 
 const internalToken = "r".repeat(40);
 
-/** Catch-up and rebuild: a new or wiped replica replays the stream from its first message. */
+/**
+ * Catch-up and rebuild: a new or wiped replica replays the stream from its first message, and
+ * converges to the same planned volumes and sales (backfilled messages included).
+ */
 describe("planning rebuilds its replica from JetStream", () => {
   let t: TestBus;
   const databases: TestDatabase[] = [];
   const acc = randomUUID();
   const [s1, s2, w1] = [randomUUID(), randomUUID(), randomUUID()];
   const expected = [{ groupKey: "SS26", stockVolume: 12n, poVolume: 5n, draftPoVolume: 2n }];
+  const [t1, t2, t3] = Array.from({ length: 3 }, () => randomUUID());
+  /** What the replica keeps of sales: the same after any replay. */
+  const expectedInputs = {
+    sales: [
+      { key: "K1", warehouse: "", day: "2026-03-10", units: 5 },
+      { key: "K1", warehouse: "WH1", day: "2026-03-12", units: 1 },
+    ],
+  };
+  const inputsOf = async (url: string) => {
+    const db = createDb({ url, schema: "planning" });
+    try {
+      return {
+        sales: (await db.raw("SELECT key, external_warehouse_id AS warehouse, to_char(day, 'YYYY-MM-DD') AS day, units::int AS units FROM sales_daily WHERE account_id = ? ORDER BY key, warehouse, day", [acc])).rows,
+      };
+    } finally {
+      await db.destroy();
+    }
+  };
 
   const start = (database: TestDatabase) =>
     startPlanningService({ databaseUrl: database.url, bus: t.bus, logger: pino({ level: "silent" }), internalToken, port: 0 });
-  const converged = (service: RunningService) =>
+  const converged = (service: RunningService, database: TestDatabase) =>
     eventually(
       async () => {
+        if (JSON.stringify(await inputsOf(database.url)) !== JSON.stringify(expectedInputs)) return undefined;
         const client = createServiceClient(planningV1.PlanningService, service.url);
         const res = await client.getPlannedVolumes({ query: march }, { headers: callerHeaders(internalToken, { accountId: acc, apiKeyId: randomUUID() }) });
         const rows = res.rows.map((r) => ({ groupKey: r.groupKey, stockVolume: r.stockVolume, poVolume: r.poVolume, draftPoVolume: r.draftPoVolume }));
@@ -47,6 +69,11 @@ describe("planning rebuilds its replica from JetStream", () => {
       stock(acc, w1, s2, 1, 2),
       purchaseOrder(acc, randomUUID(), 1, 5, [{ skuId: s1, warehouse: "WH1", date: "2026-03-10", quantity: 5 }]),
       purchaseOrder(acc, randomUUID(), 1, 4, [{ skuId: s2, date: "2026-03-11", quantity: 2 }]),
+      // Sales: one kept, one cancelled by its update, one re-announced by the orders service's backfill.
+      transaction(acc, t1, 1, { createdDate: "2026-03-10T12:00:00Z", items: [{ key: "K1", quantity: 5 }] }),
+      transaction(acc, t2, 1, { createdDate: "2026-03-11T12:00:00Z", items: [{ key: "K2", quantity: 2 }] }),
+      transaction(acc, t2, 2, { createdDate: "2026-03-11T12:00:00Z", cancelledDate: "2026-03-12T00:00:00Z", items: [{ key: "K2", quantity: 2 }] }),
+      { ...transaction(acc, t3, 1, { createdDate: "2026-03-12T12:00:00Z", items: [{ key: "K1", quantity: 1, shipments: [{ quantity: 1, warehouse: "WH1" }] }] }), subject: topics.ordersTransactionBackfilled.subject },
     ]);
     if (error) throw error;
   });
@@ -61,7 +88,7 @@ describe("planning rebuilds its replica from JetStream", () => {
       databases.push(database);
       const service = await start(database);
       try {
-        await converged(service);
+        await converged(service, database);
       } finally {
         await service.close();
       }
@@ -82,7 +109,7 @@ describe("planning rebuilds its replica from JetStream", () => {
     await db.destroy();
     const restarted = await start(database);
     try {
-      await converged(restarted);
+      await converged(restarted, database);
       const after = createDb({ url: database.url, schema: "planning" });
       expect((await after("replica_epoch").first("id")).id).not.toBe(epochBefore);
       const kept = await after("sales_plans").where({ account_id: acc }).select("sku_id", "channel", after.raw("to_char(month, 'YYYY-MM-DD') AS month"), after.raw("volume::text AS volume"), "updated_at");
