@@ -379,6 +379,32 @@ export async function recordDroppedLines(
   );
 }
 
+/**
+ * Records as changed the group (and warehouses) a distribution order leaves when a newer version
+ * names another SKU or warehouse: its open quantity moves away with no row left to say so. The
+ * rows are what the applier stores (jsonb_to_recordset ignores their other fields); call it
+ * before storing them. A warehouse '' is none; an order with neither records its group for every
+ * warehouse.
+ */
+export async function recordMovedDistributionOrders(
+  tx: Tx,
+  rows: { account_id: string; distribution_order_id: string; version: bigint | string; key: string | null; sku: string | null; from_external_warehouse_id: string; to_external_warehouse_id: string; changed_at?: string | null }[],
+): Promise<void> {
+  if (!rows.length) return;
+  await tx.raw(
+    `INSERT INTO changed_groups (account_id, sku_id, external_warehouse_id, season, product_group_id, variant_group_id, key, changed_at, po_volume)
+     SELECT DISTINCT o.account_id, s.sku_id, w.was, s.season, s.product_group_id, s.variant_group_id, s.key, coalesce(x.changed_at, now()), false
+     FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, distribution_order_id uuid, version bigint, key text, sku text,
+       from_external_warehouse_id text, to_external_warehouse_id text, changed_at timestamptz)
+     JOIN distribution_orders o ON o.account_id = x.account_id AND o.distribution_order_id = x.distribution_order_id AND o.version < x.version AND o.open_quantity > 0
+     JOIN skus s ON s.account_id = o.account_id AND (s.key = o.key OR (o.key IS NULL AND s.sku = o.sku))
+     CROSS JOIN LATERAL (VALUES (o.from_external_warehouse_id, x.from_external_warehouse_id), (o.to_external_warehouse_id, x.to_external_warehouse_id)) AS w(was, now)
+     WHERE ((o.key, o.sku) IS DISTINCT FROM (x.key, x.sku) OR w.was IS DISTINCT FROM w.now)
+       AND (w.was <> '' OR (o.from_external_warehouse_id = '' AND o.to_external_warehouse_id = ''))`,
+    [json(rows)],
+  );
+}
+
 /** Deletes the lines in `table` of the given owners (orders, transactions), each named by (account_id, `owner`). */
 async function deleteLinesOf(tx: Tx, table: string, owner: string, owners: Record<string, string>[]): Promise<void> {
   await tx.raw(

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { planningV1 } from "@analytics/contracts";
+import { recordMovedDistributionOrders } from "../src/repository";
 import { planningUnderTest, purchaseOrder, settings, sku, stock, transaction, warehouse } from "./fixtures";
 
 const { GroupBy } = planningV1;
@@ -134,5 +135,26 @@ describe("change tracking on write", () => {
     expect((await changed(acc)).map((r: { key: string; season: string; warehouse: string; po_volume: boolean }) => `${r.key}/${r.season}/${r.warehouse}/${r.po_volume}`)).toEqual(
       ["K0", "K1", "K2", "K3"].flatMap((k) => [`${k}/S1//false`, `${k}/S2//false`]),
     );
+  });
+
+  it("a distribution order moved to another SKU or warehouse: the group and warehouses it left (for the applier to call)", async () => {
+    const acc = randomUUID();
+    const [a, b, o] = [randomUUID(), randomUUID(), randomUUID()];
+    await p.apply([sku(acc, a, 1, { key: "KA", season: "S1" }), sku(acc, b, 1, { key: "KB", season: "S2" })]);
+    await p.db("distribution_orders").insert({ account_id: acc, distribution_order_id: o, version: 2, key: "KA", from_external_warehouse_id: "WC", to_external_warehouse_id: "WN", open_quantity: 5 });
+    const row = (version: number, key: string, to: string) => ({ account_id: acc, distribution_order_id: o, version: BigInt(version), key, sku: null, from_external_warehouse_id: "WC", to_external_warehouse_id: to, changed_at: "2026-02-03T00:00:00Z" });
+    const record = (r: ReturnType<typeof row>) => p.db.transaction((tx) => recordMovedDistributionOrders(tx, [r]));
+    // An older version, and a newer one with the same SKU and warehouses, record nothing.
+    await record(row(1, "KB", "WS"));
+    await record(row(3, "KA", "WN"));
+    expect(await changed(acc)).toEqual([]);
+    // Another destination: the warehouse it left.
+    await record(row(3, "KA", "WS"));
+    const at = "2026-02-03T00:00:00.000Z";
+    expect(await changed(acc)).toEqual([{ key: "KA", season: "S1", warehouse: "WN", warehouse_id: null, po_volume: false, changed_at: at }]);
+    // Another SKU: its old group in both warehouses.
+    await p.db("changed_groups").where({ account_id: acc }).delete();
+    await record(row(3, "KB", "WN"));
+    expect(await changed(acc)).toEqual(["WC", "WN"].map((warehouse) => ({ key: "KA", season: "S1", warehouse, warehouse_id: null, po_volume: false, changed_at: at })));
   });
 });
