@@ -55,10 +55,10 @@ export async function applySkus(tx: Tx, messages: catalogueMessagesV1.SkuChanged
     sku_seq: p!.seq ? String(p!.seq) : null,
     pim_custom: [p!.pimCustom1, p!.pimCustom2, p!.pimCustom3, p!.pimCustom4, p!.pimCustom5, p!.pimCustom6, p!.pimCustom7, p!.pimCustom8, p!.pimCustom9, p!.pimCustom10].map(orNull),
   }));
-  // A SKU with PO lines that changes group moves their volume: both groups changed.
+  // A SKU that changes group moves its figures: both groups changed.
   await repo.recordRegroupedSkus(
     tx,
-    rows.map(({ account_id, sku_id, version, season, product_group_id, variant_group_id, key }) => ({ account_id, sku_id, version, season, product_group_id, variant_group_id, key })),
+    rows.map(({ account_id, sku_id, version, season, product_group_id, variant_group_id, key, sku }) => ({ account_id, sku_id, version, season, product_group_id, variant_group_id, key, sku })),
   );
   await repo.storeNewerSkus(tx, rows);
 }
@@ -169,11 +169,19 @@ export async function applyTransactions(tx: Tx, messages: ordersMessagesV1.Trans
   if (!applied.length) return;
   const won = new Set(applied.map((r) => `${r.account_id}/${r.transaction_id}`));
   const winners = transactions.filter((m) => won.has(`${m.accountId}/${m.transactionId}`));
+  const lines = winners.flatMap(salesLinesOf);
+  // Stored lines the new version no longer has (cancelled, removed, moved) leave no line behind
+  // to say their group changed: recorded as changed, when the transaction changed at the source.
+  await repo.recordDroppedSales(
+    tx,
+    winners.map((m) => ({ account_id: m.accountId, transaction_id: m.transactionId, changed_at: m.transaction?.updatedAt ? timestampDate(m.transaction.updatedAt).toISOString() : null })),
+    lines.map(({ account_id, transaction_id, key, sku, ean, external_warehouse_id }) => ({ account_id, transaction_id, key, sku, ean, external_warehouse_id })),
+  );
   await repo.deleteSalesLines(
     tx,
     winners.map((m) => ({ account_id: m.accountId, transaction_id: m.transactionId })),
   );
-  await repo.insertSalesLines(tx, winners.flatMap(salesLinesOf));
+  await repo.insertSalesLines(tx, lines);
 }
 
 export async function applyAccountSettings(tx: Tx, messages: accountsMessagesV1.AccountSettingsChanged[]): Promise<void> {
@@ -241,7 +249,8 @@ const sortDelivery = dispatch<void, ReplicaBatch>(
   on(topics.inventoryWarehouseDeleted, (d, batch) => void batch.warehouses.push({ ...d.message, deleted: true })),
   on(topics.inventoryStockUpdated, (d, batch) => void batch.stock.push(d.message)),
   on([topics.ordersPurchaseOrderCreated, topics.ordersPurchaseOrderUpdated], (d, batch) => void batch.orders.push(d.message)),
-  on([topics.ordersTransactionCreated, topics.ordersTransactionUpdated], (d, batch) => void batch.transactions.push(d.message)),
+  // Backfilled: a transaction as stored, re-announced once by the orders service for planning (applied by version like the others).
+  on([topics.ordersTransactionCreated, topics.ordersTransactionUpdated, topics.ordersTransactionBackfilled], (d, batch) => void batch.transactions.push(d.message)),
   on(topics.accountSettingsChanged, (d, batch) => void batch.settings.push(d.message)),
   on([topics.ordersDistributionOrderCreated, topics.ordersDistributionOrderUpdated], (d, batch) => void batch.distributionOrders.push(d.message)),
   on(topics.inventoryStockTriggerTopics, (d, batch) => void batch.stockTriggers.push(d.message)),
