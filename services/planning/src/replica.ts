@@ -211,6 +211,8 @@ export async function applyDistributionOrders(tx: Tx, messages: ordersMessagesV1
     open_quantity: openQuantityOf(o!),
     changed_at: o!.updatedAt ? timestampDate(o!.updatedAt).toISOString() : null,
   }));
+  // An order that now names another SKU or warehouse leaves its old group with no row to say so.
+  await repo.recordMovedDistributionOrders(tx, rows);
   await repo.storeNewerDistributionOrders(tx, rows);
 }
 
@@ -252,8 +254,8 @@ const sortDelivery = dispatch<void, ReplicaBatch>(
   // Backfilled: a transaction as stored, re-announced once by the orders service for planning (applied by version like the others).
   on([topics.ordersTransactionCreated, topics.ordersTransactionUpdated, topics.ordersTransactionBackfilled], (d, batch) => void batch.transactions.push(d.message)),
   on(topics.accountSettingsChanged, (d, batch) => void batch.settings.push(d.message)),
-  on([topics.ordersDistributionOrderCreated, topics.ordersDistributionOrderUpdated], (d, batch) => void batch.distributionOrders.push(d.message)),
-  on(topics.inventoryStockTriggerTopics, (d, batch) => void batch.stockTriggers.push(d.message)),
+  on([topics.ordersDistributionOrderCreated, topics.ordersDistributionOrderUpdated, topics.ordersDistributionOrderBackfilled], (d, batch) => void batch.distributionOrders.push(d.message)),
+  on([...topics.inventoryStockTriggerTopics, topics.inventoryStockTriggerBackfilled], (d, batch) => void batch.stockTriggers.push(d.message)),
 );
 
 /** Applies a batch of deliveries of any replica topic: a handful of statements per kind present. */
