@@ -299,7 +299,8 @@ type SkuGroups = { account_id: string; sku_id: string; version: bigint; season: 
  * it joined changed. With PO lines, per warehouse of its lines, as planned volumes read them
  * (po_volume); with any input of the breakdowns (stock, sales by its old or new key or sku,
  * stored plans, distribution orders, stock triggers, PO lines), one row for every warehouse row
- * of each group (external_warehouse_id '' and warehouse_id NULL).
+ * of each group (external_warehouse_id '' and warehouse_id NULL), also for a SKU new to the
+ * replica (the group it joined).
  */
 export async function recordRegroupedSkus(tx: Tx, skus: SkuGroups[]): Promise<void> {
   if (!skus.length) return;
@@ -315,18 +316,26 @@ export async function recordRegroupedSkus(tx: Tx, skus: SkuGroups[]): Promise<vo
      JOIN purchase_order_lines l ON l.account_id = s.account_id AND l.sku_id = s.sku_id`,
     [json(skus)],
   );
+  // A SKU new to the replica whose inputs arrived first (sales and distribution orders name it by
+  // key, stock and triggers may precede its product message) joins its group with them: recorded too.
   await tx.raw(
     `INSERT INTO changed_groups (account_id, sku_id, external_warehouse_id, warehouse_id, season, product_group_id, variant_group_id, key, changed_at, po_volume)
-     SELECT DISTINCT s.account_id, s.sku_id, '', NULL::uuid, g.season, g.product_group_id, g.variant_group_id, g.key, now(), false
-     ${regrouped}
-     WHERE EXISTS (SELECT 1 FROM stock st WHERE st.account_id = s.account_id AND st.sku_id = s.sku_id AND NOT st.deleted)
-       OR EXISTS (SELECT 1 FROM purchase_order_lines l WHERE l.account_id = s.account_id AND l.sku_id = s.sku_id)
-       OR EXISTS (SELECT 1 FROM sales_lines l WHERE l.account_id = s.account_id AND l.key IN (s.key, x.key))
-       OR EXISTS (SELECT 1 FROM sales_lines l WHERE l.account_id = s.account_id AND l.key IS NULL AND l.sku IN (s.sku, x.sku))
-       OR EXISTS (SELECT 1 FROM sales_plans p WHERE p.account_id = s.account_id AND p.sku_id = s.sku_id)
-       OR EXISTS (SELECT 1 FROM distribution_orders d WHERE d.account_id = s.account_id AND d.key IN (s.key, x.key))
-       OR EXISTS (SELECT 1 FROM distribution_orders d WHERE d.account_id = s.account_id AND d.key IS NULL AND d.sku IN (s.sku, x.sku))
-       OR EXISTS (SELECT 1 FROM stock_trigger_minimums t WHERE t.account_id = s.account_id AND t.sku_id = s.sku_id)`,
+     SELECT DISTINCT x.account_id, x.sku_id, '', NULL::uuid, g.season, g.product_group_id, g.variant_group_id, g.key, now(), false
+     FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, sku_id uuid, version bigint, season text, product_group_id text, variant_group_id text, key text, sku text)
+     LEFT JOIN skus s ON s.account_id = x.account_id AND s.sku_id = x.sku_id
+     CROSS JOIN LATERAL (
+       SELECT s.season, s.product_group_id, s.variant_group_id, s.key WHERE s.sku_id IS NOT NULL
+       UNION ALL SELECT x.season, x.product_group_id, x.variant_group_id, x.key) AS g(season, product_group_id, variant_group_id, key)
+     WHERE (s.sku_id IS NULL OR (s.version < x.version
+         AND (s.season, s.product_group_id, s.variant_group_id, s.key) IS DISTINCT FROM (x.season, x.product_group_id, x.variant_group_id, x.key)))
+       AND (EXISTS (SELECT 1 FROM stock st WHERE st.account_id = x.account_id AND st.sku_id = x.sku_id AND NOT st.deleted)
+         OR EXISTS (SELECT 1 FROM purchase_order_lines l WHERE l.account_id = x.account_id AND l.sku_id = x.sku_id)
+         OR EXISTS (SELECT 1 FROM sales_lines l WHERE l.account_id = x.account_id AND l.key IN (s.key, x.key))
+         OR EXISTS (SELECT 1 FROM sales_lines l WHERE l.account_id = x.account_id AND l.key IS NULL AND l.sku IN (s.sku, x.sku))
+         OR EXISTS (SELECT 1 FROM sales_plans p WHERE p.account_id = x.account_id AND p.sku_id = x.sku_id)
+         OR EXISTS (SELECT 1 FROM distribution_orders d WHERE d.account_id = x.account_id AND d.key IN (s.key, x.key))
+         OR EXISTS (SELECT 1 FROM distribution_orders d WHERE d.account_id = x.account_id AND d.key IS NULL AND d.sku IN (s.sku, x.sku))
+         OR EXISTS (SELECT 1 FROM stock_trigger_minimums t WHERE t.account_id = x.account_id AND t.sku_id = x.sku_id))`,
     [json(skus)],
   );
 }

@@ -157,4 +157,19 @@ describe("change tracking on write", () => {
     await record(row(3, "KB", "WN"));
     expect(await changed(acc)).toEqual(["WC", "WN"].map((warehouse) => ({ key: "KA", season: "S1", warehouse, warehouse_id: null, po_volume: false, changed_at: at })));
   });
+
+  it("a SKU new to the replica whose sales or stock came first: the group it joins; without inputs, or replayed, nothing", async () => {
+    const acc = randomUUID();
+    const [sold, stocked, bare, w] = Array.from({ length: 4 }, () => randomUUID());
+    await p.apply([
+      transaction(acc, randomUUID(), 1, { createdDate: "2026-02-01T12:00:00Z", items: [{ key: "K1", quantity: 1 }] }),
+      stock(acc, w, stocked, 1, 4),
+    ]);
+    const created = [sku(acc, sold, 1, { key: "K1", season: "S1" }), sku(acc, stocked, 1, { key: "K2", season: "S2" }), sku(acc, bare, 1, { key: "K3", season: "S3" })];
+    await p.apply(created);
+    const rows = async () => (await changed(acc)).map((r: { key: string; season: string; warehouse: string; po_volume: boolean }) => `${r.key}/${r.season}/${r.warehouse}/${r.po_volume}`);
+    expect(await rows()).toEqual(["K1/S1//false", "K2/S2//false"]);
+    await p.apply(created.map((m) => ({ ...m, id: randomUUID() })));
+    expect(await rows()).toEqual(["K1/S1//false", "K2/S2//false"]);
+  });
 });
