@@ -52,6 +52,8 @@ const sharedResponses: Record<string, { status: number; description: string }> =
   Unauthorized: { status: 401, description: "missing, malformed, expired or revoked bearer token" },
   PayloadTooLarge: { status: 413, description: "request body is too large" },
   UnsupportedMediaType: { status: 415, description: "Content-Type must be application/json" },
+  IdempotencyKeyInUse: { status: 409, description: "a request with this Idempotency-Key is still running, or was interrupted before its answer was kept" },
+  IdempotencyKeyReused: { status: 422, description: "this Idempotency-Key was used for another request (method, path or body)" },
   TooManyRequests: { status: 429, description: "too many failed attempts from this address; retry after `Retry-After` seconds" },
   InternalError: { status: 500, description: "internal error; nothing internal is disclosed" },
   Unavailable: { status: 503, description: "a dependency is unavailable or too slow; retry after `Retry-After` seconds" },
@@ -181,11 +183,15 @@ export class OpenApi {
         ...(array ? { style: "form", explode: true, schema: array } : { schema: s }),
       });
     }
+    // Writes of an account take Idempotency-Key (CONTRACT "Retries"); their replayed answers say so.
+    const idempotent = spec.auth === "bearer" && spec.method !== "GET";
+    if (idempotent) parameters.push({ $ref: "#/components/parameters/IdempotencyKey" });
     const responses: Record<string, unknown> = {};
     for (const [status, r] of Object.entries(spec.responses)) {
+      const headers = { ...(r.headers ?? {}), ...(idempotent && status.startsWith("2") ? { "Idempotent-Replayed": { $ref: "#/components/headers/IdempotentReplayed" } } : {}) };
       responses[status] = {
         description: r.description,
-        ...(r.headers ? { headers: integerFormats(r.headers) } : {}),
+        ...(Object.keys(headers).length ? { headers: integerFormats(headers) } : {}),
         ...(r.schema ? { content: { [r.contentType ?? "application/json"]: { schema: this.jsonSchema(r.schema, "output") } } } : {}),
       };
     }
@@ -201,6 +207,10 @@ export class OpenApi {
       shared("UnsupportedMediaType");
     }
     if (spec.auth === "admin") shared("TooManyRequests");
+    if (idempotent) {
+      shared("IdempotencyKeyInUse");
+      shared("IdempotencyKeyReused");
+    }
     shared("InternalError");
     shared("Unavailable");
     if (!this.tags.has(spec.tag)) this.tags.set(spec.tag, undefined);
@@ -239,6 +249,19 @@ export class OpenApi {
             { description: r.description, ...(r.status === 429 || r.status === 503 ? { headers: retryAfter } : {}), ...general },
           ]),
         ),
+        parameters: {
+          IdempotencyKey: {
+            name: "Idempotency-Key",
+            in: "header",
+            required: false,
+            description:
+              "Makes a retry safe: the request is done at most once per account and key for 24 hours; a repeat answers the first answer again (with `Idempotent-Replayed: true`), writing nothing. The same key with another method, path or body is a 422; a repeat while the first runs is a 409; 5xx answers are not kept.",
+            schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7E]+$" },
+          },
+        },
+        headers: {
+          IdempotentReplayed: { description: "`true` on an answer replayed for a repeated Idempotency-Key", schema: { type: "string", enum: ["true"] } },
+        },
         securitySchemes: {
           bearer: {
             type: "http",

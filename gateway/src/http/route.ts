@@ -5,6 +5,7 @@ import { HttpError } from "./errors";
 import { describe, violations } from "./validation";
 import { documentAs, type OpenApi, type OperationSpec } from "./openapi";
 import { inRequestSpan } from "./telemetry";
+import { claimOrAnswer, IDEMPOTENT_METHODS, idempotencyKeyOf, keepAnswer, type IdempotencyKeys } from "./idempotency";
 
 type Shape = z.ZodRawShape;
 
@@ -26,6 +27,8 @@ export interface RouteContext {
   openapi: OpenApi;
   authenticate(request: FastifyRequest): Promise<Caller>;
   authenticateAdmin(request: FastifyRequest): Promise<void>;
+  /** Idempotency-Key claims (CONTRACT "Retries"); absent: the header is ignored. */
+  idempotency?: IdempotencyKeys;
 }
 
 /**
@@ -70,6 +73,9 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
   const knownQuery = Object.keys(spec.query ?? {});
   ctx.openapi.add(spec);
   const callers = new WeakMap<FastifyRequest, Caller>();
+  // Writes of an account may carry Idempotency-Key; the key a request claimed, until its answer is kept.
+  const idempotency = spec.auth === "bearer" && IDEMPOTENT_METHODS.includes(spec.method) ? ctx.idempotency : undefined;
+  const claims = new WeakMap<FastifyRequest, string>();
   ctx.app.route({
     method: spec.method,
     url: spec.url,
@@ -82,9 +88,24 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
       if (spec.auth === "bearer") callers.set(request, await ctx.authenticate(request));
       if (spec.auth === "admin") await ctx.authenticateAdmin(request);
     },
+    // The answer as sent (serialized, before compression), kept for the key's retries.
+    onSend: idempotency
+      ? async (request, reply, payload) => {
+          const key = claims.get(request);
+          if (key === undefined) return payload;
+          claims.delete(request);
+          await keepAnswer(idempotency, callers.get(request)!.accountId, key, reply, payload);
+          return payload;
+        }
+      : undefined,
     handler: async (request, reply) => {
       // The request id travels with the caller to the service (X-Request-Id on the Connect call).
       const caller = { ...(callers.get(request) ?? { accountId: "", apiKeyId: "" }), requestId: request.id };
+      const key = idempotency ? idempotencyKeyOf(request) : undefined;
+      if (key !== undefined) {
+        if (!(await claimOrAnswer(idempotency!, caller.accountId, key, request, reply))) return reply;
+        claims.set(request, key);
+      }
       refuseNul(request.params, "path");
       refuseNul(request.query, "query");
       refuseUnknownQuery(request.query, knownQuery);

@@ -4,5 +4,6 @@ import { createAccounts } from "./001_accounts";
 import { settingsVersion } from "./002_settings_outbox";
 import { authFailures } from "./003_auth_failures";
 import { salesPlanGrowth } from "./004_sales_plan_growth";
+import { idempotencyKeys } from "./005_idempotency_keys";
 
-export const migrations: Migration[] = [...outboxMigrations, createAccounts, settingsVersion, authFailures, salesPlanGrowth];
+export const migrations: Migration[] = [...outboxMigrations, createAccounts, settingsVersion, authFailures, salesPlanGrowth, idempotencyKeys];
