@@ -24,6 +24,7 @@ import { frameworkErrors, refuseHostileInput } from "./http/hostile-input";
 import { OpenApi } from "./http/openapi";
 import { installTelemetry } from "./http/telemetry";
 import { IdempotencyKeys } from "./http/idempotency";
+import { RateLimiter } from "./accounts/rate-limiter";
 import type { RouteContext } from "./http/route";
 import { brandRoutes } from "./routes/brands";
 import { eventRoutes } from "./routes/events";
@@ -187,7 +188,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
       origin: deps.corsOrigins,
       methods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
       allowedHeaders: ["Authorization", "Content-Type", "X-Request-Id", "Idempotency-Key"],
-      exposedHeaders: ["X-Total-Count", "Link", "X-Request-Id", "Retry-After", "Idempotent-Replayed"],
+      exposedHeaders: ["X-Total-Count", "Link", "X-Request-Id", "Retry-After", "Idempotent-Replayed", "RateLimit", "RateLimit-Policy"],
       maxAge: 600,
     });
   }
@@ -208,6 +209,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     authenticate: bearerAuthenticator(keys, tokens),
     authenticateAdmin: adminAuthenticator({ ...deps, db }),
     idempotency,
+    rateLimiter: new RateLimiter(db, deps.logger, metrics),
   };
   const relay = deps.bus ? new OutboxRelay({ db, bus: deps.bus, logger: deps.logger, pollMs: deps.outboxPollMs }) : undefined;
   relay?.start();

@@ -46,6 +46,14 @@ export function documentAs<T extends z.ZodType>(schema: T, doc: z.ZodType): T {
   return schema;
 }
 
+const retryAfterHeader = { description: "seconds to wait", schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 } };
+
+/** Documented on every 2xx and 4xx answer. */
+const rateLimitHeaders = {
+  RateLimit: { $ref: "#/components/headers/RateLimit" },
+  "RateLimit-Policy": { $ref: "#/components/headers/RateLimit-Policy" },
+};
+
 /** The GeneralResponse answers every operation can give, shared as `components.responses`. */
 const sharedResponses: Record<string, { status: number; description: string }> = {
   BadRequest: { status: 400, description: "invalid path, query or body; `details` names each field" },
@@ -54,7 +62,10 @@ const sharedResponses: Record<string, { status: number; description: string }> =
   UnsupportedMediaType: { status: 415, description: "Content-Type must be application/json" },
   IdempotencyKeyInUse: { status: 409, description: "a request with this Idempotency-Key is still running, or was interrupted before its answer was kept" },
   IdempotencyKeyReused: { status: 422, description: "this Idempotency-Key was used for another request (method, path or body)" },
-  TooManyRequests: { status: 429, description: "too many failed attempts from this address; retry after `Retry-After` seconds" },
+  TooManyRequests: {
+    status: 429,
+    description: "over the account's rate limit (see `RateLimit`), or too many failed attempts from this address on /auth and admin; retry after `Retry-After` seconds",
+  },
   InternalError: { status: 500, description: "internal error; nothing internal is disclosed" },
   Unavailable: { status: 503, description: "a dependency is unavailable or too slow; retry after `Retry-After` seconds" },
 };
@@ -188,7 +199,12 @@ export class OpenApi {
     if (idempotent) parameters.push({ $ref: "#/components/parameters/IdempotencyKey" });
     const responses: Record<string, unknown> = {};
     for (const [status, r] of Object.entries(spec.responses)) {
-      const headers = { ...(r.headers ?? {}), ...(idempotent && status.startsWith("2") ? { "Idempotent-Replayed": { $ref: "#/components/headers/IdempotentReplayed" } } : {}) };
+      const headers = {
+        ...(r.headers ?? {}),
+        ...(idempotent && status.startsWith("2") ? { "Idempotent-Replayed": { $ref: "#/components/headers/IdempotentReplayed" } } : {}),
+        ...(/^[24]/.test(status) ? rateLimitHeaders : {}),
+        ...(status === "429" ? { "Retry-After": retryAfterHeader } : {}),
+      };
       responses[status] = {
         description: r.description,
         ...(Object.keys(headers).length ? { headers: integerFormats(headers) } : {}),
@@ -206,7 +222,7 @@ export class OpenApi {
       shared("PayloadTooLarge");
       shared("UnsupportedMediaType");
     }
-    if (spec.auth === "admin") shared("TooManyRequests");
+    if (spec.auth !== "none") shared("TooManyRequests");
     if (idempotent) {
       shared("IdempotencyKeyInUse");
       shared("IdempotencyKeyReused");
@@ -234,7 +250,7 @@ export class OpenApi {
 
   document(): Record<string, unknown> {
     const general = { content: { "application/json": { schema: { $ref: "#/components/schemas/GeneralResponse" } } } };
-    const retryAfter = { "Retry-After": { description: "seconds to wait", schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 } } };
+    const retryAfter = { "Retry-After": retryAfterHeader };
     return {
       openapi: "3.1.0",
       info: this.info,
@@ -246,7 +262,13 @@ export class OpenApi {
         responses: Object.fromEntries(
           Object.entries(sharedResponses).map(([name, r]) => [
             name,
-            { description: r.description, ...(r.status === 429 || r.status === 503 ? { headers: retryAfter } : {}), ...general },
+            {
+              description: r.description,
+              ...(r.status === 429 || r.status === 503 || /^4/.test(String(r.status))
+                ? { headers: { ...(r.status === 429 || r.status === 503 ? retryAfter : {}), ...(/^4/.test(String(r.status)) ? rateLimitHeaders : {}) } }
+                : {}),
+              ...general,
+            },
           ]),
         ),
         parameters: {
@@ -260,6 +282,15 @@ export class OpenApi {
           },
         },
         headers: {
+          RateLimit: {
+            description:
+              'the account\'s bucket after this request (IETF httpapi ratelimit-headers draft): `"account";r=<tokens left>;t=<seconds until full>` (over the limit: seconds until the request\'s cost is available). A read costs 1, a write 1 per item (at least 5). Sent on every answer to a request with an account\'s token; not on /auth and admin answers, which have their own brake.',
+            schema: { type: "string", maxLength: 100 },
+          },
+          "RateLimit-Policy": {
+            description: 'the account\'s limit: `"account";q=<bucket size>;w=<seconds to refill it>` (default q=6000;w=60: 100 a second, bursts of 6000; an account setting). Sent with `RateLimit`.',
+            schema: { type: "string", maxLength: 100 },
+          },
           IdempotentReplayed: { description: "`true` on an answer replayed for a repeated Idempotency-Key", schema: { type: "string", enum: ["true"] } },
         },
         securitySchemes: {

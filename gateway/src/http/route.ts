@@ -5,6 +5,7 @@ import { HttpError } from "./errors";
 import { describe, violations } from "./validation";
 import { documentAs, type OpenApi, type OperationSpec } from "./openapi";
 import { inRequestSpan } from "./telemetry";
+import { MIN_WRITE_COST, type RateDecision, type RateLimiter } from "../accounts/rate-limiter";
 import { claimOrAnswer, IDEMPOTENT_METHODS, idempotencyKeyOf, keepAnswer, type IdempotencyKeys } from "./idempotency";
 
 type Shape = z.ZodRawShape;
@@ -29,6 +30,21 @@ export interface RouteContext {
   authenticateAdmin(request: FastifyRequest): Promise<void>;
   /** Idempotency-Key claims (CONTRACT "Retries"); absent: the header is ignored. */
   idempotency?: IdempotencyKeys;
+  /** Per-account rate limits (CONTRACT "Rate limits"); absent: none. */
+  rateLimiter?: RateLimiter;
+}
+
+/** What a request costs of its account's bucket: a read 1, a write 1 per item and at least MIN_WRITE_COST. */
+export function costOf(method: string, body: unknown): number {
+  if (method === "GET" || method === "HEAD") return 1;
+  const items = Array.isArray(body) ? body.length : Array.isArray((body as { items?: unknown })?.items) ? (body as { items: unknown[] }).items.length : 1;
+  return Math.max(MIN_WRITE_COST, items);
+}
+
+/** RateLimit-Policy and RateLimit (IETF httpapi ratelimit-headers draft): the bucket's size, refilled in `w` seconds; tokens left and seconds until full. */
+function setRateLimitHeaders(reply: FastifyReply, d: RateDecision): void {
+  reply.header("RateLimit-Policy", `"account";q=${d.burst};w=${Math.max(1, Math.ceil(d.burst / d.perSecond))}`);
+  reply.header("RateLimit", `"account";r=${d.remaining};t=${d.allowed ? Math.ceil((d.burst - d.remaining) / d.perSecond) : d.retryAfter}`);
 }
 
 /**
@@ -101,6 +117,13 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
     handler: async (request, reply) => {
       // The request id travels with the caller to the service (X-Request-Id on the Connect call).
       const caller = { ...(callers.get(request) ?? { accountId: "", apiKeyId: "" }), requestId: request.id };
+      const limits = spec.auth === "bearer" ? await ctx.rateLimiter?.spend(caller.accountId, costOf(spec.method, request.body)) : undefined;
+      if (limits) {
+        setRateLimitHeaders(reply, limits);
+        if (!limits.allowed) {
+          throw new HttpError(429, `the account's rate limit is spent; retry after ${limits.retryAfter} s`, undefined, { "Retry-After": String(limits.retryAfter) });
+        }
+      }
       const key = idempotency ? idempotencyKeyOf(request) : undefined;
       if (key !== undefined) {
         if (!(await claimOrAnswer(idempotency!, caller.accountId, key, request, reply))) return reply;
