@@ -9,7 +9,16 @@ import { inventoryV1 } from "@analytics/contracts";
  * each write after it is counted (done, not yet answered); `fail` answers the next write UNAVAILABLE.
  */
 export async function countingInventory() {
-  const fake = { writes: 0, gate: undefined as Promise<void> | undefined, fail: false, url: "", close: async () => {} };
+  const fake = {
+    writes: 0,
+    gate: undefined as Promise<void> | undefined,
+    fail: false,
+    /** The one warehouse GET/PUT/DELETE /warehouses/W1 read and change. */
+    stored: undefined as { externalId: string; name: string } | undefined,
+    url: "",
+    close: async () => {},
+  };
+  const notFound = () => new ConnectError("warehouse not found", Code.NotFound);
   const routes = (router: ConnectRouter) =>
     router.service(inventoryV1.InventoryService, {
       upsertWarehouses: async (req) => {
@@ -22,6 +31,22 @@ export async function countingInventory() {
         return { results: req.warehouses.map((warehouse) => ({ warehouse, result: { statusCode: 201, message: "created" } })) };
       },
       listWarehouses: async () => ({ warehouses: [], totalCount: 0n }),
+      getWarehouse: async (req) => {
+        if (fake.stored?.externalId !== req.externalId) throw notFound();
+        return { warehouse: fake.stored };
+      },
+      updateWarehouse: async (req) => {
+        if (fake.stored?.externalId !== req.externalId) throw notFound();
+        fake.writes++;
+        fake.stored = { externalId: req.externalId, name: req.warehouse?.name ?? "" };
+        return { warehouse: fake.stored };
+      },
+      deleteWarehouse: async (req) => {
+        if (fake.stored?.externalId !== req.externalId) throw notFound();
+        fake.writes++;
+        fake.stored = undefined;
+        return {};
+      },
     });
   const server = http2.createServer(connectNodeAdapter({ routes }));
   // The gateways' sessions are kept alive: closing ends them, or close() would wait for them.

@@ -60,6 +60,7 @@ const sharedResponses: Record<string, { status: number; description: string }> =
   Unauthorized: { status: 401, description: "missing, malformed, expired or revoked bearer token" },
   PayloadTooLarge: { status: 413, description: "request body is too large" },
   UnsupportedMediaType: { status: 415, description: "Content-Type must be application/json" },
+  PreconditionFailed: { status: 412, description: "If-Match names no current ETag of the resource (it changed, or does not exist); nothing was changed" },
   IdempotencyKeyInUse: { status: 409, description: "a request with this Idempotency-Key is still running, or was interrupted before its answer was kept" },
   IdempotencyKeyReused: { status: 422, description: "this Idempotency-Key was used for another request (method, path or body)" },
   TooManyRequests: {
@@ -197,6 +198,10 @@ export class OpenApi {
     // Writes of an account take Idempotency-Key (CONTRACT "Retries"); their replayed answers say so.
     const idempotent = spec.auth === "bearer" && spec.method !== "GET";
     if (idempotent) parameters.push({ $ref: "#/components/parameters/IdempotencyKey" });
+    // Single resources of an account (the path ends with its id) answer conditional requests (CONTRACT "Conditional requests").
+    const singleResource = spec.auth === "bearer" && /\/:[A-Za-z_]+$/.test(spec.url);
+    if (singleResource && spec.method === "GET") parameters.push({ $ref: "#/components/parameters/IfNoneMatch" });
+    if (singleResource && (spec.method === "PUT" || spec.method === "DELETE")) parameters.push({ $ref: "#/components/parameters/IfMatch" });
     const responses: Record<string, unknown> = {};
     for (const [status, r] of Object.entries(spec.responses)) {
       const headers = {
@@ -204,6 +209,7 @@ export class OpenApi {
         ...(idempotent && status.startsWith("2") ? { "Idempotent-Replayed": { $ref: "#/components/headers/IdempotentReplayed" } } : {}),
         ...(/^[24]/.test(status) ? rateLimitHeaders : {}),
         ...(status === "429" ? { "Retry-After": retryAfterHeader } : {}),
+        ...(singleResource && spec.method === "GET" && status === "200" ? { ETag: { $ref: "#/components/headers/ETag" } } : {}),
       };
       responses[status] = {
         description: r.description,
@@ -223,6 +229,10 @@ export class OpenApi {
       shared("UnsupportedMediaType");
     }
     if (spec.auth !== "none") shared("TooManyRequests");
+    if (singleResource && spec.method === "GET") {
+      responses["304"] ??= { description: "not modified: the ETag sent in If-None-Match is current; no body", headers: { ETag: { $ref: "#/components/headers/ETag" }, ...rateLimitHeaders } };
+    }
+    if (singleResource && (spec.method === "PUT" || spec.method === "DELETE")) shared("PreconditionFailed");
     if (idempotent) {
       shared("IdempotencyKeyInUse");
       shared("IdempotencyKeyReused");
@@ -272,6 +282,20 @@ export class OpenApi {
           ]),
         ),
         parameters: {
+          IfNoneMatch: {
+            name: "If-None-Match",
+            in: "header",
+            required: false,
+            description: "ETags the client holds (or `*`): when one is current the answer is 304 with no body",
+            schema: { type: "string", maxLength: 2000 },
+          },
+          IfMatch: {
+            name: "If-Match",
+            in: "header",
+            required: false,
+            description: "ETags the change is meant for (or `*`): when none is the resource's current one the answer is 412 and nothing changes",
+            schema: { type: "string", maxLength: 2000 },
+          },
           IdempotencyKey: {
             name: "Idempotency-Key",
             in: "header",
@@ -282,6 +306,7 @@ export class OpenApi {
           },
         },
         headers: {
+          ETag: { description: "the resource's strong entity-tag: changes whenever the resource does", schema: { type: "string", maxLength: 100 } },
           RateLimit: {
             description:
               'the account\'s bucket after this request (IETF httpapi ratelimit-headers draft): `"account";r=<tokens left>;t=<seconds until full>` (over the limit: seconds until the request\'s cost is available). A read costs 1, a write 1 per item (at least 5). Sent on every answer to a request with an account\'s token; not on /auth and admin answers, which have their own brake.',

@@ -6,6 +6,7 @@ import { describe, violations } from "./validation";
 import { documentAs, type OpenApi, type OperationSpec } from "./openapi";
 import { inRequestSpan } from "./telemetry";
 import { MIN_WRITE_COST, type RateDecision, type RateLimiter } from "../accounts/rate-limiter";
+import { checkIfMatch, tagAnswer } from "./conditional";
 import { claimOrAnswer, IDEMPOTENT_METHODS, idempotencyKeyOf, keepAnswer, type IdempotencyKeys } from "./idempotency";
 
 type Shape = z.ZodRawShape;
@@ -92,6 +93,16 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
   // Writes of an account may carry Idempotency-Key; the key a request claimed, until its answer is kept.
   const idempotency = spec.auth === "bearer" && IDEMPOTENT_METHODS.includes(spec.method) ? ctx.idempotency : undefined;
   const claims = new WeakMap<FastifyRequest, string>();
+  // A single resource of an account (the path ends with its id): strong ETag, If-None-Match, If-Match.
+  const singleResource = spec.auth === "bearer" && /\/:[A-Za-z_]+$/.test(spec.url);
+  const conditionalWrite = singleResource && (spec.method === "PUT" || spec.method === "DELETE");
+  const keepClaimed = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    const key = claims.get(request);
+    if (key === undefined) return payload;
+    claims.delete(request);
+    await keepAnswer(idempotency!, callers.get(request)!.accountId, key, reply, payload);
+    return payload;
+  };
   ctx.app.route({
     method: spec.method,
     url: spec.url,
@@ -104,16 +115,12 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
       if (spec.auth === "bearer") callers.set(request, await ctx.authenticate(request));
       if (spec.auth === "admin") await ctx.authenticateAdmin(request);
     },
-    // The answer as sent (serialized, before compression), kept for the key's retries.
-    onSend: idempotency
-      ? async (request, reply, payload) => {
-          const key = claims.get(request);
-          if (key === undefined) return payload;
-          claims.delete(request);
-          await keepAnswer(idempotency, callers.get(request)!.accountId, key, reply, payload);
-          return payload;
-        }
-      : undefined,
+    onSend: [
+      // A single resource's answer gets its ETag (304 when the client has it).
+      ...(singleResource && spec.method === "GET" ? [async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => tagAnswer(request, reply, payload)] : []),
+      // The answer as sent (serialized, before compression), kept for the key's retries.
+      ...(idempotency ? [(request: FastifyRequest, reply: FastifyReply, payload: unknown) => keepClaimed(request, reply, payload)] : []),
+    ],
     handler: async (request, reply) => {
       // The request id travels with the caller to the service (X-Request-Id on the Connect call).
       const caller = { ...(callers.get(request) ?? { accountId: "", apiKeyId: "" }), requestId: request.id };
@@ -129,6 +136,7 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
         if (!(await claimOrAnswer(idempotency!, caller.accountId, key, request, reply))) return reply;
         claims.set(request, key);
       }
+      if (conditionalWrite && ctx.app.hasRoute({ method: "GET", url: spec.url })) await checkIfMatch(ctx.app, request);
       refuseNul(request.params, "path");
       refuseNul(request.query, "query");
       refuseUnknownQuery(request.query, knownQuery);
