@@ -48,8 +48,8 @@ describe("per-account rate limits (real Postgres, shared by every gateway)", () 
     expect([bad.statusCode, bad.headers["ratelimit"]]).toEqual([400, expect.stringMatching(/^"account";r=599[89];/)]);
   });
 
-  it("costs a write 1 per item, at least 5", async () => {
-    const token = await account(gw, { rateLimitPerSecond: 1, rateLimitBurst: 100 });
+  it("costs a write 1 per item, at least 5 and at most 1000 (the largest batch)", async () => {
+    const token = await account(gw, { rateLimitPerSecond: 1, rateLimitBurst: 5000 });
     const post = (n: number) =>
       gw.app.inject({
         method: "POST",
@@ -57,8 +57,10 @@ describe("per-account rate limits (real Postgres, shared by every gateway)", () 
         headers: { authorization: `Bearer ${token}` },
         payload: Array.from({ length: n }, (_, i) => ({ externalId: `W${i}`, name: "W" })),
       });
-    expect((await post(1)).headers["ratelimit"]).toMatch(/^"account";r=95;/);
-    expect((await post(20)).headers["ratelimit"]).toMatch(/^"account";r=7[56];/);
+    expect((await post(1)).headers["ratelimit"]).toMatch(/^"account";r=4995;/);
+    expect((await post(20)).headers["ratelimit"]).toMatch(/^"account";r=497[56];/);
+    const tooMany = await post(1001);
+    expect([tooMany.statusCode, tooMany.headers["ratelimit"]]).toEqual([400, expect.stringMatching(/^"account";r=39(7[5-9]|8\d);/)]);
   });
 
   it("answers 429 with Retry-After over the limit, counted across gateway replicas, and never slows another account", async () => {

@@ -15,6 +15,8 @@ export interface RateDecision {
 
 /** A write costs 1 per item, at least this much (CONTRACT "Rate limits"). */
 export const MIN_WRITE_COST = 5;
+/** and at most the largest batch a route takes (1000 items): a body over it is a 400 that does no work. */
+export const MAX_WRITE_COST = 1000;
 
 /**
  * Per-account token buckets, shared by every gateway: one row per account in the gateway's

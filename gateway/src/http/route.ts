@@ -5,7 +5,7 @@ import { HttpError } from "./errors";
 import { describe, violations } from "./validation";
 import { documentAs, type OpenApi, type OperationSpec } from "./openapi";
 import { inRequestSpan } from "./telemetry";
-import { MIN_WRITE_COST, type RateDecision, type RateLimiter } from "../accounts/rate-limiter";
+import { MAX_WRITE_COST, MIN_WRITE_COST, type RateDecision, type RateLimiter } from "../accounts/rate-limiter";
 import { checkIfMatch, tagAnswer } from "./conditional";
 import { claimOrAnswer, IDEMPOTENT_METHODS, idempotencyKeyOf, keepAnswer, type IdempotencyKeys } from "./idempotency";
 
@@ -35,11 +35,11 @@ export interface RouteContext {
   rateLimiter?: RateLimiter;
 }
 
-/** What a request costs of its account's bucket: a read 1, a write 1 per item and at least MIN_WRITE_COST. */
+/** What a request costs of its account's bucket: a read 1, a write 1 per item, at least MIN_WRITE_COST and at most MAX_WRITE_COST. */
 export function costOf(method: string, body: unknown): number {
   if (method === "GET" || method === "HEAD") return 1;
   const items = Array.isArray(body) ? body.length : Array.isArray((body as { items?: unknown })?.items) ? (body as { items: unknown[] }).items.length : 1;
-  return Math.max(MIN_WRITE_COST, items);
+  return Math.min(MAX_WRITE_COST, Math.max(MIN_WRITE_COST, items));
 }
 
 /** RateLimit-Policy and RateLimit (IETF httpapi ratelimit-headers draft): the bucket's size, refilled in `w` seconds; tokens left and seconds until full. */
