@@ -99,9 +99,9 @@ describe("sales plans, salesPlanGrowth and sales actuals over HTTP", () => {
     const acme = await signUp(platform.baseUrl, ADMIN_TOKEN);
     const admin = client(platform.baseUrl, ADMIN_TOKEN);
     const settingsUrl = `/admin/v1/accounts/${acme.accountID}/settings`;
-    expect((await admin("GET", settingsUrl)).body).toEqual({ customPriceFields: [], timezone: "UTC", salesPlanGrowth: 0 });
+    expect((await admin("GET", settingsUrl)).body).toEqual({ customPriceFields: [], timezone: "UTC", salesPlanGrowth: 0, rateLimitPerSecond: 100, rateLimitBurst: 6000 });
     const put = await admin("PUT", settingsUrl, { timezone: "Europe/Stockholm", salesPlanGrowth: 0.125 });
-    expect([put.status, put.body]).toEqual([200, { customPriceFields: [], timezone: "Europe/Stockholm", salesPlanGrowth: 0.125 }]);
+    expect([put.status, put.body]).toEqual([200, { customPriceFields: [], timezone: "Europe/Stockholm", salesPlanGrowth: 0.125, rateLimitPerSecond: 100, rateLimitBurst: 6000 }]);
     expect((await admin("GET", settingsUrl)).body.salesPlanGrowth).toBe(0.125);
     for (const bad of [-1, -2, "0.1", null]) {
       const res = await admin("PUT", settingsUrl, { salesPlanGrowth: bad });

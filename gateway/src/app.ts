@@ -23,6 +23,8 @@ import { docsContentSecurityPolicy, installResponseHeaders, requestIdOf } from "
 import { frameworkErrors, refuseHostileInput } from "./http/hostile-input";
 import { OpenApi } from "./http/openapi";
 import { installTelemetry } from "./http/telemetry";
+import { IdempotencyKeys } from "./http/idempotency";
+import { RateLimiter } from "./accounts/rate-limiter";
 import type { RouteContext } from "./http/route";
 import { brandRoutes } from "./routes/brands";
 import { eventRoutes } from "./routes/events";
@@ -51,6 +53,8 @@ export interface GatewayDeps {
   authMaxFailures: number;
   authFailureWindowSeconds: number;
   trustProxyHops: number;
+  /** How long an Idempotency-Key holds (IDEMPOTENCY_KEY_TTL_SECONDS), 24 h when unset. */
+  idempotencyKeyTtlSeconds?: number;
   /** Absolute base of image URLs (PUBLIC_BASE_URL); absent: relative. */
   publicBaseUrl?: string;
   /** Browser origins allowed by CORS (CORS_ORIGINS); empty or absent: CORS off. */
@@ -86,6 +90,7 @@ export function gatewaySettings(config: Config) {
     authMaxFailures: config.AUTH_MAX_FAILURES,
     authFailureWindowSeconds: config.AUTH_FAILURE_WINDOW_SECONDS,
     trustProxyHops: config.TRUST_PROXY_HOPS,
+    idempotencyKeyTtlSeconds: config.IDEMPOTENCY_KEY_TTL_SECONDS,
     corsOrigins: config.CORS_ORIGINS,
     publicBaseUrl: config.PUBLIC_BASE_URL,
     dbAcquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS,
@@ -182,8 +187,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     await app.register(cors, {
       origin: deps.corsOrigins,
       methods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
-      allowedHeaders: ["Authorization", "Content-Type", "X-Request-Id"],
-      exposedHeaders: ["X-Total-Count", "Link", "X-Request-Id", "Retry-After"],
+      allowedHeaders: ["Authorization", "Content-Type", "X-Request-Id", "Idempotency-Key"],
+      exposedHeaders: ["X-Total-Count", "Link", "X-Request-Id", "Retry-After", "Idempotent-Replayed", "RateLimit", "RateLimit-Policy"],
       maxAge: 600,
     });
   }
@@ -197,11 +202,14 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     description:
       "Retail and supply-chain data platform. Errors are GeneralResponses; paged lists answer a JSON array with X-Total-Count and Link headers; money is an exact JSON number.",
   });
+  const idempotency = new IdempotencyKeys(db, deps.idempotencyKeyTtlSeconds ?? 86_400, deps.logger);
   const ctx: RouteContext = {
     app,
     openapi,
     authenticate: bearerAuthenticator(keys, tokens),
     authenticateAdmin: adminAuthenticator({ ...deps, db }),
+    idempotency,
+    rateLimiter: new RateLimiter(db, deps.logger, metrics),
   };
   const relay = deps.bus ? new OutboxRelay({ db, bus: deps.bus, logger: deps.logger, pollMs: deps.outboxPollMs }) : undefined;
   relay?.start();
@@ -256,6 +264,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     db,
     close: async () => {
       await app.close();
+      idempotency.close();
       await keys.close();
       await relay?.stop();
       await db.destroy();

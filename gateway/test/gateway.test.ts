@@ -121,7 +121,7 @@ describe("gateway edge (real Postgres; services not running)", () => {
       payload: { customPriceFields: ["outlet", "campaign"], timezone: "Europe/Stockholm" },
     });
     expect(settings.statusCode).toBe(200);
-    expect(settings.json()).toEqual({ customPriceFields: ["outlet", "campaign"], timezone: "Europe/Stockholm", salesPlanGrowth: 0 });
+    expect(settings.json()).toEqual({ customPriceFields: ["outlet", "campaign"], timezone: "Europe/Stockholm", salesPlanGrowth: 0, rateLimitPerSecond: 100, rateLimitBurst: 6000 });
     const bad = await inject({ method: "PUT", url: `/admin/v1/accounts/${acct.accountID}/settings`, headers: admin, payload: { timezone: "Mars/Olympus" } });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().details).toEqual([{ path: "timezone", message: expect.stringMatching(/IANA/) }]);

@@ -8,8 +8,6 @@ const owasp = ((owaspRuleset as { default?: unknown }).default ?? owaspRuleset) 
  * spectral:oas (recommended) and the OWASP API security ruleset. Rules turned off, one line why each:
  */
 export const disabledRules: Record<string, string> = {
-  "owasp:api4:2023-rate-limit":
-    "asks for RateLimit headers on every 2xx/4xx; there is no per-client quota to announce, only the /auth and admin brakes (429 with Retry-After, documented)",
   "owasp:api8:2023-define-cors-origin":
     "asks for Access-Control-Allow-Origin on every response; CORS is deployment configuration (CORS_ORIGINS), off by default",
   "owasp:api2:2023-write-restricted": "flags POST /v2/api/auth, the sign-in itself, which cannot require the token it issues",

@@ -11,6 +11,9 @@ export interface AccountSettings {
   customPriceFields: string[];
   timezone: string;
   salesPlanGrowth: number;
+  /** The account's token bucket (CONTRACT "Rate limits"): refill per second and size. */
+  rateLimitPerSecond: number;
+  rateLimitBurst: number;
 }
 
 export async function createAccount(db: Db, name: string, key: { apiKeyId: string; secretHash: string; name: string }) {
@@ -71,10 +74,12 @@ export async function updateSettings(db: Db, accountId: string, settings: Accoun
         custom_price_fields: settings.customPriceFields,
         timezone: settings.timezone,
         sales_plan_growth: String(settings.salesPlanGrowth),
+        rate_limit_per_second: settings.rateLimitPerSecond,
+        rate_limit_burst: settings.rateLimitBurst,
         updated_at: tx.fn.now(),
         settings_version: tx.raw("settings_version + 1"),
       })
-      .returning(["custom_price_fields", "timezone", "sales_plan_growth", "settings_version"]);
+      .returning(["custom_price_fields", "timezone", "sales_plan_growth", "rate_limit_per_second", "rate_limit_burst", "settings_version"]);
     if (!row) return undefined;
     const stored = settingsOf(row);
     await enqueue(tx, [
@@ -93,10 +98,22 @@ export async function updateSettings(db: Db, accountId: string, settings: Accoun
 
 export async function getSettings(db: Db, accountId: string): Promise<AccountSettings | undefined> {
   if (!isUuid(accountId)) return undefined;
-  const row = await db("accounts").where({ id: accountId }).first("custom_price_fields", "timezone", "sales_plan_growth");
+  const row = await db("accounts").where({ id: accountId }).first("custom_price_fields", "timezone", "sales_plan_growth", "rate_limit_per_second", "rate_limit_burst");
   return row ? settingsOf(row) : undefined;
 }
 
-function settingsOf(row: { custom_price_fields: string[]; timezone: string; sales_plan_growth: string }): AccountSettings {
-  return { customPriceFields: row.custom_price_fields, timezone: row.timezone, salesPlanGrowth: Number(row.sales_plan_growth) };
+function settingsOf(row: {
+  custom_price_fields: string[];
+  timezone: string;
+  sales_plan_growth: string;
+  rate_limit_per_second: number;
+  rate_limit_burst: number;
+}): AccountSettings {
+  return {
+    customPriceFields: row.custom_price_fields,
+    timezone: row.timezone,
+    salesPlanGrowth: Number(row.sales_plan_growth),
+    rateLimitPerSecond: row.rate_limit_per_second,
+    rateLimitBurst: row.rate_limit_burst,
+  };
 }

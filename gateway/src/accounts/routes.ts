@@ -127,6 +127,14 @@ const settingsSchema = z.strictObject({
     .gt(-1)
     .default(0)
     .describe("planning's year-over-year growth where no sales plan is stored: a month's plan is the same month's net units a year earlier times (1 + salesPlanGrowth); a decimal > -1 (0.1 = 10 % more)"),
+  rateLimitPerSecond: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(100)
+    .describe("the account's rate limit: tokens its bucket gains per second (a read costs 1, a write 1 per item, at least 5)"),
+  rateLimitBurst: z.number().int().min(1).max(100_000_000).default(6000).describe("the account's rate limit: the bucket's size, the most a burst may spend at once"),
 });
 
 /** The admin API of the contract; registered only when ADMIN_TOKEN is set. */

@@ -46,13 +46,27 @@ export function documentAs<T extends z.ZodType>(schema: T, doc: z.ZodType): T {
   return schema;
 }
 
+const retryAfterHeader = { description: "seconds to wait", schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 } };
+
+/** Documented on every 2xx and 4xx answer. */
+const rateLimitHeaders = {
+  RateLimit: { $ref: "#/components/headers/RateLimit" },
+  "RateLimit-Policy": { $ref: "#/components/headers/RateLimit-Policy" },
+};
+
 /** The GeneralResponse answers every operation can give, shared as `components.responses`. */
 const sharedResponses: Record<string, { status: number; description: string }> = {
   BadRequest: { status: 400, description: "invalid path, query or body; `details` names each field" },
   Unauthorized: { status: 401, description: "missing, malformed, expired or revoked bearer token" },
   PayloadTooLarge: { status: 413, description: "request body is too large" },
   UnsupportedMediaType: { status: 415, description: "Content-Type must be application/json" },
-  TooManyRequests: { status: 429, description: "too many failed attempts from this address; retry after `Retry-After` seconds" },
+  PreconditionFailed: { status: 412, description: "If-Match names no current ETag of the resource (it changed, or does not exist); nothing was changed" },
+  IdempotencyKeyInUse: { status: 409, description: "a request with this Idempotency-Key is still running, or was interrupted before its answer was kept" },
+  IdempotencyKeyReused: { status: 422, description: "this Idempotency-Key was used for another request (method, path or body)" },
+  TooManyRequests: {
+    status: 429,
+    description: "over the account's rate limit (see `RateLimit`), or too many failed attempts from this address on /auth and admin; retry after `Retry-After` seconds",
+  },
   InternalError: { status: 500, description: "internal error; nothing internal is disclosed" },
   Unavailable: { status: 503, description: "a dependency is unavailable or too slow; retry after `Retry-After` seconds" },
 };
@@ -181,11 +195,25 @@ export class OpenApi {
         ...(array ? { style: "form", explode: true, schema: array } : { schema: s }),
       });
     }
+    // Writes of an account take Idempotency-Key (CONTRACT "Retries"); their replayed answers say so.
+    const idempotent = spec.auth === "bearer" && spec.method !== "GET";
+    if (idempotent) parameters.push({ $ref: "#/components/parameters/IdempotencyKey" });
+    // Single resources of an account (the path ends with its id) answer conditional requests (CONTRACT "Conditional requests").
+    const singleResource = spec.auth === "bearer" && /\/:[A-Za-z_]+$/.test(spec.url);
+    if (singleResource && spec.method === "GET") parameters.push({ $ref: "#/components/parameters/IfNoneMatch" });
+    if (singleResource && (spec.method === "PUT" || spec.method === "DELETE")) parameters.push({ $ref: "#/components/parameters/IfMatch" });
     const responses: Record<string, unknown> = {};
     for (const [status, r] of Object.entries(spec.responses)) {
+      const headers = {
+        ...(r.headers ?? {}),
+        ...(idempotent && status.startsWith("2") ? { "Idempotent-Replayed": { $ref: "#/components/headers/IdempotentReplayed" } } : {}),
+        ...(/^[24]/.test(status) ? rateLimitHeaders : {}),
+        ...(status === "429" ? { "Retry-After": retryAfterHeader } : {}),
+        ...(singleResource && spec.method === "GET" && status === "200" ? { ETag: { $ref: "#/components/headers/ETag" } } : {}),
+      };
       responses[status] = {
         description: r.description,
-        ...(r.headers ? { headers: integerFormats(r.headers) } : {}),
+        ...(Object.keys(headers).length ? { headers: integerFormats(headers) } : {}),
         ...(r.schema ? { content: { [r.contentType ?? "application/json"]: { schema: this.jsonSchema(r.schema, "output") } } } : {}),
       };
     }
@@ -200,7 +228,15 @@ export class OpenApi {
       shared("PayloadTooLarge");
       shared("UnsupportedMediaType");
     }
-    if (spec.auth === "admin") shared("TooManyRequests");
+    if (spec.auth !== "none") shared("TooManyRequests");
+    if (singleResource && spec.method === "GET") {
+      responses["304"] ??= { description: "not modified: the ETag sent in If-None-Match is current; no body", headers: { ETag: { $ref: "#/components/headers/ETag" }, ...rateLimitHeaders } };
+    }
+    if (singleResource && (spec.method === "PUT" || spec.method === "DELETE")) shared("PreconditionFailed");
+    if (idempotent) {
+      shared("IdempotencyKeyInUse");
+      shared("IdempotencyKeyReused");
+    }
     shared("InternalError");
     shared("Unavailable");
     if (!this.tags.has(spec.tag)) this.tags.set(spec.tag, undefined);
@@ -224,7 +260,7 @@ export class OpenApi {
 
   document(): Record<string, unknown> {
     const general = { content: { "application/json": { schema: { $ref: "#/components/schemas/GeneralResponse" } } } };
-    const retryAfter = { "Retry-After": { description: "seconds to wait", schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 } } };
+    const retryAfter = { "Retry-After": retryAfterHeader };
     return {
       openapi: "3.1.0",
       info: this.info,
@@ -236,9 +272,52 @@ export class OpenApi {
         responses: Object.fromEntries(
           Object.entries(sharedResponses).map(([name, r]) => [
             name,
-            { description: r.description, ...(r.status === 429 || r.status === 503 ? { headers: retryAfter } : {}), ...general },
+            {
+              description: r.description,
+              ...(r.status === 429 || r.status === 503 || /^4/.test(String(r.status))
+                ? { headers: { ...(r.status === 429 || r.status === 503 ? retryAfter : {}), ...(/^4/.test(String(r.status)) ? rateLimitHeaders : {}) } }
+                : {}),
+              ...general,
+            },
           ]),
         ),
+        parameters: {
+          IfNoneMatch: {
+            name: "If-None-Match",
+            in: "header",
+            required: false,
+            description: "ETags the client holds (or `*`): when one is current the answer is 304 with no body",
+            schema: { type: "string", maxLength: 2000 },
+          },
+          IfMatch: {
+            name: "If-Match",
+            in: "header",
+            required: false,
+            description: "ETags the change is meant for (or `*`): when none is the resource's current one the answer is 412 and nothing changes",
+            schema: { type: "string", maxLength: 2000 },
+          },
+          IdempotencyKey: {
+            name: "Idempotency-Key",
+            in: "header",
+            required: false,
+            description:
+              "Makes a retry safe: the request is done at most once per account and key for 24 hours; a repeat answers the first answer again (with `Idempotent-Replayed: true`), writing nothing. The same key with another method, path or body is a 422; a repeat while the first runs is a 409; 5xx answers are not kept.",
+            schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7E]+$" },
+          },
+        },
+        headers: {
+          ETag: { description: "the resource's strong entity-tag: changes whenever the resource does", schema: { type: "string", maxLength: 100 } },
+          RateLimit: {
+            description:
+              'the account\'s bucket after this request (IETF httpapi ratelimit-headers draft): `"account";r=<tokens left>;t=<seconds until full>` (over the limit: seconds until the request\'s cost is available). A read costs 1, a write 1 per item (at least 5). Sent on every answer to a request with an account\'s token; not on /auth and admin answers, which have their own brake.',
+            schema: { type: "string", maxLength: 100 },
+          },
+          "RateLimit-Policy": {
+            description: 'the account\'s limit: `"account";q=<bucket size>;w=<seconds to refill it>` (default q=6000;w=60: 100 a second, bursts of 6000; an account setting). Sent with `RateLimit`.',
+            schema: { type: "string", maxLength: 100 },
+          },
+          IdempotentReplayed: { description: "`true` on an answer replayed for a repeated Idempotency-Key", schema: { type: "string", enum: ["true"] } },
+        },
         securitySchemes: {
           bearer: {
             type: "http",

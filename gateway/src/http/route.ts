@@ -5,6 +5,9 @@ import { HttpError } from "./errors";
 import { describe, violations } from "./validation";
 import { documentAs, type OpenApi, type OperationSpec } from "./openapi";
 import { inRequestSpan } from "./telemetry";
+import { MAX_WRITE_COST, MIN_WRITE_COST, type RateDecision, type RateLimiter } from "../accounts/rate-limiter";
+import { checkIfMatch, tagAnswer } from "./conditional";
+import { claimOrAnswer, IDEMPOTENT_METHODS, idempotencyKeyOf, keepAnswer, type IdempotencyKeys } from "./idempotency";
 
 type Shape = z.ZodRawShape;
 
@@ -26,6 +29,23 @@ export interface RouteContext {
   openapi: OpenApi;
   authenticate(request: FastifyRequest): Promise<Caller>;
   authenticateAdmin(request: FastifyRequest): Promise<void>;
+  /** Idempotency-Key claims (CONTRACT "Retries"); absent: the header is ignored. */
+  idempotency?: IdempotencyKeys;
+  /** Per-account rate limits (CONTRACT "Rate limits"); absent: none. */
+  rateLimiter?: RateLimiter;
+}
+
+/** What a request costs of its account's bucket: a read 1, a write 1 per item, at least MIN_WRITE_COST and at most MAX_WRITE_COST. */
+export function costOf(method: string, body: unknown): number {
+  if (method === "GET" || method === "HEAD") return 1;
+  const items = Array.isArray(body) ? body.length : Array.isArray((body as { items?: unknown })?.items) ? (body as { items: unknown[] }).items.length : 1;
+  return Math.min(MAX_WRITE_COST, Math.max(MIN_WRITE_COST, items));
+}
+
+/** RateLimit-Policy and RateLimit (IETF httpapi ratelimit-headers draft): the bucket's size, refilled in `w` seconds; tokens left and seconds until full. */
+function setRateLimitHeaders(reply: FastifyReply, d: RateDecision): void {
+  reply.header("RateLimit-Policy", `"account";q=${d.burst};w=${Math.max(1, Math.ceil(d.burst / d.perSecond))}`);
+  reply.header("RateLimit", `"account";r=${d.remaining};t=${d.allowed ? Math.ceil((d.burst - d.remaining) / d.perSecond) : d.retryAfter}`);
 }
 
 /**
@@ -70,6 +90,19 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
   const knownQuery = Object.keys(spec.query ?? {});
   ctx.openapi.add(spec);
   const callers = new WeakMap<FastifyRequest, Caller>();
+  // Writes of an account may carry Idempotency-Key; the key a request claimed, until its answer is kept.
+  const idempotency = spec.auth === "bearer" && IDEMPOTENT_METHODS.includes(spec.method) ? ctx.idempotency : undefined;
+  const claims = new WeakMap<FastifyRequest, string>();
+  // A single resource of an account (the path ends with its id): strong ETag, If-None-Match, If-Match.
+  const singleResource = spec.auth === "bearer" && /\/:[A-Za-z_]+$/.test(spec.url);
+  const conditionalWrite = singleResource && (spec.method === "PUT" || spec.method === "DELETE");
+  const keepClaimed = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    const key = claims.get(request);
+    if (key === undefined) return payload;
+    claims.delete(request);
+    await keepAnswer(idempotency!, callers.get(request)!.accountId, key, reply, payload);
+    return payload;
+  };
   ctx.app.route({
     method: spec.method,
     url: spec.url,
@@ -82,9 +115,28 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
       if (spec.auth === "bearer") callers.set(request, await ctx.authenticate(request));
       if (spec.auth === "admin") await ctx.authenticateAdmin(request);
     },
+    onSend: [
+      // A single resource's answer gets its ETag (304 when the client has it).
+      ...(singleResource && spec.method === "GET" ? [async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => tagAnswer(request, reply, payload)] : []),
+      // The answer as sent (serialized, before compression), kept for the key's retries.
+      ...(idempotency ? [(request: FastifyRequest, reply: FastifyReply, payload: unknown) => keepClaimed(request, reply, payload)] : []),
+    ],
     handler: async (request, reply) => {
       // The request id travels with the caller to the service (X-Request-Id on the Connect call).
       const caller = { ...(callers.get(request) ?? { accountId: "", apiKeyId: "" }), requestId: request.id };
+      const limits = spec.auth === "bearer" ? await ctx.rateLimiter?.spend(caller.accountId, costOf(spec.method, request.body)) : undefined;
+      if (limits) {
+        setRateLimitHeaders(reply, limits);
+        if (!limits.allowed) {
+          throw new HttpError(429, `the account's rate limit is spent; retry after ${limits.retryAfter} s`, undefined, { "Retry-After": String(limits.retryAfter) });
+        }
+      }
+      const key = idempotency ? idempotencyKeyOf(request) : undefined;
+      if (key !== undefined) {
+        if (!(await claimOrAnswer(idempotency!, caller.accountId, key, request, reply))) return reply;
+        claims.set(request, key);
+      }
+      if (conditionalWrite && ctx.app.hasRoute({ method: "GET", url: spec.url })) await checkIfMatch(ctx.app, request);
       refuseNul(request.params, "path");
       refuseNul(request.query, "query");
       refuseUnknownQuery(request.query, knownQuery);

@@ -65,6 +65,8 @@ export const configSchema = z.object({
   /** Failed POST /auth attempts allowed per client address and per account within the window. */
   AUTH_MAX_FAILURES: z.coerce.number().int().min(1).default(10),
   AUTH_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(60),
+  /** How long a write's Idempotency-Key holds (its answer is replayed, another request under it is a 422). */
+  IDEMPOTENCY_KEY_TTL_SECONDS: z.coerce.number().int().min(1).max(7 * 86400).default(86400),
   OUTBOX_POLL_MS: z.coerce.number().int().min(10).default(250),
   /** Longest wait for a database connection from the pool; then the request answers 503. */
   DB_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),

@@ -4,5 +4,7 @@ import { createAccounts } from "./001_accounts";
 import { settingsVersion } from "./002_settings_outbox";
 import { authFailures } from "./003_auth_failures";
 import { salesPlanGrowth } from "./004_sales_plan_growth";
+import { idempotencyKeys } from "./005_idempotency_keys";
+import { rateLimits } from "./006_rate_limits";
 
-export const migrations: Migration[] = [...outboxMigrations, createAccounts, settingsVersion, authFailures, salesPlanGrowth];
+export const migrations: Migration[] = [...outboxMigrations, createAccounts, settingsVersion, authFailures, salesPlanGrowth, idempotencyKeys, rateLimits];

@@ -1,0 +1,49 @@
+import pg from "pg";
+import { eventually } from "@analytics/testing";
+import { E2E_ADMIN_TOKEN, platformForFile, signUp } from "./harness";
+
+/**
+ * CONTRACT "Retries" on the whole platform: 50 requests at once with one Idempotency-Key write
+ * once and queue once, exactly as one request without a key does.
+ */
+describe("Idempotency-Key on the platform (real Postgres and JetStream)", () => {
+  const platform = platformForFile();
+  const batch = [1, 2, 3].map((i) => ({ key: `K${i}`, sku: `K${i}`, season: "AW26", productName: `P${i}` }));
+
+  it("does 50 concurrent requests with one key once: one write, one set of queue entries", async () => {
+    const keyed = await signUp(platform.baseUrl, E2E_ADMIN_TOKEN, "Keyed");
+    const control = await signUp(platform.baseUrl, E2E_ADMIN_TOKEN, "Control");
+    const send = () =>
+      fetch(`${platform.baseUrl}/v2/api/products/batch`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${keyed.token}`, "content-type": "application/json", "idempotency-key": "batch-2026-11-27-001" },
+        body: JSON.stringify(batch),
+      }).then(async (res) => ({ status: res.status, replayed: res.headers.get("idempotent-replayed"), body: await res.text() }));
+    const answers = await Promise.all(Array.from({ length: 50 }, send));
+    const ran = answers.filter((a) => a.status < 300 && a.replayed === null);
+    expect(ran).toHaveLength(1);
+    const odd = answers.filter((a) => a !== ran[0] && !(a.status === 409 || (a.replayed === "true" && a.status === ran[0].status && a.body === ran[0].body)));
+    expect(odd.map((a) => `${a.status} ${a.replayed} ${a.body.slice(0, 200)}`)).toEqual([]);
+    // A retry after all of them: the first answer again.
+    const retry = await send();
+    expect([retry.status, retry.replayed, retry.body]).toEqual([ran[0].status, "true", ran[0].body]);
+
+    // The same batch once, without a key, by another account, after the keyed ones (so queued after them).
+    expect((await control.api("POST", "/v2/api/products/batch", batch)).status).toBeLessThan(300);
+    const db = new pg.Client({ connectionString: platform.databaseUrl });
+    await db.connect();
+    try {
+      // One write: as many catalogue outbox rows (messages) as the one request without a key.
+      const outbox = async (accountId: string) => Number((await db.query("SELECT count(*) FROM catalogue.outbox WHERE account_id = $1", [accountId])).rows[0].count);
+      expect(await outbox(keyed.accountID)).toBe(await outbox(control.accountID));
+      // Once every message is relayed and the control's entries are queued, the keyed account's
+      // (relayed before them) are too: as many.
+      await eventually(async () => Number((await db.query("SELECT count(*) FROM catalogue.outbox WHERE published_at IS NULL")).rows[0].count) === 0, 60_000, "the catalogue's outbox relayed");
+      const queue = async (account: typeof keyed) => Number((await account.api("GET", "/v2/api/events?pageSize=1")).headers.get("x-total-count"));
+      const once = await eventually(async () => (await queue(control)) || undefined, 60_000, "the control account's queue entries");
+      expect(await queue(keyed)).toBe(once);
+    } finally {
+      await db.end();
+    }
+  });
+});

@@ -1,0 +1,52 @@
+import { createHash } from "node:crypto";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { HttpError } from "./errors";
+
+/**
+ * Conditional requests on single resources (CONTRACT "Conditional requests", RFC 9110): a GET's
+ * answer carries a strong ETag, the hash of the representation as sent, so it changes whenever
+ * any byte of the resource does (its updatedAt included); If-None-Match with it is a 304.
+ */
+export function strongTagOf(payload: string | Buffer): string {
+  return `"${createHash("sha256").update(payload).digest("base64url").slice(0, 32)}"`;
+}
+
+/** The entity-tags a header lists (`"a", W/"b"`), or "*". */
+function tagsOf(header: string | undefined): string[] | "*" {
+  if (header === undefined) return [];
+  if (header.trim() === "*") return "*";
+  return header.split(",").map((t) => t.trim()).filter(Boolean);
+}
+
+/** onSend of a single resource's GET: the ETag, and 304 without a body when the client has it (weak comparison, as RFC 9110 asks of If-None-Match). */
+export function tagAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
+  if (reply.statusCode !== 200 || (typeof payload !== "string" && !Buffer.isBuffer(payload))) return payload;
+  const tag = strongTagOf(payload);
+  reply.header("ETag", tag);
+  const wanted = tagsOf(request.headers["if-none-match"]);
+  if (wanted === "*" || wanted.some((t) => t.replace(/^W\//, "") === tag)) {
+    reply.code(304);
+    reply.removeHeader("Content-Type");
+    reply.removeHeader("Content-Length");
+    return null;
+  }
+  return payload;
+}
+
+/**
+ * If-Match on a PUT or DELETE of a single resource: the resource's current tag is read through its
+ * own GET (same path, same caller), compared strongly; a stale tag, or no resource, is a 412 and
+ * the write does not run. The check and the write are two steps: a change landing between them
+ * is not seen (documented).
+ */
+export async function checkIfMatch(app: FastifyInstance, request: FastifyRequest): Promise<void> {
+  const wanted = tagsOf(request.headers["if-match"] as string | undefined);
+  if (wanted !== "*" && !wanted.length) return;
+  const current = await app.inject({ method: "GET", url: request.url, headers: { authorization: request.headers.authorization ?? "", "x-request-id": request.id } });
+  if (current.statusCode === 404) throw new HttpError(412, "If-Match: the resource does not exist", [{ path: "If-Match", message: "no current resource" }]);
+  if (current.statusCode !== 200) throw new HttpError(current.statusCode >= 500 ? 503 : current.statusCode, "If-Match: the resource's current version could not be read");
+  const tag = current.headers.etag as string;
+  if (wanted !== "*" && !wanted.includes(tag)) {
+    throw new HttpError(412, "If-Match: the resource changed since that ETag; read it again", [{ path: "If-Match", message: "is not the resource's current ETag" }], { ETag: tag });
+  }
+}

@@ -1,0 +1,156 @@
+import { createHash } from "node:crypto";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Logger } from "pino";
+import type { Db } from "@analytics/db";
+import { HttpError } from "./errors";
+
+/** The methods a key applies to (CONTRACT "Retries"). */
+export const IDEMPOTENT_METHODS = ["POST", "PUT", "PATCH", "DELETE"];
+
+/** 1 to 255 printable ASCII characters. */
+const KEY_FORMAT = /^[\x20-\x7e]{1,255}$/;
+
+/** Expired claims deleted per prune: bounded, so a prune stays one short statement. */
+const PRUNE_BATCH = 1000;
+const PRUNE_EVERY_MS = 60_000;
+
+/** What a claim found: the request may run, or a kept answer, or why it may not. */
+export type Claim =
+  | { kind: "claimed" }
+  | { kind: "replay"; status: number; contentType: string | null; body: string | null }
+  | { kind: "other-request" }
+  | { kind: "running" };
+
+interface KeptRow {
+  fingerprint: string;
+  status: number | null;
+  content_type: string | null;
+  body: string | null;
+}
+
+/**
+ * Idempotency-Key: a write carrying one is done at most once per (account, key) while the key
+ * lives (IDEMPOTENCY_KEY_TTL_SECONDS, 24 h). The claim is a row inserted before the write, in its
+ * own statement, so of any number of requests at once on any number of gateways exactly one
+ * runs; its answer is kept in the row when it is sent (5xx: the row is deleted, a retry runs
+ * again). A gateway that dies between the write and keeping its answer leaves the claim without
+ * an answer: retries are 409 until the key expires, since nobody can tell whether the write was
+ * done, and at most once is the promise.
+ */
+export class IdempotencyKeys {
+  private readonly pruner: NodeJS.Timeout;
+
+  constructor(
+    private readonly db: Db,
+    private readonly ttlSeconds: number,
+    private readonly logger: Logger,
+  ) {
+    this.pruner = setInterval(() => void this.prune().catch((err) => this.logger.warn({ err }, "idempotency keys not pruned")), PRUNE_EVERY_MS);
+    this.pruner.unref();
+  }
+
+  close(): void {
+    clearInterval(this.pruner);
+  }
+
+  async claim(accountId: string, key: string, fingerprint: string): Promise<Claim> {
+    // A claim that lost its row in between (released after a 5xx, or expired) is tried again.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const { rows: claimed } = await this.db.raw<{ rows: unknown[] }>(
+        `INSERT INTO idempotency_keys (account_id, key, fingerprint) VALUES (:accountId, :key, :fingerprint)
+         ON CONFLICT (account_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, created_at = now(), status = NULL, content_type = NULL, body = NULL
+           WHERE idempotency_keys.created_at <= now() - make_interval(secs => :ttl)
+         RETURNING 1`,
+        { accountId, key, fingerprint, ttl: this.ttlSeconds },
+      );
+      if (claimed.length) return { kind: "claimed" };
+      // A statement of its own: it sees the row the conflicting insert committed.
+      const kept: KeptRow | undefined = await this.db("idempotency_keys")
+        .where({ account_id: accountId, key })
+        .where("created_at", ">", this.db.raw("now() - make_interval(secs => ?)", [this.ttlSeconds]))
+        .first("fingerprint", "status", "content_type", "body");
+      if (!kept) continue;
+      if (kept.fingerprint !== fingerprint) return { kind: "other-request" };
+      if (kept.status === null) return { kind: "running" };
+      return { kind: "replay", status: kept.status, contentType: kept.content_type, body: kept.body };
+    }
+    return { kind: "running" };
+  }
+
+  /** The answer of a claimed request, kept for its retries. */
+  async keep(accountId: string, key: string, status: number, contentType: string | null, body: string | null): Promise<void> {
+    await this.db("idempotency_keys").where({ account_id: accountId, key }).whereNull("status").update({ status, content_type: contentType, body });
+  }
+
+  /** A claimed request that failed on the server's side (5xx): its retry runs again. */
+  async release(accountId: string, key: string): Promise<void> {
+    await this.db("idempotency_keys").where({ account_id: accountId, key }).whereNull("status").delete();
+  }
+
+  async prune(): Promise<number> {
+    return this.db.raw(
+      `DELETE FROM idempotency_keys WHERE (account_id, key) IN (
+         SELECT account_id, key FROM idempotency_keys WHERE created_at <= now() - make_interval(secs => :ttl)
+         ORDER BY created_at LIMIT :batch FOR UPDATE SKIP LOCKED)`,
+      { ttl: this.ttlSeconds, batch: PRUNE_BATCH },
+    ).then((r: { rowCount: number }) => r.rowCount);
+  }
+}
+
+/** The request's Idempotency-Key, if it sent one; a malformed one is a 400 naming the header. */
+export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
+  const value = request.headers["idempotency-key"];
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || !KEY_FORMAT.test(value)) {
+    const details = [{ path: "Idempotency-Key", message: "must be 1 to 255 printable ASCII characters, sent once" }];
+    throw new HttpError(400, "invalid header: Idempotency-Key must be 1 to 255 printable ASCII characters, sent once", details);
+  }
+  return value;
+}
+
+/** What makes two requests the same: method, path with query, and body. */
+export function fingerprintOf(request: FastifyRequest): string {
+  return createHash("sha256")
+    .update(`${request.method} ${request.url}\n`)
+    .update(request.body === undefined ? "" : JSON.stringify(request.body))
+    .digest("base64url");
+}
+
+/**
+ * Runs before a write's handler: claims the key, or answers for it (a replay of the kept answer,
+ * 422 for another request under the key, 409 while the first runs). True when the handler may run.
+ */
+export async function claimOrAnswer(keys: IdempotencyKeys, accountId: string, key: string, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+  const claim = await keys.claim(accountId, key, fingerprintOf(request));
+  switch (claim.kind) {
+    case "claimed":
+      return true;
+    case "replay":
+      reply.status(claim.status).header("Idempotent-Replayed", "true");
+      if (claim.contentType) reply.header("Content-Type", claim.contentType);
+      await reply.send(claim.body ?? undefined);
+      return false;
+    case "other-request":
+      throw new HttpError(422, "Idempotency-Key was already used for another request (method, path or body); use a new key", [
+        { path: "Idempotency-Key", message: "was used for another request" },
+      ]);
+    case "running":
+      throw new HttpError(
+        409,
+        "a request with this Idempotency-Key is still running, or was interrupted before its answer was kept (then whether it was done is unknown: read the resource, and resend with a new key)",
+        [{ path: "Idempotency-Key", message: "is in use by a request without an answer" }],
+      );
+  }
+}
+
+/** Keeps a claimed request's answer (a 5xx releases the key instead); a failure to keep it is logged, the answer still goes out. */
+export async function keepAnswer(keys: IdempotencyKeys, accountId: string, key: string, reply: FastifyReply, payload: unknown): Promise<void> {
+  try {
+    if (reply.statusCode >= 500) return await keys.release(accountId, key);
+    const contentType = reply.getHeader("content-type");
+    const body = typeof payload === "string" ? payload : Buffer.isBuffer(payload) ? payload.toString("utf8") : null;
+    await keys.keep(accountId, key, reply.statusCode, typeof contentType === "string" ? contentType : null, body);
+  } catch (err) {
+    reply.log.error({ err, idempotencyKey: key }, "idempotent answer not kept: retries of this key answer 409 until it expires");
+  }
+}

@@ -1,0 +1,203 @@
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+import { databaseForFile, eventually, freePort } from "@analytics/testing";
+import { buildGateway, type Gateway } from "../src/app";
+import { TEST_ADMIN_TOKEN as ADMIN, testGatewayDeps } from "./gateway-deps";
+import { allServicesAt } from "./services";
+import { countingInventory } from "./counting-inventory";
+
+const admin = { authorization: `Bearer ${ADMIN}` };
+
+async function signUp(gw: Gateway) {
+  const created = (await gw.app.inject({ method: "POST", url: "/admin/v1/accounts", headers: admin, payload: { name: "Acme" } })).json();
+  const auth = await gw.app.inject({ method: "POST", url: "/v2/api/auth", payload: { accountID: created.accountID, apiKey: created.apiKey } });
+  return { accountID: created.accountID as string, apiKey: created.apiKey as string, token: auth.json().accessToken as string };
+}
+
+describe("Idempotency-Key on writes (real Postgres, a counting inventory service)", () => {
+  const database = databaseForFile();
+  let inventory: Awaited<ReturnType<typeof countingInventory>>;
+  let gw: Gateway;
+  let token: string;
+
+  beforeAll(async () => {
+    inventory = await countingInventory();
+    gw = await buildGateway(testGatewayDeps(database.url, { services: { ...allServicesAt(), inventory: inventory.url } }));
+    token = (await signUp(gw)).token;
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await inventory?.close();
+  });
+  beforeEach(() => {
+    inventory.writes = 0;
+  });
+
+  const post = (key: string | undefined, body: unknown = [{ externalId: "W1", name: "Main" }], as = token, url = "/v2/api/warehouses") =>
+    gw.app.inject({ method: "POST", url, headers: { authorization: `Bearer ${as}`, ...(key === undefined ? {} : { "idempotency-key": key }) }, payload: body as object });
+
+  it("answers a repeat with the first answer, marked Idempotent-Replayed, without writing again", async () => {
+    const first = await post("k-replay");
+    const again = await post("k-replay");
+    expect(first.statusCode).toBe(201);
+    expect(first.headers["idempotent-replayed"]).toBeUndefined();
+    expect([again.statusCode, again.headers["idempotent-replayed"], again.headers["content-type"], again.body]).toEqual([201, "true", first.headers["content-type"], first.body]);
+    expect(inventory.writes).toBe(1);
+  });
+
+  it("refuses the key with another body or path (422) and writes nothing", async () => {
+    expect((await post("k-other")).statusCode).toBe(201);
+    const otherBody = await post("k-other", [{ externalId: "W2", name: "Second" }]);
+    const otherPath = await post("k-other", [{ externalId: "W1", name: "Main" }], token, "/v2/api/warehouses?x=1");
+    expect([otherBody.statusCode, otherBody.json().details]).toEqual([422, [{ path: "Idempotency-Key", message: "was used for another request" }]]);
+    expect(otherPath.statusCode).toBe(422);
+    expect(inventory.writes).toBe(1);
+  });
+
+  it("answers 409 while the first request runs, then replays its answer", async () => {
+    let open!: () => void;
+    inventory.gate = new Promise((resolve) => (open = resolve));
+    const first = post("k-running");
+    await eventually(async () => inventory.writes === 1);
+    const during = await post("k-running");
+    expect(during.statusCode).toBe(409);
+    open();
+    inventory.gate = undefined;
+    expect((await first).statusCode).toBe(201);
+    const after = await post("k-running");
+    expect([after.statusCode, after.headers["idempotent-replayed"]]).toEqual([201, "true"]);
+    expect(inventory.writes).toBe(1);
+  });
+
+  it("keeps no 5xx: the retry runs again", async () => {
+    inventory.fail = true;
+    expect((await post("k-5xx")).statusCode).toBe(503);
+    const retry = await post("k-5xx");
+    expect([retry.statusCode, retry.headers["idempotent-replayed"]]).toEqual([201, undefined]);
+    expect(inventory.writes).toBe(1);
+  });
+
+  it("does 50 concurrent requests with one key exactly once", async () => {
+    let open!: () => void;
+    inventory.gate = new Promise((resolve) => (open = resolve));
+    const answers = Array.from({ length: 50 }, () => post("k-50"));
+    // Every request has been answered (409) but the one that runs.
+    await eventually(async () => inventory.writes === 1);
+    setImmediate(() => open());
+    const all = await Promise.all(answers);
+    inventory.gate = undefined;
+    expect(inventory.writes).toBe(1);
+    const ran = all.filter((a) => a.statusCode === 201 && a.headers["idempotent-replayed"] === undefined);
+    expect(ran).toHaveLength(1);
+    expect(all.every((a) => a.statusCode === 409 || (a.statusCode === 201 && a.body === ran[0].body))).toBe(true);
+  });
+
+  it("treats requests without the header as today, and keys per account", async () => {
+    await post(undefined);
+    await post(undefined);
+    expect(inventory.writes).toBe(2);
+    const other = await signUp(gw);
+    expect((await post("k-shared")).statusCode).toBe(201);
+    const theirs = await post("k-shared", undefined, other.token);
+    expect([theirs.statusCode, theirs.headers["idempotent-replayed"]]).toEqual([201, undefined]);
+    expect(inventory.writes).toBe(4);
+  });
+
+  it("refuses a malformed key with a 400 naming the header", async () => {
+    const long = await post("x".repeat(256));
+    const control = await post("tab\there");
+    for (const res of [long, control]) expect([res.statusCode, res.json().details?.[0]?.path]).toEqual([400, "Idempotency-Key"]);
+    expect(inventory.writes).toBe(0);
+  });
+
+  it("lets a key expire (IDEMPOTENCY_KEY_TTL_SECONDS): after it, the same request runs again", async () => {
+    const shortLived = await buildGateway(testGatewayDeps(database.url, { services: { ...allServicesAt(), inventory: inventory.url }, idempotencyKeyTtlSeconds: 1 }));
+    try {
+      const { token: t } = await signUp(shortLived);
+      const send = () =>
+        shortLived.app.inject({ method: "POST", url: "/v2/api/warehouses", headers: { authorization: `Bearer ${t}`, "idempotency-key": "k-expiring" }, payload: [{ externalId: "W1", name: "Main" }] });
+      expect((await send()).statusCode).toBe(201);
+      expect((await send()).headers["idempotent-replayed"]).toBe("true");
+      await eventually(async () => (await send()).headers["idempotent-replayed"] === undefined, 10_000, "the key to expire");
+      expect(inventory.writes).toBe(2);
+    } finally {
+      await shortLived.close();
+    }
+  });
+});
+
+describe("Idempotency-Key across a gateway killed between the write and its answer", () => {
+  const database = databaseForFile();
+  const root = join(__dirname, "../..");
+  let inventory: Awaited<ReturnType<typeof countingInventory>>;
+  const running: ChildProcess[] = [];
+
+  beforeAll(async () => {
+    execFileSync(process.execPath, ["deploy/local/build.mjs", "gateway"], { cwd: root, stdio: "pipe" });
+    inventory = await countingInventory();
+  });
+  afterAll(async () => {
+    for (const child of running) if (child.exitCode === null) child.kill("SIGKILL");
+    await inventory?.close();
+  });
+
+  /** `node dist/gateway/main.js`, the deployable alone, on this file's database and the counting inventory. */
+  async function startGateway(): Promise<{ url: string; child: ChildProcess }> {
+    const port = await freePort();
+    const child = spawn(process.execPath, ["dist/gateway/main.js"], {
+      cwd: root,
+      stdio: "ignore",
+      env: {
+        ...process.env,
+        NODE_ENV: "test",
+        LOG_LEVEL: "silent",
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        DATABASE_URL: database.url,
+        INVENTORY_URL: inventory.url,
+        INTERNAL_TOKEN: "i".repeat(40),
+        JWT_SECRET: "j".repeat(40),
+        API_KEY_PEPPER: "p".repeat(40),
+        ADMIN_TOKEN: ADMIN,
+        NATS_URL: "",
+      },
+    });
+    running.push(child);
+    const url = `http://127.0.0.1:${port}`;
+    await eventually(async () => (await fetch(`${url}/readyz`)).status === 200, 60_000, "the gateway to be ready");
+    return { url, child };
+  }
+
+  it("never does the write twice: a retry after the restart is a 409, the service sees no second write", async () => {
+    inventory.gate = new Promise(() => undefined); // the write is done, its answer never comes
+    const first = await startGateway();
+    const created = (await (await fetch(`${first.url}/admin/v1/accounts`, { method: "POST", headers: { ...admin, "content-type": "application/json" }, body: JSON.stringify({ name: "Acme" }) })).json()) as { accountID: string; apiKey: string };
+    const auth = (await (await fetch(`${first.url}/v2/api/auth`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ accountID: created.accountID, apiKey: created.apiKey }) })).json()) as { accessToken: string };
+    const send = (url: string) =>
+      fetch(`${url}/v2/api/warehouses`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${auth.accessToken}`, "content-type": "application/json", "idempotency-key": "k-crash" },
+        body: JSON.stringify([{ externalId: "W1", name: "Main" }]),
+      });
+    const lost = send(first.url).catch(() => "connection lost");
+    await eventually(async () => inventory.writes === 1, 30_000, "the write to reach the service");
+    first.child.kill("SIGKILL");
+    expect(await lost).toBe("connection lost");
+    inventory.gate = undefined;
+
+    const second = await startGateway();
+    const retry = await send(second.url);
+    expect(retry.status).toBe(409);
+    expect(((await retry.json()) as { message: string }).message).toMatch(/interrupted/);
+    expect(inventory.writes).toBe(1);
+    // Another key runs as usual on the restarted gateway.
+    const fresh = await fetch(`${second.url}/v2/api/warehouses`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${auth.accessToken}`, "content-type": "application/json", "idempotency-key": "k-after" },
+      body: JSON.stringify([{ externalId: "W1", name: "Main" }]),
+    });
+    expect(fresh.status).toBe(201);
+    expect(inventory.writes).toBe(2);
+    second.child.kill("SIGTERM");
+  });
+});

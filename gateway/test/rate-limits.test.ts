@@ -1,0 +1,102 @@
+import { databaseForFile } from "@analytics/testing";
+import { buildGateway, type Gateway } from "../src/app";
+import { TEST_ADMIN_TOKEN as ADMIN, testGatewayDeps } from "./gateway-deps";
+import { allServicesAt } from "./services";
+import { countingInventory } from "./counting-inventory";
+
+const admin = { authorization: `Bearer ${ADMIN}` };
+
+/** An account with these rate limits, and a token of it. */
+async function account(gw: Gateway, limits?: { rateLimitPerSecond: number; rateLimitBurst: number }) {
+  const created = (await gw.app.inject({ method: "POST", url: "/admin/v1/accounts", headers: admin, payload: { name: "Acme" } })).json();
+  if (limits) {
+    const put = await gw.app.inject({ method: "PUT", url: `/admin/v1/accounts/${created.accountID}/settings`, headers: admin, payload: limits });
+    expect([put.statusCode, put.json().rateLimitBurst]).toEqual([200, limits.rateLimitBurst]);
+  }
+  const auth = await gw.app.inject({ method: "POST", url: "/v2/api/auth", payload: { accountID: created.accountID, apiKey: created.apiKey } });
+  return auth.json().accessToken as string;
+}
+
+describe("per-account rate limits (real Postgres, shared by every gateway)", () => {
+  const database = databaseForFile();
+  let inventory: Awaited<ReturnType<typeof countingInventory>>;
+  let gw: Gateway;
+  let replica: Gateway;
+
+  beforeAll(async () => {
+    inventory = await countingInventory();
+    const deps = testGatewayDeps(database.url, { services: { ...allServicesAt(), inventory: inventory.url } });
+    gw = await buildGateway(deps);
+    replica = await buildGateway(deps);
+  });
+  afterAll(async () => {
+    await replica?.close();
+    await gw?.close();
+    await inventory?.close();
+  });
+
+  const list = (on: Gateway, token: string) => on.app.inject({ method: "GET", url: "/v2/api/warehouses", headers: { authorization: `Bearer ${token}` } });
+
+  it("answers RateLimit-Policy and RateLimit on every answer: default 100 per second, bursts of 6000", async () => {
+    const token = await account(gw);
+    const res = await list(gw, token);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers["ratelimit-policy"]).toBe('"account";q=6000;w=60');
+    expect(res.headers["ratelimit"]).toMatch(/^"account";r=5999;t=[01]$/);
+    // A 4xx of the account carries them too (the bucket refills 100 a second meanwhile, up to its size).
+    const bad = await gw.app.inject({ method: "GET", url: "/v2/api/warehouses?pageSize=0", headers: { authorization: `Bearer ${token}` } });
+    expect([bad.statusCode, bad.headers["ratelimit"]]).toEqual([400, expect.stringMatching(/^"account";r=599[89];/)]);
+  });
+
+  it("costs a write 1 per item, at least 5 and at most 1000 (the largest batch)", async () => {
+    const token = await account(gw, { rateLimitPerSecond: 1, rateLimitBurst: 5000 });
+    const post = (n: number) =>
+      gw.app.inject({
+        method: "POST",
+        url: "/v2/api/warehouses",
+        headers: { authorization: `Bearer ${token}` },
+        payload: Array.from({ length: n }, (_, i) => ({ externalId: `W${i}`, name: "W" })),
+      });
+    expect((await post(1)).headers["ratelimit"]).toMatch(/^"account";r=4995;/);
+    expect((await post(20)).headers["ratelimit"]).toMatch(/^"account";r=497[56];/);
+    const tooMany = await post(1001);
+    expect([tooMany.statusCode, tooMany.headers["ratelimit"]]).toEqual([400, expect.stringMatching(/^"account";r=39(7[5-9]|8\d);/)]);
+  });
+
+  it("answers 429 with Retry-After over the limit, counted across gateway replicas, and never slows another account", async () => {
+    const limited = await account(gw, { rateLimitPerSecond: 1, rateLimitBurst: 10 });
+    const other = await account(gw, { rateLimitPerSecond: 1, rateLimitBurst: 1000 });
+    const started = Date.now();
+    // Spent on two gateways at once: one bucket.
+    const spent = await Promise.all(Array.from({ length: 10 }, (_, i) => list(i % 2 ? replica : gw, limited)));
+    expect(spent.map((r) => r.statusCode)).toEqual(Array(10).fill(200));
+    // Over it, on either gateway: 429 (a second's refill allows one more per second taken so far).
+    const over = await Promise.all(Array.from({ length: 6 }, (_, i) => list(i % 2 ? replica : gw, limited)));
+    const refilled = Math.floor((Date.now() - started) / 1000);
+    const refused = over.filter((r) => r.statusCode === 429);
+    expect(refused.length).toBeGreaterThanOrEqual(6 - refilled);
+    for (const res of refused) {
+      expect(res.json()).toMatchObject({ statusCode: 429, error: "Too Many Requests" });
+      expect(Number(res.headers["retry-after"])).toBeGreaterThanOrEqual(1);
+      expect(res.headers["ratelimit"]).toMatch(/^"account";r=0;t=[1-9]/);
+    }
+    // Meanwhile another account's requests all pass.
+    const theirs = await Promise.all(Array.from({ length: 50 }, (_, i) => list(i % 2 ? replica : gw, other)));
+    expect(theirs.map((r) => r.statusCode)).toEqual(Array(50).fill(200));
+  });
+
+  it("lets requests through when its store fails (fail open), logged and counted", async () => {
+    const token = await account(gw);
+    const failures = async () => Number(/^gateway_rate_limiter_failures_total\{[^}]*\} (\d+)/m.exec((await gw.app.inject({ method: "GET", url: "/metrics" })).body)?.[1] ?? 0);
+    const before = await failures();
+    await gw.db.raw("ALTER TABLE rate_limit_buckets RENAME TO rate_limit_buckets_away");
+    try {
+      const res = await list(gw, token);
+      expect([res.statusCode, res.headers["ratelimit"]]).toEqual([200, undefined]);
+    } finally {
+      await gw.db.raw("ALTER TABLE rate_limit_buckets_away RENAME TO rate_limit_buckets");
+    }
+    expect(await failures()).toBe(before + 1);
+    expect((await list(gw, token)).headers["ratelimit"]).toBeDefined();
+  });
+});
