@@ -113,7 +113,7 @@ export const seasonsSql = (group = "season") => `
     (closing - (po + draft - remaining))::text AS "openingStockVolume", plan::text AS "salesPlanVolume", actual::text AS "salesActualVolume",
     po::text AS "poVolume", draft::text AS "draftPOVolume", closing::text AS "closingStockVolume",
     CASE WHEN m >= $4::date THEN target END::text AS "targetStockVolume",
-    greatest(0, remaining + target - (closing - (po + draft - remaining)) - po)::text AS "openToBuyVolume"
+    CASE WHEN m >= $4::date THEN greatest(0, remaining + target - (closing - (po + draft - remaining)) - po) END::text AS "openToBuyVolume"
   FROM c WHERE m >= $8::date ORDER BY g, m`;
 
 /**
@@ -205,7 +205,7 @@ export const byWarehouseSkusSql = () => `
     (closing - (po + draft + tin - tout - remaining))::text AS "openingStockVolume", plan::text AS "salesPlanVolume", actual::text AS "salesActualVolume",
     po::text AS "poVolume", draft::text AS "draftPOVolume", closing::text AS "closingStockVolume",
     CASE WHEN c.m >= $4::date THEN target END::text AS "targetStockVolume",
-    greatest(0, remaining + target - (closing - (po + draft + tin - tout - remaining)) - po)::text AS "openToBuyVolume",
+    CASE WHEN c.m >= $4::date THEN greatest(0, remaining + target - (closing - (po + draft + tin - tout - remaining)) - po) END::text AS "openToBuyVolume",
     tin::text AS "transferInVolume", tout::text AS "transferOutVolume"
   FROM c JOIN s USING (sku_id) LEFT JOIN w ON w.warehouse_id::text = c.wid
   WHERE c.m >= $8::date ORDER BY s.key, c.wid, c.m`;

@@ -15,5 +15,5 @@ await build({
   logLevel: "warning",
   tsconfig: "tsconfig.base.json",
 });
-const run = spawnSync(process.execPath, ["dist/bench/planning-breakdown.js", ...process.argv.slice(2)], { stdio: "inherit" });
+const run = spawnSync(process.execPath, ["--expose-gc", "dist/bench/planning-breakdown.js", ...process.argv.slice(2)], { stdio: "inherit" });
 process.exit(run.status ?? 1);

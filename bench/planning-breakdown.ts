@@ -12,7 +12,13 @@ import { randomUUID } from "node:crypto";
 import pino from "pino";
 import { InProcessBus } from "@analytics/bus";
 import { createTestDatabase, testDatabaseUrl } from "@analytics/testing";
+import { create } from "@bufbuild/protobuf";
+import { planningV1 } from "@analytics/contracts";
+import { createDb, type Db } from "@analytics/db";
 import { startPlanningService } from "../services/planning/src/service";
+import { breakdown, breakdownByWarehouse, breakdownStatement } from "../services/planning/src/breakdown";
+import { periodsOf } from "../services/planning/src/periods";
+import { breakdownQueryOf } from "../services/planning/src/validation";
 import { to as copyTo } from "pg-copy-streams";
 import { bindingsOf, byWarehouseSkusSql, paramsSql, seasonsSql, type BreakdownParams } from "./planning-breakdown-sql";
 
@@ -115,9 +121,10 @@ export async function windowOf(sql: pg.Client, account: string): Promise<{ fromD
 }
 
 /** The hand-written breakdown, run as psql would: its parameters, then the statement's rows through COPY. */
-export async function byHand(sql: pg.Client, account: string, window: { fromDate: string; toDate: string }, which: "seasons" | "warehouse-skus") {
+export async function byHand(sql: pg.Client, account: string, window: { fromDate: string; toDate: string }, which: "seasons" | "warehouse-skus", keep?: (line: string) => boolean) {
   const t0 = performance.now();
-  const p: BreakdownParams = (await sql.query("SET search_path TO planning").then(() => sql.query(paramsSql, [account, window.fromDate, window.toDate]))).rows[0];
+  await sql.query("SET search_path TO planning");
+  const p: BreakdownParams = (await sql.query(paramsSql, [account, window.fromDate, window.toDate])).rows[0];
   const text = which === "seasons" ? seasonsSql() : byWarehouseSkusSql();
   const bindings = bindingsOf(account, p, window.fromDate, which);
   // COPY takes no bindings: inline them as literals.
@@ -125,17 +132,98 @@ export async function byHand(sql: pg.Client, account: string, window: { fromDate
   const inlined = text.replace(/\$(\d+)/g, (_m, i) => literal(bindings[Number(i) - 1]));
   const stream = sql.query(copyTo(`COPY (${inlined}) TO STDOUT`));
   let lines = 0;
+  let rest = "";
   const out: string[] = [];
   for await (const chunk of stream as AsyncIterable<Buffer>) {
-    const s = chunk.toString();
-    for (let i = s.indexOf("\n"); i >= 0; i = s.indexOf("\n", i + 1)) lines++;
-    if (which === "seasons" || process.env.KEEP_ROWS) out.push(s);
+    const s = rest + chunk.toString();
+    let from = 0;
+    for (let i = s.indexOf("\n"); i >= 0; from = i + 1, i = s.indexOf("\n", from)) {
+      lines++;
+      if (keep) {
+        const line = s.slice(from, i);
+        if (keep(line)) out.push(line);
+      }
+    }
+    rest = s.slice(from);
   }
   await sql.query("RESET search_path");
-  return { ms: performance.now() - t0, lines, text: out.join(""), params: p };
+  return { ms: performance.now() - t0, lines, text: out.join("\n"), params: p };
 }
 
 const internalToken = "b".repeat(40);
+const WHICH = { seasons: planningV1.GroupBy.SEASONS, "warehouse-skus": planningV1.GroupBy.SKUS } as const;
+type Which = keyof typeof WHICH;
+/** A row of either side, by its key and period: the figures as numbers (null: unset). */
+type Cells = Map<string, (number | null)[]>;
+const FIELDS = ["openingStockVolume", "salesPlanVolume", "salesActualVolume", "poVolume", "draftPoVolume", "closingStockVolume", "targetStockVolume", "openToBuyVolume", "transferInVolume", "transferOutVolume"] as const;
+/** The rows the comparison keeps of by warehouse by SKU (all of them by season): one SKU in 50. */
+const kept = (which: Which, groupKey: string) => which === "seasons" || Number(groupKey.slice(2)) % 50 === 7;
+
+/**
+ * The service's function (services/planning/src/breakdown.ts) consumed fully, as its handler
+ * does: its chunks counted, rows of `keep` kept as Cells, and the process's peak RSS sampled.
+ */
+async function viaService(db: Db, account: string, window: { fromDate: string; toDate: string }, which: Which, keep?: Cells, seasons: string[] = []) {
+  const q = breakdownQueryOf(create(planningV1.BreakdownQuerySchema, { volumes: { groupBy: WHICH[which], fromDate: window.fromDate, toDate: window.toDate, seasons }, period: planningV1.Period.MONTH }));
+  (globalThis as { gc?: () => void }).gc?.();
+  const rss0 = process.memoryUsage().rss;
+  let peak = rss0;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+  const t0 = performance.now();
+  let rows = 0;
+  let periods = 0;
+  const chunks = which === "seasons" ? breakdown(db, account, q) : breakdownByWarehouse(db, account, q);
+  for await (const chunk of chunks) {
+    peak = Math.max(peak, process.memoryUsage().rss);
+    for (const r of chunk) {
+      rows++;
+      periods += r.periods.length;
+      if (!keep || !kept(which, r.groupKey)) continue;
+      const wid = "warehouseId" in r ? (r as { warehouseId: string }).warehouseId : "";
+      for (const p of r.periods) {
+        const fields = p as unknown as Record<string, { value: string } | undefined>;
+        keep.set(`${r.groupKey}|${wid}|${p.periodStart}`, FIELDS.slice(0, which === "seasons" ? 8 : 10).map((f) => (fields[f] === undefined ? null : Number(fields[f]!.value))));
+      }
+    }
+  }
+  const ms = performance.now() - t0;
+  clearInterval(sampler);
+  return { ms, rows, periods, rssBeforeMiB: Math.round(rss0 / 2 ** 20), rssPeakGrowthMiB: Math.round((peak - rss0) / 2 ** 20) };
+}
+
+/** The hand-written side's COPY text as Cells (rows of `kept` only). */
+function cellsOfCopy(which: Which, text: string, into: Cells) {
+  for (const line of text.split("\n")) {
+    if (!line) continue;
+    const c = line.split("\t");
+    const [groupKey, wid, start, values] = which === "seasons" ? [c[0], "", c[1], c.slice(3, 11)] : [c[0], c[1], c[3], c.slice(5, 15)];
+    if (!kept(which, groupKey)) continue;
+    into.set(`${groupKey}|${wid}|${start}`, values.map((v) => (v === "\\N" ? null : Number(v))));
+  }
+}
+
+/** Differences between the sides beyond `tolerance` (the service splits in thousandths), as a count and a sample. */
+function differences(which: Which, a: Cells, b: Cells, tolerance: number) {
+  const names = FIELDS.slice(0, which === "seasons" ? 8 : 10);
+  const out: string[] = [];
+  let count = 0;
+  for (const key of new Set([...a.keys(), ...b.keys()])) {
+    const x = a.get(key);
+    const y = b.get(key);
+    if (!x || !y) {
+      count++;
+      if (out.length < 8) out.push(`${key}: only ${x ? "the service" : "by hand"}`);
+      continue;
+    }
+    names.forEach((name, i) => {
+      const same = x[i] === null || y[i] === null ? x[i] === y[i] : Math.abs(x[i]! - y[i]!) <= tolerance;
+      if (same) return;
+      count++;
+      if (out.length < 8) out.push(`${key} ${name}: service ${x[i]} by hand ${y[i]}`);
+    });
+  }
+  return { rowsCompared: a.size, count, sample: out };
+}
 
 /** A fresh test database, or REUSE_DATABASE (made and seeded once, kept: for working on the SQL). */
 async function databaseOf(): Promise<{ url: string; drop(): Promise<void>; reused: boolean }> {
@@ -163,6 +251,20 @@ async function main() {
     const window = await windowOf(sql, account);
     console.log(`window ${window.fromDate} .. ${window.toDate}`);
     if (only.includes("seed-only")) return;
+    if (process.env.EXPLAIN?.startsWith("service-")) {
+      // The service's statement, as breakdown.ts makes it, explained the way its cursor runs it.
+      const which = process.env.EXPLAIN.slice("service-".length) as Which;
+      const q = breakdownQueryOf(create(planningV1.BreakdownQuerySchema, { volumes: { groupBy: WHICH[which], fromDate: window.fromDate, toDate: window.toDate }, period: planningV1.Period.MONTH }));
+      const a = (await sql.query(paramsSql, [account, window.fromDate, window.toDate]).catch(async () => (await sql.query("SET search_path TO planning"), sql.query(paramsSql, [account, window.fromDate, window.toDate])))).rows[0];
+      const account_ = { tz: a.tz, growth: a.growth, today: a.today };
+      const st = breakdownStatement(account, q, which === "seasons" ? "groups" : "warehouses", account_, periodsOf("month", window.fromDate, window.toDate, a.today));
+      let i = 0;
+      const text = st.sql.replace(/\?/g, () => `$${++i}`);
+      await sql.query("SET search_path TO planning; SET enable_nestloop = off; SET jit = off");
+      const e = await sql.query(`EXPLAIN (ANALYZE, BUFFERS) ${text}`, st.bindings as unknown[]);
+      console.log(e.rows.map((r: Record<string, string>) => r["QUERY PLAN"]).join("\n"));
+      return;
+    }
     if (process.env.EXPLAIN) {
       const p = (await sql.query("SET search_path TO planning").then(() => sql.query(paramsSql, [account, window.fromDate, window.toDate]))).rows[0];
       const text = process.env.EXPLAIN === "seasons" ? seasonsSql() : byWarehouseSkusSql();
@@ -170,15 +272,44 @@ async function main() {
       console.log(e.rows.map((r: Record<string, string>) => r["QUERY PLAN"]).join("\n"));
       await sql.query("RESET search_path");
     }
-    for (const which of ["seasons", "warehouse-skus"] as const) {
-      const runs: number[] = [];
-      let last;
-      for (let r = 0; r < ROUNDS; r++) {
-        last = await byHand(sql, account, window, which);
-        runs.push(last.ms);
+    // The service's own pool runs with DB_DEFAULTS' 15 s statement timeout; the bench lifts it to measure past it.
+    const db = createDb({ url: database.url, schema: "planning", statementTimeoutMs: Number(process.env.STATEMENT_TIMEOUT_MS ?? 600_000) });
+    const results: Record<string, unknown>[] = [];
+    try {
+      for (const which of (["seasons", "warehouse-skus"] as const).filter((w) => !process.env.ONLY || process.env.ONLY === w)) {
+        // Same answer both ways (by warehouse by SKU: the rows of one SKU in 50, every field).
+        const fromService: Cells = new Map();
+        const first = await viaService(db, account, window, which, fromService);
+        const byHandCells: Cells = new Map();
+        const firstByHand = await byHand(sql, account, window, which, (line) => kept(which, line.slice(0, line.indexOf("\t"))));
+        cellsOfCopy(which, firstByHand.text, byHandCells);
+        const diff = differences(which, fromService, byHandCells, which === "seasons" ? 0.0005 : 0.02);
+        console.log(`${which}: service ${first.rows} rows / ${first.periods} periods, by hand ${firstByHand.lines} row-periods; compared ${diff.rowsCompared} row-periods: ${diff.count} differences ${JSON.stringify(diff.sample, null, 1)}`);
+        const svc: number[] = [];
+        const ref: number[] = [];
+        let memory;
+        for (let r = 0; r < ROUNDS; r++) {
+          const m = await viaService(db, account, window, which);
+          svc.push(m.ms);
+          memory = m;
+          ref.push((await byHand(sql, account, window, which)).ms);
+        }
+        const ratio = +(median(svc) / median(ref)).toFixed(2);
+        console.log(
+          `${which}: service ${median(svc).toFixed(0)} ms (${svc.map((x) => x.toFixed(0)).join(", ")}), by hand ${median(ref).toFixed(0)} ms (${ref.map((x) => x.toFixed(0)).join(", ")}) -> ratio ${ratio} (target <= 1.5); RSS ${memory!.rssBeforeMiB} MiB + peak ${memory!.rssPeakGrowthMiB} MiB`,
+        );
+        results.push({ which, rows: first.rows, periods: first.periods, serviceMs: Math.round(median(svc)), byHandMs: Math.round(median(ref)), ratio, differences: diff.count, rssPeakGrowthMiB: memory!.rssPeakGrowthMiB });
       }
-      console.log(`by hand, ${which}: ${last!.lines} rows (group x period), median ${median(runs).toFixed(0)} ms (${runs.map((x) => x.toFixed(0)).join(", ")})`);
-      if (which === "seasons") console.log(last!.text.split("\n").slice(0, 14).join("\n"));
+      if (process.env.ONLY === "seasons") return;
+      // Streaming: the peak RSS growth of by warehouse by SKU for one season (an eighth of the
+      // answer) against the whole answer.
+      const eighth = await viaService(db, account, window, "warehouse-skus", undefined, ["SS3"]);
+      const whole = await viaService(db, account, window, "warehouse-skus");
+      console.log(`by warehouse by SKU, peak RSS growth: one season ${eighth.periods} row-periods +${eighth.rssPeakGrowthMiB} MiB, all ${whole.periods} row-periods +${whole.rssPeakGrowthMiB} MiB`);
+      results.push({ streaming: { oneSeason: { periods: eighth.periods, rssPeakGrowthMiB: eighth.rssPeakGrowthMiB }, all: { periods: whole.periods, rssPeakGrowthMiB: whole.rssPeakGrowthMiB } } });
+      console.log(JSON.stringify({ planningBreakdown: results }));
+    } finally {
+      await db.destroy();
     }
   } finally {
     await sql.end();
