@@ -284,15 +284,19 @@ async function main() {
         const firstByHand = await byHand(sql, account, window, which, (line) => kept(which, line.slice(0, line.indexOf("\t"))));
         cellsOfCopy(which, firstByHand.text, byHandCells);
         const diff = differences(which, fromService, byHandCells, which === "seasons" ? 0.0005 : 0.02);
-        console.log(`${which}: service ${first.rows} rows / ${first.periods} periods, by hand ${firstByHand.lines} row-periods; compared ${diff.rowsCompared} row-periods: ${diff.count} differences ${JSON.stringify(diff.sample, null, 1)}`);
-        const svc: number[] = [];
-        const ref: number[] = [];
-        let memory;
+        console.log(
+          `${which}: service ${first.rows} rows / ${first.periods} periods in ${first.ms.toFixed(0)} ms (RSS ${first.rssBeforeMiB} MiB + peak ${first.rssPeakGrowthMiB} MiB, one row in 50 kept), by hand ${firstByHand.lines} row-periods in ${firstByHand.ms.toFixed(0)} ms; compared ${diff.rowsCompared} row-periods: ${diff.count} differences ${JSON.stringify(diff.sample, null, 1)}`,
+        );
+        // ROUNDS=0: the comparison pass's times are the figures (a slow machine).
+        const svc: number[] = ROUNDS ? [] : [first.ms];
+        const ref: number[] = ROUNDS ? [] : [firstByHand.ms];
+        let memory = first;
         for (let r = 0; r < ROUNDS; r++) {
           const m = await viaService(db, account, window, which);
           svc.push(m.ms);
           memory = m;
           ref.push((await byHand(sql, account, window, which)).ms);
+          console.log(`  round ${r + 1}: service ${m.ms.toFixed(0)} ms, by hand ${ref[r].toFixed(0)} ms`);
         }
         const ratio = +(median(svc) / median(ref)).toFixed(2);
         console.log(
@@ -304,7 +308,7 @@ async function main() {
       // Streaming: the peak RSS growth of by warehouse by SKU for one season (an eighth of the
       // answer) against the whole answer.
       const eighth = await viaService(db, account, window, "warehouse-skus", undefined, ["SS3"]);
-      const whole = await viaService(db, account, window, "warehouse-skus");
+      const whole = ROUNDS ? await viaService(db, account, window, "warehouse-skus") : (results.at(-1) as { periods: number; rssPeakGrowthMiB: number });
       console.log(`by warehouse by SKU, peak RSS growth: one season ${eighth.periods} row-periods +${eighth.rssPeakGrowthMiB} MiB, all ${whole.periods} row-periods +${whole.rssPeakGrowthMiB} MiB`);
       results.push({ streaming: { oneSeason: { periods: eighth.periods, rssPeakGrowthMiB: eighth.rssPeakGrowthMiB }, all: { periods: whole.periods, rssPeakGrowthMiB: whole.rssPeakGrowthMiB } } });
       console.log(JSON.stringify({ planningBreakdown: results }));
