@@ -548,7 +548,13 @@ async function check(db, clients, call, natsUrls) {
       if (res.status !== 200) throw new Error(`GET /planning/breakdown?${query}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
       differences = breakdownDifferences(computed, res.body, periods);
       return differences.length === 0;
-    }).catch((error) => problems.push(error.message));
+    })
+      .then(() => {
+        const figures = [...computed.values()].flatMap((r) => r.periods);
+        const nonzero = (f) => figures.filter((p) => p[f]).length;
+        log(`breakdown ${query}: ${computed.size} SKUs equal to the writes' (non-zero plans ${nonzero("salesPlanVolume")}, actuals ${nonzero("salesActualVolume")}, POs ${nonzero("poVolume")}, openings ${nonzero("openingStockVolume")}, open-to-buy ${nonzero("openToBuyVolume")})`);
+      })
+      .catch((error) => problems.push(error.message));
   }
 
   // The stream survives a node: three copies.
