@@ -5,8 +5,10 @@ import { checkoutRoot } from "./harness";
 /**
  * The cluster run in its short form (deploy/cluster/run.mjs --short): 3 NATS servers as a
  * JetStream cluster, 2 gateways, 2 replicas of each service as processes of their own from dist/,
- * two clients writing while a service replica, a NATS node and a gateway are killed with SIGKILL
- * and started again; the script checks what must hold and exits 1 listing what did not.
+ * two clients writing (products, prices, stock, purchase orders, transactions) while a service
+ * replica, a NATS node and a gateway are killed with SIGKILL and started again; the script
+ * checks what must hold (planned volumes and the breakdown equal to a computation from the
+ * writes among it) and exits 1 listing what did not.
  */
 describe("the platform as a cluster (deploy/cluster/run.mjs --short)", () => {
   it("stores every acknowledged write once, keeps each product's queue in write order, plans right and leaves no outbox row behind, through kills", async () => {

@@ -4,8 +4,9 @@
 // and purchase orders for a bounded time while one process at a time is killed with SIGKILL (a
 // service replica, a NATS node, a gateway) and started again; then it checks what must hold:
 // every acknowledged write stored exactly once, each product's newest update_sku entry equal to
-// the product as GET /products answers it (and the entries in write order), planned volumes equal
-// to a computation from the writes, no outbox row left unpublished, the stream on 3 servers.
+// the product as GET /products answers it (and the entries in write order), planned volumes and
+// the breakdown (period=total over the window, period=month from the current month) equal to a
+// computation from the writes, no outbox row left unpublished, the stream on 3 servers.
 //
 //   node deploy/cluster/run.mjs [--short] [--seconds N] [--keep-logs]
 //
@@ -210,9 +211,30 @@ async function killAndRestart(name, downMs) {
 
 const PRODUCTS_PER_CLIENT = short ? 20 : 40;
 const ORDERS_PER_CLIENT = 10;
+const TRANSACTIONS_PER_CLIENT = 12;
 const WAREHOUSES = ["W1", "W2"];
 const FROM = "2026-03-01";
 const TO = "2026-03-31";
+// The breakdown's months (the account's timezone is UTC: no settings are written): the current
+// one and the next, and the same months a year earlier (their plans' baseline).
+const day = (t) => new Date(t).toISOString().slice(0, 10);
+const NOW = new Date();
+const CURRENT = Date.UTC(NOW.getUTCFullYear(), NOW.getUTCMonth(), 1);
+const monthsLater = (t, n) => Date.UTC(new Date(t).getUTCFullYear(), new Date(t).getUTCMonth() + n, 1);
+const MONTH_FROM = day(CURRENT);
+const MONTH_TO = day(monthsLater(CURRENT, 2) - 86_400_000);
+/** When a transaction is made: a day of the window, of the window a year earlier, of the current or next month a year earlier, or earlier today's month. */
+function saleDate() {
+  const inMonth = (start) => new Date(start + Math.floor(Math.random() * 27) * 86_400_000 + 12 * 3_600_000).toISOString();
+  const choices = [
+    () => inMonth(Date.parse(`${FROM}T00:00:00Z`)),
+    () => inMonth(monthsLater(Date.parse(`${FROM}T00:00:00Z`), -12)),
+    () => inMonth(monthsLater(CURRENT, -12)),
+    () => inMonth(monthsLater(CURRENT, -11)),
+    () => new Date(CURRENT + Math.floor(Math.random() * Math.max(1, NOW.getTime() - CURRENT - 60_000))).toISOString(),
+  ];
+  return choices[Math.floor(Math.random() * choices.length)]();
+}
 
 /**
  * One client: it owns its products and orders, writes one request at a time through its gateway
@@ -221,7 +243,7 @@ const TO = "2026-03-31";
  */
 function client(n, gateways, token) {
   let gateway = n;
-  const last = { products: new Map(), prices: new Map(), stock: new Map(), orders: new Map() };
+  const last = { products: new Map(), prices: new Map(), stock: new Map(), orders: new Map(), transactions: new Map() };
   let counter = 0;
   let acknowledged = 0;
   let retries = 0;
@@ -288,6 +310,28 @@ function client(n, gateways, token) {
       await write("POST", "/v2/api/purchaseorders/batch", orders);
       for (const o of orders) last.orders.set(o.externalPONo, o);
     },
+    // Sales and returns, replaced by externalTransactionID (a replaced one moves in time, changes
+    // channel or items, or is cancelled).
+    transactions: async () => {
+      const transactions = pick(2, TRANSACTIONS_PER_CLIENT).map((j) => {
+        const type = Math.random() < 0.15 ? 2 : 1;
+        return {
+          externalTransactionID: `C${n}-T${j}`,
+          channel: 1 + Math.floor(Math.random() * 2),
+          type,
+          createdDate: saleDate(),
+          ...(Math.random() < 0.1 ? { cancelledDate: new Date().toISOString() } : {}),
+          items: pick(1 + Math.floor(Math.random() * 3), PRODUCTS_PER_CLIENT).map((i, r) => ({
+            externalItemID: String(r + 1),
+            key: key(i),
+            quantity: 1 + Math.floor(Math.random() * 5),
+            ...(Math.random() < 0.2 ? { type: 3 - type } : {}),
+          })),
+        };
+      });
+      await write("POST", "/v2/api/transactions/batch", transactions);
+      for (const t of transactions) last.transactions.set(t.externalTransactionID, t);
+    },
   };
   return {
     last,
@@ -344,6 +388,85 @@ function expectedVolumes(clients) {
     }
   }
   return [...rows.values()].sort((a, b) => a.groupKey.localeCompare(b.groupKey));
+}
+
+/**
+ * The breakdown per SKU key from the writes alone (CONTRACT "Planning: the later revision"), for
+ * whole-month periods [start, end] (days): actuals are the net units (an item's own type wins,
+ * returns negative) of transactions not cancelled made in the period; the plan the same a year
+ * earlier (salesPlanGrowth 0, no stored plans); PO and draft-PO volume as planned volumes; from
+ * the current period on, opening = the stock written, remaining plan max(0, plan - actual) in the
+ * current period and the plan later, closing = opening + PO + draft - remaining, open-to-buy =
+ * max(0, remaining - opening - PO) (no stock triggers written: target 0). Periods before the
+ * current one have no stock figures (null).
+ */
+function expectedBreakdown(clients, periods) {
+  const yearEarlier = (d) => `${Number(d.slice(0, 4)) - 1}${d.slice(4)}`;
+  const today = day(Date.now());
+  const rows = new Map();
+  const row = (key) =>
+    rows.get(key) ??
+    rows.set(key, { stock: 0, periods: periods.map(() => ({ salesPlanVolume: 0, salesActualVolume: 0, poVolume: 0, draftPOVolume: 0, baseline: [0, 0] })) }).get(key);
+  for (const c of clients) {
+    for (const s of c.last.stock.values()) row(s.key).stock += s.availableQuantity;
+    for (const o of c.last.orders.values()) {
+      for (const item of o.items) {
+        const i = periods.findIndex((p) => item.deliveryDate.slice(0, 10) >= p.start && item.deliveryDate.slice(0, 10) <= p.end);
+        if (i >= 0) row(item.key).periods[i][o.deliveryStatus === 4 ? "draftPOVolume" : "poVolume"] += item.quantity;
+      }
+    }
+    for (const t of c.last.transactions.values()) {
+      if (t.cancelledDate) continue;
+      const d = t.createdDate.slice(0, 10);
+      for (const item of t.items) {
+        const units = (item.type ?? t.type) === 2 ? -item.quantity : item.quantity;
+        periods.forEach((p, i) => {
+          if (d >= p.start && d <= p.end) row(item.key).periods[i].salesActualVolume += units;
+          if (d >= yearEarlier(p.start) && d <= yearEarlier(p.end)) row(item.key).periods[i].baseline[t.channel - 1] += units;
+        });
+      }
+    }
+  }
+  for (const r of rows.values()) {
+    let opening = r.stock;
+    periods.forEach((p, i) => {
+      const f = r.periods[i];
+      // A baseline is never negative (a month of more returns than sales plans 0), per SKU and
+      // channel: one channel's returns do not cancel the other's sales.
+      f.salesPlanVolume = f.baseline.reduce((sum, units) => sum + Math.max(0, units), 0);
+      delete f.baseline;
+      if (p.end < today.slice(0, 7) + "-01") return Object.assign(f, { openingStockVolume: null, closingStockVolume: null, targetStockVolume: null, openToBuyVolume: null });
+      const remaining = p.start <= today ? Math.max(0, f.salesPlanVolume - f.salesActualVolume) : f.salesPlanVolume;
+      const closing = opening + f.poVolume + f.draftPOVolume - remaining;
+      Object.assign(f, { openingStockVolume: opening, closingStockVolume: closing, targetStockVolume: 0, openToBuyVolume: Math.max(0, remaining - opening - f.poVolume) });
+      opening = closing;
+    });
+  }
+  return rows;
+}
+
+/** Where a breakdown answer differs from the computation: a missing row counts as one of zeros. */
+function breakdownDifferences(expected, answer, periods) {
+  const got = new Map(answer.map((r) => [r.groupKey, r]));
+  const past = (p) => p.end < day(Date.now()).slice(0, 7) + "-01";
+  const stockFields = ["openingStockVolume", "closingStockVolume", "targetStockVolume", "openToBuyVolume"];
+  /** A figure of a row with nothing: 0, or null for stock figures of a past period. */
+  const nothing = (p, f) => (past(p) && stockFields.includes(f) ? null : 0);
+  const fields = ["openingStockVolume", "salesPlanVolume", "salesActualVolume", "poVolume", "draftPOVolume", "closingStockVolume", "targetStockVolume", "openToBuyVolume"];
+  const out = [];
+  for (const key of new Set([...expected.keys(), ...got.keys()])) {
+    const e = expected.get(key);
+    const g = got.get(key);
+    periods.forEach((p, i) => {
+      if (g && (g.periods[i]?.periodStart !== p.start || g.periods[i]?.periodEnd !== p.end)) out.push(`${key}: period ${i} is ${g.periods[i]?.periodStart}..${g.periods[i]?.periodEnd}, not ${p.start}..${p.end}`);
+      for (const f of fields) {
+        const want = e ? e.periods[i][f] : nothing(p, f);
+        const have = g ? g.periods[i]?.[f] : nothing(p, f);
+        if (have !== want) out.push(`${key} ${p.start} ${f}: ${have} answered, ${want} computed`);
+      }
+    });
+  }
+  return out;
 }
 
 async function check(db, clients, call, natsUrls) {
@@ -412,6 +535,28 @@ async function check(db, clients, call, natsUrls) {
     return JSON.stringify(got) === JSON.stringify(expected);
   }).catch((error) => problems.push(`${error.message} (expected ${JSON.stringify(expected).slice(0, 300)})`));
 
+  // Planning: the breakdown per SKU equal to a computation from the writes, over the window as
+  // one period (past: sales and PO figures) and by month from the current month (the projection).
+  for (const [query, periods] of [
+    [`fromDate=${FROM}&toDate=${TO}&period=total`, [{ start: FROM, end: TO }]],
+    [`fromDate=${MONTH_FROM}&toDate=${MONTH_TO}&period=month`, [{ start: MONTH_FROM, end: day(monthsLater(CURRENT, 1) - 86_400_000) }, { start: day(monthsLater(CURRENT, 1)), end: MONTH_TO }]],
+  ]) {
+    const computed = expectedBreakdown(clients, periods);
+    let differences = [];
+    await until(() => `the breakdown (${query}) equal to the writes': ${differences.length} differences, e.g. ${differences.slice(0, 5).join("; ")}`, 60_000, async () => {
+      const res = await call("GET", `/v2/api/planning/breakdown?${query}&groupBy=skus`);
+      if (res.status !== 200) throw new Error(`GET /planning/breakdown?${query}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+      differences = breakdownDifferences(computed, res.body, periods);
+      return differences.length === 0;
+    })
+      .then(() => {
+        const figures = [...computed.values()].flatMap((r) => r.periods);
+        const nonzero = (f) => figures.filter((p) => p[f]).length;
+        log(`breakdown ${query}: ${computed.size} SKUs equal to the writes' (non-zero plans ${nonzero("salesPlanVolume")}, actuals ${nonzero("salesActualVolume")}, POs ${nonzero("poVolume")}, openings ${nonzero("openingStockVolume")}, open-to-buy ${nonzero("openToBuyVolume")})`);
+      })
+      .catch((error) => problems.push(error.message));
+  }
+
   // The stream survives a node: three copies.
   const nc = await connect({ servers: natsUrls });
   try {
@@ -420,7 +565,8 @@ async function check(db, clients, call, natsUrls) {
   } finally {
     await nc.close();
   }
-  return { problems, entries: order?.entries, products: productCount, orders: written.size };
+  const transactions = clients.reduce((n, c) => n + c.last.transactions.size, 0);
+  return { problems, entries: order?.entries, products: productCount, orders: written.size, transactions };
 }
 
 // ---- the run ---------------------------------------------------------------------------------
@@ -485,7 +631,7 @@ async function main() {
     await auth();
     const result = await check(db, clients, call, natsUrls);
     const problems = [...failures, ...result.problems];
-    log(`${result.products} products, ${result.orders} purchase orders, ${result.entries ?? "?"} update_sku entries`);
+    log(`${result.products} products, ${result.orders} purchase orders, ${result.transactions} transactions, ${result.entries ?? "?"} update_sku entries`);
     if (problems.length) {
       console.error(`FAILED (logs in ${dir}):\n  ${problems.join("\n  ")}`);
       return 1;

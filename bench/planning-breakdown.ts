@@ -1,0 +1,332 @@
+// Issue 34 (planning, later revision), run by `node bench/planning-breakdown.mjs [seed-only]`
+// (bundles this file with esbuild). Needs the local Postgres (TEST_DATABASE_URL); makes its own
+// database and drops it (REUSE_DATABASE=name: makes and seeds that database once and keeps it).
+// - One account at real size, seeded set-based straight into planning's tables: 100,000 SKUs
+//   (8 seasons), 5 warehouses, stock of each SKU in 4 of them, PO and draft-PO lines across the
+//   year, distribution orders, stock triggers, stored plans, SALES_LINES (3,000,000) sale lines
+//   over the two years before today; a second, smaller account beside it. ANALYZE.
+// - 12 monthly periods (5 past, the current, 6 ahead): the breakdown by season and the breakdown
+//   by warehouse by SKU, written by hand (bench/planning-breakdown-sql.ts), medians of ROUNDS.
+import pg from "pg";
+import { randomUUID } from "node:crypto";
+import pino from "pino";
+import { InProcessBus } from "@analytics/bus";
+import { createTestDatabase, testDatabaseUrl } from "@analytics/testing";
+import { create } from "@bufbuild/protobuf";
+import { planningV1 } from "@analytics/contracts";
+import { createDb, type Db } from "@analytics/db";
+import { startPlanningService } from "../services/planning/src/service";
+import { breakdown, breakdownByWarehouse, breakdownStatement } from "../services/planning/src/breakdown";
+import { periodsOf } from "../services/planning/src/periods";
+import { breakdownQueryOf } from "../services/planning/src/validation";
+import { to as copyTo } from "pg-copy-streams";
+import { bindingsOf, byWarehouseSkusSql, paramsSql, seasonsSql, type BreakdownParams } from "./planning-breakdown-sql";
+
+const ROUNDS = Number(process.env.ROUNDS ?? 5);
+const SALES_LINES = Number(process.env.SALES_LINES ?? 3_000_000);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+export async function seed(sql: pg.Client, account: string, skus: number, salesLines: number, timezone = "Europe/Stockholm", growth = "0.1") {
+  const q = (text: string, values: unknown[] = []) => sql.query(text, [account, ...values]);
+  await q(`INSERT INTO planning.accounts (account_id, version, timezone, sales_plan_growth, changed_at) VALUES ($1, 1, $2, $3, now())`, [timezone, growth]);
+  await q(
+    `INSERT INTO planning.skus (account_id, sku_id, version, key, sku, status, active_planning, season, product_group_id, variant_group_id, brand, color, size)
+     SELECT $1, gen_random_uuid(), 1, 'K-' || g, 'S-' || g, 1 + g % 5, g % 17 <> 0, 'SS' || (g % 8), 'P-' || (g / 10), 'V-' || (g / 3), 'B' || (g % 30), 'C' || (g % 12), 'Z' || (g % 6)
+     FROM generate_series(1, $2) g`,
+    [skus],
+  );
+  await q(`INSERT INTO planning.warehouses (account_id, warehouse_id, version, external_id, name) SELECT $1, gen_random_uuid(), 1, 'WH' || g, 'Warehouse ' || g FROM generate_series(1, 5) g`);
+  // Each SKU in 4 of the 5 warehouses; a few stock rows at 0, a few deleted.
+  await q(
+    `INSERT INTO planning.stock (account_id, sku_id, warehouse_id, version, available_quantity, deleted, changed_at)
+     SELECT $1, s.sku_id, w.warehouse_id, 1, hashtext(s.key || w.external_id) & 7, hashtext(w.external_id || s.key) % 97 = 0, now()
+     FROM planning.skus s JOIN planning.warehouses w ON w.account_id = s.account_id AND (substr(s.key, 3)::int + substr(w.external_id, 3)::int) % 5 <> 0
+     WHERE s.account_id = $1`,
+  );
+  // Stock triggers: every third SKU in every warehouse; some without a min.
+  await q(
+    `INSERT INTO planning.stock_trigger_minimums (account_id, stock_trigger_id, version, sku_id, warehouse_id, min, changed_at)
+     SELECT $1, row_number() OVER (), 1, s.sku_id, w.warehouse_id, CASE WHEN hashtext(s.key || w.external_id) % 11 = 0 THEN NULL ELSE 5 + abs(hashtext(s.key)) % 20 END, now()
+     FROM planning.skus s JOIN planning.warehouses w ON w.account_id = s.account_id
+     WHERE s.account_id = $1 AND substr(s.key, 3)::int % 3 = 0`,
+  );
+  // PO and draft-PO lines delivered from 6 months ago to a year ahead.
+  await q(
+    `INSERT INTO planning.purchase_order_lines (account_id, purchase_order_id, item_id, sku_id, external_warehouse_id, delivery_date, open_quantity, kind, changed_at)
+     SELECT $1, gen_random_uuid(), 'i' || g, s.sku_id, CASE WHEN g % 10 = 0 THEN '' ELSE 'WH' || (1 + g % 5) END,
+       current_date - 180 + (g * 37) % 545, 1 + g % 40, CASE WHEN g % 9 = 0 THEN 'draft' WHEN g % 23 = 0 THEN 'cancelled' ELSE 'po' END, now()
+     FROM generate_series(1, $2) g JOIN planning.skus s ON s.account_id = $1 AND s.key = 'K-' || (1 + (g * 7919) % $3)`,
+    [skus / 2, skus],
+  );
+  // Distribution orders between two warehouses, due from 3 months ago to 10 months ahead; a
+  // seventh closed (nothing open).
+  await q(
+    `INSERT INTO planning.distribution_orders (account_id, distribution_order_id, version, key, sku, from_external_warehouse_id, to_external_warehouse_id, delivered_at, open_quantity, changed_at)
+     SELECT $1, gen_random_uuid(), 1, 'K-' || (1 + (g * 104729) % $3), NULL, 'WH' || (1 + g % 5), 'WH' || (1 + (g % 5 + 1 + g % 4) % 5),
+       now() + ((g % 400) - 100) * interval '1 day', g % 7 * 3, now()
+     FROM generate_series(1, $2) g`,
+    [skus / 5, skus],
+  );
+  // Stored plans: every twentieth SKU (all active), D2C, every month from 6 months ago to a year ahead; some removed.
+  await q(
+    `INSERT INTO planning.sales_plans (account_id, sku_id, channel, month, volume, updated_at)
+     SELECT $1, s.sku_id, 1, m::date, CASE WHEN substr(s.key, 3)::int % 200 = 1 THEN NULL ELSE abs(hashtext(s.key || m::text)) % 30 + 0.5 END, now()
+     FROM planning.skus s CROSS JOIN generate_series(date_trunc('month', current_date) - interval '6 months', date_trunc('month', current_date) + interval '12 months', interval '1 month') m
+     WHERE s.account_id = $1 AND substr(s.key, 3)::int % 20 = 1`,
+  );
+  // Sale lines over the two years before now: three lines a transaction, popular SKUs sell more,
+  // a quarter B2B, one in twenty a return, four in five shipped from a warehouse.
+  await q(
+    `INSERT INTO planning.sales_lines (account_id, transaction_id, external_item_id, external_warehouse_id, key, sku, ean, channel, sold_at, units, changed_at)
+     SELECT $1, md5($1::uuid::text || (g / 3))::uuid, (g % 3)::text, CASE WHEN g % 10 < 8 THEN 'WH' || (1 + (g / 7) % 5) ELSE '' END,
+       'K-' || (1 + floor($3 * power(((g::bigint * 7919) % 1000003) / 1000003.0, 2)))::int, NULL, NULL,
+       CASE WHEN g % 4 = 0 THEN 2 ELSE 1 END, t, CASE WHEN g % 20 = 0 THEN -1 ELSE 1 + g % 3 END, t
+     FROM generate_series(1, $2) g
+     CROSS JOIN LATERAL (SELECT now() - ((g::bigint * 104729) % (730 * 86400)) * interval '1 second' AS t) x`,
+    [salesLines, skus],
+  );
+}
+
+export async function seedAll(sql: pg.Client): Promise<string> {
+  const account = randomUUID();
+  const t0 = performance.now();
+  await seed(sql, randomUUID(), 20_000, Math.round(SALES_LINES / 10), "UTC", "0");
+  await seed(sql, account, 100_000, SALES_LINES);
+  await sql.query(
+    "VACUUM ANALYZE planning.accounts, planning.skus, planning.warehouses, planning.stock, planning.stock_trigger_minimums, planning.purchase_order_lines, planning.distribution_orders, planning.sales_plans, planning.sales_lines",
+  );
+  const counts = (
+    await sql.query(
+      `SELECT (SELECT count(*) FROM planning.stock WHERE account_id = $1) AS stock, (SELECT count(*) FROM planning.purchase_order_lines WHERE account_id = $1) AS po_lines,
+         (SELECT count(*) FROM planning.distribution_orders WHERE account_id = $1) AS distribution_orders, (SELECT count(*) FROM planning.stock_trigger_minimums WHERE account_id = $1) AS triggers,
+         (SELECT count(*) FROM planning.sales_plans WHERE account_id = $1) AS plans, (SELECT count(*) FROM planning.sales_lines WHERE account_id = $1) AS sales_lines`,
+      [account],
+    )
+  ).rows[0];
+  console.log(`seeded in ${((performance.now() - t0) / 1000).toFixed(1)} s: 100,000 SKUs, 5 warehouses, ${JSON.stringify(counts)} (and an account of 20,000 SKUs beside it)`);
+  return account;
+}
+
+/** The window: 12 months, the current one sixth. */
+export async function windowOf(sql: pg.Client, account: string): Promise<{ fromDate: string; toDate: string }> {
+  const tz = (await sql.query("SELECT timezone FROM planning.accounts WHERE account_id = $1", [account])).rows[0].timezone;
+  const r = (
+    await sql.query(
+      `SELECT (date_trunc('month', (now() AT TIME ZONE $1)::date) - interval '5 months')::date::text AS from_date,
+         (date_trunc('month', (now() AT TIME ZONE $1)::date) + interval '7 months' - interval '1 day')::date::text AS to_date`,
+      [tz],
+    )
+  ).rows[0];
+  return { fromDate: r.from_date, toDate: r.to_date };
+}
+
+/** The hand-written breakdown, run as psql would: its parameters, then the statement's rows through COPY. */
+export async function byHand(sql: pg.Client, account: string, window: { fromDate: string; toDate: string }, which: "seasons" | "warehouse-skus", keep?: (line: string) => boolean) {
+  const t0 = performance.now();
+  await sql.query("SET search_path TO planning");
+  const p: BreakdownParams = (await sql.query(paramsSql, [account, window.fromDate, window.toDate])).rows[0];
+  const text = which === "seasons" ? seasonsSql() : byWarehouseSkusSql();
+  const bindings = bindingsOf(account, p, window.fromDate, which);
+  // COPY takes no bindings: inline them as literals.
+  const literal = (v: unknown) => (Array.isArray(v) ? `'{${v.join(",")}}'` : `'${String(v).replace(/'/g, "''")}'`);
+  const inlined = text.replace(/\$(\d+)/g, (_m, i) => literal(bindings[Number(i) - 1]));
+  const stream = sql.query(copyTo(`COPY (${inlined}) TO STDOUT`));
+  let lines = 0;
+  let rest = "";
+  const out: string[] = [];
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    const s = rest + chunk.toString();
+    let from = 0;
+    for (let i = s.indexOf("\n"); i >= 0; from = i + 1, i = s.indexOf("\n", from)) {
+      lines++;
+      if (keep) {
+        const line = s.slice(from, i);
+        if (keep(line)) out.push(line);
+      }
+    }
+    rest = s.slice(from);
+  }
+  await sql.query("RESET search_path");
+  return { ms: performance.now() - t0, lines, text: out.join("\n"), params: p };
+}
+
+const internalToken = "b".repeat(40);
+const WHICH = { seasons: planningV1.GroupBy.SEASONS, "warehouse-skus": planningV1.GroupBy.SKUS } as const;
+type Which = keyof typeof WHICH;
+/** A row of either side, by its key and period: the figures as numbers (null: unset). */
+type Cells = Map<string, (number | null)[]>;
+const FIELDS = ["openingStockVolume", "salesPlanVolume", "salesActualVolume", "poVolume", "draftPoVolume", "closingStockVolume", "targetStockVolume", "openToBuyVolume", "transferInVolume", "transferOutVolume"] as const;
+/** The rows the comparison keeps of by warehouse by SKU (all of them by season): one SKU in 50. */
+const kept = (which: Which, groupKey: string) => which === "seasons" || Number(groupKey.slice(2)) % 50 === 7;
+
+/**
+ * The service's function (services/planning/src/breakdown.ts) consumed fully, as its handler
+ * does: its chunks counted, rows of `keep` kept as Cells, and the process's peak RSS sampled.
+ */
+async function viaService(db: Db, account: string, window: { fromDate: string; toDate: string }, which: Which, keep?: Cells, seasons: string[] = []) {
+  const q = breakdownQueryOf(create(planningV1.BreakdownQuerySchema, { volumes: { groupBy: WHICH[which], fromDate: window.fromDate, toDate: window.toDate, seasons }, period: planningV1.Period.MONTH }));
+  (globalThis as { gc?: () => void }).gc?.();
+  const rss0 = process.memoryUsage().rss;
+  let peak = rss0;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+  const t0 = performance.now();
+  let rows = 0;
+  let periods = 0;
+  const chunks = which === "seasons" ? breakdown(db, account, q) : breakdownByWarehouse(db, account, q);
+  for await (const chunk of chunks) {
+    peak = Math.max(peak, process.memoryUsage().rss);
+    for (const r of chunk) {
+      rows++;
+      periods += r.periods.length;
+      if (!keep || !kept(which, r.groupKey)) continue;
+      const wid = "warehouseId" in r ? (r as { warehouseId: string }).warehouseId : "";
+      for (const p of r.periods) {
+        const fields = p as unknown as Record<string, { value: string } | undefined>;
+        keep.set(`${r.groupKey}|${wid}|${p.periodStart}`, FIELDS.slice(0, which === "seasons" ? 8 : 10).map((f) => (fields[f] === undefined ? null : Number(fields[f]!.value))));
+      }
+    }
+  }
+  const ms = performance.now() - t0;
+  clearInterval(sampler);
+  return { ms, rows, periods, rssBeforeMiB: Math.round(rss0 / 2 ** 20), rssPeakGrowthMiB: Math.round((peak - rss0) / 2 ** 20) };
+}
+
+/** The hand-written side's COPY text as Cells (rows of `kept` only). */
+function cellsOfCopy(which: Which, text: string, into: Cells) {
+  for (const line of text.split("\n")) {
+    if (!line) continue;
+    const c = line.split("\t");
+    const [groupKey, wid, start, values] = which === "seasons" ? [c[0], "", c[1], c.slice(3, 11)] : [c[0], c[1], c[3], c.slice(5, 15)];
+    if (!kept(which, groupKey)) continue;
+    into.set(`${groupKey}|${wid}|${start}`, values.map((v) => (v === "\\N" ? null : Number(v))));
+  }
+}
+
+/** Differences between the sides beyond `tolerance` (the service splits in thousandths), as a count and a sample. */
+function differences(which: Which, a: Cells, b: Cells, tolerance: number) {
+  const names = FIELDS.slice(0, which === "seasons" ? 8 : 10);
+  const out: string[] = [];
+  let count = 0;
+  for (const key of new Set([...a.keys(), ...b.keys()])) {
+    const x = a.get(key);
+    const y = b.get(key);
+    if (!x || !y) {
+      count++;
+      if (out.length < 8) out.push(`${key}: only ${x ? "the service" : "by hand"}`);
+      continue;
+    }
+    names.forEach((name, i) => {
+      const same = x[i] === null || y[i] === null ? x[i] === y[i] : Math.abs(x[i]! - y[i]!) <= tolerance;
+      if (same) return;
+      count++;
+      if (out.length < 8) out.push(`${key} ${name}: service ${x[i]} by hand ${y[i]}`);
+    });
+  }
+  return { rowsCompared: a.size, count, sample: out };
+}
+
+/** A fresh test database, or REUSE_DATABASE (made and seeded once, kept: for working on the SQL). */
+async function databaseOf(): Promise<{ url: string; drop(): Promise<void>; reused: boolean }> {
+  const name = process.env.REUSE_DATABASE;
+  if (!name) return { ...(await createTestDatabase()), reused: false };
+  const admin = new pg.Client({ connectionString: testDatabaseUrl() });
+  await admin.connect();
+  if (!(await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [name])).rowCount) await admin.query(`CREATE DATABASE "${name}"`);
+  await admin.end();
+  const url = new URL(testDatabaseUrl());
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: async () => undefined, reused: true };
+}
+
+async function main() {
+  const only = process.argv.slice(2);
+  const database = await databaseOf();
+  // The planning service makes its schema (and answers the service's side).
+  const service = await startPlanningService({ databaseUrl: database.url, bus: new InProcessBus(), logger: pino({ level: "silent" }), internalToken, port: 0 });
+  const sql = new pg.Client({ connectionString: database.url });
+  await sql.connect();
+  try {
+    const seeded = database.reused && (await sql.query("SELECT account_id FROM planning.accounts WHERE timezone = 'Europe/Stockholm'")).rows[0]?.account_id;
+    const account: string = seeded || (await seedAll(sql));
+    const window = await windowOf(sql, account);
+    console.log(`window ${window.fromDate} .. ${window.toDate}`);
+    if (only.includes("seed-only")) return;
+    if (process.env.EXPLAIN?.startsWith("service-")) {
+      // The service's statement, as breakdown.ts makes it, explained the way its cursor runs it.
+      const which = process.env.EXPLAIN.slice("service-".length) as Which;
+      const q = breakdownQueryOf(create(planningV1.BreakdownQuerySchema, { volumes: { groupBy: WHICH[which], fromDate: window.fromDate, toDate: window.toDate }, period: planningV1.Period.MONTH }));
+      const a = (await sql.query(paramsSql, [account, window.fromDate, window.toDate]).catch(async () => (await sql.query("SET search_path TO planning"), sql.query(paramsSql, [account, window.fromDate, window.toDate])))).rows[0];
+      const account_ = { tz: a.tz, growth: a.growth, today: a.today };
+      const st = breakdownStatement(account, q, which === "seasons" ? "groups" : "warehouses", account_, periodsOf("month", window.fromDate, window.toDate, a.today));
+      let i = 0;
+      const text = st.sql.replace(/\?/g, () => `$${++i}`);
+      await sql.query("SET search_path TO planning; SET enable_nestloop = off; SET jit = off");
+      const e = await sql.query(`EXPLAIN (ANALYZE, BUFFERS) ${text}`, st.bindings as unknown[]);
+      console.log(e.rows.map((r: Record<string, string>) => r["QUERY PLAN"]).join("\n"));
+      return;
+    }
+    if (process.env.EXPLAIN) {
+      const p = (await sql.query("SET search_path TO planning").then(() => sql.query(paramsSql, [account, window.fromDate, window.toDate]))).rows[0];
+      const text = process.env.EXPLAIN === "seasons" ? seasonsSql() : byWarehouseSkusSql();
+      const e = await sql.query(`EXPLAIN (ANALYZE, BUFFERS) ${text}`, bindingsOf(account, p, window.fromDate, process.env.EXPLAIN === "seasons" ? "seasons" : "warehouse-skus"));
+      console.log(e.rows.map((r: Record<string, string>) => r["QUERY PLAN"]).join("\n"));
+      await sql.query("RESET search_path");
+    }
+    // The service's own pool runs with DB_DEFAULTS' 15 s statement timeout; the bench lifts it to measure past it.
+    const db = createDb({ url: database.url, schema: "planning", statementTimeoutMs: Number(process.env.STATEMENT_TIMEOUT_MS ?? 600_000) });
+    const results: Record<string, unknown>[] = [];
+    try {
+      for (const which of (["seasons", "warehouse-skus"] as const).filter((w) => !process.env.ONLY || process.env.ONLY === w)) {
+        // Same answer both ways (by warehouse by SKU: the rows of one SKU in 50, every field).
+        const fromService: Cells = new Map();
+        const first = await viaService(db, account, window, which, fromService);
+        const byHandCells: Cells = new Map();
+        const firstByHand = await byHand(sql, account, window, which, (line) => kept(which, line.slice(0, line.indexOf("\t"))));
+        cellsOfCopy(which, firstByHand.text, byHandCells);
+        const diff = differences(which, fromService, byHandCells, which === "seasons" ? 0.0005 : 0.02);
+        console.log(
+          `${which}: service ${first.rows} rows / ${first.periods} periods in ${first.ms.toFixed(0)} ms (RSS ${first.rssBeforeMiB} MiB + peak ${first.rssPeakGrowthMiB} MiB, one row in 50 kept), by hand ${firstByHand.lines} row-periods in ${firstByHand.ms.toFixed(0)} ms; compared ${diff.rowsCompared} row-periods: ${diff.count} differences ${JSON.stringify(diff.sample, null, 1)}`,
+        );
+        // ROUNDS=0: the comparison pass's times are the figures (a slow machine).
+        const svc: number[] = ROUNDS ? [] : [first.ms];
+        const ref: number[] = ROUNDS ? [] : [firstByHand.ms];
+        let memory = first;
+        for (let r = 0; r < ROUNDS; r++) {
+          const m = await viaService(db, account, window, which);
+          svc.push(m.ms);
+          memory = m;
+          ref.push((await byHand(sql, account, window, which)).ms);
+          console.log(`  round ${r + 1}: service ${m.ms.toFixed(0)} ms, by hand ${ref[r].toFixed(0)} ms`);
+        }
+        const ratio = +(median(svc) / median(ref)).toFixed(2);
+        console.log(
+          `${which}: service ${median(svc).toFixed(0)} ms (${svc.map((x) => x.toFixed(0)).join(", ")}), by hand ${median(ref).toFixed(0)} ms (${ref.map((x) => x.toFixed(0)).join(", ")}) -> ratio ${ratio} (target <= 1.5); RSS ${memory!.rssBeforeMiB} MiB + peak ${memory!.rssPeakGrowthMiB} MiB`,
+        );
+        results.push({ which, rows: first.rows, periods: first.periods, serviceMs: Math.round(median(svc)), byHandMs: Math.round(median(ref)), ratio, differences: diff.count, rssPeakGrowthMiB: memory!.rssPeakGrowthMiB });
+      }
+      if (process.env.ONLY === "seasons") return;
+      // Streaming: the peak RSS growth of by warehouse by SKU for one season (an eighth of the
+      // answer) against the whole answer.
+      const eighth = await viaService(db, account, window, "warehouse-skus", undefined, ["SS3"]);
+      const whole = ROUNDS ? await viaService(db, account, window, "warehouse-skus") : (results.at(-1) as { periods: number; rssPeakGrowthMiB: number });
+      console.log(`by warehouse by SKU, peak RSS growth: one season ${eighth.periods} row-periods +${eighth.rssPeakGrowthMiB} MiB, all ${whole.periods} row-periods +${whole.rssPeakGrowthMiB} MiB`);
+      results.push({ streaming: { oneSeason: { periods: eighth.periods, rssPeakGrowthMiB: eighth.rssPeakGrowthMiB }, all: { periods: whole.periods, rssPeakGrowthMiB: whole.rssPeakGrowthMiB } } });
+      console.log(JSON.stringify({ planningBreakdown: results }));
+    } finally {
+      await db.destroy();
+    }
+  } finally {
+    await sql.end();
+    await service.close();
+    await database.drop();
+  }
+}
+
+if (require.main === module)
+  main().then(
+    () => process.exit(0),
+    (error) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
