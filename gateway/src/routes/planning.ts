@@ -139,7 +139,7 @@ const breakdownQuery = {
     .enum(["month", "week", "total"])
     .default("month")
     .describe(`calendar months (default), ISO weeks (Monday first) or total (one period: the window itself), in the account's timezone; at most ${MAX_PERIODS} periods`),
-  channel: repeatable(boundedInteger(channelsField, "a channel"), 2).describe("1 (D2C), 2 (B2B); repeatable or comma-separated; default both. Narrows the sales figures only"),
+  channel: repeatable(boundedInteger(channelsField, "a channel")).describe("1 (D2C), 2 (B2B); repeatable or comma-separated; default both. Narrows the sales figures only"),
 };
 
 type BreakdownRestQuery = VolumesQuery & { period: PeriodName; channel?: string[]; fromDate: string; toDate: string };
