@@ -166,7 +166,7 @@ describe("GET /planning/sales-plans, /breakdown, /breakdown/by-warehouse through
   it("answers the service's InvalidArgument as a 400 naming the field, and refuses a bad period, channel or too long a window itself", async () => {
     failWith = invalid("invalid planning request: toDate must not be before fromDate", [{ path: "toDate", message: "must not be before fromDate" }]);
     const reversed = await get("sales-plans?fromDate=2026-04-01&toDate=2026-03-01");
-    expect([reversed.status, (await reversed.json()).details]).toEqual([400, [{ path: "toDate", message: "must not be before fromDate" }]]);
+    expect([reversed.status, ((await reversed.json()) as { details: unknown }).details]).toEqual([400, [{ path: "toDate", message: "must not be before fromDate" }]]);
     received.length = 0;
     const march = "fromDate=2026-03-01&toDate=2026-03-31";
     for (const [query, parameter] of [
@@ -176,7 +176,7 @@ describe("GET /planning/sales-plans, /breakdown, /breakdown/by-warehouse through
       ["fromDate=2026-01-05&toDate=2028-01-17&period=week", "toDate"],
     ]) {
       const res = await get(`breakdown?${query}`);
-      const body = await res.json();
+      const body = (await res.json()) as { details: { path: string }[]; message: string };
       expect([query, res.status, body.details[0].path.startsWith(parameter), body.message]).toEqual([query, 400, true, expect.stringContaining(parameter)]);
     }
     expect(received).toEqual([]);
