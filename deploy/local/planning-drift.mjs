@@ -2,11 +2,12 @@
 // operator's tool for a database that holds every schema, as the embedded default and a shared
 // Postgres do; the planning service itself never reads another schema):
 //   node deploy/local/planning-drift.mjs [DATABASE_URL]
-// For SKUs (catalogue), warehouses and stock (inventory), purchase orders and transactions (orders), per account:
+// For SKUs (catalogue), warehouses, stock and stock triggers (inventory), purchase orders,
+// transactions and distribution orders (orders), per account:
 // rows the source has and the replica lacks (`missing`), rows the replica holds at an older version
 // than the source (`stale`), live rows the replica holds that the source does not (`extra`), and
 // rows at the same version whose values differ (`differing`: a warehouse's external id or name, a
-// stock row's available quantity); for purchase-order lines, lines missing, extra, or differing in
+// stock row's available quantity, a distribution order's open quantity, a stock trigger's min); for purchase-order lines, lines missing, extra, or differing in
 // SKU, warehouse, delivery day, open quantity or kind (the values the orders service announces).
 // Each account's entry carries up to five drifted rows (`sample`). A source whose schema is absent
 // is listed under `notChecked`. Prints JSON; exits 1 when there is drift, 0 when there is none.
@@ -40,6 +41,21 @@ const entities = {
     needs: ["orders.transactions", "planning.sales_transactions"],
     source: "SELECT account_id, id::text AS key, version, NULL AS value FROM orders.transactions",
     replica: "SELECT account_id, transaction_id::text AS key, version, NULL AS value FROM planning.sales_transactions",
+  },
+  // Distribution orders by version and open quantity: what is still to arrive (quantity minus
+  // delivered, at least 0), nothing once COMPLETED or CANCELLED, as planning keeps it.
+  distributionOrders: {
+    needs: ["orders.distribution_orders", "planning.distribution_orders"],
+    source: `SELECT account_id, id::text AS key, version,
+               (CASE WHEN status IN ('COMPLETED', 'CANCELLED') THEN 0 ELSE greatest(0, quantity - delivered_quantity) END)::text AS value
+             FROM orders.distribution_orders`,
+    replica: "SELECT account_id, distribution_order_id::text AS key, version, open_quantity::text AS value FROM planning.distribution_orders",
+  },
+  // Stock triggers by version and min (unset: none).
+  stockTriggers: {
+    needs: ["inventory.stock_triggers", "planning.stock_trigger_minimums"],
+    source: "SELECT account_id, id::text AS key, version, min::text AS value FROM inventory.stock_triggers",
+    replica: "SELECT account_id, stock_trigger_id::text AS key, version, min::text AS value FROM planning.stock_trigger_minimums",
   },
   // A line's values as the orders service announces them (the item's warehouse and delivery date,
   // else the order's; its UTC day; the kind from the order's status); versions are the order's.

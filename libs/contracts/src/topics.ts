@@ -54,6 +54,11 @@ export const inventoryStockTriggerCreated = topic("analytics.inventory.stock_tri
 export const inventoryStockTriggerUpdated = topic("analytics.inventory.stock_trigger.updated", StockTriggerChangedSchema);
 /** Every change of a stock trigger, whatever its verb. */
 export const inventoryStockTriggerTopics = [inventoryStockTriggerCreated, inventoryStockTriggerUpdated];
+/**
+ * A stock trigger as stored, re-announced once (inventory migration 004) so that planning's replica
+ * gets those written before it read triggers. Planning's alone: it is no change for anyone else.
+ */
+export const inventoryStockTriggerBackfilled = topic("analytics.inventory.stock_trigger.backfilled", StockTriggerChangedSchema);
 export const inventoryStoreUpserted = topic("analytics.inventory.store.upserted", StoreChangedSchema);
 export const inventoryStoreDeleted = topic("analytics.inventory.store.deleted", StoreChangedSchema);
 export const inventoryStoreTrafficRecorded = topic("analytics.inventory.store_traffic.recorded", StoreTrafficRecordedSchema);
@@ -65,3 +70,10 @@ export const ordersDistributionOrderCreated = topic("analytics.orders.distributi
 export const ordersDistributionOrderUpdated = topic("analytics.orders.distribution_order.updated", DistributionOrderChangedSchema);
 export const ordersTransactionCreated = topic("analytics.orders.transaction.created", TransactionChangedSchema);
 export const ordersTransactionUpdated = topic("analytics.orders.transaction.updated", TransactionChangedSchema);
+/**
+ * Distribution orders and transactions as stored, re-announced once (orders migration 007) so that
+ * planning's replica gets those written before it read them (the stream keeps 7 days). Planning's
+ * alone: they are no change for anyone else.
+ */
+export const ordersDistributionOrderBackfilled = topic("analytics.orders.distribution_order.backfilled", DistributionOrderChangedSchema);
+export const ordersTransactionBackfilled = topic("analytics.orders.transaction.backfilled", TransactionChangedSchema);

@@ -176,6 +176,21 @@ export async function enqueueEncoded(tx: Knex.Transaction | Knex, rows: EncodedE
   return rows.map((r) => r.id);
 }
 
+/**
+ * Writes the entries of every row a source reads page by page (`pageAfter` the last row of the
+ * previous page, undefined for the first; an empty page ends it): one page in memory at a time,
+ * whatever the table's size. For a migration that re-announces what a service stores (a backfill
+ * for a consumer that started reading a subject after the stream forgot its messages). Answers
+ * how many entries it wrote.
+ */
+export async function enqueueInPages<R>(tx: Knex.Transaction | Knex, pageAfter: (last: R | undefined) => Promise<R[]>, entriesOf: (rows: R[]) => Promise<OutboxEntry[]>): Promise<number> {
+  let written = 0;
+  for (let page = await pageAfter(undefined); page.length; page = await pageAfter(page[page.length - 1])) {
+    written += (await enqueue(tx, await entriesOf(page))).length;
+  }
+  return written;
+}
+
 export interface RelayOptions {
   db: Db;
   bus: Bus;

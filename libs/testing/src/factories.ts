@@ -163,3 +163,47 @@ export const transactionChanged = (accountId: string, transactionId: string, ver
       })),
     },
   });
+
+export interface DistributionOrderInit {
+  key: string;
+  from?: string;
+  to?: string;
+  /** An instant (RFC 3339). */
+  deliveryDate?: string;
+  quantity: number;
+  deliveredQuantity?: number;
+  /** Derived at the source: CANCELLED, COMPLETED, IN TRANSIT, ALLOCATED or PROCESSING. */
+  status?: string;
+  cancelledDate?: string;
+}
+
+/** The orders service's DistributionOrderCreated (version 1) or DistributionOrderUpdated: the row after the change. */
+export const distributionOrderChanged = (accountId: string, distributionOrderId: string, version: number, o: DistributionOrderInit, updatedAt = new Date()) =>
+  busMessage(version === 1 ? topics.ordersDistributionOrderCreated : topics.ordersDistributionOrderUpdated, accountId, `distribution_order:${distributionOrderId}`, {
+    accountId,
+    distributionOrderId,
+    version: BigInt(version),
+    distributionOrder: {
+      id: distributionOrderId,
+      externalDoid: `DO-${distributionOrderId.slice(0, 8)}`,
+      externalRowId: "1",
+      key: o.key,
+      fromWarehouseExternalId: o.from,
+      toWarehouseExternalId: o.to,
+      deliveryDate: o.deliveryDate ? timestampFromDate(new Date(o.deliveryDate)) : undefined,
+      quantity: o.quantity,
+      deliveredQuantity: o.deliveredQuantity ?? 0,
+      status: o.status ?? ((o.deliveredQuantity ?? 0) >= o.quantity ? "COMPLETED" : "PROCESSING"),
+      cancelledDate: o.cancelledDate ? timestampFromDate(new Date(o.cancelledDate)) : undefined,
+      updatedAt: timestampFromDate(updatedAt),
+    },
+  });
+
+/** The inventory service's StockTriggerCreated (version 1) or StockTriggerUpdated. */
+export const stockTriggerChanged = (accountId: string, stockTriggerId: number, version: number, t: { skuId: string; warehouseId: string; key?: string; min?: number }) =>
+  busMessage(version === 1 ? topics.inventoryStockTriggerCreated : topics.inventoryStockTriggerUpdated, accountId, `stock_trigger:${stockTriggerId}`, {
+    accountId,
+    stockTriggerId: BigInt(stockTriggerId),
+    version: BigInt(version),
+    trigger: { id: BigInt(stockTriggerId), skuId: t.skuId, warehouseId: t.warehouseId, key: t.key ?? "", min: t.min },
+  });

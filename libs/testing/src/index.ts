@@ -15,6 +15,9 @@ export { databaseForFile, databaseAndStreamForFile, serviceUnderTest, subjectsUn
 export {
   accountSettingsChanged,
   busMessage,
+  distributionOrderChanged,
+  stockTriggerChanged,
+  type DistributionOrderInit,
   purchaseOrderChanged,
   skuUpdated,
   stockUpdated,

@@ -56,9 +56,12 @@ export function trafficRecorded(accountId: string, events: TrafficInput[]) {
   );
 }
 
-/** StockTriggerChanged on analytics.inventory.stock_trigger.{created,updated}, with the trigger as GET returns it. */
-export const stockTriggerChanged = (accountId: string, t: TriggerRow, created: boolean) =>
-  outboxEntry(created ? topics.inventoryStockTriggerCreated : topics.inventoryStockTriggerUpdated, accountId, String(t.id), {
+/**
+ * StockTriggerChanged on analytics.inventory.stock_trigger.{created,updated} (or `topic`: a
+ * re-announcement), with the trigger as GET returns it.
+ */
+export const stockTriggerChanged = (accountId: string, t: TriggerRow, created: boolean, topic = created ? topics.inventoryStockTriggerCreated : topics.inventoryStockTriggerUpdated) =>
+  outboxEntry(topic, accountId, String(t.id), {
     accountId,
     stockTriggerId: BigInt(t.id),
     version: BigInt(t.version),

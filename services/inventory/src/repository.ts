@@ -331,6 +331,15 @@ function triggers(db: Db | Tx) {
     .select(db.raw(`${triggersTable.select("t")}, t.version, w.external_id AS warehouse_external_id`));
 }
 
+/** A page of every account's triggers in (account, id) order, after `after` (the last row of the previous page): for re-announcing them all. */
+export async function triggersPage(db: Db | Tx, after: { account_id: string; id: string | number } | undefined, limit: number): Promise<(TriggerRow & { account_id: string })[]> {
+  return triggers(db)
+    .select("t.account_id")
+    .whereRaw("(t.account_id, t.id) > (?::uuid, ?::bigint)", [after?.account_id ?? "00000000-0000-0000-0000-000000000000", String(after?.id ?? -1)])
+    .orderBy(["t.account_id", "t.id"])
+    .limit(limit);
+}
+
 export async function findTriggers(db: Db | Tx, accountId: string, ids: string[]): Promise<TriggerRow[]> {
   if (!ids.length) return [];
   return triggers(db).where("t.account_id", accountId).whereRaw("t.id = ANY(?::bigint[])", [ids]).orderBy("t.id");

@@ -1,7 +1,7 @@
-import type { inventoryV1 } from "@analytics/contracts";
-import { isIntegerId, isUuid, type Db } from "@analytics/db";
+import { topics, type inventoryV1 } from "@analytics/contracts";
+import { isIntegerId, isUuid, type Db, type Tx } from "@analytics/db";
 import { invalid, notFound, type FieldViolation } from "@analytics/errors";
-import { enqueue } from "@analytics/outbox";
+import { enqueue, enqueueInPages } from "@analytics/outbox";
 import { commit, itemOutcome, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
 import { stockTriggerChanged } from "./changes";
 import * as repo from "./repository";
@@ -88,4 +88,17 @@ export function listTriggers(db: Db, accountId: string, req: inventoryV1.ListSto
     throw invalid(`${bad[0]} ${message}`, [{ path: String(bad[0]), message }]);
   }
   return repo.listTriggers(db, accountId, { warehouseIds: req.warehouseIds, skuIds: req.skuIds, keys: req.keys }, page);
+}
+
+/**
+ * Re-announces every stored trigger, as it is, on analytics.inventory.stock_trigger.backfilled
+ * (planning's replica reads it; it is no change for anyone else), `pageSize` at a time. Answers
+ * how many it announced.
+ */
+export async function announceStoredTriggers(db: Db | Tx, pageSize = 500): Promise<number> {
+  return enqueueInPages(
+    db,
+    (last: (repo.TriggerRow & { account_id: string }) | undefined) => repo.triggersPage(db, last, pageSize),
+    async (rows) => rows.map((r) => stockTriggerChanged(r.account_id, r, false, topics.inventoryStockTriggerBackfilled)),
+  );
 }

@@ -3,7 +3,7 @@ import { toBinary } from "@bufbuild/protobuf";
 import { ordersV1, topics } from "@analytics/contracts";
 import { isUuid, type Db, type Tx } from "@analytics/db";
 import { invalid, notFound, type FieldViolation } from "@analytics/errors";
-import { announcedSizeProblem, enqueue, outboxEntry } from "@analytics/outbox";
+import { announcedSizeProblem, enqueue, enqueueInPages, outboxEntry } from "@analytics/outbox";
 import { commit, itemOutcome, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
 import type { DoRow, Page } from "./repository";
@@ -99,14 +99,27 @@ async function readUntouched(tx: Tx, accountId: string, rows: DoRow[], byKey: Ma
   for (const r of await repo.storedDistributionOrders(tx, accountId, untouched, replace)) byKey.set(keyOf(r, replace), { ...r, created: false, unchanged: true });
 }
 
-/** A written row's outbox entry (created or updated), carrying the row as GET answers it. */
-function announcement(accountId: string, r: DoRow & { created: boolean }) {
-  return outboxEntry(r.created ? topics.ordersDistributionOrderCreated : topics.ordersDistributionOrderUpdated, accountId, r.id, {
+/** A written row's outbox entry (created or updated, or `topic`), carrying the row as GET answers it. */
+function announcement(accountId: string, r: DoRow & { created: boolean }, topic = r.created ? topics.ordersDistributionOrderCreated : topics.ordersDistributionOrderUpdated) {
+  return outboxEntry(topic, accountId, r.id, {
     accountId,
     distributionOrderId: r.id,
     version: BigInt(r.version),
     distributionOrder: fromRow(r),
   });
+}
+
+/**
+ * Re-announces every stored row, as it is, on analytics.orders.distribution_order.backfilled
+ * (planning's replica reads it; it is no change for anyone else), `pageSize` at a time. Answers
+ * how many it announced.
+ */
+export async function announceStoredDistributionOrders(db: Db | Tx, pageSize = 500): Promise<number> {
+  return enqueueInPages(
+    db,
+    (last: (DoRow & { account_id: string; seq: string }) | undefined) => repo.distributionOrdersPage(db, last, pageSize),
+    async (rows) => rows.map((r) => announcement(r.account_id, { ...r, created: false }, topics.ordersDistributionOrderBackfilled)),
+  );
 }
 
 function checkStatus(status: string): void {

@@ -180,6 +180,16 @@ export type DoRow = Record<string, unknown> & { id: string; external_doid: strin
 /** A row to write: its id and its written columns. */
 export type DoWrite = Record<string, unknown> & { id: string };
 
+/** A page of every account's rows in (account, creation) order, after `after` (the last row of the previous page): for re-announcing them all. */
+export async function distributionOrdersPage(db: Db | Tx, after: { account_id: string; seq: string } | undefined, limit: number): Promise<(DoRow & { account_id: string; seq: string })[]> {
+  const { rows } = await db.raw(
+    `SELECT account_id, seq, ${DO_SELECT} FROM distribution_orders
+     WHERE (account_id, seq) > (?::uuid, ?::bigint) ORDER BY account_id, seq LIMIT ?`,
+    [after?.account_id ?? "00000000-0000-0000-0000-000000000000", after?.seq ?? "-1", limit],
+  );
+  return rows;
+}
+
 /** Creates or updates rows by (external_doid, external_row_id); returns those written. */
 export async function upsertDistributionOrders(tx: Tx, accountId: string, rows: DoWrite[]): Promise<(DoRow & { created: boolean })[]> {
   const { rows: written } = await tx.raw(
@@ -276,6 +286,22 @@ export interface TransactionWrite {
 }
 
 const TX_SELECT = "id, seq, external_transaction_id, body, version, created_at, updated_at";
+
+/** A page of every account's transactions in (account, creation) order, after `after` (the last row of the previous page): for re-announcing them all. */
+export async function transactionsPage(db: Db | Tx, after: { account_id: string; seq: string } | undefined, limit: number): Promise<(TransactionRow & { account_id: string })[]> {
+  const { rows } = await db.raw(
+    `SELECT account_id, ${TX_SELECT} FROM transactions
+     WHERE (account_id, seq) > (?::uuid, ?::bigint) ORDER BY account_id, seq LIMIT ?`,
+    [after?.account_id ?? "00000000-0000-0000-0000-000000000000", after?.seq ?? "-1", limit],
+  );
+  return rows;
+}
+
+/** The shipments of these transactions, whatever their accounts. */
+export async function shipmentsOfTransactions(db: Db | Tx, ids: string[]): Promise<ShipmentRow[]> {
+  if (!ids.length) return [];
+  return (await db.raw("SELECT transaction_id, external_item_id, body FROM shipments WHERE transaction_id = ANY(?::uuid[]) ORDER BY seq", [ids])).rows;
+}
 
 /** Only one transaction write of an account runs at a time: what it classifies by stays true until it commits. */
 export async function lockAccountTransactions(tx: Tx, accountId: string): Promise<void> {

@@ -4,7 +4,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { isCurrencyCode, ordersV1, topics } from "@analytics/contracts";
 import { fieldViolations, isUuid, type Db, type Tx } from "@analytics/db";
 import { conflict, invalid, notFound, type FieldViolation } from "@analytics/errors";
-import { announcedSizeProblem, enqueue, outboxEntry } from "@analytics/outbox";
+import { announcedSizeProblem, enqueue, enqueueInPages, outboxEntry } from "@analytics/outbox";
 import { commit, itemOutcome, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
 import type { Page, ShipmentRow, TransactionRow as StoredRow } from "./repository";
@@ -70,15 +70,34 @@ export type TxOutcome = ItemOutcome<Transaction>;
 
 const answer = (statusCode: number, reference: string, message: string, v: FieldViolation[] = []): TxOutcome => itemOutcome(statusCode, reference, REFERENCE, message, v);
 
+/** A stored transaction's TransactionChanged on `topic`, with its shipments (among `shipments`). */
+const transactionChanged = (topic: typeof topics.ordersTransactionCreated, accountId: string, r: StoredRow, shipments: ShipmentRow[]) =>
+  outboxEntry(topic, accountId, r.id, {
+    accountId,
+    transactionId: r.id,
+    version: BigInt(r.version),
+    transaction: fromStored(r, shipments),
+  });
+
 const announce = (accountId: string, rows: (StoredRow & { created?: boolean })[], shipments: ShipmentRow[]) =>
-  rows.map((r) =>
-    outboxEntry(r.created ? topics.ordersTransactionCreated : topics.ordersTransactionUpdated, accountId, r.id, {
-      accountId,
-      transactionId: r.id,
-      version: BigInt(r.version),
-      transaction: fromStored(r, shipments),
-    }),
+  rows.map((r) => transactionChanged(r.created ? topics.ordersTransactionCreated : topics.ordersTransactionUpdated, accountId, r, shipments));
+
+/**
+ * Re-announces every stored transaction, as it is, on analytics.orders.transaction.backfilled
+ * (planning's replica reads it; it is no change for anyone else), `pageSize` at a time: the
+ * transactions written before planning read them reach it, the stream having forgotten them.
+ * Answers how many it announced.
+ */
+export async function announceStoredTransactions(db: Db | Tx, pageSize = 500): Promise<number> {
+  return enqueueInPages(
+    db,
+    (last: (StoredRow & { account_id: string }) | undefined) => repo.transactionsPage(db, last, pageSize),
+    async (rows) => {
+      const shipments = await repo.shipmentsOfTransactions(db, rows.map((r) => r.id));
+      return rows.map((r) => transactionChanged(topics.ordersTransactionBackfilled, r.account_id, r, shipments));
+    },
   );
+}
 
 type Checked = { i: number; t: Transaction };
 type Existing = { byExt: Map<string, { id: string }>; byId: Set<string> };

@@ -4,7 +4,8 @@ import { callerOf } from "@analytics/auth";
 import type { Db } from "@analytics/db";
 import { plannedVolumes, replicaSummary } from "./repository";
 import { upsertSalesPlans } from "./sales-plans";
-import { volumeQueryOf } from "./validation";
+import { breakdownQueryOf, volumeQueryOf } from "./validation";
+import { breakdown, breakdownByWarehouse, salesPlans } from "./breakdown";
 
 /** Thin Connect handlers: every answer comes from planning's own replica, for the caller's account. */
 export function planningRoutes(db: Db) {
@@ -22,6 +23,16 @@ export function planningRoutes(db: Db) {
       },
       async upsertSalesPlans(req, ctx) {
         return { results: await upsertSalesPlans(db, callerOf(ctx).accountId, req.plans) };
+      },
+      // The later revision: rows streamed in chunks, in REST order.
+      async *getSalesPlans(req, ctx) {
+        for await (const rows of salesPlans(db, callerOf(ctx).accountId, breakdownQueryOf(req.query))) yield { rows };
+      },
+      async *getBreakdown(req, ctx) {
+        for await (const rows of breakdown(db, callerOf(ctx).accountId, breakdownQueryOf(req.query))) yield { rows };
+      },
+      async *getBreakdownByWarehouse(req, ctx) {
+        for await (const rows of breakdownByWarehouse(db, callerOf(ctx).accountId, breakdownQueryOf(req.query))) yield { rows };
       },
     });
 }

@@ -55,10 +55,10 @@ export async function applySkus(tx: Tx, messages: catalogueMessagesV1.SkuChanged
     sku_seq: p!.seq ? String(p!.seq) : null,
     pim_custom: [p!.pimCustom1, p!.pimCustom2, p!.pimCustom3, p!.pimCustom4, p!.pimCustom5, p!.pimCustom6, p!.pimCustom7, p!.pimCustom8, p!.pimCustom9, p!.pimCustom10].map(orNull),
   }));
-  // A SKU with PO lines that changes group moves their volume: both groups changed.
+  // A SKU that changes group moves its figures: both groups changed.
   await repo.recordRegroupedSkus(
     tx,
-    rows.map(({ account_id, sku_id, version, season, product_group_id, variant_group_id, key }) => ({ account_id, sku_id, version, season, product_group_id, variant_group_id, key })),
+    rows.map(({ account_id, sku_id, version, season, product_group_id, variant_group_id, key, sku }) => ({ account_id, sku_id, version, season, product_group_id, variant_group_id, key, sku })),
   );
   await repo.storeNewerSkus(tx, rows);
 }
@@ -169,15 +169,67 @@ export async function applyTransactions(tx: Tx, messages: ordersMessagesV1.Trans
   if (!applied.length) return;
   const won = new Set(applied.map((r) => `${r.account_id}/${r.transaction_id}`));
   const winners = transactions.filter((m) => won.has(`${m.accountId}/${m.transactionId}`));
+  const lines = winners.flatMap(salesLinesOf);
+  // Stored lines the new version no longer has (cancelled, removed, moved) leave no line behind
+  // to say their group changed: recorded as changed, when the transaction changed at the source.
+  await repo.recordDroppedSales(
+    tx,
+    winners.map((m) => ({ account_id: m.accountId, transaction_id: m.transactionId, changed_at: m.transaction?.updatedAt ? timestampDate(m.transaction.updatedAt).toISOString() : null })),
+    lines.map(({ account_id, transaction_id, key, sku, ean, external_warehouse_id }) => ({ account_id, transaction_id, key, sku, ean, external_warehouse_id })),
+  );
   await repo.deleteSalesLines(
     tx,
     winners.map((m) => ({ account_id: m.accountId, transaction_id: m.transactionId })),
   );
-  await repo.insertSalesLines(tx, winners.flatMap(salesLinesOf));
+  await repo.insertSalesLines(tx, lines);
 }
 
 export async function applyAccountSettings(tx: Tx, messages: accountsMessagesV1.AccountSettingsChanged[]): Promise<void> {
   await repo.storeNewerAccounts(tx, newestByKey(messages, (m) => m.accountId));
+}
+
+/** What is still to arrive of a distribution order: nothing once it is COMPLETED or CANCELLED (or has a cancelledDate). */
+export function openQuantityOf(o: ordersV1.DistributionOrder): number {
+  if (o.cancelledDate || o.status === "COMPLETED" || o.status === "CANCELLED") return 0;
+  return Math.max(0, o.quantity - o.deliveredQuantity);
+}
+
+/** Distribution orders: one row per order, its SKU and warehouses as sent (matched when read). */
+export async function applyDistributionOrders(tx: Tx, messages: ordersMessagesV1.DistributionOrderChanged[]): Promise<void> {
+  const rows = newestByKey(
+    messages.filter((m) => m.distributionOrder),
+    (m) => `${m.accountId}/${m.distributionOrderId}`,
+  ).map(({ accountId, distributionOrderId, version, distributionOrder: o }) => ({
+    account_id: accountId,
+    distribution_order_id: distributionOrderId,
+    version,
+    key: orNull(o!.key),
+    sku: orNull(o!.sku),
+    from_external_warehouse_id: o!.fromWarehouseExternalId ?? "",
+    to_external_warehouse_id: o!.toWarehouseExternalId ?? "",
+    delivered_at: o!.deliveryDate ? timestampDate(o!.deliveryDate).toISOString() : null,
+    open_quantity: openQuantityOf(o!),
+    changed_at: o!.updatedAt ? timestampDate(o!.updatedAt).toISOString() : null,
+  }));
+  // An order that now names another SKU or warehouse leaves its old group with no row to say so.
+  await repo.recordMovedDistributionOrders(tx, rows);
+  await repo.storeNewerDistributionOrders(tx, rows);
+}
+
+/** Stock triggers: the min of a SKU in a warehouse (by id; "" is none). */
+export async function applyStockTriggers(tx: Tx, messages: inventoryMessagesV1.StockTriggerChanged[]): Promise<void> {
+  const rows = newestByKey(
+    messages.filter((m) => m.trigger),
+    (m) => `${m.accountId}/${m.stockTriggerId}`,
+  ).map(({ accountId, stockTriggerId, version, trigger: t }) => ({
+    account_id: accountId,
+    stock_trigger_id: stockTriggerId,
+    version,
+    sku_id: t!.skuId || null,
+    warehouse_id: t!.warehouseId || null,
+    min: t!.min ?? null,
+  }));
+  await repo.storeNewerStockTriggerMinimums(tx, rows);
 }
 
 /** A batch's messages, by the replica table they go to. */
@@ -188,6 +240,8 @@ interface ReplicaBatch {
   orders: ordersMessagesV1.PurchaseOrderChanged[];
   transactions: ordersMessagesV1.TransactionChanged[];
   settings: accountsMessagesV1.AccountSettingsChanged[];
+  distributionOrders: ordersMessagesV1.DistributionOrderChanged[];
+  stockTriggers: inventoryMessagesV1.StockTriggerChanged[];
 }
 
 const sortDelivery = dispatch<void, ReplicaBatch>(
@@ -197,13 +251,16 @@ const sortDelivery = dispatch<void, ReplicaBatch>(
   on(topics.inventoryWarehouseDeleted, (d, batch) => void batch.warehouses.push({ ...d.message, deleted: true })),
   on(topics.inventoryStockUpdated, (d, batch) => void batch.stock.push(d.message)),
   on([topics.ordersPurchaseOrderCreated, topics.ordersPurchaseOrderUpdated], (d, batch) => void batch.orders.push(d.message)),
-  on([topics.ordersTransactionCreated, topics.ordersTransactionUpdated], (d, batch) => void batch.transactions.push(d.message)),
+  // Backfilled: a transaction as stored, re-announced once by the orders service for planning (applied by version like the others).
+  on([topics.ordersTransactionCreated, topics.ordersTransactionUpdated, topics.ordersTransactionBackfilled], (d, batch) => void batch.transactions.push(d.message)),
   on(topics.accountSettingsChanged, (d, batch) => void batch.settings.push(d.message)),
+  on([topics.ordersDistributionOrderCreated, topics.ordersDistributionOrderUpdated, topics.ordersDistributionOrderBackfilled], (d, batch) => void batch.distributionOrders.push(d.message)),
+  on([...topics.inventoryStockTriggerTopics, topics.inventoryStockTriggerBackfilled], (d, batch) => void batch.stockTriggers.push(d.message)),
 );
 
 /** Applies a batch of deliveries of any replica topic: a handful of statements per kind present. */
 export async function applyDeliveries(tx: Tx, deliveries: Delivery[]): Promise<void> {
-  const batch: ReplicaBatch = { skus: [], warehouses: [], stock: [], orders: [], transactions: [], settings: [] };
+  const batch: ReplicaBatch = { skus: [], warehouses: [], stock: [], orders: [], transactions: [], settings: [], distributionOrders: [], stockTriggers: [] };
   for (const d of deliveries) {
     // A message counts for the account it was published for; a payload naming another is ignored.
     if (!("accountId" in d.message) || d.message.accountId !== d.accountId) continue;
@@ -215,6 +272,8 @@ export async function applyDeliveries(tx: Tx, deliveries: Delivery[]): Promise<v
   await applyPurchaseOrders(tx, batch.orders);
   await applyTransactions(tx, batch.transactions);
   await applyAccountSettings(tx, batch.settings);
+  await applyDistributionOrders(tx, batch.distributionOrders);
+  await applyStockTriggers(tx, batch.stockTriggers);
 }
 
 /** Every subject the replica reads. */

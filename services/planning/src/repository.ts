@@ -7,7 +7,7 @@ import type { GroupByName, VolumeFilters, VolumeQuery } from "./validation";
 /** A row of planned volumes: a PlannedVolumeWarehouseRow (a PlannedVolumeRow with its warehouse). */
 export type VolumeRow = Omit<planningV1.PlannedVolumeWarehouseRow, "$typeName" | "$unknown">;
 
-const groupColumn: Record<GroupByName, string> = {
+export const groupColumn: Record<GroupByName, string> = {
   seasons: "season",
   products: "product_group_id",
   variants: "variant_group_id",
@@ -15,7 +15,7 @@ const groupColumn: Record<GroupByName, string> = {
 };
 
 /** The SKU filters as one WHERE over `skus`, with its bindings. Every list is a `= ANY(array)`. */
-function skuWhere(f: VolumeFilters): { sql: string; bindings: Knex.RawBinding[] } {
+export function skuWhere(f: VolumeFilters): { sql: string; bindings: Knex.RawBinding[] } {
   const parts = ["s.status = ANY(?::int[])", "s.active_planning = ?"];
   const bindings: Knex.RawBinding[] = [f.skuStatus, f.activePlanning];
   const any = (column: string, values: string[], cast = "text") => {
@@ -91,7 +91,7 @@ export function volumesStatement(accountId: string, q: VolumeQuery, byWarehouse:
         UNION
         SELECT coalesce(c.${g}, '') AS g${cgWid}
         FROM changed_groups c JOIN s USING (sku_id) ${cgJoin}
-        WHERE c.account_id = ? AND c.changed_at > ${at})`;
+        WHERE c.account_id = ? AND c.po_volume AND c.changed_at > ${at})`;
     bindings.push(accountId, ...atBindings, accountId, ...atBindings);
     from = `ch LEFT JOIN v USING (${keys})`;
   }
@@ -189,12 +189,22 @@ const json = (rows: unknown[]) => JSON.stringify(rows, (_k, v) => (typeof v === 
  * Inserts rows (a jsonb array) into `table`, replacing a stored row only when the new one has a
  * higher `version`; answers the keys of the rows that were written.
  */
-async function upsertNewer(tx: Tx, table: string, keys: string[], names: readonly string[], recordType: string, rows: object[]): Promise<Record<string, string>[]> {
+async function upsertNewer(tx: Tx, table: string, keys: string[], names: readonly string[], recordType: string, rows: object[], changedWhen?: string[]): Promise<Record<string, string>[]> {
   if (!rows.length) return [];
+  // With changedWhen, the row's changed_at is when it was written (the replica's now()), moved
+  // only by a newer version that changes one of these columns: replays and older versions write
+  // nothing, and a newer version with the same figures changes no group.
+  const changedAt = changedWhen
+    ? {
+        column: ", changed_at",
+        value: ", now()",
+        set: `, changed_at = CASE WHEN (${changedWhen.map((c) => `${table}.${c}`).join(", ")}) IS DISTINCT FROM (${changedWhen.map((c) => `excluded.${c}`).join(", ")}) THEN excluded.changed_at ELSE ${table}.changed_at END`,
+      }
+    : { column: "", value: "", set: "" };
   const { rows: written } = await tx.raw(
-    `INSERT INTO ${table} (${names.join(", ")})
-     SELECT ${names.join(", ")} FROM jsonb_to_recordset(?::jsonb) AS x(${recordType})
-     ON CONFLICT (${keys.join(", ")}) DO UPDATE SET ${names.filter((n) => !keys.includes(n)).map((n) => `${n} = excluded.${n}`).join(", ")}
+    `INSERT INTO ${table} (${names.join(", ")}${changedAt.column})
+     SELECT ${names.join(", ")}${changedAt.value} FROM jsonb_to_recordset(?::jsonb) AS x(${recordType})
+     ON CONFLICT (${keys.join(", ")}) DO UPDATE SET ${names.filter((n) => !keys.includes(n)).map((n) => `${n} = excluded.${n}`).join(", ")}${changedAt.set}
      WHERE ${table}.version < excluded.version
      RETURNING ${keys.join(", ")}`,
     [json(rows)],
@@ -203,8 +213,8 @@ async function upsertNewer(tx: Tx, table: string, keys: string[], names: readonl
 }
 
 /** upsertNewer of a table whose columns are (part of) a bus message's fields: the messages' rows. */
-async function storeNewer<D extends DescMessage>(tx: Tx, spec: TableSpec<D>, keys: string[], messages: MessageShape<D>[]): Promise<Record<string, string>[]> {
-  return upsertNewer(tx, spec.table, keys, spec.columns, spec.recordType, messages.map((m) => spec.rowOf(m)));
+async function storeNewer<D extends DescMessage>(tx: Tx, spec: TableSpec<D>, keys: string[], messages: MessageShape<D>[], changedWhen?: string[]): Promise<Record<string, string>[]> {
+  return upsertNewer(tx, spec.table, keys, spec.columns, spec.recordType, messages.map((m) => spec.rowOf(m)), changedWhen);
 }
 
 const skuColumns = {
@@ -245,7 +255,13 @@ export const accountsTable = tableSpec(accountsMessagesV1.AccountSettingsChanged
 
 export const storeNewerWarehouses = (tx: Tx, messages: inventoryMessagesV1.WarehouseChanged[]) => storeNewer(tx, warehousesTable, ["account_id", "warehouse_id"], messages);
 
-export const storeNewerStock = (tx: Tx, messages: inventoryMessagesV1.StockUpdated[]) => storeNewer(tx, stockTable, ["account_id", "sku_id", "warehouse_id"], messages);
+/**
+ * stock.changed_at is when the replica wrote the row's figures, not the snapshot's date: a snapshot
+ * is dated by the client (often a day or more back, or not at all), and one posted after an
+ * updatedSince but dated before it changed the figures after it all the same.
+ */
+export const storeNewerStock = (tx: Tx, messages: inventoryMessagesV1.StockUpdated[]) =>
+  storeNewer(tx, stockTable, ["account_id", "sku_id", "warehouse_id"], messages, ["available_quantity", "deleted"]);
 
 /** Answers the keys (account_id, purchase_order_id) of the orders written. */
 export const storeNewerPurchaseOrders = (tx: Tx, messages: ordersMessagesV1.PurchaseOrderChanged[]) => storeNewer(tx, purchaseOrdersTable, ["account_id", "purchase_order_id"], messages);
@@ -271,21 +287,73 @@ export async function insertSalesLines(tx: Tx, lines: object[]): Promise<void> {
   );
 }
 
-export const storeNewerAccounts = (tx: Tx, messages: accountsMessagesV1.AccountSettingsChanged[]) => storeNewer(tx, accountsTable, ["account_id"], messages);
+/** accounts.changed_at moves when the timezone (the days sales fall on) or the growth (the baseline) changes: every group changed. */
+export const storeNewerAccounts = (tx: Tx, messages: accountsMessagesV1.AccountSettingsChanged[]) =>
+  storeNewer(tx, accountsTable, ["account_id"], messages, ["timezone", "sales_plan_growth"]);
 
-/** A SKU with PO lines that changes group (to a newer version) moves their volume: both groups changed. */
-export async function recordRegroupedSkus(tx: Tx, skus: { account_id: string; sku_id: string; version: bigint; season: string | null; product_group_id: string | null; variant_group_id: string | null; key: string }[]): Promise<void> {
+/** A SKU's groups (every groupBy's column) and what names it in sales and distribution orders. */
+type SkuGroups = { account_id: string; sku_id: string; version: bigint; season: string | null; product_group_id: string | null; variant_group_id: string | null; key: string; sku: string | null };
+
+/**
+ * A SKU that changes group (to a newer version) moves its figures: the group it left and the one
+ * it joined changed. With PO lines, per warehouse of its lines, as planned volumes read them
+ * (po_volume); with any input of the breakdowns (stock, sales by its old or new key or sku,
+ * stored plans, distribution orders, stock triggers, PO lines), one row for every warehouse row
+ * of each group (external_warehouse_id '' and warehouse_id NULL).
+ */
+export async function recordRegroupedSkus(tx: Tx, skus: SkuGroups[]): Promise<void> {
   if (!skus.length) return;
-  await tx.raw(
-    `INSERT INTO changed_groups (account_id, sku_id, external_warehouse_id, season, product_group_id, variant_group_id, key, changed_at)
-     SELECT DISTINCT s.account_id, s.sku_id, l.external_warehouse_id, g.season, g.product_group_id, g.variant_group_id, g.key, now()
-     FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, sku_id uuid, version bigint, season text, product_group_id text, variant_group_id text, key text)
+  const regrouped = `FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, sku_id uuid, version bigint, season text, product_group_id text, variant_group_id text, key text, sku text)
      JOIN skus s ON s.account_id = x.account_id AND s.sku_id = x.sku_id AND s.version < x.version
        AND (s.season, s.product_group_id, s.variant_group_id, s.key) IS DISTINCT FROM (x.season, x.product_group_id, x.variant_group_id, x.key)
-     JOIN purchase_order_lines l ON l.account_id = s.account_id AND l.sku_id = s.sku_id
      CROSS JOIN LATERAL (VALUES (s.season, s.product_group_id, s.variant_group_id, s.key), (x.season, x.product_group_id, x.variant_group_id, x.key))
-       AS g(season, product_group_id, variant_group_id, key)`,
+       AS g(season, product_group_id, variant_group_id, key)`;
+  await tx.raw(
+    `INSERT INTO changed_groups (account_id, sku_id, external_warehouse_id, season, product_group_id, variant_group_id, key, changed_at, po_volume)
+     SELECT DISTINCT s.account_id, s.sku_id, l.external_warehouse_id, g.season, g.product_group_id, g.variant_group_id, g.key, now(), true
+     ${regrouped}
+     JOIN purchase_order_lines l ON l.account_id = s.account_id AND l.sku_id = s.sku_id`,
     [json(skus)],
+  );
+  await tx.raw(
+    `INSERT INTO changed_groups (account_id, sku_id, external_warehouse_id, warehouse_id, season, product_group_id, variant_group_id, key, changed_at, po_volume)
+     SELECT DISTINCT s.account_id, s.sku_id, '', NULL::uuid, g.season, g.product_group_id, g.variant_group_id, g.key, now(), false
+     ${regrouped}
+     WHERE EXISTS (SELECT 1 FROM stock st WHERE st.account_id = s.account_id AND st.sku_id = s.sku_id AND NOT st.deleted)
+       OR EXISTS (SELECT 1 FROM purchase_order_lines l WHERE l.account_id = s.account_id AND l.sku_id = s.sku_id)
+       OR EXISTS (SELECT 1 FROM sales_lines l WHERE l.account_id = s.account_id AND l.key IN (s.key, x.key))
+       OR EXISTS (SELECT 1 FROM sales_lines l WHERE l.account_id = s.account_id AND l.key IS NULL AND l.sku IN (s.sku, x.sku))
+       OR EXISTS (SELECT 1 FROM sales_plans p WHERE p.account_id = s.account_id AND p.sku_id = s.sku_id)
+       OR EXISTS (SELECT 1 FROM distribution_orders d WHERE d.account_id = s.account_id AND d.key IN (s.key, x.key))
+       OR EXISTS (SELECT 1 FROM distribution_orders d WHERE d.account_id = s.account_id AND d.key IS NULL AND d.sku IN (s.sku, x.sku))
+       OR EXISTS (SELECT 1 FROM stock_trigger_minimums t WHERE t.account_id = s.account_id AND t.sku_id = s.sku_id)`,
+    [json(skus)],
+  );
+}
+
+/**
+ * Records as changed the groups of the stored sales lines of these transactions that the new
+ * version's lines (`kept`) no longer have: a cancelled transaction's, a removed item's, units
+ * moved to another warehouse or item reference. The SKU is the one the line names now (by key,
+ * else sku; the replica's SKUs have no ean), as the breakdowns match it when read.
+ */
+export async function recordDroppedSales(
+  tx: Tx,
+  transactions: { account_id: string; transaction_id: string; changed_at: string | null }[],
+  kept: { account_id: string; transaction_id: string; key: string | null; sku: string | null; ean: string | null; external_warehouse_id: string }[],
+): Promise<void> {
+  if (!transactions.length) return;
+  await tx.raw(
+    `INSERT INTO changed_groups (account_id, sku_id, external_warehouse_id, season, product_group_id, variant_group_id, key, changed_at, po_volume)
+     SELECT DISTINCT l.account_id, s.sku_id, l.external_warehouse_id, s.season, s.product_group_id, s.variant_group_id, s.key, coalesce(x.changed_at, now()), false
+     FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, transaction_id uuid, changed_at timestamptz)
+     JOIN sales_lines l ON l.account_id = x.account_id AND l.transaction_id = x.transaction_id
+     JOIN skus s ON s.account_id = l.account_id AND (s.key = l.key OR (l.key IS NULL AND s.sku = l.sku))
+     WHERE NOT EXISTS (
+       SELECT 1 FROM jsonb_to_recordset(?::jsonb) AS k(account_id uuid, transaction_id uuid, key text, sku text, ean text, external_warehouse_id text)
+       WHERE k.account_id = l.account_id AND k.transaction_id = l.transaction_id AND k.external_warehouse_id = l.external_warehouse_id
+         AND (k.key, k.sku, k.ean) IS NOT DISTINCT FROM (l.key, l.sku, l.ean))`,
+    [json(transactions), json(kept)],
   );
 }
 
@@ -299,8 +367,8 @@ export async function recordDroppedLines(
   kept: { account_id: string; purchase_order_id: string; sku_id: string; external_warehouse_id: string }[],
 ): Promise<void> {
   await tx.raw(
-    `INSERT INTO changed_groups (account_id, sku_id, external_warehouse_id, season, product_group_id, variant_group_id, key, changed_at)
-     SELECT DISTINCT l.account_id, l.sku_id, l.external_warehouse_id, s.season, s.product_group_id, s.variant_group_id, s.key, coalesce(x.changed_at, now())
+    `INSERT INTO changed_groups (account_id, sku_id, external_warehouse_id, season, product_group_id, variant_group_id, key, changed_at, po_volume)
+     SELECT DISTINCT l.account_id, l.sku_id, l.external_warehouse_id, s.season, s.product_group_id, s.variant_group_id, s.key, coalesce(x.changed_at, now()), true
      FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, purchase_order_id uuid, changed_at timestamptz)
      JOIN purchase_order_lines l ON l.account_id = x.account_id AND l.purchase_order_id = x.purchase_order_id
      LEFT JOIN skus s ON s.account_id = l.account_id AND s.sku_id = l.sku_id
@@ -308,6 +376,32 @@ export async function recordDroppedLines(
        SELECT 1 FROM jsonb_to_recordset(?::jsonb) AS k(account_id uuid, purchase_order_id uuid, sku_id uuid, external_warehouse_id text)
        WHERE k.account_id = l.account_id AND k.purchase_order_id = l.purchase_order_id AND k.sku_id = l.sku_id AND k.external_warehouse_id = l.external_warehouse_id)`,
     [json(orders), json(kept)],
+  );
+}
+
+/**
+ * Records as changed the group (and warehouses) a distribution order leaves when a newer version
+ * names another SKU or warehouse: its open quantity moves away with no row left to say so. The
+ * rows are what the applier stores (jsonb_to_recordset ignores their other fields); call it
+ * before storing them. A warehouse '' is none; an order with neither records its group for every
+ * warehouse.
+ */
+export async function recordMovedDistributionOrders(
+  tx: Tx,
+  rows: { account_id: string; distribution_order_id: string; version: bigint | string; key: string | null; sku: string | null; from_external_warehouse_id: string; to_external_warehouse_id: string; changed_at?: string | null }[],
+): Promise<void> {
+  if (!rows.length) return;
+  await tx.raw(
+    `INSERT INTO changed_groups (account_id, sku_id, external_warehouse_id, season, product_group_id, variant_group_id, key, changed_at, po_volume)
+     SELECT DISTINCT o.account_id, s.sku_id, w.was, s.season, s.product_group_id, s.variant_group_id, s.key, coalesce(x.changed_at, now()), false
+     FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, distribution_order_id uuid, version bigint, key text, sku text,
+       from_external_warehouse_id text, to_external_warehouse_id text, changed_at timestamptz)
+     JOIN distribution_orders o ON o.account_id = x.account_id AND o.distribution_order_id = x.distribution_order_id AND o.version < x.version AND o.open_quantity > 0
+     JOIN skus s ON s.account_id = o.account_id AND (s.key = o.key OR (o.key IS NULL AND s.sku = o.sku))
+     CROSS JOIN LATERAL (VALUES (o.from_external_warehouse_id, x.from_external_warehouse_id), (o.to_external_warehouse_id, x.to_external_warehouse_id)) AS w(was, now)
+     WHERE ((o.key, o.sku) IS DISTINCT FROM (x.key, x.sku) OR w.was IS DISTINCT FROM w.now)
+       AND (w.was <> '' OR (o.from_external_warehouse_id = '' AND o.to_external_warehouse_id = ''))`,
+    [json(rows)],
   );
 }
 
@@ -334,4 +428,43 @@ export async function insertOrderLines(tx: Tx, lines: object[]): Promise<void> {
 /** The replica's epoch: a new or wiped schema has a new one (migrations). */
 export async function replicaEpoch(db: Db): Promise<string> {
   return (await db("replica_epoch").first("id")).id;
+}
+
+/**
+ * distribution_orders (migration 006): one row per order, replaced only by a newer version. A row
+ * without a change time (no updatedAt in the message) takes the time it was applied.
+ */
+export async function storeNewerDistributionOrders(tx: Tx, rows: object[]): Promise<void> {
+  if (!rows.length) return;
+  await tx.raw(
+    `INSERT INTO distribution_orders (account_id, distribution_order_id, version, key, sku, from_external_warehouse_id, to_external_warehouse_id, delivered_at, open_quantity, changed_at)
+     SELECT account_id, distribution_order_id, version, key, sku, from_external_warehouse_id, to_external_warehouse_id, delivered_at, open_quantity, coalesce(changed_at, now())
+     FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, distribution_order_id uuid, version bigint, key text, sku text,
+       from_external_warehouse_id text, to_external_warehouse_id text, delivered_at timestamptz, open_quantity int, changed_at timestamptz)
+     ON CONFLICT (account_id, distribution_order_id) DO UPDATE SET version = excluded.version, key = excluded.key, sku = excluded.sku,
+       from_external_warehouse_id = excluded.from_external_warehouse_id, to_external_warehouse_id = excluded.to_external_warehouse_id,
+       delivered_at = excluded.delivered_at, open_quantity = excluded.open_quantity, changed_at = excluded.changed_at
+     WHERE distribution_orders.version < excluded.version`,
+    [json(rows)],
+  );
+}
+
+/**
+ * stock_trigger_minimums (migration 006): a trigger's SKU, warehouse and min, replaced only by a
+ * newer version. changed_at is when a version that changed one of those three was applied: the
+ * trigger has no updatedAt, and its minMaxUpdatedAt is a client-written field that moves only
+ * with min/max (not with the SKU or warehouse) and need not grow, so it cannot say when the
+ * figures changed. A newer version that changes none of the three keeps the time.
+ */
+export async function storeNewerStockTriggerMinimums(tx: Tx, rows: object[]): Promise<void> {
+  if (!rows.length) return;
+  await tx.raw(
+    `INSERT INTO stock_trigger_minimums AS t (account_id, stock_trigger_id, version, sku_id, warehouse_id, min, changed_at)
+     SELECT account_id, stock_trigger_id, version, sku_id, warehouse_id, min, now()
+     FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, stock_trigger_id bigint, version bigint, sku_id uuid, warehouse_id uuid, min int)
+     ON CONFLICT (account_id, stock_trigger_id) DO UPDATE SET version = excluded.version, sku_id = excluded.sku_id, warehouse_id = excluded.warehouse_id, min = excluded.min,
+       changed_at = CASE WHEN (t.sku_id, t.warehouse_id, t.min) IS DISTINCT FROM (excluded.sku_id, excluded.warehouse_id, excluded.min) THEN excluded.changed_at ELSE t.changed_at END
+     WHERE t.version < excluded.version`,
+    [json(rows)],
+  );
 }

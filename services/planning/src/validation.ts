@@ -3,6 +3,7 @@ import { ScalarType, type DescField } from "@bufbuild/protobuf";
 import { fieldRules } from "@analytics/contracts";
 import { isIntegerId, isUuid } from "@analytics/db";
 import { invalid, type FieldViolation } from "@analytics/errors";
+import { reportedPeriods, type PeriodKind } from "./periods";
 
 const { GroupBy, PimCustomFilterSchema, PlannedVolumesQuerySchema } = planningV1;
 
@@ -108,4 +109,45 @@ export function volumeQueryOf(q: planningV1.PlannedVolumesQuery | undefined): Vo
       pimCustom,
     },
   };
+}
+
+/** A breakdown request (sales plans, breakdown, by warehouse). */
+export interface BreakdownQuery {
+  volumes: VolumeQuery;
+  period: PeriodKind;
+  /** 1 D2C, 2 B2B: at least one. */
+  channels: number[];
+}
+
+/** The most periods one answer reports (the gateway checks the same). */
+export const MAX_PERIODS = 106;
+
+const periodNames: Record<number, "month" | "week" | "total" | undefined> = {
+  [planningV1.Period.UNSPECIFIED]: "month",
+  [planningV1.Period.MONTH]: "month",
+  [planningV1.Period.WEEK]: "week",
+  [planningV1.Period.TOTAL]: "total",
+};
+
+/**
+ * A breakdown request (sales plans, breakdown, by warehouse) as breakdown.ts takes it, or a 400
+ * naming the field: the planned-volumes query's own checks, then period, channels, and at most
+ * MAX_PERIODS periods in the window.
+ */
+export function breakdownQueryOf(q: planningV1.BreakdownQuery | undefined): BreakdownQuery {
+  const details: FieldViolation[] = [];
+  const period = periodNames[q?.period ?? 0];
+  if (!period) details.push({ path: "period", message: "must be one of month, week, total" });
+  (q?.channels ?? []).forEach((c, i) => {
+    if (c !== 1 && c !== 2) details.push({ path: `channel[${i}]`, message: "must be 1 (D2C) or 2 (B2B)" });
+  });
+  if (details.length) throw invalid(`invalid planning request: ${details.map((d) => `${d.path} ${d.message}`).join("; ")}`, details);
+  const volumes = volumeQueryOf(q?.volumes);
+  const count = reportedPeriods(period!, volumes.fromDate, volumes.toDate).length;
+  if (count > MAX_PERIODS) {
+    const message = `the window from fromDate to toDate holds more than ${MAX_PERIODS} periods of period=${period}: shorten it or choose a longer period`;
+    throw invalid(`invalid planning request: toDate ${message}`, [{ path: "toDate", message }]);
+  }
+  const channels = [...new Set(q?.channels ?? [])].sort();
+  return { volumes, period: period!, channels: channels.length ? channels : [1, 2] };
 }

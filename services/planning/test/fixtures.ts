@@ -10,6 +10,8 @@ import { startPlanningService } from "../src/service";
 export {
   accountSettingsChanged as settings,
   busMessage,
+  distributionOrderChanged as distributionOrder,
+  stockTriggerChanged as stockTrigger,
   purchaseOrderChanged as purchaseOrder,
   skuUpdated as sku,
   stockUpdated as stock,

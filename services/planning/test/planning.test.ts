@@ -100,13 +100,16 @@ describe("planning service (real Postgres and JetStream)", () => {
   /** The replica's rows without the account, in a fixed order, to compare two accounts' replicas. */
   async function replicaOf(acc: string) {
     const strip = (rows: Record<string, unknown>[]) => rows.map(({ account_id: _a, ...rest }) => rest);
+    // When the replica wrote a stock row's or the account's figures (changed_at, for updatedSince)
+    // depends on the order they arrived in; replays leaving it alone is change-tracking.test.ts's.
+    const applied = (rows: Record<string, unknown>[]) => strip(rows).map(({ changed_at: _c, ...rest }) => rest);
     return {
       skus: strip(await p.db("skus").where({ account_id: acc }).orderBy("key")),
       warehouses: strip(await p.db("warehouses").where({ account_id: acc }).orderBy("external_id")),
-      stock: strip(await p.db("stock").where({ account_id: acc }).orderBy(["version", "available_quantity"])),
+      stock: applied(await p.db("stock").where({ account_id: acc }).orderBy(["version", "available_quantity"])),
       orders: strip(await p.db("purchase_orders").where({ account_id: acc }).select("version", "delivery_status", "updated_at").orderBy("updated_at")),
       lines: strip(await p.db("purchase_order_lines").where({ account_id: acc }).select("open_quantity", "kind", "delivery_date", "changed_at").orderBy(["changed_at", "open_quantity"])),
-      accounts: strip(await p.db("accounts").where({ account_id: acc })),
+      accounts: applied(await p.db("accounts").where({ account_id: acc })),
     };
   }
 

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { topics } from "@analytics/contracts";
 import { planningUnderTest, settings, transaction } from "./fixtures";
 
 /**
@@ -99,5 +100,23 @@ describe("sales replica: net units sold per SKU, channel, warehouse and day", ()
     expect(await growth()).toBe("0.15");
     await p.apply([settings(acc, 1, "UTC", "0.5")]);
     expect(await growth()).toBe("0.15");
+  });
+
+  it("backfilled transactions (the orders service re-announcing what it stores) are applied by version like the others", async () => {
+    const acc = randomUUID();
+    const [known, forgotten] = [randomUUID(), randomUUID()];
+    const backfilled = (m: ReturnType<typeof transaction>) => ({ ...m, id: randomUUID(), subject: topics.ordersTransactionBackfilled.subject });
+    await p.apply([transaction(acc, known, 2, { createdDate: "2026-03-10T12:00:00Z", items: [{ key: "KA", quantity: 2 }] })]);
+    const rows = [day("KA", 1, "", "2026-03-10", 2), day("KB", 1, "", "2026-03-11", 3)];
+    await p.apply([
+      // One the replica has (the same version: nothing changes), one it never got.
+      backfilled(transaction(acc, known, 2, { createdDate: "2026-03-10T12:00:00Z", items: [{ key: "KA", quantity: 2 }] })),
+      backfilled(transaction(acc, forgotten, 1, { createdDate: "2026-03-11T12:00:00Z", items: [{ key: "KB", quantity: 3 }] })),
+    ]);
+    expect(await daily(acc)).toEqual(rows);
+    // A backfill that arrives after a newer update changes nothing either.
+    await p.apply([transaction(acc, forgotten, 2, { createdDate: "2026-03-11T12:00:00Z", items: [{ key: "KB", quantity: 1 }] })]);
+    await p.apply([backfilled(transaction(acc, forgotten, 1, { createdDate: "2026-03-11T12:00:00Z", items: [{ key: "KB", quantity: 3 }] }))]);
+    expect(await daily(acc)).toEqual([rows[0], day("KB", 1, "", "2026-03-11", 1)]);
   });
 });

@@ -3,5 +3,6 @@ import { outboxMigrations } from "@analytics/outbox";
 import { createInventory } from "./001_inventory";
 import { storesTrafficTriggers } from "./002_stores_traffic_triggers";
 import { triggerSkuSeq } from "./003_trigger_sku_seq";
+import { announceForPlanning } from "./004_announce_for_planning";
 
-export const migrations: Migration[] = [...outboxMigrations, createInventory, storesTrafficTriggers, triggerSkuSeq];
+export const migrations: Migration[] = [...outboxMigrations, createInventory, storesTrafficTriggers, triggerSkuSeq, announceForPlanning];

@@ -6,5 +6,6 @@ import { createTransactions } from "./003_transactions";
 import { purchaseOrderContentHash } from "./004_content_hash";
 import { clientAttributes } from "./005_client_attributes";
 import { itemSkuSeq } from "./006_item_sku_seq";
+import { announceForPlanning } from "./007_announce_for_planning";
 
-export const migrations: Migration[] = [...outboxMigrations, createOrders, createDistributionOrders, createTransactions, purchaseOrderContentHash, clientAttributes, itemSkuSeq];
+export const migrations: Migration[] = [...outboxMigrations, createOrders, createDistributionOrders, createTransactions, purchaseOrderContentHash, clientAttributes, itemSkuSeq, announceForPlanning];

@@ -7,5 +7,7 @@ import { changedGroups } from "./003_changed_groups";
 import { skuSeq } from "./004_sku_seq";
 import { sales } from "./005_sales";
 import { breakdownInputs } from "./006_breakdown_inputs";
+import { changedGroupsPoVolume } from "./007_changed_groups_po_volume";
+import { salesPlansKept } from "./008_sales_plans_kept";
 
-export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createReplica, replicaEpoch, changedGroups, skuSeq, sales, breakdownInputs];
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createReplica, replicaEpoch, changedGroups, skuSeq, sales, breakdownInputs, changedGroupsPoVolume, salesPlansKept];

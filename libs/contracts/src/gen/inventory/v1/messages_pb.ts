@@ -136,7 +136,7 @@ export const StockUpdatedSchema: GenMessage<StockUpdated> = /*@__PURE__*/
   messageDesc(file_inventory_v1_messages, 1);
 
 /**
- * analytics.inventory.stock_trigger.{created,updated}
+ * analytics.inventory.stock_trigger.{created,updated}, and .backfilled (the trigger as stored, re-announced once for planning)
  *
  * @generated from message analytics.inventory.v1.StockTriggerChanged
  */

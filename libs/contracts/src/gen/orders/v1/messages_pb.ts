@@ -151,7 +151,7 @@ export const PurchaseOrderLineSchema: GenMessage<PurchaseOrderLine> = /*@__PURE_
   messageDesc(file_orders_v1_messages, 1);
 
 /**
- * analytics.orders.distribution_order.{created,updated}: the row after the change.
+ * analytics.orders.distribution_order.{created,updated}: the row after the change; .backfilled: as stored, re-announced once for planning.
  *
  * @generated from message analytics.orders.v1.DistributionOrderChanged
  */
@@ -186,7 +186,7 @@ export const DistributionOrderChangedSchema: GenMessage<DistributionOrderChanged
 
 /**
  * analytics.orders.transaction.{created,updated}: the transaction after the change (a shipment
- * added is an update).
+ * added is an update); .backfilled: as stored, re-announced once for planning.
  *
  * @generated from message analytics.orders.v1.TransactionChanged
  */
