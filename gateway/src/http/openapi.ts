@@ -8,6 +8,8 @@ export interface ResponseSpec {
   schema?: z.ZodType;
   headers?: Record<string, unknown>;
   contentType?: string;
+  /** A sane example answer for the document and `/docs`. */
+  example?: unknown;
 }
 
 /** What the document says of one REST operation (route.ts's RouteSpec adds how it is served). */
@@ -214,7 +216,7 @@ export class OpenApi {
       responses[status] = {
         description: r.description,
         ...(Object.keys(headers).length ? { headers: integerFormats(headers) } : {}),
-        ...(r.schema ? { content: { [r.contentType ?? "application/json"]: { schema: this.jsonSchema(r.schema, "output") } } } : {}),
+        ...(r.schema ? { content: { [r.contentType ?? "application/json"]: { schema: this.jsonSchema(r.schema, "output"), ...(r.example !== undefined ? { example: r.example } : {}) } } } : {}),
       };
     }
     // What any operation can answer besides its own statuses, as shared GeneralResponses.

@@ -1,17 +1,33 @@
 import { z } from "zod";
-import type { Client } from "@connectrpc/connect";
-import { ScalarType, type DescField } from "@bufbuild/protobuf";
-import { fieldRules, planningV1, type catalogueV1 } from "@analytics/contracts";
+import type { CallOptions, Client } from "@connectrpc/connect";
+import { ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
+import { fieldRules, planningV1, RestDecimal, type catalogueV1 } from "@analytics/contracts";
+import type { FastifyReply } from "fastify";
 import type { Caller } from "@analytics/auth";
 import { batchOf, repeatable, route, type RouteContext } from "../http/route";
 import { BATCH_MAX, runBatch, serverFailure } from "../http/batch";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { dateOnly } from "../http/values";
 import { answerShape, restAnswerOf } from "../http/proto-schema";
+import { HttpError } from "../http/errors";
+import { jsonArrayStream } from "../http/json-stream";
 import type { CallAs } from "../clients";
 import { productUuids } from "./product-ids";
 
-const { GroupBy, PimCustomFilterSchema, PlannedVolumeRowSchema, PlannedVolumeWarehouseRowSchema, PlannedVolumesQuerySchema } = planningV1;
+const {
+  BreakdownPeriodSchema,
+  BreakdownQuerySchema,
+  BreakdownRowSchema,
+  BreakdownWarehouseRowSchema,
+  GroupBy,
+  Period,
+  PimCustomFilterSchema,
+  PlannedVolumeRowSchema,
+  PlannedVolumeWarehouseRowSchema,
+  PlannedVolumesQuerySchema,
+  SalesPlanPeriodSchema,
+  SalesPlanRowSchema,
+} = planningV1;
 
 const groups = { seasons: GroupBy.SEASONS, products: GroupBy.PRODUCTS, variants: GroupBy.VARIANTS, skus: GroupBy.SKUS } as const;
 
@@ -89,6 +105,55 @@ function toProtoQuery(q: VolumesQuery) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The later revision's query (CONTRACT "Planning: the later revision"): everything planned volumes
+// takes, with the same meaning and 400s, plus the period and the channels (BreakdownQuery).
+
+const periods = { month: Period.MONTH, week: Period.WEEK, total: Period.TOTAL } as const;
+type PeriodName = keyof typeof periods;
+/** More periods than this (about two years of weeks) is a 400: an answer by SKU grows with them. */
+export const MAX_PERIODS = 106;
+const DAY_MS = 86_400_000;
+
+/** How many whole periods overlap [fromDate, toDate] (YYYY-MM-DD, fromDate not after toDate). */
+export function periodsIn(period: PeriodName, fromDate: string, toDate: string): number {
+  if (period === "total") return 1;
+  const [fy, fm] = fromDate.split("-").map(Number);
+  const [ty, tm] = toDate.split("-").map(Number);
+  if (period === "month") return (ty - fy) * 12 + (tm - fm) + 1;
+  /** The Monday of an ISO week, as UTC milliseconds. */
+  const monday = (date: string) => {
+    const t = Date.parse(`${date}T00:00:00Z`);
+    return t - ((new Date(t).getUTCDay() + 6) % 7) * DAY_MS;
+  };
+  return Math.round((monday(toDate) - monday(fromDate)) / (7 * DAY_MS)) + 1;
+}
+
+const channelsField = BreakdownQuerySchema.fields.find((f) => f.name === "channels")!;
+const breakdownQuery = {
+  ...volumesQuery,
+  fromDate: dateOnly().describe(
+    "required; the window's first day, YYYY-MM-DD (or an RFC 3339 timestamp, read as the date written in it): every period overlapping fromDate..toDate is answered, whole",
+  ),
+  toDate: dateOnly().describe("required; the window's last day (inclusive), YYYY-MM-DD (or an RFC 3339 timestamp, read as the date written in it), not before fromDate"),
+  period: z
+    .enum(["month", "week", "total"])
+    .default("month")
+    .describe(`calendar months (default), ISO weeks (Monday first) or total (one period: the window itself), in the account's timezone; at most ${MAX_PERIODS} periods`),
+  channel: repeatable(boundedInteger(channelsField, "a channel")).describe("1 (D2C), 2 (B2B); repeatable or comma-separated; default both. Narrows the sales figures only"),
+};
+
+type BreakdownRestQuery = VolumesQuery & { period: PeriodName; channel?: string[]; fromDate: string; toDate: string };
+
+/** A window of more periods than MAX_PERIODS is a 400 naming toDate (fromDate..toDate is the window). */
+function refuseLongWindow({ period, fromDate, toDate }: BreakdownRestQuery): void {
+  if (fromDate > toDate) return; // the service's 400: toDate must not be before fromDate
+  const count = periodsIn(period, fromDate, toDate);
+  if (count <= MAX_PERIODS) return;
+  const details = [{ path: "toDate", message: `makes ${count} ${period === "week" ? "weeks" : "months"} from fromDate; at most ${MAX_PERIODS} periods (a shorter window or a longer period)` }];
+  throw new HttpError(400, `invalid query: toDate: ${details[0].message}`, details);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Answers: the rows' messages, as REST names them.
 
 /** REST's name of draft_po_volume (its JSON name, draftPoVolume, is wire format). */
@@ -98,6 +163,104 @@ const plannedVolumeWarehouseRow = z.object(answerShape(PlannedVolumeWarehouseRow
 /** toRestJson of the rows, made once (an answer by SKU is tens of thousands of them). */
 const restRow = restAnswerOf(PlannedVolumeRowSchema, names);
 const restWarehouseRow = restAnswerOf(PlannedVolumeWarehouseRowSchema, names);
+
+/**
+ * A period's converter, made once: text as it is, Decimals as JSON numbers (their exact digits),
+ * unset as null, under REST's names. A by-SKU answer of weeks holds millions of periods.
+ */
+function restPeriodOf(desc: DescMessage, omit: readonly string[] = []) {
+  const fields = desc.fields
+    .filter((f) => !omit.includes(f.jsonName))
+    .map((f) => ({ rest: names[f.jsonName as keyof typeof names] ?? f.jsonName, local: f.localName, decimal: f.fieldKind === "message" }));
+  return (period: object) => {
+    const p = period as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    for (const f of fields) {
+      const v = p[f.local];
+      out[f.rest] = v === undefined ? null : f.decimal ? new RestDecimal((v as { value: string }).value || "0") : v;
+    }
+    return out;
+  };
+}
+
+/** What each figure is, for the document (CONTRACT "Planning: the later revision"). */
+const figures: Record<string, string> = {
+  periodStart: "the period's first day, YYYY-MM-DD",
+  periodEnd: "the period's last day (inclusive), YYYY-MM-DD",
+  salesPlanVolume:
+    "units planned: the stored plan of the SKU, channel and month (a week: its days' share of its months' plans), else the year-over-year baseline (net units sold in the same month a year earlier, times 1 + salesPlanGrowth)",
+  salesActualVolume: "net units sold (sale items minus return items) of transactions created in the period and not cancelled, in the selected channels",
+  storedPlanShare: "0..1: the part of salesPlanVolume that comes from stored plans rather than the baseline",
+  openingStockVolume: "the projection's opening stock: the current stock in the current period, the previous period's closing after it; null in periods that ended before the current one",
+  poVolume: "open quantity of non-cancelled, non-draft PO lines delivered in the period",
+  draftPOVolume: "open quantity of draft PO lines delivered in the period",
+  closingStockVolume:
+    "openingStockVolume + poVolume + draftPOVolume - the remaining plan (in the current period max(0, salesPlanVolume - salesActualVolume), later the whole plan); may be below zero; null in periods that ended before the current one",
+  targetStockVolume: "the sum of the stock triggers' min over the group's SKU and warehouse pairs (0 where none); null in periods that ended before the current one",
+  openToBuyVolume: "max(0, remaining plan + targetStockVolume - openingStockVolume - poVolume): what is still to buy; null in periods that ended before the current one",
+  transferInVolume: "open distribution-order quantity (quantity - deliveredQuantity, rows neither COMPLETED nor CANCELLED) into the warehouse, delivered in the period; part of its closing stock",
+  transferOutVolume: "open distribution-order quantity out of the warehouse, delivered in the period; part of its closing stock",
+};
+const withFigures = (shape: Record<string, z.ZodType>) => Object.fromEntries(Object.entries(shape).map(([name, schema]) => [name, figures[name] ? schema.describe(figures[name]) : schema]));
+
+/** Periods of a breakdown by group: no transfers (those are a warehouse's). */
+const TRANSFERS = ["transferInVolume", "transferOutVolume"];
+const salesPlanPeriod = z.object(withFigures(answerShape(SalesPlanPeriodSchema))).meta({ id: "SalesPlanPeriod" });
+const breakdownPeriod = z.object(withFigures(answerShape(BreakdownPeriodSchema, { names, omit: TRANSFERS }))).meta({ id: "BreakdownPeriod" });
+const breakdownWarehousePeriod = z.object(withFigures(answerShape(BreakdownPeriodSchema, { names }))).meta({ id: "BreakdownWarehousePeriod" });
+const groupKey = z.string().describe("the season, productGroupId, variantGroupId or SKU key");
+const periodsOf = (period: z.ZodType) => z.array(period).describe("one entry per period overlapping fromDate..toDate, in order, none left out");
+const salesPlanRow = z
+  .object(answerShape(SalesPlanRowSchema, { fields: { groupKey, channel: z.number().int().describe("1 D2C, 2 B2B"), periods: periodsOf(salesPlanPeriod) } }))
+  .meta({ id: "SalesPlanRow" });
+const breakdownRow = z.object(answerShape(BreakdownRowSchema, { fields: { groupKey, periods: periodsOf(breakdownPeriod) } })).meta({ id: "BreakdownRow" });
+const breakdownWarehouseRow = z
+  .object(
+    answerShape(BreakdownWarehouseRowSchema, {
+      fields: { groupKey, warehouseId: z.string().describe('the warehouse ID; "" for volume without a (known) warehouse'), periods: periodsOf(breakdownWarehousePeriod) },
+    }),
+  )
+  .meta({ id: "BreakdownWarehouseRow" });
+
+const restSalesPlanPeriod = restPeriodOf(SalesPlanPeriodSchema);
+const restBreakdownPeriod = restPeriodOf(BreakdownPeriodSchema, TRANSFERS);
+const restWarehousePeriod = restPeriodOf(BreakdownPeriodSchema);
+const restSalesPlanRow = (r: planningV1.SalesPlanRow) => ({ groupKey: r.groupKey, channel: r.channel, periods: r.periods.map(restSalesPlanPeriod) });
+const restBreakdownRow = (r: planningV1.BreakdownRow) => ({ groupKey: r.groupKey, periods: r.periods.map(restBreakdownPeriod) });
+const restBreakdownWarehouseRow = (r: planningV1.BreakdownWarehouseRow) => ({
+  groupKey: r.groupKey,
+  warehouseId: r.warehouseId,
+  warehouseName: r.warehouseName,
+  periods: r.periods.map(restWarehousePeriod),
+});
+
+// Realistic answers for the document: March and April 2026 by season, March the current month.
+const march = { periodStart: "2026-03-01", periodEnd: "2026-03-31" };
+const april = { periodStart: "2026-04-01", periodEnd: "2026-04-30" };
+const salesPlansExample = [
+  { groupKey: "SS26", channel: 1, periods: [{ ...march, salesPlanVolume: 1240, salesActualVolume: 1012, storedPlanShare: 0.75 }, { ...april, salesPlanVolume: 1380.5, salesActualVolume: 0, storedPlanShare: 1 }] },
+  { groupKey: "SS26", channel: 2, periods: [{ ...march, salesPlanVolume: 310, salesActualVolume: 295, storedPlanShare: 0 }, { ...april, salesPlanVolume: 0, salesActualVolume: 0, storedPlanShare: 0 }] },
+];
+const breakdownExample = [
+  {
+    groupKey: "SS26",
+    periods: [
+      { ...march, openingStockVolume: 2400, salesPlanVolume: 1550, salesActualVolume: 1307, poVolume: 600, draftPOVolume: 200, closingStockVolume: 2957, targetStockVolume: 800, openToBuyVolume: 0 },
+      { ...april, openingStockVolume: 2957, salesPlanVolume: 1380.5, salesActualVolume: 0, poVolume: 0, draftPOVolume: 0, closingStockVolume: 1576.5, targetStockVolume: 800, openToBuyVolume: 0 },
+    ],
+  },
+];
+const breakdownByWarehouseExample = [
+  {
+    groupKey: "SS26",
+    warehouseId: "0b9e0c4e-8f5d-4a53-9f3e-2d1c7a6b5e41",
+    warehouseName: "Stockholm DC",
+    periods: [
+      { ...march, openingStockVolume: 1800, salesPlanVolume: 1100, salesActualVolume: 950, poVolume: 600, draftPOVolume: 0, closingStockVolume: 2200, targetStockVolume: 500, openToBuyVolume: 0, transferInVolume: 0, transferOutVolume: 50 },
+      { ...april, openingStockVolume: 2200, salesPlanVolume: 980, salesActualVolume: 0, poVolume: 0, draftPOVolume: 0, closingStockVolume: 1220, targetStockVolume: 500, openToBuyVolume: 0, transferInVolume: 0, transferOutVolume: 0 },
+    ],
+  },
+];
 
 // ---------------------------------------------------------------------------------------------
 // Stored sales plans (CONTRACT "Sales plans").
@@ -119,12 +282,94 @@ export function planningRoutes(ctx: RouteContext, planning: Client<typeof planni
     const q = toProtoQuery(query);
     return q.skuIds?.length ? { ...q, skuIds: await productUuids(catalogue, as(caller), q.skuIds) } : q;
   };
+  /** The later revision's query as proto: the volumes query, the period and the channels (sorted, once each). */
+  const breakdownProtoQuery = async ({ period, channel, ...volumes }: BreakdownRestQuery, caller: Caller) => ({
+    volumes: await protoQuery(volumes as VolumesQuery, caller),
+    period: periods[period],
+    channels: [...new Set((channel ?? []).map(Number))].sort(),
+  });
+  /**
+   * A later-revision answer: its rows streamed into the JSON array chunk by chunk as the service
+   * sends them (an answer by SKU and week is never held whole); each chunk within a call's deadline.
+   */
+  const streamed = async <R>(
+    caller: Caller,
+    call: (options: CallOptions) => AsyncIterable<{ rows: R[] }>,
+    toRest: (row: R) => unknown,
+    reply: FastifyReply,
+  ) => {
+    const options = as(caller);
+    const answer = await jsonArrayStream((signal) => call({ ...options, timeoutMs: undefined, signal }), (chunk) => chunk.rows.map(toRest), {
+      idleTimeoutMs: options.timeoutMs,
+    });
+    return reply.type("application/json; charset=utf-8").send(answer.body);
+  };
   const tag = "Planning";
   const responses400 = { 400: { description: "missing or bad fromDate/toDate or another bad parameter", schema: generalResponseSchema } };
+  const breakdown400 = {
+    400: { description: `missing or bad fromDate/toDate, a bad period or channel, a window of more than ${MAX_PERIODS} periods, or another bad parameter`, schema: generalResponseSchema },
+  };
+  const later = "the later revision's GET /planning/breakdown (per period) replaces it; served unchanged for clients of the first revision";
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/planning/sales-plans",
+    summary: "Sales plan and sales actuals per group, channel and period (month, ISO week or the whole window)",
+    description:
+      "One row per group and channel, each with every period overlapping fromDate..toDate (whole periods, the account's timezone). salesPlanVolume is the stored plan where the account stored one (POST /planning/sales-plans/batch), else the year-over-year baseline; salesActualVolume is net units sold. Streamed; not paged.",
+    tag,
+    auth: "bearer",
+    query: breakdownQuery,
+    responses: { 200: { description: "one row per group and channel, ordered by groupKey then channel", schema: z.array(salesPlanRow), example: salesPlansExample }, ...breakdown400 },
+    handler: async ({ query, caller }, _req, reply) => {
+      const q = query as unknown as BreakdownRestQuery;
+      refuseLongWindow(q);
+      const request = { query: await breakdownProtoQuery(q, caller) };
+      return streamed(caller, (options) => planning.getSalesPlans(request, options), restSalesPlanRow, reply);
+    },
+  });
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/planning/breakdown",
+    summary: "Per group and period: sales plan and actuals, PO and draft-PO volumes, and the stock projection (opening, closing, target, open-to-buy)",
+    description:
+      "One row per group, each with every period overlapping fromDate..toDate (whole periods, the account's timezone), summed over the group's SKUs and the selected channels. The projection starts at the current period with the current stock and runs forward (closing = opening + poVolume + draftPOVolume - remaining plan); periods that ended before the current one carry sales and PO figures only. With period=total, poVolume and draftPOVolume equal GET /planning/planned-volumes for the same query. Streamed; not paged.",
+    tag,
+    auth: "bearer",
+    query: breakdownQuery,
+    responses: { 200: { description: "one row per group, ordered by groupKey", schema: z.array(breakdownRow), example: breakdownExample }, ...breakdown400 },
+    handler: async ({ query, caller }, _req, reply) => {
+      const q = query as unknown as BreakdownRestQuery;
+      refuseLongWindow(q);
+      const request = { query: await breakdownProtoQuery(q, caller) };
+      return streamed(caller, (options) => planning.getBreakdown(request, options), restBreakdownRow, reply);
+    },
+  });
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/planning/breakdown/by-warehouse",
+    summary: "The breakdown per group and warehouse, with distribution-order transfers in and out",
+    description:
+      "One row per group and warehouse. A SKU's plan and actuals are split over warehouses by each one's share of the SKU's units shipped in the 12 months before today (equally over the warehouses holding its stock without shipments; under warehouseId \"\" without stock). Open distribution-order quantity enters the closing stock as transferInVolume and transferOutVolume. Every volume but openToBuyVolume sums over a group's warehouses to its breakdown row. Streamed; not paged.",
+    tag,
+    auth: "bearer",
+    query: breakdownQuery,
+    responses: {
+      200: { description: "one row per group and warehouse, ordered by groupKey then warehouseId", schema: z.array(breakdownWarehouseRow), example: breakdownByWarehouseExample },
+      ...breakdown400,
+    },
+    handler: async ({ query, caller }, _req, reply) => {
+      const q = query as unknown as BreakdownRestQuery;
+      refuseLongWindow(q);
+      const request = { query: await breakdownProtoQuery(q, caller) };
+      return streamed(caller, (options) => planning.getBreakdownByWarehouse(request, options), restBreakdownWarehouseRow, reply);
+    },
+  });
   route(ctx, {
     method: "GET",
     url: "/v2/api/planning/planned-volumes",
     summary: "Stock, PO and draft-PO volumes per group over the window fromDate..toDate",
+    description: `Stock, PO and draft-PO volumes per group over the window fromDate..toDate. Deprecated: ${later}.`,
+    deprecated: true,
     tag,
     auth: "bearer",
     query: volumesQuery,
@@ -180,6 +425,8 @@ export function planningRoutes(ctx: RouteContext, planning: Client<typeof planni
     method: "GET",
     url: "/v2/api/planning/planned-volumes/by-warehouse",
     summary: "The same volumes per group and warehouse",
+    description: "The same volumes per group and warehouse. Deprecated: the later revision's GET /planning/breakdown/by-warehouse replaces it; served unchanged for clients of the first revision.",
+    deprecated: true,
     tag,
     auth: "bearer",
     query: volumesQuery,
