@@ -17,8 +17,12 @@ import type { BreakdownQuery } from "./validation";
  *   breakdown's figures.
  * - A SKU's plan per channel and period is rounded to 3 decimals (its stored and its baseline
  *   part each, half away from zero) before anything is summed; groups sum those. By warehouse,
- *   each SKU's plan and actuals per period are split over its warehouses in thousandths by the
- *   largest remainder, so the pieces sum exactly to the SKU's figure.
+ *   each SKU's plan and actuals per period are split over its warehouses by cumulative
+ *   rounding: a warehouse's piece is round(figure × the share of the warehouses up to it, 3)
+ *   minus the same up to the one before it (in warehouse-id order), within 0.001 of its exact
+ *   share, and the pieces sum exactly to the SKU's figure. (Largest remainder gives the same
+ *   guarantee but needs two window sorts over SKUs × periods × warehouses; the cumulative shares
+ *   are per SKU and warehouse, computed once for every period.)
  * - The baseline is never negative (a month with more returns than sales plans 0).
  * - The remaining plan of the current period is max(0, plan - actual) of the group row; by
  *   warehouse it is that figure split over the group's warehouses in proportion to each one's own
@@ -146,7 +150,7 @@ export function breakdownStatement(accountId: string, q: BreakdownQuery, shape: 
   if (byWarehouse) {
     // Plans and actuals split over each SKU's warehouses: by units shipped from each (known)
     // warehouse in the 12 months before today, else equally over the warehouses holding its
-    // stock, else none (""). Thousandths, largest remainder: the pieces sum to the SKU's figure.
+    // stock, else none ("").
     const yearAgo = `${Number(today.slice(0, 4)) - 1}${today.slice(4) === "-02-29" ? "-02-28" : today.slice(4)}`;
     sql += `,
     sp AS (SELECT sku_id, idx, sum(plan) AS plan, sum(actual) AS actual FROM scp GROUP BY 1, 2),
@@ -159,18 +163,21 @@ export function breakdownStatement(accountId: string, q: BreakdownQuery, shape: 
       FROM stock st JOIN s USING (sku_id) JOIN w USING (warehouse_id)
       WHERE st.account_id = ${v(accountId)} AND NOT st.deleted AND st.available_quantity > 0
         AND st.sku_id IN (SELECT sku_id FROM sp) AND NOT EXISTS (SELECT 1 FROM ship WHERE ship.sku_id = st.sku_id)),
-    share AS (SELECT sku_id, wid, weight, sum(weight) OVER (PARTITION BY sku_id) AS total FROM (SELECT * FROM ship UNION ALL SELECT * FROM held) x),
-    split AS (
-      SELECT sku_id, idx, coalesce(sh.wid, '') AS wid, coalesce(sh.weight, 1) AS weight, coalesce(sh.total, 1) AS total,
-        abs(sp.plan * 1000) AS plan_m, sign(sp.plan) AS plan_sign, abs(sp.actual * 1000) AS actual_m, sign(sp.actual) AS actual_sign
-      FROM sp LEFT JOIN share sh USING (sku_id)),
+    -- Each warehouse's share as the cumulative fraction of the SKU's weight up to it and before it
+    -- (warehouses in id order): the last one's is exactly 1.
+    share AS (
+      SELECT sku_id, wid,
+        sum(weight) OVER (PARTITION BY sku_id ORDER BY wid ROWS UNBOUNDED PRECEDING) / sum(weight) OVER (PARTITION BY sku_id) AS upto,
+        (sum(weight) OVER (PARTITION BY sku_id ORDER BY wid ROWS UNBOUNDED PRECEDING) - weight) / sum(weight) OVER (PARTITION BY sku_id) AS before
+      FROM (SELECT * FROM ship UNION ALL SELECT * FROM held) x),
+    -- A warehouse's piece: the figure's cumulative share up to it, rounded to 3 decimals, minus
+    -- the same up to the warehouse before it. Within 0.001 of the exact share, and the pieces of
+    -- a SKU's figure telescope to exactly the figure.
     pieces AS (
-      SELECT sku_id, idx, wid,
-        plan_sign * (floor(plan_m * weight / total) + CASE WHEN row_number() OVER (PARTITION BY sku_id, idx ORDER BY plan_m * weight - floor(plan_m * weight / total) * total DESC, wid)
-          <= plan_m - sum(floor(plan_m * weight / total)) OVER (PARTITION BY sku_id, idx) THEN 1 ELSE 0 END) / 1000 AS plan,
-        actual_sign * (floor(actual_m * weight / total) + CASE WHEN row_number() OVER (PARTITION BY sku_id, idx ORDER BY actual_m * weight - floor(actual_m * weight / total) * total DESC, wid)
-          <= actual_m - sum(floor(actual_m * weight / total)) OVER (PARTITION BY sku_id, idx) THEN 1 ELSE 0 END) / 1000 AS actual
-      FROM split),
+      SELECT sp.sku_id, sp.idx, coalesce(sh.wid, '') AS wid,
+        round(sp.plan * coalesce(sh.upto, 1), 3) - round(sp.plan * coalesce(sh.before, 0), 3) AS plan,
+        round(sp.actual * coalesce(sh.upto, 1), 3) - round(sp.actual * coalesce(sh.before, 0), 3) AS actual
+      FROM sp LEFT JOIN share sh USING (sku_id)),
     gp AS (SELECT s.g, x.wid, x.idx, sum(x.plan) AS plan, sum(x.actual) AS actual FROM pieces x JOIN s USING (sku_id) GROUP BY 1, 2, 3),
     dos AS (
       SELECT s.g, d.idx, o.from_external_warehouse_id AS f, o.to_external_warehouse_id AS t, o.open_quantity AS q

@@ -181,7 +181,7 @@ describe("breakdown: a golden account computed by hand", () => {
   it("by warehouse: plans and actuals split by the last 12 months' shipments, else stock, else none; transfers", async () => {
     const row = (groupKey: string, warehouseId: string, warehouseName: string, periods: PeriodFigures[]) => ({ groupKey, warehouseId, warehouseName, periods });
     expect(await readByWarehouse(p.db, acc, window, today)).toEqual([
-      // A's shares: shipped N 3 + 1 = 4, S 3 (of 7), in thousandths by largest remainder:
+      // A's shares: shipped N 3 + 1 = 4, S 3 (of 7); N's piece round(x × 4/7, 3), S the rest:
       // Feb actual 3 = N 1.714 + S 1.286; March plan 8.8 = N 5.029 + S 3.771, actual 3 = 1.714 + 1.286;
       // April plan 62 = N 35.429 + S 26.571. B (no shipments): equally over N and S, which hold its
       // stock: March plan 6.6 = 3.3 + 3.3, actual 2 = 1 + 1.
