@@ -120,13 +120,11 @@ export function breakdownStatement(accountId: string, q: BreakdownQuery, shape: 
       SELECT sl.sku_id, sl.channel, d.idx, sum(sl.units) AS units
       FROM ${sales(first, addDays(last, 1))} sl JOIN d ON d.day = ${dayOf("sl.sold_at")}
       WHERE sl.channel = ANY(${channels()}::int[]) GROUP BY 1, 2, 3),
-    -- Per SKU, channel and period: stored plan, plan, actual.
-    scp AS (
-      SELECT sku_id, channel, idx, sum(stored) AS stored, sum(stored + base) AS plan, sum(units) AS actual FROM (
-        SELECT sku_id, channel, idx, stored, base, 0 AS units FROM pp
-        UNION ALL
-        SELECT sku_id, channel, idx, 0, 0, units FROM act) x
-      GROUP BY 1, 2, 3)`;
+    -- Per SKU, channel and period: stored plan, plan, actual; summed once by each answer's own keys.
+    scp AS NOT MATERIALIZED (
+      SELECT sku_id, channel, idx, stored, stored + base AS plan, 0::numeric AS actual FROM pp
+      UNION ALL
+      SELECT sku_id, channel, idx, 0, 0, units FROM act)`;
 
   const since = q.volumes.updatedSince;
   const sinceAt = () => (since ? ("instant" in since ? `${v(since.instant)}::timestamptz` : at(since.date)) : "");
