@@ -1,5 +1,4 @@
 import type { Knex } from "knex";
-import { create } from "@bufbuild/protobuf";
 import { DecimalSchema, type Decimal, type planningV1 } from "@analytics/contracts";
 import type { Db } from "@analytics/db";
 import { skuWhere, groupColumn } from "./repository";
@@ -296,7 +295,7 @@ function changedGroups(b: Sql, accountId: string, at: () => string, groupColumnN
       UNION SELECT DISTINCT x.g, x.wid FROM ${rows} x WHERE x.g IN (SELECT g FROM c WHERE wid IS NULL) OR ${everything}`;
 }
 
-type SalesPlanRow = Omit<planningV1.SalesPlanRow, "$typeName" | "$unknown" | "periods"> & { periods: Omit<planningV1.SalesPlanPeriod, "$typeName" | "$unknown">[] };
+export type SalesPlanRow = Omit<planningV1.SalesPlanRow, "$typeName" | "$unknown" | "periods"> & { periods: Omit<planningV1.SalesPlanPeriod, "$typeName" | "$unknown">[] };
 type BreakdownPeriodOut = Omit<planningV1.BreakdownPeriod, "$typeName" | "$unknown">;
 export type BreakdownRowOut = { groupKey: string; periods: BreakdownPeriodOut[] };
 export type BreakdownWarehouseRowOut = BreakdownRowOut & { warehouseId: string; warehouseName: string };
@@ -304,7 +303,8 @@ export type BreakdownWarehouseRowOut = BreakdownRowOut & { warehouseId: string; 
 /** A numeric's text as a Decimal, without trailing zeros; null: unset. */
 function decimal(value: string | null): Decimal | undefined {
   if (value === null) return undefined;
-  return create(DecimalSchema, { value: value.includes(".") ? value.replace(/\.?0+$/, "") : value });
+  // A literal, not create(): an answer by SKU holds millions of them, and Connect copies the response anyway.
+  return { $typeName: DecimalSchema.typeName, value: value.includes(".") ? value.replace(/\.?0+$/, "") : value } as Decimal;
 }
 
 const CHUNK = 500;
