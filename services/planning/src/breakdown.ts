@@ -1,9 +1,8 @@
 import type { Knex } from "knex";
-import { create } from "@bufbuild/protobuf";
 import { DecimalSchema, type Decimal, type planningV1 } from "@analytics/contracts";
 import type { Db } from "@analytics/db";
 import { skuWhere, groupColumn } from "./repository";
-import { addDays, monthStart, nextMonth, periodsOf, toTime, type PeriodSpan } from "./periods";
+import { addDays, monthStart, nextMonth, periodsOf, type PeriodSpan } from "./periods";
 import type { BreakdownQuery } from "./validation";
 
 /**
@@ -17,8 +16,12 @@ import type { BreakdownQuery } from "./validation";
  *   breakdown's figures.
  * - A SKU's plan per channel and period is rounded to 3 decimals (its stored and its baseline
  *   part each, half away from zero) before anything is summed; groups sum those. By warehouse,
- *   each SKU's plan and actuals per period are split over its warehouses in thousandths by the
- *   largest remainder, so the pieces sum exactly to the SKU's figure.
+ *   each SKU's plan and actuals per period are split over its warehouses by cumulative
+ *   rounding: a warehouse's piece is round(figure × the share of the warehouses up to it, 3)
+ *   minus the same up to the one before it (in warehouse-id order), within 0.001 of its exact
+ *   share, and the pieces sum exactly to the SKU's figure. (Largest remainder gives the same
+ *   guarantee but needs two window sorts over SKUs × periods × warehouses; the cumulative shares
+ *   are per SKU and warehouse, computed once for every period.)
  * - The baseline is never negative (a month with more returns than sales plans 0).
  * - The remaining plan of the current period is max(0, plan - actual) of the group row; by
  *   warehouse it is that figure split over the group's warehouses in proportion to each one's own
@@ -80,7 +83,7 @@ export function breakdownStatement(accountId: string, q: BreakdownQuery, shape: 
       SELECT s.sku_id, CASE WHEN l.channel = 2 THEN 2 ELSE 1 END, l.sold_at, l.units, l.external_warehouse_id
       FROM sales_lines l JOIN s ON s.sku = l.sku
       WHERE l.account_id = ${v(accountId)} AND l.key IS NULL AND l.sold_at >= ${at(from)} AND l.sold_at < ${at(to)})`;
-  /** A year before a day (29 February: 28 February... of the month's start, which is all that is asked). */
+  /** A year before a month's first day. */
   const yearBefore = (d: string) => `${Number(d.slice(0, 4)) - 1}${d.slice(4)}`;
   const channels = () => v(q.channels);
 
@@ -116,13 +119,11 @@ export function breakdownStatement(accountId: string, q: BreakdownQuery, shape: 
       SELECT sl.sku_id, sl.channel, d.idx, sum(sl.units) AS units
       FROM ${sales(first, addDays(last, 1))} sl JOIN d ON d.day = ${dayOf("sl.sold_at")}
       WHERE sl.channel = ANY(${channels()}::int[]) GROUP BY 1, 2, 3),
-    -- Per SKU, channel and period: stored plan, plan, actual.
-    scp AS (
-      SELECT sku_id, channel, idx, sum(stored) AS stored, sum(stored + base) AS plan, sum(units) AS actual FROM (
-        SELECT sku_id, channel, idx, stored, base, 0 AS units FROM pp
-        UNION ALL
-        SELECT sku_id, channel, idx, 0, 0, units FROM act) x
-      GROUP BY 1, 2, 3)`;
+    -- Per SKU, channel and period: stored plan, plan, actual; summed once by each answer's own keys.
+    scp AS NOT MATERIALIZED (
+      SELECT sku_id, channel, idx, stored, stored + base AS plan, 0::numeric AS actual FROM pp
+      UNION ALL
+      SELECT sku_id, channel, idx, 0, 0, units FROM act)`;
 
   const since = q.volumes.updatedSince;
   const sinceAt = () => (since ? ("instant" in since ? `${v(since.instant)}::timestamptz` : at(since.date)) : "");
@@ -146,31 +147,34 @@ export function breakdownStatement(accountId: string, q: BreakdownQuery, shape: 
   if (byWarehouse) {
     // Plans and actuals split over each SKU's warehouses: by units shipped from each (known)
     // warehouse in the 12 months before today, else equally over the warehouses holding its
-    // stock, else none (""). Thousandths, largest remainder: the pieces sum to the SKU's figure.
-    const yearAgo = `${Number(today.slice(0, 4)) - 1}${today.slice(4)}`;
+    // stock, else none ("").
+    const yearAgo = `${Number(today.slice(0, 4)) - 1}${today.slice(4) === "-02-29" ? "-02-28" : today.slice(4)}`;
     sql += `,
     sp AS (SELECT sku_id, idx, sum(plan) AS plan, sum(actual) AS actual FROM scp GROUP BY 1, 2),
     ship AS (
       SELECT sl.sku_id, wx.warehouse_id::text AS wid, sum(sl.units)::numeric AS weight
-      FROM ${sales(toTime(yearAgo) ? yearAgo : addDays(today, -365), today)} sl JOIN wx ON wx.external_id = sl.external_warehouse_id
+      FROM ${sales(yearAgo, today)} sl JOIN wx ON wx.external_id = sl.external_warehouse_id
       WHERE sl.units > 0 AND sl.sku_id IN (SELECT sku_id FROM sp) GROUP BY 1, 2),
     held AS (
       SELECT st.sku_id, st.warehouse_id::text AS wid, 1::numeric AS weight
       FROM stock st JOIN s USING (sku_id) JOIN w USING (warehouse_id)
       WHERE st.account_id = ${v(accountId)} AND NOT st.deleted AND st.available_quantity > 0
         AND st.sku_id IN (SELECT sku_id FROM sp) AND NOT EXISTS (SELECT 1 FROM ship WHERE ship.sku_id = st.sku_id)),
-    share AS (SELECT sku_id, wid, weight, sum(weight) OVER (PARTITION BY sku_id) AS total FROM (SELECT * FROM ship UNION ALL SELECT * FROM held) x),
-    split AS (
-      SELECT sku_id, idx, coalesce(sh.wid, '') AS wid, coalesce(sh.weight, 1) AS weight, coalesce(sh.total, 1) AS total,
-        abs(sp.plan * 1000) AS plan_m, sign(sp.plan) AS plan_sign, abs(sp.actual * 1000) AS actual_m, sign(sp.actual) AS actual_sign
-      FROM sp LEFT JOIN share sh USING (sku_id)),
+    -- Each warehouse's share as the cumulative fraction of the SKU's weight up to it and before it
+    -- (warehouses in id order): the last one's is exactly 1.
+    share AS (
+      SELECT sku_id, wid,
+        sum(weight) OVER (PARTITION BY sku_id ORDER BY wid ROWS UNBOUNDED PRECEDING) / sum(weight) OVER (PARTITION BY sku_id) AS upto,
+        (sum(weight) OVER (PARTITION BY sku_id ORDER BY wid ROWS UNBOUNDED PRECEDING) - weight) / sum(weight) OVER (PARTITION BY sku_id) AS before
+      FROM (SELECT * FROM ship UNION ALL SELECT * FROM held) x),
+    -- A warehouse's piece: the figure's cumulative share up to it, rounded to 3 decimals, minus
+    -- the same up to the warehouse before it. Within 0.001 of the exact share, and the pieces of
+    -- a SKU's figure telescope to exactly the figure.
     pieces AS (
-      SELECT sku_id, idx, wid,
-        plan_sign * (floor(plan_m * weight / total) + CASE WHEN row_number() OVER (PARTITION BY sku_id, idx ORDER BY plan_m * weight - floor(plan_m * weight / total) * total DESC, wid)
-          <= plan_m - sum(floor(plan_m * weight / total)) OVER (PARTITION BY sku_id, idx) THEN 1 ELSE 0 END) / 1000 AS plan,
-        actual_sign * (floor(actual_m * weight / total) + CASE WHEN row_number() OVER (PARTITION BY sku_id, idx ORDER BY actual_m * weight - floor(actual_m * weight / total) * total DESC, wid)
-          <= actual_m - sum(floor(actual_m * weight / total)) OVER (PARTITION BY sku_id, idx) THEN 1 ELSE 0 END) / 1000 AS actual
-      FROM split),
+      SELECT sp.sku_id, sp.idx, coalesce(sh.wid, '') AS wid,
+        round(sp.plan * coalesce(sh.upto, 1), 3) - round(sp.plan * coalesce(sh.before, 0), 3) AS plan,
+        round(sp.actual * coalesce(sh.upto, 1), 3) - round(sp.actual * coalesce(sh.before, 0), 3) AS actual
+      FROM sp LEFT JOIN share sh USING (sku_id)),
     gp AS (SELECT s.g, x.wid, x.idx, sum(x.plan) AS plan, sum(x.actual) AS actual FROM pieces x JOIN s USING (sku_id) GROUP BY 1, 2, 3),
     dos AS (
       SELECT s.g, d.idx, o.from_external_warehouse_id AS f, o.to_external_warehouse_id AS t, o.open_quantity AS q
@@ -279,8 +283,10 @@ function changedGroups(b: Sql, accountId: string, at: () => string, groupColumnN
       UNION SELECT s.g${all} FROM sales_lines l JOIN s ON s.key = l.key WHERE l.account_id = ${a()} AND l.changed_at > ${at()}
       UNION SELECT s.g${all} FROM sales_lines l JOIN s ON s.sku = l.sku WHERE l.account_id = ${a()} AND l.key IS NULL AND l.changed_at > ${at()}
       UNION SELECT s.g${all} FROM sales_plans p JOIN s USING (sku_id) WHERE p.account_id = ${a()} AND p.updated_at > ${at()}
-      UNION SELECT s.g${known("o.to_external_warehouse_id")} FROM distribution_orders o JOIN s ON s.key = o.key OR (o.key IS NULL AND s.sku = o.sku) WHERE o.account_id = ${a()} AND o.changed_at > ${at()}
-      UNION SELECT s.g${known("o.from_external_warehouse_id")} FROM distribution_orders o JOIN s ON s.key = o.key OR (o.key IS NULL AND s.sku = o.sku) WHERE o.account_id = ${a()} AND o.changed_at > ${at()}
+      UNION SELECT s.g${known("o.to_external_warehouse_id")} FROM distribution_orders o JOIN s ON s.key = o.key WHERE o.account_id = ${a()} AND o.changed_at > ${at()}
+      UNION SELECT s.g${known("o.from_external_warehouse_id")} FROM distribution_orders o JOIN s ON s.key = o.key WHERE o.account_id = ${a()} AND o.changed_at > ${at()}
+      UNION SELECT s.g${known("o.to_external_warehouse_id")} FROM distribution_orders o JOIN s ON s.sku = o.sku WHERE o.account_id = ${a()} AND o.key IS NULL AND o.changed_at > ${at()}
+      UNION SELECT s.g${known("o.from_external_warehouse_id")} FROM distribution_orders o JOIN s ON s.sku = o.sku WHERE o.account_id = ${a()} AND o.key IS NULL AND o.changed_at > ${at()}
       UNION SELECT s.g${wid("coalesce((SELECT w.warehouse_id::text FROM w WHERE w.warehouse_id = t.warehouse_id), '')")} FROM stock_trigger_minimums t JOIN s USING (sku_id) WHERE t.account_id = ${a()} AND t.changed_at > ${at()}`;
   const everything = `EXISTS (SELECT 1 FROM accounts WHERE account_id = ${a()} AND changed_at > ${at()})`;
   if (!byWarehouse) return `SELECT g FROM (${changed}) c UNION SELECT DISTINCT g FROM ${rows} WHERE ${everything}`;
@@ -289,7 +295,7 @@ function changedGroups(b: Sql, accountId: string, at: () => string, groupColumnN
       UNION SELECT DISTINCT x.g, x.wid FROM ${rows} x WHERE x.g IN (SELECT g FROM c WHERE wid IS NULL) OR ${everything}`;
 }
 
-type SalesPlanRow = Omit<planningV1.SalesPlanRow, "$typeName" | "$unknown" | "periods"> & { periods: Omit<planningV1.SalesPlanPeriod, "$typeName" | "$unknown">[] };
+export type SalesPlanRow = Omit<planningV1.SalesPlanRow, "$typeName" | "$unknown" | "periods"> & { periods: Omit<planningV1.SalesPlanPeriod, "$typeName" | "$unknown">[] };
 type BreakdownPeriodOut = Omit<planningV1.BreakdownPeriod, "$typeName" | "$unknown">;
 export type BreakdownRowOut = { groupKey: string; periods: BreakdownPeriodOut[] };
 export type BreakdownWarehouseRowOut = BreakdownRowOut & { warehouseId: string; warehouseName: string };
@@ -297,7 +303,8 @@ export type BreakdownWarehouseRowOut = BreakdownRowOut & { warehouseId: string; 
 /** A numeric's text as a Decimal, without trailing zeros; null: unset. */
 function decimal(value: string | null): Decimal | undefined {
   if (value === null) return undefined;
-  return create(DecimalSchema, { value: value.includes(".") ? value.replace(/\.?0+$/, "") : value });
+  // A literal, not create(): an answer by SKU holds millions of them, and Connect copies the response anyway.
+  return { $typeName: DecimalSchema.typeName, value: value.includes(".") ? value.replace(/\.?0+$/, "") : value } as Decimal;
 }
 
 const CHUNK = 500;
@@ -306,12 +313,14 @@ const CHUNK = 500;
  * Runs a statement through a cursor with hash joins only (as planned volumes), yielding its rows
  * in batches. Without JIT: the few nested loops it cannot avoid (each period's days, every group
  * times every period) carry the disabled-nestloop cost, which pushes the estimate past
- * jit_above_cost, and compiling took 6 s for a statement that runs in milliseconds.
+ * jit_above_cost, and compiling took 6 s for a statement that runs in milliseconds. The whole
+ * answer is read (cursor_tuple_fraction 1: no plan chosen for a fast first row), and its hash
+ * aggregates (SKUs x channels x months) get the memory to stay off disk.
  */
 async function* cursorRows(db: Db, statement: { sql: string; bindings: Knex.RawBinding[] }, batch: number): AsyncGenerator<Record<string, string>[]> {
   const tx = await db.transaction();
   try {
-    await tx.raw("SET LOCAL enable_nestloop = off; SET LOCAL jit = off");
+    await tx.raw("SET LOCAL enable_nestloop = off; SET LOCAL jit = off; SET LOCAL cursor_tuple_fraction = 1; SET LOCAL work_mem = '64MB'");
     await tx.raw(`DECLARE breakdown NO SCROLL CURSOR FOR ${statement.sql}`, statement.bindings);
     for (;;) {
       const { rows } = await tx.raw(`FETCH ${batch} FROM breakdown`);

@@ -166,10 +166,22 @@ describe("breakdown: a golden account computed by hand", () => {
     ]);
   });
 
+  it("a window after today: the projection runs from today through the days before it (period=total)", async () => {
+    // Today's period is [18 March, 31 March], not reported: its plan is its 14 days' share of March.
+    // S1: A 8.8×14/31 = 3.974, B 6.6×14/31 = 2.981: 6.955 still to sell; the PO of 20 on 25 March;
+    // closing 27 + 20 - 6.955 = 40.045. April: 40.045 + 10 + 6 - 62 = -5.955; otb 62 + 6 - 40.045 - 10.
+    // S2: C 30×14/31 = 13.548; the draft of 4 on 28 March: 20 + 4 - 13.548 = 10.452. April:
+    // 10.452 + 5 - 17 = -1.548; otb 17 + 6 - 10.452 - 5.
+    expect(await readBreakdown(p.db, acc, { ...window, fromDate: "2026-04-01", toDate: "2026-04-30", period: Period.TOTAL }, today)).toEqual([
+      { groupKey: "S1", periods: [{ ...APR, opening: 40.045, plan: 62, actual: 0, po: 10, draft: 6, closing: -5.955, target: 6, otb: 17.955 }] },
+      { groupKey: "S2", periods: [{ ...APR, opening: 10.452, plan: 17, actual: 0, po: 5, draft: 0, closing: -1.548, target: 6, otb: 7.548 }] },
+    ]);
+  });
+
   it("by warehouse: plans and actuals split by the last 12 months' shipments, else stock, else none; transfers", async () => {
     const row = (groupKey: string, warehouseId: string, warehouseName: string, periods: PeriodFigures[]) => ({ groupKey, warehouseId, warehouseName, periods });
     expect(await readByWarehouse(p.db, acc, window, today)).toEqual([
-      // A's shares: shipped N 3 + 1 = 4, S 3 (of 7), in thousandths by largest remainder:
+      // A's shares: shipped N 3 + 1 = 4, S 3 (of 7); N's piece round(x × 4/7, 3), S the rest:
       // Feb actual 3 = N 1.714 + S 1.286; March plan 8.8 = N 5.029 + S 3.771, actual 3 = 1.714 + 1.286;
       // April plan 62 = N 35.429 + S 26.571. B (no shipments): equally over N and S, which hold its
       // stock: March plan 6.6 = 3.3 + 3.3, actual 2 = 1 + 1.
