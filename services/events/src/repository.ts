@@ -360,20 +360,24 @@ export interface ClaimedDelivery {
  * endpoint holds its own slots only. Rows another worker is leasing right now are skipped.
  */
 export async function claimDue(db: Db, opts: { limit: number; perEndpoint: number; leaseMs: number; token: string }): Promise<ClaimedDelivery[]> {
+  // Per endpoint with due deliveries: its free slots (the limit less the leases live anywhere),
+  // then its due heads in due order, each an index probe (webhook_deliveries_due, _pending).
   const { rows } = await db.raw(
-    `WITH heads AS (
-       SELECT DISTINCT ON (endpoint_id, aggregate) id, endpoint_id, event_seq, next_attempt_at,
-         (lease_until IS NOT NULL AND lease_until >= now()) AS leased
-       FROM webhook_deliveries WHERE status = 'pending'
-       ORDER BY endpoint_id, aggregate, event_seq
-     ), ranked AS (
-       SELECT h.id, h.leased, h.next_attempt_at,
-         count(*) FILTER (WHERE h.leased) OVER (PARTITION BY h.endpoint_id) AS busy,
-         row_number() OVER (PARTITION BY h.endpoint_id, h.leased ORDER BY h.next_attempt_at, h.event_seq) AS rank
-       FROM heads h JOIN webhook_endpoints w ON w.id = h.endpoint_id AND w.enabled
+    `WITH busy AS (
+       SELECT endpoint_id, count(*)::int AS n FROM webhook_deliveries
+       WHERE lease_until IS NOT NULL AND lease_until >= now() AND status = 'pending' GROUP BY endpoint_id
+     ), slots AS (
+       SELECT w.id, ?::int - COALESCE(b.n, 0) AS free FROM webhook_endpoints w LEFT JOIN busy b ON b.endpoint_id = w.id
+       WHERE w.enabled AND EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.status = 'pending' AND d.next_attempt_at <= now())
      ), candidates AS (
-       SELECT id FROM ranked WHERE NOT leased AND next_attempt_at <= now() AND busy + rank <= ?
-       ORDER BY next_attempt_at LIMIT ?
+       SELECT c.id FROM slots s CROSS JOIN LATERAL (
+         SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+         WHERE d.endpoint_id = s.id AND d.status = 'pending' AND d.next_attempt_at <= now() AND (d.lease_until IS NULL OR d.lease_until < now())
+           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p
+             WHERE p.endpoint_id = d.endpoint_id AND p.aggregate = d.aggregate AND p.status = 'pending' AND p.event_seq < d.event_seq)
+         ORDER BY d.next_attempt_at, d.event_seq LIMIT GREATEST(s.free, 0)
+       ) c
+       ORDER BY c.next_attempt_at LIMIT ?
      ), locked AS (
        SELECT d.id FROM webhook_deliveries d JOIN candidates c ON c.id = d.id
        WHERE d.status = 'pending' AND (d.lease_until IS NULL OR d.lease_until < now())

@@ -51,6 +51,9 @@ export const webhooks: Migration = {
       );
       -- The head of each endpoint's and aggregate's chain of pending deliveries.
       CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (endpoint_id, aggregate, event_seq) WHERE status = 'pending';
+      -- Each endpoint's due deliveries in due order, and the leases live (the endpoint's busy slots).
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries (endpoint_id, next_attempt_at, event_seq) WHERE status = 'pending';
+      CREATE INDEX webhook_deliveries_leased ON webhook_deliveries (endpoint_id) WHERE status = 'pending' AND lease_until IS NOT NULL;
       CREATE INDEX webhook_deliveries_log ON webhook_deliveries (endpoint_id, seq);
     `);
   },
