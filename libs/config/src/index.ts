@@ -73,7 +73,7 @@ export const configSchema = z.object({
    */
   WEBHOOK_ALLOW_PRIVATE: z.enum(["true", "false"]).default("false").transform((v) => v === "true"),
   /** Attempts in flight at once to one webhook endpoint (a slow endpoint holds only its own). */
-  WEBHOOK_CONCURRENCY_PER_ENDPOINT: z.coerce.number().int().min(1).max(100).default(8),
+  WEBHOOK_CONCURRENCY_PER_ENDPOINT: z.coerce.number().int().min(1).max(100).default(16),
   /** How often the webhook worker looks for due deliveries when it has found none. */
   WEBHOOK_POLL_MS: z.coerce.number().int().min(10).default(250),
   /** Longest wait for a database connection from the pool; then the request answers 503. */

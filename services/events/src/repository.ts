@@ -412,30 +412,34 @@ export async function recordAttempt(
   d: { id: string; endpointId: string; token: string; statusCode?: number; durationMs: number; error?: string },
   outcome: AttemptOutcome,
 ): Promise<void> {
-  await db.transaction(async (tx) => {
-    const status = outcome.kind === "delivered" ? "delivered" : outcome.kind === "failed" && outcome.retryInMs === undefined ? "failed" : "pending";
-    const retryMs = outcome.kind === "failed" ? (outcome.retryInMs ?? 0) : 0;
-    const { rowCount } = await tx.raw(
-      `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, last_attempt_at = now(), last_status_code = ?,
+  const status = outcome.kind === "delivered" ? "delivered" : outcome.kind === "failed" && outcome.retryInMs === undefined ? "failed" : "pending";
+  const retryMs = outcome.kind === "failed" ? (outcome.retryInMs ?? 0) : 0;
+  const disableAfterMs = outcome.kind === "failed" ? outcome.disableIfFailingSinceMs : 0;
+  // One statement (one round trip per attempt): the delivery, then its endpoint only when the
+  // delivery was still ours. A success ends the endpoint's failing streak; a 410 disables it; a
+  // failure starts the streak or, 5 days into it, disables the endpoint.
+  await db.raw(
+    `WITH recorded AS (
+       UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, last_attempt_at = now(), last_status_code = ?,
          last_duration_ms = ?, last_error = ?, next_attempt_at = now() + (? * interval '1 millisecond'), lease_until = NULL, lease_token = NULL
-       WHERE id = ? AND lease_token = ?`,
-      [status, d.statusCode ?? null, d.durationMs, d.error ?? null, retryMs, d.id, d.token],
-    );
-    if (!rowCount) return;
-    if (outcome.kind === "delivered") {
-      await tx.raw("UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL", [d.endpointId]);
-    } else if (outcome.kind === "gone") {
-      await tx.raw("UPDATE webhook_endpoints SET enabled = false, disabled_reason = 'gone', updated_at = now() WHERE id = ?", [d.endpointId]);
-    } else {
-      await tx.raw(
-        `UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, now()),
-           enabled = enabled AND COALESCE(failing_since, now()) > now() - (? * interval '1 millisecond'),
-           disabled_reason = CASE WHEN COALESCE(failing_since, now()) <= now() - (? * interval '1 millisecond') THEN 'failing' ELSE disabled_reason END
-         WHERE id = ?`,
-        [outcome.disableIfFailingSinceMs, outcome.disableIfFailingSinceMs, d.endpointId],
-      );
-    }
-  });
+       WHERE id = ? AND lease_token = ? RETURNING endpoint_id
+     )
+     UPDATE webhook_endpoints w SET
+       failing_since = CASE ?::text WHEN 'delivered' THEN NULL WHEN 'gone' THEN w.failing_since ELSE COALESCE(w.failing_since, now()) END,
+       enabled = CASE ?::text WHEN 'delivered' THEN w.enabled WHEN 'gone' THEN false
+         ELSE w.enabled AND COALESCE(w.failing_since, now()) > now() - (? * interval '1 millisecond') END,
+       disabled_reason = CASE
+         WHEN ?::text = 'gone' THEN 'gone'
+         WHEN ?::text = 'failed' AND w.enabled AND COALESCE(w.failing_since, now()) <= now() - (? * interval '1 millisecond') THEN 'failing'
+         ELSE w.disabled_reason END,
+       updated_at = CASE WHEN ?::text = 'gone' THEN now() ELSE w.updated_at END
+     FROM recorded WHERE w.id = recorded.endpoint_id
+       AND (?::text <> 'delivered' OR w.failing_since IS NOT NULL)`,
+    [
+      status, d.statusCode ?? null, d.durationMs, d.error ?? null, retryMs, d.id, d.token,
+      outcome.kind, outcome.kind, disableAfterMs, outcome.kind, outcome.kind, disableAfterMs, outcome.kind, outcome.kind,
+    ],
+  );
 }
 
 /** Per enabled endpoint: its pending deliveries and the age of the oldest (the metrics). */

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import http2 from "node:http2";
 import { Code } from "@connectrpc/connect";
 import { eventsV1, topics } from "@analytics/contracts";
 import { consumerHandler, type ServiceDeps } from "@analytics/rpc";
@@ -39,6 +40,25 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
     receiver.trust(name, endpoint!.secret!);
     return endpoint!;
   }
+  /** The service's /metrics text (on its h2c port). */
+  const metrics = () =>
+    new Promise<string>((resolve, reject) => {
+      const session = http2.connect(events.service.url);
+      session.on("error", reject);
+      const req = session.request({ ":path": "/metrics" });
+      let text = "";
+      req.setEncoding("utf8");
+      req.on("data", (c: string) => (text += c));
+      req.on("end", () => {
+        session.close();
+        resolve(text);
+      });
+      req.end();
+    });
+  const sample = (text: string, name: string, labels: string) => {
+    const line = text.split("\n").find((l) => l.startsWith(`${name}{`) && l.includes(labels));
+    return line === undefined ? undefined : Number(line.split(" ").at(-1));
+  };
   const deliveredTo = (name: string) => receiver.received.filter((r) => r.endpoint === name && r.status < 300);
 
   describe("the resource", () => {
@@ -243,6 +263,31 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
         await eventually(async () => held.length > 0 || deliveredTo("slow").length === 10, 20_000, "the slow endpoint's next deliveries");
       }
       expect(receiver.mostOpen.get("slow")).toBe(PER_ENDPOINT);
+    });
+
+    it("reports deliveries by outcome, attempt latency, and per endpoint its backlog and oldest pending", async () => {
+      const acc = randomUUID();
+      const ep = await endpoint(acc, "metered");
+      const held: (() => void)[] = [];
+      receiver.answer = (name) => (name === "metered" ? new Promise((resolve) => held.push(() => resolve(204))) : 204);
+      const product = randomUUID();
+      await queue(acc, [product], 1);
+      await queue(acc, [product], 2);
+      await eventually(async () => held.length === 1, 20_000, "the first delivery in flight");
+      const before = await metrics();
+      expect(sample(before, "webhook_pending_deliveries", `endpoint="${ep.id}"`)).toBe(2);
+      expect(sample(before, "webhook_oldest_pending_age_seconds", `endpoint="${ep.id}"`)).toBeGreaterThanOrEqual(0);
+      const deliveredBefore = sample(before, "webhook_attempts_total", 'outcome="delivered"') ?? 0;
+      while (deliveredTo("metered").length < 2) {
+        held.splice(0).forEach((release) => release());
+        await eventually(async () => held.length > 0 || deliveredTo("metered").length === 2, 20_000, "the next delivery");
+      }
+      const after = await eventually(async () => {
+        const text = await metrics();
+        return sample(text, "webhook_pending_deliveries", `endpoint="${ep.id}"`) === undefined && text;
+      }, 20_000, "the backlog drained");
+      expect(sample(after, "webhook_attempts_total", 'outcome="delivered"')).toBeGreaterThanOrEqual(deliveredBefore + 2);
+      expect(sample(after, "webhook_attempt_duration_seconds_count", 'outcome="delivered"')).toBeGreaterThanOrEqual(deliveredBefore + 2);
     });
 
     it("sends again (the same webhook-id) what a killed worker held, once its lease has run out", async () => {
