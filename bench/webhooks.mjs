@@ -17,7 +17,8 @@ const verify = arg("--verify", "true") !== "false";
 
 /** The receiver: distinct webhook-ids delivered, and signatures that failed. */
 async function startReceiver() {
-  const state = { ids: new Set(), rejected: 0, lastAt: 0, secret: undefined };
+  // open: connections open now, mostOpen: the most at once (does the worker use its slots?).
+  const state = { ids: new Set(), rejected: 0, lastAt: 0, secret: undefined, open: 0, mostOpen: 0 };
   const server = http.createServer((req, res) => {
     const chunks = [];
     req.on("data", (c) => chunks.push(c));
@@ -34,6 +35,10 @@ async function startReceiver() {
       state.lastAt = performance.now();
       res.writeHead(204).end();
     });
+  });
+  server.on("connection", (socket) => {
+    state.mostOpen = Math.max(state.mostOpen, ++state.open);
+    socket.once("close", () => state.open--);
   });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
   return { state, url: `http://127.0.0.1:${server.address().port}/hook`, close: () => new Promise((r) => server.close(r)) };
@@ -73,9 +78,11 @@ try {
     ratio: +(lastDeliveryMs / lastEntryMs).toFixed(2),
     deliveriesPerSecond: Math.round(want / (lastDeliveryMs / 1000)),
     rejected: receiver.state.rejected,
+    mostConnectionsAtOnce: receiver.state.mostOpen,
+    concurrencyPerEndpoint: Number(process.env.WEBHOOK_CONCURRENCY_PER_ENDPOINT ?? 16),
     verified: verify,
   };
-  console.log(`writes ${r.writesMs} ms, last queue entry at ${r.lastEntryMs} ms, last delivery at ${r.lastDeliveryMs} ms -> ratio ${r.ratio} (target <= 1.5), ${r.deliveriesPerSecond} deliveries/s, ${r.rejected} rejected`);
+  console.log(`writes ${r.writesMs} ms, last queue entry at ${r.lastEntryMs} ms, last delivery at ${r.lastDeliveryMs} ms -> ratio ${r.ratio} (target <= 1.5), ${r.deliveriesPerSecond} deliveries/s, ${r.rejected} rejected, at most ${r.mostConnectionsAtOnce} connections at once (${r.concurrencyPerEndpoint} attempts allowed)`);
   console.log(JSON.stringify({ webhooks: r }));
 } finally {
   await platform.stop();
