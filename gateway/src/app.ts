@@ -28,6 +28,7 @@ import { RateLimiter } from "./accounts/rate-limiter";
 import type { RouteContext } from "./http/route";
 import { brandRoutes } from "./routes/brands";
 import { eventRoutes } from "./routes/events";
+import { webhookRoutes } from "./routes/webhooks";
 import { storeRoutes } from "./routes/stores";
 import { warehouseRoutes } from "./routes/warehouses";
 import { mappingTableRoutes } from "./routes/mapping-tables";
@@ -229,6 +230,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   fxRateRoutes(ctx, clients.pricing, as);
   pricatRoutes(ctx, clients.pricing, as);
   eventRoutes(ctx, clients.events, as, images);
+  webhookRoutes(ctx, clients.events, as);
   planningRoutes(ctx, clients.planning, clients.catalogue, as);
   warehouseRoutes(ctx, clients.inventory, clients.catalogue, as);
   const orderDeps = { ctx, orders: clients.orders, catalogue: clients.catalogue, inventory: clients.inventory, as };

@@ -80,6 +80,7 @@ const tagDescriptions: Record<string, string> = {
   Categories: "Product categories, created by product writes.",
   "Mapping tables": "Account-defined lookup tables from one field's values to others.",
   Events: "The account's event queue: what changed, to be processed and marked.",
+  Webhooks: "The event queue pushed to the account's endpoints, signed as Standard Webhooks (standardwebhooks.com).",
   Admin: "Deployment administration: accounts, API keys and settings (only when ADMIN_TOKEN is set).",
 };
 

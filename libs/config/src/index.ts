@@ -68,6 +68,16 @@ export const configSchema = z.object({
   /** How long a write's Idempotency-Key holds (its answer is replayed, another request under it is a 422). */
   IDEMPOTENCY_KEY_TTL_SECONDS: z.coerce.number().int().min(1).max(7 * 86400).default(86400),
   OUTBOX_POLL_MS: z.coerce.number().int().min(10).default(250),
+  /**
+   * Webhook deliveries may go to plain http:// and to loopback, private and link-local addresses.
+   * For tests and local development only: in production it would let an account reach the
+   * cluster's own services and the cloud metadata endpoint.
+   */
+  WEBHOOK_ALLOW_PRIVATE: z.enum(["true", "false"]).default("false").transform((v) => v === "true"),
+  /** Attempts in flight at once to one webhook endpoint (a slow endpoint holds only its own). */
+  WEBHOOK_CONCURRENCY_PER_ENDPOINT: z.coerce.number().int().min(1).max(100).default(16),
+  /** How often the webhook worker looks for due deliveries when it has found none. */
+  WEBHOOK_POLL_MS: z.coerce.number().int().min(10).default(250),
   /** Longest wait for a database connection from the pool; then the request answers 503. */
   DB_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
   /**
@@ -116,6 +126,11 @@ function serviceUrlShape() {
 /** The database timeouts (and pool size, when set) every pool uses. */
 export function dbTimeouts(config: Config) {
   return { acquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS, statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS, poolMax: config.DB_POOL_MAX };
+}
+
+/** The events service's webhook worker (services/events/src/webhook-worker.ts). */
+export function webhookSettings(config: Config) {
+  return { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE, concurrencyPerEndpoint: config.WEBHOOK_CONCURRENCY_PER_ENDPOINT, pollMs: config.WEBHOOK_POLL_MS };
 }
 
 /** What every process connects its bus with (libs/bus createBus). */

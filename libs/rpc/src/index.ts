@@ -5,6 +5,7 @@ import { Code, createClient, type Client, type ConnectRouter, type Interceptor }
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { DescService } from "@bufbuild/protobuf";
 import type { Logger } from "pino";
+import type { Registry } from "prom-client";
 import { INTERNAL_HEADERS, requireInternalCaller } from "@analytics/auth";
 import { createBus, type Bus, type Subscription } from "@analytics/bus";
 import { busSettings, createLogger, dbTimeouts, loadConfig, required, requestContext, tracingSettings, type Config } from "@analytics/config";
@@ -74,6 +75,20 @@ export interface ServiceDefinition {
   migrations: Migration[];
   routes(router: ConnectRouter, context: ServiceContext): void;
   consumers?: ConsumerDefinition[];
+  /** Background loops of the service (started after its consumers, stopped before them). */
+  workers?: ((context: WorkerContext) => Worker)[];
+}
+
+/** What a service's background worker gets: its pool, its logger, its metrics registry. */
+export interface WorkerContext {
+  db: Db;
+  logger: Logger;
+  metrics: Registry;
+}
+
+export interface Worker {
+  /** Resolves when the worker's work in progress has ended. */
+  stop(): Promise<void>;
 }
 
 /**
@@ -94,6 +109,7 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
   consumerLagMetrics(metrics, deps.bus, consumers.map((c) => ({ durable: durableName(name, c), subjects: c.topics.map((t) => t.subject) })));
   const observeConsumer = consumerMetrics(metrics);
   const subscriptions: Subscription[] = [];
+  const workers: Worker[] = [];
   let pruning: NodeJS.Timeout | undefined;
   let server: http2.Http2Server | undefined;
   let healthServer: http.Server | undefined;
@@ -101,6 +117,7 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
 
   const close = async () => {
     clearInterval(pruning);
+    await Promise.all(workers.map((w) => w.stop()));
     if (healthServer?.listening) await new Promise<void>((resolve) => healthServer!.close(() => resolve()));
     await Promise.all(subscriptions.map((s) => s.stop()));
     await relay.stop();
@@ -150,6 +167,7 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
       pruning = setInterval(() => void pruneInbox(db).catch((err) => logger.warn({ err }, "inbox pruning failed")), 3600_000);
       pruning.unref();
     }
+    for (const start of definition.workers ?? []) workers.push(start({ db, logger, metrics }));
     if (!deps.deferRelay) relay.start();
   } catch (error) {
     await close().catch(() => undefined);

@@ -28,3 +28,4 @@ export {
   type TransactionInit,
   type TransactionItemInit,
 } from "./factories";
+export { startWebhookReceiver, type ReceivedDelivery, type WebhookReceiver } from "./webhook-receiver";

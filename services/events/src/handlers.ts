@@ -7,9 +7,10 @@ import type { Db } from "@analytics/db";
 import { invalid } from "@analytics/errors";
 import { pageOf } from "@analytics/rpc";
 import * as events from "./events";
-import type { EventRow, EventState, ProcessedState } from "./repository";
+import type { DeliveryRow, EndpointRow, EventRow, EventState, ProcessedState } from "./repository";
+import * as webhooks from "./webhooks";
 
-const { EventsService, EventSchema, EventState: State } = eventsV1;
+const { EventsService, EventSchema, EventState: State, WebhookEndpointSchema, WebhookDeliverySchema } = eventsV1;
 
 const stateNames: Record<number, EventState | undefined> = {
   [State.PENDING]: "pending",
@@ -35,8 +36,39 @@ export function toProto(row: EventRow): eventsV1.Event {
   });
 }
 
+/** An endpoint; its secret only where it is shown (create, rotate). */
+function endpointToProto(row: EndpointRow, withSecret = false): eventsV1.WebhookEndpoint {
+  return create(WebhookEndpointSchema, {
+    id: row.id,
+    url: row.url,
+    eventTypes: row.event_types,
+    description: row.description,
+    secret: withSecret ? row.secret : undefined,
+    enabled: row.enabled,
+    disabledReason: row.disabled_reason ?? undefined,
+    createdAt: timestampFromDate(row.created_at),
+    updatedAt: timestampFromDate(row.updated_at),
+  });
+}
+
+function deliveryToProto(row: DeliveryRow): eventsV1.WebhookDelivery {
+  return create(WebhookDeliverySchema, {
+    id: row.id,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    status: row.status,
+    attempt: row.attempts,
+    statusCode: row.last_status_code ?? undefined,
+    durationMs: row.last_duration_ms ?? undefined,
+    error: row.last_error ?? undefined,
+    lastAttemptAt: row.last_attempt_at ? timestampFromDate(row.last_attempt_at) : undefined,
+    nextRetryAt: row.status === "pending" ? timestampFromDate(row.next_attempt_at) : undefined,
+    createdAt: timestampFromDate(row.created_at),
+  });
+}
+
 /** Thin Connect handlers: proto in, plain function, proto out. */
-export function eventsRoutes(db: Db) {
+export function eventsRoutes(db: Db, settings: { allowPrivate: boolean }) {
   return (router: ConnectRouter) =>
     router.service(EventsService, {
       async listEvents(req, ctx) {
@@ -59,6 +91,35 @@ export function eventsRoutes(db: Db) {
       async updateEventPayload(req, ctx) {
         const row = await events.replacePayload(db, callerOf(ctx).accountId, req.id, req.payloadJson);
         return { event: toProto(row) };
+      },
+      async createWebhookEndpoint(req, ctx) {
+        const row = await webhooks.createEndpoint(db, callerOf(ctx).accountId, { url: req.url, eventTypes: req.eventTypes, description: req.description }, settings.allowPrivate);
+        return { endpoint: endpointToProto(row, true) };
+      },
+      async listWebhookEndpoints(_req, ctx) {
+        const rows = await webhooks.listEndpoints(db, callerOf(ctx).accountId);
+        return { endpoints: rows.map((r) => endpointToProto(r)) };
+      },
+      async getWebhookEndpoint(req, ctx) {
+        return { endpoint: endpointToProto(await webhooks.getEndpoint(db, callerOf(ctx).accountId, req.id)) };
+      },
+      async updateWebhookEndpoint(req, ctx) {
+        const input = { url: req.url, eventTypes: req.eventTypes, description: req.description, enabled: req.enabled };
+        return { endpoint: endpointToProto(await webhooks.updateEndpoint(db, callerOf(ctx).accountId, req.id, input, settings.allowPrivate)) };
+      },
+      async deleteWebhookEndpoint(req, ctx) {
+        await webhooks.deleteEndpoint(db, callerOf(ctx).accountId, req.id);
+        return {};
+      },
+      async rotateWebhookSecret(req, ctx) {
+        return { endpoint: endpointToProto(await webhooks.rotateSecret(db, callerOf(ctx).accountId, req.id), true) };
+      },
+      async listWebhookDeliveries(req, ctx) {
+        const { rows, total } = await webhooks.listDeliveries(db, callerOf(ctx).accountId, req.endpointId, pageOf(req.page));
+        return { deliveries: rows.map(deliveryToProto), totalCount: BigInt(total) };
+      },
+      async retryWebhookDelivery(req, ctx) {
+        return { delivery: deliveryToProto(await webhooks.retryDelivery(db, callerOf(ctx).accountId, req.endpointId, req.deliveryId)) };
       },
     });
 }

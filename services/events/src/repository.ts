@@ -186,25 +186,267 @@ export async function storeNewerPrices(tx: Tx, rows: PriceEntryRow[]): Promise<{
   return stored;
 }
 
-/** What one queue entry is made of, in delivery order: a whole payload, or a product to compose. */
-export type EntrySpec = { n: number; account_id: string; event_type: string; payload?: unknown; product_id?: string };
+/**
+ * What one queue entry is made of, in delivery order: a whole payload, or a product to compose;
+ * `aggregate` is its product, purchase order or trigger (webhook deliveries keep its order).
+ */
+export type EntrySpec = { n: number; account_id: string; event_type: string; aggregate: string; payload?: unknown; product_id?: string };
 
 /**
- * Inserts the entries in order. Postgres composes each update_sku payload (the product and its
- * live prices, in list order) inside the INSERT; a product never announced makes none.
+ * Inserts the entries in order, and for each one a pending delivery to every enabled webhook
+ * endpoint of its account that subscribes to its type, in the same statement (the deliveries are
+ * the push's outbox: written with the entry or not at all). Postgres composes each update_sku
+ * payload (the product and its live prices, in list order) inside the INSERT; a product never
+ * announced makes none.
  */
 export async function insertEvents(tx: Tx, specs: EntrySpec[]): Promise<void> {
   await tx.raw(
-    `INSERT INTO events (id, account_id, event_type, payload)
-     SELECT gen_random_uuid(), x.account_id, x.event_type,
-       CASE WHEN x.product_id IS NULL THEN x.payload
-       ELSE COALESCE(x.payload, p.product) || jsonb_build_object('prices', COALESCE(
-         (SELECT jsonb_agg(e.price ORDER BY e.list_order, e.price_order) FROM price_entry_replica e
-          WHERE e.account_id = x.account_id AND e.product_id = x.product_id AND NOT e.deleted), '[]'::jsonb)) END
-     FROM jsonb_to_recordset(?::jsonb) AS x(n int, account_id uuid, event_type text, payload jsonb, product_id uuid)
-     LEFT JOIN product_replica p ON p.account_id = x.account_id AND p.product_id = x.product_id
-     WHERE x.product_id IS NULL OR x.payload IS NOT NULL OR p.product IS NOT NULL
-     ORDER BY x.n`,
+    `WITH specs AS MATERIALIZED (
+       SELECT gen_random_uuid() AS id, x.* FROM jsonb_to_recordset(?::jsonb) AS x(n int, account_id uuid, event_type text, aggregate text, payload jsonb, product_id uuid)
+     ), entries AS (
+       INSERT INTO events (id, account_id, event_type, payload)
+       SELECT x.id, x.account_id, x.event_type,
+         CASE WHEN x.product_id IS NULL THEN x.payload
+         ELSE COALESCE(x.payload, p.product) || jsonb_build_object('prices', COALESCE(
+           (SELECT jsonb_agg(e.price ORDER BY e.list_order, e.price_order) FROM price_entry_replica e
+            WHERE e.account_id = x.account_id AND e.product_id = x.product_id AND NOT e.deleted), '[]'::jsonb)) END
+       FROM specs x
+       LEFT JOIN product_replica p ON p.account_id = x.account_id AND p.product_id = x.product_id
+       WHERE x.product_id IS NULL OR x.payload IS NOT NULL OR p.product IS NOT NULL
+       ORDER BY x.n
+       RETURNING id, seq, account_id, event_type
+     )
+     INSERT INTO webhook_deliveries (endpoint_id, event_id, event_seq, aggregate)
+     SELECT w.id, e.id, e.seq, s.aggregate
+     FROM entries e JOIN specs s ON s.id = e.id
+     JOIN webhook_endpoints w ON w.account_id = e.account_id AND w.enabled AND (cardinality(w.event_types) = 0 OR e.event_type = ANY (w.event_types))`,
     [json(specs)],
   );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Webhook endpoints and deliveries (migration 006).
+
+export interface EndpointRow {
+  id: string;
+  account_id: string;
+  url: string;
+  description: string;
+  event_types: string[];
+  secret: string;
+  enabled: boolean;
+  disabled_reason: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export async function countEndpoints(tx: Tx, accountId: string): Promise<number> {
+  const [{ n }] = await tx("webhook_endpoints").where({ account_id: accountId }).count({ n: "*" });
+  return Number(n);
+}
+
+export async function insertEndpoint(tx: Tx, row: Pick<EndpointRow, "id" | "account_id" | "url" | "description" | "event_types" | "secret">): Promise<EndpointRow> {
+  const [stored] = await tx("webhook_endpoints").insert(row).returning("*");
+  return stored;
+}
+
+export async function listEndpoints(db: Db, accountId: string): Promise<EndpointRow[]> {
+  return db("webhook_endpoints").where({ account_id: accountId }).orderBy([{ column: "created_at" }, { column: "id" }]);
+}
+
+export async function findEndpoint(db: Db | Tx, accountId: string, id: string): Promise<EndpointRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  return db("webhook_endpoints").where({ account_id: accountId, id }).first();
+}
+
+/** Replaces what an account sets; enabled=true clears the reason it was disabled and its failing streak. */
+export async function updateEndpoint(
+  db: Db,
+  accountId: string,
+  id: string,
+  change: { url: string; event_types: string[]; description?: string; enabled?: boolean },
+): Promise<EndpointRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  const set: Record<string, unknown> = { url: change.url, event_types: change.event_types, updated_at: db.fn.now() };
+  if (change.description !== undefined) set.description = change.description;
+  if (change.enabled === true) Object.assign(set, { enabled: true, disabled_reason: null, failing_since: null });
+  if (change.enabled === false) Object.assign(set, { enabled: false, disabled_reason: "by request" });
+  const [row] = await db("webhook_endpoints").where({ account_id: accountId, id }).update(set).returning("*");
+  return row;
+}
+
+export async function deleteEndpoint(db: Db, accountId: string, id: string): Promise<boolean> {
+  if (!isUuid(id)) return false;
+  return (await db("webhook_endpoints").where({ account_id: accountId, id }).delete()) > 0;
+}
+
+/** A new secret; the current one keeps signing until `previousValidMs` from now. */
+export async function rotateSecret(db: Db, accountId: string, id: string, secret: string, previousValidMs: number): Promise<EndpointRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  const { rows } = await db.raw(
+    `UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = now() + (? * interval '1 millisecond'),
+       secret = ?, updated_at = now()
+     WHERE account_id = ? AND id = ? RETURNING *`,
+    [previousValidMs, secret, accountId, id],
+  );
+  return rows[0];
+}
+
+export interface DeliveryRow {
+  id: string;
+  event_id: string;
+  event_type: string;
+  status: "pending" | "delivered" | "failed";
+  attempts: number;
+  last_status_code: number | null;
+  last_duration_ms: number | null;
+  last_error: string | null;
+  last_attempt_at: Date | null;
+  next_attempt_at: Date;
+  created_at: Date;
+}
+
+const DELIVERY_COLUMNS = `d.id, d.event_id, e.event_type, d.status, d.attempts, d.last_status_code, d.last_duration_ms, d.last_error,
+  d.last_attempt_at, d.next_attempt_at, d.created_at`;
+
+/** An endpoint's deliveries, newest first, and their total. */
+export async function listDeliveries(db: Db, endpointId: string, page: Page): Promise<{ rows: DeliveryRow[]; total: number }> {
+  const [{ rows }, { rows: count }] = await Promise.all([
+    db.raw(
+      `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+       WHERE d.endpoint_id = ? ORDER BY d.seq DESC LIMIT ? OFFSET ?`,
+      [endpointId, page.pageSize, (page.page - 1) * page.pageSize],
+    ),
+    db.raw("SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = ?", [endpointId]),
+  ]);
+  return { rows, total: count[0].n };
+}
+
+/** Makes a delivery pending and due now, its schedule started again. */
+export async function retryDelivery(db: Db, endpointId: string, id: string): Promise<DeliveryRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  const { rows } = await db.raw(
+    `WITH d AS (
+       UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = now(), lease_until = NULL, lease_token = NULL
+       WHERE endpoint_id = ? AND id = ? RETURNING *
+     )
+     SELECT ${DELIVERY_COLUMNS} FROM d JOIN events e ON e.id = d.event_id`,
+    [endpointId, id],
+  );
+  return rows[0];
+}
+
+/** A delivery a worker holds, with what it needs to send it. */
+export interface ClaimedDelivery {
+  id: string;
+  endpoint_id: string;
+  attempts: number;
+  url: string;
+  secrets: string[];
+  event_id: string;
+  account_id: string;
+  event_type: string;
+  payload: string;
+  created_at: Date;
+  completed_at: Date | null;
+  failed_at: Date | null;
+}
+
+/**
+ * Leases up to `limit` due deliveries for `leaseMs` and returns them. Due: pending, its time
+ * come, not leased, its endpoint enabled, and the oldest pending one of its endpoint and
+ * aggregate (a later entry of a product waits for the earlier one's outcome). At most
+ * `perEndpoint` of an endpoint are leased at once, counting those other workers hold, so a slow
+ * endpoint holds its own slots only. Rows another worker is leasing right now are skipped.
+ */
+export async function claimDue(db: Db, opts: { limit: number; perEndpoint: number; leaseMs: number; token: string }): Promise<ClaimedDelivery[]> {
+  // Per endpoint with due deliveries: its free slots (the limit less the leases live anywhere),
+  // then its due heads in due order, each an index probe (webhook_deliveries_due, _pending).
+  const { rows } = await db.raw(
+    `WITH busy AS (
+       SELECT endpoint_id, count(*)::int AS n FROM webhook_deliveries
+       WHERE lease_until IS NOT NULL AND lease_until >= now() AND status = 'pending' GROUP BY endpoint_id
+     ), slots AS (
+       SELECT w.id, ?::int - COALESCE(b.n, 0) AS free FROM webhook_endpoints w LEFT JOIN busy b ON b.endpoint_id = w.id
+       WHERE w.enabled AND EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.status = 'pending' AND d.next_attempt_at <= now())
+     ), candidates AS (
+       SELECT c.id FROM slots s CROSS JOIN LATERAL (
+         SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+         WHERE d.endpoint_id = s.id AND d.status = 'pending' AND d.next_attempt_at <= now() AND (d.lease_until IS NULL OR d.lease_until < now())
+           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p
+             WHERE p.endpoint_id = d.endpoint_id AND p.aggregate = d.aggregate AND p.status = 'pending' AND p.event_seq < d.event_seq)
+         ORDER BY d.next_attempt_at, d.event_seq LIMIT GREATEST(s.free, 0)
+       ) c
+       ORDER BY c.next_attempt_at LIMIT ?
+     ), locked AS (
+       SELECT d.id FROM webhook_deliveries d JOIN candidates c ON c.id = d.id
+       WHERE d.status = 'pending' AND (d.lease_until IS NULL OR d.lease_until < now())
+       FOR UPDATE OF d SKIP LOCKED
+     ), leased AS (
+       UPDATE webhook_deliveries d SET lease_until = now() + (? * interval '1 millisecond'), lease_token = ?
+       FROM locked WHERE d.id = locked.id
+       RETURNING d.id, d.endpoint_id, d.attempts, d.event_id, d.event_seq
+     )
+     SELECT l.id, l.endpoint_id, l.attempts, w.url,
+       array_remove(ARRAY[w.secret, CASE WHEN w.previous_secret_until > now() THEN w.previous_secret END], NULL) AS secrets,
+       e.id AS event_id, e.account_id, e.event_type, e.payload::text AS payload, e.created_at, e.completed_at, e.failed_at
+     FROM leased l JOIN webhook_endpoints w ON w.id = l.endpoint_id JOIN events e ON e.id = l.event_id
+     ORDER BY l.event_seq`,
+    [opts.perEndpoint, opts.limit, opts.leaseMs, opts.token],
+  );
+  return rows;
+}
+
+export type AttemptOutcome =
+  | { kind: "delivered" }
+  /** A 410: the endpoint is disabled at once; the delivery waits, due, for it to be enabled again. */
+  | { kind: "gone" }
+  | { kind: "failed"; retryInMs?: number; disableIfFailingSinceMs: number };
+
+/**
+ * Records one attempt of a delivery this worker still holds (`token`): its answer, and the
+ * delivery's and endpoint's next state. A worker whose lease ran out records nothing.
+ */
+export async function recordAttempt(
+  db: Db,
+  d: { id: string; endpointId: string; token: string; statusCode?: number; durationMs: number; error?: string },
+  outcome: AttemptOutcome,
+): Promise<void> {
+  const status = outcome.kind === "delivered" ? "delivered" : outcome.kind === "failed" && outcome.retryInMs === undefined ? "failed" : "pending";
+  const retryMs = outcome.kind === "failed" ? (outcome.retryInMs ?? 0) : 0;
+  const disableAfterMs = outcome.kind === "failed" ? outcome.disableIfFailingSinceMs : 0;
+  // One statement (one round trip per attempt): the delivery, then its endpoint only when the
+  // delivery was still ours. A success ends the endpoint's failing streak; a 410 disables it; a
+  // failure starts the streak or, 5 days into it, disables the endpoint.
+  await db.raw(
+    `WITH recorded AS (
+       UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, last_attempt_at = now(), last_status_code = ?,
+         last_duration_ms = ?, last_error = ?, next_attempt_at = now() + (? * interval '1 millisecond'), lease_until = NULL, lease_token = NULL
+       WHERE id = ? AND lease_token = ? RETURNING endpoint_id
+     )
+     UPDATE webhook_endpoints w SET
+       failing_since = CASE ?::text WHEN 'delivered' THEN NULL WHEN 'gone' THEN w.failing_since ELSE COALESCE(w.failing_since, now()) END,
+       enabled = CASE ?::text WHEN 'delivered' THEN w.enabled WHEN 'gone' THEN false
+         ELSE w.enabled AND COALESCE(w.failing_since, now()) > now() - (? * interval '1 millisecond') END,
+       disabled_reason = CASE
+         WHEN ?::text = 'gone' THEN 'gone'
+         WHEN ?::text = 'failed' AND w.enabled AND COALESCE(w.failing_since, now()) <= now() - (? * interval '1 millisecond') THEN 'failing'
+         ELSE w.disabled_reason END,
+       updated_at = CASE WHEN ?::text = 'gone' THEN now() ELSE w.updated_at END
+     FROM recorded WHERE w.id = recorded.endpoint_id
+       AND (?::text <> 'delivered' OR w.failing_since IS NOT NULL)`,
+    [
+      status, d.statusCode ?? null, d.durationMs, d.error ?? null, retryMs, d.id, d.token,
+      outcome.kind, outcome.kind, disableAfterMs, outcome.kind, outcome.kind, disableAfterMs, outcome.kind, outcome.kind,
+    ],
+  );
+}
+
+/** Per enabled endpoint: its pending deliveries and the age of the oldest (the metrics). */
+export async function backlogByEndpoint(db: Db): Promise<{ endpoint_id: string; pending: number; oldest_seconds: number }[]> {
+  const { rows } = await db.raw(
+    `SELECT d.endpoint_id, count(*)::int AS pending, extract(epoch FROM now() - min(d.created_at))::float8 AS oldest_seconds
+     FROM webhook_deliveries d WHERE d.status = 'pending' GROUP BY d.endpoint_id`,
+  );
+  return rows;
 }

@@ -180,11 +180,11 @@ export const queueConsumer: ConsumerDefinition = {
       if (!fresh[i]) continue;
       if (!c) {
         const direct = directEntryOf(delivery);
-        if (direct) specs.push({ n, account_id: direct.accountId, event_type: direct.eventType, payload: direct.payload });
+        if (direct) specs.push({ n, account_id: direct.accountId, event_type: direct.eventType, aggregate: aggregates[i]?.key ?? delivery.id, payload: direct.payload });
       } else if (c.product) {
-        specs.push({ n, account_id: c.accountId, event_type: "update_sku", payload: c.product.json, product_id: c.productId });
+        specs.push({ n, account_id: c.accountId, event_type: "update_sku", aggregate: aggregates[i]!.key, payload: c.product.json, product_id: c.productId });
       } else if (repriced.delete(key(c))) {
-        specs.push({ n, account_id: c.accountId, event_type: "update_sku", product_id: c.productId });
+        specs.push({ n, account_id: c.accountId, event_type: "update_sku", aggregate: aggregates[i]!.key, product_id: c.productId });
       }
     }
     if (!specs.length) return;

@@ -14,7 +14,452 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file events/v1/events.proto.
  */
 export const file_events_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChZldmVudHMvdjEvZXZlbnRzLnByb3RvEhNhbmFseXRpY3MuZXZlbnRzLnYxIuIBCgVFdmVudBIKCgJpZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEhIKCmV2ZW50X3R5cGUYAyABKAkSFAoMcGF5bG9hZF9qc29uGAQgASgJEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGNvbXBsZXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoJZmFpbGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKbAQoRTGlzdEV2ZW50c1JlcXVlc3QSLgoEcGFnZRgBIAEoCzIgLmFuYWx5dGljcy5jb21tb24udjEuUGFnZVJlcXVlc3QSFwoKZXZlbnRfdHlwZRgCIAEoCUgAiAEBEi4KBXN0YXRlGAMgASgOMh8uYW5hbHl0aWNzLmV2ZW50cy52MS5FdmVudFN0YXRlQg0KC19ldmVudF90eXBlIlUKEkxpc3RFdmVudHNSZXNwb25zZRIqCgZldmVudHMYASADKAsyGi5hbmFseXRpY3MuZXZlbnRzLnYxLkV2ZW50EhMKC3RvdGFsX2NvdW50GAIgASgDIlYKGFVwZGF0ZUV2ZW50U3RhdHVzUmVxdWVzdBIKCgJpZBgBIAEoCRIuCgVzdGF0ZRgCIAEoDjIfLmFuYWx5dGljcy5ldmVudHMudjEuRXZlbnRTdGF0ZSI4ChlVcGRhdGVFdmVudFN0YXR1c1Jlc3BvbnNlEgoKAmlkGAEgASgJEg8KB3VwZGF0ZWQYAiABKAgiXQodQmF0Y2hVcGRhdGVFdmVudFN0YXR1c1JlcXVlc3QSPAoFaXRlbXMYASADKAsyLS5hbmFseXRpY3MuZXZlbnRzLnYxLlVwZGF0ZUV2ZW50U3RhdHVzUmVxdWVzdCJhCh5CYXRjaFVwZGF0ZUV2ZW50U3RhdHVzUmVzcG9uc2USPwoHcmVzdWx0cxgBIAMoCzIuLmFuYWx5dGljcy5ldmVudHMudjEuVXBkYXRlRXZlbnRTdGF0dXNSZXNwb25zZSI9ChlVcGRhdGVFdmVudFBheWxvYWRSZXF1ZXN0EgoKAmlkGAEgASgJEhQKDHBheWxvYWRfanNvbhgCIAEoCSJHChpVcGRhdGVFdmVudFBheWxvYWRSZXNwb25zZRIpCgVldmVudBgBIAEoCzIaLmFuYWx5dGljcy5ldmVudHMudjEuRXZlbnQqdQoKRXZlbnRTdGF0ZRIbChdFVkVOVF9TVEFURV9VTlNQRUNJRklFRBAAEhcKE0VWRU5UX1NUQVRFX1BFTkRJTkcQARIZChVFVkVOVF9TVEFURV9DT01QTEVURUQQAhIWChJFVkVOVF9TVEFURV9GQUlMRUQQAzLdAwoNRXZlbnRzU2VydmljZRJdCgpMaXN0RXZlbnRzEiYuYW5hbHl0aWNzLmV2ZW50cy52MS5MaXN0RXZlbnRzUmVxdWVzdBonLmFuYWx5dGljcy5ldmVudHMudjEuTGlzdEV2ZW50c1Jlc3BvbnNlEnIKEVVwZGF0ZUV2ZW50U3RhdHVzEi0uYW5hbHl0aWNzLmV2ZW50cy52MS5VcGRhdGVFdmVudFN0YXR1c1JlcXVlc3QaLi5hbmFseXRpY3MuZXZlbnRzLnYxLlVwZGF0ZUV2ZW50U3RhdHVzUmVzcG9uc2USgQEKFkJhdGNoVXBkYXRlRXZlbnRTdGF0dXMSMi5hbmFseXRpY3MuZXZlbnRzLnYxLkJhdGNoVXBkYXRlRXZlbnRTdGF0dXNSZXF1ZXN0GjMuYW5hbHl0aWNzLmV2ZW50cy52MS5CYXRjaFVwZGF0ZUV2ZW50U3RhdHVzUmVzcG9uc2USdQoSVXBkYXRlRXZlbnRQYXlsb2FkEi4uYW5hbHl0aWNzLmV2ZW50cy52MS5VcGRhdGVFdmVudFBheWxvYWRSZXF1ZXN0Gi8uYW5hbHl0aWNzLmV2ZW50cy52MS5VcGRhdGVFdmVudFBheWxvYWRSZXNwb25zZWIGcHJvdG8z", [file_common_v1_common, file_google_protobuf_timestamp]);
+  fileDesc("ChZldmVudHMvdjEvZXZlbnRzLnByb3RvEhNhbmFseXRpY3MuZXZlbnRzLnYxIpcCCg9XZWJob29rRW5kcG9pbnQSCgoCaWQYASABKAkSCwoDdXJsGAIgASgJEhMKC2V2ZW50X3R5cGVzGAMgAygJEhMKC2Rlc2NyaXB0aW9uGAQgASgJEhMKBnNlY3JldBgFIAEoCUgAiAEBEg8KB2VuYWJsZWQYBiABKAgSHAoPZGlzYWJsZWRfcmVhc29uGAcgASgJSAGIAQESLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCCQoHX3NlY3JldEISChBfZGlzYWJsZWRfcmVhc29uIlcKHUNyZWF0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEjYKCGVuZHBvaW50GAEgASgLMiQuYW5hbHl0aWNzLmV2ZW50cy52MS5XZWJob29rRW5kcG9pbnQiVAoaR2V0V2ViaG9va0VuZHBvaW50UmVzcG9uc2USNgoIZW5kcG9pbnQYASABKAsyJC5hbmFseXRpY3MuZXZlbnRzLnYxLldlYmhvb2tFbmRwb2ludCJXCh1VcGRhdGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRI2CghlbmRwb2ludBgBIAEoCzIkLmFuYWx5dGljcy5ldmVudHMudjEuV2ViaG9va0VuZHBvaW50IlUKG1JvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRI2CghlbmRwb2ludBgBIAEoCzIkLmFuYWx5dGljcy5ldmVudHMudjEuV2ViaG9va0VuZHBvaW50IicKGUdldFdlYmhvb2tFbmRwb2ludFJlcXVlc3QSCgoCaWQYASABKAkiKgocRGVsZXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBIKCgJpZBgBIAEoCSIoChpSb3RhdGVXZWJob29rU2VjcmV0UmVxdWVzdBIKCgJpZBgBIAEoCSJqChxDcmVhdGVXZWJob29rRW5kcG9pbnRSZXF1ZXN0EgsKA3VybBgBIAEoCRITCgtldmVudF90eXBlcxgCIAMoCRIYCgtkZXNjcmlwdGlvbhgDIAEoCUgAiAEBQg4KDF9kZXNjcmlwdGlvbiKYAQocVXBkYXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBIKCgJpZBgBIAEoCRILCgN1cmwYAiABKAkSEwoLZXZlbnRfdHlwZXMYAyADKAkSGAoLZGVzY3JpcHRpb24YBCABKAlIAIgBARIUCgdlbmFibGVkGAUgASgISAGIAQFCDgoMX2Rlc2NyaXB0aW9uQgoKCF9lbmFibGVkIh0KG0xpc3RXZWJob29rRW5kcG9pbnRzUmVxdWVzdCJXChxMaXN0V2ViaG9va0VuZHBvaW50c1Jlc3BvbnNlEjcKCWVuZHBvaW50cxgBIAMoCzIkLmFuYWx5dGljcy5ldmVudHMudjEuV2ViaG9va0VuZHBvaW50Ih8KHURlbGV0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlIu4CCg9XZWJob29rRGVsaXZlcnkSCgoCaWQYASABKAkSEAoIZXZlbnRfaWQYAiABKAkSEgoKZXZlbnRfdHlwZRgDIAEoCRIOCgZzdGF0dXMYBCABKAkSDwoHYXR0ZW1wdBgFIAEoBRIYCgtzdGF0dXNfY29kZRgGIAEoBUgAiAEBEhgKC2R1cmF0aW9uX21zGAcgASgFSAGIAQESEgoFZXJyb3IYCCABKAlIAogBARIzCg9sYXN0X2F0dGVtcHRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDW5leHRfcmV0cnlfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmNyZWF0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg4KDF9zdGF0dXNfY29kZUIOCgxfZHVyYXRpb25fbXNCCAoGX2Vycm9yImMKHExpc3RXZWJob29rRGVsaXZlcmllc1JlcXVlc3QSEwoLZW5kcG9pbnRfaWQYASABKAkSLgoEcGFnZRgCIAEoCzIgLmFuYWx5dGljcy5jb21tb24udjEuUGFnZVJlcXVlc3QibgodTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2USOAoKZGVsaXZlcmllcxgBIAMoCzIkLmFuYWx5dGljcy5ldmVudHMudjEuV2ViaG9va0RlbGl2ZXJ5EhMKC3RvdGFsX2NvdW50GAIgASgDIkcKG1JldHJ5V2ViaG9va0RlbGl2ZXJ5UmVxdWVzdBITCgtlbmRwb2ludF9pZBgBIAEoCRITCgtkZWxpdmVyeV9pZBgCIAEoCSJWChxSZXRyeVdlYmhvb2tEZWxpdmVyeVJlc3BvbnNlEjYKCGRlbGl2ZXJ5GAEgASgLMiQuYW5hbHl0aWNzLmV2ZW50cy52MS5XZWJob29rRGVsaXZlcnki4gEKBUV2ZW50EgoKAmlkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSEgoKZXZlbnRfdHlwZRgDIAEoCRIUCgxwYXlsb2FkX2pzb24YBCABKAkSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMY29tcGxldGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBItCglmYWlsZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIpsBChFMaXN0RXZlbnRzUmVxdWVzdBIuCgRwYWdlGAEgASgLMiAuYW5hbHl0aWNzLmNvbW1vbi52MS5QYWdlUmVxdWVzdBIXCgpldmVudF90eXBlGAIgASgJSACIAQESLgoFc3RhdGUYAyABKA4yHy5hbmFseXRpY3MuZXZlbnRzLnYxLkV2ZW50U3RhdGVCDQoLX2V2ZW50X3R5cGUiVQoSTGlzdEV2ZW50c1Jlc3BvbnNlEioKBmV2ZW50cxgBIAMoCzIaLmFuYWx5dGljcy5ldmVudHMudjEuRXZlbnQSEwoLdG90YWxfY291bnQYAiABKAMiVgoYVXBkYXRlRXZlbnRTdGF0dXNSZXF1ZXN0EgoKAmlkGAEgASgJEi4KBXN0YXRlGAIgASgOMh8uYW5hbHl0aWNzLmV2ZW50cy52MS5FdmVudFN0YXRlIjgKGVVwZGF0ZUV2ZW50U3RhdHVzUmVzcG9uc2USCgoCaWQYASABKAkSDwoHdXBkYXRlZBgCIAEoCCJdCh1CYXRjaFVwZGF0ZUV2ZW50U3RhdHVzUmVxdWVzdBI8CgVpdGVtcxgBIAMoCzItLmFuYWx5dGljcy5ldmVudHMudjEuVXBkYXRlRXZlbnRTdGF0dXNSZXF1ZXN0ImEKHkJhdGNoVXBkYXRlRXZlbnRTdGF0dXNSZXNwb25zZRI/CgdyZXN1bHRzGAEgAygLMi4uYW5hbHl0aWNzLmV2ZW50cy52MS5VcGRhdGVFdmVudFN0YXR1c1Jlc3BvbnNlIj0KGVVwZGF0ZUV2ZW50UGF5bG9hZFJlcXVlc3QSCgoCaWQYASABKAkSFAoMcGF5bG9hZF9qc29uGAIgASgJIkcKGlVwZGF0ZUV2ZW50UGF5bG9hZFJlc3BvbnNlEikKBWV2ZW50GAEgASgLMhouYW5hbHl0aWNzLmV2ZW50cy52MS5FdmVudCp1CgpFdmVudFN0YXRlEhsKF0VWRU5UX1NUQVRFX1VOU1BFQ0lGSUVEEAASFwoTRVZFTlRfU1RBVEVfUEVORElORxABEhkKFUVWRU5UX1NUQVRFX0NPTVBMRVRFRBACEhYKEkVWRU5UX1NUQVRFX0ZBSUxFRBADMsgLCg1FdmVudHNTZXJ2aWNlEl0KCkxpc3RFdmVudHMSJi5hbmFseXRpY3MuZXZlbnRzLnYxLkxpc3RFdmVudHNSZXF1ZXN0GicuYW5hbHl0aWNzLmV2ZW50cy52MS5MaXN0RXZlbnRzUmVzcG9uc2UScgoRVXBkYXRlRXZlbnRTdGF0dXMSLS5hbmFseXRpY3MuZXZlbnRzLnYxLlVwZGF0ZUV2ZW50U3RhdHVzUmVxdWVzdBouLmFuYWx5dGljcy5ldmVudHMudjEuVXBkYXRlRXZlbnRTdGF0dXNSZXNwb25zZRKBAQoWQmF0Y2hVcGRhdGVFdmVudFN0YXR1cxIyLmFuYWx5dGljcy5ldmVudHMudjEuQmF0Y2hVcGRhdGVFdmVudFN0YXR1c1JlcXVlc3QaMy5hbmFseXRpY3MuZXZlbnRzLnYxLkJhdGNoVXBkYXRlRXZlbnRTdGF0dXNSZXNwb25zZRJ1ChJVcGRhdGVFdmVudFBheWxvYWQSLi5hbmFseXRpY3MuZXZlbnRzLnYxLlVwZGF0ZUV2ZW50UGF5bG9hZFJlcXVlc3QaLy5hbmFseXRpY3MuZXZlbnRzLnYxLlVwZGF0ZUV2ZW50UGF5bG9hZFJlc3BvbnNlEn4KFUNyZWF0ZVdlYmhvb2tFbmRwb2ludBIxLmFuYWx5dGljcy5ldmVudHMudjEuQ3JlYXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBoyLmFuYWx5dGljcy5ldmVudHMudjEuQ3JlYXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USewoUTGlzdFdlYmhvb2tFbmRwb2ludHMSMC5hbmFseXRpY3MuZXZlbnRzLnYxLkxpc3RXZWJob29rRW5kcG9pbnRzUmVxdWVzdBoxLmFuYWx5dGljcy5ldmVudHMudjEuTGlzdFdlYmhvb2tFbmRwb2ludHNSZXNwb25zZRJ1ChJHZXRXZWJob29rRW5kcG9pbnQSLi5hbmFseXRpY3MuZXZlbnRzLnYxLkdldFdlYmhvb2tFbmRwb2ludFJlcXVlc3QaLy5hbmFseXRpY3MuZXZlbnRzLnYxLkdldFdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEn4KFVVwZGF0ZVdlYmhvb2tFbmRwb2ludBIxLmFuYWx5dGljcy5ldmVudHMudjEuVXBkYXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBoyLmFuYWx5dGljcy5ldmVudHMudjEuVXBkYXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USfgoVRGVsZXRlV2ViaG9va0VuZHBvaW50EjEuYW5hbHl0aWNzLmV2ZW50cy52MS5EZWxldGVXZWJob29rRW5kcG9pbnRSZXF1ZXN0GjIuYW5hbHl0aWNzLmV2ZW50cy52MS5EZWxldGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRJ4ChNSb3RhdGVXZWJob29rU2VjcmV0Ei8uYW5hbHl0aWNzLmV2ZW50cy52MS5Sb3RhdGVXZWJob29rU2VjcmV0UmVxdWVzdBowLmFuYWx5dGljcy5ldmVudHMudjEuUm90YXRlV2ViaG9va1NlY3JldFJlc3BvbnNlEn4KFUxpc3RXZWJob29rRGVsaXZlcmllcxIxLmFuYWx5dGljcy5ldmVudHMudjEuTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVxdWVzdBoyLmFuYWx5dGljcy5ldmVudHMudjEuTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2USewoUUmV0cnlXZWJob29rRGVsaXZlcnkSMC5hbmFseXRpY3MuZXZlbnRzLnYxLlJldHJ5V2ViaG9va0RlbGl2ZXJ5UmVxdWVzdBoxLmFuYWx5dGljcy5ldmVudHMudjEuUmV0cnlXZWJob29rRGVsaXZlcnlSZXNwb25zZWIGcHJvdG8z", [file_common_v1_common, file_google_protobuf_timestamp]);
+
+/**
+ * @generated from message analytics.events.v1.WebhookEndpoint
+ */
+export type WebhookEndpoint = Message<"analytics.events.v1.WebhookEndpoint"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string url = 2;
+   */
+  url: string;
+
+  /**
+   * Empty: every event type.
+   *
+   * @generated from field: repeated string event_types = 3;
+   */
+  eventTypes: string[];
+
+  /**
+   * @generated from field: string description = 4;
+   */
+  description: string;
+
+  /**
+   * Set only in the answers of create and rotate.
+   *
+   * @generated from field: optional string secret = 5;
+   */
+  secret?: string | undefined;
+
+  /**
+   * @generated from field: bool enabled = 6;
+   */
+  enabled: boolean;
+
+  /**
+   * Why it was disabled (gone: a 410; failing: 5 days of failed attempts), when it is.
+   *
+   * @generated from field: optional string disabled_reason = 7;
+   */
+  disabledReason?: string | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 8;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp updated_at = 9;
+   */
+  updatedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message analytics.events.v1.WebhookEndpoint.
+ * Use `create(WebhookEndpointSchema)` to create a new message.
+ */
+export const WebhookEndpointSchema: GenMessage<WebhookEndpoint> = /*@__PURE__*/
+  messageDesc(file_events_v1_events, 0);
+
+/**
+ * @generated from message analytics.events.v1.CreateWebhookEndpointResponse
+ */
+export type CreateWebhookEndpointResponse = Message<"analytics.events.v1.CreateWebhookEndpointResponse"> & {
+  /**
+   * @generated from field: analytics.events.v1.WebhookEndpoint endpoint = 1;
+   */
+  endpoint?: WebhookEndpoint | undefined;
+};
+
+/**
+ * Describes the message analytics.events.v1.CreateWebhookEndpointResponse.
+ * Use `create(CreateWebhookEndpointResponseSchema)` to create a new message.
+ */
+export const CreateWebhookEndpointResponseSchema: GenMessage<CreateWebhookEndpointResponse> = /*@__PURE__*/
+  messageDesc(file_events_v1_events, 1);
+
+/**
+ * @generated from message analytics.events.v1.GetWebhookEndpointResponse
+ */
+export type GetWebhookEndpointResponse = Message<"analytics.events.v1.GetWebhookEndpointResponse"> & {
+  /**
+   * @generated from field: analytics.events.v1.WebhookEndpoint endpoint = 1;
+   */
+  endpoint?: WebhookEndpoint | undefined;
+};
+
+/**
+ * Describes the message analytics.events.v1.GetWebhookEndpointResponse.
+ * Use `create(GetWebhookEndpointResponseSchema)` to create a new message.
+ */
+export const GetWebhookEndpointResponseSchema: GenMessage<GetWebhookEndpointResponse> = /*@__PURE__*/
+  messageDesc(file_events_v1_events, 2);
+
+/**
+ * @generated from message analytics.events.v1.UpdateWebhookEndpointResponse
+ */
+export type UpdateWebhookEndpointResponse = Message<"analytics.events.v1.UpdateWebhookEndpointResponse"> & {
+  /**
+   * @generated from field: analytics.events.v1.WebhookEndpoint endpoint = 1;
+   */
+  endpoint?: WebhookEndpoint | undefined;
+};
+
+/**
+ * Describes the message analytics.events.v1.UpdateWebhookEndpointResponse.
+ * Use `create(UpdateWebhookEndpointResponseSchema)` to create a new message.
+ */
+export const UpdateWebhookEndpointResponseSchema: GenMessage<UpdateWebhookEndpointResponse> = /*@__PURE__*/
+  messageDesc(file_events_v1_events, 3);
+
+/**
+ * @generated from message analytics.events.v1.RotateWebhookSecretResponse
+ */
+export type RotateWebhookSecretResponse = Message<"analytics.events.v1.RotateWebhookSecretResponse"> & {
+  /**
+   * @generated from field: analytics.events.v1.WebhookEndpoint endpoint = 1;
+   */
+  endpoint?: WebhookEndpoint | undefined;
+};
+
+/**
+ * Describes the message analytics.events.v1.RotateWebhookSecretResponse.
+ * Use `create(RotateWebhookSecretResponseSchema)` to create a new message.
+ */
+export const RotateWebhookSecretResponseSchema: GenMessage<RotateWebhookSecretResponse> = /*@__PURE__*/
+  messageDesc(file_events_v1_events, 4);
+
+/**
+ * @generated from message analytics.events.v1.GetWebhookEndpointRequest
+ */
+export type GetWebhookEndpointRequest = Message<"analytics.events.v1.GetWebhookEndpointRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message analytics.events.v1.GetWebhookEndpointRequest.
+ * Use `create(GetWebhookEndpointRequestSchema)` to create a new message.
+ */
+export const GetWebhookEndpointRequestSchema: GenMessage<GetWebhookEndpointRequest> = /*@__PURE__*/
+  messageDesc(file_events_v1_events, 5);
+
+/**
+ * @generated from message analytics.events.v1.DeleteWebhookEndpointRequest
+ */
+export type DeleteWebhookEndpointRequest = Message<"analytics.events.v1.DeleteWebhookEndpointRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message analytics.events.v1.DeleteWebhookEndpointRequest.
+ * Use `create(DeleteWebhookEndpointRequestSchema)` to create a new message.
+ */
+export const DeleteWebhookEndpointRequestSchema: GenMessage<DeleteWebhookEndpointRequest> = /*@__PURE__*/
+  messageDesc(file_events_v1_events, 6);
+
+/**
+ * @generated from message analytics.events.v1.RotateWebhookSecretRequest
+ */
+export type RotateWebhookSecretRequest = Message<"analytics.events.v1.RotateWebhookSecretRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message analytics.events.v1.RotateWebhookSecretRequest.
+ * Use `create(RotateWebhookSecretRequestSchema)` to create a new message.
+ */
+export const RotateWebhookSecretRequestSchema: GenMessage<RotateWebhookSecretRequest> = /*@__PURE__*/
+  messageDesc(file_events_v1_events, 7);
+
+/**
+ * @generated from message analytics.events.v1.CreateWebhookEndpointRequest
+ */
+export type CreateWebhookEndpointRequest = Message<"analytics.events.v1.CreateWebhookEndpointRequest"> & {
+  /**
+   * @generated from field: string url = 1;
+   */
+  url: string;
+
+  /**
+   * @generated from field: repeated string event_types = 2;
+   */
+  eventTypes: string[];
+
+  /**
+   * @generated from field: optional string description = 3;
+   */
+  description?: string | undefined;
+};
+
+/**
+ * Describes the message analytics.events.v1.CreateWebhookEndpointRequest.
+ * Use `create(CreateWebhookEndpointRequestSchema)` to create a new message.
+ */
+export const CreateWebhookEndpointRequestSchema: GenMessage<CreateWebhookEndpointRequest> = /*@__PURE__*/
+  messageDesc(file_events_v1_events, 8);
+
+/**
+ * @generated from message analytics.events.v1.UpdateWebhookEndpointRequest
+ */
+export type UpdateWebhookEndpointRequest = Message<"analytics.events.v1.UpdateWebhookEndpointRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string url = 2;
+   */
+  url: string;
+
+  /**
+   * @generated from field: repeated string event_types = 3;
+   */
+  eventTypes: string[];
+
+  /**
+   * @generated from field: optional string description = 4;
+   */
+  description?: string | undefined;
+
+  /**
+   * @generated from field: optional bool enabled = 5;
+   */
+  enabled?: boolean | undefined;
+};
+
+/**
+ * Describes the message analytics.events.v1.UpdateWebhookEndpointRequest.
+ * Use `create(UpdateWebhookEndpointRequestSchema)` to create a new message.
+ */
+export const UpdateWebhookEndpointRequestSchema: GenMessage<UpdateWebhookEndpointRequest> = /*@__PURE__*/
+  messageDesc(file_events_v1_events, 9);
+
+/**
+ * @generated from message analytics.events.v1.ListWebhookEndpointsRequest
+ */
+export type ListWebhookEndpointsRequest = Message<"analytics.events.v1.ListWebhookEndpointsRequest"> & {
+};
+
+/**
+ * Describes the message analytics.events.v1.ListWebhookEndpointsRequest.
+ * Use `create(ListWebhookEndpointsRequestSchema)` to create a new message.
+ */
+export const ListWebhookEndpointsRequestSchema: GenMessage<ListWebhookEndpointsRequest> = /*@__PURE__*/
+  messageDesc(file_events_v1_events, 10);
+
+/**
+ * @generated from message analytics.events.v1.ListWebhookEndpointsResponse
+ */
+export type ListWebhookEndpointsResponse = Message<"analytics.events.v1.ListWebhookEndpointsResponse"> & {
+  /**
+   * @generated from field: repeated analytics.events.v1.WebhookEndpoint endpoints = 1;
+   */
+  endpoints: WebhookEndpoint[];
+};
+
+/**
+ * Describes the message analytics.events.v1.ListWebhookEndpointsResponse.
+ * Use `create(ListWebhookEndpointsResponseSchema)` to create a new message.
+ */
+export const ListWebhookEndpointsResponseSchema: GenMessage<ListWebhookEndpointsResponse> = /*@__PURE__*/
+  messageDesc(file_events_v1_events, 11);
+
+/**
+ * @generated from message analytics.events.v1.DeleteWebhookEndpointResponse
+ */
+export type DeleteWebhookEndpointResponse = Message<"analytics.events.v1.DeleteWebhookEndpointResponse"> & {
+};
+
+/**
+ * Describes the message analytics.events.v1.DeleteWebhookEndpointResponse.
+ * Use `create(DeleteWebhookEndpointResponseSchema)` to create a new message.
+ */
+export const DeleteWebhookEndpointResponseSchema: GenMessage<DeleteWebhookEndpointResponse> = /*@__PURE__*/
+  messageDesc(file_events_v1_events, 12);
+
+/**
+ * One queue entry owed to one endpoint, with its last attempt.
+ *
+ * @generated from message analytics.events.v1.WebhookDelivery
+ */
+export type WebhookDelivery = Message<"analytics.events.v1.WebhookDelivery"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string event_id = 2;
+   */
+  eventId: string;
+
+  /**
+   * @generated from field: string event_type = 3;
+   */
+  eventType: string;
+
+  /**
+   * pending, delivered or failed (every attempt of the schedule failed)
+   *
+   * @generated from field: string status = 4;
+   */
+  status: string;
+
+  /**
+   * @generated from field: int32 attempt = 5;
+   */
+  attempt: number;
+
+  /**
+   * @generated from field: optional int32 status_code = 6;
+   */
+  statusCode?: number | undefined;
+
+  /**
+   * @generated from field: optional int32 duration_ms = 7;
+   */
+  durationMs?: number | undefined;
+
+  /**
+   * @generated from field: optional string error = 8;
+   */
+  error?: string | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp last_attempt_at = 9;
+   */
+  lastAttemptAt?: Timestamp | undefined;
+
+  /**
+   * When the next attempt is due, while pending.
+   *
+   * @generated from field: google.protobuf.Timestamp next_retry_at = 10;
+   */
+  nextRetryAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 11;
+   */
+  createdAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message analytics.events.v1.WebhookDelivery.
+ * Use `create(WebhookDeliverySchema)` to create a new message.
+ */
+export const WebhookDeliverySchema: GenMessage<WebhookDelivery> = /*@__PURE__*/
+  messageDesc(file_events_v1_events, 13);
+
+/**
+ * @generated from message analytics.events.v1.ListWebhookDeliveriesRequest
+ */
+export type ListWebhookDeliveriesRequest = Message<"analytics.events.v1.ListWebhookDeliveriesRequest"> & {
+  /**
+   * @generated from field: string endpoint_id = 1;
+   */
+  endpointId: string;
+
+  /**
+   * @generated from field: analytics.common.v1.PageRequest page = 2;
+   */
+  page?: PageRequest | undefined;
+};
+
+/**
+ * Describes the message analytics.events.v1.ListWebhookDeliveriesRequest.
+ * Use `create(ListWebhookDeliveriesRequestSchema)` to create a new message.
+ */
+export const ListWebhookDeliveriesRequestSchema: GenMessage<ListWebhookDeliveriesRequest> = /*@__PURE__*/
+  messageDesc(file_events_v1_events, 14);
+
+/**
+ * @generated from message analytics.events.v1.ListWebhookDeliveriesResponse
+ */
+export type ListWebhookDeliveriesResponse = Message<"analytics.events.v1.ListWebhookDeliveriesResponse"> & {
+  /**
+   * @generated from field: repeated analytics.events.v1.WebhookDelivery deliveries = 1;
+   */
+  deliveries: WebhookDelivery[];
+
+  /**
+   * @generated from field: int64 total_count = 2;
+   */
+  totalCount: bigint;
+};
+
+/**
+ * Describes the message analytics.events.v1.ListWebhookDeliveriesResponse.
+ * Use `create(ListWebhookDeliveriesResponseSchema)` to create a new message.
+ */
+export const ListWebhookDeliveriesResponseSchema: GenMessage<ListWebhookDeliveriesResponse> = /*@__PURE__*/
+  messageDesc(file_events_v1_events, 15);
+
+/**
+ * @generated from message analytics.events.v1.RetryWebhookDeliveryRequest
+ */
+export type RetryWebhookDeliveryRequest = Message<"analytics.events.v1.RetryWebhookDeliveryRequest"> & {
+  /**
+   * @generated from field: string endpoint_id = 1;
+   */
+  endpointId: string;
+
+  /**
+   * @generated from field: string delivery_id = 2;
+   */
+  deliveryId: string;
+};
+
+/**
+ * Describes the message analytics.events.v1.RetryWebhookDeliveryRequest.
+ * Use `create(RetryWebhookDeliveryRequestSchema)` to create a new message.
+ */
+export const RetryWebhookDeliveryRequestSchema: GenMessage<RetryWebhookDeliveryRequest> = /*@__PURE__*/
+  messageDesc(file_events_v1_events, 16);
+
+/**
+ * @generated from message analytics.events.v1.RetryWebhookDeliveryResponse
+ */
+export type RetryWebhookDeliveryResponse = Message<"analytics.events.v1.RetryWebhookDeliveryResponse"> & {
+  /**
+   * @generated from field: analytics.events.v1.WebhookDelivery delivery = 1;
+   */
+  delivery?: WebhookDelivery | undefined;
+};
+
+/**
+ * Describes the message analytics.events.v1.RetryWebhookDeliveryResponse.
+ * Use `create(RetryWebhookDeliveryResponseSchema)` to create a new message.
+ */
+export const RetryWebhookDeliveryResponseSchema: GenMessage<RetryWebhookDeliveryResponse> = /*@__PURE__*/
+  messageDesc(file_events_v1_events, 17);
 
 /**
  * @generated from message analytics.events.v1.Event
@@ -63,7 +508,7 @@ export type Event = Message<"analytics.events.v1.Event"> & {
  * Use `create(EventSchema)` to create a new message.
  */
 export const EventSchema: GenMessage<Event> = /*@__PURE__*/
-  messageDesc(file_events_v1_events, 0);
+  messageDesc(file_events_v1_events, 18);
 
 /**
  * @generated from message analytics.events.v1.ListEventsRequest
@@ -90,7 +535,7 @@ export type ListEventsRequest = Message<"analytics.events.v1.ListEventsRequest">
  * Use `create(ListEventsRequestSchema)` to create a new message.
  */
 export const ListEventsRequestSchema: GenMessage<ListEventsRequest> = /*@__PURE__*/
-  messageDesc(file_events_v1_events, 1);
+  messageDesc(file_events_v1_events, 19);
 
 /**
  * @generated from message analytics.events.v1.ListEventsResponse
@@ -112,7 +557,7 @@ export type ListEventsResponse = Message<"analytics.events.v1.ListEventsResponse
  * Use `create(ListEventsResponseSchema)` to create a new message.
  */
 export const ListEventsResponseSchema: GenMessage<ListEventsResponse> = /*@__PURE__*/
-  messageDesc(file_events_v1_events, 2);
+  messageDesc(file_events_v1_events, 20);
 
 /**
  * @generated from message analytics.events.v1.UpdateEventStatusRequest
@@ -134,7 +579,7 @@ export type UpdateEventStatusRequest = Message<"analytics.events.v1.UpdateEventS
  * Use `create(UpdateEventStatusRequestSchema)` to create a new message.
  */
 export const UpdateEventStatusRequestSchema: GenMessage<UpdateEventStatusRequest> = /*@__PURE__*/
-  messageDesc(file_events_v1_events, 3);
+  messageDesc(file_events_v1_events, 21);
 
 /**
  * @generated from message analytics.events.v1.UpdateEventStatusResponse
@@ -156,7 +601,7 @@ export type UpdateEventStatusResponse = Message<"analytics.events.v1.UpdateEvent
  * Use `create(UpdateEventStatusResponseSchema)` to create a new message.
  */
 export const UpdateEventStatusResponseSchema: GenMessage<UpdateEventStatusResponse> = /*@__PURE__*/
-  messageDesc(file_events_v1_events, 4);
+  messageDesc(file_events_v1_events, 22);
 
 /**
  * @generated from message analytics.events.v1.BatchUpdateEventStatusRequest
@@ -173,7 +618,7 @@ export type BatchUpdateEventStatusRequest = Message<"analytics.events.v1.BatchUp
  * Use `create(BatchUpdateEventStatusRequestSchema)` to create a new message.
  */
 export const BatchUpdateEventStatusRequestSchema: GenMessage<BatchUpdateEventStatusRequest> = /*@__PURE__*/
-  messageDesc(file_events_v1_events, 5);
+  messageDesc(file_events_v1_events, 23);
 
 /**
  * @generated from message analytics.events.v1.BatchUpdateEventStatusResponse
@@ -190,7 +635,7 @@ export type BatchUpdateEventStatusResponse = Message<"analytics.events.v1.BatchU
  * Use `create(BatchUpdateEventStatusResponseSchema)` to create a new message.
  */
 export const BatchUpdateEventStatusResponseSchema: GenMessage<BatchUpdateEventStatusResponse> = /*@__PURE__*/
-  messageDesc(file_events_v1_events, 6);
+  messageDesc(file_events_v1_events, 24);
 
 /**
  * @generated from message analytics.events.v1.UpdateEventPayloadRequest
@@ -212,7 +657,7 @@ export type UpdateEventPayloadRequest = Message<"analytics.events.v1.UpdateEvent
  * Use `create(UpdateEventPayloadRequestSchema)` to create a new message.
  */
 export const UpdateEventPayloadRequestSchema: GenMessage<UpdateEventPayloadRequest> = /*@__PURE__*/
-  messageDesc(file_events_v1_events, 7);
+  messageDesc(file_events_v1_events, 25);
 
 /**
  * @generated from message analytics.events.v1.UpdateEventPayloadResponse
@@ -229,7 +674,7 @@ export type UpdateEventPayloadResponse = Message<"analytics.events.v1.UpdateEven
  * Use `create(UpdateEventPayloadResponseSchema)` to create a new message.
  */
 export const UpdateEventPayloadResponseSchema: GenMessage<UpdateEventPayloadResponse> = /*@__PURE__*/
-  messageDesc(file_events_v1_events, 8);
+  messageDesc(file_events_v1_events, 26);
 
 /**
  * @generated from enum analytics.events.v1.EventState
@@ -304,6 +749,79 @@ export const EventsService: GenService<{
     methodKind: "unary";
     input: typeof UpdateEventPayloadRequestSchema;
     output: typeof UpdateEventPayloadResponseSchema;
+  },
+  /**
+   * Webhooks: the queue pushed to the account's endpoints (at most 10 per account). The secret
+   * is answered by create and rotate only. Another account's endpoint is NOT_FOUND.
+   *
+   * @generated from rpc analytics.events.v1.EventsService.CreateWebhookEndpoint
+   */
+  createWebhookEndpoint: {
+    methodKind: "unary";
+    input: typeof CreateWebhookEndpointRequestSchema;
+    output: typeof CreateWebhookEndpointResponseSchema;
+  },
+  /**
+   * @generated from rpc analytics.events.v1.EventsService.ListWebhookEndpoints
+   */
+  listWebhookEndpoints: {
+    methodKind: "unary";
+    input: typeof ListWebhookEndpointsRequestSchema;
+    output: typeof ListWebhookEndpointsResponseSchema;
+  },
+  /**
+   * @generated from rpc analytics.events.v1.EventsService.GetWebhookEndpoint
+   */
+  getWebhookEndpoint: {
+    methodKind: "unary";
+    input: typeof GetWebhookEndpointRequestSchema;
+    output: typeof GetWebhookEndpointResponseSchema;
+  },
+  /**
+   * Replaces url, event types and description; enabled=true re-enables a disabled endpoint.
+   *
+   * @generated from rpc analytics.events.v1.EventsService.UpdateWebhookEndpoint
+   */
+  updateWebhookEndpoint: {
+    methodKind: "unary";
+    input: typeof UpdateWebhookEndpointRequestSchema;
+    output: typeof UpdateWebhookEndpointResponseSchema;
+  },
+  /**
+   * @generated from rpc analytics.events.v1.EventsService.DeleteWebhookEndpoint
+   */
+  deleteWebhookEndpoint: {
+    methodKind: "unary";
+    input: typeof DeleteWebhookEndpointRequestSchema;
+    output: typeof DeleteWebhookEndpointResponseSchema;
+  },
+  /**
+   * A new secret; the previous one keeps signing beside it for 24 hours.
+   *
+   * @generated from rpc analytics.events.v1.EventsService.RotateWebhookSecret
+   */
+  rotateWebhookSecret: {
+    methodKind: "unary";
+    input: typeof RotateWebhookSecretRequestSchema;
+    output: typeof RotateWebhookSecretResponseSchema;
+  },
+  /**
+   * @generated from rpc analytics.events.v1.EventsService.ListWebhookDeliveries
+   */
+  listWebhookDeliveries: {
+    methodKind: "unary";
+    input: typeof ListWebhookDeliveriesRequestSchema;
+    output: typeof ListWebhookDeliveriesResponseSchema;
+  },
+  /**
+   * Makes a delivery pending and due now, its retry schedule started again.
+   *
+   * @generated from rpc analytics.events.v1.EventsService.RetryWebhookDelivery
+   */
+  retryWebhookDelivery: {
+    methodKind: "unary";
+    input: typeof RetryWebhookDeliveryRequestSchema;
+    output: typeof RetryWebhookDeliveryResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_events_v1_events, 0);

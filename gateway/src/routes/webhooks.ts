@@ -1,0 +1,213 @@
+import { z } from "zod";
+import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
+import type { Client } from "@connectrpc/connect";
+import { eventsV1 } from "@analytics/contracts";
+import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
+import { route, type RouteContext } from "../http/route";
+import { generalResponseSchema } from "../http/schemas";
+import type { CallAs } from "../clients";
+
+/**
+ * /v2/api/webhooks -> analytics.events.v1.EventsService (CONTRACT.md, "Webhooks: the event queue
+ * pushed"). The URL's scheme and address are judged by the events service, which knows whether
+ * private addresses are allowed (WEBHOOK_ALLOW_PRIVATE).
+ */
+
+const eventTypes = ["update_sku", "draft_po_change", "sku_warehouse_settings_change"] as const;
+
+const endpointBody = {
+  url: z.string().url().max(2000).describe("https:// URL of a public address"),
+  eventTypes: z.array(z.enum(eventTypes)).max(eventTypes.length).optional().describe("the types pushed; absent or empty: all"),
+  description: z.string().max(500).optional(),
+};
+
+const endpointSchema = z
+  .object({
+    id: z.string().uuid(),
+    url: z.string(),
+    eventTypes: z.array(z.enum(eventTypes)).describe("empty: every type"),
+    description: z.string(),
+    enabled: z.boolean(),
+    disabledReason: z.string().nullable().describe("gone (the endpoint answered 410), failing (5 days of failed attempts) or by request"),
+    createdAt: z.string().datetime(),
+    updatedAt: z.string().datetime(),
+  })
+  .meta({ id: "WebhookEndpoint" });
+
+const endpointWithSecretSchema = endpointSchema
+  .extend({ secret: z.string().describe('"whsec_" + base64: the signing secret, shown only in this answer') })
+  .meta({ id: "WebhookEndpointWithSecret" });
+
+const deliverySchema = z
+  .object({
+    id: z.string().uuid(),
+    eventId: z.string().uuid().describe("the queue entry, also the webhook-id header"),
+    eventType: z.string(),
+    status: z.enum(["pending", "delivered", "failed"]).describe("failed: every attempt of the retry schedule failed"),
+    attempt: z.number().int().describe("attempts made"),
+    statusCode: z.number().int().nullable().describe("the last attempt's answer"),
+    durationMs: z.number().int().nullable().describe("the last attempt's duration"),
+    error: z.string().nullable().describe("why the last attempt got no answer"),
+    lastAttemptAt: z.string().datetime().nullable(),
+    nextRetryAt: z.string().datetime().nullable().describe("when the next attempt is due, while pending"),
+    createdAt: z.string().datetime(),
+  })
+  .meta({ id: "WebhookDelivery" });
+
+const iso = (t?: Timestamp) => (t ? timestampDate(t).toISOString() : null);
+
+function endpointToRest(e: eventsV1.WebhookEndpoint) {
+  return {
+    id: e.id,
+    url: e.url,
+    eventTypes: e.eventTypes,
+    description: e.description,
+    enabled: e.enabled,
+    disabledReason: e.disabledReason ?? null,
+    createdAt: iso(e.createdAt)!,
+    updatedAt: iso(e.updatedAt)!,
+    ...(e.secret !== undefined ? { secret: e.secret } : {}),
+  };
+}
+
+function deliveryToRest(d: eventsV1.WebhookDelivery) {
+  return {
+    id: d.id,
+    eventId: d.eventId,
+    eventType: d.eventType,
+    status: d.status,
+    attempt: d.attempt,
+    statusCode: d.statusCode ?? null,
+    durationMs: d.durationMs ?? null,
+    error: d.error ?? null,
+    lastAttemptAt: iso(d.lastAttemptAt),
+    nextRetryAt: iso(d.nextRetryAt),
+    createdAt: iso(d.createdAt)!,
+  };
+}
+
+const tag = "Webhooks";
+const id = { id: z.string().min(1).max(100) };
+const badRequest = { description: "invalid body or parameter", schema: generalResponseSchema };
+const notFound = { description: "no such endpoint of the account", schema: generalResponseSchema };
+
+export function webhookRoutes(ctx: RouteContext, events: Client<typeof eventsV1.EventsService>, as: CallAs): void {
+  route(ctx, {
+    method: "POST",
+    url: "/v2/api/webhooks",
+    operationId: "createWebhookEndpoint",
+    summary: "Register an endpoint the account's queue entries are pushed to (at most 10 per account)",
+    tag,
+    auth: "bearer",
+    body: z.strictObject(endpointBody),
+    responses: {
+      201: { description: "the endpoint, with its secret (shown only here)", schema: endpointWithSecretSchema },
+      400: badRequest,
+      409: { description: "the account has 10 endpoints already", schema: generalResponseSchema },
+    },
+    handler: async ({ body, caller }, _req, reply) => {
+      const res = await events.createWebhookEndpoint({ url: body.url, eventTypes: body.eventTypes ?? [], description: body.description }, as(caller));
+      reply.status(201);
+      return endpointToRest(res.endpoint!);
+    },
+  });
+
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/webhooks",
+    operationId: "listWebhookEndpoints",
+    summary: "The account's webhook endpoints",
+    tag,
+    auth: "bearer",
+    responses: { 200: { description: "the endpoints, oldest first", schema: z.array(endpointSchema) } },
+    handler: async ({ caller }) => (await events.listWebhookEndpoints({}, as(caller))).endpoints.map(endpointToRest),
+  });
+
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/webhooks/:id",
+    operationId: "getWebhookEndpoint",
+    summary: "One webhook endpoint",
+    tag,
+    auth: "bearer",
+    params: id,
+    responses: { 200: { description: "the endpoint", schema: endpointSchema }, 404: notFound },
+    handler: async ({ params, caller }) => endpointToRest((await events.getWebhookEndpoint({ id: params.id }, as(caller))).endpoint!),
+  });
+
+  route(ctx, {
+    method: "PUT",
+    url: "/v2/api/webhooks/:id",
+    operationId: "updateWebhookEndpoint",
+    summary: "Replace an endpoint's URL, event types and description; enabled=true re-enables a disabled one",
+    tag,
+    auth: "bearer",
+    params: id,
+    body: z.strictObject({ ...endpointBody, enabled: z.boolean().optional() }),
+    responses: { 200: { description: "the endpoint", schema: endpointSchema }, 400: badRequest, 404: notFound },
+    handler: async ({ params, body, caller }) => {
+      const req = { id: params.id, url: body.url, eventTypes: body.eventTypes ?? [], description: body.description, enabled: body.enabled };
+      return endpointToRest((await events.updateWebhookEndpoint(req, as(caller))).endpoint!);
+    },
+  });
+
+  route(ctx, {
+    method: "DELETE",
+    url: "/v2/api/webhooks/:id",
+    operationId: "deleteWebhookEndpoint",
+    summary: "Delete an endpoint and its delivery log",
+    tag,
+    auth: "bearer",
+    params: id,
+    responses: { 204: { description: "deleted" }, 404: notFound },
+    handler: async ({ params, caller }, _req, reply) => {
+      await events.deleteWebhookEndpoint({ id: params.id }, as(caller));
+      return reply.status(204).send();
+    },
+  });
+
+  route(ctx, {
+    method: "POST",
+    url: "/v2/api/webhooks/:id/rotate-secret",
+    operationId: "rotateWebhookSecret",
+    summary: "A new signing secret; the old one keeps signing beside it for 24 hours",
+    tag,
+    auth: "bearer",
+    params: id,
+    responses: { 200: { description: "the endpoint with its new secret (shown only here)", schema: endpointWithSecretSchema }, 404: notFound },
+    handler: async ({ params, caller }) => endpointToRest((await events.rotateWebhookSecret({ id: params.id }, as(caller))).endpoint!),
+  });
+
+  route(ctx, {
+    method: "GET",
+    url: "/v2/api/webhooks/:id/deliveries",
+    operationId: "listWebhookDeliveries",
+    summary: "An endpoint's deliveries, newest first, each with its last attempt",
+    tag,
+    auth: "bearer",
+    params: id,
+    query: pageQuery(),
+    responses: {
+      200: { description: "the deliveries", schema: z.array(deliverySchema), headers: pageHeaders },
+      400: badRequest,
+      404: notFound,
+    },
+    handler: async ({ params, query, caller }, request, reply) => {
+      const res = await events.listWebhookDeliveries({ endpointId: params.id, page: { page: query.page, pageSize: query.pageSize } }, as(caller));
+      setPageHeaders(request, reply, query, Number(res.totalCount));
+      return res.deliveries.map(deliveryToRest);
+    },
+  });
+
+  route(ctx, {
+    method: "POST",
+    url: "/v2/api/webhooks/:id/deliveries/:deliveryId/retry",
+    operationId: "retryWebhookDelivery",
+    summary: "Send a delivery again now, its retry schedule started over",
+    tag,
+    auth: "bearer",
+    params: { ...id, deliveryId: z.string().min(1).max(100) },
+    responses: { 200: { description: "the delivery, pending", schema: deliverySchema }, 404: { description: "no such endpoint or delivery", schema: generalResponseSchema } },
+    handler: async ({ params, caller }) => deliveryToRest((await events.retryWebhookDelivery({ endpointId: params.id, deliveryId: params.deliveryId }, as(caller))).delivery!),
+  });
+}

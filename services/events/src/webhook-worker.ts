@@ -1,0 +1,159 @@
+import { randomUUID } from "node:crypto";
+import { Counter, Histogram } from "prom-client";
+import type { Db } from "@analytics/db";
+import type { Worker, WorkerContext } from "@analytics/rpc";
+import { gaugeReadOnScrape } from "@analytics/telemetry";
+import { postSafely, type Resolve } from "./outbound";
+import * as repo from "./repository";
+import type { AttemptOutcome, ClaimedDelivery } from "./repository";
+import { DISABLE_AFTER_FAILING_MS, retryDelayMs, signature } from "./webhooks";
+
+export interface WebhookWorkerSettings {
+  allowPrivate: boolean;
+  concurrencyPerEndpoint: number;
+  pollMs: number;
+  /** Name resolution for the outbound calls (tests inject one). */
+  resolve?: Resolve;
+}
+
+/** Success is a 2xx within this (CONTRACT.md). */
+export const ATTEMPT_TIMEOUT_MS = 15_000;
+const CONNECT_TIMEOUT_MS = 5_000;
+const MAX_RESPONSE_BYTES = 64 * 1024;
+/**
+ * How long a claimed delivery is this worker's: longer than any attempt, so a live worker always
+ * records its outcome first; a killed worker's deliveries are sent again (same webhook-id) after it.
+ */
+export const LEASE_MS = ATTEMPT_TIMEOUT_MS + 10_000;
+/** Attempts in flight in one process, over all endpoints. */
+const MAX_IN_FLIGHT = 64;
+
+/**
+ * The body of a delivery: `{id, type, timestamp, data}`, data the entry as GET /events answers it.
+ * The payload is passed on as the JSON text Postgres keeps, never parsed (decimals keep their digits).
+ */
+export function deliveryBody(d: ClaimedDelivery): string {
+  const iso = (t: Date | null) => (t ? JSON.stringify(t.toISOString()) : "null");
+  const data =
+    `{"id":${JSON.stringify(d.event_id)},"accountId":${JSON.stringify(d.account_id)},"eventType":${JSON.stringify(d.event_type)},` +
+    `"payload":${d.payload},"createdAt":${iso(d.created_at)},"completedAt":${iso(d.completed_at)},"failedAt":${iso(d.failed_at)}}`;
+  return `{"id":${JSON.stringify(d.event_id)},"type":${JSON.stringify(d.event_type)},"timestamp":${iso(d.created_at)},"data":${data}}`;
+}
+
+/** What an answer (or none) means for the delivery and its endpoint. */
+export function outcomeOf(statusCode: number | undefined, attempt: number): AttemptOutcome {
+  if (statusCode !== undefined && statusCode >= 200 && statusCode < 300) return { kind: "delivered" };
+  if (statusCode === 410) return { kind: "gone" };
+  return { kind: "failed", retryInMs: retryDelayMs(attempt), disableIfFailingSinceMs: DISABLE_AFTER_FAILING_MS };
+}
+
+/**
+ * The delivery worker of the events service: claims due deliveries (repository.claimDue: per
+ * endpoint and product in queue order, at most `concurrencyPerEndpoint` per endpoint in flight),
+ * sends each signed, records each outcome. The deliveries are rows written with their queue
+ * entries, so a killed worker or a NATS outage loses none.
+ */
+export function webhookWorker(settings: WebhookWorkerSettings) {
+  return ({ db, logger, metrics }: WorkerContext): Worker => {
+    const log = logger.child({ worker: "webhooks" });
+    const attempts = new Counter({ name: "webhook_attempts_total", help: "Webhook delivery attempts by outcome (delivered, failed, gone, gave_up)", labelNames: ["outcome"], registers: [metrics] });
+    const latency = new Histogram({
+      name: "webhook_attempt_duration_seconds",
+      help: "Webhook delivery attempts: connect to the end of the answer, by outcome",
+      labelNames: ["outcome"],
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15],
+      registers: [metrics],
+    });
+    backlogMetrics(metrics, db);
+
+    const inFlight = new Set<Promise<void>>();
+    let stopped = false;
+    let timer: NodeJS.Timeout | undefined;
+    let claiming: Promise<void> | undefined;
+    let again = false;
+
+    const send = async (d: ClaimedDelivery, token: string) => {
+      const body = deliveryBody(d);
+      const timestamp = Math.floor(Date.now() / 1000);
+      const headers = {
+        "content-type": "application/json",
+        "user-agent": "analytics-webhooks/1",
+        "webhook-id": d.event_id,
+        "webhook-timestamp": String(timestamp),
+        "webhook-signature": signature(d.secrets, d.event_id, timestamp, body),
+      };
+      const result = await postSafely(d.url, headers, body, {
+        allowPrivate: settings.allowPrivate,
+        connectTimeoutMs: CONNECT_TIMEOUT_MS,
+        timeoutMs: ATTEMPT_TIMEOUT_MS,
+        maxResponseBytes: MAX_RESPONSE_BYTES,
+        resolve: settings.resolve,
+      });
+      const outcome = outcomeOf(result.statusCode, d.attempts + 1);
+      const label = outcome.kind === "failed" && outcome.retryInMs === undefined ? "gave_up" : outcome.kind;
+      attempts.inc({ outcome: label });
+      latency.observe({ outcome: label }, result.durationMs / 1000);
+      if (outcome.kind !== "delivered") log.debug({ endpoint: d.endpoint_id, event: d.event_id, status: result.statusCode, error: result.error }, "webhook attempt failed");
+      await repo.recordAttempt(db, { id: d.id, endpointId: d.endpoint_id, token, statusCode: result.statusCode, durationMs: result.durationMs, error: result.error }, outcome);
+    };
+
+    /** Claims what is due and free to send; runs again at once when an attempt ends or a claim was full. */
+    const claim = async () => {
+      const free = MAX_IN_FLIGHT - inFlight.size;
+      if (stopped || free <= 0) return;
+      const token = randomUUID();
+      const due = await repo.claimDue(db, { limit: free, perEndpoint: settings.concurrencyPerEndpoint, leaseMs: LEASE_MS, token });
+      for (const d of due) {
+        const attempt: Promise<void> = send(d, token)
+          .catch((err) => log.warn({ err, delivery: d.id }, "recording a webhook attempt failed (its lease runs out, it is sent again)"))
+          .finally(() => {
+            inFlight.delete(attempt);
+            wake();
+          });
+        inFlight.add(attempt);
+      }
+      if (due.length === free) again = true;
+    };
+
+    const wake = () => {
+      if (stopped) return;
+      if (claiming) {
+        again = true;
+        return;
+      }
+      clearTimeout(timer);
+      claiming = claim()
+        .catch((err) => log.warn({ err }, "claiming webhook deliveries failed"))
+        .finally(() => {
+          claiming = undefined;
+          if (again) {
+            again = false;
+            return wake();
+          }
+          if (!stopped) timer = setTimeout(wake, settings.pollMs);
+        });
+    };
+    wake();
+
+    return {
+      async stop() {
+        stopped = true;
+        clearTimeout(timer);
+        await claiming;
+        await Promise.all(inFlight);
+      },
+    };
+  };
+}
+
+/** Per endpoint: deliveries pending and the age of the oldest, read on scrape (one statement for both). */
+function backlogMetrics(metrics: WorkerContext["metrics"], db: Db): void {
+  let reading: ReturnType<typeof repo.backlogByEndpoint> | undefined;
+  const read = () => (reading ??= repo.backlogByEndpoint(db).finally(() => setImmediate(() => (reading = undefined))));
+  gaugeReadOnScrape(metrics, "webhook_pending_deliveries", "Webhook deliveries not yet delivered nor given up, per endpoint", ["endpoint"], async () =>
+    (await read()).map((r) => ({ labels: { endpoint: r.endpoint_id }, value: r.pending })),
+  );
+  gaugeReadOnScrape(metrics, "webhook_oldest_pending_age_seconds", "Age of each endpoint's oldest pending webhook delivery", ["endpoint"], async () =>
+    (await read()).map((r) => ({ labels: { endpoint: r.endpoint_id }, value: r.oldest_seconds })),
+  );
+}

@@ -1,0 +1,310 @@
+import { randomUUID } from "node:crypto";
+import http2 from "node:http2";
+import { Code } from "@connectrpc/connect";
+import { eventsV1, topics } from "@analytics/contracts";
+import { consumerHandler, type ServiceDeps } from "@analytics/rpc";
+import { busMessage, codeOf, eventually, serviceUnderTest, startWebhookReceiver, type WebhookReceiver } from "@analytics/testing";
+import { startEventsService } from "../src/service";
+import { queueConsumer } from "../src/subscriptions";
+
+const { EventsService } = eventsV1;
+
+/**
+ * Webhooks end to end inside the events service (real Postgres): the endpoints' resource, and the
+ * worker pushing queue entries to a local receiver that checks every signature with the
+ * standardwebhooks package (libs/testing/src/webhook-receiver.ts).
+ */
+describe("webhooks (real Postgres, a local receiver verifying with standardwebhooks)", () => {
+  const PER_ENDPOINT = 3;
+  const start = (deps: ServiceDeps) => startEventsService(deps, { allowPrivate: true, concurrencyPerEndpoint: PER_ENDPOINT, pollMs: 50 });
+  const events = serviceUnderTest(EventsService, start, { schema: "events" });
+  const { client, db, as } = events;
+  let receiver: WebhookReceiver;
+
+  beforeAll(async () => {
+    receiver = await startWebhookReceiver();
+  });
+  afterAll(() => receiver.close());
+  beforeEach(() => {
+    receiver.answer = () => 204;
+  });
+
+  const handle = consumerHandler(db, "events", queueConsumer);
+  const skuMessage = (accountId: string, id: string, version: number) =>
+    busMessage(topics.catalogueSkuUpdated, accountId, `sku:${id}`, { accountId, skuId: id, version: BigInt(version), product: { id, key: `K-${id}`, sku: `v${version}` } });
+  /** Queue entries made as the bus would: the consumer's own handler. */
+  const queue = (accountId: string, products: string[], version: number) => handle(products.map((p) => skuMessage(accountId, p, version)));
+
+  async function endpoint(accountId: string, name: string, eventTypes: string[] = []) {
+    const { endpoint } = await client.createWebhookEndpoint({ url: receiver.url(name), eventTypes }, as(accountId));
+    receiver.trust(name, endpoint!.secret!);
+    return endpoint!;
+  }
+  /** The service's /metrics text (on its h2c port). */
+  const metrics = () =>
+    new Promise<string>((resolve, reject) => {
+      const session = http2.connect(events.service.url);
+      session.on("error", reject);
+      const req = session.request({ ":path": "/metrics" });
+      let text = "";
+      req.setEncoding("utf8");
+      req.on("data", (c: string) => (text += c));
+      req.on("end", () => {
+        session.close();
+        resolve(text);
+      });
+      req.end();
+    });
+  const sample = (text: string, name: string, labels: string) => {
+    const line = text.split("\n").find((l) => l.startsWith(`${name}{`) && l.includes(labels));
+    return line === undefined ? undefined : Number(line.split(" ").at(-1));
+  };
+  const deliveredTo = (name: string) => receiver.received.filter((r) => r.endpoint === name && r.status < 300);
+
+  describe("the resource", () => {
+    it("shows the secret once, lists, reads, updates and deletes an endpoint; another account sees none of it", async () => {
+      const acc = randomUUID();
+      const { endpoint } = await client.createWebhookEndpoint({ url: "https://hooks.example.com/a", eventTypes: ["update_sku"], description: "ERP" }, as(acc));
+      expect(endpoint).toMatchObject({ url: "https://hooks.example.com/a", eventTypes: ["update_sku"], description: "ERP", enabled: true });
+      expect(endpoint!.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
+      const id = endpoint!.id;
+      expect((await client.getWebhookEndpoint({ id }, as(acc))).endpoint!.secret).toBeUndefined();
+      expect((await client.listWebhookEndpoints({}, as(acc))).endpoints.map((e) => [e.id, e.secret])).toEqual([[id, undefined]]);
+      const updated = await client.updateWebhookEndpoint({ id, url: "https://hooks.example.com/b", eventTypes: [], description: "PIM" }, as(acc));
+      expect(updated.endpoint).toMatchObject({ url: "https://hooks.example.com/b", eventTypes: [], description: "PIM" });
+
+      const stranger = as(randomUUID());
+      expect((await client.listWebhookEndpoints({}, stranger)).endpoints).toEqual([]);
+      for (const call of [
+        client.getWebhookEndpoint({ id }, stranger),
+        client.updateWebhookEndpoint({ id, url: "https://x.example.com", eventTypes: [] }, stranger),
+        client.rotateWebhookSecret({ id }, stranger),
+        client.deleteWebhookEndpoint({ id }, stranger),
+        client.listWebhookDeliveries({ endpointId: id }, stranger),
+        client.getWebhookEndpoint({ id: "not-a-uuid" }, as(acc)),
+      ]) {
+        expect(await codeOf(call)).toBe(Code.NotFound);
+      }
+      await client.deleteWebhookEndpoint({ id }, as(acc));
+      expect(await codeOf(client.getWebhookEndpoint({ id }, as(acc)))).toBe(Code.NotFound);
+    });
+
+    it("refuses an 11th endpoint of an account, also when they are created at once", async () => {
+      const acc = randomUUID();
+      const results = await Promise.allSettled(Array.from({ length: 12 }, (_, i) => client.createWebhookEndpoint({ url: `https://h${i}.example.com`, eventTypes: [] }, as(acc))));
+      expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(10);
+      expect((await client.listWebhookEndpoints({}, as(acc))).endpoints).toHaveLength(10);
+      expect(await codeOf(client.createWebhookEndpoint({ url: "https://h.example.com", eventTypes: [] }, as(acc)))).toBe(Code.AlreadyExists);
+    });
+
+    it("refuses an unknown event type and a URL that is not absolute, naming the field", async () => {
+      const acc = randomUUID();
+      const bad = await client.createWebhookEndpoint({ url: "https://h.example.com", eventTypes: ["update_sku", "nope"] }, as(acc)).catch((e) => e);
+      expect(bad).toMatchObject({ code: Code.InvalidArgument, rawMessage: expect.stringContaining("eventTypes[1]") });
+      const url = await client.createWebhookEndpoint({ url: "hooks", eventTypes: [] }, as(acc)).catch((e) => e);
+      expect(url).toMatchObject({ code: Code.InvalidArgument, rawMessage: expect.stringContaining("url") });
+    });
+  });
+
+  describe("delivery", () => {
+    it("delivers every entry of a subscribed type once, signed (verified by standardwebhooks), as {id, type, timestamp, data}", async () => {
+      const acc = randomUUID();
+      const all = await endpoint(acc, "all");
+      await endpoint(acc, "orders-only", ["draft_po_change"]);
+      const products = [randomUUID(), randomUUID()];
+      await queue(acc, products, 1);
+      const entries = await db("events").where({ account_id: acc }).orderBy("seq");
+      await eventually(async () => deliveredTo("all").length === 2, 20_000, "two deliveries");
+      expect(receiver.rejected).toEqual([]);
+      const got = deliveredTo("all").map((r) => r.body);
+      expect(got.map((b) => b.id).sort()).toEqual(entries.map((e) => e.id).sort());
+      const first = got.find((b) => b.id === entries[0].id)!;
+      expect(first).toEqual({
+        id: entries[0].id,
+        type: "update_sku",
+        timestamp: entries[0].created_at.toISOString(),
+        data: { id: entries[0].id, accountId: acc, eventType: "update_sku", payload: entries[0].payload, createdAt: entries[0].created_at.toISOString(), completedAt: null, failedAt: null },
+      });
+      expect(deliveredTo("all").map((r) => r.webhookId).sort()).toEqual(entries.map((e) => e.id).sort());
+      expect(deliveredTo("orders-only")).toEqual([]);
+      const log = await eventually(async () => {
+        const l = await client.listWebhookDeliveries({ endpointId: all.id, page: { page: 1, pageSize: 10 } }, as(acc));
+        return l.deliveries.every((d) => d.status !== "pending") && l;
+      }, 20_000, "both attempts recorded");
+      expect(log.totalCount).toBe(2n);
+      expect(log.deliveries.map((d) => [d.status, d.attempt, d.statusCode])).toEqual([
+        ["delivered", 1, 204],
+        ["delivered", 1, 204],
+      ]);
+    });
+
+    it("signs with the old secret too for 24 hours after a rotation", async () => {
+      const acc = randomUUID();
+      const ep = await endpoint(acc, "rotated");
+      const { endpoint: rotated } = await client.rotateWebhookSecret({ id: ep.id }, as(acc));
+      expect(rotated!.secret).not.toEqual(ep.secret);
+      for (const [name, secret] of [["rotated-old", ep.secret!], ["rotated-new", rotated!.secret!]]) {
+        await client.updateWebhookEndpoint({ id: ep.id, url: receiver.url(name), eventTypes: [] }, as(acc));
+        receiver.trust(name, secret);
+        await queue(acc, [randomUUID()], 1);
+        await eventually(async () => deliveredTo(name).length === 1, 20_000, `a delivery verified with the ${name} secret`);
+      }
+      // Past the 24 hours, the old one no longer verifies: only the new secret signs.
+      await db("webhook_endpoints").where({ id: ep.id }).update({ previous_secret_until: db.raw("now() - interval '1 second'") });
+      await client.updateWebhookEndpoint({ id: ep.id, url: receiver.url("rotated-expired"), eventTypes: [] }, as(acc));
+      receiver.trust("rotated-expired", ep.secret!);
+      await queue(acc, [randomUUID()], 1);
+      await eventually(async () => receiver.rejected.some((r) => r.endpoint === "rotated-expired"), 20_000, "a delivery the old secret no longer verifies");
+    });
+
+    it("delivers a product's entries in queue order: a later one waits for the earlier one's outcome, a failure and its retry included", async () => {
+      const acc = randomUUID();
+      await endpoint(acc, "ordered");
+      const product = randomUUID();
+      let failures = 1;
+      receiver.answer = (_, d) => (d.body.data.payload.sku === "v1" && failures-- > 0 ? 500 : 204);
+      await queue(acc, [product], 1);
+      await queue(acc, [product], 2);
+      await queue(acc, [product], 3);
+      await eventually(async () => deliveredTo("ordered").length === 3, 30_000, "three deliveries (the first after its retry ~5 s on)");
+      // v1 failed once, and v2 was not sent before v1 succeeded.
+      expect(receiver.received.filter((r) => r.endpoint === "ordered").map((r) => [r.body.data.payload.sku, r.status])).toEqual([
+        ["v1", 500],
+        ["v1", 204],
+        ["v2", 204],
+        ["v3", 204],
+      ]);
+    });
+
+    it("schedules the retries after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then gives up, and the next entry of the product goes", async () => {
+      const acc = randomUUID();
+      const ep = await endpoint(acc, "failing");
+      const product = randomUUID();
+      receiver.answer = (_, d) => (d.body.data.payload.sku === "v1" ? 503 : 204);
+      await queue(acc, [product], 1);
+      await queue(acc, [product], 2);
+      const schedule = [5, 300, 1800, 7200, 18000, 36000, 36000];
+      const row = () => db("webhook_deliveries").where({ endpoint_id: ep.id }).orderBy("event_seq").first();
+      for (const [n, seconds] of schedule.entries()) {
+        const d = await eventually(async () => {
+          const r = await row();
+          return r.attempts === n + 1 && r.lease_until === null ? r : undefined;
+        }, 20_000, `attempt ${n + 1}`);
+        const wait = (d.next_attempt_at.getTime() - d.last_attempt_at.getTime()) / 1000;
+        expect(d.status).toBe("pending");
+        expect(wait).toBeGreaterThanOrEqual(seconds * 0.9 - 1);
+        expect(wait).toBeLessThanOrEqual(seconds * 1.1 + 1);
+        expect(deliveredTo("failing")).toEqual([]);
+        // Skip the wait: make the retry due now.
+        await db("webhook_deliveries").where({ id: d.id }).update({ next_attempt_at: db.fn.now() });
+      }
+      await eventually(async () => (await row()).status === "failed", 20_000, "the delivery given up after the 8th attempt");
+      expect((await row()).attempts).toBe(8);
+      await eventually(async () => deliveredTo("failing").length === 1, 20_000, "the product's next entry delivered");
+      expect(deliveredTo("failing")[0].body.data.payload.sku).toBe("v2");
+    });
+
+    it("disables an endpoint at once on a 410, and PUT enabled=true resumes it from the same entry", async () => {
+      const acc = randomUUID();
+      const ep = await endpoint(acc, "gone");
+      receiver.answer = () => 410;
+      await queue(acc, [randomUUID()], 1);
+      await eventually(async () => (await client.getWebhookEndpoint({ id: ep.id }, as(acc))).endpoint!.enabled === false, 20_000, "the endpoint disabled");
+      expect((await client.getWebhookEndpoint({ id: ep.id }, as(acc))).endpoint!.disabledReason).toBe("gone");
+      expect(receiver.received.filter((r) => r.endpoint === "gone")).toHaveLength(1);
+      receiver.answer = () => 204;
+      await client.updateWebhookEndpoint({ id: ep.id, url: ep.url, eventTypes: [], enabled: true }, as(acc));
+      await eventually(async () => deliveredTo("gone").length === 1, 20_000, "the entry delivered after re-enabling");
+    });
+
+    it("disables an endpoint whose attempts have all failed for 5 days, not before", async () => {
+      const acc = randomUUID();
+      const ep = await endpoint(acc, "five-days");
+      receiver.answer = () => 500;
+      await db("webhook_endpoints").where({ id: ep.id }).update({ failing_since: db.raw("now() - interval '4 days 23 hours'") });
+      await queue(acc, [randomUUID()], 1);
+      await eventually(async () => receiver.received.some((r) => r.endpoint === "five-days"), 20_000, "a failed attempt");
+      await eventually(async () => (await db("webhook_deliveries").where({ endpoint_id: ep.id }).first()).attempts === 1);
+      expect((await client.getWebhookEndpoint({ id: ep.id }, as(acc))).endpoint!.enabled).toBe(true);
+      await db("webhook_endpoints").where({ id: ep.id }).update({ failing_since: db.raw("now() - interval '5 days 1 minute'") });
+      await db("webhook_deliveries").where({ endpoint_id: ep.id }).update({ next_attempt_at: db.fn.now() });
+      await eventually(async () => (await client.getWebhookEndpoint({ id: ep.id }, as(acc))).endpoint!.disabledReason === "failing", 20_000, "disabled as failing");
+    });
+
+    it("retries a failed delivery by hand", async () => {
+      const acc = randomUUID();
+      const ep = await endpoint(acc, "manual");
+      receiver.answer = () => 500;
+      await queue(acc, [randomUUID()], 1);
+      await eventually(async () => receiver.received.some((r) => r.endpoint === "manual"), 20_000, "a failed attempt");
+      const { deliveries } = await client.listWebhookDeliveries({ endpointId: ep.id }, as(acc));
+      await eventually(async () => (await client.listWebhookDeliveries({ endpointId: ep.id }, as(acc))).deliveries[0].nextRetryAt !== undefined);
+      receiver.answer = () => 200;
+      const { delivery } = await client.retryWebhookDelivery({ endpointId: ep.id, deliveryId: deliveries[0].id }, as(acc));
+      expect(delivery).toMatchObject({ id: deliveries[0].id, status: "pending", attempt: 0 });
+      await eventually(async () => deliveredTo("manual").length === 1, 3_000, "delivered at once, not after the 5 s retry");
+      expect(await codeOf(client.retryWebhookDelivery({ endpointId: ep.id, deliveryId: randomUUID() }, as(acc)))).toBe(Code.NotFound);
+    });
+
+    it("keeps a slow endpoint to its own slots: another endpoint's deliveries go meanwhile", async () => {
+      const acc = randomUUID();
+      await endpoint(acc, "slow");
+      const other = randomUUID();
+      await endpoint(other, "fast");
+      const held: (() => void)[] = [];
+      receiver.answer = (name) => (name === "slow" ? new Promise((resolve) => held.push(() => resolve(204))) : 204);
+      await queue(acc, Array.from({ length: 10 }, () => randomUUID()), 1);
+      await eventually(async () => held.length === PER_ENDPOINT, 20_000, "the slow endpoint's slots full");
+      await queue(other, Array.from({ length: 10 }, () => randomUUID()), 1);
+      await eventually(async () => deliveredTo("fast").length === 10, 20_000, "the other account's endpoint served meanwhile");
+      expect(held).toHaveLength(PER_ENDPOINT);
+      while (deliveredTo("slow").length < 10) {
+        held.splice(0).forEach((release) => release());
+        await eventually(async () => held.length > 0 || deliveredTo("slow").length === 10, 20_000, "the slow endpoint's next deliveries");
+      }
+      expect(receiver.mostOpen.get("slow")).toBe(PER_ENDPOINT);
+    });
+
+    it("reports deliveries by outcome, attempt latency, and per endpoint its backlog and oldest pending", async () => {
+      const acc = randomUUID();
+      const ep = await endpoint(acc, "metered");
+      const held: (() => void)[] = [];
+      receiver.answer = (name) => (name === "metered" ? new Promise((resolve) => held.push(() => resolve(204))) : 204);
+      const product = randomUUID();
+      await queue(acc, [product], 1);
+      await queue(acc, [product], 2);
+      await eventually(async () => held.length === 1, 20_000, "the first delivery in flight");
+      const before = await metrics();
+      expect(sample(before, "webhook_pending_deliveries", `endpoint="${ep.id}"`)).toBe(2);
+      expect(sample(before, "webhook_oldest_pending_age_seconds", `endpoint="${ep.id}"`)).toBeGreaterThanOrEqual(0);
+      const deliveredBefore = sample(before, "webhook_attempts_total", 'outcome="delivered"') ?? 0;
+      while (deliveredTo("metered").length < 2) {
+        held.splice(0).forEach((release) => release());
+        await eventually(async () => held.length > 0 || deliveredTo("metered").length === 2, 20_000, "the next delivery");
+      }
+      const after = await eventually(async () => {
+        const text = await metrics();
+        return sample(text, "webhook_pending_deliveries", `endpoint="${ep.id}"`) === undefined && text;
+      }, 20_000, "the backlog drained");
+      expect(sample(after, "webhook_attempts_total", 'outcome="delivered"')).toBeGreaterThanOrEqual(deliveredBefore + 2);
+      expect(sample(after, "webhook_attempt_duration_seconds_count", 'outcome="delivered"')).toBeGreaterThanOrEqual(deliveredBefore + 2);
+    });
+
+    it("sends again (the same webhook-id) what a killed worker held, once its lease has run out", async () => {
+      const acc = randomUUID();
+      const ep = await endpoint(acc, "orphaned");
+      await db("webhook_endpoints").where({ id: ep.id }).update({ enabled: false });
+      await queue(acc, [randomUUID()], 1);
+      // What a worker killed with the delivery in hand leaves: the row leased (for 2 s here) and never recorded.
+      const [orphan] = await db.raw(
+        `INSERT INTO webhook_deliveries (endpoint_id, event_id, event_seq, aggregate, lease_until, lease_token)
+         SELECT ?, id, seq, 'sku', now() + interval '2 seconds', gen_random_uuid() FROM events WHERE account_id = ? RETURNING event_id, lease_until`,
+        [ep.id, acc],
+      ).then((r: { rows: { event_id: string; lease_until: Date }[] }) => r.rows);
+      await db("webhook_endpoints").where({ id: ep.id }).update({ enabled: true });
+      await eventually(async () => deliveredTo("orphaned").length === 1, 20_000, "the orphaned delivery sent after its lease");
+      expect(deliveredTo("orphaned")[0].webhookId).toBe(orphan.event_id);
+      expect((await db("webhook_deliveries").where({ endpoint_id: ep.id }).first()).last_attempt_at.getTime()).toBeGreaterThanOrEqual(orphan.lease_until.getTime());
+    });
+  });
+});
