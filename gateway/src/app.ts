@@ -67,6 +67,8 @@ export interface GatewayDeps {
   dbPoolMax?: number;
   serviceCallTimeoutMs?: number;
   serviceDnsRefreshMs?: number;
+  /** First-byte wait before a service replica is checked (SERVICE_FIRST_BYTE_TIMEOUT_MS). */
+  serviceFirstByteTimeoutMs?: number;
   requestTimeoutMs?: number;
   /** Where the gateway's outbox (account settings changes) is relayed; absent, rows wait (tests). */
   bus?: Bus;
@@ -78,6 +80,12 @@ export interface Gateway {
   app: FastifyInstance;
   db: Db;
   close(): Promise<void>;
+  /**
+   * SIGTERM: /readyz answers 503 and every answer says `Connection: close` (clients and the load
+   * balancer move on) while requests keep being served for `drainMs`; then close(), which lets
+   * requests in flight finish.
+   */
+  shutdown(drainMs: number): Promise<void>;
 }
 
 const MiB = 1024 * 1024;
@@ -99,6 +107,7 @@ export function gatewaySettings(config: Config) {
     dbPoolMax: config.DB_POOL_MAX,
     serviceCallTimeoutMs: config.SERVICE_CALL_TIMEOUT_MS,
     serviceDnsRefreshMs: config.SERVICE_DNS_REFRESH_MS,
+    serviceFirstByteTimeoutMs: config.SERVICE_FIRST_BYTE_TIMEOUT_MS,
     requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
   };
 }
@@ -155,8 +164,10 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   // Request counts and latencies per route, traces, and /metrics (with the pool and outbox below).
   const metrics = createMetricsRegistry("gateway");
   installTelemetry(app, metrics);
+  let draining = false;
   app.addHook("onRequest", async (request, reply) => {
     reply.header("X-Request-Id", request.id);
+    if (draining) reply.header("Connection", "close");
     // A DELETE with no body is no JSON to read, whatever Content-Type the client sends with every
     // call (Fastify would parse the empty body: 400 "request body is empty").
     const { headers } = request;
@@ -216,7 +227,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   relay?.start();
   storeMetrics(metrics, db, relay);
   const accountOptions: AccountsOptions = { db, relay, keys, ...deps };
-  const clients = createClients(deps.services, deps.serviceDnsRefreshMs);
+  const clients = createClients(deps.services, { refreshMs: deps.serviceDnsRefreshMs, firstByteTimeoutMs: deps.serviceFirstByteTimeoutMs });
   const as = callAs(deps.internalToken, serviceCallTimeoutMs);
 
   authRoutes(ctx, accountOptions, tokens);
@@ -252,6 +263,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   // 503 on that service's routes and shows in /healthz; it does not take every gateway out of
   // its Kubernetes Service, nor does a disabled service keep them out.
   app.get("/readyz", async (_request, reply) => {
+    if (draining) return reply.status(503).send({ status: "shutting down", checks: {} });
     const database = await withinDeadline(() => ping(db), READY_DEADLINE_MS);
     return reply.status(database ? 200 : 503).send({ status: database ? "ready" : "not ready", checks: { database } });
   });
@@ -261,15 +273,21 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   await app.register(swagger, { mode: "static", specification: { document: document as never } });
   await app.register(swaggerUi, { routePrefix: "/docs", ...docsContentSecurityPolicy });
 
+  const close = async () => {
+    await app.close();
+    idempotency.close();
+    await keys.close();
+    await relay?.stop();
+    await db.destroy();
+  };
   return {
     app,
     db,
-    close: async () => {
-      await app.close();
-      idempotency.close();
-      await keys.close();
-      await relay?.stop();
-      await db.destroy();
+    close,
+    shutdown: async (drainMs) => {
+      draining = true;
+      await new Promise((resolve) => setTimeout(resolve, drainMs));
+      await close();
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { Client } from "@connectrpc/connect";
 import { callerHeaders, type Caller } from "@analytics/auth";
 import { serviceNames, serviceRegistry, type ServiceName } from "@analytics/contracts";
-import { createServiceClient } from "@analytics/rpc";
+import { createServiceClient, type ReplicaOptions } from "@analytics/rpc";
 import { traceHeaders } from "@analytics/telemetry";
 
 /** Where each service answers; the gateway reaches services only through these generated clients. */
@@ -9,10 +9,10 @@ export type ServiceUrls = Record<ServiceName, string>;
 
 export type Clients = { [N in ServiceName]: Client<(typeof serviceRegistry)[N]["descriptor"]> };
 
-/** One client per registered service; each resolves its service's name again every `dnsRefreshMs`. */
-export function createClients(urls: ServiceUrls, dnsRefreshMs?: number): Clients {
+/** One client per registered service; each resolves its service's name again every `options.refreshMs`. */
+export function createClients(urls: ServiceUrls, options: ReplicaOptions = {}): Clients {
   return Object.fromEntries(
-    serviceNames.map((name) => [name, createServiceClient(serviceRegistry[name].descriptor, urls[name], { refreshMs: dnsRefreshMs })]),
+    serviceNames.map((name) => [name, createServiceClient(serviceRegistry[name].descriptor, urls[name], options)]),
   ) as unknown as Clients;
 }
 

@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   });
   await gateway.app.listen({ port: config.PORT, host: config.HOST ?? "0.0.0.0" });
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
-    process.once(signal, () => void gateway.close().then(() => tracing.stop()).then(() => process.exit(0)));
+    process.once(signal, () => void gateway.shutdown(config.SHUTDOWN_DRAIN_MS).then(() => tracing.stop()).then(() => process.exit(0)));
   }
 }
 

@@ -193,6 +193,19 @@ describe("render with the defaults", () => {
     expect(named(objects, "Service", "analytics-gateway")!.spec.clusterIP).toBeUndefined();
   });
 
+  it("drains every pod on termination: a preStop sleep, then SHUTDOWN_DRAIN_MS, within the grace period; the gateway's DNS refresh and first-byte check as values", () => {
+    for (const deployment of byKind(objects, "Deployment")) {
+      const pod = deployment.spec.template.spec;
+      const container = pod.containers[0];
+      expect(container.lifecycle.preStop.exec.command).toEqual(["node", "-e", "setTimeout(() => {}, 5000)"]);
+      expect(env(deployment, "SHUTDOWN_DRAIN_MS").value).toBe("3000");
+      // preStop + drain + the longest call (SERVICE_CALL_TIMEOUT_MS, 10 s) fit in the grace period.
+      expect(5 + 3 + 10).toBeLessThanOrEqual(pod.terminationGracePeriodSeconds);
+    }
+    const gateway = named(objects, "Deployment", "analytics-gateway")!;
+    expect([env(gateway, "SERVICE_DNS_REFRESH_MS").value, env(gateway, "SERVICE_FIRST_BYTE_TIMEOUT_MS").value]).toEqual(["10000", "1000"]);
+  });
+
   it("runs two replicas of each deployable with a PodDisruptionBudget each, and no autoscaler", () => {
     for (const deployment of byKind(objects, "Deployment")) expect(deployment.spec.replicas).toBe(2);
     expect(byKind(objects, "PodDisruptionBudget").map(component).sort()).toEqual(["gateway", ...serviceNames].sort());

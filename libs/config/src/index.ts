@@ -91,6 +91,13 @@ export const configSchema = z.object({
   SERVICE_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /** How often the gateway resolves each service's host name again: new replicas get calls, gone ones are let go. */
   SERVICE_DNS_REFRESH_MS: z.coerce.number().int().min(100).default(10_000),
+  /**
+   * On SIGTERM, how long a process keeps serving while /readyz answers 503 (the load balancer and
+   * the gateways' name resolution let it go), before it closes, letting calls in flight finish.
+   */
+  SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(0),
+  /** How long a gateway-to-service call waits for its answer's first byte before the replica is checked (PING); unanswered as long again, it leaves the rotation. */
+  SERVICE_FIRST_BYTE_TIMEOUT_MS: z.coerce.number().int().min(100).default(1_000),
   /** Longest time a client may take to send a whole request (headers and body); then 408 and the connection closes. */
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(30_000),
   /**

@@ -59,6 +59,8 @@ export interface RunningService {
   /** Stops publishing (rows written from now on wait in the outbox); close() stops the rest. */
   stopRelay(): Promise<void>;
   close(): Promise<void>;
+  /** SIGTERM: /readyz answers 503 while calls keep being served for `drainMs`; then close() (calls in flight finish). */
+  shutdown(drainMs: number): Promise<void>;
 }
 
 /** What a service hands to its Connect routes and bus subscriptions. */
@@ -114,6 +116,7 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
   let server: http2.Http2Server | undefined;
   let healthServer: http.Server | undefined;
   const sessions = new Set<http2.ServerHttp2Session>();
+  let draining = false;
 
   const close = async () => {
     clearInterval(pruning);
@@ -136,7 +139,7 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
     // Ready is this process able to serve: its own database. The bus is a dependency: while it is
     // down writes still commit, their messages waiting in the outbox, so it shows in /healthz and
     // the metrics, not as not-ready (in Kubernetes, every replica unready would be an outage).
-    const ready = () => ping(db);
+    const ready = () => (draining ? Promise.resolve(false) : ping(db));
     const dependencies = { database: () => ping(db), bus: () => deps.bus.ping() };
     const health = healthHandler(ready, dependencies, () => metrics.metrics(), metrics.contentType);
     server = http2.createServer(
@@ -178,7 +181,12 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
   const url = `http://${deps.host && deps.host !== "0.0.0.0" ? deps.host : "127.0.0.1"}:${port}`;
   logger.info({ url }, "service listening");
   const healthUrl = healthServer ? `http://127.0.0.1:${(healthServer.address() as AddressInfo).port}` : undefined;
-  return { name, url, port, healthUrl, startRelay: () => relay.start(), stopRelay: () => relay.stop(), close };
+  const shutdown = async (drainMs: number) => {
+    draining = true;
+    await new Promise((resolve) => setTimeout(resolve, drainMs));
+    await close();
+  };
+  return { name, url, port, healthUrl, startRelay: () => relay.start(), stopRelay: () => relay.stop(), close, shutdown };
 }
 
 /** The messages of `stream`, each read within `store`'s request context. */
@@ -382,7 +390,7 @@ export async function runServiceMain(
     });
     const shutdown = async (signal: string) => {
       logger.info({ signal }, "shutting down");
-      await service.close();
+      await service.shutdown(config.SHUTDOWN_DRAIN_MS);
       await bus.close();
       await tracing.stop();
       process.exit(0);

@@ -10,24 +10,37 @@ export interface ReplicaOptions {
   refreshMs?: number;
   /** How long a connection to a replica may take (a dead node answers no SYN): then it is broken. */
   connectTimeoutMs?: number;
+  /**
+   * How long a call waits for the first byte of its answer before its replica is asked (an HTTP/2
+   * PING) whether it still answers; a PING unanswered as long again takes the replica out of the
+   * rotation (a frozen process), and it is probed in the background until it answers.
+   */
+  firstByteTimeoutMs?: number;
 }
 
 /** A replica that has not accepted the connection in this long is taken for gone. */
-const CONNECT_TIMEOUT_MS = 3_000;
+const CONNECT_TIMEOUT_MS = 1_000;
+const FIRST_BYTE_TIMEOUT_MS = 1_000;
 
 /** One replica of a service: an address and the HTTP/2 session to it. */
 export class Replica {
   readonly sessions: Http2SessionManager;
+  /** Calls opening or open on it: a retired replica's session closes when none is left. */
   private inFlight = 0;
   private retired = false;
   /** A connection attempt after a failure is under way: calls go elsewhere meanwhile. */
   probing = false;
+  /** It answered no PING in time (a frozen process): out of the rotation until a probe is answered. */
+  ejected = false;
+  private checking = false;
+  private readonly connect: () => net.Socket;
 
   constructor(
-    baseUrl: string,
+    private readonly baseUrl: string,
     readonly address: string,
     port: number,
     connectTimeoutMs = CONNECT_TIMEOUT_MS,
+    private readonly firstByteTimeoutMs = FIRST_BYTE_TIMEOUT_MS,
   ) {
     // The session's authority stays the service's URL; only the socket goes to this address. A
     // connection that hangs (a dead node answers no SYN) fails after connectTimeoutMs as ETIMEDOUT:
@@ -39,22 +52,77 @@ export class Replica {
       socket.once("connect", () => socket.setTimeout(0));
       return socket;
     };
+    this.connect = connect;
     this.sessions = new Http2SessionManager(baseUrl, undefined, { createConnection: connect });
   }
 
-  /** Its last connection attempt failed, or one is being tried again. */
+  /** Its last connection attempt failed, or one is being tried again, or it stopped answering. */
   get broken(): boolean {
-    return this.probing || this.sessions.state() === "error";
+    return this.probing || this.ejected || this.sessions.state() === "error";
   }
 
   async request(path: string, headers: http2.OutgoingHttpHeaders): Promise<http2.ClientHttp2Stream> {
-    const stream = await this.sessions.request("POST", path, headers, {});
+    // Counted while still opening: retire() must not abort the session under a call being opened on it.
     this.inFlight++;
+    let stream: http2.ClientHttp2Stream;
+    try {
+      stream = await this.sessions.request("POST", path, headers, {});
+    } catch (error) {
+      this.release();
+      throw error;
+    }
+    // No first byte in time: is the replica still there?
+    const timer = setTimeout(() => this.check(stream.session), this.firstByteTimeoutMs);
+    stream.once("response", () => clearTimeout(timer));
     stream.once("close", () => {
-      this.inFlight--;
-      if (this.retired && this.inFlight === 0) this.sessions.abort();
+      clearTimeout(timer);
+      this.release();
     });
     return stream;
+  }
+
+  private release(): void {
+    this.inFlight--;
+    if (this.retired && this.inFlight === 0) this.sessions.abort();
+  }
+
+  /**
+   * A call waits long for its answer: a slow handler, or a process that stopped (SIGSTOP, a node
+   * frozen). A live process answers a PING at once whatever its handlers do; one that does not is
+   * taken out of the rotation. Its calls in flight keep their deadline (it may yet answer them).
+   */
+  private check(session: http2.Http2Session | undefined): void {
+    if (this.checking || this.ejected || this.retired || !session) return;
+    this.checking = true;
+    void answersPing(session, this.firstByteTimeoutMs).then((alive) => {
+      this.checking = false;
+      if (!alive && !session.destroyed && !session.closed) this.eject();
+    });
+  }
+
+  /** Out of the rotation; probed (a new connection and a PING) every firstByteTimeoutMs until it answers. */
+  private eject(): void {
+    this.ejected = true;
+    const probe = () => {
+      if (this.retired) return;
+      void this.answersProbe().then((alive) => {
+        if (alive) this.ejected = false;
+        else setTimeout(probe, this.firstByteTimeoutMs).unref();
+      });
+    };
+    setTimeout(probe, this.firstByteTimeoutMs).unref();
+  }
+
+  private answersProbe(): Promise<boolean> {
+    return new Promise((resolve) => {
+      const session = http2.connect(this.baseUrl, { createConnection: this.connect });
+      const done = (alive: boolean) => {
+        session.destroy();
+        resolve(alive);
+      };
+      session.once("error", () => done(false));
+      session.once("connect", () => void answersPing(session, this.firstByteTimeoutMs).then(done));
+    });
   }
 
   /** Gone from the service's addresses: its session closes once its calls have ended. */
@@ -69,6 +137,22 @@ export class Replica {
   }
 }
 
+/** True when `session` answers a PING within `ms`. */
+function answersPing(session: http2.Http2Session, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    const answered = (alive: boolean) => {
+      clearTimeout(timer);
+      resolve(alive);
+    };
+    try {
+      if (!session.ping((error) => answered(!error))) answered(false);
+    } catch {
+      answered(false);
+    }
+  });
+}
+
 const systemLookup = async (hostname: string) => (await dns.promises.lookup(hostname, { all: true })).map((a) => a.address);
 
 /**
@@ -81,7 +165,8 @@ export class Replicas {
   private replicas: Replica[] = [];
   private turn = 0;
   private resolving: Promise<void> | undefined;
-  private refreshing = false;
+  private refreshing: Promise<void> | undefined;
+  private readonly hostnameIsAddress: boolean;
   private readonly hostname: string;
   private readonly port: number;
   private readonly lookup: (hostname: string) => Promise<string[]>;
@@ -94,11 +179,13 @@ export class Replicas {
     this.hostname = url.hostname.replace(/^\[(.*)\]$/, "$1");
     this.port = Number(url.port || 80);
     this.lookup = options.lookup ?? systemLookup;
-    if (net.isIP(this.hostname)) this.replicas = [new Replica(baseUrl, this.hostname, this.port, options.connectTimeoutMs)];
+    this.hostnameIsAddress = net.isIP(this.hostname) !== 0;
+    if (this.hostnameIsAddress) this.replicas = [new Replica(baseUrl, this.hostname, this.port, options.connectTimeoutMs, options.firstByteTimeoutMs)];
   }
 
   /**
-   * The next replica in turn, skipping broken ones and `other` while another is left; the
+   * The next replica in turn, skipping broken ones and `other` while another is left (`other`
+   * when it is the only one); the
    * host name is resolved on first use (a failure is the caller's, and the next call tries again).
    */
   async pick(other?: Replica): Promise<Replica | undefined> {
@@ -116,7 +203,7 @@ export class Replicas {
       this.turn = at + 1;
       return replica;
     }
-    return fallback;
+    return fallback ?? (other && replicas.includes(other) ? other : undefined);
   }
 
   private async resolveFirst(): Promise<void> {
@@ -130,20 +217,27 @@ export class Replicas {
     }
   }
 
+  /**
+   * A replica could not be connected to or refused a call: the name is resolved again at once (a
+   * pod that restarted has a new address), not at the next refresh; callers meanwhile share the
+   * lookup under way. Never throws.
+   */
+  async resolveAgain(): Promise<void> {
+    if (!this.hostnameIsAddress) await this.refresh().catch(() => undefined);
+  }
+
   /** A failed lookup keeps the replicas known (the next one may succeed); only the first call reports it. */
-  private async refresh(): Promise<void> {
-    if (this.refreshing) return;
-    this.refreshing = true;
-    try {
-      const addresses = [...new Set(await this.lookup(this.hostname))];
-      if (addresses.length === 0) return;
-      const kept = this.replicas.filter((r) => addresses.includes(r.address));
-      for (const replica of this.replicas) if (!kept.includes(replica)) replica.retire();
-      for (const address of addresses) if (!kept.some((r) => r.address === address)) kept.push(new Replica(this.baseUrl, address, this.port, this.options.connectTimeoutMs));
-      for (const replica of kept) if (replica.sessions.state() === "error") replica.probe();
-      this.replicas = kept;
-    } finally {
-      this.refreshing = false;
-    }
+  private refresh(): Promise<void> {
+    return (this.refreshing ??= this.lookupAndApply().finally(() => (this.refreshing = undefined)));
+  }
+
+  private async lookupAndApply(): Promise<void> {
+    const addresses = [...new Set(await this.lookup(this.hostname))];
+    if (addresses.length === 0) return;
+    const kept = this.replicas.filter((r) => addresses.includes(r.address));
+    for (const replica of this.replicas) if (!kept.includes(replica)) replica.retire();
+    for (const address of addresses) if (!kept.some((r) => r.address === address)) kept.push(new Replica(this.baseUrl, address, this.port, this.options.connectTimeoutMs, this.options.firstByteTimeoutMs));
+    for (const replica of kept) if (replica.sessions.state() === "error") replica.probe();
+    this.replicas = kept;
   }
 }

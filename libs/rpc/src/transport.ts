@@ -49,7 +49,8 @@ export function createServiceTransport(baseUrl: string, options: ReplicaOptions 
     }
     if (signal?.aborted) throw ConnectError.from(signal.reason, Code.Canceled);
     let stream: http2.ClientHttp2Stream | undefined;
-    let failure: unknown;
+    // The call's end before its answer: its deadline or the caller's signal.
+    let failure: ConnectError | undefined;
     let stopOpening: (error: ConnectError) => void = () => undefined;
     const opening = new Promise<never>((_, reject) => (stopOpening = reject));
     // Reset as cancelled (the service's handler is aborted as Canceled), then end the reading with
@@ -67,51 +68,79 @@ export function createServiceTransport(baseUrl: string, options: ReplicaOptions 
       clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
     };
-    let replica: Replica | undefined;
-    try {
-      const requested = open(path, headers, () => failure !== undefined);
-      // A stream that opens after its call ended is cancelled at once.
-      requested.then((late) => failure === undefined || late.stream.close(http2.constants.NGHTTP2_CANCEL), () => undefined);
-      ({ stream, replica } = await Promise.race([requested, opening]));
-    } catch (error) {
-      disarm();
-      throw fromNodeError(error);
-    }
-    const opened = stream;
-    const openedOn = replica;
-    // Kept for whoever waits for the answer; listening also keeps an early error from being unhandled.
-    opened.on("error", (error) => (failure ??= error));
-    const response = new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
-      let answered = false;
-      opened.once("response", (headers) => {
-        answered = true;
-        resolve(headers);
+    let refusedBy: Replica | undefined;
+    for (let attempt = 1; ; attempt++) {
+      let replica: Replica;
+      try {
+        const requested = open(path, headers, () => failure !== undefined, refusedBy);
+        // A stream that opens after its call ended is cancelled at once.
+        requested.then((late) => failure === undefined || late.stream.close(http2.constants.NGHTTP2_CANCEL), () => undefined);
+        ({ stream, replica } = await Promise.race([requested, opening]));
+      } catch (error) {
+        disarm();
+        throw fromNodeError(error);
+      }
+      const opened = stream;
+      let streamError: unknown;
+      // Kept for whoever waits for the answer; listening also keeps an early error from being unhandled.
+      opened.on("error", (error) => (streamError ??= error));
+      const answer = new Promise<http2.IncomingHttpHeaders | "refused">((resolve, reject) => {
+        let answered = false;
+        opened.once("response", (headers) => {
+          answered = true;
+          resolve(headers);
+        });
+        // Only a stream that closes unanswered gets an error: building one costs a stack trace.
+        opened.once("close", () => {
+          if (answered) return;
+          if (failure === undefined && opened.rstCode === http2.constants.NGHTTP2_REFUSED_STREAM) return resolve("refused");
+          reject(failure ?? (streamError === undefined ? closedError(opened) : fromNodeError(streamError)));
+        });
       });
-      // Only a stream that closes unanswered gets an error: building one costs a stack trace.
-      opened.once("close", () => answered || reject(failure === undefined ? closedError(opened) : fromNodeError(failure)));
-    });
-    response.catch(() => undefined);
-    opened.end(body);
-    const done = () => {
-      disarm();
-      // A stream read to its end closes by itself; one left early is cancelled, so the service stops.
-      if (!opened.closed && !opened.readableEnded) opened.close(http2.constants.NGHTTP2_CANCEL);
-    };
-    return { stream: opened, replica: openedOn, response, done };
+      opened.end(body);
+      let responseHeaders: http2.IncomingHttpHeaders | "refused";
+      try {
+        responseHeaders = await answer;
+      } catch (error) {
+        disarm();
+        throw error;
+      }
+      // Refused (REFUSED_STREAM, or above the last stream of a GOAWAY): by HTTP/2's rules the service
+      // never ran it, whatever the method, so it goes to another replica (a replica shutting down).
+      if (responseHeaders === "refused") {
+        stream = undefined;
+        refusedBy = replica;
+        if (attempt < MAX_ATTEMPTS) {
+          await replicas.resolveAgain();
+          continue;
+        }
+        disarm();
+        throw closedError(opened);
+      }
+      const done = () => {
+        disarm();
+        // A stream read to its end closes by itself; one left early is cancelled, so the service stops.
+        if (!opened.closed && !opened.readableEnded) opened.close(http2.constants.NGHTTP2_CANCEL);
+      };
+      return { stream: opened, replica, headers: responseHeaders, done };
+    }
   }
 
   /**
-   * Opens the call's stream on the next replica. A replica that cannot be connected to has
-   * received nothing, so the call goes to another one, once; a call whose stream opened may have
-   * reached its service and is never sent twice.
+   * Opens the call's stream on the next replica (another than `avoid` while there is one). A
+   * replica that cannot be connected to has received nothing, so the name is resolved again (a pod
+   * that restarted has a new address) and the call goes to another replica, once; a call whose
+   * stream opened may have reached its service and is never sent twice.
    */
-  async function open(path: string, headers: http2.OutgoingHttpHeaders, ended: () => boolean): Promise<{ stream: http2.ClientHttp2Stream; replica: Replica }> {
-    const first = await replicas.pick();
+  async function open(path: string, headers: http2.OutgoingHttpHeaders, ended: () => boolean, avoid?: Replica): Promise<{ stream: http2.ClientHttp2Stream; replica: Replica }> {
+    const first = await replicas.pick(avoid);
     if (!first) throw new ConnectError("the service has no address", Code.Unavailable);
     try {
       return { stream: await first.request(path, headers), replica: first };
     } catch (error) {
-      const other = !ended() && isNetworkError(error) ? await replicas.pick(first) : undefined;
+      if (ended() || !isNetworkError(error)) throw error;
+      await replicas.resolveAgain();
+      const other = ended() ? undefined : await replicas.pick(first);
       if (!other || other === first) throw error;
       return { stream: await other.request(path, headers), replica: other };
     }
@@ -134,9 +163,9 @@ export function createServiceTransport(baseUrl: string, options: ReplicaOptions 
   return {
     async unary<I extends DescMessage, O extends DescMessage>(method: DescMethodUnary<I, O>, signal: AbortSignal | undefined, timeoutMs: number | undefined, header: HeaderInit, input: MessageInitShape<I>): Promise<UnaryResponse<I, O>> {
       const request = toBinary(method.input, isMessage(input, method.input) ? input : create(method.input, input));
-      const { stream, replica, response, done } = await send(method, "application/proto", request, signal, timeoutMs, header);
+      const { stream, replica, headers, done } = await send(method, "application/proto", request, signal, timeoutMs, header);
       try {
-        const status = Number((await response)[":status"]);
+        const status = Number(headers[":status"]);
         const chunks: Buffer[] = [];
         for await (const chunk of data(stream, replica)) chunks.push(chunk);
         const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
@@ -156,14 +185,11 @@ export function createServiceTransport(baseUrl: string, options: ReplicaOptions 
       envelope[0] = 0;
       envelope.writeUInt32BE(request.byteLength, 1);
       envelope.set(request, 5);
-      const { stream, replica, response, done } = await send(method, "application/connect+proto", envelope, signal, timeoutMs, header);
-      let status: number;
-      try {
-        status = Number((await response)[":status"]);
-        if (status !== 200) throw new ConnectError(`HTTP ${status}`, codeFromHttpStatus(status));
-      } catch (error) {
+      const { stream, replica, headers, done } = await send(method, "application/connect+proto", envelope, signal, timeoutMs, header);
+      const status = Number(headers[":status"]);
+      if (status !== 200) {
         done();
-        throw error;
+        throw new ConnectError(`HTTP ${status}`, codeFromHttpStatus(status));
       }
       async function* messages(): AsyncGenerator<MessageShape<O>> {
         try {
@@ -192,6 +218,9 @@ export function createServiceTransport(baseUrl: string, options: ReplicaOptions 
 }
 
 type HeaderInit = ConstructorParameters<typeof Headers>[0];
+
+/** Tries of a call whose streams are refused (replicas shutting down) before it fails. */
+const MAX_ATTEMPTS = 3;
 
 const COMPRESSED = 0b01;
 const END_STREAM = 0b10;

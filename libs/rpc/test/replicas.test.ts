@@ -37,7 +37,7 @@ async function replica(address: string, port: number, answer: () => Promise<void
       server.close(() => resolve());
       for (const session of sessions) session.destroy();
     });
-  return { address, port: (server.address() as AddressInfo).port, served, sessions, stop };
+  return { address, port: (server.address() as AddressInfo).port, served, sessions, server, stop };
 }
 
 /** A host name whose addresses the test sets, and how many times it was resolved. */
@@ -65,7 +65,183 @@ async function blackhole(address: string, port: number) {
   };
 }
 
+/**
+ * A replica in its own process (so it can be frozen with SIGSTOP): it answers every unary call
+ * with an empty message and prints a dot per call.
+ */
+async function processReplica(address: string, port: number) {
+  const script = `
+    const http2 = require("node:http2");
+    const server = http2.createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        process.stdout.write(".");
+        res.writeHead(200, { "content-type": "application/proto" });
+        res.end();
+      });
+    });
+    server.listen(${port}, "${address}", () => console.log("port " + server.address().port));`;
+  const child = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+  const served = { calls: 0 };
+  const listening = new Promise<number>((resolve, reject) => {
+    child.once("error", reject);
+    child.stdout.on("data", (data: Buffer) => {
+      const text = data.toString();
+      const port = /port (\d+)/.exec(text);
+      if (port) resolve(Number(port[1]));
+      served.calls += text.replace(/port \d+\n/, "").length;
+    });
+  });
+  return { address, port: await listening, served, child, stop: () => child.kill("SIGKILL") };
+}
+
+/** A TCP proxy at address:port to `to`, that waits `delayMs` before connecting each connection. */
+async function slowProxy(address: string, port: number, to: { address: string; port: number }, delayMs: number) {
+  const server = net.createServer((socket) => {
+    socket.pause();
+    setTimeout(() => {
+      const upstream = net.connect({ host: to.address, port: to.port });
+      socket.pipe(upstream).pipe(socket);
+      socket.resume();
+      const end = () => (socket.destroy(), upstream.destroy());
+      socket.on("error", end).on("close", end);
+      upstream.on("error", end).on("close", end);
+    }, delayMs);
+  });
+  await new Promise<void>((resolve) => server.listen(port, address, resolve));
+  return { stop: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
 describe("createServiceTransport over the replicas of a service", () => {
+  it("sends a call whose stream a replica refuses (shutting down) to another, whatever its method", async () => {
+    // Replica A refuses every stream (REFUSED_STREAM: by HTTP/2's rules, it processed nothing).
+    const a = http2.createServer();
+    a.on("stream", (stream) => stream.on("error", () => undefined).close(http2.constants.NGHTTP2_REFUSED_STREAM));
+    await new Promise<void>((resolve) => a.listen(0, "127.0.0.1", resolve));
+    const port = (a.address() as AddressInfo).port;
+    const b = await replica("127.0.0.2", port);
+    try {
+      const dns = dnsName("127.0.0.1", b.address);
+      const client = createClient(eventsV1.EventsService, createServiceTransport(`http://events.refusing.test:${port}`, { lookup: dns.lookup }));
+      for (let i = 0; i < 10; i++) expect((await client.listEvents({})).totalCount).toBe(1n);
+      expect(b.served.calls).toBe(10);
+    } finally {
+      a.close();
+      await b.stop();
+    }
+  });
+
+  it("sends calls to the other replicas while one shuts down gracefully (GOAWAY), none failing", async () => {
+    const a = await replica("127.0.0.1", 0, () => new Promise((resolve) => setTimeout(resolve, 20)));
+    const b = await replica("127.0.0.2", a.port, () => new Promise((resolve) => setTimeout(resolve, 20)));
+    try {
+      const dns = dnsName(a.address, b.address);
+      const client = createClient(eventsV1.EventsService, createServiceTransport(`http://events.goaway.test:${a.port}`, { lookup: dns.lookup, refreshMs: 60_000 }));
+      const calls: Promise<unknown>[] = [];
+      for (let i = 0; i < 40; i++) calls.push(client.listEvents({}));
+      await eventually(async () => a.served.calls > 0);
+      // As startService's close(): stop listening, GOAWAY every session; their calls finish.
+      const closing = new Promise<void>((resolve) => {
+        a.server.close(() => resolve());
+        for (const session of a.sessions) session.close();
+      });
+      for (let i = 0; i < 40; i++) calls.push(client.listEvents({}));
+      const results = await Promise.allSettled(calls);
+      expect(results.filter((r) => r.status === "rejected")).toEqual([]);
+      await closing;
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+  });
+
+  it("lets a call still opening on a replica gone from the name finish there", async () => {
+    const target = await replica("127.0.0.3", 0);
+    // 127.0.0.1 takes 300 ms to connect (to the replica at 127.0.0.3); then the name lists only 127.0.0.2.
+    const proxy = await slowProxy("127.0.0.1", target.port, target, 300);
+    const b = await replica("127.0.0.2", target.port);
+    const dns = dnsName("127.0.0.1");
+    try {
+      const client = createClient(eventsV1.EventsService, createServiceTransport(`http://events.retire.test:${target.port}`, { lookup: dns.lookup, refreshMs: 20 }));
+      const call = client.listEvents({});
+      dns.addresses = [b.address];
+      const lookups = dns.lookups;
+      await eventually(async () => dns.lookups >= lookups + 2);
+      expect((await call).totalCount).toBe(1n);
+      expect([target.served.calls, b.served.calls]).toEqual([1, 0]);
+    } finally {
+      await proxy.stop();
+      await target.stop();
+      await b.stop();
+    }
+  });
+
+  it("resolves the name again at once when a replica cannot be connected to (a restarted pod's new address)", async () => {
+    const a = await replica("127.0.0.1", 0);
+    const dns = dnsName(a.address);
+    try {
+      // The periodic resolution is an hour away: only a failed connection makes the client look again.
+      const client = createClient(eventsV1.EventsService, createServiceTransport(`http://events.moved.test:${a.port}`, { lookup: dns.lookup, refreshMs: 3_600_000 }));
+      expect((await client.listEvents({})).totalCount).toBe(1n);
+      await a.stop();
+      const c = await replica("127.0.0.3", a.port);
+      try {
+        dns.addresses = [c.address];
+        for (let i = 0; i < 5; i++) expect((await client.listEvents({})).totalCount).toBe(1n);
+        expect(c.served.calls).toBe(5);
+      } finally {
+        await c.stop();
+      }
+    } finally {
+      await a.stop();
+    }
+  });
+
+  it("takes a frozen replica (SIGSTOP) out of the rotation within a second or two, and back once it answers again", async () => {
+    const a = await processReplica("127.0.0.1", 0);
+    const b = await processReplica("127.0.0.2", a.port);
+    try {
+      const dns = dnsName(a.address, b.address);
+      const client = createClient(eventsV1.EventsService, createServiceTransport(`http://events.frozen.test:${a.port}`, { lookup: dns.lookup, firstByteTimeoutMs: 300 }));
+      for (let i = 0; i < 10; i++) await client.listEvents({});
+      expect([a.served.calls, b.served.calls]).toEqual([5, 5]);
+
+      a.child.kill("SIGSTOP");
+      const frozenAt = Date.now();
+      // Steady calls, one every 20 ms, each with a 3 s deadline: those sent to A before it was
+      // found frozen wait out their deadline; every call sent after that is answered by B at once.
+      const late: { startedAfterMs: number; ms: number; ok: boolean }[] = [];
+      const calls: Promise<void>[] = [];
+      while (Date.now() - frozenAt < 2_500) {
+        const started = Date.now();
+        calls.push(
+          client.listEvents({}, { timeoutMs: 3_000 }).then(
+            () => void late.push({ startedAfterMs: started - frozenAt, ms: Date.now() - started, ok: true }),
+            () => void late.push({ startedAfterMs: started - frozenAt, ms: Date.now() - started, ok: false }),
+          ),
+        );
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await Promise.all(calls);
+      // Found frozen after 300 ms without an answer plus 300 ms without a PING's: from 1 s on, all are quick.
+      const afterEjection = late.filter((c) => c.startedAfterMs > 1_000);
+      expect(afterEjection.length).toBeGreaterThan(20);
+      expect(afterEjection.filter((c) => !c.ok || c.ms > 500)).toEqual([]);
+
+      // Thawed, it answers the background probe and gets calls again.
+      a.child.kill("SIGCONT");
+      const before = a.served.calls;
+      await eventually(async () => {
+        await client.listEvents({});
+        return a.served.calls > before;
+      });
+    } finally {
+      a.child.kill("SIGCONT");
+      a.stop();
+      b.stop();
+    }
+  });
+
   it("takes a replica whose connection hangs for broken after connectTimeoutMs, and sends its calls to another", async () => {
     const a = await replica("127.0.0.1", 0);
     const stopHole = await blackhole("127.0.0.4", a.port);

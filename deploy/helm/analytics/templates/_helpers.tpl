@@ -182,6 +182,10 @@ dict "root" $ "name" <deployable> "config" <merged values>.
   value: {{ $v.config.authFailureWindowSeconds | int | quote }}
 - name: TRUST_PROXY_HOPS
   value: {{ $v.config.trustProxyHops | int | quote }}
+- name: SERVICE_DNS_REFRESH_MS
+  value: {{ $v.config.serviceDnsRefreshMs | int | quote }}
+- name: SERVICE_FIRST_BYTE_TIMEOUT_MS
+  value: {{ $v.config.serviceFirstByteTimeoutMs | int | quote }}
 {{- /* Only enabled services get an address; the others keep the config default (unused: their routes answer 503). */}}
 {{- range $svc, $_ := $v.deployables }}
 {{- if and (ne $svc "gateway") (include "analytics.enabled" (dict "root" $root "name" $svc)) }}
@@ -197,6 +201,8 @@ dict "root" $ "name" <deployable> "config" <merged values>.
 - name: OUTBOX_POLL_MS
   value: {{ $v.config.outboxPollMs | int | quote }}
 {{- end }}
+- name: SHUTDOWN_DRAIN_MS
+  value: {{ $v.config.shutdownDrainMs | int | quote }}
 {{- with .config.extraEnv }}
 {{ toYaml . }}
 {{- end }}
@@ -318,6 +324,13 @@ spec:
               path: /readyz
               port: {{ $probePort }}
             {{- toYaml $c.probes.readiness | nindent 12 }}
+          {{- with $root.Values.config.preStopSleepSeconds }}
+          # Endpoints and the gateways' DNS let the pod go before SIGTERM (the image may have no sleep binary).
+          lifecycle:
+            preStop:
+              exec:
+                command: ["node", "-e", "setTimeout(() => {}, {{ . | int }}000)"]
+          {{- end }}
           resources:
             {{- toYaml $c.resources | nindent 12 }}
           securityContext:
