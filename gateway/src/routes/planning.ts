@@ -119,6 +119,11 @@ export function planningRoutes(ctx: RouteContext, planning: Client<typeof planni
     const q = toProtoQuery(query);
     return q.skuIds?.length ? { ...q, skuIds: await productUuids(catalogue, as(caller), q.skuIds) } : q;
   };
+  /** The weak ETag's base of every planning answer: the account's planning data version and its local date (answers change with "today"). */
+  const dataVersion = async (caller: Caller) => {
+    const { version, today } = await planning.getAccountVersion({}, as(caller));
+    return `planning-${version}-${today}`;
+  };
   const tag = "Planning";
   const responses400 = { 400: { description: "missing or bad fromDate/toDate or another bad parameter", schema: generalResponseSchema } };
   route(ctx, {
@@ -128,6 +133,7 @@ export function planningRoutes(ctx: RouteContext, planning: Client<typeof planni
     tag,
     auth: "bearer",
     query: volumesQuery,
+    dataVersion,
     responses: { 200: { description: "one row per group, ordered by groupKey", schema: z.array(plannedVolumeRow) }, ...responses400 },
     handler: async ({ query, caller }) => {
       const res = await planning.getPlannedVolumes({ query: await protoQuery(query as VolumesQuery, caller) }, as(caller));
@@ -183,6 +189,7 @@ export function planningRoutes(ctx: RouteContext, planning: Client<typeof planni
     tag,
     auth: "bearer",
     query: volumesQuery,
+    dataVersion,
     responses: {
       200: { description: "one row per group and warehouse, ordered by groupKey then warehouseId", schema: z.array(plannedVolumeWarehouseRow) },
       ...responses400,
