@@ -41,51 +41,12 @@ export class RateLimiter {
     });
   }
 
-  /**
-   * One account's requests in this gateway while its statement runs: they wait, and go together
-   * in the next statement (coalesced), so simultaneous requests of one account neither queue on
-   * its row one statement each nor each pay a round trip (bench/rate-limiter.mjs).
-   */
-  private readonly waiting = new Map<string, Waiter[]>();
-  /** The bucket size last answered per account: a group is coalesced only when its sum fits in it. */
-  private readonly bursts = new Map<string, number>();
-
   /** Spends `cost` tokens of the account's bucket if it has them; undefined when the store failed (the request passes). */
-  spend(accountId: string, cost: number): Promise<RateDecision | undefined> {
-    return new Promise((resolve) => {
-      const queue = this.waiting.get(accountId);
-      if (queue) return void queue.push({ cost, resolve });
-      this.waiting.set(accountId, []);
-      void this.run(accountId, [{ cost, resolve }]);
-    });
-  }
-
-  /** Spends for `group`, then for whoever came meanwhile, until no one waits. */
-  private async run(accountId: string, group: Waiter[]): Promise<void> {
-    for (; group.length; group = this.waiting.get(accountId)!.splice(0)) await this.spendFor(accountId, group);
-    this.waiting.delete(accountId);
-  }
-
-  /**
-   * A group spends its sum in one statement when the bucket has it all (the same as one at a
-   * time); otherwise (or when the sum may exceed the bucket's size) each spends alone, in
-   * order, so the bucket is exactly as exact as with one statement per request.
-   */
-  private async spendFor(accountId: string, group: Waiter[]): Promise<void> {
-    const sum = group.reduce((n, w) => n + w.cost, 0);
-    if (group.length > 1 && sum <= (this.bursts.get(accountId) ?? 0)) {
-      const together = await this.statement(accountId, sum, group.length);
-      if (together?.allowed || together === undefined) return group.forEach((w) => w.resolve(together && { ...together, retryAfter: 0 }));
-    }
-    for (const w of group) w.resolve(await this.statement(accountId, w.cost, 1));
-  }
-
-  private async statement(accountId: string, cost: number, requests: number): Promise<RateDecision | undefined> {
+  async spend(accountId: string, cost: number): Promise<RateDecision | undefined> {
     try {
       const { rows } = await this.db.raw<{ rows: { tokens: number; allowed: boolean; per_second: number; burst: number }[] }>(SPEND, { accountId, cost });
       const row = rows[0];
       if (!row) return undefined;
-      this.bursts.set(accountId, row.burst);
       const wanted = Math.min(cost, row.burst);
       return {
         allowed: row.allowed,
@@ -95,16 +56,11 @@ export class RateLimiter {
         retryAfter: row.allowed ? 0 : Math.max(1, Math.ceil((wanted - row.tokens) / row.per_second)),
       };
     } catch (err) {
-      this.failures.inc(requests);
-      this.logger.warn({ err, accountId, requests }, "rate limiter unavailable: request let through unlimited");
+      this.failures.inc();
+      this.logger.warn({ err, accountId }, "rate limiter unavailable: request let through unlimited");
       return undefined;
     }
   }
-}
-
-interface Waiter {
-  cost: number;
-  resolve(decision: RateDecision | undefined): void;
 }
 
 // The bucket refilled since its last request (at most its size); a cost over the size is the size,
