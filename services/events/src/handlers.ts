@@ -7,7 +7,7 @@ import type { Db } from "@analytics/db";
 import { invalid } from "@analytics/errors";
 import { pageOf } from "@analytics/rpc";
 import * as events from "./events";
-import type { EventRow, EventState, ProcessedState } from "./repository";
+import { accountVersion, type EventRow, type EventState, type ProcessedState } from "./repository";
 
 const { EventsService, EventSchema, EventState: State } = eventsV1;
 
@@ -39,6 +39,9 @@ export function toProto(row: EventRow): eventsV1.Event {
 export function eventsRoutes(db: Db) {
   return (router: ConnectRouter) =>
     router.service(EventsService, {
+      async getAccountVersion(_req, ctx) {
+        return { version: await accountVersion(db, callerOf(ctx).accountId) };
+      },
       async listEvents(req, ctx) {
         const { accountId } = callerOf(ctx);
         const { rows, total } = await events.listEvents(

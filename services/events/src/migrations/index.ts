@@ -6,5 +6,6 @@ import { eventPageIndexes } from "./002_page_index";
 import { productReplica } from "./003_product_replica";
 import { priceEntries } from "./004_price_entries";
 import { aggregateVersions } from "./005_aggregate_versions";
+import { accountVersions } from "./006_account_versions";
 
-export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createEvents, eventPageIndexes, productReplica, priceEntries, aggregateVersions];
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createEvents, eventPageIndexes, productReplica, priceEntries, aggregateVersions, accountVersions];
