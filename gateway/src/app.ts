@@ -199,8 +199,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     await app.register(cors, {
       origin: deps.corsOrigins,
       methods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
-      allowedHeaders: ["Authorization", "Content-Type", "X-Request-Id", "Idempotency-Key"],
-      exposedHeaders: ["X-Total-Count", "Link", "X-Request-Id", "Retry-After", "Idempotent-Replayed", "RateLimit", "RateLimit-Policy"],
+      allowedHeaders: ["Authorization", "Content-Type", "X-Request-Id", "Idempotency-Key", "If-Match", "If-None-Match"],
+      exposedHeaders: ["X-Total-Count", "Link", "X-Request-Id", "Retry-After", "Idempotent-Replayed", "RateLimit", "RateLimit-Policy", "ETag"],
       maxAge: 600,
     });
   }

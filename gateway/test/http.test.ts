@@ -148,6 +148,10 @@ describe("CORS (item 9)", () => {
       const res = await h.gw.app.inject({ method: "GET", url: "/v2/api/products", headers: { origin } });
       expect(res.headers["access-control-allow-origin"]).toBe(origin);
       expect(res.headers["access-control-expose-headers"]).toContain("X-Total-Count");
+      // Conditional requests from a browser: the tag is readable, and sent back in If-None-Match / If-Match.
+      expect(res.headers["access-control-expose-headers"]).toContain("ETag");
+      expect(String(pre.headers["access-control-allow-headers"])).toEqual(expect.stringContaining("If-None-Match"));
+      expect(String(pre.headers["access-control-allow-headers"])).toEqual(expect.stringContaining("If-Match"));
       const stranger = await h.gw.app.inject({ method: "GET", url: "/healthz", headers: { origin: "https://evil.example" } });
       expect(stranger.headers["access-control-allow-origin"]).toBeUndefined();
     } finally {

@@ -29,6 +29,15 @@ describe("the OpenAPI document generates good clients", () => {
     expect(items("/v2/api/products/imageupload/batch", "post").properties).toHaveProperty("imageData");
   });
 
+  it("documents conditional requests: If-None-Match, the weak ETag and 304 on planning answers, the strong one on single resources", () => {
+    const volumes = doc.paths["/v2/api/planning/planned-volumes"].get;
+    expect(volumes.parameters).toContainEqual({ $ref: "#/components/parameters/IfNoneMatch" });
+    expect(volumes.responses["200"].headers.ETag).toEqual({ $ref: "#/components/headers/WeakETag" });
+    expect(volumes.responses["304"].headers.ETag).toEqual({ $ref: "#/components/headers/WeakETag" });
+    expect(doc.paths["/v2/api/warehouses/{externalWarehouseID}"].get.responses["200"].headers.ETag).toEqual({ $ref: "#/components/headers/ETag" });
+    expect(doc.paths["/v2/api/planning/sales-plans/batch"].post.responses["304"]).toBeUndefined();
+  });
+
   it("takes at most 1000 items in every batch body (500 purchase orders), as CONTRACT's limits say", () => {
     for (const { op, path, method } of operations()) {
       const schema = resolve(op.requestBody?.content["application/json"].schema);

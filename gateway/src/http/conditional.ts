@@ -18,6 +18,24 @@ function tagsOf(header: string | undefined): string[] | "*" {
   return header.split(",").map((t) => t.trim()).filter(Boolean);
 }
 
+/**
+ * A weak ETag of a list, a planning answer or the event queue: the version of the account's data
+ * behind it (which the service owning the data moves on with every write of that account), and a
+ * hash of what was asked (method, path and query) and by which account, so that one account's
+ * tag never stands for another's answer nor another query's.
+ */
+export function weakTagOf(dataVersion: string, accountId: string, method: string, url: string): string {
+  const asked = createHash("sha256").update(`${accountId}\n${method}\n${url}`).digest("base64url").slice(0, 22);
+  return `W/"${dataVersion}-${asked}"`;
+}
+
+/** Whether the request's If-None-Match lets `tag` be answered in full (weak comparison, RFC 9110 13.1.2): false when the client has it. */
+export function matchesNoneOf(request: FastifyRequest, tag: string): boolean {
+  const wanted = tagsOf(request.headers["if-none-match"]);
+  const opaque = tag.replace(/^W\//, "");
+  return !(wanted === "*" || wanted.some((t) => t.replace(/^W\//, "") === opaque));
+}
+
 /** onSend of a single resource's GET: the ETag, and 304 without a body when the client has it (weak comparison, as RFC 9110 asks of If-None-Match). */
 export function tagAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
   if (reply.statusCode !== 200 || (typeof payload !== "string" && !Buffer.isBuffer(payload))) return payload;

@@ -203,7 +203,11 @@ export class OpenApi {
     if (idempotent) parameters.push({ $ref: "#/components/parameters/IdempotencyKey" });
     // Single resources of an account (the path ends with its id) answer conditional requests (CONTRACT "Conditional requests").
     const singleResource = spec.auth === "bearer" && /\/:[A-Za-z_]+$/.test(spec.url);
-    if (singleResource && spec.method === "GET") parameters.push({ $ref: "#/components/parameters/IfNoneMatch" });
+    // Lists, planning answers and the event queue with a data version (route.ts): a weak ETag, and a 304 decided before the answer is computed.
+    const weakTagged = spec.method === "GET" && typeof (spec as { dataVersion?: unknown }).dataVersion === "function";
+    const tagged = (singleResource && spec.method === "GET") || weakTagged;
+    const etagHeader = { ETag: { $ref: `#/components/headers/${weakTagged ? "WeakETag" : "ETag"}` } };
+    if (tagged) parameters.push({ $ref: "#/components/parameters/IfNoneMatch" });
     if (singleResource && (spec.method === "PUT" || spec.method === "DELETE")) parameters.push({ $ref: "#/components/parameters/IfMatch" });
     const responses: Record<string, unknown> = {};
     for (const [status, r] of Object.entries(spec.responses)) {
@@ -212,7 +216,7 @@ export class OpenApi {
         ...(idempotent && status.startsWith("2") ? { "Idempotent-Replayed": { $ref: "#/components/headers/IdempotentReplayed" } } : {}),
         ...(/^[24]/.test(status) ? rateLimitHeaders : {}),
         ...(status === "429" ? { "Retry-After": retryAfterHeader } : {}),
-        ...(singleResource && spec.method === "GET" && status === "200" ? { ETag: { $ref: "#/components/headers/ETag" } } : {}),
+        ...(tagged && status === "200" ? etagHeader : {}),
       };
       responses[status] = {
         description: r.description,
@@ -232,8 +236,8 @@ export class OpenApi {
       shared("UnsupportedMediaType");
     }
     if (spec.auth !== "none") shared("TooManyRequests");
-    if (singleResource && spec.method === "GET") {
-      responses["304"] ??= { description: "not modified: the ETag sent in If-None-Match is current; no body", headers: { ETag: { $ref: "#/components/headers/ETag" }, ...rateLimitHeaders } };
+    if (tagged) {
+      responses["304"] ??= { description: "not modified: the ETag sent in If-None-Match is current; no body", headers: { ...etagHeader, ...rateLimitHeaders } };
     }
     if (singleResource && (spec.method === "PUT" || spec.method === "DELETE")) shared("PreconditionFailed");
     if (idempotent) {
@@ -310,6 +314,11 @@ export class OpenApi {
         },
         headers: {
           ETag: { description: "the resource's strong entity-tag: changes whenever the resource does", schema: { type: "string", maxLength: 100 } },
+          WeakETag: {
+            description:
+              "a weak entity-tag (`W/\"...\"`) of the answer: changes whenever the account's data behind it may have (and with the account's date); a current If-None-Match is a 304 decided before the answer is computed",
+            schema: { type: "string", maxLength: 200 },
+          },
           RateLimit: {
             description:
               'the account\'s bucket after this request (IETF httpapi ratelimit-headers draft): `"account";r=<tokens left>;t=<seconds until full>` (over the limit: seconds until the request\'s cost is available). A read costs 1, a write 1 per item (at least 5). Sent on every answer to a request with an account\'s token; not on /auth and admin answers, which have their own brake.',

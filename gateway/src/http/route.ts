@@ -6,7 +6,7 @@ import { describe, violations } from "./validation";
 import { documentAs, type OpenApi, type OperationSpec } from "./openapi";
 import { inRequestSpan } from "./telemetry";
 import { MAX_WRITE_COST, MIN_WRITE_COST, type RateDecision, type RateLimiter } from "../accounts/rate-limiter";
-import { checkIfMatch, tagAnswer } from "./conditional";
+import { checkIfMatch, matchesNoneOf, tagAnswer, weakTagOf } from "./conditional";
 import { claimOrAnswer, IDEMPOTENT_METHODS, idempotencyKeyOf, keepAnswer, type IdempotencyKeys } from "./idempotency";
 
 type Shape = z.ZodRawShape;
@@ -22,6 +22,12 @@ export interface RouteSpec<P extends Shape, Q extends Shape, B extends z.ZodType
     request: FastifyRequest,
     reply: FastifyReply,
   ): Promise<unknown>;
+  /**
+   * A list's, planning answer's or queue's weak ETag: the version of the caller's data behind the
+   * answer (a cheap read of the service that owns it, e.g. `planning-<version>-<today>`), read
+   * before the answer is computed; a current If-None-Match is then a 304 without computing it.
+   */
+  dataVersion?(caller: Caller): Promise<string>;
 }
 
 export interface RouteContext {
@@ -146,6 +152,11 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
         body: spec.body ? parse(spec.body, request.body, "body") : (undefined as z.infer<B>),
         caller,
       };
+      if (spec.dataVersion) {
+        const tag = weakTagOf(await spec.dataVersion(caller), caller.accountId, spec.method, request.url);
+        reply.header("ETag", tag);
+        if (!matchesNoneOf(request, tag)) return reply.code(304).send();
+      }
       const result = await inRequestSpan(request, () => spec.handler(input, request, reply));
       if (!reply.sent && result !== undefined) return reply.send(result);
       return reply;

@@ -75,6 +75,8 @@ function listEvents({ ctx, events, as, images }: Deps): void {
       event_type: z.string().min(1).max(100).optional().describe("e.g. update_sku"),
       status: z.enum(["pending", "completed", "failed"]).optional(),
     },
+    // GET /events only reads the queue (marking entries is PATCH): a 304 skips nothing but the query.
+    dataVersion: async (caller) => `events-${(await events.getAccountVersion({}, as(caller))).version}`,
     responses: {
       200: { description: "events in creation order", schema: z.array(eventSchema), headers: pageHeaders },
       400: { description: "bad query", schema: generalResponseSchema },

@@ -304,6 +304,11 @@ export function planningRoutes(ctx: RouteContext, planning: Client<typeof planni
     });
     return reply.type("application/json; charset=utf-8").send(answer.body);
   };
+  /** The weak ETag's base of every planning answer: the account's planning data version and its local date (answers change with "today"). */
+  const dataVersion = async (caller: Caller) => {
+    const { version, today } = await planning.getAccountVersion({}, as(caller));
+    return `planning-${version}-${today}`;
+  };
   const tag = "Planning";
   const responses400 = { 400: { description: "missing or bad fromDate/toDate or another bad parameter", schema: generalResponseSchema } };
   const breakdown400 = {
@@ -319,6 +324,7 @@ export function planningRoutes(ctx: RouteContext, planning: Client<typeof planni
     tag,
     auth: "bearer",
     query: breakdownQuery,
+    dataVersion,
     responses: { 200: { description: "one row per group and channel, ordered by groupKey then channel", schema: z.array(salesPlanRow), example: salesPlansExample }, ...breakdown400 },
     handler: async ({ query, caller }, _req, reply) => {
       const q = query as unknown as BreakdownRestQuery;
@@ -336,6 +342,7 @@ export function planningRoutes(ctx: RouteContext, planning: Client<typeof planni
     tag,
     auth: "bearer",
     query: breakdownQuery,
+    dataVersion,
     responses: { 200: { description: "one row per group, ordered by groupKey", schema: z.array(breakdownRow), example: breakdownExample }, ...breakdown400 },
     handler: async ({ query, caller }, _req, reply) => {
       const q = query as unknown as BreakdownRestQuery;
@@ -353,6 +360,7 @@ export function planningRoutes(ctx: RouteContext, planning: Client<typeof planni
     tag,
     auth: "bearer",
     query: breakdownQuery,
+    dataVersion,
     responses: {
       200: { description: "one row per group and warehouse, ordered by groupKey then warehouseId", schema: z.array(breakdownWarehouseRow), example: breakdownByWarehouseExample },
       ...breakdown400,
@@ -373,6 +381,7 @@ export function planningRoutes(ctx: RouteContext, planning: Client<typeof planni
     tag,
     auth: "bearer",
     query: volumesQuery,
+    dataVersion,
     responses: { 200: { description: "one row per group, ordered by groupKey", schema: z.array(plannedVolumeRow) }, ...responses400 },
     handler: async ({ query, caller }) => {
       const res = await planning.getPlannedVolumes({ query: await protoQuery(query as VolumesQuery, caller) }, as(caller));
@@ -430,6 +439,7 @@ export function planningRoutes(ctx: RouteContext, planning: Client<typeof planni
     tag,
     auth: "bearer",
     query: volumesQuery,
+    dataVersion,
     responses: {
       200: { description: "one row per group and warehouse, ordered by groupKey then warehouseId", schema: z.array(plannedVolumeWarehouseRow) },
       ...responses400,

@@ -2,7 +2,7 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import { planningV1 } from "@analytics/contracts";
 import { callerOf } from "@analytics/auth";
 import type { Db } from "@analytics/db";
-import { plannedVolumes, replicaSummary } from "./repository";
+import { accountVersion, plannedVolumes, replicaSummary } from "./repository";
 import { upsertSalesPlans } from "./sales-plans";
 import { breakdownQueryOf, volumeQueryOf } from "./validation";
 import { breakdown, breakdownByWarehouse, salesPlans } from "./breakdown";
@@ -20,6 +20,9 @@ export function planningRoutes(db: Db) {
       },
       async getReplicaSummary(_req, ctx) {
         return replicaSummary(db, callerOf(ctx).accountId);
+      },
+      async getAccountVersion(_req, ctx) {
+        return accountVersion(db, callerOf(ctx).accountId);
       },
       async upsertSalesPlans(req, ctx) {
         return { results: await upsertSalesPlans(db, callerOf(ctx).accountId, req.plans) };

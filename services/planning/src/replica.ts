@@ -261,10 +261,12 @@ const sortDelivery = dispatch<void, ReplicaBatch>(
 /** Applies a batch of deliveries of any replica topic: a handful of statements per kind present. */
 export async function applyDeliveries(tx: Tx, deliveries: Delivery[]): Promise<void> {
   const batch: ReplicaBatch = { skus: [], warehouses: [], stock: [], orders: [], transactions: [], settings: [], distributionOrders: [], stockTriggers: [] };
+  const accepted = new Set<string>();
   for (const d of deliveries) {
     // A message counts for the account it was published for; a payload naming another is ignored.
     if (!("accountId" in d.message) || d.message.accountId !== d.accountId) continue;
     sortDelivery(d, batch);
+    accepted.add(d.accountId);
   }
   await applySkus(tx, batch.skus);
   await applyWarehouses(tx, batch.warehouses);
@@ -274,6 +276,8 @@ export async function applyDeliveries(tx: Tx, deliveries: Delivery[]): Promise<v
   await applyAccountSettings(tx, batch.settings);
   await applyDistributionOrders(tx, batch.distributionOrders);
   await applyStockTriggers(tx, batch.stockTriggers);
+  // Any accepted message may change the account's planning answers: their weak ETag moves on.
+  await repo.bumpAccountVersions(tx, accepted);
 }
 
 /** Every subject the replica reads. */

@@ -477,3 +477,30 @@ export async function storeNewerStockTriggerMinimums(tx: Tx, rows: object[]): Pr
     [json(rows)],
   );
 }
+
+/**
+ * Bumps the version of each account's planning data, in the transaction that changes it (every
+ * replica batch, every sales-plans batch): a new version is the clock in microseconds, a later
+ * one at least one more, so it only grows (rebuilds of the schema included). Sorted, so two
+ * transactions bumping the same accounts take their rows in one order.
+ */
+export async function bumpAccountVersions(tx: Tx | Db, accountIds: Iterable<string>): Promise<void> {
+  const ids = [...new Set(accountIds)].sort();
+  if (!ids.length) return;
+  await tx.raw(
+    `INSERT INTO account_versions AS v (account_id, version, changed_at)
+     SELECT a, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint, now() FROM unnest(?::uuid[]) AS a ORDER BY a
+     ON CONFLICT (account_id) DO UPDATE SET version = greatest(v.version + 1, excluded.version), changed_at = excluded.changed_at`,
+    [ids],
+  );
+}
+
+/** The account's data version (0 before any write) and its account-local today, read before an answer is computed. */
+export async function accountVersion(db: Db, accountId: string): Promise<{ version: bigint; today: string }> {
+  const { rows } = await db.raw(
+    `SELECT coalesce((SELECT version FROM account_versions WHERE account_id = :a), 0)::text AS version,
+            to_char((now() AT TIME ZONE coalesce((SELECT timezone FROM accounts WHERE account_id = :a AND timezone IN (SELECT name FROM pg_timezone_names)), 'UTC'))::date, 'YYYY-MM-DD') AS today`,
+    { a: accountId },
+  );
+  return { version: BigInt(rows[0].version), today: rows[0].today };
+}

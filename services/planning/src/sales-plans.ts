@@ -1,5 +1,6 @@
 import type { planningV1 } from "@analytics/contracts";
 import type { Db } from "@analytics/db";
+import { bumpAccountVersions } from "./repository";
 
 /**
  * The account's own sales plans, per SKU, channel and month (CONTRACT "Sales plans"): stored,
@@ -57,6 +58,7 @@ export async function upsertSalesPlans(db: Db, accountId: string, plans: plannin
          SELECT i, before IS NULL AS was_absent, volume IS NULL AS removes, volume IS NOT DISTINCT FROM before AS same FROM stored`,
         [JSON.stringify(writes), accountId, accountId],
       );
+      if (rows.some((r: { same: boolean }) => !r.same)) await bumpAccountVersions(tx, [accountId]);
       return rows;
     });
     for (const r of rows) {

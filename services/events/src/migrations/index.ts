@@ -7,5 +7,6 @@ import { productReplica } from "./003_product_replica";
 import { priceEntries } from "./004_price_entries";
 import { aggregateVersions } from "./005_aggregate_versions";
 import { webhooks } from "./006_webhooks";
+import { accountVersions } from "./007_account_versions";
 
-export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createEvents, eventPageIndexes, productReplica, priceEntries, aggregateVersions, webhooks];
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createEvents, eventPageIndexes, productReplica, priceEntries, aggregateVersions, webhooks, accountVersions];

@@ -9,5 +9,6 @@ import { sales } from "./005_sales";
 import { breakdownInputs } from "./006_breakdown_inputs";
 import { changedGroupsPoVolume } from "./007_changed_groups_po_volume";
 import { salesPlansKept } from "./008_sales_plans_kept";
+import { accountVersions } from "./009_account_versions";
 
-export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createReplica, replicaEpoch, changedGroups, skuSeq, sales, breakdownInputs, changedGroupsPoVolume, salesPlansKept];
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createReplica, replicaEpoch, changedGroups, skuSeq, sales, breakdownInputs, changedGroupsPoVolume, salesPlansKept, accountVersions];

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file planning/v1/planning.proto.
  */
 export const file_planning_v1_planning: GenFile = /*@__PURE__*/
-  fileDesc("ChpwbGFubmluZy92MS9wbGFubmluZy5wcm90bxIVYW5hbHl0aWNzLnBsYW5uaW5nLnYxIrcFChNQbGFubmVkVm9sdW1lc1F1ZXJ5EjAKCGdyb3VwX2J5GAEgASgOMh4uYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkdyb3VwQnkSEQoJZnJvbV9kYXRlGAIgASgJEg8KB3RvX2RhdGUYAyABKAkSHQoNdXBkYXRlZF9zaW5jZRgEIAEoCUIGorsYAghAEg8KB3NlYXNvbnMYBSADKAkSKQoIdmFyaWFudHMYBiADKAlCF6K7GBNCEXZhcmlhbnQgZ3JvdXAgaWRzEikKCHByb2R1Y3RzGAcgAygJQheiuxgTQhFwcm9kdWN0IGdyb3VwIGlkcxIMCgRza3VzGAggAygJEjwKB3NrdV9pZHMYCSADKAlCK6K7GCdCJXByb2R1Y3RzIChTS1VzKSBieSBpbnRlZ2VyIGlkIG9yIFVVSUQSDgoGYnJhbmRzGAogAygJEhIKCmNhdGVnb3JpZXMYCyADKAkSDQoFc2l6ZXMYDCADKAkSQwoKc2t1X3N0YXR1cxgNIAMoBUIvorsYKxgBIAdCJWRlZmF1bHQgZXZlcnkgc3RhdHVzIGJ1dCAxIChpbmFjdGl2ZSkSHAoPYWN0aXZlX3BsYW5uaW5nGA4gASgISACIAQESEwoLZGVwYXJ0bWVudHMYDyADKAkSDwoHZ2VuZGVycxgQIAMoCRITCgtjb2xsZWN0aW9ucxgRIAMoCRIOCgZjb2xvcnMYEiADKAkSFQoNc3ViY2F0ZWdvcmllcxgTIAMoCRIVCg1wcm9kdWN0X3R5cGVzGBQgAygJEhkKEW1lcmNoYW5kaXNlX3R5cGVzGBUgAygJEjoKCnBpbV9jdXN0b20YFiADKAsyJi5hbmFseXRpY3MucGxhbm5pbmcudjEuUGltQ3VzdG9tRmlsdGVyQhIKEF9hY3RpdmVfcGxhbm5pbmciOgoPUGltQ3VzdG9tRmlsdGVyEhcKBWluZGV4GAEgASgFQgiiuxgEGAEgChIOCgZ2YWx1ZXMYAiADKAkiyAIKEFBsYW5uZWRWb2x1bWVSb3cSTgoJZ3JvdXBfa2V5GAEgASgJQjuiuxg3QjV0aGUgc2Vhc29uLCBwcm9kdWN0R3JvdXBJZCwgdmFyaWFudEdyb3VwSWQgb3IgU0tVIGtleRIrCgxzdG9ja192b2x1bWUYAiABKANCFaK7GBFCD2F2YWlsYWJsZSBzdG9jaxJhCglwb192b2x1bWUYAyABKANCTqK7GEpCSG9wZW4gcXVhbnRpdHkgb2Ygbm9uLWNhbmNlbGxlZCwgbm9uLWRyYWZ0IG9yZGVycyBkZWxpdmVyZWQgaW4gdGhlIHdpbmRvdxJUCg9kcmFmdF9wb192b2x1bWUYBCABKANCO6K7GDdCNW9wZW4gcXVhbnRpdHkgb2YgZHJhZnQgb3JkZXJzIGRlbGl2ZXJlZCBpbiB0aGUgd2luZG93IlUKGEdldFBsYW5uZWRWb2x1bWVzUmVxdWVzdBI5CgVxdWVyeRgBIAEoCzIqLmFuYWx5dGljcy5wbGFubmluZy52MS5QbGFubmVkVm9sdW1lc1F1ZXJ5ImAKI0dldFBsYW5uZWRWb2x1bWVzQnlXYXJlaG91c2VSZXF1ZXN0EjkKBXF1ZXJ5GAEgASgLMiouYW5hbHl0aWNzLnBsYW5uaW5nLnYxLlBsYW5uZWRWb2x1bWVzUXVlcnkiUgoZR2V0UGxhbm5lZFZvbHVtZXNSZXNwb25zZRI1CgRyb3dzGAEgAygLMicuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLlBsYW5uZWRWb2x1bWVSb3cixQMKGVBsYW5uZWRWb2x1bWVXYXJlaG91c2VSb3cSTgoJZ3JvdXBfa2V5GAEgASgJQjuiuxg3QjV0aGUgc2Vhc29uLCBwcm9kdWN0R3JvdXBJZCwgdmFyaWFudEdyb3VwSWQgb3IgU0tVIGtleRJaCgx3YXJlaG91c2VfaWQYAiABKAlCRKK7GEBCPnRoZSB3YXJlaG91c2UgSUQ7ICIiIGZvciBQTyB2b2x1bWUgd2l0aG91dCBhIChrbm93bikgd2FyZWhvdXNlEhYKDndhcmVob3VzZV9uYW1lGAMgASgJEisKDHN0b2NrX3ZvbHVtZRgEIAEoA0IVorsYEUIPYXZhaWxhYmxlIHN0b2NrEmEKCXBvX3ZvbHVtZRgFIAEoA0JOorsYSkJIb3BlbiBxdWFudGl0eSBvZiBub24tY2FuY2VsbGVkLCBub24tZHJhZnQgb3JkZXJzIGRlbGl2ZXJlZCBpbiB0aGUgd2luZG93ElQKD2RyYWZ0X3BvX3ZvbHVtZRgGIAEoA0I7orsYN0I1b3BlbiBxdWFudGl0eSBvZiBkcmFmdCBvcmRlcnMgZGVsaXZlcmVkIGluIHRoZSB3aW5kb3ciZgokR2V0UGxhbm5lZFZvbHVtZXNCeVdhcmVob3VzZVJlc3BvbnNlEj4KBHJvd3MYASADKAsyMC5hbmFseXRpY3MucGxhbm5pbmcudjEuUGxhbm5lZFZvbHVtZVdhcmVob3VzZVJvdyIaChhHZXRSZXBsaWNhU3VtbWFyeVJlcXVlc3Qi/wEKGUdldFJlcGxpY2FTdW1tYXJ5UmVzcG9uc2USDAoEc2t1cxgBIAEoAxISCgp3YXJlaG91c2VzGAIgASgDEhIKCnN0b2NrX3Jvd3MYAyABKAMSFwoPcHVyY2hhc2Vfb3JkZXJzGAQgASgDEhwKFHB1cmNoYXNlX29yZGVyX2xpbmVzGAUgASgDEhcKD3NrdV92ZXJzaW9uX3N1bRgGIAEoAxIZChFzdG9ja192ZXJzaW9uX3N1bRgHIAEoAxIiChpwdXJjaGFzZV9vcmRlcl92ZXJzaW9uX3N1bRgIIAEoAxIdChV3YXJlaG91c2VfdmVyc2lvbl9zdW0YCSABKAMipgEKDlNhbGVzUGxhbldyaXRlEgsKA2tleRgBIAEoCRIRCglza3VfZm91bmQYAiABKAgSDgoGc2t1X2lkGAMgASgJEicKB2NoYW5uZWwYBCABKAVCFqK7GBIYASACQgwxIEQyQywgMiBCMkISDQoFbW9udGgYBSABKAkSLAoGdm9sdW1lGAYgASgLMhwuYW5hbHl0aWNzLmNvbW1vbi52MS5EZWNpbWFsIk8KF1Vwc2VydFNhbGVzUGxhbnNSZXF1ZXN0EjQKBXBsYW5zGAEgAygLMiUuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLlNhbGVzUGxhbldyaXRlIl8KC0JhdGNoUmVzdWx0Eg8KB21lc3NhZ2UYASABKAkSEQoJcmVmZXJlbmNlGAIgASgJEhcKD3JlZmVyZW5jZV9maWVsZBgDIAEoCRITCgtzdGF0dXNfY29kZRgEIAEoBSJPChhVcHNlcnRTYWxlc1BsYW5zUmVzcG9uc2USMwoHcmVzdWx0cxgBIAMoCzIiLmFuYWx5dGljcy5wbGFubmluZy52MS5CYXRjaFJlc3VsdCK0AQoOQnJlYWtkb3duUXVlcnkSOwoHdm9sdW1lcxgBIAEoCzIqLmFuYWx5dGljcy5wbGFubmluZy52MS5QbGFubmVkVm9sdW1lc1F1ZXJ5Ei0KBnBlcmlvZBgCIAEoDjIdLmFuYWx5dGljcy5wbGFubmluZy52MS5QZXJpb2QSNgoIY2hhbm5lbHMYAyADKAVCJKK7GCAYASACQhoxIEQyQywgMiBCMkI7IGRlZmF1bHQgYm90aCJMChRHZXRTYWxlc1BsYW5zUmVxdWVzdBI0CgVxdWVyeRgBIAEoCzIlLmFuYWx5dGljcy5wbGFubmluZy52MS5CcmVha2Rvd25RdWVyeSJLChNHZXRCcmVha2Rvd25SZXF1ZXN0EjQKBXF1ZXJ5GAEgASgLMiUuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkJyZWFrZG93blF1ZXJ5IlYKHkdldEJyZWFrZG93bkJ5V2FyZWhvdXNlUmVxdWVzdBI0CgVxdWVyeRgBIAEoCzIlLmFuYWx5dGljcy5wbGFubmluZy52MS5CcmVha2Rvd25RdWVyeSLoAQoPU2FsZXNQbGFuUGVyaW9kEhQKDHBlcmlvZF9zdGFydBgBIAEoCRISCgpwZXJpb2RfZW5kGAIgASgJEjcKEXNhbGVzX3BsYW5fdm9sdW1lGAMgASgLMhwuYW5hbHl0aWNzLmNvbW1vbi52MS5EZWNpbWFsEjkKE3NhbGVzX2FjdHVhbF92b2x1bWUYBCABKAsyHC5hbmFseXRpY3MuY29tbW9uLnYxLkRlY2ltYWwSNwoRc3RvcmVkX3BsYW5fc2hhcmUYBSABKAsyHC5hbmFseXRpY3MuY29tbW9uLnYxLkRlY2ltYWwiawoMU2FsZXNQbGFuUm93EhEKCWdyb3VwX2tleRgBIAEoCRIPCgdjaGFubmVsGAIgASgFEjcKB3BlcmlvZHMYAyADKAsyJi5hbmFseXRpY3MucGxhbm5pbmcudjEuU2FsZXNQbGFuUGVyaW9kIkoKFUdldFNhbGVzUGxhbnNSZXNwb25zZRIxCgRyb3dzGAEgAygLMiMuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLlNhbGVzUGxhblJvdyL5BAoPQnJlYWtkb3duUGVyaW9kEhQKDHBlcmlvZF9zdGFydBgBIAEoCRISCgpwZXJpb2RfZW5kGAIgASgJEjoKFG9wZW5pbmdfc3RvY2tfdm9sdW1lGAMgASgLMhwuYW5hbHl0aWNzLmNvbW1vbi52MS5EZWNpbWFsEjcKEXNhbGVzX3BsYW5fdm9sdW1lGAQgASgLMhwuYW5hbHl0aWNzLmNvbW1vbi52MS5EZWNpbWFsEjkKE3NhbGVzX2FjdHVhbF92b2x1bWUYBSABKAsyHC5hbmFseXRpY3MuY29tbW9uLnYxLkRlY2ltYWwSLwoJcG9fdm9sdW1lGAYgASgLMhwuYW5hbHl0aWNzLmNvbW1vbi52MS5EZWNpbWFsEjUKD2RyYWZ0X3BvX3ZvbHVtZRgHIAEoCzIcLmFuYWx5dGljcy5jb21tb24udjEuRGVjaW1hbBI6ChRjbG9zaW5nX3N0b2NrX3ZvbHVtZRgIIAEoCzIcLmFuYWx5dGljcy5jb21tb24udjEuRGVjaW1hbBI5ChN0YXJnZXRfc3RvY2tfdm9sdW1lGAkgASgLMhwuYW5hbHl0aWNzLmNvbW1vbi52MS5EZWNpbWFsEjgKEm9wZW5fdG9fYnV5X3ZvbHVtZRgKIAEoCzIcLmFuYWx5dGljcy5jb21tb24udjEuRGVjaW1hbBI4ChJ0cmFuc2Zlcl9pbl92b2x1bWUYCyABKAsyHC5hbmFseXRpY3MuY29tbW9uLnYxLkRlY2ltYWwSOQoTdHJhbnNmZXJfb3V0X3ZvbHVtZRgMIAEoCzIcLmFuYWx5dGljcy5jb21tb24udjEuRGVjaW1hbCJaCgxCcmVha2Rvd25Sb3cSEQoJZ3JvdXBfa2V5GAEgASgJEjcKB3BlcmlvZHMYAiADKAsyJi5hbmFseXRpY3MucGxhbm5pbmcudjEuQnJlYWtkb3duUGVyaW9kIkkKFEdldEJyZWFrZG93blJlc3BvbnNlEjEKBHJvd3MYASADKAsyIy5hbmFseXRpY3MucGxhbm5pbmcudjEuQnJlYWtkb3duUm93IpEBChVCcmVha2Rvd25XYXJlaG91c2VSb3cSEQoJZ3JvdXBfa2V5GAEgASgJEhQKDHdhcmVob3VzZV9pZBgCIAEoCRIWCg53YXJlaG91c2VfbmFtZRgDIAEoCRI3CgdwZXJpb2RzGAQgAygLMiYuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkJyZWFrZG93blBlcmlvZCJdCh9HZXRCcmVha2Rvd25CeVdhcmVob3VzZVJlc3BvbnNlEjoKBHJvd3MYASADKAsyLC5hbmFseXRpY3MucGxhbm5pbmcudjEuQnJlYWtkb3duV2FyZWhvdXNlUm93KnoKB0dyb3VwQnkSGAoUR1JPVVBfQllfVU5TUEVDSUZJRUQQABIUChBHUk9VUF9CWV9TRUFTT05TEAESFQoRR1JPVVBfQllfUFJPRFVDVFMQAhIVChFHUk9VUF9CWV9WQVJJQU5UUxADEhEKDUdST1VQX0JZX1NLVVMQBCpVCgZQZXJpb2QSFgoSUEVSSU9EX1VOU1BFQ0lGSUVEEAASEAoMUEVSSU9EX01PTlRIEAESDwoLUEVSSU9EX1dFRUsQAhIQCgxQRVJJT0RfVE9UQUwQAzL2BgoPUGxhbm5pbmdTZXJ2aWNlEnYKEUdldFBsYW5uZWRWb2x1bWVzEi8uYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkdldFBsYW5uZWRWb2x1bWVzUmVxdWVzdBowLmFuYWx5dGljcy5wbGFubmluZy52MS5HZXRQbGFubmVkVm9sdW1lc1Jlc3BvbnNlEpcBChxHZXRQbGFubmVkVm9sdW1lc0J5V2FyZWhvdXNlEjouYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkdldFBsYW5uZWRWb2x1bWVzQnlXYXJlaG91c2VSZXF1ZXN0GjsuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkdldFBsYW5uZWRWb2x1bWVzQnlXYXJlaG91c2VSZXNwb25zZRJ2ChFHZXRSZXBsaWNhU3VtbWFyeRIvLmFuYWx5dGljcy5wbGFubmluZy52MS5HZXRSZXBsaWNhU3VtbWFyeVJlcXVlc3QaMC5hbmFseXRpY3MucGxhbm5pbmcudjEuR2V0UmVwbGljYVN1bW1hcnlSZXNwb25zZRJzChBVcHNlcnRTYWxlc1BsYW5zEi4uYW5hbHl0aWNzLnBsYW5uaW5nLnYxLlVwc2VydFNhbGVzUGxhbnNSZXF1ZXN0Gi8uYW5hbHl0aWNzLnBsYW5uaW5nLnYxLlVwc2VydFNhbGVzUGxhbnNSZXNwb25zZRJsCg1HZXRTYWxlc1BsYW5zEisuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkdldFNhbGVzUGxhbnNSZXF1ZXN0GiwuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkdldFNhbGVzUGxhbnNSZXNwb25zZTABEmkKDEdldEJyZWFrZG93bhIqLmFuYWx5dGljcy5wbGFubmluZy52MS5HZXRCcmVha2Rvd25SZXF1ZXN0GisuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkdldEJyZWFrZG93blJlc3BvbnNlMAESigEKF0dldEJyZWFrZG93bkJ5V2FyZWhvdXNlEjUuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkdldEJyZWFrZG93bkJ5V2FyZWhvdXNlUmVxdWVzdBo2LmFuYWx5dGljcy5wbGFubmluZy52MS5HZXRCcmVha2Rvd25CeVdhcmVob3VzZVJlc3BvbnNlMAFiBnByb3RvMw", [file_common_v1_common, file_common_v1_rules]);
+  fileDesc("ChpwbGFubmluZy92MS9wbGFubmluZy5wcm90bxIVYW5hbHl0aWNzLnBsYW5uaW5nLnYxIrcFChNQbGFubmVkVm9sdW1lc1F1ZXJ5EjAKCGdyb3VwX2J5GAEgASgOMh4uYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkdyb3VwQnkSEQoJZnJvbV9kYXRlGAIgASgJEg8KB3RvX2RhdGUYAyABKAkSHQoNdXBkYXRlZF9zaW5jZRgEIAEoCUIGorsYAghAEg8KB3NlYXNvbnMYBSADKAkSKQoIdmFyaWFudHMYBiADKAlCF6K7GBNCEXZhcmlhbnQgZ3JvdXAgaWRzEikKCHByb2R1Y3RzGAcgAygJQheiuxgTQhFwcm9kdWN0IGdyb3VwIGlkcxIMCgRza3VzGAggAygJEjwKB3NrdV9pZHMYCSADKAlCK6K7GCdCJXByb2R1Y3RzIChTS1VzKSBieSBpbnRlZ2VyIGlkIG9yIFVVSUQSDgoGYnJhbmRzGAogAygJEhIKCmNhdGVnb3JpZXMYCyADKAkSDQoFc2l6ZXMYDCADKAkSQwoKc2t1X3N0YXR1cxgNIAMoBUIvorsYKxgBIAdCJWRlZmF1bHQgZXZlcnkgc3RhdHVzIGJ1dCAxIChpbmFjdGl2ZSkSHAoPYWN0aXZlX3BsYW5uaW5nGA4gASgISACIAQESEwoLZGVwYXJ0bWVudHMYDyADKAkSDwoHZ2VuZGVycxgQIAMoCRITCgtjb2xsZWN0aW9ucxgRIAMoCRIOCgZjb2xvcnMYEiADKAkSFQoNc3ViY2F0ZWdvcmllcxgTIAMoCRIVCg1wcm9kdWN0X3R5cGVzGBQgAygJEhkKEW1lcmNoYW5kaXNlX3R5cGVzGBUgAygJEjoKCnBpbV9jdXN0b20YFiADKAsyJi5hbmFseXRpY3MucGxhbm5pbmcudjEuUGltQ3VzdG9tRmlsdGVyQhIKEF9hY3RpdmVfcGxhbm5pbmciOgoPUGltQ3VzdG9tRmlsdGVyEhcKBWluZGV4GAEgASgFQgiiuxgEGAEgChIOCgZ2YWx1ZXMYAiADKAkiyAIKEFBsYW5uZWRWb2x1bWVSb3cSTgoJZ3JvdXBfa2V5GAEgASgJQjuiuxg3QjV0aGUgc2Vhc29uLCBwcm9kdWN0R3JvdXBJZCwgdmFyaWFudEdyb3VwSWQgb3IgU0tVIGtleRIrCgxzdG9ja192b2x1bWUYAiABKANCFaK7GBFCD2F2YWlsYWJsZSBzdG9jaxJhCglwb192b2x1bWUYAyABKANCTqK7GEpCSG9wZW4gcXVhbnRpdHkgb2Ygbm9uLWNhbmNlbGxlZCwgbm9uLWRyYWZ0IG9yZGVycyBkZWxpdmVyZWQgaW4gdGhlIHdpbmRvdxJUCg9kcmFmdF9wb192b2x1bWUYBCABKANCO6K7GDdCNW9wZW4gcXVhbnRpdHkgb2YgZHJhZnQgb3JkZXJzIGRlbGl2ZXJlZCBpbiB0aGUgd2luZG93IlUKGEdldFBsYW5uZWRWb2x1bWVzUmVxdWVzdBI5CgVxdWVyeRgBIAEoCzIqLmFuYWx5dGljcy5wbGFubmluZy52MS5QbGFubmVkVm9sdW1lc1F1ZXJ5ImAKI0dldFBsYW5uZWRWb2x1bWVzQnlXYXJlaG91c2VSZXF1ZXN0EjkKBXF1ZXJ5GAEgASgLMiouYW5hbHl0aWNzLnBsYW5uaW5nLnYxLlBsYW5uZWRWb2x1bWVzUXVlcnkiUgoZR2V0UGxhbm5lZFZvbHVtZXNSZXNwb25zZRI1CgRyb3dzGAEgAygLMicuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLlBsYW5uZWRWb2x1bWVSb3cixQMKGVBsYW5uZWRWb2x1bWVXYXJlaG91c2VSb3cSTgoJZ3JvdXBfa2V5GAEgASgJQjuiuxg3QjV0aGUgc2Vhc29uLCBwcm9kdWN0R3JvdXBJZCwgdmFyaWFudEdyb3VwSWQgb3IgU0tVIGtleRJaCgx3YXJlaG91c2VfaWQYAiABKAlCRKK7GEBCPnRoZSB3YXJlaG91c2UgSUQ7ICIiIGZvciBQTyB2b2x1bWUgd2l0aG91dCBhIChrbm93bikgd2FyZWhvdXNlEhYKDndhcmVob3VzZV9uYW1lGAMgASgJEisKDHN0b2NrX3ZvbHVtZRgEIAEoA0IVorsYEUIPYXZhaWxhYmxlIHN0b2NrEmEKCXBvX3ZvbHVtZRgFIAEoA0JOorsYSkJIb3BlbiBxdWFudGl0eSBvZiBub24tY2FuY2VsbGVkLCBub24tZHJhZnQgb3JkZXJzIGRlbGl2ZXJlZCBpbiB0aGUgd2luZG93ElQKD2RyYWZ0X3BvX3ZvbHVtZRgGIAEoA0I7orsYN0I1b3BlbiBxdWFudGl0eSBvZiBkcmFmdCBvcmRlcnMgZGVsaXZlcmVkIGluIHRoZSB3aW5kb3ciZgokR2V0UGxhbm5lZFZvbHVtZXNCeVdhcmVob3VzZVJlc3BvbnNlEj4KBHJvd3MYASADKAsyMC5hbmFseXRpY3MucGxhbm5pbmcudjEuUGxhbm5lZFZvbHVtZVdhcmVob3VzZVJvdyIaChhHZXRBY2NvdW50VmVyc2lvblJlcXVlc3QiOwoZR2V0QWNjb3VudFZlcnNpb25SZXNwb25zZRIPCgd2ZXJzaW9uGAEgASgDEg0KBXRvZGF5GAIgASgJIhoKGEdldFJlcGxpY2FTdW1tYXJ5UmVxdWVzdCL/AQoZR2V0UmVwbGljYVN1bW1hcnlSZXNwb25zZRIMCgRza3VzGAEgASgDEhIKCndhcmVob3VzZXMYAiABKAMSEgoKc3RvY2tfcm93cxgDIAEoAxIXCg9wdXJjaGFzZV9vcmRlcnMYBCABKAMSHAoUcHVyY2hhc2Vfb3JkZXJfbGluZXMYBSABKAMSFwoPc2t1X3ZlcnNpb25fc3VtGAYgASgDEhkKEXN0b2NrX3ZlcnNpb25fc3VtGAcgASgDEiIKGnB1cmNoYXNlX29yZGVyX3ZlcnNpb25fc3VtGAggASgDEh0KFXdhcmVob3VzZV92ZXJzaW9uX3N1bRgJIAEoAyKmAQoOU2FsZXNQbGFuV3JpdGUSCwoDa2V5GAEgASgJEhEKCXNrdV9mb3VuZBgCIAEoCBIOCgZza3VfaWQYAyABKAkSJwoHY2hhbm5lbBgEIAEoBUIWorsYEhgBIAJCDDEgRDJDLCAyIEIyQhINCgVtb250aBgFIAEoCRIsCgZ2b2x1bWUYBiABKAsyHC5hbmFseXRpY3MuY29tbW9uLnYxLkRlY2ltYWwiTwoXVXBzZXJ0U2FsZXNQbGFuc1JlcXVlc3QSNAoFcGxhbnMYASADKAsyJS5hbmFseXRpY3MucGxhbm5pbmcudjEuU2FsZXNQbGFuV3JpdGUiXwoLQmF0Y2hSZXN1bHQSDwoHbWVzc2FnZRgBIAEoCRIRCglyZWZlcmVuY2UYAiABKAkSFwoPcmVmZXJlbmNlX2ZpZWxkGAMgASgJEhMKC3N0YXR1c19jb2RlGAQgASgFIk8KGFVwc2VydFNhbGVzUGxhbnNSZXNwb25zZRIzCgdyZXN1bHRzGAEgAygLMiIuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkJhdGNoUmVzdWx0IrQBCg5CcmVha2Rvd25RdWVyeRI7Cgd2b2x1bWVzGAEgASgLMiouYW5hbHl0aWNzLnBsYW5uaW5nLnYxLlBsYW5uZWRWb2x1bWVzUXVlcnkSLQoGcGVyaW9kGAIgASgOMh0uYW5hbHl0aWNzLnBsYW5uaW5nLnYxLlBlcmlvZBI2CghjaGFubmVscxgDIAMoBUIkorsYIBgBIAJCGjEgRDJDLCAyIEIyQjsgZGVmYXVsdCBib3RoIkwKFEdldFNhbGVzUGxhbnNSZXF1ZXN0EjQKBXF1ZXJ5GAEgASgLMiUuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkJyZWFrZG93blF1ZXJ5IksKE0dldEJyZWFrZG93blJlcXVlc3QSNAoFcXVlcnkYASABKAsyJS5hbmFseXRpY3MucGxhbm5pbmcudjEuQnJlYWtkb3duUXVlcnkiVgoeR2V0QnJlYWtkb3duQnlXYXJlaG91c2VSZXF1ZXN0EjQKBXF1ZXJ5GAEgASgLMiUuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkJyZWFrZG93blF1ZXJ5IugBCg9TYWxlc1BsYW5QZXJpb2QSFAoMcGVyaW9kX3N0YXJ0GAEgASgJEhIKCnBlcmlvZF9lbmQYAiABKAkSNwoRc2FsZXNfcGxhbl92b2x1bWUYAyABKAsyHC5hbmFseXRpY3MuY29tbW9uLnYxLkRlY2ltYWwSOQoTc2FsZXNfYWN0dWFsX3ZvbHVtZRgEIAEoCzIcLmFuYWx5dGljcy5jb21tb24udjEuRGVjaW1hbBI3ChFzdG9yZWRfcGxhbl9zaGFyZRgFIAEoCzIcLmFuYWx5dGljcy5jb21tb24udjEuRGVjaW1hbCJrCgxTYWxlc1BsYW5Sb3cSEQoJZ3JvdXBfa2V5GAEgASgJEg8KB2NoYW5uZWwYAiABKAUSNwoHcGVyaW9kcxgDIAMoCzImLmFuYWx5dGljcy5wbGFubmluZy52MS5TYWxlc1BsYW5QZXJpb2QiSgoVR2V0U2FsZXNQbGFuc1Jlc3BvbnNlEjEKBHJvd3MYASADKAsyIy5hbmFseXRpY3MucGxhbm5pbmcudjEuU2FsZXNQbGFuUm93IvkECg9CcmVha2Rvd25QZXJpb2QSFAoMcGVyaW9kX3N0YXJ0GAEgASgJEhIKCnBlcmlvZF9lbmQYAiABKAkSOgoUb3BlbmluZ19zdG9ja192b2x1bWUYAyABKAsyHC5hbmFseXRpY3MuY29tbW9uLnYxLkRlY2ltYWwSNwoRc2FsZXNfcGxhbl92b2x1bWUYBCABKAsyHC5hbmFseXRpY3MuY29tbW9uLnYxLkRlY2ltYWwSOQoTc2FsZXNfYWN0dWFsX3ZvbHVtZRgFIAEoCzIcLmFuYWx5dGljcy5jb21tb24udjEuRGVjaW1hbBIvCglwb192b2x1bWUYBiABKAsyHC5hbmFseXRpY3MuY29tbW9uLnYxLkRlY2ltYWwSNQoPZHJhZnRfcG9fdm9sdW1lGAcgASgLMhwuYW5hbHl0aWNzLmNvbW1vbi52MS5EZWNpbWFsEjoKFGNsb3Npbmdfc3RvY2tfdm9sdW1lGAggASgLMhwuYW5hbHl0aWNzLmNvbW1vbi52MS5EZWNpbWFsEjkKE3RhcmdldF9zdG9ja192b2x1bWUYCSABKAsyHC5hbmFseXRpY3MuY29tbW9uLnYxLkRlY2ltYWwSOAoSb3Blbl90b19idXlfdm9sdW1lGAogASgLMhwuYW5hbHl0aWNzLmNvbW1vbi52MS5EZWNpbWFsEjgKEnRyYW5zZmVyX2luX3ZvbHVtZRgLIAEoCzIcLmFuYWx5dGljcy5jb21tb24udjEuRGVjaW1hbBI5ChN0cmFuc2Zlcl9vdXRfdm9sdW1lGAwgASgLMhwuYW5hbHl0aWNzLmNvbW1vbi52MS5EZWNpbWFsIloKDEJyZWFrZG93blJvdxIRCglncm91cF9rZXkYASABKAkSNwoHcGVyaW9kcxgCIAMoCzImLmFuYWx5dGljcy5wbGFubmluZy52MS5CcmVha2Rvd25QZXJpb2QiSQoUR2V0QnJlYWtkb3duUmVzcG9uc2USMQoEcm93cxgBIAMoCzIjLmFuYWx5dGljcy5wbGFubmluZy52MS5CcmVha2Rvd25Sb3cikQEKFUJyZWFrZG93bldhcmVob3VzZVJvdxIRCglncm91cF9rZXkYASABKAkSFAoMd2FyZWhvdXNlX2lkGAIgASgJEhYKDndhcmVob3VzZV9uYW1lGAMgASgJEjcKB3BlcmlvZHMYBCADKAsyJi5hbmFseXRpY3MucGxhbm5pbmcudjEuQnJlYWtkb3duUGVyaW9kIl0KH0dldEJyZWFrZG93bkJ5V2FyZWhvdXNlUmVzcG9uc2USOgoEcm93cxgBIAMoCzIsLmFuYWx5dGljcy5wbGFubmluZy52MS5CcmVha2Rvd25XYXJlaG91c2VSb3cqegoHR3JvdXBCeRIYChRHUk9VUF9CWV9VTlNQRUNJRklFRBAAEhQKEEdST1VQX0JZX1NFQVNPTlMQARIVChFHUk9VUF9CWV9QUk9EVUNUUxACEhUKEUdST1VQX0JZX1ZBUklBTlRTEAMSEQoNR1JPVVBfQllfU0tVUxAEKlUKBlBlcmlvZBIWChJQRVJJT0RfVU5TUEVDSUZJRUQQABIQCgxQRVJJT0RfTU9OVEgQARIPCgtQRVJJT0RfV0VFSxACEhAKDFBFUklPRF9UT1RBTBADMu4HCg9QbGFubmluZ1NlcnZpY2USdgoRR2V0UGxhbm5lZFZvbHVtZXMSLy5hbmFseXRpY3MucGxhbm5pbmcudjEuR2V0UGxhbm5lZFZvbHVtZXNSZXF1ZXN0GjAuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkdldFBsYW5uZWRWb2x1bWVzUmVzcG9uc2USlwEKHEdldFBsYW5uZWRWb2x1bWVzQnlXYXJlaG91c2USOi5hbmFseXRpY3MucGxhbm5pbmcudjEuR2V0UGxhbm5lZFZvbHVtZXNCeVdhcmVob3VzZVJlcXVlc3QaOy5hbmFseXRpY3MucGxhbm5pbmcudjEuR2V0UGxhbm5lZFZvbHVtZXNCeVdhcmVob3VzZVJlc3BvbnNlEnYKEUdldFJlcGxpY2FTdW1tYXJ5Ei8uYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkdldFJlcGxpY2FTdW1tYXJ5UmVxdWVzdBowLmFuYWx5dGljcy5wbGFubmluZy52MS5HZXRSZXBsaWNhU3VtbWFyeVJlc3BvbnNlEnYKEUdldEFjY291bnRWZXJzaW9uEi8uYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkdldEFjY291bnRWZXJzaW9uUmVxdWVzdBowLmFuYWx5dGljcy5wbGFubmluZy52MS5HZXRBY2NvdW50VmVyc2lvblJlc3BvbnNlEnMKEFVwc2VydFNhbGVzUGxhbnMSLi5hbmFseXRpY3MucGxhbm5pbmcudjEuVXBzZXJ0U2FsZXNQbGFuc1JlcXVlc3QaLy5hbmFseXRpY3MucGxhbm5pbmcudjEuVXBzZXJ0U2FsZXNQbGFuc1Jlc3BvbnNlEmwKDUdldFNhbGVzUGxhbnMSKy5hbmFseXRpY3MucGxhbm5pbmcudjEuR2V0U2FsZXNQbGFuc1JlcXVlc3QaLC5hbmFseXRpY3MucGxhbm5pbmcudjEuR2V0U2FsZXNQbGFuc1Jlc3BvbnNlMAESaQoMR2V0QnJlYWtkb3duEiouYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkdldEJyZWFrZG93blJlcXVlc3QaKy5hbmFseXRpY3MucGxhbm5pbmcudjEuR2V0QnJlYWtkb3duUmVzcG9uc2UwARKKAQoXR2V0QnJlYWtkb3duQnlXYXJlaG91c2USNS5hbmFseXRpY3MucGxhbm5pbmcudjEuR2V0QnJlYWtkb3duQnlXYXJlaG91c2VSZXF1ZXN0GjYuYW5hbHl0aWNzLnBsYW5uaW5nLnYxLkdldEJyZWFrZG93bkJ5V2FyZWhvdXNlUmVzcG9uc2UwAWIGcHJvdG8z", [file_common_v1_common, file_common_v1_rules]);
 
 /**
  * Its fields' rules (common/v1/rules.proto) are those of the REST query and of the service's
@@ -326,6 +326,46 @@ export const GetPlannedVolumesByWarehouseResponseSchema: GenMessage<GetPlannedVo
   messageDesc(file_planning_v1_planning, 7);
 
 /**
+ * @generated from message analytics.planning.v1.GetAccountVersionRequest
+ */
+export type GetAccountVersionRequest = Message<"analytics.planning.v1.GetAccountVersionRequest"> & {
+};
+
+/**
+ * Describes the message analytics.planning.v1.GetAccountVersionRequest.
+ * Use `create(GetAccountVersionRequestSchema)` to create a new message.
+ */
+export const GetAccountVersionRequestSchema: GenMessage<GetAccountVersionRequest> = /*@__PURE__*/
+  messageDesc(file_planning_v1_planning, 8);
+
+/**
+ * @generated from message analytics.planning.v1.GetAccountVersionResponse
+ */
+export type GetAccountVersionResponse = Message<"analytics.planning.v1.GetAccountVersionResponse"> & {
+  /**
+   * Greater after every change of the account's replica or sales plans (0: none yet); it never
+   * comes back to an earlier value, even after a rebuild of the replica.
+   *
+   * @generated from field: int64 version = 1;
+   */
+  version: bigint;
+
+  /**
+   * Today in the account's timezone, YYYY-MM-DD: the breakdown's projection starts there.
+   *
+   * @generated from field: string today = 2;
+   */
+  today: string;
+};
+
+/**
+ * Describes the message analytics.planning.v1.GetAccountVersionResponse.
+ * Use `create(GetAccountVersionResponseSchema)` to create a new message.
+ */
+export const GetAccountVersionResponseSchema: GenMessage<GetAccountVersionResponse> = /*@__PURE__*/
+  messageDesc(file_planning_v1_planning, 9);
+
+/**
  * @generated from message analytics.planning.v1.GetReplicaSummaryRequest
  */
 export type GetReplicaSummaryRequest = Message<"analytics.planning.v1.GetReplicaSummaryRequest"> & {
@@ -336,7 +376,7 @@ export type GetReplicaSummaryRequest = Message<"analytics.planning.v1.GetReplica
  * Use `create(GetReplicaSummaryRequestSchema)` to create a new message.
  */
 export const GetReplicaSummaryRequestSchema: GenMessage<GetReplicaSummaryRequest> = /*@__PURE__*/
-  messageDesc(file_planning_v1_planning, 8);
+  messageDesc(file_planning_v1_planning, 10);
 
 /**
  * @generated from message analytics.planning.v1.GetReplicaSummaryResponse
@@ -395,7 +435,7 @@ export type GetReplicaSummaryResponse = Message<"analytics.planning.v1.GetReplic
  * Use `create(GetReplicaSummaryResponseSchema)` to create a new message.
  */
 export const GetReplicaSummaryResponseSchema: GenMessage<GetReplicaSummaryResponse> = /*@__PURE__*/
-  messageDesc(file_planning_v1_planning, 9);
+  messageDesc(file_planning_v1_planning, 11);
 
 /**
  * One plan of a batch, its SKU resolved by the caller (sku_found false: that item's 404).
@@ -447,7 +487,7 @@ export type SalesPlanWrite = Message<"analytics.planning.v1.SalesPlanWrite"> & {
  * Use `create(SalesPlanWriteSchema)` to create a new message.
  */
 export const SalesPlanWriteSchema: GenMessage<SalesPlanWrite> = /*@__PURE__*/
-  messageDesc(file_planning_v1_planning, 10);
+  messageDesc(file_planning_v1_planning, 12);
 
 /**
  * @generated from message analytics.planning.v1.UpsertSalesPlansRequest
@@ -464,7 +504,7 @@ export type UpsertSalesPlansRequest = Message<"analytics.planning.v1.UpsertSales
  * Use `create(UpsertSalesPlansRequestSchema)` to create a new message.
  */
 export const UpsertSalesPlansRequestSchema: GenMessage<UpsertSalesPlansRequest> = /*@__PURE__*/
-  messageDesc(file_planning_v1_planning, 11);
+  messageDesc(file_planning_v1_planning, 13);
 
 /**
  * @generated from message analytics.planning.v1.BatchResult
@@ -496,7 +536,7 @@ export type BatchResult = Message<"analytics.planning.v1.BatchResult"> & {
  * Use `create(BatchResultSchema)` to create a new message.
  */
 export const BatchResultSchema: GenMessage<BatchResult> = /*@__PURE__*/
-  messageDesc(file_planning_v1_planning, 12);
+  messageDesc(file_planning_v1_planning, 14);
 
 /**
  * One result per plan, in request order.
@@ -515,7 +555,7 @@ export type UpsertSalesPlansResponse = Message<"analytics.planning.v1.UpsertSale
  * Use `create(UpsertSalesPlansResponseSchema)` to create a new message.
  */
 export const UpsertSalesPlansResponseSchema: GenMessage<UpsertSalesPlansResponse> = /*@__PURE__*/
-  messageDesc(file_planning_v1_planning, 13);
+  messageDesc(file_planning_v1_planning, 15);
 
 /**
  * Everything planned volumes takes, with the same meaning, plus the period and the channels.
@@ -546,7 +586,7 @@ export type BreakdownQuery = Message<"analytics.planning.v1.BreakdownQuery"> & {
  * Use `create(BreakdownQuerySchema)` to create a new message.
  */
 export const BreakdownQuerySchema: GenMessage<BreakdownQuery> = /*@__PURE__*/
-  messageDesc(file_planning_v1_planning, 14);
+  messageDesc(file_planning_v1_planning, 16);
 
 /**
  * @generated from message analytics.planning.v1.GetSalesPlansRequest
@@ -563,7 +603,7 @@ export type GetSalesPlansRequest = Message<"analytics.planning.v1.GetSalesPlansR
  * Use `create(GetSalesPlansRequestSchema)` to create a new message.
  */
 export const GetSalesPlansRequestSchema: GenMessage<GetSalesPlansRequest> = /*@__PURE__*/
-  messageDesc(file_planning_v1_planning, 15);
+  messageDesc(file_planning_v1_planning, 17);
 
 /**
  * @generated from message analytics.planning.v1.GetBreakdownRequest
@@ -580,7 +620,7 @@ export type GetBreakdownRequest = Message<"analytics.planning.v1.GetBreakdownReq
  * Use `create(GetBreakdownRequestSchema)` to create a new message.
  */
 export const GetBreakdownRequestSchema: GenMessage<GetBreakdownRequest> = /*@__PURE__*/
-  messageDesc(file_planning_v1_planning, 16);
+  messageDesc(file_planning_v1_planning, 18);
 
 /**
  * @generated from message analytics.planning.v1.GetBreakdownByWarehouseRequest
@@ -597,7 +637,7 @@ export type GetBreakdownByWarehouseRequest = Message<"analytics.planning.v1.GetB
  * Use `create(GetBreakdownByWarehouseRequestSchema)` to create a new message.
  */
 export const GetBreakdownByWarehouseRequestSchema: GenMessage<GetBreakdownByWarehouseRequest> = /*@__PURE__*/
-  messageDesc(file_planning_v1_planning, 17);
+  messageDesc(file_planning_v1_planning, 19);
 
 /**
  * Volumes are exact decimals (a plan may be a share of a month, or grown by salesPlanGrowth);
@@ -641,7 +681,7 @@ export type SalesPlanPeriod = Message<"analytics.planning.v1.SalesPlanPeriod"> &
  * Use `create(SalesPlanPeriodSchema)` to create a new message.
  */
 export const SalesPlanPeriodSchema: GenMessage<SalesPlanPeriod> = /*@__PURE__*/
-  messageDesc(file_planning_v1_planning, 18);
+  messageDesc(file_planning_v1_planning, 20);
 
 /**
  * @generated from message analytics.planning.v1.SalesPlanRow
@@ -668,7 +708,7 @@ export type SalesPlanRow = Message<"analytics.planning.v1.SalesPlanRow"> & {
  * Use `create(SalesPlanRowSchema)` to create a new message.
  */
 export const SalesPlanRowSchema: GenMessage<SalesPlanRow> = /*@__PURE__*/
-  messageDesc(file_planning_v1_planning, 19);
+  messageDesc(file_planning_v1_planning, 21);
 
 /**
  * @generated from message analytics.planning.v1.GetSalesPlansResponse
@@ -685,7 +725,7 @@ export type GetSalesPlansResponse = Message<"analytics.planning.v1.GetSalesPlans
  * Use `create(GetSalesPlansResponseSchema)` to create a new message.
  */
 export const GetSalesPlansResponseSchema: GenMessage<GetSalesPlansResponse> = /*@__PURE__*/
-  messageDesc(file_planning_v1_planning, 20);
+  messageDesc(file_planning_v1_planning, 22);
 
 /**
  * One period of a breakdown row. The stock, target and open-to-buy fields are unset (null) in
@@ -760,7 +800,7 @@ export type BreakdownPeriod = Message<"analytics.planning.v1.BreakdownPeriod"> &
  * Use `create(BreakdownPeriodSchema)` to create a new message.
  */
 export const BreakdownPeriodSchema: GenMessage<BreakdownPeriod> = /*@__PURE__*/
-  messageDesc(file_planning_v1_planning, 21);
+  messageDesc(file_planning_v1_planning, 23);
 
 /**
  * @generated from message analytics.planning.v1.BreakdownRow
@@ -782,7 +822,7 @@ export type BreakdownRow = Message<"analytics.planning.v1.BreakdownRow"> & {
  * Use `create(BreakdownRowSchema)` to create a new message.
  */
 export const BreakdownRowSchema: GenMessage<BreakdownRow> = /*@__PURE__*/
-  messageDesc(file_planning_v1_planning, 22);
+  messageDesc(file_planning_v1_planning, 24);
 
 /**
  * @generated from message analytics.planning.v1.GetBreakdownResponse
@@ -799,7 +839,7 @@ export type GetBreakdownResponse = Message<"analytics.planning.v1.GetBreakdownRe
  * Use `create(GetBreakdownResponseSchema)` to create a new message.
  */
 export const GetBreakdownResponseSchema: GenMessage<GetBreakdownResponse> = /*@__PURE__*/
-  messageDesc(file_planning_v1_planning, 23);
+  messageDesc(file_planning_v1_planning, 25);
 
 /**
  * @generated from message analytics.planning.v1.BreakdownWarehouseRow
@@ -833,7 +873,7 @@ export type BreakdownWarehouseRow = Message<"analytics.planning.v1.BreakdownWare
  * Use `create(BreakdownWarehouseRowSchema)` to create a new message.
  */
 export const BreakdownWarehouseRowSchema: GenMessage<BreakdownWarehouseRow> = /*@__PURE__*/
-  messageDesc(file_planning_v1_planning, 24);
+  messageDesc(file_planning_v1_planning, 26);
 
 /**
  * @generated from message analytics.planning.v1.GetBreakdownByWarehouseResponse
@@ -850,7 +890,7 @@ export type GetBreakdownByWarehouseResponse = Message<"analytics.planning.v1.Get
  * Use `create(GetBreakdownByWarehouseResponseSchema)` to create a new message.
  */
 export const GetBreakdownByWarehouseResponseSchema: GenMessage<GetBreakdownByWarehouseResponse> = /*@__PURE__*/
-  messageDesc(file_planning_v1_planning, 25);
+  messageDesc(file_planning_v1_planning, 27);
 
 /**
  * @generated from enum analytics.planning.v1.GroupBy
@@ -960,6 +1000,18 @@ export const PlanningService: GenService<{
     methodKind: "unary";
     input: typeof GetReplicaSummaryRequestSchema;
     output: typeof GetReplicaSummaryResponseSchema;
+  },
+  /**
+   * The version of the caller's data behind every planning answer, and its account-local date:
+   * one indexed row, read before an answer is computed (the gateway's weak ETag, CONTRACT
+   * "Conditional requests").
+   *
+   * @generated from rpc analytics.planning.v1.PlanningService.GetAccountVersion
+   */
+  getAccountVersion: {
+    methodKind: "unary";
+    input: typeof GetAccountVersionRequestSchema;
+    output: typeof GetAccountVersionResponseSchema;
   },
   /**
    * Stores or removes the account's own sales plans (POST /planning/sales-plans/batch): planning

@@ -1,0 +1,67 @@
+import { databaseForFile } from "@analytics/testing";
+import { buildGateway, type Gateway } from "../src/app";
+import { TEST_ADMIN_TOKEN as ADMIN, testGatewayDeps } from "./gateway-deps";
+import { allServicesAt } from "./services";
+import { countingPlanning } from "./counting-planning";
+
+const admin = { authorization: `Bearer ${ADMIN}` };
+
+/**
+ * Weak ETags on planning answers (CONTRACT "Conditional requests"): the tag is the account's
+ * planning data version, read before the answer; a current If-None-Match is a 304 for which the
+ * planned-volumes query is never run.
+ */
+describe("weak ETags decided before the expensive query", () => {
+  const database = databaseForFile();
+  let planning: Awaited<ReturnType<typeof countingPlanning>>;
+  let gw: Gateway;
+  const auth: { authorization: string }[] = [];
+
+  beforeAll(async () => {
+    planning = await countingPlanning();
+    gw = await buildGateway(testGatewayDeps(database.url, { services: { ...allServicesAt(), planning: planning.url } }));
+    for (const name of ["Acme", "Other"]) {
+      const created = (await gw.app.inject({ method: "POST", url: "/admin/v1/accounts", headers: admin, payload: { name } })).json();
+      const token = (await gw.app.inject({ method: "POST", url: "/v2/api/auth", payload: { accountID: created.accountID, apiKey: created.apiKey } })).json().accessToken;
+      auth.push({ authorization: `Bearer ${token}` });
+    }
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await planning?.close();
+  });
+
+  const volumes = (headers: Record<string, string> = {}, account = 0, query = "fromDate=2026-03-01&toDate=2026-03-31") =>
+    gw.app.inject({ method: "GET", url: `/v2/api/planning/planned-volumes?${query}`, headers: { ...auth[account], ...headers } });
+
+  it("answers 304 for a current If-None-Match without running the query, and 200 with a new tag once the data version moved on", async () => {
+    planning.version = 41n;
+    const first = await volumes();
+    const tag = first.headers.etag as string;
+    expect(first.statusCode).toBe(200);
+    expect(tag).toMatch(/^W\/"planning-41-2026-11-27-[A-Za-z0-9_-]{22}"$/);
+    const queries = planning.queries;
+    const again = await volumes({ "if-none-match": tag });
+    expect([again.statusCode, again.body, again.headers.etag]).toEqual([304, "", tag]);
+    expect(again.headers.ratelimit).toBeDefined();
+    expect(planning.queries).toBe(queries);
+    planning.version = 42n;
+    const changed = await volumes({ "if-none-match": tag });
+    expect(changed.statusCode).toBe(200);
+    expect(changed.json()).toEqual([expect.objectContaining({ poVolume: 42 })]);
+    expect(changed.headers.etag).not.toBe(tag);
+    expect(planning.queries).toBe(queries + 1);
+  });
+
+  it("never stands for another account's answer nor another query's", async () => {
+    const tag = (await volumes()).headers.etag as string;
+    expect((await volumes({ "if-none-match": tag }, 1)).statusCode).toBe(200);
+    expect((await volumes({ "if-none-match": tag }, 0, "fromDate=2026-03-01&toDate=2026-04-30")).statusCode).toBe(200);
+  });
+
+  it("still answers a bad query 400, whatever If-None-Match says", async () => {
+    const tag = (await volumes()).headers.etag as string;
+    expect((await volumes({ "if-none-match": tag }, 0, "fromDate=2026-03-01")).statusCode).toBe(400);
+    expect((await volumes({ "if-none-match": "*" }, 0, "toDate=x")).statusCode).toBe(400);
+  });
+});

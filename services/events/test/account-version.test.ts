@@ -1,0 +1,46 @@
+import { randomUUID } from "node:crypto";
+import { eventsV1, topics } from "@analytics/contracts";
+import { busMessage, eventually, serviceUnderTest } from "@analytics/testing";
+import { startEventsService } from "../src/service";
+
+const { EventsService, EventState } = eventsV1;
+
+/**
+ * GetAccountVersion: the version of an account's queue, behind the gateway's weak ETag on GET
+ * /events. Every change of the account's entries moves it on (an entry created, processed, its
+ * payload replaced); nothing of another account's does.
+ */
+describe("the events queue's account version", () => {
+  const events = serviceUnderTest(EventsService, startEventsService, { schema: "events" });
+  const { client, db, as } = events;
+  const version = async (accountId: string) => (await client.getAccountVersion({}, as(accountId))).version;
+
+  async function entry(accountId: string): Promise<string> {
+    const id = randomUUID();
+    const [error] = await events.stream.bus.publish([
+      busMessage(topics.catalogueSkuUpdated, accountId, `sku:${id}`, { accountId, skuId: id, version: 1n, product: { id, key: id, sku: id } }, id),
+    ]);
+    if (error) throw error;
+    await eventually(async () => (await db("events").where({ account_id: accountId, event_type: "update_sku" }).whereRaw("payload->>'key' = ?", [id]).first()) !== undefined);
+    return (await db("events").where({ account_id: accountId }).whereRaw("payload->>'key' = ?", [id]).first("id")).id;
+  }
+
+  it("moves on with an entry of the account, its processing and its payload, not with another account's", async () => {
+    const [acc, other] = [randomUUID(), randomUUID()];
+    expect(await version(acc)).toBe(0n);
+    const id = await entry(acc);
+    const created = await version(acc);
+    expect(created).toBeGreaterThan(0n);
+    await entry(other);
+    expect(await version(acc)).toBe(created);
+    await client.updateEventPayload({ id, payloadJson: '{"a":1}' }, as(acc));
+    const replaced = await version(acc);
+    expect(replaced).toBeGreaterThan(created);
+    await client.updateEventStatus({ id, state: EventState.COMPLETED }, as(acc));
+    const processed = await version(acc);
+    expect(processed).toBeGreaterThan(replaced);
+    // Listing reads only: nothing moves.
+    await client.listEvents({ page: { page: 1, pageSize: 10 } }, as(acc));
+    expect(await version(acc)).toBe(processed);
+  });
+});
