@@ -19,7 +19,9 @@ export const accountVersions: Migration = {
       CREATE FUNCTION bump_account_versions() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
         INSERT INTO account_versions AS v (account_id, version, changed_at)
-        SELECT DISTINCT account_id, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint, now() FROM changed ORDER BY account_id
+        -- One row per account (a statement may write many entries of one), in a fixed order.
+        SELECT account_id, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint, now()
+        FROM (SELECT DISTINCT account_id FROM changed) c ORDER BY account_id
         ON CONFLICT (account_id) DO UPDATE SET version = greatest(v.version + 1, excluded.version), changed_at = excluded.changed_at;
         RETURN NULL;
       END $$;
