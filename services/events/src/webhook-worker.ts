@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Counter, Histogram } from "prom-client";
+import { imageCapabilities, withCapabilityImageUrl, type ImageCapabilities } from "@analytics/auth";
 import type { Db } from "@analytics/db";
 import type { Worker, WorkerContext } from "@analytics/rpc";
 import { gaugeReadOnScrape } from "@analytics/telemetry";
@@ -12,6 +13,8 @@ export interface WebhookWorkerSettings {
   allowPrivate: boolean;
   concurrencyPerEndpoint: number;
   pollMs: number;
+  /** How the gateway signs image capability URLs (JWT_SECRET, PUBLIC_BASE_URL): `data` carries the same URLs as GET /events. */
+  imageUrls: { secret: string; publicBaseUrl?: string };
   /** Name resolution for the outbound calls (tests inject one). */
   resolve?: Resolve;
 }
@@ -29,14 +32,15 @@ export const LEASE_MS = ATTEMPT_TIMEOUT_MS + 10_000;
 const MAX_IN_FLIGHT = 64;
 
 /**
- * The body of a delivery: `{id, type, timestamp, data}`, data the entry as GET /events answers it.
- * The payload is passed on as the JSON text Postgres keeps, never parsed (decimals keep their digits).
+ * The body of a delivery: `{id, type, timestamp, data}`, data the entry as GET /events answers it
+ * (gateway/src/routes/events.ts): the payload is the JSON text Postgres keeps, never parsed
+ * (decimals keep their digits), with a product's image the account's capability URL.
  */
-export function deliveryBody(d: ClaimedDelivery): string {
+export function deliveryBody(d: ClaimedDelivery, images: ImageCapabilities): string {
   const iso = (t: Date | null) => (t ? JSON.stringify(t.toISOString()) : "null");
   const data =
     `{"id":${JSON.stringify(d.event_id)},"accountId":${JSON.stringify(d.account_id)},"eventType":${JSON.stringify(d.event_type)},` +
-    `"payload":${d.payload},"createdAt":${iso(d.created_at)},"completedAt":${iso(d.completed_at)},"failedAt":${iso(d.failed_at)}}`;
+    `"payload":${withCapabilityImageUrl(images, d.account_id, d.payload)},"createdAt":${iso(d.created_at)},"completedAt":${iso(d.completed_at)},"failedAt":${iso(d.failed_at)}}`;
   return `{"id":${JSON.stringify(d.event_id)},"type":${JSON.stringify(d.event_type)},"timestamp":${iso(d.created_at)},"data":${data}}`;
 }
 
@@ -65,6 +69,7 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
       registers: [metrics],
     });
     backlogMetrics(metrics, db);
+    const images = imageCapabilities(settings.imageUrls.secret, settings.imageUrls.publicBaseUrl);
 
     const inFlight = new Set<Promise<void>>();
     let stopped = false;
@@ -73,7 +78,7 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
     let again = false;
 
     const send = async (d: ClaimedDelivery, token: string) => {
-      const body = deliveryBody(d);
+      const body = deliveryBody(d, images);
       const timestamp = Math.floor(Date.now() / 1000);
       const headers = {
         "content-type": "application/json",
