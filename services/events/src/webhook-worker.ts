@@ -52,9 +52,9 @@ export function outcomeOf(statusCode: number | undefined, attempt: number): Atte
 }
 
 /**
- * The delivery worker of the events service: claims due deliveries (repository.claimDue: per
- * endpoint and product in queue order, at most `concurrencyPerEndpoint` per endpoint in flight),
- * sends each signed, records each outcome. The deliveries are rows written with their queue
+ * The delivery worker of the events service: claims due deliveries in batches (repository.claimDue:
+ * per endpoint and product in queue order, at most `concurrencyPerEndpoint` per endpoint in flight),
+ * sends each signed on its own connection, records the outcomes in batches (repository.recordAttempts). The deliveries are rows written with their queue
  * entries, so a killed worker or a NATS outage loses none.
  */
 export function webhookWorker(settings: WebhookWorkerSettings) {
@@ -72,11 +72,14 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
     const images = imageCapabilities(settings.imageUrls.secret, settings.imageUrls.publicBaseUrl);
 
     const inFlight = new Set<Promise<void>>();
+    /** Attempts done whose outcome is not recorded yet: the next round records them all in one statement. */
+    const finished: repo.FinishedAttempt[] = [];
     let stopped = false;
     let timer: NodeJS.Timeout | undefined;
-    let claiming: Promise<void> | undefined;
+    let round: Promise<void> | undefined;
     let again = false;
 
+    /** One attempt: sent signed, its outcome counted and kept for the next round to record. */
     const send = async (d: ClaimedDelivery, token: string) => {
       const body = deliveryBody(d, images);
       const timestamp = Math.floor(Date.now() / 1000);
@@ -99,18 +102,29 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
       attempts.inc({ outcome: label });
       latency.observe({ outcome: label }, result.durationMs / 1000);
       if (outcome.kind !== "delivered") log.debug({ endpoint: d.endpoint_id, event: d.event_id, status: result.statusCode, error: result.error }, "webhook attempt failed");
-      await repo.recordAttempt(db, { id: d.id, endpointId: d.endpoint_id, token, statusCode: result.statusCode, durationMs: result.durationMs, error: result.error }, outcome);
+      finished.push({ id: d.id, token, statusCode: result.statusCode, durationMs: result.durationMs, error: result.error, outcome });
     };
 
-    /** Claims what is due and free to send; runs again at once when an attempt ends or a claim was full. */
-    const claim = async () => {
+    /** Records every attempt finished since the last round (one statement). */
+    const record = async () => {
+      const batch = finished.splice(0);
+      await repo.recordAttempts(db, batch).catch((err) => log.warn({ err, deliveries: batch.length }, "recording webhook attempts failed (their leases run out, they are sent again)"));
+    };
+
+    /**
+     * A round: record what finished, then claim what is due and free to send (a slot frees only
+     * when its attempt is recorded), so a busy endpoint costs two statements per round, not per
+     * attempt. Another round follows at once when an attempt ended meanwhile or a claim was full.
+     */
+    const work = async () => {
+      await record();
       const free = MAX_IN_FLIGHT - inFlight.size;
       if (stopped || free <= 0) return;
       const token = randomUUID();
       const due = await repo.claimDue(db, { limit: free, perEndpoint: settings.concurrencyPerEndpoint, leaseMs: LEASE_MS, token });
       for (const d of due) {
         const attempt: Promise<void> = send(d, token)
-          .catch((err) => log.warn({ err, delivery: d.id }, "recording a webhook attempt failed (its lease runs out, it is sent again)"))
+          .catch((err) => log.warn({ err, delivery: d.id }, "a webhook attempt failed unexpectedly (its lease runs out, it is sent again)"))
           .finally(() => {
             inFlight.delete(attempt);
             wake();
@@ -122,15 +136,15 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
 
     const wake = () => {
       if (stopped) return;
-      if (claiming) {
+      if (round) {
         again = true;
         return;
       }
       clearTimeout(timer);
-      claiming = claim()
+      round = work()
         .catch((err) => log.warn({ err }, "claiming webhook deliveries failed"))
         .finally(() => {
-          claiming = undefined;
+          round = undefined;
           if (again) {
             again = false;
             return wake();
@@ -144,8 +158,10 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
       async stop() {
         stopped = true;
         clearTimeout(timer);
-        await claiming;
+        await round;
         await Promise.all(inFlight);
+        // What finished last is recorded too, not sent again after its lease.
+        await record();
       },
     };
   };
