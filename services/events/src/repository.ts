@@ -322,18 +322,24 @@ export async function listDeliveries(db: Db, endpointId: string, page: Page): Pr
   return { rows, total: count[0].n };
 }
 
-/** Makes a delivery pending and due now, its schedule started again. */
-export async function retryDelivery(db: Db, endpointId: string, id: string): Promise<DeliveryRow | undefined> {
+/**
+ * Makes a delivery pending and due now, its schedule started again: only one not delivered and
+ * not being attempted right now (a live lease). Otherwise says why not; undefined: no such delivery.
+ */
+export async function retryDelivery(db: Db, endpointId: string, id: string): Promise<{ row: DeliveryRow } | { refused: "delivered" | "in flight" } | undefined> {
   if (!isUuid(id)) return undefined;
   const { rows } = await db.raw(
     `WITH d AS (
        UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = now(), lease_until = NULL, lease_token = NULL
-       WHERE endpoint_id = ? AND id = ? RETURNING *
+       WHERE endpoint_id = ? AND id = ? AND status <> 'delivered' AND (lease_until IS NULL OR lease_until < now()) RETURNING *
      )
      SELECT ${DELIVERY_COLUMNS} FROM d JOIN events e ON e.id = d.event_id`,
     [endpointId, id],
   );
-  return rows[0];
+  if (rows[0]) return { row: rows[0] };
+  const found: { status: string } | undefined = await db("webhook_deliveries").select("status").where({ endpoint_id: endpointId, id }).first();
+  if (!found) return undefined;
+  return { refused: found.status === "delivered" ? "delivered" : "in flight" };
 }
 
 /** A delivery a worker holds, with what it needs to send it. */

@@ -244,6 +244,9 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
       const { delivery } = await client.retryWebhookDelivery({ endpointId: ep.id, deliveryId: deliveries[0].id }, as(acc));
       expect(delivery).toMatchObject({ id: deliveries[0].id, status: "pending", attempt: 0 });
       await eventually(async () => deliveredTo("manual").length === 1, 3_000, "delivered at once, not after the 5 s retry");
+      // A delivered one is not sent again (a 409): it could put an older state after a newer one.
+      await eventually(async () => (await client.listWebhookDeliveries({ endpointId: ep.id }, as(acc))).deliveries[0].status === "delivered", 3_000, "recorded delivered");
+      expect(await codeOf(client.retryWebhookDelivery({ endpointId: ep.id, deliveryId: deliveries[0].id }, as(acc)))).toBe(Code.AlreadyExists);
       expect(await codeOf(client.retryWebhookDelivery({ endpointId: ep.id, deliveryId: randomUUID() }, as(acc)))).toBe(Code.NotFound);
     });
 
