@@ -8,7 +8,7 @@
 import http from "node:http";
 import { randomBytes } from "node:crypto";
 import { Webhook } from "standardwebhooks";
-import { arg, startPlatform } from "./platform.mjs";
+import { ADMIN, arg, startPlatform } from "./platform.mjs";
 
 const natsUrl = process.env.TEST_NATS_URL ?? "nats://127.0.0.1:4222";
 const BATCHES = 10;
@@ -51,7 +51,9 @@ const platform = await startPlatform({
   env: { NATS_URL: natsUrl, NATS_STREAM: stream, NATS_SUBJECT_PREFIX: `${stream.toLowerCase()}.`, WEBHOOK_ALLOW_PRIVATE: "true" },
 });
 try {
-  const { token } = await platform.signUp("Hooked");
+  const { token, accountId } = await platform.signUp("Hooked");
+  // The writes as fast as the platform takes them: the account's rate limit out of the way.
+  await platform.call("PUT", `/admin/v1/accounts/${accountId}/settings`, { rateLimitPerSecond: 1_000_000, rateLimitBurst: 100_000_000 }, ADMIN);
   const endpoint = await platform.call("POST", "/v2/api/webhooks", { url: receiver.url }, token);
   if (endpoint.status !== 201) throw new Error(`endpoint: ${endpoint.status} ${JSON.stringify(endpoint.body)}`);
   receiver.state.secret = endpoint.body.secret;

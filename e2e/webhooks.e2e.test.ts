@@ -1,3 +1,5 @@
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
 import { client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, PLATFORM_HOOK_TIMEOUT_MS, signUp, startOnTestServices, startPlatform, type Platform, type PlatformOnTestServices } from "./harness";
 import { eventually, startWebhookReceiver, testNatsUrl, whileProgressing, type WebhookReceiver } from "@analytics/testing";
 
@@ -8,7 +10,7 @@ import { eventually, startWebhookReceiver, testNatsUrl, whileProgressing, type W
  * receiver answering 500 for a while and a SIGKILL of the platform mid-delivery.
  */
 describe("webhooks over the platform (real Postgres, NATS, a kill -9, a failing receiver)", () => {
-  const settings = { WEBHOOK_ALLOW_PRIVATE: "true", WEBHOOK_POLL_MS: "50" };
+  const settings = { WEBHOOK_ALLOW_PRIVATE: "true", WEBHOOK_POLL_MS: "50", PUBLIC_BASE_URL: "https://api.example.com" };
   let platform: PlatformOnTestServices;
   let names: { database: string; stream: string; dataDir: string };
   let restarted: Platform | undefined;
@@ -86,6 +88,27 @@ describe("webhooks over the platform (real Postgres, NATS, a kill -9, a failing 
     ]);
   });
 
+  it("delivers each entry's data exactly as GET /events answers it, a product's image as the same capability URL", async () => {
+    const acme = await signUp(platform.baseUrl, ADMIN_TOKEN, "Images");
+    const created = await acme.api("POST", "/v2/api/webhooks", { url: receiver.url("images") });
+    expect(created.status).toBe(201);
+    receiver.trust("images", created.body.secret);
+    expect((await acme.api("POST", "/v2/api/products", { key: "K1", productName: "With image" })).status).toBe(201);
+    expect((await acme.api("POST", "/v2/api/products/imageupload", { key: "K1", filename: "a.png", imageData: PNG })).status).toBe(200);
+    type Entry = { id: string; eventType: string; createdAt: string; payload: { imageUrl?: string | null } };
+    const entries = await eventually(async () => {
+      const all = (await acme.api("GET", "/v2/api/events?pageSize=100")).body as Entry[];
+      return all.some((e) => e.payload.imageUrl) ? all : undefined;
+    }, 30_000, "the update_sku entry of the image");
+    const delivered = await eventually(async () => {
+      const byId = new Map(receiver.received.filter((d) => d.endpoint === "images" && d.status < 300).map((d) => [d.webhookId, d.body]));
+      return entries.every((e) => byId.has(e.id)) ? byId : undefined;
+    }, 60_000, "every entry delivered");
+    for (const entry of entries) expect(delivered.get(entry.id)).toEqual({ id: entry.id, type: entry.eventType, timestamp: entry.createdAt, data: entry });
+    const withImage = entries.find((e) => e.payload.imageUrl)!;
+    expect(withImage.payload.imageUrl).toMatch(/^https:\/\/api\.example\.com\/v2\/api\/images\/[0-9a-f-]{36}\/[0-9a-f]{64}\/[\w-]+$/);
+  }, 120_000);
+
   it("delivers every entry, in order per product, through 500s and a kill of the worker mid-delivery", async () => {
     const acme = await signUp(platform.baseUrl, ADMIN_TOKEN, "Hooked");
     const created = await acme.api("POST", "/v2/api/webhooks", { url: receiver.url("acme"), description: "ERP" });
@@ -99,7 +122,8 @@ describe("webhooks over the platform (real Postgres, NATS, a kill -9, a failing 
     const round = (api: typeof acme.api, r: number) =>
       api("POST", "/v2/api/products/batch", Array.from({ length: PRODUCTS }, (_, p) => ({ key: `P${p}`, productName: `round ${r}` })));
     for (let r = 0; r < ROUNDS_BEFORE_KILL; r++) expect((await round(acme.api, r)).status).toBe(201);
-    const delivered = () => new Set(receiver.received.filter((d) => d.status < 300).map((d) => d.webhookId)).size;
+    const received = () => receiver.received.filter((d) => d.endpoint === "acme");
+    const delivered = () => new Set(received().filter((d) => d.status < 300).map((d) => d.webhookId)).size;
     await eventually(async () => answered > FAILING && delivered() >= 10, 60_000, () => `deliveries under way after the 500s (answered ${answered}, rejected ${JSON.stringify(receiver.rejected.slice(0, 2))}):\n${platform.logs.filter((l) => /webhook|error/i.test(l)).slice(-10).join("\n")}`);
     await platform.kill();
     const killedAt = delivered();
@@ -131,18 +155,18 @@ describe("webhooks over the platform (real Postgres, NATS, a kill -9, a failing 
     await whileProgressing(async () => delivered(), (n) => n === total, 45_000, () => `every entry delivered (killed at ${killedAt})`);
 
     expect(receiver.rejected).toEqual([]);
-    expect(new Set(receiver.received.filter((d) => d.status < 300).map((d) => d.webhookId))).toEqual(new Set(queue.map((e) => e.id)));
+    expect(new Set(received().filter((d) => d.status < 300).map((d) => d.webhookId))).toEqual(new Set(queue.map((e) => e.id)));
     // Per product, no entry was sent before every earlier one of its product had succeeded.
     const position = new Map(queue.map((e, i) => [e.id, i]));
     const keyOf = new Map(queue.map((e) => [e.id, e.payload.key]));
     const succeeded = new Set<string>();
-    for (const d of receiver.received) {
+    for (const d of received()) {
       const earlier = queue.slice(0, position.get(d.webhookId)).filter((e) => keyOf.get(e.id) === keyOf.get(d.webhookId));
       expect({ sent: d.webhookId, waitingFor: earlier.filter((e) => !succeeded.has(e.id)).map((e) => e.id) }).toEqual({ sent: d.webhookId, waitingFor: [] });
       if (d.status < 300) succeeded.add(d.webhookId);
     }
     // The kill made at most duplicates (same webhook-id), no loss; the 500s were retried.
-    expect(receiver.received.filter((d) => d.status === 500)).toHaveLength(FAILING);
+    expect(received().filter((d) => d.status === 500)).toHaveLength(FAILING);
     const log = await api("GET", `/v2/api/webhooks/${created.body.id}/deliveries?pageSize=1000`);
     expect(log.status).toBe(200);
     expect(log.headers.get("x-total-count")).toBe(String(total));

@@ -157,7 +157,9 @@ async function topology() {
       const port = await freePort();
       const health = await freePort();
       serviceUrl[`${s}-${r}`] = `http://127.0.0.1:${port}`;
-      define(`${s}-${r}`, process.execPath, [`dist/services/${s}/main.js`], { ...common, SERVICE_PORT: String(port), HEALTH_PORT: String(health) }, () =>
+      // The events service signs image URLs in webhook deliveries as the gateway does (JWT_SECRET).
+      const own = s === "events" ? { JWT_SECRET: gatewaySecrets.JWT_SECRET } : {};
+      define(`${s}-${r}`, process.execPath, [`dist/services/${s}/main.js`], { ...common, ...own, SERVICE_PORT: String(port), HEALTH_PORT: String(health) }, () =>
         fetch(`http://127.0.0.1:${health}/readyz`, { signal: AbortSignal.timeout(3000) }).then((res) => res.ok),
       );
     }

@@ -52,7 +52,7 @@ async function main(): Promise<void> {
         outboxPollMs: config.OUTBOX_POLL_MS,
         deferRelay: true,
         dbTimeouts: dbTimeouts(config),
-      }),
+      }, secrets),
     );
   }
 

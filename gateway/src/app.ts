@@ -38,7 +38,7 @@ import { pricatRoutes } from "./routes/pricats";
 import { pricingRoutes } from "./routes/pricing";
 import { planningRoutes } from "./routes/planning";
 import { purchaseOrderRoutes } from "./routes/purchase-orders";
-import { imageCapabilities } from "./http/image-capabilities";
+import { imageCapabilities } from "@analytics/auth";
 import { productRoutes } from "./routes/products";
 import { skuRoutes } from "./routes/skus";
 import { transactionRoutes } from "./routes/transactions";

@@ -1,4 +1,4 @@
-import { imageCapabilities } from "../src/http/image-capabilities";
+import { imageCapabilities } from "@analytics/auth";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import pino from "pino";
 import { gatewayForFile, TEST_ADMIN_TOKEN, testGateway } from "./document";

@@ -32,6 +32,15 @@ const required: Values = {
 
 const digest = "sha256:" + "ab".repeat(32);
 
+/** The events pods' rule for webhook deliveries, as values.yaml sets it. */
+const webhookEgress = {
+  ports: [{ port: 443, protocol: "TCP" }],
+  to: [
+    { ipBlock: { cidr: "0.0.0.0/0", except: ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "127.0.0.0/8", "100.64.0.0/10"] } },
+    { ipBlock: { cidr: "::/0", except: ["::1/128", "fc00::/7", "fe80::/10", "::ffff:0:0/96"] } },
+  ],
+};
+
 /** Every feature on: autoscaling, Ingress, ServiceMonitor, per-service databases, image digest, an operator's Secret. */
 const everything: Values = {
   secret: { existingSecret: "analytics-credentials" },
@@ -250,7 +259,7 @@ describe("render with the defaults", () => {
     }
   });
 
-  it("lets the services' Connect ports be reached only from the gateway and the services, and every pod reach only DNS, Postgres, NATS and the services", () => {
+  it("lets the services' Connect ports be reached only from the gateway and the services, and every pod reach only DNS, Postgres, NATS and the services (the events pods also HTTPS to public addresses)", () => {
     const releasePods = { podSelector: { matchLabels: { "app.kubernetes.io/name": "analytics", "app.kubernetes.io/instance": "analytics" } } };
     const policies = byKind(objects, "NetworkPolicy");
     expect(policies.map(component).sort()).toEqual(["gateway", ...serviceNames].sort());
@@ -274,7 +283,19 @@ describe("render with the defaults", () => {
         { ports: [{ port: 5432, protocol: "TCP" }] },
         { ports: [{ port: 4222, protocol: "TCP" }] },
         { to: [releasePods], ports: [{ port: "h2c", protocol: "TCP" }] },
+        // The events service delivers webhooks: HTTPS to public addresses, the cluster's own networks excluded.
+        ...(component(policy) === "events" ? [webhookEgress] : []),
       ]);
+    }
+  });
+
+  it("gives the events service what its webhook deliveries need: the image URL key and the WEBHOOK_* settings", () => {
+    const events = named(objects, "Deployment", "analytics-events")!;
+    expect(env(events, "JWT_SECRET").valueFrom.secretKeyRef).toEqual({ name: "analytics", key: "JWT_SECRET" });
+    expect([env(events, "WEBHOOK_CONCURRENCY_PER_ENDPOINT").value, env(events, "WEBHOOK_POLL_MS").value, env(events, "WEBHOOK_ALLOW_PRIVATE").value]).toEqual(["16", "250", "false"]);
+    for (const deployment of byKind(objects, "Deployment")) {
+      if (!["gateway", "events"].includes(component(deployment)!)) expect(env(deployment, "JWT_SECRET")).toBeUndefined();
+      expect(env(deployment, "PUBLIC_BASE_URL")).toBeUndefined();
     }
   });
 
@@ -337,6 +358,25 @@ describe("render with every feature on", () => {
 });
 
 describe("render variants", () => {
+  it("gives PUBLIC_BASE_URL to the gateway and the events service alike, and the WEBHOOK_* values to the events service", () => {
+    const objects = render(required, { config: { publicBaseUrl: "https://api.example.com" }, webhooks: { concurrencyPerEndpoint: 4, pollMs: 100, allowPrivate: true } });
+    validateAll(objects);
+    for (const name of ["analytics-gateway", "analytics-events"]) expect(env(named(objects, "Deployment", name)!, "PUBLIC_BASE_URL").value).toBe("https://api.example.com");
+    const events = named(objects, "Deployment", "analytics-events")!;
+    expect([env(events, "WEBHOOK_CONCURRENCY_PER_ENDPOINT").value, env(events, "WEBHOOK_POLL_MS").value, env(events, "WEBHOOK_ALLOW_PRIVATE").value]).toEqual(["4", "100", "true"]);
+    expect(env(named(objects, "Deployment", "analytics-catalogue")!, "PUBLIC_BASE_URL")).toBeUndefined();
+  });
+
+  it("leaves the webhook egress out when turned off, and takes its own ports and peers", () => {
+    const egressOf = (objects: K8sObject[]) => named(objects, "NetworkPolicy", "analytics-events")!.spec.egress;
+    expect(egressOf(render(required, { networkPolicy: { webhookEgress: { enabled: false } } }))).not.toContainEqual(expect.objectContaining({ ports: [{ port: 443, protocol: "TCP" }] }));
+    const peers = [{ ipBlock: { cidr: "203.0.113.0/24" } }];
+    expect(egressOf(render(required, { networkPolicy: { webhookEgress: { ports: [443, 8443], to: peers } } })).at(-1)).toEqual({
+      ports: [{ port: 443, protocol: "TCP" }, { port: 8443, protocol: "TCP" }],
+      to: peers,
+    });
+  });
+
   it("leaves a disabled deployable out: no objects, and no address on the gateway", () => {
     const objects = render(required, { deployables: { planning: { enabled: false } } });
     validateAll(objects);

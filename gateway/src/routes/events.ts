@@ -5,7 +5,7 @@ import { eventsV1, RawJson } from "@analytics/contracts";
 import { BATCH_MAX } from "../http/batch";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../http/route";
-import { withCapabilityImageUrl, type ImageCapabilities } from "../http/image-capabilities";
+import { withCapabilityImageUrl, type ImageCapabilities } from "@analytics/auth";
 import { jsonValue } from "../http/values";
 import { generalResponseSchema } from "../http/schemas";
 import type { CallAs } from "../clients";

@@ -8,7 +8,7 @@ import { generalResponse } from "@analytics/errors";
 import { BATCH_MAX, batchStatus, convertBody, converting, runBatch, serverFailure, type BatchResponse } from "../http/batch";
 import { describe } from "../http/validation";
 import { HttpError } from "../http/errors";
-import { imageCapabilities, type ImageCapabilities } from "../http/image-capabilities";
+import { imageCapabilities, type ImageCapabilities } from "@analytics/auth";
 import { JsonItems, jsonArrayStream } from "../http/json-stream";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { batchOf, repeatable, route, type RouteContext } from "../http/route";

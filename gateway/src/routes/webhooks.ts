@@ -203,11 +203,15 @@ export function webhookRoutes(ctx: RouteContext, events: Client<typeof eventsV1.
     method: "POST",
     url: "/v2/api/webhooks/:id/deliveries/:deliveryId/retry",
     operationId: "retryWebhookDelivery",
-    summary: "Send a delivery again now, its retry schedule started over",
+    summary: "Send a pending or failed delivery again now, its retry schedule started over",
     tag,
     auth: "bearer",
     params: { ...id, deliveryId: z.string().min(1).max(100) },
-    responses: { 200: { description: "the delivery, pending", schema: deliverySchema }, 404: { description: "no such endpoint or delivery", schema: generalResponseSchema } },
+    responses: {
+      200: { description: "the delivery, pending", schema: deliverySchema },
+      404: { description: "no such endpoint or delivery", schema: generalResponseSchema },
+      409: { description: "already delivered (never sent again: an older state could follow a newer one), or an attempt under way", schema: generalResponseSchema },
+    },
     handler: async ({ params, caller }) => deliveryToRest((await events.retryWebhookDelivery({ endpointId: params.id, deliveryId: params.deliveryId }, as(caller))).delivery!),
   });
 }

@@ -63,3 +63,5 @@ export function callerOf(ctx: HandlerContext): Caller {
   if (!caller) throw new ConnectError("no caller", Code.Unauthenticated);
   return caller;
 }
+
+export { imageCapabilities, withCapabilityImageUrl, type ImageCapabilities } from "./image-capabilities";

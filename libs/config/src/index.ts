@@ -135,9 +135,19 @@ export function dbTimeouts(config: Config) {
   return { acquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS, statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS, poolMax: config.DB_POOL_MAX };
 }
 
-/** The events service's webhook worker (services/events/src/webhook-worker.ts). */
-export function webhookSettings(config: Config) {
-  return { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE, concurrencyPerEndpoint: config.WEBHOOK_CONCURRENCY_PER_ENDPOINT, pollMs: config.WEBHOOK_POLL_MS };
+/**
+ * The events service's webhook worker (services/events/src/webhook-worker.ts). A delivery's data is
+ * the entry as GET /events answers it, image capability URLs included: the worker signs them as the
+ * gateway does, with JWT_SECRET and PUBLIC_BASE_URL (the single-process launcher passes the secret
+ * it generated).
+ */
+export function webhookSettings(config: Config, jwtSecret: string = required(config, "JWT_SECRET")) {
+  return {
+    allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
+    concurrencyPerEndpoint: config.WEBHOOK_CONCURRENCY_PER_ENDPOINT,
+    pollMs: config.WEBHOOK_POLL_MS,
+    imageUrls: { secret: jwtSecret, publicBaseUrl: config.PUBLIC_BASE_URL },
+  };
 }
 
 /** What every process connects its bus with (libs/bus createBus). */

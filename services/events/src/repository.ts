@@ -322,18 +322,24 @@ export async function listDeliveries(db: Db, endpointId: string, page: Page): Pr
   return { rows, total: count[0].n };
 }
 
-/** Makes a delivery pending and due now, its schedule started again. */
-export async function retryDelivery(db: Db, endpointId: string, id: string): Promise<DeliveryRow | undefined> {
+/**
+ * Makes a delivery pending and due now, its schedule started again: only one not delivered and
+ * not being attempted right now (a live lease). Otherwise says why not; undefined: no such delivery.
+ */
+export async function retryDelivery(db: Db, endpointId: string, id: string): Promise<{ row: DeliveryRow } | { refused: "delivered" | "in flight" } | undefined> {
   if (!isUuid(id)) return undefined;
   const { rows } = await db.raw(
     `WITH d AS (
        UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = now(), lease_until = NULL, lease_token = NULL
-       WHERE endpoint_id = ? AND id = ? RETURNING *
+       WHERE endpoint_id = ? AND id = ? AND status <> 'delivered' AND (lease_until IS NULL OR lease_until < now()) RETURNING *
      )
      SELECT ${DELIVERY_COLUMNS} FROM d JOIN events e ON e.id = d.event_id`,
     [endpointId, id],
   );
-  return rows[0];
+  if (rows[0]) return { row: rows[0] };
+  const found: { status: string } | undefined = await db("webhook_deliveries").select("status").where({ endpoint_id: endpointId, id }).first();
+  if (!found) return undefined;
+  return { refused: found.status === "delivered" ? "delivered" : "in flight" };
 }
 
 /** A delivery a worker holds, with what it needs to send it. */
@@ -403,42 +409,62 @@ export type AttemptOutcome =
   | { kind: "gone" }
   | { kind: "failed"; retryInMs?: number; disableIfFailingSinceMs: number };
 
+/** One finished attempt of a delivery a worker holds under `token`, and what its answer means. */
+export interface FinishedAttempt {
+  id: string;
+  token: string;
+  statusCode?: number;
+  durationMs: number;
+  error?: string;
+  outcome: AttemptOutcome;
+}
+
 /**
- * Records one attempt of a delivery this worker still holds (`token`): its answer, and the
- * delivery's and endpoint's next state. A worker whose lease ran out records nothing.
+ * Records finished attempts, each of a delivery its worker still holds (`token`; a worker whose
+ * lease ran out records nothing), in one statement: each delivery's answer and next state, then
+ * each endpoint's once for all its attempts of the batch. A success ends the endpoint's failing
+ * streak; a 410 disables it; failures alone start the streak or, 5 days into it, disable it.
  */
-export async function recordAttempt(
-  db: Db,
-  d: { id: string; endpointId: string; token: string; statusCode?: number; durationMs: number; error?: string },
-  outcome: AttemptOutcome,
-): Promise<void> {
-  const status = outcome.kind === "delivered" ? "delivered" : outcome.kind === "failed" && outcome.retryInMs === undefined ? "failed" : "pending";
-  const retryMs = outcome.kind === "failed" ? (outcome.retryInMs ?? 0) : 0;
-  const disableAfterMs = outcome.kind === "failed" ? outcome.disableIfFailingSinceMs : 0;
-  // One statement (one round trip per attempt): the delivery, then its endpoint only when the
-  // delivery was still ours. A success ends the endpoint's failing streak; a 410 disables it; a
-  // failure starts the streak or, 5 days into it, disables the endpoint.
+export async function recordAttempts(db: Db, attempts: FinishedAttempt[]): Promise<void> {
+  if (!attempts.length) return;
+  const rows = attempts.map(({ id, token, statusCode, durationMs, error, outcome }) => ({
+    id,
+    token,
+    kind: outcome.kind,
+    status: outcome.kind === "delivered" ? "delivered" : outcome.kind === "failed" && outcome.retryInMs === undefined ? "failed" : "pending",
+    status_code: statusCode ?? null,
+    duration_ms: Math.round(durationMs),
+    error: error ?? null,
+    retry_ms: outcome.kind === "failed" ? (outcome.retryInMs ?? 0) : 0,
+    disable_after_ms: outcome.kind === "failed" ? outcome.disableIfFailingSinceMs : 0,
+  }));
   await db.raw(
-    `WITH recorded AS (
-       UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, last_attempt_at = now(), last_status_code = ?,
-         last_duration_ms = ?, last_error = ?, next_attempt_at = now() + (? * interval '1 millisecond'), lease_until = NULL, lease_token = NULL
-       WHERE id = ? AND lease_token = ? RETURNING endpoint_id
+    `WITH attempts AS (
+       SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, token uuid, kind text, status text, status_code int, duration_ms int,
+         error text, retry_ms bigint, disable_after_ms bigint)
+     ), recorded AS (
+       UPDATE webhook_deliveries d SET status = a.status, attempts = d.attempts + 1, last_attempt_at = now(), last_status_code = a.status_code,
+         last_duration_ms = a.duration_ms, last_error = a.error, next_attempt_at = now() + (a.retry_ms * interval '1 millisecond'),
+         lease_until = NULL, lease_token = NULL
+       FROM attempts a WHERE d.id = a.id AND d.lease_token = a.token
+       RETURNING d.endpoint_id, a.kind, a.disable_after_ms
+     ), outcomes AS (
+       SELECT endpoint_id, bool_or(kind = 'delivered') AS delivered, bool_or(kind = 'gone') AS gone, bool_or(kind = 'failed') AS failed,
+         max(disable_after_ms) AS disable_after_ms
+       FROM recorded GROUP BY endpoint_id
      )
      UPDATE webhook_endpoints w SET
-       failing_since = CASE ?::text WHEN 'delivered' THEN NULL WHEN 'gone' THEN w.failing_since ELSE COALESCE(w.failing_since, now()) END,
-       enabled = CASE ?::text WHEN 'delivered' THEN w.enabled WHEN 'gone' THEN false
-         ELSE w.enabled AND COALESCE(w.failing_since, now()) > now() - (? * interval '1 millisecond') END,
-       disabled_reason = CASE
-         WHEN ?::text = 'gone' THEN 'gone'
-         WHEN ?::text = 'failed' AND w.enabled AND COALESCE(w.failing_since, now()) <= now() - (? * interval '1 millisecond') THEN 'failing'
+       failing_since = CASE WHEN o.delivered THEN NULL WHEN o.failed THEN COALESCE(w.failing_since, now()) ELSE w.failing_since END,
+       enabled = CASE WHEN o.gone THEN false WHEN o.delivered OR NOT o.failed THEN w.enabled
+         ELSE w.enabled AND COALESCE(w.failing_since, now()) > now() - (o.disable_after_ms * interval '1 millisecond') END,
+       disabled_reason = CASE WHEN o.gone THEN 'gone'
+         WHEN o.failed AND NOT o.delivered AND w.enabled AND COALESCE(w.failing_since, now()) <= now() - (o.disable_after_ms * interval '1 millisecond') THEN 'failing'
          ELSE w.disabled_reason END,
-       updated_at = CASE WHEN ?::text = 'gone' THEN now() ELSE w.updated_at END
-     FROM recorded WHERE w.id = recorded.endpoint_id
-       AND (?::text <> 'delivered' OR w.failing_since IS NOT NULL)`,
-    [
-      status, d.statusCode ?? null, d.durationMs, d.error ?? null, retryMs, d.id, d.token,
-      outcome.kind, outcome.kind, disableAfterMs, outcome.kind, outcome.kind, disableAfterMs, outcome.kind, outcome.kind,
-    ],
+       updated_at = CASE WHEN o.gone THEN now() ELSE w.updated_at END
+     FROM outcomes o WHERE w.id = o.endpoint_id
+       -- Successes of an endpoint not failing change nothing: no write of its row.
+       AND (o.gone OR o.failed OR w.failing_since IS NOT NULL)`,
+    [json(rows)],
   );
 }
 

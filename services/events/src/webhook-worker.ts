@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Counter, Histogram } from "prom-client";
+import { imageCapabilities, withCapabilityImageUrl, type ImageCapabilities } from "@analytics/auth";
 import type { Db } from "@analytics/db";
 import type { Worker, WorkerContext } from "@analytics/rpc";
 import { gaugeReadOnScrape } from "@analytics/telemetry";
@@ -12,6 +13,8 @@ export interface WebhookWorkerSettings {
   allowPrivate: boolean;
   concurrencyPerEndpoint: number;
   pollMs: number;
+  /** How the gateway signs image capability URLs (JWT_SECRET, PUBLIC_BASE_URL): `data` carries the same URLs as GET /events. */
+  imageUrls: { secret: string; publicBaseUrl?: string };
   /** Name resolution for the outbound calls (tests inject one). */
   resolve?: Resolve;
 }
@@ -29,14 +32,15 @@ export const LEASE_MS = ATTEMPT_TIMEOUT_MS + 10_000;
 const MAX_IN_FLIGHT = 64;
 
 /**
- * The body of a delivery: `{id, type, timestamp, data}`, data the entry as GET /events answers it.
- * The payload is passed on as the JSON text Postgres keeps, never parsed (decimals keep their digits).
+ * The body of a delivery: `{id, type, timestamp, data}`, data the entry as GET /events answers it
+ * (gateway/src/routes/events.ts): the payload is the JSON text Postgres keeps, never parsed
+ * (decimals keep their digits), with a product's image the account's capability URL.
  */
-export function deliveryBody(d: ClaimedDelivery): string {
+export function deliveryBody(d: ClaimedDelivery, images: ImageCapabilities): string {
   const iso = (t: Date | null) => (t ? JSON.stringify(t.toISOString()) : "null");
   const data =
     `{"id":${JSON.stringify(d.event_id)},"accountId":${JSON.stringify(d.account_id)},"eventType":${JSON.stringify(d.event_type)},` +
-    `"payload":${d.payload},"createdAt":${iso(d.created_at)},"completedAt":${iso(d.completed_at)},"failedAt":${iso(d.failed_at)}}`;
+    `"payload":${withCapabilityImageUrl(images, d.account_id, d.payload)},"createdAt":${iso(d.created_at)},"completedAt":${iso(d.completed_at)},"failedAt":${iso(d.failed_at)}}`;
   return `{"id":${JSON.stringify(d.event_id)},"type":${JSON.stringify(d.event_type)},"timestamp":${iso(d.created_at)},"data":${data}}`;
 }
 
@@ -48,9 +52,9 @@ export function outcomeOf(statusCode: number | undefined, attempt: number): Atte
 }
 
 /**
- * The delivery worker of the events service: claims due deliveries (repository.claimDue: per
- * endpoint and product in queue order, at most `concurrencyPerEndpoint` per endpoint in flight),
- * sends each signed, records each outcome. The deliveries are rows written with their queue
+ * The delivery worker of the events service: claims due deliveries in batches (repository.claimDue:
+ * per endpoint and product in queue order, at most `concurrencyPerEndpoint` per endpoint in flight),
+ * sends each signed on its own connection, records the outcomes in batches (repository.recordAttempts). The deliveries are rows written with their queue
  * entries, so a killed worker or a NATS outage loses none.
  */
 export function webhookWorker(settings: WebhookWorkerSettings) {
@@ -65,15 +69,19 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
       registers: [metrics],
     });
     backlogMetrics(metrics, db);
+    const images = imageCapabilities(settings.imageUrls.secret, settings.imageUrls.publicBaseUrl);
 
     const inFlight = new Set<Promise<void>>();
+    /** Attempts done whose outcome is not recorded yet: the next round records them all in one statement. */
+    const finished: repo.FinishedAttempt[] = [];
     let stopped = false;
     let timer: NodeJS.Timeout | undefined;
-    let claiming: Promise<void> | undefined;
+    let round: Promise<void> | undefined;
     let again = false;
 
+    /** One attempt: sent signed, its outcome counted and kept for the next round to record. */
     const send = async (d: ClaimedDelivery, token: string) => {
-      const body = deliveryBody(d);
+      const body = deliveryBody(d, images);
       const timestamp = Math.floor(Date.now() / 1000);
       const headers = {
         "content-type": "application/json",
@@ -94,18 +102,29 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
       attempts.inc({ outcome: label });
       latency.observe({ outcome: label }, result.durationMs / 1000);
       if (outcome.kind !== "delivered") log.debug({ endpoint: d.endpoint_id, event: d.event_id, status: result.statusCode, error: result.error }, "webhook attempt failed");
-      await repo.recordAttempt(db, { id: d.id, endpointId: d.endpoint_id, token, statusCode: result.statusCode, durationMs: result.durationMs, error: result.error }, outcome);
+      finished.push({ id: d.id, token, statusCode: result.statusCode, durationMs: result.durationMs, error: result.error, outcome });
     };
 
-    /** Claims what is due and free to send; runs again at once when an attempt ends or a claim was full. */
-    const claim = async () => {
+    /** Records every attempt finished since the last round (one statement). */
+    const record = async () => {
+      const batch = finished.splice(0);
+      await repo.recordAttempts(db, batch).catch((err) => log.warn({ err, deliveries: batch.length }, "recording webhook attempts failed (their leases run out, they are sent again)"));
+    };
+
+    /**
+     * A round: record what finished, then claim what is due and free to send (a slot frees only
+     * when its attempt is recorded), so a busy endpoint costs two statements per round, not per
+     * attempt. Another round follows at once when an attempt ended meanwhile or a claim was full.
+     */
+    const work = async () => {
+      await record();
       const free = MAX_IN_FLIGHT - inFlight.size;
       if (stopped || free <= 0) return;
       const token = randomUUID();
       const due = await repo.claimDue(db, { limit: free, perEndpoint: settings.concurrencyPerEndpoint, leaseMs: LEASE_MS, token });
       for (const d of due) {
         const attempt: Promise<void> = send(d, token)
-          .catch((err) => log.warn({ err, delivery: d.id }, "recording a webhook attempt failed (its lease runs out, it is sent again)"))
+          .catch((err) => log.warn({ err, delivery: d.id }, "a webhook attempt failed unexpectedly (its lease runs out, it is sent again)"))
           .finally(() => {
             inFlight.delete(attempt);
             wake();
@@ -117,15 +136,15 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
 
     const wake = () => {
       if (stopped) return;
-      if (claiming) {
+      if (round) {
         again = true;
         return;
       }
       clearTimeout(timer);
-      claiming = claim()
+      round = work()
         .catch((err) => log.warn({ err }, "claiming webhook deliveries failed"))
         .finally(() => {
-          claiming = undefined;
+          round = undefined;
           if (again) {
             again = false;
             return wake();
@@ -139,8 +158,10 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
       async stop() {
         stopped = true;
         clearTimeout(timer);
-        await claiming;
+        await round;
         await Promise.all(inFlight);
+        // What finished last is recorded too, not sent again after its lease.
+        await record();
       },
     };
   };

@@ -92,11 +92,19 @@ export async function listDeliveries(db: Db, accountId: string, endpointId: stri
   return repo.listDeliveries(db, endpointId, page);
 }
 
+/**
+ * A manual retry: a failed or pending delivery is sent again now, its schedule started over. A
+ * delivered one is a 409 (CONTRACT.md is silent): sending it again could put an older state of a
+ * product after a newer one the endpoint already has. So is one being attempted at this moment.
+ */
 export async function retryDelivery(db: Db, accountId: string, endpointId: string, deliveryId: string) {
   await getEndpoint(db, accountId, endpointId);
-  const row = await repo.retryDelivery(db, endpointId, deliveryId);
-  if (!row) throw notFound("webhook delivery not found");
-  return row;
+  const result = await repo.retryDelivery(db, endpointId, deliveryId);
+  if (!result) throw notFound("webhook delivery not found");
+  if ("refused" in result) {
+    throw conflict(result.refused === "delivered" ? "the delivery has been delivered; only a pending or failed one is retried" : "an attempt of the delivery is under way; its outcome shows in the delivery log");
+  }
+  return result.row;
 }
 
 export const listEndpoints = (db: Db, accountId: string) => repo.listEndpoints(db, accountId);

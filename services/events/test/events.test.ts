@@ -11,7 +11,8 @@ import { queueConsumer } from "../src/subscriptions";
 const { EventsService, EventState } = eventsV1;
 
 describe("events service (real Postgres and JetStream)", () => {
-  const events = serviceUnderTest(EventsService, startEventsService, { schema: "events" });
+  const webhooks = { allowPrivate: false, concurrencyPerEndpoint: 16, pollMs: 250, imageUrls: { secret: "s".repeat(32) } };
+  const events = serviceUnderTest(EventsService, (deps) => startEventsService(deps, webhooks), { schema: "events" });
   const { client, db, as } = events;
   const account = randomUUID();
   const other = randomUUID();

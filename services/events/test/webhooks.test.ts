@@ -5,6 +5,7 @@ import { eventsV1, topics } from "@analytics/contracts";
 import { consumerHandler, type ServiceDeps } from "@analytics/rpc";
 import { busMessage, codeOf, eventually, serviceUnderTest, startWebhookReceiver, type WebhookReceiver } from "@analytics/testing";
 import { startEventsService } from "../src/service";
+import { recordAttempts, type AttemptOutcome } from "../src/repository";
 import { queueConsumer } from "../src/subscriptions";
 
 const { EventsService } = eventsV1;
@@ -16,7 +17,7 @@ const { EventsService } = eventsV1;
  */
 describe("webhooks (real Postgres, a local receiver verifying with standardwebhooks)", () => {
   const PER_ENDPOINT = 3;
-  const start = (deps: ServiceDeps) => startEventsService(deps, { allowPrivate: true, concurrencyPerEndpoint: PER_ENDPOINT, pollMs: 50 });
+  const start = (deps: ServiceDeps) => startEventsService(deps, { allowPrivate: true, concurrencyPerEndpoint: PER_ENDPOINT, pollMs: 50, imageUrls: { secret: "s".repeat(32) } });
   const events = serviceUnderTest(EventsService, start, { schema: "events" });
   const { client, db, as } = events;
   let receiver: WebhookReceiver;
@@ -243,6 +244,9 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
       const { delivery } = await client.retryWebhookDelivery({ endpointId: ep.id, deliveryId: deliveries[0].id }, as(acc));
       expect(delivery).toMatchObject({ id: deliveries[0].id, status: "pending", attempt: 0 });
       await eventually(async () => deliveredTo("manual").length === 1, 3_000, "delivered at once, not after the 5 s retry");
+      // A delivered one is not sent again (a 409): it could put an older state after a newer one.
+      await eventually(async () => (await client.listWebhookDeliveries({ endpointId: ep.id }, as(acc))).deliveries[0].status === "delivered", 3_000, "recorded delivered");
+      expect(await codeOf(client.retryWebhookDelivery({ endpointId: ep.id, deliveryId: deliveries[0].id }, as(acc)))).toBe(Code.AlreadyExists);
       expect(await codeOf(client.retryWebhookDelivery({ endpointId: ep.id, deliveryId: randomUUID() }, as(acc)))).toBe(Code.NotFound);
     });
 
@@ -288,6 +292,66 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
       }, 20_000, "the backlog drained");
       expect(sample(after, "webhook_attempts_total", 'outcome="delivered"')).toBeGreaterThanOrEqual(deliveredBefore + 2);
       expect(sample(after, "webhook_attempt_duration_seconds_count", 'outcome="delivered"')).toBeGreaterThanOrEqual(deliveredBefore + 2);
+    });
+
+    it("records a batch of attempts in one statement: each delivery still held, each endpoint once for all its outcomes", async () => {
+      const acc = randomUUID();
+      const ep = await endpoint(acc, "batched");
+      const token = randomUUID();
+      // Deliveries as a worker holds them (leased for a minute: the service's own worker leaves them alone).
+      const held = async (n: number, leaseToken = token) =>
+        (
+          await db.raw(
+            `INSERT INTO webhook_deliveries (endpoint_id, event_id, event_seq, aggregate, lease_until, lease_token)
+             SELECT ?, gen_random_uuid(), g, 'p' || g, now() + interval '1 minute', ? FROM generate_series(1, ?) g RETURNING id`,
+            [ep.id, leaseToken, n],
+          )
+        ).rows.map((r: { id: string }) => r.id) as string[];
+      const failed: AttemptOutcome = { kind: "failed", retryInMs: 5_000, disableIfFailingSinceMs: 5 * 24 * 3600_000 };
+      const row = (id: string) => db("webhook_deliveries").where({ id }).first();
+      const endpointRow = () => db("webhook_endpoints").where({ id: ep.id }).first();
+
+      // Failures alone start the failing streak.
+      const [a, b] = await held(2);
+      await recordAttempts(db, [
+        { id: a, token, statusCode: 500, durationMs: 12, outcome: failed },
+        { id: b, token, durationMs: 5, error: "connect ECONNREFUSED", outcome: failed },
+      ]);
+      expect(await row(a)).toMatchObject({ status: "pending", attempts: 1, last_status_code: 500, last_duration_ms: 12, lease_token: null });
+      expect(await row(b)).toMatchObject({ status: "pending", attempts: 1, last_status_code: null, last_error: "connect ECONNREFUSED" });
+      const retry = await row(a);
+      expect(retry.next_attempt_at.getTime() - retry.last_attempt_at.getTime()).toBe(5_000);
+      expect((await endpointRow()).failing_since).not.toBeNull();
+
+      // A success in the batch ends the streak; an attempt whose lease went to another worker records nothing.
+      const [c, d] = await held(2);
+      const [stolen] = await held(1, randomUUID());
+      await recordAttempts(db, [
+        { id: c, token, statusCode: 204, durationMs: 3, outcome: { kind: "delivered" } },
+        { id: d, token, statusCode: 500, durationMs: 3, outcome: failed },
+        { id: stolen, token, statusCode: 204, durationMs: 3, outcome: { kind: "delivered" } },
+      ]);
+      expect(await row(c)).toMatchObject({ status: "delivered", attempts: 1, last_status_code: 204 });
+      expect(await row(stolen)).toMatchObject({ status: "pending", attempts: 0, last_attempt_at: null });
+      expect(await endpointRow()).toMatchObject({ failing_since: null, enabled: true });
+
+      // Failures alone 5 days into the streak disable the endpoint; a 410 in a batch disables it at once.
+      await db("webhook_endpoints").where({ id: ep.id }).update({ failing_since: db.raw("now() - interval '5 days 1 minute'") });
+      const [e, f] = await held(2);
+      await recordAttempts(db, [
+        { id: e, token, statusCode: 500, durationMs: 3, outcome: failed },
+        { id: f, token, statusCode: 503, durationMs: 3, outcome: failed },
+      ]);
+      expect(await endpointRow()).toMatchObject({ enabled: false, disabled_reason: "failing" });
+      await db("webhook_endpoints").where({ id: ep.id }).update({ enabled: true, disabled_reason: null, failing_since: null });
+      const [g, h] = await held(2);
+      await recordAttempts(db, [
+        { id: g, token, statusCode: 204, durationMs: 3, outcome: { kind: "delivered" } },
+        { id: h, token, statusCode: 410, durationMs: 3, outcome: { kind: "gone" } },
+      ]);
+      expect(await endpointRow()).toMatchObject({ enabled: false, disabled_reason: "gone" });
+      expect(await row(h)).toMatchObject({ status: "pending", attempts: 1, last_status_code: 410 });
+      await db("webhook_deliveries").where({ endpoint_id: ep.id }).delete();
     });
 
     it("sends again (the same webhook-id) what a killed worker held, once its lease has run out", async () => {

@@ -186,6 +186,10 @@ dict "root" $ "name" <deployable> "config" <merged values>.
   value: {{ $v.config.serviceDnsRefreshMs | int | quote }}
 - name: SERVICE_FIRST_BYTE_TIMEOUT_MS
   value: {{ $v.config.serviceFirstByteTimeoutMs | int | quote }}
+{{- with $v.config.publicBaseUrl }}
+- name: PUBLIC_BASE_URL
+  value: {{ . | quote }}
+{{- end }}
 {{- /* Only enabled services get an address; the others keep the config default (unused: their routes answer 503). */}}
 {{- range $svc, $_ := $v.deployables }}
 {{- if and (ne $svc "gateway") (include "analytics.enabled" (dict "root" $root "name" $svc)) }}
@@ -200,6 +204,20 @@ dict "root" $ "name" <deployable> "config" <merged values>.
   value: {{ $v.healthPort | int | quote }}
 - name: OUTBOX_POLL_MS
   value: {{ $v.config.outboxPollMs | int | quote }}
+{{- if eq .name "events" }}
+{{- /* Webhook deliveries carry the image URLs GET /events gives: signed as the gateway signs them. */}}
+{{ include "analytics.secretEnv" (dict "root" $root "env" "JWT_SECRET") }}
+{{- with $v.config.publicBaseUrl }}
+- name: PUBLIC_BASE_URL
+  value: {{ . | quote }}
+{{- end }}
+- name: WEBHOOK_CONCURRENCY_PER_ENDPOINT
+  value: {{ $v.webhooks.concurrencyPerEndpoint | int | quote }}
+- name: WEBHOOK_POLL_MS
+  value: {{ $v.webhooks.pollMs | int | quote }}
+- name: WEBHOOK_ALLOW_PRIVATE
+  value: {{ ternary "true" "false" (eq (toString $v.webhooks.allowPrivate) "true") | quote }}
+{{- end }}
 {{- end }}
 - name: SHUTDOWN_DRAIN_MS
   value: {{ $v.config.shutdownDrainMs | int | quote }}
@@ -511,6 +529,18 @@ spec:
       ports:
         - port: h2c
           protocol: TCP
+    {{- if and (eq $name "events") .webhookEgress.enabled }}
+    # Webhook deliveries: HTTPS to public addresses only (networkPolicy.webhookEgress).
+    - ports:
+        {{- range .webhookEgress.ports }}
+        - port: {{ . | int }}
+          protocol: TCP
+        {{- end }}
+      {{- with .webhookEgress.to }}
+      to:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+    {{- end }}
     {{- with .extraEgress }}
     {{- toYaml . | nindent 4 }}
     {{- end }}

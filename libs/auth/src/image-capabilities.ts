@@ -3,7 +3,9 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 /**
  * Image URLs usable where no bearer token is sent (an <img> tag, a spreadsheet cell): an
  * account-scoped capability path whose signature is an HMAC of account and content hash under a
- * key derived from the server's secret; absolute when PUBLIC_BASE_URL is set.
+ * key derived from the server's secret (JWT_SECRET); absolute when PUBLIC_BASE_URL is set. Shared
+ * by the gateway (GET /products, GET /events) and the events service's webhook deliveries, whose
+ * `data` must be the entry exactly as GET /events answers it.
  */
 export function imageCapabilities(secret: string, publicBaseUrl = "") {
   const key = createHmac("sha256", secret).update("image capability urls v1").digest();
