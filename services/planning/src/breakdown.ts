@@ -309,21 +309,33 @@ function decimal(value: string | null): Decimal | undefined {
 
 const CHUNK = 500;
 
+/** PLANNING_QUERY_TIMEOUT_MS's default: the longest an answer's statement may run. */
+export const QUERY_TIMEOUT_MS = 120_000;
+
+/** What the caller may set: today (tests), and the statement timeout (PLANNING_QUERY_TIMEOUT_MS). */
+export interface AnswerOptions {
+  today?: string;
+  timeoutMs?: number;
+}
+
 /**
  * Runs a statement through a cursor with hash joins only (as planned volumes), yielding its rows
  * in batches. Without JIT: the few nested loops it cannot avoid (each period's days, every group
  * times every period) carry the disabled-nestloop cost, which pushes the estimate past
  * jit_above_cost, and compiling took 6 s for a statement that runs in milliseconds. The whole
  * answer is read (cursor_tuple_fraction 1: no plan chosen for a fast first row), and its hash
- * aggregates (SKUs x channels x months) get the memory to stay off disk.
+ * aggregates (SKUs x channels x months) get the memory to stay off disk. The statement takes
+ * seconds at 100,000 SKUs, more than the pool's DB_STATEMENT_TIMEOUT_MS: it gets its own limit,
+ * and the driver's read timeout (libs/db) a second more; past it the call is UNAVAILABLE (503).
  */
-async function* cursorRows(db: Db, statement: { sql: string; bindings: Knex.RawBinding[] }, batch: number): AsyncGenerator<Record<string, string>[]> {
+async function* cursorRows(db: Db, statement: { sql: string; bindings: Knex.RawBinding[] }, batch: number, timeoutMs: number): AsyncGenerator<Record<string, string>[]> {
   const tx = await db.transaction();
+  const limit = { query_timeout: timeoutMs + 1_000 };
   try {
-    await tx.raw("SET LOCAL enable_nestloop = off; SET LOCAL jit = off; SET LOCAL cursor_tuple_fraction = 1; SET LOCAL work_mem = '64MB'");
-    await tx.raw(`DECLARE breakdown NO SCROLL CURSOR FOR ${statement.sql}`, statement.bindings);
+    await tx.raw(`SET LOCAL enable_nestloop = off; SET LOCAL jit = off; SET LOCAL cursor_tuple_fraction = 1; SET LOCAL work_mem = '64MB'; SET LOCAL statement_timeout = ${Math.round(timeoutMs)}`);
+    await tx.raw(`DECLARE breakdown NO SCROLL CURSOR FOR ${statement.sql}`, statement.bindings).options(limit);
     for (;;) {
-      const { rows } = await tx.raw(`FETCH ${batch} FROM breakdown`);
+      const { rows } = await tx.raw(`FETCH ${batch} FROM breakdown`).options(limit);
       if (!rows.length) break;
       yield rows;
     }
@@ -365,11 +377,11 @@ async function prepare(db: Db, accountId: string, q: BreakdownQuery, today?: str
 }
 
 /** GET /planning/sales-plans: rows per group and channel, in chunks. */
-export async function* salesPlans(db: Db, accountId: string, q: BreakdownQuery, today?: string): AsyncGenerator<SalesPlanRow[]> {
+export async function* salesPlans(db: Db, accountId: string, q: BreakdownQuery, { today, timeoutMs = QUERY_TIMEOUT_MS }: AnswerOptions = {}): AsyncGenerator<SalesPlanRow[]> {
   const { account, periods, reported } = await prepare(db, accountId, q, today);
   const span = (r: Record<string, string>) => periods[Number(r.idx)];
   yield* gathered<SalesPlanRow>(
-    cursorRows(db, breakdownStatement(accountId, q, "plans", account, periods), CHUNK * reported.length),
+    cursorRows(db, breakdownStatement(accountId, q, "plans", account, periods), CHUNK * reported.length, timeoutMs),
     (r) => `${r.g}\u0000${r.channel}`,
     (r) => ({ groupKey: r.g, channel: Number(r.channel), periods: [] }),
     (r) => ({ periodStart: span(r).start, periodEnd: span(r).end, salesPlanVolume: decimal(r.plan), salesActualVolume: decimal(r.actual), storedPlanShare: decimal(r.share) }),
@@ -396,10 +408,10 @@ function breakdownPeriod(periods: PeriodSpan[], r: Record<string, string>, byWar
 }
 
 /** GET /planning/breakdown: a row per group, in chunks. */
-export async function* breakdown(db: Db, accountId: string, q: BreakdownQuery, today?: string): AsyncGenerator<BreakdownRowOut[]> {
+export async function* breakdown(db: Db, accountId: string, q: BreakdownQuery, { today, timeoutMs = QUERY_TIMEOUT_MS }: AnswerOptions = {}): AsyncGenerator<BreakdownRowOut[]> {
   const { account, periods, reported } = await prepare(db, accountId, q, today);
   yield* gathered<BreakdownRowOut>(
-    cursorRows(db, breakdownStatement(accountId, q, "groups", account, periods), CHUNK * reported.length),
+    cursorRows(db, breakdownStatement(accountId, q, "groups", account, periods), CHUNK * reported.length, timeoutMs),
     (r) => r.g,
     (r) => ({ groupKey: r.g, periods: [] }),
     (r) => breakdownPeriod(periods, r, false),
@@ -407,10 +419,10 @@ export async function* breakdown(db: Db, accountId: string, q: BreakdownQuery, t
 }
 
 /** GET /planning/breakdown/by-warehouse: a row per group and warehouse, in chunks. */
-export async function* breakdownByWarehouse(db: Db, accountId: string, q: BreakdownQuery, today?: string): AsyncGenerator<BreakdownWarehouseRowOut[]> {
+export async function* breakdownByWarehouse(db: Db, accountId: string, q: BreakdownQuery, { today, timeoutMs = QUERY_TIMEOUT_MS }: AnswerOptions = {}): AsyncGenerator<BreakdownWarehouseRowOut[]> {
   const { account, periods, reported } = await prepare(db, accountId, q, today);
   yield* gathered<BreakdownWarehouseRowOut>(
-    cursorRows(db, breakdownStatement(accountId, q, "warehouses", account, periods), CHUNK * reported.length),
+    cursorRows(db, breakdownStatement(accountId, q, "warehouses", account, periods), CHUNK * reported.length, timeoutMs),
     (r) => `${r.g}\u0000${r.wid}`,
     (r) => ({ groupKey: r.g, warehouseId: r.wid, warehouseName: r.wname, periods: [] }),
     (r) => breakdownPeriod(periods, r, true),
