@@ -123,7 +123,8 @@ export async function windowOf(sql: pg.Client, account: string): Promise<{ fromD
 /** The hand-written breakdown, run as psql would: its parameters, then the statement's rows through COPY. */
 export async function byHand(sql: pg.Client, account: string, window: { fromDate: string; toDate: string }, which: "seasons" | "warehouse-skus", keep?: (line: string) => boolean) {
   const t0 = performance.now();
-  await sql.query("SET search_path TO planning");
+  // The service's work_mem (services/planning/src/breakdown.ts), for a fair comparison.
+  await sql.query("SET search_path TO planning; SET work_mem = '64MB'");
   const p: BreakdownParams = (await sql.query(paramsSql, [account, window.fromDate, window.toDate])).rows[0];
   const text = which === "seasons" ? seasonsSql() : byWarehouseSkusSql();
   const bindings = bindingsOf(account, p, window.fromDate, which);
@@ -146,7 +147,7 @@ export async function byHand(sql: pg.Client, account: string, window: { fromDate
     }
     rest = s.slice(from);
   }
-  await sql.query("RESET search_path");
+  await sql.query("RESET search_path; RESET work_mem");
   return { ms: performance.now() - t0, lines, text: out.join("\n"), params: p };
 }
 
@@ -260,7 +261,7 @@ async function main() {
       const st = breakdownStatement(account, q, which === "seasons" ? "groups" : "warehouses", account_, periodsOf("month", window.fromDate, window.toDate, a.today));
       let i = 0;
       const text = st.sql.replace(/\?/g, () => `$${++i}`);
-      await sql.query("SET search_path TO planning; SET enable_nestloop = off; SET jit = off");
+      await sql.query("SET search_path TO planning; SET enable_nestloop = off; SET jit = off; SET work_mem = '64MB'");
       const e = await sql.query(`EXPLAIN (ANALYZE, BUFFERS) ${text}`, st.bindings as unknown[]);
       console.log(e.rows.map((r: Record<string, string>) => r["QUERY PLAN"]).join("\n"));
       return;
