@@ -24,6 +24,7 @@ import { bindingsOf, byWarehouseSkusSql, paramsSql, seasonsSql, type BreakdownPa
 
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const SALES_LINES = Number(process.env.SALES_LINES ?? 3_000_000);
+const STATEMENT_TIMEOUT_MS = Number(process.env.STATEMENT_TIMEOUT_MS ?? 600_000);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 export async function seed(sql: pg.Client, account: string, skus: number, salesLines: number, timezone = "Europe/Stockholm", growth = "0.1") {
@@ -123,7 +124,8 @@ export async function windowOf(sql: pg.Client, account: string): Promise<{ fromD
 /** The hand-written breakdown, run as psql would: its parameters, then the statement's rows through COPY. */
 export async function byHand(sql: pg.Client, account: string, window: { fromDate: string; toDate: string }, which: "seasons" | "warehouse-skus", keep?: (line: string) => boolean) {
   const t0 = performance.now();
-  await sql.query("SET search_path TO planning");
+  // The service's work_mem (services/planning/src/breakdown.ts), for a fair comparison.
+  await sql.query("SET search_path TO planning; SET work_mem = '64MB'");
   const p: BreakdownParams = (await sql.query(paramsSql, [account, window.fromDate, window.toDate])).rows[0];
   const text = which === "seasons" ? seasonsSql() : byWarehouseSkusSql();
   const bindings = bindingsOf(account, p, window.fromDate, which);
@@ -146,7 +148,7 @@ export async function byHand(sql: pg.Client, account: string, window: { fromDate
     }
     rest = s.slice(from);
   }
-  await sql.query("RESET search_path");
+  await sql.query("RESET search_path; RESET work_mem");
   return { ms: performance.now() - t0, lines, text: out.join("\n"), params: p };
 }
 
@@ -172,7 +174,9 @@ async function viaService(db: Db, account: string, window: { fromDate: string; t
   const t0 = performance.now();
   let rows = 0;
   let periods = 0;
-  const chunks = which === "seasons" ? breakdown(db, account, q) : breakdownByWarehouse(db, account, q);
+  // The statement's own limit (PLANNING_QUERY_TIMEOUT_MS) lifted like the pool's, to measure past it.
+  const options = { timeoutMs: STATEMENT_TIMEOUT_MS };
+  const chunks = which === "seasons" ? breakdown(db, account, q, options) : breakdownByWarehouse(db, account, q, options);
   for await (const chunk of chunks) {
     peak = Math.max(peak, process.memoryUsage().rss);
     for (const r of chunk) {
@@ -260,7 +264,7 @@ async function main() {
       const st = breakdownStatement(account, q, which === "seasons" ? "groups" : "warehouses", account_, periodsOf("month", window.fromDate, window.toDate, a.today));
       let i = 0;
       const text = st.sql.replace(/\?/g, () => `$${++i}`);
-      await sql.query("SET search_path TO planning; SET enable_nestloop = off; SET jit = off");
+      await sql.query("SET search_path TO planning; SET enable_nestloop = off; SET jit = off; SET work_mem = '64MB'");
       const e = await sql.query(`EXPLAIN (ANALYZE, BUFFERS) ${text}`, st.bindings as unknown[]);
       console.log(e.rows.map((r: Record<string, string>) => r["QUERY PLAN"]).join("\n"));
       return;
@@ -273,7 +277,7 @@ async function main() {
       await sql.query("RESET search_path");
     }
     // The service's own pool runs with DB_DEFAULTS' 15 s statement timeout; the bench lifts it to measure past it.
-    const db = createDb({ url: database.url, schema: "planning", statementTimeoutMs: Number(process.env.STATEMENT_TIMEOUT_MS ?? 600_000) });
+    const db = createDb({ url: database.url, schema: "planning", statementTimeoutMs: STATEMENT_TIMEOUT_MS });
     const results: Record<string, unknown>[] = [];
     try {
       for (const which of (["seasons", "warehouse-skus"] as const).filter((w) => !process.env.ONLY || process.env.ONLY === w)) {

@@ -66,6 +66,8 @@ export interface GatewayDeps {
   /** Connections of its pool (config: DB_POOL_MAX), 20 when unset. */
   dbPoolMax?: number;
   serviceCallTimeoutMs?: number;
+  /** How long planning may compute a breakdown (PLANNING_QUERY_TIMEOUT_MS), 120 s when unset. */
+  planningQueryTimeoutMs?: number;
   serviceDnsRefreshMs?: number;
   /** First-byte wait before a service replica is checked (SERVICE_FIRST_BYTE_TIMEOUT_MS). */
   serviceFirstByteTimeoutMs?: number;
@@ -106,6 +108,7 @@ export function gatewaySettings(config: Config) {
     dbStatementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
     dbPoolMax: config.DB_POOL_MAX,
     serviceCallTimeoutMs: config.SERVICE_CALL_TIMEOUT_MS,
+    planningQueryTimeoutMs: config.PLANNING_QUERY_TIMEOUT_MS,
     serviceDnsRefreshMs: config.SERVICE_DNS_REFRESH_MS,
     serviceFirstByteTimeoutMs: config.SERVICE_FIRST_BYTE_TIMEOUT_MS,
     requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
@@ -242,7 +245,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   pricatRoutes(ctx, clients.pricing, as);
   eventRoutes(ctx, clients.events, as, images);
   webhookRoutes(ctx, clients.events, as);
-  planningRoutes(ctx, clients.planning, clients.catalogue, as);
+  planningRoutes(ctx, clients.planning, clients.catalogue, as, deps.planningQueryTimeoutMs ?? 120_000);
   warehouseRoutes(ctx, clients.inventory, clients.catalogue, as);
   const orderDeps = { ctx, orders: clients.orders, catalogue: clients.catalogue, inventory: clients.inventory, as };
   purchaseOrderRoutes(orderDeps);

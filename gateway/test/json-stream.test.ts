@@ -84,6 +84,26 @@ describe("jsonArrayStream (a streamed JSON array answer)", () => {
     expect((signal?.reason as ConnectError).code).toBe(Code.DeadlineExceeded);
   });
 
+  it("gives the first chunk firstTimeoutMs (a long statement runs before it), every later one idleTimeoutMs", async () => {
+    /** Delivers chunk 1 after `firstMs`, then chunk 2 after `laterMs`, unless aborted first. */
+    async function* late(firstMs: number, laterMs: number, signal: AbortSignal) {
+      const wait = (ms: number) =>
+        new Promise((resolve, reject) => {
+          const timer = setTimeout(resolve, ms);
+          signal.addEventListener("abort", () => (clearTimeout(timer), reject(signal.reason)));
+        });
+      await wait(firstMs);
+      yield 1;
+      await wait(laterMs);
+      yield 2;
+    }
+    const slowFirst = await jsonArrayStream((s) => late(150, 0, s), (n) => [n], { idleTimeoutMs: 50, firstTimeoutMs: 2_000 });
+    expect(JSON.parse(await text(slowFirst.body))).toEqual([1, 2]);
+    await expect(jsonArrayStream((s) => late(2_000, 0, s), (n) => [n], { idleTimeoutMs: 2_000, firstTimeoutMs: 50 })).rejects.toMatchObject({ code: Code.DeadlineExceeded });
+    const slowSecond = await jsonArrayStream((s) => late(0, 2_000, s), (n) => [n], { idleTimeoutMs: 50, firstTimeoutMs: 5_000 });
+    await expect(text(slowSecond.body)).rejects.toMatchObject({ code: Code.DeadlineExceeded });
+  });
+
   it("writes JsonItems as they are, among items it stringifies", async () => {
     const { body } = await jsonArrayStream(() => delivered(2, []), (n) => (n === 1 ? [new JsonItems(Buffer.from('{"a":1},{"b":"ü"}'))] : [{ c: 2 }]));
     expect(JSON.parse(await text(body))).toEqual([{ a: 1 }, { b: "ü" }, { c: 2 }]);

@@ -28,21 +28,24 @@ const ANSWER_ENDED = new ConnectError("the answer ended", Code.Canceled);
  * answer ends, however it ends (written, failed, the client gone), the signal aborts the calls
  * behind it: Connect's stream has no `return` that would. A call too long for one deadline (every
  * price of an account, a big page read by a slow client) takes `idleTimeoutMs` instead: it is
- * aborted with DEADLINE_EXCEEDED when a chunk it was asked for takes longer than that. An item that is RawJson is written as its text;
- * JsonItems are written as their bytes.
+ * aborted with DEADLINE_EXCEEDED when a chunk it was asked for takes longer than that; the first
+ * chunk, which may wait for a long statement (a planning breakdown), takes `firstTimeoutMs` when
+ * given. An item that is RawJson is written as its text; JsonItems are written as their bytes.
  */
 export async function jsonArrayStream<C>(
   call: (signal: AbortSignal) => AsyncIterable<C>,
   toRest: (chunk: C, signal: AbortSignal) => unknown[] | Promise<unknown[]>,
-  { idleTimeoutMs }: { idleTimeoutMs?: number } = {},
+  { idleTimeoutMs, firstTimeoutMs = idleTimeoutMs }: { idleTimeoutMs?: number; firstTimeoutMs?: number } = {},
 ) {
   const answer = new AbortController();
   const iterator = call(answer.signal)[Symbol.asyncIterator]();
   let idle: NodeJS.Timeout | undefined;
+  let asked = 0;
   const next = () => {
-    if (idleTimeoutMs !== undefined) {
+    const timeoutMs = asked++ === 0 ? firstTimeoutMs : idleTimeoutMs;
+    if (timeoutMs !== undefined) {
       clearTimeout(idle);
-      idle = setTimeout(() => answer.abort(new ConnectError(`no answer within ${idleTimeoutMs} ms`, Code.DeadlineExceeded)), idleTimeoutMs);
+      idle = setTimeout(() => answer.abort(new ConnectError(`no answer within ${timeoutMs} ms`, Code.DeadlineExceeded)), timeoutMs);
     }
     const chunk = iterator.next();
     void chunk.finally(() => clearTimeout(idle)).catch(() => undefined);

@@ -275,8 +275,17 @@ const salesPlanWrite = z
   .meta({ id: "SalesPlanWrite" });
 type SalesPlanWrite = z.infer<typeof salesPlanWrite>;
 
-/** /v2/api/planning -> analytics.planning.v1.PlanningService (answers from planning's replica). */
-export function planningRoutes(ctx: RouteContext, planning: Client<typeof planningV1.PlanningService>, catalogue: Client<typeof catalogueV1.CatalogueService>, as: CallAs): void {
+/**
+ * /v2/api/planning -> analytics.planning.v1.PlanningService (answers from planning's replica).
+ * `queryTimeoutMs`: how long the service may compute a breakdown (PLANNING_QUERY_TIMEOUT_MS).
+ */
+export function planningRoutes(
+  ctx: RouteContext,
+  planning: Client<typeof planningV1.PlanningService>,
+  catalogue: Client<typeof catalogueV1.CatalogueService>,
+  as: CallAs,
+  queryTimeoutMs: number,
+): void {
   /** The query as proto, its integer product ids as the UUIDs the catalogue knows them by. */
   const protoQuery = async (query: VolumesQuery, caller: Caller) => {
     const q = toProtoQuery(query);
@@ -290,7 +299,9 @@ export function planningRoutes(ctx: RouteContext, planning: Client<typeof planni
   });
   /**
    * A later-revision answer: its rows streamed into the JSON array chunk by chunk as the service
-   * sends them (an answer by SKU and week is never held whole); each chunk within a call's deadline.
+   * sends them (an answer by SKU and week is never held whole); each chunk within a call's
+   * deadline, the first within the service's statement timeout more, as the whole statement runs
+   * before it (so that the service's own 503 at its timeout comes first).
    */
   const streamed = async <R>(
     caller: Caller,
@@ -301,6 +312,7 @@ export function planningRoutes(ctx: RouteContext, planning: Client<typeof planni
     const options = as(caller);
     const answer = await jsonArrayStream((signal) => call({ ...options, timeoutMs: undefined, signal }), (chunk) => chunk.rows.map(toRest), {
       idleTimeoutMs: options.timeoutMs,
+      firstTimeoutMs: queryTimeoutMs + options.timeoutMs,
     });
     return reply.type("application/json; charset=utf-8").send(answer.body);
   };

@@ -87,6 +87,12 @@ export const configSchema = z.object({
   DB_POOL_MAX: z.coerce.number().int().min(1).max(1000).optional(),
   /** Longest SQL statement (Postgres statement_timeout); then the request answers 503. */
   DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
+  /**
+   * Longest statement of a planning breakdown (sales plans, breakdown, by warehouse: one statement
+   * over the whole account, seconds at 100,000 SKUs), in place of DB_STATEMENT_TIMEOUT_MS; the
+   * gateway waits this plus SERVICE_CALL_TIMEOUT_MS for such an answer's first chunk. Then 503.
+   */
+  PLANNING_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).default(120_000),
   /** Deadline of each gateway-to-service call; then the request answers 503. */
   SERVICE_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /** How often the gateway resolves each service's host name again: new replicas get calls, gone ones are let go. */
@@ -130,9 +136,9 @@ function serviceUrlShape() {
   return shape as Record<`${Uppercase<ServiceName>}_URL`, z.ZodDefault<z.ZodString>>;
 }
 
-/** The database timeouts (and pool size, when set) every pool uses. */
+/** The database timeouts (and pool size, when set) every pool uses; planning's breakdowns take their own statement timeout. */
 export function dbTimeouts(config: Config) {
-  return { acquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS, statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS, poolMax: config.DB_POOL_MAX };
+  return { acquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS, statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS, poolMax: config.DB_POOL_MAX, planningQueryTimeoutMs: config.PLANNING_QUERY_TIMEOUT_MS };
 }
 
 /**

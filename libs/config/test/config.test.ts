@@ -64,6 +64,7 @@ describe("loadConfig", () => {
       DB_ACQUIRE_TIMEOUT_MS: 5000,
       DB_STATEMENT_TIMEOUT_MS: 15000,
       SERVICE_CALL_TIMEOUT_MS: 10000,
+      PLANNING_QUERY_TIMEOUT_MS: 120000,
       REQUEST_TIMEOUT_MS: 30000,
     });
     expect(loadConfig({}).HOST).toBeUndefined();

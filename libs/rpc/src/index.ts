@@ -45,8 +45,11 @@ export interface ServiceDeps {
    * cannot speak h2c (the kubelet's httpGet). The same paths answer on the h2c port too.
    */
   healthPort?: number;
-  /** Pool acquire and statement timeouts (DB_ACQUIRE_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS). */
-  dbTimeouts?: { acquireTimeoutMs: number; statementTimeoutMs: number; poolMax?: number };
+  /**
+   * Pool acquire and statement timeouts (DB_ACQUIRE_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS); the
+   * planning breakdowns' statement timeout (PLANNING_QUERY_TIMEOUT_MS).
+   */
+  dbTimeouts?: { acquireTimeoutMs: number; statementTimeoutMs: number; poolMax?: number; planningQueryTimeoutMs?: number };
 }
 
 export interface RunningService {

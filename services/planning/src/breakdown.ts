@@ -144,6 +144,9 @@ export function breakdownStatement(accountId: string, q: BreakdownQuery, shape: 
 
   const wid = (expr: string) => (byWarehouse ? `, ${expr} AS wid` : "");
   const keys = byWarehouse ? "g, wid" : "g";
+  /** The keys of `alias`; the condition that `a`'s and `b`'s keys are equal. */
+  const on = (alias: string, ks: string) => ks.split(", ").map((k) => `${alias}.${k}`).join(", ");
+  const same = (a: string, b: string, ks: string) => ks.split(", ").map((k) => `${a}.${k} = ${b}.${k}`).join(" AND ");
   if (byWarehouse) {
     // Plans and actuals split over each SKU's warehouses: by units shipped from each (known)
     // warehouse in the 12 months before today, else equally over the warehouses holding its
@@ -175,7 +178,8 @@ export function breakdownStatement(accountId: string, q: BreakdownQuery, shape: 
         round(sp.plan * coalesce(sh.upto, 1), 3) - round(sp.plan * coalesce(sh.before, 0), 3) AS plan,
         round(sp.actual * coalesce(sh.upto, 1), 3) - round(sp.actual * coalesce(sh.before, 0), 3) AS actual
       FROM sp LEFT JOIN share sh USING (sku_id)),
-    gp AS (SELECT s.g, x.wid, x.idx, sum(x.plan) AS plan, sum(x.actual) AS actual FROM pieces x JOIN s USING (sku_id) GROUP BY 1, 2, 3),
+    -- Summed per group, warehouse and period by gx, with the other figures (not grouped twice).
+    gp AS NOT MATERIALIZED (SELECT s.g, x.wid, x.idx, x.plan, x.actual FROM pieces x JOIN s USING (sku_id)),
     dos AS (
       SELECT s.g, d.idx, o.from_external_warehouse_id AS f, o.to_external_warehouse_id AS t, o.open_quantity AS q
       FROM distribution_orders o JOIN s ON s.key = o.key JOIN d ON d.day = ${dayOf("o.delivered_at")}
@@ -218,30 +222,38 @@ export function breakdownStatement(accountId: string, q: BreakdownQuery, shape: 
             : ""
         }
       ) x GROUP BY ${keys}, idx),
-    grp AS (${since ? changedGroups(b, accountId, sinceAt, g, "gx", byWarehouse) : `SELECT DISTINCT ${keys} FROM gx`}),
-    fixed AS (SELECT ${keys}, sum(stock) AS stock, sum(target) AS target FROM gx WHERE idx IS NULL GROUP BY ${keys}),
+    -- Every row's key with its stock and target (only gx's rows without a period carry those).
+    fixed AS (SELECT ${keys}, sum(stock) AS stock, sum(target) AS target FROM gx GROUP BY ${keys}),
+    grp AS (${
+      since
+        ? `SELECT ${on("c", keys)}, coalesce(f.stock, 0) AS stock, coalesce(f.target, 0) AS target
+      FROM (${changedGroups(b, accountId, sinceAt, g, "gx", byWarehouse)}) c LEFT JOIN fixed f ON ${same("f", "c", keys)}`
+        : "SELECT * FROM fixed"
+    }),
+    -- Warehouse names joined once per row, not per row and period: the answer keeps gx's order.
+    named AS (SELECT grp.*${byWarehouse ? ", coalesce(wn.name, '') AS wname FROM grp LEFT JOIN w wn ON wn.warehouse_id::text = grp.wid" : " FROM grp"}),
     grid AS (
-      SELECT ${keys.split(", ").map((k) => `grp.${k}`).join(", ")}, per.idx, per.state, per.reported,
+      SELECT ${on("n", keys)}${byWarehouse ? ", n.wname" : ""}, per.idx, per.state, per.reported,
         coalesce(gx.plan, 0) AS plan, coalesce(gx.actual, 0) AS actual, coalesce(gx.po, 0) AS po, coalesce(gx.draft, 0) AS draft,
-        coalesce(gx.tin, 0) AS tin, coalesce(gx.tout, 0) AS tout, coalesce(f.stock, 0) AS stock, coalesce(f.target, 0) AS target
-      FROM grp CROSS JOIN per
-      LEFT JOIN gx ON ${keys.split(", ").map((k) => `gx.${k} = grp.${k}`).join(" AND ")} AND gx.idx = per.idx
-      LEFT JOIN fixed f ON ${keys.split(", ").map((k) => `f.${k} = grp.${k}`).join(" AND ")}),`;
+        coalesce(gx.tin, 0) AS tin, coalesce(gx.tout, 0) AS tout, n.stock, n.target
+      FROM named n CROSS JOIN per
+      LEFT JOIN gx ON ${same("gx", "n", keys)} AND gx.idx = per.idx),`;
   if (byWarehouse) {
     // The current period's remaining plan: the group's max(0, plan - actual), split over its
     // warehouses by each one's own max(0, plan - actual), in thousandths by the largest remainder.
     sql += `
+    -- (From gx's rows of the current period: a row without any has weight 0 and gets 0.)
     cw AS (
       SELECT g, wid, greatest(0, plan - actual) * 1000 AS weight,
         greatest(0, sum(plan) OVER (PARTITION BY g) - sum(actual) OVER (PARTITION BY g)) * 1000 AS rem_m,
         sum(greatest(0, plan - actual) * 1000) OVER (PARTITION BY g) AS total
-      FROM grid WHERE state = 'current'),
+      FROM gx JOIN per USING (idx) WHERE per.state = 'current'),
     cur AS (
       SELECT g, wid, CASE WHEN total = 0 THEN 0 ELSE (floor(rem_m * weight / nullif(total, 0)) + CASE WHEN row_number() OVER (PARTITION BY g ORDER BY rem_m * weight - floor(rem_m * weight / nullif(total, 0)) * total DESC, wid)
           <= rem_m - sum(floor(rem_m * weight / nullif(total, 0))) OVER (PARTITION BY g) THEN 1 ELSE 0 END) / 1000 END AS rem
       FROM cw),
     flows AS (
-      SELECT grid.*, CASE grid.state WHEN 'current' THEN cur.rem WHEN 'future' THEN grid.plan ELSE 0 END AS rem
+      SELECT grid.*, CASE grid.state WHEN 'current' THEN coalesce(cur.rem, 0) WHEN 'future' THEN grid.plan ELSE 0 END AS rem
       FROM grid LEFT JOIN cur ON cur.g = grid.g AND cur.wid = grid.wid AND grid.state = 'current'),`;
   } else {
     sql += `
@@ -251,12 +263,12 @@ export function breakdownStatement(accountId: string, q: BreakdownQuery, shape: 
     proj AS (
       SELECT *, CASE WHEN state <> 'past' THEN stock + sum(CASE WHEN state <> 'past' THEN po + draft + tin - tout - rem ELSE 0 END) OVER (PARTITION BY ${keys} ORDER BY idx) END AS closing
       FROM flows)
-    SELECT p.g${byWarehouse ? ", p.wid, coalesce(wn.name, '') AS wname" : ""}, p.idx, p.state,
+    SELECT p.g${byWarehouse ? ", p.wid, p.wname" : ""}, p.idx, p.state,
       p.plan::text AS plan, p.actual::text AS actual, p.po::text AS po, p.draft::text AS draft, p.tin::text AS tin, p.tout::text AS tout,
       (p.closing - (p.po + p.draft + p.tin - p.tout - p.rem))::text AS opening, p.closing::text AS closing,
       CASE WHEN p.state <> 'past' THEN p.target END::text AS target,
       CASE WHEN p.state <> 'past' THEN greatest(0, p.rem + p.target - (p.closing - (p.po + p.draft + p.tin - p.tout - p.rem)) - p.po) END::text AS otb
-    FROM proj p ${byWarehouse ? "LEFT JOIN w wn ON wn.warehouse_id::text = p.wid" : ""}
+    FROM proj p
     WHERE p.reported
     ORDER BY p.g${byWarehouse ? ", p.wid" : ""}, p.idx`;
   return { sql, bindings: b.bindings };
@@ -309,21 +321,33 @@ function decimal(value: string | null): Decimal | undefined {
 
 const CHUNK = 500;
 
+/** PLANNING_QUERY_TIMEOUT_MS's default: the longest an answer's statement may run. */
+export const QUERY_TIMEOUT_MS = 120_000;
+
+/** What the caller may set: today (tests), and the statement timeout (PLANNING_QUERY_TIMEOUT_MS). */
+export interface AnswerOptions {
+  today?: string;
+  timeoutMs?: number;
+}
+
 /**
  * Runs a statement through a cursor with hash joins only (as planned volumes), yielding its rows
  * in batches. Without JIT: the few nested loops it cannot avoid (each period's days, every group
  * times every period) carry the disabled-nestloop cost, which pushes the estimate past
  * jit_above_cost, and compiling took 6 s for a statement that runs in milliseconds. The whole
  * answer is read (cursor_tuple_fraction 1: no plan chosen for a fast first row), and its hash
- * aggregates (SKUs x channels x months) get the memory to stay off disk.
+ * aggregates (SKUs x channels x months) get the memory to stay off disk. The statement takes
+ * seconds at 100,000 SKUs, more than the pool's DB_STATEMENT_TIMEOUT_MS: it gets its own limit,
+ * and the driver's read timeout (libs/db) a second more; past it the call is UNAVAILABLE (503).
  */
-async function* cursorRows(db: Db, statement: { sql: string; bindings: Knex.RawBinding[] }, batch: number): AsyncGenerator<Record<string, string>[]> {
+async function* cursorRows(db: Db, statement: { sql: string; bindings: Knex.RawBinding[] }, batch: number, timeoutMs: number): AsyncGenerator<Record<string, string>[]> {
   const tx = await db.transaction();
+  const limit = { query_timeout: timeoutMs + 1_000 };
   try {
-    await tx.raw("SET LOCAL enable_nestloop = off; SET LOCAL jit = off; SET LOCAL cursor_tuple_fraction = 1; SET LOCAL work_mem = '64MB'");
-    await tx.raw(`DECLARE breakdown NO SCROLL CURSOR FOR ${statement.sql}`, statement.bindings);
+    await tx.raw(`SET LOCAL enable_nestloop = off; SET LOCAL jit = off; SET LOCAL cursor_tuple_fraction = 1; SET LOCAL work_mem = '64MB'; SET LOCAL statement_timeout = ${Math.round(timeoutMs)}`);
+    await tx.raw(`DECLARE breakdown NO SCROLL CURSOR FOR ${statement.sql}`, statement.bindings).options(limit);
     for (;;) {
-      const { rows } = await tx.raw(`FETCH ${batch} FROM breakdown`);
+      const { rows } = await tx.raw(`FETCH ${batch} FROM breakdown`).options(limit);
       if (!rows.length) break;
       yield rows;
     }
@@ -365,11 +389,11 @@ async function prepare(db: Db, accountId: string, q: BreakdownQuery, today?: str
 }
 
 /** GET /planning/sales-plans: rows per group and channel, in chunks. */
-export async function* salesPlans(db: Db, accountId: string, q: BreakdownQuery, today?: string): AsyncGenerator<SalesPlanRow[]> {
+export async function* salesPlans(db: Db, accountId: string, q: BreakdownQuery, { today, timeoutMs = QUERY_TIMEOUT_MS }: AnswerOptions = {}): AsyncGenerator<SalesPlanRow[]> {
   const { account, periods, reported } = await prepare(db, accountId, q, today);
   const span = (r: Record<string, string>) => periods[Number(r.idx)];
   yield* gathered<SalesPlanRow>(
-    cursorRows(db, breakdownStatement(accountId, q, "plans", account, periods), CHUNK * reported.length),
+    cursorRows(db, breakdownStatement(accountId, q, "plans", account, periods), CHUNK * reported.length, timeoutMs),
     (r) => `${r.g}\u0000${r.channel}`,
     (r) => ({ groupKey: r.g, channel: Number(r.channel), periods: [] }),
     (r) => ({ periodStart: span(r).start, periodEnd: span(r).end, salesPlanVolume: decimal(r.plan), salesActualVolume: decimal(r.actual), storedPlanShare: decimal(r.share) }),
@@ -396,10 +420,10 @@ function breakdownPeriod(periods: PeriodSpan[], r: Record<string, string>, byWar
 }
 
 /** GET /planning/breakdown: a row per group, in chunks. */
-export async function* breakdown(db: Db, accountId: string, q: BreakdownQuery, today?: string): AsyncGenerator<BreakdownRowOut[]> {
+export async function* breakdown(db: Db, accountId: string, q: BreakdownQuery, { today, timeoutMs = QUERY_TIMEOUT_MS }: AnswerOptions = {}): AsyncGenerator<BreakdownRowOut[]> {
   const { account, periods, reported } = await prepare(db, accountId, q, today);
   yield* gathered<BreakdownRowOut>(
-    cursorRows(db, breakdownStatement(accountId, q, "groups", account, periods), CHUNK * reported.length),
+    cursorRows(db, breakdownStatement(accountId, q, "groups", account, periods), CHUNK * reported.length, timeoutMs),
     (r) => r.g,
     (r) => ({ groupKey: r.g, periods: [] }),
     (r) => breakdownPeriod(periods, r, false),
@@ -407,10 +431,10 @@ export async function* breakdown(db: Db, accountId: string, q: BreakdownQuery, t
 }
 
 /** GET /planning/breakdown/by-warehouse: a row per group and warehouse, in chunks. */
-export async function* breakdownByWarehouse(db: Db, accountId: string, q: BreakdownQuery, today?: string): AsyncGenerator<BreakdownWarehouseRowOut[]> {
+export async function* breakdownByWarehouse(db: Db, accountId: string, q: BreakdownQuery, { today, timeoutMs = QUERY_TIMEOUT_MS }: AnswerOptions = {}): AsyncGenerator<BreakdownWarehouseRowOut[]> {
   const { account, periods, reported } = await prepare(db, accountId, q, today);
   yield* gathered<BreakdownWarehouseRowOut>(
-    cursorRows(db, breakdownStatement(accountId, q, "warehouses", account, periods), CHUNK * reported.length),
+    cursorRows(db, breakdownStatement(accountId, q, "warehouses", account, periods), CHUNK * reported.length, timeoutMs),
     (r) => `${r.g}\u0000${r.wid}`,
     (r) => ({ groupKey: r.g, warehouseId: r.wid, warehouseName: r.wname, periods: [] }),
     (r) => breakdownPeriod(periods, r, true),

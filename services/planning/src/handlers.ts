@@ -7,8 +7,11 @@ import { upsertSalesPlans } from "./sales-plans";
 import { breakdownQueryOf, volumeQueryOf } from "./validation";
 import { breakdown, breakdownByWarehouse, salesPlans } from "./breakdown";
 
-/** Thin Connect handlers: every answer comes from planning's own replica, for the caller's account. */
-export function planningRoutes(db: Db) {
+/**
+ * Thin Connect handlers: every answer comes from planning's own replica, for the caller's account.
+ * The breakdowns' statement may run `queryTimeoutMs` (PLANNING_QUERY_TIMEOUT_MS; default 120 s).
+ */
+export function planningRoutes(db: Db, queryTimeoutMs?: number) {
   return (router: ConnectRouter) =>
     router.service(planningV1.PlanningService, {
       async getPlannedVolumes(req, ctx) {
@@ -29,13 +32,13 @@ export function planningRoutes(db: Db) {
       },
       // The later revision: rows streamed in chunks, in REST order.
       async *getSalesPlans(req, ctx) {
-        for await (const rows of salesPlans(db, callerOf(ctx).accountId, breakdownQueryOf(req.query))) yield { rows };
+        for await (const rows of salesPlans(db, callerOf(ctx).accountId, breakdownQueryOf(req.query), { timeoutMs: queryTimeoutMs })) yield { rows };
       },
       async *getBreakdown(req, ctx) {
-        for await (const rows of breakdown(db, callerOf(ctx).accountId, breakdownQueryOf(req.query))) yield { rows };
+        for await (const rows of breakdown(db, callerOf(ctx).accountId, breakdownQueryOf(req.query), { timeoutMs: queryTimeoutMs })) yield { rows };
       },
       async *getBreakdownByWarehouse(req, ctx) {
-        for await (const rows of breakdownByWarehouse(db, callerOf(ctx).accountId, breakdownQueryOf(req.query))) yield { rows };
+        for await (const rows of breakdownByWarehouse(db, callerOf(ctx).accountId, breakdownQueryOf(req.query), { timeoutMs: queryTimeoutMs })) yield { rows };
       },
     });
 }

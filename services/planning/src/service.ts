@@ -29,5 +29,9 @@ export async function startPlanningService(deps: ServiceDeps) {
   } finally {
     await db.destroy();
   }
-  return startService({ ...planningService, consumers: [{ ...replicaConsumer, name: `${replicaConsumer.name}-${epoch}` }] }, deps);
+  const queryTimeoutMs = deps.dbTimeouts?.planningQueryTimeoutMs;
+  return startService(
+    { ...planningService, routes: (router, { db }) => planningRoutes(db, queryTimeoutMs)(router), consumers: [{ ...replicaConsumer, name: `${replicaConsumer.name}-${epoch}` }] },
+    deps,
+  );
 }

@@ -58,17 +58,17 @@ function figures(p: planningV1.BreakdownPeriod, byWarehouse: boolean): PeriodFig
 
 /** The three answers as plain rows of numbers (every chunk gathered). */
 export const readPlans = async (db: Db, accountId: string, q: BreakdownInit, today: string) =>
-  (await all(salesPlans(db, accountId, queryOf(q), today))).map((r) => ({
+  (await all(salesPlans(db, accountId, queryOf(q), { today }))).map((r) => ({
     groupKey: r.groupKey,
     channel: r.channel,
     periods: r.periods.map((p): PlanPeriodFigures => ({ start: p.periodStart, end: p.periodEnd, plan: num(p.salesPlanVolume), actual: num(p.salesActualVolume), share: num(p.storedPlanShare) })),
   }));
 
 export const readBreakdown = async (db: Db, accountId: string, q: BreakdownInit, today: string) =>
-  (await all(breakdown(db, accountId, queryOf(q), today))).map((r) => ({ groupKey: r.groupKey, periods: r.periods.map((p) => figures(p as planningV1.BreakdownPeriod, false)) }));
+  (await all(breakdown(db, accountId, queryOf(q), { today }))).map((r) => ({ groupKey: r.groupKey, periods: r.periods.map((p) => figures(p as planningV1.BreakdownPeriod, false)) }));
 
 export const readByWarehouse = async (db: Db, accountId: string, q: BreakdownInit, today: string) =>
-  (await all(breakdownByWarehouse(db, accountId, queryOf(q), today))).map((r) => ({
+  (await all(breakdownByWarehouse(db, accountId, queryOf(q), { today }))).map((r) => ({
     groupKey: r.groupKey,
     warehouseId: r.warehouseId,
     warehouseName: r.warehouseName,

@@ -1,8 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { planningV1 } from "@analytics/contracts";
+import { toConnectError } from "@analytics/errors";
 import { planningUnderTest, sku, stock, warehouse } from "./fixtures";
-import type { BreakdownInit } from "./breakdown-helpers";
+import { queryOf, type BreakdownInit } from "./breakdown-helpers";
+import { breakdownByWarehouse } from "../src/breakdown";
 
 const { GroupBy, Period } = planningV1;
 
@@ -60,5 +62,40 @@ describe("breakdown RPCs", () => {
     const byWarehouse: number[] = [];
     for await (const { rows } of p.client.getBreakdownByWarehouse(request({ groupBy: GroupBy.SKUS }), p.as(acc))) byWarehouse.push(rows.length);
     expect(byWarehouse).toEqual([500, 500, 203]);
+  });
+
+  /**
+   * PLANNING_QUERY_TIMEOUT_MS: an answer's statement runs under its own limit, not the pool's
+   * (DB_STATEMENT_TIMEOUT_MS, 15 s: less than an answer by SKU takes at 100,000 SKUs); past its
+   * limit the call is UNAVAILABLE, a 503 with Retry-After, never a 500.
+   */
+  it("a breakdown's statement runs under its own timeout: longer than the pool's passes, past its own is UNAVAILABLE", async () => {
+    const acc = randomUUID();
+    const wh = randomUUID();
+    await p.apply([warehouse(acc, wh, 1, "W", "Main")]);
+    // 4,000 SKUs with stock and a year of sales: seconds of statement under load, well over 100 ms anywhere.
+    await p.db.raw(
+      `INSERT INTO skus (account_id, sku_id, version, key, sku, status, active_planning, season) SELECT ?, gen_random_uuid(), 1, 'K' || lpad(g::text, 5, '0'), 'S' || g, 2, true, 'S' FROM generate_series(1, 4000) g`,
+      [acc],
+    );
+    await p.db.raw(`INSERT INTO stock (account_id, sku_id, warehouse_id, version, available_quantity, deleted, changed_at) SELECT account_id, sku_id, ?, 1, 5, false, now() FROM skus WHERE account_id = ?`, [wh, acc]);
+    await p.db.raw(
+      `INSERT INTO sales_lines (account_id, transaction_id, external_item_id, external_warehouse_id, key, channel, sold_at, units, changed_at)
+       SELECT ?, gen_random_uuid(), '1', 'W', 'K' || lpad((1 + g % 4000)::text, 5, '0'), 1, timestamptz '2025-03-01' + g * interval '20 minutes', 1, now() FROM generate_series(1, 40000) g`,
+      [acc],
+    );
+    const q = queryOf({ groupBy: GroupBy.SKUS, fromDate: "2026-01-01", toDate: "2026-12-31" });
+    const shortPool = p.openDb("planning", { statementTimeoutMs: 100 });
+    let rows = 0;
+    for await (const chunk of breakdownByWarehouse(shortPool, acc, q, { today: "2026-03-15" })) rows += chunk.length;
+    expect(rows).toBe(4000);
+    let error: unknown;
+    try {
+      for await (const _ of breakdownByWarehouse(p.db, acc, q, { today: "2026-03-15", timeoutMs: 1 }));
+    } catch (e) {
+      error = e;
+    }
+    expect((error as { code?: string }).code).toBe("57014"); // query_canceled: the statement timeout
+    expect(toConnectError(error)).toMatchObject({ code: Code.Unavailable });
   });
 });
