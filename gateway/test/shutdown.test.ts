@@ -1,6 +1,6 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { databaseForFile } from "@analytics/testing";
+import { databaseForFile, eventually } from "@analytics/testing";
 import { buildGateway } from "../src/app";
 import { testGatewayDeps } from "./gateway-deps";
 
@@ -35,7 +35,9 @@ describe("gateway shutdown (SIGTERM)", () => {
         pending.on("error", reject);
         pending.flushHeaders();
       });
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // In flight once the gateway holds its connection.
+      const connections = () => new Promise<number>((resolve, reject) => gw.app.server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
+      await eventually(async () => (await connections()) > 0);
 
       const shutdown = gw.shutdown(1_500);
       const ready = await get(port, "/readyz");
