@@ -11,7 +11,7 @@ import { checkoutRoot } from "./harness";
  * writes among it) and exits 1 listing what did not.
  */
 describe("the platform as a cluster (deploy/cluster/run.mjs --short)", () => {
-  it("stores every acknowledged write once, keeps each product's queue in write order, plans right and leaves no outbox row behind, through kills", async () => {
+  it("stores every acknowledged write once, gives each product write its queue entry with the newest last, plans right and leaves no outbox row behind, through kills", async () => {
     const run = spawn(process.execPath, [join(checkoutRoot, "deploy/cluster/run.mjs"), "--short"], { cwd: checkoutRoot, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     run.stdout.on("data", (chunk) => (output += chunk));
