@@ -194,7 +194,7 @@ export const queueConsumer: ConsumerDefinition = {
     // The newest version of each order and trigger, with the payload its entry has.
     const newestPayloads = new Map<string, { account_id: string; aggregate: string; version: number; payload: unknown }>();
     for (const [i, d] of direct.entries()) {
-      if (!d || !versioned.has(i)) continue;
+      if (!d) continue;
       const { key: aggregate, version } = aggregates[i] as { key: string; version: number };
       if ((newestPayloads.get(aggregateKey(i))?.version ?? -Infinity) < version) newestPayloads.set(aggregateKey(i), { account_id: d.accountId, aggregate, version, payload: d.payload });
     }
