@@ -22,7 +22,7 @@ import { createServiceTransport } from "./transport";
 export { consumerHandler, type ConsumerDefinition, type Delivery } from "./consumers";
 export { batchResponse, batchResult, commit, dispatch, itemOutcome, MAX_PAGE_SIZE, on, pageOf, type Dispatch, type ItemOutcome, type Page, type Route } from "./kit";
 export { createServiceTransport } from "./transport";
-export { storeMetrics } from "./metrics";
+export { consumerLagMetrics, storeMetrics } from "./metrics";
 export type { ReplicaOptions } from "./replicas";
 
 /** What every service gets from whoever starts it (its own main, or the single-process launcher). */
