@@ -514,6 +514,19 @@ describe("production settings (issue 35 item 5)", () => {
     expect(operatorEnv).toContainEqual({ name: "DATABASE_URL", valueFrom: { secretKeyRef: { name: "analytics-credentials", key: "CATALOGUE_DATABASE_URL" } } });
   });
 
+  it("requests what each deployable was measured to use (bench/footprint.mjs), its own figures merged over the defaults' limits", () => {
+    const objects = render(required);
+    const resources = (name: string) => container(named(objects, "Deployment", `analytics-${name}`)!).resources;
+    expect(resources("gateway")).toEqual({ requests: { cpu: "200m", memory: "320Mi" }, limits: { cpu: "1", memory: "640Mi" } });
+    expect(resources("planning")).toEqual({ requests: { cpu: "100m", memory: "192Mi" }, limits: { cpu: "1", memory: "1Gi" } });
+    const mebibytes = (q: string) => (q.endsWith("Gi") ? 1024 : 1) * parseInt(q, 10);
+    for (const deployment of byKind(objects, "Deployment")) {
+      const { requests, limits } = container(deployment).resources;
+      expect(mebibytes(requests.memory)).toBeGreaterThanOrEqual(128);
+      expect(mebibytes(limits.memory)).toBeGreaterThanOrEqual(2 * mebibytes(requests.memory) - 64);
+    }
+  });
+
   it("without the Job, lets each process migrate at start-up (MIGRATIONS=apply)", () => {
     const objects = render(required, { migrations: { job: { enabled: false } } });
     expect(byKind(objects, "Job")).toEqual([]);
