@@ -12,7 +12,7 @@ import { migrations } from "./accounts/migrations";
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config, "gateway");
-  if (process.argv.includes("migrate-only")) return migrateOnly(config, "gateway", migrations, logger);
+  if (process.argv.includes("migrate-only")) process.exit(await migrateOnly(config, "gateway", migrations, logger));
   const tracing = startTracing({ serviceName: "analytics-gateway", ...tracingSettings(config) });
   const gateway = await buildGateway({
     databaseUrl: required(config, "DATABASE_URL"),

@@ -414,7 +414,7 @@ export async function runServiceMain(
     process.exit(1);
   }
   const logger = createLogger(config, name);
-  if (process.argv.includes("migrate-only")) return migrateOnly(config, name, migrations, logger);
+  if (process.argv.includes("migrate-only")) process.exit(await migrateOnly(config, name, migrations, logger));
   const tracing = startTracing({ serviceName: `analytics-${name}`, ...tracingSettings(config) });
   try {
     const bus = await createBus({ ...busSettings(config), logger, name });
@@ -450,18 +450,19 @@ export async function runServiceMain(
 
 /**
  * `node <main.js> migrate-only`: the deployable's pending migrations in `schema` (the chart's
- * migration Job, before an install or upgrade), then exit 0; any failure exits 1. Needs
- * DATABASE_URL only.
+ * migration Job, before an install or upgrade). Needs DATABASE_URL only. Its exit code: 0 when
+ * the schema is current, 1 when migrating failed (logged).
  */
-export async function migrateOnly(config: Config, schema: string, migrations: Migration[], logger: Logger): Promise<never> {
+export async function migrateOnly(config: Config, schema: string, migrations: Migration[], logger: Logger): Promise<0 | 1> {
   const db = createDb({ url: required(config, "DATABASE_URL"), schema, applicationName: `${schema}-migrate`, ...dbTimeouts(config), poolMax: 2 });
   try {
     const applied = await migrate(db, schema, migrations);
     logger.info({ schema, applied }, applied.length ? "migrations applied" : "schema already current");
-    await db.destroy();
-    process.exit(0);
+    return 0;
   } catch (error) {
     logger.fatal({ err: error, schema }, "migrations failed");
-    process.exit(1);
+    return 1;
+  } finally {
+    await db.destroy();
   }
 }

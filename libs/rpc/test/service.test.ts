@@ -2,11 +2,12 @@ import net from "node:net";
 import pino from "pino";
 import { InProcessBus } from "@analytics/bus";
 import { topics } from "@analytics/contracts";
-import { createDb, migrate } from "@analytics/db";
+import { createDb, migrate, pendingMigrations } from "@analytics/db";
 import { inboxMigrations } from "@analytics/inbox";
 import { outboxMigrations } from "@analytics/outbox";
 import { busMessage, databaseForFile, eventually } from "@analytics/testing";
-import { startService, type ConsumerDefinition, type RunningService, type ServiceDefinition } from "../src";
+import { loadConfig } from "@analytics/config";
+import { migrateOnly, startService, type ConsumerDefinition, type RunningService, type ServiceDefinition } from "../src";
 
 describe("startService (real Postgres)", () => {
   const database = databaseForFile();
@@ -120,5 +121,20 @@ describe("startService (real Postgres)", () => {
       await db.destroy();
       await starting.then((s) => s.close());
     }
+  });
+
+  it("migrate-only (the migration Job): applies the schema's pending migrations and answers exit code 0; 1 when it cannot", async () => {
+    const logger = pino({ level: "silent" });
+    const migrations = definition.migrations;
+    expect(await migrateOnly(loadConfig({ DATABASE_URL: database.url }), "jobbed", migrations, logger)).toBe(0);
+    const db = createDb({ url: database.url, schema: "jobbed" });
+    try {
+      expect(await pendingMigrations(db, "jobbed", migrations)).toEqual([]);
+    } finally {
+      await db.destroy();
+    }
+    const missing = new URL(database.url);
+    missing.pathname = "/no_such_database_for_migrate_only";
+    expect(await migrateOnly(loadConfig({ DATABASE_URL: missing.toString() }), "jobbed", migrations, logger)).toBe(1);
   });
 });
