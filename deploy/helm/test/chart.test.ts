@@ -219,8 +219,12 @@ describe("render with the defaults", () => {
       const container = pod.containers[0];
       expect(container.lifecycle.preStop.exec.command).toEqual(["node", "-e", "setTimeout(() => {}, 5000)"]);
       expect(env(deployment, "SHUTDOWN_DRAIN_MS").value).toBe("3000");
-      // preStop + drain + the longest call (SERVICE_CALL_TIMEOUT_MS, 10 s) fit in the grace period.
-      expect(5 + 3 + 10).toBeLessThanOrEqual(pod.terminationGracePeriodSeconds);
+      // preStop + drain + the longest request fit in the grace period: a service call (10 s), or a
+      // planning breakdown's statement (120 s), which the gateway waits for plus a call's deadline.
+      const longest = { gateway: 120 + 10, planning: 120 }[component(deployment) as string] ?? 10;
+      expect(5 + 3 + longest).toBeLessThanOrEqual(pod.terminationGracePeriodSeconds);
+      const timeouts = { gateway: ["10000", "120000"], planning: [undefined, "120000"] }[component(deployment) as string] ?? [undefined, undefined];
+      expect([env(deployment, "SERVICE_CALL_TIMEOUT_MS")?.value, env(deployment, "PLANNING_QUERY_TIMEOUT_MS")?.value]).toEqual(timeouts);
     }
     const gateway = named(objects, "Deployment", "analytics-gateway")!;
     expect([env(gateway, "SERVICE_DNS_REFRESH_MS").value, env(gateway, "SERVICE_FIRST_BYTE_TIMEOUT_MS").value]).toEqual(["10000", "1000"]);
@@ -428,6 +432,10 @@ describe("render variants", () => {
     expect(renderError({ ...required, nats: { url: "" } })).toMatch(/set nats\.url or secret\.natsUrl/);
     expect(renderError(required, { defaults: { autoscaling: { enabled: true, minReplicas: 3, maxReplicas: 2 } } })).toMatch(/maxReplicas is below minReplicas/);
     expect(renderError(required, { ingress: { enabled: true }, deployables: { gateway: { enabled: false } } })).toMatch(/ingress.enabled needs the gateway/);
+    expect(renderError(required, { deployables: { planning: { terminationGracePeriodSeconds: 30 } } })).toMatch(
+      /deployables\.planning: terminationGracePeriodSeconds 30 is under preStopSleepSeconds \+ shutdownDrainMs \+ its longest request \(120000 ms\) = 128 s/,
+    );
+    expect(renderError(required, { config: { serviceCallTimeoutMs: 30000 } })).toMatch(/deployables\.catalogue: terminationGracePeriodSeconds 30 is under .* = 38 s/);
   });
 });
 

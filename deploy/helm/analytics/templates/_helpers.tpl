@@ -108,6 +108,13 @@ dict "root" $ "name" <deployable> "config" <merged values>.
 {{- if and $c.autoscaling.enabled (lt (int $c.autoscaling.maxReplicas) (int $c.autoscaling.minReplicas)) -}}
 {{- fail (printf "deployables.%s: autoscaling.maxReplicas is below minReplicas" $name) -}}
 {{- end -}}
+{{- /* The pod's grace holds its preStop sleep, its drain and its longest request (see config). */ -}}
+{{- $cfg := $root.Values.config -}}
+{{- $longestMs := ternary (add $cfg.planningQueryTimeoutMs $cfg.serviceCallTimeoutMs) (ternary $cfg.planningQueryTimeoutMs $cfg.serviceCallTimeoutMs (eq $name "planning")) (eq $name "gateway") -}}
+{{- $needed := add (int $cfg.preStopSleepSeconds) (div (add $cfg.shutdownDrainMs $longestMs 999) 1000) -}}
+{{- if and $c.enabled (lt (int $c.terminationGracePeriodSeconds) (int $needed)) -}}
+{{- fail (printf "deployables.%s: terminationGracePeriodSeconds %d is under preStopSleepSeconds + shutdownDrainMs + its longest request (%d ms) = %d s" $name (int $c.terminationGracePeriodSeconds) (int $longestMs) (int $needed)) -}}
+{{- end -}}
 {{- /* A rolling update runs maxSurge pods more; a Secret change rolls every Deployment at once. */ -}}
 {{- $db := $c.database | default dict -}}
 {{- if and $c.enabled (not (or $db.url (include "analytics.databaseSecretKey" (dict "root" $root "name" $name "config" $c)))) -}}
@@ -212,6 +219,8 @@ dict "root" $ "name" <deployable> "config" <merged values> ["secretName" <the Se
   value: {{ $v.config.serviceDnsRefreshMs | int | quote }}
 - name: SERVICE_FIRST_BYTE_TIMEOUT_MS
   value: {{ $v.config.serviceFirstByteTimeoutMs | int | quote }}
+- name: SERVICE_CALL_TIMEOUT_MS
+  value: {{ $v.config.serviceCallTimeoutMs | int | quote }}
 {{- with $v.config.publicBaseUrl }}
 - name: PUBLIC_BASE_URL
   value: {{ . | quote }}
@@ -244,6 +253,10 @@ dict "root" $ "name" <deployable> "config" <merged values> ["secretName" <the Se
 - name: WEBHOOK_ALLOW_PRIVATE
   value: {{ ternary "true" "false" (eq (toString $v.webhooks.allowPrivate) "true") | quote }}
 {{- end }}
+{{- end }}
+{{- if has .name (list "gateway" "planning") }}
+- name: PLANNING_QUERY_TIMEOUT_MS
+  value: {{ $v.config.planningQueryTimeoutMs | int | quote }}
 {{- end }}
 - name: SHUTDOWN_DRAIN_MS
   value: {{ $v.config.shutdownDrainMs | int | quote }}
