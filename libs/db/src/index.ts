@@ -127,6 +127,18 @@ export async function migrate(db: Db, schema: string, migrations: Migration[]): 
   return whileMigrationLockHeld(db, schema, () => runMigrations(db, schema, migrations));
 }
 
+/**
+ * The migrations of `migrations` not yet applied in `schema` (all of them on a fresh database).
+ * Applied ones the list does not know (a newer release's) do not count: this release's code
+ * runs on a schema migrated by a newer one, as during a rolling update.
+ */
+export async function pendingMigrations(db: Db, schema: string, migrations: Migration[]): Promise<string[]> {
+  assertIdentifier(schema);
+  const { rows } = await db.raw("SELECT to_regclass(?) IS NOT NULL AS present", [`"${schema}".knex_migrations`]);
+  const applied = rows[0].present ? new Set((await db.withSchema(schema).from("knex_migrations").select("name")).map((r: { name: string }) => r.name)) : new Set<string>();
+  return migrations.map((m) => m.name).filter((name) => !applied.has(name)).sort();
+}
+
 /** How often a replica asks again for the lock another replica's migrations hold. */
 const MIGRATION_LOCK_POLL_MS = 100;
 
