@@ -15,6 +15,12 @@ const TABLE = `
     changed_at timestamptz NOT NULL
   )`;
 
+/**
+ * The trigger function finds account_versions in the schema it was made in, whatever the search
+ * path of the session that writes (an operator's psql, a test's own connection).
+ */
+const IN_SCHEMA = "SET search_path FROM CURRENT";
+
 const NEXT_VERSION = "(extract(epoch FROM clock_timestamp()) * 1000000)::bigint";
 const ON_CONFLICT = "ON CONFLICT (account_id) DO UPDATE SET version = greatest(v.version + 1, excluded.version), changed_at = excluded.changed_at";
 
@@ -33,7 +39,7 @@ export async function createAccountVersions(db: Knex, tables: readonly string[])
   tables.forEach(assertTable);
   await db.raw(`
     ${TABLE};
-    CREATE FUNCTION bump_account_versions() RETURNS trigger LANGUAGE plpgsql AS $$
+    CREATE FUNCTION bump_account_versions() RETURNS trigger LANGUAGE plpgsql ${IN_SCHEMA} AS $$
     BEGIN
       INSERT INTO account_versions AS v (account_id, version, changed_at)
       SELECT account_id, ${NEXT_VERSION}, now()

@@ -111,6 +111,13 @@ describe("db", () => {
           throw new Error("rolled back");
         }).catch(() => undefined);
       expect(await moved(rolledBack)).toEqual([false, false, false]);
+      // A session with another search path (an operator's psql) writes too.
+      const elsewhere = createDb({ url: database.url, schema: "public" });
+      try {
+        expect(await moved(() => elsewhere.raw("INSERT INTO versioned.things (id, account_id) VALUES (6, ?)", [a]))).toEqual([true, false, false]);
+      } finally {
+        await elsewhere.destroy();
+      }
     } finally {
       await db.destroy();
     }
