@@ -3,7 +3,7 @@ import type { Client } from "@connectrpc/connect";
 import { catalogueV1, toRestJson } from "@analytics/contracts";
 import { route, type RouteContext } from "../http/route";
 import { generalResponseSchema } from "../http/schemas";
-import type { CallAs } from "../clients";
+import { dataVersionOf, type CallAs } from "../clients";
 import { mappingTableSchema, mappingType, mappingValues } from "./catalogue-schemas";
 
 const { MappingTableSchema } = catalogueV1;
@@ -40,6 +40,7 @@ function listMappingTables({ ctx, catalogue, as }: Deps): void {
     summary: "List mapping tables",
     tag,
     auth: "bearer",
+    dataVersion: dataVersionOf(as, { catalogue }),
     query: { mappingType: mappingType.optional() },
     responses: { 200: { description: "tables", schema: z.array(mappingTableSchema) }, 400: badRequest },
     handler: async ({ query, caller }) =>

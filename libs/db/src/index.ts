@@ -7,6 +7,7 @@ import { from as copyFrom } from "pg-copy-streams";
 export type Db = Knex;
 export type Tx = Knex.Transaction;
 
+export { accountVersion, bumpAccountVersions, createAccountVersions, createAccountVersionsTable } from "./account-versions";
 export { jsonProblems, unstorableText } from "./storable";
 export { TableSpec, fieldViolations, tableSpec, type Row, type TableSpecOptions } from "./table";
 

@@ -20,7 +20,7 @@ import type { ReplicaOptions } from "./replicas";
 import { createServiceTransport } from "./transport";
 
 export { consumerHandler, type ConsumerDefinition, type Delivery } from "./consumers";
-export { batchResponse, batchResult, commit, dispatch, itemOutcome, MAX_PAGE_SIZE, on, pageOf, type Dispatch, type ItemOutcome, type Page, type Route } from "./kit";
+export { accountVersionHandler, batchResponse, batchResult, commit, dispatch, itemOutcome, MAX_PAGE_SIZE, on, pageOf, type Dispatch, type ItemOutcome, type Page, type Route } from "./kit";
 export { createServiceTransport } from "./transport";
 export { consumerLagMetrics, storeMetrics } from "./metrics";
 export type { ReplicaOptions } from "./replicas";

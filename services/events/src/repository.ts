@@ -504,8 +504,3 @@ export async function backlogByEndpoint(db: Db): Promise<{ endpoint_id: string; 
   return rows;
 }
 
-/** The version of the account's queue (0 before its first entry), moved on by the triggers of migration 007. */
-export async function accountVersion(db: Db, accountId: string): Promise<bigint> {
-  const { rows } = await db.raw("SELECT coalesce((SELECT version FROM account_versions WHERE account_id = ?), 0)::text AS version", [accountId]);
-  return BigInt(rows[0].version);
-}
