@@ -71,6 +71,7 @@ export class Replica {
       this.release();
       throw error;
     }
+    listenForErrors(stream.session);
     // No first byte in time: is the replica still there?
     const timer = setTimeout(() => this.check(stream.session), this.firstByteTimeoutMs);
     stream.once("response", () => clearTimeout(timer));
@@ -135,6 +136,19 @@ export class Replica {
     this.probing = true;
     void this.sessions.connect().finally(() => (this.probing = false));
   }
+}
+
+const heard = new WeakSet<http2.Http2Session>();
+
+/**
+ * connect-node's session manager destroys an idle session that receives GOAWAY (a replica closing)
+ * with an error, and when a call is opened before that error is emitted it stops listening for
+ * it: unheard, the error would end the process. The session is given up all the same.
+ */
+function listenForErrors(session: http2.Http2Session | undefined): void {
+  if (!session || heard.has(session)) return;
+  heard.add(session);
+  session.on("error", () => undefined);
 }
 
 /** True when `session` answers a PING within `ms`. */

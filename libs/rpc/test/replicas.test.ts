@@ -7,6 +7,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { eventsV1 } from "@analytics/contracts";
 import { eventually } from "@analytics/testing";
 import { createServiceTransport } from "../src";
+import { Replica } from "../src/replicas";
 
 /**
  * Replicas of one service on one port at several loopback addresses (Linux answers on all of
@@ -152,6 +153,46 @@ describe("createServiceTransport over the replicas of a service", () => {
     } finally {
       await a.stop();
       await b.stop();
+    }
+  });
+
+  it("survives a replica closing an idle session (GOAWAY) while a call is being opened on it", async () => {
+    // connect-node's session manager destroys an idle session that receives GOAWAY with an error,
+    // and a call opened meanwhile makes it stop listening for that error: unheard, it would end
+    // the process (a gateway crashed so when a service replica shut down in a rolling update).
+    const server = http2.createServer((req, res) => req.resume().on("end", () => res.end()));
+    const sessions = new Set<http2.ServerHttp2Session>();
+    server.on("session", (session) => sessions.add(session));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as AddressInfo).port;
+    const replica = new Replica(`http://events.idle.test:${port}`, "127.0.0.1", port);
+    const call = async () => {
+      const stream = await replica.request("/events.v1.EventsService/ListEvents", { ":method": "POST", ":path": "/events.v1.EventsService/ListEvents" });
+      const { session } = stream;
+      stream.end();
+      stream.resume();
+      await new Promise((resolve) => stream.once("close", resolve));
+      return session!;
+    };
+    try {
+      const session = await call();
+      const goaway = new Promise<void>((resolve) =>
+        session.once("goaway", () => {
+          // After the manager's own listener: the session is destroyed, its error not yet emitted.
+          void call().catch(() => undefined);
+          resolve();
+        }),
+      );
+      const closed = new Promise((resolve) => session.once("close", resolve));
+      for (const s of sessions) s.close();
+      await goaway;
+      await closed;
+      // The process lives on, and the replica answers calls on a new session.
+      expect(await call()).not.toBe(session);
+    } finally {
+      replica.retire();
+      for (const s of sessions) s.destroy();
+      server.close();
     }
   });
 
