@@ -21,9 +21,9 @@
 //
 //   node deploy/cluster/run.mjs [--short] [--seconds N] [--keep-logs]
 //
-// --short (the CI's e2e/cluster.e2e.test.ts): 12 s of kills (3), one rolling update of each order
-// for a service and for a gateway, the frozen replica; without it 90 s of kills (12) and both
-// orders for every service and gateway, each replica. Environment: TEST_DATABASE_URL (an admin
+// --short (the CI's e2e/cluster.e2e.test.ts): 12 s of kills (3), a rolling update of the catalogue
+// service in each order (one replica each), the frozen replica; without it 90 s of kills (12) and
+// both orders for every service and the gateway, each replica. Environment: TEST_DATABASE_URL (an admin
 // connection to create the database, default postgres://postgres@127.0.0.1:5432/postgres),
 // NATS_SERVER (default nats-server on the PATH, else /usr/sbin/nats-server). Exits 0 when
 // everything holds, 1 with the failures listed.
@@ -156,7 +156,7 @@ function launch(p) {
   p.expectedExit = false;
   p.answered = false;
   p.child.once("exit", (code, signal) => {
-    if (!p.expectedExit && !stopping) failures.push(`${p.name} exited by itself (${code ?? signal}); see ${join(dir, `${p.name}.log`)}`);
+    if (!p.expectedExit && !p.starting && !stopping) failures.push(`${p.name} exited by itself (${code ?? signal}); see ${join(dir, `${p.name}.log`)}`);
   });
 }
 
@@ -301,11 +301,33 @@ async function startAll(list) {
   await Promise.all(list.map(ready));
 }
 
-/** Waits until a process answers ready while it shows activity; one that exits meanwhile fails at once, with its log. */
+/** Start-ups that failed and were tried again, for the summary. */
+const restarts = [];
+
+/**
+ * Waits until a process answers ready while it shows activity. One that exits meanwhile is
+ * started again, as Kubernetes restarts a container (on a loaded machine Postgres may refuse a
+ * connection: "too many clients"); the third exit fails the run, with its log.
+ */
 async function ready(p) {
-  const exited = new Promise((_, reject) => p.child.once("exit", (code, signal) => reject(new Error(`${p.name} exited (${code ?? signal}) while starting: ${readFileSync(join(dir, `${p.name}.log`), "utf8").slice(-1500)}`))));
-  exited.catch(() => undefined);
-  await Promise.race([until(`${p.name} ready`, () => p.ready(), { moved: () => activity(p) }), exited]);
+  for (let attempt = 1; ; attempt++) {
+    let exited;
+    const exit = new Promise((resolve) => p.child.once("exit", (code, signal) => resolve((exited = code ?? signal))));
+    p.starting = true;
+    try {
+      await until(`${p.name} ready`, () => exited !== undefined || p.ready(), { moved: () => activity(p) });
+    } finally {
+      p.starting = false;
+    }
+    if (exited === undefined) break;
+    await exit;
+    const tail = readFileSync(join(dir, `${p.name}.log`), "utf8").slice(-1500);
+    if (attempt === 3) throw new Error(`${p.name} exited (${exited}) while starting, ${attempt} times: ${tail}`);
+    restarts.push(`${p.name} exited (${exited}) while starting: ${tail.trim().split("\n")[0]}`);
+    log(`${p.name} exited (${exited}) while starting; starting it again`);
+    await sleep(1000 * attempt);
+    launch(p);
+  }
   progressed();
 }
 
@@ -353,17 +375,24 @@ async function rollStopFirst(kind, slot) {
 const scenarios = [];
 let scenario;
 function beginScenario(name, { failuresAllowed = false } = {}) {
-  scenario = { name, failuresAllowed, requests: 0, failed: 0, samples: [], durations: [], started: performance.now() };
+  scenario = { name, failuresAllowed, requests: 0, failed: 0, inFlight: 0, samples: [], durations: [], started: performance.now() };
   scenarios.push(scenario);
   return scenario;
 }
 beginScenario("start-up", { failuresAllowed: true });
 
+/** A request starting: counted in the current scenario. */
+function begin() {
+  scenario.inFlight++;
+  return { s: scenario, at: performance.now() };
+}
+
 /** Counts one request in the scenario it started in. */
-function record(s, startedAt, ok, what) {
+function record({ s, at: startedAt }, ok, what) {
   progressed();
+  s.inFlight--;
   s.requests++;
-  s.durations.push({ at: startedAt, ms: performance.now() - startedAt });
+  s.durations.push({ at: startedAt, ms: performance.now() - startedAt, ok });
   if (!ok) {
     s.failed++;
     if (s.samples.length < 5) s.samples.push(what);
@@ -444,10 +473,9 @@ function client(n, token) {
   /** Sends until acknowledged (at most 120 tries); an answer that is not 2xx, or none, is a retry through the other gateway. */
   const write = async (method, path, body) => {
     for (let attempt = 1; ; attempt++) {
-      const s = scenario;
-      const at = performance.now();
+      const started = begin();
       const res = await call(method, path, body).catch((error) => ({ status: 0, body: String(error.cause ?? error) }));
-      record(s, at, ok(res), `${method} ${path}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+      record(started, ok(res), `${method} ${path}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
       if (ok(res)) return void acknowledged++;
       if (res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.body).slice(0, 500)}`);
       if (attempt >= 120) throw new Error(`${method} ${path} never acknowledged: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
@@ -533,14 +561,19 @@ function client(n, token) {
       const kinds = Object.keys(ops);
       while (!done()) await ops[kinds[Math.floor(Math.random() * kinds.length)]]();
     },
+    /** One read of the products (the catalogue service), counted; it must answer 200. */
+    readProducts: async () => {
+      const started = begin();
+      const res = await call("GET", READS[0]).catch((error) => ({ status: 0, body: String(error.cause ?? error) }));
+      record(started, res.status === 200, `GET ${READS[0]}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+    },
     /** Reads, one at a time, until `done()`; each must answer 200. */
     read: async (done) => {
       for (let i = n; !done(); i++) {
-        const s = scenario;
-        const at = performance.now();
+        const started = begin();
         const path = READS[i % READS.length];
         const res = await call("GET", path).catch((error) => ({ status: 0, body: String(error.cause ?? error) }));
-        record(s, at, res.status === 200, `GET ${path}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+        record(started, res.status === 200, `GET ${path}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
         if (res.status !== 200) turn++;
       }
     },
@@ -804,22 +837,28 @@ async function callsAnswered(p) {
  * check takes it out of the rotation, so calls started after that do not wait for it; resumed, it
  * must take calls again. Returns when it did.
  */
-async function freeze(p, ms) {
+async function freeze(p, ms, readProducts) {
   const s = beginScenario(`frozen ${p.name} for ${ms / 1000} s`);
+  // No request of an earlier scenario left to be caught by the freeze.
+  await until("the requests of earlier scenarios answered", () => scenarios.every((other) => other === s || other.inFlight === 0));
   log(`SIGSTOP ${p.name}`);
   p.child.kill("SIGSTOP");
   const stoppedAt = performance.now();
-  // The freeze's length is the scenario, not a wait for a condition.
-  await sleep(ms);
+  // Besides the clients (each waits for its answer, so a few calls stuck on the frozen replica
+  // stop them all), a read of the products every 50 ms whatever the answers.
+  const reads = [];
+  while (performance.now() - stoppedAt < ms) {
+    reads.push(readProducts());
+    await sleep(50);
+  }
   p.child.kill("SIGCONT");
   const resumedAt = performance.now();
+  Object.assign(s, { stoppedAt, resumedAt });
+  await Promise.all(reads);
   // Calls in flight when it froze end now; calls it takes from here on are new ones.
   const { before } = await until(`${p.name} answering after SIGCONT`, async () => ({ before: await callsAnswered(p) }));
   let now = before;
   await until(() => `${p.name} taking calls again after SIGCONT (${now - before} since)`, async () => (now = await callsAnswered(p)) >= before + 10);
-  const waited = s.durations.filter((d) => d.at < resumedAt && d.ms > 1000);
-  s.lastWaitingCall = waited.length ? (Math.max(...waited.map((d) => d.at)) - stoppedAt) / 1000 : 0;
-  s.later = s.durations.filter((d) => d.at >= stoppedAt + 2500 && d.at < resumedAt);
   log(`SIGCONT ${p.name}: taking calls again ${((performance.now() - resumedAt) / 1000).toFixed(1)} s after`);
 }
 
@@ -892,7 +931,7 @@ async function main() {
     if (performance.now() < writeStart + writeSeconds * 1000) await sleep(writeStart + writeSeconds * 1000 - performance.now());
 
     // 2. Rolling updates, one replica at a time, each order; --short: one replica each.
-    for (const kind of short ? ["catalogue", "gateway"] : [...services, "gateway"]) {
+    for (const kind of short ? ["catalogue"] : [...services, "gateway"]) {
       for (const [order, roll, slots] of [
         ["new pod first", rollNewFirst, short ? [0] : [0, 1]],
         ["stop first", rollStopFirst, short ? [1] : [0, 1]],
@@ -903,7 +942,7 @@ async function main() {
     }
 
     // 3. A frozen replica (of the service most calls go to).
-    await freeze(pods.catalogue[0], 5_000);
+    await freeze(pods.catalogue[0], 5_000, clients[0].readProducts);
     beginScenario("after", { failuresAllowed: true });
   })();
   await Promise.race([scenarioRun, clientFailed]);
@@ -911,10 +950,17 @@ async function main() {
   await running;
   const stats = clients.map((c) => c.stats());
   log(`load done: ${stats.map((s) => s.acknowledged).join(" + ")} acknowledged writes, ${stats.map((s) => s.retries).join(" + ")} re-sent; per scenario (requests: reads and write attempts, by when they started):`);
+  if (restarts.length) log(`start-ups tried again: ${restarts.join("; ")}`);
   const problems = [...failures];
   for (const s of scenarios.filter((s) => s.requests)) {
     log(`  ${s.name}: ${summary(s)}`);
-    if (s.later) log(`    calls started 2.5 s into the freeze until SIGCONT: ${summary({ requests: s.later.length, failed: 0 }, s.later)}; the last call that waited over 1 s started ${s.lastWaitingCall.toFixed(1)} s after SIGSTOP`);
+    if (s.stoppedAt) {
+      // How soon calls stopped going to the frozen replica: the last one started before SIGCONT that waited over a second.
+      const waited = s.durations.filter((d) => d.at < s.resumedAt && d.ms > 1000);
+      const lastWaiting = waited.length ? (Math.max(...waited.map((d) => d.at)) - s.stoppedAt) / 1000 : 0;
+      const later = s.durations.filter((d) => d.at >= s.stoppedAt + 2500 && d.at < s.resumedAt);
+      log(`    requests started from 2.5 s into the freeze until SIGCONT: ${summary({ requests: later.length, failed: later.filter((d) => !d.ok).length }, later)}; ${waited.length} waited over 1 s, the last of them started ${lastWaiting.toFixed(1)} s after SIGSTOP`);
+    }
     if (s.failed) log(`    failed: ${s.samples.join("\n      ")}`);
     if (s.failed && !s.failuresAllowed) problems.push(`${s.name}: ${s.failed} of ${s.requests} requests failed, e.g. ${s.samples[0]}`);
   }
@@ -982,6 +1028,8 @@ const watchdog = setInterval(() => {
 main().then(
   (code) => exit(code, keepLogs || code !== 0),
   (error) => {
+    // Interrupted: the clean-up under way ends the run.
+    if (cleaning) return;
     console.error(`cluster run failed (logs in ${dir}):`, error);
     return exit(1, true);
   },
