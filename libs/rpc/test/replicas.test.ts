@@ -283,6 +283,39 @@ describe("createServiceTransport over the replicas of a service", () => {
     }
   });
 
+  it("resolves the name again at once when its only known replica is found frozen, and calls the new one", async () => {
+    // A rolling update: the name lists a new replica B the client has not resolved yet (its
+    // refresh is a minute away) when A, the only one it knows, freezes.
+    const a = await processReplica("127.0.0.1", 0);
+    const b = await processReplica("127.0.0.2", a.port);
+    try {
+      const dns = dnsName(a.address);
+      const client = createClient(eventsV1.EventsService, createServiceTransport(`http://events.replaced.test:${a.port}`, { lookup: dns.lookup, refreshMs: 60_000, firstByteTimeoutMs: 300 }));
+      await client.listEvents({});
+      dns.addresses = [a.address, b.address];
+      a.child.kill("SIGSTOP");
+      const frozenAt = Date.now();
+      const late: { startedAfterMs: number; ms: number; ok: boolean }[] = [];
+      const calls: Promise<void>[] = [];
+      while (Date.now() - frozenAt < 2_000) {
+        const started = Date.now();
+        const done = (ok: boolean) => () => void late.push({ startedAfterMs: started - frozenAt, ms: Date.now() - started, ok });
+        calls.push(client.listEvents({}, { timeoutMs: 3_000 }).then(done(true), done(false)));
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await Promise.all(calls);
+      // Found frozen after 300 ms plus 300 ms: from 1 s on, every call is B's, at once.
+      const afterEjection = late.filter((c) => c.startedAfterMs > 1_000);
+      expect(afterEjection.length).toBeGreaterThan(20);
+      expect(afterEjection.filter((c) => !c.ok || c.ms > 500)).toEqual([]);
+      expect(b.served.calls).toBeGreaterThan(20);
+    } finally {
+      a.child.kill("SIGCONT");
+      a.stop();
+      b.stop();
+    }
+  });
+
   it("takes a replica whose connection hangs for broken after connectTimeoutMs, and sends its calls to another", async () => {
     const a = await replica("127.0.0.1", 0);
     const stopHole = await blackhole("127.0.0.4", a.port);
