@@ -5,7 +5,7 @@ import type { Bus } from "./types";
 
 export * from "./types";
 export { InProcessBus } from "./in-process";
-export { NatsBus, MAX_MESSAGE_BYTES, MAX_DELIVER, ACK_WAIT_MS, DUPLICATE_WINDOW_SECONDS, DEFAULT_MAX_AGE_SECONDS, consumerName } from "./nats";
+export { NatsBus, MAX_MESSAGE_BYTES, MAX_DELIVER, ACK_WAIT_MS, DUPLICATE_WINDOW_SECONDS, DEFAULT_MAX_AGE_SECONDS, DEFAULT_PARTITIONS, consumerName, partitionOf } from "./nats";
 
 /** NATS JetStream when a URL is given, otherwise the in-process bus. */
 export async function createBus(options: {
@@ -14,6 +14,7 @@ export async function createBus(options: {
   subjectPrefix?: string;
   maxAgeSeconds?: number;
   replicas?: number;
+  partitions?: number;
   logger?: Logger;
   name?: string;
 }): Promise<Bus> {

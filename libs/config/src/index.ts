@@ -30,6 +30,11 @@ export const configSchema = z.object({
   NATS_STREAM_MAX_AGE_SECONDS: z.coerce.number().int().min(3600).default(7 * 24 * 3600),
   /** Copies of the stream across a JetStream cluster (3 in the chart); an existing stream is brought to it at start. */
   NATS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
+  /**
+   * Partitions of every subject: an account's messages travel on one, read by a durable consumer
+   * of its own, so one account's backlog holds back only the accounts of its partition.
+   */
+  NATS_PARTITIONS: z.coerce.number().int().min(1).max(64).default(8),
   DATA_DIR: z.string().default("./.data"),
   /** Gateway HTTP port. */
   PORT: port.default(8080),
@@ -164,6 +169,7 @@ export function busSettings(config: Config) {
     subjectPrefix: config.NATS_SUBJECT_PREFIX,
     maxAgeSeconds: config.NATS_STREAM_MAX_AGE_SECONDS,
     replicas: config.NATS_STREAM_REPLICAS,
+    partitions: config.NATS_PARTITIONS,
   };
 }
 
