@@ -1,0 +1,142 @@
+// Issue 35 item 4: one account's bulk load must not delay everyone. Account B writes single
+// products, one after the other, each timed from its request until it is in B's event queue
+// (GET /v2/api/events, update_sku) and until planning knows it (a sales plan for its key is
+// accepted: POST /v2/api/planning/sales-plans/batch answers 404 for a key planning does not know). Idle first (B alone), then while account A loads PRODUCTS products in batches
+// of 1000; A's own lag too: from each batch's answer until the queue holds its 1000 entries.
+// Target: B's p99 loaded at most 2x its p99 idle, for the queue and for planning.
+// The deployables separate on JetStream by default (as production runs them; `--single`: the
+// single process with NATS). A and B are accounts whose messages travel on different partitions
+// (libs/bus partitionOf, NATS_PARTITIONS): two accounts of one partition share its consumers.
+// Usage: node bench/fairness.mjs [--products 100000] [--idle-probes 30] [--single]   (`npm run build` first)
+// Needs the local Postgres and NATS (TEST_DATABASE_URL / TEST_NATS_URL); makes its own database
+// and stream and removes them.
+import { randomBytes } from "node:crypto";
+import { arg, startPlatform, startSeparately } from "./platform.mjs";
+
+const PRODUCTS = Number(arg("--products", 100_000));
+const PER_BATCH = 1000;
+const IDLE_PROBES = Number(arg("--idle-probes", 30));
+const PARTITIONS = Number(process.env.NATS_PARTITIONS ?? 8);
+const natsUrl = process.env.TEST_NATS_URL ?? "nats://127.0.0.1:4222";
+
+const pct = (xs, p) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] : NaN);
+const summary = (xs) => ({ n: xs.length, p50Ms: Math.round(pct(xs, 50)), p99Ms: Math.round(pct(xs, 99)), maxMs: Math.round(Math.max(...xs)) });
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** libs/bus partitionOf: FNV-1a of the account id, modulo the partitions. */
+function partitionOf(accountId, partitions) {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < accountId.length; i++) hash = Math.imul(hash ^ accountId.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % partitions;
+}
+
+const platform = process.argv.includes("--single")
+  ? await (async () => {
+      const stream = `FAIR${randomBytes(3).toString("hex").toUpperCase()}`;
+      const p = await startPlatform({ env: { NATS_URL: natsUrl, NATS_STREAM: stream, NATS_SUBJECT_PREFIX: `${stream.toLowerCase()}.`, LOG_LEVEL: "warn" } });
+      return {
+        ...p,
+        stop: async () => {
+          await p.stop();
+          const { connect } = await import("@nats-io/transport-node");
+          const { jetstreamManager } = await import("@nats-io/jetstream");
+          const nc = await connect({ servers: natsUrl });
+          await (await jetstreamManager(nc)).streams.delete(stream).catch(() => undefined);
+          await nc.close();
+        },
+      };
+    })()
+  : await startSeparately();
+
+try {
+  const a = await platform.signUp("Loading");
+  let b = await platform.signUp("Single");
+  while (partitionOf(b.accountId, PARTITIONS) === partitionOf(a.accountId, PARTITIONS)) b = await platform.signUp("Single");
+  const month = new Date().toISOString().slice(0, 7);
+
+  const queueCount = async (token) => Number((await platform.call("GET", "/v2/api/events?pageSize=1&event_type=update_sku", undefined, token)).headers.get("x-total-count"));
+  const inPlanning = async (key) => {
+    const res = await platform.call("POST", "/v2/api/planning/sales-plans/batch", [{ key, channel: 1, month, volume: 1 }], b.token);
+    const status = res.body[0]?.statusCode;
+    if (res.status >= 300 || status === undefined || (status !== 404 && status >= 300)) throw new Error(`sales plan: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+    return status !== 404;
+  };
+
+  // One product of B: milliseconds until it is in B's queue, and until planning knows it.
+  let bWritten = 0;
+  const probe = async () => {
+    const n = ++bWritten;
+    const sku = `B-${n}`;
+    const t0 = performance.now();
+    const res = await platform.call("POST", "/v2/api/products/batch", [{ key: sku, sku, season: "SS27", productName: `B ${n}` }], b.token);
+    if (res.status !== 201) throw new Error(`B's product ${n}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+    let queueMs;
+    let planningMs;
+    while (queueMs === undefined || planningMs === undefined) {
+      const [queued, planned] = await Promise.all([queueMs === undefined ? queueCount(b.token) : n, planningMs === undefined ? inPlanning(sku) : true]);
+      if (queueMs === undefined && queued >= n) queueMs = performance.now() - t0;
+      if (planningMs === undefined && planned) planningMs = performance.now() - t0;
+      if (performance.now() - t0 > 300_000) throw new Error(`B's product ${n} not through within 300 s`);
+      if (queueMs === undefined || planningMs === undefined) await sleep(10);
+    }
+    return { queueMs, planningMs };
+  };
+
+  const idle = [];
+  for (let i = 0; i < IDLE_PROBES; i++) idle.push(await probe());
+
+  // A's load, with its own lag: each batch's answer until the queue holds its entries.
+  const answered = [];
+  const aLags = [];
+  let loading = true;
+  const load = (async () => {
+    const t0 = performance.now();
+    for (let batch = 0; batch < PRODUCTS / PER_BATCH; batch++) {
+      const items = Array.from({ length: PER_BATCH }, (_, i) => ({ key: `A-${batch}-${i}`, sku: `A-${batch}-${i}`, season: "SS27", productName: `A ${i}` }));
+      const res = await platform.call("POST", "/v2/api/products/batch", items, a.token);
+      if (res.status !== 201) throw new Error(`A's batch ${batch}: ${res.status}`);
+      answered.push(performance.now());
+    }
+    return performance.now() - t0;
+  })().finally(() => (loading = false));
+  const watchA = (async () => {
+    let seen = 0;
+    while (seen < PRODUCTS) {
+      const count = await queueCount(a.token);
+      while (seen < Math.floor(count / PER_BATCH) * PER_BATCH && answered.length > seen / PER_BATCH) {
+        aLags.push(performance.now() - answered[seen / PER_BATCH]);
+        seen += PER_BATCH;
+      }
+      await sleep(100);
+    }
+    return performance.now();
+  })();
+  const loaded = [];
+  const loadStart = performance.now();
+  while (loading) loaded.push(await probe());
+  const writesMs = await load;
+  const aDoneMs = (await watchA) - loadStart;
+
+  const result = {
+    partitions: PARTITIONS,
+    products: PRODUCTS,
+    idle: { queue: summary(idle.map((r) => r.queueMs)), planning: summary(idle.map((r) => r.planningMs)) },
+    loaded: { queue: summary(loaded.map((r) => r.queueMs)), planning: summary(loaded.map((r) => r.planningMs)) },
+    a: { writesMs: Math.round(writesMs), queueCompleteMs: Math.round(aDoneMs), batchToQueue: summary(aLags) },
+  };
+  const ratio = (what) => +(result.loaded[what].p99Ms / result.idle[what].p99Ms).toFixed(2);
+  result.p99Ratio = { queue: ratio("queue"), planning: ratio("planning") };
+  for (const what of ["queue", "planning"]) {
+    console.log(
+      `B's single product -> ${what}: idle p50 ${result.idle[what].p50Ms} ms p99 ${result.idle[what].p99Ms} ms (${result.idle[what].n}); ` +
+        `while A loads: p50 ${result.loaded[what].p50Ms} ms p99 ${result.loaded[what].p99Ms} ms (${result.loaded[what].n}) -> p99 ratio ${result.p99Ratio[what]} (target <= 2)`,
+    );
+  }
+  console.log(
+    `A: ${PRODUCTS} products in ${PRODUCTS / PER_BATCH} batches written in ${result.a.writesMs} ms, all in its queue at ${result.a.queueCompleteMs} ms; ` +
+      `batch answer -> its entries in the queue p50 ${result.a.batchToQueue.p50Ms} ms p99 ${result.a.batchToQueue.p99Ms} ms`,
+  );
+  console.log(JSON.stringify({ fairness: result }));
+} finally {
+  await platform.stop();
+}
