@@ -8,7 +8,7 @@
 // The deployables separate on JetStream by default (as production runs them; `--single`: the
 // single process with NATS). A and B are accounts whose messages travel on different partitions
 // (libs/bus partitionOf, NATS_PARTITIONS): two accounts of one partition share its consumers.
-// Usage: node bench/fairness.mjs [--products 100000] [--idle-probes 30] [--single]   (`npm run build` first)
+// Usage: node bench/fairness.mjs [--products 100000] [--writers 1] [--idle-probes 30] [--single]   (`npm run build` first)
 // Needs the local Postgres and NATS (TEST_DATABASE_URL / TEST_NATS_URL); makes its own database
 // and stream and removes them.
 import { randomBytes } from "node:crypto";
@@ -17,6 +17,8 @@ import { ADMIN, arg, startPlatform, startSeparately } from "./platform.mjs";
 const PRODUCTS = Number(arg("--products", 100_000));
 const PER_BATCH = 1000;
 const IDLE_PROBES = Number(arg("--idle-probes", 30));
+/** A's batches in flight at once: more than one makes A write faster than its messages are consumed, so a backlog builds. */
+const WRITERS = Number(arg("--writers", 1));
 const PARTITIONS = Number(process.env.NATS_PARTITIONS ?? 8);
 const natsUrl = process.env.TEST_NATS_URL ?? "nats://127.0.0.1:4222";
 
@@ -93,14 +95,18 @@ try {
   const answered = [];
   const aLags = [];
   let loading = true;
-  const load = (async () => {
-    const t0 = performance.now();
-    for (let batch = 0; batch < PRODUCTS / PER_BATCH; batch++) {
+  let nextBatch = 0;
+  const writer = async () => {
+    for (let batch = nextBatch++; batch < PRODUCTS / PER_BATCH; batch = nextBatch++) {
       const items = Array.from({ length: PER_BATCH }, (_, i) => ({ key: `A-${batch}-${i}`, sku: `A-${batch}-${i}`, season: "SS27", productName: `A ${i}` }));
       const res = await platform.call("POST", "/v2/api/products/batch", items, a.token);
       if (res.status !== 201) throw new Error(`A's batch ${batch}: ${res.status}`);
       answered.push(performance.now());
     }
+  };
+  const load = (async () => {
+    const t0 = performance.now();
+    await Promise.all(Array.from({ length: WRITERS }, writer));
     return performance.now() - t0;
   })().finally(() => (loading = false));
   const watchA = (async () => {
@@ -124,6 +130,7 @@ try {
   const result = {
     partitions: PARTITIONS,
     products: PRODUCTS,
+    writers: WRITERS,
     idle: { write: summary(idle.map((r) => r.writeMs)), queue: summary(idle.map((r) => r.queueMs)), planning: summary(idle.map((r) => r.planningMs)) },
     loaded: { write: summary(loaded.map((r) => r.writeMs)), queue: summary(loaded.map((r) => r.queueMs)), planning: summary(loaded.map((r) => r.planningMs)) },
     a: { writesMs: Math.round(writesMs), queueCompleteMs: Math.round(aDoneMs), batchToQueue: summary(aLags) },
