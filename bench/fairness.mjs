@@ -127,18 +127,26 @@ try {
   const writesMs = await load;
   const aDoneMs = (await watchA) - loadStart;
 
+  // After the write's answer: the time spent in line (relay, bus, consumers), without the write's own.
+  const phase = (rs) => ({
+    write: summary(rs.map((r) => r.writeMs)),
+    queue: summary(rs.map((r) => r.queueMs)),
+    planning: summary(rs.map((r) => r.planningMs)),
+    queueAfterWrite: summary(rs.map((r) => r.queueMs - r.writeMs)),
+    planningAfterWrite: summary(rs.map((r) => r.planningMs - r.writeMs)),
+  });
   const result = {
     partitions: PARTITIONS,
     products: PRODUCTS,
     writers: WRITERS,
-    idle: { write: summary(idle.map((r) => r.writeMs)), queue: summary(idle.map((r) => r.queueMs)), planning: summary(idle.map((r) => r.planningMs)) },
-    loaded: { write: summary(loaded.map((r) => r.writeMs)), queue: summary(loaded.map((r) => r.queueMs)), planning: summary(loaded.map((r) => r.planningMs)) },
+    idle: phase(idle),
+    loaded: phase(loaded),
     a: { writesMs: Math.round(writesMs), queueCompleteMs: Math.round(aDoneMs), batchToQueue: summary(aLags) },
   };
   const ratio = (what) => +(result.loaded[what].p99Ms / result.idle[what].p99Ms).toFixed(2);
-  result.p99Ratio = { write: ratio("write"), queue: ratio("queue"), planning: ratio("planning") };
+  result.p99Ratio = Object.fromEntries(Object.keys(result.idle).map((what) => [what, ratio(what)]));
   // The write's own answer: how much of the lag is the platform being busy, not waiting in line.
-  for (const what of ["write", "queue", "planning"]) {
+  for (const what of Object.keys(result.idle)) {
     console.log(
       `B's single product -> ${what}: idle p50 ${result.idle[what].p50Ms} ms p99 ${result.idle[what].p99Ms} ms (${result.idle[what].n}); ` +
         `while A loads: p50 ${result.loaded[what].p50Ms} ms p99 ${result.loaded[what].p99Ms} ms (${result.loaded[what].n}) -> p99 ratio ${result.p99Ratio[what]} (target <= 2)`,
