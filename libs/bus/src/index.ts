@@ -5,7 +5,7 @@ import type { Bus } from "./types";
 
 export * from "./types";
 export { InProcessBus } from "./in-process";
-export { NatsBus, MAX_MESSAGE_BYTES, MAX_DELIVER, ACK_WAIT_MS, DUPLICATE_WINDOW_SECONDS, DEFAULT_MAX_AGE_SECONDS, consumerName } from "./nats";
+export { NatsBus, MAX_MESSAGE_BYTES, MAX_DELIVER, ACK_WAIT_MS, DUPLICATE_WINDOW_SECONDS, DEFAULT_MAX_AGE_SECONDS, DEFAULT_PARTITIONS, consumerName, partitionOf } from "./nats";
 
 /** NATS JetStream when a URL is given, otherwise the in-process bus. */
 export async function createBus(options: {
@@ -15,6 +15,7 @@ export async function createBus(options: {
   maxAgeSeconds?: number;
   maxBytes?: number;
   replicas?: number;
+  partitions?: number;
   logger?: Logger;
   name?: string;
 }): Promise<Bus> {

@@ -27,6 +27,8 @@ export interface NatsBusOptions {
   replicas?: number;
   /** Ack wait of the durable consumers (default ACK_WAIT_MS; tests shorten it). */
   ackWaitMs?: number;
+  /** Partitions of every subject (default DEFAULT_PARTITIONS): an account's messages travel on one of them. */
+  partitions?: number;
   logger?: Logger;
   name?: string;
 }
@@ -48,10 +50,28 @@ export const ACK_WAIT_MS = 20_000;
 const MAX_ACK_PENDING = 1024;
 /** Deliveries of one message before it is given up on (logged as dead-lettered, then terminated). */
 export const MAX_DELIVER = 20;
+/**
+ * Partitions of every subject. A message travels on `<subject>.p<N>`, N = partitionOf(its
+ * account), and each consumer reads every partition through a durable consumer of its own: one
+ * account's backlog (a bulk load of 100,000 products) holds back only the accounts of its
+ * partition, not everyone's. An aggregate belongs to one account, so its messages stay in one
+ * partition, in stream order.
+ */
+export const DEFAULT_PARTITIONS = 8;
+
+/** The partition of an account's messages: FNV-1a of its id, modulo the partitions. */
+export function partitionOf(accountId: string, partitions: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < accountId.length; i++) hash = Math.imul(hash ^ accountId.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % partitions;
+}
+
+/** `analytics.catalogue.sku.created.p3` -> `analytics.catalogue.sku.created`. */
+const withoutPartition = (subject: string) => subject.replace(/\.p\d+$/, "");
 
 /**
  * JetStream adapter: one stream with explicit limits, a durable pull consumer per (consumer,
- * subject) with explicit acks; publishes carry Nats-Msg-Id so a relay that publishes twice
+ * subject, partition) with explicit acks; publishes carry Nats-Msg-Id so a relay that publishes twice
  * stores once, and many PubAcks are awaited at once.
  */
 export class NatsBus implements Bus {
@@ -100,6 +120,36 @@ export class NatsBus implements Bus {
     return (this.options.subjectPrefix ?? "") + subject;
   }
 
+  private get partitions(): number {
+    return this.options.partitions ?? DEFAULT_PARTITIONS;
+  }
+
+  /** The subject a message of an account travels on. */
+  partitioned(subject: string, accountId: string): string {
+    return `${subject}.p${partitionOf(accountId, this.partitions)}`;
+  }
+
+  /**
+   * The durable consumers of a consumer's subjects: one per (subject, partition), and any other
+   * of the subject's that exists: the un-partitioned one of a deployment from before partitions
+   * (it keeps reading what was published on the bare subject: a backlog from before the upgrade,
+   * or a producer not yet upgraded during a rolling one), and those of partitions beyond
+   * NATS_PARTITIONS after it was lowered. None of those is created anew; none is left unread.
+   */
+  private async partsOf(durable: string, subjects: string[]): Promise<{ name: string; filter?: string }[]> {
+    const existing = await answeringTimeouts(async () => {
+      const names: string[] = [];
+      for await (const info of await this.jsm.consumers.list(this.options.stream)) names.push(info.name);
+      return names;
+    });
+    return subjects.flatMap((subject) => {
+      const base = consumerName(durable, subject);
+      const wanted = Array.from({ length: this.partitions }, (_, p) => ({ name: `${base}__p${p}`, filter: `${subject}.p${p}` }));
+      const others = existing.filter((name) => name.startsWith(base) && /^(__p\d+)?$/.test(name.slice(base.length)) && !wanted.some((w) => w.name === name));
+      return [...wanted, ...others.map((name) => ({ name }))];
+    });
+  }
+
   async publish(messages: BusMessage[]): Promise<PublishOutcome[]> {
     return Promise.all(
       messages.map(async (message) => {
@@ -110,7 +160,7 @@ export class NatsBus implements Bus {
         h.set("Aggregate", message.aggregate);
         for (const [name, value] of Object.entries(message.trace ?? {})) h.set(name, value);
         try {
-          await this.js.publish(this.wire(message.subject), message.payload, { msgID: message.id, headers: h });
+          await this.js.publish(this.wire(this.partitioned(message.subject, message.accountId)), message.payload, { msgID: message.id, headers: h });
           return undefined;
         } catch (error) {
           return asError(error);
@@ -120,14 +170,15 @@ export class NatsBus implements Bus {
   }
 
   async subscribe(spec: ConsumerSpec): Promise<Subscription> {
-    // One durable consumer per subject: NATS servers before 2.10 (Debian's 2.9) take a single
-    // filter_subject per consumer.
-    const parts = await Promise.all(spec.subjects.map((s) => this.consumeSubject(spec, s)));
-    return { stop: async () => void (await Promise.all(parts.map((p) => p.stop()))) };
+    // One durable consumer per subject and partition: NATS servers before 2.10 (Debian's 2.9)
+    // take a single filter_subject per consumer. Each handles its batches on its own.
+    const parts = await this.partsOf(spec.durable, spec.subjects);
+    const subscriptions = await Promise.all(parts.map((part) => this.consumePart(spec, part.name, part.filter)));
+    return { stop: async () => void (await Promise.all(subscriptions.map((p) => p.stop()))) };
   }
 
-  private async consumeSubject(spec: ConsumerSpec, subject: string): Promise<Subscription> {
-    const durable = consumerName(spec.durable, subject);
+  /** Reads one durable consumer; one of `filter` is created when missing (one without reads what exists). */
+  private async consumePart(spec: ConsumerSpec, durable: string, filter: string | undefined): Promise<Subscription> {
     const ackWaitMs = this.options.ackWaitMs ?? ACK_WAIT_MS;
     const ackWait = ackWaitMs * 1_000_000;
     await answeringTimeouts(async () => {
@@ -135,7 +186,7 @@ export class NatsBus implements Bus {
         const info = await this.jsm.consumers.info(this.options.stream, durable);
         if (info.config.ack_wait !== ackWait) await this.jsm.consumers.update(this.options.stream, durable, { ack_wait: ackWait });
       } catch (error) {
-        if (!isNotFound(error)) throw error;
+        if (!isNotFound(error) || filter === undefined) throw error;
         await this.jsm.consumers.add(this.options.stream, {
           durable_name: durable,
           ack_policy: AckPolicy.Explicit,
@@ -143,7 +194,7 @@ export class NatsBus implements Bus {
           ack_wait: ackWait,
           max_ack_pending: MAX_ACK_PENDING,
           max_deliver: -1,
-          filter_subject: this.wire(subject),
+          filter_subject: this.wire(filter),
         });
       }
     });
@@ -153,7 +204,7 @@ export class NatsBus implements Bus {
     const maxBatch = spec.maxBatch ?? 256;
 
     // Messages pile up in `queue` while a batch is being handled; the next batch takes all of
-    // them at once (up to maxBatch). One batch at a time per subject keeps the subject's order.
+    // them at once (up to maxBatch). One batch at a time per subject and partition keeps its order.
     const queue: JsMsg[] = [];
     let handling: JsMsg[] = [];
     // Everything held is in progress: only a consumer that is gone lets its messages' ack wait run out.
@@ -231,7 +282,7 @@ export class NatsBus implements Bus {
     const tracestate = h?.get("tracestate");
     return {
       id,
-      subject: m.subject.startsWith(prefix) ? m.subject.slice(prefix.length) : m.subject,
+      subject: withoutPartition(m.subject.startsWith(prefix) ? m.subject.slice(prefix.length) : m.subject),
       accountId,
       occurredAt: h?.get("Occurred-At") || new Date(Number(m.info.timestampNanos) / 1e6).toISOString(),
       aggregate: h?.get("Aggregate") ?? "",
@@ -246,7 +297,7 @@ export class NatsBus implements Bus {
   }
 
   async backlog(durable: string, subjects: string[]): Promise<number> {
-    const infos = await Promise.all(subjects.map((s) => this.jsm.consumers.info(this.options.stream, consumerName(durable, s))));
+    const infos = await Promise.all((await this.partsOf(durable, subjects)).map((part) => this.jsm.consumers.info(this.options.stream, part.name)));
     return infos.reduce((sum, info) => sum + info.num_pending + info.num_ack_pending, 0);
   }
 

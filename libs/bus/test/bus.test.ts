@@ -1,12 +1,16 @@
 import { infrastructureKind } from "@analytics/errors";
 import { randomUUID } from "node:crypto";
-import { DEFAULT_MAX_AGE_SECONDS, DUPLICATE_WINDOW_SECONDS, type BusMessage, InProcessBus, NatsBus, retryDelayMs, subjectMatches } from "../src";
+import { connect, headers } from "@nats-io/transport-node";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { consumerName, DEFAULT_MAX_AGE_SECONDS, DUPLICATE_WINDOW_SECONDS, type BusMessage, InProcessBus, NatsBus, partitionOf, retryDelayMs, subjectMatches } from "../src";
 import { createTestBus, eventually, startNatsCluster, uniqueName, type TestBus } from "@analytics/testing";
 
-const message = (subject: string, text = ""): BusMessage => ({
+/** Messages are ordered per account (its partition), so the tests' messages share one unless told. */
+const ACCOUNT = randomUUID();
+const message = (subject: string, text = "", accountId = ACCOUNT): BusMessage => ({
   id: randomUUID(),
   subject,
-  accountId: randomUUID(),
+  accountId,
   occurredAt: new Date().toISOString(),
   aggregate: `thing:${randomUUID()}`,
   payload: new TextEncoder().encode(text),
@@ -167,6 +171,87 @@ describe("NatsBus (real JetStream)", () => {
     await s1.stop();
     await s2.stop();
     expect(a).toEqual(["analytics.catalogue.sku.created"]);
+  });
+});
+
+describe("NatsBus partitions (real JetStream)", () => {
+  let t: TestBus;
+  afterEach(async () => {
+    await t.close();
+  });
+  /** Two accounts whose messages travel on different partitions of `partitions`. */
+  const accountsApart = (partitions: number) => {
+    const loading = randomUUID();
+    let other = randomUUID();
+    while (partitionOf(other, partitions) === partitionOf(loading, partitions)) other = randomUUID();
+    return { loading, other };
+  };
+
+  it("one account's backlog holds back only its partition: another account's message is handled meanwhile, and each keeps its order", async () => {
+    t = await createTestBus();
+    const subject = "analytics.catalogue.sku.created";
+    const { loading, other } = accountsApart(8);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const handled: BusMessage[] = [];
+    const sub = await t.bus.subscribe({
+      durable: "events",
+      subjects: [subject],
+      handle: async (ms) => {
+        // The loading account's first batch is stuck until the other account's message is through.
+        if (ms.some((m) => m.accountId === loading)) await released;
+        handled.push(...ms);
+      },
+    });
+    const bulk = Array.from({ length: 500 }, (_, i) => message(subject, `a${i}`, loading));
+    await t.bus.publish(bulk);
+    const single = message(subject, "b", other);
+    await t.bus.publish([single]);
+    try {
+      await eventually(async () => handled.some((m) => m.id === single.id), 5_000, "the other account's message while the loading one's batch is stuck");
+    } finally {
+      release();
+    }
+    await eventually(async () => handled.length === 501);
+    await sub.stop();
+    expect(handled.filter((m) => m.accountId === loading).map(text)).toEqual(bulk.map(text));
+    expect(handled.find((m) => m.id === single.id)!.subject).toBe(subject);
+  });
+
+  it("still reads what an earlier deployment left: the un-partitioned consumer's subject, and partitions beyond a lowered count", async () => {
+    t = await createTestBus();
+    const subject = "analytics.inventory.stock.updated";
+    // A deployment with 8 partitions that published on one beyond p1 and stopped before its consumer read it.
+    let highAccount = randomUUID();
+    while (partitionOf(highAccount, 8) < 2) highAccount = randomUUID();
+    const eight = await NatsBus.connect({ url: t.url, stream: t.stream, subjectPrefix: t.subjectPrefix, partitions: 8 });
+    const earlier = await eight.subscribe({ durable: "planning", subjects: [subject], handle: async () => undefined });
+    await earlier.stop();
+    const high = message(subject, "high", highAccount);
+    expect(await eight.publish([high])).toEqual([undefined]);
+    await eight.close();
+    const nc = await connect({ servers: t.url });
+    const jsm = await jetstreamManager(nc);
+    // A deployment from before partitions: its durable consumer of the bare subject, and a message
+    // on it (published by a producer not yet upgraded).
+    await jsm.consumers.add(t.stream, { durable_name: consumerName("planning", subject), ack_policy: "explicit", filter_subject: t.subjectPrefix + subject });
+    const before = message(subject, "before");
+    const h = headers();
+    for (const [name, value] of Object.entries({ "Nats-Msg-Id": before.id, "Account-Id": before.accountId, "Occurred-At": before.occurredAt, Aggregate: before.aggregate })) h.set(name, value);
+    await jetstream(nc).publish(t.subjectPrefix + subject, before.payload, { headers: h, msgID: before.id });
+    await nc.close();
+    // Now with 2 partitions.
+    const two = await NatsBus.connect({ url: t.url, stream: t.stream, subjectPrefix: t.subjectPrefix, partitions: 2 });
+    const received: string[] = [];
+    try {
+      const sub = await two.subscribe({ durable: "planning", subjects: [subject], handle: async (ms) => void received.push(...ms.map((m) => `${m.subject} ${text(m)}`)) });
+      await eventually(async () => received.length === 2, 5_000, () => `both messages, got ${JSON.stringify(received)}`);
+      expect(await two.backlog("planning", [subject])).toBe(0);
+      await sub.stop();
+    } finally {
+      await two.close();
+    }
+    expect(received.sort()).toEqual([`${subject} before`, `${subject} high`]);
   });
 });
 

@@ -32,6 +32,11 @@ export const configSchema = z.object({
   NATS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   /** Most bytes the stream keeps; the oldest messages go first beyond it (-1: no limit but NATS_STREAM_MAX_AGE_SECONDS). */
   NATS_STREAM_MAX_BYTES: z.coerce.number().int().min(-1).default(-1),
+  /**
+   * Partitions of every subject: an account's messages travel on one, read by a durable consumer
+   * of its own, so one account's backlog holds back only the accounts of its partition.
+   */
+  NATS_PARTITIONS: z.coerce.number().int().min(1).max(64).default(8),
   DATA_DIR: z.string().default("./.data"),
   /** Gateway HTTP port. */
   PORT: port.default(8080),
@@ -178,6 +183,7 @@ export function busSettings(config: Config) {
     maxAgeSeconds: config.NATS_STREAM_MAX_AGE_SECONDS,
     maxBytes: config.NATS_STREAM_MAX_BYTES,
     replicas: config.NATS_STREAM_REPLICAS,
+    partitions: config.NATS_PARTITIONS,
   };
 }
 

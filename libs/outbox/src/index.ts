@@ -75,8 +75,19 @@ export const outboxDeadIndexMigration: Migration = {
   },
 };
 
+/**
+ * Pending rows by account: the relay takes a share of every account's rows per batch (relayOnce),
+ * finding the accounts by skipping through this index rather than reading every pending row.
+ */
+export const outboxPendingByAccountMigration: Migration = {
+  name: "000_outbox_with_waiting_by_account",
+  async up(db) {
+    await db.raw("CREATE INDEX IF NOT EXISTS outbox_pending_account ON outbox (account_id, seq) WHERE published_at IS NULL AND dead_at IS NULL");
+  },
+};
+
 /** Every outbox migration, for a service's migration list. */
-export const outboxMigrations: Migration[] = [outboxMigration, outboxTypedMigration, outboxTraceMigration, outboxDeadIndexMigration];
+export const outboxMigrations: Migration[] = [outboxMigration, outboxTypedMigration, outboxTraceMigration, outboxDeadIndexMigration, outboxPendingByAccountMigration];
 
 /** Messages over this size are refused at write time: NATS would never accept them. */
 export const MAX_OUTBOX_MESSAGE_BYTES = MAX_MESSAGE_BYTES - 16 * 1024;
@@ -315,7 +326,10 @@ export class OutboxRelay {
   }
 
   /**
-   * Publishes one batch of due rows and returns how many left. Rows are claimed in seq order
+   * Publishes one batch of due rows and returns how many left. Every account with pending rows
+   * gets a share of the batch (its oldest due rows, in seq order), so one account's bulk load of
+   * 100,000 rows does not hold back another's single change; the accounts whose oldest pending
+   * row is oldest come first when there are more accounts than rows in a batch. Rows are claimed
    * with SKIP LOCKED, so several relays (replicas) share the work without publishing a row
    * twice. Within the batch the first row of every aggregate is published at once (many
    * PubAcks in flight), then the second of each, and so on; a refused row holds back the later
@@ -324,15 +338,7 @@ export class OutboxRelay {
   async relayOnce(): Promise<number> {
     const { db, bus, logger } = this.options;
     return db.transaction(async (tx) => {
-      const claimed: OutboxRow[] = await tx("outbox")
-        .select("id", "seq", "subject", "account_id", "aggregate", "payload", "occurred_at", "attempts", "trace")
-        .whereNull("published_at")
-        .whereNull("dead_at")
-        .where("next_attempt_at", "<=", tx.fn.now())
-        .orderBy("seq")
-        .limit(this.options.batchSize ?? 500)
-        .forUpdate()
-        .skipLocked();
+      const claimed: OutboxRow[] = (await tx.raw(CLAIM_FAIRLY, [this.options.batchSize ?? 500, this.options.batchSize ?? 500])).rows;
       if (!claimed.length) return 0;
 
       // An aggregate whose earliest pending row is not in this claim (waiting for its retry, or
@@ -400,6 +406,35 @@ export class OutboxRelay {
     );
   }
 }
+
+/**
+ * The claim of relayOnce (parameters: the batch size, twice). The accounts with pending rows are
+ * found by skipping through outbox_pending_account (one index probe per account, however many
+ * rows each has); each of the (at most batch size) accounts with the oldest pending rows then
+ * gets an equal share of the batch, its oldest due rows in seq order. Rows of one account keep
+ * seq order, and an aggregate belongs to one account, so per-aggregate order is as before.
+ */
+const CLAIM_FAIRLY = `
+  WITH RECURSIVE accounts AS (
+    (SELECT account_id, seq FROM outbox WHERE published_at IS NULL AND dead_at IS NULL ORDER BY account_id, seq LIMIT 1)
+    UNION ALL
+    SELECT later.account_id, later.seq FROM accounts, LATERAL (
+      SELECT account_id, seq FROM outbox
+      WHERE published_at IS NULL AND dead_at IS NULL AND account_id > accounts.account_id
+      ORDER BY account_id, seq LIMIT 1
+    ) later
+  ), oldest AS (
+    SELECT account_id FROM accounts ORDER BY seq LIMIT ?
+  ), share AS (
+    SELECT greatest(1, ceil(?::numeric / greatest(1, count(*))))::int AS rows FROM oldest
+  )
+  SELECT claimed.* FROM oldest, share, LATERAL (
+    SELECT id, seq, subject, account_id, aggregate, payload, occurred_at, attempts, trace FROM outbox
+    WHERE account_id = oldest.account_id AND published_at IS NULL AND dead_at IS NULL AND next_attempt_at <= now()
+    ORDER BY seq LIMIT share.rows
+    FOR UPDATE SKIP LOCKED
+  ) claimed
+  ORDER BY claimed.seq`;
 
 function toBusMessage(row: OutboxRow, trace: Record<string, string> | undefined): BusMessage {
   return {

@@ -132,6 +132,21 @@ describe("outbox", () => {
     expect(labels()).toEqual(["r1", "r2", "r3", "r4"]);
   });
 
+  it("gives every account a share of each batch: one account's 5,000 pending rows do not hold back another's one row", async () => {
+    const { bus, accepted, labels } = recordingBus();
+    const loading = randomUUID();
+    const products = Array.from({ length: 50 }, () => randomUUID());
+    await enqueue(db, Array.from({ length: 5000 }, (_, n) => entry(loading, products[n % 50], `a${n}`)));
+    await enqueue(db, [entry(account, randomUUID(), "b")]);
+    const relay = new OutboxRelay({ db, bus, batchSize: 500 });
+    await relay.relayOnce();
+    expect(labels()).toContain("b");
+    // The loading account's rows still leave in write order, per product and overall.
+    while ((await relay.relayOnce()) > 0);
+    const loaded = accepted.filter((m) => m.accountId === loading).map(labelOf);
+    expect(loaded).toEqual(Array.from({ length: 5000 }, (_, n) => `a${n}`));
+  });
+
   it("dead-letters a row that keeps failing, and then lets the rest of its aggregate go", async () => {
     const a = randomUUID();
     const { bus, labels } = recordingBus((m) => labelOf(m) === "poison");
