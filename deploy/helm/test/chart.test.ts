@@ -470,12 +470,12 @@ describe("production settings (issue 35 item 5)", () => {
   });
 
   it("gives every pod METRICS_PORT, the stream's age and size limits and the migration mode as values; the gateway's DNS refresh too", () => {
-    const objects = render(required, { metrics: { port: 9100 }, nats: { streamMaxAgeSeconds: 172800, streamMaxBytes: 8589934592 }, config: { serviceDnsRefreshMs: 2000 } });
+    const objects = render(required, { metrics: { port: 9100 }, nats: { streamMaxAgeSeconds: 172800, streamMaxBytes: 8589934592, partitions: 16 }, config: { serviceDnsRefreshMs: 2000 } });
     for (const deployment of byKind(objects, "Deployment")) {
       expect(env(deployment, "METRICS_PORT").value).toBe("9100");
       expect(container(deployment).ports).toContainEqual({ name: "metrics", containerPort: 9100, protocol: "TCP" });
       expect(deployment.spec.template.metadata.annotations["prometheus.io/port"]).toBe("9100");
-      expect([env(deployment, "NATS_STREAM_MAX_AGE_SECONDS").value, env(deployment, "NATS_STREAM_MAX_BYTES").value]).toEqual(["172800", "8589934592"]);
+      expect([env(deployment, "NATS_STREAM_MAX_AGE_SECONDS").value, env(deployment, "NATS_STREAM_MAX_BYTES").value, env(deployment, "NATS_PARTITIONS").value]).toEqual(["172800", "8589934592", "16"]);
       expect(env(deployment, "MIGRATIONS").value).toBe("verify");
     }
     expect(env(named(objects, "Deployment", "analytics-gateway")!, "SERVICE_DNS_REFRESH_MS").value).toBe("2000");

@@ -195,6 +195,9 @@ dict "root" $ "name" <deployable> "config" <merged values> ["secretName" <the Se
   value: {{ $v.nats.streamMaxAgeSeconds | int | quote }}
 - name: NATS_STREAM_MAX_BYTES
   value: {{ $v.nats.streamMaxBytes | int64 | quote }}
+{{- /* Producers and consumers must agree on the partitions an account's messages travel on. */}}
+- name: NATS_PARTITIONS
+  value: {{ $v.nats.partitions | int | quote }}
 - name: METRICS_PORT
   value: {{ $v.metrics.port | int | quote }}
 {{- /* With the migration Job, the pods wait for their schema instead of migrating. */}}
