@@ -198,7 +198,7 @@ describe("inventory over HTTP", () => {
         await eventually(async () => (await waiting()) >= 2, 8_000, `both ${c.method} ${c.path} waiting for the row`);
         await holder.query("ROLLBACK");
         const answers = await Promise.all(writes);
-        expect(answers.map((a) => a.status).sort()).toEqual([200, 412]);
+        expect({ [`${c.method} ${c.path}`]: answers.map((a) => a.status).sort() }).toEqual({ [`${c.method} ${c.path}`]: [200, 412] });
         const winner = answers.findIndex((a) => a.status === 200);
         expect(answers[1 - winner].body).toMatchObject({ statusCode: 412, details: [{ path: "If-Match", message: "is not the resource's current ETag" }] });
         const now = await acme.api("GET", c.path);
