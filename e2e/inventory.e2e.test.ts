@@ -194,7 +194,7 @@ describe("inventory over HTTP", () => {
         const writes = ["First", "Second"].map((name) => acme.api(c.method, c.path, c.body(name), { "if-match": tag }));
         // Asked outside the holder's transaction: within one, pg_stat_activity stays as first read.
         const waiting = async () =>
-          (await watcher.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rows[0].n;
+          (await watcher.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1", [`%${c.table.split(".")[1]}%`])).rows[0].n;
         await eventually(async () => (await waiting()) >= 2, 8_000, `both ${c.method} ${c.path} waiting for the row`);
         await holder.query("ROLLBACK");
         const answers = await Promise.all(writes);
