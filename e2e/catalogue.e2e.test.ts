@@ -1,5 +1,5 @@
 import { eventually } from "@analytics/testing";
-import { client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, platformForFile, signUp } from "./harness";
+import { checkListTag, client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, platformForFile, signUp } from "./harness";
 
 // 1x1 PNG.
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
@@ -120,6 +120,24 @@ describe("catalogue over HTTP", () => {
     expect((await acme.api("GET", "/v2/api/mappingtables?mappingType=bad")).status).toBe(400);
     expect((await acme.api("DELETE", "/v2/api/mappingtables/colour?mappingType=products")).status).toBe(204);
     expect((await acme.api("DELETE", "/v2/api/mappingtables/colour?mappingType=products")).status).toBe(404);
+  });
+
+  it("answers its lists a weak ETag that a write of the account moves on (a price or a delete too), another account's not", async () => {
+    const a = await signUp(platform.baseUrl, ADMIN_TOKEN, "Tagged");
+    const b = await signUp(platform.baseUrl, ADMIN_TOKEN, "Untouched");
+    await a.api("POST", "/v2/api/products", { key: "T-1", brandName: "Tagged brand" });
+    await a.api("POST", "/v2/api/price-lists", { externalPriceListId: "RETAIL", name: "Retail", currency: "EUR" });
+    const products = "/v2/api/products?pageSize=10";
+    const tag = await checkListTag(a.api, products, "/v2/api/products?pageSize=10&key=T-1", () => b.api("POST", "/v2/api/products", { key: "T-1" }), () =>
+      a.api("PUT", "/v2/api/products", [{ key: "T-1", color: "red" }]),
+    );
+    // GET /products shows each product's prices: a price of the account is a new tag as well.
+    expect((await a.api("POST", "/v2/api/prices/batch", [{ listExternalID: "RETAIL", key: "T-1", price: 10 }])).body[0].statusCode).toBe(201);
+    expect((await a.api("GET", products, undefined, { "if-none-match": tag })).status).toBe(200);
+    await a.api("POST", "/v2/api/mappingtables/colour", { mappingType: "products", mappingValues: { blk: "Black" } });
+    await checkListTag(a.api, "/v2/api/mappingtables?mappingType=products", "/v2/api/mappingtables?mappingType=brands", () => b.api("POST", "/v2/api/mappingtables/colour", { mappingType: "products", mappingValues: { x: "y" } }), () =>
+      a.api("DELETE", "/v2/api/mappingtables/colour?mappingType=products"),
+    );
   });
 
   it("keeps accounts apart on every catalogue route", async () => {

@@ -325,3 +325,27 @@ export async function startOnTestServices(
     throw error;
   }
 }
+
+type Api = ReturnType<typeof client>;
+
+/**
+ * A list's weak ETag (CONTRACT "Conditional requests"): `path` answers one, another query of the
+ * same list another; a current If-None-Match is a 304 without a body; `othersWrite` (another
+ * account's) leaves the tag as it was, `write` (the account's own) gives a new one. Returns the
+ * last tag.
+ */
+export async function checkListTag(api: Api, path: string, otherQuery: string, othersWrite: () => Promise<unknown>, write: () => Promise<unknown>): Promise<string> {
+  const first = await api("GET", path);
+  const tag = first.headers.get("etag")!;
+  expect([first.status, tag]).toEqual([200, expect.stringMatching(/^W\/"[^"]+"$/)]);
+  expect((await api("GET", otherQuery)).headers.get("etag")).not.toBe(tag);
+  const notModified = await api("GET", path, undefined, { "if-none-match": tag });
+  expect([notModified.status, notModified.body, notModified.headers.get("etag")]).toEqual([304, undefined, tag]);
+  await othersWrite();
+  expect((await api("GET", path, undefined, { "if-none-match": tag })).status).toBe(304);
+  await write();
+  const changed = await api("GET", path, undefined, { "if-none-match": tag });
+  expect(changed.status).toBe(200);
+  expect(changed.headers.get("etag")).not.toBe(tag);
+  return changed.headers.get("etag")!;
+}

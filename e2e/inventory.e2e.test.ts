@@ -1,6 +1,6 @@
 import pg from "pg";
 import { eventually } from "@analytics/testing";
-import { E2E_ADMIN_TOKEN as ADMIN_TOKEN, platformForFile, signUp } from "./harness";
+import { checkListTag, E2E_ADMIN_TOKEN as ADMIN_TOKEN, platformForFile, signUp } from "./harness";
 
 /** The inventory over HTTP on real Postgres and JetStream. */
 describe("inventory over HTTP", () => {
@@ -142,6 +142,23 @@ describe("inventory over HTTP", () => {
     expect((await acme.api("GET", "/v2/api/storetrafficevents?from=yesterday")).status).toBe(400);
     expect((await other.api("GET", "/v2/api/storetrafficevents")).body).toEqual([]);
     expect((await acme.api("DELETE", "/v2/api/stores/S1")).status).toBe(200);
+  });
+
+  it("answers its lists a weak ETag that a write of the account moves on (a delete too), another account's not", async () => {
+    const a = await signUp(platform.baseUrl, ADMIN_TOKEN, "Tagged");
+    const b = await signUp(platform.baseUrl, ADMIN_TOKEN, "Untouched");
+    for (const { api } of [a, b]) {
+      await api("POST", "/v2/api/products", { key: "SKU-1" });
+      await api("POST", "/v2/api/warehouses", [{ externalId: "W1", name: "Main" }]);
+    }
+    const snapshot = (quantity: number) => [{ key: "SKU-1", availableQuantity: quantity, date: `2026-03-0${quantity}T00:00:00Z`, externalWarehouseID: "W1" }];
+    await checkListTag(a.api, "/v2/api/warehouses/stock?keys=SKU-1", "/v2/api/warehouses/stock?keys=SKU-2", () => b.api("POST", "/v2/api/warehouses/stock", snapshot(1)), () =>
+      a.api("POST", "/v2/api/warehouses/stock", snapshot(2)),
+    );
+    await a.api("POST", "/v2/api/warehouses", [{ externalId: "W2", name: "Empty" }]);
+    await checkListTag(a.api, "/v2/api/warehouses", "/v2/api/warehouses?pageSize=1", () => b.api("POST", "/v2/api/warehouses", [{ externalId: "W2", name: "Other" }]), () =>
+      a.api("DELETE", "/v2/api/warehouses/W2"),
+    );
   });
 
   it("documents every inventory route in the OpenAPI document, with the warehouse delete's 409", async () => {

@@ -1,5 +1,5 @@
 import { eventually } from "@analytics/testing";
-import { client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, platformForFile, signUp } from "./harness";
+import { checkListTag, client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, platformForFile, signUp } from "./harness";
 
 /** Pricing over HTTP on real Postgres and JetStream: lists, prices (SKUs resolved by the catalogue), products with prices. */
 describe("pricing over HTTP", () => {
@@ -148,6 +148,19 @@ describe("pricing over HTTP", () => {
     expect(deleted.body).toEqual({ statusCode: 200, error: "", message: "deleted" });
     expect((await acme.api("DELETE", `/v2/api/fxrates/${put.body.id}`)).status).toBe(404);
     expect((await acme.api("GET", "/v2/api/fxrates")).body.map((r: any) => r.id)).toEqual([first.body[0].id]);
+  });
+
+  it("answers its lists a weak ETag that a write of the account moves on (a delete too), another account's not", async () => {
+    const a = await signUp(platform.baseUrl, ADMIN_TOKEN, "Tagged");
+    const b = await signUp(platform.baseUrl, ADMIN_TOKEN, "Untouched");
+    const rate = { externalReference: "ERP", fromCurrency: "EUR", toCurrency: "SEK", rate: 11.4, fromDate: "2026-01-01" };
+    const [created] = (await a.api("POST", "/v2/api/fxrates", [rate])).body;
+    await checkListTag(a.api, "/v2/api/fxrates?fromCurrency=EUR", "/v2/api/fxrates?fromCurrency=USD", () => b.api("POST", "/v2/api/fxrates", [rate]), () =>
+      a.api("DELETE", `/v2/api/fxrates/${created.id}`),
+    );
+    await checkListTag(a.api, "/v2/api/price-lists", "/v2/api/prices", () => b.api("POST", "/v2/api/price-lists", { externalPriceListId: "L", name: "L", currency: "EUR" }), () =>
+      a.api("POST", "/v2/api/price-lists", { externalPriceListId: "L", name: "L", currency: "EUR" }),
+    );
   });
 
   it("pricats: batch upsert by (sku, season), filters comma-separated or repeated, paging", async () => {

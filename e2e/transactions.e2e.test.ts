@@ -1,4 +1,4 @@
-import { E2E_ADMIN_TOKEN as ADMIN_TOKEN, platformForFile, signUp } from "./harness";
+import { checkListTag, E2E_ADMIN_TOKEN as ADMIN_TOKEN, platformForFile, signUp } from "./harness";
 
 /** Transactions and shipments over HTTP on real Postgres and JetStream. */
 describe("transactions over HTTP", () => {
@@ -56,5 +56,15 @@ describe("transactions over HTTP", () => {
     expect((await other.api("GET", "/v2/api/transactions/T-1")).status).toBe(404);
     expect((await other.api("POST", "/v2/api/transactions/T-1/items/1/shipments", { quantity: 1 })).status).toBe(404);
     expect((await other.api("PUT", "/v2/api/transactions/", [{ ...sale, id }])).status).toBe(404);
+  });
+
+  it("answers its list a weak ETag that a write of the account moves on, another account's not", async () => {
+    const a = await signUp(platform.baseUrl, ADMIN_TOKEN, "Tagged");
+    const b = await signUp(platform.baseUrl, ADMIN_TOKEN, "Untouched");
+    const sale = (id: string) => [{ externalTransactionID: id, items: [{ externalItemID: "1", quantity: 1 }] }];
+    await a.api("POST", "/v2/api/transactions", sale("T-1"));
+    await checkListTag(a.api, "/v2/api/transactions", "/v2/api/transactions?page=2", () => b.api("POST", "/v2/api/transactions", sale("T-2")), () =>
+      a.api("POST", "/v2/api/transactions", sale("T-2")),
+    );
   });
 });

@@ -1,33 +1,52 @@
 // The platform as it runs on Kubernetes, on this machine: a 3-node NATS JetStream cluster, 2
 // gateways and 2 replicas of each service, each its own process from dist/ (`npm run build`
-// first), on a fresh database of the local Postgres. Two clients write products, prices, stock
-// and purchase orders for a bounded time while one process at a time is killed with SIGKILL (a
-// service replica, a NATS node, a gateway) and started again; then it checks what must hold:
-// every acknowledged write stored exactly once, each product's newest update_sku entry equal to
-// the product as GET /products answers it (and the entries in write order), planned volumes and
-// the breakdown (period=total over the window, period=month from the current month) equal to a
-// computation from the writes, no outbox row left unpublished, the stream on 3 servers.
+// first) on its own loopback address, on a fresh database of the local Postgres. The gateways find
+// a service's replicas by its name (<service>.cluster.test, resolved from a file the run keeps as
+// Kubernetes keeps a headless Service's DNS: deploy/cluster/resolve.mjs). Two clients write
+// products, prices, stock, purchase orders and transactions and read them back, while:
+//
+// 1. kills: one process at a time is killed with SIGKILL (a service replica, a NATS node, a
+//    gateway) and started again; a client re-sends a write that was not acknowledged;
+// 2. rolling updates, one replica at a time: a new pod first (started, ready, then the old one
+//    SIGTERMed) and stop first (SIGTERM, exit, then a new pod started and ready), for services and
+//    gateways; no client request may fail;
+// 3. a frozen replica: a service replica stopped (SIGSTOP) for 5 s and resumed; no request may fail,
+//    and the replica must take calls again.
+//
+// Then it checks what must hold: every acknowledged write stored exactly once, each product's
+// newest update_sku entry equal to the product as GET /products answers it (and every
+// acknowledged product write with its entry), planned volumes and the breakdown (period=total over the window, period=month
+// from the current month) equal to a computation from the writes, no outbox row left unpublished,
+// the stream on 3 servers. It prints per scenario the requests, failed ones and latencies.
 //
 //   node deploy/cluster/run.mjs [--short] [--seconds N] [--keep-logs]
 //
-// --short writes for about 20 s (the whole run about a minute; the CI's e2e/cluster.e2e.test.ts);
-// without it 90 s with more kills. Environment: TEST_DATABASE_URL (an admin connection to create
-// the database, default postgres://postgres@127.0.0.1:5432/postgres), NATS_SERVER (default
-// nats-server on the PATH, else /usr/sbin/nats-server). Exits 0 when everything holds, 1 with
-// the failures listed. Only loopback addresses; every process it started is stopped at the end.
+// --short (the CI's e2e/cluster.e2e.test.ts): 3 kills one after another (at least 10 s), a rolling update of the catalogue
+// service in each order (one replica each), the frozen replica; without it 90 s of kills (12) and
+// both orders for every service and the gateway, each replica. Environment: TEST_DATABASE_URL (an admin
+// connection to create the database, default postgres://postgres@127.0.0.1:5432/postgres),
+// NATS_SERVER (default nats-server on the PATH, else /usr/sbin/nats-server). Exits 0 when
+// everything holds, 1 with the failures listed.
+//
+// No fixed time limit: a stage fails when what it waits for has not moved for STALL_MS (a process
+// starting: its CPU time, output or first answer; a check: its answer), and the run stops when
+// nothing at all moved for WATCHDOG_MS. Whatever ends it (success, failure, SIGINT/SIGTERM/SIGHUP,
+// an error) it kills every process it started, drops its database and removes its temporary
+// directory (on failure it keeps the processes' logs there, and names it).
 import { spawn, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import pg from "pg";
 
 const args = process.argv.slice(2);
 const short = args.includes("--short");
-const writeSeconds = Number(args.includes("--seconds") ? args[args.indexOf("--seconds") + 1] : short ? 20 : 90);
+const writeSeconds = Number(args.includes("--seconds") ? args[args.indexOf("--seconds") + 1] : short ? 10 : 90);
 const keepLogs = args.includes("--keep-logs");
 const id = randomBytes(4).toString("hex");
 const dir = mkdtempSync(join(tmpdir(), "cluster-"));
@@ -37,9 +56,24 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const ADMIN = `cluster-admin-${randomBytes(8).toString("hex")}`;
 const secret = () => randomBytes(24).toString("hex");
 
-/** Polls `check` until it answers something truthy, at most `ms`; throws `what` on timeout. */
-async function until(what, ms, check, every = 250) {
-  const deadline = Date.now() + ms;
+/** A stage fails when what it waits for has not moved in this long. */
+const STALL_MS = 60_000;
+/** The run stops when nothing moved (no request answered, no process became ready, no check's answer changed) in this long. */
+const WATCHDOG_MS = 180_000;
+/** How long a SIGTERMed process keeps serving (its /readyz 503) before it closes; Helm's default is 3 s. */
+const DRAIN_MS = 1_000;
+
+let lastProgress = performance.now();
+const progressed = () => (lastProgress = performance.now());
+
+/**
+ * Polls `check` until it answers something truthy. It fails only when `moved()` (what shows the
+ * awaited thing advancing: a process's activity, a check's latest answer) stayed the same for
+ * `stallMs`, so a loaded machine slows a stage down without failing it.
+ */
+async function until(what, check, { moved = () => undefined, stallMs = STALL_MS, every = 250 } = {}) {
+  let mark = moved();
+  let since = performance.now();
   let last;
   for (;;) {
     try {
@@ -48,7 +82,15 @@ async function until(what, ms, check, every = 250) {
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${typeof what === "function" ? what() : what}${last ? `: ${last.message ?? last}` : ""}`);
+    const now = moved();
+    if (now !== mark) {
+      mark = now;
+      since = performance.now();
+      progressed();
+    } else if (performance.now() - since > stallMs) {
+      throw new Error(`nothing moved for ${stallMs / 1000} s waiting for ${typeof what === "function" ? what() : what}${last ? `: ${last.message ?? last}` : ""}`);
+    }
+    if (stopping) throw new Error(`stopped waiting for ${typeof what === "function" ? what() : what}`);
     await sleep(every);
   }
 }
@@ -56,18 +98,26 @@ async function until(what, ms, check, every = 250) {
 /**
  * The next free port of a block below the kernel's ephemeral range (32768 and up), so that no
  * outgoing connection of the run (to Postgres, between NATS servers) takes a port before the
- * process it was picked for restarts on it.
+ * process it was picked for restarts on it. Free on every address: each pod listens on its own.
  */
 let nextPort = 20000 + Math.floor(Math.random() * 10000);
 async function freePort() {
   for (;;) {
     const port = nextPort++;
     const free = await new Promise((resolve) => {
-      const server = net.createServer().listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+      const server = net.createServer().listen(port, "0.0.0.0", () => server.close(() => resolve(true)));
       server.once("error", () => resolve(false));
     });
     if (free) return port;
   }
+}
+
+/** A loopback address of its own for each new pod (127.0.0.10 and up), as each pod has its own IP. */
+let nextAddress = 10;
+function podAddress() {
+  const n = nextAddress++;
+  if (n % 256 === 0 || n % 256 === 255) return podAddress();
+  return `127.0.${Math.floor(n / 256)}.${n % 256}`;
 }
 
 function natsServerBinary() {
@@ -85,34 +135,65 @@ function natsServerBinary() {
 /** Every process of the run by name; each can be killed (SIGKILL) and started again alike. */
 const processes = new Map();
 const ended = (child) => child.exitCode !== null || child.signalCode !== null;
+let stopping = false;
+const failures = [];
 
-function define(name, command, argv, env, ready) {
-  const p = { name, command, argv, env, ready, child: undefined, expectedExit: false };
+function define(name, command, argv, env, ready, address) {
+  const p = { name, command, argv, env, ready, address, child: undefined, expectedExit: false, output: 0, answered: false };
   processes.set(name, p);
   return p;
 }
 
 function launch(p) {
+  // Never a process after the clean-up began: it would outlive the run.
+  if (stopping) throw new Error(`not starting ${p.name}: the run is stopping`);
   const out = createWriteStream(join(dir, `${p.name}.log`), { flags: "a" });
   p.child = spawn(p.command, p.argv, { env: p.env, stdio: ["ignore", "pipe", "pipe"] });
-  p.child.stdout.pipe(out);
-  p.child.stderr.pipe(out);
+  for (const stream of [p.child.stdout, p.child.stderr]) {
+    stream.on("data", (chunk) => (p.output += chunk.length));
+    stream.pipe(out);
+  }
   p.expectedExit = false;
+  p.answered = false;
   p.child.once("exit", (code, signal) => {
-    if (!p.expectedExit && !stopping) failures.push(`${p.name} exited by itself (${code ?? signal}); see ${join(dir, `${p.name}.log`)}`);
+    if (!p.expectedExit && !p.starting && !stopping) failures.push(`${p.name} exited by itself (${code ?? signal}); see ${join(dir, `${p.name}.log`)}`);
   });
 }
 
+/** CPU seconds a process has used (Linux /proc): a starting process on a loaded machine advances them, slowly. */
+function cpuSeconds(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** What shows a process getting somewhere: whole CPU seconds used (an idle process takes minutes for one), output, a first answer. */
+const activity = (p) => `${Math.floor(cpuSeconds(p.child.pid))}/${p.output}/${p.answered}`;
+
 async function kill(p) {
-  if (!p.child || ended(p.child)) return;
+  if (!p.child?.pid || ended(p.child)) return;
   p.expectedExit = true;
   const exited = new Promise((r) => p.child.once("exit", r));
   p.child.kill("SIGKILL");
   await exited;
 }
 
-let stopping = false;
-const failures = [];
+/** SIGTERM, as Kubernetes stops a pod: it drains, closes and must exit 0. */
+async function terminate(p) {
+  // Already gone: its exit was counted as a failure.
+  if (ended(p.child)) return;
+  p.expectedExit = true;
+  const exited = new Promise((r) => p.child.once("exit", (code, signal) => r(code ?? signal)));
+  p.child.kill("SIGTERM");
+  let code;
+  void exited.then((c) => (code = c));
+  await until(`${p.name} to exit after SIGTERM`, () => code !== undefined, { moved: () => activity(p), every: 50 });
+  if (code !== 0) failures.push(`${p.name} exited ${code} after SIGTERM; see ${join(dir, `${p.name}.log`)}`);
+}
 
 // ---- topology --------------------------------------------------------------------------------
 
@@ -129,6 +210,24 @@ const databaseUrl = (() => {
 const stream = `CLUSTER_${id.toUpperCase()}`;
 const internalToken = secret();
 const gatewaySecrets = { JWT_SECRET: secret(), API_KEY_PEPPER: secret(), ADMIN_TOKEN: ADMIN };
+const hostsFile = join(dir, "hosts.json");
+
+/** The current pod of each replica slot: pods.catalogue[0], pods.gateway[1], ... */
+const pods = {};
+/** Pods ready and not terminating: what a Service's endpoints (and a headless Service's DNS name) list. */
+const inRotation = new Set();
+/** Makes a new pod of a deployable (a service or "gateway") on a fresh address. */
+let newPod;
+
+/** Writes what each service name resolves to (the gateways read it at each lookup). */
+function publishEndpoints() {
+  const hosts = Object.fromEntries(services.map((s) => [`${s}.cluster.test`, pods[s].filter((p) => inRotation.has(p)).map((p) => p.address)]));
+  writeFileSync(`${hostsFile}.partial`, JSON.stringify(hosts));
+  renameSync(`${hostsFile}.partial`, hostsFile);
+}
+
+/** The gateways' URLs in rotation (a load balancer's backends). */
+const gatewayUrls = () => pods.gateway.filter((p) => inRotation.has(p)).map((p) => p.url);
 
 async function topology() {
   const nats = [];
@@ -146,35 +245,45 @@ async function topology() {
     NATS_STREAM: stream,
     NATS_STREAM_REPLICAS: "3",
     INTERNAL_TOKEN: internalToken,
-    HOST: "127.0.0.1",
     LOG_LEVEL: "warn",
+    SHUTDOWN_DRAIN_MS: String(DRAIN_MS),
     // 14 processes on one Postgres: 2 gateways x (2 + 1) + 12 replicas x 2 connections at most.
     DB_POOL_MAX: "2",
   };
-  const serviceUrl = {};
-  for (const s of services) {
-    for (const r of [0, 1]) {
-      const port = await freePort();
-      const health = await freePort();
-      serviceUrl[`${s}-${r}`] = `http://127.0.0.1:${port}`;
-      // The events service signs image URLs in webhook deliveries as the gateway does (JWT_SECRET).
-      const own = s === "events" ? { JWT_SECRET: gatewaySecrets.JWT_SECRET } : {};
-      define(`${s}-${r}`, process.execPath, [`dist/services/${s}/main.js`], { ...common, ...own, SERVICE_PORT: String(port), HEALTH_PORT: String(health) }, () =>
-        fetch(`http://127.0.0.1:${health}/readyz`, { signal: AbortSignal.timeout(3000) }).then((res) => res.ok),
-      );
+  // Every pod of a deployable listens on the same ports, each on its own address.
+  const ports = {};
+  for (const s of [...services, "gateway"]) ports[s] = { port: await freePort(), health: await freePort() };
+  const named = {};
+  /** Answers whether `url` says ready; any answer shows the process got somewhere. */
+  const readyz = (p, url) => async () => {
+    const res = await fetch(url, { signal: AbortSignal.timeout(3000) });
+    p.answered = true;
+    return res.ok;
+  };
+  newPod = (kind) => {
+    named[kind] = (named[kind] ?? -1) + 1;
+    const address = podAddress();
+    const { port, health } = ports[kind];
+    const name = `${kind}-${named[kind]}`;
+    if (kind === "gateway") {
+      // Each gateway calls every replica of a service by the service's name.
+      const urls = Object.fromEntries(services.map((s) => [`${s.toUpperCase()}_URL`, `http://${s}.cluster.test:${ports[s].port}`]));
+      const env = { ...common, ...gatewaySecrets, ...urls, CLUSTER_HOSTS: hostsFile, HOST: address, PORT: String(port) };
+      const p = define(name, process.execPath, ["--import", pathToFileURL(resolve("deploy/cluster/resolve.mjs")).href, "dist/gateway/main.js"], env, undefined, address);
+      p.url = `http://${address}:${port}`;
+      p.ready = readyz(p, `${p.url}/readyz`);
+      return p;
     }
-  }
-  const gateways = [];
-  for (const g of [0, 1]) {
-    const port = await freePort();
-    gateways.push(`http://127.0.0.1:${port}`);
-    // Until the gateway spreads calls over replicas, each gateway calls one replica of each service.
-    const urls = Object.fromEntries(services.map((s) => [`${s.toUpperCase()}_URL`, serviceUrl[`${s}-${g}`]]));
-    define(`gateway-${g}`, process.execPath, ["dist/gateway/main.js"], { ...common, ...gatewaySecrets, ...urls, PORT: String(port) }, () =>
-      fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(3000) }).then((res) => res.ok),
-    );
-  }
-  return { natsUrls, gateways };
+    // The events service signs image URLs in webhook deliveries as the gateway does (JWT_SECRET).
+    const own = kind === "events" ? { JWT_SECRET: gatewaySecrets.JWT_SECRET } : {};
+    const env = { ...common, ...own, HOST: address, SERVICE_PORT: String(port), HEALTH_PORT: String(health) };
+    const p = define(name, process.execPath, [`dist/services/${kind}/main.js`], env, undefined, address);
+    p.healthUrl = `http://${address}:${health}`;
+    p.ready = readyz(p, `${p.healthUrl}/readyz`);
+    return p;
+  };
+  for (const kind of [...services, "gateway"]) pods[kind] = [newPod(kind), newPod(kind)];
+  return { natsUrls };
 }
 
 async function jetStreamAnswers(url) {
@@ -187,26 +296,113 @@ async function jetStreamAnswers(url) {
   }
 }
 
-async function startAll(names, ms = 60_000) {
-  for (const n of names) launch(processes.get(n));
-  await Promise.all(names.map((n) => ready(processes.get(n), ms)));
+async function startAll(list) {
+  for (const p of list) launch(p);
+  await Promise.all(list.map(ready));
 }
 
-/** Waits until a process answers ready; one that exits meanwhile fails at once, with its log. */
-async function ready(p, ms) {
-  const exited = new Promise((_, reject) => p.child.once("exit", (code, signal) => reject(new Error(`${p.name} exited (${code ?? signal}) while starting: ${readFileSync(join(dir, `${p.name}.log`), "utf8").slice(-1500)}`))));
-  exited.catch(() => undefined);
-  await Promise.race([until(`${p.name} ready`, ms, () => p.ready()), exited]);
+/** Start-ups that failed and were tried again, for the summary. */
+const restarts = [];
+
+/**
+ * Waits until a process answers ready while it shows activity. One that exits meanwhile is
+ * started again, as Kubernetes restarts a container (on a loaded machine Postgres may refuse a
+ * connection: "too many clients"); the third exit fails the run, with its log.
+ */
+async function ready(p) {
+  for (let attempt = 1; ; attempt++) {
+    let exited;
+    const exit = new Promise((resolve) => p.child.once("exit", (code, signal) => resolve((exited = code ?? signal))));
+    p.starting = true;
+    try {
+      await until(`${p.name} ready`, () => exited !== undefined || p.ready(), { moved: () => activity(p) });
+    } finally {
+      p.starting = false;
+    }
+    if (exited === undefined) break;
+    await exit;
+    const tail = readFileSync(join(dir, `${p.name}.log`), "utf8").slice(-1500);
+    if (attempt === 3) throw new Error(`${p.name} exited (${exited}) while starting, ${attempt} times: ${tail}`);
+    restarts.push(`${p.name} exited (${exited}) while starting: ${tail.trim().split("\n")[0]}`);
+    log(`${p.name} exited (${exited}) while starting; starting it again`);
+    await sleep(1000 * attempt);
+    launch(p);
+  }
+  progressed();
 }
 
-async function killAndRestart(name, downMs) {
-  const p = processes.get(name);
-  log(`kill -9 ${name}`);
+async function killAndRestart(p, downMs) {
+  log(`kill -9 ${p.name}`);
   await kill(p);
   await sleep(downMs);
   launch(p);
-  await ready(p, 60_000);
-  log(`${name} back`);
+  await ready(p);
+  log(`${p.name} back`);
+}
+
+/** Rolling update of one replica, new pod first: started, ready, in rotation; then the old one leaves the rotation and is SIGTERMed. */
+async function rollNewFirst(kind, slot) {
+  const old = pods[kind][slot];
+  const pod = newPod(kind);
+  launch(pod);
+  await ready(pod);
+  pods[kind][slot] = pod;
+  inRotation.add(pod);
+  inRotation.delete(old);
+  publishEndpoints();
+  await terminate(old);
+  log(`${old.name} replaced by ${pod.name} (new pod first)`);
+}
+
+/** Rolling update of one replica, stop first: the old pod leaves the rotation, is SIGTERMed and exits; then a new pod starts and joins once ready. */
+async function rollStopFirst(kind, slot) {
+  const old = pods[kind][slot];
+  inRotation.delete(old);
+  publishEndpoints();
+  await terminate(old);
+  const pod = newPod(kind);
+  pods[kind][slot] = pod;
+  launch(pod);
+  await ready(pod);
+  inRotation.add(pod);
+  publishEndpoints();
+  log(`${old.name} replaced by ${pod.name} (stop first)`);
+}
+
+// ---- what the clients saw, per scenario ---------------------------------------------------------
+
+/** Requests (reads and write attempts) by the scenario they started in: count, failures, durations. */
+const scenarios = [];
+let scenario;
+function beginScenario(name, { failuresAllowed = false } = {}) {
+  scenario = { name, failuresAllowed, requests: 0, failed: 0, inFlight: 0, samples: [], durations: [], started: performance.now() };
+  scenarios.push(scenario);
+  return scenario;
+}
+beginScenario("start-up", { failuresAllowed: true });
+
+/** A request starting: counted in the current scenario. */
+function begin() {
+  scenario.inFlight++;
+  return { s: scenario, at: performance.now() };
+}
+
+/** Counts one request in the scenario it started in. */
+function record({ s, at: startedAt }, ok, what) {
+  progressed();
+  s.inFlight--;
+  s.requests++;
+  s.durations.push({ at: startedAt, ms: performance.now() - startedAt, ok });
+  if (!ok) {
+    s.failed++;
+    if (s.samples.length < 5) s.samples.push(what);
+  }
+}
+
+const percentile = (ms, q) => (ms.length ? ms.sort((a, b) => a - b)[Math.min(ms.length - 1, Math.ceil(q * ms.length) - 1)] : 0);
+function summary(s, durations = s.durations) {
+  const ms = durations.map((d) => d.ms);
+  return `${s.requests} requests, ${s.failed} failed, p50 ${percentile(ms, 0.5).toFixed(0)} ms, p99 ${percentile(ms, 0.99).toFixed(0)} ms, max ${Math.max(0, ...ms).toFixed(0)} ms`;
 }
 
 // ---- clients ---------------------------------------------------------------------------------
@@ -238,19 +434,34 @@ function saleDate() {
   return choices[Math.floor(Math.random() * choices.length)]();
 }
 
+/** Reads that reach every service, with the answer each must give. */
+const READS = [
+  "/v2/api/products?page=1&pageSize=20",
+  "/v2/api/prices?page=1&pageSize=20",
+  "/v2/api/warehouses/stock?page=1&pageSize=20",
+  "/v2/api/purchaseorders?page=1&pageSize=20",
+  "/v2/api/transactions?page=1&pageSize=20",
+  "/v2/api/events?event_type=update_sku&page=1&pageSize=20",
+  `/v2/api/planning/planned-volumes?fromDate=${FROM}&toDate=${TO}&groupBy=skus`,
+];
+
 /**
- * One client: it owns its products and orders, writes one request at a time through its gateway
- * (the other one while its own does not answer), and re-sends a write that was not acknowledged
- * until it is, as a real integration does; so the last attempt of each thing is what must be stored.
+ * One client: it owns its products and orders, writes one request at a time through a gateway in
+ * rotation (the next one after one that did not answer), and re-sends a write that was not
+ * acknowledged until it is, as a real integration does; so the last attempt of each thing is what
+ * must be stored. Beside it, its reader reads one request at a time. Every write attempt and read
+ * is counted in its scenario.
  */
-function client(n, gateways, token) {
-  let gateway = n;
-  const last = { products: new Map(), prices: new Map(), stock: new Map(), orders: new Map(), transactions: new Map() };
+function client(n, token) {
+  let turn = n;
+  // `productNames`: the name of every acknowledged product write (each carries a growing number).
+  const last = { products: new Map(), productNames: new Set(), prices: new Map(), stock: new Map(), orders: new Map(), transactions: new Map() };
   let counter = 0;
   let acknowledged = 0;
   let retries = 0;
   const call = async (method, path, body) => {
-    const res = await fetch(gateways[gateway] + path, {
+    const urls = gatewayUrls();
+    const res = await fetch(urls[turn % urls.length] + path, {
       method,
       headers: { "content-type": "application/json", authorization: `Bearer ${token()}` },
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -263,12 +474,14 @@ function client(n, gateways, token) {
   /** Sends until acknowledged (at most 120 tries); an answer that is not 2xx, or none, is a retry through the other gateway. */
   const write = async (method, path, body) => {
     for (let attempt = 1; ; attempt++) {
-      const res = await call(method, path, body).catch((error) => ({ status: 0, body: String(error) }));
+      const started = begin();
+      const res = await call(method, path, body).catch((error) => ({ status: 0, body: String(error.cause ?? error) }));
+      record(started, ok(res), `${method} ${path}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
       if (ok(res)) return void acknowledged++;
       if (res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.body).slice(0, 500)}`);
       if (attempt >= 120) throw new Error(`${method} ${path} never acknowledged: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
       retries++;
-      gateway = 1 - gateway;
+      turn++;
       await sleep(250);
     }
   };
@@ -283,7 +496,10 @@ function client(n, gateways, token) {
     products: async () => {
       const items = pick(5, PRODUCTS_PER_CLIENT).map(product);
       await write("POST", "/v2/api/products/batch", items);
-      for (const p of items) last.products.set(p.key, p);
+      for (const p of items) {
+        last.products.set(p.key, p);
+        last.productNames.add(p.productName);
+      }
     },
     prices: async () => {
       const items = pick(5, PRODUCTS_PER_CLIENT).map((i) => ({ listExternalID: "L1", key: key(i), price: Number(`${++counter % 1000}.${counter % 100}`) }));
@@ -342,12 +558,31 @@ function client(n, gateways, token) {
     seed: async () => {
       const items = Array.from({ length: PRODUCTS_PER_CLIENT }, (_, i) => product(i));
       await write("POST", "/v2/api/products/batch", items);
-      for (const p of items) last.products.set(p.key, p);
+      for (const p of items) {
+        last.products.set(p.key, p);
+        last.productNames.add(p.productName);
+      }
     },
-    /** Random writes until `deadline` (performance.now()). */
-    run: async (deadline) => {
+    /** Random writes until `done()`. */
+    run: async (done) => {
       const kinds = Object.keys(ops);
-      while (performance.now() < deadline) await ops[kinds[Math.floor(Math.random() * kinds.length)]]();
+      while (!done()) await ops[kinds[Math.floor(Math.random() * kinds.length)]]();
+    },
+    /** One read of the products (the catalogue service), counted; it must answer 200. */
+    readProducts: async () => {
+      const started = begin();
+      const res = await call("GET", READS[0]).catch((error) => ({ status: 0, body: String(error.cause ?? error) }));
+      record(started, res.status === 200, `GET ${READS[0]}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+    },
+    /** Reads, one at a time, until `done()`; each must answer 200. */
+    read: async (done) => {
+      for (let i = n; !done(); i++) {
+        const started = begin();
+        const path = READS[i % READS.length];
+        const res = await call("GET", path).catch((error) => ({ status: 0, body: String(error.cause ?? error) }));
+        record(started, res.status === 200, `GET ${path}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+        if (res.status !== 200) turn++;
+      }
     },
     call,
   };
@@ -476,10 +711,16 @@ async function check(db, clients, call, natsUrls) {
   // No outbox row left behind: each schema's outbox empties (the relays of the replicas that lived).
   const { rows: outboxes } = await db.query("SELECT table_schema FROM information_schema.tables WHERE table_name = 'outbox'");
   for (const { table_schema: schema } of outboxes) {
-    await until(`${schema}'s outbox relayed`, 60_000, async () => {
-      const { rows } = await db.query(`SELECT count(*)::int AS n FROM "${schema}".outbox WHERE published_at IS NULL AND dead_at IS NULL`);
-      return rows[0].n === 0;
-    }).catch((error) => problems.push(error.message));
+    let unpublished;
+    await until(
+      () => `${schema}'s outbox relayed (${unpublished} rows unpublished)`,
+      async () => {
+        const { rows } = await db.query(`SELECT count(*)::int AS n FROM "${schema}".outbox WHERE published_at IS NULL AND dead_at IS NULL`);
+        unpublished = rows[0].n;
+        return unpublished === 0;
+      },
+      { moved: () => unpublished },
+    ).catch((error) => problems.push(error.message));
     const { rows } = await db.query(`SELECT count(*)::int AS n FROM "${schema}".outbox WHERE dead_at IS NOT NULL`);
     if (rows[0].n) problems.push(`${schema}: ${rows[0].n} outbox rows dead-lettered`);
   }
@@ -514,28 +755,35 @@ async function check(db, clients, call, natsUrls) {
   }
   if (orders.length !== written.size) problems.push(`${orders.length} purchase orders stored, ${written.size} written`);
 
-  // Per-product queue order: the newest update_sku entry is the product as stored, and the
-  // entries of a product follow its writes (each write's productName carries a growing number).
+  // Per-product queue: the newest update_sku entry is the product as stored, and every
+  // acknowledged product write has its entry (a message arriving after a newer one too: its entry
+  // is then followed by the newest again, so entries need not be in write order).
   let sample = "";
-  const order = await until(() => `each product's newest update_sku entry equal to the product (${sample})`, 60_000, async () => {
+  let seen = "";
+  const names = clients.flatMap((c) => [...c.last.productNames]);
+  const order = await until(() => `each product's newest update_sku entry equal to the product, every product write with its entry (${sample})`, async () => {
     const entries = await allPages(call, "/v2/api/events?event_type=update_sku");
+    seen = entries.length;
     const byKey = new Map();
     for (const e of entries) (byKey.get(e.payload.key) ?? byKey.set(e.payload.key, []).get(e.payload.key)).push(e.payload);
     const stale = [...products.values()].filter((p) => canonical(byKey.get(p.key)?.at(-1)) !== canonical(p)).map((p) => p.key);
-    if (stale.length) sample = `${stale.length} stale, e.g. ${JSON.stringify(byKey.get(stale[0])?.at(-1))} for ${JSON.stringify(products.get(stale[0]))}`;
-    const number = (payload) => Number(payload.productName.split("#")[1]);
-    const outOfOrder = [...byKey].filter(([, list]) => list.some((p, i) => i > 0 && number(p) < number(list[i - 1]))).map(([k]) => k);
-    return stale.length ? undefined : { entries: entries.length, outOfOrder };
-  }).catch((error) => (problems.push(error.message), undefined));
-  if (order?.outOfOrder.length) problems.push(`update_sku entries out of write order for ${order.outOfOrder.length} products: ${order.outOfOrder.slice(0, 10).join(", ")}`);
+    const entered = new Set(entries.map((e) => e.payload.productName));
+    const missing = names.filter((name) => !entered.has(name));
+    sample = [
+      stale.length ? `${stale.length} stale, e.g. ${JSON.stringify(byKey.get(stale[0])?.at(-1))} for ${JSON.stringify(products.get(stale[0]))}` : "",
+      missing.length ? `${missing.length} of ${names.length} product writes without an entry, e.g. ${missing.slice(0, 5).join(", ")}` : "",
+    ].filter(Boolean).join("; ");
+    return stale.length || missing.length ? undefined : { entries: entries.length };
+  }, { moved: () => `${seen} ${sample}` }).catch((error) => (problems.push(error.message), undefined));
 
   // Planning: volumes per SKU equal to a computation from the writes.
   const expected = expectedVolumes(clients);
-  await until("planned volumes equal to the writes'", 60_000, async () => {
+  let planned;
+  await until("planned volumes equal to the writes'", async () => {
     const res = await call("GET", `/v2/api/planning/planned-volumes?fromDate=${FROM}&toDate=${TO}&groupBy=skus`);
-    const got = [...res.body].sort((a, b) => a.groupKey.localeCompare(b.groupKey));
-    return JSON.stringify(got) === JSON.stringify(expected);
-  }).catch((error) => problems.push(`${error.message} (expected ${JSON.stringify(expected).slice(0, 300)})`));
+    planned = JSON.stringify([...res.body].sort((a, b) => a.groupKey.localeCompare(b.groupKey)));
+    return planned === JSON.stringify(expected);
+  }, { moved: () => planned }).catch((error) => problems.push(`${error.message} (expected ${JSON.stringify(expected).slice(0, 300)})`));
 
   // Planning: the breakdown per SKU equal to a computation from the writes, over the window as
   // one period (past: sales and PO figures) and by month from the current month (the projection).
@@ -545,12 +793,16 @@ async function check(db, clients, call, natsUrls) {
   ]) {
     const computed = expectedBreakdown(clients, periods);
     let differences = [];
-    await until(() => `the breakdown (${query}) equal to the writes': ${differences.length} differences, e.g. ${differences.slice(0, 5).join("; ")}`, 60_000, async () => {
-      const res = await call("GET", `/v2/api/planning/breakdown?${query}&groupBy=skus`);
-      if (res.status !== 200) throw new Error(`GET /planning/breakdown?${query}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
-      differences = breakdownDifferences(computed, res.body, periods);
-      return differences.length === 0;
-    })
+    await until(
+      () => `the breakdown (${query}) equal to the writes': ${differences.length} differences, e.g. ${differences.slice(0, 5).join("; ")}`,
+      async () => {
+        const res = await call("GET", `/v2/api/planning/breakdown?${query}&groupBy=skus`);
+        if (res.status !== 200) throw new Error(`GET /planning/breakdown?${query}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+        differences = breakdownDifferences(computed, res.body, periods);
+        return differences.length === 0;
+      },
+      { moved: () => differences.join() },
+    )
       .then(() => {
         const figures = [...computed.values()].flatMap((r) => r.periods);
         const nonzero = (f) => figures.filter((p) => p[f]).length;
@@ -573,97 +825,224 @@ async function check(db, clients, call, natsUrls) {
 
 // ---- the run ---------------------------------------------------------------------------------
 
+/** The database's creation (the clean-up waits for it, so that a run interrupted meanwhile still drops it). */
+let creating;
+let db;
+
+/** The load of every scenario: each client's writes and reads until `done()`; rejects when a client meets an error it must not. */
+function load(clients, done) {
+  return Promise.all([...clients.map((c) => c.run(done)), ...clients.map((c) => c.read(done))]);
+}
+
+/** Calls a service replica has answered (its rpc_server_duration_seconds counts). */
+async function callsAnswered(p) {
+  const text = await (await fetch(`${p.healthUrl}/metrics`, { signal: AbortSignal.timeout(3000) })).text();
+  return text
+    .split("\n")
+    .filter((line) => line.startsWith("rpc_server_duration_seconds_count"))
+    .reduce((sum, line) => sum + Number(line.split(" ").at(-1)), 0);
+}
+
+/**
+ * A service replica stopped (SIGSTOP) for `ms` under load, then resumed: the gateways' first-byte
+ * check takes it out of the rotation, so calls started after that do not wait for it; resumed, it
+ * must take calls again. Returns when it did.
+ */
+async function freeze(p, ms, readProducts) {
+  const s = beginScenario(`frozen ${p.name} for ${ms / 1000} s`);
+  // No request of an earlier scenario left to be caught by the freeze.
+  await until("the requests of earlier scenarios answered", () => scenarios.every((other) => other === s || other.inFlight === 0));
+  log(`SIGSTOP ${p.name}`);
+  p.child.kill("SIGSTOP");
+  const stoppedAt = performance.now();
+  // Besides the clients (each waits for its answer, so a few calls stuck on the frozen replica
+  // stop them all), a read of the products every 50 ms whatever the answers.
+  const reads = [];
+  while (performance.now() - stoppedAt < ms) {
+    reads.push(readProducts());
+    await sleep(50);
+  }
+  p.child.kill("SIGCONT");
+  const resumedAt = performance.now();
+  Object.assign(s, { stoppedAt, resumedAt });
+  await Promise.all(reads);
+  // Calls in flight when it froze end now; calls it takes from here on are new ones.
+  const { before } = await until(`${p.name} answering after SIGCONT`, async () => ({ before: await callsAnswered(p) }));
+  let now = before;
+  await until(() => `${p.name} taking calls again after SIGCONT (${now - before} since)`, async () => (now = await callsAnswered(p)) >= before + 3);
+  log(`SIGCONT ${p.name}: taking calls again ${((performance.now() - resumedAt) / 1000).toFixed(1)} s after`);
+}
+
 async function main() {
   if (!existsSync("dist/gateway/main.js")) throw new Error("dist/ is missing: run `npm run build` first");
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${database}`);
-  const db = new pg.Client({ connectionString: databaseUrl });
+  creating = (async () => {
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE DATABASE ${database}`);
+    } finally {
+      await admin.end();
+    }
+  })();
+  await creating;
+  db = new pg.Client({ connectionString: databaseUrl });
+  // Dropped WITH (FORCE) by the clean-up: that ends this connection.
+  db.on("error", () => undefined);
   await db.connect();
-  try {
-    const { natsUrls, gateways } = await topology();
-    const natsNames = [0, 1, 2].map((i) => `nats-${i}`);
-    await startAll(natsNames);
-    // The stream as an older release left it, on one server: the services bring it to three.
-    const nc = await connect({ servers: natsUrls });
-    await (await jetstreamManager(nc)).streams.add({ name: stream, subjects: ["analytics.>"], num_replicas: 1 });
-    await nc.close();
-    log("NATS cluster up; starting 2 replicas of each service together on the fresh database");
-    const serviceNames = services.flatMap((s) => [`${s}-0`, `${s}-1`]);
-    await startAll(serviceNames, 90_000);
-    await startAll(["gateway-0", "gateway-1"]);
-    log(`${serviceNames.length} service replicas and 2 gateways ready`);
+  const { natsUrls } = await topology();
+  await startAll([0, 1, 2].map((i) => processes.get(`nats-${i}`)));
+  // The stream as an older release left it, on one server: the services bring it to three.
+  const nc = await connect({ servers: natsUrls });
+  await (await jetstreamManager(nc)).streams.add({ name: stream, subjects: ["analytics.>"], num_replicas: 1 });
+  await nc.close();
+  log("NATS cluster up; starting 2 replicas of each service together on the fresh database");
+  const replicas = services.flatMap((s) => pods[s]);
+  await startAll(replicas);
+  for (const p of replicas) inRotation.add(p);
+  publishEndpoints();
+  await startAll(pods.gateway);
+  for (const p of pods.gateway) inRotation.add(p);
+  log(`${replicas.length} service replicas and 2 gateways ready`);
 
-    const signup = await (await fetch(`${gateways[0]}/admin/v1/accounts`, { method: "POST", headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" }, body: JSON.stringify({ name: "cluster" }) })).json();
-    let accessToken;
-    const token = () => accessToken;
-    const auth = async () => {
-      const res = await fetch(`${gateways[0]}/v2/api/auth`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ accountID: signup.accountID, apiKey: signup.apiKey }) });
-      accessToken = (await res.json()).accessToken;
-    };
-    await auth();
-    const clients = [client(0, gateways, token), client(1, gateways, token)];
-    const { call } = clients[0];
-    const setup = async (path, body) => {
-      const res = await call("POST", path, body);
-      if (res.status >= 300) throw new Error(`POST ${path}: ${res.status} ${JSON.stringify(res.body)}`);
-    };
-    await setup("/v2/api/warehouses", WAREHOUSES.map((w) => ({ externalId: w, name: `Warehouse ${w}` })));
-    await setup("/v2/api/price-lists", { externalId: "L1", name: "List 1", currency: "EUR" });
-    await Promise.all(clients.map((c) => c.seed()));
+  const signup = await (await fetch(`${gatewayUrls()[0]}/admin/v1/accounts`, { method: "POST", headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" }, body: JSON.stringify({ name: "cluster" }) })).json();
+  let accessToken;
+  const token = () => accessToken;
+  const auth = async () => {
+    const res = await fetch(`${gatewayUrls()[0]}/v2/api/auth`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ accountID: signup.accountID, apiKey: signup.apiKey }) });
+    accessToken = (await res.json()).accessToken;
+  };
+  await auth();
+  const clients = [client(0, token), client(1, token)];
+  const { call } = clients[0];
+  const setup = async (path, body) => {
+    const res = await call("POST", path, body);
+    if (res.status >= 300) throw new Error(`POST ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+  };
+  await setup("/v2/api/warehouses", WAREHOUSES.map((w) => ({ externalId: w, name: `Warehouse ${w}` })));
+  await setup("/v2/api/price-lists", { externalId: "L1", name: "List 1", currency: "EUR" });
+  await Promise.all(clients.map((c) => c.seed()));
 
-    // Writes for writeSeconds; meanwhile one process at a time is killed and started again.
+  let loading = true;
+  const running = load(clients, () => !loading);
+  // A client that meets an error it must not ends the run at once.
+  const clientFailed = running.then(() => new Promise(() => undefined));
+  const scenarioRun = (async () => {
+    // 1. Kills: one process at a time killed with SIGKILL and started again, for writeSeconds.
+    beginScenario("kills (failed requests expected: re-sent)", { failuresAllowed: true });
     const writeStart = performance.now();
-    const deadline = writeStart + writeSeconds * 1000;
     const victims = short
       ? [["events-0", 500], ["nats-1", 1000], ["gateway-1", 500]]
       : [["events-0", 500], ["nats-1", 2000], ["gateway-1", 500], ["planning-1", 500], ["catalogue-0", 500], ["nats-2", 2000], ["pricing-1", 500], ["orders-0", 500], ["inventory-1", 500], ["gateway-0", 500], ["events-1", 500], ["nats-0", 2000]];
-    const chaos = (async () => {
-      for (const [i, [name, downMs]] of victims.entries()) {
-        const at = writeStart + ((i + 0.5) / victims.length) * writeSeconds * 1000 * 0.9;
-        if (performance.now() < at) await sleep(at - performance.now());
-        await killAndRestart(name, downMs);
-      }
-    })();
-    log(`writing for ${writeSeconds} s from 2 clients, killing ${victims.map(([n]) => n).join(", ")}`);
-    await Promise.all([...clients.map((c) => c.run(deadline)), chaos]);
-    const stats = clients.map((c) => c.stats());
-    log(`writes done: ${stats.map((s) => s.acknowledged).join(" + ")} acknowledged requests, ${stats.map((s) => s.retries).join(" + ")} retries; checking`);
-
-    await auth();
-    const result = await check(db, clients, call, natsUrls);
-    const problems = [...failures, ...result.problems];
-    log(`${result.products} products, ${result.orders} purchase orders, ${result.transactions} transactions, ${result.entries ?? "?"} update_sku entries`);
-    if (problems.length) {
-      console.error(`FAILED (logs in ${dir}):\n  ${problems.join("\n  ")}`);
-      return 1;
+    log(`writing and reading from 2 clients; for ${writeSeconds} s killing ${victims.map(([n]) => n).join(", ")}`);
+    for (const [i, [name, downMs]] of victims.entries()) {
+      // Spread over the write time; --short, one after another (the CI's time).
+      const at = short ? 0 : writeStart + ((i + 0.5) / victims.length) * writeSeconds * 1000 * 0.9;
+      if (performance.now() < at) await sleep(at - performance.now());
+      await killAndRestart(processes.get(name), downMs);
     }
-    log("everything held");
-    return 0;
-  } finally {
-    stopping = true;
-    await Promise.all([...processes.values()].map(kill));
-    await db.end().catch(() => undefined);
-    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => undefined);
-    await admin.end().catch(() => undefined);
+    if (performance.now() < writeStart + writeSeconds * 1000) await sleep(writeStart + writeSeconds * 1000 - performance.now());
+
+    // 2. Rolling updates, one replica at a time, each order; --short: one replica each.
+    for (const kind of short ? ["catalogue"] : [...services, "gateway"]) {
+      for (const [order, roll, slots] of [
+        ["new pod first", rollNewFirst, short ? [0] : [0, 1]],
+        ["stop first", rollStopFirst, short ? [1] : [0, 1]],
+      ]) {
+        beginScenario(`rolling update of ${kind}, ${order}`);
+        for (const slot of slots) await roll(kind, slot);
+      }
+    }
+
+    // 3. A frozen replica (of the service most calls go to).
+    await freeze(pods.catalogue[0], 5_000, clients[0].readProducts);
+    beginScenario("after", { failuresAllowed: true });
+  })();
+  await Promise.race([scenarioRun, clientFailed]);
+  loading = false;
+  await running;
+  const stats = clients.map((c) => c.stats());
+  log(`load done: ${stats.map((s) => s.acknowledged).join(" + ")} acknowledged writes, ${stats.map((s) => s.retries).join(" + ")} re-sent; per scenario (requests: reads and write attempts, by when they started):`);
+  if (restarts.length) log(`start-ups tried again: ${restarts.join("; ")}`);
+  const problems = [...failures];
+  for (const s of scenarios.filter((s) => s.requests)) {
+    log(`  ${s.name}: ${summary(s)}`);
+    if (s.stoppedAt) {
+      // How soon calls stopped going to the frozen replica: the last one started before SIGCONT that waited over a second.
+      const waited = s.durations.filter((d) => d.at < s.resumedAt && d.ms > 1000);
+      const lastWaiting = waited.length ? (Math.max(...waited.map((d) => d.at)) - s.stoppedAt) / 1000 : 0;
+      const later = s.durations.filter((d) => d.at >= s.stoppedAt + 2500 && d.at < s.resumedAt);
+      log(`    requests started from 2.5 s into the freeze until SIGCONT: ${summary({ requests: later.length, failed: later.filter((d) => !d.ok).length }, later)}; ${waited.length} waited over 1 s, the last of them started ${lastWaiting.toFixed(1)} s after SIGSTOP`);
+    }
+    if (s.failed) log(`    failed: ${s.samples.join("\n      ")}`);
+    if (s.failed && !s.failuresAllowed) problems.push(`${s.name}: ${s.failed} of ${s.requests} requests failed, e.g. ${s.samples[0]}`);
   }
+
+  await auth();
+  const result = await check(db, clients, call, natsUrls);
+  problems.push(...result.problems);
+  log(`${result.products} products, ${result.orders} purchase orders, ${result.transactions} transactions, ${result.entries ?? "?"} update_sku entries`);
+  if (problems.length) {
+    console.error(`FAILED (logs in ${dir}):\n  ${problems.join("\n  ")}`);
+    return 1;
+  }
+  log("everything held");
+  return 0;
 }
 
-const timeLimit = setTimeout(() => {
-  console.error(`the run took over ${writeSeconds + 150} s: stopping`);
-  stopping = true;
-  for (const p of processes.values()) if (p.child && !ended(p.child)) p.child.kill("SIGKILL");
-  process.exit(1);
-}, (writeSeconds + 150) * 1000);
-timeLimit.unref();
+// ---- the end, whatever it is -------------------------------------------------------------------
 
-main()
-  .then((code) => {
-    if (code === 0 && !keepLogs) rmSync(dir, { recursive: true, force: true });
-    log(`took ${((performance.now() - started) / 1000).toFixed(0)} s`);
-    process.exit(code);
-  })
-  .catch((error) => {
-    console.error(`cluster run failed (logs in ${dir}):`, error);
-    process.exit(1);
+let cleaning;
+/**
+ * Kills every process the run started, drops its database and removes its directory (keeping the
+ * processes' logs when `keep`). Once, whatever ends the run: its end, a failure, a signal.
+ */
+function cleanUp(keep) {
+  return (cleaning ??= (async () => {
+    stopping = true;
+    clearInterval(watchdog);
+    // SIGKILL ends a stopped (SIGSTOP) process too.
+    await Promise.all([...processes.values()].map(kill));
+    await db?.end().catch(() => undefined);
+    await creating?.catch(() => undefined);
+    const admin = new pg.Client({ connectionString: adminUrl });
+    admin.on("error", () => undefined);
+    try {
+      await admin.connect();
+      await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    } catch (error) {
+      console.error(`could not drop the database ${database}: ${error.message}`);
+    } finally {
+      await admin.end().catch(() => undefined);
+    }
+    if (!keep) rmSync(dir, { recursive: true, force: true });
+    else for (const name of readdirSync(dir)) if (!name.endsWith(".log")) rmSync(join(dir, name), { recursive: true, force: true });
+  })());
+}
+
+async function exit(code, keep) {
+  await cleanUp(keep);
+  log(`took ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  process.exit(code);
+}
+
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
+  process.on(signal, () => {
+    console.error(`${signal}: stopping, cleaning up`);
+    void exit(130, keepLogs);
   });
+}
+const watchdog = setInterval(() => {
+  if (performance.now() - lastProgress < WATCHDOG_MS) return;
+  console.error(`nothing moved for ${WATCHDOG_MS / 1000} s: stopping (logs in ${dir})`);
+  void exit(1, true);
+}, 5_000);
+
+main().then(
+  (code) => exit(code, keepLogs || code !== 0),
+  (error) => {
+    // Interrupted: the clean-up under way ends the run.
+    if (cleaning) return;
+    console.error(`cluster run failed (logs in ${dir}):`, error);
+    return exit(1, true);
+  },
+);

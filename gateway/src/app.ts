@@ -10,9 +10,9 @@ import type { Config } from "@analytics/config";
 import type { Bus } from "@analytics/bus";
 import { stringifyRest } from "@analytics/contracts";
 import { OutboxRelay } from "@analytics/outbox";
-import { createDb, DB_DEFAULTS, migrate, ping, type Db } from "@analytics/db";
-import { dependencyChecks, serviceReady, storeMetrics, withinDeadline } from "@analytics/rpc";
-import { createMetricsRegistry } from "@analytics/telemetry";
+import { createDb, DB_DEFAULTS, ping, type Db } from "@analytics/db";
+import { dependencyChecks, prepareSchema, serviceReady, storeMetrics, withinDeadline, type MigrationMode } from "@analytics/rpc";
+import { closeServer, createMetricsRegistry, listenMetrics } from "@analytics/telemetry";
 import { adminAuthenticator, adminRoutes, authRoutes, bearerAuthenticator, type AccountsOptions } from "./accounts/routes";
 import { migrations } from "./accounts/migrations";
 import { KeyStatusCache } from "./accounts/key-status";
@@ -75,12 +75,20 @@ export interface GatewayDeps {
   /** Where the gateway's outbox (account settings changes) is relayed; absent, rows wait (tests). */
   bus?: Bus;
   outboxPollMs?: number;
+  /** Run the gateway schema's pending migrations at start (apply, the default), or wait for the migration Job's (verify). */
+  migrations?: MigrationMode;
+  /** A port of its own for /metrics (METRICS_PORT), on `host`; then the gateway's port serves no /metrics. */
+  metricsPort?: number;
+  /** Where the metrics port listens (HOST); 127.0.0.1 when unset. */
+  host?: string;
   logger: Logger;
 }
 
 export interface Gateway {
   app: FastifyInstance;
   db: Db;
+  /** http://host:port of the metrics port, when one was asked for. */
+  metricsUrl?: string;
   close(): Promise<void>;
   /**
    * SIGTERM: /readyz answers 503 and every answer says `Connection: close` (clients and the load
@@ -112,6 +120,8 @@ export function gatewaySettings(config: Config) {
     serviceDnsRefreshMs: config.SERVICE_DNS_REFRESH_MS,
     serviceFirstByteTimeoutMs: config.SERVICE_FIRST_BYTE_TIMEOUT_MS,
     requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
+    migrations: config.MIGRATIONS,
+    metricsPort: config.METRICS_PORT,
   };
 }
 
@@ -135,7 +145,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     statementTimeoutMs,
   });
   const requestTimeoutMs = deps.requestTimeoutMs ?? 30_000;
-  await migrate(db, "gateway", migrations);
+  await prepareSchema(db, "gateway", migrations, deps.migrations, deps.logger);
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     // Fastify's two lines per request are replaced by the one onResponse line below.
@@ -172,7 +182,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   });
   // Request counts and latencies per route, traces, and /metrics (with the pool and outbox below).
   const metrics = createMetricsRegistry("gateway");
-  installTelemetry(app, metrics);
+  installTelemetry(app, metrics, deps.metricsPort === undefined);
   let draining = false;
   app.addHook("onRequest", async (request, reply) => {
     reply.header("X-Request-Id", request.id);
@@ -283,7 +293,10 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   await app.register(swagger, { mode: "static", specification: { document: document as never } });
   await app.register(swaggerUi, { routePrefix: "/docs", ...docsContentSecurityPolicy });
 
+  const metricsServer = deps.metricsPort === undefined ? undefined : await listenMetrics(metrics, deps.metricsPort, deps.host ?? "127.0.0.1");
+  const metricsAddress = metricsServer?.address();
   const close = async () => {
+    await closeServer(metricsServer);
     await app.close();
     idempotency.close();
     await keys.close();
@@ -294,6 +307,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   return {
     app,
     db,
+    metricsUrl: metricsAddress && typeof metricsAddress === "object" ? `http://127.0.0.1:${metricsAddress.port}` : undefined,
     close,
     shutdown: async (drainMs) => {
       draining = true;

@@ -26,3 +26,18 @@ export type CallAs = (caller: Caller) => { headers: Record<string, string>; time
 export function callAs(internalToken: string, timeoutMs: number): CallAs {
   return (caller) => ({ headers: { ...callerHeaders(internalToken, caller), ...traceHeaders() }, timeoutMs });
 }
+
+/** A service that answers GetAccountVersion (libs/rpc accountVersionHandler). */
+interface Versioned {
+  getAccountVersion(request: object, options: ReturnType<CallAs>): Promise<{ version: bigint }>;
+}
+
+/**
+ * The dataVersion (http/route.ts) of answers read from `services`: each one's version of the
+ * caller's data, read together, e.g. `catalogue-<version>.pricing-<version>`; a write of the
+ * account in any of them gives the answer a new weak ETag.
+ */
+export function dataVersionOf(as: CallAs, services: Record<string, Versioned>): (caller: Caller) => Promise<string> {
+  const named = Object.entries(services);
+  return async (caller) => (await Promise.all(named.map(async ([name, service]) => `${name}-${(await service.getAccountVersion({}, as(caller))).version}`))).join(".");
+}

@@ -1,12 +1,18 @@
 import { busSettings, createLogger, exitOnStartupError, loadConfig, required, serviceUrls, tracingSettings } from "@analytics/config";
 import { startTracing } from "@analytics/telemetry";
 import { createBus } from "@analytics/bus";
+import { migrateOnly } from "@analytics/rpc";
 import { buildGateway, gatewaySettings } from "./app";
+import { migrations } from "./accounts/migrations";
 
-/** `node dist/gateway/main.js`: the gateway alone, with services at their *_URL addresses. */
+/**
+ * `node dist/gateway/main.js`: the gateway alone, with services at their *_URL addresses;
+ * `node dist/gateway/main.js migrate-only`: its schema's pending migrations, then exit.
+ */
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config, "gateway");
+  if (process.argv.includes("migrate-only")) process.exit(await migrateOnly(config, "gateway", migrations, logger));
   const tracing = startTracing({ serviceName: "analytics-gateway", ...tracingSettings(config) });
   const gateway = await buildGateway({
     databaseUrl: required(config, "DATABASE_URL"),
@@ -17,6 +23,7 @@ async function main(): Promise<void> {
     ...gatewaySettings(config),
     bus: await createBus({ ...busSettings(config), logger, name: "gateway" }),
     outboxPollMs: config.OUTBOX_POLL_MS,
+    host: config.HOST ?? "0.0.0.0",
     logger,
   });
   await gateway.app.listen({ port: config.PORT, host: config.HOST ?? "0.0.0.0" });

@@ -175,3 +175,18 @@ describe("image capability URLs (item 11)", () => {
     expect(images.url(account, "https://cdn.example.com/x.png")).toBe("https://cdn.example.com/x.png");
   });
 });
+
+describe("metrics port (METRICS_PORT)", () => {
+  const h = gatewayForFile({ metricsPort: 0 });
+
+  it("serves /metrics on its own port alone: the public port answers it 404", async () => {
+    expect((await h.gw.app.inject({ method: "GET", url: "/healthz" })).statusCode).toBe(200);
+    expect((await h.gw.app.inject({ method: "GET", url: "/metrics" })).statusCode).toBe(404);
+    const res = await fetch(`${h.gw.metricsUrl}/metrics`);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain('http_request_duration_seconds_count{deployable="gateway",method="GET",route="/healthz",status="200"} 1');
+    expect(text).toContain('db_pool_max_connections{deployable="gateway"}');
+    expect((await fetch(`${h.gw.metricsUrl}/healthz`)).status).toBe(404);
+  });
+});

@@ -38,6 +38,15 @@ describe("the OpenAPI document generates good clients", () => {
     expect(doc.paths["/v2/api/planning/sales-plans/batch"].post.responses["304"]).toBeUndefined();
   });
 
+  it("documents the weak ETag, If-None-Match and 304 on every list of an account", () => {
+    const weak = { $ref: "#/components/headers/WeakETag" };
+    // Webhook endpoints and their deliveries have no account version yet (deliveries change with every attempt and lease).
+    const lists = operations().filter(({ path, method, op }) => method === "get" && op.security?.[0]?.bearer && !/\{[^}]+\}$/.test(path) && !path.endsWith("/example") && !path.startsWith("/v2/api/webhooks"));
+    expect(lists.map(({ path }) => path)).toEqual(expect.arrayContaining(["/v2/api/products", "/v2/api/prices", "/v2/api/warehouses/stock", "/v2/api/purchaseorders", "/v2/api/events"]));
+    const untagged = lists.filter(({ op }) => !op.parameters.some((p: { $ref?: string }) => p.$ref === "#/components/parameters/IfNoneMatch") || op.responses["200"].headers.ETag?.$ref !== weak.$ref || op.responses["304"]?.headers.ETag?.$ref !== weak.$ref);
+    expect(untagged.map(({ path }) => path)).toEqual([]);
+  });
+
   it("takes at most 1000 items in every batch body (500 purchase orders), as CONTRACT's limits say", () => {
     for (const { op, path, method } of operations()) {
       const schema = resolve(op.requestBody?.content["application/json"].schema);

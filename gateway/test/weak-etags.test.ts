@@ -20,11 +20,17 @@ describe("weak ETags decided before the expensive query", () => {
   beforeAll(async () => {
     planning = await countingPlanning();
     gw = await buildGateway(testGatewayDeps(database.url, { services: { ...allServicesAt(), planning: planning.url } }));
+    const signIn = async (accountID: string, apiKey: string) =>
+      auth.push({ authorization: `Bearer ${(await gw.app.inject({ method: "POST", url: "/v2/api/auth", payload: { accountID, apiKey } })).json().accessToken}` });
+    const accounts = [];
     for (const name of ["Acme", "Other"]) {
       const created = (await gw.app.inject({ method: "POST", url: "/admin/v1/accounts", headers: admin, payload: { name } })).json();
-      const token = (await gw.app.inject({ method: "POST", url: "/v2/api/auth", payload: { accountID: created.accountID, apiKey: created.apiKey } })).json().accessToken;
-      auth.push({ authorization: `Bearer ${token}` });
+      await signIn(created.accountID, created.apiKey);
+      accounts.push(created.accountID);
     }
+    // auth[2]: Acme's second API key.
+    const key = (await gw.app.inject({ method: "POST", url: `/admin/v1/accounts/${accounts[0]}/keys`, headers: admin, payload: { name: "erp" } })).json();
+    await signIn(accounts[0], key.apiKey);
   });
   afterAll(async () => {
     await gw?.close();
@@ -53,9 +59,11 @@ describe("weak ETags decided before the expensive query", () => {
     expect(planning.queries).toBe(queries + 1);
   });
 
-  it("never stands for another account's answer nor another query's", async () => {
+  it("never stands for another account's answer, another API key's (a purchase order list answers the key's own) nor another query's", async () => {
     const tag = (await volumes()).headers.etag as string;
     expect((await volumes({ "if-none-match": tag }, 1)).statusCode).toBe(200);
+    expect((await volumes({ "if-none-match": tag }, 2)).statusCode).toBe(200);
+    expect((await volumes({ "if-none-match": tag }, 0)).statusCode).toBe(304);
     expect((await volumes({ "if-none-match": tag }, 0, "fromDate=2026-03-01&toDate=2026-04-30")).statusCode).toBe(200);
   });
 

@@ -4,12 +4,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Ajv from "ajv";
 import { serviceNames, serviceRegistry } from "@analytics/contracts";
+import type { Bus } from "@analytics/bus";
+import type { Db } from "@analytics/db";
+import type { OutboxRelay } from "@analytics/outbox";
+import { consumerLagMetrics, storeMetrics } from "@analytics/rpc";
+import { consumerBatchDurations, createMetricsRegistry, httpRequestDurations, rpcServerDurations } from "@analytics/telemetry";
 import { Deployment } from "kubernetes-models/apps/v1";
+import { Job } from "kubernetes-models/batch/v1";
 import { HorizontalPodAutoscaler } from "kubernetes-models/autoscaling/v2";
 import { Ingress, NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1";
-import { Secret, Service, ServiceAccount } from "kubernetes-models/v1";
-import { ServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1";
+import { ConfigMap, Secret, Service, ServiceAccount } from "kubernetes-models/v1";
+import { PrometheusRule, ServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1";
 
 /**
  * The chart rendered as `helm template` renders it (deploy/helm/render: Go text/template with
@@ -52,6 +58,8 @@ const everything: Values = {
   config: { trustProxyHops: 1 },
   networkPolicy: { postgres: { to: [{ ipBlock: { cidr: "10.1.0.0/16" } }] }, metricsFrom: [{ namespaceSelector: { matchLabels: { name: "monitoring" } } }] },
   defaults: { autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 5 } },
+  // Up to 6 gateways x 7 + 3 services on the shared database x 6 x 4 during a rollout.
+  postgres: { maxConnections: 200 },
   deployables: {
     catalogue: { database: { secretKey: "CATALOGUE_DATABASE_URL" } },
     orders: { database: { url: "postgres://orders@orders-db:5432/orders" }, autoscaling: { minReplicas: 1, maxReplicas: 3 } },
@@ -95,6 +103,9 @@ function mergedValues(...overrides: Values[]): Values {
 
 const models: Record<string, new (data: any) => { validate(): void }> = {
   "apps/v1/Deployment": Deployment,
+  "batch/v1/Job": Job,
+  "v1/ConfigMap": ConfigMap,
+  "monitoring.coreos.com/v1/PrometheusRule": PrometheusRule,
   "autoscaling/v2/HorizontalPodAutoscaler": HorizontalPodAutoscaler,
   "networking.k8s.io/v1/Ingress": Ingress,
   "networking.k8s.io/v1/NetworkPolicy": NetworkPolicy,
@@ -196,7 +207,7 @@ describe("render with the defaults", () => {
       expect(env(gateway, `${name.toUpperCase()}_URL`).value).toBe(`http://analytics-${name}:${port}`);
       const service = named(objects, "Service", `analytics-${name}`)!;
       expect(service.spec.clusterIP).toBe("None");
-      expect(service.spec.ports.map((p: { name: string; port: number }) => [p.name, p.port])).toEqual([["h2c", port], ["health", 8081]]);
+      expect(service.spec.ports.map((p: { name: string; port: number }) => [p.name, p.port])).toEqual([["h2c", port]]);
     }
     // The gateway's Service balances clients; only the services are headless.
     expect(named(objects, "Service", "analytics-gateway")!.spec.clusterIP).toBeUndefined();
@@ -208,8 +219,12 @@ describe("render with the defaults", () => {
       const container = pod.containers[0];
       expect(container.lifecycle.preStop.exec.command).toEqual(["node", "-e", "setTimeout(() => {}, 5000)"]);
       expect(env(deployment, "SHUTDOWN_DRAIN_MS").value).toBe("3000");
-      // preStop + drain + the longest call (SERVICE_CALL_TIMEOUT_MS, 10 s) fit in the grace period.
-      expect(5 + 3 + 10).toBeLessThanOrEqual(pod.terminationGracePeriodSeconds);
+      // preStop + drain + the longest request fit in the grace period: a service call (10 s), or a
+      // planning breakdown's statement (120 s), which the gateway waits for plus a call's deadline.
+      const longest = { gateway: 120 + 10, planning: 120 }[component(deployment) as string] ?? 10;
+      expect(5 + 3 + longest).toBeLessThanOrEqual(pod.terminationGracePeriodSeconds);
+      const timeouts = { gateway: ["10000", "120000"], planning: [undefined, "120000"] }[component(deployment) as string] ?? [undefined, undefined];
+      expect([env(deployment, "SERVICE_CALL_TIMEOUT_MS")?.value, env(deployment, "PLANNING_QUERY_TIMEOUT_MS")?.value]).toEqual(timeouts);
     }
     const gateway = named(objects, "Deployment", "analytics-gateway")!;
     expect([env(gateway, "SERVICE_DNS_REFRESH_MS").value, env(gateway, "SERVICE_FIRST_BYTE_TIMEOUT_MS").value]).toEqual(["10000", "1000"]);
@@ -224,11 +239,12 @@ describe("render with the defaults", () => {
     expect(byKind(objects, "HorizontalPodAutoscaler")).toEqual([]);
   });
 
-  it("keeps the connections of every pool under Postgres's default max_connections (100), with room for admin sessions", () => {
+  it("keeps the connections of every pool, during a rolling update of every Deployment (maxSurge pods more), under Postgres's default max_connections (100) less 5", () => {
     const connections = byKind(objects, "Deployment")
-      .map((d) => d.spec.replicas * (Number(env(d, "DB_POOL_MAX").value) + 1))
+      .map((d) => (d.spec.replicas + d.spec.strategy.rollingUpdate.maxSurge) * (Number(env(d, "DB_POOL_MAX").value) + 1))
       .reduce((a, b) => a + b, 0);
-    expect(connections).toBeLessThanOrEqual(90);
+    expect(connections).toBe(3 * (6 + 1) + 6 * 3 * (3 + 1));
+    expect(connections).toBeLessThanOrEqual(95);
   });
 
   it("keeps three copies of the stream and gives every process the NATS seeds, the shared database and the Secret", () => {
@@ -244,7 +260,7 @@ describe("render with the defaults", () => {
     expect(named(objects, "ServiceAccount", "analytics")!.automountServiceAccountToken).toBe(false);
   });
 
-  it("probes the gateway on its port and each service on its health port, and annotates pods for scraping /metrics there", () => {
+  it("probes the gateway on its port and each service on its health port, and annotates pods for scraping /metrics on their metrics port", () => {
     for (const deployment of byKind(objects, "Deployment")) {
       const gateway = component(deployment) === "gateway";
       const c = container(deployment);
@@ -253,7 +269,7 @@ describe("render with the defaults", () => {
       }
       expect(deployment.spec.template.metadata.annotations).toMatchObject({
         "prometheus.io/scrape": "true",
-        "prometheus.io/port": gateway ? "8080" : "8081",
+        "prometheus.io/port": "9090",
         "prometheus.io/path": "/metrics",
       });
     }
@@ -270,13 +286,11 @@ describe("render with the defaults", () => {
     for (const policy of policies) {
       expect(policy.spec.podSelector).toEqual(named(objects, "Deployment", policy.metadata.name)!.spec.selector);
       expect(policy.spec.policyTypes).toEqual(["Ingress", "Egress"]);
+      const metrics = { ports: [{ port: "metrics", protocol: "TCP" }] };
       if (component(policy) === "gateway") {
-        expect(policy.spec.ingress).toEqual([{ ports: [{ port: "http", protocol: "TCP" }] }]);
+        expect(policy.spec.ingress).toEqual([metrics, { ports: [{ port: "http", protocol: "TCP" }] }]);
       } else {
-        expect(policy.spec.ingress).toEqual([
-          { from: [releasePods], ports: [{ port: "h2c", protocol: "TCP" }] },
-          { ports: [{ port: "health", protocol: "TCP" }] },
-        ]);
+        expect(policy.spec.ingress).toEqual([metrics, { from: [releasePods], ports: [{ port: "h2c", protocol: "TCP" }] }, { ports: [{ port: "health", protocol: "TCP" }] }]);
       }
       expect(policy.spec.egress).toEqual([
         { ports: [{ port: 53, protocol: "UDP" }, { port: 53, protocol: "TCP" }] },
@@ -299,8 +313,8 @@ describe("render with the defaults", () => {
     }
   });
 
-  it("renders no Ingress, ServiceMonitor or autoscaler unless asked", () => {
-    expect(objects.map((o) => o.kind).filter((k) => ["Ingress", "ServiceMonitor", "HorizontalPodAutoscaler"].includes(k))).toEqual([]);
+  it("renders no Ingress, ServiceMonitor, PrometheusRule, dashboard or autoscaler unless asked", () => {
+    expect(objects.map((o) => o.kind).filter((k) => ["Ingress", "ServiceMonitor", "PrometheusRule", "ConfigMap", "HorizontalPodAutoscaler"].includes(k))).toEqual([]);
   });
 });
 
@@ -346,11 +360,17 @@ describe("render with every feature on", () => {
     expect(ingress.spec.rules[0].http.paths[0]).toEqual({ path: "/v2/api", pathType: "Prefix", backend: { service: { name: "analytics-gateway", port: { name: "http" } } } });
     const monitor = byKind(objects, "ServiceMonitor")[0];
     expect(monitor.metadata.labels).toMatchObject({ release: "prometheus" });
-    expect(monitor.spec.endpoints.map((e: { port: string; path: string }) => [e.port, e.path])).toEqual([["http", "/metrics"], ["health", "/metrics"]]);
-    // Every Service the monitor selects carries its labels.
-    for (const service of byKind(objects, "Service")) expect(service.metadata.labels).toMatchObject(monitor.spec.selector.matchLabels);
+    expect(monitor.spec.endpoints.map((e: { port: string; path: string }) => [e.port, e.path])).toEqual([["metrics", "/metrics"]]);
+    // It selects the one metrics Service alone, whose port reaches every Deployment's pods on their metrics port.
+    const selected = byKind(objects, "Service").filter((s) => Object.entries(monitor.spec.selector.matchLabels).every(([k, v]) => s.metadata.labels?.[k] === v));
+    expect(selected.map((s) => s.metadata.name)).toEqual(["analytics-metrics"]);
+    expect(selected[0].spec.ports).toEqual([{ name: "metrics", port: 9090, targetPort: "metrics", protocol: "TCP", appProtocol: "http" }]);
+    for (const deployment of byKind(objects, "Deployment")) {
+      expect(deployment.spec.template.metadata.labels).toMatchObject(selected[0].spec.selector);
+      expect(container(deployment).ports).toContainEqual({ name: "metrics", containerPort: 9090, protocol: "TCP" });
+    }
     const policy = named(objects, "NetworkPolicy", "analytics-events")!;
-    expect(policy.spec.ingress[1].from).toEqual(everything.networkPolicy.metricsFrom);
+    expect(policy.spec.ingress[0]).toEqual({ ports: [{ port: "metrics", protocol: "TCP" }], from: everything.networkPolicy.metricsFrom });
     expect(policy.spec.egress[1].to).toEqual(everything.networkPolicy.postgres.to);
     expect(env(named(objects, "Deployment", "analytics-gateway")!, "TRUST_PROXY_HOPS").value).toBe("1");
     expect(named(objects, "ServiceAccount", "analytics")!.metadata.annotations).toEqual(everything.serviceAccount.annotations);
@@ -412,5 +432,169 @@ describe("render variants", () => {
     expect(renderError({ ...required, nats: { url: "" } })).toMatch(/set nats\.url or secret\.natsUrl/);
     expect(renderError(required, { defaults: { autoscaling: { enabled: true, minReplicas: 3, maxReplicas: 2 } } })).toMatch(/maxReplicas is below minReplicas/);
     expect(renderError(required, { ingress: { enabled: true }, deployables: { gateway: { enabled: false } } })).toMatch(/ingress.enabled needs the gateway/);
+    expect(renderError(required, { deployables: { planning: { terminationGracePeriodSeconds: 30 } } })).toMatch(
+      /deployables\.planning: terminationGracePeriodSeconds 30 is under preStopSleepSeconds \+ shutdownDrainMs \+ its longest request \(120000 ms\) = 128 s/,
+    );
+    expect(renderError(required, { config: { serviceCallTimeoutMs: 30000 } })).toMatch(/deployables\.catalogue: terminationGracePeriodSeconds 30 is under .* = 38 s/);
+  });
+});
+
+describe("production settings (issue 35 item 5)", () => {
+  const selector = (o: K8sObject) => ({ matchLabels: { "app.kubernetes.io/name": "analytics", "app.kubernetes.io/instance": "analytics", "app.kubernetes.io/component": component(o) } });
+
+  it("spreads each deployable's replicas over nodes and zones and away from each other, softly, unless overridden", () => {
+    const objects = render(required, {
+      deployables: {
+        gateway: { topologySpreadConstraints: [{ maxSkew: 2, topologyKey: "rack", whenUnsatisfiable: "DoNotSchedule", labelSelector: { matchLabels: { app: "x" } } }] },
+        orders: { podAntiAffinity: "hard", spread: { enabled: false } },
+        pricing: { podAntiAffinity: "none", affinity: {} },
+        events: { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: "pool", operator: "In", values: ["events"] }] }] } } } },
+      },
+    });
+    validateAll(objects);
+    const pod = (name: string) => named(objects, "Deployment", `analytics-${name}`)!.spec.template.spec;
+    for (const name of ["catalogue", "inventory", "planning"]) {
+      const deployment = named(objects, "Deployment", `analytics-${name}`)!;
+      expect(pod(name).topologySpreadConstraints).toEqual(
+        ["kubernetes.io/hostname", "topology.kubernetes.io/zone"].map((topologyKey) => ({ maxSkew: 1, topologyKey, whenUnsatisfiable: "ScheduleAnyway", labelSelector: selector(deployment) })),
+      );
+      expect(pod(name).affinity).toEqual({ podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { topologyKey: "kubernetes.io/hostname", labelSelector: selector(deployment) } }] } });
+      // The selector is the Deployment's own: its pods, not the release's.
+      expect(selector(deployment)).toEqual(deployment.spec.selector);
+    }
+    expect(pod("gateway").topologySpreadConstraints).toEqual([{ maxSkew: 2, topologyKey: "rack", whenUnsatisfiable: "DoNotSchedule", labelSelector: { matchLabels: { app: "x" } } }]);
+    expect(pod("orders").topologySpreadConstraints).toBeUndefined();
+    expect(pod("orders").affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution).toEqual([{ topologyKey: "kubernetes.io/hostname", labelSelector: selector(named(objects, "Deployment", "analytics-orders")!) }]);
+    expect(pod("pricing").affinity).toBeUndefined();
+    expect(pod("events").affinity).toEqual({ nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: "pool", operator: "In", values: ["events"] }] }] } } });
+  });
+
+  it("gives every pod METRICS_PORT, the stream's age and size limits and the migration mode as values; the gateway's DNS refresh too", () => {
+    const objects = render(required, { metrics: { port: 9100 }, nats: { streamMaxAgeSeconds: 172800, streamMaxBytes: 8589934592 }, config: { serviceDnsRefreshMs: 2000 } });
+    for (const deployment of byKind(objects, "Deployment")) {
+      expect(env(deployment, "METRICS_PORT").value).toBe("9100");
+      expect(container(deployment).ports).toContainEqual({ name: "metrics", containerPort: 9100, protocol: "TCP" });
+      expect(deployment.spec.template.metadata.annotations["prometheus.io/port"]).toBe("9100");
+      expect([env(deployment, "NATS_STREAM_MAX_AGE_SECONDS").value, env(deployment, "NATS_STREAM_MAX_BYTES").value]).toEqual(["172800", "8589934592"]);
+      expect(env(deployment, "MIGRATIONS").value).toBe("verify");
+    }
+    expect(env(named(objects, "Deployment", "analytics-gateway")!, "SERVICE_DNS_REFRESH_MS").value).toBe("2000");
+    const defaults = render(required);
+    for (const deployment of byKind(defaults, "Deployment")) {
+      expect([env(deployment, "NATS_STREAM_MAX_AGE_SECONDS").value, env(deployment, "NATS_STREAM_MAX_BYTES").value, env(deployment, "METRICS_PORT").value]).toEqual(["604800", "-1", "9090"]);
+    }
+  });
+
+  it("migrates in a pre-install/pre-upgrade hook Job, a container per enabled deployable reading its database where its Deployment does", () => {
+    const objects = render(required, { deployables: { planning: { enabled: false }, orders: { database: { url: "postgres://orders@orders-db/orders" } } } });
+    validateAll(objects);
+    const job = named(objects, "Job", "analytics-migrations")!;
+    expect(job.metadata.annotations).toEqual({ "helm.sh/hook": "pre-install,pre-upgrade", "helm.sh/hook-weight": "0", "helm.sh/hook-delete-policy": "before-hook-creation,hook-succeeded" });
+    const pod = job.spec.template.spec;
+    expect(pod.restartPolicy).toBe("OnFailure");
+    expect(pod.automountServiceAccountToken).toBe(false);
+    const containers = pod.containers as { name: string; command: string[]; env: { name: string }[] }[];
+    expect(containers.map((c) => c.name).sort()).toEqual(["gateway", ...serviceNames.filter((n) => n !== "planning")].sort());
+    for (const c of containers) {
+      const deployment = named(objects, "Deployment", `analytics-${c.name}`)!;
+      expect(c.command).toEqual([...container(deployment).command, "migrate-only"]);
+      expect(c.env.find((e) => e.name === "DATABASE_URL")).toEqual(env(deployment, "DATABASE_URL"));
+      expect(env(deployment, "MIGRATIONS").value).toBe("verify");
+    }
+    expect(containers.find((c) => c.name === "orders")!.env).toContainEqual({ name: "DATABASE_URL", value: "postgres://orders@orders-db/orders" });
+    // Plain URLs: no hook Secret is needed.
+    expect(byKind(objects, "Secret").map((s) => s.metadata.name)).toEqual(["analytics"]);
+  });
+
+  it("gives the Job the chart-held database URLs in a hook Secret made before it (the release's Secret does not exist yet on an install), or the operator's Secret", () => {
+    const objects = render({ ...required, database: { url: "" } }, { secret: { databaseUrl: "postgres://shared/db", databaseUrls: { inventory: "postgres://inv/inventory" } } });
+    validateAll(objects);
+    const hookSecret = named(objects, "Secret", "analytics-migrations")!;
+    expect(hookSecret.stringData).toEqual({ DATABASE_URL: "postgres://shared/db", INVENTORY_DATABASE_URL: "postgres://inv/inventory" });
+    expect(Number(hookSecret.metadata.annotations!["helm.sh/hook-weight"])).toBeLessThan(Number(named(objects, "Job", "analytics-migrations")!.metadata.annotations!["helm.sh/hook-weight"]));
+    expect(hookSecret.metadata.annotations!["helm.sh/hook"]).toBe("pre-install,pre-upgrade");
+    const jobEnv = (name: string) => named(objects, "Job", "analytics-migrations")!.spec.template.spec.containers.find((c: { name: string }) => c.name === name).env.find((e: { name: string }) => e.name === "DATABASE_URL");
+    expect(jobEnv("inventory").valueFrom.secretKeyRef).toEqual({ name: "analytics-migrations", key: "INVENTORY_DATABASE_URL" });
+    expect(jobEnv("catalogue").valueFrom.secretKeyRef).toEqual({ name: "analytics-migrations", key: "DATABASE_URL" });
+    const operators = render(everything);
+    expect(byKind(operators, "Secret")).toEqual([]);
+    const operatorEnv = named(operators, "Job", "analytics-migrations")!.spec.template.spec.containers.find((c: { name: string }) => c.name === "catalogue").env;
+    expect(operatorEnv).toContainEqual({ name: "DATABASE_URL", valueFrom: { secretKeyRef: { name: "analytics-credentials", key: "CATALOGUE_DATABASE_URL" } } });
+  });
+
+  it("requests what each deployable was measured to use (bench/footprint.mjs), its own figures merged over the defaults' limits", () => {
+    const objects = render(required);
+    const resources = (name: string) => container(named(objects, "Deployment", `analytics-${name}`)!).resources;
+    expect(resources("gateway")).toEqual({ requests: { cpu: "200m", memory: "320Mi" }, limits: { cpu: "1", memory: "640Mi" } });
+    expect(resources("planning")).toEqual({ requests: { cpu: "100m", memory: "192Mi" }, limits: { cpu: "1", memory: "1Gi" } });
+    const mebibytes = (q: string) => (q.endsWith("Gi") ? 1024 : 1) * parseInt(q, 10);
+    for (const deployment of byKind(objects, "Deployment")) {
+      const { requests, limits } = container(deployment).resources;
+      expect(mebibytes(requests.memory)).toBeGreaterThanOrEqual(128);
+      expect(mebibytes(limits.memory)).toBeGreaterThanOrEqual(2 * mebibytes(requests.memory) - 64);
+    }
+  });
+
+  it("without the Job, lets each process migrate at start-up (MIGRATIONS=apply)", () => {
+    const objects = render(required, { migrations: { job: { enabled: false } } });
+    expect(byKind(objects, "Job")).toEqual([]);
+    for (const deployment of byKind(objects, "Deployment")) expect(env(deployment, "MIGRATIONS").value).toBe("apply");
+  });
+
+  it("refuses pools that a rolling update of every Deployment would take over postgres.maxConnections, counting only the shared database", () => {
+    expect(renderError(required, { defaults: { dbPoolMax: 4 } })).toMatch(
+      /connections: 111 during a rolling update of every Deployment \(catalogue 3 x \(4 \+ 1\), events 3 x \(4 \+ 1\), gateway 3 x \(6 \+ 1\), .*\) exceed postgres\.maxConnections - reservedConnections = 95: .*PgBouncer in session mode/,
+    );
+    expect(renderError(required, { deployables: { gateway: { autoscaling: { enabled: true, maxReplicas: 4 } } } })).toMatch(/connections: 107 /);
+    expect(renderError(required, { defaults: { rollingUpdate: { maxSurge: 2 } } })).toMatch(/connections: 124 /);
+    // Room made: a bigger max_connections, or the pools that leave for a database of their own.
+    validateAll(render(required, { defaults: { dbPoolMax: 4 }, postgres: { maxConnections: 120 } }));
+    validateAll(render(required, { defaults: { dbPoolMax: 4 }, deployables: { catalogue: { database: { url: "postgres://c/c" } }, events: { database: { url: "postgres://e/e" } } } }));
+  });
+
+  /** The metric names a PromQL expression reads (a histogram's _bucket/_count/_sum read as the histogram). */
+  const metricNames = (expr: string) => [...expr.matchAll(/([a-z_][a-z0-9_]*)\{/g)].map((m) => m[1].replace(/_(bucket|count|sum)$/, ""));
+  /** What the processes export: the gateway's and every service's registry, as the code builds them. */
+  const exported = () => {
+    const registry = createMetricsRegistry("probe");
+    storeMetrics(registry, {} as Db, { stats: {} } as OutboxRelay);
+    consumerLagMetrics(registry, {} as Bus, [{ durable: "probe", subjects: [] }]);
+    httpRequestDurations(registry);
+    rpcServerDurations(registry);
+    consumerBatchDurations(registry);
+    const names = new Set(registry.getMetricsAsArray().map((m) => m.name));
+    // The events service's webhook worker registers its own counter.
+    if (readFileSync(join(__dirname, "../../../services/events/src/webhook-worker.ts"), "utf8").includes('name: "webhook_attempts_total"')) names.add("webhook_attempts_total");
+    return names;
+  };
+
+  it("ships alerts on consumer lag, outbox age, dead letters, the gateway's 5xx rate and pool saturation, each on series the processes export", () => {
+    const objects = render(required, { metrics: { prometheusRule: { enabled: true, labels: { release: "prometheus" }, consumerLagMessages: 500, alertLabels: { team: "data" } } } });
+    validateAll(objects);
+    const rule = named(objects, "PrometheusRule", "analytics")!;
+    expect(rule.metadata.labels).toMatchObject({ release: "prometheus" });
+    const rules = rule.spec.groups[0].rules as { alert: string; expr: string; labels: Record<string, string> }[];
+    expect(rules.map((r) => r.alert)).toEqual(["AnalyticsConsumerLag", "AnalyticsOutboxBehind", "AnalyticsDeadLetters", "AnalyticsGateway5xx", "AnalyticsPoolSaturated"]);
+    const names = exported();
+    for (const r of rules) {
+      expect(metricNames(r.expr).length).toBeGreaterThan(0);
+      for (const name of metricNames(r.expr)) expect({ alert: r.alert, name, exported: names.has(name) }).toEqual({ alert: r.alert, name, exported: true });
+      expect(r.labels).toMatchObject({ team: "data" });
+    }
+    expect(rules[0].expr).toBe('max by (deployable, consumer) (consumer_pending_messages{namespace="default"}) > 500');
+    expect(rules.map((r) => metricNames(r.expr)[0])).toEqual(["consumer_pending_messages", "outbox_oldest_pending_age_seconds", "outbox_dead_lettered_total", "http_request_duration_seconds", "db_pool_connections"]);
+  });
+
+  it("ships a Grafana dashboard in a ConfigMap for the sidecar, every panel on series the processes export", () => {
+    const objects = render(required, { metrics: { grafanaDashboard: { enabled: true } } });
+    validateAll(objects);
+    const map = named(objects, "ConfigMap", "analytics-dashboard")!;
+    expect(map.metadata.labels).toMatchObject({ grafana_dashboard: "1" });
+    const dashboard = JSON.parse(map.data["analytics-platform.json"]);
+    expect(dashboard.uid).toBe("analytics-platform");
+    const names = exported();
+    const exprs = dashboard.panels.flatMap((p: { targets: { expr: string }[] }) => p.targets.map((t) => t.expr)) as string[];
+    expect(exprs.length).toBeGreaterThanOrEqual(10);
+    for (const expr of exprs) for (const name of metricNames(expr)) expect({ name, exported: names.has(name) }).toEqual({ name, exported: true });
   });
 });

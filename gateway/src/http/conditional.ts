@@ -42,11 +42,12 @@ function tagsOf(header: string | undefined): string[] | "*" {
 /**
  * A weak ETag of a list, a planning answer or the event queue: the version of the account's data
  * behind it (which the service owning the data moves on with every write of that account), and a
- * hash of what was asked (method, path and query) and by which account, so that one account's
- * tag never stands for another's answer nor another query's.
+ * hash of what was asked (method, path and query: another filter or page is another tag) and by
+ * which account and API key (a purchase order list answers the calling key's own orders), so that
+ * a tag never stands for another caller's answer nor another query's.
  */
-export function weakTagOf(dataVersion: string, accountId: string, method: string, url: string): string {
-  const asked = createHash("sha256").update(`${accountId}\n${method}\n${url}`).digest("base64url").slice(0, 22);
+export function weakTagOf(dataVersion: string, caller: { accountId: string; apiKeyId: string }, method: string, url: string): string {
+  const asked = createHash("sha256").update(`${caller.accountId}\n${caller.apiKeyId}\n${method}\n${url}`).digest("base64url").slice(0, 22);
   return `W/"${dataVersion}-${asked}"`;
 }
 

@@ -316,7 +316,7 @@ export class OpenApi {
           ETag: { description: "the resource's strong entity-tag: changes whenever the resource does", schema: { type: "string", maxLength: 100 } },
           WeakETag: {
             description:
-              "a weak entity-tag (`W/\"...\"`) of the answer: changes whenever the account's data behind it may have (and with the account's date); a current If-None-Match is a 304 decided before the answer is computed",
+              "a weak entity-tag (`W/\"...\"`) of the answer: changes whenever the account's data behind it may have (a planning answer also with the account's date) and differs between queries (another filter or page is another tag); a current If-None-Match is a 304 decided before the answer is computed",
             schema: { type: "string", maxLength: 200 },
           },
           RateLimit: {

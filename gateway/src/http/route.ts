@@ -32,8 +32,9 @@ export interface RouteSpec<P extends Shape, Q extends Shape, B extends z.ZodType
   ): Promise<unknown>;
   /**
    * A list's, planning answer's or queue's weak ETag: the version of the caller's data behind the
-   * answer (a cheap read of the service that owns it, e.g. `planning-<version>-<today>`), read
-   * before the answer is computed; a current If-None-Match is then a 304 without computing it.
+   * answer (a cheap read of each service that owns some of it, e.g. `planning-<version>-<today>`,
+   * `catalogue-<version>.pricing-<version>`; clients.ts dataVersionOf), read before the answer is
+   * computed; a current If-None-Match is then a 304 without computing it.
    */
   dataVersion?(caller: Caller): Promise<string>;
 }
@@ -169,7 +170,7 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
           return undefined;
         });
         if (version !== undefined) {
-          const tag = weakTagOf(version, caller.accountId, spec.method, request.url);
+          const tag = weakTagOf(version, caller, spec.method, request.url);
           reply.header("ETag", tag);
           if (!matchesNoneOf(request, tag)) return reply.code(304).send();
         }

@@ -7,9 +7,10 @@ const spans = new WeakMap<FastifyRequest, Span>();
 /**
  * Every request is counted by method, route template and status with its duration, and, while
  * tracing is on, is a span continuing the client's traceparent (if it sent one); the routes run
- * inside it (inRequestSpan), so their Connect calls carry it on. /metrics answers the registry.
+ * inside it (inRequestSpan), so their Connect calls carry it on. /metrics answers the registry,
+ * unless it has a port of its own (METRICS_PORT: `serveMetrics` false).
  */
-export function installTelemetry(app: FastifyInstance, registry: Registry): void {
+export function installTelemetry(app: FastifyInstance, registry: Registry, serveMetrics = true): void {
   const durations = httpRequestDurations(registry);
   // Tracing is started (or not) before the gateway is built: while off, no hook runs for it.
   if (tracingEnabled()) {
@@ -29,7 +30,7 @@ export function installTelemetry(app: FastifyInstance, registry: Registry): void
     endSpan(spans.get(request), reply.statusCode >= 500 ? `status ${reply.statusCode}` : undefined, { "http.response.status_code": reply.statusCode });
     done();
   });
-  app.get("/metrics", async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+  if (serveMetrics) app.get("/metrics", async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
 }
 
 /** Runs a route's handler as part of its request's span, so the calls it makes continue the trace. */

@@ -4,7 +4,7 @@ import { catalogueV1, toRestJson } from "@analytics/contracts";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../http/route";
 import { generalResponseSchema } from "../http/schemas";
-import type { CallAs } from "../clients";
+import { dataVersionOf, type CallAs } from "../clients";
 import { brandSchema, categorySchema } from "./catalogue-schemas";
 
 const { BrandSchema, CategorySchema } = catalogueV1;
@@ -42,6 +42,7 @@ function listBrands({ ctx, catalogue, as }: Deps): void {
     summary: "List brands (created by product writes)",
     tag: "Brands",
     auth: "bearer",
+    dataVersion: dataVersionOf(as, { catalogue }),
     query: {
       ...pageQuery(),
       name: z.string().min(1).max(500).optional().describe("name or synonym, case-insensitive"),
@@ -84,6 +85,7 @@ function listCategories({ ctx, catalogue, as }: Deps): void {
     summary: "List all categories",
     tag: "Categories",
     auth: "bearer",
+    dataVersion: dataVersionOf(as, { catalogue }),
     responses: { 200: { description: "categories in creation order", schema: z.array(categorySchema) } },
     handler: async ({ caller }) => (await catalogue.listCategories({}, as(caller))).categories.map(categoryToRest),
   });

@@ -11,7 +11,7 @@ import { batchFailureResponses, batchResponseSchema, generalResponseSchema } fro
 import { describe } from "../http/validation";
 import { pathNumber } from "../http/values";
 import { answerShape, requestShape, withoutReadOnly } from "../http/proto-schema";
-import type { CallAs } from "../clients";
+import { dataVersionOf, type CallAs } from "../clients";
 import { clientFieldsOut, clientId, orderTimestamp, withClientFields, type OrderRouteDeps } from "./order-fields";
 import { knownWarehouses } from "./warehouse-references";
 
@@ -134,6 +134,7 @@ function listDistributionOrders({ ctx, orders, as }: Deps): void {
     summary: "List distribution order rows in creation order",
     tag,
     auth: "bearer",
+    dataVersion: dataVersionOf(as, { orders }),
     query: { ...pageQuery(1000), status: statusQuery },
     responses: {
       200: { description: "rows", schema: z.array(distributionOrderSchema), headers: pageHeaders },
@@ -221,6 +222,7 @@ function processingDistributionOrders({ ctx, orders, as }: Deps): void {
     summary: "External ids of distribution orders with at least one row neither COMPLETED nor CANCELLED",
     tag,
     auth: "bearer",
+    dataVersion: dataVersionOf(as, { orders }),
     query: pageQuery(1000),
     responses: { 200: { description: "externalDOIDs", schema: z.array(z.string()), headers: pageHeaders } },
     handler: async ({ query, caller }, request, reply) => {

@@ -8,7 +8,7 @@ import { route, type RouteContext } from "../http/route";
 import { withCapabilityImageUrl, type ImageCapabilities } from "@analytics/auth";
 import { jsonValue } from "../http/values";
 import { generalResponseSchema } from "../http/schemas";
-import type { CallAs } from "../clients";
+import { dataVersionOf, type CallAs } from "../clients";
 
 const { EventState } = eventsV1;
 
@@ -76,7 +76,7 @@ function listEvents({ ctx, events, as, images }: Deps): void {
       status: z.enum(["pending", "completed", "failed"]).optional(),
     },
     // GET /events only reads the queue (marking entries is PATCH): a 304 skips nothing but the query.
-    dataVersion: async (caller) => `events-${(await events.getAccountVersion({}, as(caller))).version}`,
+    dataVersion: dataVersionOf(as, { events }),
     responses: {
       200: { description: "events in creation order", schema: z.array(eventSchema), headers: pageHeaders },
       400: { description: "bad query", schema: generalResponseSchema },

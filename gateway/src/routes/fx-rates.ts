@@ -7,7 +7,7 @@ import { repeatable, route, type RouteContext } from "../http/route";
 import { generalResponseSchema } from "../http/schemas";
 import { decimal, wholeNumber } from "../http/values";
 import { answerShape, requestShape, withoutReadOnly } from "../http/proto-schema";
-import type { CallAs } from "../clients";
+import { dataVersionOf, type CallAs } from "../clients";
 import { isoDate } from "./catalogue-schemas";
 import { canonicalNames, currency } from "./pricing-schemas";
 
@@ -53,6 +53,7 @@ function listFxRates({ ctx, pricing, as }: Deps): void {
     summary: "FX rates, optionally filtered",
     tag,
     auth: "bearer",
+    dataVersion: dataVersionOf(as, { pricing }),
     query: { externalReference: repeatable(), fromCurrency: repeatable(), toCurrency: repeatable() },
     responses: { 200: { description: "rates in creation order", schema: z.array(fxRateSchema) }, 400: badRequest },
     handler: async ({ query, caller }) => {

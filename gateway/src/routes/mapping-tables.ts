@@ -4,7 +4,7 @@ import { catalogueV1, toRestJson } from "@analytics/contracts";
 import { route, type RouteContext } from "../http/route";
 import { answerRevision } from "../http/conditional";
 import { generalResponseSchema } from "../http/schemas";
-import type { CallAs } from "../clients";
+import { dataVersionOf, type CallAs } from "../clients";
 import { mappingTableSchema, mappingType, mappingValues } from "./catalogue-schemas";
 
 const { MappingTableSchema } = catalogueV1;
@@ -41,6 +41,7 @@ function listMappingTables({ ctx, catalogue, as }: Deps): void {
     summary: "List mapping tables",
     tag,
     auth: "bearer",
+    dataVersion: dataVersionOf(as, { catalogue }),
     query: { mappingType: mappingType.optional() },
     responses: { 200: { description: "tables", schema: z.array(mappingTableSchema) }, 400: badRequest },
     handler: async ({ query, caller }) =>

@@ -8,7 +8,7 @@ import { documentAs } from "../http/openapi";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { decimal, jsonObject } from "../http/values";
 import { answerShape, requestShape, withoutReadOnly } from "../http/proto-schema";
-import type { CallAs } from "../clients";
+import { dataVersionOf, type CallAs } from "../clients";
 import { batchResult, canonicalNames, currency } from "./pricing-schemas";
 
 const { PricatSchema, PricatSkuSchema } = pricingV1;
@@ -104,6 +104,7 @@ function listPricats({ ctx, pricing, as }: Deps): void {
     summary: "Pricats (supplier price catalogues)",
     tag,
     auth: "bearer",
+    dataVersion: dataVersionOf(as, { pricing }),
     query: { ...pageQuery(1000), externalids: repeatable(), supplierGln: repeatable(), supplier: repeatable().describe("matches supplierName") },
     responses: { 200: { description: "pricats in creation order", schema: z.array(pricatSchema), headers: pageHeaders }, 400: badRequest },
     handler: async ({ query, caller }, request, reply) => {
@@ -122,6 +123,7 @@ function listPricatProducts({ ctx, pricing, as }: Deps): void {
     summary: "Pricat SKU rows",
     tag,
     auth: "bearer",
+    dataVersion: dataVersionOf(as, { pricing }),
     query: { ...pageQuery(1000), pricatExternalId: repeatable(), sku: repeatable(), season: repeatable(), supplierGln: repeatable(), supplier: repeatable() },
     responses: { 200: { description: "rows in creation order", schema: z.array(pricatSkuSchema), headers: pageHeaders }, 400: badRequest },
     handler: async ({ query, caller }, request, reply) => {

@@ -10,7 +10,7 @@ import { answerRevision } from "../http/conditional";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { wholeNumber } from "../http/values";
 import { withoutReadOnly } from "../http/proto-schema";
-import type { CallAs } from "../clients";
+import { dataVersionOf, type CallAs } from "../clients";
 import { CUSTOM_PRICE_NUMBERS, batchResult, priceDeleteSchema, priceListPutSchema, priceListSchema, priceListToRest, priceListUpsertSchema, priceSchema, priceToRest, priceUpdateSchema } from "./pricing-schemas";
 
 const { PriceListSchema, PriceSchema } = pricingV1;
@@ -96,6 +96,7 @@ function listPriceLists({ ctx, pricing, as }: Deps): void {
     summary: "All price lists of the account",
     tag,
     auth: "bearer",
+    dataVersion: dataVersionOf(as, { pricing }),
     responses: { 200: { description: "price lists in creation order", schema: z.array(priceListSchema) } },
     handler: async ({ caller }) => (await pricing.listPriceLists({}, as(caller))).priceLists.map(priceListToRest),
   });
@@ -155,6 +156,7 @@ function listPricesOfList(d: Deps): void {
     summary: "The prices of one price list",
     tag,
     auth: "bearer",
+    dataVersion: dataVersionOf(d.as, { pricing: d.pricing }),
     params: idParam,
     query: optionalPage,
     responses: { 200: pricesResponse, 400: badRequest, 404: notFound },
@@ -169,6 +171,7 @@ function listPrices(d: Deps): void {
     summary: "All prices of the account: streamed whole without page/pageSize, else one page",
     tag,
     auth: "bearer",
+    dataVersion: dataVersionOf(d.as, { pricing: d.pricing }),
     query: optionalPage,
     responses: { 200: pricesResponse, 400: badRequest },
     handler: async ({ query, caller }, request, reply) => pricesOf(d, caller, undefined, query, request, reply),

@@ -13,7 +13,7 @@ import { JsonItems, jsonArrayStream } from "../http/json-stream";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { batchOf, repeatable, route, type RouteContext } from "../http/route";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
-import type { CallAs } from "../clients";
+import { dataVersionOf, type CallAs } from "../clients";
 import { imageUploadSchema, keySwitchSchema, productCreateDocumented, productCreateSchema, productUpdateDocumented, productSchema, productUpdateSchema, nullFields, writableFields } from "./catalogue-schemas";
 
 const { ProductSchema, KeySwitchSchema, ImageUploadSchema } = catalogueV1;
@@ -151,6 +151,7 @@ function listProducts({ ctx, catalogue, pricing, as, images }: Deps): void {
     summary: "List products (one row per SKU) with prices from all price lists",
     tag,
     auth: "bearer",
+    dataVersion: dataVersionOf(as, { catalogue, pricing }),
     query: {
       ...pageQuery(10_000),
       key: z.string().min(1).max(500).optional().describe("a key or an old key"),

@@ -11,7 +11,7 @@ import { documentAs } from "../http/openapi";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { pathNumber } from "../http/values";
 import { answerShape, requestShape, withoutReadOnly } from "../http/proto-schema";
-import type { CallAs } from "../clients";
+import { dataVersionOf, type CallAs } from "../clients";
 import { productSeqs } from "./product-ids";
 import { knownWarehouses } from "./warehouse-references";
 import { clientFieldsOut, clientId, nested, orderTimestamp, parseTimestamp, withClientFields, type OrderRouteDeps } from "./order-fields";
@@ -267,6 +267,7 @@ function listPurchaseOrders(d: Deps): void {
     summary: "List purchase orders in creation order (by default only those the calling API key created)",
     tag,
     auth: "bearer",
+    dataVersion: dataVersionOf(as, { orders }),
     query: {
       ...pageQuery(),
       global: globalQuery,
@@ -384,6 +385,7 @@ function latestPurchaseOrder(d: Deps): void {
     summary: "The latest created purchase order (of this API key unless global)",
     tag,
     auth: "bearer",
+    dataVersion: dataVersionOf(d.as, { orders: d.orders }),
     query: { global: globalQuery },
     responses: {
       200: { description: "the order", schema: purchaseOrderSchema },

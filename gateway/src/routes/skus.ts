@@ -5,7 +5,7 @@ import { jsonArrayStream } from "../http/json-stream";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../http/route";
 import { generalResponseSchema } from "../http/schemas";
-import type { CallAs } from "../clients";
+import { dataVersionOf, type CallAs } from "../clients";
 
 /**
  * GET /v2/api/skus: the compatibility route the published client's GetSkusMap reads (page by
@@ -63,6 +63,7 @@ export function skuRoutes(ctx: RouteContext, catalogue: Client<typeof catalogueV
     tag: "Products",
     deprecated: true,
     auth: "bearer",
+    dataVersion: dataVersionOf(as, { catalogue }),
     query: pageQuery(10_000),
     responses: {
       200: { description: "SKUs in creation order; an empty page ends the client's reading", schema: z.array(skuSchema), headers: pageHeaders },

@@ -9,7 +9,7 @@ import { batchOf, repeatable, route, type RouteContext } from "../http/route";
 import { answerRevision } from "../http/conditional";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { wholeNumber } from "../http/values";
-import type { CallAs } from "../clients";
+import { dataVersionOf, type CallAs } from "../clients";
 import { productUuids } from "./product-ids";
 import { messageOfBody, storePutSchema, storeSchema, storeWriteSchema, trafficSchema, trafficWriteSchema, triggerSchema, triggerWriteSchema } from "./inventory-schemas";
 
@@ -56,6 +56,7 @@ function listTraffic({ ctx, inventory, as }: Deps, byCounter: boolean): void {
     summary: byCounter ? "Traffic events of one counter" : "Store traffic events in creation order",
     tag: "Store traffic",
     auth: "bearer",
+    dataVersion: byCounter ? undefined : dataVersionOf(as, { inventory }),
     params: byCounter ? { storeTrafficCounterID: z.string().min(1).max(500) } : {},
     query: trafficQuery,
     responses: {
@@ -108,6 +109,7 @@ function listStores({ ctx, inventory, as }: Deps): void {
     summary: "List stores in creation order",
     tag: "Stores",
     auth: "bearer",
+    dataVersion: dataVersionOf(as, { inventory }),
     query: pageQuery(),
     responses: {
       200: { description: "stores", schema: z.array(storeSchema), headers: pageHeaders },
@@ -227,6 +229,7 @@ function listStockTriggers({ ctx, inventory, catalogue, as }: Deps): void {
     summary: "List stock triggers (per-SKU, per-warehouse settings) in creation order",
     tag: "Stock triggers",
     auth: "bearer",
+    dataVersion: dataVersionOf(as, { inventory }),
     query: {
       ...pageQuery(),
       warehouseId: repeatable(z.string().uuid()).describe("warehouse IDs (UUID); repeatable"),

@@ -10,7 +10,7 @@ import { documentAs } from "../http/openapi";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { jsonObject, pathNumber } from "../http/values";
 import { answerShape, requestShape, withoutReadOnly } from "../http/proto-schema";
-import type { CallAs } from "../clients";
+import { dataVersionOf, type CallAs } from "../clients";
 import { clientFieldsOut, clientId, nested, orderTimestamp, withClientFields } from "./order-fields";
 
 const { ShipmentSchema, TransactionItemSchema, TransactionSchema, TransactionStatementSchema, WriteMode } = ordersV1;
@@ -138,6 +138,7 @@ function listTransactions({ ctx, orders, as }: Deps): void {
     summary: "List transactions in creation order",
     tag,
     auth: "bearer",
+    dataVersion: dataVersionOf(as, { orders }),
     query: pageQuery(),
     responses: { 200: { description: "transactions", schema: z.array(transactionSchema), headers: pageHeaders } },
     handler: async ({ query, caller }, request, reply) => {
@@ -225,6 +226,7 @@ function latestTransaction({ ctx, orders, as }: Deps): void {
     summary: "The latest created transaction",
     tag,
     auth: "bearer",
+    dataVersion: dataVersionOf(as, { orders }),
     responses: { 200: { description: "the transaction", schema: transactionSchema }, 404: { description: "none yet", schema: generalResponseSchema } },
     handler: async ({ caller }) => toRest((await orders.getTransaction({}, as(caller))).transaction!),
   });

@@ -7,7 +7,7 @@ import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { batchOf, repeatable, route, type RouteContext } from "../http/route";
 import { answerRevision } from "../http/conditional";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
-import type { CallAs } from "../clients";
+import { dataVersionOf, type CallAs } from "../clients";
 import { messageOfBody, stockRowSchema, stockWriteSchema, warehousePutSchema, warehouseSchema, warehouseWriteSchema } from "./inventory-schemas";
 
 const { WarehouseSchema, StockRowSchema } = inventoryV1;
@@ -44,6 +44,7 @@ function listStock({ ctx, inventory, as }: Deps, byPath: boolean): void {
     summary: byPath ? "The stock of one warehouse, one row per SKU" : "Stock of every warehouse, one row per (warehouse, SKU)",
     tag,
     auth: "bearer",
+    dataVersion: dataVersionOf(as, { inventory }),
     params: byPath ? { externalWarehouseID: externalId } : {},
     query: stockQuery,
     responses: {
@@ -138,6 +139,7 @@ function listWarehouses({ ctx, inventory, as }: Deps): void {
     summary: "List warehouses in creation order",
     tag,
     auth: "bearer",
+    dataVersion: dataVersionOf(as, { inventory }),
     query: { ...pageQuery(), warehouse_id: repeatable(z.string().uuid()).describe("warehouse IDs (UUID); repeatable or comma-separated") },
     responses: {
       200: { description: "warehouses", schema: z.array(warehouseSchema), headers: pageHeaders },

@@ -13,6 +13,7 @@ export async function createBus(options: {
   stream: string;
   subjectPrefix?: string;
   maxAgeSeconds?: number;
+  maxBytes?: number;
   replicas?: number;
   logger?: Logger;
   name?: string;

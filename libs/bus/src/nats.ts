@@ -21,6 +21,8 @@ export interface NatsBusOptions {
   subjectPrefix?: string;
   /** How long the stream keeps messages (default 7 days): the horizon of a replica rebuild. */
   maxAgeSeconds?: number;
+  /** Most bytes the stream keeps, the oldest messages dropped beyond it (default -1: no limit but the age). */
+  maxBytes?: number;
   /** Copies of the stream JetStream keeps across a cluster's servers (1 on a single server). */
   replicas?: number;
   /** Ack wait of the durable consumers (default ACK_WAIT_MS; tests shorten it). */
@@ -73,6 +75,7 @@ export class NatsBus implements Bus {
     const limits = {
       subjects: [`${prefix}analytics.>`],
       max_age: (options.maxAgeSeconds ?? DEFAULT_MAX_AGE_SECONDS) * NS,
+      max_bytes: options.maxBytes ?? -1,
       duplicate_window: DUPLICATE_WINDOW_SECONDS * NS,
       max_msg_size: MAX_MESSAGE_BYTES,
       num_replicas: options.replicas ?? 1,
@@ -83,7 +86,7 @@ export class NatsBus implements Bus {
     await answeringTimeouts(async () => {
       try {
         const { config } = await jsm.streams.info(options.stream);
-        const current = { subjects: config.subjects, max_age: config.max_age, duplicate_window: config.duplicate_window, max_msg_size: config.max_msg_size, num_replicas: config.num_replicas };
+        const current = { subjects: config.subjects, max_age: config.max_age, max_bytes: config.max_bytes, duplicate_window: config.duplicate_window, max_msg_size: config.max_msg_size, num_replicas: config.num_replicas };
         if (JSON.stringify(current) !== JSON.stringify(limits)) await jsm.streams.update(options.stream, limits);
       } catch (error) {
         if (!isNotFound(error)) throw error;

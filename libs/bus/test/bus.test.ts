@@ -86,6 +86,17 @@ describe("NatsBus (real JetStream)", () => {
     const info = await t.bus.streamInfo();
     expect(info.config.max_age).toBe(DEFAULT_MAX_AGE_SECONDS * 1e9);
     expect(info.config.duplicate_window).toBe(DUPLICATE_WINDOW_SECONDS * 1e9);
+    expect(info.config.max_bytes).toBe(-1);
+  });
+
+  it("brings an existing stream to the configured age and size limits (NATS_STREAM_MAX_AGE_SECONDS, NATS_STREAM_MAX_BYTES)", async () => {
+    const again = await NatsBus.connect({ url: t.url, stream: t.stream, subjectPrefix: t.subjectPrefix, maxAgeSeconds: 2 * 86400, maxBytes: 64 * 1024 * 1024 });
+    try {
+      const { config } = await again.streamInfo();
+      expect([config.max_age, config.max_bytes]).toEqual([2 * 86400 * 1e9, 64 * 1024 * 1024]);
+    } finally {
+      await again.close();
+    }
   });
 
   it("stores a message published twice with one Nats-Msg-Id once", async () => {

@@ -30,6 +30,8 @@ export const configSchema = z.object({
   NATS_STREAM_MAX_AGE_SECONDS: z.coerce.number().int().min(3600).default(7 * 24 * 3600),
   /** Copies of the stream across a JetStream cluster (3 in the chart); an existing stream is brought to it at start. */
   NATS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
+  /** Most bytes the stream keeps; the oldest messages go first beyond it (-1: no limit but NATS_STREAM_MAX_AGE_SECONDS). */
+  NATS_STREAM_MAX_BYTES: z.coerce.number().int().min(-1).default(-1),
   DATA_DIR: z.string().default("./.data"),
   /** Gateway HTTP port. */
   PORT: port.default(8080),
@@ -51,6 +53,17 @@ export const configSchema = z.object({
   SERVICE_PORT: port.optional(),
   /** A service's plain HTTP/1.1 port for /healthz, /readyz and /metrics (Kubernetes probes). */
   HEALTH_PORT: port.optional(),
+  /**
+   * A plain HTTP/1.1 port for /metrics alone (the gateway and each service); when set, no other
+   * port answers /metrics, so the gateway's public port does not. Unset: /metrics where it always was.
+   */
+  METRICS_PORT: port.optional(),
+  /**
+   * apply: the process runs its pending migrations at start-up (under a lock per schema). verify:
+   * it runs none and waits, its ports closed, until its schema has every migration it knows (a
+   * migration Job applies them: `node <main.js> migrate-only`).
+   */
+  MIGRATIONS: z.enum(["apply", "verify"]).default("apply"),
   /** Enables the admin API when set. */
   /** Absolute base of the URLs the API hands out (image URLs), e.g. https://api.example.com; unset: relative URLs. */
   PUBLIC_BASE_URL: z.string().url().regex(/^https?:\/\/[^?#]*[^/?#]$/, "scheme://host[:port][/path] without a trailing slash").optional(),
@@ -163,6 +176,7 @@ export function busSettings(config: Config) {
     stream: config.NATS_STREAM,
     subjectPrefix: config.NATS_SUBJECT_PREFIX,
     maxAgeSeconds: config.NATS_STREAM_MAX_AGE_SECONDS,
+    maxBytes: config.NATS_STREAM_MAX_BYTES,
     replicas: config.NATS_STREAM_REPLICAS,
   };
 }

@@ -7,6 +7,7 @@ import { from as copyFrom } from "pg-copy-streams";
 export type Db = Knex;
 export type Tx = Knex.Transaction;
 
+export { accountVersion, bumpAccountVersions, createAccountVersions, createAccountVersionsTable } from "./account-versions";
 export { jsonProblems, unstorableText } from "./storable";
 export { TableSpec, fieldViolations, tableSpec, type Row, type TableSpecOptions } from "./table";
 
@@ -125,6 +126,18 @@ export interface Migration {
 export async function migrate(db: Db, schema: string, migrations: Migration[]): Promise<string[]> {
   assertIdentifier(schema);
   return whileMigrationLockHeld(db, schema, () => runMigrations(db, schema, migrations));
+}
+
+/**
+ * The migrations of `migrations` not yet applied in `schema` (all of them on a fresh database).
+ * Applied ones the list does not know (a newer release's) do not count: this release's code
+ * runs on a schema migrated by a newer one, as during a rolling update.
+ */
+export async function pendingMigrations(db: Db, schema: string, migrations: Migration[]): Promise<string[]> {
+  assertIdentifier(schema);
+  const { rows } = await db.raw("SELECT to_regclass(?) IS NOT NULL AS present", [`"${schema}".knex_migrations`]);
+  const applied = rows[0].present ? new Set((await db.withSchema(schema).from("knex_migrations").select("name")).map((r: { name: string }) => r.name)) : new Set<string>();
+  return migrations.map((m) => m.name).filter((name) => !applied.has(name)).sort();
 }
 
 /** How often a replica asks again for the lock another replica's migrations hold. */

@@ -1,4 +1,4 @@
-import { copyRows, createDb, inTransaction, isUuid, migrate, pageWindow, ping, type Db } from "../src";
+import { accountVersion, copyRows, createAccountVersions, createDb, inTransaction, isUuid, migrate, pageWindow, ping, type Db } from "../src";
 import { createTestDatabase, databaseForFile } from "@analytics/testing";
 
 describe("db", () => {
@@ -79,6 +79,45 @@ describe("db", () => {
       await inTransaction(db, (tx) => copyRows(tx, "rows", ["id", "t", "n"], items, (i) => [i.n, i.text, i.n * 2]));
       const [many] = await db("rows").where("id", ">=", 100).select(db.raw("count(*)::int AS rows, count(DISTINCT id)::int AS ids, sum(n)::int AS total"), db.raw("bool_and(t = 'row ' || (id - 100) || E'\\tend') AS whole"));
       expect(many).toEqual({ rows: 1234, ids: 1234, total: items.reduce((s, i) => s + i.n * 2, 0), whole: true });
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it("moves an account's version on with every statement that writes its rows (COPY and deletes too), in its transaction, and no other account's", async () => {
+    const db = createDb({ url: database.url, schema: "versioned" });
+    try {
+      await migrate(db, "versioned", [
+        { name: "001_things", up: async (k) => void (await k.raw("CREATE TABLE things (id int PRIMARY KEY, account_id uuid NOT NULL, note text)")) },
+        { name: "002_versions", up: (k) => createAccountVersions(k, ["things"]) },
+      ]);
+      const [a, b, c] = ["00000000-0000-4000-8000-00000000000a", "00000000-0000-4000-8000-00000000000b", "00000000-0000-4000-8000-00000000000c"];
+      const versions = () => Promise.all([a, b, c].map((id) => accountVersion(db, id)));
+      expect(await versions()).toEqual([0n, 0n, 0n]);
+      const moved = async (write: () => Promise<unknown>) => {
+        const before = await versions();
+        await write();
+        return (await versions()).map((v, i) => v > before[i]);
+      };
+      expect(await moved(() => db("things").insert([{ id: 1, account_id: a }, { id: 2, account_id: a }, { id: 3, account_id: b }]))).toEqual([true, true, false]);
+      expect(await moved(() => inTransaction(db, (tx) => copyRows(tx, "things", ["id", "account_id"], [[4, c]])))).toEqual([false, false, true]);
+      expect(await moved(() => db("things").where({ id: 1 }).update({ note: "x" }))).toEqual([true, false, false]);
+      expect(await moved(() => db("things").where({ id: 99 }).update({ note: "x" }))).toEqual([false, false, false]);
+      expect(await moved(() => db("things").where({ id: 3 }).delete())).toEqual([false, true, false]);
+      // A rolled-back write leaves the version as it was.
+      const rolledBack = () =>
+        inTransaction(db, async (tx) => {
+          await tx("things").insert({ id: 5, account_id: c });
+          throw new Error("rolled back");
+        }).catch(() => undefined);
+      expect(await moved(rolledBack)).toEqual([false, false, false]);
+      // A session with another search path (an operator's psql) writes too.
+      const elsewhere = createDb({ url: database.url, schema: "public" });
+      try {
+        expect(await moved(() => elsewhere.raw("INSERT INTO versioned.things (id, account_id) VALUES (6, ?)", [a]))).toEqual([true, false, false]);
+      } finally {
+        await elsewhere.destroy();
+      }
     } finally {
       await db.destroy();
     }

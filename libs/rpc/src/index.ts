@@ -9,20 +9,20 @@ import type { Registry } from "prom-client";
 import { INTERNAL_HEADERS, requireInternalCaller } from "@analytics/auth";
 import { createBus, type Bus, type Subscription } from "@analytics/bus";
 import { busSettings, createLogger, dbTimeouts, loadConfig, required, requestContext, tracingSettings, type Config } from "@analytics/config";
-import { createDb, migrate, ping, type Db, type Migration } from "@analytics/db";
+import { createDb, migrate, pendingMigrations, ping, type Db, type Migration } from "@analytics/db";
 import { toConnectError } from "@analytics/errors";
 import { pruneInbox } from "@analytics/inbox";
 import { OutboxRelay } from "@analytics/outbox";
-import { createMetricsRegistry, endSpan, inSpan, rpcServerDurations, SpanKind, startSpan, startTracing, tracingEnabled } from "@analytics/telemetry";
+import { closeServer, createMetricsRegistry, endSpan, inSpan, listenMetrics, rpcServerDurations, SpanKind, startSpan, startTracing, tracingEnabled } from "@analytics/telemetry";
 import { consumerMetrics, durableName, subscribeConsumer, type ConsumerDefinition } from "./consumers";
 import { consumerLagMetrics, storeMetrics } from "./metrics";
 import type { ReplicaOptions } from "./replicas";
 import { createServiceTransport } from "./transport";
 
 export { consumerHandler, type ConsumerDefinition, type Delivery } from "./consumers";
-export { batchResponse, batchResult, commit, dispatch, itemOutcome, MAX_PAGE_SIZE, on, pageOf, type Dispatch, type ItemOutcome, type Page, type Route } from "./kit";
+export { accountVersionHandler, batchResponse, batchResult, commit, dispatch, itemOutcome, MAX_PAGE_SIZE, on, pageOf, type Dispatch, type ItemOutcome, type Page, type Route } from "./kit";
 export { createServiceTransport } from "./transport";
-export { storeMetrics } from "./metrics";
+export { consumerLagMetrics, storeMetrics } from "./metrics";
 export type { ReplicaOptions } from "./replicas";
 
 /** What every service gets from whoever starts it (its own main, or the single-process launcher). */
@@ -45,6 +45,10 @@ export interface ServiceDeps {
    * cannot speak h2c (the kubelet's httpGet). The same paths answer on the h2c port too.
    */
   healthPort?: number;
+  /** A port of its own for /metrics (METRICS_PORT); when set, the h2c and health ports no longer answer /metrics. */
+  metricsPort?: number;
+  /** Run the pending migrations at start (apply, the default), or wait until a migration Job ran them (verify). */
+  migrations?: MigrationMode;
   /**
    * Pool acquire and statement timeouts (DB_ACQUIRE_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS); the
    * planning breakdowns' statement timeout (PLANNING_QUERY_TIMEOUT_MS).
@@ -58,6 +62,8 @@ export interface RunningService {
   port: number;
   /** http://host:port of the HTTP/1.1 health port, when one was asked for. */
   healthUrl?: string;
+  /** http://host:port of the metrics port, when one was asked for. */
+  metricsUrl?: string;
   startRelay(): void;
   /** Stops publishing (rows written from now on wait in the outbox); close() stops the rest. */
   stopRelay(): Promise<void>;
@@ -118,6 +124,7 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
   let pruning: NodeJS.Timeout | undefined;
   let server: http2.Http2Server | undefined;
   let healthServer: http.Server | undefined;
+  let metricsServer: http.Server | undefined;
   const sessions = new Set<http2.ServerHttp2Session>();
   let draining = false;
 
@@ -125,6 +132,7 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
     clearInterval(pruning);
     await Promise.all(workers.map((w) => w.stop()));
     if (healthServer?.listening) await new Promise<void>((resolve) => healthServer!.close(() => resolve()));
+    await closeServer(metricsServer);
     await Promise.all(subscriptions.map((s) => s.stop()));
     await relay.stop();
     if (server?.listening) {
@@ -137,14 +145,14 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
   };
 
   try {
-    const applied = await migrate(db, name, definition.migrations);
-    if (applied.length) logger.info({ applied }, "migrations applied");
+    await prepareSchema(db, name, definition.migrations, deps.migrations, logger);
     // Ready is this process able to serve: its own database. The bus is a dependency: while it is
     // down writes still commit, their messages waiting in the outbox, so it shows in /healthz and
     // the metrics, not as not-ready (in Kubernetes, every replica unready would be an outage).
     const ready = () => (draining ? Promise.resolve(false) : ping(db));
     const dependencies = { database: () => ping(db), bus: () => deps.bus.ping() };
-    const health = healthHandler(ready, dependencies, () => metrics.metrics(), metrics.contentType);
+    // With a metrics port, /metrics answers there alone.
+    const health = healthHandler(ready, dependencies, deps.metricsPort === undefined ? () => metrics.metrics() : undefined, metrics.contentType);
     server = http2.createServer(
       connectNodeAdapter({
         routes: (router) => definition.routes(router, context),
@@ -168,6 +176,7 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
         healthServer!.listen(deps.healthPort, deps.host ?? "127.0.0.1", () => resolve());
       });
     }
+    if (deps.metricsPort !== undefined) metricsServer = await listenMetrics(metrics, deps.metricsPort, deps.host ?? "127.0.0.1");
     for (const consumer of consumers) subscriptions.push(await subscribeConsumer(deps.bus, db, name, consumer, observeConsumer));
     if (consumers.length) {
       pruning = setInterval(() => void pruneInbox(db).catch((err) => logger.warn({ err }, "inbox pruning failed")), 3600_000);
@@ -184,12 +193,40 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
   const url = `http://${deps.host && deps.host !== "0.0.0.0" ? deps.host : "127.0.0.1"}:${port}`;
   logger.info({ url }, "service listening");
   const healthUrl = healthServer ? `http://127.0.0.1:${(healthServer.address() as AddressInfo).port}` : undefined;
+  const metricsUrl = metricsServer ? `http://127.0.0.1:${(metricsServer.address() as AddressInfo).port}` : undefined;
   const shutdown = async (drainMs: number) => {
     draining = true;
     await new Promise((resolve) => setTimeout(resolve, drainMs));
     await close();
   };
-  return { name, url, port, healthUrl, startRelay: () => relay.start(), stopRelay: () => relay.stop(), close, shutdown };
+  return { name, url, port, healthUrl, metricsUrl, startRelay: () => relay.start(), stopRelay: () => relay.stop(), close, shutdown };
+}
+
+export type MigrationMode = "apply" | "verify";
+
+/** How often a process in verify mode looks again whether the migration Job has run. */
+const SCHEMA_POLL_MS = 500;
+
+/**
+ * Brings `schema` to `migrations` before the process serves. apply: runs the pending ones (under
+ * the schema's lock). verify: runs none and waits until every one is applied (by the chart's
+ * migration Job, `main.js migrate-only`); the ports stay closed meanwhile, so the pod is not ready.
+ */
+export async function prepareSchema(db: Db, schema: string, migrations: Migration[], mode: MigrationMode = "apply", logger?: Logger, pollMs = SCHEMA_POLL_MS): Promise<void> {
+  if (mode === "apply") {
+    const applied = await migrate(db, schema, migrations);
+    if (applied.length) logger?.info({ applied }, "migrations applied");
+    return;
+  }
+  let waitingFor = "";
+  for (;;) {
+    const pending = await pendingMigrations(db, schema, migrations);
+    if (!pending.length) return;
+    // Logged when the list changes, not at every look.
+    if (pending.join() !== waitingFor) logger?.warn({ schema, pending }, "MIGRATIONS=verify: waiting for the migration Job to apply these");
+    waitingFor = pending.join();
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
 }
 
 /** The messages of `stream`, each read within `store`'s request context. */
@@ -311,9 +348,9 @@ export async function dependencyChecks(probes: Record<string, () => Promise<unkn
  * /healthz: alive (always 200), with each dependency's state in `checks`; /readyz: able to serve
  * (its own database answers), within READY_DEADLINE_MS even when Postgres hangs; /metrics.
  */
-function healthHandler(ready: () => Promise<unknown>, dependencies: Record<string, () => Promise<unknown>>, metrics: () => Promise<string>, metricsType: string): NodeHandler {
+function healthHandler(ready: () => Promise<unknown>, dependencies: Record<string, () => Promise<unknown>>, metrics: (() => Promise<string>) | undefined, metricsType: string): NodeHandler {
   return (req, res) => {
-    if (req.url === "/metrics") {
+    if (req.url === "/metrics" && metrics) {
       return void metrics().then((text) => {
         res.writeHead(200, { "content-type": metricsType });
         res.end(text);
@@ -367,6 +404,7 @@ export async function runServiceMain(
   name: string,
   start: (deps: ServiceDeps) => Promise<RunningService>,
   defaultPort: number,
+  migrations: Migration[],
 ): Promise<void> {
   let config: Config;
   try {
@@ -376,6 +414,7 @@ export async function runServiceMain(
     process.exit(1);
   }
   const logger = createLogger(config, name);
+  if (process.argv.includes("migrate-only")) process.exit(await migrateOnly(config, name, migrations, logger));
   const tracing = startTracing({ serviceName: `analytics-${name}`, ...tracingSettings(config) });
   try {
     const bus = await createBus({ ...busSettings(config), logger, name });
@@ -389,6 +428,8 @@ export async function runServiceMain(
       host: config.HOST ?? "0.0.0.0",
       dbTimeouts: dbTimeouts(config),
       healthPort: config.HEALTH_PORT,
+      metricsPort: config.METRICS_PORT,
+      migrations: config.MIGRATIONS,
       outboxPollMs: config.OUTBOX_POLL_MS,
     });
     const shutdown = async (signal: string) => {
@@ -406,3 +447,22 @@ export async function runServiceMain(
   }
 }
 
+
+/**
+ * `node <main.js> migrate-only`: the deployable's pending migrations in `schema` (the chart's
+ * migration Job, before an install or upgrade). Needs DATABASE_URL only. Its exit code: 0 when
+ * the schema is current, 1 when migrating failed (logged).
+ */
+export async function migrateOnly(config: Config, schema: string, migrations: Migration[], logger: Logger): Promise<0 | 1> {
+  const db = createDb({ url: required(config, "DATABASE_URL"), schema, applicationName: `${schema}-migrate`, ...dbTimeouts(config), poolMax: 2 });
+  try {
+    const applied = await migrate(db, schema, migrations);
+    logger.info({ schema, applied }, applied.length ? "migrations applied" : "schema already current");
+    return 0;
+  } catch (error) {
+    logger.fatal({ err: error, schema }, "migrations failed");
+    return 1;
+  } finally {
+    await db.destroy();
+  }
+}

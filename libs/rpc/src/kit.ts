@@ -1,6 +1,8 @@
 import type { DescMessage } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
 import type { PageRequest, Topic } from "@analytics/contracts";
-import { inTransaction, type Db, type Tx } from "@analytics/db";
+import { callerOf } from "@analytics/auth";
+import { accountVersion, inTransaction, type Db, type Tx } from "@analytics/db";
 import { invalid, type FieldViolation } from "@analytics/errors";
 import type { Delivery } from "./consumers";
 
@@ -92,4 +94,13 @@ export function dispatch<R, C = void>(...routes: Route<R, C>[]): Dispatch<R, C> 
   }
   const route = (delivery: Delivery, context: C) => bySubject.get(delivery.subject)?.take(delivery, context);
   return Object.assign(route, { topics: routes.flatMap((r) => [...r.topics]) });
+}
+
+/**
+ * GetAccountVersion of a service whose schema has account_versions (libs/db createAccountVersions):
+ * the caller's data version, the gateway's weak ETag on that service's lists. Every service
+ * registers this one handler, so each answers it the same way.
+ */
+export function accountVersionHandler(db: Db) {
+  return async (_req: unknown, ctx: HandlerContext): Promise<{ version: bigint }> => ({ version: await accountVersion(db, callerOf(ctx).accountId) });
 }

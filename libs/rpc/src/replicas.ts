@@ -41,6 +41,8 @@ export class Replica {
     port: number,
     connectTimeoutMs = CONNECT_TIMEOUT_MS,
     private readonly firstByteTimeoutMs = FIRST_BYTE_TIMEOUT_MS,
+    /** Called when it leaves the rotation as frozen: the service's name may list a replica not known yet. */
+    private readonly onEjected: () => void = () => undefined,
   ) {
     // The session's authority stays the service's URL; only the socket goes to this address. A
     // connection that hangs (a dead node answers no SYN) fails after connectTimeoutMs as ETIMEDOUT:
@@ -71,6 +73,7 @@ export class Replica {
       this.release();
       throw error;
     }
+    listenForErrors(stream.session);
     // No first byte in time: is the replica still there?
     const timer = setTimeout(() => this.check(stream.session), this.firstByteTimeoutMs);
     stream.once("response", () => clearTimeout(timer));
@@ -103,6 +106,7 @@ export class Replica {
   /** Out of the rotation; probed (a new connection and a PING) every firstByteTimeoutMs until it answers. */
   private eject(): void {
     this.ejected = true;
+    this.onEjected();
     const probe = () => {
       if (this.retired) return;
       void this.answersProbe().then((alive) => {
@@ -135,6 +139,19 @@ export class Replica {
     this.probing = true;
     void this.sessions.connect().finally(() => (this.probing = false));
   }
+}
+
+const heard = new WeakSet<http2.Http2Session>();
+
+/**
+ * connect-node's session manager destroys an idle session that receives GOAWAY (a replica closing)
+ * with an error, and when a call is opened before that error is emitted it stops listening for
+ * it: unheard, the error would end the process. The session is given up all the same.
+ */
+function listenForErrors(session: http2.Http2Session | undefined): void {
+  if (!session || heard.has(session)) return;
+  heard.add(session);
+  session.on("error", () => undefined);
 }
 
 /** True when `session` answers a PING within `ms`. */
@@ -180,7 +197,7 @@ export class Replicas {
     this.port = Number(url.port || 80);
     this.lookup = options.lookup ?? systemLookup;
     this.hostnameIsAddress = net.isIP(this.hostname) !== 0;
-    if (this.hostnameIsAddress) this.replicas = [new Replica(baseUrl, this.hostname, this.port, options.connectTimeoutMs, options.firstByteTimeoutMs)];
+    if (this.hostnameIsAddress) this.replicas = [this.replica(this.hostname)];
   }
 
   /**
@@ -204,6 +221,15 @@ export class Replicas {
       return replica;
     }
     return fallback ?? (other && replicas.includes(other) ? other : undefined);
+  }
+
+  /**
+   * A replica at `address`. One found frozen makes the name resolved again at once, as a failed
+   * connection does: a pod that replaced another (a rolling update) may be listed and not known yet,
+   * and without it calls would wait on the frozen one, the only one left.
+   */
+  private replica(address: string): Replica {
+    return new Replica(this.baseUrl, address, this.port, this.options.connectTimeoutMs, this.options.firstByteTimeoutMs, () => void this.resolveAgain());
   }
 
   private async resolveFirst(): Promise<void> {
@@ -236,7 +262,7 @@ export class Replicas {
     if (addresses.length === 0) return;
     const kept = this.replicas.filter((r) => addresses.includes(r.address));
     for (const replica of this.replicas) if (!kept.includes(replica)) replica.retire();
-    for (const address of addresses) if (!kept.some((r) => r.address === address)) kept.push(new Replica(this.baseUrl, address, this.port, this.options.connectTimeoutMs, this.options.firstByteTimeoutMs));
+    for (const address of addresses) if (!kept.some((r) => r.address === address)) kept.push(this.replica(address));
     for (const replica of kept) if (replica.sessions.state() === "error") replica.probe();
     this.replicas = kept;
   }

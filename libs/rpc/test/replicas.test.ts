@@ -7,6 +7,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { eventsV1 } from "@analytics/contracts";
 import { eventually } from "@analytics/testing";
 import { createServiceTransport } from "../src";
+import { Replica } from "../src/replicas";
 
 /**
  * Replicas of one service on one port at several loopback addresses (Linux answers on all of
@@ -155,6 +156,46 @@ describe("createServiceTransport over the replicas of a service", () => {
     }
   });
 
+  it("survives a replica closing an idle session (GOAWAY) while a call is being opened on it", async () => {
+    // connect-node's session manager destroys an idle session that receives GOAWAY with an error,
+    // and a call opened meanwhile makes it stop listening for that error: unheard, it would end
+    // the process (a gateway crashed so when a service replica shut down in a rolling update).
+    const server = http2.createServer((req, res) => req.resume().on("end", () => res.end()));
+    const sessions = new Set<http2.ServerHttp2Session>();
+    server.on("session", (session) => sessions.add(session));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as AddressInfo).port;
+    const replica = new Replica(`http://events.idle.test:${port}`, "127.0.0.1", port);
+    const call = async () => {
+      const stream = await replica.request("/events.v1.EventsService/ListEvents", { ":method": "POST", ":path": "/events.v1.EventsService/ListEvents" });
+      const { session } = stream;
+      stream.end();
+      stream.resume();
+      await new Promise((resolve) => stream.once("close", resolve));
+      return session!;
+    };
+    try {
+      const session = await call();
+      const goaway = new Promise<void>((resolve) =>
+        session.once("goaway", () => {
+          // After the manager's own listener: the session is destroyed, its error not yet emitted.
+          void call().catch(() => undefined);
+          resolve();
+        }),
+      );
+      const closed = new Promise((resolve) => session.once("close", resolve));
+      for (const s of sessions) s.close();
+      await goaway;
+      await closed;
+      // The process lives on, and the replica answers calls on a new session.
+      expect(await call()).not.toBe(session);
+    } finally {
+      replica.retire();
+      for (const s of sessions) s.destroy();
+      server.close();
+    }
+  });
+
   it("lets a call still opening on a replica gone from the name finish there", async () => {
     const target = await replica("127.0.0.3", 0);
     // 127.0.0.1 takes 300 ms to connect (to the replica at 127.0.0.3); then the name lists only 127.0.0.2.
@@ -235,6 +276,39 @@ describe("createServiceTransport over the replicas of a service", () => {
         await client.listEvents({});
         return a.served.calls > before;
       });
+    } finally {
+      a.child.kill("SIGCONT");
+      a.stop();
+      b.stop();
+    }
+  });
+
+  it("resolves the name again at once when its only known replica is found frozen, and calls the new one", async () => {
+    // A rolling update: the name lists a new replica B the client has not resolved yet (its
+    // refresh is a minute away) when A, the only one it knows, freezes.
+    const a = await processReplica("127.0.0.1", 0);
+    const b = await processReplica("127.0.0.2", a.port);
+    try {
+      const dns = dnsName(a.address);
+      const client = createClient(eventsV1.EventsService, createServiceTransport(`http://events.replaced.test:${a.port}`, { lookup: dns.lookup, refreshMs: 60_000, firstByteTimeoutMs: 300 }));
+      await client.listEvents({});
+      dns.addresses = [a.address, b.address];
+      a.child.kill("SIGSTOP");
+      const frozenAt = Date.now();
+      const late: { startedAfterMs: number; ms: number; ok: boolean }[] = [];
+      const calls: Promise<void>[] = [];
+      while (Date.now() - frozenAt < 2_000) {
+        const started = Date.now();
+        const done = (ok: boolean) => () => void late.push({ startedAfterMs: started - frozenAt, ms: Date.now() - started, ok });
+        calls.push(client.listEvents({}, { timeoutMs: 3_000 }).then(done(true), done(false)));
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await Promise.all(calls);
+      // Found frozen after 300 ms plus 300 ms: from 1 s on, every call is B's, at once.
+      const afterEjection = late.filter((c) => c.startedAfterMs > 1_000);
+      expect(afterEjection.length).toBeGreaterThan(20);
+      expect(afterEjection.filter((c) => !c.ok || c.ms > 500)).toEqual([]);
+      expect(b.served.calls).toBeGreaterThan(20);
     } finally {
       a.child.kill("SIGCONT");
       a.stop();

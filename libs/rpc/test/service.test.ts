@@ -2,11 +2,12 @@ import net from "node:net";
 import pino from "pino";
 import { InProcessBus } from "@analytics/bus";
 import { topics } from "@analytics/contracts";
-import { createDb } from "@analytics/db";
+import { createDb, migrate, pendingMigrations } from "@analytics/db";
 import { inboxMigrations } from "@analytics/inbox";
 import { outboxMigrations } from "@analytics/outbox";
-import { busMessage, databaseForFile } from "@analytics/testing";
-import { startService, type ConsumerDefinition, type ServiceDefinition } from "../src";
+import { busMessage, databaseForFile, eventually } from "@analytics/testing";
+import { loadConfig } from "@analytics/config";
+import { migrateOnly, startService, type ConsumerDefinition, type RunningService, type ServiceDefinition } from "../src";
 
 describe("startService (real Postgres)", () => {
   const database = databaseForFile();
@@ -83,5 +84,57 @@ describe("startService (real Postgres)", () => {
     } finally {
       await service.close();
     }
+  });
+
+  it("serves /metrics on its own port when given one (METRICS_PORT), and then not on its health port", async () => {
+    const service = await startService(definition, { ...deps(new InProcessBus(), 0, 0), metricsPort: 0 });
+    try {
+      expect(await (await fetch(`${service.metricsUrl}/metrics`)).text()).toContain('outbox_pending_messages{deployable="probe"} 0');
+      expect((await fetch(`${service.healthUrl}/metrics`)).status).toBe(404);
+      expect((await fetch(`${service.healthUrl}/readyz`)).status).toBe(200);
+      expect((await fetch(`${service.metricsUrl}/readyz`)).status).toBe(404);
+    } finally {
+      await service.close();
+    }
+  });
+
+  it("MIGRATIONS=verify: migrates nothing and opens no port until its schema has every migration (the migration Job's), then serves", async () => {
+    const waiting: string[][] = [];
+    const logger = pino({ level: "warn" }, { write: (line: string) => void waiting.push(JSON.parse(line).pending) });
+    const verified: ServiceDefinition = { ...definition, name: "verified", consumers: [] };
+    let started: RunningService | undefined;
+    const starting = startService(verified, { ...deps(new InProcessBus(), 0, 0), logger, migrations: "verify" }).then((s) => (started = s));
+    const db = createDb({ url: database.url, schema: "verified" });
+    try {
+      const names = verified.migrations.map((m) => m.name).sort();
+      const logged = (expected: string[][]) => eventually(async () => JSON.stringify(waiting) === JSON.stringify(expected));
+      await logged([names]);
+      // It looked and made nothing: not even the schema.
+      expect((await db.raw("SELECT to_regclass('verified.knex_migrations') AS t")).rows[0].t).toBeNull();
+      await migrate(db, "verified", verified.migrations.slice(0, 1));
+      await logged([names, names.filter((n) => n !== verified.migrations[0].name)]);
+      expect(started).toBeUndefined();
+      await migrate(db, "verified", verified.migrations);
+      const service = await starting;
+      expect((await fetch(`${service.healthUrl}/readyz`)).status).toBe(200);
+    } finally {
+      await db.destroy();
+      await starting.then((s) => s.close());
+    }
+  });
+
+  it("migrate-only (the migration Job): applies the schema's pending migrations and answers exit code 0; 1 when it cannot", async () => {
+    const logger = pino({ level: "silent" });
+    const migrations = definition.migrations;
+    expect(await migrateOnly(loadConfig({ DATABASE_URL: database.url }), "jobbed", migrations, logger)).toBe(0);
+    const db = createDb({ url: database.url, schema: "jobbed" });
+    try {
+      expect(await pendingMigrations(db, "jobbed", migrations)).toEqual([]);
+    } finally {
+      await db.destroy();
+    }
+    const missing = new URL(database.url);
+    missing.pathname = "/no_such_database_for_migrate_only";
+    expect(await migrateOnly(loadConfig({ DATABASE_URL: missing.toString() }), "jobbed", migrations, logger)).toBe(1);
   });
 });

@@ -1,3 +1,4 @@
+import http from "node:http";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type TextMapGetter } from "@opentelemetry/api";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
@@ -106,6 +107,35 @@ export function counterReadOnScrape(registry: Registry, name: string, help: stri
       this.inc(read());
     },
   });
+}
+
+/**
+ * /metrics alone on a port of its own (METRICS_PORT), plain HTTP/1.1: Prometheus scrapes it and
+ * the NetworkPolicy opens it to the monitoring namespace only, while the public port serves none.
+ */
+export async function listenMetrics(registry: Registry, port: number, host: string): Promise<http.Server> {
+  const server = http.createServer((req, res) => {
+    if (req.url !== "/metrics" || (req.method !== "GET" && req.method !== "HEAD")) {
+      res.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+      return;
+    }
+    registry.metrics().then(
+      (text) => res.writeHead(200, { "content-type": registry.contentType }).end(text),
+      () => res.writeHead(500).end(),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => resolve());
+  });
+  return server;
+}
+
+/** Stops a server of listenMetrics (or any), resolved when its connections are gone. */
+export async function closeServer(server: http.Server | undefined): Promise<void> {
+  if (!server?.listening) return;
+  server.closeIdleConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
 }
 
 let tracing = false;

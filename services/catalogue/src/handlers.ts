@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { catalogueV1 } from "@analytics/contracts";
 import { callerOf } from "@analytics/auth";
-import { batchResult, pageOf, type ServiceContext } from "@analytics/rpc";
+import { accountVersionHandler, batchResult, pageOf, type ServiceContext } from "@analytics/rpc";
 import * as brands from "./brands";
 import * as images from "./images";
 import { switchKeys } from "./key-switch";
@@ -36,6 +36,7 @@ export function catalogueRoutes(ctx: ServiceContext) {
   const { db } = ctx;
   return (router: ConnectRouter) =>
     router.service(CatalogueService, {
+      getAccountVersion: accountVersionHandler(db),
       async listProducts(req, c) {
         const { rows, total } = await products.listProducts(db, callerOf(c).accountId, productFilter(req), pageOf(req.page));
         return { products: rows.map(productFromRow), totalCount: total };

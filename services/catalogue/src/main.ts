@@ -1,4 +1,5 @@
 import { runServiceMain } from "@analytics/rpc";
+import { migrations } from "./migrations";
 import { startCatalogueService } from "./service";
 
-void runServiceMain("catalogue", startCatalogueService, 50051);
+void runServiceMain("catalogue", startCatalogueService, 50051, migrations);

@@ -5,9 +5,9 @@ import { eventsV1 } from "@analytics/contracts";
 import { callerOf } from "@analytics/auth";
 import type { Db } from "@analytics/db";
 import { invalid } from "@analytics/errors";
-import { pageOf } from "@analytics/rpc";
+import { accountVersionHandler, pageOf } from "@analytics/rpc";
 import * as events from "./events";
-import { accountVersion, type DeliveryRow, type EndpointRow, type EventRow, type EventState, type ProcessedState } from "./repository";
+import { type DeliveryRow, type EndpointRow, type EventRow, type EventState, type ProcessedState } from "./repository";
 import * as webhooks from "./webhooks";
 
 const { EventsService, EventSchema, EventState: State, WebhookEndpointSchema, WebhookDeliverySchema } = eventsV1;
@@ -71,9 +71,7 @@ function deliveryToProto(row: DeliveryRow): eventsV1.WebhookDelivery {
 export function eventsRoutes(db: Db, settings: { allowPrivate: boolean }) {
   return (router: ConnectRouter) =>
     router.service(EventsService, {
-      async getAccountVersion(_req, ctx) {
-        return { version: await accountVersion(db, callerOf(ctx).accountId) };
-      },
+      getAccountVersion: accountVersionHandler(db),
       async listEvents(req, ctx) {
         const { accountId } = callerOf(ctx);
         const { rows, total } = await events.listEvents(

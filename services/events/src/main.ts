@@ -1,4 +1,5 @@
 import { runServiceMain } from "@analytics/rpc";
+import { migrations } from "./migrations";
 import { startEventsService } from "./service";
 
-void runServiceMain("events", startEventsService, 50055);
+void runServiceMain("events", startEventsService, 50055, migrations);

@@ -108,20 +108,45 @@ export async function lockAggregates(tx: Tx, keys: string[]): Promise<void> {
 }
 
 /**
- * The newest version the queue has seen of each aggregate (`<account>/<aggregate>`): a product's
- * from its replica, a purchase order's or trigger's from aggregate_versions.
+ * The newest version with an entry of each aggregate (`<account>/<aggregate>`): a product's from
+ * its replica, a purchase order's or trigger's from aggregate_versions; `restorable` when its
+ * newest state can be appended again (false for a row from before migration 008, without payload).
  */
-export async function newestVersions(tx: Tx, aggregates: { accountId: string; aggregate: string; productId?: string }[]): Promise<Map<string, number>> {
+export async function newestVersions(
+  tx: Tx,
+  aggregates: { accountId: string; aggregate: string; productId?: string }[],
+): Promise<Map<string, { version: number; restorable: boolean }>> {
   if (!aggregates.length) return new Map();
   const { rows } = await tx.raw(
-    `SELECT x.account_id, x.aggregate, COALESCE(p.version, v.version) AS version
+    `SELECT x.account_id, x.aggregate, COALESCE(p.version, v.version) AS version, p.version IS NOT NULL OR v.payload IS NOT NULL AS restorable
      FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, aggregate text, product_id uuid)
      LEFT JOIN product_replica p ON p.account_id = x.account_id AND p.product_id = x.product_id
      LEFT JOIN aggregate_versions v ON x.product_id IS NULL AND v.account_id = x.account_id AND v.aggregate = x.aggregate
      WHERE p.version IS NOT NULL OR v.version IS NOT NULL`,
     [json(aggregates.map((a) => ({ account_id: a.accountId, aggregate: a.aggregate, product_id: a.productId ?? null })))],
   );
-  return new Map((rows as { account_id: string; aggregate: string; version: number }[]).map((r) => [`${r.account_id}/${r.aggregate}`, Number(r.version)]));
+  return new Map(
+    (rows as { account_id: string; aggregate: string; version: number; restorable: boolean }[]).map((r) => [
+      `${r.account_id}/${r.aggregate}`,
+      { version: Number(r.version), restorable: r.restorable },
+    ]),
+  );
+}
+
+/**
+ * Records that these versions have an entry; returns those not recorded before, as
+ * `<account>/<aggregate>/<version>` (a version repeated in `rows` once).
+ */
+export async function claimVersions(tx: Tx, rows: { account_id: string; aggregate: string; version: number }[]): Promise<Set<string>> {
+  if (!rows.length) return new Set();
+  const { rows: claimed } = await tx.raw(
+    `INSERT INTO queued_versions (account_id, aggregate, version)
+     SELECT account_id, aggregate, version FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, aggregate text, version bigint)
+     ON CONFLICT DO NOTHING
+     RETURNING account_id, aggregate, version`,
+    [json(rows)],
+  );
+  return new Set((claimed as { account_id: string; aggregate: string; version: string }[]).map((r) => `${r.account_id}/${r.aggregate}/${Number(r.version)}`));
 }
 
 /** Stores each product unless the replica holds it at a version as new. */
@@ -148,12 +173,12 @@ export async function replicaProductSeqs(tx: Tx, refs: { accountId: string; prod
   return new Map(rows.filter((r) => r.seq && /^[1-9][0-9]*$/.test(r.seq)).map((r) => [`${r.account_id}/${r.product_id}`, BigInt(r.seq!)]));
 }
 
-/** Records each aggregate's version unless one as new is recorded. */
-export async function storeNewerAggregateVersions(tx: Tx, rows: { account_id: string; aggregate: string; version: number }[]): Promise<void> {
+/** Records each aggregate's version and its entry's payload unless one as new is recorded. */
+export async function storeNewerAggregateVersions(tx: Tx, rows: { account_id: string; aggregate: string; version: number; payload: unknown }[]): Promise<void> {
   await tx.raw(
-    `INSERT INTO aggregate_versions (account_id, aggregate, version)
-     SELECT account_id, aggregate, version FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, aggregate text, version bigint)
-     ON CONFLICT (account_id, aggregate) DO UPDATE SET version = excluded.version
+    `INSERT INTO aggregate_versions (account_id, aggregate, version, payload)
+     SELECT account_id, aggregate, version, payload FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, aggregate text, version bigint, payload jsonb)
+     ON CONFLICT (account_id, aggregate) DO UPDATE SET version = excluded.version, payload = excluded.payload
      WHERE aggregate_versions.version < excluded.version`,
     [json(rows)],
   );
@@ -187,7 +212,8 @@ export async function storeNewerPrices(tx: Tx, rows: PriceEntryRow[]): Promise<{
 }
 
 /**
- * What one queue entry is made of, in delivery order: a whole payload, or a product to compose;
+ * What one queue entry is made of, in delivery order: a whole payload, a product to compose, or
+ * neither: the newest payload of its purchase order or trigger (aggregate_versions);
  * `aggregate` is its product, purchase order or trigger (webhook deliveries keep its order).
  */
 export type EntrySpec = { n: number; account_id: string; event_type: string; aggregate: string; payload?: unknown; product_id?: string };
@@ -197,7 +223,7 @@ export type EntrySpec = { n: number; account_id: string; event_type: string; agg
  * endpoint of its account that subscribes to its type, in the same statement (the deliveries are
  * the push's outbox: written with the entry or not at all). Postgres composes each update_sku
  * payload (the product and its live prices, in list order) inside the INSERT; a product never
- * announced makes none.
+ * announced makes none. A spec with neither payload nor product is its aggregate's newest payload.
  */
 export async function insertEvents(tx: Tx, specs: EntrySpec[]): Promise<void> {
   await tx.raw(
@@ -206,13 +232,14 @@ export async function insertEvents(tx: Tx, specs: EntrySpec[]): Promise<void> {
      ), entries AS (
        INSERT INTO events (id, account_id, event_type, payload)
        SELECT x.id, x.account_id, x.event_type,
-         CASE WHEN x.product_id IS NULL THEN x.payload
+         CASE WHEN x.product_id IS NULL THEN COALESCE(x.payload, v.payload)
          ELSE COALESCE(x.payload, p.product) || jsonb_build_object('prices', COALESCE(
            (SELECT jsonb_agg(e.price ORDER BY e.list_order, e.price_order) FROM price_entry_replica e
             WHERE e.account_id = x.account_id AND e.product_id = x.product_id AND NOT e.deleted), '[]'::jsonb)) END
        FROM specs x
        LEFT JOIN product_replica p ON p.account_id = x.account_id AND p.product_id = x.product_id
-       WHERE x.product_id IS NULL OR x.payload IS NOT NULL OR p.product IS NOT NULL
+       LEFT JOIN aggregate_versions v ON x.product_id IS NULL AND x.payload IS NULL AND v.account_id = x.account_id AND v.aggregate = x.aggregate
+       WHERE COALESCE(x.payload, p.product, v.payload) IS NOT NULL
        ORDER BY x.n
        RETURNING id, seq, account_id, event_type
      )
@@ -489,8 +516,3 @@ export async function backlogByEndpoint(db: Db): Promise<{ endpoint_id: string; 
   return rows;
 }
 
-/** The version of the account's queue (0 before its first entry), moved on by the triggers of migration 007. */
-export async function accountVersion(db: Db, accountId: string): Promise<bigint> {
-  const { rows } = await db.raw("SELECT coalesce((SELECT version FROM account_versions WHERE account_id = ?), 0)::text AS version", [accountId]);
-  return BigInt(rows[0].version);
-}

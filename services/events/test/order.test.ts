@@ -11,7 +11,8 @@ import { queueConsumer } from "../src/subscriptions";
 /**
  * The queue's order per aggregate: messages of one product, purchase order or stock trigger that
  * arrive out of write order (a batch redelivered after its replica died, two replicas' batches,
- * created and updated on consumers of their own) never leave an older entry as the newest.
+ * created and updated on consumers of their own) each make their entry once, and never leave an
+ * older entry as the newest.
  */
 describe("events queue order per aggregate (real Postgres)", () => {
   const database = databaseForFile();
@@ -21,14 +22,15 @@ describe("events queue order per aggregate (real Postgres)", () => {
   const message = <D extends DescMessage>(topic: Topic<D>, accountId: string, init: MessageInitShape<D>) => busMessage(topic, accountId, "", init);
   const sku = (accountId: string, id: string, version: number, name = `v${version}`) =>
     message(topics.catalogueSkuUpdated, accountId, { accountId, skuId: id, version: BigInt(version), product: { id, key: "K", sku: "K", productName: name } });
-  const draft = (accountId: string, id: string, version: number) =>
+  /** A purchase order's message: a draft (the default), or one leaving draft, or after it left. */
+  const draft = (accountId: string, id: string, version: number, { wasDraft = true, isDraft = true } = {}) =>
     message(topics.ordersPurchaseOrderUpdated, accountId, {
       accountId,
       purchaseOrderId: id,
       version: BigInt(version),
-      wasDraft: true,
-      isDraft: true,
-      purchaseOrder: { externalPoNo: "PO-1", supplier: `v${version}` },
+      wasDraft,
+      isDraft,
+      purchaseOrder: wasDraft || isDraft ? { externalPoNo: "PO-1", supplier: `v${version}`, deliveryStatus: isDraft ? 4 : 5 } : undefined,
     });
   const trigger = (accountId: string, version: number) =>
     message(topics.inventoryStockTriggerUpdated, accountId, { accountId, stockTriggerId: 7n, version: BigInt(version), trigger: { id: 7n, key: "K", min: version } });
@@ -49,22 +51,53 @@ describe("events queue order per aggregate (real Postgres)", () => {
     await migrate(db, "events", migrations);
   });
 
-  it("makes no entry of a product message older than one already queued (a redelivery after a newer write)", async () => {
+  // Each version makes one entry, also one arriving after a newer version; after such a late
+  // entry the newest version's state comes again, so that the newest entry is the newest state.
+  it("gives every version of a product one entry, also one arriving late, and leaves the newest version newest", async () => {
     const acc = randomUUID();
     const product = randomUUID();
-    await handle([sku(acc, product, 1), sku(acc, product, 2)]);
+    const v2 = sku(acc, product, 2);
     await handle([sku(acc, product, 1)]);
-    await handle([sku(acc, product, 4), sku(acc, product, 3)]);
-    expect((await entries(acc)).map((p) => p.productName)).toEqual(["v1", "v2", "v4"]);
+    await handle([sku(acc, product, 3)]);
+    await handle([v2]);
+    // Replays: the same message (inbox), and each version under a new message id.
+    await handle([v2, sku(acc, product, 1), sku(acc, product, 2), sku(acc, product, 3)]);
+    // Out of order within one batch, with a version twice; a late one followed by a newer one needs nothing more.
+    await handle([sku(acc, product, 5), sku(acc, product, 4), sku(acc, product, 4)]);
+    await handle([sku(acc, product, 7), sku(acc, product, 6), sku(acc, product, 8)]);
+    expect((await entries(acc)).map((p) => p.productName)).toEqual(["v1", "v3", "v2", "v3", "v5", "v4", "v5", "v7", "v6", "v8"]);
   });
 
-  it("makes no entry of a purchase-order or stock-trigger message older than one seen", async () => {
+  it("gives every version of a draft order one entry, and a late draft message never leaves the order shown as a draft after it left", async () => {
     const acc = randomUUID();
     const order = randomUUID();
-    await handle([draft(acc, order, 2), trigger(acc, 2)]);
-    await handle([draft(acc, order, 1), trigger(acc, 1), draft(acc, order, 2)]);
-    await handle([draft(acc, order, 3)]);
-    expect((await entries(acc)).map((p) => p.supplier ?? p.min)).toEqual(["v2", 2, "v3"]);
+    const left = { wasDraft: true, isDraft: false };
+    await handle([draft(acc, order, 1)]);
+    // It leaves draft (v3) and changes as an open order (v4: no entry); the messages come v4, v3, v2.
+    await handle([draft(acc, order, 4, { wasDraft: false, isDraft: false })]);
+    await handle([draft(acc, order, 3, left)]);
+    await handle([draft(acc, order, 2)]);
+    await handle([draft(acc, order, 2), draft(acc, order, 3, left), draft(acc, order, 1)]);
+    const shown = (await entries(acc)).map((p) => `${p.supplier} ${p.deliveryStatus}`);
+    expect(shown).toEqual(["v1 4", "v3 5", "v2 4", "v3 5"]);
+  });
+
+  it("gives every version of a stock trigger one entry, also one arriving late, and leaves the newest version newest", async () => {
+    const acc = randomUUID();
+    await handle([trigger(acc, 1), trigger(acc, 3)]);
+    await handle([trigger(acc, 2), trigger(acc, 2)]);
+    await handle([trigger(acc, 1), trigger(acc, 3), trigger(acc, 2)]);
+    await handle([trigger(acc, 5), trigger(acc, 4)]);
+    expect((await entries(acc)).map((p) => p.min)).toEqual([1, 3, 2, 3, 5, 4, 5]);
+  });
+
+  it("makes no entry of an order message older than a version recorded before entries kept their payload (migration 008)", async () => {
+    const acc = randomUUID();
+    const order = randomUUID();
+    await handle([draft(acc, order, 2)]);
+    await db("aggregate_versions").where({ account_id: acc }).update({ payload: null });
+    await handle([draft(acc, order, 1)]);
+    expect((await entries(acc)).map((p) => p.supplier)).toEqual(["v2"]);
   });
 
   /** The queue consumer's work in a transaction of the test's, left open until `commit()`. */
@@ -83,7 +116,7 @@ describe("events queue order per aggregate (real Postgres)", () => {
       return rows[0].n > 0;
     }, 10_000, "a batch waiting on the other's lock");
 
-  it("runs batches that share a product one after the other: an older message handled alongside a newer one makes no entry", async () => {
+  it("runs batches that share a product one after the other: an older message handled alongside a newer one is followed by the newer again", async () => {
     const acc = randomUUID();
     const product = randomUUID();
     const newer = await openBatch([sku(acc, product, 2)]);
@@ -92,7 +125,7 @@ describe("events queue order per aggregate (real Postgres)", () => {
     await waitingOnALock();
     await newer.commit();
     await older;
-    expect((await entries(acc)).map((p) => p.productName)).toEqual(["v2"]);
+    expect((await entries(acc)).map((p) => p.productName)).toEqual(["v2", "v1", "v2"]);
   });
 
   it("runs batches that share a product one after the other: a product change made alongside a price change shows the price", async () => {

@@ -3,7 +3,7 @@ import { inventoryV1 } from "@analytics/contracts";
 import { callerOf } from "@analytics/auth";
 import { isUuid } from "@analytics/db";
 import { invalid } from "@analytics/errors";
-import { pageOf, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
+import { accountVersionHandler, pageOf, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
 import * as inventory from "./inventory";
 import * as stores from "./stores";
 import * as triggers from "./triggers";
@@ -26,6 +26,7 @@ export function inventoryRoutes(ctx: ServiceContext) {
   const { db } = ctx;
   return (router: ConnectRouter) =>
     router.service(InventoryService, {
+      getAccountVersion: accountVersionHandler(db),
       async listWarehouses(req, c) {
         const bad = req.warehouseIds.findIndex((id) => !isUuid(id));
         if (bad >= 0) throw invalid("warehouse_id must be a UUID", [{ path: "warehouse_id", message: "must be a UUID" }]);

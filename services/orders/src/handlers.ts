@@ -3,7 +3,7 @@ import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { ordersV1 } from "@analytics/contracts";
 import { callerOf } from "@analytics/auth";
 import { invalid } from "@analytics/errors";
-import { batchResult, pageOf, type ServiceContext } from "@analytics/rpc";
+import { accountVersionHandler, batchResult, pageOf, type ServiceContext } from "@analytics/rpc";
 import * as distributionOrders from "./distribution-orders";
 import * as purchaseOrders from "./purchase-orders";
 import * as transactions from "./transactions";
@@ -22,6 +22,7 @@ export function ordersRoutes(ctx: ServiceContext) {
   const { db } = ctx;
   return (router: ConnectRouter) =>
     router.service(OrdersService, {
+      getAccountVersion: accountVersionHandler(db),
       async listPurchaseOrders(req, c) {
         const { orders, total } = await purchaseOrders.listPurchaseOrders(
           db,

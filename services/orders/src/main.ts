@@ -1,4 +1,5 @@
 import { runServiceMain } from "@analytics/rpc";
+import { migrations } from "./migrations";
 import { startOrdersService } from "./service";
 
-void runServiceMain("orders", startOrdersService, 50054);
+void runServiceMain("orders", startOrdersService, 50054, migrations);

@@ -1,4 +1,5 @@
 import { runServiceMain } from "@analytics/rpc";
+import { migrations } from "./migrations";
 import { startPlanningService } from "./service";
 
-void runServiceMain("planning", startPlanningService, 50056);
+void runServiceMain("planning", startPlanningService, 50056, migrations);

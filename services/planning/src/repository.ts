@@ -1,7 +1,7 @@
 import type { Knex } from "knex";
 import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import { accountsMessagesV1, inventoryMessagesV1, ordersMessagesV1, type planningV1 } from "@analytics/contracts";
-import { isIntegerId, isUuid, tableSpec, type Db, type TableSpec, type Tx } from "@analytics/db";
+import { bumpAccountVersions, isIntegerId, isUuid, tableSpec, type Db, type TableSpec, type Tx } from "@analytics/db";
 import type { GroupByName, VolumeFilters, VolumeQuery } from "./validation";
 
 /** A row of planned volumes: a PlannedVolumeWarehouseRow (a PlannedVolumeRow with its warehouse). */
@@ -480,20 +480,9 @@ export async function storeNewerStockTriggerMinimums(tx: Tx, rows: object[]): Pr
 
 /**
  * Bumps the version of each account's planning data, in the transaction that changes it (every
- * replica batch, every sales-plans batch): a new version is the clock in microseconds, a later
- * one at least one more, so it only grows (rebuilds of the schema included). Sorted, so two
- * transactions bumping the same accounts take their rows in one order.
+ * replica batch, every sales-plans batch).
  */
-export async function bumpAccountVersions(tx: Tx | Db, accountIds: Iterable<string>): Promise<void> {
-  const ids = [...new Set(accountIds)].sort();
-  if (!ids.length) return;
-  await tx.raw(
-    `INSERT INTO account_versions AS v (account_id, version, changed_at)
-     SELECT a, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint, now() FROM unnest(?::uuid[]) AS a ORDER BY a
-     ON CONFLICT (account_id) DO UPDATE SET version = greatest(v.version + 1, excluded.version), changed_at = excluded.changed_at`,
-    [ids],
-  );
-}
+export { bumpAccountVersions };
 
 /** The account's data version (0 before any write) and its account-local today, read before an answer is computed. */
 export async function accountVersion(db: Db, accountId: string): Promise<{ version: bigint; today: string }> {

@@ -1,5 +1,5 @@
-import { createDb, migrate } from "@analytics/db";
-import { startService, type ServiceDefinition, type ServiceDeps } from "@analytics/rpc";
+import { createDb } from "@analytics/db";
+import { prepareSchema, startService, type ServiceDefinition, type ServiceDeps } from "@analytics/rpc";
 import { planningRoutes } from "./handlers";
 import { migrations } from "./migrations";
 import { replicaConsumer } from "./replica";
@@ -17,14 +17,14 @@ export const planningService: ServiceDefinition = {
 };
 
 /**
- * Migrates first, to read the replica's epoch: the durable consumer is `planning-replica-<epoch>`,
+ * Migrates first (or waits for the migration Job: MIGRATIONS=verify), to read the replica's epoch: the durable consumer is `planning-replica-<epoch>`,
  * so a new or wiped schema is a new consumer that replays the stream from its first message.
  */
 export async function startPlanningService(deps: ServiceDeps) {
   const db = createDb({ url: deps.databaseUrl, schema: planningService.name, applicationName: "planning-migrate", ...deps.dbTimeouts });
   let epoch: string;
   try {
-    await migrate(db, planningService.name, migrations);
+    await prepareSchema(db, planningService.name, migrations, deps.migrations, deps.logger);
     epoch = await replicaEpoch(db);
   } finally {
     await db.destroy();

@@ -2,7 +2,7 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import { pricingV1 } from "@analytics/contracts";
 import { callerOf } from "@analytics/auth";
 import { isUuid } from "@analytics/db";
-import { batchResponse, batchResult, pageOf, type ServiceContext } from "@analytics/rpc";
+import { accountVersionHandler, batchResponse, batchResult, pageOf, type ServiceContext } from "@analytics/rpc";
 import * as fx from "./fx-rates";
 import * as priceLists from "./price-lists";
 import * as pricats from "./pricats";
@@ -16,6 +16,7 @@ export function pricingRoutes(ctx: ServiceContext) {
   const { db } = ctx;
   return (router: ConnectRouter) =>
     router.service(PricingService, {
+      getAccountVersion: accountVersionHandler(db),
       async listPriceLists(_req, c) {
         return { priceLists: (await repo.listPriceLists(db, callerOf(c).accountId)).map(priceListFromRow) };
       },

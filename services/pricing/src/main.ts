@@ -1,4 +1,5 @@
 import { runServiceMain } from "@analytics/rpc";
+import { migrations } from "./migrations";
 import { startPricingService } from "./service";
 
-void runServiceMain("pricing", startPricingService, 50052);
+void runServiceMain("pricing", startPricingService, 50052, migrations);

@@ -101,20 +101,43 @@ dict "root" $ "name" <deployable> "config" <merged values>.
 {{- end -}}
 {{- end -}}
 {{- end -}}
+{{- $connections := 0 -}}
+{{- $terms := list -}}
 {{- range $name, $own := .Values.deployables -}}
 {{- $c := mergeOverwrite (deepCopy $root.Values.defaults) (deepCopy ($own | default dict)) -}}
 {{- if and $c.autoscaling.enabled (lt (int $c.autoscaling.maxReplicas) (int $c.autoscaling.minReplicas)) -}}
 {{- fail (printf "deployables.%s: autoscaling.maxReplicas is below minReplicas" $name) -}}
 {{- end -}}
+{{- /* The pod's grace holds its preStop sleep, its drain and its longest request (see config). */ -}}
+{{- $cfg := $root.Values.config -}}
+{{- $longestMs := ternary (add $cfg.planningQueryTimeoutMs $cfg.serviceCallTimeoutMs) (ternary $cfg.planningQueryTimeoutMs $cfg.serviceCallTimeoutMs (eq $name "planning")) (eq $name "gateway") -}}
+{{- $needed := add (int $cfg.preStopSleepSeconds) (div (add $cfg.shutdownDrainMs $longestMs 999) 1000) -}}
+{{- if and $c.enabled (lt (int $c.terminationGracePeriodSeconds) (int $needed)) -}}
+{{- fail (printf "deployables.%s: terminationGracePeriodSeconds %d is under preStopSleepSeconds + shutdownDrainMs + its longest request (%d ms) = %d s" $name (int $c.terminationGracePeriodSeconds) (int $longestMs) (int $needed)) -}}
+{{- end -}}
+{{- /* A rolling update runs maxSurge pods more; a Secret change rolls every Deployment at once. */ -}}
+{{- $db := $c.database | default dict -}}
+{{- if and $c.enabled (not (or $db.url (include "analytics.databaseSecretKey" (dict "root" $root "name" $name "config" $c)))) -}}
+{{- $pods := add (ternary $c.autoscaling.maxReplicas $c.replicas $c.autoscaling.enabled) $c.rollingUpdate.maxSurge -}}
+{{- $connections = add $connections (mul $pods (add $c.dbPoolMax 1)) -}}
+{{- $terms = append $terms (printf "%s %d x (%d + 1)" $name (int $pods) (int $c.dbPoolMax)) -}}
+{{- end -}}
+{{- end -}}
+{{- $budget := sub (int .Values.postgres.maxConnections) (int .Values.postgres.reservedConnections) -}}
+{{- if gt (int $connections) (int $budget) -}}
+{{- fail (printf "connections: %d during a rolling update of every Deployment (%s) exceed postgres.maxConnections - reservedConnections = %d: lower replicas, dbPoolMax or rollingUpdate.maxSurge, raise max_connections, or put a PgBouncer in session mode in front (docs/operations.md, \"Poolers\")" (int $connections) (join ", " $terms) (int $budget)) -}}
 {{- end -}}
 {{- end -}}
 
-{{/* One env var read from the Secret; dict "root" $ "env" <NAME> "key" <key, default NAME> "optional" <bool>. */}}
+{{/*
+One env var read from the Secret; dict "root" $ "env" <NAME> "key" <key, default NAME> "optional" <bool>
+"secretName" <another Secret than the pods' (the migration Job's)>.
+*/}}
 {{- define "analytics.secretEnv" -}}
 - name: {{ .env }}
   valueFrom:
     secretKeyRef:
-      name: {{ include "analytics.secretName" .root }}
+      name: {{ .secretName | default (include "analytics.secretName" .root) }}
       key: {{ .key | default .env }}
       {{- if .optional }}
       optional: true
@@ -124,7 +147,7 @@ dict "root" $ "name" <deployable> "config" <merged values>.
 {{/*
 DATABASE_URL of one deployable, first found of: its own database.url, its own Secret key
 (database.secretKey or secret.databaseUrls.<name>), database.url, key DATABASE_URL of the Secret.
-dict "root" $ "name" <deployable> "config" <merged values>.
+dict "root" $ "name" <deployable> "config" <merged values> ["secretName" <the Secret to read>].
 */}}
 {{- define "analytics.databaseEnv" -}}
 {{- $db := .config.database | default dict -}}
@@ -133,12 +156,12 @@ dict "root" $ "name" <deployable> "config" <merged values>.
 - name: DATABASE_URL
   value: {{ $db.url | quote }}
 {{- else if $key -}}
-{{ include "analytics.secretEnv" (dict "root" .root "env" "DATABASE_URL" "key" $key) }}
+{{ include "analytics.secretEnv" (dict "root" .root "env" "DATABASE_URL" "key" $key "secretName" .secretName) }}
 {{- else if .root.Values.database.url -}}
 - name: DATABASE_URL
   value: {{ .root.Values.database.url | quote }}
 {{- else -}}
-{{ include "analytics.secretEnv" (dict "root" .root "env" "DATABASE_URL") }}
+{{ include "analytics.secretEnv" (dict "root" .root "env" "DATABASE_URL" "secretName" .secretName) }}
 {{- end -}}
 {{- end -}}
 
@@ -167,6 +190,16 @@ dict "root" $ "name" <deployable> "config" <merged values>.
   value: {{ $v.nats.subjectPrefix | quote }}
 - name: NATS_STREAM_REPLICAS
   value: {{ $v.nats.streamReplicas | int | quote }}
+{{- /* Every process brings the stream to these limits at start: all must have the same. */}}
+- name: NATS_STREAM_MAX_AGE_SECONDS
+  value: {{ $v.nats.streamMaxAgeSeconds | int | quote }}
+- name: NATS_STREAM_MAX_BYTES
+  value: {{ $v.nats.streamMaxBytes | int64 | quote }}
+- name: METRICS_PORT
+  value: {{ $v.metrics.port | int | quote }}
+{{- /* With the migration Job, the pods wait for their schema instead of migrating. */}}
+- name: MIGRATIONS
+  value: {{ ternary "verify" "apply" (eq (toString $v.migrations.job.enabled) "true") | quote }}
 {{ include "analytics.secretEnv" (dict "root" $root "env" "INTERNAL_TOKEN") }}
 {{- if eq .name "gateway" }}
 - name: PORT
@@ -186,6 +219,8 @@ dict "root" $ "name" <deployable> "config" <merged values>.
   value: {{ $v.config.serviceDnsRefreshMs | int | quote }}
 - name: SERVICE_FIRST_BYTE_TIMEOUT_MS
   value: {{ $v.config.serviceFirstByteTimeoutMs | int | quote }}
+- name: SERVICE_CALL_TIMEOUT_MS
+  value: {{ $v.config.serviceCallTimeoutMs | int | quote }}
 {{- with $v.config.publicBaseUrl }}
 - name: PUBLIC_BASE_URL
   value: {{ . | quote }}
@@ -219,6 +254,10 @@ dict "root" $ "name" <deployable> "config" <merged values>.
   value: {{ ternary "true" "false" (eq (toString $v.webhooks.allowPrivate) "true") | quote }}
 {{- end }}
 {{- end }}
+{{- if has .name (list "gateway" "planning") }}
+- name: PLANNING_QUERY_TIMEOUT_MS
+  value: {{ $v.config.planningQueryTimeoutMs | int | quote }}
+{{- end }}
 - name: SHUTDOWN_DRAIN_MS
   value: {{ $v.config.shutdownDrainMs | int | quote }}
 {{- with .config.extraEnv }}
@@ -250,7 +289,7 @@ NetworkPolicy. dict "root" $ "name" <deployable>; nothing when the deployable is
 {{- $main := ternary "dist/gateway/main.js" (printf "dist/services/%s/main.js" $name) $gateway -}}
 {{- $command := $c.command | default (list "node" $main) -}}
 {{- $portName := ternary "http" "h2c" $gateway -}}
-{{- $metricsPort := ternary $c.port $root.Values.healthPort $gateway -}}
+{{- $metricsPort := $root.Values.metrics.port -}}
 {{- $minReplicas := ternary $c.autoscaling.minReplicas $c.replicas $c.autoscaling.enabled -}}
 apiVersion: apps/v1
 kind: Deployment
@@ -267,8 +306,8 @@ spec:
   strategy:
     type: RollingUpdate
     rollingUpdate:
-      maxUnavailable: 0
-      maxSurge: 1
+      maxUnavailable: {{ $c.rollingUpdate.maxUnavailable | int }}
+      maxSurge: {{ $c.rollingUpdate.maxSurge | int }}
   selector:
     matchLabels:
       {{- include "analytics.selectorLabels" $sel | nindent 6 }}
@@ -319,6 +358,9 @@ spec:
               containerPort: {{ $root.Values.healthPort | int }}
               protocol: TCP
             {{- end }}
+            - name: metrics
+              containerPort: {{ $metricsPort | int }}
+              protocol: TCP
           env:
             {{- include "analytics.env" (dict "root" $root "name" $name "config" $c) | nindent 12 }}
           {{- /*
@@ -369,13 +411,42 @@ spec:
       tolerations:
         {{- toYaml . | nindent 8 }}
       {{- end }}
-      {{- with $c.affinity }}
+      {{- /* The operator's affinity and spread replace the chart's soft defaults, each on this deployable's pods. */}}
+      {{- if $c.affinity }}
       affinity:
-        {{- toYaml . | nindent 8 }}
+        {{- toYaml $c.affinity | nindent 8 }}
+      {{- else if eq $c.podAntiAffinity "hard" }}
+      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            - topologyKey: kubernetes.io/hostname
+              labelSelector:
+                matchLabels:
+                  {{- include "analytics.selectorLabels" $sel | nindent 18 }}
+      {{- else if eq $c.podAntiAffinity "soft" }}
+      affinity:
+        podAntiAffinity:
+          preferredDuringSchedulingIgnoredDuringExecution:
+            - weight: 100
+              podAffinityTerm:
+                topologyKey: kubernetes.io/hostname
+                labelSelector:
+                  matchLabels:
+                    {{- include "analytics.selectorLabels" $sel | nindent 20 }}
       {{- end }}
-      {{- with $c.topologySpreadConstraints }}
+      {{- if $c.topologySpreadConstraints }}
       topologySpreadConstraints:
-        {{- toYaml . | nindent 8 }}
+        {{- toYaml $c.topologySpreadConstraints | nindent 8 }}
+      {{- else if $c.spread.enabled }}
+      topologySpreadConstraints:
+        {{- range $c.spread.topologyKeys }}
+        - maxSkew: {{ $c.spread.maxSkew | int }}
+          topologyKey: {{ . }}
+          whenUnsatisfiable: ScheduleAnyway
+          labelSelector:
+            matchLabels:
+              {{- include "analytics.selectorLabels" $sel | nindent 14 }}
+        {{- end }}
       {{- end }}
 ---
 apiVersion: v1
@@ -407,14 +478,6 @@ spec:
       targetPort: {{ $portName }}
       protocol: TCP
       appProtocol: {{ ternary "http" "kubernetes.io/h2c" $gateway }}
-    {{- if not $gateway }}
-    # For the ServiceMonitor, which names the port to scrape.
-    - name: health
-      port: {{ $root.Values.healthPort | int }}
-      targetPort: health
-      protocol: TCP
-      appProtocol: http
-    {{- end }}
 {{- if and $c.pdb.enabled (gt (int $minReplicas) 1) }}
 ---
 # More than one replica: a node drain takes them down one at a time.
@@ -471,6 +534,14 @@ spec:
       {{- include "analytics.selectorLabels" $sel | nindent 6 }}
   policyTypes: [Ingress, Egress]
   ingress:
+    # The metrics port from networkPolicy.metricsFrom (empty: anyone).
+    - ports:
+        - port: metrics
+          protocol: TCP
+      {{- with .metricsFrom }}
+      from:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
     {{- if $gateway }}
     # The gateway is the entry point: its port from networkPolicy.gatewayFrom (empty: anyone).
     - ports:
@@ -489,14 +560,10 @@ spec:
       ports:
         - port: h2c
           protocol: TCP
-    # The health port (probes, /metrics) from networkPolicy.metricsFrom (empty: anyone).
+    # The health port (/healthz, /readyz, no data) from anyone: the kubelet probes it.
     - ports:
         - port: health
           protocol: TCP
-      {{- with .metricsFrom }}
-      from:
-        {{- toYaml . | nindent 8 }}
-      {{- end }}
     {{- end }}
   egress:
     # DNS, wherever the cluster's resolver is.

@@ -3,5 +3,6 @@ import { outboxMigrations } from "@analytics/outbox";
 import { createCatalogue } from "./001_catalogue";
 import { productVersion } from "./002_product_version";
 import { productPageIndex } from "./003_page_index";
+import { accountVersions } from "./004_account_versions";
 
-export const migrations: Migration[] = [...outboxMigrations, createCatalogue, productVersion, productPageIndex];
+export const migrations: Migration[] = [...outboxMigrations, createCatalogue, productVersion, productPageIndex, accountVersions];

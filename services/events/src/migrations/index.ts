@@ -8,5 +8,7 @@ import { priceEntries } from "./004_price_entries";
 import { aggregateVersions } from "./005_aggregate_versions";
 import { webhooks } from "./006_webhooks";
 import { accountVersions } from "./007_account_versions";
+import { queuedVersions } from "./008_queued_versions";
+import { accountVersionsSchema } from "./009_account_versions_schema";
 
-export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createEvents, eventPageIndexes, productReplica, priceEntries, aggregateVersions, webhooks, accountVersions];
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createEvents, eventPageIndexes, productReplica, priceEntries, aggregateVersions, webhooks, accountVersions, queuedVersions, accountVersionsSchema];

@@ -4,5 +4,6 @@ import { createInventory } from "./001_inventory";
 import { storesTrafficTriggers } from "./002_stores_traffic_triggers";
 import { triggerSkuSeq } from "./003_trigger_sku_seq";
 import { announceForPlanning } from "./004_announce_for_planning";
+import { accountVersions } from "./005_account_versions";
 
-export const migrations: Migration[] = [...outboxMigrations, createInventory, storesTrafficTriggers, triggerSkuSeq, announceForPlanning];
+export const migrations: Migration[] = [...outboxMigrations, createInventory, storesTrafficTriggers, triggerSkuSeq, announceForPlanning, accountVersions];

@@ -7,5 +7,6 @@ import { purchaseOrderContentHash } from "./004_content_hash";
 import { clientAttributes } from "./005_client_attributes";
 import { itemSkuSeq } from "./006_item_sku_seq";
 import { announceForPlanning } from "./007_announce_for_planning";
+import { accountVersions } from "./008_account_versions";
 
-export const migrations: Migration[] = [...outboxMigrations, createOrders, createDistributionOrders, createTransactions, purchaseOrderContentHash, clientAttributes, itemSkuSeq, announceForPlanning];
+export const migrations: Migration[] = [...outboxMigrations, createOrders, createDistributionOrders, createTransactions, purchaseOrderContentHash, clientAttributes, itemSkuSeq, announceForPlanning, accountVersions];

@@ -1,4 +1,4 @@
-import type { Migration } from "@analytics/db";
+import { createAccountVersionsTable, type Migration } from "@analytics/db";
 
 /**
  * The version of each account's planning data (replica and sales plans), bumped in the
@@ -9,11 +9,6 @@ import type { Migration } from "@analytics/db";
 export const accountVersions: Migration = {
   name: "009_account_versions",
   async up(db) {
-    await db.raw(`
-      CREATE TABLE account_versions (
-        account_id uuid PRIMARY KEY,
-        version bigint NOT NULL,
-        changed_at timestamptz NOT NULL
-      )`);
+    await createAccountVersionsTable(db);
   },
 };
