@@ -1,9 +1,10 @@
 // Issue 36 item 3: what the per-account rate limiter costs a request, against the gateway hop.
 // The hop per request is the gateway's time over the direct Connect call of the same service call
 // (GET /events?pageSize=10, 10 in flight, as bench/gateway-hop.mjs); the limiter's is
-// RateLimiter.spend as the gateway calls it (gateway/src/accounts/rate-limiter.ts, through knex),
-// run alone on the platform's database with 10 in flight on one account (the worst case: every
-// request waits for the row lock); for comparison its statement (SPEND) through plain pg.
+// RateLimiter.spend as the gateway calls it (gateway/src/accounts/rate-limiter.ts: its own pool of
+// 2 connections, plain pg, a named prepared statement), run alone on the platform's database with 10 in flight on one account (the worst case: every
+// request waits for the row lock); for comparison its statement (SPEND) through plain pg, unnamed,
+// on a pool of 10.
 // Target: limiter <= 5 % of the hop.
 // Usage: node bench/rate-limiter.mjs [--seconds S] [--rounds N]
 import { readFileSync } from "node:fs";
@@ -19,7 +20,7 @@ const CONCURRENCY = 10;
 
 const out = join(process.cwd(), "dist/bench/rate-limiter-client.cjs");
 await build({
-  stdin: { contents: 'export { directClients } from "./bench/hop-client"; export { SPEND, RateLimiter } from "./gateway/src/accounts/rate-limiter"; export { createDb } from "@analytics/db";', resolveDir: process.cwd(), loader: "ts" },
+  stdin: { contents: 'export { directClients } from "./bench/hop-client"; export { SPEND, RateLimiter, rateLimiterPoolMax } from "./gateway/src/accounts/rate-limiter";', resolveDir: process.cwd(), loader: "ts" },
   outfile: out,
   bundle: true,
   platform: "node",
@@ -28,7 +29,7 @@ await build({
   tsconfig: "tsconfig.base.json",
   logLevel: "warning",
 });
-const { directClients, SPEND, RateLimiter, createDb } = createRequire(import.meta.url)(out);
+const { directClients, SPEND, RateLimiter, rateLimiterPoolMax } = createRequire(import.meta.url)(out);
 const { Registry } = createRequire(import.meta.url)("prom-client");
 const pino = createRequire(import.meta.url)("pino");
 
@@ -59,10 +60,13 @@ try {
     if (res.status !== 200) throw new Error(`events: ${res.status}`);
     await res.arrayBuffer();
   };
-  const sql = SPEND.replaceAll(":accountId", "$1").replaceAll(":cost", "$2");
-  const statement = () => pool.query(sql, [account.accountId, 1]);
-  const db = createDb({ url: platform.databaseUrl, schema: "gateway", poolMax: CONCURRENCY });
-  const rateLimiter = new RateLimiter(db, pino({ level: "silent" }), new Registry());
+  const statement = () => pool.query(SPEND, [account.accountId, 1]);
+  // As the gateway makes it with the default DB_POOL_MAX (20).
+  const rateLimiter = new RateLimiter(
+    { url: platform.databaseUrl, schema: "gateway", poolMax: rateLimiterPoolMax(20), acquireTimeoutMs: 5_000, statementTimeoutMs: 9_000 },
+    pino({ level: "silent" }),
+    new Registry(),
+  );
   const limiter = async () => {
     const decision = await rateLimiter.spend(account.accountId, 1);
     if (!decision?.allowed) throw new Error("the limiter refused or failed");
@@ -81,7 +85,7 @@ try {
     l.push(await rate(limiter));
     s.push(await rate(statement));
   }
-  await db.destroy();
+  await rateLimiter.close();
   const perRequestMs = (rps) => (1000 * CONCURRENCY) / rps;
   const hopMs = perRequestMs(median(g)) - perRequestMs(median(d));
   const limiterMs = perRequestMs(median(l));

@@ -1,3 +1,4 @@
+import pg from "pg";
 import { eventually } from "@analytics/testing";
 import { checkListTag, E2E_ADMIN_TOKEN as ADMIN_TOKEN, platformForFile, signUp } from "./harness";
 
@@ -179,5 +180,50 @@ describe("inventory over HTTP", () => {
     expect(doc.paths["/v2/api/warehouses/{externalWarehouseID}"].delete.responses["409"].description).toMatch(/stock or stock triggers/);
     expect(doc.paths["/v2/api/warehouses"].post.requestBody).toBeDefined();
     expect(doc.paths["/v2/api/storetrafficevents"].post.requestBody).toBeDefined();
+  });
+
+  // Both writes pass the gateway's If-Match check while another transaction holds the row; only the
+  // service's check under the row's lock can then tell that the first one changed it.
+  it("makes If-Match atomic: of two writes racing with one ETag, one is done and the other is a 412 that changes nothing", async () => {
+    const acme = await signUp(platform.baseUrl, ADMIN_TOKEN, "Racing");
+    expect((await acme.api("POST", "/v2/api/warehouses", [{ externalId: "W1", name: "Main" }])).status).toBe(201);
+    expect((await acme.api("POST", "/v2/api/stores", [{ externalStoreId: "S1", name: "Store", currencyCode: "EUR", warehouses: ["W1"] }])).status).toBe(201);
+    expect((await acme.api("POST", "/v2/api/price-lists", { externalPriceListId: "PL", name: "Retail", currency: "EUR" })).status).toBe(201);
+    expect((await acme.api("POST", "/v2/api/mappingtables/colour", { mappingType: "products", mappingValues: { blk: "Black" } })).status).toBe(200);
+    const cases = [
+      { table: "inventory.warehouses", path: "/v2/api/warehouses/W1", method: "PUT", body: (n: string) => ({ name: n }), shows: (r: any) => r.name },
+      { table: "inventory.stores", path: "/v2/api/stores/S1", method: "PUT", body: (n: string) => ({ name: n, currencyCode: "EUR", warehouses: ["W1"] }), shows: (r: any) => r.name },
+      { table: "pricing.price_lists", path: "/v2/api/price-lists/PL", method: "PUT", body: (n: string) => ({ name: n, currency: "EUR" }), shows: (r: any) => r.name },
+      { table: "catalogue.mapping_tables", path: "/v2/api/mappingtables/colour?mappingType=products", method: "PUT", body: (n: string) => ({ mappingValues: { blk: n } }), shows: (r: any) => r.mappingValues.blk },
+      { table: "inventory.warehouses", path: "/v2/api/warehouses/W1", method: "DELETE", body: () => undefined, shows: () => undefined },
+    ];
+    const holder = new pg.Client({ connectionString: platform.databaseUrl });
+    const watcher = new pg.Client({ connectionString: platform.databaseUrl });
+    await Promise.all([holder.connect(), watcher.connect()]);
+    try {
+      for (const c of cases) {
+        // The store refers to the warehouse: gone first, so that the warehouse's delete can be done.
+        if (c.method === "DELETE") expect((await acme.api("DELETE", "/v2/api/stores/S1")).status).toBe(200);
+        const tag = (await acme.api("GET", c.path)).headers.get("etag")!;
+        expect(tag).toMatch(/^"\d+-[A-Za-z0-9_-]{32}"$/);
+        await holder.query("BEGIN");
+        await holder.query(`SELECT 1 FROM ${c.table} WHERE account_id = $1 FOR UPDATE`, [acme.accountID]);
+        const writes = ["First", "Second"].map((name) => acme.api(c.method, c.path, c.body(name), { "if-match": tag }));
+        // Asked outside the holder's transaction: within one, pg_stat_activity stays as first read.
+        const waiting = async () =>
+          (await watcher.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1", [`%${c.table.split(".")[1]}%`])).rows[0].n;
+        await eventually(async () => (await waiting()) >= 2, 8_000, `both ${c.method} ${c.path} waiting for the row`);
+        await holder.query("ROLLBACK");
+        const answers = await Promise.all(writes);
+        expect({ [`${c.method} ${c.path}`]: answers.map((a) => a.status).sort() }).toEqual({ [`${c.method} ${c.path}`]: [200, 412] });
+        const winner = answers.findIndex((a) => a.status === 200);
+        expect(answers[1 - winner].body).toMatchObject({ statusCode: 412, details: [{ path: "If-Match", message: "is not the resource's current ETag" }] });
+        const now = await acme.api("GET", c.path);
+        if (c.method === "DELETE") expect(now.status).toBe(404);
+        else expect([now.status, c.shows(now.body)]).toEqual([200, ["First", "Second"][winner]]);
+      }
+    } finally {
+      await Promise.all([holder.end(), watcher.end()]);
+    }
   });
 });

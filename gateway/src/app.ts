@@ -24,7 +24,7 @@ import { frameworkErrors, refuseHostileInput } from "./http/hostile-input";
 import { OpenApi } from "./http/openapi";
 import { installTelemetry } from "./http/telemetry";
 import { IdempotencyKeys } from "./http/idempotency";
-import { RateLimiter } from "./accounts/rate-limiter";
+import { RateLimiter, rateLimiterPoolMax } from "./accounts/rate-limiter";
 import type { RouteContext } from "./http/route";
 import { brandRoutes } from "./routes/brands";
 import { eventRoutes } from "./routes/events";
@@ -128,15 +128,21 @@ export function gatewaySettings(config: Config) {
 /** The REST edge: /v2/api routes translated to Connect calls, plus accounts, admin, health and docs. */
 export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   const serviceCallTimeoutMs = deps.serviceCallTimeoutMs ?? 10_000;
+  // DB_POOL_MAX is the gateway's whole share of the connection budget: the rate limiter's own
+  // small pool is taken out of it.
+  const poolMax = deps.dbPoolMax ?? 20;
+  const limiterPoolMax = rateLimiterPoolMax(poolMax);
+  const acquireTimeoutMs = deps.dbAcquireTimeoutMs ?? DB_DEFAULTS.acquireTimeoutMs;
+  // The edge's own statements (keys, accounts, settings) are short: none may outlast the
+  // deadline every route keeps, the driver's extra second (libs/db) included.
+  const statementTimeoutMs = Math.min(deps.dbStatementTimeoutMs ?? DB_DEFAULTS.statementTimeoutMs, Math.max(1_000, serviceCallTimeoutMs - 1_000));
   const db = createDb({
     url: deps.databaseUrl,
     schema: "gateway",
     applicationName: "gateway",
-    poolMax: deps.dbPoolMax ?? 20,
-    acquireTimeoutMs: deps.dbAcquireTimeoutMs,
-    // The edge's own statements (keys, accounts, settings) are short: none may outlast the
-    // deadline every route keeps, the driver's extra second (libs/db) included.
-    statementTimeoutMs: Math.min(deps.dbStatementTimeoutMs ?? DB_DEFAULTS.statementTimeoutMs, Math.max(1_000, serviceCallTimeoutMs - 1_000)),
+    poolMax: Math.max(1, poolMax - limiterPoolMax),
+    acquireTimeoutMs,
+    statementTimeoutMs,
   });
   const requestTimeoutMs = deps.requestTimeoutMs ?? 30_000;
   await prepareSchema(db, "gateway", migrations, deps.migrations, deps.logger);
@@ -228,13 +234,14 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
       "Retail and supply-chain data platform. Errors are GeneralResponses; paged lists answer a JSON array with X-Total-Count and Link headers; money is an exact JSON number.",
   });
   const idempotency = new IdempotencyKeys(db, deps.idempotencyKeyTtlSeconds ?? 86_400, deps.logger);
+  const rateLimiter = new RateLimiter({ url: deps.databaseUrl, schema: "gateway", poolMax: limiterPoolMax, acquireTimeoutMs, statementTimeoutMs }, deps.logger, metrics);
   const ctx: RouteContext = {
     app,
     openapi,
     authenticate: bearerAuthenticator(keys, tokens),
     authenticateAdmin: adminAuthenticator({ ...deps, db }),
     idempotency,
-    rateLimiter: new RateLimiter(db, deps.logger, metrics),
+    rateLimiter,
   };
   const relay = deps.bus ? new OutboxRelay({ db, bus: deps.bus, logger: deps.logger, pollMs: deps.outboxPollMs }) : undefined;
   relay?.start();
@@ -294,6 +301,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     idempotency.close();
     await keys.close();
     await relay?.stop();
+    await rateLimiter.close();
     await db.destroy();
   };
   return {

@@ -1,4 +1,4 @@
-import { databaseForFile } from "@analytics/testing";
+import { databaseForFile, eventually } from "@analytics/testing";
 import { buildGateway, type Gateway } from "../src/app";
 import { TEST_ADMIN_TOKEN as ADMIN, testGatewayDeps } from "./gateway-deps";
 import { allServicesAt } from "./services";
@@ -98,5 +98,25 @@ describe("per-account rate limits (real Postgres, shared by every gateway)", () 
     }
     expect(await failures()).toBe(before + 1);
     expect((await list(gw, token)).headers["ratelimit"]).toBeDefined();
+  });
+
+  it("spends on at most 2 connections of its own, out of the gateway's DB_POOL_MAX, closed with the gateway", async () => {
+    const limiterConnections = async () =>
+      Number((await gw.db.raw("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'gateway-rate-limiter'")).rows[0].n);
+    // The other gateways' limiter connections, ended by the server: their pools drop them and open new ones.
+    await gw.db.raw("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'gateway-rate-limiter'");
+    await eventually(async () => (await limiterConnections()) === 0, 5_000, "the limiter connections to end");
+    const small = await buildGateway(testGatewayDeps(database.url, { services: { ...allServicesAt(), inventory: inventory.url }, dbPoolMax: 4 }));
+    try {
+      const token = await account(small);
+      const answers = await Promise.all(Array.from({ length: 20 }, () => list(small, token)));
+      expect(answers.map((r) => [r.statusCode, r.headers["ratelimit"] !== undefined])).toEqual(Array(20).fill([200, true]));
+      expect(await limiterConnections()).toBeGreaterThanOrEqual(1);
+      expect(await limiterConnections()).toBeLessThanOrEqual(2);
+    } finally {
+      await small.close();
+    }
+    await eventually(async () => (await limiterConnections()) === 0, 5_000, "the closed gateway's limiter connections to end");
+    expect((await list(gw, await account(gw))).headers["ratelimit"]).toBeDefined();
   });
 });

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { z } from "zod";
 import type { Caller } from "@analytics/auth";
 import { HttpError } from "./errors";
@@ -6,7 +7,7 @@ import { describe, violations } from "./validation";
 import { documentAs, type OpenApi, type OperationSpec } from "./openapi";
 import { inRequestSpan } from "./telemetry";
 import { MAX_WRITE_COST, MIN_WRITE_COST, type RateDecision, type RateLimiter } from "../accounts/rate-limiter";
-import { checkIfMatch, matchesNoneOf, tagAnswer, weakTagOf } from "./conditional";
+import { checkIfMatch, ifMatchFailed, matchesNoneOf, tagAnswer, weakTagOf } from "./conditional";
 import { claimOrAnswer, IDEMPOTENT_METHODS, idempotencyKeyOf, keepAnswer, type IdempotencyKeys } from "./idempotency";
 
 type Shape = z.ZodRawShape;
@@ -18,7 +19,14 @@ type Shape = z.ZodRawShape;
 export interface RouteSpec<P extends Shape, Q extends Shape, B extends z.ZodType> extends OperationSpec<P, Q, B> {
   bodyLimit?: number;
   handler(
-    input: { params: z.infer<z.ZodObject<P>>; query: z.infer<z.ZodObject<Q>>; body: z.infer<B>; caller: Caller },
+    input: {
+      params: z.infer<z.ZodObject<P>>;
+      query: z.infer<z.ZodObject<Q>>;
+      body: z.infer<B>;
+      caller: Caller;
+      /** A conditional PUT or DELETE: the row revision its If-Match named, for the service's write to check under the row's lock. */
+      ifRevision?: string;
+    },
     request: FastifyRequest,
     reply: FastifyReply,
   ): Promise<unknown>;
@@ -143,7 +151,7 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
         if (!(await claimOrAnswer(idempotency!, caller.accountId, key, request, reply))) return reply;
         claims.set(request, key);
       }
-      if (conditionalWrite && ctx.app.hasRoute({ method: "GET", url: spec.url })) await checkIfMatch(ctx.app, request);
+      const ifRevision = conditionalWrite && ctx.app.hasRoute({ method: "GET", url: spec.url }) ? await checkIfMatch(ctx.app, request) : undefined;
       refuseNul(request.params, "path");
       refuseNul(request.query, "query");
       refuseUnknownQuery(request.query, knownQuery);
@@ -152,6 +160,7 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
         query: parse(query, request.query, "query"),
         body: spec.body ? parse(spec.body, request.body, "body") : (undefined as z.infer<B>),
         caller,
+        ifRevision,
       };
       if (spec.dataVersion) {
         // A version that cannot be read (a service older than the gateway mid-rollout, a slow
@@ -166,7 +175,11 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
           if (!matchesNoneOf(request, tag)) return reply.code(304).send();
         }
       }
-      const result = await inRequestSpan(request, () => spec.handler(input, request, reply));
+      const result = await inRequestSpan(request, () => spec.handler(input, request, reply)).catch((err: unknown) => {
+        // The service found the row at another revision than the If-Match's: written meanwhile.
+        if (ifRevision !== undefined && err instanceof ConnectError && err.code === Code.Aborted) throw ifMatchFailed();
+        throw err;
+      });
       if (!reply.sent && result !== undefined) return reply.send(result);
       return reply;
     },

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Client } from "@connectrpc/connect";
 import { catalogueV1, toRestJson } from "@analytics/contracts";
 import { route, type RouteContext } from "../http/route";
+import { answerRevision } from "../http/conditional";
 import { generalResponseSchema } from "../http/schemas";
 import { dataVersionOf, type CallAs } from "../clients";
 import { mappingTableSchema, mappingType, mappingValues } from "./catalogue-schemas";
@@ -59,8 +60,8 @@ function getMappingTable({ ctx, catalogue, as }: Deps): void {
     params: field,
     query: requiredType,
     responses: { 200: { description: "the table", schema: mappingTableSchema }, 400: badRequest, 404: notFound },
-    handler: async ({ params, query, caller }) =>
-      toRest((await catalogue.getMappingTable({ mappingField: params.mappingField, mappingType: query.mappingType }, as(caller))).mappingTable),
+    handler: async ({ params, query, caller }, _req, reply) =>
+      toRest(answerRevision(reply, await catalogue.getMappingTable({ mappingField: params.mappingField, mappingType: query.mappingType }, as(caller))).mappingTable),
   });
 }
 
@@ -76,9 +77,9 @@ function replaceMappingTable({ ctx, catalogue, as }: Deps): void {
     query: requiredType,
     body: z.strictObject({ mappingValues }),
     responses: { 200: { description: "the table", schema: mappingTableSchema }, 400: badRequest, 404: notFound },
-    handler: async ({ params, query, body, caller }) =>
+    handler: async ({ params, query, body, caller, ifRevision }) =>
       toRest(
-        (await catalogue.mergeMappingTable({ mappingField: params.mappingField, mappingType: query.mappingType, mappingValues: body.mappingValues }, as(caller)))
+        (await catalogue.mergeMappingTable({ mappingField: params.mappingField, mappingType: query.mappingType, mappingValues: body.mappingValues, ifRevision }, as(caller)))
           .mappingTable,
       ),
   });
@@ -111,8 +112,8 @@ function deleteMappingTable({ ctx, catalogue, as }: Deps): void {
     params: field,
     query: requiredType,
     responses: { 204: { description: "deleted" }, 400: badRequest, 404: notFound },
-    handler: async ({ params, query, caller }, _req, reply) => {
-      await catalogue.deleteMappingTable({ mappingField: params.mappingField, mappingType: query.mappingType }, as(caller));
+    handler: async ({ params, query, caller, ifRevision }, _req, reply) => {
+      await catalogue.deleteMappingTable({ mappingField: params.mappingField, mappingType: query.mappingType, ifRevision }, as(caller));
       return reply.status(204).send();
     },
   });

@@ -6,6 +6,7 @@ import { BATCH_MAX, runBatch, serverFailure } from "../http/batch";
 import { jsonArrayStream } from "../http/json-stream";
 import { pageHeaders, setPageHeaders } from "../http/paging";
 import { batchOf, route, type RouteContext } from "../http/route";
+import { answerRevision } from "../http/conditional";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { wholeNumber } from "../http/values";
 import { withoutReadOnly } from "../http/proto-schema";
@@ -127,7 +128,7 @@ function getPriceList({ ctx, pricing, as }: Deps): void {
     auth: "bearer",
     params: idParam,
     responses: { 200: { description: "the price list", schema: priceListSchema }, 404: notFound },
-    handler: async ({ params, caller }) => priceListToRest((await pricing.getPriceList(params, as(caller))).priceList),
+    handler: async ({ params, caller }, _req, reply) => priceListToRest(answerRevision(reply, await pricing.getPriceList(params, as(caller))).priceList),
   });
 }
 
@@ -141,8 +142,8 @@ function replacePriceList({ ctx, pricing, as }: Deps): void {
     params: idParam,
     body: priceListPutSchema,
     responses: { 200: { description: "the price list", schema: priceListSchema }, 400: badRequest, 404: notFound },
-    handler: async ({ params, body, caller }) => {
-      const req = { externalPriceListId: params.externalPriceListId, priceList: priceListInit(body) };
+    handler: async ({ params, body, caller, ifRevision }) => {
+      const req = { externalPriceListId: params.externalPriceListId, priceList: priceListInit(body), ifRevision };
       return priceListToRest((await pricing.updatePriceList(req, as(caller))).priceList);
     },
   });

@@ -6,6 +6,7 @@ import { generalResponse } from "@analytics/errors";
 import { BATCH_MAX, runBatch, serverFailure } from "../http/batch";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { batchOf, repeatable, route, type RouteContext } from "../http/route";
+import { answerRevision } from "../http/conditional";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { wholeNumber } from "../http/values";
 import { dataVersionOf, type CallAs } from "../clients";
@@ -154,7 +155,8 @@ function getStore({ ctx, inventory, as }: Deps): void {
       200: { description: "the store", schema: storeSchema },
       404: { description: "unknown store", schema: generalResponseSchema },
     },
-    handler: async ({ params, caller }) => (await storesToRest(inventory, as(caller), [(await inventory.getStore({ externalStoreId: params.externalStoreID }, as(caller))).store!]))[0],
+    handler: async ({ params, caller }, _req, reply) =>
+      (await storesToRest(inventory, as(caller), [answerRevision(reply, await inventory.getStore({ externalStoreId: params.externalStoreID }, as(caller))).store!]))[0],
   });
 }
 
@@ -172,8 +174,8 @@ function replaceStore({ ctx, inventory, as }: Deps): void {
       400: { description: "invalid store or unknown warehouse", schema: generalResponseSchema },
       404: { description: "unknown store", schema: generalResponseSchema },
     },
-    handler: async ({ params, body, caller }) =>
-      (await storesToRest(inventory, as(caller), [(await inventory.updateStore({ externalStoreId: params.externalStoreID, store: storeMessage(body) }, as(caller))).store!]))[0],
+    handler: async ({ params, body, caller, ifRevision }) =>
+      (await storesToRest(inventory, as(caller), [(await inventory.updateStore({ externalStoreId: params.externalStoreID, store: storeMessage(body), ifRevision }, as(caller))).store!]))[0],
   });
 }
 
@@ -189,8 +191,8 @@ function deleteStore({ ctx, inventory, as }: Deps): void {
       200: { description: "deleted", schema: generalResponseSchema },
       404: { description: "unknown store", schema: generalResponseSchema },
     },
-    handler: async ({ params, caller }) => {
-      await inventory.deleteStore({ externalStoreId: params.externalStoreID }, as(caller));
+    handler: async ({ params, caller, ifRevision }) => {
+      await inventory.deleteStore({ externalStoreId: params.externalStoreID, ifRevision }, as(caller));
       return generalResponse(200, "deleted");
     },
   });

@@ -5,6 +5,7 @@ import { generalResponse } from "@analytics/errors";
 import { BATCH_MAX, runBatch, serverFailure, type BatchResponse } from "../http/batch";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { batchOf, repeatable, route, type RouteContext } from "../http/route";
+import { answerRevision } from "../http/conditional";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { dataVersionOf, type CallAs } from "../clients";
 import { messageOfBody, stockRowSchema, stockWriteSchema, warehousePutSchema, warehouseSchema, warehouseWriteSchema } from "./inventory-schemas";
@@ -187,7 +188,8 @@ function getWarehouse({ ctx, inventory, as }: Deps): void {
       200: { description: "the warehouse", schema: warehouseSchema },
       404: { description: "unknown warehouse", schema: generalResponseSchema },
     },
-    handler: async ({ params, caller }) => toWarehouse((await inventory.getWarehouse({ externalId: params.externalWarehouseID }, as(caller))).warehouse!),
+    handler: async ({ params, caller }, _req, reply) =>
+      toWarehouse(answerRevision(reply, await inventory.getWarehouse({ externalId: params.externalWarehouseID }, as(caller))).warehouse!),
   });
 }
 
@@ -205,9 +207,9 @@ function replaceWarehouse({ ctx, inventory, as }: Deps): void {
       400: { description: "invalid warehouse", schema: generalResponseSchema },
       404: { description: "unknown warehouse", schema: generalResponseSchema },
     },
-    handler: async ({ params, body, caller }) => {
+    handler: async ({ params, body, caller, ifRevision }) => {
       const res = await inventory.updateWarehouse(
-        { externalId: params.externalWarehouseID, warehouse: messageOfBody(WarehouseSchema, body as Record<string, unknown>) },
+        { externalId: params.externalWarehouseID, warehouse: messageOfBody(WarehouseSchema, body as Record<string, unknown>), ifRevision },
         as(caller),
       );
       return toWarehouse(res.warehouse!);
@@ -228,8 +230,8 @@ function deleteWarehouse({ ctx, inventory, as }: Deps): void {
       404: { description: "unknown warehouse", schema: generalResponseSchema },
       409: { description: "the warehouse still holds stock or stock triggers", schema: generalResponseSchema },
     },
-    handler: async ({ params, caller }) => {
-      await inventory.deleteWarehouse({ externalId: params.externalWarehouseID }, as(caller));
+    handler: async ({ params, caller, ifRevision }) => {
+      await inventory.deleteWarehouse({ externalId: params.externalWarehouseID, ifRevision }, as(caller));
       return generalResponse(200, "deleted");
     },
   });

@@ -4,6 +4,7 @@ import type { Client } from "@connectrpc/connect";
 import { eventsV1 } from "@analytics/contracts";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../http/route";
+import { answerRevision } from "../http/conditional";
 import { generalResponseSchema } from "../http/schemas";
 import type { CallAs } from "../clients";
 
@@ -132,7 +133,7 @@ export function webhookRoutes(ctx: RouteContext, events: Client<typeof eventsV1.
     auth: "bearer",
     params: id,
     responses: { 200: { description: "the endpoint", schema: endpointSchema }, 404: notFound },
-    handler: async ({ params, caller }) => endpointToRest((await events.getWebhookEndpoint({ id: params.id }, as(caller))).endpoint!),
+    handler: async ({ params, caller }, _req, reply) => endpointToRest(answerRevision(reply, await events.getWebhookEndpoint({ id: params.id }, as(caller))).endpoint!),
   });
 
   route(ctx, {
@@ -145,8 +146,8 @@ export function webhookRoutes(ctx: RouteContext, events: Client<typeof eventsV1.
     params: id,
     body: z.strictObject({ ...endpointBody, enabled: z.boolean().optional() }),
     responses: { 200: { description: "the endpoint", schema: endpointSchema }, 400: badRequest, 404: notFound },
-    handler: async ({ params, body, caller }) => {
-      const req = { id: params.id, url: body.url, eventTypes: body.eventTypes ?? [], description: body.description, enabled: body.enabled };
+    handler: async ({ params, body, caller, ifRevision }) => {
+      const req = { id: params.id, url: body.url, eventTypes: body.eventTypes ?? [], description: body.description, enabled: body.enabled, ifRevision };
       return endpointToRest((await events.updateWebhookEndpoint(req, as(caller))).endpoint!);
     },
   });
@@ -160,8 +161,8 @@ export function webhookRoutes(ctx: RouteContext, events: Client<typeof eventsV1.
     auth: "bearer",
     params: id,
     responses: { 204: { description: "deleted" }, 404: notFound },
-    handler: async ({ params, caller }, _req, reply) => {
-      await events.deleteWebhookEndpoint({ id: params.id }, as(caller));
+    handler: async ({ params, caller, ifRevision }, _req, reply) => {
+      await events.deleteWebhookEndpoint({ id: params.id, ifRevision }, as(caller));
       return reply.status(204).send();
     },
   });

@@ -274,3 +274,18 @@ export function pageOfIds<Q extends Knex.QueryBuilder>(filtered: Q, page: { page
 export function pageWindow(page: { page: number; pageSize: number }): { limit: number; offset: number } {
   return { limit: page.pageSize, offset: (page.page - 1) * page.pageSize };
 }
+
+/** A row's revision as a select column: Postgres's xmin, which every write of the row changes. */
+export const REVISION_COLUMN = "xmin::text AS revision";
+
+/**
+ * If-Match made atomic (CONTRACT "Conditional requests"): locks the row `where` of `table` until
+ * the transaction ends and answers whether its revision is still `expected` (false when there is
+ * no such row), so no write can land between this check and the caller's. A write that names no
+ * revision passes unchecked.
+ */
+export async function lockedAtRevision(tx: Tx, table: string, where: Record<string, unknown>, expected: string | undefined): Promise<boolean> {
+  if (expected === undefined) return true;
+  const row: { revision: string } | undefined = await tx(table).select(tx.raw(REVISION_COLUMN)).where(where).forUpdate().first();
+  return row?.revision === expected;
+}

@@ -15,7 +15,9 @@ export type ErrorKind =
   | "unauthenticated"
   | "permission_denied"
   | "too_many_requests"
-  | "unavailable";
+  | "unavailable"
+  /** A conditional write whose resource changed since the revision it named (the gateway's 412). */
+  | "changed";
 
 /** The one error type of the domain; everything else that escapes a handler is an internal error. */
 export class DomainError extends Error {
@@ -32,6 +34,7 @@ export class DomainError extends Error {
 export const invalid = (message: string, details: FieldViolation[] = []) => new DomainError("invalid", message, details);
 export const notFound = (message: string) => new DomainError("not_found", message);
 export const conflict = (message: string) => new DomainError("conflict", message);
+export const changed = (message: string) => new DomainError("changed", message);
 
 const codeOfKind: Record<ErrorKind, Code> = {
   invalid: Code.InvalidArgument,
@@ -41,6 +44,7 @@ const codeOfKind: Record<ErrorKind, Code> = {
   permission_denied: Code.PermissionDenied,
   too_many_requests: Code.ResourceExhausted,
   unavailable: Code.Unavailable,
+  changed: Code.Aborted,
 };
 
 export const INTERNAL_MESSAGE = "internal error";
@@ -136,7 +140,7 @@ const httpOfCode: Partial<Record<Code, number>> = {
   [Code.FailedPrecondition]: 409,
   [Code.NotFound]: 404,
   [Code.AlreadyExists]: 409,
-  [Code.Aborted]: 409,
+  [Code.Aborted]: 412,
   [Code.Unauthenticated]: 401,
   [Code.PermissionDenied]: 403,
   [Code.ResourceExhausted]: 429,

@@ -84,11 +84,11 @@ export function catalogueRoutes(ctx: ServiceContext) {
       },
       async getMappingTable(req, c) {
         const row = await mappingTables.getMappingTable(db, callerOf(c).accountId, req.mappingType, req.mappingField);
-        return { mappingTable: mappingTableFromRow(row) };
+        return { mappingTable: mappingTableFromRow(row), revision: row.revision };
       },
       async mergeMappingTable(req, c) {
         const { accountId } = callerOf(c);
-        const row = await mappingTables.mergeMappingTable(ctx, accountId, req.mappingType, req.mappingField, req.mappingValues);
+        const row = await mappingTables.mergeMappingTable(ctx, accountId, req.mappingType, req.mappingField, req.mappingValues, req.ifRevision);
         return { mappingTable: mappingTableFromRow(row) };
       },
       async upsertMappingTable(req, c) {
@@ -97,7 +97,7 @@ export function catalogueRoutes(ctx: ServiceContext) {
         return { mappingTable: mappingTableFromRow(row), created: row.created };
       },
       async deleteMappingTable(req, c) {
-        await mappingTables.deleteMappingTable(ctx, callerOf(c).accountId, req.mappingType, req.mappingField);
+        await mappingTables.deleteMappingTable(ctx, callerOf(c).accountId, req.mappingType, req.mappingField, req.ifRevision);
         return {};
       },
       async resolveSkus(req, c) {

@@ -1,6 +1,6 @@
 import { topics, type catalogueMessagesV1, type Topic } from "@analytics/contracts";
-import { jsonProblems, type Db, type Tx } from "@analytics/db";
-import { invalid, notFound } from "@analytics/errors";
+import { jsonProblems, lockedAtRevision, type Db, type Tx } from "@analytics/db";
+import { changed, invalid, notFound } from "@analytics/errors";
 import { enqueue, outboxEntry } from "@analytics/outbox";
 import { commit, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
@@ -35,15 +35,20 @@ const missing = (id: MappingTableId) => notFound(`mapping table ${id.mappingFiel
 
 /**
  * Commits a change of one table with its message `analytics.catalogue.mapping_table.<verb>`; a
- * write that left the table as it was (`changed` false) announces nothing.
+ * write that left the table as it was (`changed` false) announces nothing. `ifRevision` (If-Match):
+ * the revision the client read, checked under the row's lock before the work.
  */
 function change<T extends MappingTableRow & { changed?: boolean }>(
   ctx: ServiceContext,
   id: MappingTableId,
   work: (tx: Tx) => Promise<T | undefined>,
   topic: (row: T) => Topic<typeof catalogueMessagesV1.MappingTableChangedSchema>,
+  ifRevision?: string,
 ) {
   return commit(ctx, async (tx) => {
+    if (!(await lockedAtRevision(tx, "mapping_tables", repo.mappingWhere(id), ifRevision))) {
+      throw changed(`mapping table ${id.mappingField} of type ${id.mappingType} changed since the revision the request named`);
+    }
     const row = await work(tx);
     if (!row) throw missing(id);
     if (row.changed === false) return row;
@@ -67,10 +72,10 @@ export async function getMappingTable(db: Db, accountId: string, mappingType: st
 }
 
 /** PUT: adds or replaces the keys sent, keeps the others; NotFound when there is no such table. */
-export function mergeMappingTable(ctx: ServiceContext, accountId: string, mappingType: string, mappingField: string, values: Record<string, string>) {
+export function mergeMappingTable(ctx: ServiceContext, accountId: string, mappingType: string, mappingField: string, values: Record<string, string>, ifRevision?: string) {
   const id = tableId(accountId, mappingType, mappingField);
   checkValues(values);
-  return change(ctx, id, (tx) => repo.mergeMappingTable(tx, id, values), () => topics.catalogueMappingTableUpdated);
+  return change(ctx, id, (tx) => repo.mergeMappingTable(tx, id, values), () => topics.catalogueMappingTableUpdated, ifRevision);
 }
 
 /** POST: creates the table or replaces all its values. */
@@ -80,7 +85,7 @@ export function upsertMappingTable(ctx: ServiceContext, accountId: string, mappi
   return change(ctx, id, (tx) => repo.upsertMappingTable(tx, id, values), (row) => (row.created ? topics.catalogueMappingTableCreated : topics.catalogueMappingTableUpdated));
 }
 
-export async function deleteMappingTable(ctx: ServiceContext, accountId: string, mappingType: string, mappingField: string): Promise<void> {
+export async function deleteMappingTable(ctx: ServiceContext, accountId: string, mappingType: string, mappingField: string, ifRevision?: string): Promise<void> {
   const id = tableId(accountId, mappingType, mappingField);
-  await change(ctx, id, (tx) => repo.deleteMappingTable(tx, id), () => topics.catalogueMappingTableDeleted);
+  await change(ctx, id, (tx) => repo.deleteMappingTable(tx, id), () => topics.catalogueMappingTableDeleted, ifRevision);
 }

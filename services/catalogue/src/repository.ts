@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "@analytics/db";
-import { isIntegerId, isUuid, lockKeys, pageOfIds, pageWindow, uuidsOfSeqs } from "@analytics/db";
+import { isIntegerId, isUuid, lockKeys, pageOfIds, pageWindow, REVISION_COLUMN, uuidsOfSeqs } from "@analytics/db";
 import type { Page } from "@analytics/rpc";
 import { DecimalSchema, PRODUCT_CLIENT_FIELDS, WHOLE_NUMBER_TEXT, catalogueV1 } from "@analytics/contracts";
 import { ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
@@ -512,7 +512,8 @@ export interface MappingTableId {
   mappingField: string;
 }
 
-const mappingWhere = (id: MappingTableId) => ({ account_id: id.accountId, mapping_type: id.mappingType, mapping_field: id.mappingField });
+/** A table's row, by its key. */
+export const mappingWhere = (id: MappingTableId) => ({ account_id: id.accountId, mapping_type: id.mappingType, mapping_field: id.mappingField });
 
 export async function listMappingTables(db: Db, accountId: string, mappingType?: string): Promise<MappingTableRow[]> {
   const q = db("mapping_tables").select(MAPPING_COLUMNS).where({ account_id: accountId });
@@ -520,8 +521,9 @@ export async function listMappingTables(db: Db, accountId: string, mappingType?:
   return q.orderBy("seq");
 }
 
-export async function findMappingTable(db: Db, id: MappingTableId): Promise<MappingTableRow | undefined> {
-  return db("mapping_tables").select(MAPPING_COLUMNS).where(mappingWhere(id)).first();
+/** A table and its revision (If-Match). */
+export async function findMappingTable(db: Db, id: MappingTableId): Promise<(MappingTableRow & { revision: string }) | undefined> {
+  return db("mapping_tables").select([...MAPPING_COLUMNS, db.raw(REVISION_COLUMN)]).where(mappingWhere(id)).first();
 }
 
 /** Adds or replaces the keys of `values` in an existing table; undefined when there is none. */

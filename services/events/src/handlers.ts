@@ -102,14 +102,15 @@ export function eventsRoutes(db: Db, settings: { allowPrivate: boolean }) {
         return { endpoints: rows.map((r) => endpointToProto(r)) };
       },
       async getWebhookEndpoint(req, ctx) {
-        return { endpoint: endpointToProto(await webhooks.getEndpoint(db, callerOf(ctx).accountId, req.id)) };
+        const row = await webhooks.getEndpoint(db, callerOf(ctx).accountId, req.id);
+        return { endpoint: endpointToProto(row), revision: row.revision };
       },
       async updateWebhookEndpoint(req, ctx) {
         const input = { url: req.url, eventTypes: req.eventTypes, description: req.description, enabled: req.enabled };
-        return { endpoint: endpointToProto(await webhooks.updateEndpoint(db, callerOf(ctx).accountId, req.id, input, settings.allowPrivate)) };
+        return { endpoint: endpointToProto(await webhooks.updateEndpoint(db, callerOf(ctx).accountId, req.id, input, settings.allowPrivate, req.ifRevision)) };
       },
       async deleteWebhookEndpoint(req, ctx) {
-        await webhooks.deleteEndpoint(db, callerOf(ctx).accountId, req.id);
+        await webhooks.deleteEndpoint(db, callerOf(ctx).accountId, req.id, req.ifRevision);
         return {};
       },
       async rotateWebhookSecret(req, ctx) {

@@ -1,6 +1,6 @@
 import { stringifyRest } from "@analytics/contracts";
 import type { Db, Tx } from "@analytics/db";
-import { isUuid, lockKeys, pageOfIds } from "@analytics/db";
+import { isUuid, lockKeys, pageOfIds, REVISION_COLUMN } from "@analytics/db";
 import type { Page } from "@analytics/rpc";
 
 export type EventState = "pending" | "completed" | "failed";
@@ -281,30 +281,42 @@ export async function listEndpoints(db: Db, accountId: string): Promise<Endpoint
   return db("webhook_endpoints").where({ account_id: accountId }).orderBy([{ column: "created_at" }, { column: "id" }]);
 }
 
-export async function findEndpoint(db: Db | Tx, accountId: string, id: string): Promise<EndpointRow | undefined> {
+/** An endpoint and its revision (If-Match). */
+export async function findEndpoint(db: Db | Tx, accountId: string, id: string): Promise<(EndpointRow & { revision: string }) | undefined> {
   if (!isUuid(id)) return undefined;
-  return db("webhook_endpoints").where({ account_id: accountId, id }).first();
+  return db("webhook_endpoints").select("*", db.raw(REVISION_COLUMN)).where({ account_id: accountId, id }).first();
 }
 
-/** Replaces what an account sets; enabled=true clears the reason it was disabled and its failing streak. */
+/**
+ * Replaces what an account sets; enabled=true clears the reason it was disabled and its failing
+ * streak. With `ifRevision` (If-Match) only that revision of the row is written: one statement, so
+ * no other write lands between the check and this one.
+ */
 export async function updateEndpoint(
   db: Db,
   accountId: string,
   id: string,
   change: { url: string; event_types: string[]; description?: string; enabled?: boolean },
+  ifRevision?: string,
 ): Promise<EndpointRow | undefined> {
   if (!isUuid(id)) return undefined;
   const set: Record<string, unknown> = { url: change.url, event_types: change.event_types, updated_at: db.fn.now() };
   if (change.description !== undefined) set.description = change.description;
   if (change.enabled === true) Object.assign(set, { enabled: true, disabled_reason: null, failing_since: null });
   if (change.enabled === false) Object.assign(set, { enabled: false, disabled_reason: "by request" });
-  const [row] = await db("webhook_endpoints").where({ account_id: accountId, id }).update(set).returning("*");
+  const [row] = await endpointAt(db, accountId, id, ifRevision).update(set).returning("*");
   return row;
 }
 
-export async function deleteEndpoint(db: Db, accountId: string, id: string): Promise<boolean> {
+export async function deleteEndpoint(db: Db, accountId: string, id: string, ifRevision?: string): Promise<boolean> {
   if (!isUuid(id)) return false;
-  return (await db("webhook_endpoints").where({ account_id: accountId, id }).delete()) > 0;
+  return (await endpointAt(db, accountId, id, ifRevision).delete()) > 0;
+}
+
+/** An endpoint's row, only at this revision (If-Match) when one is named. */
+function endpointAt(db: Db, accountId: string, id: string, ifRevision: string | undefined) {
+  const q = db("webhook_endpoints").where({ account_id: accountId, id });
+  return ifRevision === undefined ? q : q.whereRaw("xmin = ?::xid", [ifRevision]);
 }
 
 /** A new secret; the current one keeps signing until `previousValidMs` from now. */

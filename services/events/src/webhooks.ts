@@ -1,6 +1,6 @@
 import { createHmac, randomBytes, randomUUID } from "node:crypto";
 import type { Db } from "@analytics/db";
-import { conflict, invalid, notFound } from "@analytics/errors";
+import { changed, conflict, invalid, notFound } from "@analytics/errors";
 import type { Page } from "@analytics/rpc";
 import { urlProblem } from "./outbound";
 import * as repo from "./repository";
@@ -64,22 +64,26 @@ export async function createEndpoint(db: Db, accountId: string, input: EndpointI
   });
 }
 
-export async function getEndpoint(db: Db, accountId: string, id: string): Promise<EndpointRow> {
+export async function getEndpoint(db: Db, accountId: string, id: string): Promise<EndpointRow & { revision: string }> {
   const row = await repo.findEndpoint(db, accountId, id);
   if (!row) throw notFound("webhook endpoint not found");
   return row;
 }
 
-export async function updateEndpoint(db: Db, accountId: string, id: string, input: EndpointInput & { enabled?: boolean }, allowPrivate: boolean): Promise<EndpointRow> {
+/** `ifRevision` (If-Match): the revision the client read; a row at another one (or none) is left alone. */
+export async function updateEndpoint(db: Db, accountId: string, id: string, input: EndpointInput & { enabled?: boolean }, allowPrivate: boolean, ifRevision?: string): Promise<EndpointRow> {
   const { url, eventTypes, description } = checked(input, allowPrivate);
-  const row = await repo.updateEndpoint(db, accountId, id, { url, event_types: eventTypes, description, enabled: input.enabled });
-  if (!row) throw notFound("webhook endpoint not found");
+  const row = await repo.updateEndpoint(db, accountId, id, { url, event_types: eventTypes, description, enabled: input.enabled }, ifRevision);
+  if (!row) throw gone(ifRevision);
   return row;
 }
 
-export async function deleteEndpoint(db: Db, accountId: string, id: string): Promise<void> {
-  if (!(await repo.deleteEndpoint(db, accountId, id))) throw notFound("webhook endpoint not found");
+export async function deleteEndpoint(db: Db, accountId: string, id: string, ifRevision?: string): Promise<void> {
+  if (!(await repo.deleteEndpoint(db, accountId, id, ifRevision))) throw gone(ifRevision);
 }
+
+/** No row written: not found, or (a conditional write) no longer at the revision named. */
+const gone = (ifRevision: string | undefined) => (ifRevision === undefined ? notFound("webhook endpoint not found") : changed("webhook endpoint changed since the revision the request named"));
 
 export async function rotateSecret(db: Db, accountId: string, id: string): Promise<EndpointRow> {
   const row = await repo.rotateSecret(db, accountId, id, newSecret(), PREVIOUS_SECRET_VALID_MS);

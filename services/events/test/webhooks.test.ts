@@ -90,6 +90,25 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
       expect(await codeOf(client.getWebhookEndpoint({ id }, as(acc)))).toBe(Code.NotFound);
     });
 
+    it("writes an endpoint conditionally (If-Match): of two writes naming one revision, one is done and the other Aborted, nothing changed", async () => {
+      const acc = randomUUID();
+      const { endpoint } = await client.createWebhookEndpoint({ url: "https://hooks.example.com/a", eventTypes: [] }, as(acc));
+      const id = endpoint!.id;
+      const { revision } = await client.getWebhookEndpoint({ id }, as(acc));
+      expect(revision).toMatch(/^\d+$/);
+      const writes = await Promise.allSettled(
+        ["first", "second"].map((name) => client.updateWebhookEndpoint({ id, url: `https://hooks.example.com/${name}`, eventTypes: [], ifRevision: revision }, as(acc))),
+      );
+      expect(writes.map((w) => (w.status === "fulfilled" ? "done" : (w.reason as { code: Code }).code)).sort()).toEqual([Code.Aborted, "done"].sort());
+      const winner = writes.findIndex((w) => w.status === "fulfilled");
+      const now = await client.getWebhookEndpoint({ id }, as(acc));
+      expect(now.endpoint!.url).toBe(`https://hooks.example.com/${["first", "second"][winner]}`);
+      expect(now.revision).not.toBe(revision);
+      expect(await codeOf(client.deleteWebhookEndpoint({ id, ifRevision: revision }, as(acc)))).toBe(Code.Aborted);
+      await client.deleteWebhookEndpoint({ id, ifRevision: now.revision }, as(acc));
+      expect(await codeOf(client.getWebhookEndpoint({ id }, as(acc)))).toBe(Code.NotFound);
+    });
+
     it("refuses an 11th endpoint of an account, also when they are created at once", async () => {
       const acc = randomUUID();
       const results = await Promise.allSettled(Array.from({ length: 12 }, (_, i) => client.createWebhookEndpoint({ url: `https://h${i}.example.com`, eventTypes: [] }, as(acc))));

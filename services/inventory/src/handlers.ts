@@ -41,14 +41,15 @@ export function inventoryRoutes(ctx: ServiceContext) {
         return { warehouses: (await inventory.resolveWarehouses(db, callerOf(c).accountId, req.externalIds)).map(warehouseFromRow) };
       },
       async getWarehouse(req, c) {
-        return { warehouse: warehouseFromRow(await inventory.getWarehouse(db, callerOf(c).accountId, req.externalId)) };
+        const row = await inventory.getWarehouse(db, callerOf(c).accountId, req.externalId);
+        return { warehouse: warehouseFromRow(row), revision: row.revision };
       },
       async updateWarehouse(req, c) {
-        const row = await inventory.updateWarehouse(ctx, callerOf(c).accountId, req.externalId, req.warehouse ?? ({} as inventoryV1.Warehouse));
+        const row = await inventory.updateWarehouse(ctx, callerOf(c).accountId, req.externalId, req.warehouse ?? ({} as inventoryV1.Warehouse), req.ifRevision);
         return { warehouse: warehouseFromRow(row) };
       },
       async deleteWarehouse(req, c) {
-        await inventory.deleteWarehouse(ctx, callerOf(c).accountId, req.externalId);
+        await inventory.deleteWarehouse(ctx, callerOf(c).accountId, req.externalId, req.ifRevision);
         return {};
       },
       async listStock(req, c) {
@@ -68,14 +69,15 @@ export function inventoryRoutes(ctx: ServiceContext) {
         return { results: rows.map((r) => ({ result: upserted(r, r.external_store_id, "externalStoreId"), store: storeFromRow(r) })) };
       },
       async getStore(req, c) {
-        return { store: storeFromRow(await stores.getStore(db, callerOf(c).accountId, req.externalStoreId)) };
+        const row = await stores.getStore(db, callerOf(c).accountId, req.externalStoreId);
+        return { store: storeFromRow(row), revision: row.revision };
       },
       async updateStore(req, c) {
-        const row = await stores.updateStore(ctx, callerOf(c).accountId, req.externalStoreId, req.store ?? ({ warehouses: [] } as unknown as inventoryV1.Store));
+        const row = await stores.updateStore(ctx, callerOf(c).accountId, req.externalStoreId, req.store ?? ({ warehouses: [] } as unknown as inventoryV1.Store), req.ifRevision);
         return { store: storeFromRow(row) };
       },
       async deleteStore(req, c) {
-        await stores.deleteStore(ctx, callerOf(c).accountId, req.externalStoreId);
+        await stores.deleteStore(ctx, callerOf(c).accountId, req.externalStoreId, req.ifRevision);
         return {};
       },
       async listStoreTraffic(req, c) {

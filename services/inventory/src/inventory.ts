@@ -1,7 +1,7 @@
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { inventoryV1 } from "@analytics/contracts";
 import type { Db } from "@analytics/db";
-import { conflict, invalid, notFound, type FieldViolation } from "@analytics/errors";
+import { changed, conflict, invalid, notFound, type FieldViolation } from "@analytics/errors";
 import { enqueue } from "@analytics/outbox";
 import { commit, itemOutcome as outcome, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
 import { stockUpdated, warehouseChanged } from "./changes";
@@ -56,13 +56,16 @@ export async function getWarehouse(db: Db, accountId: string, externalId: string
   return row;
 }
 
-export async function updateWarehouse(ctx: ServiceContext, accountId: string, externalId: string, w: inventoryV1.Warehouse) {
+/** PUT; `ifRevision` (If-Match): the revision the client read, checked under the row's lock. */
+export async function updateWarehouse(ctx: ServiceContext, accountId: string, externalId: string, w: inventoryV1.Warehouse, ifRevision?: string) {
   if (w.externalId && w.externalId !== externalId) {
     throw invalid("externalId: must equal the path's externalWarehouseID", [{ path: "externalId", message: "must equal the path's externalWarehouseID" }]);
   }
   const input = warehouseInput({ ...w, externalId }, "body");
   return commit(ctx, async (tx) => {
     const current = await repo.findWarehouse(tx, accountId, externalId, true);
+    // A conditional write of a warehouse gone meanwhile is a 412 too: that is not the revision it named.
+    if (ifRevision !== undefined && current?.revision !== ifRevision) throw changed(`warehouse ${externalId} changed since the revision the request named`);
     if (!current) throw notFound(`warehouse ${externalId} not found`);
     // Sent as stored: no change, nothing announced.
     if (WAREHOUSE_CHANGEABLE.every((c) => current[c] === input[c])) return current;
@@ -73,9 +76,11 @@ export async function updateWarehouse(ctx: ServiceContext, accountId: string, ex
 }
 
 /** DELETE: a warehouse that still holds stock (or stock triggers) is a conflict; delete those first. */
-export async function deleteWarehouse(ctx: ServiceContext, accountId: string, externalId: string): Promise<void> {
+export async function deleteWarehouse(ctx: ServiceContext, accountId: string, externalId: string, ifRevision?: string): Promise<void> {
   await commit(ctx, async (tx) => {
     const current = await repo.findWarehouse(tx, accountId, externalId, true);
+    // A conditional write of a warehouse gone meanwhile is a 412 too: that is not the revision it named.
+    if (ifRevision !== undefined && current?.revision !== ifRevision) throw changed(`warehouse ${externalId} changed since the revision the request named`);
     if (!current) throw notFound(`warehouse ${externalId} not found`);
     const holds = await repo.warehouseHoldings(tx, accountId, current.id);
     if (holds.stock || holds.triggers) {

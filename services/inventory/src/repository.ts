@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { DescMessage } from "@bufbuild/protobuf";
 import type { Db, Row, TableSpec, Tx } from "@analytics/db";
-import { isIntegerId, isUuid, pageOfIds } from "@analytics/db";
+import { isIntegerId, isUuid, pageOfIds, REVISION_COLUMN } from "@analytics/db";
 import type { Page } from "@analytics/rpc";
 import { changeable, returned, stockTable, storesTable, trafficTable, triggersTable, warehousesTable } from "./resources";
 import type { WarehouseRow, WarehouseInput, StockRowDb, StockInput, StoreInput, StoreRow, TrafficInput, TrafficRow, TriggerInput, TriggerRow } from "./resources";
@@ -65,8 +65,9 @@ async function upsertAnsweringEach<R>(tx: Tx, spec: TableSpec<DescMessage>, key:
   return [...result.rows, ...late.map((r) => ({ ...r, created: false, changed: false }))];
 }
 
-export async function findWarehouse(db: Db | Tx, accountId: string, externalId: string, lock = false): Promise<WarehouseRow | undefined> {
-  const q = db("warehouses").select(WAREHOUSE_COLUMNS).where({ account_id: accountId, external_id: externalId }).first();
+/** A warehouse and its revision (If-Match). */
+export async function findWarehouse(db: Db | Tx, accountId: string, externalId: string, lock = false): Promise<(WarehouseRow & { revision: string }) | undefined> {
+  const q = db("warehouses").select([...WAREHOUSE_COLUMNS, db.raw(REVISION_COLUMN)]).where({ account_id: accountId, external_id: externalId }).first();
   return lock ? q.forUpdate() : q;
 }
 
@@ -211,8 +212,9 @@ export async function upsertStores(tx: Tx, accountId: string, items: StoreInput[
   return upsertAnsweringEach(tx, storesTable, "external_store_id", accountId, items);
 }
 
-export async function findStore(db: Db | Tx, accountId: string, externalStoreId: string, lock = false): Promise<StoreRow | undefined> {
-  const q = db("stores").select(STORE_COLUMNS).where({ account_id: accountId, external_store_id: externalStoreId }).first();
+/** A store and its revision (If-Match). */
+export async function findStore(db: Db | Tx, accountId: string, externalStoreId: string, lock = false): Promise<(StoreRow & { revision: string }) | undefined> {
+  const q = db("stores").select([...STORE_COLUMNS, db.raw(REVISION_COLUMN)]).where({ account_id: accountId, external_store_id: externalStoreId }).first();
   return lock ? q.forUpdate() : q;
 }
 

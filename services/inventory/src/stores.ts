@@ -1,7 +1,7 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { isCurrencyCode, type inventoryV1 } from "@analytics/contracts";
 import type { Db } from "@analytics/db";
-import { invalid, notFound, type FieldViolation } from "@analytics/errors";
+import { changed, invalid, notFound, type FieldViolation } from "@analytics/errors";
 import { enqueue } from "@analytics/outbox";
 import { commit, type ServiceContext } from "@analytics/rpc";
 import { storeChanged, trafficRecorded } from "./changes";
@@ -54,14 +54,17 @@ export async function getStore(db: Db, accountId: string, externalStoreId: strin
 
 export const listStores = repo.listStores;
 
-/** PUT /stores/{externalStoreID}: a full replacement of an existing store. */
-export async function updateStore(ctx: ServiceContext, accountId: string, externalStoreId: string, s: inventoryV1.Store) {
+/** PUT /stores/{externalStoreID}: a full replacement of an existing store; `ifRevision` (If-Match) checked under the row's lock. */
+export async function updateStore(ctx: ServiceContext, accountId: string, externalStoreId: string, s: inventoryV1.Store, ifRevision?: string) {
   if (s.externalStoreId && s.externalStoreId !== externalStoreId) {
     throw fail([{ path: "externalStoreId", message: "must equal the path's externalStoreID" }]);
   }
   const input = storeInput({ ...s, externalStoreId }, "body");
   return commit(ctx, async (tx) => {
-    if (!(await repo.findStore(tx, accountId, externalStoreId, true))) throw notFound(`store ${externalStoreId} not found`);
+    const current = await repo.findStore(tx, accountId, externalStoreId, true);
+    // A conditional write of a store gone meanwhile is a 412 too: that is not the revision it named.
+    if (ifRevision !== undefined && current?.revision !== ifRevision) throw changed(`store ${externalStoreId} changed since the revision the request named`);
+    if (!current) throw notFound(`store ${externalStoreId} not found`);
     await checkWarehouses(tx, accountId, [input], ["body"]);
     const [row] = await repo.upsertStores(tx, accountId, [input]);
     if (row.changed) await enqueue(tx, [storeChanged(accountId, row)]);
@@ -69,9 +72,11 @@ export async function updateStore(ctx: ServiceContext, accountId: string, extern
   });
 }
 
-export async function deleteStore(ctx: ServiceContext, accountId: string, externalStoreId: string): Promise<void> {
+export async function deleteStore(ctx: ServiceContext, accountId: string, externalStoreId: string, ifRevision?: string): Promise<void> {
   await commit(ctx, async (tx) => {
     const current = await repo.findStore(tx, accountId, externalStoreId, true);
+    // A conditional write of a store gone meanwhile is a 412 too: that is not the revision it named.
+    if (ifRevision !== undefined && current?.revision !== ifRevision) throw changed(`store ${externalStoreId} changed since the revision the request named`);
     if (!current) throw notFound(`store ${externalStoreId} not found`);
     await repo.deleteStore(tx, accountId, current.id);
     await enqueue(tx, [storeChanged(accountId, { ...current, version: Number(current.version) + 1 }, true)]);

@@ -21,14 +21,15 @@ export function pricingRoutes(ctx: ServiceContext) {
         return { priceLists: (await repo.listPriceLists(db, callerOf(c).accountId)).map(priceListFromRow) };
       },
       async getPriceList(req, c) {
-        return { priceList: priceListFromRow(await priceLists.getPriceList(db, callerOf(c).accountId, req.externalPriceListId)) };
+        const row = await priceLists.getPriceList(db, callerOf(c).accountId, req.externalPriceListId);
+        return { priceList: priceListFromRow(row), revision: row.revision };
       },
       async createPriceList(req, c) {
         const row = await priceLists.createPriceList(ctx, callerOf(c).accountId, req.priceList);
         return { priceList: priceListFromRow(row), created: Boolean(row.created) };
       },
       async updatePriceList(req, c) {
-        return { priceList: priceListFromRow(await priceLists.updatePriceList(ctx, callerOf(c).accountId, req.externalPriceListId, req.priceList)) };
+        return { priceList: priceListFromRow(await priceLists.updatePriceList(ctx, callerOf(c).accountId, req.externalPriceListId, req.priceList, req.ifRevision)) };
       },
       async listPrices(req, c) {
         const accountId = callerOf(c).accountId;

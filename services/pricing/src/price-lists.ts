@@ -1,6 +1,6 @@
 import { topics, type pricingV1 } from "@analytics/contracts";
-import type { Db } from "@analytics/db";
-import { invalid, notFound } from "@analytics/errors";
+import { lockedAtRevision, type Db } from "@analytics/db";
+import { changed, invalid, notFound } from "@analytics/errors";
 import { enqueue, outboxEntry } from "@analytics/outbox";
 import { commit, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
@@ -46,11 +46,21 @@ export function createPriceList(ctx: ServiceContext, accountId: string, list: pr
   return write(ctx, accountId, (tx) => repo.upsertPriceList(tx, accountId, w), w.external_id);
 }
 
-/** PUT: updates an existing list; the body's id, when sent, must be the path's. */
-export function updatePriceList(ctx: ServiceContext, accountId: string, externalId: string, list: pricingV1.PriceList | undefined) {
+/** PUT: updates an existing list; the body's id, when sent, must be the path's; `ifRevision` (If-Match) checked under the row's lock. */
+export function updatePriceList(ctx: ServiceContext, accountId: string, externalId: string, list: pricingV1.PriceList | undefined, ifRevision?: string) {
   if (list && list.externalPriceListId && list.externalPriceListId !== externalId) {
     throw invalid("externalPriceListId differs from the path", [{ path: "externalPriceListId", message: "must equal the path's externalPriceListId" }]);
   }
   const w = checked(list && { ...list, externalPriceListId: externalId });
-  return write(ctx, accountId, (tx) => repo.updatePriceList(tx, accountId, w), externalId);
+  return write(
+    ctx,
+    accountId,
+    async (tx) => {
+      if (!(await lockedAtRevision(tx, "price_lists", { account_id: accountId, external_id: externalId }, ifRevision))) {
+        throw changed(`price list ${externalId} changed since the revision the request named`);
+      }
+      return repo.updatePriceList(tx, accountId, w);
+    },
+    externalId,
+  );
 }

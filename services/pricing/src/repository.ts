@@ -1,7 +1,7 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import { randomUUID } from "node:crypto";
 import type { Db, Row, Tx } from "@analytics/db";
-import { lockKeys, pageOfIds } from "@analytics/db";
+import { lockKeys, pageOfIds, REVISION_COLUMN } from "@analytics/db";
 import type { Page } from "@analytics/rpc";
 import { fxRatesTable, priceListsTable, priceSelect, pricatsTable, pricesTable } from "./resources";
 
@@ -31,8 +31,9 @@ export async function listPriceLists(db: Db, accountId: string): Promise<PriceLi
   return db("price_lists").where({ account_id: accountId }).orderBy("seq");
 }
 
-export async function findPriceList(db: Db | Tx, accountId: string, externalId: string): Promise<PriceListRow | undefined> {
-  return db("price_lists").where({ account_id: accountId, external_id: externalId }).first();
+/** A list and its revision (If-Match). */
+export async function findPriceList(db: Db | Tx, accountId: string, externalId: string): Promise<(PriceListRow & { revision: string }) | undefined> {
+  return db("price_lists").select("*", db.raw(REVISION_COLUMN)).where({ account_id: accountId, external_id: externalId }).first();
 }
 
 /** Lists by external id, one unique-index probe per id. */
