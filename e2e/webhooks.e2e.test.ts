@@ -42,9 +42,16 @@ describe("webhooks over the platform (real Postgres, NATS, a kill -9, a failing 
     const read = await acme.api("GET", `/v2/api/webhooks/${id}`);
     expect(read.status).toBe(200);
     expect(read.body.secret).toBeUndefined();
-    expect((await acme.api("GET", "/v2/api/webhooks")).body.map((e: { id: string; secret?: string }) => [e.id, e.secret])).toEqual([[id, undefined]]);
+    const list = await acme.api("GET", "/v2/api/webhooks");
+    expect(list.body.map((e: { id: string; secret?: string }) => [e.id, e.secret])).toEqual([[id, undefined]]);
+    // The list's weak tag is its answer's hash: a 304 while it is current, another tag once an endpoint changed.
+    const listTag = list.headers.get("etag")!;
+    expect(listTag).toMatch(/^W\/"[^"]+"$/);
+    expect((await acme.api("GET", "/v2/api/webhooks", undefined, { "if-none-match": listTag })).status).toBe(304);
     const put = await acme.api("PUT", `/v2/api/webhooks/${id}`, { url: "https://hooks.example.com/pim", eventTypes: [] });
     expect(put).toMatchObject({ status: 200, body: { url: "https://hooks.example.com/pim", eventTypes: [] } });
+    const changedList = await acme.api("GET", "/v2/api/webhooks", undefined, { "if-none-match": listTag });
+    expect([changedList.status, changedList.headers.get("etag")]).toEqual([200, expect.not.stringMatching(listTag)]);
     const rotated = await acme.api("POST", `/v2/api/webhooks/${id}/rotate-secret`);
     expect(rotated.status).toBe(200);
     expect(rotated.body.secret).toMatch(/^whsec_/);

@@ -58,13 +58,18 @@ export function matchesNoneOf(request: FastifyRequest, tag: string): boolean {
   return !(wanted === "*" || wanted.some((t) => t.replace(/^W\//, "") === opaque));
 }
 
-/** onSend of a single resource's GET: the ETag, and 304 without a body when the client has it (weak comparison, as RFC 9110 asks of If-None-Match). */
-export function tagAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
+/**
+ * onSend of a single resource's GET: the ETag, and 304 without a body when the client has it (weak
+ * comparison, as RFC 9110 asks of If-None-Match). `weak`: a list whose data has no version to read
+ * first (webhook endpoints, a delivery log) is tagged by its answer's hash too, as a weak tag like
+ * every list's; its 304 saves the transfer, not the query.
+ */
+export function tagAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown, weak = false): unknown {
   if (reply.statusCode !== 200 || (typeof payload !== "string" && !Buffer.isBuffer(payload))) return payload;
-  const tag = strongTagOf(payload, revisions.get(reply));
+  const tag = weak ? `W/${strongTagOf(payload)}` : strongTagOf(payload, revisions.get(reply));
   reply.header("ETag", tag);
   const wanted = tagsOf(request.headers["if-none-match"]);
-  if (wanted === "*" || wanted.some((t) => t.replace(/^W\//, "") === tag)) {
+  if (wanted === "*" || wanted.some((t) => t.replace(/^W\//, "") === tag.replace(/^W\//, ""))) {
     reply.code(304);
     reply.removeHeader("Content-Type");
     reply.removeHeader("Content-Length");

@@ -205,8 +205,10 @@ export class OpenApi {
     const singleResource = spec.auth === "bearer" && /\/:[A-Za-z_]+$/.test(spec.url);
     // Lists, planning answers and the event queue with a data version (route.ts): a weak ETag, and a 304 decided before the answer is computed.
     const weakTagged = spec.method === "GET" && typeof (spec as { dataVersion?: unknown }).dataVersion === "function";
-    const tagged = (singleResource && spec.method === "GET") || weakTagged;
-    const etagHeader = { ETag: { $ref: `#/components/headers/${weakTagged ? "WeakETag" : "ETag"}` } };
+    // Other lists of an account (webhook endpoints, a delivery log): a weak ETag of the answer (route.ts).
+    const answerTaggedList = spec.auth === "bearer" && spec.method === "GET" && !singleResource && !weakTagged;
+    const tagged = (singleResource && spec.method === "GET") || weakTagged || answerTaggedList;
+    const etagHeader = { ETag: { $ref: `#/components/headers/${weakTagged ? "WeakETag" : answerTaggedList ? "AnswerWeakETag" : "ETag"}` } };
     if (tagged) parameters.push({ $ref: "#/components/parameters/IfNoneMatch" });
     if (singleResource && (spec.method === "PUT" || spec.method === "DELETE")) parameters.push({ $ref: "#/components/parameters/IfMatch" });
     const responses: Record<string, unknown> = {};
@@ -318,6 +320,10 @@ export class OpenApi {
             description:
               "a weak entity-tag (`W/\"...\"`) of the answer: changes whenever the account's data behind it may have (a planning answer also with the account's date) and differs between queries (another filter or page is another tag); a current If-None-Match is a 304 decided before the answer is computed",
             schema: { type: "string", maxLength: 200 },
+          },
+          AnswerWeakETag: {
+            description: "a weak entity-tag (`W/\"...\"`) of the answer as sent: a current If-None-Match is a 304 without a body",
+            schema: { type: "string", maxLength: 100 },
           },
           RateLimit: {
             description:

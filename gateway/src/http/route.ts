@@ -111,6 +111,8 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
   // A single resource of an account (the path ends with its id): strong ETag, If-None-Match, If-Match.
   const singleResource = spec.auth === "bearer" && /\/:[A-Za-z_]+$/.test(spec.url);
   const conditionalWrite = singleResource && (spec.method === "PUT" || spec.method === "DELETE");
+  // A list of an account without a data version to read first: a weak tag of its answer.
+  const answerTaggedList = spec.auth === "bearer" && spec.method === "GET" && !singleResource && !spec.dataVersion;
   const keepClaimed = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const key = claims.get(request);
     if (key === undefined) return payload;
@@ -133,6 +135,7 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
     onSend: [
       // A single resource's answer gets its ETag (304 when the client has it).
       ...(singleResource && spec.method === "GET" ? [async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => tagAnswer(request, reply, payload)] : []),
+      ...(answerTaggedList ? [async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => tagAnswer(request, reply, payload, true)] : []),
       // The answer as sent (serialized, before compression), kept for the key's retries.
       ...(idempotency ? [(request: FastifyRequest, reply: FastifyReply, payload: unknown) => keepClaimed(request, reply, payload)] : []),
     ],
