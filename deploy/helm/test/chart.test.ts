@@ -227,7 +227,7 @@ describe("render with the defaults", () => {
       expect([env(deployment, "SERVICE_CALL_TIMEOUT_MS")?.value, env(deployment, "PLANNING_QUERY_TIMEOUT_MS")?.value]).toEqual(timeouts);
     }
     const gateway = named(objects, "Deployment", "analytics-gateway")!;
-    expect([env(gateway, "SERVICE_DNS_REFRESH_MS").value, env(gateway, "SERVICE_FIRST_BYTE_TIMEOUT_MS").value]).toEqual(["10000", "1000"]);
+    expect([env(gateway, "SERVICE_DNS_REFRESH_MS").value, env(gateway, "SERVICE_FIRST_BYTE_TIMEOUT_MS").value]).toEqual(["10000", "500"]);
   });
 
   it("runs two replicas of each deployable with a PodDisruptionBudget each, and no autoscaler", () => {

@@ -121,7 +121,7 @@ export const configSchema = z.object({
    */
   SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(0),
   /** How long a gateway-to-service call waits for its answer's first byte before the replica is checked (PING); unanswered as long again, it leaves the rotation. */
-  SERVICE_FIRST_BYTE_TIMEOUT_MS: z.coerce.number().int().min(100).default(1_000),
+  SERVICE_FIRST_BYTE_TIMEOUT_MS: z.coerce.number().int().min(100).default(500),
   /** Longest time a client may take to send a whole request (headers and body); then 408 and the connection closes. */
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(30_000),
   /**
