@@ -308,28 +308,34 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
           )
         ).rows.map((r: { id: string }) => r.id) as string[];
       const failed: AttemptOutcome = { kind: "failed", retryInMs: 5_000, disableIfFailingSinceMs: 5 * 24 * 3600_000 };
+      const startedAt = new Date(Date.now() - 20);
       const row = (id: string) => db("webhook_deliveries").where({ id }).first();
       const endpointRow = () => db("webhook_endpoints").where({ id: ep.id }).first();
 
       // Failures alone start the failing streak.
       const [a, b] = await held(2);
       await recordAttempts(db, [
-        { id: a, token, statusCode: 500, durationMs: 12, outcome: failed },
-        { id: b, token, durationMs: 5, error: "connect ECONNREFUSED", outcome: failed },
+        { id: a, token, startedAt, statusCode: 500, durationMs: 12, outcome: failed },
+        { id: b, token, startedAt, durationMs: 5, error: "connect ECONNREFUSED", outcome: failed },
       ]);
       expect(await row(a)).toMatchObject({ status: "pending", attempts: 1, last_status_code: 500, last_duration_ms: 12, lease_token: null });
       expect(await row(b)).toMatchObject({ status: "pending", attempts: 1, last_status_code: null, last_error: "connect ECONNREFUSED" });
       const retry = await row(a);
       expect(retry.next_attempt_at.getTime() - retry.last_attempt_at.getTime()).toBe(5_000);
+      // Each attempt is logged with its delivery: when it started, its answer or error, its duration, the retry it scheduled.
+      expect(retry.attempt_log).toEqual([{ attempt: 1, at: expect.any(String), status_code: 500, duration_ms: 12, error: null, next_retry_at: expect.any(String) }]);
+      expect(new Date(retry.attempt_log[0].at).getTime()).toBe(startedAt.getTime());
+      expect(new Date(retry.attempt_log[0].next_retry_at).getTime()).toBe(retry.next_attempt_at.getTime());
+      expect((await row(b)).attempt_log).toEqual([expect.objectContaining({ attempt: 1, status_code: null, error: "connect ECONNREFUSED" })]);
       expect((await endpointRow()).failing_since).not.toBeNull();
 
       // A success in the batch ends the streak; an attempt whose lease went to another worker records nothing.
       const [c, d] = await held(2);
       const [stolen] = await held(1, randomUUID());
       await recordAttempts(db, [
-        { id: c, token, statusCode: 204, durationMs: 3, outcome: { kind: "delivered" } },
-        { id: d, token, statusCode: 500, durationMs: 3, outcome: failed },
-        { id: stolen, token, statusCode: 204, durationMs: 3, outcome: { kind: "delivered" } },
+        { id: c, token, startedAt, statusCode: 204, durationMs: 3, outcome: { kind: "delivered" } },
+        { id: d, token, startedAt, statusCode: 500, durationMs: 3, outcome: failed },
+        { id: stolen, token, startedAt, statusCode: 204, durationMs: 3, outcome: { kind: "delivered" } },
       ]);
       expect(await row(c)).toMatchObject({ status: "delivered", attempts: 1, last_status_code: 204 });
       expect(await row(stolen)).toMatchObject({ status: "pending", attempts: 0, last_attempt_at: null });
@@ -339,15 +345,15 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
       await db("webhook_endpoints").where({ id: ep.id }).update({ failing_since: db.raw("now() - interval '5 days 1 minute'") });
       const [e, f] = await held(2);
       await recordAttempts(db, [
-        { id: e, token, statusCode: 500, durationMs: 3, outcome: failed },
-        { id: f, token, statusCode: 503, durationMs: 3, outcome: failed },
+        { id: e, token, startedAt, statusCode: 500, durationMs: 3, outcome: failed },
+        { id: f, token, startedAt, statusCode: 503, durationMs: 3, outcome: failed },
       ]);
       expect(await endpointRow()).toMatchObject({ enabled: false, disabled_reason: "failing" });
       await db("webhook_endpoints").where({ id: ep.id }).update({ enabled: true, disabled_reason: null, failing_since: null });
       const [g, h] = await held(2);
       await recordAttempts(db, [
-        { id: g, token, statusCode: 204, durationMs: 3, outcome: { kind: "delivered" } },
-        { id: h, token, statusCode: 410, durationMs: 3, outcome: { kind: "gone" } },
+        { id: g, token, startedAt, statusCode: 204, durationMs: 3, outcome: { kind: "delivered" } },
+        { id: h, token, startedAt, statusCode: 410, durationMs: 3, outcome: { kind: "gone" } },
       ]);
       expect(await endpointRow()).toMatchObject({ enabled: false, disabled_reason: "gone" });
       expect(await row(h)).toMatchObject({ status: "pending", attempts: 1, last_status_code: 410 });

@@ -8,5 +8,6 @@ import { priceEntries } from "./004_price_entries";
 import { aggregateVersions } from "./005_aggregate_versions";
 import { webhooks } from "./006_webhooks";
 import { accountVersions } from "./007_account_versions";
+import { webhookAttempts } from "./008_webhook_attempts";
 
-export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createEvents, eventPageIndexes, productReplica, priceEntries, aggregateVersions, webhooks, accountVersions];
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createEvents, eventPageIndexes, productReplica, priceEntries, aggregateVersions, webhooks, accountVersions, webhookAttempts];
