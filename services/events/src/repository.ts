@@ -382,19 +382,25 @@ export interface ClaimedDelivery {
  * pending one in order of its endpoint and aggregate (a later entry of a product waits for the
  * earlier one's outcome), or a failed one retried by hand (out of order). At most `perEndpoint` of
  * an endpoint are leased at once, counting the leases every worker holds: the endpoints are
- * claimed under a transaction lock each (an endpoint another worker is claiming right now is left
- * to it), and the leases are counted by the next statement, whose snapshot has every claim made
- * before the lock was taken; so two replicas never exceed the limit together, and a slow endpoint
- * holds its own slots only.
+ * claimed under a transaction lock each (claims of one endpoint take turns), and the leases are
+ * counted by the next statement, whose snapshot has every claim committed before the lock was
+ * granted; so two replicas never exceed the limit together, and a slow endpoint holds its own
+ * slots only.
  */
 export async function claimDue(tx: Tx, opts: { limit: number; perEndpoint: number; leaseMs: number; token: string }): Promise<ClaimedDelivery[]> {
-  // The endpoints with a due delivery (one index probe each), then the lock on each, not waited for.
+  // The endpoints with a due delivery (one index probe each), then the lock on each, in one order
+  // (no deadlock). The transaction commits without waiting for its WAL flush: a lease or an
+  // outcome lost in a crash means the delivery is sent again, with the same webhook-id, as the
+  // contract allows.
   const { rows: endpoints }: { rows: { id: string }[] } = await tx.raw(
-    `WITH due AS MATERIALIZED (
+    `WITH unflushed AS MATERIALIZED (
+       SELECT set_config('synchronous_commit', 'off', true)
+     ), due AS MATERIALIZED (
        SELECT w.id FROM webhook_endpoints w
        WHERE w.enabled AND (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.status = 'pending' AND d.next_attempt_at <= now() LIMIT 1) = 1
+       ORDER BY w.id
      )
-     SELECT id FROM due WHERE pg_try_advisory_xact_lock(hashtextextended('events.webhook-claim:' || id::text, 0))`,
+     SELECT id, pg_advisory_xact_lock(hashtextextended('events.webhook-claim:' || id::text, 0)) FROM due, unflushed`,
   );
   if (!endpoints.length) return [];
   // Per endpoint: its free slots (the limit less the leases live anywhere), then its due deliveries
@@ -414,8 +420,8 @@ export async function claimDue(tx: Tx, opts: { limit: number; perEndpoint: numbe
        ) c
        ORDER BY c.next_attempt_at LIMIT ?
      ), locked AS (
-       SELECT d.id FROM webhook_deliveries d JOIN candidates c ON c.id = d.id
-       WHERE d.status = 'pending' AND (d.lease_until IS NULL OR d.lease_until < now())
+       SELECT d.id FROM webhook_deliveries d
+       WHERE d.id = ANY (ARRAY(SELECT id FROM candidates)) AND d.status = 'pending' AND (d.lease_until IS NULL OR d.lease_until < now())
        FOR UPDATE OF d SKIP LOCKED
      ), leased AS (
        UPDATE webhook_deliveries d SET lease_until = now() + (? * interval '1 millisecond'), lease_token = ?
