@@ -5,7 +5,7 @@ import { eventsV1, topics } from "@analytics/contracts";
 import { consumerHandler, type ServiceDeps } from "@analytics/rpc";
 import { busMessage, codeOf, eventually, serviceUnderTest, startWebhookReceiver, type WebhookReceiver } from "@analytics/testing";
 import { startEventsService } from "../src/service";
-import { recordAttempts, type AttemptOutcome } from "../src/repository";
+import { claimDue, recordAttempts, type AttemptOutcome } from "../src/repository";
 import { queueConsumer } from "../src/subscriptions";
 
 const { EventsService } = eventsV1;
@@ -160,7 +160,7 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
 
     it("delivers a product's entries in queue order: a later one waits for the earlier one's outcome, a failure and its retry included", async () => {
       const acc = randomUUID();
-      await endpoint(acc, "ordered");
+      const ep = await endpoint(acc, "ordered");
       const product = randomUUID();
       let failures = 1;
       receiver.answer = (_, d) => (d.body.data.payload.sku === "v1" && failures-- > 0 ? 500 : 204);
@@ -175,6 +175,18 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
         ["v2", 204],
         ["v3", 204],
       ]);
+      // The delivery log lists every attempt of each delivery: v1's failure and its retry.
+      const log = await eventually(async () => {
+        const l = await client.listWebhookDeliveries({ endpointId: ep.id }, as(acc));
+        return l.deliveries.every((d) => d.status === "delivered") && l;
+      }, 20_000, "the three deliveries recorded");
+      const v1 = log.deliveries.at(-1)!;
+      expect(v1.attempts.map((a) => [a.attempt, a.statusCode, a.nextRetryAt !== undefined])).toEqual([
+        [1, 500, true],
+        [2, 204, false],
+      ]);
+      expect(v1.attempts.every((a) => a.attemptedAt !== undefined && a.durationMs !== undefined)).toBe(true);
+      expect(log.deliveries.slice(0, 2).map((d) => d.attempts.map((a) => a.statusCode))).toEqual([[204], [204]]);
     });
 
     it("schedules the retries after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then gives up, and the next entry of the product goes", async () => {
@@ -248,6 +260,63 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
       await eventually(async () => (await client.listWebhookDeliveries({ endpointId: ep.id }, as(acc))).deliveries[0].status === "delivered", 3_000, "recorded delivered");
       expect(await codeOf(client.retryWebhookDelivery({ endpointId: ep.id, deliveryId: deliveries[0].id }, as(acc)))).toBe(Code.AlreadyExists);
       expect(await codeOf(client.retryWebhookDelivery({ endpointId: ep.id, deliveryId: randomUUID() }, as(acc)))).toBe(Code.NotFound);
+    });
+
+    it("sends a failed delivery retried by hand alone: the product's later entries are not held back by it", async () => {
+      const acc = randomUUID();
+      const ep = await endpoint(acc, "retried-alone");
+      const product = randomUUID();
+      receiver.answer = (_, d) => (d.body.data.payload.sku === "v1" ? 503 : 204);
+      const sent = (sku: string) => receiver.received.filter((r) => r.endpoint === "retried-alone" && r.body.data.payload.sku === sku);
+      const v1 = async () => (await db("webhook_deliveries").where({ endpoint_id: ep.id }).orderBy("event_seq").first()) as { id: string; status: string; attempts: number; lease_until: Date | null };
+      await queue(acc, [product], 1);
+      await eventually(async () => (await v1()).attempts === 1 && (await v1()).lease_until === null, 20_000, "v1's first attempt recorded");
+      // v1 as after the last attempt of its schedule: failed, and the product's next entry goes.
+      await db("webhook_deliveries").where({ id: (await v1()).id }).update({ status: "failed" });
+      await queue(acc, [product], 2);
+      await eventually(async () => deliveredTo("retried-alone").length === 1, 20_000, "v2 delivered after v1 failed");
+      await client.retryWebhookDelivery({ endpointId: ep.id, deliveryId: (await v1()).id }, as(acc));
+      await eventually(async () => sent("v1").length === 2 && (await v1()).lease_until === null && (await v1()).attempts === 1, 20_000, "v1 sent again, and failed again");
+      // v1 is pending again (its next attempt about 5 s on), and v3 does not wait for it.
+      await queue(acc, [product], 3);
+      await eventually(async () => deliveredTo("retried-alone").length === 2, 20_000, "v3 delivered while v1 is pending");
+      expect((await v1()).status).toBe("pending");
+      expect(deliveredTo("retried-alone").map((r) => r.body.data.payload.sku)).toEqual(["v2", "v3"]);
+      await db("webhook_deliveries").where({ endpoint_id: ep.id }).delete();
+    });
+
+    it("keeps an endpoint's limit over replicas: a worker's claim waits for another's claim of the endpoint, then counts its leases", async () => {
+      const acc = randomUUID();
+      const ep = await endpoint(acc, "replicas");
+      // Four deliveries, none due yet (the service's worker leaves them alone).
+      const ids: string[] = (
+        await db.raw(
+          `INSERT INTO webhook_deliveries (endpoint_id, event_id, event_seq, aggregate, next_attempt_at)
+           SELECT ?, gen_random_uuid(), g, 'p' || g, now() + interval '1 hour' FROM generate_series(1, 4) g RETURNING id`,
+          [ep.id],
+        )
+      ).rows.map((r: { id: string }) => r.id);
+      const leased = () => db("webhook_deliveries").where({ endpoint_id: ep.id }).where("lease_until", ">", db.fn.now()).count({ n: "*" }).then(([r]) => Number(r.n));
+      const waitingForClaimLock = async () =>
+        Number((await db.raw("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'")).rows[0].n) > 0;
+      // Another replica's claim under way: it leases the first three, its limit, and has not committed yet.
+      const replica = await db.transaction();
+      try {
+        await replica("webhook_deliveries").whereIn("id", ids.slice(0, 3)).update({ next_attempt_at: db.raw("now() - interval '1 minute'") });
+        await claimDue(replica, { limit: 10, perEndpoint: PER_ENDPOINT, leaseMs: 60_000, token: randomUUID() });
+        expect(Number((await replica("webhook_deliveries").where({ endpoint_id: ep.id }).whereNotNull("lease_token").count({ n: "*" }))[0].n)).toBe(PER_ENDPOINT);
+        // The fourth becomes due, ahead of them: the service's worker claims the endpoint now.
+        await db("webhook_deliveries").where({ id: ids[3] }).update({ next_attempt_at: db.raw("now() - interval '1 hour'") });
+        await eventually(async () => (await waitingForClaimLock()) || (await leased()) > 0, 20_000, "the service's worker claiming the endpoint");
+        await replica.commit();
+      } catch (err) {
+        await replica.rollback();
+        throw err;
+      }
+      await eventually(async () => !(await waitingForClaimLock()), 20_000, "the service's worker past the lock");
+      // It counted the replica's leases: the fourth waits for a free slot.
+      expect(await leased()).toBe(PER_ENDPOINT);
+      await db("webhook_deliveries").where({ endpoint_id: ep.id }).delete();
     });
 
     it("keeps a slow endpoint to its own slots: another endpoint's deliveries go meanwhile", async () => {
