@@ -30,12 +30,6 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
 export const LEASE_MS = ATTEMPT_TIMEOUT_MS + 10_000;
 /** Attempts in flight in one process, over all endpoints. */
 const MAX_IN_FLIGHT = 256;
-/**
- * Rounds under way at once: a round records and claims while the one before it is still at its
- * statements, so an attempt ending then waits for no round to end (their claims of one endpoint
- * take turns: repository.claimDue).
- */
-const ROUNDS_AT_ONCE = 2;
 
 /**
  * The body of a delivery: `{id, type, timestamp, data}`, data the entry as GET /events answers it
@@ -84,9 +78,7 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
     const finished: repo.FinishedAttempt[] = [];
     let stopped = false;
     let timer: NodeJS.Timeout | undefined;
-    const rounds = new Set<Promise<void>>();
-    /** Slots the rounds under way may fill: MAX_IN_FLIGHT less the attempts in flight and what those rounds may claim. */
-    let claimable = MAX_IN_FLIGHT;
+    let round: Promise<void> | undefined;
     let again = false;
 
     /** One attempt: sent signed, its outcome counted and kept for the next round to record. */
@@ -125,9 +117,7 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
      */
     const work = async () => {
       const batch = finished.splice(0);
-      // Each round may fill its share of the slots, so the next round has slots to fill too.
-      const free = stopped ? 0 : Math.min(claimable, MAX_IN_FLIGHT / ROUNDS_AT_ONCE);
-      claimable -= free;
+      const free = stopped ? 0 : MAX_IN_FLIGHT - inFlight.size;
       const token = randomUUID();
       const due = await db
         .transaction(async (tx) => {
@@ -137,38 +127,36 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
         .catch((err) => {
           log.warn({ err, deliveries: batch.length }, "recording and claiming webhook deliveries failed (what was sent is sent again when its lease runs out)");
           return [];
-        })
-        .finally(() => (claimable += free));
+        });
       for (const d of due) {
         const attempt: Promise<void> = send(d, token)
           .catch((err) => log.warn({ err, delivery: d.id }, "a webhook attempt failed unexpectedly (its lease runs out, it is sent again)"))
           .finally(() => {
             inFlight.delete(attempt);
-            claimable++;
             wake();
           });
         inFlight.add(attempt);
       }
-      claimable -= due.length;
       if (free > 0 && due.length === free) again = true;
     };
 
     const wake = () => {
       if (stopped) return;
-      if (rounds.size >= ROUNDS_AT_ONCE) {
+      if (round) {
         again = true;
         return;
       }
       clearTimeout(timer);
-      again = false;
-      const round: Promise<void> = work()
+      round = work()
         .catch((err) => log.warn({ err }, "claiming webhook deliveries failed"))
         .finally(() => {
-          rounds.delete(round);
-          if (again) return wake();
-          if (!stopped && !rounds.size) timer = setTimeout(wake, settings.pollMs);
+          round = undefined;
+          if (again) {
+            again = false;
+            return wake();
+          }
+          if (!stopped) timer = setTimeout(wake, settings.pollMs);
         });
-      rounds.add(round);
     };
     wake();
 
@@ -176,7 +164,7 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
       async stop() {
         stopped = true;
         clearTimeout(timer);
-        await Promise.all(rounds);
+        await round;
         await Promise.all(inFlight);
         // What finished last is recorded too, not sent again after its lease.
         await repo.recordAttempts(db, finished.splice(0)).catch((err) => log.warn({ err }, "recording the last webhook attempts failed (they are sent again when their leases run out)"));
