@@ -93,6 +93,7 @@ describe("webhooks over the platform (real Postgres, NATS, a kill -9, a failing 
       "/v2/api/webhooks/{id}/deliveries/{deliveryId}/retry",
       "/v2/api/webhooks/{id}/rotate-secret",
     ]);
+    expect(Object.keys(document.components.schemas.WebhookAttempt.properties).sort()).toEqual(["attempt", "attemptedAt", "durationMs", "error", "nextRetryAt", "statusCode"]);
   });
 
   it("delivers each entry's data exactly as GET /events answers it, a product's image as the same capability URL", async () => {
@@ -178,5 +179,10 @@ describe("webhooks over the platform (real Postgres, NATS, a kill -9, a failing 
     expect(log.status).toBe(200);
     expect(log.headers.get("x-total-count")).toBe(String(total));
     expect(log.body.every((d: { status: string }) => d.status === "delivered")).toBe(true);
+    // Every recorded attempt is in the log: each delivery's last one a success, the 500s before some (one the kill cut off unrecorded is sent again).
+    type Attempt = { attempt: number; attemptedAt: string; statusCode: number | null; durationMs: number | null };
+    const attempts: Attempt[][] = log.body.map((d: { attempts: Attempt[] }) => d.attempts);
+    expect(attempts.every((a) => a.length > 0 && a.at(-1)!.statusCode! < 300)).toBe(true);
+    expect(attempts.flat().filter((a) => a.statusCode === 500).length).toBeGreaterThan(0);
   }, 600_000);
 });

@@ -39,6 +39,17 @@ const endpointWithSecretSchema = endpointSchema
   .extend({ secret: z.string().describe('"whsec_" + base64: the signing secret, shown only in this answer') })
   .meta({ id: "WebhookEndpointWithSecret" });
 
+const attemptSchema = z
+  .object({
+    attempt: z.number().int().describe("1-based; a manual retry starts the count over"),
+    attemptedAt: z.string().datetime(),
+    statusCode: z.number().int().nullable().describe("the answer's status; null when none came"),
+    durationMs: z.number().int().nullable(),
+    error: z.string().nullable().describe("why no answer came (refused address, timeout, connection error)"),
+    nextRetryAt: z.string().datetime().nullable().describe("the next attempt scheduled after this one; null after a success, a 410 or the last attempt"),
+  })
+  .meta({ id: "WebhookAttempt" });
+
 const deliverySchema = z
   .object({
     id: z.string().uuid(),
@@ -52,6 +63,9 @@ const deliverySchema = z
     lastAttemptAt: z.string().datetime().nullable(),
     nextRetryAt: z.string().datetime().nullable().describe("when the next attempt is due, while pending"),
     createdAt: z.string().datetime(),
+    attempts: z
+      .array(attemptSchema)
+      .describe("every attempt, oldest first (kept with the delivery, at most the last 20: the schedule makes 8, a manual retry starts it over)"),
   })
   .meta({ id: "WebhookDelivery" });
 
@@ -84,6 +98,14 @@ function deliveryToRest(d: eventsV1.WebhookDelivery) {
     lastAttemptAt: iso(d.lastAttemptAt),
     nextRetryAt: iso(d.nextRetryAt),
     createdAt: iso(d.createdAt)!,
+    attempts: d.attempts.map((a) => ({
+      attempt: a.attempt,
+      attemptedAt: iso(a.attemptedAt)!,
+      statusCode: a.statusCode ?? null,
+      durationMs: a.durationMs ?? null,
+      error: a.error ?? null,
+      nextRetryAt: iso(a.nextRetryAt),
+    })),
   };
 }
 
@@ -183,7 +205,7 @@ export function webhookRoutes(ctx: RouteContext, events: Client<typeof eventsV1.
     method: "GET",
     url: "/v2/api/webhooks/:id/deliveries",
     operationId: "listWebhookDeliveries",
-    summary: "An endpoint's deliveries, newest first, each with its last attempt",
+    summary: "An endpoint's deliveries, newest first, each with its last attempt and every attempt (time, status code or error, duration, next retry)",
     tag,
     auth: "bearer",
     params: id,
@@ -204,7 +226,7 @@ export function webhookRoutes(ctx: RouteContext, events: Client<typeof eventsV1.
     method: "POST",
     url: "/v2/api/webhooks/:id/deliveries/:deliveryId/retry",
     operationId: "retryWebhookDelivery",
-    summary: "Send a pending or failed delivery again now, its retry schedule started over",
+    summary: "Send a pending or failed delivery again now, its retry schedule started over; a failed one goes alone, holding back none of its product's later entries",
     tag,
     auth: "bearer",
     params: { ...id, deliveryId: z.string().min(1).max(100) },

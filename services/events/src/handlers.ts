@@ -64,6 +64,14 @@ function deliveryToProto(row: DeliveryRow): eventsV1.WebhookDelivery {
     lastAttemptAt: row.last_attempt_at ? timestampFromDate(row.last_attempt_at) : undefined,
     nextRetryAt: row.status === "pending" ? timestampFromDate(row.next_attempt_at) : undefined,
     createdAt: timestampFromDate(row.created_at),
+    attempts: row.attempt_log.map((a) => ({
+      attempt: a.attempt,
+      attemptedAt: timestampFromDate(new Date(a.at)),
+      statusCode: a.status_code ?? undefined,
+      durationMs: a.duration_ms ?? undefined,
+      error: a.error ?? undefined,
+      nextRetryAt: a.next_retry_at ? timestampFromDate(new Date(a.next_retry_at)) : undefined,
+    })),
   });
 }
 

@@ -343,10 +343,25 @@ export interface DeliveryRow {
   last_attempt_at: Date | null;
   next_attempt_at: Date;
   created_at: Date;
+  /** Its attempts, oldest first (the last MAX_LOGGED_ATTEMPTS), as recordAttempts wrote them. */
+  attempt_log: LoggedAttempt[];
 }
 
+/** One attempt in a delivery's log (timestamps as ISO text: jsonb). */
+export interface LoggedAttempt {
+  attempt: number;
+  at: string;
+  status_code: number | null;
+  duration_ms: number | null;
+  error: string | null;
+  next_retry_at: string | null;
+}
+
+/** A delivery's log keeps its last attempts: the schedule makes 8, a manual retry starts it over. */
+export const MAX_LOGGED_ATTEMPTS = 20;
+
 const DELIVERY_COLUMNS = `d.id, d.event_id, e.event_type, d.status, d.attempts, d.last_status_code, d.last_duration_ms, d.last_error,
-  d.last_attempt_at, d.next_attempt_at, d.created_at`;
+  d.last_attempt_at, d.next_attempt_at, d.created_at, d.attempt_log`;
 
 /** An endpoint's deliveries, newest first, and their total. */
 export async function listDeliveries(db: Db, endpointId: string, page: Page): Promise<{ rows: DeliveryRow[]; total: number }> {
@@ -364,12 +379,15 @@ export async function listDeliveries(db: Db, endpointId: string, page: Page): Pr
 /**
  * Makes a delivery pending and due now, its schedule started again: only one not delivered and
  * not being attempted right now (a live lease). Otherwise says why not; undefined: no such delivery.
+ * A failed one is sent out of its product's order: the later entries went on after its final
+ * failure, so it is a re-send of what the receiver missed and holds none of them back.
  */
 export async function retryDelivery(db: Db, endpointId: string, id: string): Promise<{ row: DeliveryRow } | { refused: "delivered" | "in flight" } | undefined> {
   if (!isUuid(id)) return undefined;
   const { rows } = await db.raw(
     `WITH d AS (
-       UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = now(), lease_until = NULL, lease_token = NULL
+       UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = now(), lease_until = NULL, lease_token = NULL,
+         out_of_order = out_of_order OR status = 'failed'
        WHERE endpoint_id = ? AND id = ? AND status <> 'delivered' AND (lease_until IS NULL OR lease_until < now()) RETURNING *
      )
      SELECT ${DELIVERY_COLUMNS} FROM d JOIN events e ON e.id = d.event_id`,
@@ -398,34 +416,51 @@ export interface ClaimedDelivery {
 }
 
 /**
- * Leases up to `limit` due deliveries for `leaseMs` and returns them. Due: pending, its time
- * come, not leased, its endpoint enabled, and the oldest pending one of its endpoint and
- * aggregate (a later entry of a product waits for the earlier one's outcome). At most
- * `perEndpoint` of an endpoint are leased at once, counting those other workers hold, so a slow
- * endpoint holds its own slots only. Rows another worker is leasing right now are skipped.
+ * Leases up to `limit` due deliveries for `leaseMs` and returns them; run in a transaction (`tx`)
+ * of its own. Due: pending, its time come, not leased, its endpoint enabled, and the oldest
+ * pending one in order of its endpoint and aggregate (a later entry of a product waits for the
+ * earlier one's outcome), or a failed one retried by hand (out of order). At most `perEndpoint` of
+ * an endpoint are leased at once, counting the leases every worker holds: the endpoints are
+ * claimed under a transaction lock each (claims of one endpoint take turns), and the leases are
+ * counted by the next statement, whose snapshot has every claim committed before the lock was
+ * granted; so two replicas never exceed the limit together, and a slow endpoint holds its own
+ * slots only.
  */
-export async function claimDue(db: Db, opts: { limit: number; perEndpoint: number; leaseMs: number; token: string }): Promise<ClaimedDelivery[]> {
-  // Per endpoint with due deliveries: its free slots (the limit less the leases live anywhere),
-  // then its due heads in due order, each an index probe (webhook_deliveries_due, _pending).
-  const { rows } = await db.raw(
-    `WITH busy AS (
-       SELECT endpoint_id, count(*)::int AS n FROM webhook_deliveries
-       WHERE lease_until IS NOT NULL AND lease_until >= now() AND status = 'pending' GROUP BY endpoint_id
-     ), slots AS (
-       SELECT w.id, ?::int - COALESCE(b.n, 0) AS free FROM webhook_endpoints w LEFT JOIN busy b ON b.endpoint_id = w.id
-       WHERE w.enabled AND EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.status = 'pending' AND d.next_attempt_at <= now())
+export async function claimDue(tx: Tx, opts: { limit: number; perEndpoint: number; leaseMs: number; token: string }): Promise<ClaimedDelivery[]> {
+  // The endpoints with a due delivery (one index probe each), then the lock on each, in one order
+  // (no deadlock). The transaction commits without waiting for its WAL flush: a lease or an
+  // outcome lost in a crash means the delivery is sent again, with the same webhook-id, as the
+  // contract allows.
+  const { rows: endpoints }: { rows: { id: string }[] } = await tx.raw(
+    `WITH unflushed AS MATERIALIZED (
+       SELECT set_config('synchronous_commit', 'off', true)
+     ), due AS MATERIALIZED (
+       SELECT w.id FROM webhook_endpoints w
+       WHERE w.enabled AND (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.status = 'pending' AND d.next_attempt_at <= now() LIMIT 1) = 1
+       ORDER BY w.id
+     )
+     SELECT id, pg_advisory_xact_lock(hashtextextended('events.webhook-claim:' || id::text, 0)) FROM due, unflushed`,
+  );
+  if (!endpoints.length) return [];
+  // Per endpoint: its free slots (the limit less the leases live anywhere), then its due deliveries
+  // in due order, each checked to be its chain's head by an index probe (webhook_deliveries_chain).
+  const { rows } = await tx.raw(
+    `WITH slots AS (
+       SELECT x.id, ?::int - (SELECT count(*) FROM webhook_deliveries b
+         WHERE b.endpoint_id = x.id AND b.status = 'pending' AND b.lease_until IS NOT NULL AND b.lease_until >= now())::int AS free
+       FROM unnest(?::uuid[]) AS x(id)
      ), candidates AS (
        SELECT c.id FROM slots s CROSS JOIN LATERAL (
          SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
          WHERE d.endpoint_id = s.id AND d.status = 'pending' AND d.next_attempt_at <= now() AND (d.lease_until IS NULL OR d.lease_until < now())
-           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p
-             WHERE p.endpoint_id = d.endpoint_id AND p.aggregate = d.aggregate AND p.status = 'pending' AND p.event_seq < d.event_seq)
+           AND (d.out_of_order OR d.event_seq = (SELECT min(p.event_seq) FROM webhook_deliveries p
+             WHERE p.endpoint_id = d.endpoint_id AND p.aggregate = d.aggregate AND p.status = 'pending' AND NOT p.out_of_order))
          ORDER BY d.next_attempt_at, d.event_seq LIMIT GREATEST(s.free, 0)
        ) c
        ORDER BY c.next_attempt_at LIMIT ?
      ), locked AS (
-       SELECT d.id FROM webhook_deliveries d JOIN candidates c ON c.id = d.id
-       WHERE d.status = 'pending' AND (d.lease_until IS NULL OR d.lease_until < now())
+       SELECT d.id FROM webhook_deliveries d
+       WHERE d.id = ANY (ARRAY(SELECT id FROM candidates)) AND d.status = 'pending' AND (d.lease_until IS NULL OR d.lease_until < now())
        FOR UPDATE OF d SKIP LOCKED
      ), leased AS (
        UPDATE webhook_deliveries d SET lease_until = now() + (? * interval '1 millisecond'), lease_token = ?
@@ -437,7 +472,7 @@ export async function claimDue(db: Db, opts: { limit: number; perEndpoint: numbe
        e.id AS event_id, e.account_id, e.event_type, e.payload::text AS payload, e.created_at, e.completed_at, e.failed_at
      FROM leased l JOIN webhook_endpoints w ON w.id = l.endpoint_id JOIN events e ON e.id = l.event_id
      ORDER BY l.event_seq`,
-    [opts.perEndpoint, opts.limit, opts.leaseMs, opts.token],
+    [opts.perEndpoint, endpoints.map((e) => e.id), opts.limit, opts.leaseMs, opts.token],
   );
   return rows;
 }
@@ -452,6 +487,7 @@ export type AttemptOutcome =
 export interface FinishedAttempt {
   id: string;
   token: string;
+  startedAt: Date;
   statusCode?: number;
   durationMs: number;
   error?: string;
@@ -464,11 +500,12 @@ export interface FinishedAttempt {
  * each endpoint's once for all its attempts of the batch. A success ends the endpoint's failing
  * streak; a 410 disables it; failures alone start the streak or, 5 days into it, disable it.
  */
-export async function recordAttempts(db: Db, attempts: FinishedAttempt[]): Promise<void> {
+export async function recordAttempts(db: Db | Tx, attempts: FinishedAttempt[]): Promise<void> {
   if (!attempts.length) return;
-  const rows = attempts.map(({ id, token, statusCode, durationMs, error, outcome }) => ({
+  const rows = attempts.map(({ id, token, startedAt, statusCode, durationMs, error, outcome }) => ({
     id,
     token,
+    started_at: startedAt.toISOString(),
     kind: outcome.kind,
     status: outcome.kind === "delivered" ? "delivered" : outcome.kind === "failed" && outcome.retryInMs === undefined ? "failed" : "pending",
     status_code: statusCode ?? null,
@@ -479,12 +516,15 @@ export async function recordAttempts(db: Db, attempts: FinishedAttempt[]): Promi
   }));
   await db.raw(
     `WITH attempts AS (
-       SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, token uuid, kind text, status text, status_code int, duration_ms int,
-         error text, retry_ms bigint, disable_after_ms bigint)
+       SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, token uuid, started_at timestamptz, kind text, status text, status_code int,
+         duration_ms int, error text, retry_ms bigint, disable_after_ms bigint)
      ), recorded AS (
        UPDATE webhook_deliveries d SET status = a.status, attempts = d.attempts + 1, last_attempt_at = now(), last_status_code = a.status_code,
          last_duration_ms = a.duration_ms, last_error = a.error, next_attempt_at = now() + (a.retry_ms * interval '1 millisecond'),
-         lease_until = NULL, lease_token = NULL
+         lease_until = NULL, lease_token = NULL,
+         attempt_log = (CASE WHEN jsonb_array_length(d.attempt_log) >= ? THEN d.attempt_log - 0 ELSE d.attempt_log END)
+           || jsonb_build_object('attempt', d.attempts + 1, 'at', a.started_at, 'status_code', a.status_code, 'duration_ms', a.duration_ms,
+             'error', a.error, 'next_retry_at', CASE WHEN a.kind = 'failed' AND a.status = 'pending' THEN now() + (a.retry_ms * interval '1 millisecond') END)
        FROM attempts a WHERE d.id = a.id AND d.lease_token = a.token
        RETURNING d.endpoint_id, a.kind, a.disable_after_ms
      ), outcomes AS (
@@ -503,7 +543,7 @@ export async function recordAttempts(db: Db, attempts: FinishedAttempt[]): Promi
      FROM outcomes o WHERE w.id = o.endpoint_id
        -- Successes of an endpoint not failing change nothing: no write of its row.
        AND (o.gone OR o.failed OR w.failing_since IS NOT NULL)`,
-    [json(rows)],
+    [json(rows), MAX_LOGGED_ATTEMPTS],
   );
 }
 

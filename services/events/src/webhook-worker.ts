@@ -29,7 +29,7 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
  */
 export const LEASE_MS = ATTEMPT_TIMEOUT_MS + 10_000;
 /** Attempts in flight in one process, over all endpoints. */
-const MAX_IN_FLIGHT = 64;
+const MAX_IN_FLIGHT = 256;
 
 /**
  * The body of a delivery: `{id, type, timestamp, data}`, data the entry as GET /events answers it
@@ -52,10 +52,12 @@ export function outcomeOf(statusCode: number | undefined, attempt: number): Atte
 }
 
 /**
- * The delivery worker of the events service: claims due deliveries in batches (repository.claimDue:
- * per endpoint and product in queue order, at most `concurrencyPerEndpoint` per endpoint in flight),
- * sends each signed on its own connection, records the outcomes in batches (repository.recordAttempts). The deliveries are rows written with their queue
- * entries, so a killed worker or a NATS outage loses none.
+ * The delivery worker of the events service, a pipeline: each attempt that ends is recorded and
+ * its slot refilled by the next round, one transaction that records the outcomes of the attempts
+ * ended since the last (repository.recordAttempts) and claims due deliveries for the free slots
+ * (repository.claimDue: per endpoint and product in queue order, at most `concurrencyPerEndpoint`
+ * per endpoint in flight over all replicas); each is sent signed on its own connection. The
+ * deliveries are rows written with their queue entries, so a killed worker or a NATS outage loses none.
  */
 export function webhookWorker(settings: WebhookWorkerSettings) {
   return ({ db, logger, metrics }: WorkerContext): Worker => {
@@ -81,6 +83,7 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
 
     /** One attempt: sent signed, its outcome counted and kept for the next round to record. */
     const send = async (d: ClaimedDelivery, token: string) => {
+      const startedAt = new Date();
       const body = deliveryBody(d, images);
       const timestamp = Math.floor(Date.now() / 1000);
       const headers = {
@@ -102,26 +105,29 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
       attempts.inc({ outcome: label });
       latency.observe({ outcome: label }, result.durationMs / 1000);
       if (outcome.kind !== "delivered") log.debug({ endpoint: d.endpoint_id, event: d.event_id, status: result.statusCode, error: result.error }, "webhook attempt failed");
-      finished.push({ id: d.id, token, statusCode: result.statusCode, durationMs: result.durationMs, error: result.error, outcome });
-    };
-
-    /** Records every attempt finished since the last round (one statement). */
-    const record = async () => {
-      const batch = finished.splice(0);
-      await repo.recordAttempts(db, batch).catch((err) => log.warn({ err, deliveries: batch.length }, "recording webhook attempts failed (their leases run out, they are sent again)"));
+      finished.push({ id: d.id, token, startedAt, statusCode: result.statusCode, durationMs: result.durationMs, error: result.error, outcome });
     };
 
     /**
-     * A round: record what finished, then claim what is due and free to send (a slot frees only
-     * when its attempt is recorded), so a busy endpoint costs two statements per round, not per
-     * attempt. Another round follows at once when an attempt ended meanwhile or a claim was full.
+     * A round: one transaction records every attempt finished since the last round, then claims
+     * what is due and free to send (repository.claimDue), so the claim already counts the slots
+     * those attempts freed and sees the products they let go on. An attempt that ends starts a
+     * round at once (or the one after the round under way): its slot is refilled within a round,
+     * and a busy endpoint costs one transaction per round, not per attempt.
      */
     const work = async () => {
-      await record();
-      const free = MAX_IN_FLIGHT - inFlight.size;
-      if (stopped || free <= 0) return;
+      const batch = finished.splice(0);
+      const free = stopped ? 0 : MAX_IN_FLIGHT - inFlight.size;
       const token = randomUUID();
-      const due = await repo.claimDue(db, { limit: free, perEndpoint: settings.concurrencyPerEndpoint, leaseMs: LEASE_MS, token });
+      const due = await db
+        .transaction(async (tx) => {
+          await repo.recordAttempts(tx, batch);
+          return free > 0 ? repo.claimDue(tx, { limit: free, perEndpoint: settings.concurrencyPerEndpoint, leaseMs: LEASE_MS, token }) : [];
+        })
+        .catch((err) => {
+          log.warn({ err, deliveries: batch.length }, "recording and claiming webhook deliveries failed (what was sent is sent again when its lease runs out)");
+          return [];
+        });
       for (const d of due) {
         const attempt: Promise<void> = send(d, token)
           .catch((err) => log.warn({ err, delivery: d.id }, "a webhook attempt failed unexpectedly (its lease runs out, it is sent again)"))
@@ -131,7 +137,7 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
           });
         inFlight.add(attempt);
       }
-      if (due.length === free) again = true;
+      if (free > 0 && due.length === free) again = true;
     };
 
     const wake = () => {
@@ -161,7 +167,7 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
         await round;
         await Promise.all(inFlight);
         // What finished last is recorded too, not sent again after its lease.
-        await record();
+        await repo.recordAttempts(db, finished.splice(0)).catch((err) => log.warn({ err }, "recording the last webhook attempts failed (they are sent again when their leases run out)"));
       },
     };
   };

@@ -5,7 +5,7 @@ import { eventsV1, topics } from "@analytics/contracts";
 import { consumerHandler, type ServiceDeps } from "@analytics/rpc";
 import { busMessage, codeOf, eventually, serviceUnderTest, startWebhookReceiver, type WebhookReceiver } from "@analytics/testing";
 import { startEventsService } from "../src/service";
-import { recordAttempts, type AttemptOutcome } from "../src/repository";
+import { claimDue, recordAttempts, type AttemptOutcome } from "../src/repository";
 import { queueConsumer } from "../src/subscriptions";
 
 const { EventsService } = eventsV1;
@@ -179,7 +179,7 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
 
     it("delivers a product's entries in queue order: a later one waits for the earlier one's outcome, a failure and its retry included", async () => {
       const acc = randomUUID();
-      await endpoint(acc, "ordered");
+      const ep = await endpoint(acc, "ordered");
       const product = randomUUID();
       let failures = 1;
       receiver.answer = (_, d) => (d.body.data.payload.sku === "v1" && failures-- > 0 ? 500 : 204);
@@ -194,6 +194,18 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
         ["v2", 204],
         ["v3", 204],
       ]);
+      // The delivery log lists every attempt of each delivery: v1's failure and its retry.
+      const log = await eventually(async () => {
+        const l = await client.listWebhookDeliveries({ endpointId: ep.id }, as(acc));
+        return l.deliveries.every((d) => d.status === "delivered") && l;
+      }, 20_000, "the three deliveries recorded");
+      const v1 = log.deliveries.at(-1)!;
+      expect(v1.attempts.map((a) => [a.attempt, a.statusCode, a.nextRetryAt !== undefined])).toEqual([
+        [1, 500, true],
+        [2, 204, false],
+      ]);
+      expect(v1.attempts.every((a) => a.attemptedAt !== undefined && a.durationMs !== undefined)).toBe(true);
+      expect(log.deliveries.slice(0, 2).map((d) => d.attempts.map((a) => a.statusCode))).toEqual([[204], [204]]);
     });
 
     it("schedules the retries after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then gives up, and the next entry of the product goes", async () => {
@@ -269,6 +281,63 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
       expect(await codeOf(client.retryWebhookDelivery({ endpointId: ep.id, deliveryId: randomUUID() }, as(acc)))).toBe(Code.NotFound);
     });
 
+    it("sends a failed delivery retried by hand alone: the product's later entries are not held back by it", async () => {
+      const acc = randomUUID();
+      const ep = await endpoint(acc, "retried-alone");
+      const product = randomUUID();
+      receiver.answer = (_, d) => (d.body.data.payload.sku === "v1" ? 503 : 204);
+      const sent = (sku: string) => receiver.received.filter((r) => r.endpoint === "retried-alone" && r.body.data.payload.sku === sku);
+      const v1 = async () => (await db("webhook_deliveries").where({ endpoint_id: ep.id }).orderBy("event_seq").first()) as { id: string; status: string; attempts: number; lease_until: Date | null };
+      await queue(acc, [product], 1);
+      await eventually(async () => (await v1()).attempts === 1 && (await v1()).lease_until === null, 20_000, "v1's first attempt recorded");
+      // v1 as after the last attempt of its schedule: failed, and the product's next entry goes.
+      await db("webhook_deliveries").where({ id: (await v1()).id }).update({ status: "failed" });
+      await queue(acc, [product], 2);
+      await eventually(async () => deliveredTo("retried-alone").length === 1, 20_000, "v2 delivered after v1 failed");
+      await client.retryWebhookDelivery({ endpointId: ep.id, deliveryId: (await v1()).id }, as(acc));
+      await eventually(async () => sent("v1").length === 2 && (await v1()).lease_until === null && (await v1()).attempts === 1, 20_000, "v1 sent again, and failed again");
+      // v1 is pending again (its next attempt about 5 s on), and v3 does not wait for it.
+      await queue(acc, [product], 3);
+      await eventually(async () => deliveredTo("retried-alone").length === 2, 20_000, "v3 delivered while v1 is pending");
+      expect((await v1()).status).toBe("pending");
+      expect(deliveredTo("retried-alone").map((r) => r.body.data.payload.sku)).toEqual(["v2", "v3"]);
+      await db("webhook_deliveries").where({ endpoint_id: ep.id }).delete();
+    });
+
+    it("keeps an endpoint's limit over replicas: a worker's claim waits for another's claim of the endpoint, then counts its leases", async () => {
+      const acc = randomUUID();
+      const ep = await endpoint(acc, "replicas");
+      // Four deliveries, none due yet (the service's worker leaves them alone).
+      const ids: string[] = (
+        await db.raw(
+          `INSERT INTO webhook_deliveries (endpoint_id, event_id, event_seq, aggregate, next_attempt_at)
+           SELECT ?, gen_random_uuid(), g, 'p' || g, now() + interval '1 hour' FROM generate_series(1, 4) g RETURNING id`,
+          [ep.id],
+        )
+      ).rows.map((r: { id: string }) => r.id);
+      const leased = () => db("webhook_deliveries").where({ endpoint_id: ep.id }).where("lease_until", ">", db.fn.now()).count({ n: "*" }).then(([r]) => Number(r.n));
+      const waitingForClaimLock = async () =>
+        Number((await db.raw("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'")).rows[0].n) > 0;
+      // Another replica's claim under way: it leases the first three, its limit, and has not committed yet.
+      const replica = await db.transaction();
+      try {
+        await replica("webhook_deliveries").whereIn("id", ids.slice(0, 3)).update({ next_attempt_at: db.raw("now() - interval '1 minute'") });
+        await claimDue(replica, { limit: 10, perEndpoint: PER_ENDPOINT, leaseMs: 60_000, token: randomUUID() });
+        expect(Number((await replica("webhook_deliveries").where({ endpoint_id: ep.id }).whereNotNull("lease_token").count({ n: "*" }))[0].n)).toBe(PER_ENDPOINT);
+        // The fourth becomes due, ahead of them: the service's worker claims the endpoint now.
+        await db("webhook_deliveries").where({ id: ids[3] }).update({ next_attempt_at: db.raw("now() - interval '1 hour'") });
+        await eventually(async () => (await waitingForClaimLock()) || (await leased()) > 0, 20_000, "the service's worker claiming the endpoint");
+        await replica.commit();
+      } catch (err) {
+        await replica.rollback();
+        throw err;
+      }
+      await eventually(async () => !(await waitingForClaimLock()), 20_000, "the service's worker past the lock");
+      // It counted the replica's leases: the fourth waits for a free slot.
+      expect(await leased()).toBe(PER_ENDPOINT);
+      await db("webhook_deliveries").where({ endpoint_id: ep.id }).delete();
+    });
+
     it("keeps a slow endpoint to its own slots: another endpoint's deliveries go meanwhile", async () => {
       const acc = randomUUID();
       await endpoint(acc, "slow");
@@ -327,28 +396,34 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
           )
         ).rows.map((r: { id: string }) => r.id) as string[];
       const failed: AttemptOutcome = { kind: "failed", retryInMs: 5_000, disableIfFailingSinceMs: 5 * 24 * 3600_000 };
+      const startedAt = new Date(Date.now() - 20);
       const row = (id: string) => db("webhook_deliveries").where({ id }).first();
       const endpointRow = () => db("webhook_endpoints").where({ id: ep.id }).first();
 
       // Failures alone start the failing streak.
       const [a, b] = await held(2);
       await recordAttempts(db, [
-        { id: a, token, statusCode: 500, durationMs: 12, outcome: failed },
-        { id: b, token, durationMs: 5, error: "connect ECONNREFUSED", outcome: failed },
+        { id: a, token, startedAt, statusCode: 500, durationMs: 12, outcome: failed },
+        { id: b, token, startedAt, durationMs: 5, error: "connect ECONNREFUSED", outcome: failed },
       ]);
       expect(await row(a)).toMatchObject({ status: "pending", attempts: 1, last_status_code: 500, last_duration_ms: 12, lease_token: null });
       expect(await row(b)).toMatchObject({ status: "pending", attempts: 1, last_status_code: null, last_error: "connect ECONNREFUSED" });
       const retry = await row(a);
       expect(retry.next_attempt_at.getTime() - retry.last_attempt_at.getTime()).toBe(5_000);
+      // Each attempt is logged with its delivery: when it started, its answer or error, its duration, the retry it scheduled.
+      expect(retry.attempt_log).toEqual([{ attempt: 1, at: expect.any(String), status_code: 500, duration_ms: 12, error: null, next_retry_at: expect.any(String) }]);
+      expect(new Date(retry.attempt_log[0].at).getTime()).toBe(startedAt.getTime());
+      expect(new Date(retry.attempt_log[0].next_retry_at).getTime()).toBe(retry.next_attempt_at.getTime());
+      expect((await row(b)).attempt_log).toEqual([expect.objectContaining({ attempt: 1, status_code: null, error: "connect ECONNREFUSED" })]);
       expect((await endpointRow()).failing_since).not.toBeNull();
 
       // A success in the batch ends the streak; an attempt whose lease went to another worker records nothing.
       const [c, d] = await held(2);
       const [stolen] = await held(1, randomUUID());
       await recordAttempts(db, [
-        { id: c, token, statusCode: 204, durationMs: 3, outcome: { kind: "delivered" } },
-        { id: d, token, statusCode: 500, durationMs: 3, outcome: failed },
-        { id: stolen, token, statusCode: 204, durationMs: 3, outcome: { kind: "delivered" } },
+        { id: c, token, startedAt, statusCode: 204, durationMs: 3, outcome: { kind: "delivered" } },
+        { id: d, token, startedAt, statusCode: 500, durationMs: 3, outcome: failed },
+        { id: stolen, token, startedAt, statusCode: 204, durationMs: 3, outcome: { kind: "delivered" } },
       ]);
       expect(await row(c)).toMatchObject({ status: "delivered", attempts: 1, last_status_code: 204 });
       expect(await row(stolen)).toMatchObject({ status: "pending", attempts: 0, last_attempt_at: null });
@@ -358,15 +433,15 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
       await db("webhook_endpoints").where({ id: ep.id }).update({ failing_since: db.raw("now() - interval '5 days 1 minute'") });
       const [e, f] = await held(2);
       await recordAttempts(db, [
-        { id: e, token, statusCode: 500, durationMs: 3, outcome: failed },
-        { id: f, token, statusCode: 503, durationMs: 3, outcome: failed },
+        { id: e, token, startedAt, statusCode: 500, durationMs: 3, outcome: failed },
+        { id: f, token, startedAt, statusCode: 503, durationMs: 3, outcome: failed },
       ]);
       expect(await endpointRow()).toMatchObject({ enabled: false, disabled_reason: "failing" });
       await db("webhook_endpoints").where({ id: ep.id }).update({ enabled: true, disabled_reason: null, failing_since: null });
       const [g, h] = await held(2);
       await recordAttempts(db, [
-        { id: g, token, statusCode: 204, durationMs: 3, outcome: { kind: "delivered" } },
-        { id: h, token, statusCode: 410, durationMs: 3, outcome: { kind: "gone" } },
+        { id: g, token, startedAt, statusCode: 204, durationMs: 3, outcome: { kind: "delivered" } },
+        { id: h, token, startedAt, statusCode: 410, durationMs: 3, outcome: { kind: "gone" } },
       ]);
       expect(await endpointRow()).toMatchObject({ enabled: false, disabled_reason: "gone" });
       expect(await row(h)).toMatchObject({ status: "pending", attempts: 1, last_status_code: 410 });
@@ -387,7 +462,12 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
       await db("webhook_endpoints").where({ id: ep.id }).update({ enabled: true });
       await eventually(async () => deliveredTo("orphaned").length === 1, 20_000, "the orphaned delivery sent after its lease");
       expect(deliveredTo("orphaned")[0].webhookId).toBe(orphan.event_id);
-      expect((await db("webhook_deliveries").where({ endpoint_id: ep.id }).first()).last_attempt_at.getTime()).toBeGreaterThanOrEqual(orphan.lease_until.getTime());
+      // Recorded after the lease ran out (the receiver counts an attempt before the worker records it).
+      const recorded = await eventually(async () => {
+        const row = await db("webhook_deliveries").where({ endpoint_id: ep.id }).first();
+        return row.status === "delivered" && row;
+      }, 20_000, "the attempt recorded");
+      expect(recorded.last_attempt_at.getTime()).toBeGreaterThanOrEqual(orphan.lease_until.getTime());
     });
   });
 });

@@ -10,5 +10,6 @@ import { webhooks } from "./006_webhooks";
 import { accountVersions } from "./007_account_versions";
 import { queuedVersions } from "./008_queued_versions";
 import { accountVersionsSchema } from "./009_account_versions_schema";
+import { webhookAttempts } from "./010_webhook_attempts";
 
-export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createEvents, eventPageIndexes, productReplica, priceEntries, aggregateVersions, webhooks, accountVersions, queuedVersions, accountVersionsSchema];
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createEvents, eventPageIndexes, productReplica, priceEntries, aggregateVersions, webhooks, accountVersions, queuedVersions, accountVersionsSchema, webhookAttempts];

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file events/v1/events.proto.
  */
 export const file_events_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChZldmVudHMvdjEvZXZlbnRzLnByb3RvEhNhbmFseXRpY3MuZXZlbnRzLnYxIpcCCg9XZWJob29rRW5kcG9pbnQSCgoCaWQYASABKAkSCwoDdXJsGAIgASgJEhMKC2V2ZW50X3R5cGVzGAMgAygJEhMKC2Rlc2NyaXB0aW9uGAQgASgJEhMKBnNlY3JldBgFIAEoCUgAiAEBEg8KB2VuYWJsZWQYBiABKAgSHAoPZGlzYWJsZWRfcmVhc29uGAcgASgJSAGIAQESLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCCQoHX3NlY3JldEISChBfZGlzYWJsZWRfcmVhc29uIlcKHUNyZWF0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEjYKCGVuZHBvaW50GAEgASgLMiQuYW5hbHl0aWNzLmV2ZW50cy52MS5XZWJob29rRW5kcG9pbnQiZgoaR2V0V2ViaG9va0VuZHBvaW50UmVzcG9uc2USNgoIZW5kcG9pbnQYASABKAsyJC5hbmFseXRpY3MuZXZlbnRzLnYxLldlYmhvb2tFbmRwb2ludBIQCghyZXZpc2lvbhgCIAEoCSJXCh1VcGRhdGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRI2CghlbmRwb2ludBgBIAEoCzIkLmFuYWx5dGljcy5ldmVudHMudjEuV2ViaG9va0VuZHBvaW50IlUKG1JvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRI2CghlbmRwb2ludBgBIAEoCzIkLmFuYWx5dGljcy5ldmVudHMudjEuV2ViaG9va0VuZHBvaW50IicKGUdldFdlYmhvb2tFbmRwb2ludFJlcXVlc3QSCgoCaWQYASABKAkiVAocRGVsZXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBIKCgJpZBgBIAEoCRIYCgtpZl9yZXZpc2lvbhgCIAEoCUgAiAEBQg4KDF9pZl9yZXZpc2lvbiIoChpSb3RhdGVXZWJob29rU2VjcmV0UmVxdWVzdBIKCgJpZBgBIAEoCSJqChxDcmVhdGVXZWJob29rRW5kcG9pbnRSZXF1ZXN0EgsKA3VybBgBIAEoCRITCgtldmVudF90eXBlcxgCIAMoCRIYCgtkZXNjcmlwdGlvbhgDIAEoCUgAiAEBQg4KDF9kZXNjcmlwdGlvbiLCAQocVXBkYXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBIKCgJpZBgBIAEoCRILCgN1cmwYAiABKAkSEwoLZXZlbnRfdHlwZXMYAyADKAkSGAoLZGVzY3JpcHRpb24YBCABKAlIAIgBARIUCgdlbmFibGVkGAUgASgISAGIAQESGAoLaWZfcmV2aXNpb24YBiABKAlIAogBAUIOCgxfZGVzY3JpcHRpb25CCgoIX2VuYWJsZWRCDgoMX2lmX3JldmlzaW9uIh0KG0xpc3RXZWJob29rRW5kcG9pbnRzUmVxdWVzdCJXChxMaXN0V2ViaG9va0VuZHBvaW50c1Jlc3BvbnNlEjcKCWVuZHBvaW50cxgBIAMoCzIkLmFuYWx5dGljcy5ldmVudHMudjEuV2ViaG9va0VuZHBvaW50Ih8KHURlbGV0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlIu4CCg9XZWJob29rRGVsaXZlcnkSCgoCaWQYASABKAkSEAoIZXZlbnRfaWQYAiABKAkSEgoKZXZlbnRfdHlwZRgDIAEoCRIOCgZzdGF0dXMYBCABKAkSDwoHYXR0ZW1wdBgFIAEoBRIYCgtzdGF0dXNfY29kZRgGIAEoBUgAiAEBEhgKC2R1cmF0aW9uX21zGAcgASgFSAGIAQESEgoFZXJyb3IYCCABKAlIAogBARIzCg9sYXN0X2F0dGVtcHRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDW5leHRfcmV0cnlfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmNyZWF0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg4KDF9zdGF0dXNfY29kZUIOCgxfZHVyYXRpb25fbXNCCAoGX2Vycm9yImMKHExpc3RXZWJob29rRGVsaXZlcmllc1JlcXVlc3QSEwoLZW5kcG9pbnRfaWQYASABKAkSLgoEcGFnZRgCIAEoCzIgLmFuYWx5dGljcy5jb21tb24udjEuUGFnZVJlcXVlc3QibgodTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2USOAoKZGVsaXZlcmllcxgBIAMoCzIkLmFuYWx5dGljcy5ldmVudHMudjEuV2ViaG9va0RlbGl2ZXJ5EhMKC3RvdGFsX2NvdW50GAIgASgDIkcKG1JldHJ5V2ViaG9va0RlbGl2ZXJ5UmVxdWVzdBITCgtlbmRwb2ludF9pZBgBIAEoCRITCgtkZWxpdmVyeV9pZBgCIAEoCSJWChxSZXRyeVdlYmhvb2tEZWxpdmVyeVJlc3BvbnNlEjYKCGRlbGl2ZXJ5GAEgASgLMiQuYW5hbHl0aWNzLmV2ZW50cy52MS5XZWJob29rRGVsaXZlcnki4gEKBUV2ZW50EgoKAmlkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSEgoKZXZlbnRfdHlwZRgDIAEoCRIUCgxwYXlsb2FkX2pzb24YBCABKAkSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMY29tcGxldGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBItCglmYWlsZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIpsBChFMaXN0RXZlbnRzUmVxdWVzdBIuCgRwYWdlGAEgASgLMiAuYW5hbHl0aWNzLmNvbW1vbi52MS5QYWdlUmVxdWVzdBIXCgpldmVudF90eXBlGAIgASgJSACIAQESLgoFc3RhdGUYAyABKA4yHy5hbmFseXRpY3MuZXZlbnRzLnYxLkV2ZW50U3RhdGVCDQoLX2V2ZW50X3R5cGUiVQoSTGlzdEV2ZW50c1Jlc3BvbnNlEioKBmV2ZW50cxgBIAMoCzIaLmFuYWx5dGljcy5ldmVudHMudjEuRXZlbnQSEwoLdG90YWxfY291bnQYAiABKAMiVgoYVXBkYXRlRXZlbnRTdGF0dXNSZXF1ZXN0EgoKAmlkGAEgASgJEi4KBXN0YXRlGAIgASgOMh8uYW5hbHl0aWNzLmV2ZW50cy52MS5FdmVudFN0YXRlIjgKGVVwZGF0ZUV2ZW50U3RhdHVzUmVzcG9uc2USCgoCaWQYASABKAkSDwoHdXBkYXRlZBgCIAEoCCJdCh1CYXRjaFVwZGF0ZUV2ZW50U3RhdHVzUmVxdWVzdBI8CgVpdGVtcxgBIAMoCzItLmFuYWx5dGljcy5ldmVudHMudjEuVXBkYXRlRXZlbnRTdGF0dXNSZXF1ZXN0ImEKHkJhdGNoVXBkYXRlRXZlbnRTdGF0dXNSZXNwb25zZRI/CgdyZXN1bHRzGAEgAygLMi4uYW5hbHl0aWNzLmV2ZW50cy52MS5VcGRhdGVFdmVudFN0YXR1c1Jlc3BvbnNlIj0KGVVwZGF0ZUV2ZW50UGF5bG9hZFJlcXVlc3QSCgoCaWQYASABKAkSFAoMcGF5bG9hZF9qc29uGAIgASgJIkcKGlVwZGF0ZUV2ZW50UGF5bG9hZFJlc3BvbnNlEikKBWV2ZW50GAEgASgLMhouYW5hbHl0aWNzLmV2ZW50cy52MS5FdmVudCIaChhHZXRBY2NvdW50VmVyc2lvblJlcXVlc3QiLAoZR2V0QWNjb3VudFZlcnNpb25SZXNwb25zZRIPCgd2ZXJzaW9uGAEgASgDKnUKCkV2ZW50U3RhdGUSGwoXRVZFTlRfU1RBVEVfVU5TUEVDSUZJRUQQABIXChNFVkVOVF9TVEFURV9QRU5ESU5HEAESGQoVRVZFTlRfU1RBVEVfQ09NUExFVEVEEAISFgoSRVZFTlRfU1RBVEVfRkFJTEVEEAMyvAwKDUV2ZW50c1NlcnZpY2USXQoKTGlzdEV2ZW50cxImLmFuYWx5dGljcy5ldmVudHMudjEuTGlzdEV2ZW50c1JlcXVlc3QaJy5hbmFseXRpY3MuZXZlbnRzLnYxLkxpc3RFdmVudHNSZXNwb25zZRJyChFHZXRBY2NvdW50VmVyc2lvbhItLmFuYWx5dGljcy5ldmVudHMudjEuR2V0QWNjb3VudFZlcnNpb25SZXF1ZXN0Gi4uYW5hbHl0aWNzLmV2ZW50cy52MS5HZXRBY2NvdW50VmVyc2lvblJlc3BvbnNlEnIKEVVwZGF0ZUV2ZW50U3RhdHVzEi0uYW5hbHl0aWNzLmV2ZW50cy52MS5VcGRhdGVFdmVudFN0YXR1c1JlcXVlc3QaLi5hbmFseXRpY3MuZXZlbnRzLnYxLlVwZGF0ZUV2ZW50U3RhdHVzUmVzcG9uc2USgQEKFkJhdGNoVXBkYXRlRXZlbnRTdGF0dXMSMi5hbmFseXRpY3MuZXZlbnRzLnYxLkJhdGNoVXBkYXRlRXZlbnRTdGF0dXNSZXF1ZXN0GjMuYW5hbHl0aWNzLmV2ZW50cy52MS5CYXRjaFVwZGF0ZUV2ZW50U3RhdHVzUmVzcG9uc2USdQoSVXBkYXRlRXZlbnRQYXlsb2FkEi4uYW5hbHl0aWNzLmV2ZW50cy52MS5VcGRhdGVFdmVudFBheWxvYWRSZXF1ZXN0Gi8uYW5hbHl0aWNzLmV2ZW50cy52MS5VcGRhdGVFdmVudFBheWxvYWRSZXNwb25zZRJ+ChVDcmVhdGVXZWJob29rRW5kcG9pbnQSMS5hbmFseXRpY3MuZXZlbnRzLnYxLkNyZWF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QaMi5hbmFseXRpY3MuZXZlbnRzLnYxLkNyZWF0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEnsKFExpc3RXZWJob29rRW5kcG9pbnRzEjAuYW5hbHl0aWNzLmV2ZW50cy52MS5MaXN0V2ViaG9va0VuZHBvaW50c1JlcXVlc3QaMS5hbmFseXRpY3MuZXZlbnRzLnYxLkxpc3RXZWJob29rRW5kcG9pbnRzUmVzcG9uc2USdQoSR2V0V2ViaG9va0VuZHBvaW50Ei4uYW5hbHl0aWNzLmV2ZW50cy52MS5HZXRXZWJob29rRW5kcG9pbnRSZXF1ZXN0Gi8uYW5hbHl0aWNzLmV2ZW50cy52MS5HZXRXZWJob29rRW5kcG9pbnRSZXNwb25zZRJ+ChVVcGRhdGVXZWJob29rRW5kcG9pbnQSMS5hbmFseXRpY3MuZXZlbnRzLnYxLlVwZGF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QaMi5hbmFseXRpY3MuZXZlbnRzLnYxLlVwZGF0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEn4KFURlbGV0ZVdlYmhvb2tFbmRwb2ludBIxLmFuYWx5dGljcy5ldmVudHMudjEuRGVsZXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBoyLmFuYWx5dGljcy5ldmVudHMudjEuRGVsZXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USeAoTUm90YXRlV2ViaG9va1NlY3JldBIvLmFuYWx5dGljcy5ldmVudHMudjEuUm90YXRlV2ViaG9va1NlY3JldFJlcXVlc3QaMC5hbmFseXRpY3MuZXZlbnRzLnYxLlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRJ+ChVMaXN0V2ViaG9va0RlbGl2ZXJpZXMSMS5hbmFseXRpY3MuZXZlbnRzLnYxLkxpc3RXZWJob29rRGVsaXZlcmllc1JlcXVlc3QaMi5hbmFseXRpY3MuZXZlbnRzLnYxLkxpc3RXZWJob29rRGVsaXZlcmllc1Jlc3BvbnNlEnsKFFJldHJ5V2ViaG9va0RlbGl2ZXJ5EjAuYW5hbHl0aWNzLmV2ZW50cy52MS5SZXRyeVdlYmhvb2tEZWxpdmVyeVJlcXVlc3QaMS5hbmFseXRpY3MuZXZlbnRzLnYxLlJldHJ5V2ViaG9va0RlbGl2ZXJ5UmVzcG9uc2ViBnByb3RvMw", [file_common_v1_common, file_google_protobuf_timestamp]);
+  fileDesc("ChZldmVudHMvdjEvZXZlbnRzLnByb3RvEhNhbmFseXRpY3MuZXZlbnRzLnYxIpcCCg9XZWJob29rRW5kcG9pbnQSCgoCaWQYASABKAkSCwoDdXJsGAIgASgJEhMKC2V2ZW50X3R5cGVzGAMgAygJEhMKC2Rlc2NyaXB0aW9uGAQgASgJEhMKBnNlY3JldBgFIAEoCUgAiAEBEg8KB2VuYWJsZWQYBiABKAgSHAoPZGlzYWJsZWRfcmVhc29uGAcgASgJSAGIAQESLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCCQoHX3NlY3JldEISChBfZGlzYWJsZWRfcmVhc29uIlcKHUNyZWF0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEjYKCGVuZHBvaW50GAEgASgLMiQuYW5hbHl0aWNzLmV2ZW50cy52MS5XZWJob29rRW5kcG9pbnQiZgoaR2V0V2ViaG9va0VuZHBvaW50UmVzcG9uc2USNgoIZW5kcG9pbnQYASABKAsyJC5hbmFseXRpY3MuZXZlbnRzLnYxLldlYmhvb2tFbmRwb2ludBIQCghyZXZpc2lvbhgCIAEoCSJXCh1VcGRhdGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRI2CghlbmRwb2ludBgBIAEoCzIkLmFuYWx5dGljcy5ldmVudHMudjEuV2ViaG9va0VuZHBvaW50IlUKG1JvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRI2CghlbmRwb2ludBgBIAEoCzIkLmFuYWx5dGljcy5ldmVudHMudjEuV2ViaG9va0VuZHBvaW50IicKGUdldFdlYmhvb2tFbmRwb2ludFJlcXVlc3QSCgoCaWQYASABKAkiVAocRGVsZXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBIKCgJpZBgBIAEoCRIYCgtpZl9yZXZpc2lvbhgCIAEoCUgAiAEBQg4KDF9pZl9yZXZpc2lvbiIoChpSb3RhdGVXZWJob29rU2VjcmV0UmVxdWVzdBIKCgJpZBgBIAEoCSJqChxDcmVhdGVXZWJob29rRW5kcG9pbnRSZXF1ZXN0EgsKA3VybBgBIAEoCRITCgtldmVudF90eXBlcxgCIAMoCRIYCgtkZXNjcmlwdGlvbhgDIAEoCUgAiAEBQg4KDF9kZXNjcmlwdGlvbiLCAQocVXBkYXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBIKCgJpZBgBIAEoCRILCgN1cmwYAiABKAkSEwoLZXZlbnRfdHlwZXMYAyADKAkSGAoLZGVzY3JpcHRpb24YBCABKAlIAIgBARIUCgdlbmFibGVkGAUgASgISAGIAQESGAoLaWZfcmV2aXNpb24YBiABKAlIAogBAUIOCgxfZGVzY3JpcHRpb25CCgoIX2VuYWJsZWRCDgoMX2lmX3JldmlzaW9uIh0KG0xpc3RXZWJob29rRW5kcG9pbnRzUmVxdWVzdCJXChxMaXN0V2ViaG9va0VuZHBvaW50c1Jlc3BvbnNlEjcKCWVuZHBvaW50cxgBIAMoCzIkLmFuYWx5dGljcy5ldmVudHMudjEuV2ViaG9va0VuZHBvaW50Ih8KHURlbGV0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlIvgBCg5XZWJob29rQXR0ZW1wdBIPCgdhdHRlbXB0GAEgASgFEjAKDGF0dGVtcHRlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGAoLc3RhdHVzX2NvZGUYAyABKAVIAIgBARIYCgtkdXJhdGlvbl9tcxgEIAEoBUgBiAEBEhIKBWVycm9yGAUgASgJSAKIAQESMQoNbmV4dF9yZXRyeV9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCDgoMX3N0YXR1c19jb2RlQg4KDF9kdXJhdGlvbl9tc0IICgZfZXJyb3IipQMKD1dlYmhvb2tEZWxpdmVyeRIKCgJpZBgBIAEoCRIQCghldmVudF9pZBgCIAEoCRISCgpldmVudF90eXBlGAMgASgJEg4KBnN0YXR1cxgEIAEoCRIPCgdhdHRlbXB0GAUgASgFEhgKC3N0YXR1c19jb2RlGAYgASgFSACIAQESGAoLZHVyYXRpb25fbXMYByABKAVIAYgBARISCgVlcnJvchgIIAEoCUgCiAEBEjMKD2xhc3RfYXR0ZW1wdF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoNbmV4dF9yZXRyeV9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY3JlYXRlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNQoIYXR0ZW1wdHMYDCADKAsyIy5hbmFseXRpY3MuZXZlbnRzLnYxLldlYmhvb2tBdHRlbXB0Qg4KDF9zdGF0dXNfY29kZUIOCgxfZHVyYXRpb25fbXNCCAoGX2Vycm9yImMKHExpc3RXZWJob29rRGVsaXZlcmllc1JlcXVlc3QSEwoLZW5kcG9pbnRfaWQYASABKAkSLgoEcGFnZRgCIAEoCzIgLmFuYWx5dGljcy5jb21tb24udjEuUGFnZVJlcXVlc3QibgodTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2USOAoKZGVsaXZlcmllcxgBIAMoCzIkLmFuYWx5dGljcy5ldmVudHMudjEuV2ViaG9va0RlbGl2ZXJ5EhMKC3RvdGFsX2NvdW50GAIgASgDIkcKG1JldHJ5V2ViaG9va0RlbGl2ZXJ5UmVxdWVzdBITCgtlbmRwb2ludF9pZBgBIAEoCRITCgtkZWxpdmVyeV9pZBgCIAEoCSJWChxSZXRyeVdlYmhvb2tEZWxpdmVyeVJlc3BvbnNlEjYKCGRlbGl2ZXJ5GAEgASgLMiQuYW5hbHl0aWNzLmV2ZW50cy52MS5XZWJob29rRGVsaXZlcnki4gEKBUV2ZW50EgoKAmlkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSEgoKZXZlbnRfdHlwZRgDIAEoCRIUCgxwYXlsb2FkX2pzb24YBCABKAkSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMY29tcGxldGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBItCglmYWlsZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIpsBChFMaXN0RXZlbnRzUmVxdWVzdBIuCgRwYWdlGAEgASgLMiAuYW5hbHl0aWNzLmNvbW1vbi52MS5QYWdlUmVxdWVzdBIXCgpldmVudF90eXBlGAIgASgJSACIAQESLgoFc3RhdGUYAyABKA4yHy5hbmFseXRpY3MuZXZlbnRzLnYxLkV2ZW50U3RhdGVCDQoLX2V2ZW50X3R5cGUiVQoSTGlzdEV2ZW50c1Jlc3BvbnNlEioKBmV2ZW50cxgBIAMoCzIaLmFuYWx5dGljcy5ldmVudHMudjEuRXZlbnQSEwoLdG90YWxfY291bnQYAiABKAMiVgoYVXBkYXRlRXZlbnRTdGF0dXNSZXF1ZXN0EgoKAmlkGAEgASgJEi4KBXN0YXRlGAIgASgOMh8uYW5hbHl0aWNzLmV2ZW50cy52MS5FdmVudFN0YXRlIjgKGVVwZGF0ZUV2ZW50U3RhdHVzUmVzcG9uc2USCgoCaWQYASABKAkSDwoHdXBkYXRlZBgCIAEoCCJdCh1CYXRjaFVwZGF0ZUV2ZW50U3RhdHVzUmVxdWVzdBI8CgVpdGVtcxgBIAMoCzItLmFuYWx5dGljcy5ldmVudHMudjEuVXBkYXRlRXZlbnRTdGF0dXNSZXF1ZXN0ImEKHkJhdGNoVXBkYXRlRXZlbnRTdGF0dXNSZXNwb25zZRI/CgdyZXN1bHRzGAEgAygLMi4uYW5hbHl0aWNzLmV2ZW50cy52MS5VcGRhdGVFdmVudFN0YXR1c1Jlc3BvbnNlIj0KGVVwZGF0ZUV2ZW50UGF5bG9hZFJlcXVlc3QSCgoCaWQYASABKAkSFAoMcGF5bG9hZF9qc29uGAIgASgJIkcKGlVwZGF0ZUV2ZW50UGF5bG9hZFJlc3BvbnNlEikKBWV2ZW50GAEgASgLMhouYW5hbHl0aWNzLmV2ZW50cy52MS5FdmVudCIaChhHZXRBY2NvdW50VmVyc2lvblJlcXVlc3QiLAoZR2V0QWNjb3VudFZlcnNpb25SZXNwb25zZRIPCgd2ZXJzaW9uGAEgASgDKnUKCkV2ZW50U3RhdGUSGwoXRVZFTlRfU1RBVEVfVU5TUEVDSUZJRUQQABIXChNFVkVOVF9TVEFURV9QRU5ESU5HEAESGQoVRVZFTlRfU1RBVEVfQ09NUExFVEVEEAISFgoSRVZFTlRfU1RBVEVfRkFJTEVEEAMyvAwKDUV2ZW50c1NlcnZpY2USXQoKTGlzdEV2ZW50cxImLmFuYWx5dGljcy5ldmVudHMudjEuTGlzdEV2ZW50c1JlcXVlc3QaJy5hbmFseXRpY3MuZXZlbnRzLnYxLkxpc3RFdmVudHNSZXNwb25zZRJyChFHZXRBY2NvdW50VmVyc2lvbhItLmFuYWx5dGljcy5ldmVudHMudjEuR2V0QWNjb3VudFZlcnNpb25SZXF1ZXN0Gi4uYW5hbHl0aWNzLmV2ZW50cy52MS5HZXRBY2NvdW50VmVyc2lvblJlc3BvbnNlEnIKEVVwZGF0ZUV2ZW50U3RhdHVzEi0uYW5hbHl0aWNzLmV2ZW50cy52MS5VcGRhdGVFdmVudFN0YXR1c1JlcXVlc3QaLi5hbmFseXRpY3MuZXZlbnRzLnYxLlVwZGF0ZUV2ZW50U3RhdHVzUmVzcG9uc2USgQEKFkJhdGNoVXBkYXRlRXZlbnRTdGF0dXMSMi5hbmFseXRpY3MuZXZlbnRzLnYxLkJhdGNoVXBkYXRlRXZlbnRTdGF0dXNSZXF1ZXN0GjMuYW5hbHl0aWNzLmV2ZW50cy52MS5CYXRjaFVwZGF0ZUV2ZW50U3RhdHVzUmVzcG9uc2USdQoSVXBkYXRlRXZlbnRQYXlsb2FkEi4uYW5hbHl0aWNzLmV2ZW50cy52MS5VcGRhdGVFdmVudFBheWxvYWRSZXF1ZXN0Gi8uYW5hbHl0aWNzLmV2ZW50cy52MS5VcGRhdGVFdmVudFBheWxvYWRSZXNwb25zZRJ+ChVDcmVhdGVXZWJob29rRW5kcG9pbnQSMS5hbmFseXRpY3MuZXZlbnRzLnYxLkNyZWF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QaMi5hbmFseXRpY3MuZXZlbnRzLnYxLkNyZWF0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEnsKFExpc3RXZWJob29rRW5kcG9pbnRzEjAuYW5hbHl0aWNzLmV2ZW50cy52MS5MaXN0V2ViaG9va0VuZHBvaW50c1JlcXVlc3QaMS5hbmFseXRpY3MuZXZlbnRzLnYxLkxpc3RXZWJob29rRW5kcG9pbnRzUmVzcG9uc2USdQoSR2V0V2ViaG9va0VuZHBvaW50Ei4uYW5hbHl0aWNzLmV2ZW50cy52MS5HZXRXZWJob29rRW5kcG9pbnRSZXF1ZXN0Gi8uYW5hbHl0aWNzLmV2ZW50cy52MS5HZXRXZWJob29rRW5kcG9pbnRSZXNwb25zZRJ+ChVVcGRhdGVXZWJob29rRW5kcG9pbnQSMS5hbmFseXRpY3MuZXZlbnRzLnYxLlVwZGF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QaMi5hbmFseXRpY3MuZXZlbnRzLnYxLlVwZGF0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEn4KFURlbGV0ZVdlYmhvb2tFbmRwb2ludBIxLmFuYWx5dGljcy5ldmVudHMudjEuRGVsZXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBoyLmFuYWx5dGljcy5ldmVudHMudjEuRGVsZXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USeAoTUm90YXRlV2ViaG9va1NlY3JldBIvLmFuYWx5dGljcy5ldmVudHMudjEuUm90YXRlV2ViaG9va1NlY3JldFJlcXVlc3QaMC5hbmFseXRpY3MuZXZlbnRzLnYxLlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRJ+ChVMaXN0V2ViaG9va0RlbGl2ZXJpZXMSMS5hbmFseXRpY3MuZXZlbnRzLnYxLkxpc3RXZWJob29rRGVsaXZlcmllc1JlcXVlc3QaMi5hbmFseXRpY3MuZXZlbnRzLnYxLkxpc3RXZWJob29rRGVsaXZlcmllc1Jlc3BvbnNlEnsKFFJldHJ5V2ViaG9va0RlbGl2ZXJ5EjAuYW5hbHl0aWNzLmV2ZW50cy52MS5SZXRyeVdlYmhvb2tEZWxpdmVyeVJlcXVlc3QaMS5hbmFseXRpY3MuZXZlbnRzLnYxLlJldHJ5V2ViaG9va0RlbGl2ZXJ5UmVzcG9uc2ViBnByb3RvMw", [file_common_v1_common, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message analytics.events.v1.WebhookEndpoint
@@ -330,7 +330,57 @@ export const DeleteWebhookEndpointResponseSchema: GenMessage<DeleteWebhookEndpoi
   messageDesc(file_events_v1_events, 12);
 
 /**
- * One queue entry owed to one endpoint, with its last attempt.
+ * One attempt of a delivery.
+ *
+ * @generated from message analytics.events.v1.WebhookAttempt
+ */
+export type WebhookAttempt = Message<"analytics.events.v1.WebhookAttempt"> & {
+  /**
+   * 1-based; a manual retry starts the count over.
+   *
+   * @generated from field: int32 attempt = 1;
+   */
+  attempt: number;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp attempted_at = 2;
+   */
+  attemptedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: optional int32 status_code = 3;
+   */
+  statusCode?: number | undefined;
+
+  /**
+   * @generated from field: optional int32 duration_ms = 4;
+   */
+  durationMs?: number | undefined;
+
+  /**
+   * Why no answer came (refused address, timeout, connection error).
+   *
+   * @generated from field: optional string error = 5;
+   */
+  error?: string | undefined;
+
+  /**
+   * When the next attempt was scheduled after this one; unset after a success, a 410 or the last attempt.
+   *
+   * @generated from field: google.protobuf.Timestamp next_retry_at = 6;
+   */
+  nextRetryAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message analytics.events.v1.WebhookAttempt.
+ * Use `create(WebhookAttemptSchema)` to create a new message.
+ */
+export const WebhookAttemptSchema: GenMessage<WebhookAttempt> = /*@__PURE__*/
+  messageDesc(file_events_v1_events, 13);
+
+/**
+ * One queue entry owed to one endpoint, with its last attempt and every attempt.
  *
  * @generated from message analytics.events.v1.WebhookDelivery
  */
@@ -393,6 +443,13 @@ export type WebhookDelivery = Message<"analytics.events.v1.WebhookDelivery"> & {
    * @generated from field: google.protobuf.Timestamp created_at = 11;
    */
   createdAt?: Timestamp | undefined;
+
+  /**
+   * Its attempts, oldest first (the last 20).
+   *
+   * @generated from field: repeated analytics.events.v1.WebhookAttempt attempts = 12;
+   */
+  attempts: WebhookAttempt[];
 };
 
 /**
@@ -400,7 +457,7 @@ export type WebhookDelivery = Message<"analytics.events.v1.WebhookDelivery"> & {
  * Use `create(WebhookDeliverySchema)` to create a new message.
  */
 export const WebhookDeliverySchema: GenMessage<WebhookDelivery> = /*@__PURE__*/
-  messageDesc(file_events_v1_events, 13);
+  messageDesc(file_events_v1_events, 14);
 
 /**
  * @generated from message analytics.events.v1.ListWebhookDeliveriesRequest
@@ -422,7 +479,7 @@ export type ListWebhookDeliveriesRequest = Message<"analytics.events.v1.ListWebh
  * Use `create(ListWebhookDeliveriesRequestSchema)` to create a new message.
  */
 export const ListWebhookDeliveriesRequestSchema: GenMessage<ListWebhookDeliveriesRequest> = /*@__PURE__*/
-  messageDesc(file_events_v1_events, 14);
+  messageDesc(file_events_v1_events, 15);
 
 /**
  * @generated from message analytics.events.v1.ListWebhookDeliveriesResponse
@@ -444,7 +501,7 @@ export type ListWebhookDeliveriesResponse = Message<"analytics.events.v1.ListWeb
  * Use `create(ListWebhookDeliveriesResponseSchema)` to create a new message.
  */
 export const ListWebhookDeliveriesResponseSchema: GenMessage<ListWebhookDeliveriesResponse> = /*@__PURE__*/
-  messageDesc(file_events_v1_events, 15);
+  messageDesc(file_events_v1_events, 16);
 
 /**
  * @generated from message analytics.events.v1.RetryWebhookDeliveryRequest
@@ -466,7 +523,7 @@ export type RetryWebhookDeliveryRequest = Message<"analytics.events.v1.RetryWebh
  * Use `create(RetryWebhookDeliveryRequestSchema)` to create a new message.
  */
 export const RetryWebhookDeliveryRequestSchema: GenMessage<RetryWebhookDeliveryRequest> = /*@__PURE__*/
-  messageDesc(file_events_v1_events, 16);
+  messageDesc(file_events_v1_events, 17);
 
 /**
  * @generated from message analytics.events.v1.RetryWebhookDeliveryResponse
@@ -483,7 +540,7 @@ export type RetryWebhookDeliveryResponse = Message<"analytics.events.v1.RetryWeb
  * Use `create(RetryWebhookDeliveryResponseSchema)` to create a new message.
  */
 export const RetryWebhookDeliveryResponseSchema: GenMessage<RetryWebhookDeliveryResponse> = /*@__PURE__*/
-  messageDesc(file_events_v1_events, 17);
+  messageDesc(file_events_v1_events, 18);
 
 /**
  * @generated from message analytics.events.v1.Event
@@ -532,7 +589,7 @@ export type Event = Message<"analytics.events.v1.Event"> & {
  * Use `create(EventSchema)` to create a new message.
  */
 export const EventSchema: GenMessage<Event> = /*@__PURE__*/
-  messageDesc(file_events_v1_events, 18);
+  messageDesc(file_events_v1_events, 19);
 
 /**
  * @generated from message analytics.events.v1.ListEventsRequest
@@ -559,7 +616,7 @@ export type ListEventsRequest = Message<"analytics.events.v1.ListEventsRequest">
  * Use `create(ListEventsRequestSchema)` to create a new message.
  */
 export const ListEventsRequestSchema: GenMessage<ListEventsRequest> = /*@__PURE__*/
-  messageDesc(file_events_v1_events, 19);
+  messageDesc(file_events_v1_events, 20);
 
 /**
  * @generated from message analytics.events.v1.ListEventsResponse
@@ -581,7 +638,7 @@ export type ListEventsResponse = Message<"analytics.events.v1.ListEventsResponse
  * Use `create(ListEventsResponseSchema)` to create a new message.
  */
 export const ListEventsResponseSchema: GenMessage<ListEventsResponse> = /*@__PURE__*/
-  messageDesc(file_events_v1_events, 20);
+  messageDesc(file_events_v1_events, 21);
 
 /**
  * @generated from message analytics.events.v1.UpdateEventStatusRequest
@@ -603,7 +660,7 @@ export type UpdateEventStatusRequest = Message<"analytics.events.v1.UpdateEventS
  * Use `create(UpdateEventStatusRequestSchema)` to create a new message.
  */
 export const UpdateEventStatusRequestSchema: GenMessage<UpdateEventStatusRequest> = /*@__PURE__*/
-  messageDesc(file_events_v1_events, 21);
+  messageDesc(file_events_v1_events, 22);
 
 /**
  * @generated from message analytics.events.v1.UpdateEventStatusResponse
@@ -625,7 +682,7 @@ export type UpdateEventStatusResponse = Message<"analytics.events.v1.UpdateEvent
  * Use `create(UpdateEventStatusResponseSchema)` to create a new message.
  */
 export const UpdateEventStatusResponseSchema: GenMessage<UpdateEventStatusResponse> = /*@__PURE__*/
-  messageDesc(file_events_v1_events, 22);
+  messageDesc(file_events_v1_events, 23);
 
 /**
  * @generated from message analytics.events.v1.BatchUpdateEventStatusRequest
@@ -642,7 +699,7 @@ export type BatchUpdateEventStatusRequest = Message<"analytics.events.v1.BatchUp
  * Use `create(BatchUpdateEventStatusRequestSchema)` to create a new message.
  */
 export const BatchUpdateEventStatusRequestSchema: GenMessage<BatchUpdateEventStatusRequest> = /*@__PURE__*/
-  messageDesc(file_events_v1_events, 23);
+  messageDesc(file_events_v1_events, 24);
 
 /**
  * @generated from message analytics.events.v1.BatchUpdateEventStatusResponse
@@ -659,7 +716,7 @@ export type BatchUpdateEventStatusResponse = Message<"analytics.events.v1.BatchU
  * Use `create(BatchUpdateEventStatusResponseSchema)` to create a new message.
  */
 export const BatchUpdateEventStatusResponseSchema: GenMessage<BatchUpdateEventStatusResponse> = /*@__PURE__*/
-  messageDesc(file_events_v1_events, 24);
+  messageDesc(file_events_v1_events, 25);
 
 /**
  * @generated from message analytics.events.v1.UpdateEventPayloadRequest
@@ -681,7 +738,7 @@ export type UpdateEventPayloadRequest = Message<"analytics.events.v1.UpdateEvent
  * Use `create(UpdateEventPayloadRequestSchema)` to create a new message.
  */
 export const UpdateEventPayloadRequestSchema: GenMessage<UpdateEventPayloadRequest> = /*@__PURE__*/
-  messageDesc(file_events_v1_events, 25);
+  messageDesc(file_events_v1_events, 26);
 
 /**
  * @generated from message analytics.events.v1.UpdateEventPayloadResponse
@@ -698,7 +755,7 @@ export type UpdateEventPayloadResponse = Message<"analytics.events.v1.UpdateEven
  * Use `create(UpdateEventPayloadResponseSchema)` to create a new message.
  */
 export const UpdateEventPayloadResponseSchema: GenMessage<UpdateEventPayloadResponse> = /*@__PURE__*/
-  messageDesc(file_events_v1_events, 26);
+  messageDesc(file_events_v1_events, 27);
 
 /**
  * @generated from message analytics.events.v1.GetAccountVersionRequest
@@ -711,7 +768,7 @@ export type GetAccountVersionRequest = Message<"analytics.events.v1.GetAccountVe
  * Use `create(GetAccountVersionRequestSchema)` to create a new message.
  */
 export const GetAccountVersionRequestSchema: GenMessage<GetAccountVersionRequest> = /*@__PURE__*/
-  messageDesc(file_events_v1_events, 27);
+  messageDesc(file_events_v1_events, 28);
 
 /**
  * @generated from message analytics.events.v1.GetAccountVersionResponse
@@ -730,7 +787,7 @@ export type GetAccountVersionResponse = Message<"analytics.events.v1.GetAccountV
  * Use `create(GetAccountVersionResponseSchema)` to create a new message.
  */
 export const GetAccountVersionResponseSchema: GenMessage<GetAccountVersionResponse> = /*@__PURE__*/
-  messageDesc(file_events_v1_events, 28);
+  messageDesc(file_events_v1_events, 29);
 
 /**
  * @generated from enum analytics.events.v1.EventState
