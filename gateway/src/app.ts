@@ -129,7 +129,8 @@ export function gatewaySettings(config: Config) {
 export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   const serviceCallTimeoutMs = deps.serviceCallTimeoutMs ?? 10_000;
   // DB_POOL_MAX is the gateway's whole share of the connection budget: the rate limiter's own
-  // small pool is taken out of it.
+  // small pool is taken out of it, leaving the main pool at least 2 (migrating at start holds the
+  // schema's lock on one connection and migrates on another; with 1 it waits for itself).
   const poolMax = deps.dbPoolMax ?? 20;
   const limiterPoolMax = rateLimiterPoolMax(poolMax);
   const acquireTimeoutMs = deps.dbAcquireTimeoutMs ?? DB_DEFAULTS.acquireTimeoutMs;
@@ -140,7 +141,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     url: deps.databaseUrl,
     schema: "gateway",
     applicationName: "gateway",
-    poolMax: Math.max(1, poolMax - limiterPoolMax),
+    poolMax: Math.max(2, poolMax - limiterPoolMax),
     acquireTimeoutMs,
     statementTimeoutMs,
   });
