@@ -8,7 +8,11 @@
 // The deployables separate on JetStream by default (as production runs them; `--single`: the
 // single process with NATS). A and B are accounts whose messages travel on different partitions
 // (libs/bus partitionOf, NATS_PARTITIONS): two accounts of one partition share its consumers.
-// Usage: node bench/fairness.mjs [--products 100000] [--writers 1] [--idle-probes 30] [--single]   (`npm run build` first)
+// `--a-per-second N`: A under a rate limit of N tokens a second (its bucket's burst the default
+// 6000), retrying a 429 after its Retry-After, as a client honouring the limit does: the platform
+// with the protection every account has (the default is 100); without it, A is unlimited (the
+// worst case).
+// Usage: node bench/fairness.mjs [--products 100000] [--writers 1] [--idle-probes 30] [--a-per-second N] [--single]   (`npm run build` first)
 // Needs the local Postgres and NATS (TEST_DATABASE_URL / TEST_NATS_URL); makes its own database
 // and stream and removes them.
 import { randomBytes } from "node:crypto";
@@ -20,6 +24,8 @@ const IDLE_PROBES = Number(arg("--idle-probes", 30));
 /** A's batches in flight at once: more than one makes A write faster than its messages are consumed, so a backlog builds. */
 const WRITERS = Number(arg("--writers", 1));
 const PARTITIONS = Number(process.env.NATS_PARTITIONS ?? 8);
+/** A's rate limit (tokens a second), or none. */
+const A_PER_SECOND = arg("--a-per-second", undefined) === undefined ? undefined : Number(arg("--a-per-second", undefined));
 const natsUrl = process.env.TEST_NATS_URL ?? "nats://127.0.0.1:4222";
 
 const pct = (xs, p) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] : NaN);
@@ -55,8 +61,10 @@ try {
   const a = await platform.signUp("Loading");
   let b = await platform.signUp("Single");
   while (partitionOf(b.accountId, PARTITIONS) === partitionOf(a.accountId, PARTITIONS)) b = await platform.signUp("Single");
-  // Neither account meets its rate limit: A writes 100,000 items, B polls.
-  for (const { accountId } of [a, b]) await platform.call("PUT", `/admin/v1/accounts/${accountId}/settings`, { rateLimitPerSecond: 1_000_000, rateLimitBurst: 100_000_000 }, ADMIN);
+  // B never meets its rate limit (it polls); A only with --a-per-second.
+  await platform.call("PUT", `/admin/v1/accounts/${b.accountId}/settings`, { rateLimitPerSecond: 1_000_000, rateLimitBurst: 100_000_000 }, ADMIN);
+  const aLimits = A_PER_SECOND === undefined ? { rateLimitPerSecond: 1_000_000, rateLimitBurst: 100_000_000 } : { rateLimitPerSecond: A_PER_SECOND, rateLimitBurst: 6000 };
+  await platform.call("PUT", `/admin/v1/accounts/${a.accountId}/settings`, aLimits, ADMIN);
   const month = new Date().toISOString().slice(0, 7);
 
   const queueCount = async (token) => Number((await platform.call("GET", "/v2/api/events?pageSize=1&event_type=update_sku", undefined, token)).headers.get("x-total-count"));
@@ -93,13 +101,18 @@ try {
 
   // A's load, with its own lag: each batch's answer until the queue holds its entries.
   const answered = [];
+  let aRefused = 0;
   const aLags = [];
   let loading = true;
   let nextBatch = 0;
   const writer = async () => {
     for (let batch = nextBatch++; batch < PRODUCTS / PER_BATCH; batch = nextBatch++) {
       const items = Array.from({ length: PER_BATCH }, (_, i) => ({ key: `A-${batch}-${i}`, sku: `A-${batch}-${i}`, season: "SS27", productName: `A ${i}` }));
-      const res = await platform.call("POST", "/v2/api/products/batch", items, a.token);
+      let res = await platform.call("POST", "/v2/api/products/batch", items, a.token);
+      for (; res.status === 429; res = await platform.call("POST", "/v2/api/products/batch", items, a.token)) {
+        aRefused++;
+        await sleep(1000 * Number(res.headers.get("retry-after")));
+      }
       if (res.status !== 201) throw new Error(`A's batch ${batch}: ${res.status}`);
       answered.push(performance.now());
     }
@@ -139,9 +152,10 @@ try {
     partitions: PARTITIONS,
     products: PRODUCTS,
     writers: WRITERS,
+    aPerSecond: A_PER_SECOND ?? null,
     idle: phase(idle),
     loaded: phase(loaded),
-    a: { writesMs: Math.round(writesMs), queueCompleteMs: Math.round(aDoneMs), batchToQueue: summary(aLags) },
+    a: { writesMs: Math.round(writesMs), queueCompleteMs: Math.round(aDoneMs), batchToQueue: summary(aLags), refused: aRefused },
   };
   const ratio = (what) => +(result.loaded[what].p99Ms / result.idle[what].p99Ms).toFixed(2);
   result.p99Ratio = Object.fromEntries(Object.keys(result.idle).map((what) => [what, ratio(what)]));

@@ -198,7 +198,7 @@ export class NatsBus implements Bus {
         });
       }
     });
-    const messages = await answeringTimeouts(async () => (await this.js.consumers.get(this.options.stream, durable)).consume({ max_messages: 256 }));
+    const messages = await answeringTimeouts(() => whileNotFound(async () => (await this.js.consumers.get(this.options.stream, durable)).consume({ max_messages: 256 })));
     this.running.add(messages);
     const log = this.options.logger;
     const maxBatch = spec.maxBatch ?? 256;
@@ -334,6 +334,22 @@ async function answeringTimeouts<T>(work: () => Promise<T>): Promise<T> {
       return await work();
     } catch (error) {
       if (attempt >= 8 || (error as Error)?.name !== "TimeoutError") throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+}
+
+/**
+ * A consumer that exists (just found or made) may still be "not found" for a moment in a
+ * JetStream cluster: its group is being formed, or its leader is being elected after a server was
+ * lost. Asked again, a second apart, for up to 30 s, rather than failing the process's start.
+ */
+async function whileNotFound<T>(work: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (attempt >= 30 || !isNotFound(error)) throw error;
       await new Promise((resolve) => setTimeout(resolve, 1000));
     }
   }
