@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { build } from "esbuild";
-import { arg, median, startPlatform, startSeparately } from "./platform.mjs";
+import { arg, median, startPlatform, startSeparately, requestsPerSecond } from "./platform.mjs";
 
 const SECONDS = Number(arg("--seconds", 3));
 const ROUNDS = Number(arg("--rounds", 3));
@@ -38,20 +38,7 @@ try {
     : { services: platform.ready.services, internalToken: JSON.parse(readFileSync(join(platform.dataDir, "secrets.json"), "utf8")).INTERNAL_TOKEN };
   const direct = directClients(services, internalToken, { accountId: account.accountId, apiKeyId: account.apiKeyId });
 
-  /** Requests per second with CONCURRENCY in flight for SECONDS. */
-  async function rate(request) {
-    const end = performance.now() + SECONDS * 1000;
-    let done = 0;
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (performance.now() < end) {
-          await request();
-          done++;
-        }
-      }),
-    );
-    return done / SECONDS;
-  }
+  const rate = (request) => requestsPerSecond(request, CONCURRENCY, SECONDS);
   const rest = (path) => async () => {
     const res = await fetch(base + path, { headers: { authorization: `Bearer ${token}`, "accept-encoding": ENCODING } });
     if (res.status !== 200) throw new Error(`${path}: ${res.status}`);

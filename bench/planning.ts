@@ -18,6 +18,7 @@ import { InProcessBus, type Bus, type BusMessage } from "@analytics/bus";
 import { planningV1, topics, type Topic } from "@analytics/contracts";
 import { createServiceClient } from "@analytics/rpc";
 import { createTestBus, createTestDatabase } from "@analytics/testing";
+import { seedPlanning } from "./planning-seed.mjs";
 import { startPlanningService } from "../services/planning/src/service";
 import { plannedVolumes } from "../services/planning/src/repository";
 import { volumeQueryOf } from "../services/planning/src/validation";
@@ -44,37 +45,6 @@ async function publishAll(bus: Bus, messages: BusMessage[]) {
   }
 }
 
-async function seed(sql: pg.Client, accountId: string, skus: number, lines: number) {
-  await sql.query(
-    `INSERT INTO planning.skus (account_id, sku_id, version, key, sku, status, active_planning, season, product_group_id, variant_group_id, brand, color, size)
-     SELECT $1, gen_random_uuid(), 1, 'K-' || g, 'S-' || g, 1 + g % 5, g % 17 <> 0, 'SS' || (g % 8), 'P-' || (g / 10), 'V-' || (g / 3), 'B' || (g % 30), 'C' || (g % 12), 'Z' || (g % 6)
-     FROM generate_series(1, $2) g`,
-    [accountId, skus],
-  );
-  await sql.query(
-    `INSERT INTO planning.warehouses (account_id, warehouse_id, version, external_id, name)
-     SELECT $1, gen_random_uuid(), 1, 'WH' || g, 'Warehouse ' || g FROM generate_series(1, 20) g`,
-    [accountId],
-  );
-  await sql.query(
-    `INSERT INTO planning.stock (account_id, sku_id, warehouse_id, version, available_quantity)
-     SELECT $1, s.sku_id, w.warehouse_id, 1, (hashtext(s.key || w.external_id) & 63)
-     FROM planning.skus s
-     JOIN LATERAL (SELECT warehouse_id, external_id FROM planning.warehouses w WHERE w.account_id = $1
-                   AND (substr(w.external_id, 3)::int - 1) % 4 = (substr(s.key, 3)::int) % 4 LIMIT 5) w ON true
-     WHERE s.account_id = $1`,
-    [accountId],
-  );
-  await sql.query(
-    `INSERT INTO planning.purchase_order_lines (account_id, purchase_order_id, item_id, sku_id, external_warehouse_id, delivery_date, open_quantity, kind, changed_at)
-     SELECT $1, gen_random_uuid(), 'i' || g, s.sku_id, CASE WHEN g % 10 = 0 THEN '' ELSE 'WH' || (1 + g % 20) END,
-       date '2026-01-01' + (g % 365), 1 + g % 40, CASE WHEN g % 9 = 0 THEN 'draft' WHEN g % 23 = 0 THEN 'cancelled' ELSE 'po' END,
-       timestamptz '2026-01-01' + g * interval '1 minute'
-     FROM generate_series(1, $3) g JOIN planning.skus s ON s.account_id = $1 AND s.key = 'K-' || (1 + (g * 7919) % $2)`,
-    [accountId, skus, lines],
-  );
-}
-
 /** The aggregate as one would write it by hand in psql: UNION ALL of stock and lines, GROUP BY. */
 const reference = (group: string) => `
   SELECT g, sum(stock) AS stock, sum(po) AS po, sum(draft) AS draft FROM (
@@ -98,8 +68,8 @@ async function itemFour() {
   try {
     const account = randomUUID();
     const started = performance.now();
-    await seed(sql, randomUUID(), 20_000, 10_000);
-    await seed(sql, account, 100_000, 50_000);
+    await seedPlanning(sql, randomUUID(), 20_000, 10_000);
+    await seedPlanning(sql, account, 100_000, 50_000);
     await sql.query("VACUUM ANALYZE planning.skus, planning.stock, planning.warehouses, planning.purchase_order_lines");
     const counts = (await sql.query("SELECT (SELECT count(*) FROM planning.stock WHERE account_id = $1) AS stock, (SELECT count(*) FROM planning.purchase_order_lines WHERE account_id = $1 AND kind <> 'cancelled') AS lines", [account])).rows[0];
     console.log(`seeded in ${((performance.now() - started) / 1000).toFixed(1)} s: 100,000 SKUs, 20 warehouses, ${counts.stock} stock rows, ${counts.lines} open/draft PO lines`);

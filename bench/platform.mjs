@@ -13,6 +13,21 @@ export const ADMIN = "bench-admin-token-0123456789";
 export const arg = (name, fallback) => (process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : fallback);
 export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
+/** Requests per second of `request` with `concurrency` in flight for `seconds`. */
+export async function requestsPerSecond(request, concurrency, seconds) {
+  const end = performance.now() + seconds * 1000;
+  let done = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        await request();
+        done++;
+      }
+    }),
+  );
+  return done / seconds;
+}
+
 /** The calls a client makes to the API at `base`: any call, and a new account with its token. */
 function clientOf(base) {
   const call = async (method, path, body, token) => {

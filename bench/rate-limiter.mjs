@@ -12,7 +12,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { build } from "esbuild";
 import pg from "pg";
-import { ADMIN, arg, median, startPlatform } from "./platform.mjs";
+import { ADMIN, arg, median, startPlatform, requestsPerSecond } from "./platform.mjs";
 
 const SECONDS = Number(arg("--seconds", 3));
 const ROUNDS = Number(arg("--rounds", 3));
@@ -42,19 +42,7 @@ try {
   const internalToken = JSON.parse(readFileSync(join(platform.dataDir, "secrets.json"), "utf8")).INTERNAL_TOKEN;
   const direct = directClients(platform.ready.services, internalToken, { accountId: account.accountId, apiKeyId: account.apiKeyId });
 
-  async function rate(request) {
-    const end = performance.now() + SECONDS * 1000;
-    let done = 0;
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (performance.now() < end) {
-          await request();
-          done++;
-        }
-      }),
-    );
-    return done / SECONDS;
-  }
+  const rate = (request) => requestsPerSecond(request, CONCURRENCY, SECONDS);
   const gateway = async () => {
     const res = await fetch(`${platform.base}/v2/api/events?pageSize=10`, { headers: { authorization: `Bearer ${account.token}`, "accept-encoding": "identity" } });
     if (res.status !== 200) throw new Error(`events: ${res.status}`);
