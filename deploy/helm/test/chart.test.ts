@@ -277,7 +277,8 @@ describe("render with the defaults", () => {
 
   it("lets the services' Connect ports be reached only from the gateway and the services, and every pod reach only DNS, Postgres, NATS and the services (the events pods also HTTPS to public addresses)", () => {
     const releasePods = { podSelector: { matchLabels: { "app.kubernetes.io/name": "analytics", "app.kubernetes.io/instance": "analytics" } } };
-    const policies = byKind(objects, "NetworkPolicy");
+    // The migration Job's own policy has its test below.
+    const policies = byKind(objects, "NetworkPolicy").filter((p) => component(p) !== "migrations");
     expect(policies.map(component).sort()).toEqual(["gateway", ...serviceNames].sort());
     // The release's pods are exactly the Deployments' pods: the selector matches each of them.
     for (const deployment of byKind(objects, "Deployment")) {
@@ -533,6 +534,25 @@ describe("production settings (issue 35 item 5)", () => {
       expect(mebibytes(requests.memory)).toBeGreaterThanOrEqual(128);
       expect(mebibytes(limits.memory)).toBeGreaterThanOrEqual(2 * mebibytes(requests.memory) - 64);
     }
+  });
+
+  it("lets the Job's pod reach only DNS and Postgres, by a policy made before it", () => {
+    const objects = render(required, { networkPolicy: { postgres: { to: [{ ipBlock: { cidr: "10.1.0.0/16" } }] } } });
+    validateAll(objects);
+    const policy = named(objects, "NetworkPolicy", "analytics-migrations")!;
+    const job = named(objects, "Job", "analytics-migrations")!;
+    expect(job.spec.template.metadata.labels).toMatchObject(policy.spec.podSelector.matchLabels);
+    expect(policy.spec.podSelector.matchLabels["app.kubernetes.io/component"]).toBe("migrations");
+    expect(policy.metadata.annotations!["helm.sh/hook"]).toBe("pre-install,pre-upgrade");
+    expect(Number(policy.metadata.annotations!["helm.sh/hook-weight"])).toBeLessThan(Number(job.metadata.annotations!["helm.sh/hook-weight"]));
+    expect(policy.spec.policyTypes).toEqual(["Ingress", "Egress"]);
+    expect(policy.spec.ingress).toEqual([]);
+    expect(policy.spec.egress).toEqual([
+      { ports: [{ port: 53, protocol: "UDP" }, { port: 53, protocol: "TCP" }] },
+      { ports: [{ port: 5432, protocol: "TCP" }], to: [{ ipBlock: { cidr: "10.1.0.0/16" } }] },
+    ]);
+    expect(render(required, { networkPolicy: { enabled: false } }).filter((o) => o.kind === "NetworkPolicy")).toEqual([]);
+    expect(named(render(required, { migrations: { job: { enabled: false } } }), "NetworkPolicy", "analytics-migrations")).toBeUndefined();
   });
 
   it("without the Job, lets each process migrate at start-up (MIGRATIONS=apply)", () => {
