@@ -3,7 +3,7 @@
 // (GET /events?pageSize=10, 10 in flight, as bench/gateway-hop.mjs); the limiter's is
 // RateLimiter.spend as the gateway calls it (gateway/src/accounts/rate-limiter.ts: its own pool of
 // 2 connections, plain pg, a named prepared statement), run alone on the platform's database with 10 in flight on one account (the worst case: every
-// request waits for the row lock); for comparison its statement (SPEND) through plain pg, unnamed,
+// request waits for the row lock); for comparison its statement (LEASE) through plain pg, unnamed,
 // on a pool of 10.
 // Target: limiter <= 5 % of the hop.
 // Usage: node bench/rate-limiter.mjs [--seconds S] [--rounds N]
@@ -20,7 +20,7 @@ const CONCURRENCY = 10;
 
 const out = join(process.cwd(), "dist/bench/rate-limiter-client.cjs");
 await build({
-  stdin: { contents: 'export { directClients } from "./bench/hop-client"; export { SPEND, RateLimiter, rateLimiterPoolMax } from "./gateway/src/accounts/rate-limiter";', resolveDir: process.cwd(), loader: "ts" },
+  stdin: { contents: 'export { directClients } from "./bench/hop-client"; export { LEASE, RateLimiter, rateLimiterPoolMax } from "./gateway/src/accounts/rate-limiter";', resolveDir: process.cwd(), loader: "ts" },
   outfile: out,
   bundle: true,
   platform: "node",
@@ -29,7 +29,7 @@ await build({
   tsconfig: "tsconfig.base.json",
   logLevel: "warning",
 });
-const { directClients, SPEND, RateLimiter, rateLimiterPoolMax } = createRequire(import.meta.url)(out);
+const { directClients, LEASE, RateLimiter, rateLimiterPoolMax } = createRequire(import.meta.url)(out);
 const { Registry } = createRequire(import.meta.url)("prom-client");
 const pino = createRequire(import.meta.url)("pino");
 
@@ -48,7 +48,7 @@ try {
     if (res.status !== 200) throw new Error(`events: ${res.status}`);
     await res.arrayBuffer();
   };
-  const statement = () => pool.query(SPEND, [account.accountId, 1]);
+  const statement = () => pool.query(LEASE, [account.accountId, 1, 0]);
   // As the gateway makes it with the default DB_POOL_MAX (20).
   const rateLimiter = new RateLimiter(
     { url: platform.databaseUrl, schema: "gateway", poolMax: rateLimiterPoolMax(20), acquireTimeoutMs: 5_000, statementTimeoutMs: 9_000 },
