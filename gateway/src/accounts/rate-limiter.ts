@@ -32,27 +32,56 @@ export const MIN_WRITE_COST = 5;
 /** and at most the largest batch a route takes (1000 items): a body over it is a 400 that does no work. */
 export const MAX_WRITE_COST = 1000;
 
+/** How long a gateway may spend a lease on its own: a settings change, or tokens another gateway lacks, wait at most this long. */
+export const LEASE_MS = 1_000;
+
+/** Tokens of one account's bucket that this gateway holds, and what the bucket said when it took them. */
+interface Lease {
+  tokens: number;
+  expiresAt: number;
+  /** The shared bucket's tokens left just after this lease was taken. */
+  sharedLeft: number;
+  burst: number;
+  perSecond: number;
+}
+
 /**
  * Per-account token buckets, shared by every gateway: one row per account in the gateway's
- * schema (`rate_limit_buckets`), refilled and spent by one statement per request (an upsert that
- * reads the account's settings in the same statement), exact under any concurrency and any number
- * of replicas; time is the database's clock. A store that cannot answer lets the request through
- * (fail open): the limiter protects the platform from one account, it must not take the platform
- * down with it. Each such pass is logged and counted (gateway_rate_limiter_failures_total).
+ * schema (`rate_limit_buckets`) that one statement refills and takes a lease of tokens from,
+ * reading the account's settings in the same statement; time is the database's clock. Each
+ * gateway spends its lease on its own and takes the next one only when the lease cannot pay a
+ * request: at most one statement per request, and while the bucket is well filled one per
+ * `perSecond / 10` (at most `burst / 50`) tokens. The tokens are deducted from the row when leased, so
+ * all gateways together never spend more than the bucket gives; near the limit a lease is exactly
+ * the request's cost, as exact as one statement per request. A lease lasts LEASE_MS: settings
+ * changes apply at the next lease. What a lease has left when the next one is taken (it could not
+ * pay, or expired) goes back to the bucket in that same statement; an account that stops calling
+ * leaves at most one lease per gateway out, a tenth of a second of refill, until it refills.
+ *
+ * A store that cannot answer lets the request through (fail open): the limiter protects the
+ * platform from one account, it must not take the platform down with it. Each such pass is logged
+ * and counted (gateway_rate_limiter_failures_total).
  *
  * It runs on a small pool of its own with plain pg and a named prepared statement (parsed and
- * planned once per connection): the statement runs before every request, and knex's query
- * building was half of its cost (bench/rate-limiter.mjs, docs/benchmarks.md).
+ * planned once per connection), cheap next to the gateway hop (bench/rate-limiter.mjs,
+ * docs/benchmarks.md).
  */
 export class RateLimiter {
   private readonly failures: Counter;
   private readonly pool: pg.Pool;
+  private readonly now: () => number;
+  private readonly leases = new Map<string, Lease>();
+  /** The lease statement running per account: one at a time; the account's other requests wait for it. */
+  private readonly taking = new Map<string, Promise<RateDecision | undefined>>();
 
   constructor(
     options: RateLimiterOptions,
     private readonly logger: Logger,
     registry: Registry,
+    /** Milliseconds of a monotonic clock, for the leases' expiry (tests move it). */
+    now: () => number = () => performance.now(),
   ) {
+    this.now = now;
     this.failures = new Counter({
       name: "gateway_rate_limiter_failures_total",
       help: "Requests let through unlimited because the rate limiter's store did not answer",
@@ -80,39 +109,87 @@ export class RateLimiter {
 
   /** Spends `cost` tokens of the account's bucket if it has them; undefined when the store failed (the request passes). */
   async spend(accountId: string, cost: number): Promise<RateDecision | undefined> {
-    try {
-      const { rows } = await this.pool.query<[number, boolean, number, number]>({ name: "rate-limit-spend", text: SPEND, values: [accountId, cost], rowMode: "array" });
-      const row = rows[0];
-      if (!row) return undefined;
-      const [tokens, allowed, perSecond, burst] = row;
-      const wanted = Math.min(cost, burst);
-      return {
-        allowed,
-        remaining: Math.floor(tokens),
-        burst,
-        perSecond,
-        retryAfter: allowed ? 0 : Math.max(1, Math.ceil((wanted - tokens) / perSecond)),
-      };
-    } catch (err) {
-      this.failures.inc();
-      this.logger.warn({ err, accountId }, "rate limiter unavailable: request let through unlimited");
-      return undefined;
+    for (;;) {
+      const lease = this.leases.get(accountId);
+      if (lease && this.now() < lease.expiresAt && lease.tokens >= Math.min(cost, lease.burst)) {
+        lease.tokens -= Math.min(cost, lease.burst);
+        return decisionOf(lease);
+      }
+      const taking = this.taking.get(accountId);
+      if (!taking) break;
+      // Another request of this account is taking a lease: this one is served from it if it can
+      // be, and passes if the store failed.
+      if (!(await taking.then(() => true, () => false))) return this.failedOpen();
     }
+    const taking = this.takeLease(accountId, cost).finally(() => this.taking.delete(accountId));
+    this.taking.set(accountId, taking);
+    try {
+      return await taking;
+    } catch (err) {
+      this.logger.warn({ err, accountId }, "rate limiter unavailable: request let through unlimited");
+      return this.failedOpen();
+    }
+  }
+
+  /**
+   * One statement: gives back what the account's lease has left and takes a new lease that pays
+   * `cost` (paid from it here) if the bucket has it; the refusal when it has not.
+   */
+  private async takeLease(accountId: string, cost: number): Promise<RateDecision | undefined> {
+    const expiresAt = this.now() + LEASE_MS;
+    // Lost if the statement fails (it may have been taken back): never spent twice.
+    const returned = this.leases.get(accountId)?.tokens ?? 0;
+    this.leases.delete(accountId);
+    const { rows } = await this.pool.query<[number, number, number, number]>({ name: "rate-limit-lease", text: LEASE, values: [accountId, cost, returned], rowMode: "array" });
+    const row = rows[0];
+    if (!row) return undefined;
+    const [tokens, granted, perSecond, burst] = row;
+    const wanted = Math.min(cost, burst);
+    if (granted === 0) return { allowed: false, remaining: Math.floor(tokens), burst, perSecond, retryAfter: Math.max(1, Math.ceil((wanted - tokens) / perSecond)) };
+    const lease = { tokens: granted - wanted, expiresAt, sharedLeft: tokens, burst, perSecond };
+    this.leases.set(accountId, lease);
+    return decisionOf(lease);
+  }
+
+  private failedOpen(): undefined {
+    this.failures.inc();
+    return undefined;
   }
 }
 
-// The bucket refilled since its last request (at most its size); a cost over the size is the size,
-// so that a batch bigger than a small bucket still gets through once the bucket is full.
-const refilled = "least(excluded.burst, b.tokens + excluded.per_second * greatest(0, extract(epoch FROM now() - b.updated_at)))";
-const cost = "least($2, excluded.burst)";
-/** The one statement of each request, $1 the account, $2 the cost (bench/rate-limiter.mjs times it alone). */
-export const SPEND = `
-  INSERT INTO rate_limit_buckets AS b (account_id, per_second, burst, tokens, updated_at, allowed)
-  SELECT id, rate_limit_per_second, rate_limit_burst, rate_limit_burst - least($2, rate_limit_burst), now(), true FROM accounts WHERE id = $1
+/** An allowed request's answer: the bucket's tokens as the lease found them, less what this gateway spent of the lease since (other gateways' spending and the refill since are not seen). */
+function decisionOf(lease: Lease): RateDecision {
+  return { allowed: true, remaining: Math.floor(lease.sharedLeft + lease.tokens), burst: lease.burst, perSecond: lease.perSecond, retryAfter: 0 };
+}
+
+// The bucket refilled since its last statement, with what the gateway gives back of its lease (at
+// most its size).
+const refilled = "least(excluded.burst, b.tokens + $3 + excluded.per_second * greatest(0, extract(epoch FROM now() - b.updated_at)))";
+/**
+ * The lease out of `available` tokens of a bucket of `burst` refilled `perSecond`: bigger than the
+ * cost only while the bucket holds ten such leases, a tenth of a second of refill and at most a
+ * fiftieth of the bucket (what a gateway that stops calling leaves unused); below that exactly the
+ * cost, so that near the limit no gateway holds tokens another lacks; none when the cost is not
+ * there. A cost over the bucket's size is the size, so that a batch bigger than a small bucket
+ * still gets through once the bucket is full.
+ */
+function leaseOf(available: string, perSecond: string, burst: string): string {
+  const cost = `least($2, ${burst})`;
+  const big = `floor(least(${perSecond}::float8 / 10, ${burst}::float8 / 50))`;
+  return `CASE WHEN ${big} > ${cost} AND ${available} >= 10 * ${big} THEN ${big} WHEN ${available} >= ${cost} THEN ${cost} ELSE 0 END`;
+}
+const firstLease = leaseOf("rate_limit_burst", "rate_limit_per_second", "rate_limit_burst");
+const lease = leaseOf(refilled, "excluded.per_second", "excluded.burst");
+/** The one statement of a lease, $1 the account, $2 the cost, $3 the tokens given back (bench/rate-limiter.mjs times it alone). */
+export const LEASE = `
+  INSERT INTO rate_limit_buckets AS b (account_id, per_second, burst, tokens, updated_at, allowed, granted)
+  SELECT id, rate_limit_per_second, rate_limit_burst, rate_limit_burst - ${firstLease}, now(), true, ${firstLease}
+  FROM accounts WHERE id = $1
   ON CONFLICT (account_id) DO UPDATE SET
     per_second = excluded.per_second,
     burst = excluded.burst,
-    tokens = ${refilled} - CASE WHEN ${refilled} >= ${cost} THEN ${cost} ELSE 0 END,
-    allowed = ${refilled} >= ${cost},
+    tokens = ${refilled} - ${lease},
+    allowed = ${lease} > 0,
+    granted = ${lease},
     updated_at = now()
-  RETURNING tokens, allowed, per_second, burst`;
+  RETURNING tokens, granted, per_second, burst`;

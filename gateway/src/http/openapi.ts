@@ -327,7 +327,7 @@ export class OpenApi {
           },
           RateLimit: {
             description:
-              'the account\'s bucket after this request (IETF httpapi ratelimit-headers draft): `"account";r=<tokens left>;t=<seconds until full>` (over the limit: seconds until the request\'s cost is available). A read costs 1, a write 1 per item (at least 5). Sent on every answer to a request with an account\'s token; not on /auth and admin answers, which have their own brake.',
+              'the account\'s bucket after this request (IETF httpapi ratelimit-headers draft): `"account";r=<tokens left>;t=<seconds until full>` (over the limit: seconds until the request\'s cost is available). The tokens left are approximate while the bucket is well filled: each gateway leases tokens of the shared bucket for up to a second, and counts what the bucket had at its lease less what it spent since (not the refill nor other gateways\' requests meanwhile); near the limit they are exact. A read costs 1, a write 1 per item (at least 5). Sent on every answer to a request with an account\'s token; not on /auth and admin answers, which have their own brake.',
             schema: { type: "string", maxLength: 100 },
           },
           "RateLimit-Policy": {

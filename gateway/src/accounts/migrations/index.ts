@@ -6,5 +6,6 @@ import { authFailures } from "./003_auth_failures";
 import { salesPlanGrowth } from "./004_sales_plan_growth";
 import { idempotencyKeys } from "./005_idempotency_keys";
 import { rateLimits } from "./006_rate_limits";
+import { rateLimitLeases } from "./007_rate_limit_leases";
 
-export const migrations: Migration[] = [...outboxMigrations, createAccounts, settingsVersion, authFailures, salesPlanGrowth, idempotencyKeys, rateLimits];
+export const migrations: Migration[] = [...outboxMigrations, createAccounts, settingsVersion, authFailures, salesPlanGrowth, idempotencyKeys, rateLimits, rateLimitLeases];
