@@ -4,7 +4,7 @@ import type { Knex } from "knex";
 import type { Logger } from "pino";
 import { MAX_MESSAGE_BYTES, type Bus, type BusMessage } from "@analytics/bus";
 import type { Topic } from "@analytics/contracts";
-import type { Db, Migration } from "@analytics/db";
+import { mapInSlices, type Db, type Migration } from "@analytics/db";
 import { infrastructureKind, invalid, type FieldViolation } from "@analytics/errors";
 import { endSpan, SpanKind, startSpan, traceHeaders } from "@analytics/telemetry";
 
@@ -149,10 +149,11 @@ export function encodeEntries(entries: OutboxEntry[]): EncodedEntry[] {
 
 /**
  * Writes messages inside the caller's transaction, in order (unnest keeps it, so seq follows
- * `entries`), in one statement; returns their ids.
+ * `entries`), in one statement; returns their ids. Encoded in slices (mapInSlices): a batch's
+ * 1000 messages in one go held the process's other requests waiting.
  */
 export async function enqueue(tx: Knex.Transaction | Knex, entries: OutboxEntry[]): Promise<string[]> {
-  return enqueueEncoded(tx, encodeEntries(entries));
+  return enqueueEncoded(tx, (await mapInSlices(entries, (entry) => encodeEntries([entry]))).flat());
 }
 
 /** enqueue of entries encoded beforehand (encodeEntries), for a writer that encodes while Postgres works. */
