@@ -2,7 +2,7 @@ import { fromBinary, type DescMessage, type MessageShape } from "@bufbuild/proto
 import type { Registry } from "prom-client";
 import type { BatchHandler, Bus, BusMessage, Subscription } from "@analytics/bus";
 import type { Topic } from "@analytics/contracts";
-import type { Db, Tx } from "@analytics/db";
+import { mapInSlices, type Db, type Tx } from "@analytics/db";
 import { processBatchOnce } from "@analytics/inbox";
 import { consumerBatchDurations, endSpan, SpanKind, startSpan } from "@analytics/telemetry";
 
@@ -65,7 +65,8 @@ export function consumerHandler(db: Db, service: string, consumer: ConsumerDefin
     );
     let failure: unknown;
     try {
-      await processBatchOnce(db, durable, messages, (tx, fresh) => consumer.handle(tx, fresh.map((m) => decodeDelivery(topics, m))));
+      // Decoded in slices: a batch of a few hundred in one go held the process's other work waiting.
+      await processBatchOnce(db, durable, messages, async (tx, fresh) => consumer.handle(tx, await mapInSlices(fresh, (m) => decodeDelivery(topics, m))));
     } catch (error) {
       failure = error;
       throw error;

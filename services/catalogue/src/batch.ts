@@ -1,4 +1,4 @@
-import type { Tx } from "@analytics/db";
+import { mapInSlices, type Tx } from "@analytics/db";
 import type { FieldViolation } from "@analytics/errors";
 import { itemOutcome, type ItemOutcome as Outcome, type ServiceContext } from "@analytics/rpc";
 import { commitProductWrite } from "./changes";
@@ -29,7 +29,7 @@ export async function productBatch<I, T = Product>(
   check: (item: I, index: number) => ItemOutcome<never> | undefined,
   write: (tx: Tx, valid: { i: number; item: I }[], reply: (i: number, outcome: ItemOutcome<T>) => void) => Promise<void>,
 ): Promise<ItemOutcome<T>[]> {
-  const outcomes: (ItemOutcome<T> | undefined)[] = items.map((item, i) => check(item, i));
+  const outcomes: (ItemOutcome<T> | undefined)[] = await mapInSlices(items, check);
   const valid = items.flatMap((item, i) => (outcomes[i] ? [] : [{ i, item }]));
   if (valid.length) {
     await commitProductWrite(ctx, accountId, (tx) => write(tx, valid, (i, outcome) => void (outcomes[i] = outcome)));

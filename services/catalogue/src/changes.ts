@@ -1,5 +1,5 @@
 import { topics, type catalogueMessagesV1, type catalogueV1, type Topic } from "@analytics/contracts";
-import type { Tx } from "@analytics/db";
+import { mapInSlices, type Tx } from "@analytics/db";
 import { enqueue, outboxEntry, type OutboxEntry } from "@analytics/outbox";
 import { commit, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
@@ -45,7 +45,7 @@ export async function announceProducts(
   extra: OutboxEntry[] = [],
 ): Promise<Map<string, Product>> {
   const rows = await repo.findProducts(tx, accountId, [...verbs.keys()]);
-  const products = rows.map((row) => ({ product: productFromRow(row), version: BigInt(row.version as number) }));
+  const products = await mapInSlices(rows, (row) => ({ product: productFromRow(row), version: BigInt(row.version as number) }));
   const entries = products.map(({ product, version }) =>
     outboxEntry(skuTopics[verbs.get(product.id)!], accountId, product.id, { accountId, skuId: product.id, version, product }),
   );

@@ -1,5 +1,5 @@
 import type { Db, Tx } from "@analytics/db";
-import { isIntegerId, isUuid } from "@analytics/db";
+import { isIntegerId, isUuid, mapInSlices } from "@analytics/db";
 import type { ServiceContext } from "@analytics/rpc";
 import type { OutboxEntry } from "@analytics/outbox";
 import { answer, invalidItem, productBatch, type ItemOutcome } from "./batch";
@@ -109,7 +109,7 @@ async function storeProducts(tx: Tx, accountId: string, products: Product[]) {
   const written = await repo.writeProducts(
     tx,
     accountId,
-    products.map((p) => ({ ...productColumns(p), brand_id: idOf(brands.ids, p.brandName), category_id: idOf(categories.ids, p.categoryName) })),
+    await mapInSlices(products, (p) => ({ ...productColumns(p), brand_id: idOf(brands.ids, p.brandName), category_id: idOf(categories.ids, p.categoryName) })),
   );
   const messages = [
     ...brands.created.map((b) => brandCreated(accountId, brandFromRow(b))),
@@ -135,8 +135,8 @@ async function announceChanged(tx: Tx, accountId: string, written: { id: string;
  * invalid. An old key writes to the product it was switched from. When a batch names one product
  * twice, the later item wins, as if the items ran in order.
  */
-export function upsertProducts(ctx: ServiceContext, accountId: string, inputs: Product[], cleared: string[][] = []): Promise<ItemOutcome[]> {
-  const items = inputs.map((input, n) => ({ input, product: newProduct(input), cleared: cleared[n] ?? [] }));
+export async function upsertProducts(ctx: ServiceContext, accountId: string, inputs: Product[], cleared: string[][] = []): Promise<ItemOutcome[]> {
+  const items = await mapInSlices(inputs, (input, n) => ({ input, product: newProduct(input), cleared: cleared[n] ?? [] }));
   const check = ({ input, product, cleared }: (typeof items)[number]) => {
     const problems = [...storedProductViolations(product), ...productViolations(input), ...clearedViolations(cleared)];
     return problems.length ? invalidItem(input.key, "key", problems) : undefined;

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "@analytics/db";
-import { isIntegerId, isUuid, lockKeys, pageOfIds, pageWindow, REVISION_COLUMN, uuidsOfSeqs } from "@analytics/db";
+import { isIntegerId, isUuid, jsonArrayInSlices, lockKeys, pageOfIds, pageWindow, REVISION_COLUMN, uuidsOfSeqs } from "@analytics/db";
 import type { Page } from "@analytics/rpc";
 import { DecimalSchema, PRODUCT_CLIENT_FIELDS, WHOLE_NUMBER_TEXT, catalogueV1 } from "@analytics/contracts";
 import { ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
@@ -255,7 +255,6 @@ export async function ensureNamed(tx: Tx, table: "brands" | "categories", accoun
  */
 export async function writeProducts(tx: Tx, accountId: string, rows: Record<string, unknown>[]) {
   if (!rows.length) return [];
-  const withIds = rows.map((r) => ({ ...r, id: randomUUID(), account_id: accountId }));
   const columns = ["id", "account_id", ...WRITTEN_COLUMNS].join(", ");
   const incoming = (c: string) => (c === "image_url" ? "COALESCE(EXCLUDED.image_url, products.image_url)" : `EXCLUDED.${c}`);
   const updates = WRITTEN_COLUMNS.filter((c) => c !== "key").map((c) => `${c} = ${incoming(c)}`);
@@ -273,7 +272,7 @@ export async function writeProducts(tx: Tx, accountId: string, rows: Record<stri
      FROM input i
      LEFT JOIN written w ON w.key = i.key
      LEFT JOIN products p ON p.account_id = i.account_id AND p.key = i.key`,
-    [asJson(withIds)],
+    [await jsonArrayInSlices(rows, (r) => JSON.stringify({ ...r, id: randomUUID(), account_id: accountId }))],
   );
   return result.rows;
 }

@@ -1,6 +1,6 @@
 import { stringifyRest } from "@analytics/contracts";
 import type { Db, Tx } from "@analytics/db";
-import { isUuid, lockKeys, pageOfIds, REVISION_COLUMN } from "@analytics/db";
+import { isUuid, jsonArrayInSlices, lockKeys, pageOfIds, REVISION_COLUMN } from "@analytics/db";
 import type { Page } from "@analytics/rpc";
 
 export type EventState = "pending" | "completed" | "failed";
@@ -156,7 +156,7 @@ export async function storeNewerProducts(tx: Tx, rows: { account_id: string; pro
      SELECT account_id, product_id, version, product FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, product_id uuid, version bigint, product jsonb)
      ON CONFLICT (account_id, product_id) DO UPDATE SET version = excluded.version, product = excluded.product
      WHERE product_replica.version < excluded.version`,
-    [json(rows)],
+    [await jsonArrayInSlices(rows, stringifyRest)],
   );
 }
 

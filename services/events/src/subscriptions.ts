@@ -1,5 +1,5 @@
 import { productPriceToRest, productToRest, purchaseOrderToRest, stockTriggerToRest, topics, type ordersV1 } from "@analytics/contracts";
-import type { Tx } from "@analytics/db";
+import { mapInSlices, type Tx } from "@analytics/db";
 import { dispatch, on, type ConsumerDefinition, type Delivery } from "@analytics/rpc";
 import * as repo from "./repository";
 import type { EntrySpec, NewEvent } from "./repository";
@@ -115,7 +115,8 @@ export const queueConsumer: ConsumerDefinition = {
   name: "queue",
   topics: queueTopics,
   handle: async (tx: Tx, deliveries) => {
-    const changeOfDelivery = deliveries.map((d) => changeOf(d));
+    // In slices (a product's REST JSON each): a batch in one go held the process's other work waiting.
+    const changeOfDelivery = await mapInSlices(deliveries, (d) => changeOf(d));
     const aggregates = deliveries.map((d, i) => aggregateOf(d, changeOfDelivery[i]));
     const aggregateKey = (i: number) => `${deliveries[i].accountId}/${aggregates[i]!.key}`;
     const present = deliveries.flatMap((_, i) => (aggregates[i] ? [i] : []));
