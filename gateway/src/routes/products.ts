@@ -259,7 +259,7 @@ function upsertProductsBatch({ ctx, catalogue, as }: Deps): void {
     },
     handler: async ({ body, caller }, _req, reply) => {
       const results = await runBatch(body, converting(productCreateSchema, productWrite(false)), "key", async (writes) => {
-        const res = await catalogue.upsertProducts({ products: writes.map((w) => w.product), cleared: writes.map((w) => w.cleared) }, as(caller));
+        const res = await catalogue.upsertProducts({ products: writes.map((w) => w.product), cleared: writes.map((w) => w.cleared), resultsOnly: true }, as(caller));
         return res.results.map((r) => batchResult(r.result));
       });
       // The specification's default-error shape: an array of BatchResponse when the service failed.
@@ -288,7 +288,7 @@ function updateProducts({ ctx, catalogue, as }: Deps): void {
     },
     handler: async ({ body, caller }, _req, reply) => {
       const results = await runBatch(body, converting(productUpdateSchema, productWrite(true)), "key", async (writes) => {
-        const res = await catalogue.updateProducts({ products: writes.map((w) => w.product), cleared: writes.map((w) => w.cleared) }, as(caller));
+        const res = await catalogue.updateProducts({ products: writes.map((w) => w.product), cleared: writes.map((w) => w.cleared), resultsOnly: true }, as(caller));
         return res.results.map((r) => batchResult(r.result));
       });
       reply.status(batchStatus(results, 200));

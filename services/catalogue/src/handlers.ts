@@ -49,10 +49,10 @@ export function catalogueRoutes(ctx: ServiceContext) {
         yield* products.streamProductsJson(db, callerOf(c).accountId, ...streamedPage(req));
       },
       async upsertProducts(req, c) {
-        return { results: (await products.upsertProducts(ctx, callerOf(c).accountId, req.products, req.cleared.map((c) => c.fields))).map((o) => batchResult(o, "product")) };
+        return { results: (await products.upsertProducts(ctx, callerOf(c).accountId, req.products, req.cleared.map((c) => c.fields))).map((o) => batchResult(o, req.resultsOnly ? undefined : "product")) };
       },
       async updateProducts(req, c) {
-        return { results: (await products.updateProducts(ctx, callerOf(c).accountId, req.products, req.cleared.map((c) => c.fields))).map((o) => batchResult(o, "product")) };
+        return { results: (await products.updateProducts(ctx, callerOf(c).accountId, req.products, req.cleared.map((c) => c.fields))).map((o) => batchResult(o, req.resultsOnly ? undefined : "product")) };
       },
       async switchKeys(req, c) {
         return { results: (await switchKeys(ctx, callerOf(c).accountId, req.switches)).map((o) => batchResult(o, "product")) };

@@ -34,6 +34,20 @@ describe("catalogue service (real Postgres and JetStream)", () => {
     client.listProducts({ page: { page: 1, pageSize: 100 }, ...filter }, as(accountId));
   const statuses = (results: { result?: { statusCode: number } }[]) => results.map((r) => r.result?.statusCode);
 
+  it("answers only statuses and violations when asked for results only (the batch routes), writing and announcing the same", async () => {
+    const account = randomUUID();
+    const created = (await client.upsertProducts({ products: [{ key: "R1", sku: "R1" }, { key: "" }], resultsOnly: true }, as(account))).results;
+    expect(statuses(created)).toEqual([201, 400]);
+    expect(created.map((r) => r.product)).toEqual([undefined, undefined]);
+    expect(created[1].violations.map((v) => v.path)).toContain("key");
+    const updated = (await client.updateProducts({ products: [{ key: "R1", productName: "Renamed" }], resultsOnly: true }, as(account))).results;
+    expect(statuses(updated)).toEqual([200]);
+    expect(updated[0].product).toBeUndefined();
+    expect((await list(account)).products.map((p) => [p.key, p.productName])).toEqual([["R1", "Renamed"]]);
+    // Without it, the stored product comes back.
+    expect((await upsert(account, [{ key: "R1", sku: "R1" }]))[0].product?.key).toBe("R1");
+  });
+
   it("creates a product (201), then fully updates it by key (200), answering the REST Product", async () => {
     const account = randomUUID();
     const [created] = await upsert(account, [
