@@ -4,7 +4,7 @@ import { imageCapabilities, withCapabilityImageUrl, type ImageCapabilities } fro
 import type { Db } from "@analytics/db";
 import type { Worker, WorkerContext } from "@analytics/rpc";
 import { gaugeReadOnScrape } from "@analytics/telemetry";
-import { postSafely, type Resolve } from "./outbound";
+import { closeIdleConnections, postSafely, type Resolve } from "./outbound";
 import * as repo from "./repository";
 import type { AttemptOutcome, ClaimedDelivery } from "./repository";
 import { DISABLE_AFTER_FAILING_MS, retryDelayMs, signature } from "./webhooks";
@@ -56,8 +56,9 @@ export function outcomeOf(statusCode: number | undefined, attempt: number): Atte
  * its slot refilled by the next round, one transaction that records the outcomes of the attempts
  * ended since the last (repository.recordAttempts) and claims due deliveries for the free slots
  * (repository.claimDue: per endpoint and product in queue order, at most `concurrencyPerEndpoint`
- * per endpoint in flight over all replicas); each is sent signed on its own connection. The
- * deliveries are rows written with their queue entries, so a killed worker or a NATS outage loses none.
+ * per endpoint in flight over all replicas); each is sent signed, on a kept-alive connection to
+ * the address its attempt resolved and checked, or a new one (outbound.ts). The deliveries are
+ * rows written with their queue entries, so a killed worker or a NATS outage loses none.
  */
 export function webhookWorker(settings: WebhookWorkerSettings) {
   return ({ db, logger, metrics }: WorkerContext): Worker => {
@@ -168,6 +169,7 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
         await Promise.all(inFlight);
         // What finished last is recorded too, not sent again after its lease.
         await repo.recordAttempts(db, finished.splice(0)).catch((err) => log.warn({ err }, "recording the last webhook attempts failed (they are sent again when their leases run out)"));
+        closeIdleConnections();
       },
     };
   };
