@@ -53,12 +53,12 @@ export function outcomeOf(statusCode: number | undefined, attempt: number): Atte
 
 /**
  * The delivery worker of the events service, a pipeline: each attempt that ends is recorded and
- * its slot refilled by the next round, one transaction that records the outcomes of the attempts
- * ended since the last (repository.recordAttempts) and claims due deliveries for the free slots
- * (repository.claimDue: per endpoint and product in queue order, at most `concurrencyPerEndpoint`
- * per endpoint in flight over all replicas); each is sent signed, on a kept-alive connection to
- * the address its attempt resolved and checked, or a new one (outbound.ts). The deliveries are
- * rows written with their queue entries, so a killed worker or a NATS outage loses none.
+ * its slot refilled by the next round, one statement that records the outcomes of the attempts
+ * ended since the last and claims due deliveries for the free slots (repository.recordAndClaim:
+ * per endpoint and product in queue order, at most `concurrencyPerEndpoint` per endpoint in flight
+ * over all replicas); each is sent signed, on a kept-alive connection to the address its attempt
+ * resolved and checked, or a new one (outbound.ts). The deliveries are rows written with their
+ * queue entries, so a killed worker or a NATS outage loses none.
  */
 export function webhookWorker(settings: WebhookWorkerSettings) {
   return ({ db, logger, metrics }: WorkerContext): Worker => {
@@ -110,7 +110,7 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
     };
 
     /**
-     * A round: one transaction records every attempt finished since the last round, then claims
+     * A round: one statement records every attempt finished since the last round, then claims
      * what is due and free to send (repository.claimDue), so the claim already counts the slots
      * those attempts freed and sees the products they let go on. An attempt that ends starts a
      * round at once (or the one after the round under way): its slot is refilled within a round,
@@ -120,11 +120,8 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
       const batch = finished.splice(0);
       const free = stopped ? 0 : MAX_IN_FLIGHT - inFlight.size;
       const token = randomUUID();
-      const due = await db
-        .transaction(async (tx) => {
-          await repo.recordAttempts(tx, batch);
-          return free > 0 ? repo.claimDue(tx, { limit: free, perEndpoint: settings.concurrencyPerEndpoint, leaseMs: LEASE_MS, token }) : [];
-        })
+      const due = await repo
+        .recordAndClaim(db, batch, { limit: free, perEndpoint: settings.concurrencyPerEndpoint, leaseMs: LEASE_MS, token })
         .catch((err) => {
           log.warn({ err, deliveries: batch.length }, "recording and claiming webhook deliveries failed (what was sent is sent again when its lease runs out)");
           return [];
