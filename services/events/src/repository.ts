@@ -509,11 +509,11 @@ function attemptRow({ id, token, startedAt, statusCode, durationMs, error, outco
   };
 }
 
-/** Per enabled endpoint: its pending deliveries and the age of the oldest (the metrics). */
+/** Per enabled endpoint: its pending deliveries and the age of the oldest (the metrics); on webhook_deliveries_due (never null, said for the index). */
 export async function backlogByEndpoint(db: Db): Promise<{ endpoint_id: string; pending: number; oldest_seconds: number }[]> {
   const { rows } = await db.raw(
     `SELECT d.endpoint_id, count(*)::int AS pending, extract(epoch FROM now() - min(d.created_at))::float8 AS oldest_seconds
-     FROM webhook_deliveries d WHERE d.status = 'pending' GROUP BY d.endpoint_id`,
+     FROM webhook_deliveries d WHERE d.status = 'pending' AND d.next_attempt_at IS NOT NULL GROUP BY d.endpoint_id`,
   );
   return rows;
 }

@@ -13,6 +13,14 @@ export const webhookRounds: Migration = {
   name: "011_webhook_rounds",
   async up(db) {
     await db.raw(`
+      -- The due index serves only the queries on due time: next_attempt_at is never null, but a query
+      -- must say so to use it. Without statistics (a new table, or one that grew in a burst since
+      -- it was last analyzed) the planner took it for the head of a product's chain, scanning an
+      -- endpoint's whole backlog for each delivery claimed, instead of webhook_deliveries_chain.
+      DROP INDEX webhook_deliveries_due;
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries (endpoint_id, next_attempt_at, event_seq)
+        WHERE status = 'pending' AND next_attempt_at IS NOT NULL;
+
       CREATE TYPE webhook_claimed_delivery AS (
         id uuid, endpoint_id uuid, attempts int, url text, secrets text[], event_id uuid, account_id uuid, event_type text,
         payload text, created_at timestamptz, completed_at timestamptz, failed_at timestamptz
