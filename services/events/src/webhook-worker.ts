@@ -81,6 +81,10 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
     let timer: NodeJS.Timeout | undefined;
     let round: Promise<void> | undefined;
     let again = false;
+    /** The attempts the last round sent that are still under way, how long that round took, and the wait for them. */
+    let lastSent = new Set<Promise<void>>();
+    let lastRoundMs = 0;
+    let gathering: NodeJS.Timeout | undefined;
 
     /** One attempt: sent signed, its outcome counted and kept for the next round to record. */
     const send = async (d: ClaimedDelivery, token: string) => {
@@ -111,12 +115,13 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
 
     /**
      * A round: one statement records every attempt finished since the last round, then claims
-     * what is due and free to send (repository.claimDue), so the claim already counts the slots
-     * those attempts freed and sees the products they let go on. An attempt that ends starts a
-     * round at once (or the one after the round under way): its slot is refilled within a round,
-     * and a busy endpoint costs one transaction per round, not per attempt.
+     * what is due and free to send (repository.recordAndClaim), so the claim already counts the
+     * slots those attempts freed and sees the products they let go on. An attempt that ends starts
+     * a round (see wake), or the one after the round under way: its slot is refilled within about
+     * a round, and a busy endpoint costs one statement per round, not per attempt.
      */
     const work = async () => {
+      const started = performance.now();
       const batch = finished.splice(0);
       const free = stopped ? 0 : MAX_IN_FLIGHT - inFlight.size;
       const token = randomUUID();
@@ -126,25 +131,28 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
           log.warn({ err, deliveries: batch.length }, "recording and claiming webhook deliveries failed (what was sent is sent again when its lease runs out)");
           return [];
         });
+      const sent = new Set<Promise<void>>();
       for (const d of due) {
         const attempt: Promise<void> = send(d, token)
           .catch((err) => log.warn({ err, delivery: d.id }, "a webhook attempt failed unexpectedly (its lease runs out, it is sent again)"))
           .finally(() => {
             inFlight.delete(attempt);
+            sent.delete(attempt);
             wake();
           });
         inFlight.add(attempt);
+        sent.add(attempt);
       }
+      lastSent = sent;
+      lastRoundMs = performance.now() - started;
       if (free > 0 && due.length === free) again = true;
     };
 
-    const wake = () => {
-      if (stopped) return;
-      if (round) {
-        again = true;
-        return;
-      }
+    const start = () => {
       clearTimeout(timer);
+      clearTimeout(gathering);
+      gathering = undefined;
+      if (stopped) return;
       round = work()
         .catch((err) => log.warn({ err }, "claiming webhook deliveries failed"))
         .finally(() => {
@@ -156,12 +164,33 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
           if (!stopped) timer = setTimeout(wake, settings.pollMs);
         });
     };
+
+    /**
+     * Something ended (an attempt, a round) or the poll is due. While the attempts the last round
+     * sent are under way, the next round waits for them, no longer than that round took: a quick
+     * endpoint's attempts end about together, so they are recorded and their slots refilled in one
+     * round, not one by one (the first to end would take a round for its slot alone, and the
+     * others the next).
+     */
+    const wake = () => {
+      if (stopped) return;
+      if (round) {
+        again = true;
+        return;
+      }
+      if (lastSent.size) {
+        gathering ??= setTimeout(start, lastRoundMs);
+        return;
+      }
+      start();
+    };
     wake();
 
     return {
       async stop() {
         stopped = true;
         clearTimeout(timer);
+        clearTimeout(gathering);
         await round;
         await Promise.all(inFlight);
         // What finished last is recorded too, not sent again after its lease.
