@@ -415,6 +415,13 @@ export interface ClaimedDelivery {
   failed_at: Date | null;
 }
 
+export interface ClaimOptions {
+  limit: number;
+  perEndpoint: number;
+  leaseMs: number;
+  token: string;
+}
+
 /**
  * Leases up to `limit` due deliveries for `leaseMs` and returns them (webhook_claim_due, migration
  * 011). Due: pending, its time come, not leased, its endpoint enabled, and the oldest pending one
@@ -430,13 +437,6 @@ export async function claimDue(db: Db | Tx, opts: ClaimOptions): Promise<Claimed
   return rows;
 }
 
-export interface ClaimOptions {
-  limit: number;
-  perEndpoint: number;
-  leaseMs: number;
-  token: string;
-}
-
 /**
  * A worker's round in one statement (webhook_round, migration 011): records `finished`
  * (recordAttempts), then claims what is due for the free slots (claimDue), in one transaction, so
@@ -444,14 +444,14 @@ export interface ClaimOptions {
  *
  * The transaction commits without waiting for its WAL flush unless it wrote an endpoint's row. A
  * commit lost to a Postgres crash then costs at most a delivery sent again with the same
- * webhook-id, which the contract allows: a lost lease makes its delivery due again (and the
- * attempt's outcome, recorded only under that lease, is dropped; until the attempts under way at
- * the crash end, their endpoint may have more than its limit in flight); a lost success leaves its
- * delivery pending and due, sent again (a failure writes its endpoint's row: flushed). What is flushed is what would cost more: disabling an
- * endpoint (lost, the endpoint would get further entries after its 410 or its 5 failing days),
- * and starting or ending its failing streak (a lost end would count a success-free streak towards
- * disabling). Those happen only to an endpoint in trouble, so a healthy busy endpoint's rounds
- * never wait for the disk.
+ * webhook-id, which the contract allows: a lost lease makes its delivery due again (the attempt's
+ * outcome, recorded only under that lease, is dropped; until the attempts under way at the crash
+ * end, their endpoint may have more than its limit in flight); a lost success leaves its delivery
+ * pending and due, sent again. What is flushed is what would cost more: disabling an endpoint
+ * (lost, the endpoint would get further entries after its 410 or its 5 failing days), and starting
+ * or ending its failing streak (a lost end would count a success-free streak towards disabling);
+ * any failure writes its endpoint's row. Those happen only to an endpoint in trouble, so a healthy
+ * busy endpoint's rounds never wait for the disk.
  */
 export async function recordAndClaim(db: Db | Tx, finished: FinishedAttempt[], opts: ClaimOptions): Promise<ClaimedDelivery[]> {
   const { rows } = await db.raw("SELECT * FROM webhook_round(?::jsonb, ?, ?, ?, ?, ?)", [
@@ -485,8 +485,9 @@ export interface FinishedAttempt {
 /**
  * Records finished attempts, each of a delivery its worker still holds (`token`; a worker whose
  * lease ran out records nothing), in one statement (webhook_record_attempts, migration 011): each
- * delivery's answer and next state, then each endpoint's once for all its attempts of the batch. A success ends the endpoint's failing
- * streak; a 410 disables it; failures alone start the streak or, 5 days into it, disable it.
+ * delivery's answer and next state, then each endpoint's once for all its attempts of the batch. A
+ * success ends the endpoint's failing streak; a 410 disables it; failures alone start the streak
+ * or, 5 days into it, disable it.
  */
 export async function recordAttempts(db: Db | Tx, attempts: FinishedAttempt[]): Promise<void> {
   if (!attempts.length) return;
@@ -509,7 +510,10 @@ function attemptRow({ id, token, startedAt, statusCode, durationMs, error, outco
   };
 }
 
-/** Per enabled endpoint: its pending deliveries and the age of the oldest (the metrics); on webhook_deliveries_due (never null, said for the index). */
+/**
+ * Per enabled endpoint: its pending deliveries and the age of the oldest (the metrics). The clause
+ * on next_attempt_at (never null) lets it read webhook_deliveries_due (migration 011).
+ */
 export async function backlogByEndpoint(db: Db): Promise<{ endpoint_id: string; pending: number; oldest_seconds: number }[]> {
   const { rows } = await db.raw(
     `SELECT d.endpoint_id, count(*)::int AS pending, extract(epoch FROM now() - min(d.created_at))::float8 AS oldest_seconds
