@@ -17,8 +17,9 @@ const verify = arg("--verify", "true") !== "false";
 
 /** The receiver: distinct webhook-ids delivered, and signatures that failed. */
 async function startReceiver() {
-  // open: connections open now, mostOpen: the most at once (does the worker use its slots?).
-  const state = { ids: new Set(), rejected: 0, lastAt: 0, secret: undefined, open: 0, mostOpen: 0 };
+  // open: connections open now, mostOpen: the most at once (does the worker use its slots?),
+  // connections: all it was sent on (does the worker keep them alive?).
+  const state = { ids: new Set(), rejected: 0, lastAt: 0, secret: undefined, open: 0, mostOpen: 0, connections: 0 };
   const server = http.createServer((req, res) => {
     const chunks = [];
     req.on("data", (c) => chunks.push(c));
@@ -37,6 +38,7 @@ async function startReceiver() {
     });
   });
   server.on("connection", (socket) => {
+    state.connections++;
     state.mostOpen = Math.max(state.mostOpen, ++state.open);
     socket.once("close", () => state.open--);
   });
@@ -81,10 +83,11 @@ try {
     deliveriesPerSecond: Math.round(want / (lastDeliveryMs / 1000)),
     rejected: receiver.state.rejected,
     mostConnectionsAtOnce: receiver.state.mostOpen,
+    connections: receiver.state.connections,
     concurrencyPerEndpoint: Number(process.env.WEBHOOK_CONCURRENCY_PER_ENDPOINT ?? 16),
     verified: verify,
   };
-  console.log(`writes ${r.writesMs} ms, last queue entry at ${r.lastEntryMs} ms, last delivery at ${r.lastDeliveryMs} ms -> ratio ${r.ratio} (target <= 1.5), ${r.deliveriesPerSecond} deliveries/s, ${r.rejected} rejected, at most ${r.mostConnectionsAtOnce} connections at once (${r.concurrencyPerEndpoint} attempts allowed)`);
+  console.log(`writes ${r.writesMs} ms, last queue entry at ${r.lastEntryMs} ms, last delivery at ${r.lastDeliveryMs} ms -> ratio ${r.ratio} (target <= 1.5), ${r.deliveriesPerSecond} deliveries/s, ${r.rejected} rejected, at most ${r.mostConnectionsAtOnce} connections at once (${r.concurrencyPerEndpoint} attempts allowed), ${r.connections} connections in all`);
   console.log(JSON.stringify({ webhooks: r }));
 } finally {
   await platform.stop();

@@ -5,10 +5,11 @@ import net from "node:net";
 
 /**
  * Outbound calls to URLs an account chose (CONTRACT.md, "Webhooks"): only https:// and only to
- * public addresses, checked when the socket connects (the name is resolved by our own lookup on
- * every attempt, so a name that re-resolves to 127.0.0.1 or 169.254.169.254 after the endpoint
- * was registered fails then); a deadline on connecting and on the whole exchange; at most 64 KiB
- * of an answer read; redirects never followed (a 3xx is a failed attempt).
+ * public addresses, checked at connect time on every attempt (the name is resolved again for each
+ * attempt, so a name that re-resolves to 127.0.0.1 or 169.254.169.254 after the endpoint was
+ * registered fails then, and the attempt connects to the address it checked); a deadline on
+ * connecting and on the whole exchange; at most 64 KiB of an answer read; redirects never
+ * followed (a 3xx is a failed attempt).
  */
 
 const BLOCKED_V4: [string, number][] = [
@@ -72,33 +73,19 @@ export function urlProblem(raw: string, allowPrivate: boolean): string | undefin
   return undefined;
 }
 
-export class BlockedAddressError extends Error {
-  readonly code = "EBLOCKEDADDRESS";
-}
-
 export type Resolve = (hostname: string, options: dns.LookupAllOptions, callback: (err: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => void) => void;
-
-/** net's lookup, resolving with `resolve` and refusing any name with a non-public address among its answers. */
-function guardedLookup(resolve: Resolve, allowPrivate: boolean): net.LookupFunction {
-  return (hostname, options, callback) => {
-    resolve(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) return callback(err, "", 0);
-      const refused = allowPrivate ? undefined : addresses.find((a) => !isPublicAddress(a.address));
-      if (refused || !addresses.length) return callback(new BlockedAddressError(`${hostname} resolves to ${refused?.address ?? "nothing"}, not a public address`), "", 0);
-      if ((options as { all?: boolean }).all) (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, addresses);
-      else callback(null, addresses[0].address, addresses[0].family);
-    });
-  };
-}
 
 export interface OutboundOptions {
   allowPrivate: boolean;
+  /** Connecting: resolving the name, the TCP connection and the TLS handshake (a kept-alive connection is connected). */
   connectTimeoutMs: number;
   /** The whole exchange: connecting, sending, the answer's headers and body. */
   timeoutMs: number;
   maxResponseBytes: number;
   /** Name resolution (tests inject one); dns.lookup by default. */
   resolve?: Resolve;
+  /** Which addresses an attempt may connect to: public ones (any with allowPrivate) by default; tests stand loopback in for public. */
+  allowAddress?: (address: string) => boolean;
 }
 
 export interface OutboundResult {
@@ -109,49 +96,140 @@ export interface OutboundResult {
   durationMs: number;
 }
 
-/** POSTs `body` to `url` under the rules above; never throws. A fresh connection per call: every attempt connects, so every attempt is checked. */
-export function postSafely(rawUrl: string, headers: Record<string, string>, body: string, options: OutboundOptions): Promise<OutboundResult> {
+/** The address an attempt connects to: this attempt's resolution of the host, every answer allowed. */
+interface CheckedAddress {
+  address: string;
+  family: number;
+}
+
+/** Resolves `host` (a literal is its own answer) and refuses it if any answer is not allowed; the first answer is the one used. */
+function checkedAddress(host: string, options: OutboundOptions): Promise<CheckedAddress | { refused: string }> {
+  const allowed = options.allowAddress ?? ((a: string) => options.allowPrivate || isPublicAddress(a));
+  const judge = (addresses: dns.LookupAddress[]) => {
+    const refused = addresses.find((a) => !allowed(a.address));
+    if (refused || !addresses.length) return { refused: `${host} resolves to ${refused?.address ?? "nothing"}, not a public address` };
+    return addresses[0];
+  };
+  if (net.isIP(host)) return Promise.resolve(judge([{ address: host, family: net.isIP(host) }]));
+  const resolve = options.resolve ?? (dns.lookup as unknown as Resolve);
+  return new Promise((done, fail) => resolve(host, { all: true }, (err, addresses) => (err ? fail(err) : done(judge(addresses)))));
+}
+
+/**
+ * Kept-alive connections, one pool per origin and checked address: a connection is reused only by
+ * an attempt whose own resolution, checked, chose the address it is connected to. So every attempt
+ * is still checked (a name re-resolving to 127.0.0.1 or 169.254.169.254 fails the attempt though a
+ * connection to its old address is open), and a busy endpoint is not one TCP and TLS handshake per
+ * attempt. Idle connections close after IDLE_MS (before the 5 s of common servers' keep-alive).
+ */
+const pools = new Map<string, http.Agent>();
+const IDLE_MS = 4_000;
+
+function poolFor(url: URL, to: CheckedAddress): http.Agent {
+  const key = `${url.origin} ${to.address}`;
+  let pool = pools.get(key);
+  if (!pool) {
+    forgetIdlePools();
+    pool = new (url.protocol === "https:" ? https.Agent : http.Agent)({ keepAlive: true, timeout: IDLE_MS });
+    pools.set(key, pool);
+  }
+  return pool;
+}
+
+const count = (sockets: NodeJS.ReadOnlyDict<unknown[]>) => Object.values(sockets).reduce((n, s) => n + (s?.length ?? 0), 0);
+
+/** Pools left with no connection (their addresses no longer resolved to, or their endpoints quiet) are dropped. */
+function forgetIdlePools(): void {
+  for (const [key, pool] of pools) {
+    if (count(pool.sockets) + count(pool.freeSockets) + count(pool.requests) === 0) {
+      pool.destroy();
+      pools.delete(key);
+    }
+  }
+}
+
+/** Closes the kept-alive connections not in use (a worker stopping; another worker of the process keeps those it is using). */
+export function closeIdleConnections(): void {
+  for (const pool of pools.values()) for (const sockets of Object.values(pool.freeSockets)) sockets?.forEach((socket) => socket.destroy());
+}
+
+/**
+ * POSTs `body` to `url` under the rules above; never throws. Every attempt resolves and checks the
+ * name, then sends on a kept-alive connection to that address or a new one. A kept-alive
+ * connection the receiver closed meanwhile fails before any answer: sent once more on a new one
+ * (a receiver de-duplicates on webhook-id if it did get the first).
+ */
+export async function postSafely(rawUrl: string, headers: Record<string, string>, body: string, options: OutboundOptions): Promise<OutboundResult> {
   const started = performance.now();
   const took = () => Math.round(performance.now() - started);
+  const problem = urlProblem(rawUrl, options.allowPrivate);
+  if (problem) return { error: `url ${problem}`, durationMs: took() };
+  const url = new URL(rawUrl);
+  let resolving: NodeJS.Timeout | undefined;
+  const to = await Promise.race([
+    checkedAddress(hostOf(url), options).catch((err: NodeJS.ErrnoException) => ({ refused: `${err.code ?? "error"}: ${err.message}` })),
+    new Promise<{ refused: string }>((resolve) => (resolving = setTimeout(() => resolve({ refused: `not connected within ${options.connectTimeoutMs} ms` }), options.connectTimeoutMs))),
+  ]).finally(() => clearTimeout(resolving));
+  if ("refused" in to) return { error: to.refused, durationMs: took() };
+  const deadline = started + options.timeoutMs;
+  let result = await exchange(url, headers, body, to, poolFor(url, to), deadline, options);
+  if (result.stale) result = await exchange(url, headers, body, to, false, deadline, options);
+  return { statusCode: result.statusCode, error: result.error, durationMs: took() };
+}
+
+/**
+ * One request to the checked address, on a connection of `pool` (false: a new one of its own).
+ * `stale`: it failed on a kept-alive connection before any answer.
+ */
+function exchange(
+  url: URL,
+  headers: Record<string, string>,
+  body: string,
+  to: CheckedAddress,
+  pool: http.Agent | false,
+  deadline: number,
+  options: OutboundOptions,
+): Promise<{ statusCode?: number; error?: string; stale?: boolean }> {
   return new Promise((resolve) => {
     let settled = false;
-    const done = (r: Omit<OutboundResult, "durationMs">) => {
+    const done = (r: { statusCode?: number; error?: string; stale?: boolean }) => {
       if (settled) return;
       settled = true;
       clearTimeout(whole);
       clearTimeout(connecting);
-      resolve({ ...r, durationMs: took() });
+      resolve(r);
     };
     let connecting: NodeJS.Timeout | undefined;
     const whole = setTimeout(() => {
       done({ error: `no answer within ${options.timeoutMs} ms` });
       req.destroy();
-    }, options.timeoutMs);
-    const url = new URL(rawUrl);
-    const problem = urlProblem(rawUrl, options.allowPrivate);
-    if (problem) return done({ error: `url ${problem}` });
+    }, Math.max(0, deadline - performance.now()));
     const host = hostOf(url);
-    if (net.isIP(host) && !options.allowPrivate && !isPublicAddress(host)) return done({ error: `${host} is not a public address` });
-    const client = url.protocol === "https:" ? https : http;
-    const req = client.request(url, {
+    const req = (url.protocol === "https:" ? https : http).request(url, {
       method: "POST",
       headers: { ...headers, "content-length": String(Buffer.byteLength(body)) },
-      agent: false,
-      lookup: guardedLookup(options.resolve ?? (dns.lookup as unknown as Resolve), options.allowPrivate),
+      agent: pool,
+      // Connects to the address checked above, whatever the name resolves to now; TLS still checks the certificate against the name.
+      lookup: ((_hostname: string, lookupOptions: dns.LookupOptions, callback: (...args: unknown[]) => void) =>
+        lookupOptions.all ? callback(null, [to]) : callback(null, to.address, to.family)) as unknown as net.LookupFunction,
+      servername: net.isIP(host) ? undefined : host,
     });
     req.once("socket", (socket) => {
+      if (req.reusedSocket) return;
       connecting = setTimeout(() => {
         done({ error: `not connected within ${options.connectTimeoutMs} ms` });
         req.destroy();
       }, options.connectTimeoutMs);
       socket.once(url.protocol === "https:" ? "secureConnect" : "connect", () => clearTimeout(connecting));
     });
-    req.once("error", (err: NodeJS.ErrnoException) => done({ error: err instanceof BlockedAddressError ? err.message : `${err.code ?? "error"}: ${err.message}` }));
+    let answered = false;
+    req.once("error", (err: NodeJS.ErrnoException) => done({ error: `${err.code ?? "error"}: ${err.message}`, stale: req.reusedSocket && !answered }));
     req.once("response", (res) => {
+      answered = true;
       let read = 0;
       res.on("data", (chunk: Buffer) => {
         read += chunk.length;
-        // Enough: the status decides; a receiver streaming more is cut off.
+        // Enough: the status decides; a receiver streaming more is cut off (and its connection closed).
         if (read >= options.maxResponseBytes) {
           done({ statusCode: res.statusCode });
           res.destroy();

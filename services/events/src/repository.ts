@@ -415,65 +415,53 @@ export interface ClaimedDelivery {
   failed_at: Date | null;
 }
 
+export interface ClaimOptions {
+  limit: number;
+  perEndpoint: number;
+  leaseMs: number;
+  token: string;
+}
+
 /**
- * Leases up to `limit` due deliveries for `leaseMs` and returns them; run in a transaction (`tx`)
- * of its own. Due: pending, its time come, not leased, its endpoint enabled, and the oldest
- * pending one in order of its endpoint and aggregate (a later entry of a product waits for the
- * earlier one's outcome), or a failed one retried by hand (out of order). At most `perEndpoint` of
- * an endpoint are leased at once, counting the leases every worker holds: the endpoints are
- * claimed under a transaction lock each (claims of one endpoint take turns), and the leases are
- * counted by the next statement, whose snapshot has every claim committed before the lock was
- * granted; so two replicas never exceed the limit together, and a slow endpoint holds its own
- * slots only.
+ * Leases up to `limit` due deliveries for `leaseMs` and returns them (webhook_claim_due, migration
+ * 011). Due: pending, its time come, not leased, its endpoint enabled, and the oldest pending one
+ * in order of its endpoint and aggregate (a later entry of a product waits for the earlier one's
+ * outcome), or a failed one retried by hand (out of order). At most `perEndpoint` of an endpoint
+ * are leased at once, counting the leases every worker holds: the endpoints are claimed under a
+ * transaction lock each (claims of one endpoint take turns), and the leases are counted by the
+ * next statement, whose snapshot has every claim committed before the lock was granted; so two
+ * replicas never exceed the limit together, and a slow endpoint holds its own slots only.
  */
-export async function claimDue(tx: Tx, opts: { limit: number; perEndpoint: number; leaseMs: number; token: string }): Promise<ClaimedDelivery[]> {
-  // The endpoints with a due delivery (one index probe each), then the lock on each, in one order
-  // (no deadlock). The transaction commits without waiting for its WAL flush: a lease or an
-  // outcome lost in a crash means the delivery is sent again, with the same webhook-id, as the
-  // contract allows.
-  const { rows: endpoints }: { rows: { id: string }[] } = await tx.raw(
-    `WITH unflushed AS MATERIALIZED (
-       SELECT set_config('synchronous_commit', 'off', true)
-     ), due AS MATERIALIZED (
-       SELECT w.id FROM webhook_endpoints w
-       WHERE w.enabled AND (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.status = 'pending' AND d.next_attempt_at <= now() LIMIT 1) = 1
-       ORDER BY w.id
-     )
-     SELECT id, pg_advisory_xact_lock(hashtextextended('events.webhook-claim:' || id::text, 0)) FROM due, unflushed`,
-  );
-  if (!endpoints.length) return [];
-  // Per endpoint: its free slots (the limit less the leases live anywhere), then its due deliveries
-  // in due order, each checked to be its chain's head by an index probe (webhook_deliveries_chain).
-  const { rows } = await tx.raw(
-    `WITH slots AS (
-       SELECT x.id, ?::int - (SELECT count(*) FROM webhook_deliveries b
-         WHERE b.endpoint_id = x.id AND b.status = 'pending' AND b.lease_until IS NOT NULL AND b.lease_until >= now())::int AS free
-       FROM unnest(?::uuid[]) AS x(id)
-     ), candidates AS (
-       SELECT c.id FROM slots s CROSS JOIN LATERAL (
-         SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
-         WHERE d.endpoint_id = s.id AND d.status = 'pending' AND d.next_attempt_at <= now() AND (d.lease_until IS NULL OR d.lease_until < now())
-           AND (d.out_of_order OR d.event_seq = (SELECT min(p.event_seq) FROM webhook_deliveries p
-             WHERE p.endpoint_id = d.endpoint_id AND p.aggregate = d.aggregate AND p.status = 'pending' AND NOT p.out_of_order))
-         ORDER BY d.next_attempt_at, d.event_seq LIMIT GREATEST(s.free, 0)
-       ) c
-       ORDER BY c.next_attempt_at LIMIT ?
-     ), locked AS (
-       SELECT d.id FROM webhook_deliveries d
-       WHERE d.id = ANY (ARRAY(SELECT id FROM candidates)) AND d.status = 'pending' AND (d.lease_until IS NULL OR d.lease_until < now())
-       FOR UPDATE OF d SKIP LOCKED
-     ), leased AS (
-       UPDATE webhook_deliveries d SET lease_until = now() + (? * interval '1 millisecond'), lease_token = ?
-       FROM locked WHERE d.id = locked.id
-       RETURNING d.id, d.endpoint_id, d.attempts, d.event_id, d.event_seq
-     )
-     SELECT l.id, l.endpoint_id, l.attempts, w.url,
-       array_remove(ARRAY[w.secret, CASE WHEN w.previous_secret_until > now() THEN w.previous_secret END], NULL) AS secrets,
-       e.id AS event_id, e.account_id, e.event_type, e.payload::text AS payload, e.created_at, e.completed_at, e.failed_at
-     FROM leased l JOIN webhook_endpoints w ON w.id = l.endpoint_id JOIN events e ON e.id = l.event_id
-     ORDER BY l.event_seq`,
-    [opts.perEndpoint, endpoints.map((e) => e.id), opts.limit, opts.leaseMs, opts.token],
-  );
+export async function claimDue(db: Db | Tx, opts: ClaimOptions): Promise<ClaimedDelivery[]> {
+  const { rows } = await db.raw("SELECT * FROM webhook_claim_due(?, ?, ?, ?)", [opts.limit, opts.perEndpoint, opts.leaseMs, opts.token]);
+  return rows;
+}
+
+/**
+ * A worker's round in one statement (webhook_round, migration 011): records `finished`
+ * (recordAttempts), then claims what is due for the free slots (claimDue), in one transaction, so
+ * the claim counts the slots those attempts freed and sees the products they let go on.
+ *
+ * The transaction commits without waiting for its WAL flush unless it wrote an endpoint's row. A
+ * commit lost to a Postgres crash then costs at most a delivery sent again with the same
+ * webhook-id, which the contract allows: a lost lease makes its delivery due again (the attempt's
+ * outcome, recorded only under that lease, is dropped; until the attempts under way at the crash
+ * end, their endpoint may have more than its limit in flight); a lost success leaves its delivery
+ * pending and due, sent again. What is flushed is what would cost more: disabling an endpoint
+ * (lost, the endpoint would get further entries after its 410 or its 5 failing days), and starting
+ * or ending its failing streak (a lost end would count a success-free streak towards disabling);
+ * any failure writes its endpoint's row. Those happen only to an endpoint in trouble, so a healthy
+ * busy endpoint's rounds never wait for the disk.
+ */
+export async function recordAndClaim(db: Db | Tx, finished: FinishedAttempt[], opts: ClaimOptions): Promise<ClaimedDelivery[]> {
+  const { rows } = await db.raw("SELECT * FROM webhook_round(?::jsonb, ?, ?, ?, ?, ?)", [
+    json(finished.map(attemptRow)),
+    MAX_LOGGED_ATTEMPTS,
+    opts.limit,
+    opts.perEndpoint,
+    opts.leaseMs,
+    opts.token,
+  ]);
   return rows;
 }
 
@@ -496,13 +484,19 @@ export interface FinishedAttempt {
 
 /**
  * Records finished attempts, each of a delivery its worker still holds (`token`; a worker whose
- * lease ran out records nothing), in one statement: each delivery's answer and next state, then
- * each endpoint's once for all its attempts of the batch. A success ends the endpoint's failing
- * streak; a 410 disables it; failures alone start the streak or, 5 days into it, disable it.
+ * lease ran out records nothing), in one statement (webhook_record_attempts, migration 011): each
+ * delivery's answer and next state, then each endpoint's once for all its attempts of the batch. A
+ * success ends the endpoint's failing streak; a 410 disables it; failures alone start the streak
+ * or, 5 days into it, disable it.
  */
 export async function recordAttempts(db: Db | Tx, attempts: FinishedAttempt[]): Promise<void> {
   if (!attempts.length) return;
-  const rows = attempts.map(({ id, token, startedAt, statusCode, durationMs, error, outcome }) => ({
+  await db.raw("SELECT webhook_record_attempts(?::jsonb, ?)", [json(attempts.map(attemptRow)), MAX_LOGGED_ATTEMPTS]);
+}
+
+/** An attempt as webhook_record_attempts reads it: the delivery's next status and its retry and disabling delays. */
+function attemptRow({ id, token, startedAt, statusCode, durationMs, error, outcome }: FinishedAttempt) {
+  return {
     id,
     token,
     started_at: startedAt.toISOString(),
@@ -513,45 +507,17 @@ export async function recordAttempts(db: Db | Tx, attempts: FinishedAttempt[]): 
     error: error ?? null,
     retry_ms: outcome.kind === "failed" ? (outcome.retryInMs ?? 0) : 0,
     disable_after_ms: outcome.kind === "failed" ? outcome.disableIfFailingSinceMs : 0,
-  }));
-  await db.raw(
-    `WITH attempts AS (
-       SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, token uuid, started_at timestamptz, kind text, status text, status_code int,
-         duration_ms int, error text, retry_ms bigint, disable_after_ms bigint)
-     ), recorded AS (
-       UPDATE webhook_deliveries d SET status = a.status, attempts = d.attempts + 1, last_attempt_at = now(), last_status_code = a.status_code,
-         last_duration_ms = a.duration_ms, last_error = a.error, next_attempt_at = now() + (a.retry_ms * interval '1 millisecond'),
-         lease_until = NULL, lease_token = NULL,
-         attempt_log = (CASE WHEN jsonb_array_length(d.attempt_log) >= ? THEN d.attempt_log - 0 ELSE d.attempt_log END)
-           || jsonb_build_object('attempt', d.attempts + 1, 'at', a.started_at, 'status_code', a.status_code, 'duration_ms', a.duration_ms,
-             'error', a.error, 'next_retry_at', CASE WHEN a.kind = 'failed' AND a.status = 'pending' THEN now() + (a.retry_ms * interval '1 millisecond') END)
-       FROM attempts a WHERE d.id = a.id AND d.lease_token = a.token
-       RETURNING d.endpoint_id, a.kind, a.disable_after_ms
-     ), outcomes AS (
-       SELECT endpoint_id, bool_or(kind = 'delivered') AS delivered, bool_or(kind = 'gone') AS gone, bool_or(kind = 'failed') AS failed,
-         max(disable_after_ms) AS disable_after_ms
-       FROM recorded GROUP BY endpoint_id
-     )
-     UPDATE webhook_endpoints w SET
-       failing_since = CASE WHEN o.delivered THEN NULL WHEN o.failed THEN COALESCE(w.failing_since, now()) ELSE w.failing_since END,
-       enabled = CASE WHEN o.gone THEN false WHEN o.delivered OR NOT o.failed THEN w.enabled
-         ELSE w.enabled AND COALESCE(w.failing_since, now()) > now() - (o.disable_after_ms * interval '1 millisecond') END,
-       disabled_reason = CASE WHEN o.gone THEN 'gone'
-         WHEN o.failed AND NOT o.delivered AND w.enabled AND COALESCE(w.failing_since, now()) <= now() - (o.disable_after_ms * interval '1 millisecond') THEN 'failing'
-         ELSE w.disabled_reason END,
-       updated_at = CASE WHEN o.gone THEN now() ELSE w.updated_at END
-     FROM outcomes o WHERE w.id = o.endpoint_id
-       -- Successes of an endpoint not failing change nothing: no write of its row.
-       AND (o.gone OR o.failed OR w.failing_since IS NOT NULL)`,
-    [json(rows), MAX_LOGGED_ATTEMPTS],
-  );
+  };
 }
 
-/** Per enabled endpoint: its pending deliveries and the age of the oldest (the metrics). */
+/**
+ * Per enabled endpoint: its pending deliveries and the age of the oldest (the metrics). The clause
+ * on next_attempt_at (never null) lets it read webhook_deliveries_due (migration 011).
+ */
 export async function backlogByEndpoint(db: Db): Promise<{ endpoint_id: string; pending: number; oldest_seconds: number }[]> {
   const { rows } = await db.raw(
     `SELECT d.endpoint_id, count(*)::int AS pending, extract(epoch FROM now() - min(d.created_at))::float8 AS oldest_seconds
-     FROM webhook_deliveries d WHERE d.status = 'pending' GROUP BY d.endpoint_id`,
+     FROM webhook_deliveries d WHERE d.status = 'pending' AND d.next_attempt_at IS NOT NULL GROUP BY d.endpoint_id`,
   );
   return rows;
 }

@@ -4,7 +4,7 @@ import { imageCapabilities, withCapabilityImageUrl, type ImageCapabilities } fro
 import type { Db } from "@analytics/db";
 import type { Worker, WorkerContext } from "@analytics/rpc";
 import { gaugeReadOnScrape } from "@analytics/telemetry";
-import { postSafely, type Resolve } from "./outbound";
+import { closeIdleConnections, postSafely, type Resolve } from "./outbound";
 import * as repo from "./repository";
 import type { AttemptOutcome, ClaimedDelivery } from "./repository";
 import { DISABLE_AFTER_FAILING_MS, retryDelayMs, signature } from "./webhooks";
@@ -53,11 +53,12 @@ export function outcomeOf(statusCode: number | undefined, attempt: number): Atte
 
 /**
  * The delivery worker of the events service, a pipeline: each attempt that ends is recorded and
- * its slot refilled by the next round, one transaction that records the outcomes of the attempts
- * ended since the last (repository.recordAttempts) and claims due deliveries for the free slots
- * (repository.claimDue: per endpoint and product in queue order, at most `concurrencyPerEndpoint`
- * per endpoint in flight over all replicas); each is sent signed on its own connection. The
- * deliveries are rows written with their queue entries, so a killed worker or a NATS outage loses none.
+ * its slot refilled by the next round, one statement that records the outcomes of the attempts
+ * ended since the last and claims due deliveries for the free slots (repository.recordAndClaim:
+ * per endpoint and product in queue order, at most `concurrencyPerEndpoint` per endpoint in flight
+ * over all replicas); each is sent signed, on a kept-alive connection to the address its attempt
+ * resolved and checked, or a new one (outbound.ts). The deliveries are rows written with their
+ * queue entries, so a killed worker or a NATS outage loses none.
  */
 export function webhookWorker(settings: WebhookWorkerSettings) {
   return ({ db, logger, metrics }: WorkerContext): Worker => {
@@ -80,6 +81,10 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
     let timer: NodeJS.Timeout | undefined;
     let round: Promise<void> | undefined;
     let again = false;
+    /** The attempts the last round sent that are still under way, how long that round took, and the wait for them. */
+    let lastSent = new Set<Promise<void>>();
+    let lastRoundMs = 0;
+    let gathering: NodeJS.Timeout | undefined;
 
     /** One attempt: sent signed, its outcome counted and kept for the next round to record. */
     const send = async (d: ClaimedDelivery, token: string) => {
@@ -109,44 +114,45 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
     };
 
     /**
-     * A round: one transaction records every attempt finished since the last round, then claims
-     * what is due and free to send (repository.claimDue), so the claim already counts the slots
-     * those attempts freed and sees the products they let go on. An attempt that ends starts a
-     * round at once (or the one after the round under way): its slot is refilled within a round,
-     * and a busy endpoint costs one transaction per round, not per attempt.
+     * A round: one statement records every attempt finished since the last round, then claims
+     * what is due and free to send (repository.recordAndClaim), so the claim already counts the
+     * slots those attempts freed and sees the products they let go on. An attempt that ends starts
+     * a round (see wake), or the one after the round under way: its slot is refilled within about
+     * a round, and a busy endpoint costs one statement per round, not per attempt.
      */
     const work = async () => {
+      const started = performance.now();
       const batch = finished.splice(0);
       const free = stopped ? 0 : MAX_IN_FLIGHT - inFlight.size;
       const token = randomUUID();
-      const due = await db
-        .transaction(async (tx) => {
-          await repo.recordAttempts(tx, batch);
-          return free > 0 ? repo.claimDue(tx, { limit: free, perEndpoint: settings.concurrencyPerEndpoint, leaseMs: LEASE_MS, token }) : [];
-        })
+      const due = await repo
+        .recordAndClaim(db, batch, { limit: free, perEndpoint: settings.concurrencyPerEndpoint, leaseMs: LEASE_MS, token })
         .catch((err) => {
           log.warn({ err, deliveries: batch.length }, "recording and claiming webhook deliveries failed (what was sent is sent again when its lease runs out)");
           return [];
         });
+      const sent = new Set<Promise<void>>();
       for (const d of due) {
         const attempt: Promise<void> = send(d, token)
           .catch((err) => log.warn({ err, delivery: d.id }, "a webhook attempt failed unexpectedly (its lease runs out, it is sent again)"))
           .finally(() => {
             inFlight.delete(attempt);
+            sent.delete(attempt);
             wake();
           });
         inFlight.add(attempt);
+        sent.add(attempt);
       }
+      lastSent = sent;
+      lastRoundMs = performance.now() - started;
       if (free > 0 && due.length === free) again = true;
     };
 
-    const wake = () => {
-      if (stopped) return;
-      if (round) {
-        again = true;
-        return;
-      }
+    const start = () => {
       clearTimeout(timer);
+      clearTimeout(gathering);
+      gathering = undefined;
+      if (stopped) return;
       round = work()
         .catch((err) => log.warn({ err }, "claiming webhook deliveries failed"))
         .finally(() => {
@@ -158,16 +164,38 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
           if (!stopped) timer = setTimeout(wake, settings.pollMs);
         });
     };
+
+    /**
+     * Something ended (an attempt, a round) or the poll is due. While the attempts the last round
+     * sent are under way, the next round waits for them, no longer than that round took: a quick
+     * endpoint's attempts end about together, so they are recorded and their slots refilled in one
+     * round, not one by one (the first to end would take a round for its slot alone, and the
+     * others the next).
+     */
+    const wake = () => {
+      if (stopped) return;
+      if (round) {
+        again = true;
+        return;
+      }
+      if (lastSent.size) {
+        gathering ??= setTimeout(start, lastRoundMs);
+        return;
+      }
+      start();
+    };
     wake();
 
     return {
       async stop() {
         stopped = true;
         clearTimeout(timer);
+        clearTimeout(gathering);
         await round;
         await Promise.all(inFlight);
         // What finished last is recorded too, not sent again after its lease.
         await repo.recordAttempts(db, finished.splice(0)).catch((err) => log.warn({ err }, "recording the last webhook attempts failed (they are sent again when their leases run out)"));
+        closeIdleConnections();
       },
     };
   };

@@ -62,6 +62,52 @@ describe("safe outbound calls", () => {
     expect(hits).toEqual([]);
   });
 
+  it("checks every attempt on a kept-alive connection too: a name re-resolving to 169.254.169.254 fails though a connection to its old address is open", async () => {
+    // A receiver on every loopback address, noting which address each request came in on and each connection.
+    const arrivals: string[] = [];
+    let connections = 0;
+    const everywhere = http.createServer((req, res) => {
+      arrivals.push(req.socket.localAddress ?? "");
+      req.resume();
+      res.writeHead(204).end();
+    });
+    everywhere.on("connection", () => connections++);
+    await new Promise<void>((resolve) => everywhere.listen(0, "0.0.0.0", () => resolve()));
+    try {
+      let answer = "127.0.0.1";
+      const resolver: Resolve = (_host, _options, callback) => callback(null, [{ address: answer, family: 4 }]);
+      // 127.0.0.1 and 127.0.0.2 stand in for public addresses; 169.254.169.254 is judged as in production.
+      const o = options({ allowPrivate: true, resolve: resolver, allowAddress: (a) => ["127.0.0.1", "127.0.0.2"].includes(a) || isPublicAddress(a) });
+      const url = `http://hooks.example.com:${(everywhere.address() as AddressInfo).port}/x`;
+      expect((await postSafely(url, {}, "{}", o)).statusCode).toBe(204);
+      answer = "169.254.169.254";
+      const refused = await postSafely(url, {}, "{}", o);
+      expect(refused.statusCode).toBeUndefined();
+      expect(refused.error).toBe("hooks.example.com resolves to 169.254.169.254, not a public address");
+      // A kept-alive connection serves only the address it is connected to: a new one to 127.0.0.2.
+      answer = "127.0.0.2";
+      expect((await postSafely(url, {}, "{}", o)).statusCode).toBe(204);
+      // And the first connection was kept alive all along: back to 127.0.0.1, no new connection.
+      answer = "127.0.0.1";
+      expect((await postSafely(url, {}, "{}", o)).statusCode).toBe(204);
+      expect(arrivals).toEqual(["127.0.0.1", "127.0.0.2", "127.0.0.1"]);
+      expect(connections).toBe(2);
+    } finally {
+      everywhere.closeAllConnections();
+      await new Promise((resolve) => everywhere.close(resolve));
+    }
+  });
+
+  it("sends once more on a new connection when a kept-alive one was closed by the receiver meanwhile", async () => {
+    const o = options({ allowPrivate: true });
+    const url = `http://127.0.0.1:${port}/again`;
+    expect((await post(url, o)).statusCode).toBe(204);
+    // The receiver drops its side of the kept-alive connection without our pool noticing yet.
+    server.closeIdleConnections();
+    expect((await post(url, o)).statusCode).toBe(204);
+    expect(hits).toEqual(["/again", "/again"]);
+  });
+
   it("reaches a local receiver only when private addresses are allowed (tests, local development)", async () => {
     const result = await postSafely(`http://receiver.test:${port}/ok`, {}, "{}", options({ allowPrivate: true, resolve: resolvesTo("127.0.0.1") }));
     expect(result.statusCode).toBe(204);

@@ -5,7 +5,7 @@ import { eventsV1, topics } from "@analytics/contracts";
 import { consumerHandler, type ServiceDeps } from "@analytics/rpc";
 import { busMessage, codeOf, eventually, serviceUnderTest, startWebhookReceiver, type WebhookReceiver } from "@analytics/testing";
 import { startEventsService } from "../src/service";
-import { claimDue, recordAttempts, type AttemptOutcome } from "../src/repository";
+import { claimDue, recordAndClaim, recordAttempts, type AttemptOutcome } from "../src/repository";
 import { queueConsumer } from "../src/subscriptions";
 
 const { EventsService } = eventsV1;
@@ -445,6 +445,32 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
       ]);
       expect(await endpointRow()).toMatchObject({ enabled: false, disabled_reason: "gone" });
       expect(await row(h)).toMatchObject({ status: "pending", attempts: 1, last_status_code: 410 });
+      await db("webhook_deliveries").where({ endpoint_id: ep.id }).delete();
+    });
+
+    it("commits a round without waiting for its WAL flush only when it wrote no endpoint row (a crash then costs at most a redelivery)", async () => {
+      const acc = randomUUID();
+      const ep = await endpoint(acc, "flushed");
+      const token = randomUUID();
+      const [a, b] = (
+        await db.raw(
+          `INSERT INTO webhook_deliveries (endpoint_id, event_id, event_seq, aggregate, lease_until, lease_token)
+           SELECT ?, gen_random_uuid(), g, 'p' || g, now() + interval '1 minute', ? FROM generate_series(1, 2) g RETURNING id`,
+          [ep.id, token],
+        )
+      ).rows.map((r: { id: string }) => r.id) as string[];
+      const startedAt = new Date();
+      /** synchronous_commit as a round leaves it for its commit (limit 0: it claims nothing of the other tests'). */
+      const commitMode = (id: string, outcome: AttemptOutcome, statusCode: number) =>
+        db.transaction(async (tx) => {
+          await recordAndClaim(tx, [{ id, token, startedAt, statusCode, durationMs: 3, outcome }], { limit: 0, perEndpoint: PER_ENDPOINT, leaseMs: 60_000, token });
+          return (await tx.raw("SELECT current_setting('synchronous_commit') AS mode")).rows[0].mode;
+        });
+      // A success of a healthy endpoint: a lost commit only sends it again.
+      expect(await commitMode(a, { kind: "delivered" }, 204)).toBe("off");
+      // A 410 disables the endpoint: that commit is flushed.
+      expect(await commitMode(b, { kind: "gone" }, 410)).toBe("on");
+      expect(await db("webhook_endpoints").where({ id: ep.id }).first()).toMatchObject({ enabled: false });
       await db("webhook_deliveries").where({ endpoint_id: ep.id }).delete();
     });
 

@@ -11,5 +11,6 @@ import { accountVersions } from "./007_account_versions";
 import { queuedVersions } from "./008_queued_versions";
 import { accountVersionsSchema } from "./009_account_versions_schema";
 import { webhookAttempts } from "./010_webhook_attempts";
+import { webhookRounds } from "./011_webhook_rounds";
 
-export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createEvents, eventPageIndexes, productReplica, priceEntries, aggregateVersions, webhooks, accountVersions, queuedVersions, accountVersionsSchema, webhookAttempts];
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createEvents, eventPageIndexes, productReplica, priceEntries, aggregateVersions, webhooks, accountVersions, queuedVersions, accountVersionsSchema, webhookAttempts, webhookRounds];
