@@ -1,7 +1,7 @@
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
 import { client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, PLATFORM_HOOK_TIMEOUT_MS, signUp, startOnTestServices, startPlatform, type Platform, type PlatformOnTestServices } from "./harness";
-import { eventually, startWebhookReceiver, testNatsUrl, whileProgressing, type WebhookReceiver } from "@analytics/testing";
+import { eventually, freezableProxy, startWebhookReceiver, testNatsUrl, whileProgressing, type FreezableProxy, type WebhookReceiver } from "@analytics/testing";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 
@@ -21,21 +21,25 @@ async function busBacklog(stream: string): Promise<number> {
  * Webhooks through the whole platform, proved by an independent verifier: a local receiver checks
  * every delivery with the standardwebhooks npm package (the specification's reference library,
  * not our code) and counts. Every queue entry is delivered, in queue order per product, through a
- * receiver answering 500 for a while and a SIGKILL of the platform mid-delivery.
+ * receiver answering 500 for a while, a SIGKILL of the platform mid-delivery and a NATS outage.
  */
-describe("webhooks over the platform (real Postgres, NATS, a kill -9, a failing receiver)", () => {
+describe("webhooks over the platform (real Postgres, NATS, a kill -9, a NATS outage, a failing receiver)", () => {
   const settings = { WEBHOOK_ALLOW_PRIVATE: "true", WEBHOOK_POLL_MS: "50", PUBLIC_BASE_URL: "https://api.example.com" };
   let platform: PlatformOnTestServices;
   let names: { database: string; stream: string; dataDir: string };
   let restarted: Platform | undefined;
   let receiver: WebhookReceiver;
+  /** The restarted platform's way to NATS, frozen for the outage. */
+  let natsProxy: FreezableProxy | undefined;
 
   beforeAll(async () => {
     receiver = await startWebhookReceiver();
     platform = await startOnTestServices(settings, undefined, (n) => (names = n));
   }, PLATFORM_HOOK_TIMEOUT_MS);
   afterAll(async () => {
+    natsProxy?.thaw();
     await restarted?.stop();
+    await natsProxy?.close();
     await platform?.close();
     await receiver?.close();
   }, PLATFORM_HOOK_TIMEOUT_MS);
@@ -131,7 +135,7 @@ describe("webhooks over the platform (real Postgres, NATS, a kill -9, a failing 
     expect(withImage.payload.imageUrl).toMatch(/^https:\/\/api\.example\.com\/v2\/api\/images\/[0-9a-f-]{36}\/[0-9a-f]{64}\/[\w-]+$/);
   }, 120_000);
 
-  it("delivers every entry, in order per product, through 500s and a kill of the worker mid-delivery", async () => {
+  it("delivers every entry, in order per product, through 500s, a kill of the worker mid-delivery and a NATS outage", async () => {
     const acme = await signUp(platform.baseUrl, ADMIN_TOKEN, "Hooked");
     const created = await acme.api("POST", "/v2/api/webhooks", { url: receiver.url("acme"), description: "ERP" });
     expect(created.status).toBe(201);
@@ -160,9 +164,10 @@ describe("webhooks over the platform (real Postgres, NATS, a kill -9, a failing 
     await platform.kill();
     const killedAt = delivered();
 
+    natsProxy = await freezableProxy(testNatsUrl());
     restarted = await startPlatform({
       DATABASE_URL: platform.databaseUrl,
-      NATS_URL: testNatsUrl(),
+      NATS_URL: natsProxy.url,
       NATS_STREAM: names.stream,
       NATS_SUBJECT_PREFIX: `${names.stream.toLowerCase()}.`,
       ADMIN_TOKEN,
@@ -171,16 +176,39 @@ describe("webhooks over the platform (real Postgres, NATS, a kill -9, a failing 
     });
     const auth = await client(restarted.baseUrl)("POST", "/v2/api/auth", { accountID: acme.accountID, apiKey: acme.apiKey });
     const api = client(restarted.baseUrl, auth.body.accessToken);
-    for (let r = ROUNDS_BEFORE_KILL; r < ROUNDS_BEFORE_KILL + ROUNDS_AFTER; r++) expect((await round(api, r)).status).toBe(201);
+    type Entry = { id: string; payload: { key: string; productName: string } };
+    const entries = async () => (await api("GET", "/v2/api/events?pageSize=1000")).body as Entry[];
+    const ofRound = async (r: number) => (await entries()).filter((e) => e.payload.productName === `round ${r}`);
+    const deliveredIds = () => new Set(received().filter((d) => d.status < 300).map((d) => d.webhookId));
+
+    // A NATS outage (the restarted platform reaches NATS through a proxy, frozen as a hung server or
+    // a cut network would be): a round queued before it is delivered during it (the worker reads
+    // only Postgres; the receiver holds every answer until NATS is frozen), a round written during
+    // it is accepted into the outbox, and after it every entry still arrives.
+    let open!: () => void;
+    const held = new Promise<void>((resolve) => (open = resolve));
+    receiver.answer = async () => {
+      await held;
+      return 204;
+    };
+    const beforeOutage = ROUNDS_BEFORE_KILL;
+    expect((await round(api, beforeOutage)).status).toBe(201);
+    await whileProgressing(async () => (await ofRound(beforeOutage)).length, (n) => n === PRODUCTS, 45_000, "the round before the outage queued");
+    const queuedBefore = (await ofRound(beforeOutage)).map((e) => e.id);
+    natsProxy.freeze();
+    open();
+    await whileProgressing(async () => queuedBefore.filter((id) => deliveredIds().has(id)).length, (n) => n === PRODUCTS, 45_000, "the round before the outage delivered while NATS is frozen");
+    for (let r = beforeOutage + 1; r < ROUNDS_BEFORE_KILL + ROUNDS_AFTER; r++) expect((await round(api, r)).status).toBe(201);
+    // The outage is real: what was written during it has not reached the queue.
+    expect(await ofRound(beforeOutage + 1)).toEqual([]);
+    natsProxy.thaw();
 
     // The queue is complete when every product's last write is in it and the bus is drained: a
     // message the killed platform held comes back after JetStream's ack wait, 20 s; by then a
     // newer write of its product may be queued, and its late entry is followed by the product's
     // newest state again (so the total may be above one entry per write).
-    type Entry = { id: string; payload: { key: string; productName: string } };
-    const entries = async () => (await api("GET", "/v2/api/events?pageSize=1000")).body as Entry[];
-    const last = `round ${ROUNDS_BEFORE_KILL + ROUNDS_AFTER - 1}`;
-    await whileProgressing(async () => (await entries()).filter((e) => e.payload.productName === last).length, (n) => n === PRODUCTS, 45_000, "every product's last write queued");
+    const last = ROUNDS_BEFORE_KILL + ROUNDS_AFTER - 1;
+    await whileProgressing(async () => (await ofRound(last)).length, (n) => n === PRODUCTS, 45_000, "every product's last write queued");
     await whileProgressing(() => busBacklog(names.stream), (n) => n === 0, 45_000, "every message of the bus handled (the killed platform's too)");
     // Entries of the queue not delivered yet (the queue read again each time).
     const undelivered = async () => {
