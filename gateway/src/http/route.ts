@@ -179,11 +179,11 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
       refuseNul(request.params, "path");
       refuseNul(request.query, "query");
       refuseUnknownQuery(request.query, knownQuery);
-      const input = {
+      const input: { params: z.infer<z.ZodObject<P>>; query: z.infer<z.ZodObject<Q>>; body: z.infer<B>; caller: AnsweringCaller; ifRevision?: string } = {
         params: parse(params, request.params, "path"),
         query: parse(query, request.query, "query"),
         body: spec.body ? parse(spec.body, request.body, "body") : (undefined as z.infer<B>),
-        caller: caller as AnsweringCaller,
+        caller,
         ifRevision,
       };
       if (spec.dataVersion && request.headers["if-none-match"] === undefined) {
