@@ -134,6 +134,12 @@ describe("catalogue over HTTP", () => {
     // GET /products shows each product's prices: a price of the account is a new tag as well.
     expect((await a.api("POST", "/v2/api/prices/batch", [{ listExternalID: "RETAIL", key: "T-1", price: 10 }])).body[0].statusCode).toBe(201);
     expect((await a.api("GET", products, undefined, { "if-none-match": tag })).status).toBe(200);
+    // An empty page asks pricing nothing: its version is read after (no price is in the answer), the tag still names both.
+    const none = "/v2/api/products?pageSize=10&key=NONE";
+    const empty = await a.api("GET", none);
+    const emptyTag = empty.headers.get("etag")!;
+    expect([empty.status, empty.body, emptyTag]).toEqual([200, [], expect.stringMatching(/^W\/"catalogue-\d+\.pricing-\d+-[A-Za-z0-9_-]{22}"$/)]);
+    expect((await a.api("GET", none, undefined, { "if-none-match": emptyTag })).status).toBe(304);
     await a.api("POST", "/v2/api/mappingtables/colour", { mappingType: "products", mappingValues: { blk: "Black" } });
     await checkListTag(a.api, "/v2/api/mappingtables?mappingType=products", "/v2/api/mappingtables?mappingType=brands", () => b.api("POST", "/v2/api/mappingtables/colour", { mappingType: "products", mappingValues: { x: "y" } }), () =>
       a.api("DELETE", "/v2/api/mappingtables/colour?mappingType=products"),

@@ -59,6 +59,49 @@ describe("weak ETags decided before the expensive query", () => {
     expect(planning.queries).toBe(queries + 1);
   });
 
+  it("without If-None-Match makes no GetAccountVersion call: the service answers its version with the list, and the tag is the one an If-None-Match is checked against", async () => {
+    planning.version = 50n;
+    const [calls, queries] = [planning.versionCalls, planning.queries];
+    const first = await volumes();
+    expect(first.statusCode).toBe(200);
+    expect([planning.versionCalls, planning.queries]).toEqual([calls, queries + 1]);
+    const tag = first.headers.etag as string;
+    expect(tag).toMatch(/^W\/"planning-50-2026-11-27-[A-Za-z0-9_-]{22}"$/);
+    expect((await volumes({ "if-none-match": tag })).statusCode).toBe(304);
+    expect([planning.versionCalls, planning.queries]).toEqual([calls + 1, queries + 1]);
+  });
+
+  it("tags an answer with the version read before its query: a write landing between leaves the tag older than the data, never newer", async () => {
+    planning.version = 60n;
+    // The write lands as the query starts, after the service read the version.
+    planning.beforeQuery = () => void (planning.version = 61n);
+    const first = await volumes();
+    planning.beforeQuery = undefined;
+    expect(first.json()).toEqual([expect.objectContaining({ poVolume: 61 })]);
+    const tag = first.headers.etag as string;
+    expect(tag).toMatch(/^W\/"planning-60-/);
+    // The client's tag is stale: the data it has is answered again, never a 304 on data it did not see.
+    expect((await volumes({ "if-none-match": tag })).statusCode).toBe(200);
+  });
+
+  it("tags a streamed answer (a breakdown) with the version its service sent before the first row, with no GetAccountVersion call", async () => {
+    planning.version = 70n;
+    const calls = planning.versionCalls;
+    planning.beforeQuery = () => void (planning.version = 71n);
+    const breakdown = (headers: Record<string, string> = {}) =>
+      gw.app.inject({ method: "GET", url: "/v2/api/planning/breakdown?fromDate=2026-03-01&toDate=2026-03-31", headers: { ...auth[0], ...headers } });
+    const first = await breakdown();
+    planning.beforeQuery = undefined;
+    expect(first.statusCode).toBe(200);
+    expect(first.json()).toEqual([expect.objectContaining({ groupKey: "SS26" })]);
+    const tag = first.headers.etag as string;
+    expect(tag).toMatch(/^W\/"planning-70-2026-11-27-[A-Za-z0-9_-]{22}"$/);
+    expect(planning.versionCalls).toBe(calls);
+    expect((await breakdown({ "if-none-match": tag })).statusCode).toBe(200);
+    const current = (await breakdown()).headers.etag as string;
+    expect((await breakdown({ "if-none-match": current })).statusCode).toBe(304);
+  });
+
   it("never stands for another account's answer, another API key's (a purchase order list answers the key's own) nor another query's", async () => {
     const tag = (await volumes()).headers.etag as string;
     expect((await volumes({ "if-none-match": tag }, 1)).statusCode).toBe(200);

@@ -204,7 +204,7 @@ export class OpenApi {
     // Single resources of an account (the path ends with its id) answer conditional requests (CONTRACT "Conditional requests").
     const singleResource = spec.auth === "bearer" && /\/:[A-Za-z_]+$/.test(spec.url);
     // Lists, planning answers and the event queue with a data version (route.ts): a weak ETag, and a 304 decided before the answer is computed.
-    const weakTagged = spec.method === "GET" && typeof (spec as { dataVersion?: unknown }).dataVersion === "function";
+    const weakTagged = spec.method === "GET" && (spec as { dataVersion?: unknown }).dataVersion !== undefined;
     // Other lists of an account (webhook endpoints, a delivery log): a weak ETag of the answer (route.ts).
     const answerTaggedList = spec.auth === "bearer" && spec.method === "GET" && !singleResource && !weakTagged;
     const tagged = (singleResource && spec.method === "GET") || weakTagged || answerTaggedList;

@@ -2,6 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { z } from "zod";
 import type { Caller } from "@analytics/auth";
+import type { DataVersions } from "@analytics/rpc";
+import type { AnsweringCaller, DataVersionOf } from "../clients";
 import { HttpError } from "./errors";
 import { describe, violations } from "./validation";
 import { documentAs, type OpenApi, type OperationSpec } from "./openapi";
@@ -23,7 +25,8 @@ export interface RouteSpec<P extends Shape, Q extends Shape, B extends z.ZodType
       params: z.infer<z.ZodObject<P>>;
       query: z.infer<z.ZodObject<Q>>;
       body: z.infer<B>;
-      caller: Caller;
+      /** Pass it to `as(caller)` for every call: a list's calls collect its data versions through it. */
+      caller: AnsweringCaller;
       /** A conditional PUT or DELETE: the row revision its If-Match named, for the service's write to check under the row's lock. */
       ifRevision?: string;
     },
@@ -32,11 +35,13 @@ export interface RouteSpec<P extends Shape, Q extends Shape, B extends z.ZodType
   ): Promise<unknown>;
   /**
    * A list's, planning answer's or queue's weak ETag: the version of the caller's data behind the
-   * answer (a cheap read of each service that owns some of it, e.g. `planning-<version>-<today>`,
-   * `catalogue-<version>.pricing-<version>`; clients.ts dataVersionOf), read before the answer is
-   * computed; a current If-None-Match is then a 304 without computing it.
+   * answer (each owning service's, e.g. `planning-<version>-<today>`,
+   * `catalogue-<version>.pricing-<version>`; clients.ts dataVersionOf), never read after the data.
+   * With If-None-Match it is read first (GetAccountVersion calls), and a current one is a 304
+   * without computing the answer; without, each service reads it with the answer's first call to
+   * it, and the answer carries it (no call more).
    */
-  dataVersion?(caller: Caller): Promise<string>;
+  dataVersion?: DataVersionOf;
 }
 
 export interface RouteContext {
@@ -108,6 +113,20 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
   // Writes of an account may carry Idempotency-Key; the key a request claimed, until its answer is kept.
   const idempotency = spec.auth === "bearer" && IDEMPOTENT_METHODS.includes(spec.method) ? ctx.idempotency : undefined;
   const claims = new WeakMap<FastifyRequest, string>();
+  // A list asked without If-None-Match: the versions its calls collect, for the ETag of its answer.
+  const collecting = new WeakMap<FastifyRequest, { versions: DataVersions; caller: Caller }>();
+  const tagCollected = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    const collected = collecting.get(request);
+    if (!collected || reply.statusCode !== 200) return payload;
+    collecting.delete(request);
+    const { versions, caller } = collected;
+    const version = await spec.dataVersion!.collected(versions, caller).catch((err: unknown) => {
+      request.log.warn({ err }, "data version not read; answering without an ETag");
+      return undefined;
+    });
+    if (version !== undefined) reply.header("ETag", weakTagOf(version, caller, spec.method, request.url));
+    return payload;
+  };
   // A single resource of an account (the path ends with its id): strong ETag, If-None-Match, If-Match.
   const singleResource = spec.auth === "bearer" && /\/:[A-Za-z_]+$/.test(spec.url);
   const conditionalWrite = singleResource && (spec.method === "PUT" || spec.method === "DELETE");
@@ -136,6 +155,8 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
       // A single resource's answer gets its ETag (304 when the client has it).
       ...(singleResource && spec.method === "GET" ? [async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => tagAnswer(request, reply, payload)] : []),
       ...(answerTaggedList ? [async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => tagAnswer(request, reply, payload, true)] : []),
+      // Before the first byte of the answer, a stream's too.
+      ...(spec.dataVersion ? [tagCollected] : []),
       // The answer as sent (serialized, before compression), kept for the key's retries.
       ...(idempotency ? [(request: FastifyRequest, reply: FastifyReply, payload: unknown) => keepClaimed(request, reply, payload)] : []),
     ],
@@ -158,17 +179,22 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
       refuseNul(request.params, "path");
       refuseNul(request.query, "query");
       refuseUnknownQuery(request.query, knownQuery);
-      const input = {
+      const input: { params: z.infer<z.ZodObject<P>>; query: z.infer<z.ZodObject<Q>>; body: z.infer<B>; caller: AnsweringCaller; ifRevision?: string } = {
         params: parse(params, request.params, "path"),
         query: parse(query, request.query, "query"),
         body: spec.body ? parse(spec.body, request.body, "body") : (undefined as z.infer<B>),
         caller,
         ifRevision,
       };
-      if (spec.dataVersion) {
+      if (spec.dataVersion && request.headers["if-none-match"] === undefined) {
+        // No tag to compare: the services read their versions with the answer's calls (tagCollected).
+        const versions = spec.dataVersion.collect();
+        collecting.set(request, { versions, caller });
+        input.caller = { ...caller, dataVersions: versions };
+      } else if (spec.dataVersion) {
         // A version that cannot be read (a service older than the gateway mid-rollout, a slow
         // store) costs the tag, never the answer: the query runs and the answer has no ETag.
-        const version = await spec.dataVersion(caller).catch((err: unknown) => {
+        const version = await spec.dataVersion.read(caller).catch((err: unknown) => {
           request.log.warn({ err }, "data version not read; answering without an ETag");
           return undefined;
         });

@@ -11,7 +11,7 @@ import { dateOnly } from "../http/values";
 import { answerShape, restAnswerOf } from "../http/proto-schema";
 import { HttpError } from "../http/errors";
 import { jsonArrayStream } from "../http/json-stream";
-import type { CallAs } from "../clients";
+import { dataVersionOf, type CallAs } from "../clients";
 import { productUuids } from "./product-ids";
 
 const {
@@ -317,10 +317,7 @@ export function planningRoutes(
     return reply.type("application/json; charset=utf-8").send(answer.body);
   };
   /** The weak ETag's base of every planning answer: the account's planning data version and its local date (answers change with "today"). */
-  const dataVersion = async (caller: Caller) => {
-    const { version, today } = await planning.getAccountVersion({}, as(caller));
-    return `planning-${version}-${today}`;
-  };
+  const dataVersion = dataVersionOf(as, { planning });
   const tag = "Planning";
   const responses400 = { 400: { description: "missing or bad fromDate/toDate or another bad parameter", schema: generalResponseSchema } };
   const breakdown400 = {

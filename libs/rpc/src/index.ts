@@ -17,11 +17,13 @@ import { closeServer, createMetricsRegistry, endSpan, inSpan, listenMetrics, rpc
 import { consumerMetrics, durableName, subscribeConsumer, type ConsumerDefinition } from "./consumers";
 import { consumerLagMetrics, storeMetrics } from "./metrics";
 import type { ReplicaOptions } from "./replicas";
+import { dataVersionInterceptor } from "./data-version";
 import { createServiceTransport } from "./transport";
 
 export { consumerHandler, type ConsumerDefinition, type Delivery } from "./consumers";
-export { accountVersionHandler, batchResponse, batchResult, commit, dispatch, itemOutcome, MAX_PAGE_SIZE, on, pageOf, type Dispatch, type ItemOutcome, type Page, type Route } from "./kit";
+export { accountVersionHandler, accountVersionText, batchResponse, batchResult, commit, dispatch, itemOutcome, MAX_PAGE_SIZE, on, pageOf, type Dispatch, type ItemOutcome, type Page, type Route } from "./kit";
 export { createServiceTransport } from "./transport";
+export { askingDataVersions, DATA_VERSION_HEADER, dataVersionInterceptor, DataVersions, type ReadDataVersion } from "./data-version";
 export { consumerLagMetrics, storeMetrics } from "./metrics";
 export type { ReplicaOptions } from "./replicas";
 
@@ -88,6 +90,11 @@ export interface ServiceDefinition {
   consumers?: ConsumerDefinition[];
   /** Background loops of the service (started after its consumers, stopped before them). */
   workers?: ((context: WorkerContext) => Worker)[];
+  /**
+   * The caller's data version as its GetAccountVersion answers it, as text (accountVersionText):
+   * answered with every call that asks for it (data-version.ts), for the gateway's weak ETags.
+   */
+  dataVersion?(db: Db, accountId: string): Promise<string>;
 }
 
 /** What a service's background worker gets: its pool, its logger, its metrics registry. */
@@ -156,7 +163,11 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
     server = http2.createServer(
       connectNodeAdapter({
         routes: (router) => definition.routes(router, context),
-        interceptors: [errorsAndLogging(logger, rpcServerDurations(metrics)), requireInternalCaller(deps.internalToken)],
+        interceptors: [
+          errorsAndLogging(logger, rpcServerDurations(metrics)),
+          requireInternalCaller(deps.internalToken),
+          ...(definition.dataVersion ? [dataVersionInterceptor((accountId) => definition.dataVersion!(db, accountId))] : []),
+        ],
         fallback: health,
       }),
     );

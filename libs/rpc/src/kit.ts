@@ -104,3 +104,8 @@ export function dispatch<R, C = void>(...routes: Route<R, C>[]): Dispatch<R, C> 
 export function accountVersionHandler(db: Db) {
   return async (_req: unknown, ctx: HandlerContext): Promise<{ version: bigint }> => ({ version: await accountVersion(db, callerOf(ctx).accountId) });
 }
+
+/** The same version as text: a ServiceDefinition's dataVersion, answered with the lists' calls that ask for it (data-version.ts). */
+export async function accountVersionText(db: Db, accountId: string): Promise<string> {
+  return String(await accountVersion(db, accountId));
+}

@@ -10,8 +10,9 @@ import {
   type MessageInitShape,
   type MessageShape,
 } from "@bufbuild/protobuf";
-import { Code, ConnectError, type StreamResponse, type Transport, type UnaryResponse } from "@connectrpc/connect";
+import { Code, ConnectError, type ContextValues, type StreamResponse, type Transport, type UnaryResponse } from "@connectrpc/connect";
 import { codeFromHttpStatus, endStreamFromJson, errorFromJsonBytes } from "@connectrpc/connect/protocol-connect";
+import { DATA_VERSION_HEADER, dataVersionsOf } from "./data-version";
 import { Replicas, type Replica, type ReplicaOptions } from "./replicas";
 
 /**
@@ -24,7 +25,8 @@ import { Replicas, type Replica, type ReplicaOptions } from "./replicas";
  * two AbortControllers, a DOMException and a ConnectError even when the call succeeds, and
  * converts headers to and from fetch `Headers`: measured, that was a quarter of the gateway's CPU
  * per request (issue 8 item 4). Client-streaming calls, compression and interceptors, which no
- * caller here uses, are not supported.
+ * caller here uses, are not supported. A call whose context collects DataVersions asks its
+ * service for the caller's data version (data-version.ts).
  */
 export function createServiceTransport(baseUrl: string, options: ReplicaOptions = {}): Transport {
   const replicas = new Replicas(baseUrl, options);
@@ -34,7 +36,7 @@ export function createServiceTransport(baseUrl: string, options: ReplicaOptions 
    * Sends one request and arms its deadline and the caller's signal: either ends the stream with
    * its ConnectError, which every reader of the stream then gets. `done()` disarms them.
    */
-  async function send(method: { parent: { typeName: string }; name: string }, contentType: string, body: Uint8Array, signal: AbortSignal | undefined, timeoutMs: number | undefined, header: HeaderInit) {
+  async function send(method: { parent: { typeName: string }; name: string }, contentType: string, body: Uint8Array, signal: AbortSignal | undefined, timeoutMs: number | undefined, header: HeaderInit, askVersion = false) {
     const path = `${prefix}/${method.parent.typeName}/${method.name}`;
     const headers: http2.OutgoingHttpHeaders = {
       ":method": "POST",
@@ -47,6 +49,7 @@ export function createServiceTransport(baseUrl: string, options: ReplicaOptions 
       if (header instanceof Headers || Array.isArray(header)) new Headers(header).forEach((value, key) => (headers[key] = value));
       else for (const [key, value] of Object.entries(header as Record<string, string>)) headers[key.toLowerCase()] = value;
     }
+    if (askVersion) headers[DATA_VERSION_HEADER] = "1";
     if (signal?.aborted) throw ConnectError.from(signal.reason, Code.Canceled);
     let stream: http2.ClientHttp2Stream | undefined;
     // The call's end before its answer: its deadline or the caller's signal.
@@ -127,6 +130,25 @@ export function createServiceTransport(baseUrl: string, options: ReplicaOptions 
   }
 
   /**
+   * send(), asking for the caller's data version when the call's context collects the versions
+   * of an answer and this is its first call to an owning service (a later one waits for it).
+   */
+  async function sendFor(contextValues: ContextValues | undefined, ...args: Parameters<typeof send>) {
+    const versions = dataVersionsOf(contextValues);
+    const answered = versions && (await versions.beforeCall(args[0].parent.typeName));
+    if (!answered) return send(...args);
+    try {
+      const sent = await send(args[0], args[1], args[2], args[3], args[4], args[5], true);
+      const version = sent.headers[DATA_VERSION_HEADER];
+      answered(typeof version === "string" ? version : undefined);
+      return sent;
+    } catch (error) {
+      answered(undefined);
+      throw error;
+    }
+  }
+
+  /**
    * Opens the call's stream on the next replica (another than `avoid` while there is one). A
    * replica that cannot be connected to has received nothing, so the name is resolved again (a pod
    * that restarted has a new address) and the call goes to another replica, once; a call whose
@@ -161,9 +183,9 @@ export function createServiceTransport(baseUrl: string, options: ReplicaOptions 
   }
 
   return {
-    async unary<I extends DescMessage, O extends DescMessage>(method: DescMethodUnary<I, O>, signal: AbortSignal | undefined, timeoutMs: number | undefined, header: HeaderInit, input: MessageInitShape<I>): Promise<UnaryResponse<I, O>> {
+    async unary<I extends DescMessage, O extends DescMessage>(method: DescMethodUnary<I, O>, signal: AbortSignal | undefined, timeoutMs: number | undefined, header: HeaderInit, input: MessageInitShape<I>, contextValues?: ContextValues): Promise<UnaryResponse<I, O>> {
       const request = toBinary(method.input, isMessage(input, method.input) ? input : create(method.input, input));
-      const { stream, replica, headers, done } = await send(method, "application/proto", request, signal, timeoutMs, header);
+      const { stream, replica, headers, done } = await sendFor(contextValues, method, "application/proto", request, signal, timeoutMs, header);
       try {
         const status = Number(headers[":status"]);
         const chunks: Buffer[] = [];
@@ -176,7 +198,7 @@ export function createServiceTransport(baseUrl: string, options: ReplicaOptions 
       }
     },
 
-    async stream<I extends DescMessage, O extends DescMessage>(method: DescMethodStreaming<I, O>, signal: AbortSignal | undefined, timeoutMs: number | undefined, header: HeaderInit, input: AsyncIterable<MessageInitShape<I>>): Promise<StreamResponse<I, O>> {
+    async stream<I extends DescMessage, O extends DescMessage>(method: DescMethodStreaming<I, O>, signal: AbortSignal | undefined, timeoutMs: number | undefined, header: HeaderInit, input: AsyncIterable<MessageInitShape<I>>, contextValues?: ContextValues): Promise<StreamResponse<I, O>> {
       if (method.methodKind !== "server_streaming") throw new ConnectError(`${method.methodKind} calls are not supported`, Code.Unimplemented);
       let message: MessageInitShape<I> | undefined;
       for await (const m of input) message ??= m;
@@ -185,7 +207,7 @@ export function createServiceTransport(baseUrl: string, options: ReplicaOptions 
       envelope[0] = 0;
       envelope.writeUInt32BE(request.byteLength, 1);
       envelope.set(request, 5);
-      const { stream, replica, headers, done } = await send(method, "application/connect+proto", envelope, signal, timeoutMs, header);
+      const { stream, replica, headers, done } = await sendFor(contextValues, method, "application/connect+proto", envelope, signal, timeoutMs, header);
       const status = Number(headers[":status"]);
       if (status !== 200) {
         done();

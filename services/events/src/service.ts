@@ -1,5 +1,5 @@
 import { loadConfig, webhookSettings } from "@analytics/config";
-import { startService, type ServiceDefinition, type ServiceDeps } from "@analytics/rpc";
+import { accountVersionText, startService, type ServiceDefinition, type ServiceDeps } from "@analytics/rpc";
 import { eventsRoutes } from "./handlers";
 import { migrations } from "./migrations";
 import { queueConsumer } from "./subscriptions";
@@ -10,6 +10,7 @@ export function eventsService(webhooks: WebhookWorkerSettings): ServiceDefinitio
   return {
     name: "events",
     migrations,
+    dataVersion: accountVersionText,
     routes: (router, { db }) => eventsRoutes(db, webhooks)(router),
     consumers: [queueConsumer],
     workers: [webhookWorker(webhooks)],

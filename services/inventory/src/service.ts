@@ -1,4 +1,4 @@
-import { startService, type ServiceDefinition, type ServiceDeps } from "@analytics/rpc";
+import { accountVersionText, startService, type ServiceDefinition, type ServiceDeps } from "@analytics/rpc";
 import { inventoryRoutes } from "./handlers";
 import { migrations } from "./migrations";
 
@@ -6,6 +6,7 @@ import { migrations } from "./migrations";
 export const inventoryService: ServiceDefinition = {
   name: "inventory",
   migrations,
+  dataVersion: accountVersionText,
   routes: (router, context) => inventoryRoutes(context)(router),
 };
 

@@ -1,4 +1,4 @@
-import { startService, type ServiceDefinition, type ServiceDeps } from "@analytics/rpc";
+import { accountVersionText, startService, type ServiceDefinition, type ServiceDeps } from "@analytics/rpc";
 import { ordersRoutes } from "./handlers";
 import { migrations } from "./migrations";
 
@@ -6,6 +6,7 @@ import { migrations } from "./migrations";
 export const ordersService: ServiceDefinition = {
   name: "orders",
   migrations,
+  dataVersion: accountVersionText,
   routes: (router, context) => ordersRoutes(context)(router),
 };
 

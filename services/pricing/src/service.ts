@@ -1,4 +1,4 @@
-import { startService, type ServiceDefinition, type ServiceDeps } from "@analytics/rpc";
+import { accountVersionText, startService, type ServiceDefinition, type ServiceDeps } from "@analytics/rpc";
 import { pricingRoutes } from "./handlers";
 import { migrations } from "./migrations";
 import { settingsConsumer } from "./settings";
@@ -7,6 +7,7 @@ import { settingsConsumer } from "./settings";
 export const pricingService: ServiceDefinition = {
   name: "pricing",
   migrations,
+  dataVersion: accountVersionText,
   routes: (router, context) => pricingRoutes(context)(router),
   consumers: [settingsConsumer],
 };
