@@ -4,7 +4,7 @@ import type { Bus, BusMessage, PublishOutcome } from "@analytics/bus";
 import { topics } from "@analytics/contracts";
 import { createDb, migrate } from "@analytics/db";
 import { DomainError } from "@analytics/errors";
-import { backoffMs, BusUnavailable, encodeEntry, enqueue, OutboxRelay, outboxEntry, outboxMigrations, outageWaitMs } from "../src";
+import { backoffMs, BusUnavailable, encodeEntry, enqueue, IN_PROCESS_RELAY_BATCH, OutboxRelay, outboxEntry, outboxMigrations, outageWaitMs, RELAY_BATCH } from "../src";
 import { createTestBus, databaseForFile, eventually } from "@analytics/testing";
 
 /** A brand-created entry whose brand name carries a label, for following rows through the bus. */
@@ -145,6 +145,13 @@ describe("outbox", () => {
     while ((await relay.relayOnce()) > 0);
     const loaded = accepted.filter((m) => m.accountId === loading).map(labelOf);
     expect(loaded).toEqual(Array.from({ length: 5000 }, (_, n) => `a${n}`));
+  });
+
+  it("claims RELAY_BATCH rows at a time for JetStream, IN_PROCESS_RELAY_BATCH for the in-process bus (whose claim is its consumers' batch)", async () => {
+    await enqueue(db, Array.from({ length: RELAY_BATCH + IN_PROCESS_RELAY_BATCH + 1 }, (_, n) => entry(account, randomUUID(), `c${n}`)));
+    const { bus } = recordingBus();
+    expect(await new OutboxRelay({ db, bus: { ...bus, kind: "nats" } }).relayOnce()).toBe(RELAY_BATCH);
+    expect(await new OutboxRelay({ db, bus: { ...bus, kind: "in-process" } }).relayOnce()).toBe(IN_PROCESS_RELAY_BATCH);
   });
 
   it("dead-letters a row that keeps failing, and then lets the rest of its aggregate go", async () => {
