@@ -905,6 +905,15 @@ async function main() {
   log(`${replicas.length} service replicas and 2 gateways ready`);
 
   const signup = await (await fetch(`${gatewayUrls()[0]}/admin/v1/accounts`, { method: "POST", headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" }, body: JSON.stringify({ name: "cluster" }) })).json();
+  // The run counts requests failed by kills and rollouts; its load can empty the default bucket
+  // (6,000, refilled 100 a second) within a full run (a 429 in its last scenarios on 2026-11-27),
+  // which would be the rate limiter working, not a failure.
+  const limits = await fetch(`${gatewayUrls()[0]}/admin/v1/accounts/${signup.accountID}/settings`, {
+    method: "PUT",
+    headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" },
+    body: JSON.stringify({ rateLimitPerSecond: 1_000_000, rateLimitBurst: 100_000_000 }),
+  });
+  if (limits.status !== 200) throw new Error(`account settings: ${limits.status} ${await limits.text()}`);
   let accessToken;
   const token = () => accessToken;
   const auth = async () => {
