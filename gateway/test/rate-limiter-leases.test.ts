@@ -37,6 +37,8 @@ describe("rate limiter leases: each gateway spends tokens leased from the shared
     const put = await gw.app.inject({ method: "PUT", url: `/admin/v1/accounts/${accountId}/settings`, headers: admin, payload: limits });
     expect(put.statusCode).toBe(200);
   }
+  /** The database's clock, in seconds: the buckets refill by it. */
+  const databaseSeconds = async () => Number((await gw.db.raw("SELECT extract(epoch FROM clock_timestamp()) AS s")).rows[0].s);
   /** The shared bucket's tokens. */
   const sharedTokens = async (accountId: string) => Number((await gw.db.raw("SELECT tokens FROM rate_limit_buckets WHERE account_id = ?", [accountId])).rows[0].tokens);
   /** The shared bucket at `tokens` (unchanged when undefined), not refilled before its next statement (its last update in an hour). */
@@ -62,8 +64,7 @@ describe("rate limiter leases: each gateway spends tokens leased from the shared
     const perSecond = 100;
     const id = await account({ rateLimitPerSecond: perSecond, rateLimitBurst: burst });
     const gateways = [limiter(), limiter()];
-    const clock = async () => Number((await gw.db.raw("SELECT extract(epoch FROM clock_timestamp()) AS s")).rows[0].s);
-    const started = await clock();
+    const started = await databaseSeconds();
     const decisions: Array<RateDecision | undefined> = [];
     // Each gateway 10 requests at a time, 1500 in all: more than the bucket holds.
     await Promise.all(
@@ -73,7 +74,7 @@ describe("rate limiter leases: each gateway spends tokens leased from the shared
         }),
       ),
     );
-    const seconds = (await clock()) - started;
+    const seconds = (await databaseSeconds()) - started;
     const granted = decisions.filter((d) => d?.allowed).length;
     expect(decisions.every((d) => d !== undefined)).toBe(true);
     expect(granted).toBeLessThanOrEqual(burst + perSecond * seconds);
@@ -88,8 +89,7 @@ describe("rate limiter leases: each gateway spends tokens leased from the shared
     const cost = 5;
     const id = await account({ rateLimitPerSecond: perSecond, rateLimitBurst: burst });
     const gateways = [limiter(), limiter()];
-    const clock = async () => Number((await gw.db.raw("SELECT extract(epoch FROM clock_timestamp()) AS s")).rows[0].s);
-    const started = await clock();
+    const started = await databaseSeconds();
     let granted = 0;
     let more = true;
     // Each gateway 5 requests at a time, each costing 5, for 2 s: far more than the refill, so the
@@ -102,10 +102,10 @@ describe("rate limiter leases: each gateway spends tokens leased from the shared
         }
       }),
     );
-    await eventually(async () => (await clock()) - started >= 2, 30_000, "2 s of asking");
+    await eventually(async () => (await databaseSeconds()) - started >= 2, 30_000, "2 s of asking");
     more = false;
     await Promise.all(asking);
-    const seconds = (await clock()) - started;
+    const seconds = (await databaseSeconds()) - started;
     // At most each gateway's last lease and one request's cost short (the test above bounds it from above).
     expect(granted).toBeGreaterThanOrEqual(burst + perSecond * seconds - 2 * 10 - 2 * cost);
   });
