@@ -30,7 +30,11 @@ describe("the platform as a cluster (deploy/cluster/run.mjs --short)", () => {
     run.stdout!.on("data", (chunk) => (output += chunk));
     run.stderr!.on("data", (chunk) => (output += chunk));
     const code = await new Promise((resolve) => run!.once("exit", (c, signal) => resolve(c ?? signal)));
-    if (code !== 0) throw new Error(`deploy/cluster/run.mjs --short exited ${code}:\n${output.slice(-6000)}`);
+    if (code !== 0) {
+      // What failed first: a CI log shown in part still names it.
+      const failed = output.slice(output.lastIndexOf("FAILED")).slice(0, 2000);
+      throw new Error(`deploy/cluster/run.mjs --short exited ${code}: ${output.includes("FAILED") ? failed : "(no FAILED list)"}\n--- its output's end ---\n${output.slice(-6000)}`);
+    }
     expect(output).toMatch(/everything held/);
   }, 400_000);
 });

@@ -1,8 +1,10 @@
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import knex, { type Knex } from "knex";
+import { performance } from "node:perf_hooks";
+import knex, { KnexTimeoutError, type Knex } from "knex";
 import pg from "pg";
 import { from as copyFrom } from "pg-copy-streams";
+import { stalledSince, watchStalls } from "./stalls";
 
 export type Db = Knex;
 export type Tx = Knex.Transaction;
@@ -10,6 +12,7 @@ export type Tx = Knex.Transaction;
 export { accountVersion, bumpAccountVersions, createAccountVersions, createAccountVersionsTable } from "./account-versions";
 export { jsonProblems, unstorableText } from "./storable";
 export { jsonArrayInSlices, mapInSlices, SLICE_ITEMS } from "./slices";
+export { STALL_MS, stalledSince, watchStalls } from "./stalls";
 export { TableSpec, fieldViolations, tableSpec, type Row, type TableSpecOptions } from "./table";
 
 // bigint counts come back as JS numbers (the edge keeps them within 2^53); numeric (money,
@@ -39,7 +42,7 @@ export function createDb({
   statementTimeoutMs = DB_DEFAULTS.statementTimeoutMs,
 }: DbOptions): Db {
   assertIdentifier(schema);
-  return knex({
+  const db = knex({
     client: "pg",
     connection: {
       connectionString: url,
@@ -66,6 +69,21 @@ export function createDb({
       },
     },
   });
+  // A wait for a pooled connection that timed out while this process stood still (SIGSTOP, a
+  // paused node) timed out on the clock alone: the connection handed back meanwhile is read only
+  // after the timer has fired. Nothing has run yet, so the wait is tried once more.
+  watchStalls();
+  const acquire = db.client.acquireConnection.bind(db.client);
+  db.client.acquireConnection = async () => {
+    const started = performance.now();
+    try {
+      return await acquire();
+    } catch (error) {
+      if (error instanceof KnexTimeoutError && stalledSince(started)) return acquire();
+      throw error;
+    }
+  };
+  return db;
 }
 
 /** A value of a COPY row: null is SQL NULL, an object is written as its JSON (for json/jsonb columns). */

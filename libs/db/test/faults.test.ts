@@ -1,7 +1,7 @@
 import { Code } from "@connectrpc/connect";
 import { httpErrorOf, toConnectError } from "@analytics/errors";
 import { crossingTransactions, databaseForFile, eventually, freezableProxy } from "@analytics/testing";
-import { copyRows, createDb, inTransaction } from "../src";
+import { copyRows, createDb, inTransaction, STALL_MS } from "../src";
 
 /** What the gateway would answer for an error a service's repository threw. */
 const statusOf = (error: unknown) => httpErrorOf(toConnectError(error)).statusCode;
@@ -90,6 +90,30 @@ describe("database faults (real Postgres)", () => {
       await new Promise((resolve) => setTimeout(resolve, 0));
       while (!release) await new Promise((resolve) => setTimeout(resolve, 10));
       expect(statusOf(await failure(small.raw("select 1")))).toBe(503);
+    } finally {
+      release();
+      await held;
+      await small.destroy();
+    }
+  });
+
+  it("waits again for a pooled connection when the process stood still through the wait (a frozen replica thawing)", async () => {
+    const small = createDb({ url: database.url, schema: "faults", poolMax: 1, acquireTimeoutMs: 300 });
+    let release!: () => void;
+    const held = small.transaction(async (tx) => {
+      await tx.raw("select 1");
+      await new Promise<void>((resolve) => (release = resolve));
+    });
+    try {
+      while (!release) await new Promise((resolve) => setTimeout(resolve, 10));
+      const waiting = small.raw("select 1 as one").then((result) => result.rows);
+      await new Promise((resolve) => setImmediate(resolve));
+      // The process stands still past the wait's timeout, as under SIGSTOP; the connection is given
+      // back as it runs again, but the wait's timer fires before that is read.
+      const until = performance.now() + STALL_MS + 300;
+      while (performance.now() < until);
+      release();
+      expect(await waiting).toEqual([{ one: 1 }]);
     } finally {
       release();
       await held;
