@@ -1,7 +1,7 @@
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { performance } from "node:perf_hooks";
-import knex, { KnexTimeoutError, type Knex } from "knex";
+import knex, { type Knex } from "knex";
 import pg from "pg";
 import { from as copyFrom } from "pg-copy-streams";
 import { stalledSince, watchStalls } from "./stalls";
@@ -69,9 +69,10 @@ export function createDb({
       },
     },
   });
-  // A wait for a pooled connection that timed out while this process stood still (SIGSTOP, a
-  // paused node) timed out on the clock alone: the connection handed back meanwhile is read only
-  // after the timer has fired. Nothing has run yet, so the wait is tried once more.
+  // A wait for a pooled connection (or a new one's connecting) that failed while this process
+  // stood still (SIGSTOP, a paused node) timed out on the clock alone: the connection handed back
+  // or the server's answer that came meanwhile is read only after the timer has fired. Nothing has
+  // run yet, so it is tried once more.
   watchStalls();
   const acquire = db.client.acquireConnection.bind(db.client);
   db.client.acquireConnection = async () => {
@@ -79,7 +80,7 @@ export function createDb({
     try {
       return await acquire();
     } catch (error) {
-      if (error instanceof KnexTimeoutError && stalledSince(started)) return acquire();
+      if (stalledSince(started)) return acquire();
       throw error;
     }
   };
