@@ -324,6 +324,15 @@ describe("planning's sales plans and breakdowns over HTTP", () => {
     expect((await get(`breakdown?${oneMonth}&updatedSince=${encodeURIComponent(later)}`, other)).body).toEqual([]);
   });
 
+  it("a sale naming its product by EAN alone (a POS scan) counts toward the product with that EAN", async () => {
+    const pos = await signUp(platform.baseUrl, ADMIN_TOKEN, "Scans");
+    expect((await pos.api("POST", "/v2/api/products/batch", [{ key: "KE", ean: "4006381333931" }, { key: "KF", ean: "4006381333948" }])).status).toBe(201);
+    const sold = [{ ean: "4006381333931", quantity: 3 }, { ean: "4006381333948", quantity: 2 }, { ean: "4006381333948", quantity: 1, type: 2 }];
+    expect((await pos.api("POST", "/v2/api/transactions", [sale("T-E", 1, justNow(), sold)])).status).toBe(201);
+    const actuals = (rows: { groupKey: string; periods: { salesActualVolume: number }[] }[]) => rows.map((r) => [r.groupKey, r.periods[0].salesActualVolume]);
+    await until(`breakdown?fromDate=${N.periodStart}&toDate=${N.periodEnd}&groupBy=skus`, [["KE", 3], ["KF", 1]], actuals, pos);
+  });
+
   it("answers 400 naming the parameter: period, channel, a window of more than 106 periods, and every planned-volumes 400", async () => {
     const bad = async (query: string, parameter: string) => {
       for (const path of ["sales-plans", "breakdown", "breakdown/by-warehouse"]) {

@@ -33,6 +33,12 @@ export const catalogueMappingTableUpdated = topic("analytics.catalogue.mapping_t
 export const catalogueMappingTableDeleted = topic("analytics.catalogue.mapping_table.deleted", MappingTableChangedSchema);
 /** Every change of a SKU, whatever its verb. */
 export const catalogueSkuTopics = [catalogueSkuCreated, catalogueSkuUpdated, catalogueSkuKeySwitched, catalogueSkuImageSet];
+/**
+ * A product as stored, re-announced once (catalogue migration 005) so that planning's replica gets
+ * the EAN of SKUs written before it kept EANs: their version is unchanged, planning fills the EAN
+ * in. Planning's alone: it is no change for anyone else.
+ */
+export const catalogueSkuBackfilled = topic("analytics.catalogue.sku.backfilled", SkuChangedSchema);
 
 // Pricing.
 export const pricingPriceListCreated = topic("analytics.pricing.price_list.created", PriceListChangedSchema);

@@ -38,11 +38,12 @@ export interface SkuInit {
   merchandiseType?: string;
   pimCustom3?: string;
   sku?: string;
+  ean?: string;
 }
 
-/** The catalogue's SkuUpdated of one product version. */
-export const skuUpdated = (accountId: string, skuId: string, version: number, p: SkuInit) =>
-  busMessage(topics.catalogueSkuUpdated, accountId, `sku:${skuId}`, { accountId, skuId, version: BigInt(version), product: { id: skuId, sku: p.key, ...p } });
+/** The catalogue's SkuUpdated of one product version (or, with `topic`, the same message on another subject). */
+export const skuUpdated = (accountId: string, skuId: string, version: number, p: SkuInit, topic: Topic<typeof topics.catalogueSkuUpdated.schema> = topics.catalogueSkuUpdated) =>
+  busMessage(topic, accountId, `sku:${skuId}`, { accountId, skuId, version: BigInt(version), product: { id: skuId, sku: p.key, ...p } });
 
 /** The inventory service's WarehouseUpserted (or WarehouseDeleted). */
 export const warehouseChanged = (accountId: string, warehouseId: string, version: number, externalId: string, name: string, deleted = false) =>
@@ -122,7 +123,10 @@ export const accountSettingsChanged = (accountId: string, version: number, timez
   });
 
 export interface TransactionItemInit {
-  key: string;
+  /** Unset: the item names its SKU by `sku`, else `ean`, alone. */
+  key?: string;
+  sku?: string;
+  ean?: string;
   quantity: number;
   /** 1 sale, 2 return; unset: the transaction's. */
   type?: number;
@@ -157,6 +161,8 @@ export const transactionChanged = (accountId: string, transactionId: string, ver
       items: t.items.map((item, i) => ({
         externalItemId: item.externalItemId ?? `item-${i + 1}`,
         key: item.key,
+        sku: item.sku,
+        ean: item.ean,
         quantity: item.quantity,
         type: item.type,
         shipments: (item.shipments ?? []).map((s) => ({ quantity: s.quantity, externalWarehouseId: s.warehouse })),

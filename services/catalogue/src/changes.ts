@@ -1,6 +1,6 @@
 import { topics, type catalogueMessagesV1, type catalogueV1, type Topic } from "@analytics/contracts";
-import { mapInSlices, type Tx } from "@analytics/db";
-import { enqueue, outboxEntry, type OutboxEntry } from "@analytics/outbox";
+import { mapInSlices, type Db, type Tx } from "@analytics/db";
+import { enqueue, enqueueInPages, outboxEntry, type OutboxEntry } from "@analytics/outbox";
 import { commit, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
 import { productFromRow, type Product } from "./resources";
@@ -51,4 +51,21 @@ export async function announceProducts(
   );
   await enqueue(tx, [...extra, ...entries]);
   return new Map(products.map(({ product }) => [product.id, product]));
+}
+
+/**
+ * Re-announces every stored product, as it is and with its version, on
+ * analytics.catalogue.sku.backfilled (planning's replica reads it; it is no change for anyone
+ * else), `pageSize` at a time. Answers how many it announced.
+ */
+export async function announceStoredProducts(db: Db | Tx, pageSize = 500): Promise<number> {
+  return enqueueInPages(
+    db,
+    (last: Awaited<ReturnType<typeof repo.productsPage>>[number] | undefined) => repo.productsPage(db, last, pageSize),
+    async (rows) =>
+      mapInSlices(rows, (row) => {
+        const product = productFromRow(row);
+        return outboxEntry(topics.catalogueSkuBackfilled, row.account_id, product.id, { accountId: row.account_id, skuId: product.id, version: BigInt(row.version as number), product });
+      }),
+  );
 }

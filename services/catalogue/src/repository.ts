@@ -59,6 +59,15 @@ export async function findProducts(db: Db | Tx, accountId: string, ids: string[]
   return products(db).where("p.account_id", accountId).whereRaw("p.id = ANY(?::uuid[])", [ids]).orderBy(["p.seq", "p.id"]);
 }
 
+/** Every account's products in (account, seq) order, `limit` after `after` (catalogue migration 005 re-announces them). */
+export async function productsPage(db: Db | Tx, after: { account_id: string; seq: number } | undefined, limit: number): Promise<(ProductRow & { account_id: string; seq: number })[]> {
+  return products(db)
+    .select("p.account_id")
+    .whereRaw("(p.account_id, p.seq) > (?::uuid, ?::bigint)", [after?.account_id ?? "00000000-0000-0000-0000-000000000000", String(after?.seq ?? -1)])
+    .orderBy(["p.account_id", "p.seq"])
+    .limit(limit);
+}
+
 /*
  * GET /products' JSON of a product, built by Postgres: once parsed, what toRestJson writes for
  * the message productFromRow makes of the same row (field names in proto order, null when unset,

@@ -72,8 +72,8 @@ export function breakdownStatement(accountId: string, q: BreakdownQuery, shape: 
   const at = (day: string) => `(${v(day)}::date)::timestamp AT TIME ZONE ${v(tz)}`;
   const dayOf = (instant: string) => `(${instant} AT TIME ZONE ${v(tz)})::date`;
   /**
-   * Sales lines in [from, to) matched to the filtered SKUs: by key, else by sku, as sent. A line
-   * without a channel is D2C.
+   * Sales lines in [from, to) matched to the filtered SKUs: by key, else by sku, else by ean, as
+   * sent. A line without a channel is D2C.
    */
   const sales = (from: string, to: string) => `(
       SELECT s.sku_id, CASE WHEN l.channel = 2 THEN 2 ELSE 1 END AS channel, l.sold_at, l.units, l.external_warehouse_id
@@ -82,13 +82,17 @@ export function breakdownStatement(accountId: string, q: BreakdownQuery, shape: 
       UNION ALL
       SELECT s.sku_id, CASE WHEN l.channel = 2 THEN 2 ELSE 1 END, l.sold_at, l.units, l.external_warehouse_id
       FROM sales_lines l JOIN s ON s.sku = l.sku
-      WHERE l.account_id = ${v(accountId)} AND l.key IS NULL AND l.sold_at >= ${at(from)} AND l.sold_at < ${at(to)})`;
+      WHERE l.account_id = ${v(accountId)} AND l.key IS NULL AND l.sold_at >= ${at(from)} AND l.sold_at < ${at(to)}
+      UNION ALL
+      SELECT s.sku_id, CASE WHEN l.channel = 2 THEN 2 ELSE 1 END, l.sold_at, l.units, l.external_warehouse_id
+      FROM sales_lines l JOIN s ON s.ean = l.ean
+      WHERE l.account_id = ${v(accountId)} AND l.key IS NULL AND l.sku IS NULL AND l.sold_at >= ${at(from)} AND l.sold_at < ${at(to)})`;
   /** A year before a month's first day. */
   const yearBefore = (d: string) => `${Number(d.slice(0, 4)) - 1}${d.slice(4)}`;
   const channels = () => v(q.channels);
 
   let sql = `WITH s AS NOT MATERIALIZED (
-      SELECT s.sku_id, s.key, s.sku, coalesce(s.${g}, '') AS g FROM skus s WHERE s.account_id = ${v(accountId)} AND ${b.with(skuWhere(q.volumes.filters))}),
+      SELECT s.sku_id, s.key, s.sku, s.ean, coalesce(s.${g}, '') AS g FROM skus s WHERE s.account_id = ${v(accountId)} AND ${b.with(skuWhere(q.volumes.filters))}),
     w AS NOT MATERIALIZED (SELECT warehouse_id, external_id, name FROM warehouses WHERE account_id = ${v(accountId)} AND NOT deleted),
     wx AS NOT MATERIALIZED (SELECT DISTINCT ON (external_id) external_id, warehouse_id FROM w WHERE external_id <> '' ORDER BY external_id, warehouse_id),
     per AS (SELECT * FROM jsonb_to_recordset(${v(JSON.stringify(periods.map((p, idx) => ({ idx, ...p }))))}::jsonb) AS p(idx int, start date, "end" date, state text, reported boolean)),
@@ -294,6 +298,7 @@ function changedGroups(b: Sql, accountId: string, at: () => string, groupColumnN
       UNION SELECT s.g${wid("st.warehouse_id::text")} FROM stock st JOIN s USING (sku_id) WHERE st.account_id = ${a()} AND st.changed_at > ${at()}
       UNION SELECT s.g${all} FROM sales_lines l JOIN s ON s.key = l.key WHERE l.account_id = ${a()} AND l.changed_at > ${at()}
       UNION SELECT s.g${all} FROM sales_lines l JOIN s ON s.sku = l.sku WHERE l.account_id = ${a()} AND l.key IS NULL AND l.changed_at > ${at()}
+      UNION SELECT s.g${all} FROM sales_lines l JOIN s ON s.ean = l.ean WHERE l.account_id = ${a()} AND l.key IS NULL AND l.sku IS NULL AND l.changed_at > ${at()}
       UNION SELECT s.g${all} FROM sales_plans p JOIN s USING (sku_id) WHERE p.account_id = ${a()} AND p.updated_at > ${at()}
       UNION SELECT s.g${known("o.to_external_warehouse_id")} FROM distribution_orders o JOIN s ON s.key = o.key WHERE o.account_id = ${a()} AND o.changed_at > ${at()}
       UNION SELECT s.g${known("o.from_external_warehouse_id")} FROM distribution_orders o JOIN s ON s.key = o.key WHERE o.account_id = ${a()} AND o.changed_at > ${at()}

@@ -37,6 +37,7 @@ export async function applySkus(tx: Tx, messages: catalogueMessagesV1.SkuChanged
     version,
     key: p!.key,
     sku: orNull(p!.sku),
+    ean: orNull(p!.ean),
     status: p!.status ?? 2,
     active_planning: p!.activePlanning ?? true,
     season: orNull(p!.season),
@@ -58,7 +59,7 @@ export async function applySkus(tx: Tx, messages: catalogueMessagesV1.SkuChanged
   // A SKU that changes group moves its figures: both groups changed.
   await repo.recordRegroupedSkus(
     tx,
-    rows.map(({ account_id, sku_id, version, season, product_group_id, variant_group_id, key, sku }) => ({ account_id, sku_id, version, season, product_group_id, variant_group_id, key, sku })),
+    rows.map(({ account_id, sku_id, version, season, product_group_id, variant_group_id, key, sku, ean }) => ({ account_id, sku_id, version, season, product_group_id, variant_group_id, key, sku, ean })),
   );
   await repo.storeNewerSkus(tx, rows);
 }
@@ -245,7 +246,8 @@ interface ReplicaBatch {
 }
 
 const sortDelivery = dispatch<void, ReplicaBatch>(
-  on(topics.catalogueSkuTopics, (d, batch) => void batch.skus.push(d.message)),
+  // Backfilled: a product as stored, re-announced once by the catalogue for its EAN (same version).
+  on([...topics.catalogueSkuTopics, topics.catalogueSkuBackfilled], (d, batch) => void batch.skus.push(d.message)),
   on(topics.inventoryWarehouseUpserted, (d, batch) => void batch.warehouses.push(d.message)),
   // A message on the deleted subject is a deletion whatever its flag says.
   on(topics.inventoryWarehouseDeleted, (d, batch) => void batch.warehouses.push({ ...d.message, deleted: true })),

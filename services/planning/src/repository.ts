@@ -189,7 +189,17 @@ const json = (rows: unknown[]) => JSON.stringify(rows, (_k, v) => (typeof v === 
  * Inserts rows (a jsonb array) into `table`, replacing a stored row only when the new one has a
  * higher `version`; answers the keys of the rows that were written.
  */
-async function upsertNewer(tx: Tx, table: string, keys: string[], names: readonly string[], recordType: string, rows: object[], changedWhen?: string[]): Promise<Record<string, string>[]> {
+async function upsertNewer(
+  tx: Tx,
+  table: string,
+  keys: string[],
+  names: readonly string[],
+  recordType: string,
+  rows: object[],
+  changedWhen?: string[],
+  /** A condition under which a row of the same version is written too. */
+  sameVersionWhen?: string,
+): Promise<Record<string, string>[]> {
   if (!rows.length) return [];
   // With changedWhen, the row's changed_at is when it was written (the replica's now()), moved
   // only by a newer version that changes one of these columns: replays and older versions write
@@ -205,7 +215,7 @@ async function upsertNewer(tx: Tx, table: string, keys: string[], names: readonl
     `INSERT INTO ${table} (${names.join(", ")}${changedAt.column})
      SELECT ${names.join(", ")}${changedAt.value} FROM jsonb_to_recordset(?::jsonb) AS x(${recordType})
      ON CONFLICT (${keys.join(", ")}) DO UPDATE SET ${names.filter((n) => !keys.includes(n)).map((n) => `${n} = excluded.${n}`).join(", ")}${changedAt.set}
-     WHERE ${table}.version < excluded.version
+     WHERE ${table}.version < excluded.version${sameVersionWhen ? ` OR (${table}.version = excluded.version AND ${sameVersionWhen})` : ""}
      RETURNING ${keys.join(", ")}`,
     [json(rows)],
   );
@@ -221,12 +231,25 @@ const skuColumns = {
   account_id: "uuid", sku_id: "uuid", version: "bigint", key: "text", sku: "text", status: "int", active_planning: "boolean",
   season: "text", product_group_id: "text", variant_group_id: "text", brand: "text", category: "text", size: "text",
   department: "text", gender: "text", collection: "text", color: "text", sub_category: "text", product_type: "text",
-  merchandise_type: "text", pim_custom: "text[]", sku_seq: "bigint",
+  merchandise_type: "text", pim_custom: "text[]", sku_seq: "bigint", ean: "text",
 };
 
-/** skus: not a message's fields (the Product's renamed, defaulted and gathered ones), so listed here (replica.ts applySkus). */
+/**
+ * skus: not a message's fields (the Product's renamed, defaulted and gathered ones), so listed here
+ * (replica.ts applySkus). A message of the version held fills in its EAN: the catalogue's
+ * re-announcement (its migration 005) of SKUs stored before the replica kept EANs (migration 010).
+ */
 export const storeNewerSkus = (tx: Tx, rows: object[]) =>
-  upsertNewer(tx, "skus", ["account_id", "sku_id"], Object.keys(skuColumns), Object.entries(skuColumns).map(([n, type]) => `${n} ${type}`).join(", "), rows);
+  upsertNewer(
+    tx,
+    "skus",
+    ["account_id", "sku_id"],
+    Object.keys(skuColumns),
+    Object.entries(skuColumns).map(([n, type]) => `${n} ${type}`).join(", "),
+    rows,
+    undefined,
+    "skus.ean IS DISTINCT FROM excluded.ean",
+  );
 
 /*
  * warehouses, stock, purchase_orders and accounts keep the fields of the bus message they
@@ -292,7 +315,7 @@ export const storeNewerAccounts = (tx: Tx, messages: accountsMessagesV1.AccountS
   storeNewer(tx, accountsTable, ["account_id"], messages, ["timezone", "sales_plan_growth"]);
 
 /** A SKU's groups (every groupBy's column) and what names it in sales and distribution orders. */
-type SkuGroups = { account_id: string; sku_id: string; version: bigint; season: string | null; product_group_id: string | null; variant_group_id: string | null; key: string; sku: string | null };
+type SkuGroups = { account_id: string; sku_id: string; version: bigint; season: string | null; product_group_id: string | null; variant_group_id: string | null; key: string; sku: string | null; ean: string | null };
 
 /**
  * A SKU that changes group (to a newer version) moves its figures: the group it left and the one
@@ -300,7 +323,8 @@ type SkuGroups = { account_id: string; sku_id: string; version: bigint; season: 
  * (po_volume); with any input of the breakdowns (stock, sales by its old or new key or sku,
  * stored plans, distribution orders, stock triggers, PO lines), one row for every warehouse row
  * of each group (external_warehouse_id '' and warehouse_id NULL), also for a SKU new to the
- * replica (the group it joined).
+ * replica (the group it joined). A SKU whose EAN changes (also at the version held: the
+ * catalogue's re-announcement) moves the sales that name their SKU by EAN alone: its group changed.
  */
 export async function recordRegroupedSkus(tx: Tx, skus: SkuGroups[]): Promise<void> {
   if (!skus.length) return;
@@ -321,12 +345,12 @@ export async function recordRegroupedSkus(tx: Tx, skus: SkuGroups[]): Promise<vo
   await tx.raw(
     `INSERT INTO changed_groups (account_id, sku_id, external_warehouse_id, warehouse_id, season, product_group_id, variant_group_id, key, changed_at, po_volume)
      SELECT DISTINCT x.account_id, x.sku_id, '', NULL::uuid, g.season, g.product_group_id, g.variant_group_id, g.key, now(), false
-     FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, sku_id uuid, version bigint, season text, product_group_id text, variant_group_id text, key text, sku text)
+     FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, sku_id uuid, version bigint, season text, product_group_id text, variant_group_id text, key text, sku text, ean text)
      LEFT JOIN skus s ON s.account_id = x.account_id AND s.sku_id = x.sku_id
      CROSS JOIN LATERAL (
        SELECT s.season, s.product_group_id, s.variant_group_id, s.key WHERE s.sku_id IS NOT NULL
        UNION ALL SELECT x.season, x.product_group_id, x.variant_group_id, x.key) AS g(season, product_group_id, variant_group_id, key)
-     WHERE (s.sku_id IS NULL OR (s.version < x.version
+     WHERE ((s.sku_id IS NULL OR (s.version < x.version
          AND (s.season, s.product_group_id, s.variant_group_id, s.key) IS DISTINCT FROM (x.season, x.product_group_id, x.variant_group_id, x.key)))
        AND (EXISTS (SELECT 1 FROM stock st WHERE st.account_id = x.account_id AND st.sku_id = x.sku_id AND NOT st.deleted)
          OR EXISTS (SELECT 1 FROM purchase_order_lines l WHERE l.account_id = x.account_id AND l.sku_id = x.sku_id)
@@ -335,7 +359,10 @@ export async function recordRegroupedSkus(tx: Tx, skus: SkuGroups[]): Promise<vo
          OR EXISTS (SELECT 1 FROM sales_plans p WHERE p.account_id = x.account_id AND p.sku_id = x.sku_id)
          OR EXISTS (SELECT 1 FROM distribution_orders d WHERE d.account_id = x.account_id AND d.key IN (s.key, x.key))
          OR EXISTS (SELECT 1 FROM distribution_orders d WHERE d.account_id = x.account_id AND d.key IS NULL AND d.sku IN (s.sku, x.sku))
-         OR EXISTS (SELECT 1 FROM stock_trigger_minimums t WHERE t.account_id = x.account_id AND t.sku_id = x.sku_id))`,
+         OR EXISTS (SELECT 1 FROM stock_trigger_minimums t WHERE t.account_id = x.account_id AND t.sku_id = x.sku_id)
+         OR EXISTS (SELECT 1 FROM sales_lines l WHERE l.account_id = x.account_id AND l.key IS NULL AND l.sku IS NULL AND l.ean IN (s.ean, x.ean))))
+       OR (s.version <= x.version AND s.ean IS DISTINCT FROM x.ean
+         AND EXISTS (SELECT 1 FROM sales_lines l WHERE l.account_id = x.account_id AND l.key IS NULL AND l.sku IS NULL AND l.ean IN (s.ean, x.ean)))`,
     [json(skus)],
   );
 }
@@ -344,7 +371,7 @@ export async function recordRegroupedSkus(tx: Tx, skus: SkuGroups[]): Promise<vo
  * Records as changed the groups of the stored sales lines of these transactions that the new
  * version's lines (`kept`) no longer have: a cancelled transaction's, a removed item's, units
  * moved to another warehouse or item reference. The SKU is the one the line names now (by key,
- * else sku; the replica's SKUs have no ean), as the breakdowns match it when read.
+ * else sku, else ean), as the breakdowns match it when read.
  */
 export async function recordDroppedSales(
   tx: Tx,
@@ -357,7 +384,7 @@ export async function recordDroppedSales(
      SELECT DISTINCT l.account_id, s.sku_id, l.external_warehouse_id, s.season, s.product_group_id, s.variant_group_id, s.key, coalesce(x.changed_at, now()), false
      FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, transaction_id uuid, changed_at timestamptz)
      JOIN sales_lines l ON l.account_id = x.account_id AND l.transaction_id = x.transaction_id
-     JOIN skus s ON s.account_id = l.account_id AND (s.key = l.key OR (l.key IS NULL AND s.sku = l.sku))
+     JOIN skus s ON s.account_id = l.account_id AND (s.key = l.key OR (l.key IS NULL AND s.sku = l.sku) OR (l.key IS NULL AND l.sku IS NULL AND s.ean = l.ean))
      WHERE NOT EXISTS (
        SELECT 1 FROM jsonb_to_recordset(?::jsonb) AS k(account_id uuid, transaction_id uuid, key text, sku text, ean text, external_warehouse_id text)
        WHERE k.account_id = l.account_id AND k.transaction_id = l.transaction_id AND k.external_warehouse_id = l.external_warehouse_id

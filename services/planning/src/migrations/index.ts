@@ -10,5 +10,6 @@ import { breakdownInputs } from "./006_breakdown_inputs";
 import { changedGroupsPoVolume } from "./007_changed_groups_po_volume";
 import { salesPlansKept } from "./008_sales_plans_kept";
 import { accountVersions } from "./009_account_versions";
+import { skuEan } from "./010_sku_ean";
 
-export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createReplica, replicaEpoch, changedGroups, skuSeq, sales, breakdownInputs, changedGroupsPoVolume, salesPlansKept, accountVersions];
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createReplica, replicaEpoch, changedGroups, skuSeq, sales, breakdownInputs, changedGroupsPoVolume, salesPlansKept, accountVersions, skuEan];

@@ -15,7 +15,8 @@ export const file_catalogue_v1_messages: GenFile = /*@__PURE__*/
   fileDesc("ChtjYXRhbG9ndWUvdjEvbWVzc2FnZXMucHJvdG8SFmFuYWx5dGljcy5jYXRhbG9ndWUudjEicwoKU2t1Q2hhbmdlZBISCgphY2NvdW50X2lkGAEgASgJEg4KBnNrdV9pZBgCIAEoCRIPCgd2ZXJzaW9uGAMgASgDEjAKB3Byb2R1Y3QYBCABKAsyHy5hbmFseXRpY3MuY2F0YWxvZ3VlLnYxLlByb2R1Y3QiUAoMQnJhbmRDcmVhdGVkEhIKCmFjY291bnRfaWQYASABKAkSLAoFYnJhbmQYAiABKAsyHS5hbmFseXRpY3MuY2F0YWxvZ3VlLnYxLkJyYW5kIlkKD0NhdGVnb3J5Q3JlYXRlZBISCgphY2NvdW50X2lkGAEgASgJEjIKCGNhdGVnb3J5GAIgASgLMiAuYW5hbHl0aWNzLmNhdGFsb2d1ZS52MS5DYXRlZ29yeSKTAQoTTWFwcGluZ1RhYmxlQ2hhbmdlZBISCgphY2NvdW50X2lkGAEgASgJEhQKDG1hcHBpbmdfdHlwZRgCIAEoCRIVCg1tYXBwaW5nX2ZpZWxkGAMgASgJEjsKDW1hcHBpbmdfdGFibGUYBCABKAsyJC5hbmFseXRpY3MuY2F0YWxvZ3VlLnYxLk1hcHBpbmdUYWJsZWIGcHJvdG8z", [file_catalogue_v1_catalogue]);
 
 /**
- * analytics.catalogue.sku.{created,updated,key_switched,image_set}
+ * analytics.catalogue.sku.{created,updated,key_switched,image_set}, and .backfilled (the product as
+ * stored, re-announced once for planning)
  *
  * @generated from message analytics.catalogue.v1.SkuChanged
  */
