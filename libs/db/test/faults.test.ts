@@ -79,33 +79,38 @@ describe("database faults (real Postgres)", () => {
     }
   });
 
-  it("answers 503 when the pool has no free connection in time", async () => {
+  /** A pool of one connection, held by a transaction until `release()`. */
+  async function poolHeld() {
     const small = createDb({ url: database.url, schema: "faults", poolMax: 1, acquireTimeoutMs: 300 });
-    let release!: () => void;
+    let release: (() => void) | undefined;
     const held = small.transaction(async (tx) => {
       await tx.raw("select 1");
       await new Promise<void>((resolve) => (release = resolve));
     });
+    while (!release) await new Promise((resolve) => setTimeout(resolve, 10));
+    return {
+      small,
+      release: release as () => void,
+      close: async () => {
+        release!();
+        await held;
+        await small.destroy();
+      },
+    };
+  }
+
+  it("answers 503 when the pool has no free connection in time", async () => {
+    const { small, close } = await poolHeld();
     try {
-      await new Promise((resolve) => setTimeout(resolve, 0));
-      while (!release) await new Promise((resolve) => setTimeout(resolve, 10));
       expect(statusOf(await failure(small.raw("select 1")))).toBe(503);
     } finally {
-      release();
-      await held;
-      await small.destroy();
+      await close();
     }
   });
 
   it("waits again for a pooled connection when the process stood still through the wait (a frozen replica thawing)", async () => {
-    const small = createDb({ url: database.url, schema: "faults", poolMax: 1, acquireTimeoutMs: 300 });
-    let release!: () => void;
-    const held = small.transaction(async (tx) => {
-      await tx.raw("select 1");
-      await new Promise<void>((resolve) => (release = resolve));
-    });
+    const { small, release, close } = await poolHeld();
     try {
-      while (!release) await new Promise((resolve) => setTimeout(resolve, 10));
       const waiting = small.raw("select 1 as one").then((result) => result.rows);
       await new Promise((resolve) => setImmediate(resolve));
       // The process stands still past the wait's timeout, as under SIGSTOP; the connection is given
@@ -115,9 +120,7 @@ describe("database faults (real Postgres)", () => {
       release();
       expect(await waiting).toEqual([{ one: 1 }]);
     } finally {
-      release();
-      await held;
-      await small.destroy();
+      await close();
     }
   });
 
