@@ -149,14 +149,24 @@ function launch(p) {
   if (stopping) throw new Error(`not starting ${p.name}: the run is stopping`);
   const out = createWriteStream(join(dir, `${p.name}.log`), { flags: "a" });
   p.child = spawn(p.command, p.argv, { env: p.env, stdio: ["ignore", "pipe", "pipe"] });
+  // The last lines it wrote: a process that exits by itself shows why in the run's FAILED list
+  // (its log file may be gone with a test's temporary directory).
+  let tail = "";
   for (const stream of [p.child.stdout, p.child.stderr]) {
-    stream.on("data", (chunk) => (p.output += chunk.length));
+    stream.on("data", (chunk) => {
+      p.output += chunk.length;
+      tail = (tail + chunk).slice(-3000);
+    });
     stream.pipe(out);
   }
   p.expectedExit = false;
   p.answered = false;
-  p.child.once("exit", (code, signal) => {
-    if (!p.expectedExit && !p.starting && !stopping) failures.push(`${p.name} exited by itself (${code ?? signal}); see ${join(dir, `${p.name}.log`)}`);
+  // "close": its output has been read to the end (by then the run may have started it again).
+  const child = p.child;
+  child.once("close", (code, signal) => {
+    if (p.child === child && !p.expectedExit && !p.starting && !stopping) {
+      failures.push(`${p.name} exited by itself (${code ?? signal}); see ${join(dir, `${p.name}.log`)}; its last output:\n${tail.split("\n").slice(-12).join("\n")}`);
+    }
   });
 }
 
