@@ -323,8 +323,9 @@ type SkuGroups = { account_id: string; sku_id: string; version: bigint; season: 
  * (po_volume); with any input of the breakdowns (stock, sales by its old or new key or sku,
  * stored plans, distribution orders, stock triggers, PO lines), one row for every warehouse row
  * of each group (external_warehouse_id '' and warehouse_id NULL), also for a SKU new to the
- * replica (the group it joined). A SKU whose EAN changes (also at the version held: the
- * catalogue's re-announcement) moves the sales that name their SKU by EAN alone: its group changed.
+ * replica (the group it joined). A SKU whose sku or EAN changes (an EAN also at the version held:
+ * the catalogue's re-announcement) moves what names it by those alone (sales by sku or by EAN,
+ * distribution orders by sku) without changing group: its group changed too.
  */
 export async function recordRegroupedSkus(tx: Tx, skus: SkuGroups[]): Promise<void> {
   if (!skus.length) return;
@@ -361,8 +362,10 @@ export async function recordRegroupedSkus(tx: Tx, skus: SkuGroups[]): Promise<vo
          OR EXISTS (SELECT 1 FROM distribution_orders d WHERE d.account_id = x.account_id AND d.key IS NULL AND d.sku IN (s.sku, x.sku))
          OR EXISTS (SELECT 1 FROM stock_trigger_minimums t WHERE t.account_id = x.account_id AND t.sku_id = x.sku_id)
          OR EXISTS (SELECT 1 FROM sales_lines l WHERE l.account_id = x.account_id AND l.key IS NULL AND l.sku IS NULL AND l.ean IN (s.ean, x.ean))))
-       OR (s.version <= x.version AND s.ean IS DISTINCT FROM x.ean
-         AND EXISTS (SELECT 1 FROM sales_lines l WHERE l.account_id = x.account_id AND l.key IS NULL AND l.sku IS NULL AND l.ean IN (s.ean, x.ean)))`,
+       OR (s.version <= x.version AND (s.sku, s.ean) IS DISTINCT FROM (x.sku, x.ean)
+         AND (EXISTS (SELECT 1 FROM sales_lines l WHERE l.account_id = x.account_id AND l.key IS NULL AND l.sku IN (s.sku, x.sku))
+           OR EXISTS (SELECT 1 FROM distribution_orders d WHERE d.account_id = x.account_id AND d.key IS NULL AND d.sku IN (s.sku, x.sku))
+           OR EXISTS (SELECT 1 FROM sales_lines l WHERE l.account_id = x.account_id AND l.key IS NULL AND l.sku IS NULL AND l.ean IN (s.ean, x.ean))))`,
     [json(skus)],
   );
 }

@@ -137,6 +137,22 @@ describe("change tracking on write", () => {
     );
   });
 
+  it("a SKU whose sku changes, in its group, changes the group when sales or distribution orders name it by sku alone", async () => {
+    const acc = randomUUID();
+    const [sold, moved, neither] = [randomUUID(), randomUUID(), randomUUID()];
+    await p.apply([sku(acc, sold, 1, { key: "KS", season: "S1", sku: "SKU-S" }), sku(acc, moved, 1, { key: "KM", season: "S2", sku: "SKU-M" }), sku(acc, neither, 1, { key: "KN", season: "S3", sku: "SKU-N" })]);
+    await p.apply([transaction(acc, randomUUID(), 1, { createdDate: "2026-03-10T12:00:00Z", items: [{ sku: "SKU-S2", quantity: 1 }] })]);
+    await p.db("distribution_orders").insert({ account_id: acc, distribution_order_id: randomUUID(), version: 1, sku: "SKU-M", open_quantity: 2 });
+    await p.db("changed_groups").where({ account_id: acc }).delete();
+    // The sale names the new sku (it counts from now on); the transfer the old one (it stops counting).
+    await p.apply([sku(acc, sold, 2, { key: "KS", season: "S1", sku: "SKU-S2" }), sku(acc, moved, 2, { key: "KM", season: "S2", sku: "SKU-M2" }), sku(acc, neither, 2, { key: "KN", season: "S3", sku: "SKU-N2" })]);
+    expect((await changed(acc)).map((r: { key: string; season: string }) => `${r.key}/${r.season}`)).toEqual(["KM/S2", "KS/S1"]);
+    // A replay of the older version changes nothing.
+    await p.db("changed_groups").where({ account_id: acc }).delete();
+    await p.apply([sku(acc, sold, 1, { key: "KS", season: "S1", sku: "SKU-S" })]);
+    expect(await changed(acc)).toEqual([]);
+  });
+
   it("a distribution order moved to another SKU or warehouse: the group and warehouses it left (for the applier to call)", async () => {
     const acc = randomUUID();
     const [a, b, o] = [randomUUID(), randomUUID(), randomUUID()];
