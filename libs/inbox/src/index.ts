@@ -69,9 +69,12 @@ export async function processOnce(db: Db, consumer: string, message: BusMessage,
 }
 
 /**
- * Forgets inbox rows older than `olderThanMs`. Safe once the stream no longer holds the message
- * (its max_age) and the outbox has stopped retrying it, so the default keeps them 8 days.
+ * How long a consumer remembers a message: past the stream's max_age (7 days by default) no
+ * message is delivered again, and the outbox has stopped retrying it.
  */
-export async function pruneInbox(db: Db, olderThanMs = 8 * 24 * 3600_000): Promise<number> {
+export const INBOX_RETENTION_MS = 8 * 24 * 3600_000;
+
+/** Forgets inbox rows older than `olderThanMs` (INBOX_RETENTION_MS by default). */
+export async function pruneInbox(db: Db, olderThanMs = INBOX_RETENTION_MS): Promise<number> {
   return db("inbox").where("received_at", "<", new Date(Date.now() - olderThanMs)).delete();
 }

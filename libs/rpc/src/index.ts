@@ -95,6 +95,8 @@ export interface ServiceDefinition {
    * answered with every call that asks for it (data-version.ts), for the gateway's weak ETags.
    */
   dataVersion?(db: Db, accountId: string): Promise<string>;
+  /** Forgets what the service keeps only to de-duplicate deliveries, hourly with its inbox. */
+  prune?(db: Db): Promise<unknown>;
 }
 
 /** What a service's background worker gets: its pool, its logger, its metrics registry. */
@@ -190,7 +192,11 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
     if (deps.metricsPort !== undefined) metricsServer = await listenMetrics(metrics, deps.metricsPort, deps.host ?? "127.0.0.1");
     for (const consumer of consumers) subscriptions.push(await subscribeConsumer(deps.bus, db, name, consumer, observeConsumer));
     if (consumers.length) {
-      pruning = setInterval(() => void pruneInbox(db).catch((err) => logger.warn({ err }, "inbox pruning failed")), 3600_000);
+      const prune = async () => {
+        await pruneInbox(db);
+        await definition.prune?.(db);
+      };
+      pruning = setInterval(() => void prune().catch((err) => logger.warn({ err }, "inbox pruning failed")), 3600_000);
       pruning.unref();
     }
     for (const start of definition.workers ?? []) workers.push(start({ db, logger, metrics }));

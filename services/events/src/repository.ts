@@ -1,6 +1,7 @@
 import { stringifyRest } from "@analytics/contracts";
 import type { Db, Tx } from "@analytics/db";
 import { isUuid, jsonArrayInSlices, lockKeys, pageOfIds, REVISION_COLUMN } from "@analytics/db";
+import { INBOX_RETENTION_MS } from "@analytics/inbox";
 import type { Page } from "@analytics/rpc";
 
 export type EventState = "pending" | "completed" | "failed";
@@ -147,6 +148,14 @@ export async function claimVersions(tx: Tx, rows: { account_id: string; aggregat
     [json(rows)],
   );
   return new Set((claimed as { account_id: string; aggregate: string; version: string }[]).map((r) => `${r.account_id}/${r.aggregate}/${Number(r.version)}`));
+}
+
+/**
+ * Forgets the versions queued over `olderThanMs` ago (8 days by default, like the inbox: the stream
+ * keeps messages 7 days, so no such version is delivered again). Answers how many.
+ */
+export async function pruneQueuedVersions(db: Db, olderThanMs = INBOX_RETENTION_MS): Promise<number> {
+  return db("queued_versions").where("queued_at", "<", new Date(Date.now() - olderThanMs)).delete();
 }
 
 /** Stores each product unless the replica holds it at a version as new. */

@@ -2,6 +2,7 @@ import { loadConfig, webhookSettings } from "@analytics/config";
 import { accountVersionText, startService, type ServiceDefinition, type ServiceDeps } from "@analytics/rpc";
 import { eventsRoutes } from "./handlers";
 import { migrations } from "./migrations";
+import { pruneQueuedVersions } from "./repository";
 import { queueConsumer } from "./subscriptions";
 import { webhookWorker, type WebhookWorkerSettings } from "./webhook-worker";
 
@@ -13,6 +14,7 @@ export function eventsService(webhooks: WebhookWorkerSettings): ServiceDefinitio
     dataVersion: accountVersionText,
     routes: (router, { db }) => eventsRoutes(db, webhooks)(router),
     consumers: [queueConsumer],
+    prune: (db) => pruneQueuedVersions(db),
     workers: [webhookWorker(webhooks)],
   };
 }

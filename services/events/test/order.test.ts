@@ -6,6 +6,7 @@ import { migrate } from "@analytics/db";
 import { consumerHandler, type Delivery } from "@analytics/rpc";
 import { busMessage, databaseForFile, eventually } from "@analytics/testing";
 import { migrations } from "../src/migrations";
+import { eventsService } from "../src/service";
 import { queueConsumer } from "../src/subscriptions";
 
 /**
@@ -66,6 +67,19 @@ describe("events queue order per aggregate (real Postgres)", () => {
     await handle([sku(acc, product, 5), sku(acc, product, 4), sku(acc, product, 4)]);
     await handle([sku(acc, product, 7), sku(acc, product, 6), sku(acc, product, 8)]);
     expect((await entries(acc)).map((p) => p.productName)).toEqual(["v1", "v3", "v2", "v3", "v5", "v4", "v5", "v7", "v6", "v8"]);
+  });
+
+  it("forgets queued versions after the inbox's retention, keeping the recent ones", async () => {
+    const acc = randomUUID();
+    const [old, recent] = [randomUUID(), randomUUID()];
+    await handle([sku(acc, old, 1), sku(acc, old, 2), sku(acc, recent, 1)]);
+    const queued = async () => (await db("queued_versions").where({ account_id: acc }).orderBy(["aggregate", "version"])).map((r) => `${r.aggregate === `sku:${old}` ? "old" : "recent"}/${r.version}`);
+    expect((await queued()).sort()).toEqual(["old/1", "old/2", "recent/1"]);
+    await db("queued_versions").where({ account_id: acc, aggregate: `sku:${old}` }).update({ queued_at: db.raw("now() - interval '9 days'") });
+    // As the service prunes it, hourly with its inbox.
+    const { prune } = eventsService({ allowPrivate: false, concurrencyPerEndpoint: 1, pollMs: 1000, imageUrls: { secret: "s".repeat(32) } });
+    await prune!(db);
+    expect(await queued()).toEqual(["recent/1"]);
   });
 
   it("gives every version of a draft order one entry, and a late draft message never leaves the order shown as a draft after it left", async () => {

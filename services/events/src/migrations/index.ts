@@ -12,5 +12,6 @@ import { queuedVersions } from "./008_queued_versions";
 import { accountVersionsSchema } from "./009_account_versions_schema";
 import { webhookAttempts } from "./010_webhook_attempts";
 import { webhookRounds } from "./011_webhook_rounds";
+import { queuedVersionsPruned } from "./012_queued_versions_pruned";
 
-export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createEvents, eventPageIndexes, productReplica, priceEntries, aggregateVersions, webhooks, accountVersions, queuedVersions, accountVersionsSchema, webhookAttempts, webhookRounds];
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createEvents, eventPageIndexes, productReplica, priceEntries, aggregateVersions, webhooks, accountVersions, queuedVersions, accountVersionsSchema, webhookAttempts, webhookRounds, queuedVersionsPruned];
