@@ -2,6 +2,7 @@ import { connect, headers as natsHeaders, type NatsConnection } from "@nats-io/t
 import {
   AckPolicy,
   DeliverPolicy,
+  JetStreamApiError,
   jetstream,
   jetstreamManager,
   type ConsumerMessages,
@@ -103,7 +104,7 @@ export class NatsBus implements Bus {
     // Whichever process starts first creates the stream; a later one brings an existing stream
     // to the configured limits and replicas (an R1 stream made before becomes R3), and leaves it
     // alone when it has them: replicas starting together do not each ask the cluster for a change.
-    await answeringTimeouts(async () => {
+    await whileJetStreamUnavailable(async () => {
       try {
         const { config } = await jsm.streams.info(options.stream);
         const current = { subjects: config.subjects, max_age: config.max_age, max_bytes: config.max_bytes, duplicate_window: config.duplicate_window, max_msg_size: config.max_msg_size, num_replicas: config.num_replicas };
@@ -137,7 +138,7 @@ export class NatsBus implements Bus {
    * NATS_PARTITIONS after it was lowered. None of those is created anew; none is left unread.
    */
   private async partsOf(durable: string, subjects: string[]): Promise<{ name: string; filter?: string }[]> {
-    const existing = await answeringTimeouts(async () => {
+    const existing = await whileJetStreamUnavailable(async () => {
       const names: string[] = [];
       for await (const info of await this.jsm.consumers.list(this.options.stream)) names.push(info.name);
       return names;
@@ -181,7 +182,7 @@ export class NatsBus implements Bus {
   private async consumePart(spec: ConsumerSpec, durable: string, filter: string | undefined): Promise<Subscription> {
     const ackWaitMs = this.options.ackWaitMs ?? ACK_WAIT_MS;
     const ackWait = ackWaitMs * 1_000_000;
-    await answeringTimeouts(async () => {
+    await whileJetStreamUnavailable(async () => {
       try {
         const info = await this.jsm.consumers.info(this.options.stream, durable);
         if (info.config.ack_wait !== ackWait) await this.jsm.consumers.update(this.options.stream, durable, { ack_wait: ackWait });
@@ -198,7 +199,7 @@ export class NatsBus implements Bus {
         });
       }
     });
-    const messages = await answeringTimeouts(() => whileNotFound(async () => (await this.js.consumers.get(this.options.stream, durable)).consume({ max_messages: 256 })));
+    const messages = await whileJetStreamUnavailable(() => whileNotFound(async () => (await this.js.consumers.get(this.options.stream, durable)).consume({ max_messages: 256 })));
     this.running.add(messages);
     const log = this.options.logger;
     const maxBatch = spec.maxBatch ?? 256;
@@ -324,19 +325,25 @@ export function consumerName(durable: string, subject: string): string {
 }
 
 /**
- * Runs a stream or consumer set-up again when JetStream did not answer in time (a cluster
- * electing a leader, or busy with a stream's new copies while replicas start together), up to
- * 8 times 1 s apart, instead of failing the start.
+ * Runs a stream or consumer set-up again while JetStream cannot answer it (a cluster electing a
+ * leader after a server was lost, or busy with a stream's new copies while replicas start
+ * together): it did not answer in time, nobody answered, or it said it is temporarily unavailable
+ * (503). Up to 15 times, `delayMs` apart, instead of failing the process's start.
  */
-async function answeringTimeouts<T>(work: () => Promise<T>): Promise<T> {
+export async function whileJetStreamUnavailable<T>(work: () => Promise<T>, delayMs = 1000): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await work();
     } catch (error) {
-      if (attempt >= 8 || (error as Error)?.name !== "TimeoutError") throw error;
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      if (attempt >= 15 || !isUnavailable(error)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
     }
   }
+}
+
+function isUnavailable(error: unknown): boolean {
+  const name = (error as Error)?.name;
+  return name === "TimeoutError" || name === "NoResponders" || (error instanceof JetStreamApiError && error.status === 503);
 }
 
 /**
