@@ -129,15 +129,6 @@ describe("embedded default (no DATABASE_URL, no NATS_URL)", () => {
     const portTaken = await startFailure({ ...env, DATA_DIR: otherDir });
     expect(portTaken).toMatch(new RegExp(`embedded Postgres did not start on port ${pgPort} .*set EMBEDDED_PG_PORT to a free one`));
 
-    // Make this a data directory of before the password was generated: the old constant, no stored password.
-    const admin = new pg.Client({ host: "127.0.0.1", port: pgPort, user: "postgres", password: EMBEDDED_PG_PASSWORD, database: "postgres" });
-    await admin.connect();
-    await admin.query("ALTER ROLE postgres PASSWORD 'analytics'");
-    await admin.end();
-    const secrets = JSON.parse(readFileSync(secretsFile, "utf8"));
-    delete secrets.EMBEDDED_PG_PASSWORD;
-    writeFileSync(secretsFile, JSON.stringify(secrets));
-
     // Rows written just before a terminal's Ctrl-C (SIGINT to the whole process group); each
     // also has a message for the events service waiting in the catalogue's outbox.
     const keys = Array.from({ length: 20 }, (_, i) => `CTRL-C-${i}`);
@@ -168,6 +159,20 @@ describe("embedded default (no DATABASE_URL, no NATS_URL)", () => {
     // Its Postgres has gone, shut down cleanly.
     expect(alive(postgres.pid)).toBe(false);
     expect(existsSync(join(postgres.databaseDir, "postmaster.pid"))).toBe(false);
+
+    // Make this a data directory of before the password was generated: the old constant, no
+    // stored password. Done on a platform of its own, stopped after it: the running platform's
+    // next new connection fails (its pools close idle ones after 10-30 s, sooner than a loaded
+    // machine runs the steps above).
+    const between = await start(env);
+    const admin = new pg.Client({ host: "127.0.0.1", port: pgPort, user: "postgres", password: EMBEDDED_PG_PASSWORD, database: "postgres" });
+    await admin.connect();
+    await admin.query("ALTER ROLE postgres PASSWORD 'analytics'");
+    await admin.end();
+    const secrets = JSON.parse(readFileSync(secretsFile, "utf8"));
+    delete secrets.EMBEDDED_PG_PASSWORD;
+    writeFileSync(secretsFile, JSON.stringify(secrets));
+    await between.stop();
 
     const second = await start(env);
     const auth = await client(second.baseUrl)("POST", "/v2/api/auth", { accountID: account.accountID, apiKey: account.apiKey });
