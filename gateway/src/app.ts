@@ -48,6 +48,8 @@ export interface GatewayDeps {
   services: ServiceUrls;
   internalToken: string;
   jwtSecret: string;
+  /** IMAGE_URL_KEY when set: image URLs are signed with it rather than the key derived from jwtSecret. */
+  imageUrlKey?: string;
   apiKeyPepper: string;
   adminToken?: string;
   tokenTtlSeconds: number;
@@ -112,6 +114,7 @@ export function gatewaySettings(config: Config) {
     idempotencyKeyTtlSeconds: config.IDEMPOTENCY_KEY_TTL_SECONDS,
     corsOrigins: config.CORS_ORIGINS,
     publicBaseUrl: config.PUBLIC_BASE_URL,
+    imageUrlKey: config.IMAGE_URL_KEY,
     dbAcquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS,
     dbStatementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
     dbPoolMax: config.DB_POOL_MAX,
@@ -253,7 +256,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
 
   authRoutes(ctx, accountOptions, tokens);
   if (deps.adminToken) adminRoutes(ctx, accountOptions);
-  const images = imageCapabilities(deps.jwtSecret, deps.publicBaseUrl);
+  const images = imageCapabilities(deps.imageUrlKey ? { key: deps.imageUrlKey } : deps.jwtSecret, deps.publicBaseUrl);
   skuRoutes(ctx, clients.catalogue, as);
   productRoutes(ctx, clients.catalogue, clients.pricing, as, images);
   brandRoutes(ctx, clients.catalogue, as);

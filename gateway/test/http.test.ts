@@ -1,4 +1,4 @@
-import { imageCapabilities } from "@analytics/auth";
+import { imageCapabilities, imageUrlKey } from "@analytics/auth";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import pino from "pino";
 import { gatewayForFile, TEST_ADMIN_TOKEN, testGateway } from "./document";
@@ -173,6 +173,10 @@ describe("image capability URLs (item 11)", () => {
     expect(imageCapabilities("t".repeat(40)).verify(account, sha, signature)).toBe(false);
     expect(imageCapabilities("s".repeat(40)).url(account, `/v2/api/images/${sha}`)).toBe(`/v2/api/images/${account}/${sha}/${signature}`);
     expect(images.url(account, "https://cdn.example.com/x.png")).toBe("https://cdn.example.com/x.png");
+    // The key derived from the secret (IMAGE_URL_KEY) signs the same URLs without the secret itself.
+    expect(imageUrlKey("s".repeat(40))).toMatch(/^[0-9a-f]{64}$/);
+    expect(imageCapabilities({ key: imageUrlKey("s".repeat(40)) }).url(account, `/v2/api/images/${sha}`)).toBe(`/v2/api/images/${account}/${sha}/${signature}`);
+    expect(imageCapabilities({ key: imageUrlKey("t".repeat(40)) }).verify(account, sha, signature)).toBe(false);
   });
 });
 

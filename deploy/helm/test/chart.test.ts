@@ -314,6 +314,22 @@ describe("render with the defaults", () => {
     }
   });
 
+  it("gives the events pods the image URL key instead of JWT_SECRET when the Secret holds it, and the gateway the same key", () => {
+    const key = "0123456789abcdef".repeat(4);
+    for (const objects of [render(required, { secret: { imageUrlKey: key } }), render(everything, { secret: { existingSecretHasImageUrlKey: true } })]) {
+      const secretName = named(objects, "Secret", "analytics") ? "analytics" : "analytics-credentials";
+      const [events, gateway] = [named(objects, "Deployment", "analytics-events")!, named(objects, "Deployment", "analytics-gateway")!];
+      expect(env(events, "IMAGE_URL_KEY").valueFrom.secretKeyRef).toEqual({ name: secretName, key: "IMAGE_URL_KEY" });
+      expect(env(events, "JWT_SECRET")).toBeUndefined();
+      expect(env(gateway, "IMAGE_URL_KEY").valueFrom.secretKeyRef).toEqual({ name: secretName, key: "IMAGE_URL_KEY" });
+      expect(env(gateway, "JWT_SECRET")).toBeDefined();
+    }
+    expect(named(render(required, { secret: { imageUrlKey: key } }), "Secret", "analytics")!.stringData.IMAGE_URL_KEY).toBe(key);
+    // Without it, as before: the events pods derive the key from JWT_SECRET.
+    expect(env(named(objects, "Deployment", "analytics-gateway")!, "IMAGE_URL_KEY")).toBeUndefined();
+    expect(renderError(required, { secret: { imageUrlKey: "x".repeat(64) } })).toMatch(/imageUrlKey/);
+  });
+
   it("renders no Ingress, ServiceMonitor, PrometheusRule, dashboard or autoscaler unless asked", () => {
     expect(objects.map((o) => o.kind).filter((k) => ["Ingress", "ServiceMonitor", "PrometheusRule", "ConfigMap", "HorizontalPodAutoscaler"].includes(k))).toEqual([]);
   });

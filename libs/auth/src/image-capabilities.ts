@@ -1,14 +1,24 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 
 /**
- * Image URLs usable where no bearer token is sent (an <img> tag, a spreadsheet cell): an
- * account-scoped capability path whose signature is an HMAC of account and content hash under a
- * key derived from the server's secret (JWT_SECRET); absolute when PUBLIC_BASE_URL is set. Shared
- * by the gateway (GET /products, GET /events) and the events service's webhook deliveries, whose
- * `data` must be the entry exactly as GET /events answers it.
+ * The key image URLs are signed with, derived from the server's secret (JWT_SECRET), as 64 hex
+ * digits: what IMAGE_URL_KEY holds where a process should sign image URLs without holding the
+ * secret that signs access tokens (the events service).
  */
-export function imageCapabilities(secret: string, publicBaseUrl = "") {
-  const key = createHmac("sha256", secret).update("image capability urls v1").digest();
+export function imageUrlKey(secret: string): string {
+  return createHmac("sha256", secret).update("image capability urls v1").digest("hex");
+}
+
+/**
+ * Image URLs usable where no bearer token is sent (an <img> tag, a spreadsheet cell): an
+ * account-scoped capability path whose signature is an HMAC of account and content hash under
+ * the image URL key (`signing`: the key itself, IMAGE_URL_KEY, or the secret it derives from,
+ * JWT_SECRET); absolute when PUBLIC_BASE_URL is set. Shared by the gateway (GET /products, GET
+ * /events) and the events service's webhook deliveries, whose `data` must be the entry exactly as
+ * GET /events answers it.
+ */
+export function imageCapabilities(signing: string | { key: string }, publicBaseUrl = "") {
+  const key = Buffer.from(typeof signing === "string" ? imageUrlKey(signing) : signing.key, "hex");
   const signature = (accountId: string, sha256: string) => createHmac("sha256", key).update(`${accountId}:${sha256}`).digest("base64url");
   return {
     signature,

@@ -64,4 +64,4 @@ export function callerOf(ctx: HandlerContext): Caller {
   return caller;
 }
 
-export { imageCapabilities, withCapabilityImageUrl, type ImageCapabilities } from "./image-capabilities";
+export { imageCapabilities, imageUrlKey, withCapabilityImageUrl, type ImageCapabilities } from "./image-capabilities";

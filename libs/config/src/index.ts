@@ -75,6 +75,11 @@ export const configSchema = z.object({
   ADMIN_TOKEN: z.string().min(16, "ADMIN_TOKEN must be at least 16 characters").optional(),
   /** HS256 key for access tokens; the embedded default generates and keeps one under DATA_DIR. */
   JWT_SECRET: z.string().min(32, "JWT_SECRET must be at least 32 characters").optional(),
+  /** The image URL key (64 hex digits, derived from JWT_SECRET: libs/auth imageUrlKey); set, the events service needs no JWT_SECRET. */
+  IMAGE_URL_KEY: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, "IMAGE_URL_KEY must be 64 lowercase hex digits (the key derived from JWT_SECRET)")
+    .optional(),
   /** Key of the keyed hash under which API keys are stored. */
   API_KEY_PEPPER: z.string().min(32, "API_KEY_PEPPER must be at least 32 characters").optional(),
   /** Shared credential that services require of their callers (the gateway). */
@@ -160,17 +165,24 @@ export function dbTimeouts(config: Config) {
 }
 
 /**
+ * What image URLs are signed with: IMAGE_URL_KEY when set, else JWT_SECRET (the key derives from
+ * it; `jwtSecret` is the single-process launcher's generated one).
+ */
+export function imageUrlSigning(config: Config, jwtSecret?: string): string | { key: string } {
+  return config.IMAGE_URL_KEY ? { key: config.IMAGE_URL_KEY } : (jwtSecret ?? required(config, "JWT_SECRET"));
+}
+
+/**
  * The events service's webhook worker (services/events/src/webhook-worker.ts). A delivery's data is
  * the entry as GET /events answers it, image capability URLs included: the worker signs them as the
- * gateway does, with JWT_SECRET and PUBLIC_BASE_URL (the single-process launcher passes the secret
- * it generated).
+ * gateway does (imageUrlSigning, PUBLIC_BASE_URL).
  */
-export function webhookSettings(config: Config, jwtSecret: string = required(config, "JWT_SECRET")) {
+export function webhookSettings(config: Config, jwtSecret?: string) {
   return {
     allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
     concurrencyPerEndpoint: config.WEBHOOK_CONCURRENCY_PER_ENDPOINT,
     pollMs: config.WEBHOOK_POLL_MS,
-    imageUrls: { secret: jwtSecret, publicBaseUrl: config.PUBLIC_BASE_URL },
+    imageUrls: { signing: imageUrlSigning(config, jwtSecret), publicBaseUrl: config.PUBLIC_BASE_URL },
   };
 }
 
@@ -206,7 +218,7 @@ export class ConfigError extends StartupError {
 }
 
 /** Variables whose value must not appear in a log or terminal, even when it is wrong. */
-const SECRET = /TOKEN|SECRET|PEPPER|PASSWORD/;
+const SECRET = /TOKEN|SECRET|PEPPER|PASSWORD|_KEY$/;
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   // An empty variable means "not set", as in most deployment tools.

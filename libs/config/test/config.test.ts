@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig, required } from "../src";
+import { ConfigError, loadConfig, required, webhookSettings } from "../src";
 
 describe("loadConfig", () => {
   it("applies defaults for an empty environment", () => {
@@ -68,6 +68,15 @@ describe("loadConfig", () => {
       REQUEST_TIMEOUT_MS: 30000,
     });
     expect(loadConfig({}).HOST).toBeUndefined();
+  });
+
+  it("signs image URLs with IMAGE_URL_KEY when set (64 hex digits), else with JWT_SECRET, which the events service then needs", () => {
+    const key = "ab".repeat(32);
+    expect(webhookSettings(loadConfig({ IMAGE_URL_KEY: key })).imageUrls.signing).toEqual({ key });
+    expect(webhookSettings(loadConfig({ JWT_SECRET: "j".repeat(32), IMAGE_URL_KEY: key })).imageUrls.signing).toEqual({ key });
+    expect(webhookSettings(loadConfig({ JWT_SECRET: "j".repeat(32) })).imageUrls.signing).toBe("j".repeat(32));
+    expect(() => webhookSettings(loadConfig({}))).toThrow(/JWT_SECRET/);
+    expect(() => loadConfig({ IMAGE_URL_KEY: "j".repeat(32) })).toThrow(/IMAGE_URL_KEY must be 64 lowercase hex digits .*\(got 32 characters\)$/);
   });
 
   it("required() names a missing setting", () => {

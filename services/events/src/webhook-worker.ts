@@ -13,8 +13,8 @@ export interface WebhookWorkerSettings {
   allowPrivate: boolean;
   concurrencyPerEndpoint: number;
   pollMs: number;
-  /** How the gateway signs image capability URLs (JWT_SECRET, PUBLIC_BASE_URL): `data` carries the same URLs as GET /events. */
-  imageUrls: { secret: string; publicBaseUrl?: string };
+  /** How the gateway signs image capability URLs (IMAGE_URL_KEY, else JWT_SECRET; PUBLIC_BASE_URL): `data` carries the same URLs as GET /events. */
+  imageUrls: { signing: string | { key: string }; publicBaseUrl?: string };
   /** Name resolution for the outbound calls (tests inject one). */
   resolve?: Resolve;
 }
@@ -72,7 +72,7 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
       registers: [metrics],
     });
     backlogMetrics(metrics, db);
-    const images = imageCapabilities(settings.imageUrls.secret, settings.imageUrls.publicBaseUrl);
+    const images = imageCapabilities(settings.imageUrls.signing, settings.imageUrls.publicBaseUrl);
 
     const inFlight = new Set<Promise<void>>();
     /** Attempts done whose outcome is not recorded yet: the next round records them all in one statement. */

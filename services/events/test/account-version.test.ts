@@ -11,7 +11,7 @@ const { EventsService, EventState } = eventsV1;
  * payload replaced); nothing of another account's does.
  */
 describe("the events queue's account version", () => {
-  const webhooks = { allowPrivate: false, concurrencyPerEndpoint: 16, pollMs: 250, imageUrls: { secret: "s".repeat(32) } };
+  const webhooks = { allowPrivate: false, concurrencyPerEndpoint: 16, pollMs: 250, imageUrls: { signing: "s".repeat(32) } };
   const events = serviceUnderTest(EventsService, (deps) => startEventsService(deps, webhooks), { schema: "events" });
   const { client, db, as } = events;
   const version = async (accountId: string) => (await client.getAccountVersion({}, as(accountId))).version;

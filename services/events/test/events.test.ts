@@ -11,7 +11,7 @@ import { queueConsumer } from "../src/subscriptions";
 const { EventsService, EventState } = eventsV1;
 
 describe("events service (real Postgres and JetStream)", () => {
-  const webhooks = { allowPrivate: false, concurrencyPerEndpoint: 16, pollMs: 250, imageUrls: { secret: "s".repeat(32) } };
+  const webhooks = { allowPrivate: false, concurrencyPerEndpoint: 16, pollMs: 250, imageUrls: { signing: "s".repeat(32) } };
   const events = serviceUnderTest(EventsService, (deps) => startEventsService(deps, webhooks), { schema: "events" });
   const { client, db, as } = events;
   const account = randomUUID();

@@ -77,7 +77,7 @@ describe("events queue order per aggregate (real Postgres)", () => {
     expect((await queued()).sort()).toEqual(["old/1", "old/2", "recent/1"]);
     await db("queued_versions").where({ account_id: acc, aggregate: `sku:${old}` }).update({ queued_at: db.raw("now() - interval '9 days'") });
     // As the service prunes it, hourly with its inbox.
-    const { prune } = eventsService({ allowPrivate: false, concurrencyPerEndpoint: 1, pollMs: 1000, imageUrls: { secret: "s".repeat(32) } });
+    const { prune } = eventsService({ allowPrivate: false, concurrencyPerEndpoint: 1, pollMs: 1000, imageUrls: { signing: "s".repeat(32) } });
     await prune!(db);
     expect(await queued()).toEqual(["recent/1"]);
   });

@@ -17,7 +17,7 @@ const { EventsService } = eventsV1;
  */
 describe("webhooks (real Postgres, a local receiver verifying with standardwebhooks)", () => {
   const PER_ENDPOINT = 3;
-  const start = (deps: ServiceDeps) => startEventsService(deps, { allowPrivate: true, concurrencyPerEndpoint: PER_ENDPOINT, pollMs: 50, imageUrls: { secret: "s".repeat(32) } });
+  const start = (deps: ServiceDeps) => startEventsService(deps, { allowPrivate: true, concurrencyPerEndpoint: PER_ENDPOINT, pollMs: 50, imageUrls: { signing: "s".repeat(32) } });
   const events = serviceUnderTest(EventsService, start, { schema: "events" });
   const { client, db, as } = events;
   let receiver: WebhookReceiver;

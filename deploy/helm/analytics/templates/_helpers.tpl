@@ -86,6 +86,9 @@ dict "root" $ "name" <deployable> "config" <merged values>.
 {{- fail (printf "secret.%s (%s) must be at least 32 characters, or set secret.existingSecret" $key $env) -}}
 {{- end -}}
 {{- end -}}
+{{- if and $s.imageUrlKey (not (regexMatch "^[0-9a-f]{64}$" (toString $s.imageUrlKey))) -}}
+{{- fail "secret.imageUrlKey (IMAGE_URL_KEY) must be 64 lowercase hex digits: the key derived from JWT_SECRET (the chart README, section Image URL key)" -}}
+{{- end -}}
 {{- if and $s.adminToken (lt (len (toString $s.adminToken)) 16) -}}
 {{- fail "secret.adminToken (ADMIN_TOKEN) must be at least 16 characters when set" -}}
 {{- end -}}
@@ -133,6 +136,12 @@ dict "root" $ "name" <deployable> "config" <merged values>.
 One env var read from the Secret; dict "root" $ "env" <NAME> "key" <key, default NAME> "optional" <bool>
 "secretName" <another Secret than the pods' (the migration Job's)>.
 */}}
+{{/* "true" when the Secret holds IMAGE_URL_KEY: the chart's (secret.imageUrlKey) or the operator's (secret.existingSecretHasImageUrlKey). */}}
+{{- define "analytics.hasImageUrlKey" -}}
+{{- $s := .Values.secret -}}
+{{- if (ternary $s.existingSecretHasImageUrlKey $s.imageUrlKey (not (empty $s.existingSecret))) -}}true{{- end -}}
+{{- end -}}
+
 {{- define "analytics.secretEnv" -}}
 - name: {{ .env }}
   valueFrom:
@@ -208,6 +217,9 @@ dict "root" $ "name" <deployable> "config" <merged values> ["secretName" <the Se
 - name: PORT
   value: {{ .config.port | int | quote }}
 {{ include "analytics.secretEnv" (dict "root" $root "env" "JWT_SECRET") }}
+{{- if include "analytics.hasImageUrlKey" $root }}
+{{ include "analytics.secretEnv" (dict "root" $root "env" "IMAGE_URL_KEY") }}
+{{- end }}
 {{ include "analytics.secretEnv" (dict "root" $root "env" "API_KEY_PEPPER") }}
 {{ include "analytics.secretEnv" (dict "root" $root "env" "ADMIN_TOKEN" "optional" true) }}
 - name: TOKEN_TTL_SECONDS
@@ -243,8 +255,9 @@ dict "root" $ "name" <deployable> "config" <merged values> ["secretName" <the Se
 - name: OUTBOX_POLL_MS
   value: {{ $v.config.outboxPollMs | int | quote }}
 {{- if eq .name "events" }}
-{{- /* Webhook deliveries carry the image URLs GET /events gives: signed as the gateway signs them. */}}
-{{ include "analytics.secretEnv" (dict "root" $root "env" "JWT_SECRET") }}
+{{- /* Webhook deliveries carry the image URLs GET /events gives: signed as the gateway signs them,
+       with IMAGE_URL_KEY when the Secret holds it (then these pods hold no JWT_SECRET). */}}
+{{ include "analytics.secretEnv" (dict "root" $root "env" (ternary "IMAGE_URL_KEY" "JWT_SECRET" (eq (include "analytics.hasImageUrlKey" $root) "true"))) }}
 {{- with $v.config.publicBaseUrl }}
 - name: PUBLIC_BASE_URL
   value: {{ . | quote }}
