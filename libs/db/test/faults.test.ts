@@ -82,17 +82,22 @@ describe("database faults (real Postgres)", () => {
   /** A pool of one connection, held by a transaction until `release()`. */
   async function poolHeld() {
     const small = createDb({ url: database.url, schema: "faults", poolMax: 1, acquireTimeoutMs: 300 });
-    let release: (() => void) | undefined;
+    let release!: () => void;
+    let holding!: () => void;
+    const holds = new Promise<void>((resolve) => (holding = resolve));
     const held = small.transaction(async (tx) => {
       await tx.raw("select 1");
-      await new Promise<void>((resolve) => (release = resolve));
+      await new Promise<void>((resolve) => {
+        release = resolve;
+        holding();
+      });
     });
-    while (!release) await new Promise((resolve) => setTimeout(resolve, 10));
+    await holds;
     return {
       small,
-      release: release as () => void,
+      release,
       close: async () => {
-        release!();
+        release();
         await held;
         await small.destroy();
       },
