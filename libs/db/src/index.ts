@@ -12,7 +12,7 @@ export type Tx = Knex.Transaction;
 export { accountVersion, bumpAccountVersions, createAccountVersions, createAccountVersionsTable } from "./account-versions";
 export { jsonProblems, unstorableText } from "./storable";
 export { jsonArrayInSlices, mapInSlices, SLICE_ITEMS } from "./slices";
-export { STALL_MS, stalledSince, watchStalls } from "./stalls";
+export { STALL_MS } from "./stalls";
 export { TableSpec, fieldViolations, tableSpec, type Row, type TableSpecOptions } from "./table";
 
 // bigint counts come back as JS numbers (the edge keeps them within 2^53); numeric (money,

@@ -95,7 +95,7 @@ export interface ServiceDefinition {
    * answered with every call that asks for it (data-version.ts), for the gateway's weak ETags.
    */
   dataVersion?(db: Db, accountId: string): Promise<string>;
-  /** Forgets what the service keeps only to de-duplicate deliveries, hourly with its inbox. */
+  /** Forgets what the service keeps only to de-duplicate deliveries: hourly, after its inbox (if it consumes). */
   prune?(db: Db): Promise<unknown>;
 }
 
@@ -191,12 +191,12 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
     }
     if (deps.metricsPort !== undefined) metricsServer = await listenMetrics(metrics, deps.metricsPort, deps.host ?? "127.0.0.1");
     for (const consumer of consumers) subscriptions.push(await subscribeConsumer(deps.bus, db, name, consumer, observeConsumer));
-    if (consumers.length) {
+    if (consumers.length || definition.prune) {
       const prune = async () => {
-        await pruneInbox(db);
+        if (consumers.length) await pruneInbox(db);
         await definition.prune?.(db);
       };
-      pruning = setInterval(() => void prune().catch((err) => logger.warn({ err }, "inbox pruning failed")), 3600_000);
+      pruning = setInterval(() => void prune().catch((err) => logger.warn({ err }, "pruning failed")), 3600_000);
       pruning.unref();
     }
     for (const start of definition.workers ?? []) workers.push(start({ db, logger, metrics }));

@@ -46,12 +46,14 @@ export async function announceProducts(
 ): Promise<Map<string, Product>> {
   const rows = await repo.findProducts(tx, accountId, [...verbs.keys()]);
   const products = await mapInSlices(rows, (row) => ({ product: productFromRow(row), version: BigInt(row.version as number) }));
-  const entries = products.map(({ product, version }) =>
-    outboxEntry(skuTopics[verbs.get(product.id)!], accountId, product.id, { accountId, skuId: product.id, version, product }),
-  );
+  const entries = products.map(({ product, version }) => skuChanged(skuTopics[verbs.get(product.id)!], accountId, product, version));
   await enqueue(tx, [...extra, ...entries]);
   return new Map(products.map(({ product }) => [product.id, product]));
 }
+
+/** A product's SkuChanged on `topic`: the product as stored, with its version. */
+const skuChanged = (topic: Topic<typeof catalogueMessagesV1.SkuChangedSchema>, accountId: string, product: Product, version: bigint) =>
+  outboxEntry(topic, accountId, product.id, { accountId, skuId: product.id, version, product });
 
 /**
  * Re-announces every stored product, as it is and with its version, on
@@ -63,9 +65,6 @@ export async function announceStoredProducts(db: Db | Tx, pageSize = 500): Promi
     db,
     (last: Awaited<ReturnType<typeof repo.productsPage>>[number] | undefined) => repo.productsPage(db, last, pageSize),
     async (rows) =>
-      mapInSlices(rows, (row) => {
-        const product = productFromRow(row);
-        return outboxEntry(topics.catalogueSkuBackfilled, row.account_id, product.id, { accountId: row.account_id, skuId: product.id, version: BigInt(row.version as number), product });
-      }),
+      mapInSlices(rows, (row) => skuChanged(topics.catalogueSkuBackfilled, row.account_id, productFromRow(row), BigInt(row.version as number))),
   );
 }
