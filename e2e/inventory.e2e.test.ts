@@ -159,6 +159,11 @@ describe("inventory over HTTP", () => {
     await checkListTag(a.api, "/v2/api/warehouses", "/v2/api/warehouses?pageSize=1", () => b.api("POST", "/v2/api/warehouses", [{ externalId: "W2", name: "Other" }]), () =>
       a.api("DELETE", "/v2/api/warehouses/W2"),
     );
+    // One counter's traffic events are a list too: a weak tag decided before its query, not a single resource's strong one.
+    const traffic = (incomingTraffic: number) => [{ storeTrafficCounterID: "C1", eventTime: "2026-03-01T10:00:00Z", incomingTraffic, outgoingTraffic: 0 }];
+    await checkListTag(a.api, "/v2/api/storetrafficevents/C1", "/v2/api/storetrafficevents/C1?pageSize=1", () => b.api("POST", "/v2/api/storetrafficevents", traffic(1)), () =>
+      a.api("POST", "/v2/api/storetrafficevents", traffic(2)),
+    );
   });
 
   it("documents every inventory route in the OpenAPI document, with the warehouse delete's 409", async () => {

@@ -68,6 +68,32 @@ describe("conditional requests on single resources (ETag, If-None-Match, If-Matc
     expect(inventory.writes).toBe(1);
   });
 
+  it("answers 412 to any listed If-Match on a resource with no GET of its own (no ETag of it is served), before its service is called; * lets the write run", async () => {
+    // Pricing and events are unreachable here (port 9): a write that runs answers 503.
+    const fxRate = { externalReference: "EURSEK", fromCurrency: "EUR", toCurrency: "SEK", rate: 11.2, fromDate: "2026-01-01" };
+    const writes = [
+      { method: "PUT" as const, url: "/v2/api/fxrates/1", payload: fxRate },
+      { method: "DELETE" as const, url: "/v2/api/fxrates/1" },
+      { method: "PUT" as const, url: "/v2/api/events/e1", payload: { payload: { key: "K1" } } },
+    ];
+    for (const write of writes) {
+      const stale = await gw.app.inject({ ...write, headers: { ...auth, "if-match": '"1-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", W/"x"' } });
+      expect([write.url, stale.statusCode, stale.json().details]).toEqual([write.url, 412, [{ path: "If-Match", message: "names no ETag this resource has" }]]);
+      expect([write.url, (await gw.app.inject({ ...write, headers: { ...auth, "if-match": "*" } })).statusCode]).toEqual([write.url, 503]);
+      expect([write.url, (await gw.app.inject({ ...write, headers: auth })).statusCode]).toEqual([write.url, 503]);
+    }
+    const document = (await gw.app.inject({ method: "GET", url: "/v2/api/openapi.json" })).json();
+    const ifMatchOf = (path: string, method: string) => document.paths[path][method].parameters.find((p: { $ref?: string }) => p.$ref?.includes("IfMatch"))?.$ref;
+    expect([ifMatchOf("/v2/api/fxrates/{id}", "put"), ifMatchOf("/v2/api/fxrates/{id}", "delete"), ifMatchOf("/v2/api/events/{id}", "put")]).toEqual(
+      Array(3).fill("#/components/parameters/IfMatchUntagged"),
+    );
+    expect(ifMatchOf("/v2/api/warehouses/{externalWarehouseID}", "put")).toBe("#/components/parameters/IfMatch");
+    const untagged = Object.entries(document.paths as Record<string, Record<string, { parameters: { $ref?: string }[] }>>).flatMap(([path, ops]) =>
+      Object.entries(ops).filter(([, op]) => op.parameters.some((p) => p.$ref === "#/components/parameters/IfMatchUntagged")).map(([method]) => `${method} ${path}`),
+    );
+    expect(untagged.sort()).toEqual(["delete /v2/api/fxrates/{id}", "put /v2/api/events/{id}", "put /v2/api/fxrates/{id}"]);
+  });
+
   it("changes nothing for a client that sends no condition", async () => {
     expect((await put("Plain")).statusCode).toBe(200);
     expect(inventory.writes).toBe(1);

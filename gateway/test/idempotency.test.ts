@@ -54,6 +54,16 @@ describe("Idempotency-Key on writes (real Postgres, a counting inventory service
     expect(inventory.writes).toBe(1);
   });
 
+  it("refuses the key with another method on the same path (422) and writes nothing", async () => {
+    const at = { authorization: `Bearer ${token}`, "idempotency-key": "k-method" };
+    inventory.stored = { externalId: "W1", name: "Main" };
+    expect((await gw.app.inject({ method: "PUT", url: "/v2/api/warehouses/W1", headers: at, payload: { name: "Renamed" } })).statusCode).toBe(200);
+    // The same path and body: only the method differs.
+    const otherMethod = await gw.app.inject({ method: "DELETE", url: "/v2/api/warehouses/W1", headers: at, payload: { name: "Renamed" } });
+    expect([otherMethod.statusCode, otherMethod.json().details]).toEqual([422, [{ path: "Idempotency-Key", message: "was used for another request" }]]);
+    expect([inventory.writes, inventory.stored?.name]).toEqual([1, "Renamed"]);
+  });
+
   it("answers 409 while the first request runs, then replays its answer", async () => {
     let open!: () => void;
     inventory.gate = new Promise((resolve) => (open = resolve));
@@ -90,6 +100,30 @@ describe("Idempotency-Key on writes (real Postgres, a counting inventory service
     const ran = all.filter((a) => a.statusCode === 201 && a.headers["idempotent-replayed"] === undefined);
     expect(ran).toHaveLength(1);
     expect(all.every((a) => a.statusCode === 409 || (a.statusCode === 201 && a.body === ran[0].body))).toBe(true);
+  });
+
+  it("does 50 concurrent requests with one key exactly once across two gateways on one database", async () => {
+    const second = await buildGateway(testGatewayDeps(database.url, { services: { ...allServicesAt(), inventory: inventory.url } }));
+    try {
+      let open!: () => void;
+      inventory.gate = new Promise((resolve) => (open = resolve));
+      const send = (gateway: Gateway) =>
+        gateway.app.inject({ method: "POST", url: "/v2/api/warehouses", headers: { authorization: `Bearer ${token}`, "idempotency-key": "k-two" }, payload: [{ externalId: "W1", name: "Main" }] });
+      const answers = Array.from({ length: 50 }, (_, i) => send(i % 2 ? second : gw));
+      await eventually(async () => inventory.writes === 1);
+      setImmediate(() => open());
+      const all = await Promise.all(answers);
+      inventory.gate = undefined;
+      expect(inventory.writes).toBe(1);
+      expect(all.filter((a) => a.statusCode === 201 && a.headers["idempotent-replayed"] === undefined)).toHaveLength(1);
+      expect(all.every((a) => a.statusCode === 409 || a.statusCode === 201)).toBe(true);
+      // The other gateway replays the answer the first kept.
+      const replays = await Promise.all([send(gw), send(second)]);
+      expect(replays.map((a) => [a.statusCode, a.headers["idempotent-replayed"]])).toEqual([[201, "true"], [201, "true"]]);
+      expect(inventory.writes).toBe(1);
+    } finally {
+      await second.close();
+    }
   });
 
   it("treats requests without the header as today, and keys per account", async () => {

@@ -83,11 +83,17 @@ export function tagAnswer(request: FastifyRequest, reply: FastifyReply, payload:
  * own GET (same path, same caller), compared strongly; a stale tag, or no resource, is a 412 and
  * the write does not run. The answer is the revision the tag carries: the route passes it to the
  * service's write, which checks it again under the row's lock (a write landing between this read
- * and that write is a 412 too, IF_MATCH_FAILED).
+ * and that write is a 412 too, IF_MATCH_FAILED). A resource without a GET of its own (`readable`
+ * false: an FX rate, an event's payload) has no ETag a client could hold, so any listed tag is a
+ * 412 (RFC 9110 13.1.1: none matches) and only `*` lets the write run.
  */
-export async function checkIfMatch(app: FastifyInstance, request: FastifyRequest): Promise<string | undefined> {
+export async function checkIfMatch(app: FastifyInstance, request: FastifyRequest, readable: boolean): Promise<string | undefined> {
   const wanted = tagsOf(request.headers["if-match"] as string | undefined);
   if (wanted !== "*" && !wanted.length) return undefined;
+  if (!readable) {
+    if (wanted === "*") return undefined;
+    throw new HttpError(412, "If-Match: this resource serves no ETag, so none can match; send `*` or no If-Match", [{ path: "If-Match", message: "names no ETag this resource has" }]);
+  }
   const current = await app.inject({ method: "GET", url: request.url, headers: { authorization: request.headers.authorization ?? "", "x-request-id": request.id } });
   if (current.statusCode === 404) throw new HttpError(412, "If-Match: the resource does not exist", [{ path: "If-Match", message: "no current resource" }]);
   if (current.statusCode !== 200) throw new HttpError(current.statusCode >= 500 ? 503 : current.statusCode, "If-Match: the resource's current version could not be read");

@@ -152,6 +152,34 @@ export function defaultOperationId(method: string, url: string): string {
   return `${verb}${byId ? singular(resource) : resource}${upperFirst(action)}`;
 }
 
+/**
+ * Whether a route is one resource of an account (its path ends with the resource's id, and it is
+ * not a list with a data version, such as a counter's traffic events): strong ETag, If-None-Match
+ * and If-Match (route.ts), documented here.
+ */
+export function isSingleResource(spec: { auth: string; url: string; dataVersion?: unknown }): boolean {
+  return spec.auth === "bearer" && /\/:[A-Za-z_]+$/.test(spec.url) && spec.dataVersion === undefined;
+}
+
+/** A PUT or DELETE of a resource without a GET at its path takes If-Match as IfMatchUntagged says (route.ts). */
+function withUntaggedIfMatch(paths: Record<string, Record<string, unknown>>): Record<string, Record<string, unknown>> {
+  const ifMatch = { $ref: "#/components/parameters/IfMatch" };
+  return Object.fromEntries(
+    Object.entries(paths).map(([path, operations]) => [
+      path,
+      operations.get
+        ? operations
+        : Object.fromEntries(
+            Object.entries(operations).map(([method, operation]) => {
+              const op = operation as { parameters: unknown[] };
+              const parameters = op.parameters.map((p) => (JSON.stringify(p) === JSON.stringify(ifMatch) ? { $ref: "#/components/parameters/IfMatchUntagged" } : p));
+              return [method, { ...op, parameters }];
+            }),
+          ),
+    ]),
+  );
+}
+
 /** Builds the OpenAPI 3.1 document from the routes' own zod schemas. */
 export class OpenApi {
   private readonly paths: Record<string, Record<string, unknown>> = {};
@@ -201,8 +229,8 @@ export class OpenApi {
     // Writes of an account take Idempotency-Key (CONTRACT "Retries"); their replayed answers say so.
     const idempotent = spec.auth === "bearer" && spec.method !== "GET";
     if (idempotent) parameters.push({ $ref: "#/components/parameters/IdempotencyKey" });
-    // Single resources of an account (the path ends with its id) answer conditional requests (CONTRACT "Conditional requests").
-    const singleResource = spec.auth === "bearer" && /\/:[A-Za-z_]+$/.test(spec.url);
+    // Single resources of an account answer conditional requests (CONTRACT "Conditional requests").
+    const singleResource = isSingleResource(spec);
     // Lists, planning answers and the event queue with a data version (route.ts): a weak ETag, and a 304 decided before the answer is computed.
     const weakTagged = spec.method === "GET" && (spec as { dataVersion?: unknown }).dataVersion !== undefined;
     // Other lists of an account (webhook endpoints, a delivery log): a weak ETag of the answer (route.ts).
@@ -275,7 +303,7 @@ export class OpenApi {
       info: this.info,
       servers: [{ url: "/", description: "the deployment serving this document (local, staging or production)", "x-internal": false }],
       tags: [...this.tags].map(([name, description]) => ({ name, description: description ?? tagDescriptions[name] ?? `${name} operations` })),
-      paths: this.paths,
+      paths: withUntaggedIfMatch(this.paths),
       components: {
         schemas: this.schemas,
         responses: Object.fromEntries(
@@ -303,6 +331,14 @@ export class OpenApi {
             in: "header",
             required: false,
             description: "ETags the change is meant for (or `*`): when none is the resource's current one the answer is 412 and nothing changes",
+            schema: { type: "string", maxLength: 2000 },
+          },
+          IfMatchUntagged: {
+            name: "If-Match",
+            in: "header",
+            required: false,
+            description:
+              "This resource has no GET of its own, so no ETag of it is served: `*` lets the change run, and any listed ETag is a 412 with nothing changed (RFC 9110: no current ETag can match)",
             schema: { type: "string", maxLength: 2000 },
           },
           IdempotencyKey: {

@@ -6,7 +6,7 @@ import type { DataVersions } from "@analytics/rpc";
 import type { AnsweringCaller, DataVersionOf } from "../clients";
 import { HttpError } from "./errors";
 import { describe, violations } from "./validation";
-import { documentAs, type OpenApi, type OperationSpec } from "./openapi";
+import { documentAs, isSingleResource, type OpenApi, type OperationSpec } from "./openapi";
 import { inRequestSpan } from "./telemetry";
 import { MAX_WRITE_COST, MIN_WRITE_COST, type RateDecision, type RateLimiter } from "../accounts/rate-limiter";
 import { checkIfMatch, ifMatchFailed, matchesNoneOf, tagAnswer, weakTagOf } from "./conditional";
@@ -127,8 +127,8 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
     if (version !== undefined) reply.header("ETag", weakTagOf(version, caller, spec.method, request.url));
     return payload;
   };
-  // A single resource of an account (the path ends with its id): strong ETag, If-None-Match, If-Match.
-  const singleResource = spec.auth === "bearer" && /\/:[A-Za-z_]+$/.test(spec.url);
+  // A single resource of an account: strong ETag, If-None-Match, If-Match.
+  const singleResource = isSingleResource(spec);
   const conditionalWrite = singleResource && (spec.method === "PUT" || spec.method === "DELETE");
   // A list of an account without a data version to read first: a weak tag of its answer.
   const answerTaggedList = spec.auth === "bearer" && spec.method === "GET" && !singleResource && !spec.dataVersion;
@@ -175,7 +175,7 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
         if (!(await claimOrAnswer(idempotency!, caller.accountId, key, request, reply))) return reply;
         claims.set(request, key);
       }
-      const ifRevision = conditionalWrite && ctx.app.hasRoute({ method: "GET", url: spec.url }) ? await checkIfMatch(ctx.app, request) : undefined;
+      const ifRevision = conditionalWrite ? await checkIfMatch(ctx.app, request, ctx.app.hasRoute({ method: "GET", url: spec.url })) : undefined;
       refuseNul(request.params, "path");
       refuseNul(request.query, "query");
       refuseUnknownQuery(request.query, knownQuery);

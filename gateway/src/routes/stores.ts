@@ -56,7 +56,7 @@ function listTraffic({ ctx, inventory, as }: Deps, byCounter: boolean): void {
     summary: byCounter ? "Traffic events of one counter" : "Store traffic events in creation order",
     tag: "Store traffic",
     auth: "bearer",
-    dataVersion: byCounter ? undefined : dataVersionOf(as, { inventory }),
+    dataVersion: dataVersionOf(as, { inventory }),
     params: byCounter ? { storeTrafficCounterID: z.string().min(1).max(500) } : {},
     query: trafficQuery,
     responses: {
