@@ -523,3 +523,25 @@ export async function accountVersion(db: Db, accountId: string): Promise<{ versi
   );
   return { version: BigInt(rows[0].version), today: rows[0].today };
 }
+
+/**
+ * Keeps, of the changed_groups rows that name a group the same way (every column but changed_at),
+ * only the latest: updatedSince asks only whether a group changed after a moment, which the latest
+ * row answers alone, so every answer stays the same. The table then grows with the groups named,
+ * not with every change (a SKU moving back and forth, a transaction updated again and again).
+ * The columns are read from the table, so one added later is kept apart too. Answers how many rows
+ * it removed. Run hourly with the inbox's pruning (service.ts).
+ */
+export async function compactChangedGroups(db: Db): Promise<number> {
+  const columns: { rows: { column_name: string }[] } = await db.raw(
+    `SELECT column_name FROM information_schema.columns
+     WHERE table_schema = current_schema() AND table_name = 'changed_groups' AND column_name <> 'changed_at' ORDER BY ordinal_position`,
+  );
+  const partition = columns.rows.map((c) => `"${c.column_name}"`).join(", ");
+  const removed = await db.raw(
+    `DELETE FROM changed_groups WHERE ctid IN (
+       SELECT ctid FROM (SELECT ctid, row_number() OVER (PARTITION BY ${partition} ORDER BY changed_at DESC) AS n FROM changed_groups) x
+       WHERE n > 1)`,
+  );
+  return removed.rowCount ?? 0;
+}

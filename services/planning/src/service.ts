@@ -3,7 +3,7 @@ import { prepareSchema, startService, type ServiceDefinition, type ServiceDeps }
 import { planningRoutes } from "./handlers";
 import { migrations } from "./migrations";
 import { replicaConsumer } from "./replica";
-import { accountVersion, replicaEpoch } from "./repository";
+import { accountVersion, compactChangedGroups, replicaEpoch } from "./repository";
 
 /**
  * The planning service: planned volumes answered from its own replica of SKUs, warehouses, stock,
@@ -14,6 +14,7 @@ export const planningService: ServiceDefinition = {
   migrations,
   routes: (router, { db }) => planningRoutes(db)(router),
   consumers: [replicaConsumer],
+  prune: (db) => compactChangedGroups(db),
   // Answers change with the account-local date too (GetAccountVersion's `today`).
   dataVersion: async (db, accountId) => {
     const { version, today } = await accountVersion(db, accountId);

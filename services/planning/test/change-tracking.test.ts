@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { planningV1 } from "@analytics/contracts";
-import { recordMovedDistributionOrders } from "../src/repository";
+import { compactChangedGroups, recordMovedDistributionOrders } from "../src/repository";
+import { planningService } from "../src/service";
 import { planningUnderTest, purchaseOrder, settings, sku, stock, transaction, warehouse } from "./fixtures";
 
 const { GroupBy } = planningV1;
@@ -119,6 +120,57 @@ describe("change tracking on write", () => {
     // A replayed SKU version records nothing more.
     await p.apply([sku(acc, stocked, 2, { key: "K1", season: "S2" })]);
     expect((await changed(acc)).length).toBe(rows.length);
+  });
+
+  it("compacting keeps only each group's latest change: every updatedSince answers the same, with fewer rows", async () => {
+    const [acc, other] = [randomUUID(), randomUUID()];
+    const [ordered, w, po] = [randomUUID(), randomUUID(), randomUUID()];
+    await p.apply([
+      sku(acc, ordered, 1, { key: "K1", season: "S1" }),
+      warehouse(acc, w, 1, "WN", "North"),
+      stock(acc, w, ordered, 1, 4),
+      purchaseOrder(acc, po, 1, 0, [{ skuId: ordered, warehouse: "WN", date: "2026-03-10", quantity: 5 }]),
+      sku(other, randomUUID(), 1, { key: "K1", season: "S1" }),
+    ]);
+    // Moments on the database's clock around each change: the SKU moves S1 -> S2 -> S1 -> S2 -> S3.
+    const now = async () => ((await p.db.raw("SELECT clock_timestamp() AS at")).rows[0].at as Date).toISOString();
+    const moments = [await now()];
+    for (const [version, season] of [[2, "S2"], [3, "S1"], [4, "S2"], [5, "S3"]] as const) {
+      await p.apply([sku(acc, ordered, version, { key: "K1", season })]);
+      moments.push(await now());
+    }
+    // The PO line goes (its group's PO volume changed), then a sale's shipment leaves WN (its sales
+    // did): one group and warehouse, once for PO volume and once not, kept apart.
+    await p.apply([purchaseOrder(acc, po, 2, 0, [])]);
+    moments.push(await now());
+    const t = randomUUID();
+    const sale = (version: number, warehouse: string) =>
+      transaction(acc, t, version, { createdDate: "2026-03-01T12:00:00Z", items: [{ key: "K1", quantity: 1, shipments: [{ quantity: 1, warehouse }] }] }, new Date());
+    await p.apply([sale(1, "WN")]);
+    await p.apply([sale(2, "WS")]);
+    moments.push(await now());
+    const answers = async () => {
+      const out = [];
+      for (const at of moments) {
+        const groups = await p.db.raw(
+          `SELECT DISTINCT key, season, external_warehouse_id, warehouse_id, po_volume FROM changed_groups WHERE account_id = ? AND changed_at > ? ORDER BY 1, 2, 3, 5`,
+          [acc, at],
+        );
+        out.push({ at, groups: groups.rows, volumes: await p.volumes(acc, { groupBy: GroupBy.SEASONS, updatedSince: at }), byWarehouse: await p.byWarehouse(acc, { groupBy: GroupBy.SEASONS, updatedSince: at }) });
+      }
+      return out;
+    };
+    const before = await answers();
+    const rowsBefore = (await changed(acc)).length;
+    // S1 and S2 were left and joined twice: their older rows go, S3's one row stays.
+    // Through the service's hourly pruning (libs/rpc runs ServiceDefinition.prune).
+    expect(await planningService.prune!(p.db)).toBeGreaterThan(0);
+    expect((await changed(acc)).length).toBeLessThan(rowsBefore);
+    expect(await answers()).toEqual(before);
+    expect(before[0].volumes.map((v) => v.groupKey)).toEqual(["S1", "S2", "S3"]);
+    expect(before[3].volumes.map((v) => v.groupKey)).toEqual(["S2", "S3"]);
+    // Nothing left to compact.
+    expect(await compactChangedGroups(p.db)).toBe(0);
   });
 
   it("a SKU with only a stored plan, a distribution order (by key, else sku) or a stock trigger changes both groups too", async () => {
