@@ -26,6 +26,7 @@ import { installTelemetry } from "./http/telemetry";
 import { IdempotencyKeys } from "./http/idempotency";
 import { RateLimiter, rateLimiterPoolMax } from "./accounts/rate-limiter";
 import type { RouteContext } from "./http/route";
+import { installRateLimits } from "./http/rate-limits";
 import { brandRoutes } from "./routes/brands";
 import { eventRoutes } from "./routes/events";
 import { webhookRoutes } from "./routes/webhooks";
@@ -247,6 +248,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     idempotency,
     rateLimiter,
   };
+  // Before the routes: the rate limit of answers refused before a route's handler (404, 413, 415, ...).
+  installRateLimits(app, ctx.authenticate, rateLimiter);
   const relay = deps.bus ? new OutboxRelay({ db, bus: deps.bus, logger: deps.logger, pollMs: deps.outboxPollMs }) : undefined;
   relay?.start();
   storeMetrics(metrics, db, relay);

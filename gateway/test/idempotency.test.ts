@@ -1,3 +1,4 @@
+import http from "node:http";
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { databaseForFile, eventually, freePort } from "@analytics/testing";
@@ -142,6 +143,24 @@ describe("Idempotency-Key on writes (real Postgres, a counting inventory service
     const control = await post("tab\there");
     for (const res of [long, control]) expect([res.statusCode, res.json().details?.[0]?.path]).toEqual([400, "Idempotency-Key"]);
     expect(inventory.writes).toBe(0);
+  });
+
+  it("refuses the header sent twice with a 400 naming it, though Node joins the two into one value", async () => {
+    const address = await gw.app.listen({ port: 0, host: "127.0.0.1" });
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request(`${address}/v2/api/warehouses`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" } }, (res) => {
+        let body = "";
+        res.setEncoding("utf8").on("data", (chunk: string) => (body += chunk)).on("end", () => resolve({ status: res.statusCode!, body }));
+      });
+      req.on("error", reject);
+      // Two header lines: the server sees "k-a, k-b".
+      req.setHeader("Idempotency-Key", ["k-a", "k-b"]);
+      req.end(JSON.stringify([{ externalId: "W1", name: "Main" }]));
+    });
+    expect([answer.status, JSON.parse(answer.body).details]).toEqual([400, [{ path: "Idempotency-Key", message: "was sent 2 times; send it once" }]]);
+    expect(inventory.writes).toBe(0);
+    // Once, the same text is a key like any other.
+    expect((await post("k-a, k-b")).statusCode).toBe(201);
   });
 
   it("lets a key expire (IDEMPOTENCY_KEY_TTL_SECONDS): after it, the same request runs again", async () => {

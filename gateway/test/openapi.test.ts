@@ -88,7 +88,29 @@ describe("the OpenAPI document generates good clients", () => {
       if (op.requestBody) expect([where, statuses]).toEqual([where, expect.arrayContaining(["413", "415"])]);
     }
     expect(doc.paths["/v2/api/auth"].post.responses).toHaveProperty("429");
-    expect(doc.paths["/admin/v1/accounts"].post.responses["429"]).toEqual({ $ref: "#/components/responses/TooManyRequests" });
+    expect(doc.paths["/admin/v1/accounts"].post.responses["429"]).toEqual({ $ref: "#/components/responses/TooManyFailedAttempts" });
+    expect(doc.paths["/v2/api/warehouses"].post.responses["429"]).toEqual({ $ref: "#/components/responses/TooManyRequests" });
+  });
+
+  it("declares the headers each answer carries: RateLimit on every answer of an account but its 401, none elsewhere; X-Request-Id on all", () => {
+    const headersOf = (response: any): Record<string, unknown> => (response.$ref ? doc.components.responses[response.$ref.split("/").pop()] : response).headers ?? {};
+    const wrong: string[] = [];
+    for (const { op, path, method } of operations()) {
+      const account = Boolean(op.security?.[0]?.bearer);
+      for (const [status, response] of Object.entries<any>(op.responses)) {
+        const names = Object.keys(headersOf(response));
+        const limited = account && status !== "401";
+        if (names.includes("RateLimit") !== limited || names.includes("RateLimit-Policy") !== limited) wrong.push(`${method} ${path} ${status}: RateLimit ${limited ? "missing" : "promised"}`);
+        if (!names.includes("X-Request-Id")) wrong.push(`${method} ${path} ${status}: X-Request-Id missing`);
+      }
+    }
+    expect(wrong).toEqual([]);
+    const put = doc.paths["/v2/api/warehouses/{externalWarehouseID}"].put.responses;
+    // A stale If-Match: the current tag when the gateway compared it; kept answers, 4xx too, replay with Idempotent-Replayed.
+    expect(Object.keys(headersOf(put["412"]))).toEqual(expect.arrayContaining(["ETag", "Idempotent-Replayed", "RateLimit"]));
+    expect(Object.keys(headersOf(put["400"]))).toContain("Idempotent-Replayed");
+    expect(Object.keys(headersOf(doc.paths["/v2/api/warehouses"].get.responses["400"]))).not.toContain("Idempotent-Replayed");
+    for (const status of ["401", "413", "415", "429", "500", "503"]) expect([status, Object.keys(headersOf(put[status]))]).not.toEqual([status, expect.arrayContaining(["Idempotent-Replayed"])]);
   });
 
   it("keeps response schemas open to additive fields and request schemas strict (item 3)", () => {

@@ -173,6 +173,39 @@ describe("rate limiter leases: each gateway spends tokens leased from the shared
     expect(summary(await b.spend(id, 2))).toEqual({ allowed: true, remaining: 0, burst: 5000, perSecond: 100 });
   });
 
+  it("remembers a refusal until the bucket could hold the request: a limited account's flood costs no statements, and another account's spends run", async () => {
+    const limited = await account({ rateLimitPerSecond: 1, rateLimitBurst: 10 });
+    const other = await account({ rateLimitPerSecond: 1, rateLimitBurst: 1000 });
+    const clock = { ms: 0 };
+    const registry = new Registry();
+    const gateway = limiter(clock, registry);
+    const statements = async () => Number(/^gateway_rate_limiter_statements_total (\d+)$/m.exec(await registry.metrics())![1]);
+    expect((await gateway.spend(limited, 10))?.allowed).toBe(true);
+    await freeze(limited, 0);
+    const refused = await gateway.spend(limited, 1);
+    expect([refused?.allowed, refused?.retryAfter]).toEqual([false, 1]);
+    const before = await statements();
+    // 200 of the limited account's requests, and 20 of another's, at once.
+    const order: string[] = [];
+    const flood = Array.from({ length: 200 }, () => gateway.spend(limited, 1).then((d) => (order.push("limited"), d)));
+    const others = Array.from({ length: 20 }, () => gateway.spend(other, 1).then((d) => (order.push("other"), d)));
+    const [floodAnswers, otherAnswers] = await Promise.all([Promise.all(flood), Promise.all(others)]);
+    expect(floodAnswers.map((d) => [d?.allowed, d?.remaining, d?.retryAfter])).toEqual(Array(200).fill([false, 0, 1]));
+    expect(otherAnswers.map((d) => d?.allowed)).toEqual(Array(20).fill(true));
+    // The flood ran no statement: the other account's 20 (one at a time per account, each exactly its cost) are all there were.
+    expect((await statements()) - before).toBe(20);
+    // Refused here at once, none waiting behind a statement of its own.
+    expect(order.indexOf("other")).toBe(200);
+    // Half a second's refill on this gateway's clock is half a token: still refused here; at a whole one the store is asked.
+    clock.ms = 500;
+    expect((await gateway.spend(limited, 1))?.allowed).toBe(false);
+    expect((await statements()) - before).toBe(20);
+    clock.ms = LEASE_MS;
+    await freeze(limited, 1);
+    expect((await gateway.spend(limited, 1))?.allowed).toBe(true);
+    expect((await statements()) - before).toBe(21);
+  });
+
   it("lets the account's requests through when its store fails, each counted, on one statement", async () => {
     const id = await account(leasing);
     const registry = new Registry();

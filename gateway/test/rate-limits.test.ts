@@ -61,6 +61,18 @@ describe("per-account rate limits (real Postgres, shared by every gateway)", () 
     expect((await post(20)).headers["ratelimit"]).toMatch(/^"account";r=497[56];/);
     const tooMany = await post(1001);
     expect([tooMany.statusCode, tooMany.headers["ratelimit"]]).toEqual([400, expect.stringMatching(/^"account";r=39(7[5-9]|8\d);/)]);
+    // Items that are not a batch's elements: the keys of a price deletion, a mapping table's values.
+    const headers = { authorization: `Bearer ${token}` };
+    const keys = Array.from({ length: 30 }, (_, i) => `K${i}`);
+    const deletePrices = await gw.app.inject({ method: "DELETE", url: "/v2/api/prices/batch", headers, payload: { listExternalID: "L", Keys: keys } });
+    const mappingValues = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`v${i}`, `w${i}`]));
+    const mapping = await gw.app.inject({ method: "PUT", url: "/v2/api/mappingtables/color?mappingType=products", headers, payload: { mappingValues } });
+    const remaining = (res: { headers: Record<string, unknown> }) => Number(/r=(\d+)/.exec(String(res.headers["ratelimit"]))![1]);
+    // 30 and 40 tokens (the bucket refills 1 a second meanwhile).
+    expect(remaining(mapping) - remaining(tooMany)).toBeGreaterThanOrEqual(-70);
+    expect(remaining(mapping) - remaining(tooMany)).toBeLessThanOrEqual(-68);
+    expect(remaining(deletePrices) - remaining(tooMany)).toBeGreaterThanOrEqual(-30);
+    expect(remaining(deletePrices) - remaining(tooMany)).toBeLessThanOrEqual(-29);
   });
 
   it("answers 429 with Retry-After over the limit, counted across gateway replicas, and never slows another account", async () => {
@@ -83,6 +95,63 @@ describe("per-account rate limits (real Postgres, shared by every gateway)", () 
     // Meanwhile another account's requests all pass.
     const theirs = await Promise.all(Array.from({ length: 50 }, (_, i) => list(i % 2 ? replica : gw, other)));
     expect(theirs.map((r) => r.statusCode)).toEqual(Array(50).fill(200));
+  });
+
+  it("answers the headers on answers refused before the route too (404, 405, 413, 415, malformed JSON), each costing a read", async () => {
+    const token = await account(gw, { rateLimitPerSecond: 1, rateLimitBurst: 5000 });
+    const authorization = `Bearer ${token}`;
+    const refusedBeforeRoute = [
+      { method: "GET", url: "/v2/api/no-such-route", headers: { authorization } },
+      { method: "PATCH", url: "/v2/api/warehouses", headers: { authorization } },
+      { method: "POST", url: "/v2/api/warehouses", headers: { authorization, "content-type": "application/json" }, payload: Buffer.alloc(10 * 1024 * 1024 + 1, 32) },
+      { method: "POST", url: "/v2/api/warehouses", headers: { authorization, "content-type": "text/plain" }, payload: "W1" },
+      { method: "POST", url: "/v2/api/warehouses", headers: { authorization, "content-type": "application/json" }, payload: '[{"externalId": ' },
+    ] as const;
+    const answers: Array<[number, string | undefined, string | undefined]> = [];
+    for (const request of refusedBeforeRoute) {
+      const res = await gw.app.inject(request);
+      answers.push([res.statusCode, res.headers["ratelimit-policy"] as string | undefined, res.headers["ratelimit"] as string | undefined]);
+    }
+    // One token each (the bucket refills 1 a second meanwhile).
+    expect(answers).toEqual(
+      [404, 405, 413, 415, 400].map((status, i) => [status, '"account";q=5000;w=5000', expect.stringMatching(new RegExp(`^"account";r=(${4999 - i}|${5000 - i});`))]),
+    );
+  });
+
+  it("refuses a limited account's bad bodies with 429 before reading them, once it knows the bucket is spent", async () => {
+    const token = await account(gw, { rateLimitPerSecond: 1, rateLimitBurst: 3 });
+    const malformed = (contentType = "application/json") =>
+      gw.app.inject({ method: "POST", url: "/v2/api/warehouses", headers: { authorization: `Bearer ${token}`, "content-type": contentType }, payload: "[{" });
+    const answers: Array<{ status: number; rateLimit: string; retryAfter?: string }> = [];
+    // The bucket holds 3 and refills 1 a second: a few more than that are refused.
+    while (answers.length < 20 && answers.at(-1)?.status !== 429) {
+      const res = await malformed();
+      answers.push({ status: res.statusCode, rateLimit: String(res.headers["ratelimit"]), retryAfter: res.headers["retry-after"] as string | undefined });
+    }
+    const first429 = answers.findIndex((a) => a.status === 429);
+    expect(first429).toBeGreaterThanOrEqual(3);
+    // Every answer before it was the 400 it is, with the headers; the last of them found the bucket empty.
+    expect(answers.slice(0, first429).map((a) => a.status)).toEqual(Array(first429).fill(400));
+    expect(answers[first429 - 1].rateLimit).toMatch(/^"account";r=0;t=[1-9]/);
+    expect(answers[first429]).toEqual({ status: 429, rateLimit: expect.stringMatching(/^"account";r=0;t=[1-9]/), retryAfter: expect.stringMatching(/^[1-9]\d*$/) });
+    // Refused before its Content-Type is looked at: a 429, not the 415 it would be.
+    const wrongType = await malformed("text/plain");
+    expect([wrongType.statusCode, wrongType.headers["retry-after"]]).toEqual([429, expect.any(String)]);
+  });
+
+  it("answers a 401 without RateLimit headers: without a valid token there is no account to count", async () => {
+    const token = await account(gw, { rateLimitPerSecond: 1, rateLimitBurst: 5000 });
+    const forged = `${token.slice(0, -4)}AAAA`;
+    for (const request of [
+      { method: "GET" as const, url: "/v2/api/warehouses", headers: {} },
+      { method: "GET" as const, url: "/v2/api/warehouses", headers: { authorization: `Bearer ${forged}` } },
+      { method: "GET" as const, url: "/v2/api/no-such-route", headers: { authorization: `Bearer ${forged}` } },
+    ]) {
+      const res = await gw.app.inject(request);
+      expect([res.statusCode, res.headers["ratelimit"], res.headers["ratelimit-policy"]]).toEqual([request.url.endsWith("warehouses") ? 401 : 404, undefined, undefined]);
+    }
+    // The account's bucket was not touched by them.
+    expect((await list(gw, token)).headers["ratelimit"]).toMatch(/^"account";r=4999;/);
   });
 
   it("lets requests through when its store fails (fail open), logged and counted", async () => {

@@ -46,6 +46,19 @@ interface Lease {
 }
 
 /**
+ * What the store answered when it refused one of the account's requests: its bucket's tokens then
+ * (on this gateway's clock), by which the account's next requests are refused here without a
+ * statement until the bucket could hold them, for at most LEASE_MS.
+ */
+interface Refusal {
+  tokens: number;
+  at: number;
+  until: number;
+  burst: number;
+  perSecond: number;
+}
+
+/**
  * Per-account token buckets, shared by every gateway: one row per account in the gateway's
  * schema (`rate_limit_buckets`) that one statement refills and takes a lease of tokens from,
  * reading the account's settings in the same statement; time is the database's clock. Each
@@ -54,7 +67,10 @@ interface Lease {
  * `perSecond / 10` (at most `burst / 50`) tokens. The tokens are deducted from the row when leased, so
  * all gateways together never spend more than the bucket gives; near the limit a lease is exactly
  * the request's cost, as exact as one statement per request. A lease lasts LEASE_MS: settings
- * changes apply at the next lease. What a lease has left when the next one is taken (it could not
+ * changes apply at the next lease. A refusal is remembered the same way: the account's requests
+ * that the refused bucket could not hold yet (refilled at its rate since) are refused here without
+ * a statement, for at most LEASE_MS (tokens given back by other gateways, or a settings change,
+ * show at the next statement), so a limited account's flood costs the shared store nothing. What a lease has left when the next one is taken (it could not
  * pay, or expired) goes back to the bucket in that same statement; an account that stops calling
  * leaves at most one lease per gateway out, a tenth of a second of refill, until it refills.
  *
@@ -68,9 +84,11 @@ interface Lease {
  */
 export class RateLimiter {
   private readonly failures: Counter;
+  private readonly statements: Counter;
   private readonly pool: pg.Pool;
   private readonly now: () => number;
   private readonly leases = new Map<string, Lease>();
+  private readonly refusals = new Map<string, Refusal>();
   /** The lease statement running per account: one at a time; the account's other requests wait for it. */
   private readonly taking = new Map<string, Promise<RateDecision | undefined>>();
 
@@ -85,6 +103,11 @@ export class RateLimiter {
     this.failures = new Counter({
       name: "gateway_rate_limiter_failures_total",
       help: "Requests let through unlimited because the rate limiter's store did not answer",
+      registers: [registry],
+    });
+    this.statements = new Counter({
+      name: "gateway_rate_limiter_statements_total",
+      help: "Lease statements the rate limiter ran on its store (a lease or a remembered refusal answers the other requests)",
       registers: [registry],
     });
     this.pool = new pg.Pool({
@@ -115,6 +138,8 @@ export class RateLimiter {
         lease.tokens -= Math.min(cost, lease.burst);
         return decisionOf(lease);
       }
+      const refused = this.refusal(accountId, cost);
+      if (refused) return refused;
       const taking = this.taking.get(accountId);
       if (!taking) break;
       // Another request of this account is taking a lease: this one is served from it if it can
@@ -132,6 +157,25 @@ export class RateLimiter {
   }
 
   /**
+   * The refusal of a request of `cost` when the account's last refusal here says its bucket cannot
+   * hold it yet; no statement. Undefined when the store has to be asked.
+   */
+  refusal(accountId: string, cost: number): RateDecision | undefined {
+    const refusal = this.refusals.get(accountId);
+    if (!refusal) return undefined;
+    const now = this.now();
+    if (now >= refusal.until) {
+      this.refusals.delete(accountId);
+      return undefined;
+    }
+    const { burst, perSecond } = refusal;
+    const tokens = Math.min(burst, refusal.tokens + ((now - refusal.at) / 1000) * perSecond);
+    const wanted = Math.min(cost, burst);
+    if (tokens >= wanted) return undefined;
+    return { allowed: false, remaining: Math.floor(tokens), burst, perSecond, retryAfter: Math.max(1, Math.ceil((wanted - tokens) / perSecond)) };
+  }
+
+  /**
    * One statement: gives back what the account's lease has left and takes a new lease that pays
    * `cost` (paid from it here) if the bucket has it; the refusal when it has not.
    */
@@ -140,12 +184,18 @@ export class RateLimiter {
     // Lost if the statement fails (it may have been taken back): never spent twice.
     const returned = this.leases.get(accountId)?.tokens ?? 0;
     this.leases.delete(accountId);
+    this.refusals.delete(accountId);
+    this.statements.inc();
     const { rows } = await this.pool.query<[number, number, number, number]>({ name: "rate-limit-lease", text: LEASE, values: [accountId, cost, returned], rowMode: "array" });
     const row = rows[0];
     if (!row) return undefined;
     const [tokens, granted, perSecond, burst] = row;
     const wanted = Math.min(cost, burst);
-    if (granted === 0) return { allowed: false, remaining: Math.floor(tokens), burst, perSecond, retryAfter: Math.max(1, Math.ceil((wanted - tokens) / perSecond)) };
+    if (granted === 0) {
+      const at = this.now();
+      this.refusals.set(accountId, { tokens, at, until: at + LEASE_MS, burst, perSecond });
+      return { allowed: false, remaining: Math.floor(tokens), burst, perSecond, retryAfter: Math.max(1, Math.ceil((wanted - tokens) / perSecond)) };
+    }
     const lease = { tokens: granted - wanted, expiresAt, sharedLeft: tokens, burst, perSecond };
     this.leases.set(accountId, lease);
     return decisionOf(lease);

@@ -30,12 +30,19 @@ const unauthorized = () => new HttpError(401, "missing, malformed or expired acc
 
 /** Bearer authentication of every account route: a valid token of a key that is still active. */
 export function bearerAuthenticator(keys: KeyStatusCache, tokens: TokenIssuer) {
-  return async (request: FastifyRequest): Promise<Caller> => {
+  const check = async (request: FastifyRequest): Promise<Caller> => {
     const header = request.headers.authorization ?? "";
     const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/i.exec(header);
     if (!match) throw unauthorized();
     const caller = await tokens.verify(match[1]);
     if (!caller || !(await keys.isActive(caller.accountId, caller.apiKeyId))) throw unauthorized();
+    return caller;
+  };
+  // Checked once per request, however many hooks ask (the route, the rate limit of its error answers).
+  const checked = new WeakMap<FastifyRequest, Promise<Caller>>();
+  return (request: FastifyRequest): Promise<Caller> => {
+    let caller = checked.get(request);
+    if (!caller) checked.set(request, (caller = check(request)));
     return caller;
   };
 }

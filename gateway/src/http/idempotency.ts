@@ -101,6 +101,14 @@ export class IdempotencyKeys {
 export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
   const value = request.headers["idempotency-key"];
   if (value === undefined) return undefined;
+  // Node joins a header sent twice into "a, b", which would pass as one key: counted as sent.
+  let sent = 0;
+  const raw = request.raw.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].toLowerCase() === "idempotency-key") sent++;
+  if (sent > 1) {
+    const details = [{ path: "Idempotency-Key", message: `was sent ${sent} times; send it once` }];
+    throw new HttpError(400, `invalid header: Idempotency-Key was sent ${sent} times; send it once`, details);
+  }
   if (typeof value !== "string" || !KEY_FORMAT.test(value)) {
     const details = [{ path: "Idempotency-Key", message: "must be 1 to 255 printable ASCII characters, sent once" }];
     throw new HttpError(400, "invalid header: Idempotency-Key must be 1 to 255 printable ASCII characters, sent once", details);

@@ -50,13 +50,26 @@ export function documentAs<T extends z.ZodType>(schema: T, doc: z.ZodType): T {
 
 const retryAfterHeader = { description: "seconds to wait", schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 } };
 
-/** Documented on every 2xx and 4xx answer. */
+/** On every answer to a request with an account's token, but a 401 (no account, no bucket: http/rate-limits.ts). */
 const rateLimitHeaders = {
   RateLimit: { $ref: "#/components/headers/RateLimit" },
   "RateLimit-Policy": { $ref: "#/components/headers/RateLimit-Policy" },
 };
+/** On every answer (app.ts sets it first thing). */
+const requestIdHeader = { "X-Request-Id": { $ref: "#/components/headers/RequestId" } };
+const replayedHeader = { "Idempotent-Replayed": { $ref: "#/components/headers/IdempotentReplayed" } };
+/**
+ * Statuses of an account's write that are never a kept answer replayed: decided before the key is
+ * claimed (401, 413, 415, 429) or not kept (5xx).
+ */
+const neverReplayed = /^(401|413|415|429|5\d\d)$/;
 
-/** The GeneralResponse answers every operation can give, shared as `components.responses`. */
+/**
+ * The GeneralResponse answers every operation can give, shared as `components.responses`. Each in
+ * the variants its operations need, as headers differ: `<name>` for an account's operations
+ * (RateLimit headers), `<name>Replayable` where an account's write may replay it
+ * (Idempotent-Replayed too), `<name>WithoutAccount` for /auth, admin and image URLs (no bucket).
+ */
 const sharedResponses: Record<string, { status: number; description: string }> = {
   BadRequest: { status: 400, description: "invalid path, query or body; `details` names each field" },
   Unauthorized: { status: 401, description: "missing, malformed, expired or revoked bearer token" },
@@ -65,10 +78,8 @@ const sharedResponses: Record<string, { status: number; description: string }> =
   PreconditionFailed: { status: 412, description: "If-Match names no current ETag of the resource (it changed, or does not exist); nothing was changed" },
   IdempotencyKeyInUse: { status: 409, description: "a request with this Idempotency-Key is still running, or was interrupted before its answer was kept" },
   IdempotencyKeyReused: { status: 422, description: "this Idempotency-Key was used for another request (method, path or body)" },
-  TooManyRequests: {
-    status: 429,
-    description: "over the account's rate limit (see `RateLimit`), or too many failed attempts from this address on /auth and admin; retry after `Retry-After` seconds",
-  },
+  TooManyRequests: { status: 429, description: "over the account's rate limit (see `RateLimit`); retry after `Retry-After` seconds" },
+  TooManyFailedAttempts: { status: 429, description: "too many failed attempts from this address (/auth and admin); retry after `Retry-After` seconds" },
   InternalError: { status: 500, description: "internal error; nothing internal is disclosed" },
   Unavailable: { status: 503, description: "a dependency is unavailable or too slow; retry after `Retry-After` seconds" },
 };
@@ -186,6 +197,8 @@ export class OpenApi {
   /** Schemas named with `.meta({ id })`, shared by reference. */
   private readonly schemas: Record<string, unknown> = {};
   private readonly tags = new Map<string, string | undefined>();
+  /** The variants of shared responses the operations refer to, with their headers. */
+  private readonly responses = new Map<string, { name: string; headers: Record<string, unknown> }>();
 
   constructor(private readonly info: { title: string; version: string; description: string }) {
     this.jsonSchema(generalResponseSchema, "output");
@@ -239,13 +252,19 @@ export class OpenApi {
     const etagHeader = { ETag: { $ref: `#/components/headers/${weakTagged ? "WeakETag" : answerTaggedList ? "AnswerWeakETag" : "ETag"}` } };
     if (tagged) parameters.push({ $ref: "#/components/parameters/IfNoneMatch" });
     if (singleResource && (spec.method === "PUT" || spec.method === "DELETE")) parameters.push({ $ref: "#/components/parameters/IfMatch" });
+    // An account's operation: its answers carry the bucket's headers (a 401 has no account).
+    const account = spec.auth === "bearer";
+    const headersOf = (status: string) => ({
+      ...requestIdHeader,
+      ...(account && status !== "401" ? rateLimitHeaders : {}),
+      ...(idempotent && /^[24]/.test(status) && !neverReplayed.test(status) ? replayedHeader : {}),
+      ...(status === "429" || status === "503" ? { "Retry-After": retryAfterHeader } : {}),
+    });
     const responses: Record<string, unknown> = {};
     for (const [status, r] of Object.entries(spec.responses)) {
       const headers = {
         ...(r.headers ?? {}),
-        ...(idempotent && status.startsWith("2") ? { "Idempotent-Replayed": { $ref: "#/components/headers/IdempotentReplayed" } } : {}),
-        ...(/^[24]/.test(status) ? rateLimitHeaders : {}),
-        ...(status === "429" ? { "Retry-After": retryAfterHeader } : {}),
+        ...headersOf(status),
         ...(tagged && status === "200" ? etagHeader : {}),
       };
       responses[status] = {
@@ -254,10 +273,16 @@ export class OpenApi {
         ...(r.schema ? { content: { [r.contentType ?? "application/json"]: { schema: this.jsonSchema(r.schema, "output"), ...(r.example !== undefined ? { example: r.example } : {}) } } } : {}),
       };
     }
-    // What any operation can answer besides its own statuses, as shared GeneralResponses.
+    // What any operation can answer besides its own statuses, as shared GeneralResponses, in the variant of their headers.
     const shared = (name: keyof typeof sharedResponses) => {
       const status = String(sharedResponses[name].status);
-      responses[status] ??= { $ref: `#/components/responses/${name}` };
+      if (responses[status]) return;
+      const headers: Record<string, unknown> = { ...headersOf(status), ...(name === "PreconditionFailed" ? { ETag: { $ref: "#/components/headers/CurrentETag" } } : {}) };
+      const variant = name === "Unauthorized" || name === "TooManyFailedAttempts" ? name : !account ? `${name}WithoutAccount` : headers["Idempotent-Replayed"] && name !== "PreconditionFailed" ? `${name}Replayable` : name;
+      const known = this.responses.get(variant);
+      if (known && JSON.stringify(known.headers) !== JSON.stringify(headers)) throw new Error(`shared response ${variant} with other headers on ${spec.method} ${spec.url}`);
+      this.responses.set(variant, { name, headers });
+      responses[status] = { $ref: `#/components/responses/${variant}` };
     };
     if (spec.body || spec.params || spec.query) shared("BadRequest");
     if (spec.auth !== "none") shared("Unauthorized");
@@ -265,9 +290,9 @@ export class OpenApi {
       shared("PayloadTooLarge");
       shared("UnsupportedMediaType");
     }
-    if (spec.auth !== "none") shared("TooManyRequests");
+    if (spec.auth !== "none") shared(account ? "TooManyRequests" : "TooManyFailedAttempts");
     if (tagged) {
-      responses["304"] ??= { description: "not modified: the ETag sent in If-None-Match is current; no body", headers: { ...etagHeader, ...rateLimitHeaders } };
+      responses["304"] ??= { description: "not modified: the ETag sent in If-None-Match is current; no body", headers: { ...etagHeader, ...headersOf("304") } };
     }
     if (singleResource && (spec.method === "PUT" || spec.method === "DELETE")) shared("PreconditionFailed");
     if (idempotent) {
@@ -297,7 +322,6 @@ export class OpenApi {
 
   document(): Record<string, unknown> {
     const general = { content: { "application/json": { schema: { $ref: "#/components/schemas/GeneralResponse" } } } };
-    const retryAfter = { "Retry-After": retryAfterHeader };
     return {
       openapi: "3.1.0",
       info: this.info,
@@ -307,15 +331,9 @@ export class OpenApi {
       components: {
         schemas: this.schemas,
         responses: Object.fromEntries(
-          Object.entries(sharedResponses).map(([name, r]) => [
-            name,
-            {
-              description: r.description,
-              ...(r.status === 429 || r.status === 503 || /^4/.test(String(r.status))
-                ? { headers: { ...(r.status === 429 || r.status === 503 ? retryAfter : {}), ...(/^4/.test(String(r.status)) ? rateLimitHeaders : {}) } }
-                : {}),
-              ...general,
-            },
+          [...this.responses].sort(([a], [b]) => a.localeCompare(b)).map(([variant, { name, headers }]) => [
+            variant,
+            { description: sharedResponses[name].description, headers: integerFormats(headers), ...general },
           ]),
         ),
         parameters: {
@@ -363,7 +381,7 @@ export class OpenApi {
           },
           RateLimit: {
             description:
-              'the account\'s bucket after this request (IETF httpapi ratelimit-headers draft): `"account";r=<tokens left>;t=<seconds until full>` (over the limit: seconds until the request\'s cost is available). The tokens left are approximate while the bucket is well filled: each gateway leases tokens of the shared bucket for up to a second, and counts what the bucket had at its lease less what it spent since (not the refill nor other gateways\' requests meanwhile); near the limit they are exact. A read costs 1, a write 1 per item (at least 5). Sent on every answer to a request with an account\'s token; not on /auth and admin answers, which have their own brake.',
+              'the account\'s bucket after this request (IETF httpapi ratelimit-headers draft): `"account";r=<tokens left>;t=<seconds until full>` (over the limit: seconds until the request\'s cost is available). The tokens left are approximate while the bucket is well filled: each gateway leases tokens of the shared bucket for up to a second, and counts what the bucket had at its lease less what it spent since (not the refill nor other gateways\' requests meanwhile); near the limit they are exact. A read costs 1, a write 1 per item (at least 5). Sent on every answer to a request with an account\'s valid token (404 and 405 under /v2/api too; an answer refused before its route ran costs 1); not on a 401 (without a valid token there is no account), nor on /auth and admin answers (their own brake) and image URLs (no token); absent when the limiter\'s store failed (the request passed unlimited).',
             schema: { type: "string", maxLength: 100 },
           },
           "RateLimit-Policy": {
@@ -371,6 +389,14 @@ export class OpenApi {
             schema: { type: "string", maxLength: 100 },
           },
           IdempotentReplayed: { description: "`true` on an answer replayed for a repeated Idempotency-Key", schema: { type: "string", enum: ["true"] } },
+          CurrentETag: {
+            description: "the resource's current strong entity-tag, when it exists and the gateway compared it (absent when the service found the change meanwhile)",
+            schema: { type: "string", maxLength: 100 },
+          },
+          RequestId: {
+            description: "the request's id: the client's X-Request-Id when it is 1 to 128 characters of `A-Za-z0-9._:@/+=-`, else a new UUID; on every log line of the request",
+            schema: { type: "string", maxLength: 128 },
+          },
         },
         securitySchemes: {
           bearer: {

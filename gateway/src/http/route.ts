@@ -8,7 +8,8 @@ import { HttpError } from "./errors";
 import { describe, violations } from "./validation";
 import { documentAs, isSingleResource, type OpenApi, type OperationSpec } from "./openapi";
 import { inRequestSpan } from "./telemetry";
-import { MAX_WRITE_COST, MIN_WRITE_COST, type RateDecision, type RateLimiter } from "../accounts/rate-limiter";
+import { MAX_WRITE_COST, MIN_WRITE_COST, type RateLimiter } from "../accounts/rate-limiter";
+import { spendOrRefuse } from "./rate-limits";
 import { checkIfMatch, ifMatchFailed, matchesNoneOf, tagAnswer, weakTagOf } from "./conditional";
 import { claimOrAnswer, IDEMPOTENT_METHODS, idempotencyKeyOf, keepAnswer, type IdempotencyKeys } from "./idempotency";
 
@@ -55,17 +56,32 @@ export interface RouteContext {
   rateLimiter?: RateLimiter;
 }
 
-/** What a request costs of its account's bucket: a read 1, a write 1 per item, at least MIN_WRITE_COST and at most MAX_WRITE_COST. */
+/**
+ * What a request costs of its account's bucket: a read 1, a write 1 per item, at least
+ * MIN_WRITE_COST and at most MAX_WRITE_COST. Items are a batch's elements (`[...]`, `{items}`),
+ * the keys of DELETE /prices/batch (`{keys}`, any case, as that route reads it) or a mapping
+ * table's values (`{mappingValues}`); read before validation, so whatever the body says.
+ */
 export function costOf(method: string, body: unknown): number {
   if (method === "GET" || method === "HEAD") return 1;
-  const items = Array.isArray(body) ? body.length : Array.isArray((body as { items?: unknown })?.items) ? (body as { items: unknown[] }).items.length : 1;
-  return Math.min(MAX_WRITE_COST, Math.max(MIN_WRITE_COST, items));
+  return Math.min(MAX_WRITE_COST, Math.max(MIN_WRITE_COST, itemsOf(body)));
 }
 
-/** RateLimit-Policy and RateLimit (IETF httpapi ratelimit-headers draft): the bucket's size, refilled in `w` seconds; tokens left and seconds until full. */
-function setRateLimitHeaders(reply: FastifyReply, d: RateDecision): void {
-  reply.header("RateLimit-Policy", `"account";q=${d.burst};w=${Math.max(1, Math.ceil(d.burst / d.perSecond))}`);
-  reply.header("RateLimit", `"account";r=${d.remaining};t=${d.allowed ? Math.ceil((d.burst - d.remaining) / d.perSecond) : d.retryAfter}`);
+function itemsOf(body: unknown): number {
+  if (Array.isArray(body)) return body.length;
+  if (!body || typeof body !== "object") return 1;
+  const fields = body as Record<string, unknown>;
+  if (Array.isArray(fields.items)) return fields.items.length;
+  const keys = Object.keys(fields).find((name) => name.toLowerCase() === "keys");
+  if (keys !== undefined && Array.isArray(fields[keys])) return (fields[keys] as unknown[]).length;
+  const values = fields.mappingValues;
+  if (values && typeof values === "object" && !Array.isArray(values)) {
+    // Counted up to the most a request can cost: a 10 MiB body's object is not walked to its end.
+    let n = 0;
+    for (const _ in values) if (++n >= MAX_WRITE_COST) break;
+    return n;
+  }
+  return 1;
 }
 
 /**
@@ -143,6 +159,8 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
     method: spec.method,
     url: spec.url,
     bodyLimit: spec.bodyLimit,
+    // An account's route: answers it refuses before the handler are rate limited too (rate-limits.ts).
+    config: { rateLimited: spec.auth === "bearer" },
     // Before the body is read: a stranger's body is never buffered nor parsed, and a declared
     // length over the limit is refused before a byte of it arrives.
     onRequest: async (request) => {
@@ -163,13 +181,7 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
     handler: async (request, reply) => {
       // The request id travels with the caller to the service (X-Request-Id on the Connect call).
       const caller = { ...(callers.get(request) ?? { accountId: "", apiKeyId: "" }), requestId: request.id };
-      const limits = spec.auth === "bearer" ? await ctx.rateLimiter?.spend(caller.accountId, costOf(spec.method, request.body)) : undefined;
-      if (limits) {
-        setRateLimitHeaders(reply, limits);
-        if (!limits.allowed) {
-          throw new HttpError(429, `the account's rate limit is spent; retry after ${limits.retryAfter} s`, undefined, { "Retry-After": String(limits.retryAfter) });
-        }
-      }
+      if (spec.auth === "bearer" && ctx.rateLimiter) await spendOrRefuse(ctx.rateLimiter, request, reply, caller.accountId, costOf(spec.method, request.body));
       const key = idempotency ? idempotencyKeyOf(request) : undefined;
       if (key !== undefined) {
         if (!(await claimOrAnswer(idempotency!, caller.accountId, key, request, reply))) return reply;
