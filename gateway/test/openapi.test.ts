@@ -104,6 +104,17 @@ describe("the OpenAPI document generates good clients", () => {
     expect(doc.components.schemas.KeySwitchRequestInput.additionalProperties).toBe(false);
   });
 
+  it("answers every delete of a single resource 200 with the GeneralResponse (CONTRACT), mapping tables alone 204", () => {
+    // Batch deletes answer a BatchResponse item per item.
+    const deletes = operations().filter(({ method, path }) => method === "delete" && /\}$/.test(path));
+    expect(deletes.map(({ path }) => path)).toContain("/v2/api/webhooks/{id}");
+    for (const { path, op } of deletes) {
+      const success = Object.keys(op.responses).filter((s) => s.startsWith("2"));
+      if (path.startsWith("/v2/api/mappingtables")) expect([path, success]).toEqual([path, ["204"]]);
+      else expect([path, success, op.responses["200"]?.content?.["application/json"].schema]).toEqual([path, ["200"], { $ref: "#/components/schemas/GeneralResponse" }]);
+    }
+  });
+
   it("names operations for SDKs, describes tags, operations and the bearer scheme, and lets query parameters repeat (item 4)", () => {
     const ids = operations().map(({ op }) => op.operationId);
     expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
 import { eventsV1 } from "@analytics/contracts";
+import { generalResponse } from "@analytics/errors";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../http/route";
 import { answerRevision } from "../http/conditional";
@@ -182,10 +183,10 @@ export function webhookRoutes(ctx: RouteContext, events: Client<typeof eventsV1.
     tag,
     auth: "bearer",
     params: id,
-    responses: { 204: { description: "deleted" }, 404: notFound },
-    handler: async ({ params, caller, ifRevision }, _req, reply) => {
+    responses: { 200: { description: "deleted", schema: generalResponseSchema }, 404: notFound },
+    handler: async ({ params, caller, ifRevision }) => {
       await events.deleteWebhookEndpoint({ id: params.id, ifRevision }, as(caller));
-      return reply.status(204).send();
+      return generalResponse(200, "deleted");
     },
   });
 
