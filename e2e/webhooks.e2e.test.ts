@@ -100,7 +100,7 @@ describe("webhooks over the platform (real Postgres, NATS, a kill -9, a NATS out
     for (let i = 1; i < 10; i++) expect((await acme.api("POST", "/v2/api/webhooks", { url: `https://h${i}.example.com` })).status).toBe(201);
     const eleventh = await acme.api("POST", "/v2/api/webhooks", { url: "https://h11.example.com" });
     expect(eleventh.status).toBe(409);
-    expect((await acme.api("DELETE", `/v2/api/webhooks/${id}`)).status).toBe(204);
+    expect(await acme.api("DELETE", `/v2/api/webhooks/${id}`)).toMatchObject({ status: 200, body: { statusCode: 200, error: "", message: "deleted" } });
     expect((await acme.api("GET", `/v2/api/webhooks/${id}`)).status).toBe(404);
 
     const document = (await client(platform.baseUrl)("GET", "/v2/api/openapi.json")).body;
@@ -143,14 +143,23 @@ describe("webhooks over the platform (real Postgres, NATS, a kill -9, a NATS out
     receiver.trust("acme", created.body.secret);
     // The first attempts of the first FAILING entries are answered 500 (each fails once: its retry,
     // about 5 s later, succeeds however slow the machine; a second failure would wait 5 min); then
-    // each is answered after a short pause, so the kill lands mid-delivery.
+    // each is answered after a short pause, until answers are held for the kill.
     let answered = 0;
     const failedOnce = new Set<string>();
+    /** Deliveries whose answers are held from `holding` on: the kill lands while they are in flight. */
+    let holding = false;
+    const heldAtKill = new Set<string>();
+    let releaseHeld!: () => void;
+    const killHeld = new Promise<void>((resolve) => (releaseHeld = resolve));
     receiver.answer = (_endpoint, delivery) => {
       answered++;
       if (failedOnce.size < FAILING && !failedOnce.has(delivery.webhookId)) {
         failedOnce.add(delivery.webhookId);
         return 500;
+      }
+      if (holding) {
+        heldAtKill.add(delivery.webhookId);
+        return killHeld.then(() => 204);
       }
       return new Promise((resolve) => setTimeout(() => resolve(204), 20));
     };
@@ -161,7 +170,16 @@ describe("webhooks over the platform (real Postgres, NATS, a kill -9, a NATS out
     const received = () => receiver.received.filter((d) => d.endpoint === "acme");
     const delivered = () => new Set(received().filter((d) => d.status < 300).map((d) => d.webhookId)).size;
     await eventually(async () => answered > FAILING && delivered() >= 10, 60_000, () => `deliveries under way after the 500s (answered ${answered}, rejected ${JSON.stringify(receiver.rejected.slice(0, 2))}):\n${platform.logs.filter((l) => /webhook|error/i.test(l)).slice(-10).join("\n")}`);
+    // The kill lands mid-delivery: the worker has a delivery out whose answer the receiver holds
+    // (killed within the 15 s an attempt may take, so the worker has not given up on it).
+    holding = true;
+    await eventually(async () => heldAtKill.size > 0, 60_000, "a delivery held unanswered");
+    const openAtKill = receiver.open.get("acme") ?? 0;
+    const arrivedBeforeKill = receiver.arrived.length;
     await platform.kill();
+    holding = false;
+    releaseHeld();
+    expect(openAtKill).toBeGreaterThan(0);
     const killedAt = delivered();
 
     natsProxy = await freezableProxy(testNatsUrl());
@@ -176,7 +194,7 @@ describe("webhooks over the platform (real Postgres, NATS, a kill -9, a NATS out
     });
     const auth = await client(restarted.baseUrl)("POST", "/v2/api/auth", { accountID: acme.accountID, apiKey: acme.apiKey });
     const api = client(restarted.baseUrl, auth.body.accessToken);
-    type Entry = { id: string; payload: { key: string; productName: string } };
+    type Entry = { id: string; payload: { id: string; key: string; productName: string } };
     const entries = async () => (await api("GET", "/v2/api/events?pageSize=1000")).body as Entry[];
     const ofRound = async (r: number) => (await entries()).filter((e) => e.payload.productName === `round ${r}`);
     const deliveredIds = () => new Set(received().filter((d) => d.status < 300).map((d) => d.webhookId));
@@ -222,6 +240,18 @@ describe("webhooks over the platform (real Postgres, NATS, a kill -9, a NATS out
 
     expect(receiver.rejected).toEqual([]);
     expect(new Set(received().filter((d) => d.status < 300).map((d) => d.webhookId))).toEqual(new Set(queue.map((e) => e.id)));
+    // Counted on arrival, not on answer: no product ever had two deliveries in flight at once, and
+    // each product's arrivals are its queue entries in queue order (a webhook-id repeated, by a
+    // retry after a 500 or a re-send after the kill, counts once).
+    expect(receiver.overlaps.filter((o) => o.endpoint === "acme")).toEqual([]);
+    const arrived = receiver.arrived.filter((a) => a.endpoint === "acme");
+    const products = new Set(queue.map((e) => `update_sku:${e.payload.id}`));
+    expect(new Set(arrived.map((a) => a.product))).toEqual(products);
+    for (const product of products) {
+      const ids = arrived.filter((a) => a.product === product).map((a) => a.webhookId);
+      const inArrivalOrder = ids.filter((id, i) => id !== ids[i - 1]);
+      expect({ product, inArrivalOrder }).toEqual({ product, inArrivalOrder: queue.filter((e) => `update_sku:${e.payload.id}` === product).map((e) => e.id) });
+    }
     // Per product, no entry was sent before every earlier one of its product had succeeded.
     const position = new Map(queue.map((e, i) => [e.id, i]));
     const keyOf = new Map(queue.map((e) => [e.id, e.payload.key]));
@@ -231,7 +261,11 @@ describe("webhooks over the platform (real Postgres, NATS, a kill -9, a NATS out
       expect({ sent: d.webhookId, waitingFor: earlier.filter((e) => !succeeded.has(e.id)).map((e) => e.id) }).toEqual({ sent: d.webhookId, waitingFor: [] });
       if (d.status < 300) succeeded.add(d.webhookId);
     }
-    // The kill made at most duplicates (same webhook-id), no loss; the 500s were retried.
+    // Each delivery in flight at the kill was sent again after it, with its webhook-id (the killed
+    // worker never learnt its outcome): at most a duplicate, no loss.
+    const sentAfterKill = new Set(receiver.arrived.slice(arrivedBeforeKill).filter((a) => a.endpoint === "acme").map((a) => a.webhookId));
+    expect([...heldAtKill].filter((id) => !sentAfterKill.has(id))).toEqual([]);
+    // The 500s were retried.
     expect(received().filter((d) => d.status === 500)).toHaveLength(FAILING);
     const log = await api("GET", `/v2/api/webhooks/${created.body.id}/deliveries?pageSize=1000`);
     expect(log.status).toBe(200);

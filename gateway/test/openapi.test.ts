@@ -126,6 +126,40 @@ describe("the OpenAPI document generates good clients", () => {
     expect(doc.components.schemas.KeySwitchRequestInput.additionalProperties).toBe(false);
   });
 
+  it("answers every delete of a single resource 200 with the GeneralResponse (CONTRACT), mapping tables alone 204", () => {
+    // Batch deletes answer a BatchResponse item per item.
+    const deletes = operations().filter(({ method, path }) => method === "delete" && /\}$/.test(path));
+    expect(deletes.map(({ path }) => path)).toContain("/v2/api/webhooks/{id}");
+    for (const { path, op } of deletes) {
+      const success = Object.keys(op.responses).filter((s) => s.startsWith("2"));
+      if (path.startsWith("/v2/api/mappingtables")) expect([path, success]).toEqual([path, ["204"]]);
+      else expect([path, success, op.responses["200"]?.content?.["application/json"].schema]).toEqual([path, ["200"], { $ref: "#/components/schemas/GeneralResponse" }]);
+    }
+  });
+
+  it("documents the push as an OpenAPI 3.1 webhook: the body GET /events' entry in {id, type, timestamp, data}, the signature headers, what each answer means", () => {
+    const push = doc.webhooks.queueEntry.post;
+    expect(push.operationId).toBe("receiveQueueEntry");
+    expect(push.requestBody.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/WebhookQueueEntry" });
+    const entry = doc.components.schemas.WebhookQueueEntry;
+    expect(entry.required).toEqual(["id", "type", "timestamp", "data"]);
+    // data is the very schema of an entry of GET /events.
+    expect(entry.properties.data).toEqual(doc.paths["/v2/api/events"].get.responses["200"].content["application/json"].schema.items);
+    expect(entry.properties.data).toEqual({ $ref: "#/components/schemas/Event" });
+    expect(push.parameters.map((p: { name: string; in: string; required: boolean }) => [p.name, p.in, p.required])).toEqual([
+      ["webhook-id", "header", true],
+      ["webhook-timestamp", "header", true],
+      ["webhook-signature", "header", true],
+    ]);
+    expect(push.parameters[2].description).toMatch(/v1,<base64 HMAC-SHA256 of webhook-id\.webhook-timestamp\.body>/);
+    expect(Object.keys(push.responses).sort()).toEqual(["2XX", "410", "default"]);
+    expect(push.responses["2XX"].description).toMatch(/within 15 s/);
+    expect(push.responses["410"].description).toMatch(/disabled at once/);
+    expect(push.responses.default.description).toMatch(/5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h/);
+    expect(push.description).toMatch(/in queue order/);
+    expect(push.description).toMatch(/entries queued while it is disabled are never pushed later/);
+  });
+
   it("names operations for SDKs, describes tags, operations and the bearer scheme, and lets query parameters repeat (item 4)", () => {
     const ids = operations().map(({ op }) => op.operationId);
     expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);

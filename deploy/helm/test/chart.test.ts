@@ -396,12 +396,19 @@ describe("render with every feature on", () => {
 
 describe("render variants", () => {
   it("gives PUBLIC_BASE_URL to the gateway and the events service alike, and the WEBHOOK_* values to the events service", () => {
-    const objects = render(required, { config: { publicBaseUrl: "https://api.example.com" }, webhooks: { concurrencyPerEndpoint: 4, pollMs: 100, allowPrivate: true } });
+    // allowPrivate only outside production (a test cluster).
+    const objects = render(required, { config: { nodeEnv: "test", publicBaseUrl: "https://api.example.com" }, webhooks: { concurrencyPerEndpoint: 4, pollMs: 100, allowPrivate: true } });
     validateAll(objects);
     for (const name of ["analytics-gateway", "analytics-events"]) expect(env(named(objects, "Deployment", name)!, "PUBLIC_BASE_URL").value).toBe("https://api.example.com");
     const events = named(objects, "Deployment", "analytics-events")!;
     expect([env(events, "WEBHOOK_CONCURRENCY_PER_ENDPOINT").value, env(events, "WEBHOOK_POLL_MS").value, env(events, "WEBHOOK_ALLOW_PRIVATE").value]).toEqual(["4", "100", "true"]);
     expect(env(named(objects, "Deployment", "analytics-catalogue")!, "PUBLIC_BASE_URL")).toBeUndefined();
+  });
+
+  it("fails the render when webhooks.allowPrivate is true with config.nodeEnv production (the default), naming both", () => {
+    expect(renderError(required, { webhooks: { allowPrivate: true } })).toMatch(/webhooks\.allowPrivate \(WEBHOOK_ALLOW_PRIVATE\) must not be true with config\.nodeEnv production/);
+    expect(renderError(required, { config: { nodeEnv: "production" }, webhooks: { allowPrivate: true } })).toMatch(/webhooks\.allowPrivate/);
+    expect(env(named(render(required, { config: { nodeEnv: "development" }, webhooks: { allowPrivate: true } }), "Deployment", "analytics-events")!, "WEBHOOK_ALLOW_PRIVATE").value).toBe("true");
   });
 
   it("leaves the webhook egress out when turned off, and takes its own ports and peers", () => {

@@ -36,6 +36,22 @@ export interface OperationSpec<P extends Shape, Q extends Shape, B extends z.Zod
 }
 
 type AnyRoute = OperationSpec<any, any, any>;
+
+/** A request the platform sends to the account's URLs: an OpenAPI 3.1 top-level `webhooks` entry. */
+export interface WebhookSpec {
+  /** Its key under `webhooks` (`queueEntry`). */
+  name: string;
+  summary: string;
+  description: string;
+  operationId: string;
+  tag: string;
+  /** Headers every such request carries. */
+  headers: Record<string, { description: string; schema: z.ZodType }>;
+  body: z.ZodType;
+  bodyExample?: unknown;
+  /** What each answer means to the sender, by status, range (`2XX`) or `default`. */
+  responses: Record<string, { description: string }>;
+}
 type Json = Record<string, unknown>;
 
 /**
@@ -199,6 +215,7 @@ export class OpenApi {
   private readonly tags = new Map<string, string | undefined>();
   /** The variants of shared responses the operations refer to, with their headers. */
   private readonly responses = new Map<string, { name: string; headers: Record<string, unknown> }>();
+  private readonly webhooks: Record<string, Record<string, unknown>> = {};
 
   constructor(private readonly info: { title: string; version: string; description: string }) {
     this.jsonSchema(generalResponseSchema, "output");
@@ -320,6 +337,28 @@ export class OpenApi {
     (this.paths[path] ??= {})[spec.method.toLowerCase()] = operation;
   }
 
+  /**
+   * A request the platform sends. Its body and headers are the platform's output, so their schemas
+   * are the output shapes the paths' answers use (`data` of a queue entry is the very `Event`).
+   */
+  webhook(spec: WebhookSpec): void {
+    if (!this.tags.has(spec.tag)) this.tags.set(spec.tag, undefined);
+    this.webhooks[spec.name] = {
+      post: {
+        summary: spec.summary,
+        description: spec.description,
+        tags: [spec.tag],
+        operationId: spec.operationId,
+        parameters: Object.entries(spec.headers).map(([name, h]) => ({ name, in: "header", required: true, description: h.description, schema: this.jsonSchema(h.schema, "output") })),
+        requestBody: {
+          required: true,
+          content: { "application/json": { schema: this.jsonSchema(spec.body, "output"), ...(spec.bodyExample !== undefined ? { example: spec.bodyExample } : {}) } },
+        },
+        responses: spec.responses,
+      },
+    };
+  }
+
   document(): Record<string, unknown> {
     const general = { content: { "application/json": { schema: { $ref: "#/components/schemas/GeneralResponse" } } } };
     return {
@@ -328,6 +367,7 @@ export class OpenApi {
       servers: [{ url: "/", description: "the deployment serving this document (local, staging or production)", "x-internal": false }],
       tags: [...this.tags].map(([name, description]) => ({ name, description: description ?? tagDescriptions[name] ?? `${name} operations` })),
       paths: withUntaggedIfMatch(this.paths),
+      ...(Object.keys(this.webhooks).length ? { webhooks: this.webhooks } : {}),
       components: {
         schemas: this.schemas,
         responses: Object.fromEntries(

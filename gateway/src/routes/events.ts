@@ -12,7 +12,8 @@ import { dataVersionOf, type CallAs } from "../clients";
 
 const { EventState } = eventsV1;
 
-const eventSchema = z
+/** A queue entry as GET /events answers it; also the `data` of a webhook delivery (webhooks.ts). */
+export const eventSchema = z
   .object({
     id: z.string().uuid(),
     accountId: z.string().uuid(),

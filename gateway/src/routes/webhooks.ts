@@ -2,11 +2,13 @@ import { z } from "zod";
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
 import { eventsV1 } from "@analytics/contracts";
+import { generalResponse } from "@analytics/errors";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../http/route";
 import { answerRevision } from "../http/conditional";
 import { generalResponseSchema } from "../http/schemas";
 import type { CallAs } from "../clients";
+import { eventSchema } from "./events";
 
 /**
  * /v2/api/webhooks -> analytics.events.v1.EventsService (CONTRACT.md, "Webhooks: the event queue
@@ -69,6 +71,66 @@ const deliverySchema = z
   })
   .meta({ id: "WebhookDelivery" });
 
+/** The body of a delivery (CONTRACT: `{id, type, timestamp, data}`), as the events service's worker writes it. */
+const queueEntrySchema = z
+  .object({
+    id: z.string().uuid().describe("the entry's id, also the webhook-id header"),
+    type: z.enum(eventTypes).describe("the entry's eventType"),
+    timestamp: z.string().datetime().describe("when the entry was queued (its createdAt)"),
+    data: eventSchema,
+  })
+  .describe("a queue entry pushed; `data` is the entry exactly as GET /v2/api/events answers it")
+  .meta({ id: "WebhookQueueEntry" });
+
+const exampleEntry = {
+  id: "0b8e6c1e-3f4a-4c2b-9a55-6d2f1e7a9c10",
+  accountId: "5d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+  eventType: "update_sku",
+  payload: { key: "K1", productName: "Shirt", prices: [] },
+  createdAt: "2026-03-01T10:00:00.000Z",
+  completedAt: null,
+  failedAt: null,
+};
+
+/** The push itself (CONTRACT "Webhooks: the event queue pushed"), in the document's top-level `webhooks`. */
+function documentQueueEntry(ctx: RouteContext): void {
+  ctx.openapi.webhook({
+    name: "queueEntry",
+    operationId: "receiveQueueEntry",
+    summary: "A queue entry pushed to a registered endpoint",
+    tag,
+    description: [
+      "Each queue entry of a type the endpoint subscribes to is POSTed to the endpoint's URL as `{id, type, timestamp, data}`, signed as Standard Webhooks (standardwebhooks.com: its published libraries verify it unchanged).",
+      "Per product (per purchase order, per stock trigger) entries arrive in queue order: a later entry is sent only once the earlier one succeeded or finally failed. Delivery is at least once: an entry may come again with the same `webhook-id` (after a lost answer or a restart); de-duplicate on it.",
+      "Only entries queued while the endpoint exists, is enabled and subscribes to their type are pushed: entries queued while it is disabled are never pushed later (read them with GET /v2/api/events). Deliveries already pending when it was disabled wait, and resume when a PUT enables it again.",
+    ].join("\n\n"),
+    headers: {
+      "webhook-id": { description: "the entry's id, the same on every attempt and re-send: de-duplicate on it", schema: z.string().uuid() },
+      "webhook-timestamp": {
+        description: "the attempt's time, in seconds since the Unix epoch; reject one far from your clock (a replay)",
+        schema: z.string().regex(/^[0-9]{1,12}$/).max(12),
+      },
+      "webhook-signature": {
+        description:
+          "space-separated signatures `v1,<base64 HMAC-SHA256 of webhook-id.webhook-timestamp.body>`, one per secret (two for 24 hours after a rotation), each keyed by the base64 after `whsec_` of a secret; accept the request when one matches",
+        schema: z.string().regex(/^v1,[A-Za-z0-9+/]+=*( v1,[A-Za-z0-9+/]+=*)*$/).max(200),
+      },
+    },
+    body: queueEntrySchema,
+    bodyExample: { id: exampleEntry.id, type: exampleEntry.eventType, timestamp: exampleEntry.createdAt, data: exampleEntry },
+    responses: {
+      "2XX": { description: "any 2xx within 15 s: delivered (the answer's body is not read beyond 64 KiB, nor used)" },
+      "410": {
+        description: "Gone: the endpoint is disabled at once (disabledReason gone); nothing more is sent until a PUT with enabled=true, and then its pending deliveries resume",
+      },
+      default: {
+        description:
+          "any other status (a 3xx too: redirects are not followed), or no answer within 15 s: the attempt failed, and is retried after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h; after the last the delivery has failed and the product's next entry goes. An endpoint failing every attempt for 5 days is disabled (disabledReason failing).",
+      },
+    },
+  });
+}
+
 const iso = (t?: Timestamp) => (t ? timestampDate(t).toISOString() : null);
 
 function endpointToRest(e: eventsV1.WebhookEndpoint) {
@@ -115,6 +177,8 @@ const badRequest = { description: "invalid body or parameter", schema: generalRe
 const notFound = { description: "no such endpoint of the account", schema: generalResponseSchema };
 
 export function webhookRoutes(ctx: RouteContext, events: Client<typeof eventsV1.EventsService>, as: CallAs): void {
+  documentQueueEntry(ctx);
+
   route(ctx, {
     method: "POST",
     url: "/v2/api/webhooks",
@@ -182,10 +246,10 @@ export function webhookRoutes(ctx: RouteContext, events: Client<typeof eventsV1.
     tag,
     auth: "bearer",
     params: id,
-    responses: { 204: { description: "deleted" }, 404: notFound },
-    handler: async ({ params, caller, ifRevision }, _req, reply) => {
+    responses: { 200: { description: "deleted", schema: generalResponseSchema }, 404: notFound },
+    handler: async ({ params, caller, ifRevision }) => {
       await events.deleteWebhookEndpoint({ id: params.id, ifRevision }, as(caller));
-      return reply.status(204).send();
+      return generalResponse(200, "deleted");
     },
   });
 

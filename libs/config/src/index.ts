@@ -94,7 +94,7 @@ export const configSchema = z.object({
   /**
    * Webhook deliveries may go to plain http:// and to loopback, private and link-local addresses.
    * For tests and local development only: in production it would let an account reach the
-   * cluster's own services and the cloud metadata endpoint.
+   * cluster's own services and the cloud metadata endpoint, so loadConfig refuses it with NODE_ENV=production.
    */
   WEBHOOK_ALLOW_PRIVATE: z.enum(["true", "false"]).default("false").transform((v) => v === "true"),
   /** Attempts in flight at once to one webhook endpoint (a slow endpoint holds only its own). */
@@ -175,9 +175,16 @@ export function imageUrlSigning(config: Config, jwtSecret?: string): string | { 
 /**
  * The events service's webhook worker (services/events/src/webhook-worker.ts). A delivery's data is
  * the entry as GET /events answers it, image capability URLs included: the worker signs them as the
- * gateway does (imageUrlSigning, PUBLIC_BASE_URL).
+ * gateway does (imageUrlSigning, PUBLIC_BASE_URL). The events service reads its settings here at
+ * start (alone and in `npm start`), so this is where an operator is warned that private addresses are open.
  */
-export function webhookSettings(config: Config, jwtSecret?: string) {
+export function webhookSettings(config: Config, jwtSecret?: string, logger: Pick<Logger, "warn"> = createLogger(config, "events")) {
+  if (config.WEBHOOK_ALLOW_PRIVATE) {
+    logger.warn(
+      { setting: "WEBHOOK_ALLOW_PRIVATE" },
+      "WEBHOOK_ALLOW_PRIVATE=true: webhook deliveries may go to http:// and to loopback, private and link-local addresses (tests and local development only)",
+    );
+  }
   return {
     allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
     concurrencyPerEndpoint: config.WEBHOOK_CONCURRENCY_PER_ENDPOINT,
@@ -233,6 +240,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         return `${name}: ${i.message}${shown}`;
       }),
     );
+  }
+  // Across two variables, so not in the schema: its shape is the list of variables (docs test).
+  if (parsed.data.NODE_ENV === "production" && parsed.data.WEBHOOK_ALLOW_PRIVATE) {
+    throw new ConfigError([
+      "WEBHOOK_ALLOW_PRIVATE: must not be true with NODE_ENV=production (it lets webhook deliveries reach the cluster's own services and the cloud metadata endpoint; for tests and local development only)",
+    ]);
   }
   return parsed.data;
 }

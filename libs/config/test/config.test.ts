@@ -79,6 +79,31 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ IMAGE_URL_KEY: "j".repeat(32) })).toThrow(/IMAGE_URL_KEY must be 64 lowercase hex digits .*\(got 32 characters\)$/);
   });
 
+  it("refuses WEBHOOK_ALLOW_PRIVATE=true with NODE_ENV=production, naming the variable; allows it in development and test", () => {
+    let error: unknown;
+    try {
+      loadConfig({ NODE_ENV: "production", WEBHOOK_ALLOW_PRIVATE: "true" });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).problems).toEqual([expect.stringMatching(/^WEBHOOK_ALLOW_PRIVATE: must not be true with NODE_ENV=production/)]);
+    expect(loadConfig({ NODE_ENV: "production", WEBHOOK_ALLOW_PRIVATE: "false" }).WEBHOOK_ALLOW_PRIVATE).toBe(false);
+    expect(loadConfig({ NODE_ENV: "production" }).WEBHOOK_ALLOW_PRIVATE).toBe(false);
+    expect(loadConfig({ NODE_ENV: "test", WEBHOOK_ALLOW_PRIVATE: "true" }).WEBHOOK_ALLOW_PRIVATE).toBe(true);
+    // Unset NODE_ENV is development (npm start on a laptop).
+    expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE: "true" }).WEBHOOK_ALLOW_PRIVATE).toBe(true);
+  });
+
+  it("warns when the events service reads its webhook settings with WEBHOOK_ALLOW_PRIVATE on, and only then", () => {
+    const warnings: unknown[][] = [];
+    const logger = { warn: (...args: unknown[]) => void warnings.push(args) };
+    webhookSettings(loadConfig({ JWT_SECRET: "j".repeat(32) }), undefined, logger);
+    expect(warnings).toEqual([]);
+    expect(webhookSettings(loadConfig({ JWT_SECRET: "j".repeat(32), WEBHOOK_ALLOW_PRIVATE: "true" }), undefined, logger).allowPrivate).toBe(true);
+    expect(warnings).toEqual([[{ setting: "WEBHOOK_ALLOW_PRIVATE" }, expect.stringMatching(/^WEBHOOK_ALLOW_PRIVATE=true: .*private.*tests and local development only/)]]);
+  });
+
   it("required() names a missing setting", () => {
     expect(() => required(loadConfig({}), "DATABASE_URL")).toThrow(/DATABASE_URL: required/);
     expect(required(loadConfig({ DATABASE_URL: "postgres://x@h/db" }), "DATABASE_URL")).toBe("postgres://x@h/db");

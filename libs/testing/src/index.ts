@@ -28,4 +28,4 @@ export {
   type TransactionInit,
   type TransactionItemInit,
 } from "./factories";
-export { startWebhookReceiver, type ReceivedDelivery, type WebhookReceiver } from "./webhook-receiver";
+export { startWebhookReceiver, type ArrivedDelivery, type ReceivedDelivery, type WebhookReceiver, type WebhookReceiverOptions } from "./webhook-receiver";

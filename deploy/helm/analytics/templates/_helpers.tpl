@@ -80,6 +80,10 @@ dict "root" $ "name" <deployable> "config" <merged values>.
 {{- define "analytics.validate" -}}
 {{- $root := . -}}
 {{- $s := .Values.secret -}}
+{{- /* The events service refuses the pair at start (libs/config); the chart says so before a rollout. */ -}}
+{{- if and (eq (toString .Values.webhooks.allowPrivate) "true") (eq (toString .Values.config.nodeEnv) "production") -}}
+{{- fail "webhooks.allowPrivate (WEBHOOK_ALLOW_PRIVATE) must not be true with config.nodeEnv production: it lets webhook deliveries reach the cluster's own services and the cloud metadata endpoint (tests and local development only)" -}}
+{{- end -}}
 {{- if not $s.existingSecret -}}
 {{- range $key, $env := dict "jwtSecret" "JWT_SECRET" "apiKeyPepper" "API_KEY_PEPPER" "internalToken" "INTERNAL_TOKEN" -}}
 {{- if lt (len (toString (index $s $key))) 32 -}}
