@@ -549,7 +549,8 @@ function attemptRow({ id, token, startedAt, statusCode, durationMs, error, outco
 }
 
 /**
- * Per enabled endpoint: its pending deliveries and the age of the oldest (the metrics). The clause
+ * Per endpoint with pending deliveries (a disabled one's waiting ones too): how many, and the age
+ * of the oldest (the metrics). The clause
  * on next_attempt_at (never null) lets it read webhook_deliveries_due (migration 011).
  */
 export async function backlogByEndpoint(db: Db): Promise<{ endpoint_id: string; pending: number; oldest_seconds: number }[]> {
