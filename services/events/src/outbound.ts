@@ -9,7 +9,9 @@ import net from "node:net";
  * attempt, so a name that re-resolves to 127.0.0.1 or 169.254.169.254 after the endpoint was
  * registered fails then, and the attempt connects to the address it checked); a deadline on
  * connecting and on the whole exchange; at most 64 KiB of an answer read; redirects never
- * followed (a 3xx is a failed attempt).
+ * followed (a 3xx is a failed attempt). Names are resolved by c-ares (dns.promises.Resolver), not
+ * dns.lookup: getaddrinfo runs on libuv's pool of 4 threads, so a few names whose servers do not
+ * answer would hold every thread past the attempt's deadline and delay every other endpoint.
  */
 
 const BLOCKED_V4: [string, number][] = [
@@ -29,11 +31,13 @@ const BLOCKED_V4: [string, number][] = [
   ["240.0.0.0", 4], // reserved, broadcast
 ];
 const BLOCKED_V6: [string, number][] = [
-  ["::", 128],
-  ["::1", 128],
-  ["64:ff9b::", 96], // NAT64
-  ["100::", 64],
-  ["2001:db8::", 32],
+  ["::", 96], // unspecified (::), loopback (::1), IPv4-compatible (::7f00:1 is 127.0.0.1)
+  ["64:ff9b::", 96], // NAT64: reaches any IPv4 address, private ones included, through a gateway
+  ["64:ff9b:1::", 48], // local-use NAT64
+  ["100::", 64], // discard
+  ["2001::", 32], // Teredo: tunnels to an IPv4 address
+  ["2001:db8::", 32], // documentation
+  ["2002::", 16], // 6to4: tunnels to the IPv4 address it carries
   ["fc00::", 7], // unique local (AWS's metadata fd00:ec2::254)
   ["fe80::", 10],
   ["fec0::", 10],
@@ -48,13 +52,35 @@ export function isPublicAddress(address: string): boolean {
   const family = net.isIP(address);
   if (family === 4) return !blocked.check(address, "ipv4");
   if (family !== 6) return false;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return isPublicAddress(mapped[1]);
+  const h = hextets(address);
+  // IPv4-mapped (::ffff:0:0/96, either spelling): judged by the IPv4 address it carries.
+  if (h.slice(0, 5).every((x) => x === 0) && h[5] === 0xffff) return isPublicAddress(`${h[6] >> 8}.${h[6] & 255}.${h[7] >> 8}.${h[7] & 255}`);
   return !blocked.check(address, "ipv6");
+}
+
+/** The eight 16-bit groups of a valid IPv6 address (a trailing dotted quad, "::" expanded). */
+function hextets(address: string): number[] {
+  let text = address.toLowerCase();
+  const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (quad) {
+    const [a, b, c, d] = quad.slice(1).map(Number);
+    text = `${text.slice(0, quad.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const groups = (part: string | undefined) => (part ? part.split(":").map((g) => parseInt(g, 16)) : []);
+  const [head, tail] = text.split("::");
+  const before = groups(head);
+  const after = groups(tail);
+  return [...before, ...Array<number>(8 - before.length - after.length).fill(0), ...after];
 }
 
 /** A URL's host without the brackets of an IPv6 literal. */
 const hostOf = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, "$1");
+
+/** localhost and *.localhost, a trailing dot or not: loopback by definition (RFC 6761), never asked of DNS. */
+const isLocalhostName = (host: string) => {
+  const name = host.toLowerCase().replace(/\.+$/, "");
+  return name === "localhost" || name.endsWith(".localhost");
+};
 
 /** Why a URL may not be registered, or undefined. Names are judged at connect time, literals and localhost now. */
 export function urlProblem(raw: string, allowPrivate: boolean): string | undefined {
@@ -67,13 +93,46 @@ export function urlProblem(raw: string, allowPrivate: boolean): string | undefin
   if (url.protocol !== "https:" && !(allowPrivate && url.protocol === "http:")) return "must be an https:// URL";
   if (url.username || url.password) return "must not carry credentials";
   if (allowPrivate) return undefined;
-  const host = hostOf(url).toLowerCase();
-  if (host === "localhost" || host.endsWith(".localhost")) return "must be a public address";
+  const host = hostOf(url);
+  if (isLocalhostName(host)) return "must be a public address";
   if (net.isIP(host) && !isPublicAddress(host)) return "must be a public address";
   return undefined;
 }
 
-export type Resolve = (hostname: string, options: dns.LookupAllOptions, callback: (err: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => void) => void;
+/** Every address a name resolves to (an error with a DNS code when it cannot be resolved). */
+export type Resolve = (hostname: string) => Promise<dns.LookupAddress[]>;
+
+/**
+ * c-ares' wait for a server's answer to a query, then its tries (each waits longer than the one
+ * before: about 1 + 2 s), within the 5 s an attempt has to connect. c-ares runs on the event
+ * loop, no thread held, so a name whose server never answers costs only its own attempt.
+ */
+export const DNS_TIMEOUT_MS = 1_000;
+export const DNS_TRIES = 2;
+
+/**
+ * A Resolve by c-ares: the A and AAAA records of a name (IPv4 first), from the system's name
+ * servers (/etc/resolv.conf) or `servers`. Every address of both families is returned to be
+ * checked, so an error of either (but "no such record") fails the resolution: an address not seen
+ * cannot be checked. /etc/hosts is not read, except that localhost names are loopback.
+ */
+export function cAresResolve(o: { servers?: string[]; timeoutMs?: number; tries?: number } = {}): Resolve {
+  const resolver = new dns.promises.Resolver({ timeout: o.timeoutMs ?? DNS_TIMEOUT_MS, tries: o.tries ?? DNS_TRIES });
+  if (o.servers) resolver.setServers(o.servers);
+  const records = (query: Promise<string[]>) =>
+    query.catch((err: NodeJS.ErrnoException) => {
+      if (err.code === dns.NODATA || err.code === dns.NOTFOUND) return [];
+      throw err;
+    });
+  return async (hostname) => {
+    if (isLocalhostName(hostname)) return [{ address: "127.0.0.1", family: 4 }, { address: "::1", family: 6 }];
+    const [v4, v6] = await Promise.all([records(resolver.resolve4(hostname)), records(resolver.resolve6(hostname))]);
+    return [...v4.map((address) => ({ address, family: 4 })), ...v6.map((address) => ({ address, family: 6 }))];
+  };
+}
+
+/** The system's name servers, by c-ares (made on first use). */
+let systemResolve: Resolve | undefined;
 
 export interface OutboundOptions {
   allowPrivate: boolean;
@@ -82,7 +141,7 @@ export interface OutboundOptions {
   /** The whole exchange: connecting, sending, the answer's headers and body. */
   timeoutMs: number;
   maxResponseBytes: number;
-  /** Name resolution (tests inject one); dns.lookup by default. */
+  /** Name resolution (tests inject one); c-ares on the system's name servers by default (cAresResolve). */
   resolve?: Resolve;
   /** Which addresses an attempt may connect to: public ones (any with allowPrivate) by default; tests stand loopback in for public. */
   allowAddress?: (address: string) => boolean;
@@ -103,16 +162,21 @@ interface CheckedAddress {
 }
 
 /** Resolves `host` (a literal is its own answer) and refuses it if any answer is not allowed; the first answer is the one used. */
-function checkedAddress(host: string, options: OutboundOptions): Promise<CheckedAddress | { refused: string }> {
+async function checkedAddress(host: string, options: OutboundOptions): Promise<CheckedAddress | { refused: string }> {
   const allowed = options.allowAddress ?? ((a: string) => options.allowPrivate || isPublicAddress(a));
-  const judge = (addresses: dns.LookupAddress[]) => {
-    const refused = addresses.find((a) => !allowed(a.address));
-    if (refused || !addresses.length) return { refused: `${host} resolves to ${refused?.address ?? "nothing"}, not a public address` };
-    return addresses[0];
-  };
-  if (net.isIP(host)) return Promise.resolve(judge([{ address: host, family: net.isIP(host) }]));
-  const resolve = options.resolve ?? (dns.lookup as unknown as Resolve);
-  return new Promise((done, fail) => resolve(host, { all: true }, (err, addresses) => (err ? fail(err) : done(judge(addresses)))));
+  let addresses: dns.LookupAddress[];
+  if (net.isIP(host)) addresses = [{ address: host, family: net.isIP(host) }];
+  else {
+    try {
+      addresses = await (options.resolve ?? (systemResolve ??= cAresResolve()))(host);
+    } catch (err) {
+      return { refused: `${host} not resolved (${(err as NodeJS.ErrnoException).code ?? String(err)})` };
+    }
+    if (!addresses.length) return { refused: `${host} not resolved (no address)` };
+  }
+  const refused = addresses.find((a) => !allowed(a.address));
+  if (refused) return { refused: `${host} resolves to ${refused.address}, not a public address` };
+  return addresses[0];
 }
 
 /**
@@ -166,14 +230,17 @@ export async function postSafely(rawUrl: string, headers: Record<string, string>
   if (problem) return { error: `url ${problem}`, durationMs: took() };
   const url = new URL(rawUrl);
   let resolving: NodeJS.Timeout | undefined;
+  // c-ares gives up by itself (DNS_TIMEOUT_MS, DNS_TRIES); this bounds an injected resolver too.
   const to = await Promise.race([
-    checkedAddress(hostOf(url), options).catch((err: NodeJS.ErrnoException) => ({ refused: `${err.code ?? "error"}: ${err.message}` })),
-    new Promise<{ refused: string }>((resolve) => (resolving = setTimeout(() => resolve({ refused: `not connected within ${options.connectTimeoutMs} ms` }), options.connectTimeoutMs))),
+    checkedAddress(hostOf(url), options),
+    new Promise<{ refused: string }>((resolve) => (resolving = setTimeout(() => resolve({ refused: `${hostOf(url)} not resolved within ${options.connectTimeoutMs} ms` }), options.connectTimeoutMs))),
   ]).finally(() => clearTimeout(resolving));
   if ("refused" in to) return { error: to.refused, durationMs: took() };
   const deadline = started + options.timeoutMs;
-  let result = await exchange(url, headers, body, to, poolFor(url, to), deadline, options);
-  if (result.stale) result = await exchange(url, headers, body, to, false, deadline, options);
+  // The connect deadline counts from the attempt's start: resolving the name is part of connecting.
+  const connectBy = started + options.connectTimeoutMs;
+  let result = await exchange(url, headers, body, to, poolFor(url, to), deadline, connectBy, options);
+  if (result.stale) result = await exchange(url, headers, body, to, false, deadline, performance.now() + options.connectTimeoutMs, options);
   return { statusCode: result.statusCode, error: result.error, durationMs: took() };
 }
 
@@ -188,6 +255,7 @@ function exchange(
   to: CheckedAddress,
   pool: http.Agent | false,
   deadline: number,
+  connectBy: number,
   options: OutboundOptions,
 ): Promise<{ statusCode?: number; error?: string; stale?: boolean }> {
   return new Promise((resolve) => {
@@ -219,7 +287,7 @@ function exchange(
       connecting = setTimeout(() => {
         done({ error: `not connected within ${options.connectTimeoutMs} ms` });
         req.destroy();
-      }, options.connectTimeoutMs);
+      }, Math.max(0, connectBy - performance.now()));
       socket.once(url.protocol === "https:" ? "secureConnect" : "connect", () => clearTimeout(connecting));
     });
     let answered = false;

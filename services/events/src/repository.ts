@@ -425,29 +425,55 @@ export interface ClaimedDelivery {
 }
 
 export interface ClaimOptions {
+  /** The process's free slots: at most this many are claimed. */
   limit: number;
   perEndpoint: number;
   leaseMs: number;
   token: string;
+  /** The process's attempts in flight per endpoint (none by default): how the free slots are shared (claimDue). */
+  inFlight?: ReadonlyMap<string, number>;
+}
+
+/** The in-flight counts as the two arrays webhook_claim_due takes. */
+function heldArgs(opts: ClaimOptions): [string[], number[]] {
+  const held = [...(opts.inFlight ?? new Map<string, number>())].filter(([, n]) => n > 0);
+  return [held.map(([id]) => id), held.map(([, n]) => n)];
 }
 
 /**
  * Leases up to `limit` due deliveries for `leaseMs` and returns them (webhook_claim_due, migration
- * 011). Due: pending, its time come, not leased, its endpoint enabled, and the oldest pending one
+ * 013). Due: pending, its time come, not leased, its endpoint enabled, and the oldest pending one
  * in order of its endpoint and aggregate (a later entry of a product waits for the earlier one's
  * outcome), or a failed one retried by hand (out of order). At most `perEndpoint` of an endpoint
  * are leased at once, counting the leases every worker holds: the endpoints are claimed under a
  * transaction lock each (claims of one endpoint take turns), and the leases are counted by the
  * next statement, whose snapshot has every claim committed before the lock was granted; so two
- * replicas never exceed the limit together, and a slow endpoint holds its own slots only.
+ * replicas never exceed the limit together.
+ *
+ * The process's free slots are shared (webhook_claim_due, migration 013): handed out level by
+ * level over the endpoints with due deliveries (each one's first attempt in flight in this process
+ * before any one's second). An endpoint's first attempt in flight may take any free slot; its k-th
+ * (k ≥ 2) starts only while fewer than T/2 · (1 − (k−2)/(2·perEndpoint)) are in flight (T: the
+ * process's total, `limit` plus `inFlight`). So endpoints that never answer, each holding its
+ * slots for up to 15 s, hold more than one each in half the process at most, and the rest is one
+ * slot each for endpoints that have none: a quick endpoint of another account still gets slots
+ * while they hold theirs.
  */
 export async function claimDue(db: Db | Tx, opts: ClaimOptions): Promise<ClaimedDelivery[]> {
-  const { rows } = await db.raw("SELECT * FROM webhook_claim_due(?, ?, ?, ?)", [opts.limit, opts.perEndpoint, opts.leaseMs, opts.token]);
+  const [heldEndpoints, heldCounts] = heldArgs(opts);
+  const { rows } = await db.raw("SELECT * FROM webhook_claim_due(?, ?, ?, ?, ?::uuid[], ?::int[])", [
+    opts.limit,
+    opts.perEndpoint,
+    opts.leaseMs,
+    opts.token,
+    heldEndpoints,
+    heldCounts,
+  ]);
   return rows;
 }
 
 /**
- * A worker's round in one statement (webhook_round, migration 011): records `finished`
+ * A worker's round in one statement (webhook_round, migrations 011 and 013): records `finished`
  * (recordAttempts), then claims what is due for the free slots (claimDue), in one transaction, so
  * the claim counts the slots those attempts freed and sees the products they let go on.
  *
@@ -463,13 +489,16 @@ export async function claimDue(db: Db | Tx, opts: ClaimOptions): Promise<Claimed
  * busy endpoint's rounds never wait for the disk.
  */
 export async function recordAndClaim(db: Db | Tx, finished: FinishedAttempt[], opts: ClaimOptions): Promise<ClaimedDelivery[]> {
-  const { rows } = await db.raw("SELECT * FROM webhook_round(?::jsonb, ?, ?, ?, ?, ?)", [
+  const [heldEndpoints, heldCounts] = heldArgs(opts);
+  const { rows } = await db.raw("SELECT * FROM webhook_round(?::jsonb, ?, ?, ?, ?, ?, ?::uuid[], ?::int[])", [
     json(finished.map(attemptRow)),
     MAX_LOGGED_ATTEMPTS,
     opts.limit,
     opts.perEndpoint,
     opts.leaseMs,
     opts.token,
+    heldEndpoints,
+    heldCounts,
   ]);
   return rows;
 }
@@ -520,7 +549,8 @@ function attemptRow({ id, token, startedAt, statusCode, durationMs, error, outco
 }
 
 /**
- * Per enabled endpoint: its pending deliveries and the age of the oldest (the metrics). The clause
+ * Per endpoint with pending deliveries (a disabled one's waiting ones too): how many, and the age
+ * of the oldest (the metrics). The clause
  * on next_attempt_at (never null) lets it read webhook_deliveries_due (migration 011).
  */
 export async function backlogByEndpoint(db: Db): Promise<{ endpoint_id: string; pending: number; oldest_seconds: number }[]> {

@@ -12,6 +12,8 @@ import { DISABLE_AFTER_FAILING_MS, retryDelayMs, signature } from "./webhooks";
 export interface WebhookWorkerSettings {
   allowPrivate: boolean;
   concurrencyPerEndpoint: number;
+  /** Attempts in flight in this process over all endpoints (MAX_IN_FLIGHT by default; tests take fewer). */
+  maxInFlight?: number;
   pollMs: number;
   /** How the gateway signs image capability URLs (IMAGE_URL_KEY, else JWT_SECRET; PUBLIC_BASE_URL): `data` carries the same URLs as GET /events. */
   imageUrls: { signing: string | { key: string }; publicBaseUrl?: string };
@@ -28,8 +30,8 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
  * records its outcome first; a killed worker's deliveries are sent again (same webhook-id) after it.
  */
 export const LEASE_MS = ATTEMPT_TIMEOUT_MS + 10_000;
-/** Attempts in flight in one process, over all endpoints. */
-const MAX_IN_FLIGHT = 256;
+/** Attempts in flight in one process, over all endpoints, shared between them (repository.claimDue). */
+export const MAX_IN_FLIGHT = 256;
 
 /**
  * The body of a delivery: `{id, type, timestamp, data}`, data the entry as GET /events answers it
@@ -56,7 +58,8 @@ export function outcomeOf(statusCode: number | undefined, attempt: number): Atte
  * its slot refilled by the next round, one statement that records the outcomes of the attempts
  * ended since the last and claims due deliveries for the free slots (repository.recordAndClaim:
  * per endpoint and product in queue order, at most `concurrencyPerEndpoint` per endpoint in flight
- * over all replicas); each is sent signed, on a kept-alive connection to the address its attempt
+ * over all replicas, the process's slots shared so that endpoints that never answer cannot take
+ * them all); each is sent signed, on a kept-alive connection to the address its attempt
  * resolved and checked, or a new one (outbound.ts). The deliveries are rows written with their
  * queue entries, so a killed worker or a NATS outage loses none.
  */
@@ -74,7 +77,10 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
     backlogMetrics(metrics, db);
     const images = imageCapabilities(settings.imageUrls.signing, settings.imageUrls.publicBaseUrl);
 
+    const maxInFlight = settings.maxInFlight ?? MAX_IN_FLIGHT;
     const inFlight = new Set<Promise<void>>();
+    /** This process's attempts in flight per endpoint: the claim shares the free slots by them. */
+    const perEndpoint = new Map<string, number>();
     /** Attempts done whose outcome is not recorded yet: the next round records them all in one statement. */
     const finished: repo.FinishedAttempt[] = [];
     let stopped = false;
@@ -123,19 +129,23 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
     const work = async () => {
       const started = performance.now();
       const batch = finished.splice(0);
-      const free = stopped ? 0 : MAX_IN_FLIGHT - inFlight.size;
+      const free = stopped ? 0 : maxInFlight - inFlight.size;
       const token = randomUUID();
       const due = await repo
-        .recordAndClaim(db, batch, { limit: free, perEndpoint: settings.concurrencyPerEndpoint, leaseMs: LEASE_MS, token })
+        .recordAndClaim(db, batch, { limit: free, perEndpoint: settings.concurrencyPerEndpoint, leaseMs: LEASE_MS, token, inFlight: perEndpoint })
         .catch((err) => {
           log.warn({ err, deliveries: batch.length }, "recording and claiming webhook deliveries failed (what was sent is sent again when its lease runs out)");
           return [];
         });
       const sent = new Set<Promise<void>>();
       for (const d of due) {
+        perEndpoint.set(d.endpoint_id, (perEndpoint.get(d.endpoint_id) ?? 0) + 1);
         const attempt: Promise<void> = send(d, token)
           .catch((err) => log.warn({ err, delivery: d.id }, "a webhook attempt failed unexpectedly (its lease runs out, it is sent again)"))
           .finally(() => {
+            const left = (perEndpoint.get(d.endpoint_id) ?? 1) - 1;
+            if (left > 0) perEndpoint.set(d.endpoint_id, left);
+            else perEndpoint.delete(d.endpoint_id);
             inFlight.delete(attempt);
             sent.delete(attempt);
             wake();

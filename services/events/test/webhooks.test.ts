@@ -61,6 +61,22 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
     return line === undefined ? undefined : Number(line.split(" ").at(-1));
   };
   const deliveredTo = (name: string) => receiver.received.filter((r) => r.endpoint === name && r.status < 300);
+  /**
+   * Brings an endpoint's only delivery to its last scheduled attempt, the receiver failing it:
+   * after its first attempt is recorded, the next is made the 8th and due now. Returns the delivery once failed.
+   */
+  async function failForGood(endpointId: string): Promise<{ id: string; status: string; attempts: number }> {
+    const row = () => db("webhook_deliveries").where({ endpoint_id: endpointId }).first();
+    await eventually(async () => {
+      const r = await row();
+      return r?.attempts === 1 && r.lease_until === null;
+    }, 20_000, "the first attempt recorded");
+    await db("webhook_deliveries").where({ endpoint_id: endpointId }).update({ attempts: 7, next_attempt_at: db.fn.now() });
+    return eventually(async () => {
+      const r = await row();
+      return r.status === "failed" && r;
+    }, 20_000, "the last attempt failed");
+  }
 
   describe("the resource", () => {
     it("shows the secret once, lists, reads, updates and deletes an endpoint; another account sees none of it", async () => {
@@ -236,7 +252,7 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
       expect(deliveredTo("failing")[0].body.data.payload.sku).toBe("v2");
     });
 
-    it("disables an endpoint at once on a 410, and PUT enabled=true resumes it from the same entry", async () => {
+    it("disables an endpoint at once on a 410, and PUT enabled=true resumes it from the same entry; entries queued while it was disabled are not pushed", async () => {
       const acc = randomUUID();
       const ep = await endpoint(acc, "gone");
       receiver.answer = () => 410;
@@ -244,9 +260,16 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
       await eventually(async () => (await client.getWebhookEndpoint({ id: ep.id }, as(acc))).endpoint!.enabled === false, 20_000, "the endpoint disabled");
       expect((await client.getWebhookEndpoint({ id: ep.id }, as(acc))).endpoint!.disabledReason).toBe("gone");
       expect(receiver.received.filter((r) => r.endpoint === "gone")).toHaveLength(1);
+      // An entry queued while the endpoint is disabled gets no delivery to it (the pull queue has it).
+      const whileDisabled = randomUUID();
+      await queue(acc, [whileDisabled], 1);
       receiver.answer = () => 204;
       await client.updateWebhookEndpoint({ id: ep.id, url: ep.url, eventTypes: [], enabled: true }, as(acc));
       await eventually(async () => deliveredTo("gone").length === 1, 20_000, "the entry delivered after re-enabling");
+      const rows = await db("webhook_deliveries").where({ endpoint_id: ep.id }).select("event_id");
+      expect(rows).toHaveLength(1);
+      expect(deliveredTo("gone")[0].body.data.payload.id).not.toBe(whileDisabled);
+      expect(await db("events").where({ account_id: acc }).count({ n: "*" }).then(([r]) => Number(r.n))).toBe(2);
     });
 
     it("disables an endpoint whose attempts have all failed for 5 days, not before", async () => {
@@ -268,13 +291,15 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
       const ep = await endpoint(acc, "manual");
       receiver.answer = () => 500;
       await queue(acc, [randomUUID()], 1);
-      await eventually(async () => receiver.received.some((r) => r.endpoint === "manual"), 20_000, "a failed attempt");
+      await failForGood(ep.id);
       const { deliveries } = await client.listWebhookDeliveries({ endpointId: ep.id }, as(acc));
-      await eventually(async () => (await client.listWebhookDeliveries({ endpointId: ep.id }, as(acc))).deliveries[0].nextRetryAt !== undefined);
+      // Failed for good: its schedule is over, nothing would send it again.
+      expect(deliveries[0]).toMatchObject({ status: "failed", attempt: 8, statusCode: 500 });
+      expect(deliveries[0].nextRetryAt).toBeUndefined();
       receiver.answer = () => 200;
       const { delivery } = await client.retryWebhookDelivery({ endpointId: ep.id, deliveryId: deliveries[0].id }, as(acc));
       expect(delivery).toMatchObject({ id: deliveries[0].id, status: "pending", attempt: 0 });
-      await eventually(async () => deliveredTo("manual").length === 1, 3_000, "delivered at once, not after the 5 s retry");
+      await eventually(async () => deliveredTo("manual").length === 1, 20_000, "delivered after the manual retry");
       // A delivered one is not sent again (a 409): it could put an older state after a newer one.
       await eventually(async () => (await client.listWebhookDeliveries({ endpointId: ep.id }, as(acc))).deliveries[0].status === "delivered", 3_000, "recorded delivered");
       expect(await codeOf(client.retryWebhookDelivery({ endpointId: ep.id, deliveryId: deliveries[0].id }, as(acc)))).toBe(Code.AlreadyExists);
@@ -357,19 +382,36 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
       expect(receiver.mostOpen.get("slow")).toBe(PER_ENDPOINT);
     });
 
-    it("reports deliveries by outcome, attempt latency, and per endpoint its backlog and oldest pending", async () => {
+    it("reports deliveries by outcome (delivered, failed, gone, gave_up), attempt latency, and per endpoint its backlog and oldest pending", async () => {
       const acc = randomUUID();
       const ep = await endpoint(acc, "metered");
       const held: (() => void)[] = [];
-      receiver.answer = (name) => (name === "metered" ? new Promise((resolve) => held.push(() => resolve(204))) : 204);
+      const answers: Record<string, number> = { "metered-failing": 500, "metered-gone": 410, "metered-gave-up": 503 };
+      receiver.answer = (name) => (name === "metered" ? new Promise((resolve) => held.push(() => resolve(204))) : (answers[name] ?? 204));
       const product = randomUUID();
       await queue(acc, [product], 1);
       await queue(acc, [product], 2);
       await eventually(async () => held.length === 1, 20_000, "the first delivery in flight");
+      // Its entries as if queued a minute ago: the oldest pending is about that old.
+      await db("webhook_deliveries").where({ endpoint_id: ep.id }).update({ created_at: db.raw("now() - interval '1 minute'") });
       const before = await metrics();
       expect(sample(before, "webhook_pending_deliveries", `endpoint="${ep.id}"`)).toBe(2);
-      expect(sample(before, "webhook_oldest_pending_age_seconds", `endpoint="${ep.id}"`)).toBeGreaterThanOrEqual(0);
-      const deliveredBefore = sample(before, "webhook_attempts_total", 'outcome="delivered"') ?? 0;
+      expect(sample(before, "webhook_oldest_pending_age_seconds", `endpoint="${ep.id}"`)).toBeGreaterThanOrEqual(60);
+      const count = (text: string, outcome: string) => sample(text, "webhook_attempts_total", `outcome="${outcome}"`) ?? 0;
+      const timed = (text: string, outcome: string) => sample(text, "webhook_attempt_duration_seconds_count", `outcome="${outcome}"`) ?? 0;
+
+      // Each outcome at least once more, at an endpoint of its own (a 410 disables its endpoint).
+      const [failing, gone, gaveUp] = await Promise.all(
+        ["metered-failing", "metered-gone", "metered-gave-up"].map(async (name) => {
+          const other = randomUUID();
+          const e = await endpoint(other, name);
+          await queue(other, [randomUUID()], 1);
+          return e;
+        }),
+      );
+      await failForGood(gaveUp.id);
+      await eventually(async () => (await db("webhook_deliveries").where({ endpoint_id: failing.id }).first())?.attempts >= 1, 20_000, "a failed attempt recorded");
+      await eventually(async () => (await db("webhook_endpoints").where({ id: gone.id }).first()).enabled === false, 20_000, "the 410 recorded");
       while (deliveredTo("metered").length < 2) {
         held.splice(0).forEach((release) => release());
         await eventually(async () => held.length > 0 || deliveredTo("metered").length === 2, 20_000, "the next delivery");
@@ -378,8 +420,17 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
         const text = await metrics();
         return sample(text, "webhook_pending_deliveries", `endpoint="${ep.id}"`) === undefined && text;
       }, 20_000, "the backlog drained");
-      expect(sample(after, "webhook_attempts_total", 'outcome="delivered"')).toBeGreaterThanOrEqual(deliveredBefore + 2);
-      expect(sample(after, "webhook_attempt_duration_seconds_count", 'outcome="delivered"')).toBeGreaterThanOrEqual(deliveredBefore + 2);
+      expect(count(after, "delivered")).toBeGreaterThanOrEqual(count(before, "delivered") + 2);
+      expect(timed(after, "delivered")).toBeGreaterThanOrEqual(timed(before, "delivered") + 2);
+      // The gave-up endpoint's first attempt counts as failed, its last as gave_up.
+      expect(count(after, "failed")).toBeGreaterThanOrEqual(count(before, "failed") + 2);
+      expect(count(after, "gone")).toBeGreaterThanOrEqual(count(before, "gone") + 1);
+      expect(count(after, "gave_up")).toBeGreaterThanOrEqual(count(before, "gave_up") + 1);
+      for (const outcome of ["failed", "gone", "gave_up"]) expect([outcome, timed(after, outcome) >= count(after, outcome)]).toEqual([outcome, true]);
+      // A gauge only for endpoints with pending deliveries: the one failing has its retry pending, the one given up none.
+      expect(sample(after, "webhook_pending_deliveries", `endpoint="${failing.id}"`)).toBe(1);
+      expect(sample(after, "webhook_pending_deliveries", `endpoint="${gaveUp.id}"`)).toBeUndefined();
+      await db("webhook_deliveries").whereIn("endpoint_id", [failing.id, gone.id]).delete();
     });
 
     it("records a batch of attempts in one statement: each delivery still held, each endpoint once for all its outcomes", async () => {

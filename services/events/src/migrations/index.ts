@@ -13,5 +13,6 @@ import { accountVersionsSchema } from "./009_account_versions_schema";
 import { webhookAttempts } from "./010_webhook_attempts";
 import { webhookRounds } from "./011_webhook_rounds";
 import { queuedVersionsPruned } from "./012_queued_versions_pruned";
+import { webhookFairClaims } from "./013_webhook_fair_claims";
 
-export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createEvents, eventPageIndexes, productReplica, priceEntries, aggregateVersions, webhooks, accountVersions, queuedVersions, accountVersionsSchema, webhookAttempts, webhookRounds, queuedVersionsPruned];
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createEvents, eventPageIndexes, productReplica, priceEntries, aggregateVersions, webhooks, accountVersions, queuedVersions, accountVersionsSchema, webhookAttempts, webhookRounds, queuedVersionsPruned, webhookFairClaims];
