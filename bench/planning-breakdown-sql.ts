@@ -28,7 +28,7 @@ export interface BreakdownParams {
 /** The account's timezone and growth, today and the computed months, for a window. */
 export const paramsSql = `
   WITH a AS (
-    SELECT coalesce((SELECT timezone FROM accounts WHERE account_id = $1 AND timezone IN (SELECT name FROM pg_timezone_names)), 'UTC') AS tz,
+    SELECT coalesce((SELECT timezone FROM accounts WHERE account_id = $1 AND timezone IN (SELECT name FROM timezone_names)), 'UTC') AS tz,
            coalesce((SELECT sales_plan_growth FROM accounts WHERE account_id = $1), 0)::text AS growth),
   t AS (SELECT tz, growth, (now() AT TIME ZONE tz)::date AS today FROM a)
   SELECT tz, growth, today::text, date_trunc('month', today)::date::text AS current,

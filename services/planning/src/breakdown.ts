@@ -33,7 +33,7 @@ import type { BreakdownQuery } from "./validation";
 async function accountOf(db: Db, accountId: string): Promise<{ tz: string; growth: string; today: string }> {
   const { rows } = await db.raw(
     `SELECT tz, coalesce((SELECT sales_plan_growth FROM accounts WHERE account_id = ?), 0)::text AS growth, to_char((now() AT TIME ZONE tz)::date, 'YYYY-MM-DD') AS today
-     FROM (SELECT coalesce((SELECT timezone FROM accounts WHERE account_id = ? AND timezone IN (SELECT name FROM pg_timezone_names)), 'UTC') AS tz) a`,
+     FROM (SELECT coalesce((SELECT timezone FROM accounts WHERE account_id = ? AND timezone IN (SELECT name FROM timezone_names)), 'UTC') AS tz) a`,
     [accountId, accountId],
   );
   return rows[0];

@@ -78,7 +78,7 @@ export function volumesStatement(accountId: string, q: VolumeQuery, byWarehouse:
     const at =
       "instant" in q.updatedSince
         ? "?::timestamptz"
-        : `(?::date)::timestamp AT TIME ZONE coalesce((SELECT a.timezone FROM accounts a WHERE a.account_id = ? AND a.timezone IN (SELECT name FROM pg_timezone_names)), 'UTC')`;
+        : `(?::date)::timestamp AT TIME ZONE coalesce((SELECT a.timezone FROM accounts a WHERE a.account_id = ? AND a.timezone IN (SELECT name FROM timezone_names)), 'UTC')`;
     const atBindings = "instant" in q.updatedSince ? [q.updatedSince.instant] : [q.updatedSince.date, accountId];
     // The groups of lines changed since, and those that lost (or gained) volume with no line
     // left to say so (changed_groups: removed or moved lines, SKUs that changed group).
@@ -518,7 +518,7 @@ export { bumpAccountVersions };
 export async function accountVersion(db: Db, accountId: string): Promise<{ version: bigint; today: string }> {
   const { rows } = await db.raw(
     `SELECT coalesce((SELECT version FROM account_versions WHERE account_id = :a), 0)::text AS version,
-            to_char((now() AT TIME ZONE coalesce((SELECT timezone FROM accounts WHERE account_id = :a AND timezone IN (SELECT name FROM pg_timezone_names)), 'UTC'))::date, 'YYYY-MM-DD') AS today`,
+            to_char((now() AT TIME ZONE coalesce((SELECT timezone FROM accounts WHERE account_id = :a AND timezone IN (SELECT name FROM timezone_names)), 'UTC'))::date, 'YYYY-MM-DD') AS today`,
     { a: accountId },
   );
   return { version: BigInt(rows[0].version), today: rows[0].today };
@@ -544,4 +544,13 @@ export async function compactChangedGroups(db: Db): Promise<number> {
        WHERE n > 1)`,
   );
   return removed.rowCount ?? 0;
+}
+
+/**
+ * Adds the time zones Postgres knows that timezone_names lacks (migration 011 filled it from the
+ * Postgres of that day; an upgrade may bring new zones). Run at each start: one read of
+ * pg_timezone_names, about 40 ms.
+ */
+export async function refreshTimezoneNames(db: Db): Promise<void> {
+  await db.raw("INSERT INTO timezone_names SELECT DISTINCT name FROM pg_timezone_names ON CONFLICT DO NOTHING");
 }

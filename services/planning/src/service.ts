@@ -3,7 +3,7 @@ import { prepareSchema, startService, type ServiceDefinition, type ServiceDeps }
 import { planningRoutes } from "./handlers";
 import { migrations } from "./migrations";
 import { replicaConsumer } from "./replica";
-import { accountVersion, compactChangedGroups, replicaEpoch } from "./repository";
+import { accountVersion, compactChangedGroups, refreshTimezoneNames, replicaEpoch } from "./repository";
 
 /**
  * The planning service: planned volumes answered from its own replica of SKUs, warehouses, stock,
@@ -32,6 +32,7 @@ export async function startPlanningService(deps: ServiceDeps) {
   try {
     await prepareSchema(db, planningService.name, migrations, deps.migrations, deps.logger);
     epoch = await replicaEpoch(db);
+    await refreshTimezoneNames(db);
   } finally {
     await db.destroy();
   }

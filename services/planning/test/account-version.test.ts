@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { refreshTimezoneNames } from "../src/repository";
 import { planningUnderTest, settings, sku } from "./fixtures";
 
 /**
@@ -41,5 +42,22 @@ describe("planning's account data version", () => {
     const { today } = await p.client.getAccountVersion({}, p.as(acc));
     const expected = new Intl.DateTimeFormat("en-CA", { timeZone: "Pacific/Kiritimati" }).format(new Date());
     expect(today).toBe(expected);
+  });
+
+  it("answers today in UTC for a timezone Postgres does not know, and knows again zones the start-up refresh adds back", async () => {
+    const unknown = randomUUID();
+    await p.apply([settings(unknown, 1, "Mars/Olympus_Mons")]);
+    const dayIn = (timeZone: string) => new Intl.DateTimeFormat("en-CA", { timeZone }).format(new Date());
+    expect((await p.client.getAccountVersion({}, p.as(unknown))).today).toBe(dayIn("UTC"));
+    // Kiritimati (UTC+14) is a day ahead of UTC from 10:00 UTC, Pago Pago (UTC-11) a day behind
+    // until 11:00 UTC: at any hour one of them tells a known zone from UTC.
+    const zones = ["Pacific/Kiritimati", "Pacific/Pago_Pago"];
+    const accounts = zones.map(() => randomUUID());
+    await p.apply(zones.map((zone, i) => settings(accounts[i], 1, zone)));
+    await p.db("timezone_names").whereIn("name", zones).delete();
+    const today = async () => Promise.all(accounts.map(async (acc) => (await p.client.getAccountVersion({}, p.as(acc))).today));
+    expect(await today()).toEqual([dayIn("UTC"), dayIn("UTC")]);
+    await refreshTimezoneNames(p.db);
+    expect(await today()).toEqual(zones.map(dayIn));
   });
 });

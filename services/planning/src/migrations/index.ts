@@ -11,5 +11,6 @@ import { changedGroupsPoVolume } from "./007_changed_groups_po_volume";
 import { salesPlansKept } from "./008_sales_plans_kept";
 import { accountVersions } from "./009_account_versions";
 import { skuEan } from "./010_sku_ean";
+import { timezoneNames } from "./011_timezone_names";
 
-export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createReplica, replicaEpoch, changedGroups, skuSeq, sales, breakdownInputs, changedGroupsPoVolume, salesPlansKept, accountVersions, skuEan];
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createReplica, replicaEpoch, changedGroups, skuSeq, sales, breakdownInputs, changedGroupsPoVolume, salesPlansKept, accountVersions, skuEan, timezoneNames];
