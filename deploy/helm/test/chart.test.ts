@@ -307,7 +307,7 @@ describe("render with the defaults", () => {
   it("gives the events service what its webhook deliveries need: the image URL key and the WEBHOOK_* settings", () => {
     const events = named(objects, "Deployment", "analytics-events")!;
     expect(env(events, "JWT_SECRET").valueFrom.secretKeyRef).toEqual({ name: "analytics", key: "JWT_SECRET" });
-    expect([env(events, "WEBHOOK_CONCURRENCY_PER_ENDPOINT").value, env(events, "WEBHOOK_POLL_MS").value, env(events, "WEBHOOK_ALLOW_PRIVATE").value]).toEqual(["16", "250", "false"]);
+    expect([env(events, "WEBHOOK_CONCURRENCY_PER_ENDPOINT").value, env(events, "WEBHOOK_MAX_IN_FLIGHT").value, env(events, "WEBHOOK_POLL_MS").value, env(events, "WEBHOOK_ALLOW_PRIVATE").value]).toEqual(["16", "256", "250", "false"]);
     for (const deployment of byKind(objects, "Deployment")) {
       if (!["gateway", "events"].includes(component(deployment)!)) expect(env(deployment, "JWT_SECRET")).toBeUndefined();
       expect(env(deployment, "PUBLIC_BASE_URL")).toBeUndefined();
@@ -397,11 +397,11 @@ describe("render with every feature on", () => {
 describe("render variants", () => {
   it("gives PUBLIC_BASE_URL to the gateway and the events service alike, and the WEBHOOK_* values to the events service", () => {
     // allowPrivate only outside production (a test cluster).
-    const objects = render(required, { config: { nodeEnv: "test", publicBaseUrl: "https://api.example.com" }, webhooks: { concurrencyPerEndpoint: 4, pollMs: 100, allowPrivate: true } });
+    const objects = render(required, { config: { nodeEnv: "test", publicBaseUrl: "https://api.example.com" }, webhooks: { concurrencyPerEndpoint: 4, maxInFlight: 40, pollMs: 100, allowPrivate: true } });
     validateAll(objects);
     for (const name of ["analytics-gateway", "analytics-events"]) expect(env(named(objects, "Deployment", name)!, "PUBLIC_BASE_URL").value).toBe("https://api.example.com");
     const events = named(objects, "Deployment", "analytics-events")!;
-    expect([env(events, "WEBHOOK_CONCURRENCY_PER_ENDPOINT").value, env(events, "WEBHOOK_POLL_MS").value, env(events, "WEBHOOK_ALLOW_PRIVATE").value]).toEqual(["4", "100", "true"]);
+    expect([env(events, "WEBHOOK_CONCURRENCY_PER_ENDPOINT").value, env(events, "WEBHOOK_MAX_IN_FLIGHT").value, env(events, "WEBHOOK_POLL_MS").value, env(events, "WEBHOOK_ALLOW_PRIVATE").value]).toEqual(["4", "40", "100", "true"]);
     expect(env(named(objects, "Deployment", "analytics-catalogue")!, "PUBLIC_BASE_URL")).toBeUndefined();
   });
 

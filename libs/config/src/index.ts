@@ -99,6 +99,11 @@ export const configSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE: z.enum(["true", "false"]).default("false").transform((v) => v === "true"),
   /** Attempts in flight at once to one webhook endpoint (a slow endpoint holds only its own). */
   WEBHOOK_CONCURRENCY_PER_ENDPOINT: z.coerce.number().int().min(1).max(100).default(16),
+  /**
+   * Attempts in flight at once in one events process, over all endpoints: shared between the
+   * endpoints with due deliveries (docs/events.md "Slots shared between endpoints").
+   */
+  WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).default(256),
   /** How often the webhook worker looks for due deliveries when it has found none. */
   WEBHOOK_POLL_MS: z.coerce.number().int().min(10).default(250),
   /** Longest wait for a database connection from the pool; then the request answers 503. */
@@ -188,6 +193,7 @@ export function webhookSettings(config: Config, jwtSecret?: string, logger: Pick
   return {
     allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
     concurrencyPerEndpoint: config.WEBHOOK_CONCURRENCY_PER_ENDPOINT,
+    maxInFlight: config.WEBHOOK_MAX_IN_FLIGHT,
     pollMs: config.WEBHOOK_POLL_MS,
     imageUrls: { signing: imageUrlSigning(config, jwtSecret), publicBaseUrl: config.PUBLIC_BASE_URL },
   };

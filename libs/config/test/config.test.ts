@@ -79,6 +79,13 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ IMAGE_URL_KEY: "j".repeat(32) })).toThrow(/IMAGE_URL_KEY must be 64 lowercase hex digits .*\(got 32 characters\)$/);
   });
 
+  it("gives the webhook worker WEBHOOK_MAX_IN_FLIGHT (256 by default, 1 to 10000)", () => {
+    const settings = (env: Record<string, string>) => webhookSettings(loadConfig({ JWT_SECRET: "j".repeat(32), ...env }));
+    expect(settings({}).maxInFlight).toBe(256);
+    expect(settings({ WEBHOOK_MAX_IN_FLIGHT: "40" }).maxInFlight).toBe(40);
+    expect(() => loadConfig({ WEBHOOK_MAX_IN_FLIGHT: "0" })).toThrow(/WEBHOOK_MAX_IN_FLIGHT/);
+  });
+
   it("refuses WEBHOOK_ALLOW_PRIVATE=true with NODE_ENV=production, naming the variable; allows it in development and test", () => {
     let error: unknown;
     try {

@@ -268,6 +268,8 @@ dict "root" $ "name" <deployable> "config" <merged values> ["secretName" <the Se
 {{- end }}
 - name: WEBHOOK_CONCURRENCY_PER_ENDPOINT
   value: {{ $v.webhooks.concurrencyPerEndpoint | int | quote }}
+- name: WEBHOOK_MAX_IN_FLIGHT
+  value: {{ $v.webhooks.maxInFlight | int | quote }}
 - name: WEBHOOK_POLL_MS
   value: {{ $v.webhooks.pollMs | int | quote }}
 - name: WEBHOOK_ALLOW_PRIVATE
