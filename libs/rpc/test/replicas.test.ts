@@ -118,6 +118,9 @@ describe("createServiceTransport over the replicas of a service", () => {
     // Replica A refuses every stream (REFUSED_STREAM: by HTTP/2's rules, it processed nothing).
     const a = http2.createServer();
     a.on("stream", (stream) => stream.on("error", () => undefined).close(http2.constants.NGHTTP2_REFUSED_STREAM));
+    // Its sessions stay open after a.close() (the client keeps its connection): ended in `finally`, or Jest's worker cannot exit.
+    const aSessions: http2.ServerHttp2Session[] = [];
+    a.on("session", (session) => aSessions.push(session));
     await new Promise<void>((resolve) => a.listen(0, "127.0.0.1", resolve));
     const port = (a.address() as AddressInfo).port;
     const b = await replica("127.0.0.2", port);
@@ -128,6 +131,7 @@ describe("createServiceTransport over the replicas of a service", () => {
       expect(b.served.calls).toBe(10);
     } finally {
       a.close();
+      for (const session of aSessions) session.destroy();
       await b.stop();
     }
   });
