@@ -32,7 +32,7 @@ const BLOCKED_V4: [string, number][] = [
 ];
 const BLOCKED_V6: [string, number][] = [
   ["::", 96], // unspecified (::), loopback (::1), IPv4-compatible (::7f00:1 is 127.0.0.1)
-  ["64:ff9b::", 96], // NAT64: reaches any IPv4 address, private ones included, through a gateway
+  ["::ffff:0:0:0", 96], // IPv4-translated (SIIT): reaches the IPv4 address it carries through a translator
   ["64:ff9b:1::", 48], // local-use NAT64
   ["100::", 64], // discard
   ["2001::", 32], // Teredo: tunnels to an IPv4 address
@@ -53,8 +53,12 @@ export function isPublicAddress(address: string): boolean {
   if (family === 4) return !blocked.check(address, "ipv4");
   if (family !== 6) return false;
   const h = hextets(address);
+  const embedded = () => isPublicAddress(`${h[6] >> 8}.${h[6] & 255}.${h[7] >> 8}.${h[7] & 255}`);
   // IPv4-mapped (::ffff:0:0/96, either spelling): judged by the IPv4 address it carries.
-  if (h.slice(0, 5).every((x) => x === 0) && h[5] === 0xffff) return isPublicAddress(`${h[6] >> 8}.${h[6] & 255}.${h[7] >> 8}.${h[7] & 255}`);
+  if (h.slice(0, 5).every((x) => x === 0) && h[5] === 0xffff) return embedded();
+  // NAT64's well-known prefix (64:ff9b::/96): what DNS64 answers for an IPv4-only name on an
+  // IPv6-only network; the gateway reaches the IPv4 address it carries, so that address is judged.
+  if (h[0] === 0x64 && h[1] === 0xff9b && h.slice(2, 6).every((x) => x === 0)) return embedded();
   return !blocked.check(address, "ipv6");
 }
 

@@ -88,12 +88,14 @@ describe("safe outbound calls", () => {
       ...["::1", "::", "fe80::1", "fd00:ec2::254", "ff02::1"],
       // IPv4-mapped, either spelling: judged by the IPv4 address they carry.
       ...["::ffff:127.0.0.1", "::ffff:10.0.0.1", "::ffff:7f00:1", "::ffff:a9fe:a9fe", "0:0:0:0:0:ffff:c0a8:101"],
-      // IPv4-compatible (deprecated), 6to4, Teredo, NAT64 and local-use NAT64: reach IPv4 addresses, private ones too.
-      ...["::7f00:1", "::127.0.0.1", "::a9fe:a9fe", "2002:7f00:1::1", "2002:808:808::1", "2001:0:4136:e378:8000:63bf:3fff:fdd2", "64:ff9b::7f00:1", "64:ff9b::808:808", "64:ff9b:1::a00:1"],
+      // IPv4-compatible (deprecated), IPv4-translated, 6to4, Teredo and local-use NAT64: reach IPv4 addresses, private ones too.
+      ...["::7f00:1", "::127.0.0.1", "::a9fe:a9fe", "::ffff:0:808:808", "::ffff:0:7f00:1", "2002:7f00:1::1", "2002:808:808::1", "2001:0:4136:e378:8000:63bf:3fff:fdd2", "64:ff9b:1::a00:1"],
+      // NAT64's well-known prefix (DNS64): judged by the IPv4 address it carries.
+      ...["64:ff9b::7f00:1", "64:ff9b::a9fe:a9fe", "64:ff9b::10.0.0.1"],
     ]) {
       expect([a, isPublicAddress(a)]).toEqual([a, false]);
     }
-    for (const a of ["93.184.216.34", "8.8.8.8", "2606:4700:4700::1111", "2a00:1450:4001::1", "::ffff:8.8.8.8", "::ffff:808:808", "2001:4860:4860::8888"]) {
+    for (const a of ["93.184.216.34", "8.8.8.8", "2606:4700:4700::1111", "2a00:1450:4001::1", "::ffff:8.8.8.8", "::ffff:808:808", "2001:4860:4860::8888", "64:ff9b::808:808", "64:ff9b::93.184.216.34"]) {
       expect([a, isPublicAddress(a)]).toEqual([a, true]);
     }
   });
