@@ -529,8 +529,11 @@ export async function accountVersion(db: Db, accountId: string): Promise<{ versi
  * only the latest: updatedSince asks only whether a group changed after a moment, which the latest
  * row answers alone, so every answer stays the same. The table then grows with the groups named,
  * not with every change (a SKU moving back and forth, a transaction updated again and again).
- * The columns are read from the table, so one added later is kept apart too. Answers how many rows
- * it removed. Run hourly with the inbox's pruning (service.ts).
+ * The columns are read from the table, so one added later is kept apart too. One account at a
+ * time, each in a transaction of its own with COMPACT_TIMEOUT_MS (the pool's statement timeout
+ * is for answers; a first compaction of a large account takes seconds: 1,000,000 rows in 6 s),
+ * under a lock that another replica compacting the same account skips. Answers how many rows it
+ * removed. Run hourly with the inbox's pruning (service.ts).
  */
 export async function compactChangedGroups(db: Db): Promise<number> {
   const columns: { rows: { column_name: string }[] } = await db.raw(
@@ -538,19 +541,45 @@ export async function compactChangedGroups(db: Db): Promise<number> {
      WHERE table_schema = current_schema() AND table_name = 'changed_groups' AND column_name <> 'changed_at' ORDER BY ordinal_position`,
   );
   const partition = columns.rows.map((c) => `"${c.column_name}"`).join(", ");
-  const removed = await db.raw(
-    `DELETE FROM changed_groups WHERE ctid IN (
-       SELECT ctid FROM (SELECT ctid, row_number() OVER (PARTITION BY ${partition} ORDER BY changed_at DESC) AS n FROM changed_groups) x
-       WHERE n > 1)`,
+  // The accounts with rows, one index probe each (a loose scan of changed_groups_account_changed_at).
+  const accounts: { rows: { account_id: string }[] } = await db.raw(
+    `WITH RECURSIVE a AS (
+       (SELECT account_id FROM changed_groups ORDER BY account_id LIMIT 1)
+       UNION ALL
+       SELECT (SELECT c.account_id FROM changed_groups c WHERE c.account_id > a.account_id ORDER BY c.account_id LIMIT 1) FROM a WHERE a.account_id IS NOT NULL)
+     SELECT account_id FROM a WHERE account_id IS NOT NULL`,
   );
-  return removed.rowCount ?? 0;
+  let removed = 0;
+  for (const { account_id: accountId } of accounts.rows) {
+    removed += await db.transaction(async (tx) => {
+      const { rows } = await tx.raw("SELECT pg_try_advisory_xact_lock(hashtextextended('planning.compact-changed-groups:' || ?, 0)) AS mine", [accountId]);
+      if (!rows[0].mine) return 0;
+      await tx.raw(`SET LOCAL statement_timeout = ${COMPACT_TIMEOUT_MS}`);
+      const deleted = await tx.raw(
+        `DELETE FROM changed_groups WHERE account_id = ? AND ctid IN (
+           SELECT ctid FROM (SELECT ctid, row_number() OVER (PARTITION BY ${partition} ORDER BY changed_at DESC) AS n FROM changed_groups WHERE account_id = ?) x
+           WHERE n > 1)`,
+        [accountId, accountId],
+      );
+      return deleted.rowCount ?? 0;
+    });
+  }
+  return removed;
 }
 
+/** The longest one account's compaction may run (compactChangedGroups). */
+export const COMPACT_TIMEOUT_MS = 600_000;
+
 /**
- * Adds the time zones Postgres knows that timezone_names lacks (migration 011 filled it from the
- * Postgres of that day; an upgrade may bring new zones). Run at each start: one read of
- * pg_timezone_names, about 40 ms.
+ * Makes timezone_names the zones this Postgres knows (migration 011 filled it from the Postgres
+ * of that day; an upgrade or a restore elsewhere may bring new zones or drop old ones, and a name
+ * left here that Postgres no longer knows would make every planning answer of its accounts fail
+ * instead of reading UTC). Run at each start: one read of pg_timezone_names, about 40 ms.
  */
 export async function refreshTimezoneNames(db: Db): Promise<void> {
-  await db.raw("INSERT INTO timezone_names SELECT DISTINCT name FROM pg_timezone_names ON CONFLICT DO NOTHING");
+  await db.raw(
+    `WITH known AS (SELECT DISTINCT name FROM pg_timezone_names),
+       gone AS (DELETE FROM timezone_names t WHERE NOT EXISTS (SELECT 1 FROM known k WHERE k.name = t.name))
+     INSERT INTO timezone_names SELECT name FROM known ON CONFLICT DO NOTHING`,
+  );
 }

@@ -59,5 +59,10 @@ describe("planning's account data version", () => {
     expect(await today()).toEqual([dayIn("UTC"), dayIn("UTC")]);
     await refreshTimezoneNames(p.db);
     expect(await today()).toEqual(zones.map(dayIn));
+    // A name Postgres does not know (a zone dropped by a tzdata upgrade) goes at the next start:
+    // left in the copy, it would reach AT TIME ZONE and fail every answer of its accounts.
+    await p.db("timezone_names").insert({ name: "Mars/Olympus_Mons" });
+    await refreshTimezoneNames(p.db);
+    expect((await p.client.getAccountVersion({}, p.as(unknown))).today).toBe(dayIn("UTC"));
   });
 });

@@ -173,6 +173,31 @@ describe("change tracking on write", () => {
     expect(await compactChangedGroups(p.db)).toBe(0);
   });
 
+  it("compacting skips an account another replica is compacting (its lock), and takes it the next time", async () => {
+    const [acc, s] = [randomUUID(), randomUUID()];
+    await p.apply([sku(acc, s, 1, { key: "K1", season: "S1" }), stock(acc, randomUUID(), s, 1, 4)]);
+    for (const [version, season] of [[2, "S2"], [3, "S1"]] as const) await p.apply([sku(acc, s, version, { key: "K1", season })]);
+    const rows = (await changed(acc)).length;
+    let release!: () => void;
+    let held!: () => void;
+    const holding = new Promise<void>((resolve) => (held = resolve));
+    const other = p.db.transaction(async (tx) => {
+      await tx.raw("SELECT pg_advisory_xact_lock(hashtextextended('planning.compact-changed-groups:' || ?, 0))", [acc]);
+      held();
+      await new Promise<void>((resolve) => (release = resolve));
+    });
+    try {
+      await holding;
+      await compactChangedGroups(p.db);
+      expect((await changed(acc)).length).toBe(rows);
+    } finally {
+      release();
+      await other;
+    }
+    await compactChangedGroups(p.db);
+    expect((await changed(acc)).length).toBeLessThan(rows);
+  });
+
   it("a SKU with only a stored plan, a distribution order (by key, else sku) or a stock trigger changes both groups too", async () => {
     const acc = randomUUID();
     const [planned, moved, movedBySku, triggered] = Array.from({ length: 4 }, () => randomUUID());

@@ -4,8 +4,8 @@ import type { Migration } from "@analytics/db";
  * The time zone names Postgres knows, as a table: every planning answer (and its ETag's
  * account-local today) reads the account's timezone as UTC when Postgres does not know it, and
  * asking `pg_timezone_names` reads the whole zoneinfo tree each time: about 40 ms per statement,
- * which was most of a 304's time. Filled here and topped up at each start
- * (repository.refreshTimezoneNames), so a Postgres upgrade's new zones are known after a restart.
+ * which was most of a 304's time. Filled here and made current at each start
+ * (repository.refreshTimezoneNames), so a Postgres upgrade's new or dropped zones count after a restart.
  */
 export const timezoneNames: Migration = {
   name: "011_timezone_names",
