@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { isUtf8 } from "node:buffer";
 import { constants as zlib } from "node:zlib";
 import compress from "@fastify/compress";
@@ -19,8 +19,8 @@ import { KeyStatusCache } from "./accounts/key-status";
 import { TokenIssuer } from "./accounts/tokens";
 import { callAs, createClients, type ServiceUrls } from "./clients";
 import { HttpError, installErrorHandling } from "./http/errors";
-import { docsContentSecurityPolicy, installResponseHeaders, requestIdOf } from "./http/headers";
-import { frameworkErrors, refuseHostileInput } from "./http/hostile-input";
+import { docsContentSecurityPolicy, installResponseHeaders, requestIdOf, setAnswerHeaders } from "./http/headers";
+import { answerRouterError, refuseHostileInput } from "./http/hostile-input";
 import { OpenApi } from "./http/openapi";
 import { installTelemetry } from "./http/telemetry";
 import { IdempotencyKeys } from "./http/idempotency";
@@ -151,6 +151,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   });
   const requestTimeoutMs = deps.requestTimeoutMs ?? 30_000;
   await prepareSchema(db, "gateway", migrations, deps.migrations, deps.logger);
+  // Set once the rate limiter is installed (below); until then a router refusal gets the request id alone.
+  let routerRefusalHeaders = async (request: FastifyRequest, reply: FastifyReply) => void reply.header("X-Request-Id", request.id);
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     // Fastify's two lines per request are replaced by the one onResponse line below.
@@ -164,7 +166,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     trustProxy: (_address: string, hop: number) => hop < deps.trustProxyHops,
     // A mapping field may have 500 characters, percent-encoded up to 9 bytes each.
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 5_000 },
-    frameworkErrors,
+    // The router's refusals run no hook: they get every answer's headers here (routerRefusalHeaders, set below).
+    frameworkErrors: (error, request, reply) => void answerRouterError(error, request, reply, (rq, rp) => routerRefusalHeaders(rq, rp)),
     // A client gets REQUEST_TIMEOUT_MS to send a whole request and 10 s for its headers (checked
     // every second); a connection silent for a minute is closed. Handlers are bounded by the
     // database and service-call deadlines.
@@ -249,7 +252,12 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     rateLimiter,
   };
   // Before the routes: the rate limit of answers refused before a route's handler (404, 413, 415, ...).
-  installRateLimits(app, ctx.authenticate, rateLimiter);
+  const chargeRefused = installRateLimits(app, ctx.authenticate, rateLimiter);
+  routerRefusalHeaders = async (request, reply) => {
+    reply.header("X-Request-Id", request.id);
+    setAnswerHeaders(request, reply);
+    await chargeRefused(request, reply);
+  };
   const relay = deps.bus ? new OutboxRelay({ db, bus: deps.bus, logger: deps.logger, pollMs: deps.outboxPollMs }) : undefined;
   relay?.start();
   storeMetrics(metrics, db, relay);

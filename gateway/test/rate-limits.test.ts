@@ -97,7 +97,7 @@ describe("per-account rate limits (real Postgres, shared by every gateway)", () 
     expect(theirs.map((r) => r.statusCode)).toEqual(Array(50).fill(200));
   });
 
-  it("answers the headers on answers refused before the route too (404, 405, 413, 415, malformed JSON), each costing a read", async () => {
+  it("answers the headers on answers refused before the route too (404, 405, 413, 415, malformed JSON, the router's malformed URL and over-long parameter), each costing a read", async () => {
     const token = await account(gw, { rateLimitPerSecond: 1, rateLimitBurst: 5000 });
     const authorization = `Bearer ${token}`;
     const refusedBeforeRoute = [
@@ -106,15 +106,25 @@ describe("per-account rate limits (real Postgres, shared by every gateway)", () 
       { method: "POST", url: "/v2/api/warehouses", headers: { authorization, "content-type": "application/json" }, payload: Buffer.alloc(10 * 1024 * 1024 + 1, 32) },
       { method: "POST", url: "/v2/api/warehouses", headers: { authorization, "content-type": "text/plain" }, payload: "W1" },
       { method: "POST", url: "/v2/api/warehouses", headers: { authorization, "content-type": "application/json" }, payload: '[{"externalId": ' },
+      // Refused by the router itself, where no hook runs: a malformed URL, a path parameter over its limit.
+      { method: "GET", url: "/v2/api/warehouses/%E0%A4%A", headers: { authorization } },
+      { method: "GET", url: `/v2/api/warehouses/${"x".repeat(6000)}`, headers: { authorization } },
     ] as const;
     const answers: Array<[number, string | undefined, string | undefined]> = [];
     for (const request of refusedBeforeRoute) {
       const res = await gw.app.inject(request);
       answers.push([res.statusCode, res.headers["ratelimit-policy"] as string | undefined, res.headers["ratelimit"] as string | undefined]);
+      // Every answer's own headers too, the router's refusals included.
+      expect([request.url.slice(0, 40), res.headers["x-request-id"], res.headers["x-content-type-options"], res.headers["cache-control"]]).toEqual([
+        request.url.slice(0, 40),
+        expect.any(String),
+        "nosniff",
+        "no-store",
+      ]);
     }
     // One token each (the bucket refills 1 a second meanwhile).
     expect(answers).toEqual(
-      [404, 405, 413, 415, 400].map((status, i) => [status, '"account";q=5000;w=5000', expect.stringMatching(new RegExp(`^"account";r=(${4999 - i}|${5000 - i});`))]),
+      [404, 405, 413, 415, 400, 400, 414].map((status, i) => [status, '"account";q=5000;w=5000', expect.stringMatching(new RegExp(`^"account";r=(${4999 - i}|${5000 - i});`))]),
     );
   });
 

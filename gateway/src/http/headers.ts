@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { RETRY_AFTER_SECONDS } from "@analytics/errors";
 
 /** Answers that carry credentials or account administration: no cache may keep them. */
@@ -14,11 +14,14 @@ function holdsSecrets(routeUrl: string | undefined): boolean {
  * on every 503.
  */
 export function installResponseHeaders(app: FastifyInstance): void {
-  app.addHook("onSend", async (request, reply) => {
-    reply.header("X-Content-Type-Options", "nosniff");
-    if (holdsSecrets(request.routeOptions.url) || (request.headers.authorization && !reply.hasHeader("Cache-Control"))) reply.header("Cache-Control", "no-store");
-    if (reply.statusCode === 503 && !reply.hasHeader("Retry-After")) reply.header("Retry-After", String(RETRY_AFTER_SECONDS));
-  });
+  app.addHook("onSend", async (request, reply) => setAnswerHeaders(request, reply));
+}
+
+/** installResponseHeaders' headers, for an answer no hook runs for (the router's refusals, app.ts). */
+export function setAnswerHeaders(request: FastifyRequest, reply: FastifyReply): void {
+  reply.header("X-Content-Type-Options", "nosniff");
+  if (holdsSecrets(request.routeOptions.url) || (request.headers.authorization && !reply.hasHeader("Cache-Control"))) reply.header("Cache-Control", "no-store");
+  if (reply.statusCode === 503 && !reply.hasHeader("Retry-After")) reply.header("Retry-After", String(RETRY_AFTER_SECONDS));
 }
 
 /**

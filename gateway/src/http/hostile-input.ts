@@ -52,11 +52,13 @@ export function refuseHostileInput(app: FastifyInstance): void {
   });
 }
 
-/** Fastify's router errors (a path parameter over maxParamLength, a malformed URL) as GeneralResponses. */
-export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
-  if (error.code === "FST_ERR_MAX_PARAM_LENGTH") {
-    void reply.status(414).send(generalResponse(414, "a path parameter is too long"));
-    return;
-  }
-  void reply.status(400).send(generalResponse(400, "the URL is malformed"));
+/**
+ * Fastify's router errors (a path parameter over maxParamLength, a malformed URL) as
+ * GeneralResponses. No hook runs for them: `headers` sets what the hooks give every answer.
+ */
+export async function answerRouterError(error: FastifyError, request: FastifyRequest, reply: FastifyReply, headers: (request: FastifyRequest, reply: FastifyReply) => Promise<void>): Promise<void> {
+  const tooLong = error.code === "FST_ERR_MAX_PARAM_LENGTH";
+  reply.status(tooLong ? 414 : 400);
+  await headers(request, reply).catch((err: unknown) => request.log.warn({ err }, "headers of a router refusal not set"));
+  void reply.send(tooLong ? generalResponse(414, "a path parameter is too long") : generalResponse(400, "the URL is malformed"));
 }

@@ -52,7 +52,11 @@ export async function spendOrRefuse(limiter: RateLimiter, request: FastifyReques
  * The token is checked once per request: `authenticate` is the routes' own, which remembers its
  * answer per request.
  */
-export function installRateLimits(app: FastifyInstance, authenticate: (request: FastifyRequest) => Promise<Caller>, limiter: RateLimiter): void {
+export function installRateLimits(
+  app: FastifyInstance,
+  authenticate: (request: FastifyRequest) => Promise<Caller>,
+  limiter: RateLimiter,
+): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
   const ofAccount = (request: FastifyRequest) => {
     if (request.routeOptions.config?.rateLimited) return true;
     return request.routeOptions.url === undefined && request.url.startsWith("/v2/api/") && request.headers.authorization !== undefined;
@@ -71,13 +75,18 @@ export function installRateLimits(app: FastifyInstance, authenticate: (request: 
     setRateLimitHeaders(reply, refused);
     throw tooManyRequests(refused);
   });
-  app.addHook("onSend", async (request, reply, payload) => {
-    if (decided.has(request) || !ofAccount(request)) return payload;
+  const charge = async (request: FastifyRequest, reply: FastifyReply) => {
+    if (decided.has(request) || !ofAccount(request)) return;
     decided.add(request);
     const accountId = await accountOf(request);
-    if (accountId === undefined) return payload;
+    if (accountId === undefined) return;
     const d = await limiter.spend(accountId, REFUSED_BEFORE_ROUTE_COST);
     if (d) setRateLimitHeaders(reply, d);
+  };
+  app.addHook("onSend", async (request, reply, payload) => {
+    await charge(request, reply);
     return payload;
   });
+  // The router's own refusals (a malformed URL, a path parameter over its limit) run no hook: app.ts charges them with this.
+  return charge;
 }
