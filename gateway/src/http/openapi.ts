@@ -190,7 +190,7 @@ export function isSingleResource(spec: { auth: string; url: string; dataVersion?
 
 /** A PUT or DELETE of a resource without a GET at its path takes If-Match as IfMatchUntagged says (route.ts). */
 function withUntaggedIfMatch(paths: Record<string, Record<string, unknown>>): Record<string, Record<string, unknown>> {
-  const ifMatch = { $ref: "#/components/parameters/IfMatch" };
+  const ifMatch = "#/components/parameters/IfMatch";
   return Object.fromEntries(
     Object.entries(paths).map(([path, operations]) => [
       path,
@@ -198,8 +198,8 @@ function withUntaggedIfMatch(paths: Record<string, Record<string, unknown>>): Re
         ? operations
         : Object.fromEntries(
             Object.entries(operations).map(([method, operation]) => {
-              const op = operation as { parameters: unknown[] };
-              const parameters = op.parameters.map((p) => (JSON.stringify(p) === JSON.stringify(ifMatch) ? { $ref: "#/components/parameters/IfMatchUntagged" } : p));
+              const op = operation as { parameters: { $ref?: string }[] };
+              const parameters = op.parameters.map((p) => (p.$ref === ifMatch ? { $ref: "#/components/parameters/IfMatchUntagged" } : p));
               return [method, { ...op, parameters }];
             }),
           ),

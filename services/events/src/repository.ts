@@ -434,10 +434,10 @@ export interface ClaimOptions {
   inFlight?: ReadonlyMap<string, number>;
 }
 
-/** The in-flight counts as the two arrays webhook_claim_due takes. */
-function heldArgs(opts: ClaimOptions): [string[], number[]] {
+/** webhook_claim_due's arguments (webhook_round ends with the same): the in-flight counts as two arrays. */
+function claimArgs(opts: ClaimOptions): (number | string | string[] | number[])[] {
   const held = [...(opts.inFlight ?? new Map<string, number>())].filter(([, n]) => n > 0);
-  return [held.map(([id]) => id), held.map(([, n]) => n)];
+  return [opts.limit, opts.perEndpoint, opts.leaseMs, opts.token, held.map(([id]) => id), held.map(([, n]) => n)];
 }
 
 /**
@@ -460,15 +460,7 @@ function heldArgs(opts: ClaimOptions): [string[], number[]] {
  * while they hold theirs.
  */
 export async function claimDue(db: Db | Tx, opts: ClaimOptions): Promise<ClaimedDelivery[]> {
-  const [heldEndpoints, heldCounts] = heldArgs(opts);
-  const { rows } = await db.raw("SELECT * FROM webhook_claim_due(?, ?, ?, ?, ?::uuid[], ?::int[])", [
-    opts.limit,
-    opts.perEndpoint,
-    opts.leaseMs,
-    opts.token,
-    heldEndpoints,
-    heldCounts,
-  ]);
+  const { rows } = await db.raw("SELECT * FROM webhook_claim_due(?, ?, ?, ?, ?::uuid[], ?::int[])", claimArgs(opts));
   return rows;
 }
 
@@ -489,17 +481,7 @@ export async function claimDue(db: Db | Tx, opts: ClaimOptions): Promise<Claimed
  * busy endpoint's rounds never wait for the disk.
  */
 export async function recordAndClaim(db: Db | Tx, finished: FinishedAttempt[], opts: ClaimOptions): Promise<ClaimedDelivery[]> {
-  const [heldEndpoints, heldCounts] = heldArgs(opts);
-  const { rows } = await db.raw("SELECT * FROM webhook_round(?::jsonb, ?, ?, ?, ?, ?, ?::uuid[], ?::int[])", [
-    json(finished.map(attemptRow)),
-    MAX_LOGGED_ATTEMPTS,
-    opts.limit,
-    opts.perEndpoint,
-    opts.leaseMs,
-    opts.token,
-    heldEndpoints,
-    heldCounts,
-  ]);
+  const { rows } = await db.raw("SELECT * FROM webhook_round(?::jsonb, ?, ?, ?, ?, ?, ?::uuid[], ?::int[])", [json(finished.map(attemptRow)), MAX_LOGGED_ATTEMPTS, ...claimArgs(opts)]);
   return rows;
 }
 
