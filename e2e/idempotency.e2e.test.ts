@@ -36,12 +36,17 @@ describe("Idempotency-Key on the platform (real Postgres and JetStream)", () => 
       // One write: as many catalogue outbox rows (messages) as the one request without a key.
       const outbox = async (accountId: string) => Number((await db.query("SELECT count(*) FROM catalogue.outbox WHERE account_id = $1", [accountId])).rows[0].count);
       expect(await outbox(keyed.accountID)).toBe(await outbox(control.accountID));
-      // Once every message is relayed and the control's entries are queued, the keyed account's
-      // (relayed before them) are too: as many.
-      await eventually(async () => Number((await db.query("SELECT count(*) FROM catalogue.outbox WHERE published_at IS NULL")).rows[0].count) === 0, 60_000, "the catalogue's outbox relayed");
+      // Once the events service has taken in every message of both accounts (its inbox rows are
+      // written in the transaction that queues their entries), both queues are complete: as many.
+      const ids = (await db.query("SELECT id FROM catalogue.outbox WHERE account_id = ANY($1)", [[keyed.accountID, control.accountID]])).rows.map((r) => r.id as string);
+      await eventually(
+        async () => Number((await db.query("SELECT count(DISTINCT message_id) FROM events.inbox WHERE message_id = ANY($1)", [ids])).rows[0].count) === ids.length,
+        60_000,
+        "the events service took in both accounts' messages",
+      );
       const queue = async (account: typeof keyed) => Number((await account.api("GET", "/v2/api/events?pageSize=1")).headers.get("x-total-count"));
-      const once = await eventually(async () => (await queue(control)) || undefined, 60_000, "the control account's queue entries");
-      expect(await queue(keyed)).toBe(once);
+      expect(await queue(control)).toBe(batch.length);
+      expect(await queue(keyed)).toBe(batch.length);
     } finally {
       await db.end();
     }
