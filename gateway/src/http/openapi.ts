@@ -396,7 +396,7 @@ export class OpenApi {
             in: "header",
             required: false,
             description:
-              "This resource has no GET of its own, so no ETag of it is served: any listed ETag is a 412 with nothing changed (RFC 9110: no current ETag can match), and `*` lets the change run (a resource that does not exist answers 404, as without If-Match)",
+              "This resource has no GET of its own, so no ETag of it is served: any listed ETag is a 412 with nothing changed (RFC 9110: no current ETag can match), and `*` lets the change run (a resource that does not exist answers 404, as without If-Match, RFC 9110 §13.2.1)",
             schema: { type: "string", maxLength: 2000 },
           },
           IdempotencyKey: {
