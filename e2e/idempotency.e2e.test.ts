@@ -28,7 +28,7 @@ describe("Idempotency-Key on the platform (real Postgres and JetStream)", () => 
     const retry = await send();
     expect([retry.status, retry.replayed, retry.body]).toEqual([ran[0].status, "true", ran[0].body]);
 
-    // The same batch once, without a key, by another account, after the keyed ones (so queued after them).
+    // The same batch once, without a key, by another account: what one write makes.
     expect((await control.api("POST", "/v2/api/products/batch", batch)).status).toBeLessThan(300);
     const db = new pg.Client({ connectionString: platform.databaseUrl });
     await db.connect();
