@@ -21,6 +21,8 @@ type Shape = z.ZodRawShape;
  */
 export interface RouteSpec<P extends Shape, Q extends Shape, B extends z.ZodType> extends OperationSpec<P, Q, B> {
   bodyLimit?: number;
+  /** Keys one object of the body may have, when the route takes wider objects than MAX_JSON_OBJECT_KEYS (hostile-input.ts). */
+  maxObjectKeys?: number;
   handler(
     input: {
       params: z.infer<z.ZodObject<P>>;
@@ -160,7 +162,7 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
     url: spec.url,
     bodyLimit: spec.bodyLimit,
     // An account's route: answers it refuses before the handler are rate limited too (rate-limits.ts).
-    config: { rateLimited: spec.auth === "bearer" },
+    config: { rateLimited: spec.auth === "bearer", maxObjectKeys: spec.maxObjectKeys },
     // Before the body is read: a stranger's body is never buffered nor parsed, and a declared
     // length over the limit is refused before a byte of it arrives.
     onRequest: async (request) => {
