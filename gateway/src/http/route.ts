@@ -60,30 +60,36 @@ export interface RouteContext {
 
 /**
  * What a request costs of its account's bucket: a read 1, a write 1 per item, at least
- * MIN_WRITE_COST and at most MAX_WRITE_COST. Items are a batch's elements (`[...]`, `{items}`),
- * the keys of DELETE /prices/batch (`{keys}`, any case, as that route reads it) or a mapping
- * table's values (`{mappingValues}`); read before validation, so whatever the body says.
+ * MIN_WRITE_COST and at most MAX_WRITE_COST. Items are the elements of every array of the body at
+ * any depth (a batch's elements, and the lines nested in them: a purchase order's items and their
+ * deliveries, a transaction's items and statements; the `keys` of DELETE /prices/batch) and the
+ * values of a mapping table's `mappingValues`; read before validation, so whatever the body says.
  */
 export function costOf(method: string, body: unknown): number {
   if (method === "GET" || method === "HEAD") return 1;
-  return Math.min(MAX_WRITE_COST, Math.max(MIN_WRITE_COST, itemsOf(body)));
+  return Math.min(MAX_WRITE_COST, Math.max(MIN_WRITE_COST, MAX_WRITE_COST - budgetLeft(body, MAX_WRITE_COST)));
 }
 
-function itemsOf(body: unknown): number {
-  if (Array.isArray(body)) return body.length;
-  if (!body || typeof body !== "object") return 1;
-  const fields = body as Record<string, unknown>;
-  if (Array.isArray(fields.items)) return fields.items.length;
-  const keys = Object.keys(fields).find((name) => name.toLowerCase() === "keys");
-  if (keys !== undefined && Array.isArray(fields[keys])) return (fields[keys] as unknown[]).length;
-  const values = fields.mappingValues;
-  if (values && typeof values === "object" && !Array.isArray(values)) {
-    // Counted up to the most a request can cost: a 10 MiB body's object is not walked to its end.
-    let n = 0;
-    for (const _ in values) if (++n >= MAX_WRITE_COST) break;
-    return n;
+/**
+ * What is left of `budget` once the body's items are counted off it; counting stops when it is
+ * spent, so a 10 MiB body is not walked to its end. Objects are walked for the arrays they hold.
+ */
+function budgetLeft(value: unknown, budget: number): number {
+  if (value === null || typeof value !== "object") return budget;
+  if (Array.isArray(value)) {
+    budget -= value.length;
+    for (let i = 0; i < value.length && budget > 0; i++) budget = budgetLeft(value[i], budget);
+    return budget;
   }
-  return 1;
+  const fields = value as Record<string, unknown>;
+  for (const name in fields) {
+    if (budget <= 0) break;
+    const field = fields[name];
+    if (name === "mappingValues" && field !== null && typeof field === "object" && !Array.isArray(field)) {
+      for (const _ in field) if (--budget <= 0) break;
+    } else budget = budgetLeft(field, budget);
+  }
+  return budget;
 }
 
 /**
