@@ -23,6 +23,11 @@ export interface RouteSpec<P extends Shape, Q extends Shape, B extends z.ZodType
   bodyLimit?: number;
   /** Keys one object of the body may have, when the route takes wider objects than MAX_JSON_OBJECT_KEYS (hostile-input.ts). */
   maxObjectKeys?: number;
+  /**
+   * A field of the answer shown only once (a webhook's signing secret): an answer kept for its
+   * Idempotency-Key leaves it out, and its replay says so (Idempotent-Redacted).
+   */
+  shownOnce?: string;
   handler(
     input: {
       params: z.infer<z.ZodObject<P>>;
@@ -160,7 +165,7 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
     const key = claims.get(request);
     if (key === undefined) return payload;
     claims.delete(request);
-    await keepAnswer(idempotency!, callers.get(request)!.accountId, key, reply, payload);
+    await keepAnswer(idempotency!, callers.get(request)!, key, reply, payload, spec.shownOnce);
     return payload;
   };
   ctx.app.route({
@@ -192,7 +197,7 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
       if (spec.auth === "bearer" && ctx.rateLimiter) await spendOrRefuse(ctx.rateLimiter, request, reply, caller.accountId, costOf(spec.method, request.body));
       const key = idempotency ? idempotencyKeyOf(request) : undefined;
       if (key !== undefined) {
-        if (!(await claimOrAnswer(idempotency!, caller.accountId, key, request, reply))) return reply;
+        if (!(await claimOrAnswer(idempotency!, caller, key, request, reply, spec.shownOnce))) return reply;
         claims.set(request, key);
       }
       const ifRevision = conditionalWrite ? await checkIfMatch(ctx.app, request, ctx.app.hasRoute({ method: "GET", url: spec.url })) : undefined;
