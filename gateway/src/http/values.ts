@@ -57,15 +57,25 @@ export const decimal = () =>
     })
     .meta({ format: "decimal" });
 
-/** The first value in free JSON that neither proto's Struct nor Postgres can hold, and where it is. */
-function unstorable(value: unknown, path: (string | number)[]): { path: (string | number)[]; message: string } | undefined {
-  if (typeof value === "number") return Number.isFinite(value) ? undefined : { path, message: "must be a finite number" };
-  if (typeof value === "string") return value.includes("\u0000") ? { path, message: "must be text without NUL characters" } : undefined;
+/**
+ * The first value in free JSON that neither proto's Struct nor Postgres can hold, and where it is.
+ * Nothing is allocated per field until a problem is found; its path is built on the way back.
+ */
+function unstorable(value: unknown): { path: (string | number)[]; message: string } | undefined {
+  if (typeof value === "number") return Number.isFinite(value) ? undefined : { path: [], message: "must be a finite number" };
+  if (typeof value === "string") return value.includes("\u0000") ? { path: [], message: "must be text without NUL characters" } : undefined;
   if (value === null || typeof value !== "object") return undefined;
-  for (const [k, v] of Object.entries(value)) {
-    if (k.includes("\u0000")) return { path, message: "has a field name with a NUL character" };
-    const found = unstorable(v, [...path, Array.isArray(value) ? Number(k) : k]);
-    if (found) return found;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = unstorable(value[i]);
+      if (found) return (found.path.unshift(i), found);
+    }
+    return undefined;
+  }
+  for (const k in value) {
+    if (k.includes("\u0000")) return { path: [], message: "has a field name with a NUL character" };
+    const found = unstorable((value as Record<string, unknown>)[k]);
+    if (found) return (found.path.unshift(k), found);
   }
   return undefined;
 }
@@ -94,7 +104,7 @@ const freeJson = <T extends z.ZodType>(schema: T, maxFields: number) =>
     if (fieldsLeft(value, maxFields) < 0) ctx.addIssue({ code: "custom", message: `has more than ${maxFields} fields (keys and array elements at any depth)` });
     return value;
   }, schema.superRefine((value, ctx) => {
-    const found = unstorable(value, []);
+    const found = unstorable(value);
     if (found) ctx.addIssue({ code: "custom", path: found.path, message: found.message });
   }));
 
