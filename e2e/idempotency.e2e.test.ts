@@ -1,6 +1,6 @@
 import pg from "pg";
 import { eventually } from "@analytics/testing";
-import { E2E_ADMIN_TOKEN, platformForFile, signUp } from "./harness";
+import { client, E2E_ADMIN_TOKEN, platformForFile, signUp } from "./harness";
 
 /**
  * CONTRACT "Retries" on the whole platform: 50 requests at once with one Idempotency-Key write
@@ -50,5 +50,56 @@ describe("Idempotency-Key on the platform (real Postgres and JetStream)", () => 
     } finally {
       await db.end();
     }
+  });
+  it("never keeps a webhook's signing secret: a replay of the creation or a rotation leaves it out and says so, and the table never holds it", async () => {
+    const acme = await signUp(platform.baseUrl, E2E_ADMIN_TOKEN, "Secrets");
+    const keyed = (key: string) => ({ "idempotency-key": key });
+    const created = await acme.api("POST", "/v2/api/webhooks", { url: "https://hooks.example.com/erp" }, keyed("hook-1"));
+    expect(created.status).toBe(201);
+    expect(created.body.secret).toMatch(/^whsec_/);
+    expect(created.headers.get("idempotent-redacted")).toBeNull();
+    const { secret, ...endpoint } = created.body;
+    const replay = await acme.api("POST", "/v2/api/webhooks", { url: "https://hooks.example.com/erp" }, keyed("hook-1"));
+    expect([replay.status, replay.headers.get("idempotent-replayed"), replay.headers.get("idempotent-redacted"), replay.body]).toEqual([201, "true", "secret", endpoint]);
+    const rotated = await acme.api("POST", `/v2/api/webhooks/${endpoint.id}/rotate-secret`, undefined, keyed("rotate-1"));
+    expect(rotated.body.secret).toMatch(/^whsec_/);
+    // After the endpoint is deleted too, the rotation's replay shows no secret.
+    expect((await acme.api("DELETE", `/v2/api/webhooks/${endpoint.id}`)).status).toBe(200);
+    const rotatedAgain = await acme.api("POST", `/v2/api/webhooks/${endpoint.id}/rotate-secret`, undefined, keyed("rotate-1"));
+    expect([rotatedAgain.status, rotatedAgain.headers.get("idempotent-redacted"), rotatedAgain.body.secret, rotatedAgain.body.id]).toEqual([200, "secret", undefined, endpoint.id]);
+    const db = new pg.Client({ connectionString: platform.databaseUrl });
+    await db.connect();
+    try {
+      const kept = (await db.query("SELECT body FROM gateway.idempotency_keys WHERE account_id = $1", [acme.accountID])).rows.map((r) => r.body as string);
+      expect(kept).toHaveLength(2);
+      for (const body of kept) {
+        expect(body).toContain(endpoint.id);
+        expect(body).not.toContain("whsec_");
+      }
+      expect(kept.join()).not.toContain(secret.slice("whsec_".length));
+      expect(kept.join()).not.toContain(rotated.body.secret.slice("whsec_".length));
+    } finally {
+      await db.end();
+    }
+  });
+
+  it("keeps answers per API key: another key of the account never sees the first key's purchase order answer, and its request runs", async () => {
+    const acme = await signUp(platform.baseUrl, E2E_ADMIN_TOKEN, "Two keys");
+    const second = (await client(platform.baseUrl, E2E_ADMIN_TOKEN)("POST", `/admin/v1/accounts/${acme.accountID}/keys`, { name: "second" })).body;
+    const token = (await client(platform.baseUrl)("POST", "/v2/api/auth", { accountID: acme.accountID, apiKey: second.apiKey })).body.accessToken;
+    const other = client(platform.baseUrl, token);
+    const order = [{ externalPONo: "PO-KEYED", items: [] }];
+    const headers = { "idempotency-key": "po-1" };
+    const first = await acme.api("POST", "/v2/api/purchaseorders", order, headers);
+    expect(first.status).toBe(201);
+    // The same request under the same key by the second API key runs: the orders service answers it
+    // (an order number is the account's: a conflict), never a replay of the first key's order.
+    const theirs = await other("POST", "/v2/api/purchaseorders", order, headers);
+    expect([theirs.status, theirs.headers.get("idempotent-replayed"), theirs.body.message]).toEqual([409, null, expect.stringContaining("PO-KEYED")]);
+    expect(JSON.stringify(theirs.body)).not.toContain(first.body[0].uuid);
+    // Each key's retry replays its own answer.
+    expect((await acme.api("POST", "/v2/api/purchaseorders", order, headers)).headers.get("idempotent-replayed")).toBe("true");
+    const retried = await other("POST", "/v2/api/purchaseorders", order, headers);
+    expect([retried.status, retried.headers.get("idempotent-replayed")]).toEqual([409, "true"]);
   });
 });

@@ -20,7 +20,7 @@ import { TokenIssuer } from "./accounts/tokens";
 import { callAs, createClients, type ServiceUrls } from "./clients";
 import { HttpError, installErrorHandling } from "./http/errors";
 import { docsContentSecurityPolicy, installResponseHeaders, requestIdOf, setAnswerHeaders } from "./http/headers";
-import { answerRouterError, refuseHostileInput } from "./http/hostile-input";
+import { answerRouterError, refuseHostileInput, refuseJsonShape } from "./http/hostile-input";
 import { OpenApi } from "./http/openapi";
 import { installTelemetry } from "./http/telemetry";
 import { IdempotencyKeys } from "./http/idempotency";
@@ -204,12 +204,14 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   // Bodies are JSON only: anything else is a 415 (Fastify would otherwise accept text/plain).
   app.removeContentTypeParser("text/plain");
   // JSON is read as bytes first: bytes that are not UTF-8 are a 400, where decoding them as text
-  // would store U+FFFD in their place without a word. Then Fastify's own parser (prototype
-  // poisoning refused).
+  // would store U+FFFD in their place without a word; a body too wide or deep is a 400 before it
+  // is parsed (hostile-input.ts). Then Fastify's own parser (prototype poisoning refused).
   const json = app.getDefaultJsonParser("error", "error");
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "buffer" }, (request, body, done) => {
     if (!isUtf8(body as Buffer)) return done(new HttpError(400, "invalid body: not valid UTF-8"), undefined);
+    const tooWide = refuseJsonShape(body as Buffer, request.routeOptions.config?.maxObjectKeys);
+    if (tooWide) return done(tooWide, undefined);
     json(request, (body as Buffer).toString("utf8"), done);
   });
   // One log line per request, with its duration.
@@ -227,7 +229,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
       origin: deps.corsOrigins,
       methods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
       allowedHeaders: ["Authorization", "Content-Type", "X-Request-Id", "Idempotency-Key", "If-Match", "If-None-Match"],
-      exposedHeaders: ["X-Total-Count", "Link", "X-Request-Id", "Retry-After", "Idempotent-Replayed", "RateLimit", "RateLimit-Policy", "ETag"],
+      exposedHeaders: ["X-Total-Count", "Link", "X-Request-Id", "Retry-After", "Idempotent-Replayed", "Idempotent-Redacted", "RateLimit", "RateLimit-Policy", "ETag"],
       maxAge: 600,
     });
   }
@@ -239,7 +241,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     title: "Analytics Service API",
     version: "2.0.0",
     description:
-      "Retail and supply-chain data platform. Errors are GeneralResponses; paged lists answer a JSON array with X-Total-Count and Link headers; money is an exact JSON number.",
+      "Retail and supply-chain data platform. Errors are GeneralResponses; paged lists answer a JSON array with X-Total-Count and Link headers; money is an exact JSON number. A JSON body takes at most 10 MiB (413), 1,000,000 fields (object keys and array elements together), 10,000 keys in one object (a mapping table's mappingValues: 100,000), 32 levels of nesting, and a free JSON object (attributes, externalAttributes, customFields) 10,000 fields at any depth: beyond, a 400 naming the limit.",
   });
   const idempotency = new IdempotencyKeys(db, deps.idempotencyKeyTtlSeconds ?? 86_400, deps.logger);
   const rateLimiter = new RateLimiter({ url: deps.databaseUrl, schema: "gateway", poolMax: limiterPoolMax, acquireTimeoutMs, statementTimeoutMs }, deps.logger, metrics);

@@ -38,6 +38,37 @@ describe("HTTP behaviour of the edge", () => {
     expect((await post({ name: "Acme 😀" })).status).toBe(201);
   });
 
+  it("refuses a body too wide before parsing it, a 400 naming the limit: over 1,000,000 fields in all, an object over 10,000 keys (a mapping table's values: 100,000)", async () => {
+    const post = async (url: string, payload: string, authorization = `Bearer ${TEST_ADMIN_TOKEN}`, method: "POST" | "PUT" = "POST") => {
+      const res = await h.gw.app.inject({ method, url, headers: { authorization, "content-type": "application/json" }, payload });
+      return { status: res.statusCode, message: res.json().message as string };
+    };
+    const accounts = "/admin/v1/accounts";
+    // {"name":"x","extra":[0,0,...]}: two keys and n elements.
+    const withElements = (n: number) => `{"name":"x","extra":[${"0,".repeat(n - 1)}0]}`;
+    expect(await post(accounts, withElements(999_999))).toEqual({ status: 400, message: "invalid body: (root): has more than 1000000 fields (object keys and array elements together); send fewer in one request" });
+    expect((await post(accounts, withElements(999_998))).message).not.toContain("fields");
+    const wide = (keys: number) => JSON.stringify(Object.fromEntries(Array.from({ length: keys }, (_, i) => [`k${i}`, i])));
+    expect(await post(accounts, `{"name":"x","extra":[{"a":${wide(10_001)}}]}`)).toEqual({ status: 400, message: "invalid body: extra[0].a: has more than 10000 fields" });
+    expect((await post(accounts, `{"name":"x","extra":[{"a":${wide(10_000)}}]}`)).message).not.toContain("fields");
+    // Keys are counted whatever they hold, escaped quotes and all; values are not keys.
+    expect((await post(accounts, `{"name":"x","extra":${wide(10_000).replace('"k0"', '"k\\"0"')}}`)).message).not.toContain("more than");
+    expect((await post(accounts, `{"name":"x","extra":[${'"a","b",'.repeat(6_000)}1]}`)).message).not.toContain("more than");
+
+    const created = (await h.gw.app.inject({ method: "POST", url: accounts, headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` }, payload: { name: "Acme" } })).json();
+    const token = (await h.gw.app.inject({ method: "POST", url: "/v2/api/auth", payload: { accountID: created.accountID, apiKey: created.apiKey } })).json().accessToken;
+    const mapping = (values: number) => post("/v2/api/mappingtables/color?mappingType=products", `{"mappingValues":${wide(values)}}`.replace(/:(\d+)/g, ':"$1"'), `Bearer ${token}`, "PUT");
+    expect(await mapping(100_001)).toEqual({ status: 400, message: "invalid body: mappingValues: has more than 100000 fields" });
+    // Taken (the catalogue is not running: 503).
+    expect((await mapping(100_000)).status).toBe(503);
+
+    // A free JSON object takes 10,000 fields at any depth: a 400 naming it before anything walks them.
+    const product = (fields: number) =>
+      post("/v2/api/products", JSON.stringify({ key: "P1", externalAttributes: { a: Array.from({ length: fields - 2 }, (_, i) => i), b: 1 } }), `Bearer ${token}`);
+    expect(await product(10_001)).toEqual({ status: 400, message: "invalid body: externalAttributes: has more than 10000 fields (keys and array elements at any depth)" });
+    expect((await product(10_000)).status).toBe(503);
+  });
+
   it("refuses a body whose bytes are not UTF-8 (a 400, never text with U+FFFD in their place)", async () => {
     const post = async (payload: Buffer) =>
       (await h.gw.app.inject({ method: "POST", url: "/admin/v1/accounts", headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, "content-type": "application/json" }, payload })).json();

@@ -2,7 +2,9 @@ import http from "node:http";
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { databaseForFile, eventually, freePort } from "@analytics/testing";
+import pino from "pino";
 import { buildGateway, type Gateway } from "../src/app";
+import { IdempotencyKeys } from "../src/http/idempotency";
 import { TEST_ADMIN_TOKEN as ADMIN, testGatewayDeps } from "./gateway-deps";
 import { allServicesAt } from "./services";
 import { countingInventory } from "./counting-inventory";
@@ -161,6 +163,26 @@ describe("Idempotency-Key on writes (real Postgres, a counting inventory service
     expect(inventory.writes).toBe(0);
     // Once, the same text is a key like any other.
     expect((await post("k-a, k-b")).statusCode).toBe(201);
+  });
+
+  it("prunes every expired key in one run, however many expired since the last (a batch per statement)", async () => {
+    const { accountID } = await signUp(gw);
+    await gw.db.raw(
+      `INSERT INTO idempotency_keys (account_id, key, fingerprint, created_at, status)
+       SELECT ?, 'expired-' || i, 'f', now() - interval '2 days', 201 FROM generate_series(1, 5500) i`,
+      [accountID],
+    );
+    expect((await post("k-live")).statusCode).toBe(201);
+    const keys = new IdempotencyKeys(gw.db, 86_400, pino({ level: "silent" }));
+    try {
+      expect(await keys.prune()).toBeGreaterThanOrEqual(5500);
+    } finally {
+      keys.close();
+    }
+    const left = await gw.db("idempotency_keys").where("key", "like", "expired-%").count<{ count: string }[]>("* as count");
+    expect(Number(left[0].count)).toBe(0);
+    // A live key stays.
+    expect((await post("k-live")).headers["idempotent-replayed"]).toBe("true");
   });
 
   it("lets a key expire (IDEMPOTENCY_KEY_TTL_SECONDS): after it, the same request runs again", async () => {

@@ -75,6 +75,23 @@ describe("per-account rate limits (real Postgres, shared by every gateway)", () 
     expect(remaining(deletePrices) - remaining(tooMany)).toBeLessThanOrEqual(-29);
   });
 
+  it("counts the lines nested in a write as its items: a purchase order's items and deliveries, a transaction's items and statements, up to 1000", async () => {
+    const token = await account(gw, { rateLimitPerSecond: 1, rateLimitBurst: 5000 });
+    const headers = { authorization: `Bearer ${token}` };
+    const remaining = (res: { headers: Record<string, unknown> }) => Number(/r=(\d+)/.exec(String(res.headers["ratelimit"]))![1]);
+    const lines = (n: number) => Array.from({ length: n }, (_, i) => ({ externalRowID: String(i), key: "K", quantity: 1 }));
+    // The orders service is not running: each answer is a 503, after its cost was spent.
+    const first = await gw.app.inject({ method: "GET", url: "/v2/api/warehouses", headers });
+    const order = await gw.app.inject({ method: "POST", url: "/v2/api/purchaseorders", headers, payload: { externalPONo: "PO-1", items: [...lines(299), { ...lines(1)[0], deliveries: Array.from({ length: 20 }, () => ({ quantity: 1 })) }] } });
+    const batch = await gw.app.inject({ method: "POST", url: "/v2/api/purchaseorders/batch", headers, payload: [{ externalPONo: "PO-2", items: lines(200) }, { externalPONo: "PO-3", items: lines(100) }] });
+    const transaction = await gw.app.inject({ method: "POST", url: "/v2/api/transactions", headers, payload: { externalTransactionID: "T", items: lines(40), statements: lines(10) } });
+    const huge = await gw.app.inject({ method: "POST", url: "/v2/api/purchaseorders", headers, payload: { externalPONo: "PO-4", items: lines(10_000) } });
+    // 320, 302, 50 and 1000 tokens; the bucket refills 1 a second meanwhile.
+    const spent = [order, batch, transaction, huge].map((res, i, all) => remaining(i ? all[i - 1] : first) - remaining(res));
+    const costs = [320, 302, 50, 1000];
+    expect(spent.map((n, i) => (n <= costs[i] && n >= costs[i] - 5 ? costs[i] : n))).toEqual(costs);
+  });
+
   it("answers 429 with Retry-After over the limit, counted across gateway replicas, and never slows another account", async () => {
     const limited = await account(gw, { rateLimitPerSecond: 1, rateLimitBurst: 10 });
     const other = await account(gw, { rateLimitPerSecond: 1, rateLimitBurst: 1000 });

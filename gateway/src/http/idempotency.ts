@@ -10,7 +10,7 @@ export const IDEMPOTENT_METHODS = ["POST", "PUT", "PATCH", "DELETE"];
 /** 1 to 255 printable ASCII characters. */
 const KEY_FORMAT = /^[\x20-\x7e]{1,255}$/;
 
-/** Expired claims deleted per prune: bounded, so a prune stays one short statement. */
+/** Expired claims deleted per statement: each stays short; a prune repeats it until none are left. */
 const PRUNE_BATCH = 1000;
 const PRUNE_EVERY_MS = 60_000;
 
@@ -29,7 +29,19 @@ interface KeptRow {
 }
 
 /**
- * Idempotency-Key: a write carrying one is done at most once per (account, key) while the key
+ * Whose keys: an API key of an account. Kept answers are never shown to another API key (purchase
+ * orders are per API key). Stored as one text, the API key's id and the client's key joined by a
+ * tab, which no Idempotency-Key holds (printable ASCII only): the table keeps its primary key, so
+ * gateways of the release before (keys per account) share it during a rollout.
+ */
+export interface KeyOwner {
+  accountId: string;
+  apiKeyId: string;
+}
+const storedKey = (owner: KeyOwner, key: string) => `${owner.apiKeyId}\t${key}`;
+
+/**
+ * Idempotency-Key: a write carrying one is done at most once per (account, API key, key) while the key
  * lives (IDEMPOTENCY_KEY_TTL_SECONDS, 24 h). The claim is a row inserted before the write, in its
  * own statement, so of any number of requests at once on any number of gateways exactly one
  * runs; its answer is kept in the row when it is sent (5xx: the row is deleted, a retry runs
@@ -53,7 +65,9 @@ export class IdempotencyKeys {
     clearInterval(this.pruner);
   }
 
-  async claim(accountId: string, key: string, fingerprint: string): Promise<Claim> {
+  async claim(owner: KeyOwner, clientKey: string, fingerprint: string): Promise<Claim> {
+    const { accountId } = owner;
+    const key = storedKey(owner, clientKey);
     // A claim that lost its row in between (released after a 5xx, or expired) is tried again.
     for (let attempt = 0; attempt < 3; attempt++) {
       const { rows: claimed } = await this.db.raw<{ rows: unknown[] }>(
@@ -78,23 +92,40 @@ export class IdempotencyKeys {
   }
 
   /** The answer of a claimed request, kept for its retries. */
-  async keep(accountId: string, key: string, status: number, contentType: string | null, body: string | null): Promise<void> {
-    await this.db("idempotency_keys").where({ account_id: accountId, key }).whereNull("status").update({ status, content_type: contentType, body });
+  async keep(owner: KeyOwner, key: string, status: number, contentType: string | null, body: string | null): Promise<void> {
+    await this.db("idempotency_keys").where({ account_id: owner.accountId, key: storedKey(owner, key) }).whereNull("status").update({ status, content_type: contentType, body });
   }
 
   /** A claimed request that failed on the server's side (5xx): its retry runs again. */
-  async release(accountId: string, key: string): Promise<void> {
-    await this.db("idempotency_keys").where({ account_id: accountId, key }).whereNull("status").delete();
+  async release(owner: KeyOwner, key: string): Promise<void> {
+    await this.db("idempotency_keys").where({ account_id: owner.accountId, key: storedKey(owner, key) }).whereNull("status").delete();
   }
 
+  /** Deletes every expired claim, a batch per statement, so pruning keeps up with any rate of keyed writes. */
   async prune(): Promise<number> {
-    return this.db.raw(
-      `DELETE FROM idempotency_keys WHERE (account_id, key) IN (
-         SELECT account_id, key FROM idempotency_keys WHERE created_at <= now() - make_interval(secs => :ttl)
-         ORDER BY created_at LIMIT :batch FOR UPDATE SKIP LOCKED)`,
-      { ttl: this.ttlSeconds, batch: PRUNE_BATCH },
-    ).then((r: { rowCount: number }) => r.rowCount);
+    let pruned = 0;
+    for (;;) {
+      const { rowCount } = await this.db.raw<{ rowCount: number }>(
+        `DELETE FROM idempotency_keys WHERE (account_id, key) IN (
+           SELECT account_id, key FROM idempotency_keys WHERE created_at <= now() - make_interval(secs => :ttl)
+           ORDER BY created_at LIMIT :batch FOR UPDATE SKIP LOCKED)`,
+        { ttl: this.ttlSeconds, batch: PRUNE_BATCH },
+      );
+      pruned += rowCount;
+      if (rowCount < PRUNE_BATCH) return pruned;
+    }
   }
+}
+
+/** On a replay whose kept answer left out a field shown only once: that field's name. */
+export const REDACTED_HEADER = "Idempotent-Redacted";
+
+/** A JSON object answer without `field`: what is kept of an answer holding a secret. */
+function without(body: string, field: string): string {
+  const answer: unknown = JSON.parse(body);
+  if (answer === null || typeof answer !== "object" || Array.isArray(answer)) return body;
+  delete (answer as Record<string, unknown>)[field];
+  return JSON.stringify(answer);
 }
 
 /** The request's Idempotency-Key, if it sent one; a malformed one is a 400 naming the header. */
@@ -127,14 +158,16 @@ export function fingerprintOf(request: FastifyRequest): string {
 /**
  * Runs before a write's handler: claims the key, or answers for it (a replay of the kept answer,
  * 422 for another request under the key, 409 while the first runs). True when the handler may run.
+ * `shownOnce`: the answer's field that is never kept (a secret); a replay says it left it out.
  */
-export async function claimOrAnswer(keys: IdempotencyKeys, accountId: string, key: string, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
-  const claim = await keys.claim(accountId, key, fingerprintOf(request));
+export async function claimOrAnswer(keys: IdempotencyKeys, owner: KeyOwner, key: string, request: FastifyRequest, reply: FastifyReply, shownOnce?: string): Promise<boolean> {
+  const claim = await keys.claim(owner, key, fingerprintOf(request));
   switch (claim.kind) {
     case "claimed":
       return true;
     case "replay":
       reply.status(claim.status).header("Idempotent-Replayed", "true");
+      if (shownOnce) reply.header(REDACTED_HEADER, shownOnce);
       if (claim.contentType) reply.header("Content-Type", claim.contentType);
       await reply.send(claim.body ?? undefined);
       return false;
@@ -151,13 +184,16 @@ export async function claimOrAnswer(keys: IdempotencyKeys, accountId: string, ke
   }
 }
 
-/** Keeps a claimed request's answer (a 5xx releases the key instead); a failure to keep it is logged, the answer still goes out. */
-export async function keepAnswer(keys: IdempotencyKeys, accountId: string, key: string, reply: FastifyReply, payload: unknown): Promise<void> {
+/**
+ * Keeps a claimed request's answer (a 5xx releases the key instead); a failure to keep it is
+ * logged, the answer still goes out. `shownOnce`: a field of the answer that is not kept.
+ */
+export async function keepAnswer(keys: IdempotencyKeys, owner: KeyOwner, key: string, reply: FastifyReply, payload: unknown, shownOnce?: string): Promise<void> {
   try {
-    if (reply.statusCode >= 500) return await keys.release(accountId, key);
+    if (reply.statusCode >= 500) return await keys.release(owner, key);
     const contentType = reply.getHeader("content-type");
     const body = typeof payload === "string" ? payload : Buffer.isBuffer(payload) ? payload.toString("utf8") : null;
-    await keys.keep(accountId, key, reply.statusCode, typeof contentType === "string" ? contentType : null, body);
+    await keys.keep(owner, key, reply.statusCode, typeof contentType === "string" ? contentType : null, shownOnce && body ? without(body, shownOnce) : body);
   } catch (err) {
     reply.log.error({ err, idempotencyKey: key }, "idempotent answer not kept: retries of this key answer 409 until it expires");
   }

@@ -21,6 +21,13 @@ type Shape = z.ZodRawShape;
  */
 export interface RouteSpec<P extends Shape, Q extends Shape, B extends z.ZodType> extends OperationSpec<P, Q, B> {
   bodyLimit?: number;
+  /** Keys one object of the body may have, when the route takes wider objects than MAX_JSON_OBJECT_KEYS (hostile-input.ts). */
+  maxObjectKeys?: number;
+  /**
+   * A field of the answer shown only once (a webhook's signing secret): an answer kept for its
+   * Idempotency-Key leaves it out, and its replay says so (Idempotent-Redacted).
+   */
+  shownOnce?: string;
   handler(
     input: {
       params: z.infer<z.ZodObject<P>>;
@@ -58,30 +65,36 @@ export interface RouteContext {
 
 /**
  * What a request costs of its account's bucket: a read 1, a write 1 per item, at least
- * MIN_WRITE_COST and at most MAX_WRITE_COST. Items are a batch's elements (`[...]`, `{items}`),
- * the keys of DELETE /prices/batch (`{keys}`, any case, as that route reads it) or a mapping
- * table's values (`{mappingValues}`); read before validation, so whatever the body says.
+ * MIN_WRITE_COST and at most MAX_WRITE_COST. Items are the elements of every array of the body at
+ * any depth (a batch's elements, and the lines nested in them: a purchase order's items and their
+ * deliveries, a transaction's items and statements; the `keys` of DELETE /prices/batch) and the
+ * values of a mapping table's `mappingValues`; read before validation, so whatever the body says.
  */
 export function costOf(method: string, body: unknown): number {
   if (method === "GET" || method === "HEAD") return 1;
-  return Math.min(MAX_WRITE_COST, Math.max(MIN_WRITE_COST, itemsOf(body)));
+  return Math.min(MAX_WRITE_COST, Math.max(MIN_WRITE_COST, MAX_WRITE_COST - budgetLeft(body, MAX_WRITE_COST)));
 }
 
-function itemsOf(body: unknown): number {
-  if (Array.isArray(body)) return body.length;
-  if (!body || typeof body !== "object") return 1;
-  const fields = body as Record<string, unknown>;
-  if (Array.isArray(fields.items)) return fields.items.length;
-  const keys = Object.keys(fields).find((name) => name.toLowerCase() === "keys");
-  if (keys !== undefined && Array.isArray(fields[keys])) return (fields[keys] as unknown[]).length;
-  const values = fields.mappingValues;
-  if (values && typeof values === "object" && !Array.isArray(values)) {
-    // Counted up to the most a request can cost: a 10 MiB body's object is not walked to its end.
-    let n = 0;
-    for (const _ in values) if (++n >= MAX_WRITE_COST) break;
-    return n;
+/**
+ * What is left of `budget` once the body's items are counted off it; counting stops when it is
+ * spent, so a 10 MiB body is not walked to its end. Objects are walked for the arrays they hold.
+ */
+function budgetLeft(value: unknown, budget: number): number {
+  if (value === null || typeof value !== "object") return budget;
+  if (Array.isArray(value)) {
+    budget -= value.length;
+    for (let i = 0; i < value.length && budget > 0; i++) budget = budgetLeft(value[i], budget);
+    return budget;
   }
-  return 1;
+  const fields = value as Record<string, unknown>;
+  for (const name in fields) {
+    if (budget <= 0) break;
+    const field = fields[name];
+    if (name === "mappingValues" && field !== null && typeof field === "object" && !Array.isArray(field)) {
+      for (const _ in field) if (--budget <= 0) break;
+    } else budget = budgetLeft(field, budget);
+  }
+  return budget;
 }
 
 /**
@@ -152,7 +165,7 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
     const key = claims.get(request);
     if (key === undefined) return payload;
     claims.delete(request);
-    await keepAnswer(idempotency!, callers.get(request)!.accountId, key, reply, payload);
+    await keepAnswer(idempotency!, callers.get(request)!, key, reply, payload, spec.shownOnce);
     return payload;
   };
   ctx.app.route({
@@ -160,7 +173,7 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
     url: spec.url,
     bodyLimit: spec.bodyLimit,
     // An account's route: answers it refuses before the handler are rate limited too (rate-limits.ts).
-    config: { rateLimited: spec.auth === "bearer" },
+    config: { rateLimited: spec.auth === "bearer", maxObjectKeys: spec.maxObjectKeys },
     // Before the body is read: a stranger's body is never buffered nor parsed, and a declared
     // length over the limit is refused before a byte of it arrives.
     onRequest: async (request) => {
@@ -184,7 +197,7 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
       if (spec.auth === "bearer" && ctx.rateLimiter) await spendOrRefuse(ctx.rateLimiter, request, reply, caller.accountId, costOf(spec.method, request.body));
       const key = idempotency ? idempotencyKeyOf(request) : undefined;
       if (key !== undefined) {
-        if (!(await claimOrAnswer(idempotency!, caller.accountId, key, request, reply))) return reply;
+        if (!(await claimOrAnswer(idempotency!, caller, key, request, reply, spec.shownOnce))) return reply;
         claims.set(request, key);
       }
       const ifRevision = conditionalWrite ? await checkIfMatch(ctx.app, request, ctx.app.hasRoute({ method: "GET", url: spec.url })) : undefined;

@@ -57,36 +57,70 @@ export const decimal = () =>
     })
     .meta({ format: "decimal" });
 
-/** The first value in free JSON that neither proto's Struct nor Postgres can hold, and where it is. */
-function unstorable(value: unknown, path: (string | number)[]): { path: (string | number)[]; message: string } | undefined {
-  if (typeof value === "number") return Number.isFinite(value) ? undefined : { path, message: "must be a finite number" };
-  if (typeof value === "string") return value.includes("\u0000") ? { path, message: "must be text without NUL characters" } : undefined;
+/**
+ * The first value in free JSON that neither proto's Struct nor Postgres can hold, and where it is.
+ * Nothing is allocated per field until a problem is found; its path is built on the way back.
+ */
+function unstorable(value: unknown): { path: (string | number)[]; message: string } | undefined {
+  if (typeof value === "number") return Number.isFinite(value) ? undefined : { path: [], message: "must be a finite number" };
+  if (typeof value === "string") return value.includes("\u0000") ? { path: [], message: "must be text without NUL characters" } : undefined;
   if (value === null || typeof value !== "object") return undefined;
-  for (const [k, v] of Object.entries(value)) {
-    if (k.includes("\u0000")) return { path, message: "has a field name with a NUL character" };
-    const found = unstorable(v, [...path, Array.isArray(value) ? Number(k) : k]);
-    if (found) return found;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = unstorable(value[i]);
+      if (found) return (found.path.unshift(i), found);
+    }
+    return undefined;
+  }
+  for (const k in value) {
+    if (k.includes("\u0000")) return { path: [], message: "has a field name with a NUL character" };
+    const found = unstorable((value as Record<string, unknown>)[k]);
+    if (found) return (found.path.unshift(k), found);
   }
   return undefined;
 }
 
 /**
+ * Keys and array elements of one free JSON value, at any depth: each costs the gateway and the
+ * owning service work at every step (validation, Struct conversion, jsonb), so a value of 200,000
+ * fields kept the event loop busy for seconds. A product's published-client fields are ~20.
+ */
+export const MAX_FREE_JSON_FIELDS = 10_000;
+
+/** What is left of `budget` after the fields of `value`; negative (and stopped there) when over it. */
+function fieldsLeft(value: unknown, budget: number): number {
+  if (value === null || typeof value !== "object") return budget;
+  for (const k in value) {
+    if (--budget < 0) return budget;
+    budget = fieldsLeft((value as Record<string, unknown>)[k], budget);
+    if (budget < 0) return budget;
+  }
+  return budget;
+}
+
+/** Free JSON: too many fields is a 400 found before any other rule walks them; then what cannot be stored. */
+const freeJson = <T extends z.ZodType>(schema: T, maxFields: number) =>
+  z.preprocess((value, ctx) => {
+    if (fieldsLeft(value, maxFields) < 0) ctx.addIssue({ code: "custom", message: `has more than ${maxFields} fields (keys and array elements at any depth)` });
+    return value;
+  }, schema.superRefine((value, ctx) => {
+    const found = unstorable(value);
+    if (found) ctx.addIssue({ code: "custom", path: found.path, message: found.message });
+  }));
+
+/**
  * A free JSON object (externalAttributes, customFields, the published client's attributes): any
  * JSON, bounded by what travels as a proto Struct and is stored as jsonb, so a 1e309 or a NUL is
- * the item's 400 naming the field, never a 500 or a silently changed value.
+ * the item's 400 naming the field, never a 500 or a silently changed value; at most
+ * MAX_FREE_JSON_FIELDS fields.
  */
-export const jsonObject = () =>
-  z.record(z.string().max(500), z.unknown()).superRefine((value, ctx) => {
-    const found = unstorable(value, []);
-    if (found) ctx.addIssue({ code: "custom", path: found.path, message: found.message });
-  });
+export const jsonObject = () => freeJson(z.record(z.string().max(500), z.unknown()), MAX_FREE_JSON_FIELDS);
 
-/** One free JSON value (a field the published client sends that the contract does not have). */
-export const jsonValue = () =>
-  z.unknown().superRefine((value, ctx) => {
-    const found = unstorable(value, []);
-    if (found) ctx.addIssue({ code: "custom", path: found.path, message: found.message });
-  });
+/**
+ * One free JSON value (a field the published client sends that the contract does not have; an
+ * event's payload, which travels as text, not as a Struct, takes `maxFields: Infinity`).
+ */
+export const jsonValue = ({ maxFields = MAX_FREE_JSON_FIELDS } = {}) => freeJson(z.unknown(), maxFields);
 
 /**
  * An order's external number, which a GET path reads (`/purchaseorders/{externalPurchaseNo}`):

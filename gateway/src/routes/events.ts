@@ -148,7 +148,8 @@ function updateEventPayload({ ctx, events, as, images }: Deps): void {
     auth: "bearer",
     params: { id: z.string().min(1).max(100) },
     body: z.strictObject({
-      payload: jsonValue().refine((v) => v !== null && v !== undefined, "payload is required and may not be null"),
+      // Any size within the body's limits: a payload is passed on as JSON text, never converted field by field.
+      payload: jsonValue({ maxFields: Infinity }).refine((v) => v !== null && v !== undefined, "payload is required and may not be null"),
     }),
     responses: {
       200: { description: "the updated event", schema: eventSchema },

@@ -11,6 +11,11 @@ const { MappingTableSchema } = catalogueV1;
 const toRest = (t?: catalogueV1.MappingTable) => toRestJson(MappingTableSchema, t!);
 const field = { mappingField: z.string().min(1).max(500) };
 const requiredType = { mappingType: mappingType.describe("required") };
+/**
+ * Values of one write: a table maps a whole catalogue's keys at most (a body of 100,000 values is
+ * ~3 MiB), where any other object of a body takes MAX_JSON_OBJECT_KEYS.
+ */
+export const MAX_MAPPING_VALUES = 100_000;
 
 /** What the mapping-table routes register with and call. */
 interface Deps {
@@ -76,6 +81,7 @@ function replaceMappingTable({ ctx, catalogue, as }: Deps): void {
     params: field,
     query: requiredType,
     body: z.strictObject({ mappingValues }),
+    maxObjectKeys: MAX_MAPPING_VALUES,
     responses: { 200: { description: "the table", schema: mappingTableSchema }, 400: badRequest, 404: notFound },
     handler: async ({ params, query, body, caller, ifRevision }) =>
       toRest(
@@ -95,6 +101,7 @@ function createMappingTable({ ctx, catalogue, as }: Deps): void {
     auth: "bearer",
     params: field,
     body: z.strictObject({ mappingType, mappingValues }),
+    maxObjectKeys: MAX_MAPPING_VALUES,
     responses: { 200: { description: "the table", schema: mappingTableSchema }, 400: badRequest },
     handler: async ({ params, body, caller }) =>
       toRest((await catalogue.upsertMappingTable({ mappingField: params.mappingField, ...body }, as(caller))).mappingTable),

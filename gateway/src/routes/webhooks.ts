@@ -38,7 +38,14 @@ const endpointSchema = z
   .meta({ id: "WebhookEndpoint" });
 
 const endpointWithSecretSchema = endpointSchema
-  .extend({ secret: z.string().describe('"whsec_" + base64: the signing secret, shown only in this answer') })
+  .extend({
+    secret: z
+      .string()
+      .optional()
+      .describe(
+        '"whsec_" + base64: the signing secret, shown only in this answer. A replay of it (the same Idempotency-Key) leaves it out and says so in `Idempotent-Redacted: secret`: it is never kept; rotate it if the first answer was lost',
+      ),
+  })
   .meta({ id: "WebhookEndpointWithSecret" });
 
 const attemptSchema = z
@@ -187,8 +194,9 @@ export function webhookRoutes(ctx: RouteContext, events: Client<typeof eventsV1.
     tag,
     auth: "bearer",
     body: z.strictObject(endpointBody),
+    shownOnce: "secret",
     responses: {
-      201: { description: "the endpoint, with its secret (shown only here)", schema: endpointWithSecretSchema },
+      201: { description: "the endpoint, with its secret (shown only here: a replay leaves it out)", schema: endpointWithSecretSchema },
       400: badRequest,
       409: { description: "the account has 10 endpoints already", schema: generalResponseSchema },
     },
@@ -261,7 +269,8 @@ export function webhookRoutes(ctx: RouteContext, events: Client<typeof eventsV1.
     tag,
     auth: "bearer",
     params: id,
-    responses: { 200: { description: "the endpoint with its new secret (shown only here)", schema: endpointWithSecretSchema }, 404: notFound },
+    shownOnce: "secret",
+    responses: { 200: { description: "the endpoint with its new secret (shown only here: a replay leaves it out)", schema: endpointWithSecretSchema }, 404: notFound },
     handler: async ({ params, caller }) => endpointToRest((await events.rotateWebhookSecret({ id: params.id }, as(caller))).endpoint!),
   });
 
