@@ -29,19 +29,18 @@ interface KeptRow {
 }
 
 /**
- * Whose keys: an API key of an account. Kept answers are never shown to another API key (purchase
- * orders are per API key). Stored as one text, the API key's id and the client's key joined by a
- * tab, which no Idempotency-Key holds (printable ASCII only): the table keeps its primary key, so
- * gateways of the release before (keys per account) share it during a rollout.
+ * Whose keys: the account's (CONTRACT: at most once per account and key). The API key that made
+ * a claim is part of its fingerprint, so another API key of the account sending the same request
+ * under the same key gets the 422 of another request, never the first key's kept answer (purchase
+ * orders are per API key).
  */
 export interface KeyOwner {
   accountId: string;
   apiKeyId: string;
 }
-const storedKey = (owner: KeyOwner, key: string) => `${owner.apiKeyId}\t${key}`;
 
 /**
- * Idempotency-Key: a write carrying one is done at most once per (account, API key, key) while the key
+ * Idempotency-Key: a write carrying one is done at most once per (account, key) while the key
  * lives (IDEMPOTENCY_KEY_TTL_SECONDS, 24 h). The claim is a row inserted before the write, in its
  * own statement, so of any number of requests at once on any number of gateways exactly one
  * runs; its answer is kept in the row when it is sent (5xx: the row is deleted, a retry runs
@@ -65,9 +64,8 @@ export class IdempotencyKeys {
     clearInterval(this.pruner);
   }
 
-  async claim(owner: KeyOwner, clientKey: string, fingerprint: string): Promise<Claim> {
+  async claim(owner: KeyOwner, key: string, fingerprint: string): Promise<Claim> {
     const { accountId } = owner;
-    const key = storedKey(owner, clientKey);
     // A claim that lost its row in between (released after a 5xx, or expired) is tried again.
     for (let attempt = 0; attempt < 3; attempt++) {
       const { rows: claimed } = await this.db.raw<{ rows: unknown[] }>(
@@ -93,12 +91,12 @@ export class IdempotencyKeys {
 
   /** The answer of a claimed request, kept for its retries. */
   async keep(owner: KeyOwner, key: string, status: number, contentType: string | null, body: string | null): Promise<void> {
-    await this.db("idempotency_keys").where({ account_id: owner.accountId, key: storedKey(owner, key) }).whereNull("status").update({ status, content_type: contentType, body });
+    await this.db("idempotency_keys").where({ account_id: owner.accountId, key }).whereNull("status").update({ status, content_type: contentType, body });
   }
 
   /** A claimed request that failed on the server's side (5xx): its retry runs again. */
   async release(owner: KeyOwner, key: string): Promise<void> {
-    await this.db("idempotency_keys").where({ account_id: owner.accountId, key: storedKey(owner, key) }).whereNull("status").delete();
+    await this.db("idempotency_keys").where({ account_id: owner.accountId, key }).whereNull("status").delete();
   }
 
   /** Deletes every expired claim, a batch per statement, so pruning keeps up with any rate of keyed writes. */
@@ -147,10 +145,10 @@ export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
   return value;
 }
 
-/** What makes two requests the same: method, path with query, and body. */
-export function fingerprintOf(request: FastifyRequest): string {
+/** What makes two requests the same: the API key, method, path with query, and body. */
+export function fingerprintOf(request: FastifyRequest, apiKeyId: string): string {
   return createHash("sha256")
-    .update(`${request.method} ${request.url}\n`)
+    .update(`${apiKeyId} ${request.method} ${request.url}\n`)
     .update(request.body === undefined ? "" : JSON.stringify(request.body))
     .digest("base64url");
 }
@@ -161,7 +159,7 @@ export function fingerprintOf(request: FastifyRequest): string {
  * `shownOnce`: the answer's field that is never kept (a secret); a replay says it left it out.
  */
 export async function claimOrAnswer(keys: IdempotencyKeys, owner: KeyOwner, key: string, request: FastifyRequest, reply: FastifyReply, shownOnce?: string): Promise<boolean> {
-  const claim = await keys.claim(owner, key, fingerprintOf(request));
+  const claim = await keys.claim(owner, key, fingerprintOf(request, owner.apiKeyId));
   switch (claim.kind) {
     case "claimed":
       return true;
@@ -172,7 +170,7 @@ export async function claimOrAnswer(keys: IdempotencyKeys, owner: KeyOwner, key:
       await reply.send(claim.body ?? undefined);
       return false;
     case "other-request":
-      throw new HttpError(422, "Idempotency-Key was already used for another request (method, path or body); use a new key", [
+      throw new HttpError(422, "Idempotency-Key was already used for another request (method, path, body or API key); use a new key", [
         { path: "Idempotency-Key", message: "was used for another request" },
       ]);
     case "running":
