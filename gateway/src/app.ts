@@ -3,8 +3,6 @@ import { isUtf8 } from "node:buffer";
 import { constants as zlib } from "node:zlib";
 import compress from "@fastify/compress";
 import cors from "@fastify/cors";
-import swagger from "@fastify/swagger";
-import swaggerUi from "@fastify/swagger-ui";
 import type { Logger } from "pino";
 import type { Config } from "@analytics/config";
 import type { Bus } from "@analytics/bus";
@@ -19,9 +17,10 @@ import { KeyStatusCache } from "./accounts/key-status";
 import { TokenIssuer } from "./accounts/tokens";
 import { callAs, createClients, type ServiceUrls } from "./clients";
 import { HttpError, installErrorHandling } from "./http/errors";
-import { docsContentSecurityPolicy, installResponseHeaders, requestIdOf, setAnswerHeaders } from "./http/headers";
+import { installResponseHeaders, requestIdOf, setAnswerHeaders } from "./http/headers";
 import { answerRouterError, refuseHostileInput } from "./http/hostile-input";
 import { OpenApi } from "./http/openapi";
+import { serveDocument } from "./http/prebuilt";
 import { installTelemetry } from "./http/telemetry";
 import { IdempotencyKeys } from "./http/idempotency";
 import { RateLimiter, rateLimiterPoolMax } from "./accounts/rate-limiter";
@@ -303,10 +302,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     return reply.status(database ? 200 : 503).send({ status: database ? "ready" : "not ready", checks: { database } });
   });
 
-  const document = openapi.document();
-  app.get("/v2/api/openapi.json", async () => document);
-  await app.register(swagger, { mode: "static", specification: { document: document as never } });
-  await app.register(swaggerUi, { routePrefix: "/docs", ...docsContentSecurityPolicy });
+  await serveDocument(app, openapi.document());
 
   const metricsServer = deps.metricsPort === undefined ? undefined : await listenMetrics(metrics, deps.metricsPort, deps.host ?? "127.0.0.1");
   const metricsAddress = metricsServer?.address();
