@@ -1,5 +1,6 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { isUtf8 } from "node:buffer";
+import type { AddressInfo } from "node:net";
 import { constants as zlib } from "node:zlib";
 import compress from "@fastify/compress";
 import cors from "@fastify/cors";
@@ -79,9 +80,13 @@ export interface GatewayDeps {
   outboxPollMs?: number;
   /** Run the gateway schema's pending migrations at start (apply, the default), or wait for the migration Job's (verify). */
   migrations?: MigrationMode;
-  /** A port of its own for /metrics (METRICS_PORT), on `host`; then the gateway's port serves no /metrics. */
+  /**
+   * The port of /metrics (METRICS_PORT), on `host`; unset, a free port on 127.0.0.1 (metricsUrl
+   * says which). The gateway's own port never answers /metrics: anonymous scrapers would cost
+   * every client.
+   */
   metricsPort?: number;
-  /** Where the metrics port listens (HOST); 127.0.0.1 when unset. */
+  /** Where the metrics port listens when METRICS_PORT is set (HOST); 127.0.0.1 when unset. */
   host?: string;
   logger: Logger;
 }
@@ -89,8 +94,8 @@ export interface GatewayDeps {
 export interface Gateway {
   app: FastifyInstance;
   db: Db;
-  /** http://host:port of the metrics port, when one was asked for. */
-  metricsUrl?: string;
+  /** http://127.0.0.1:port of the metrics port. */
+  metricsUrl: string;
   close(): Promise<void>;
   /**
    * SIGTERM: /readyz answers 503 and every answer says `Connection: close` (clients and the load
@@ -189,7 +194,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   });
   // Request counts and latencies per route, traces, and /metrics (with the pool and outbox below).
   const metrics = createMetricsRegistry("gateway");
-  installTelemetry(app, metrics, deps.metricsPort === undefined);
+  installTelemetry(app, metrics);
   let draining = false;
   app.addHook("onRequest", async (request, reply) => {
     reply.header("X-Request-Id", request.id);
@@ -304,8 +309,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
 
   await serveDocument(app, openapi.document());
 
-  const metricsServer = deps.metricsPort === undefined ? undefined : await listenMetrics(metrics, deps.metricsPort, deps.host ?? "127.0.0.1");
-  const metricsAddress = metricsServer?.address();
+  const metricsServer = await listenMetrics(metrics, deps.metricsPort ?? 0, deps.metricsPort === undefined ? "127.0.0.1" : (deps.host ?? "127.0.0.1"));
   const close = async () => {
     await closeServer(metricsServer);
     await app.close();
@@ -318,7 +322,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   return {
     app,
     db,
-    metricsUrl: metricsAddress && typeof metricsAddress === "object" ? `http://127.0.0.1:${metricsAddress.port}` : undefined,
+    metricsUrl: `http://127.0.0.1:${(metricsServer.address() as AddressInfo).port}`,
     close,
     shutdown: async (drainMs) => {
       draining = true;
