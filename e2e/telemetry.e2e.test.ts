@@ -73,8 +73,9 @@ function sample(text: string, name: string, labels: Record<string, string>): num
   return undefined;
 }
 
-const serviceUrlsOf = (platform: PlatformOnTestServices): Record<string, string> =>
-  JSON.parse(platform.logs.find((line) => line.includes('"platform ready"'))!).services;
+const platformReady = (platform: PlatformOnTestServices): { services: Record<string, string>; metrics: string } =>
+  JSON.parse(platform.logs.find((line) => line.includes('"platform ready"'))!);
+const serviceUrlsOf = (platform: PlatformOnTestServices): Record<string, string> => platformReady(platform).services;
 
 describe("traces and metrics (NATS, OTLP collector)", () => {
   let collector: Awaited<ReturnType<typeof startCollector>>;
@@ -118,7 +119,9 @@ describe("traces and metrics (NATS, OTLP collector)", () => {
     expect((await account.api("POST", "/v2/api/products", { key: "m-1", sku: "m-1" })).status).toBe(201);
     expect((await account.api("GET", "/v2/api/products?pageSize=5")).status).toBe(200);
 
-    const gateway = await (await fetch(`${platform.baseUrl}/metrics`)).text();
+    // Never on the API's port: on 127.0.0.1, where the start log says (no METRICS_PORT here).
+    expect((await fetch(`${platform.baseUrl}/metrics`)).status).toBe(404);
+    const gateway = await (await fetch(platformReady(platform).metrics)).text();
     expect(sample(gateway, "http_request_duration_seconds_count", { method: "POST", route: "/v2/api/products", status: "201", deployable: "gateway" })).toBeGreaterThanOrEqual(1);
     expect(sample(gateway, "http_request_duration_seconds_count", { method: "GET", route: "/v2/api/products", status: "200" })).toBeGreaterThanOrEqual(1);
     // DB_POOL_MAX 3: the rate limiter's own connection out of it, 2 for the main pool.

@@ -83,6 +83,8 @@ async function main(): Promise<void> {
       address,
       api: `${base}/v2/api`,
       docs: `${base}/docs`,
+      // Never on the API's port: METRICS_PORT, else a free port on 127.0.0.1.
+      metrics: `${gateway.metricsUrl}/metrics`,
       admin: config.ADMIN_TOKEN ? `on: ${base}/admin/v1` : "off: set ADMIN_TOKEN (16+ characters) to turn it on",
       startupMs: Date.now() - started,
       database: config.DATABASE_URL ? "DATABASE_URL" : "embedded",

@@ -1,10 +1,9 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { isUtf8 } from "node:buffer";
+import type { AddressInfo } from "node:net";
 import { constants as zlib } from "node:zlib";
 import compress from "@fastify/compress";
 import cors from "@fastify/cors";
-import swagger from "@fastify/swagger";
-import swaggerUi from "@fastify/swagger-ui";
 import type { Logger } from "pino";
 import type { Config } from "@analytics/config";
 import type { Bus } from "@analytics/bus";
@@ -19,9 +18,10 @@ import { KeyStatusCache } from "./accounts/key-status";
 import { TokenIssuer } from "./accounts/tokens";
 import { callAs, createClients, type ServiceUrls } from "./clients";
 import { HttpError, installErrorHandling } from "./http/errors";
-import { docsContentSecurityPolicy, installResponseHeaders, requestIdOf, setAnswerHeaders } from "./http/headers";
+import { installResponseHeaders, requestIdOf, setAnswerHeaders } from "./http/headers";
 import { answerRouterError, refuseHostileInput, refuseJsonShape } from "./http/hostile-input";
 import { OpenApi } from "./http/openapi";
+import { serveDocument } from "./http/prebuilt";
 import { installTelemetry } from "./http/telemetry";
 import { IdempotencyKeys } from "./http/idempotency";
 import { RateLimiter, rateLimiterPoolMax } from "./accounts/rate-limiter";
@@ -80,9 +80,13 @@ export interface GatewayDeps {
   outboxPollMs?: number;
   /** Run the gateway schema's pending migrations at start (apply, the default), or wait for the migration Job's (verify). */
   migrations?: MigrationMode;
-  /** A port of its own for /metrics (METRICS_PORT), on `host`; then the gateway's port serves no /metrics. */
+  /**
+   * The port of /metrics (METRICS_PORT), on `host`; unset, a free port on 127.0.0.1 (metricsUrl
+   * says which). The gateway's own port never answers /metrics: anonymous scrapers would cost
+   * every client.
+   */
   metricsPort?: number;
-  /** Where the metrics port listens (HOST); 127.0.0.1 when unset. */
+  /** Where the metrics port listens when METRICS_PORT is set (HOST); 127.0.0.1 when unset. */
   host?: string;
   logger: Logger;
 }
@@ -90,8 +94,8 @@ export interface GatewayDeps {
 export interface Gateway {
   app: FastifyInstance;
   db: Db;
-  /** http://host:port of the metrics port, when one was asked for. */
-  metricsUrl?: string;
+  /** http://127.0.0.1:port of the metrics port. */
+  metricsUrl: string;
   close(): Promise<void>;
   /**
    * SIGTERM: /readyz answers 503 and every answer says `Connection: close` (clients and the load
@@ -190,7 +194,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   });
   // Request counts and latencies per route, traces, and /metrics (with the pool and outbox below).
   const metrics = createMetricsRegistry("gateway");
-  installTelemetry(app, metrics, deps.metricsPort === undefined);
+  installTelemetry(app, metrics);
   let draining = false;
   app.addHook("onRequest", async (request, reply) => {
     reply.header("X-Request-Id", request.id);
@@ -305,13 +309,9 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     return reply.status(database ? 200 : 503).send({ status: database ? "ready" : "not ready", checks: { database } });
   });
 
-  const document = openapi.document();
-  app.get("/v2/api/openapi.json", async () => document);
-  await app.register(swagger, { mode: "static", specification: { document: document as never } });
-  await app.register(swaggerUi, { routePrefix: "/docs", ...docsContentSecurityPolicy });
+  await serveDocument(app, openapi.document());
 
-  const metricsServer = deps.metricsPort === undefined ? undefined : await listenMetrics(metrics, deps.metricsPort, deps.host ?? "127.0.0.1");
-  const metricsAddress = metricsServer?.address();
+  const metricsServer = await listenMetrics(metrics, deps.metricsPort ?? 0, deps.metricsPort === undefined ? "127.0.0.1" : (deps.host ?? "127.0.0.1"));
   const close = async () => {
     await closeServer(metricsServer);
     await app.close();
@@ -324,7 +324,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   return {
     app,
     db,
-    metricsUrl: metricsAddress && typeof metricsAddress === "object" ? `http://127.0.0.1:${metricsAddress.port}` : undefined,
+    metricsUrl: `http://127.0.0.1:${(metricsServer.address() as AddressInfo).port}`,
     close,
     shutdown: async (drainMs) => {
       draining = true;

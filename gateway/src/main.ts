@@ -27,6 +27,7 @@ async function main(): Promise<void> {
     logger,
   });
   await gateway.app.listen({ port: config.PORT, host: config.HOST ?? "0.0.0.0" });
+  logger.info({ metrics: `${gateway.metricsUrl}/metrics` }, "metrics listening");
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     process.once(signal, () => void gateway.shutdown(config.SHUTDOWN_DRAIN_MS).then(() => tracing.stop()).then(() => process.exit(0)));
   }

@@ -59,6 +59,59 @@ describe("/auth failure limits shared by every gateway (one database)", () => {
     for (let i = 0; i < 5; i++) expect((await gateways[0].app.inject({ method: "POST", url: "/admin/v1/accounts", headers: admin, payload: { name: `Y${i}` }, remoteAddress: "10.5.0.2" })).statusCode).toBe(201);
   });
 
+  it("answers 200 to 30 right keys sent at once from one address, which leave no failure behind", async () => {
+    const [one] = gateways;
+    const account = (await one.app.inject({ method: "POST", url: "/admin/v1/accounts", headers: admin, payload: { name: "Burst" } })).json();
+    const burst = await Promise.all(Array.from({ length: 30 }, () => auth(one, account.accountID, account.apiKey, "10.6.0.1")));
+    expect(burst.map((r) => r.statusCode)).toEqual(Array(30).fill(200));
+    // Not braked: the limit's worth of wrong keys are still checked (401), then the brake holds (429).
+    const wrong = `${account.apiKeyId}.wrong`;
+    for (let i = 0; i < 3; i++) expect((await auth(one, account.accountID, wrong, "10.6.0.1")).statusCode).toBe(401);
+    expect((await auth(one, account.accountID, account.apiKey, "10.6.0.1")).statusCode).toBe(429);
+    // Right keys at once on both gateways too.
+    const spread = await Promise.all(Array.from({ length: 30 }, (_, n) => auth(gateways[n % 2], account.accountID, account.apiKey, "10.6.0.2")));
+    expect(spread.map((r) => r.statusCode)).toEqual(Array(30).fill(200));
+    expect((await auth(gateways[1], account.accountID, account.apiKey, "10.6.0.2")).statusCode).toBe(200);
+  });
+
+  it("answers every malformed credential as a wrong key (401, same body), counted by the brake like one", async () => {
+    const [one] = gateways;
+    const account = (await one.app.inject({ method: "POST", url: "/admin/v1/accounts", headers: admin, payload: { name: "Malformed" } })).json();
+    const post = (payload: unknown, ip: string) => one.app.inject({ method: "POST", url: "/v2/api/auth", payload: payload as object, remoteAddress: ip });
+    const wrong = await post({ accountID: account.accountID, apiKey: `${account.apiKeyId}.wrong` }, "10.7.0.1");
+    expect(wrong.statusCode).toBe(401);
+    const malformed: [string, unknown][] = [
+      ["a NUL in accountID", { accountID: `${account.accountID}\u0000`, apiKey: account.apiKey }],
+      ["a NUL in apiKey", { accountID: account.accountID, apiKey: `${account.apiKeyId}\u0000.x` }],
+      ["an over-long accountID", { accountID: "a".repeat(10_000), apiKey: account.apiKey }],
+      ["an over-long apiKey", { accountID: account.accountID, apiKey: "k".repeat(10_000) }],
+      ["a number", { accountID: 12, apiKey: account.apiKey }],
+      ["an object", { accountID: account.accountID, apiKey: { key: account.apiKey } }],
+      ["an empty accountID", { accountID: "", apiKey: account.apiKey }],
+    ];
+    for (const [n, [what, payload]] of malformed.entries()) {
+      const res = await post(payload, `10.7.1.${n}`);
+      expect([what, res.statusCode, res.json()]).toEqual([what, 401, wrong.json()]);
+    }
+    // A lone surrogate, refused before any route looks at a body (http/hostile-input.ts), is a wrong key too.
+    const surrogate = await one.app.inject({
+      method: "POST",
+      url: "/v2/api/auth",
+      headers: { "content-type": "application/json" },
+      payload: `{"accountID": "${account.accountID}", "apiKey": "\\ud800${account.apiKeyId}"}`,
+      remoteAddress: "10.7.2.1",
+    });
+    expect([surrogate.statusCode, surrogate.json()]).toEqual([401, wrong.json()]);
+    // Counted like wrong keys: after the limit's worth of them the next is refused unchecked.
+    for (let i = 0; i < 3; i++) expect((await post({ accountID: `x\u0000${i}`, apiKey: account.apiKey }, "10.7.3.1")).statusCode).toBe(401);
+    expect((await post({ accountID: "x\u0000", apiKey: account.apiKey }, "10.7.3.1")).statusCode).toBe(429);
+    // A body that is not an object of the two fields stays a 400 naming what is wrong.
+    const extra = await post({ accountID: account.accountID, apiKey: account.apiKey, admin: true }, "10.7.4.1");
+    expect([extra.statusCode, extra.json().message]).toEqual([400, expect.stringContaining("admin")]);
+    const missing = await post({ accountID: account.accountID }, "10.7.4.1");
+    expect([missing.statusCode, missing.json().details]).toEqual([400, [expect.objectContaining({ path: "apiKey" })]]);
+  });
+
   it("lets a key go when its window ends, starts a new window, and prunes expired keys as failures arrive", async () => {
     const limiter = new FailureLimiter(gateways[0].db, 1);
     const brake = { key: "test ip:10.3.0.1", maxFailures: 2 };

@@ -1,6 +1,7 @@
 import { imageCapabilities, imageUrlKey } from "@analytics/auth";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import pino from "pino";
+import { Registry } from "prom-client";
 import { gatewayForFile, TEST_ADMIN_TOKEN, testGateway } from "./document";
 
 describe("HTTP behaviour of the edge", () => {
@@ -213,6 +214,8 @@ describe("image capability URLs (item 11)", () => {
 
 describe("metrics port (METRICS_PORT)", () => {
   const h = gatewayForFile({ metricsPort: 0 });
+  // Unset: its own free port on 127.0.0.1, never the public one.
+  const unset = gatewayForFile();
 
   it("serves /metrics on its own port alone: the public port answers it 404", async () => {
     expect((await h.gw.app.inject({ method: "GET", url: "/healthz" })).statusCode).toBe(200);
@@ -223,5 +226,24 @@ describe("metrics port (METRICS_PORT)", () => {
     expect(text).toContain('http_request_duration_seconds_count{deployable="gateway",method="GET",route="/healthz",status="200"} 1');
     expect(text).toContain('db_pool_max_connections{deployable="gateway"}');
     expect((await fetch(`${h.gw.metricsUrl}/healthz`)).status).toBe(404);
+  });
+
+  it("renders once for 32 scrapers at once (its first scrape)", async () => {
+    const renders = jest.spyOn(Registry.prototype, "metrics");
+    try {
+      const answers = await Promise.all(Array.from({ length: 32 }, () => fetch(`${unset.gw.metricsUrl}/metrics`).then((r) => r.text())));
+      // One render serves every scraper; a machine stalled over a second between arrivals may render
+      // again, never once per scraper (32 without the sharing).
+      expect(renders.mock.calls.length).toBeLessThanOrEqual(3);
+      expect(new Set(answers).size).toBeLessThanOrEqual(renders.mock.calls.length);
+    } finally {
+      renders.mockRestore();
+    }
+  });
+
+  it("without METRICS_PORT still never answers anonymous /metrics on the public port, but on 127.0.0.1", async () => {
+    for (const method of ["GET", "HEAD"] as const) expect((await unset.gw.app.inject({ method, url: "/metrics" })).statusCode).toBe(404);
+    expect(unset.gw.metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(await (await fetch(`${unset.gw.metricsUrl}/metrics`)).text()).toContain('db_pool_max_connections{deployable="gateway"}');
   });
 });

@@ -15,13 +15,17 @@ const PRUNE_BATCH = 100;
  * on the same count: N gateways do not give N times the attempts. Time is the database's clock,
  * the same for all of them.
  *
- * Each attempt is counted before its secret is checked (attempt), in one statement: an upsert that
- * counts atomically under any concurrency, and
- * deletes a batch of expired rows of other keys on the way, so the table holds about the keys
- * that failed within one window. A database that cannot answer fails the request (503), never
- * lets it through unbraked.
+ * An attempt is counted before its secret is checked, in one statement: an upsert that counts
+ * atomically under any concurrency, and deletes a batch of expired rows of other keys on the way,
+ * so the table holds about the keys that failed within one window. A right secret gives its count
+ * back. Attempts on the same keys take turns within a gateway (check): a burst of right keys from
+ * one address never holds more than one count at a time, so it is never braked by itself, while
+ * attempts over the limit are still refused unchecked on every gateway. A database that cannot
+ * answer fails the request (503), never lets it through unbraked.
  */
 export class FailureLimiter {
+  private readonly turns = new Turns();
+
   constructor(
     private readonly db: Db,
     private readonly windowSeconds: number,
@@ -46,23 +50,30 @@ export class FailureLimiter {
   }
 
   /**
-   * An attempt counted before its secret is checked, and the seconds to wait when it is over a
-   * brake's limit (then it is refused unchecked). Counted first, attempts made at once cannot all
-   * read a count from before any of them failed: only the limit's worth are ever checked. A
-   * successful attempt gives its count back (succeeded).
+   * One attempt: counted, then `isRight` run unless the count is over a brake's limit; a right
+   * attempt gives its count back, so only wrong ones stay counted. The seconds to wait when it was
+   * refused unchecked, else whether it was right. Counted first, attempts made at once on several
+   * gateways cannot all read a count from before any of them failed; taking turns here, right
+   * ones made at once on this gateway never add up to the limit.
    */
-  async attempt(brakes: Brake[]): Promise<number> {
-    const rows = await this.count(brakes.map((b) => b.key));
-    let wait = 0;
-    for (const row of rows) {
-      const brake = brakes.find((b) => b.key === row.key);
-      if (brake && row.failures > brake.maxFailures) wait = Math.max(wait, Math.ceil(row.seconds));
-    }
-    return wait;
+  async check(brakes: Brake[], isRight: () => Promise<boolean>): Promise<{ retryAfter: number } | { right: boolean }> {
+    const keys = brakes.map((b) => b.key);
+    return this.turns.run(keys, async () => {
+      const rows = await this.count(keys);
+      let wait = 0;
+      for (const row of rows) {
+        const brake = brakes.find((b) => b.key === row.key);
+        if (brake && row.failures > brake.maxFailures) wait = Math.max(wait, Math.ceil(row.seconds));
+      }
+      if (wait > 0) return { retryAfter: wait };
+      const right = await isRight();
+      if (right) await this.succeeded(keys);
+      return { right };
+    });
   }
 
   /** An attempt that was right: it counts as no failure. */
-  async succeeded(keys: string[]): Promise<void> {
+  private async succeeded(keys: string[]): Promise<void> {
     await this.db.raw("UPDATE auth_failures SET failures = greatest(failures - 1, 0) WHERE key = ANY(?::text[]) AND reset_at > now()", [[...new Set(keys)].sort()]);
   }
 
@@ -84,5 +95,32 @@ export class FailureLimiter {
       { keys: sorted, batch: PRUNE_BATCH, window: this.windowSeconds },
     );
     return rows;
+  }
+}
+
+/** Work on a set of keys run one at a time per key, in this process (no connection held while waiting). */
+class Turns {
+  private readonly tails = new Map<string, Promise<void>>();
+
+  async run<T>(keys: string[], work: () => Promise<T>): Promise<T> {
+    // Keys taken in one order: two attempts sharing keys never wait for each other crosswise.
+    const releases: (() => void)[] = [];
+    try {
+      for (const key of [...new Set(keys)].sort()) releases.push(await this.take(key));
+      return await work();
+    } finally {
+      for (const release of releases) release();
+    }
+  }
+
+  private take(key: string): Promise<() => void> {
+    const before = this.tails.get(key) ?? Promise.resolve();
+    let release!: () => void;
+    const tail = before.then(() => new Promise<void>((resolve) => (release = resolve)));
+    this.tails.set(key, tail);
+    return before.then(() => () => {
+      release();
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    });
   }
 }

@@ -1,9 +1,10 @@
 import type { FastifyRequest } from "fastify";
 import { z } from "zod";
 import { sameSecret, type Caller } from "@analytics/auth";
-import type { Db } from "@analytics/db";
+import { isUuid, type Db } from "@analytics/db";
 import { generalResponse } from "@analytics/errors";
 import { HttpError } from "../http/errors";
+import { documentAs } from "../http/openapi";
 import { route, type RouteContext } from "../http/route";
 import { generalResponseSchema } from "../http/schemas";
 import { newApiKey, secretMatches, splitApiKey } from "./api-keys";
@@ -56,37 +57,57 @@ export function adminAuthenticator(o: Pick<AccountsOptions, "db" | "adminToken" 
   const failures = new FailureLimiter(o.db, o.authFailureWindowSeconds);
   return async (request: FastifyRequest): Promise<void> => {
     const brakes = [{ key: `admin ip:${request.ip}`, maxFailures: o.authMaxFailures }];
-    await refuseWhileBraked(failures, brakes);
     const match = /^Bearer (.+)$/i.exec(request.headers.authorization ?? "");
-    if (adminToken && match && sameSecret(match[1], adminToken)) return failures.succeeded(brakes.map((b) => b.key));
-    throw new HttpError(401, "admin token required", undefined, { "WWW-Authenticate": 'Bearer realm="admin"' });
+    const right = await checkBraked(failures, brakes, async () => Boolean(adminToken && match && sameSecret(match[1], adminToken)));
+    if (!right) throw new HttpError(401, "admin token required", undefined, { "WWW-Authenticate": 'Bearer realm="admin"' });
   };
 }
 
-/** The attempt counted, and refused unchecked (429) when it is over a brake's limit. */
-async function refuseWhileBraked(limiter: FailureLimiter, brakes: Brake[]): Promise<void> {
-  const wait = await limiter.attempt(brakes);
-  if (wait > 0) throw new HttpError(429, "too many failed attempts, try again later", undefined, { "Retry-After": String(wait) });
+/** Whether the attempt was right; refused unchecked (429) when it is over a brake's limit. */
+async function checkBraked(limiter: FailureLimiter, brakes: Brake[], isRight: () => Promise<boolean>): Promise<boolean> {
+  const outcome = await limiter.check(brakes, isRight);
+  if ("retryAfter" in outcome) throw new HttpError(429, "too many failed attempts, try again later", undefined, { "Retry-After": String(outcome.retryAfter) });
+  return outcome.right;
 }
 
 /**
  * The brakes of POST /auth. Failures count per client address and per (address, account), never
  * per account alone: a stranger who knows an account id cannot lock its owner out. An address may
  * fail AUTH_MAX_FAILURES times on one account, and five times that over all accounts (one office
- * behind one NAT runs several integrations).
+ * behind one NAT runs several integrations). An account id that is no UUID names no account: such
+ * attempts share one brake (whatever they hold, a NUL or 10 kB, is never stored).
  */
-export function authBrakes(o: Pick<AccountsOptions, "authMaxFailures">, address: string, accountId: string): Brake[] {
+export function authBrakes(o: Pick<AccountsOptions, "authMaxFailures">, address: string, accountId: unknown): Brake[] {
+  const account = typeof accountId === "string" && isUuid(accountId) ? accountId.toLowerCase() : "none";
   return [
     { key: `auth ip:${address}`, maxFailures: o.authMaxFailures * 5 },
-    { key: `auth ip:${address} account:${accountId.toLowerCase()}`, maxFailures: o.authMaxFailures },
+    { key: `auth ip:${address} account:${account}`, maxFailures: o.authMaxFailures },
   ];
 }
 
 const authResponse = z.object({ accessToken: z.string(), tokenType: z.literal("Bearer"), expiresIn: z.number().int() });
 
-/** POST /v2/api/auth: the same 401 for an unknown account, an unknown key and a wrong secret. */
+const credentials = z.strictObject({ accountID: z.string().min(1).max(100), apiKey: z.string().min(1).max(500) });
+
+/**
+ * POST /v2/api/auth: the same 401 for an unknown account, an unknown key, a wrong secret and a
+ * credential that could never be right (not a string, too long, a NUL, a lone surrogate): such an
+ * answer tells an attacker nothing, and counts against the brakes like any wrong key.
+ */
 export function authRoutes(ctx: RouteContext, o: AccountsOptions, tokens: TokenIssuer): void {
   const failures = new FailureLimiter(o.db, o.authFailureWindowSeconds);
+  const exchange = async (request: FastifyRequest, accountID: unknown, apiKey: unknown) => {
+    const given = credentials.safeParse({ accountID, apiKey });
+    const parts = given.success ? splitApiKey(given.data.apiKey) : undefined;
+    const right = await checkBraked(failures, authBrakes(o, request.ip, accountID), async () => {
+      const stored = parts && given.data ? await accounts.activeKeyHash(o.db, given.data.accountID, parts.apiKeyId) : undefined;
+      // The secret is hashed whatever was sent: a malformed credential takes as long as a wrong one.
+      return secretMatches(o.apiKeyPepper, parts?.secret ?? "", stored);
+    });
+    if (!right || !given.data || !parts) throw new HttpError(401, "wrong account id or API key");
+    const accessToken = await tokens.issue({ accountId: given.data.accountID.toLowerCase(), apiKeyId: parts.apiKeyId });
+    return { accessToken, tokenType: "Bearer" as const, expiresIn: tokens.ttlSeconds };
+  };
   route(ctx, {
     method: "POST",
     url: "/v2/api/auth",
@@ -94,22 +115,21 @@ export function authRoutes(ctx: RouteContext, o: AccountsOptions, tokens: TokenI
     summary: "Exchange an account id and API key for a bearer token",
     tag: "Authentication",
     auth: "none",
-    body: z.strictObject({ accountID: z.string().min(1).max(100), apiKey: z.string().min(1).max(500) }),
+    // Any value of the two fields is a credential to check (a malformed one is a wrong one, 401); the document shows the real ones.
+    body: documentAs(z.strictObject({ accountID: z.unknown(), apiKey: z.unknown() }), credentials),
     responses: {
       200: { description: "access token", schema: authResponse },
-      400: { description: "bad body", schema: generalResponseSchema },
-      401: { description: "wrong or revoked credentials", schema: generalResponseSchema },
+      400: { description: "a body that is not an object of accountID and apiKey alone", schema: generalResponseSchema },
+      401: { description: "wrong, malformed or revoked credentials", schema: generalResponseSchema },
       429: { description: "too many failed attempts; see Retry-After", schema: generalResponseSchema },
     },
-    handler: async ({ body }, request) => {
-      const brakes = authBrakes(o, request.ip, body.accountID);
-      await refuseWhileBraked(failures, brakes);
-      const parts = splitApiKey(body.apiKey);
-      const stored = parts ? await accounts.activeKeyHash(o.db, body.accountID, parts.apiKeyId) : undefined;
-      if (!parts || !secretMatches(o.apiKeyPepper, parts.secret, stored)) throw new HttpError(401, "wrong account id or API key");
-      await failures.succeeded(brakes.map((b) => b.key));
-      const accessToken = await tokens.issue({ accountId: body.accountID.toLowerCase(), apiKeyId: parts.apiKeyId });
-      return { accessToken, tokenType: "Bearer", expiresIn: tokens.ttlSeconds };
+    handler: async ({ body }, request) => exchange(request, body.accountID, body.apiKey),
+    // A credential the gateway refuses before any route looks at it (a lone surrogate, http/hostile-input.ts) is a wrong one too.
+    errorHandler: async (error, request, reply) => {
+      const body = request.body as Record<string, unknown> | undefined;
+      const illFormed = (value: unknown) => typeof value === "string" && !value.isWellFormed();
+      if (!(error instanceof HttpError && error.statusCode === 400 && (illFormed(body?.accountID) || illFormed(body?.apiKey)))) throw error;
+      return reply.send(await exchange(request, undefined, undefined));
     },
   });
 }

@@ -74,6 +74,7 @@ const rateLimitHeaders = {
 /** On every answer (app.ts sets it first thing). */
 const requestIdHeader = { "X-Request-Id": { $ref: "#/components/headers/RequestId" } };
 const replayedHeader = { "Idempotent-Replayed": { $ref: "#/components/headers/IdempotentReplayed" } };
+const redactedHeader = { "Idempotent-Redacted": { $ref: "#/components/headers/IdempotentRedacted" } };
 /**
  * Statuses of an account's write that are never a kept answer replayed: decided before the key is
  * claimed (401, 413, 415, 429) or not kept (5xx).
@@ -275,6 +276,7 @@ export class OpenApi {
       ...requestIdHeader,
       ...(account && status !== "401" ? rateLimitHeaders : {}),
       ...(idempotent && /^[24]/.test(status) && !neverReplayed.test(status) ? replayedHeader : {}),
+      ...(idempotent && (spec as { shownOnce?: string }).shownOnce && /^2/.test(status) ? redactedHeader : {}),
       ...(status === "429" || status === "503" ? { "Retry-After": retryAfterHeader } : {}),
     });
     const responses: Record<string, unknown> = {};
@@ -404,7 +406,7 @@ export class OpenApi {
             in: "header",
             required: false,
             description:
-              "Makes a retry safe: the request is done at most once per account and key for 24 hours; a repeat answers the first answer again (with `Idempotent-Replayed: true`), writing nothing. The same key with another method, path or body is a 422; a repeat while the first runs is a 409; 5xx answers are not kept.",
+              "Makes a retry safe: the request is done at most once per account and key for 24 hours; a repeat answers the first answer again (with `Idempotent-Replayed: true`), writing nothing. Kept per account; the same key with another method, path, body or API key is a 422 (an API key never sees another's kept answer); a repeat while the first runs is a 409; 5xx answers are not kept.",
             schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7E]+$" },
           },
         },
@@ -421,12 +423,16 @@ export class OpenApi {
           },
           RateLimit: {
             description:
-              'the account\'s bucket after this request (IETF httpapi ratelimit-headers draft): `"account";r=<tokens left>;t=<seconds until full>` (over the limit: seconds until the request\'s cost is available). The tokens left are approximate while the bucket is well filled: each gateway leases tokens of the shared bucket for up to a second, and counts what the bucket had at its lease less what it spent since (not the refill nor other gateways\' requests meanwhile); near the limit they are exact. A read costs 1, a write 1 per item (at least 5). Sent on every answer to a request with an account\'s valid token (404 and 405 under /v2/api too; an answer refused before its route ran costs 1); not on a 401 (without a valid token there is no account), nor on /auth and admin answers (their own brake) and image URLs (no token); absent when the limiter\'s store failed (the request passed unlimited).',
+              'the account\'s bucket after this request (IETF httpapi ratelimit-headers draft): `"account";r=<tokens left>;t=<seconds until full>` (over the limit: seconds until the request\'s cost is available). The tokens left are approximate while the bucket is well filled: each gateway leases tokens of the shared bucket for up to a second, and counts what the bucket had at its lease less what it spent since (not the refill nor other gateways\' requests meanwhile); near the limit they are exact. A read costs 1, a write 1 per element of every array in its body at any depth (batch items, purchase-order and transaction lines, deliveries, statements, keys) and per mapping value, at least 5 and at most 1000. Sent on every answer to a request with an account\'s valid token (404 and 405 under /v2/api too; an answer refused before its route ran costs 1); not on a 401 (without a valid token there is no account), nor on /auth and admin answers (their own brake) and image URLs (no token); absent when the limiter\'s store failed (the request passed unlimited).',
             schema: { type: "string", maxLength: 100 },
           },
           "RateLimit-Policy": {
             description: 'the account\'s limit: `"account";q=<bucket size>;w=<seconds to refill it>` (default q=6000;w=60: 100 a second, bursts of 6000; an account setting). Sent with `RateLimit`.',
             schema: { type: "string", maxLength: 100 },
+          },
+          IdempotentRedacted: {
+            description: "on a replayed answer: the field of the first answer that is shown only once and was left out (`secret`: a webhook's signing secret is never kept; rotate it if the first answer was lost)",
+            schema: { type: "string", enum: ["secret"] },
           },
           IdempotentReplayed: { description: "`true` on an answer replayed for a repeated Idempotency-Key", schema: { type: "string", enum: ["true"] } },
           CurrentETag: {

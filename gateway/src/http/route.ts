@@ -50,6 +50,8 @@ export interface RouteSpec<P extends Shape, Q extends Shape, B extends z.ZodType
    * it, and the answer carries it (no call more).
    */
   dataVersion?: DataVersionOf;
+  /** The route's own error handler (what it throws goes on to the gateway's). */
+  errorHandler?: (error: Error, request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 }
 
 export interface RouteContext {
@@ -172,6 +174,7 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
     method: spec.method,
     url: spec.url,
     bodyLimit: spec.bodyLimit,
+    errorHandler: spec.errorHandler,
     // An account's route: answers it refuses before the handler are rate limited too (rate-limits.ts).
     config: { rateLimited: spec.auth === "bearer", maxObjectKeys: spec.maxObjectKeys },
     // Before the body is read: a stranger's body is never buffered nor parsed, and a declared

@@ -7,10 +7,10 @@ const spans = new WeakMap<FastifyRequest, Span>();
 /**
  * Every request is counted by method, route template and status with its duration, and, while
  * tracing is on, is a span continuing the client's traceparent (if it sent one); the routes run
- * inside it (inRequestSpan), so their Connect calls carry it on. /metrics answers the registry,
- * unless it has a port of its own (METRICS_PORT: `serveMetrics` false).
+ * inside it (inRequestSpan), so their Connect calls carry it on. The registry is answered on a
+ * port of its own (app.ts), never on this public one.
  */
-export function installTelemetry(app: FastifyInstance, registry: Registry, serveMetrics = true): void {
+export function installTelemetry(app: FastifyInstance, registry: Registry): void {
   const durations = httpRequestDurations(registry);
   // Tracing is started (or not) before the gateway is built: while off, no hook runs for it.
   if (tracingEnabled()) {
@@ -30,7 +30,6 @@ export function installTelemetry(app: FastifyInstance, registry: Registry, serve
     endSpan(spans.get(request), reply.statusCode >= 500 ? `status ${reply.statusCode}` : undefined, { "http.response.status_code": reply.statusCode });
     done();
   });
-  if (serveMetrics) app.get("/metrics", async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
 }
 
 /** Runs a route's handler as part of its request's span, so the calls it makes continue the trace. */

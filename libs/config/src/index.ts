@@ -60,7 +60,8 @@ export const configSchema = z.object({
   HEALTH_PORT: port.optional(),
   /**
    * A plain HTTP/1.1 port for /metrics alone (the gateway and each service); when set, no other
-   * port answers /metrics, so the gateway's public port does not. Unset: /metrics where it always was.
+   * port answers /metrics. Unset: the gateway's on a free port of 127.0.0.1 (logged at start),
+   * never its public port; a service's on its health and Connect ports.
    */
   METRICS_PORT: port.optional(),
   /**

@@ -13,7 +13,7 @@ import { createDb, migrate, pendingMigrations, ping, type Db, type Migration } f
 import { toConnectError } from "@analytics/errors";
 import { pruneInbox } from "@analytics/inbox";
 import { OutboxRelay } from "@analytics/outbox";
-import { closeServer, createMetricsRegistry, endSpan, inSpan, listenMetrics, rpcServerDurations, SpanKind, startSpan, startTracing, tracingEnabled } from "@analytics/telemetry";
+import { closeServer, createMetricsRegistry, endSpan, inSpan, listenMetrics, rpcServerDurations, scrapeOf, SpanKind, startSpan, startTracing, tracingEnabled } from "@analytics/telemetry";
 import { consumerMetrics, durableName, subscribeConsumer, type ConsumerDefinition } from "./consumers";
 import { consumerLagMetrics, storeMetrics } from "./metrics";
 import type { ReplicaOptions } from "./replicas";
@@ -161,7 +161,7 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
     const ready = () => (draining ? Promise.resolve(false) : ping(db));
     const dependencies = { database: () => ping(db), bus: () => deps.bus.ping() };
     // With a metrics port, /metrics answers there alone.
-    const health = healthHandler(ready, dependencies, deps.metricsPort === undefined ? () => metrics.metrics() : undefined, metrics.contentType);
+    const health = healthHandler(ready, dependencies, deps.metricsPort === undefined ? scrapeOf(metrics) : undefined, metrics.contentType);
     server = http2.createServer(
       connectNodeAdapter({
         routes: (router) => definition.routes(router, context),
@@ -363,15 +363,17 @@ export async function dependencyChecks(probes: Record<string, () => Promise<unkn
 
 /**
  * /healthz: alive (always 200), with each dependency's state in `checks`; /readyz: able to serve
- * (its own database answers), within READY_DEADLINE_MS even when Postgres hangs; /metrics.
+ * (its own database answers), within READY_DEADLINE_MS even when Postgres hangs; /metrics
+ * (rendered at most once a second, telemetry's scrapeOf).
  */
 function healthHandler(ready: () => Promise<unknown>, dependencies: Record<string, () => Promise<unknown>>, metrics: (() => Promise<string>) | undefined, metricsType: string): NodeHandler {
   return (req, res) => {
     if (req.url === "/metrics" && metrics) {
-      return void metrics().then((text) => {
-        res.writeHead(200, { "content-type": metricsType });
+      const answer = (status: number, text: string) => {
+        res.writeHead(status, { "content-type": metricsType });
         res.end(text);
-      });
+      };
+      return void metrics().then((text) => answer(200, text), () => answer(500, ""));
     }
     const reply = (status: number, body: unknown) => {
       res.writeHead(status, { "content-type": "application/json" });

@@ -1,5 +1,6 @@
 import net from "node:net";
 import pino from "pino";
+import { Registry } from "prom-client";
 import { InProcessBus } from "@analytics/bus";
 import { topics } from "@analytics/contracts";
 import { createDb, migrate, pendingMigrations } from "@analytics/db";
@@ -51,6 +52,21 @@ describe("startService (real Postgres)", () => {
       const health = await fetch(`${service.healthUrl}/healthz`);
       expect([health.status, await health.json()]).toEqual([200, { status: "ok", checks: { database: true, bus: false } }]);
     } finally {
+      await service.close();
+    }
+  });
+
+  it("renders /metrics once for 32 scrapers at once on its health port", async () => {
+    const service = await startService(definition, deps(new InProcessBus(), 0, 0));
+    const renders = jest.spyOn(Registry.prototype, "metrics");
+    try {
+      const answers = await Promise.all(Array.from({ length: 32 }, () => fetch(`${service.healthUrl}/metrics`).then((r) => r.text())));
+      // One render serves every scraper; a machine stalled over a second between arrivals may render
+      // again, never once per scraper (32 without the sharing).
+      expect(renders.mock.calls.length).toBeLessThanOrEqual(3);
+      expect(new Set(answers).size).toBeLessThanOrEqual(renders.mock.calls.length);
+    } finally {
+      renders.mockRestore();
       await service.close();
     }
   });

@@ -109,17 +109,50 @@ export function counterReadOnScrape(registry: Registry, name: string, help: stri
   });
 }
 
+/** The shortest time between two renders of a registry's metrics. */
+export const SCRAPE_INTERVAL_MS = 1_000;
+
+/**
+ * A registry's /metrics text, rendered at most once per `intervalMs` however many scrape: a
+ * render in progress is shared by every scrape that arrives meanwhile, and its text answers them
+ * until the interval has passed. Each render reads gauges from Postgres and NATS: 32 scrapers
+ * cost one. A failed render is not kept.
+ */
+export function sharedRender(registry: Registry, intervalMs = SCRAPE_INTERVAL_MS, now: () => number = Date.now): () => Promise<string> {
+  let last: { at: number; text: Promise<string> } | undefined;
+  let rendering = false;
+  return () => {
+    if (!last || (!rendering && now() - last.at >= intervalMs)) {
+      rendering = true;
+      const text = registry.metrics().finally(() => (rendering = false));
+      text.catch(() => last?.text === text && (last = undefined));
+      last = { at: now(), text };
+    }
+    return last.text;
+  };
+}
+
+const renders = new WeakMap<Registry, () => Promise<string>>();
+
+/** The registry's one sharedRender: every port that answers its /metrics shares it. */
+export function scrapeOf(registry: Registry): () => Promise<string> {
+  let render = renders.get(registry);
+  if (!render) renders.set(registry, (render = sharedRender(registry)));
+  return render;
+}
+
 /**
  * /metrics alone on a port of its own (METRICS_PORT), plain HTTP/1.1: Prometheus scrapes it and
  * the NetworkPolicy opens it to the monitoring namespace only, while the public port serves none.
  */
 export async function listenMetrics(registry: Registry, port: number, host: string): Promise<http.Server> {
+  const scrape = scrapeOf(registry);
   const server = http.createServer((req, res) => {
     if (req.url !== "/metrics" || (req.method !== "GET" && req.method !== "HEAD")) {
       res.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
       return;
     }
-    registry.metrics().then(
+    scrape().then(
       (text) => res.writeHead(200, { "content-type": registry.contentType }).end(text),
       () => res.writeHead(500).end(),
     );
