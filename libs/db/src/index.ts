@@ -32,6 +32,9 @@ export interface DbOptions {
   statementTimeoutMs?: number;
 }
 
+/** A pooled pg client as knex marks it: its id, and the error that made it unusable. */
+type PooledClient = pg.Client & { __knexUid: string; __knex__disposed?: unknown };
+
 export const DB_DEFAULTS = { acquireTimeoutMs: 5_000, statementTimeoutMs: 15_000 };
 
 export function createDb({
@@ -68,7 +71,22 @@ export function createDb({
         const status = connection.getTransactionStatus();
         return status === null || status === "I";
       },
+      afterCreate: (connection: PooledClient, done: (error: Error | null, connection: PooledClient) => void) => {
+        const uid = connection.__knexUid;
+        live.set(uid, connection);
+        connection.once("end", () => live.delete(uid));
+        done(null, connection);
+      },
     },
+  });
+  // A connection whose statement failed because the connection did (the server terminated the
+  // session) is never handed out again. The driver learns that the socket closed only a moment
+  // later; until then the pool would give the dead connection to the next call, which would fail
+  // as well. knex's own check (`__knex__disposed`, set once the driver saw the end) drops it.
+  const live = new Map<string, PooledClient>();
+  db.client.on("query-error", (error: unknown, query: { __knexUid?: string }) => {
+    const connection = query.__knexUid === undefined ? undefined : live.get(query.__knexUid);
+    if (connection && connectionLost(error)) connection.__knex__disposed ??= error;
   });
   // A wait for a pooled connection (or a new one's connecting) that failed while this process
   // stood still (SIGSTOP, a paused node) timed out on the clock alone: the connection handed back

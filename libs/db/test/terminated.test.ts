@@ -69,6 +69,21 @@ describe("terminated database connections (real Postgres)", () => {
     expect((await admin("things").select("n")).map((r) => r.n)).toEqual([2]);
   });
 
+  it("hands out no connection whose statement failed because the server terminated it, even before the driver read its end", async () => {
+    const one = database.openDb("terminated", { applicationName: `${app}-one`, poolMax: 1 });
+    for (let round = 0; round < 3; round++) {
+      const running = one.raw("SELECT pg_sleep(5)").then((result) => result);
+      await eventually(async () => (await admin.raw("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = ? AND query LIKE '%pg_sleep%' AND state = 'active'", [`${app}-one`])).rows[0].n === 1, 5_000, "the statement running");
+      // The next call is made the moment the statement fails, as a busy service would.
+      const next = running.then(
+        () => Promise.reject(new Error("expected the statement to fail")),
+        (error: { code?: string }) => (expect(error.code).toBe("57P01"), one.raw("SELECT 42 AS n")),
+      );
+      await admin.raw("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ?", [`${app}-one`]);
+      expect((await next).rows[0].n).toBe(42);
+    }
+  });
+
   it("hands out no dead connection after its sessions were terminated between calls", async () => {
     await Promise.all([1, 2, 3, 4].map(() => db.raw("SELECT pg_sleep(0.01)")));
     expect(await terminateAll()).toBeGreaterThan(0);
