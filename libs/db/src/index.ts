@@ -251,15 +251,20 @@ export async function retrying<T>(operation: () => Promise<T>, attempts = 3, ret
 }
 
 /**
- * The signal of the call being served (its deadline passed, its caller hung up, the server is
- * stopping): libs/rpc runs each call's handler within it, and a transaction of the call never
- * commits once it has fired.
+ * The call being served: its signal (its deadline passed, its caller hung up, the server is
+ * stopping) and its deadline (a performance.now() time). libs/rpc runs each call's handler within
+ * it; a transaction of the call never commits once the signal has fired, and its statements are
+ * cancelled by Postgres when the deadline passes.
  */
-const callSignal = new AsyncLocalStorage<AbortSignal>();
+interface Call {
+  signal: AbortSignal;
+  deadline?: number;
+}
+const currentCall = new AsyncLocalStorage<Call>();
 
-/** Runs `run` as part of a call that ends when `signal` fires. */
-export function duringCall<T>(signal: AbortSignal, run: () => T): T {
-  return callSignal.run(signal, run);
+/** Runs `run` as part of a call that ends when `signal` fires, at the latest `timeoutMs` from now. */
+export function duringCall<T>(signal: AbortSignal, run: () => T, timeoutMs?: number): T {
+  return currentCall.run({ signal, deadline: timeoutMs === undefined ? undefined : performance.now() + timeoutMs }, run);
 }
 
 /** A transaction rolled back because its call had ended: nothing was written (libs/errors: 503). */
@@ -308,16 +313,17 @@ const LOST_CONNECTION = /Connection terminated|not queryable|Query read timeout/
  * whose answer is lost is never retried: OutcomeUnknownError.
  */
 export function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>, attempts = 3): Promise<T> {
-  const signal = callSignal.getStore();
-  return retrying(() => transactionOnce(db, work, signal), attempts, (error) => isRetriable(error) || (!(error instanceof OutcomeUnknownError) && connectionLost(error)));
+  const call = currentCall.getStore();
+  return retrying(() => transactionOnce(db, work, call), attempts, (error) => isRetriable(error) || (!(error instanceof OutcomeUnknownError) && connectionLost(error)));
 }
 
-async function transactionOnce<T>(db: Db, work: (tx: Tx) => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal?.aborted) throw new CallEndedError();
+async function transactionOnce<T>(db: Db, work: (tx: Tx) => Promise<T>, call: Call | undefined): Promise<T> {
+  if (call?.signal.aborted) throw new CallEndedError();
   let committing = false;
   let failed: { error: unknown } | undefined;
   try {
     return await db.transaction(async (tx) => {
+      await endStatementsAtDeadline(db, tx, call);
       let result: T;
       try {
         result = await work(tx);
@@ -326,7 +332,7 @@ async function transactionOnce<T>(db: Db, work: (tx: Tx) => Promise<T>, signal: 
         throw error;
       }
       // The last moment the write can still be taken back.
-      if (signal?.aborted) throw (failed = { error: new CallEndedError() }).error;
+      if (call?.signal.aborted) throw (failed = { error: new CallEndedError() }).error;
       committing = true;
       return result;
     });
@@ -337,6 +343,19 @@ async function transactionOnce<T>(db: Db, work: (tx: Tx) => Promise<T>, signal: 
     if (failed && error !== failed.error) throw failed.error;
     throw error;
   }
+}
+
+/**
+ * A statement of the transaction still running when its call's deadline passes (waiting for a
+ * lock) is cancelled by Postgres then (57014, a 503: nothing written), so that the service's own
+ * answer reaches the caller before the caller gives up with an unknown outcome. One statement more
+ * per transaction, only where the call's deadline comes before the statement timeout.
+ */
+async function endStatementsAtDeadline(db: Db, tx: Tx, call: Call | undefined): Promise<void> {
+  if (call?.deadline === undefined) return;
+  const left = Math.max(1, Math.floor(call.deadline - performance.now()));
+  const statementTimeout = (db.client.config.connection as { statement_timeout?: number }).statement_timeout ?? Number.POSITIVE_INFINITY;
+  if (left < statementTimeout) await tx.raw("SELECT set_config('statement_timeout', ?, true)", [`${left}ms`]);
 }
 
 export async function ping(db: Db): Promise<void> {

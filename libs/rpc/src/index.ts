@@ -298,9 +298,9 @@ function errorsAndLogging(logger: Logger, durations: ReturnType<typeof rpcServer
       return wire;
     };
     try {
-      // The call's signal (its deadline, the caller hanging up, shutdown) reaches its transactions:
-      // none commits once the call has ended (libs/db inTransaction).
-      const res = await duringCall(req.signal, () => next(req));
+      // The call's signal (its deadline, the caller hanging up, shutdown) and deadline reach its
+      // transactions: none commits once the call has ended (libs/db inTransaction).
+      const res = await duringCall(req.signal, () => next(req), timeoutOf(req.header));
       if (!res.stream) {
         logger.debug({ rpc: req.method.name, ms: Math.round(performance.now() - started) }, "rpc");
         finished("ok");
@@ -334,6 +334,12 @@ function errorsAndLogging(logger: Logger, durations: ReturnType<typeof rpcServer
       throw failed(error);
     }
   }
+}
+
+/** The call's deadline as its caller sent it (Connect-Timeout-Ms), in ms from now. */
+function timeoutOf(header: Headers): number | undefined {
+  const ms = Number(header.get("connect-timeout-ms") ?? undefined);
+  return Number.isInteger(ms) && ms > 0 ? ms : undefined;
 }
 
 /** Connect's own code names (`not_found`), as on the wire. */

@@ -36,17 +36,24 @@ describe("a write past its call's deadline (real Postgres)", () => {
       },
     ],
     routes: (router, context) =>
-      router.rpc(PlanningService.method.getAccountVersion, async () => {
+      router.rpc(PlanningService.method.getAccountVersion, async (_request, call) => {
         await commit(context, async (tx) => {
           await tx.raw("SELECT id FROM gate WHERE id = 1 FOR UPDATE");
           await tx("writes").insert({});
+          await beforeCommit?.(call.signal);
         });
         return { version: 1n };
       }),
   };
+  /** The test's hook: the write's work ends when it resolves. */
+  let beforeCommit: ((signal: AbortSignal) => Promise<void>) | undefined;
+  afterEach(() => (beforeCommit = undefined));
+  const aborted = (signal: AbortSignal) => new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve())));
 
   beforeAll(async () => {
-    service = await startService(definition, { databaseUrl: database.url, bus: new InProcessBus(), logger: pino({ level: "silent" }), internalToken: "x".repeat(40), port: 0 });
+    // A statement timeout longer than any test: only the call's deadline ends a statement early.
+    const dbTimeouts = { acquireTimeoutMs: 5_000, statementTimeoutMs: 600_000 };
+    service = await startService(definition, { databaseUrl: database.url, bus: new InProcessBus(), logger: pino({ level: "silent" }), internalToken: "x".repeat(40), port: 0, dbTimeouts });
     database.atClose(() => service.close());
     client = createServiceClient(PlanningService, service.url);
   });
@@ -54,13 +61,6 @@ describe("a write past its call's deadline (real Postgres)", () => {
 
   const headers = callerHeaders("x".repeat(40), { accountId: "00000000-0000-4000-8000-000000000001", apiKeyId: "00000000-0000-4000-8000-000000000002" });
   const writes = async () => (await admin("writes").count<{ n: number }[]>({ n: "*" }))[0].n;
-  /** The service's write has waited for the gate's lock for over `ms` (by the server's clock). */
-  const waitedOver = (ms: number) =>
-    eventually(
-      async () => (await admin.raw("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'probe' AND wait_event_type = 'Lock' AND now() - query_start > make_interval(secs => ?)", [ms / 1000])).rows[0].n === 1,
-      10_000,
-      "the write waiting for the gate",
-    );
   /** The service's write has ended, committed or rolled back: none of its sessions is in a transaction. */
   const writeEnded = () =>
     eventually(async () => (await admin.raw("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'probe' AND state <> 'idle' AND (query ILIKE '%gate%' OR query ILIKE '%writes%')")).rows[0].n === 0, 10_000, "the write ended");
@@ -77,29 +77,54 @@ describe("a write past its call's deadline (real Postgres)", () => {
   }
 
   it("rolls the write back when its deadline passed before COMMIT: the 503 that answers it is true", async () => {
-    // The call's deadline reaches the service (Connect-Timeout-Ms); the caller waits for its answer.
-    const call = client.getAccountVersion({}, { headers: { ...headers, "connect-timeout-ms": "300" } }).then(
+    // The work is done when the call's deadline passes (Connect-Timeout-Ms reached the service).
+    beforeCommit = aborted;
+    const error = await client.getAccountVersion({}, { headers: { ...headers, "connect-timeout-ms": "300" } }).then(
       () => undefined,
-      (error: ConnectError) => error,
+      (e: ConnectError) => e,
     );
-    await withGateHeld(() => waitedOver(300));
-    const error = await call;
     expect(error?.code).toBe(Code.Unavailable);
     expect(httpErrorOf(error).statusCode).toBe(503);
     await writeEnded();
     expect(await writes()).toBe(0);
   });
 
-  it("answers a write whose deadline passed at the caller with 504 outcome_unknown (a read's with 503), and the service writes nothing after it", async () => {
-    const error = await withGateHeld(async () => {
-      const failed = await client.getAccountVersion({}, { headers, timeoutMs: 400 }).then(
-        () => undefined,
-        (e: ConnectError) => e,
+  it("cancels a statement still waiting when the call's deadline passes, and answers 503 then", async () => {
+    // The caller waits for the service's answer, which comes while the test still holds the lock
+    // (or the write is found still waiting for it, by the server's clock, long after).
+    const outcome = await withGateHeld(async () => {
+      let answered = false;
+      const call = client.getAccountVersion({}, { headers: { ...headers, "connect-timeout-ms": "300" } }).then(
+        () => "committed",
+        (e: ConnectError) => Code[e.code],
       );
-      // Still waiting for the lock: the caller's own timer ended the call.
-      await waitedOver(0);
-      return failed;
+      const stillWaiting = eventually(
+        async () =>
+          answered ||
+          (await admin.raw("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'probe' AND wait_event_type = 'Lock' AND now() - query_start > interval '10 s'")).rows[0].n === 1,
+        60_000,
+        "an answer, or the write still waiting for the lock",
+      ).then(() => "still waiting for the lock");
+      const first = await Promise.race([call, stillWaiting]);
+      answered = true;
+      await stillWaiting;
+      return first;
     });
+    expect(outcome).toBe(Code[Code.Unavailable]);
+    await writeEnded();
+    expect(await writes()).toBe(0);
+  });
+
+  it("answers a write whose deadline passed at the caller with 504 outcome_unknown (a read's with 503), and the service writes nothing after it", async () => {
+    // The service is stuck past the caller's deadline (and its own): only the caller's timer ends the call.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    beforeCommit = () => released;
+    const error = await client.getAccountVersion({}, { headers, timeoutMs: 400 }).then(
+      () => undefined,
+      (e: ConnectError) => e,
+    );
+    release();
     expect(error?.code).toBe(Code.DeadlineExceeded);
     expect(httpErrorOf(error, true)).toMatchObject({ statusCode: 504, code: "outcome_unknown" });
     expect(httpErrorOf(error, false).statusCode).toBe(503);
