@@ -77,7 +77,7 @@ export function toConnectError(error: unknown, onInternal?: (error: unknown) => 
 }
 
 export const UNAVAILABLE_MESSAGE = "a service is unavailable, try again";
-export const OUTCOME_UNKNOWN_MESSAGE = "no answer in time: the write may or may not have been applied; retry it with the same Idempotency-Key";
+export const OUTCOME_UNKNOWN_MESSAGE = "no answer in time: the write may or may not have been applied; read the resource before sending it again";
 /** The `code` of a 504: the gateway cannot tell whether the write was applied. */
 export const OUTCOME_UNKNOWN_CODE = "outcome_unknown";
 const CONFLICT_MESSAGE = "the change conflicts with an existing one";
