@@ -118,6 +118,14 @@ describe("gateway edge: deadlines, bodies, headers, brakes", () => {
     });
   });
 
+  it("answers 504 outcome_unknown, not 503, when a service misses the deadline of a write (it may commit it later)", async () => {
+    const account = await signUp(gw);
+    const res = await gw.app.inject({ method: "DELETE", url: "/v2/api/warehouses/W1", headers: { authorization: `Bearer ${account.token}` } });
+    expect(res.statusCode).toBe(504);
+    expect(res.json()).toMatchObject({ statusCode: 504, code: "outcome_unknown" });
+    expect(res.json().message).toMatch(/may or may not have been applied/);
+  });
+
   it("answers 503 when a service misses the call deadline, stays ready, and /healthz names the service in time", async () => {
     const account = await signUp(gw);
     const res = await gw.app.inject({ method: "GET", url: "/v2/api/events", headers: { authorization: `Bearer ${account.token}` } });

@@ -46,7 +46,8 @@ export function installErrorHandling(app: FastifyInstance): void {
       body = generalResponse(error.statusCode, error.message, error.details);
       reply.headers(error.headers);
     } else if (error instanceof ConnectError) {
-      body = httpErrorOf(error);
+      // A write that got no answer in time may still be committed: 504, outcome unknown; a read's is a 503.
+      body = httpErrorOf(error, request.method !== "GET" && request.method !== "HEAD");
       if (body.statusCode >= 500) request.log.error({ err: error }, "service call failed");
     } else if (infrastructureKind(error) || isPostgresDataException(error)) {
       // The gateway's own database is down, frozen or busy (503), or refused a value (400): never a 500.

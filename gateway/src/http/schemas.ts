@@ -7,6 +7,7 @@ export const generalResponseSchema = z
     error: z.string().describe("reason phrase of the status; empty on success"),
     message: z.string(),
     details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    code: z.string().optional().describe("what the status alone does not say: `outcome_unknown` on a 504 (the write may or may not have been applied: read the resource before sending it again)"),
   })
   .meta({ id: "GeneralResponse" });
 

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { performance } from "node:perf_hooks";
@@ -30,6 +31,9 @@ export interface DbOptions {
   /** Longest statement: Postgres cancels it (statement_timeout), and the driver gives up a little later on a server that no longer answers at all. */
   statementTimeoutMs?: number;
 }
+
+/** A pooled pg client as knex marks it: its id, and the error that made it unusable. */
+type PooledClient = pg.Client & { __knexUid: string; __knex__disposed?: unknown };
 
 export const DB_DEFAULTS = { acquireTimeoutMs: 5_000, statementTimeoutMs: 15_000 };
 
@@ -67,7 +71,22 @@ export function createDb({
         const status = connection.getTransactionStatus();
         return status === null || status === "I";
       },
+      afterCreate: (connection: PooledClient, done: (error: Error | null, connection: PooledClient) => void) => {
+        const uid = connection.__knexUid;
+        live.set(uid, connection);
+        connection.once("end", () => live.delete(uid));
+        done(null, connection);
+      },
     },
+  });
+  // A connection whose statement failed because the connection did (the server terminated the
+  // session) is never handed out again. The driver learns that the socket closed only a moment
+  // later; until then the pool would give the dead connection to the next call, which would fail
+  // as well. knex's own check (`__knex__disposed`, set once the driver saw the end) drops it.
+  const live = new Map<string, PooledClient>();
+  db.client.on("query-error", (error: unknown, query: { __knexUid?: string }) => {
+    const connection = query.__knexUid === undefined ? undefined : live.get(query.__knexUid);
+    if (connection && connectionLost(error)) connection.__knex__disposed ??= error;
   });
   // A wait for a pooled connection (or a new one's connecting) that failed while this process
   // stood still (SIGSTOP, a paused node) timed out on the clock alone: the connection handed back
@@ -213,26 +232,130 @@ async function runMigrations(db: Db, schema: string, migrations: Migration[]): P
 
 /** Serialization failure and deadlock: Postgres rolled the transaction back, and running it again may well succeed. */
 const RETRIABLE = new Set(["40001", "40P01"]);
+const isRetriable = (error: unknown) => RETRIABLE.has((error as { code?: string })?.code ?? "");
 
 /**
  * Runs `operation` again (up to `attempts` times in all, after a short random pause) when Postgres
- * aborted it as a serialization failure or deadlock victim. The last failure is thrown; libs/errors
- * maps it to 503.
+ * aborted it as a serialization failure or deadlock victim (or `retriable` says so). The last
+ * failure is thrown; libs/errors maps it to 503.
  */
-export async function retrying<T>(operation: () => Promise<T>, attempts = 3): Promise<T> {
+export async function retrying<T>(operation: () => Promise<T>, attempts = 3, retriable: (error: unknown) => boolean = isRetriable): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await operation();
     } catch (error) {
-      if (attempt >= attempts || !RETRIABLE.has((error as { code?: string })?.code ?? "")) throw error;
+      if (attempt >= attempts || !retriable(error)) throw error;
       await new Promise((resolve) => setTimeout(resolve, attempt * (10 + Math.random() * 40)));
     }
   }
 }
 
-/** One transaction, retried whole on a serialization failure or deadlock: `work` must only touch the database. */
+/**
+ * The call being served: its signal (its deadline passed, its caller hung up, the server is
+ * stopping) and its deadline (a performance.now() time). libs/rpc runs each call's handler within
+ * it; a transaction of the call never commits once the signal has fired, and its statements are
+ * cancelled by Postgres when the deadline passes.
+ */
+interface Call {
+  signal: AbortSignal;
+  deadline?: number;
+}
+const currentCall = new AsyncLocalStorage<Call>();
+
+/** Runs `run` as part of a call that ends when `signal` fires, at the latest `timeoutMs` from now. */
+export function duringCall<T>(signal: AbortSignal, run: () => T, timeoutMs?: number): T {
+  return currentCall.run({ signal, deadline: timeoutMs === undefined ? undefined : performance.now() + timeoutMs }, run);
+}
+
+/** A transaction rolled back because its call had ended: nothing was written (libs/errors: 503). */
+export class CallEndedError extends Error {
+  readonly code = CALL_ENDED;
+  constructor() {
+    super("the call ended (its deadline passed) before the write was committed; nothing was written");
+    this.name = "CallEndedError";
+  }
+}
+export const CALL_ENDED = "CALL_ENDED";
+
+/**
+ * COMMIT was sent and its answer never came (the connection broke, the server stopped answering):
+ * the write may or may not be in the database (libs/errors: the gateway's 504 outcome unknown).
+ */
+export class OutcomeUnknownError extends Error {
+  readonly code = OUTCOME_UNKNOWN;
+  constructor(cause: unknown) {
+    super("the connection was lost while committing; the write may or may not have been applied", { cause });
+    this.name = "OutcomeUnknownError";
+  }
+}
+export const OUTCOME_UNKNOWN = "OUTCOME_UNKNOWN";
+
+/**
+ * The connection, not the statement, failed: the server terminated the session (57P01..57P03,
+ * class 08), the socket broke, the driver gave up waiting, or the client had already seen its
+ * connection die ("not queryable"). A transaction that fails so before COMMIT was sent is rolled
+ * back by the server; an answer Postgres gave to COMMIT itself (a serialization failure) is
+ * certain, one that never came is not.
+ */
+export function connectionLost(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown } | undefined;
+  if (typeof e?.code === "string" && (/^(57P0[1-3]|08...)$/.test(e.code) || NETWORK_ERRORS.has(e.code))) return true;
+  return typeof e?.message === "string" && LOST_CONNECTION.test(e.message);
+}
+const NETWORK_ERRORS = new Set(["ECONNRESET", "EPIPE", "ETIMEDOUT", "ECONNREFUSED", "EHOSTUNREACH"]);
+const LOST_CONNECTION = /Connection terminated|not queryable|Query read timeout/;
+
+/**
+ * One transaction, retried whole on a serialization failure or deadlock, and on a connection that
+ * broke before COMMIT was sent (the next try gets a fresh one): `work` must only touch the
+ * database. Within a call (duringCall) it is rolled back instead of committed once the call has
+ * ended, so that whoever answered "not done" (the caller's deadline) told the truth. A COMMIT
+ * whose answer is lost is never retried: OutcomeUnknownError.
+ */
 export function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>, attempts = 3): Promise<T> {
-  return retrying(() => db.transaction(work), attempts);
+  const call = currentCall.getStore();
+  return retrying(() => transactionOnce(db, work, call), attempts, (error) => isRetriable(error) || (!(error instanceof OutcomeUnknownError) && connectionLost(error)));
+}
+
+async function transactionOnce<T>(db: Db, work: (tx: Tx) => Promise<T>, call: Call | undefined): Promise<T> {
+  if (call?.signal.aborted) throw new CallEndedError();
+  let committing = false;
+  let failed: { error: unknown } | undefined;
+  try {
+    return await db.transaction(async (tx) => {
+      await endStatementsAtDeadline(db, tx, call);
+      let result: T;
+      try {
+        result = await work(tx);
+      } catch (error) {
+        failed = { error };
+        throw error;
+      }
+      // The last moment the write can still be taken back.
+      if (call?.signal.aborted) throw (failed = { error: new CallEndedError() }).error;
+      committing = true;
+      return result;
+    });
+  } catch (error) {
+    if (committing && connectionLost(error)) throw new OutcomeUnknownError(error);
+    // knex answers with the ROLLBACK's error when that fails too (the connection died meanwhile):
+    // the work's own error says what happened; nothing was committed either way.
+    if (failed && error !== failed.error) throw failed.error;
+    throw error;
+  }
+}
+
+/**
+ * A statement of the transaction still running when its call's deadline passes (waiting for a
+ * lock) is cancelled by Postgres then (57014, a 503: nothing written), so that the service's own
+ * answer reaches the caller before the caller gives up with an unknown outcome. One statement more
+ * per transaction, only where the call's deadline comes before the statement timeout.
+ */
+async function endStatementsAtDeadline(db: Db, tx: Tx, call: Call | undefined): Promise<void> {
+  if (call?.deadline === undefined) return;
+  const left = Math.max(1, Math.floor(call.deadline - performance.now()));
+  const statementTimeout = (db.client.config.connection as { statement_timeout?: number }).statement_timeout ?? Number.POSITIVE_INFINITY;
+  if (left < statementTimeout) await tx.raw("SELECT set_config('statement_timeout', ?, true)", [`${left}ms`]);
 }
 
 export async function ping(db: Db): Promise<void> {

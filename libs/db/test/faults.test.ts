@@ -1,19 +1,8 @@
 import { Code } from "@connectrpc/connect";
-import { httpErrorOf, toConnectError } from "@analytics/errors";
+import { toConnectError } from "@analytics/errors";
 import { crossingTransactions, databaseForFile, eventually, freezableProxy } from "@analytics/testing";
 import { copyRows, createDb, inTransaction, STALL_MS } from "../src";
-
-/** What the gateway would answer for an error a service's repository threw. */
-const statusOf = (error: unknown) => httpErrorOf(toConnectError(error)).statusCode;
-
-async function failure(work: Promise<unknown>): Promise<unknown> {
-  try {
-    await work;
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a failure");
-}
+import { failure, statusOf } from "./failures";
 
 describe("database faults (real Postgres)", () => {
   const database = databaseForFile();

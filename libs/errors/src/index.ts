@@ -65,6 +65,8 @@ export function toConnectError(error: unknown, onInternal?: (error: unknown) => 
   const infrastructure = infrastructureKind(error);
   if (infrastructure === "conflict") return new ConnectError(CONFLICT_MESSAGE, Code.AlreadyExists);
   if (infrastructure === "unavailable") return new ConnectError(UNAVAILABLE_MESSAGE, Code.Unavailable);
+  // DEADLINE_EXCEEDED: by gRPC's definition, a change it answers may have been made all the same.
+  if (infrastructure === "outcome_unknown") return new ConnectError(OUTCOME_UNKNOWN_MESSAGE, Code.DeadlineExceeded);
   if (isPostgresDataException(error)) {
     // Postgres refused a value the checks let through (a NUL in text, an out-of-range number):
     // the caller's input, so a 400 — without the driver's text.
@@ -75,6 +77,9 @@ export function toConnectError(error: unknown, onInternal?: (error: unknown) => 
 }
 
 export const UNAVAILABLE_MESSAGE = "a service is unavailable, try again";
+export const OUTCOME_UNKNOWN_MESSAGE = "no answer in time: the write may or may not have been applied; read the resource before sending it again";
+/** The `code` of a 504: the gateway cannot tell whether the write was applied. */
+export const OUTCOME_UNKNOWN_CODE = "outcome_unknown";
 const CONFLICT_MESSAGE = "the change conflicts with an existing one";
 /** Seconds a client should wait before retrying a 503. */
 export const RETRY_AFTER_SECONDS = 5;
@@ -87,19 +92,29 @@ const NETWORK_ERRORS = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EHOS
  * system is starting up", too many connections, and every connection exception (class 08).
  */
 const UNAVAILABLE_SQLSTATE = /^(40001|40P01|57014|57P0[1-4]|53300|08...)$/;
-/** node-postgres and knex errors without a SQLSTATE (knex puts the SQL before the driver's text): a dead or frozen server, a pool with no free connection. */
-const UNAVAILABLE_DRIVER = /Connection terminated|Query read timeout|timeout exceeded when trying to connect|Timeout acquiring a connection/;
+/**
+ * node-postgres and knex errors without a SQLSTATE (knex puts the SQL before the driver's text): a
+ * dead or frozen server, a connection the server terminated (a statement sent on it after the
+ * driver saw it die is "not queryable"), a pool with no free connection.
+ */
+const UNAVAILABLE_DRIVER = /Connection terminated|not queryable|Query read timeout|timeout exceeded when trying to connect|Timeout acquiring a connection/;
+/** libs/db's codes: a transaction rolled back because its call ended, and a COMMIT whose answer was lost. */
+const CALL_ENDED = "CALL_ENDED";
+const OUTCOME_UNKNOWN = "OUTCOME_UNKNOWN";
 
 /**
  * The database's errors mapped once, for services and the gateway alike: a unique violation is a
  * conflict (409); a database that is down, starting, shutting down, frozen or out of connections,
- * and a transaction that kept failing to serialize, is "unavailable" (503); anything else is not
- * an infrastructure error (undefined).
+ * a transaction that kept failing to serialize, and one rolled back because its call's deadline
+ * passed, is "unavailable" (503: nothing was written); a COMMIT whose answer was lost is
+ * "outcome_unknown" (504); anything else is not an infrastructure error (undefined).
  */
-export function infrastructureKind(error: unknown): "conflict" | "unavailable" | undefined {
+export function infrastructureKind(error: unknown): "conflict" | "unavailable" | "outcome_unknown" | undefined {
   const e = error as { code?: unknown; name?: unknown; message?: unknown; errors?: unknown } | undefined;
   if (!e || typeof e !== "object") return undefined;
   if (e.code === "23505") return "conflict";
+  if (e.code === OUTCOME_UNKNOWN) return "outcome_unknown";
+  if (e.code === CALL_ENDED) return "unavailable";
   if (typeof e.code === "string" && (UNAVAILABLE_SQLSTATE.test(e.code) || NETWORK_ERRORS.has(e.code))) return "unavailable";
   if (e.name === "KnexTimeoutError") return "unavailable";
   if (typeof e.message === "string" && UNAVAILABLE_DRIVER.test(e.message)) return "unavailable";
@@ -122,15 +137,18 @@ export interface GeneralResponse {
   error: string;
   message: string;
   details?: FieldViolation[];
+  /** Says what the status alone does not: `outcome_unknown` on a 504. */
+  code?: string;
 }
 
-export function generalResponse(statusCode: number, message: string, details?: FieldViolation[]): GeneralResponse {
+export function generalResponse(statusCode: number, message: string, details?: FieldViolation[], code?: string): GeneralResponse {
   const body: GeneralResponse = {
     statusCode,
     error: statusCode < 300 ? "" : (STATUS_CODES[statusCode] ?? "Error"),
     message,
   };
   if (details && details.length) body.details = details;
+  if (code) body.code = code;
   return body;
 }
 
@@ -145,8 +163,6 @@ const httpOfCode: Partial<Record<Code, number>> = {
   [Code.PermissionDenied]: 403,
   [Code.ResourceExhausted]: 429,
   [Code.Unavailable]: 503,
-  // The caller's deadline passed (a slow or frozen service): try again, like a service that is down.
-  [Code.DeadlineExceeded]: 503,
   [Code.Unimplemented]: 501,
 };
 
@@ -158,16 +174,21 @@ function unreachable(error: ConnectError): boolean {
 
 /**
  * Gateway side: a service's Connect error as the HTTP answer of the contract. Internal and unknown
- * errors keep no message of theirs; a service that cannot be reached or misses its deadline is a
- * 503 (answered with Retry-After).
+ * errors keep no message of theirs; a service that cannot be reached is a 503 (answered with
+ * Retry-After): nothing was written. A call that got no answer within its deadline, or whose
+ * COMMIT's answer was lost, is, for a `write`, a 504 whose code says the outcome is unknown (the
+ * service may commit it a moment later); a read's is a 503. Without `write`, a call is taken
+ * for a write.
  */
-export function httpErrorOf(error: unknown): GeneralResponse {
+export function httpErrorOf(error: unknown, write = true): GeneralResponse {
   // The gateway's own database (accounts, keys) fails the same ways a service's does.
   const infrastructure = error instanceof ConnectError ? undefined : infrastructureKind(error);
   if (infrastructure === "unavailable") return generalResponse(503, UNAVAILABLE_MESSAGE);
   if (infrastructure === "conflict") return generalResponse(409, CONFLICT_MESSAGE);
+  if (infrastructure === "outcome_unknown") return outcomeUnknown(write);
   if (!(error instanceof ConnectError) && isPostgresDataException(error)) return generalResponse(400, DATA_EXCEPTION_MESSAGE);
   const connectError = ConnectError.from(error);
+  if (connectError.code === Code.DeadlineExceeded) return outcomeUnknown(write);
   const statusCode = unreachable(connectError) ? 503 : (httpOfCode[connectError.code] ?? 500);
   if (statusCode >= 500 && statusCode !== 503 && statusCode !== 501) {
     return generalResponse(statusCode, INTERNAL_MESSAGE);
@@ -178,3 +199,5 @@ export function httpErrorOf(error: unknown): GeneralResponse {
     .flatMap((d) => d.violations.map((v) => ({ path: v.path, message: v.message })));
   return generalResponse(statusCode, connectError.rawMessage, details);
 }
+
+const outcomeUnknown = (write: boolean) => (write ? generalResponse(504, OUTCOME_UNKNOWN_MESSAGE, undefined, OUTCOME_UNKNOWN_CODE) : generalResponse(503, UNAVAILABLE_MESSAGE));

@@ -9,7 +9,7 @@ import type { Registry } from "prom-client";
 import { INTERNAL_HEADERS, requireInternalCaller } from "@analytics/auth";
 import { createBus, type Bus, type Subscription } from "@analytics/bus";
 import { busSettings, createLogger, dbTimeouts, loadConfig, required, requestContext, tracingSettings, type Config } from "@analytics/config";
-import { createDb, migrate, pendingMigrations, ping, type Db, type Migration } from "@analytics/db";
+import { createDb, duringCall, migrate, pendingMigrations, ping, type Db, type Migration } from "@analytics/db";
 import { toConnectError } from "@analytics/errors";
 import { pruneInbox } from "@analytics/inbox";
 import { OutboxRelay } from "@analytics/outbox";
@@ -266,8 +266,9 @@ const saneRequestId = (value: string | null) => (value && /^[A-Za-z0-9._:@/+=-]{
 
 /**
  * Every call: its log lines carry the gateway's request id, its span continues the gateway's trace
- * (so the outbox rows it writes carry it on), its duration and code are counted, and whatever it
- * throws leaves as a ConnectError (an unexpected one logged, never its text).
+ * (so the outbox rows it writes carry it on), its duration and code are counted, its transactions
+ * do not commit once it has ended, and whatever it throws leaves as a ConnectError (an unexpected
+ * one logged, never its text).
  */
 function errorsAndLogging(logger: Logger, durations: ReturnType<typeof rpcServerDurations>): Interceptor {
   return (next) => async (req) => {
@@ -297,7 +298,9 @@ function errorsAndLogging(logger: Logger, durations: ReturnType<typeof rpcServer
       return wire;
     };
     try {
-      const res = await next(req);
+      // The call's signal (its deadline, the caller hanging up, shutdown) and deadline reach its
+      // transactions: none commits once the call has ended (libs/db inTransaction).
+      const res = await duringCall(req.signal, () => next(req), timeoutOf(req.header));
       if (!res.stream) {
         logger.debug({ rpc: req.method.name, ms: Math.round(performance.now() - started) }, "rpc");
         finished("ok");
@@ -331,6 +334,12 @@ function errorsAndLogging(logger: Logger, durations: ReturnType<typeof rpcServer
       throw failed(error);
     }
   }
+}
+
+/** The call's deadline as its caller sent it (Connect-Timeout-Ms), in ms from now. */
+function timeoutOf(header: Headers): number | undefined {
+  const ms = Number(header.get("connect-timeout-ms") ?? undefined);
+  return Number.isInteger(ms) && ms > 0 ? ms : undefined;
 }
 
 /** Connect's own code names (`not_found`), as on the wire. */

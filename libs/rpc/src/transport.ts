@@ -44,7 +44,7 @@ export function createServiceTransport(baseUrl: string, options: ReplicaOptions 
       "content-type": contentType,
       "connect-protocol-version": "1",
     };
-    if (timeoutMs !== undefined && timeoutMs > 0) headers["connect-timeout-ms"] = String(timeoutMs);
+    if (timeoutMs !== undefined && timeoutMs > 0) headers["connect-timeout-ms"] = String(serviceDeadlineMs(timeoutMs));
     if (header) {
       if (header instanceof Headers || Array.isArray(header)) new Headers(header).forEach((value, key) => (headers[key] = value));
       else for (const [key, value] of Object.entries(header as Record<string, string>)) headers[key.toLowerCase()] = value;
@@ -240,6 +240,17 @@ export function createServiceTransport(baseUrl: string, options: ReplicaOptions 
 }
 
 type HeaderInit = ConstructorParameters<typeof Headers>[0];
+
+/** The most the service's deadline is set before the caller's own (a tenth of a short one). */
+const DEADLINE_GRACE_MS = 500;
+
+/**
+ * The deadline the service is told: a little shorter than the caller waits, so that a service
+ * that refuses to commit once its deadline has passed (libs/db inTransaction) gets that answer,
+ * a 503 (nothing written), to the caller before the caller's own timer ends the call with an
+ * unknown outcome.
+ */
+export const serviceDeadlineMs = (timeoutMs: number) => Math.max(1, timeoutMs - Math.min(DEADLINE_GRACE_MS, Math.floor(timeoutMs / 10)));
 
 /** Tries of a call whose streams are refused (replicas shutting down) before it fails. */
 const MAX_ATTEMPTS = 3;
