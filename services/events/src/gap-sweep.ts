@@ -20,7 +20,10 @@ export function gapSweeper(holdMs: number) {
     const log = logger.child({ worker: "gap-sweep" });
     const superseded = new Counter({
       name: "events_queue_superseded_versions_total",
-      help: "Versions of products, prices, purchase orders and stock triggers that never came within EVENTS_GAP_HOLD_SECONDS: the later versions were queued without them",
+      help:
+        "Versions of products, prices, purchase orders and stock triggers that never came within EVENTS_GAP_HOLD_SECONDS: the later versions were queued without them " +
+        "(first_seen: none of the aggregate had passed before, e.g. an order written before the queue tracked it)",
+      labelNames: ["first_seen"],
       registers: [metrics],
     });
     let reading: ReturnType<typeof repo.holdStats> | undefined;
@@ -36,8 +39,8 @@ export function gapSweeper(holdMs: number) {
         if (!due.length) return;
         const ranges = await retrying(() => db.transaction((tx) => releaseExpiredHolds(tx, due, holdMs)));
         for (const r of ranges) {
-          superseded.inc(r.to - r.from + 1);
-          log.warn({ aggregate: r.key, from: r.from, to: r.to, holdMs }, "versions never came within the hold: the later ones are queued without them");
+          superseded.inc({ first_seen: String(r.firstSeen) }, r.to - r.from + 1);
+          log.warn({ aggregate: r.key, from: r.from, to: r.to, firstSeen: r.firstSeen, holdMs }, "versions never came within the hold: the later ones are queued without them");
         }
         if (due.length < SWEEP_BATCH) return;
       }

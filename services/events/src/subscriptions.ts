@@ -109,8 +109,8 @@ interface Walk {
   /** Held rows to forget: passed, or passed by. */
   release: Item[];
   advanced: Map<string, { account_id: string; aggregate: string; version: number }>;
-  /** Per aggregate whose gap was given up on: the versions passed by. */
-  superseded: { key: string; from: number; to: number }[];
+  /** Per aggregate whose gap was given up on: the versions passed by, and whether any version of it had passed before. */
+  superseded: { key: string; from: number; to: number; firstSeen: boolean }[];
 }
 
 /**
@@ -130,7 +130,7 @@ function walk(last: Map<string, number>, candidates: Item[], supersede: boolean)
     items.sort((a, b) => a.version - b.version || Number(Boolean(b.held)) - Number(Boolean(a.held)));
     for (const item of items) {
       if (item.version > current + 1 && supersede && item.held?.expired) {
-        result.superseded.push({ key: k, from: current + 1, to: item.version - 1 });
+        result.superseded.push({ key: k, from: current + 1, to: item.version - 1, firstSeen: !last.has(k) });
         current = item.version - 1;
       }
       if (item.version === current + 1) {
