@@ -167,12 +167,13 @@ async function queueInOrder(tx: Tx, incoming: Item[], expired?: { keys: (repo.Se
   const { last, held } = await repo.sequenceState(tx, [...keys.values()], expired?.holdMs);
   const heldItems = (await mapInSlices(held, heldItem)).filter((i) => i !== undefined);
   const result = walk(last, [...incoming, ...heldItems], expired !== undefined);
-  // In rounds of one version per aggregate at most: each entry is composed from the replica as of
-  // its own version (a price's two versions passing together make two entries, each its state).
+  // In rounds of one version per price at most: a price entry is composed from the replica, so a
+  // price's two versions passing together make two entries, each showing its own. (Product,
+  // order and trigger entries carry their version's payload: one round takes any number.)
   const rounds: Item[][] = [];
   const passedBefore = new Map<string, number>();
   for (const item of result.passed) {
-    const round = passedBefore.get(sequenceKey(item)) ?? 0;
+    const round = item.change?.price ? (passedBefore.get(sequenceKey(item)) ?? 0) : 0;
     passedBefore.set(sequenceKey(item), round + 1);
     (rounds[round] ??= []).push(item);
   }
