@@ -116,9 +116,9 @@ interface Walk {
 /**
  * Per aggregate, in version order from its last passed version: the next version passes (and the
  * ones after it that are now consecutive), an older or repeated one is a replay and passes
- * nothing, a later one is held. With `supersede`, a held version that waited past the bound passes
- * its missing predecessors by. Aggregates keep the order they first appear in; each one's
- * versions come in version order.
+ * nothing, a later one is held. With `supersede`, a gap behind which a version has waited past
+ * the bound is passed by: its missing versions are superseded, the held ones after it pass.
+ * Aggregates keep the order they first appear in; each one's versions come in version order.
  */
 function walk(last: Map<string, number>, candidates: Item[], supersede: boolean): Walk {
   const byKey = new Map<string, Item[]>();
@@ -128,8 +128,9 @@ function walk(last: Map<string, number>, candidates: Item[], supersede: boolean)
     let current = last.get(k) ?? 0;
     // Stable: a version both held and delivered again passes as the held one (its row is forgotten).
     items.sort((a, b) => a.version - b.version || Number(Boolean(b.held)) - Number(Boolean(a.held)));
-    for (const item of items) {
-      if (item.version > current + 1 && supersede && item.held?.expired) {
+    for (const [i, item] of items.entries()) {
+      // The gap before it has been open since the oldest version held above it came.
+      if (item.version > current + 1 && supersede && items.slice(i).some((later) => later.held?.expired)) {
         result.superseded.push({ key: k, from: current + 1, to: item.version - 1, firstSeen: !last.has(k) });
         current = item.version - 1;
       }

@@ -152,6 +152,18 @@ describe("events queue order per aggregate (real Postgres)", () => {
     }
   });
 
+  it("supersedes only the versions missing: one held recently still passes when a gap before it is given up on", async () => {
+    const acc = randomUUID();
+    const product = randomUUID();
+    await handle([sku(acc, product, 1), sku(acc, product, 5)]);
+    await db("held_versions").where({ account_id: acc }).update({ held_at: db.raw("now() - interval '1 hour'") });
+    await handle([sku(acc, product, 3)]);
+    const sweep = sweeper(60_000);
+    await sweep.stop();
+    expect(await names(acc)).toEqual(["v1", "v3", "v5"]);
+    expect(await sweep.superseded()).toBe(2);
+  });
+
   it("holds a gap younger than the bound: the sweep leaves it", async () => {
     const acc = randomUUID();
     const product = randomUUID();
