@@ -200,10 +200,11 @@ async function queueInOrder(tx: Tx, incoming: Item[], expired?: { keys: (repo.Se
  * The entries of messages that passed, in queue order, and the replica they update. Postgres
  * composes each update_sku payload (the product and its live prices, in list order) inside the
  * INSERT: with many price lists a batch's payloads are megabytes that never pass through this
- * process. A product message's entry has its own product; a product's price messages of one batch
- * make one entry (the replica's product and prices after them), after the product's other
- * entries of the batch, whose prices are already the batch's (never a newer state before an
- * older one); a product never announced makes none.
+ * process. A product message's entry has its own product with the prices as they were before
+ * this batch's price messages; then a product's price messages of the batch make one entry (the
+ * replica's product and prices after them). So a product change and a price change handled
+ * together make two entries that differ, each change shown once, and never an older state after
+ * a newer one. A product never announced makes none.
  */
 async function queueEntries(tx: Tx, passed: Item[]): Promise<void> {
   if (!passed.length) return;
@@ -221,24 +222,6 @@ async function queueEntries(tx: Tx, passed: Item[]): Promise<void> {
       [...products.values()].map((c) => ({ account_id: c.accountId, product_id: c.productId, version: c.product!.version, product: c.product!.json })),
     );
   }
-  // The products whose prices this batch changed (a price row inserted, or replaced by a newer version).
-  const repriced = new Set<string>();
-  if (prices.size) {
-    const rows = await repo.storeNewerPrices(
-      tx,
-      [...prices.values()].map(({ accountId, productId, price: p }) => ({
-        account_id: accountId,
-        price_id: p!.priceId,
-        product_id: productId,
-        version: p!.version,
-        list_order: p!.listOrder,
-        price_order: p!.priceOrder,
-        deleted: p!.deleted,
-        price: p!.price,
-      })),
-    );
-    for (const r of rows) repriced.add(key({ accountId: r.account_id, productId: r.product_id }));
-  }
   await withIntegerSkuIds(
     tx,
     passed.flatMap(({ delivery, change }) => {
@@ -247,19 +230,37 @@ async function queueEntries(tx: Tx, passed: Item[]): Promise<void> {
     }),
   );
   const specs: EntrySpec[] = [];
-  const repricedEntries: EntrySpec[] = [];
   for (const { delivery, change: c, entryAggregate: aggregate } of passed) {
     if (c?.product) {
       specs.push({ n: specs.length, account_id: c.accountId, event_type: "update_sku", aggregate, payload: c.product.json, product_id: c.productId });
-    } else if (c?.price) {
-      if (repriced.delete(key(c))) repricedEntries.push({ n: 0, account_id: c.accountId, event_type: "update_sku", aggregate, product_id: c.productId });
-    } else {
+    } else if (!c) {
       const d = directEntryOf(delivery);
       if (d) specs.push({ n: specs.length, account_id: d.accountId, event_type: d.eventType, aggregate, payload: d.payload });
     }
   }
-  for (const spec of repricedEntries) specs.push({ ...spec, n: specs.length });
   if (specs.length) await repo.insertEvents(tx, specs);
+  if (!prices.size) return;
+  // The products whose prices this batch changed (a price row inserted, or replaced by a newer version).
+  const repriced = new Set<string>();
+  const rows = await repo.storeNewerPrices(
+    tx,
+    [...prices.values()].map(({ accountId, productId, price: p }) => ({
+      account_id: accountId,
+      price_id: p!.priceId,
+      product_id: productId,
+      version: p!.version,
+      list_order: p!.listOrder,
+      price_order: p!.priceOrder,
+      deleted: p!.deleted,
+      price: p!.price,
+    })),
+  );
+  for (const r of rows) repriced.add(key({ accountId: r.account_id, productId: r.product_id }));
+  const priceSpecs: EntrySpec[] = [];
+  for (const { change: c, entryAggregate: aggregate } of passed) {
+    if (c?.price && repriced.delete(key(c))) priceSpecs.push({ n: priceSpecs.length, account_id: c.accountId, event_type: "update_sku", aggregate, product_id: c.productId });
+  }
+  if (priceSpecs.length) await repo.insertEvents(tx, priceSpecs);
 }
 
 /**

@@ -129,6 +129,9 @@ describe("events queue order per aggregate (real Postgres)", () => {
     await handle([price(acc, product, "13.00", { priceId, version: 2 })]);
     await handle([price(acc, product, "12.50", { priceId, version: 1 }), price(acc, product, "14.00", { priceId, version: 3 })]);
     expect((await entries(acc)).map((p) => p.prices.map((x: { price: number }) => x.price))).toEqual([[], [12.5], [13], [14]]);
+    // A product change and a price change in one batch: two entries, each showing its change once.
+    await handle([price(acc, product, "15.00", { priceId, version: 4 }), sku(acc, product, 2)]);
+    expect((await entries(acc)).slice(4).map((p) => `${p.productName} ${p.prices.map((x: { price: number }) => x.price)}`)).toEqual(["v2 14", "v2 15"]);
   });
 
   it("gives up on a gap open past the bound: the held versions are queued in order, the missing one then makes no entry", async () => {
