@@ -222,9 +222,9 @@ describe("webhooks over the platform (real Postgres, NATS, a kill -9, a NATS out
     natsProxy.thaw();
 
     // The queue is complete when every product's last write is in it and the bus is drained: a
-    // message the killed platform held comes back after JetStream's ack wait, 20 s; by then a
-    // newer write of its product may be queued, and its late entry is followed by the product's
-    // newest state again (so the total may be above one entry per write).
+    // message the killed platform held comes back after JetStream's ack wait, 20 s; the newer
+    // writes of its product wait for it (held, docs/events.md "Every change, in order"), so the
+    // entries stay one per write, in order.
     const last = ROUNDS_BEFORE_KILL + ROUNDS_AFTER - 1;
     await whileProgressing(async () => (await ofRound(last)).length, (n) => n === PRODUCTS, 45_000, "every product's last write queued");
     await whileProgressing(() => busBacklog(names.stream), (n) => n === 0, 45_000, "every message of the bus handled (the killed platform's too)");
@@ -236,7 +236,10 @@ describe("webhooks over the platform (real Postgres, NATS, a kill -9, a NATS out
     await whileProgressing(undelivered, (n) => n === 0, 45_000, () => `every entry delivered (killed at ${killedAt}, delivered ${delivered()})`);
     const queue = await entries();
     const total = queue.length;
-    expect(total).toBeGreaterThanOrEqual(PRODUCTS * (ROUNDS_BEFORE_KILL + 1));
+    // One entry per write, each product's in write order (docs/events.md "Every change, in order").
+    const rounds = Array.from({ length: ROUNDS_BEFORE_KILL + ROUNDS_AFTER }, (_, r) => `round ${r}`);
+    for (let p = 0; p < PRODUCTS; p++) expect({ key: `P${p}`, names: queue.filter((e) => e.payload.key === `P${p}`).map((e) => e.payload.productName) }).toEqual({ key: `P${p}`, names: rounds });
+    expect(total).toBe(PRODUCTS * rounds.length);
 
     expect(receiver.rejected).toEqual([]);
     expect(new Set(received().filter((d) => d.status < 300).map((d) => d.webhookId))).toEqual(new Set(queue.map((e) => e.id)));

@@ -765,13 +765,14 @@ async function check(db, clients, call, natsUrls) {
   }
   if (orders.length !== written.size) problems.push(`${orders.length} purchase orders stored, ${written.size} written`);
 
-  // Per-product queue: the newest update_sku entry is the product as stored, and every
-  // acknowledged product write has its entry (a message arriving after a newer one too: its entry
-  // is then followed by the newest again, so entries need not be in write order).
+  // Per-product queue: the newest update_sku entry is the product as stored, every acknowledged
+  // product write has its entry, and a product's entries never go back in time (each write's
+  // name carries a growing number: a later entry never shows an older write; a price change's
+  // entry repeats the name).
   let sample = "";
   let seen = "";
   const names = clients.flatMap((c) => [...c.last.productNames]);
-  const order = await until(() => `each product's newest update_sku entry equal to the product, every product write with its entry (${sample})`, async () => {
+  const order = await until(() => `each product's newest update_sku entry equal to the product, every product write with its entry, none out of order (${sample})`, async () => {
     const entries = await allPages(call, "/v2/api/events?event_type=update_sku");
     seen = entries.length;
     const byKey = new Map();
@@ -779,11 +780,15 @@ async function check(db, clients, call, natsUrls) {
     const stale = [...products.values()].filter((p) => canonical(byKey.get(p.key)?.at(-1)) !== canonical(p)).map((p) => p.key);
     const entered = new Set(entries.map((e) => e.payload.productName));
     const missing = names.filter((name) => !entered.has(name));
+    const writeNo = (p) => Number(p.productName.slice(p.productName.lastIndexOf("#") + 1));
+    const backwards = [...byKey].flatMap(([key, list]) => list.flatMap((p, i) => (i > 0 && writeNo(p) < writeNo(list[i - 1]) ? [`${key}: ${list[i - 1].productName} then ${p.productName}`] : [])));
+    const productsBackwards = new Set(backwards.map((b) => b.slice(0, b.indexOf(":")))).size;
     sample = [
       stale.length ? `${stale.length} stale, e.g. ${JSON.stringify(byKey.get(stale[0])?.at(-1))} for ${JSON.stringify(products.get(stale[0]))}` : "",
       missing.length ? `${missing.length} of ${names.length} product writes without an entry, e.g. ${missing.slice(0, 5).join(", ")}` : "",
+      backwards.length ? `${productsBackwards} products with entries out of order (${backwards.length} pairs), e.g. ${backwards.slice(0, 3).join(", ")}` : "",
     ].filter(Boolean).join("; ");
-    return stale.length || missing.length ? undefined : { entries: entries.length };
+    return stale.length || missing.length || backwards.length ? undefined : { entries: entries.length };
   }, { moved: () => `${seen} ${sample}` }).catch((error) => (problems.push(error.message), undefined));
 
   // Planning: volumes per SKU equal to a computation from the writes.

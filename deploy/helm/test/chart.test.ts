@@ -308,6 +308,7 @@ describe("render with the defaults", () => {
     const events = named(objects, "Deployment", "analytics-events")!;
     expect(env(events, "JWT_SECRET").valueFrom.secretKeyRef).toEqual({ name: "analytics", key: "JWT_SECRET" });
     expect([env(events, "WEBHOOK_CONCURRENCY_PER_ENDPOINT").value, env(events, "WEBHOOK_MAX_IN_FLIGHT").value, env(events, "WEBHOOK_POLL_MS").value, env(events, "WEBHOOK_ALLOW_PRIVATE").value]).toEqual(["16", "256", "250", "false"]);
+    expect(env(events, "EVENTS_GAP_HOLD_SECONDS").value).toBe("60");
     for (const deployment of byKind(objects, "Deployment")) {
       if (!["gateway", "events"].includes(component(deployment)!)) expect(env(deployment, "JWT_SECRET")).toBeUndefined();
       expect(env(deployment, "PUBLIC_BASE_URL")).toBeUndefined();
@@ -608,16 +609,27 @@ describe("production settings (issue 35 item 5)", () => {
     const names = new Set(registry.getMetricsAsArray().map((m) => m.name));
     // The events service's webhook worker registers its own counter.
     if (readFileSync(join(__dirname, "../../../services/events/src/webhook-worker.ts"), "utf8").includes('name: "webhook_attempts_total"')) names.add("webhook_attempts_total");
+    // And its gap sweep its counter and gauges (services/events/src/gap-sweep.ts).
+    const sweep = readFileSync(join(__dirname, "../../../services/events/src/gap-sweep.ts"), "utf8");
+    for (const name of ["events_queue_superseded_versions_total", "events_queue_held_versions", "events_queue_oldest_hold_seconds"]) if (sweep.includes(`"${name}"`)) names.add(name);
     return names;
   };
 
-  it("ships alerts on consumer lag, outbox age, dead letters, the gateway's 5xx rate and pool saturation, each on series the processes export", () => {
+  it("ships alerts on consumer lag, outbox age, dead letters, the event queue's superseded and long-held versions, the gateway's 5xx rate and pool saturation, each on series the processes export", () => {
     const objects = render(required, { metrics: { prometheusRule: { enabled: true, labels: { release: "prometheus" }, consumerLagMessages: 500, alertLabels: { team: "data" } } } });
     validateAll(objects);
     const rule = named(objects, "PrometheusRule", "analytics")!;
     expect(rule.metadata.labels).toMatchObject({ release: "prometheus" });
     const rules = rule.spec.groups[0].rules as { alert: string; expr: string; labels: Record<string, string> }[];
-    expect(rules.map((r) => r.alert)).toEqual(["AnalyticsConsumerLag", "AnalyticsOutboxBehind", "AnalyticsDeadLetters", "AnalyticsGateway5xx", "AnalyticsPoolSaturated"]);
+    expect(rules.map((r) => r.alert)).toEqual([
+      "AnalyticsConsumerLag",
+      "AnalyticsOutboxBehind",
+      "AnalyticsDeadLetters",
+      "AnalyticsQueueVersionsSuperseded",
+      "AnalyticsQueueHeldLong",
+      "AnalyticsGateway5xx",
+      "AnalyticsPoolSaturated",
+    ]);
     const names = exported();
     for (const r of rules) {
       expect(metricNames(r.expr).length).toBeGreaterThan(0);
@@ -625,7 +637,15 @@ describe("production settings (issue 35 item 5)", () => {
       expect(r.labels).toMatchObject({ team: "data" });
     }
     expect(rules[0].expr).toBe('max by (deployable, consumer) (consumer_pending_messages{namespace="default"}) > 500');
-    expect(rules.map((r) => metricNames(r.expr)[0])).toEqual(["consumer_pending_messages", "outbox_oldest_pending_age_seconds", "outbox_dead_lettered_total", "http_request_duration_seconds", "db_pool_connections"]);
+    expect(rules.map((r) => metricNames(r.expr)[0])).toEqual([
+      "consumer_pending_messages",
+      "outbox_oldest_pending_age_seconds",
+      "outbox_dead_lettered_total",
+      "events_queue_superseded_versions_total",
+      "events_queue_oldest_hold_seconds",
+      "http_request_duration_seconds",
+      "db_pool_connections",
+    ]);
   });
 
   it("ships a Grafana dashboard in a ConfigMap for the sidecar, every panel on series the processes export", () => {

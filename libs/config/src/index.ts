@@ -105,6 +105,13 @@ export const configSchema = z.object({
    * endpoints with due deliveries (docs/events.md "Slots shared between endpoints").
    */
   WEBHOOK_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).default(256),
+  /**
+   * How long the events queue holds a version of a product, price, purchase order or stock trigger
+   * whose predecessor has not come yet (the outbox guarantees it comes): past it, the held versions
+   * are queued and the missing ones superseded. Longer than NATS's redelivery of a dead replica's
+   * batch (20 s ack wait), so a kill does not supersede anything.
+   */
+  EVENTS_GAP_HOLD_SECONDS: z.coerce.number().min(0.01).max(86400).default(60),
   /** How often the webhook worker looks for due deliveries when it has found none. */
   WEBHOOK_POLL_MS: z.coerce.number().int().min(10).default(250),
   /** Longest wait for a database connection from the pool; then the request answers 503. */

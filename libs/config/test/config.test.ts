@@ -86,6 +86,13 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ WEBHOOK_MAX_IN_FLIGHT: "0" })).toThrow(/WEBHOOK_MAX_IN_FLIGHT/);
   });
 
+  it("gives the events queue EVENTS_GAP_HOLD_SECONDS (60 by default, above the bus's 20 s redelivery; fractions allowed)", () => {
+    expect(loadConfig({}).EVENTS_GAP_HOLD_SECONDS).toBe(60);
+    expect(loadConfig({ EVENTS_GAP_HOLD_SECONDS: "0.5" }).EVENTS_GAP_HOLD_SECONDS).toBe(0.5);
+    expect(() => loadConfig({ EVENTS_GAP_HOLD_SECONDS: "0" })).toThrow(/EVENTS_GAP_HOLD_SECONDS/);
+    expect(() => loadConfig({ EVENTS_GAP_HOLD_SECONDS: "soon" })).toThrow(/EVENTS_GAP_HOLD_SECONDS/);
+  });
+
   it("refuses WEBHOOK_ALLOW_PRIVATE=true with NODE_ENV=production, naming the variable; allows it in development and test", () => {
     let error: unknown;
     try {

@@ -148,7 +148,8 @@ export async function upsertProducts(ctx: ServiceContext, accountId: string, inp
     const { written, messages } = await storeProducts(tx, accountId, [...last.values()].map((item) => item.product));
     // A full write keeps an uploaded image unless imageUrl is sent (a value, or null to remove it).
     const imageRemoved = written.filter((w) => last.get(w.key)!.cleared.includes("imageUrl")).map((w) => w.id);
-    const changed = new Set([...written.filter((w) => w.changed).map((w) => w.id), ...(await repo.clearImageUrls(tx, accountId, imageRemoved))]);
+    const versioned = written.filter((w) => w.changed).map((w) => w.id);
+    const changed = new Set([...versioned, ...(await repo.clearImageUrls(tx, accountId, imageRemoved, versioned))]);
     const products = await announceChanged(tx, accountId, written, changed, messages);
     const byKey = new Map(written.map((w) => [w.key, w]));
     const answered = new Set<string>();

@@ -427,15 +427,19 @@ export interface ImageTarget {
   season: string | null;
 }
 
-/** Removes products' images (a full write that sent imageUrl: null). */
-/** Removes image URLs; returns the ids of the products that had one. */
-export async function clearImageUrls(tx: Tx, accountId: string, ids: string[]): Promise<string[]> {
+/**
+ * Removes products' images (a full write that sent imageUrl: null); returns the ids of the
+ * products that had one. A product `versioned` already (written by this transaction) keeps its
+ * new version: one write is one version, so consumers holding a version for the one before it
+ * (the events queue) never wait for a version no message carries.
+ */
+export async function clearImageUrls(tx: Tx, accountId: string, ids: string[], versioned: string[] = []): Promise<string[]> {
   if (!ids.length) return [];
   const cleared: { id: string }[] = await tx("products")
     .where({ account_id: accountId })
     .whereRaw("id = ANY(?::uuid[])", [ids])
     .whereNotNull("image_url")
-    .update({ image_url: null, updated_at: tx.fn.now(), version: tx.raw("version + 1") }, ["id"]);
+    .update({ image_url: null, updated_at: tx.fn.now(), version: tx.raw("CASE WHEN id = ANY(?::uuid[]) THEN version ELSE version + 1 END", [versioned]) }, ["id"]);
   return cleared.map((r) => r.id);
 }
 

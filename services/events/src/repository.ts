@@ -108,46 +108,96 @@ export async function lockAggregates(tx: Tx, keys: string[]): Promise<void> {
   await lockKeys(tx, keys);
 }
 
+/** An aggregate's place in the queue's order: a product, price, purchase order or stock trigger of an account. */
+export type SequenceKey = { account_id: string; aggregate: string };
+
+/** A version waiting for its predecessor (migration 014), its message as it came. */
+export interface HeldRow extends SequenceKey {
+  version: number;
+  entry_aggregate: string;
+  message_id: string;
+  subject: string;
+  occurred_at: string;
+  payload: Buffer;
+  /** Held longer than the bound asked for (sequenceState's `expiredAfterMs`). */
+  expired: boolean;
+}
+
+const keyOf = (k: SequenceKey) => `${k.account_id}/${k.aggregate}`;
+
 /**
- * The newest version with an entry of each aggregate (`<account>/<aggregate>`): a product's from
- * its replica, a purchase order's or trigger's from aggregate_versions; `restorable` when its
- * newest state can be appended again (false for a row from before migration 008, without payload).
+ * The last version that passed of each aggregate (`<account>/<aggregate>`; absent: none yet) and
+ * the versions held for them, oldest first; with `expiredAfterMs`, each held row says whether it
+ * has waited longer (by the database's clock).
  */
-export async function newestVersions(
-  tx: Tx,
-  aggregates: { accountId: string; aggregate: string; productId?: string }[],
-): Promise<Map<string, { version: number; restorable: boolean }>> {
-  if (!aggregates.length) return new Map();
-  const { rows } = await tx.raw(
-    `SELECT x.account_id, x.aggregate, COALESCE(p.version, v.version) AS version, p.version IS NOT NULL OR v.payload IS NOT NULL AS restorable
-     FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, aggregate text, product_id uuid)
-     LEFT JOIN product_replica p ON p.account_id = x.account_id AND p.product_id = x.product_id
-     LEFT JOIN aggregate_versions v ON x.product_id IS NULL AND v.account_id = x.account_id AND v.aggregate = x.aggregate
-     WHERE p.version IS NOT NULL OR v.version IS NOT NULL`,
-    [json(aggregates.map((a) => ({ account_id: a.accountId, aggregate: a.aggregate, product_id: a.productId ?? null })))],
+export async function sequenceState(tx: Tx, keys: SequenceKey[], expiredAfterMs?: number): Promise<{ last: Map<string, number>; held: HeldRow[] }> {
+  if (!keys.length) return { last: new Map(), held: [] };
+  const { rows: last } = await tx.raw(
+      `SELECT s.account_id, s.aggregate, s.version FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, aggregate text)
+       JOIN queue_sequences s ON s.account_id = x.account_id AND s.aggregate = x.aggregate`,
+    [json(keys)],
   );
-  return new Map(
-    (rows as { account_id: string; aggregate: string; version: number; restorable: boolean }[]).map((r) => [
-      `${r.account_id}/${r.aggregate}`,
-      { version: Number(r.version), restorable: r.restorable },
-    ]),
+  const { rows: held } = await tx.raw(
+    `SELECT h.account_id, h.aggregate, h.version, h.entry_aggregate, h.message_id, h.subject, h.occurred_at, h.payload,
+         COALESCE(h.held_at < now() - (?::float8 * interval '1 millisecond'), false) AS expired
+       FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, aggregate text)
+       JOIN held_versions h ON h.account_id = x.account_id AND h.aggregate = x.aggregate
+       ORDER BY h.account_id, h.aggregate, h.version`,
+    [expiredAfterMs ?? null, json(keys)],
+  );
+  return {
+    last: new Map((last as (SequenceKey & { version: string })[]).map((r) => [keyOf(r), Number(r.version)])),
+    held: (held as (HeldRow & { version: string })[]).map((r) => ({ ...r, version: Number(r.version) })),
+  };
+}
+
+/** Moves each aggregate's last passed version on (never back). */
+export async function advanceSequences(tx: Tx, rows: (SequenceKey & { version: number })[]): Promise<void> {
+  if (!rows.length) return;
+  await tx.raw(
+    `INSERT INTO queue_sequences (account_id, aggregate, version)
+     SELECT account_id, aggregate, version FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, aggregate text, version bigint)
+     ON CONFLICT (account_id, aggregate) DO UPDATE SET version = excluded.version WHERE queue_sequences.version < excluded.version`,
+    [json(rows)],
   );
 }
 
-/**
- * Records that these versions have an entry; returns those not recorded before, as
- * `<account>/<aggregate>/<version>` (a version repeated in `rows` once).
- */
-export async function claimVersions(tx: Tx, rows: { account_id: string; aggregate: string; version: number }[]): Promise<Set<string>> {
-  if (!rows.length) return new Set();
-  const { rows: claimed } = await tx.raw(
-    `INSERT INTO queued_versions (account_id, aggregate, version)
-     SELECT account_id, aggregate, version FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, aggregate text, version bigint)
-     ON CONFLICT DO NOTHING
-     RETURNING account_id, aggregate, version`,
+/** Holds versions until their predecessors pass (a version held already keeps its row and time). */
+export async function holdVersions(tx: Tx, rows: Omit<HeldRow, "expired">[]): Promise<void> {
+  if (!rows.length) return;
+  await tx.raw(
+    `INSERT INTO held_versions (account_id, aggregate, version, entry_aggregate, message_id, subject, occurred_at, payload)
+     SELECT x.account_id, x.aggregate, x.version, x.entry_aggregate, x.message_id, x.subject, x.occurred_at, decode(x.payload, 'base64')
+     FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, aggregate text, version bigint, entry_aggregate text, message_id text, subject text, occurred_at text, payload text)
+     ON CONFLICT (account_id, aggregate, version) DO NOTHING`,
+    [json(rows.map((r) => ({ ...r, payload: r.payload.toString("base64") })))],
+  );
+}
+
+/** Forgets held versions that passed or were passed by. */
+export async function releaseHeld(tx: Tx, rows: (SequenceKey & { version: number })[]): Promise<void> {
+  if (!rows.length) return;
+  await tx.raw(
+    `DELETE FROM held_versions h USING jsonb_to_recordset(?::jsonb) AS x(account_id uuid, aggregate text, version bigint)
+     WHERE h.account_id = x.account_id AND h.aggregate = x.aggregate AND h.version = x.version`,
     [json(rows)],
   );
-  return new Set((claimed as { account_id: string; aggregate: string; version: string }[]).map((r) => `${r.account_id}/${r.aggregate}/${Number(r.version)}`));
+}
+
+/** Up to `limit` aggregates with a version held longer than `holdMs`, with the aggregate their entries lock. */
+export async function expiredHolds(db: Db, holdMs: number, limit: number): Promise<(SequenceKey & { entry_aggregate: string })[]> {
+  const { rows } = await db.raw(
+    `SELECT DISTINCT account_id, aggregate, entry_aggregate FROM held_versions
+     WHERE held_at < now() - (?::float8 * interval '1 millisecond') LIMIT ?`,
+    [holdMs, limit],
+  );
+  return rows;
+}
+
+/** How many versions are held now and how long the oldest has waited (the metrics). */
+export async function holdStats(db: Db): Promise<{ held: number; oldest_seconds: number }> {
+  const { rows } = await db.raw("SELECT count(*)::int AS held, COALESCE(extract(epoch FROM now() - min(held_at)), 0)::float8 AS oldest_seconds FROM held_versions");
+  return rows[0];
 }
 
 /**
@@ -182,17 +232,6 @@ export async function replicaProductSeqs(tx: Tx, refs: { accountId: string; prod
   return new Map(rows.filter((r) => r.seq && /^[1-9][0-9]*$/.test(r.seq)).map((r) => [`${r.account_id}/${r.product_id}`, BigInt(r.seq!)]));
 }
 
-/** Records each aggregate's version and its entry's payload unless one as new is recorded. */
-export async function storeNewerAggregateVersions(tx: Tx, rows: { account_id: string; aggregate: string; version: number; payload: unknown }[]): Promise<void> {
-  await tx.raw(
-    `INSERT INTO aggregate_versions (account_id, aggregate, version, payload)
-     SELECT account_id, aggregate, version, payload FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, aggregate text, version bigint, payload jsonb)
-     ON CONFLICT (account_id, aggregate) DO UPDATE SET version = excluded.version, payload = excluded.payload
-     WHERE aggregate_versions.version < excluded.version`,
-    [json(rows)],
-  );
-}
-
 export interface PriceEntryRow {
   account_id: string;
   price_id: string;
@@ -221,9 +260,9 @@ export async function storeNewerPrices(tx: Tx, rows: PriceEntryRow[]): Promise<{
 }
 
 /**
- * What one queue entry is made of, in delivery order: a whole payload, a product to compose, or
- * neither: the newest payload of its purchase order or trigger (aggregate_versions);
- * `aggregate` is its product, purchase order or trigger (webhook deliveries keep its order).
+ * What one queue entry is made of, in queue order: a whole payload, or a product to compose (the
+ * replica's, when no payload is given); `aggregate` is its product, purchase order or trigger
+ * (webhook deliveries keep its order).
  */
 export type EntrySpec = { n: number; account_id: string; event_type: string; aggregate: string; payload?: unknown; product_id?: string };
 
@@ -232,7 +271,7 @@ export type EntrySpec = { n: number; account_id: string; event_type: string; agg
  * endpoint of its account that subscribes to its type, in the same statement (the deliveries are
  * the push's outbox: written with the entry or not at all). Postgres composes each update_sku
  * payload (the product and its live prices, in list order) inside the INSERT; a product never
- * announced makes none. A spec with neither payload nor product is its aggregate's newest payload.
+ * announced makes none.
  */
 export async function insertEvents(tx: Tx, specs: EntrySpec[]): Promise<void> {
   await tx.raw(
@@ -241,14 +280,13 @@ export async function insertEvents(tx: Tx, specs: EntrySpec[]): Promise<void> {
      ), entries AS (
        INSERT INTO events (id, account_id, event_type, payload)
        SELECT x.id, x.account_id, x.event_type,
-         CASE WHEN x.product_id IS NULL THEN COALESCE(x.payload, v.payload)
+         CASE WHEN x.product_id IS NULL THEN x.payload
          ELSE COALESCE(x.payload, p.product) || jsonb_build_object('prices', COALESCE(
            (SELECT jsonb_agg(e.price ORDER BY e.list_order, e.price_order) FROM price_entry_replica e
             WHERE e.account_id = x.account_id AND e.product_id = x.product_id AND NOT e.deleted), '[]'::jsonb)) END
        FROM specs x
        LEFT JOIN product_replica p ON p.account_id = x.account_id AND p.product_id = x.product_id
-       LEFT JOIN aggregate_versions v ON x.product_id IS NULL AND x.payload IS NULL AND v.account_id = x.account_id AND v.aggregate = x.aggregate
-       WHERE COALESCE(x.payload, p.product, v.payload) IS NOT NULL
+       WHERE COALESCE(x.payload, p.product) IS NOT NULL
        ORDER BY x.n
        RETURNING id, seq, account_id, event_type
      )

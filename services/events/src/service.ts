@@ -1,13 +1,18 @@
 import { loadConfig, webhookSettings } from "@analytics/config";
 import { accountVersionText, startService, type ServiceDefinition, type ServiceDeps } from "@analytics/rpc";
+import { gapSweeper } from "./gap-sweep";
 import { eventsRoutes } from "./handlers";
 import { migrations } from "./migrations";
 import { pruneQueuedVersions } from "./repository";
 import { queueConsumer } from "./subscriptions";
 import { webhookWorker, type WebhookWorkerSettings } from "./webhook-worker";
 
-/** The events service: each account's external event queue, fed by integration messages, and its push to webhook endpoints. */
-export function eventsService(webhooks: WebhookWorkerSettings): ServiceDefinition {
+/**
+ * The events service: each account's external event queue, fed by integration messages, and its
+ * push to webhook endpoints. `gapHoldMs`: how long a version waits for its predecessor
+ * (EVENTS_GAP_HOLD_SECONDS).
+ */
+export function eventsService(webhooks: WebhookWorkerSettings, gapHoldMs = loadConfig().EVENTS_GAP_HOLD_SECONDS * 1000): ServiceDefinition {
   return {
     name: "events",
     migrations,
@@ -15,11 +20,11 @@ export function eventsService(webhooks: WebhookWorkerSettings): ServiceDefinitio
     routes: (router, { db }) => eventsRoutes(db, webhooks)(router),
     consumers: [queueConsumer],
     prune: (db) => pruneQueuedVersions(db),
-    workers: [webhookWorker(webhooks)],
+    workers: [webhookWorker(webhooks), gapSweeper(gapHoldMs)],
   };
 }
 
-/** Starts the service; the webhook settings come from the environment (WEBHOOK_*) unless given. */
-export function startEventsService(deps: ServiceDeps, webhooks: WebhookWorkerSettings = webhookSettings(loadConfig())) {
-  return startService(eventsService(webhooks), deps);
+/** Starts the service; the webhook settings and the gap hold come from the environment (WEBHOOK_*, EVENTS_GAP_HOLD_SECONDS) unless given. */
+export function startEventsService(deps: ServiceDeps, webhooks: WebhookWorkerSettings = webhookSettings(loadConfig()), gapHoldMs?: number) {
+  return startService(eventsService(webhooks, gapHoldMs), deps);
 }

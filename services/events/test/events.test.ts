@@ -110,23 +110,23 @@ describe("events service (real Postgres and JetStream)", () => {
     const rows = await db("events").where({ account_id: acc }).orderBy("seq");
     expect(rows.map((r) => r.payload.prices)).toEqual([[], [l(1, 10.0), l(2, 19.99)]]);
     expect(rows[1].payload.key).toBe("p");
-    // A newer version of a price counts; a stale or replayed one does not change it.
+    // Each newer version of a price counts; a replayed one (also under a new message id) changes nothing and makes no entry.
     const entries = async () => Number((await db("events").where({ account_id: acc }).count({ c: "*" }))[0].c);
-    await handle([priceMessage(product, first, 3, 1, "12.50")]);
-    expect(await entries()).toBe(3);
-    // A stale message (an older version, also under a new message id) changes nothing and makes no entry.
     await handle([priceMessage(product, first, 2, 1, "11.00")]);
     await handle([priceMessage(product, first, 3, 1, "12.50")]);
-    expect(await entries()).toBe(3);
+    expect(await entries()).toBe(4);
+    await handle([priceMessage(product, first, 2, 1, "11.00")]);
+    await handle([priceMessage(product, first, 3, 1, "12.50")]);
+    expect(await entries()).toBe(4);
     const latest = async () => (await db("events").where({ account_id: acc }).orderBy("seq", "desc").first()).payload.prices;
     expect(await latest()).toEqual([l(1, 12.5), l(2, 19.99)]);
     // A deletion removes it, and an older upsert arriving later does not bring it back.
     await handle([priceMessage(product, second, 2, 2, "19.99", true)]);
     expect(await latest()).toEqual([l(1, 12.5)]);
-    expect(await entries()).toBe(4);
+    expect(await entries()).toBe(5);
     await handle([priceMessage(product, second, 1, 2, "19.99")]);
     expect(await latest()).toEqual([l(1, 12.5)]);
-    expect(await entries()).toBe(4);
+    expect(await entries()).toBe(5);
     // The payload keeps the digits of the decimals (composed by Postgres from the replica).
     const text = (await db("events").where({ account_id: acc }).orderBy("seq", "desc").first().select(db.raw("payload->'prices'->0->>'price' AS price"))).price;
     expect(text).toBe("12.50");

@@ -266,6 +266,8 @@ dict "root" $ "name" <deployable> "config" <merged values> ["secretName" <the Se
 - name: PUBLIC_BASE_URL
   value: {{ . | quote }}
 {{- end }}
+- name: EVENTS_GAP_HOLD_SECONDS
+  value: {{ $v.eventQueue.gapHoldSeconds | quote }}
 - name: WEBHOOK_CONCURRENCY_PER_ENDPOINT
   value: {{ $v.webhooks.concurrencyPerEndpoint | int | quote }}
 - name: WEBHOOK_MAX_IN_FLIGHT
