@@ -90,6 +90,26 @@ describe("Idempotency-Key on writes (real Postgres, a counting inventory service
     expect(inventory.writes).toBe(1);
   });
 
+  it("keeps the claim of a write answered 504 outcome_unknown: its retry is a 409, never a second write", async () => {
+    const impatient = await buildGateway(testGatewayDeps(database.url, { services: { ...allServicesAt(), inventory: inventory.url }, serviceCallTimeoutMs: 300 }));
+    let open!: () => void;
+    inventory.gate = new Promise((resolve) => (open = resolve));
+    try {
+      const first = await impatient.app.inject({ method: "POST", url: "/v2/api/warehouses", headers: { authorization: `Bearer ${token}`, "idempotency-key": "k-504" }, payload: [{ externalId: "W1", name: "Main" }] });
+      expect([first.statusCode, first.json().code]).toEqual([504, "outcome_unknown"]);
+      // The service goes on and writes it after the gateway stopped waiting.
+      open();
+      inventory.gate = undefined;
+      const retry = await post("k-504");
+      expect([retry.statusCode, retry.json().details]).toEqual([409, [{ path: "Idempotency-Key", message: "is in use by a request without an answer" }]]);
+      expect(inventory.writes).toBe(1);
+    } finally {
+      open();
+      inventory.gate = undefined;
+      await impatient.close();
+    }
+  });
+
   it("does 50 concurrent requests with one key exactly once", async () => {
     let open!: () => void;
     inventory.gate = new Promise((resolve) => (open = resolve));

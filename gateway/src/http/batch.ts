@@ -108,8 +108,8 @@ export async function runBatch<T extends z.ZodType>(
   try {
     written = await write(valid.map((v) => v.value));
   } catch (error) {
-    // The service call failed as a whole (nothing of it was committed): every item sent says so,
-    // so the client knows exactly which items to send again.
+    // The service call failed as a whole: every item sent says so. A 503 committed nothing (send
+    // those items again); a 504 outcome_unknown may have committed them (read them first).
     const { statusCode, message } = httpErrorOf(error);
     written = valid.map((v) => ({ ...referenceField(reference)(items[v.index]), statusCode, message }));
   }

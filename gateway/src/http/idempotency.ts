@@ -185,9 +185,13 @@ export async function claimOrAnswer(keys: IdempotencyKeys, owner: KeyOwner, key:
 /**
  * Keeps a claimed request's answer (a 5xx releases the key instead); a failure to keep it is
  * logged, the answer still goes out. `shownOnce`: a field of the answer that is not kept.
+ * A 504 (`outcome_unknown`: the write may have committed after the gateway stopped waiting) keeps
+ * the claim without an answer, as a gateway killed mid-write does: its retries are 409, never a
+ * second write.
  */
 export async function keepAnswer(keys: IdempotencyKeys, owner: KeyOwner, key: string, reply: FastifyReply, payload: unknown, shownOnce?: string): Promise<void> {
   try {
+    if (reply.statusCode === 504) return;
     if (reply.statusCode >= 500) return await keys.release(owner, key);
     const contentType = reply.getHeader("content-type");
     const body = typeof payload === "string" ? payload : Buffer.isBuffer(payload) ? payload.toString("utf8") : null;

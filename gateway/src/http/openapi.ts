@@ -94,11 +94,15 @@ const sharedResponses: Record<string, { status: number; description: string }> =
   UnsupportedMediaType: { status: 415, description: "Content-Type must be application/json" },
   PreconditionFailed: { status: 412, description: "If-Match names no current ETag of the resource (it changed, or does not exist); nothing was changed" },
   IdempotencyKeyInUse: { status: 409, description: "a request with this Idempotency-Key is still running, or was interrupted before its answer was kept" },
-  IdempotencyKeyReused: { status: 422, description: "this Idempotency-Key was used for another request (method, path or body)" },
+  IdempotencyKeyReused: { status: 422, description: "this Idempotency-Key was used for another request (method, path, body or API key)" },
   TooManyRequests: { status: 429, description: "over the account's rate limit (see `RateLimit`); retry after `Retry-After` seconds" },
   TooManyFailedAttempts: { status: 429, description: "too many failed attempts from this address (/auth and admin); retry after `Retry-After` seconds" },
   InternalError: { status: 500, description: "internal error; nothing internal is disclosed" },
-  Unavailable: { status: 503, description: "a dependency is unavailable or too slow; retry after `Retry-After` seconds" },
+  Unavailable: { status: 503, description: "a dependency is unavailable or too slow; nothing was written; retry after `Retry-After` seconds" },
+  OutcomeUnknown: {
+    status: 504,
+    description: "`code: outcome_unknown`: the write's service did not answer in time, and the write may still have been applied; read the resource before sending it again under a new Idempotency-Key (a retry under the same key is a 409)",
+  },
 };
 
 const tagDescriptions: Record<string, string> = {
@@ -320,6 +324,7 @@ export class OpenApi {
     }
     shared("InternalError");
     shared("Unavailable");
+    if (idempotent) shared("OutcomeUnknown");
     if (!this.tags.has(spec.tag)) this.tags.set(spec.tag, undefined);
     const operation: Record<string, unknown> = {
       summary: spec.summary,
@@ -406,7 +411,7 @@ export class OpenApi {
             in: "header",
             required: false,
             description:
-              "Makes a retry safe: the request is done at most once per account and key for 24 hours; a repeat answers the first answer again (with `Idempotent-Replayed: true`), writing nothing. Kept per account; the same key with another method, path, body or API key is a 422 (an API key never sees another's kept answer); a repeat while the first runs is a 409; 5xx answers are not kept.",
+              "Makes a retry safe: the request is done at most once per account and key for 24 hours; a repeat answers the first answer again (with `Idempotent-Replayed: true`), writing nothing. Kept per account; the same key with another method, path, body or API key is a 422 (an API key never sees another's kept answer); a repeat while the first runs is a 409; 5xx answers are not kept (the retry runs again), but after a 504 `outcome_unknown` the key stays claimed and its retries are 409 (read the resource, resend under a new key).",
             schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7E]+$" },
           },
         },
