@@ -9,6 +9,10 @@ import { freePort } from "./ports";
 export interface NatsCluster {
   /** Client URL of each server. */
   urls: string[];
+  /** Kills one server (SIGKILL), as a node that is lost. */
+  kill(index: number): Promise<void>;
+  /** Starts a killed server again on its ports and store. */
+  restart(index: number): void;
   /** Stops every server and removes their store directories. */
   stop(): Promise<void>;
 }
@@ -22,18 +26,21 @@ export async function startNatsCluster(size = 3, timeoutMs = 30_000): Promise<Na
   const dir = mkdtempSync(join(tmpdir(), "nats-cluster-"));
   const ports = await Promise.all(Array.from({ length: size }, async () => ({ client: await freePort(), route: await freePort() })));
   const routes = ports.map((p) => `nats://127.0.0.1:${p.route}`).join(",");
-  const servers: ChildProcess[] = ports.map((p, i) =>
+  const start = (i: number) =>
     spawn(
       process.env.NATS_SERVER ?? "nats-server",
-      ["-a", "127.0.0.1", "-p", String(p.client), "-n", `n${i}`, "-js", "-sd", join(dir, `n${i}`), "--cluster_name", "test", "--cluster", `nats://127.0.0.1:${p.route}`, "--routes", routes],
+      ["-a", "127.0.0.1", "-p", String(ports[i].client), "-n", `n${i}`, "-js", "-sd", join(dir, `n${i}`), "--cluster_name", "test", "--cluster", `nats://127.0.0.1:${ports[i].route}`, "--routes", routes],
       { stdio: "ignore" },
-    ),
-  );
-  const urls = ports.map((p) => `nats://127.0.0.1:${p.client}`);
-  const stop = async () => {
-    await Promise.all(
-      servers.map((s) => (s.exitCode !== null || s.signalCode !== null ? undefined : new Promise((resolve) => (s.once("exit", resolve), s.kill("SIGKILL"))))),
     );
+  const servers: ChildProcess[] = ports.map((_, i) => start(i));
+  const urls = ports.map((p) => `nats://127.0.0.1:${p.client}`);
+  const kill = async (i: number) => {
+    const s = servers[i];
+    if (s.exitCode === null && s.signalCode === null) await new Promise((resolve) => (s.once("exit", resolve), s.kill("SIGKILL")));
+  };
+  const restart = (i: number) => void (servers[i] = start(i));
+  const stop = async () => {
+    await Promise.all(servers.map((_, i) => kill(i)));
     rmSync(dir, { recursive: true, force: true });
   };
   const deadline = Date.now() + timeoutMs;
@@ -42,7 +49,7 @@ export async function startNatsCluster(size = 3, timeoutMs = 30_000): Promise<Na
       const nc = await connect({ servers: urls, timeout: 1000 });
       try {
         await (await jetstreamManager(nc, { timeout: 1000 })).getAccountInfo();
-        return { urls, stop };
+        return { urls, kill, restart, stop };
       } finally {
         await nc.close();
       }
