@@ -53,9 +53,11 @@ export const ACK_WAIT_MS = 20_000;
  * A pull's heartbeat: JetStream sends one this often while a pull waits with nothing to deliver,
  * and two missed in a row make the consumer pull again. A pull lives on its consumer's leader
  * only, so one waiting when the leader changed (stepped down, its server lost) is gone without a
- * word: it is noticed after 2-3 heartbeats, not after the pull's expiry.
+ * word: it is noticed after 2-3 heartbeats, not after the pull's expiry. At 1 s a write was
+ * visible in planning again 4.1 s after a consumer's leader stepped down on the cluster run; at
+ * 0.5 s a consumer resumed 1.3-1.5 s after one (3 servers, no other load).
  */
-export const PULL_HEARTBEAT_MS = 1_000;
+export const PULL_HEARTBEAT_MS = 500;
 /** How long a pull waits for messages before the next replaces it. */
 export const PULL_EXPIRES_MS = 5_000;
 /** Unacknowledged messages a consumer may hold: bounds memory and the size of its batches. */

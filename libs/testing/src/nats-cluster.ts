@@ -20,9 +20,19 @@ export interface NatsCluster {
 /**
  * `size` nats-server processes (NATS_SERVER, default `nats-server` on the PATH) forming one
  * JetStream cluster on loopback ports, each with its store under a temporary directory. Resolves
- * once JetStream answers (a meta leader is elected).
+ * once JetStream answers on every server (a meta leader is elected, all are in the cluster). A
+ * server that exits while starting (a port picked free was taken meanwhile) makes it start the
+ * cluster again on other ports, up to 3 times.
  */
 export async function startNatsCluster(size = 3, timeoutMs = 30_000): Promise<NatsCluster> {
+  for (let attempt = 1; ; attempt++) {
+    const cluster = await startOnce(size, timeoutMs);
+    if (cluster !== "exited") return cluster;
+    if (attempt === 3) throw new Error(`a nats-server exited while the cluster started, ${attempt} times`);
+  }
+}
+
+async function startOnce(size: number, timeoutMs: number): Promise<NatsCluster | "exited"> {
   const dir = mkdtempSync(join(tmpdir(), "nats-cluster-"));
   const ports = await Promise.all(Array.from({ length: size }, async () => ({ client: await freePort(), route: await freePort() })));
   const routes = ports.map((p) => `nats://127.0.0.1:${p.route}`).join(",");
@@ -44,15 +54,22 @@ export async function startNatsCluster(size = 3, timeoutMs = 30_000): Promise<Na
     rmSync(dir, { recursive: true, force: true });
   };
   const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  const answers = async (url: string) => {
+    const nc = await connect({ servers: url, timeout: 1000 });
     try {
-      const nc = await connect({ servers: urls, timeout: 1000 });
-      try {
-        await (await jetstreamManager(nc, { timeout: 1000 })).getAccountInfo();
-        return { urls, kill, restart, stop };
-      } finally {
-        await nc.close();
-      }
+      await (await jetstreamManager(nc, { timeout: 1000 })).getAccountInfo();
+    } finally {
+      await nc.close();
+    }
+  };
+  for (;;) {
+    if (servers.some((s) => s.exitCode !== null || s.signalCode !== null)) {
+      await stop();
+      return "exited";
+    }
+    try {
+      await Promise.all(urls.map(answers));
+      return { urls, kill, restart, stop };
     } catch (error) {
       if (Date.now() > deadline) {
         await stop();
