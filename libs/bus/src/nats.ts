@@ -232,7 +232,7 @@ export class NatsBus implements Bus {
           .catch((error) => log?.warn({ err: error, consumer: durable }, "consumer could not be made again; trying at the next missed pull"))
           .finally(() => (checking = false));
       }
-    })();
+    })().catch((error) => log?.warn({ err: error, consumer: durable }, "consumer's status no longer watched"));
     const maxBatch = spec.maxBatch ?? 256;
 
     // Messages pile up in `queue` while a batch is being handled; the next batch takes all of
