@@ -11,7 +11,10 @@
 //    SIGTERMed) and stop first (SIGTERM, exit, then a new pod started and ready), for services and
 //    gateways; no client request may fail;
 // 3. a frozen replica: a service replica stopped (SIGSTOP) for 5 s and resumed; no request may fail,
-//    and the replica must take calls again.
+//    and the replica must take calls again;
+// 4. NATS leader changes (not in --short): consumer and stream leaders stepping down, the stream
+//    leader's and the meta leader's server killed; each must let a write be visible in planning
+//    again within 5 s of the new leaders.
 //
 // Then it checks what must hold: every acknowledged write stored exactly once, each product's
 // newest update_sku entry equal to the product as GET /products answers it (and every
@@ -19,11 +22,17 @@
 // from the current month) equal to a computation from the writes, no outbox row left unpublished,
 // the stream on 3 servers. It prints per scenario the requests, failed ones and latencies.
 //
-//   node deploy/cluster/run.mjs [--short] [--seconds N] [--keep-logs]
+//   node deploy/cluster/run.mjs [--short | --leaders] [--seconds N] [--keep-logs]
 //
 // --short (the CI's e2e/cluster.e2e.test.ts): 3 kills one after another (at least 10 s), a rolling update of the catalogue
 // service in each order (one replica each), the frozen replica; without it 90 s of kills (12) and
-// both orders for every service and the gateway, each replica. Environment: TEST_DATABASE_URL (an admin
+// both orders for every service and the gateway, each replica, then the leader changes (4.).
+// --leaders: the leader changes only: a marker account writes its stock every 0.2 s and reads it
+// back from planning while NATS leaders change (planning's stock consumers' leaders and the
+// stream's stepping down, the stream leader's and the meta leader's server killed); per change it
+// prints when the first marker written after it was visible in planning, and fails when that was
+// over 5 s after the new leaders were elected (a killed server's are, after nats-server's Raft
+// election timeout of 4-9 s). Environment: TEST_DATABASE_URL (an admin
 // connection to create the database, default postgres://postgres@127.0.0.1:5432/postgres),
 // NATS_SERVER (default nats-server on the PATH, else /usr/sbin/nats-server). Exits 0 when
 // everything holds, 1 with the failures listed.
@@ -46,6 +55,7 @@ import pg from "pg";
 
 const args = process.argv.slice(2);
 const short = args.includes("--short");
+const leadersOnly = args.includes("--leaders");
 const writeSeconds = Number(args.includes("--seconds") ? args[args.indexOf("--seconds") + 1] : short ? 10 : 90);
 const keepLogs = args.includes("--keep-logs");
 const id = randomBytes(4).toString("hex");
@@ -241,12 +251,12 @@ const gatewayUrls = () => pods.gateway.filter((p) => inRotation.has(p)).map((p) 
 
 async function topology() {
   const nats = [];
-  for (let i = 0; i < 3; i++) nats.push({ client: await freePort(), route: await freePort() });
+  for (let i = 0; i < 3; i++) nats.push({ client: await freePort(), route: await freePort(), monitor: await freePort() });
   const routes = nats.map((n) => `nats://127.0.0.1:${n.route}`).join(",");
   const natsUrls = nats.map((n) => `nats://127.0.0.1:${n.client}`);
   const binary = natsServerBinary();
   nats.forEach((n, i) =>
-    define(`nats-${i}`, binary, ["-a", "127.0.0.1", "-p", String(n.client), "-n", `n${i}`, "-js", "-sd", join(dir, `store-${i}`), "--cluster_name", `c${id}`, "--cluster", `nats://127.0.0.1:${n.route}`, "--routes", routes], process.env, () => jetStreamAnswers(natsUrls[i])),
+    define(`nats-${i}`, binary, ["-a", "127.0.0.1", "-p", String(n.client), "-m", String(n.monitor), "-n", `n${i}`, "-js", "-sd", join(dir, `store-${i}`), "--cluster_name", `c${id}`, "--cluster", `nats://127.0.0.1:${n.route}`, "--routes", routes], process.env, () => jetStreamAnswers(natsUrls[i])),
   );
   const common = {
     ...process.env,
@@ -293,7 +303,7 @@ async function topology() {
     return p;
   };
   for (const kind of [...services, "gateway"]) pods[kind] = [newPod(kind), newPod(kind)];
-  return { natsUrls };
+  return { natsUrls, natsMonitors: nats.map((n) => `http://127.0.0.1:${n.monitor}`) };
 }
 
 async function jetStreamAnswers(url) {
@@ -888,6 +898,189 @@ async function freeze(p, ms, readProducts) {
   log(`SIGCONT ${p.name}: taking calls again ${((performance.now() - resumedAt) / 1000).toFixed(1)} s after`);
 }
 
+// ---- NATS leader changes: how soon a write is visible in planning again -------------------------
+
+/** A resume later than this after the new leaders were elected fails the run. */
+const RESUME_BUDGET_MS = 5_000;
+const leaderProblems = [];
+const MARKER = "MARKER";
+
+/**
+ * An account of its own (the clients' checks never see it) with one product in one warehouse,
+ * whose stock a writer sets to 1, 2, 3, ... while a reader reads it back from planning.
+ */
+async function markerAccount() {
+  const admin = (path, method, body) => fetch(`${gatewayUrls()[0]}${path}`, { method, headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+  const signup = await (await admin("/admin/v1/accounts", "POST", { name: "markers" })).json();
+  const limits = await admin(`/admin/v1/accounts/${signup.accountID}/settings`, "PUT", { rateLimitPerSecond: 1_000_000, rateLimitBurst: 100_000_000 });
+  if (limits.status !== 200) throw new Error(`marker account settings: ${limits.status} ${await limits.text()}`);
+  const auth = await fetch(`${gatewayUrls()[0]}/v2/api/auth`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ accountID: signup.accountID, apiKey: signup.apiKey }) });
+  const { accessToken } = await auth.json();
+  let turn = 0;
+  /** A call through the gateways in turn; the next one after one that did not answer 2xx. */
+  const call = async (method, path, body) => {
+    const urls = gatewayUrls();
+    try {
+      const res = await fetch(urls[turn % urls.length] + path, { method, headers: { "content-type": "application/json", authorization: `Bearer ${accessToken}` }, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(10_000) });
+      const text = await res.text();
+      const answer = { status: res.status, body: text ? JSON.parse(text) : undefined };
+      if (res.status >= 300 || statusCodes(answer.body).some((c) => c >= 300)) turn++;
+      return answer;
+    } catch (error) {
+      turn++;
+      return { status: 0, body: String(error.cause ?? error) };
+    }
+  };
+  const setup = async (path, body) => {
+    const res = await call("POST", path, body);
+    if (res.status >= 300) throw new Error(`marker account: POST ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+  };
+  await setup("/v2/api/warehouses", [{ externalId: "W1", name: "Warehouse W1" }]);
+  await setup("/v2/api/products/batch", [{ key: MARKER, sku: `S-${MARKER}`, productName: MARKER, season: "SS26", productGroupId: "G0" }]);
+  const state = { accountId: signup.accountID, written: 0, visible: 0, ackedAt: new Map(), visibleAt: new Map(), running: true };
+  const writer = (async () => {
+    while (state.running) {
+      const k = state.written + 1;
+      const res = await call("POST", "/v2/api/warehouses/stock", [{ key: MARKER, externalWarehouseID: "W1", availableQuantity: k, physicalQuantity: 1_000_000, date: new Date(Date.UTC(2026, 1, 1) + k * 1000).toISOString() }]);
+      if (res.status >= 200 && res.status < 300 && statusCodes(res.body).every((c) => c < 300)) {
+        state.written = k;
+        state.ackedAt.set(k, performance.now());
+      }
+      await sleep(200);
+    }
+  })();
+  const reader = (async () => {
+    while (state.running) {
+      const res = await call("GET", `/v2/api/planning/planned-volumes?fromDate=${FROM}&toDate=${TO}&groupBy=skus`);
+      const seen = res.status === 200 ? (res.body.find((r) => r.groupKey === MARKER)?.stockVolume ?? 0) : 0;
+      for (let k = state.visible + 1; k <= seen; k++) state.visibleAt.set(k, performance.now());
+      state.visible = Math.max(state.visible, seen);
+      await sleep(100);
+    }
+  })();
+  state.stop = async () => {
+    state.running = false;
+    await Promise.all([writer, reader]);
+  };
+  return state;
+}
+
+/** A server's name (n0, n1, n2) -> its process. */
+const natsProcess = (name) => processes.get(`nats-${name.slice(1)}`);
+
+/**
+ * Planning's durable consumers of the markers' stock messages: those of the stock subject's
+ * partition whose last message is the marker account's (both planning replicas read them).
+ */
+async function markerConsumers(natsUrls, markers) {
+  const nc = await connect({ servers: natsUrls });
+  try {
+    const jsm = await jetstreamManager(nc, { timeout: 2000 });
+    const names = [];
+    for await (const c of await jsm.consumers.list(stream)) if (c.name.startsWith("planning-") && /__analytics_inventory_stock_updated__p\d+$/.test(c.name)) names.push(c.name);
+    const ours = [];
+    for (const name of names) {
+      const partition = name.slice(name.lastIndexOf("__p") + 3);
+      const last = await jsm.streams.getMessage(stream, { last_by_subj: `analytics.inventory.stock.updated.p${partition}` }).catch(() => null);
+      if (last?.header.get("Account-Id") === markers.accountId) ours.push(name);
+    }
+    return ours.length ? ours : undefined;
+  } finally {
+    await nc.close();
+  }
+}
+
+/**
+ * The stream's leader and those of `consumers`, asked of the servers other than `lost`;
+ * undefined while one has none (or it is `lost`), or does not answer.
+ */
+async function leadersOf(natsUrls, consumers, lost) {
+  const nc = await connect({ servers: natsUrls.filter((_, i) => `n${i}` !== lost), timeout: 1000, maxReconnectAttempts: 0 });
+  try {
+    const jsm = await jetstreamManager(nc, { timeout: 1000 });
+    const leaders = await Promise.all(consumers.map(async (name) => [name, (await jsm.consumers.info(stream, name)).cluster?.leader]));
+    const streamLeader = (await jsm.streams.info(stream)).cluster?.leader;
+    if (!streamLeader || streamLeader === lost || leaders.some(([, l]) => !l || l === lost)) return undefined;
+    return { stream: streamLeader, consumers: leaders };
+  } finally {
+    await nc.close();
+  }
+}
+
+/** The meta leader's name, from a server's monitoring endpoint. */
+async function metaLeader(natsMonitors) {
+  for (const url of natsMonitors) {
+    const jsz = await fetch(`${url}/jsz`, { signal: AbortSignal.timeout(1000) }).then((r) => r.json(), () => undefined);
+    if (jsz?.meta_cluster?.leader) return jsz.meta_cluster.leader;
+  }
+  throw new Error("no NATS server names a meta leader");
+}
+
+/**
+ * One leader change: `act` makes it and names the server it took leaders from (and a server it
+ * killed, started again once the markers are through). Measures from the change (act's end;
+ * what it looked up before the change does not count): when the stream and planning's consumers
+ * of the markers have leaders again (asked of the other servers), and when the
+ * first marker written after the change is visible in planning.
+ */
+async function leaderChange(markers, natsUrls, consumers, name, act) {
+  await until(`markers visible before "${name}"`, () => markers.visible >= markers.written && markers.written > 0, { moved: () => markers.visible });
+  const { lost, killed } = await act();
+  // The change is made once act() is done: a step-down answered, a killed server gone.
+  const at = performance.now();
+  await until(`new leaders after "${name}"`, () => leadersOf(natsUrls, consumers, lost).catch(() => undefined), { every: 100 });
+  const electedAt = performance.now();
+  const first = () => [...markers.ackedAt].find(([, t]) => t >= at)?.[0];
+  await until(`a marker written after "${name}" visible in planning`, () => first() !== undefined && markers.visible >= first(), { moved: () => `${markers.written}/${markers.visible}`, every: 50 });
+  const visibleAt = markers.visibleAt.get(first());
+  const resume = (visibleAt - at) / 1000;
+  const afterElection = Math.max(0, visibleAt - electedAt) / 1000;
+  log(`  ${name}: new leaders ${((electedAt - at) / 1000).toFixed(1)} s after; a write visible in planning again ${resume.toFixed(1)} s after (${afterElection.toFixed(1)} s after the new leaders)`);
+  if (afterElection * 1000 > RESUME_BUDGET_MS) leaderProblems.push(`${name}: a write visible in planning ${afterElection.toFixed(1)} s after the new leaders were elected (${resume.toFixed(1)} s after the change; budget ${RESUME_BUDGET_MS / 1000} s)`);
+  if (killed) {
+    launch(killed);
+    await ready(killed);
+  }
+}
+
+/** 4. NATS leader changes under load, each measured by the markers. */
+async function leaderChanges(markers, natsUrls, natsMonitors) {
+  beginScenario("NATS leader changes (failed requests expected: re-sent)", { failuresAllowed: true });
+  await until("a first marker visible in planning", () => markers.visible > 0, { moved: () => markers.written });
+  const consumers = await until("planning's consumers of the markers", () => markerConsumers(natsUrls, markers).catch(() => undefined));
+  log(`NATS leader changes, each measured by marker writes read back from planning (its consumers ${consumers.join(", ")}):`);
+  const request = async (subject) => {
+    const nc = await connect({ servers: natsUrls });
+    try {
+      const answer = (await nc.request(subject, "", { timeout: 5000 })).json();
+      if (!answer.success) throw new Error(`${subject}: ${JSON.stringify(answer)}`);
+    } finally {
+      await nc.close();
+    }
+  };
+  await leaderChange(markers, natsUrls, consumers, "the leaders of planning's consumers of the markers step down", async () => {
+    await Promise.all(consumers.map((c) => request(`$JS.API.CONSUMER.LEADER.STEPDOWN.${stream}.${c}`)));
+    return {};
+  });
+  await leaderChange(markers, natsUrls, consumers, "the stream's leader steps down", async () => {
+    await request(`$JS.API.STREAM.LEADER.STEPDOWN.${stream}`);
+    return {};
+  });
+  await leaderChange(markers, natsUrls, consumers, "the stream leader's server killed", async () => {
+    const { stream: leader } = await until("the stream's leader", () => leadersOf(natsUrls, consumers).catch(() => undefined));
+    log(`  kill -9 ${natsProcess(leader).name} (the stream's leader, ${leader})`);
+    await kill(natsProcess(leader));
+    return { lost: leader, killed: natsProcess(leader) };
+  });
+  await leaderChange(markers, natsUrls, consumers, "the meta leader's server killed", async () => {
+    const leader = await metaLeader(natsMonitors);
+    log(`  kill -9 ${natsProcess(leader).name} (the meta leader, ${leader})`);
+    await kill(natsProcess(leader));
+    return { lost: leader, killed: natsProcess(leader) };
+  });
+  await markers.stop();
+}
+
 async function main() {
   if (!existsSync("dist/gateway/main.js")) throw new Error("dist/ is missing: run `npm run build` first");
   creating = (async () => {
@@ -904,7 +1097,7 @@ async function main() {
   // Dropped WITH (FORCE) by the clean-up: that ends this connection.
   db.on("error", () => undefined);
   await db.connect();
-  const { natsUrls } = await topology();
+  const { natsUrls, natsMonitors } = await topology();
   await startAll([0, 1, 2].map((i) => processes.get(`nats-${i}`)));
   // The stream as an older release left it, on one server: the services bring it to three.
   const nc = await connect({ servers: natsUrls });
@@ -950,7 +1143,9 @@ async function main() {
   const running = load(clients, () => !loading);
   // A client that meets an error it must not ends the run at once.
   const clientFailed = running.then(() => new Promise(() => undefined));
+  const markers = leadersOnly || !short ? await markerAccount() : undefined;
   const scenarioRun = (async () => {
+    if (leadersOnly) return leaderChanges(markers, natsUrls, natsMonitors);
     // 1. Kills: one process at a time killed with SIGKILL and started again, for writeSeconds.
     beginScenario("kills (failed requests expected: re-sent)", { failuresAllowed: true });
     const writeStart = performance.now();
@@ -979,6 +1174,8 @@ async function main() {
 
     // 3. A frozen replica (of the service most calls go to).
     await freeze(pods.catalogue[0], 5_000, clients[0].readProducts);
+    // 4. NATS leader changes.
+    if (markers) await leaderChanges(markers, natsUrls, natsMonitors);
     beginScenario("after", { failuresAllowed: true });
   })();
   await Promise.race([scenarioRun, clientFailed]);
@@ -987,7 +1184,7 @@ async function main() {
   const stats = clients.map((c) => c.stats());
   log(`load done: ${stats.map((s) => s.acknowledged).join(" + ")} acknowledged writes, ${stats.map((s) => s.retries).join(" + ")} re-sent; per scenario (requests: reads and write attempts, by when they started):`);
   if (restarts.length) log(`start-ups tried again: ${restarts.join("; ")}`);
-  const problems = [...failures];
+  const problems = [...failures, ...leaderProblems];
   for (const s of scenarios.filter((s) => s.requests)) {
     log(`  ${s.name}: ${summary(s)}`);
     if (s.stoppedAt) {

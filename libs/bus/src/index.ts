@@ -5,7 +5,7 @@ import type { Bus } from "./types";
 
 export * from "./types";
 export { InProcessBus } from "./in-process";
-export { NatsBus, MAX_MESSAGE_BYTES, MAX_DELIVER, ACK_WAIT_MS, DUPLICATE_WINDOW_SECONDS, DEFAULT_MAX_AGE_SECONDS, DEFAULT_PARTITIONS, consumerName, partitionOf } from "./nats";
+export { NatsBus, MAX_MESSAGE_BYTES, MAX_DELIVER, ACK_WAIT_MS, PULL_HEARTBEAT_MS, PULL_EXPIRES_MS, DUPLICATE_WINDOW_SECONDS, DEFAULT_MAX_AGE_SECONDS, DEFAULT_PARTITIONS, consumerName, partitionOf } from "./nats";
 
 /** NATS JetStream when a URL is given, otherwise the in-process bus. */
 export async function createBus(options: {
