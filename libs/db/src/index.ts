@@ -31,12 +31,12 @@ export interface DbOptions {
   statementTimeoutMs?: number;
 }
 
-export const DB_DEFAULTS = { acquireTimeoutMs: 5_000, statementTimeoutMs: 15_000 };
+export const DB_DEFAULTS = { acquireTimeoutMs: 5_000, statementTimeoutMs: 15_000, poolMax: 10 };
 
 export function createDb({
   url,
   schema,
-  poolMax = 10,
+  poolMax = DB_DEFAULTS.poolMax,
   applicationName = schema,
   acquireTimeoutMs = DB_DEFAULTS.acquireTimeoutMs,
   statementTimeoutMs = DB_DEFAULTS.statementTimeoutMs,
