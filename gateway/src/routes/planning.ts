@@ -127,6 +127,9 @@ export function answerCost(cells: number): number {
   return Math.max(ROUTE_COST, Math.ceil(cells / CELLS_PER_TOKEN));
 }
 
+/** What the document says of an answer's cost and its 429s. */
+const COST_NOTE = `Costs max(1, ceil(rows × periods / ${CELLS_PER_TOKEN})) of the account's rate limit, spent as the answer ends. An account that already has its share of planning answers running gets a 429 with Retry-After.`;
+
 /** Spends `cost` of the account's bucket, or what it holds when that is less (the answer was already given). */
 async function spendUpTo(limiter: RateLimiter, accountId: string, cost: number): Promise<void> {
   if (cost <= 0) return;
@@ -385,7 +388,7 @@ export function planningRoutes(
     url: "/v2/api/planning/sales-plans",
     summary: "Sales plan and sales actuals per group, channel and period (month, ISO week or the whole window)",
     description:
-      "One row per group and channel, each with every period overlapping fromDate..toDate (whole periods, the account's timezone). salesPlanVolume is the stored plan where the account stored one (POST /planning/sales-plans/batch), else the year-over-year baseline; salesActualVolume is net units sold. Streamed; not paged.",
+      `One row per group and channel, each with every period overlapping fromDate..toDate (whole periods, the account's timezone). salesPlanVolume is the stored plan where the account stored one (POST /planning/sales-plans/batch), else the year-over-year baseline; salesActualVolume is net units sold. Streamed; not paged. ${COST_NOTE}`,
     tag,
     auth: "bearer",
     query: breakdownQuery,
@@ -403,7 +406,7 @@ export function planningRoutes(
     url: "/v2/api/planning/breakdown",
     summary: "Per group and period: sales plan and actuals, PO and draft-PO volumes, and the stock projection (opening, closing, target, open-to-buy)",
     description:
-      "One row per group, each with every period overlapping fromDate..toDate (whole periods, the account's timezone), summed over the group's SKUs and the selected channels. The projection starts at the current period with the current stock and runs forward (closing = opening + poVolume + draftPOVolume - remaining plan); periods that ended before the current one carry sales and PO figures only. With period=total, poVolume and draftPOVolume equal GET /planning/planned-volumes for the same query. Streamed; not paged.",
+      `One row per group, each with every period overlapping fromDate..toDate (whole periods, the account's timezone), summed over the group's SKUs and the selected channels. The projection starts at the current period with the current stock and runs forward (closing = opening + poVolume + draftPOVolume - remaining plan); periods that ended before the current one carry sales and PO figures only. With period=total, poVolume and draftPOVolume equal GET /planning/planned-volumes for the same query. Streamed; not paged. ${COST_NOTE}`,
     tag,
     auth: "bearer",
     query: breakdownQuery,
@@ -421,7 +424,7 @@ export function planningRoutes(
     url: "/v2/api/planning/breakdown/by-warehouse",
     summary: "The breakdown per group and warehouse, with distribution-order transfers in and out",
     description:
-      "One row per group and warehouse. A SKU's plan and actuals are split over warehouses by each one's share of the SKU's units shipped in the 12 months before today (equally over the warehouses holding its stock without shipments; under warehouseId \"\" without stock). Open distribution-order quantity enters the closing stock as transferInVolume and transferOutVolume. Every volume but openToBuyVolume sums over a group's warehouses to its breakdown row. Streamed; not paged.",
+      `One row per group and warehouse. A SKU's plan and actuals are split over warehouses by each one's share of the SKU's units shipped in the 12 months before today (equally over the warehouses holding its stock without shipments; under warehouseId \"\" without stock). Open distribution-order quantity enters the closing stock as transferInVolume and transferOutVolume. Every volume but openToBuyVolume sums over a group's warehouses to its breakdown row. Streamed; not paged. ${COST_NOTE}`,
     tag,
     auth: "bearer",
     query: breakdownQuery,
