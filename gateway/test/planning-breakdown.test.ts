@@ -212,9 +212,9 @@ describe("GET /planning/sales-plans, /breakdown, /breakdown/by-warehouse through
   });
 
   it("answers the service's RESOURCE_EXHAUSTED (the account over its share of planning) as a 429 with Retry-After", async () => {
-    failWith = new ConnectError("the account already has 4 planning answers running, the most it may at once; retry when one has ended", Code.ResourceExhausted);
+    failWith = new ConnectError("the account already has as many planning answers running as it may at once (4); retry when one has ended", Code.ResourceExhausted);
     const res = await get("sales-plans?fromDate=2026-03-01&toDate=2026-03-31");
-    expect([res.status, res.headers.get("retry-after"), ((await res.json()) as { message: string }).message]).toEqual([429, "5", expect.stringContaining("already has 4 planning answers")]);
+    expect([res.status, res.headers.get("retry-after"), ((await res.json()) as { message: string }).message]).toEqual([429, "5", expect.stringContaining("planning answers running as it may at once (4)")]);
   });
 
   it("charges an answer by its size: one token per 1000 periods of its rows", async () => {

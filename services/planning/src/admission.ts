@@ -36,10 +36,10 @@ export class Admission {
   enter(accountId: string): () => void {
     const mine = this.byAccount.get(accountId) ?? 0;
     if (mine >= this.limits.perAccount) {
-      throw new ConnectError(`the account already has ${mine} planning answers running, the most it may at once; retry when one has ended`, Code.ResourceExhausted);
+      throw new ConnectError(`the account already has as many planning answers running as it may at once (${mine}); retry when one has ended`, Code.ResourceExhausted);
     }
     if (this.running >= this.limits.total) {
-      throw new ConnectError(`planning is computing ${this.running} answers, the most it may at once; retry shortly`, Code.ResourceExhausted);
+      throw new ConnectError(`planning is computing as many answers as it may at once (${this.running}); retry shortly`, Code.ResourceExhausted);
     }
     this.running++;
     this.byAccount.set(accountId, mine + 1);

@@ -78,7 +78,7 @@ describe("planning answers: a share per account, cancelled with their call", () 
       );
       expect(refused).toBeInstanceOf(ConnectError);
       expect(refused?.code).toBe(Code.ResourceExhausted);
-      expect(refused?.rawMessage).toMatch(/already has 4 planning answers running/);
+      expect(refused?.rawMessage).toMatch(/already has as many planning answers running as it may at once \(4\)/);
       // The other account is admitted meanwhile: its statement runs beside the heavy account's.
       running.push(drain(p.client.getBreakdown(request, p.as(other))));
       await waitingOnLock(perAccount + 1);
@@ -97,11 +97,11 @@ describe("planning answers: a share per account, cancelled with their call", () 
     const a = [admission.enter("a"), admission.enter("a")];
     expect(() => admission.enter("a")).toThrow(expect.objectContaining({ code: Code.ResourceExhausted }));
     const b = admission.enter("b");
-    expect(() => admission.enter("c")).toThrow(/computing 3 answers/);
+    expect(() => admission.enter("c")).toThrow(/as many answers as it may at once \(3\)/);
     b();
     b(); // given back once, however often called
     admission.enter("c");
-    expect(() => admission.enter("c")).toThrow(/computing 3 answers/);
+    expect(() => admission.enter("c")).toThrow(/as many answers as it may at once \(3\)/);
     a[0]();
     admission.enter("a");
   });
