@@ -9,8 +9,8 @@ import { E2E_ADMIN_TOKEN as ADMIN_TOKEN, platformForFile, signUp } from "./harne
  * waits in its DECLARE until the lock is released.
  */
 describe("planning answers over HTTP: a share per account, cancelled when the client leaves", () => {
-  // A pool of 5 (tests' default is 3): 3 answers at once in all, 1 per account.
-  const platform = platformForFile({ DB_POOL_MAX: "5", PLANNING_ACCOUNT_MAX_ANSWERS: "1" });
+  // Tests' pools of 3: 2 answers at once in all, 1 per account (as the chart's default pool).
+  const platform = platformForFile();
   let db: pg.Client;
   let lock: pg.Client;
   beforeAll(async () => {

@@ -123,8 +123,8 @@ export const configSchema = z.object({
   PLANNING_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).default(120_000),
   /**
    * Planning answers (sales plans, breakdowns) one account may have running at once in one
-   * planning process; more is a 429 with Retry-After. Unset: half of the pool less the 2
-   * connections the answers leave to everything else (4 of DB_POOL_MAX 10). docs/planning.md "Fair share".
+   * planning process; more is a 429 with Retry-After. Unset: half of the pool less the fifth the
+   * answers leave to everything else (4 of DB_POOL_MAX 10). docs/planning.md "Fair share and cancellation".
    */
   PLANNING_ACCOUNT_MAX_ANSWERS: z.coerce.number().int().min(1).max(1000).optional(),
   /** Deadline of each gateway-to-service call; then the request answers 503. */

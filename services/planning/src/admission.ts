@@ -1,7 +1,12 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 
-/** Connections of planning's pool the streamed answers never take: the replica's consumer, planned volumes and versions keep them. */
-export const RESERVED_CONNECTIONS = 2;
+/**
+ * Connections of planning's pool the streamed answers never take, kept for the replica's consumer,
+ * planned volumes and data versions: a fifth of the pool, at least 1 (2 of 10, 1 of the chart's 3).
+ */
+export function reservedConnections(poolMax: number): number {
+  return Math.max(1, Math.floor(poolMax / 5));
+}
 
 /** How many streamed answers may run at once: in all (`total`) and per account (`perAccount`). */
 export interface AdmissionLimits {
@@ -10,12 +15,12 @@ export interface AdmissionLimits {
 }
 
 /**
- * The limits for a pool of `poolMax` connections: the answers together leave RESERVED_CONNECTIONS
+ * The limits for a pool of `poolMax` connections: the answers together leave reservedConnections
  * free, and one account takes at most `perAccount` of them (PLANNING_ACCOUNT_MAX_ANSWERS), by
  * default half, so that an account's parallel answers never hold every connection.
  */
 export function admissionLimits(poolMax: number, perAccount?: number): AdmissionLimits {
-  const total = Math.max(1, poolMax - RESERVED_CONNECTIONS);
+  const total = Math.max(1, poolMax - reservedConnections(poolMax));
   return { total, perAccount: Math.min(total, perAccount ?? Math.max(1, Math.floor(total / 2))) };
 }
 

@@ -90,9 +90,11 @@ describe("planning answers: a share per account, cancelled with their call", () 
 
   it("shares: half of the pool less its reserve per account, and the answers together leave the reserve free", () => {
     expect(admissionLimits(10)).toEqual({ total: 8, perAccount: 4 });
+    expect(admissionLimits(3)).toEqual({ total: 2, perAccount: 1 });
+    expect(admissionLimits(20)).toEqual({ total: 16, perAccount: 8 });
     expect(admissionLimits(10, 6)).toEqual({ total: 8, perAccount: 6 });
     expect(admissionLimits(10, 50)).toEqual({ total: 8, perAccount: 8 });
-    expect(admissionLimits(2)).toEqual({ total: 1, perAccount: 1 });
+    expect(admissionLimits(1)).toEqual({ total: 1, perAccount: 1 });
     const admission = new Admission({ total: 3, perAccount: 2 });
     const a = [admission.enter("a"), admission.enter("a")];
     expect(() => admission.enter("a")).toThrow(expect.objectContaining({ code: Code.ResourceExhausted }));
