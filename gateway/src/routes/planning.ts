@@ -424,7 +424,7 @@ export function planningRoutes(
     url: "/v2/api/planning/breakdown/by-warehouse",
     summary: "The breakdown per group and warehouse, with distribution-order transfers in and out",
     description:
-      `One row per group and warehouse. A SKU's plan and actuals are split over warehouses by each one's share of the SKU's units shipped in the 12 months before today (equally over the warehouses holding its stock without shipments; under warehouseId \"\" without stock). Open distribution-order quantity enters the closing stock as transferInVolume and transferOutVolume. Every volume but openToBuyVolume sums over a group's warehouses to its breakdown row. Streamed; not paged. ${COST_NOTE}`,
+      `One row per group and warehouse. A SKU's plan and actuals are split over warehouses by each one's share of the SKU's units shipped in the 12 months before today (equally over the warehouses holding its stock without shipments; under warehouseId "" without stock). Open distribution-order quantity enters the closing stock as transferInVolume and transferOutVolume. Every volume but openToBuyVolume sums over a group's warehouses to its breakdown row. Streamed; not paged. ${COST_NOTE}`,
     tag,
     auth: "bearer",
     query: breakdownQuery,
