@@ -133,6 +133,20 @@ export function gatewaySettings(config: Config) {
   };
 }
 
+/** How much longer than the longest wait of a handler a silent connection is kept. */
+const CONNECTION_TIMEOUT_MARGIN_MS = 5_000;
+
+/**
+ * Fastify's connectionTimeout: the Node server's socket timeout (`server.timeout`), which closes a
+ * connection with no bytes either way for that long, an answer still being computed included.
+ * Its client would get no status at all: so it is a minute, or longer than the longest wait for
+ * an answer's first byte, a planning breakdown's (its statement's PLANNING_QUERY_TIMEOUT_MS plus
+ * a call's deadline, after which the gateway answers 503 itself).
+ */
+export function connectionTimeoutMs(planningQueryTimeoutMs: number, serviceCallTimeoutMs: number): number {
+  return Math.max(60_000, planningQueryTimeoutMs + serviceCallTimeoutMs + CONNECTION_TIMEOUT_MARGIN_MS);
+}
+
 /** The REST edge: /v2/api routes translated to Connect calls, plus accounts, admin, health and docs. */
 export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   const serviceCallTimeoutMs = deps.serviceCallTimeoutMs ?? 10_000;
@@ -154,6 +168,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     statementTimeoutMs,
   });
   const requestTimeoutMs = deps.requestTimeoutMs ?? 30_000;
+  const planningQueryTimeoutMs = deps.planningQueryTimeoutMs ?? 120_000;
   await prepareSchema(db, "gateway", migrations, deps.migrations, deps.logger);
   // Set once the rate limiter is installed (below); until then a router refusal gets the request id alone.
   let routerRefusalHeaders = async (request: FastifyRequest, reply: FastifyReply) => void reply.header("X-Request-Id", request.id);
@@ -173,11 +188,11 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     // The router's refusals run no hook: they get every answer's headers here (routerRefusalHeaders, set below).
     frameworkErrors: (error, request, reply) => void answerRouterError(error, request, reply, (rq, rp) => routerRefusalHeaders(rq, rp)),
     // A client gets REQUEST_TIMEOUT_MS to send a whole request and 10 s for its headers (checked
-    // every second); a connection silent for a minute is closed. Handlers are bounded by the
-    // database and service-call deadlines.
+    // every second); a connection silent longer than connectionTimeoutMs is closed. Handlers are
+    // bounded by the database and service-call deadlines.
     requestTimeout: requestTimeoutMs,
     http: { headersTimeout: Math.min(10_000, requestTimeoutMs), connectionsCheckingInterval: 1_000 },
-    connectionTimeout: 60_000,
+    connectionTimeout: connectionTimeoutMs(planningQueryTimeoutMs, serviceCallTimeoutMs),
   });
   installErrorHandling(app);
   // REST answers carry decimals (money, rates) as JSON numbers with exactly their stored digits.
@@ -283,7 +298,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   pricatRoutes(ctx, clients.pricing, as);
   eventRoutes(ctx, clients.events, as, images);
   webhookRoutes(ctx, clients.events, as);
-  planningRoutes(ctx, clients.planning, clients.catalogue, as, deps.planningQueryTimeoutMs ?? 120_000);
+  planningRoutes(ctx, clients.planning, clients.catalogue, as, planningQueryTimeoutMs);
   warehouseRoutes(ctx, clients.inventory, clients.catalogue, as);
   const orderDeps = { ctx, orders: clients.orders, catalogue: clients.catalogue, inventory: clients.inventory, as };
   purchaseOrderRoutes(orderDeps);

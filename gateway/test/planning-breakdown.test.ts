@@ -4,8 +4,10 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { create } from "@bufbuild/protobuf";
 import { planningV1 } from "@analytics/contracts";
 import { invalid, toConnectError } from "@analytics/errors";
-import { databaseForFile } from "@analytics/testing";
-import { buildGateway, type Gateway } from "../src/app";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { databaseForFile, eventually } from "@analytics/testing";
+import { buildGateway, connectionTimeoutMs, type Gateway } from "../src/app";
+import { answerCost } from "../src/routes/planning";
 import { TEST_ADMIN_TOKEN as ADMIN, testGatewayDeps } from "./gateway-deps";
 import { allServicesAt } from "./services";
 
@@ -27,6 +29,10 @@ describe("GET /planning/sales-plans, /breakdown, /breakdown/by-warehouse through
   /** What the next call's stream does after its first chunk (default: send the second at once). */
   let afterFirstChunk: () => Promise<void> = async () => undefined;
   let failWith: Error | undefined;
+  /** The next breakdown's call as the service sees it, held before its first chunk until `release` (a long statement). */
+  let holding: { signal?: AbortSignal; release: () => void; released: Promise<void> } | undefined;
+  /** Rows of 10 periods the next answer by warehouse has (default: one row of one period). */
+  let wideRows = 0;
 
   const decimal = (value: string) => ({ value });
   const period = (start: string, end: string, figures: Partial<Record<string, string>>) =>
@@ -59,14 +65,22 @@ describe("GET /planning/sales-plans, /breakdown, /breakdown/by-warehouse through
               if (failWith) throw toConnectError(failWith);
               yield { rows: [{ groupKey: "SS26", channel: 1, periods: [{ periodStart: "2026-03-01", periodEnd: "2026-03-31", salesPlanVolume: decimal("10"), storedPlanShare: decimal("0.25") }] }] };
             },
-            async *getBreakdown(req) {
+            async *getBreakdown(req, ctx) {
               received.push(req.query!);
+              if (holding) {
+                holding.signal = ctx.signal;
+                await Promise.race([holding.released, new Promise((resolve) => ctx.signal.addEventListener("abort", resolve))]);
+              }
               yield { rows: [{ groupKey: "AW26", periods: [march, april] }] };
               await afterFirstChunk();
               yield { rows: [{ groupKey: "SS26", periods: [april] }] };
             },
             async *getBreakdownByWarehouse(req) {
               received.push(req.query!);
+              for (let from = 0; from < wideRows; from += 500) {
+                yield { rows: Array.from({ length: Math.min(500, wideRows - from) }, (_, i) => ({ groupKey: `K${from + i}`, warehouseId: "", warehouseName: "", periods: Array(10).fill(april) })) };
+              }
+              if (wideRows) return;
               yield { rows: [{ groupKey: "AW26", warehouseId: "", warehouseName: "", periods: [april] }] };
             },
           }),
@@ -97,6 +111,9 @@ describe("GET /planning/sales-plans, /breakdown, /breakdown/by-warehouse through
     received.length = 0;
     afterFirstChunk = async () => undefined;
     failWith = undefined;
+    holding?.release();
+    holding = undefined;
+    wideRows = 0;
   });
 
   // Uncompressed: a compressor holds small writes back, and the chunks on the wire are what is tested.
@@ -180,5 +197,51 @@ describe("GET /planning/sales-plans, /breakdown, /breakdown/by-warehouse through
       expect([query, res.status, body.details[0].path.startsWith(parameter), body.message]).toEqual([query, 400, true, expect.stringContaining(parameter)]);
     }
     expect(received).toEqual([]);
+  });
+
+  it("cancels the service's call when the client leaves while the statement runs (before the first chunk)", async () => {
+    let release!: () => void;
+    holding = { release: () => release(), released: new Promise<void>((resolve) => (release = resolve)) };
+    const client = new AbortController();
+    const answer = fetch(`${baseUrl}/v2/api/planning/breakdown?fromDate=2026-03-01&toDate=2026-04-30`, { headers: { authorization: `Bearer ${token}` }, signal: client.signal });
+    answer.catch(() => undefined);
+    const call = await eventually(async () => holding?.signal, 5_000, "the service's call");
+    expect(call.aborted).toBe(false);
+    client.abort();
+    await eventually(async () => call.aborted, 5_000, "the service's call cancelled");
+  });
+
+  it("answers the service's RESOURCE_EXHAUSTED (the account over its share of planning) as a 429 with Retry-After", async () => {
+    failWith = new ConnectError("the account already has as many planning answers running as it may at once (4); retry when one has ended", Code.ResourceExhausted);
+    const res = await get("sales-plans?fromDate=2026-03-01&toDate=2026-03-31");
+    expect([res.status, res.headers.get("retry-after"), ((await res.json()) as { message: string }).message]).toEqual([429, "5", expect.stringContaining("planning answers running as it may at once (4)")]);
+  });
+
+  it("charges an answer by its size: one token per 1000 periods of its rows", async () => {
+    const admin = { authorization: `Bearer ${ADMIN}` };
+    const created = (await gw.app.inject({ method: "POST", url: "/admin/v1/accounts", headers: admin, payload: { name: "Wide" } })).json();
+    const limits = { rateLimitPerSecond: 1, rateLimitBurst: 5000 };
+    expect((await gw.app.inject({ method: "PUT", url: `/admin/v1/accounts/${created.accountID}/settings`, headers: admin, payload: limits })).statusCode).toBe(200);
+    const wide = (await gw.app.inject({ method: "POST", url: "/v2/api/auth", payload: { accountID: created.accountID, apiKey: created.apiKey } })).json().accessToken;
+    const as = (path: string) => fetch(`${baseUrl}/v2/api/planning/${path}`, { headers: { authorization: `Bearer ${wide}` } });
+    const left = (res: Response) => Number(/r=(\d+)/.exec(res.headers.get("ratelimit")!)![1]);
+    const before = left(await as("sales-plans?fromDate=2026-03-01&toDate=2026-03-31"));
+    wideRows = 2_000;
+    const answer = await as("breakdown/by-warehouse?fromDate=2026-04-01&toDate=2026-04-30");
+    expect(((await answer.json()) as unknown[]).length).toBe(2_000);
+    expect(answerCost(2_000 * 10)).toBe(20);
+    // 20 tokens (2,000 rows of 10 periods) and the next read's 1; the bucket refills 1 a second meanwhile.
+    const after = left(await as("sales-plans?fromDate=2026-03-01&toDate=2026-03-31"));
+    expect(before - after).toBeGreaterThanOrEqual(19);
+    expect(before - after).toBeLessThanOrEqual(21);
+    expect([answerCost(0), answerCost(1_000), answerCost(1_001)]).toEqual([1, 1, 2]);
+  });
+
+  it("keeps a silent connection open longer than the longest wait for a planning answer's first byte", () => {
+    // The gateway waits PLANNING_QUERY_TIMEOUT_MS + SERVICE_CALL_TIMEOUT_MS (defaults 120 s + 10 s) and then answers 503 itself.
+    expect(gw.app.server.timeout).toBe(connectionTimeoutMs(120_000, 10_000));
+    expect(gw.app.server.timeout).toBeGreaterThan(120_000 + 10_000);
+    expect(connectionTimeoutMs(300_000, 20_000)).toBeGreaterThan(320_000);
+    expect(connectionTimeoutMs(1_000, 1_000)).toBe(60_000);
   });
 });

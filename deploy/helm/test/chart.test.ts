@@ -406,6 +406,14 @@ describe("render variants", () => {
     expect(env(named(objects, "Deployment", "analytics-catalogue")!, "PUBLIC_BASE_URL")).toBeUndefined();
   });
 
+  it("gives PLANNING_ACCOUNT_MAX_ANSWERS to planning only when set (0, the default: planning derives it from its pool)", () => {
+    const planningEnv = (objects: K8sObject[]) => env(named(objects, "Deployment", "analytics-planning")!, "PLANNING_ACCOUNT_MAX_ANSWERS")?.value;
+    expect(planningEnv(render(required))).toBeUndefined();
+    const objects = render(required, { config: { planningAccountMaxAnswers: 3 } });
+    expect(planningEnv(objects)).toBe("3");
+    expect(env(named(objects, "Deployment", "analytics-gateway")!, "PLANNING_ACCOUNT_MAX_ANSWERS")).toBeUndefined();
+  });
+
   it("fails the render when webhooks.allowPrivate is true with config.nodeEnv production (the default), naming both", () => {
     expect(renderError(required, { webhooks: { allowPrivate: true } })).toMatch(/webhooks\.allowPrivate \(WEBHOOK_ALLOW_PRIVATE\) must not be true with config\.nodeEnv production/);
     expect(renderError(required, { config: { nodeEnv: "production" }, webhooks: { allowPrivate: true } })).toMatch(/webhooks\.allowPrivate/);

@@ -1,15 +1,18 @@
 import { z } from "zod";
-import type { CallOptions, Client } from "@connectrpc/connect";
+import { Readable } from "node:stream";
+import { Code, ConnectError, type CallOptions, type Client } from "@connectrpc/connect";
 import { ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
 import { fieldRules, planningV1, RestDecimal, type catalogueV1 } from "@analytics/contracts";
 import type { FastifyReply } from "fastify";
 import type { Caller } from "@analytics/auth";
+import { RETRY_AFTER_SECONDS } from "@analytics/errors";
 import { batchOf, repeatable, route, type RouteContext } from "../http/route";
 import { BATCH_MAX, runBatch, serverFailure } from "../http/batch";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { dateOnly } from "../http/values";
 import { answerShape, restAnswerOf } from "../http/proto-schema";
 import { HttpError } from "../http/errors";
+import type { RateLimiter } from "../accounts/rate-limiter";
 import { jsonArrayStream } from "../http/json-stream";
 import { dataVersionOf, type CallAs } from "../clients";
 import { productUuids } from "./product-ids";
@@ -110,6 +113,35 @@ function toProtoQuery(q: VolumesQuery) {
 
 const periods = { month: Period.MONTH, week: Period.WEEK, total: Period.TOTAL } as const;
 type PeriodName = keyof typeof periods;
+/** Periods of rows (one group's figures for one period) that cost one token of the account's bucket. */
+export const CELLS_PER_TOKEN = 1_000;
+/** What route.ts charged the request before its handler ran (a read). */
+const ROUTE_COST = 1;
+
+/**
+ * What a later-revision answer costs of its account's bucket: one token per CELLS_PER_TOKEN
+ * periods of its rows (rows × periods), at least a read's 1. The widest (SKUs by warehouse,
+ * 106 weeks) costs thousands; a season's year by month 1.
+ */
+export function answerCost(cells: number): number {
+  return Math.max(ROUTE_COST, Math.ceil(cells / CELLS_PER_TOKEN));
+}
+
+/** What the document says of an answer's cost and its 429s. */
+const COST_NOTE = `Costs max(1, ceil(rows × periods / ${CELLS_PER_TOKEN})) of the account's rate limit, spent as the answer ends. An account that already has its share of planning answers running gets a 429 with Retry-After.`;
+
+/** Spends `cost` of the account's bucket, or what it holds when that is less (the answer was already given). */
+async function spendUpTo(limiter: RateLimiter, accountId: string, cost: number): Promise<void> {
+  if (cost <= 0) return;
+  const d = await limiter.spend(accountId, cost);
+  if (d && !d.allowed && d.remaining > 0) await limiter.spend(accountId, d.remaining);
+}
+
+/** nginx's status for a request whose client left before its answer: only the log line sees it. */
+const CLIENT_CLOSED_REQUEST = 499;
+/** Why a call is cancelled when its client left (one shared error: no stack trace per request). */
+const CLIENT_LEFT = new ConnectError("the client closed the request", Code.Canceled);
+
 /** More periods than this (about two years of weeks) is a 400: an answer by SKU grows with them. */
 export const MAX_PERIODS = 106;
 const DAY_MS = 86_400_000;
@@ -301,20 +333,47 @@ export function planningRoutes(
    * A later-revision answer: its rows streamed into the JSON array chunk by chunk as the service
    * sends them (an answer by SKU and week is never held whole); each chunk within a call's
    * deadline, the first within the service's statement timeout more, as the whole statement runs
-   * before it (so that the service's own 503 at its timeout comes first).
+   * before it (so that the service's own 503 at its timeout comes first). A client that leaves
+   * cancels the call, also while the statement runs (the service then cancels it). The service's
+   * refusal of an account over its share of planning (RESOURCE_EXHAUSTED) is a 429 with
+   * Retry-After. The answer costs its size (answerCost) of the account's bucket, of which the
+   * route paid 1 before: the rest is spent before the answer's end reaches the client, or when
+   * the client leaves, for what was sent.
    */
-  const streamed = async <R>(
+  const streamed = async <R extends { periods: unknown[] }>(
     caller: Caller,
     call: (options: CallOptions) => AsyncIterable<{ rows: R[] }>,
     toRest: (row: R) => unknown,
     reply: FastifyReply,
   ) => {
     const options = as(caller);
-    const answer = await jsonArrayStream((signal) => call({ ...options, timeoutMs: undefined, signal }), (chunk) => chunk.rows.map(toRest), {
-      idleTimeoutMs: options.timeoutMs,
-      firstTimeoutMs: queryTimeoutMs + options.timeoutMs,
+    const gone = new AbortController();
+    reply.raw.once("close", () => gone.abort(CLIENT_LEFT));
+    let cells = 0;
+    const answer = await jsonArrayStream(
+      (signal) => call({ ...options, timeoutMs: undefined, signal: AbortSignal.any([signal, gone.signal]) }),
+      (chunk) =>
+        chunk.rows.map((row) => {
+          cells += row.periods.length;
+          return toRest(row);
+        }),
+      { idleTimeoutMs: options.timeoutMs, firstTimeoutMs: queryTimeoutMs + options.timeoutMs },
+    ).catch((error: unknown) => {
+      if (gone.signal.aborted) throw new HttpError(CLIENT_CLOSED_REQUEST, "the client closed the request");
+      if (error instanceof ConnectError && error.code === Code.ResourceExhausted) {
+        throw new HttpError(429, error.rawMessage, undefined, { "Retry-After": String(RETRY_AFTER_SECONDS) });
+      }
+      throw error;
     });
-    return reply.type("application/json; charset=utf-8").send(answer.body);
+    const limiter = ctx.rateLimiter;
+    async function* charged() {
+      try {
+        yield* answer.body;
+      } finally {
+        if (limiter) await spendUpTo(limiter, caller.accountId, answerCost(cells) - ROUTE_COST);
+      }
+    }
+    return reply.type("application/json; charset=utf-8").send(Readable.from(charged(), { objectMode: false }));
   };
   /** The weak ETag's base of every planning answer: the account's planning data version and its local date (answers change with "today"). */
   const dataVersion = dataVersionOf(as, { planning });
@@ -329,7 +388,7 @@ export function planningRoutes(
     url: "/v2/api/planning/sales-plans",
     summary: "Sales plan and sales actuals per group, channel and period (month, ISO week or the whole window)",
     description:
-      "One row per group and channel, each with every period overlapping fromDate..toDate (whole periods, the account's timezone). salesPlanVolume is the stored plan where the account stored one (POST /planning/sales-plans/batch), else the year-over-year baseline; salesActualVolume is net units sold. Streamed; not paged.",
+      `One row per group and channel, each with every period overlapping fromDate..toDate (whole periods, the account's timezone). salesPlanVolume is the stored plan where the account stored one (POST /planning/sales-plans/batch), else the year-over-year baseline; salesActualVolume is net units sold. Streamed; not paged. ${COST_NOTE}`,
     tag,
     auth: "bearer",
     query: breakdownQuery,
@@ -347,7 +406,7 @@ export function planningRoutes(
     url: "/v2/api/planning/breakdown",
     summary: "Per group and period: sales plan and actuals, PO and draft-PO volumes, and the stock projection (opening, closing, target, open-to-buy)",
     description:
-      "One row per group, each with every period overlapping fromDate..toDate (whole periods, the account's timezone), summed over the group's SKUs and the selected channels. The projection starts at the current period with the current stock and runs forward (closing = opening + poVolume + draftPOVolume - remaining plan); periods that ended before the current one carry sales and PO figures only. With period=total, poVolume and draftPOVolume equal GET /planning/planned-volumes for the same query. Streamed; not paged.",
+      `One row per group, each with every period overlapping fromDate..toDate (whole periods, the account's timezone), summed over the group's SKUs and the selected channels. The projection starts at the current period with the current stock and runs forward (closing = opening + poVolume + draftPOVolume - remaining plan); periods that ended before the current one carry sales and PO figures only. With period=total, poVolume and draftPOVolume equal GET /planning/planned-volumes for the same query. Streamed; not paged. ${COST_NOTE}`,
     tag,
     auth: "bearer",
     query: breakdownQuery,
@@ -365,7 +424,7 @@ export function planningRoutes(
     url: "/v2/api/planning/breakdown/by-warehouse",
     summary: "The breakdown per group and warehouse, with distribution-order transfers in and out",
     description:
-      "One row per group and warehouse. A SKU's plan and actuals are split over warehouses by each one's share of the SKU's units shipped in the 12 months before today (equally over the warehouses holding its stock without shipments; under warehouseId \"\" without stock). Open distribution-order quantity enters the closing stock as transferInVolume and transferOutVolume. Every volume but openToBuyVolume sums over a group's warehouses to its breakdown row. Streamed; not paged.",
+      `One row per group and warehouse. A SKU's plan and actuals are split over warehouses by each one's share of the SKU's units shipped in the 12 months before today (equally over the warehouses holding its stock without shipments; under warehouseId "" without stock). Open distribution-order quantity enters the closing stock as transferInVolume and transferOutVolume. Every volume but openToBuyVolume sums over a group's warehouses to its breakdown row. Streamed; not paged. ${COST_NOTE}`,
     tag,
     auth: "bearer",
     query: breakdownQuery,

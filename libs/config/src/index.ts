@@ -129,6 +129,12 @@ export const configSchema = z.object({
    * gateway waits this plus SERVICE_CALL_TIMEOUT_MS for such an answer's first chunk. Then 503.
    */
   PLANNING_QUERY_TIMEOUT_MS: z.coerce.number().int().min(100).default(120_000),
+  /**
+   * Planning answers (sales plans, breakdowns) one account may have running at once in one
+   * planning process; more is a 429 with Retry-After. Unset: half of the pool less the fifth the
+   * answers leave to everything else (4 of DB_POOL_MAX 10). docs/planning.md "Fair share and cancellation".
+   */
+  PLANNING_ACCOUNT_MAX_ANSWERS: z.coerce.number().int().min(1).max(1000).optional(),
   /** Deadline of each gateway-to-service call; then the request answers 503. */
   SERVICE_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /** How often the gateway resolves each service's host name again: new replicas get calls, gone ones are let go. */
@@ -174,7 +180,13 @@ function serviceUrlShape() {
 
 /** The database timeouts (and pool size, when set) every pool uses; planning's breakdowns take their own statement timeout. */
 export function dbTimeouts(config: Config) {
-  return { acquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS, statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS, poolMax: config.DB_POOL_MAX, planningQueryTimeoutMs: config.PLANNING_QUERY_TIMEOUT_MS };
+  return {
+    acquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS,
+    statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
+    poolMax: config.DB_POOL_MAX,
+    planningQueryTimeoutMs: config.PLANNING_QUERY_TIMEOUT_MS,
+    planningAccountMaxAnswers: config.PLANNING_ACCOUNT_MAX_ANSWERS,
+  };
 }
 
 /**

@@ -35,12 +35,12 @@ export interface DbOptions {
 /** A pooled pg client as knex marks it: its id, and the error that made it unusable. */
 type PooledClient = pg.Client & { __knexUid: string; __knex__disposed?: unknown };
 
-export const DB_DEFAULTS = { acquireTimeoutMs: 5_000, statementTimeoutMs: 15_000 };
+export const DB_DEFAULTS = { acquireTimeoutMs: 5_000, statementTimeoutMs: 15_000, poolMax: 10 };
 
 export function createDb({
   url,
   schema,
-  poolMax = 10,
+  poolMax = DB_DEFAULTS.poolMax,
   applicationName = schema,
   acquireTimeoutMs = DB_DEFAULTS.acquireTimeoutMs,
   statementTimeoutMs = DB_DEFAULTS.statementTimeoutMs,

@@ -55,7 +55,7 @@ export interface ServiceDeps {
    * Pool acquire and statement timeouts (DB_ACQUIRE_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS); the
    * planning breakdowns' statement timeout (PLANNING_QUERY_TIMEOUT_MS).
    */
-  dbTimeouts?: { acquireTimeoutMs: number; statementTimeoutMs: number; poolMax?: number; planningQueryTimeoutMs?: number };
+  dbTimeouts?: { acquireTimeoutMs: number; statementTimeoutMs: number; poolMax?: number; planningQueryTimeoutMs?: number; planningAccountMaxAnswers?: number };
 }
 
 export interface RunningService {

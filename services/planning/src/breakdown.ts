@@ -329,10 +329,14 @@ const CHUNK = 500;
 /** PLANNING_QUERY_TIMEOUT_MS's default: the longest an answer's statement may run. */
 export const QUERY_TIMEOUT_MS = 120_000;
 
-/** What the caller may set: today (tests), and the statement timeout (PLANNING_QUERY_TIMEOUT_MS). */
+/**
+ * What the caller may set: today (tests), the statement timeout (PLANNING_QUERY_TIMEOUT_MS) and the
+ * call's signal (its client gone: the statement is cancelled).
+ */
 export interface AnswerOptions {
   today?: string;
   timeoutMs?: number;
+  signal?: AbortSignal;
 }
 
 /**
@@ -344,20 +348,30 @@ export interface AnswerOptions {
  * aggregates (SKUs x channels x months) get the memory to stay off disk. The statement takes
  * seconds at 100,000 SKUs, more than the pool's DB_STATEMENT_TIMEOUT_MS: it gets its own limit,
  * and the driver's read timeout (libs/db) a second more; past it the call is UNAVAILABLE (503).
+ * When `signal` aborts (the caller left), the running statement is cancelled (pg_cancel_backend
+ * from a connection of its own: this one is busy with it) and the transaction rolled back, so the
+ * connection is free again at once rather than when the statement ends.
  */
-async function* cursorRows(db: Db, statement: { sql: string; bindings: Knex.RawBinding[] }, batch: number, timeoutMs: number): AsyncGenerator<Record<string, string>[]> {
+async function* cursorRows(db: Db, statement: { sql: string; bindings: Knex.RawBinding[] }, batch: number, timeoutMs: number, signal?: AbortSignal): AsyncGenerator<Record<string, string>[]> {
+  signal?.throwIfAborted();
   const tx = await db.transaction();
   const limit = { query_timeout: timeoutMs + 1_000 };
+  const connection = await tx.client.acquireConnection();
+  const cancel = () => void db.client.cancelQuery(connection).catch(() => undefined);
+  signal?.addEventListener("abort", cancel, { once: true });
   try {
+    signal?.throwIfAborted();
     await tx.raw(`SET LOCAL enable_nestloop = off; SET LOCAL jit = off; SET LOCAL cursor_tuple_fraction = 1; SET LOCAL work_mem = '64MB'; SET LOCAL statement_timeout = ${Math.round(timeoutMs)}`);
     await tx.raw(`DECLARE breakdown NO SCROLL CURSOR FOR ${statement.sql}`, statement.bindings).options(limit);
     for (;;) {
+      signal?.throwIfAborted();
       const { rows } = await tx.raw(`FETCH ${batch} FROM breakdown`).options(limit);
       if (!rows.length) break;
       yield rows;
     }
     await tx.commit();
   } finally {
+    signal?.removeEventListener("abort", cancel);
     if (!tx.isCompleted()) await tx.rollback();
   }
 }
@@ -394,11 +408,11 @@ async function prepare(db: Db, accountId: string, q: BreakdownQuery, today?: str
 }
 
 /** GET /planning/sales-plans: rows per group and channel, in chunks. */
-export async function* salesPlans(db: Db, accountId: string, q: BreakdownQuery, { today, timeoutMs = QUERY_TIMEOUT_MS }: AnswerOptions = {}): AsyncGenerator<SalesPlanRow[]> {
+export async function* salesPlans(db: Db, accountId: string, q: BreakdownQuery, { today, timeoutMs = QUERY_TIMEOUT_MS, signal }: AnswerOptions = {}): AsyncGenerator<SalesPlanRow[]> {
   const { account, periods, reported } = await prepare(db, accountId, q, today);
   const span = (r: Record<string, string>) => periods[Number(r.idx)];
   yield* gathered<SalesPlanRow>(
-    cursorRows(db, breakdownStatement(accountId, q, "plans", account, periods), CHUNK * reported.length, timeoutMs),
+    cursorRows(db, breakdownStatement(accountId, q, "plans", account, periods), CHUNK * reported.length, timeoutMs, signal),
     (r) => `${r.g}\u0000${r.channel}`,
     (r) => ({ groupKey: r.g, channel: Number(r.channel), periods: [] }),
     (r) => ({ periodStart: span(r).start, periodEnd: span(r).end, salesPlanVolume: decimal(r.plan), salesActualVolume: decimal(r.actual), storedPlanShare: decimal(r.share) }),
@@ -425,10 +439,10 @@ function breakdownPeriod(periods: PeriodSpan[], r: Record<string, string>, byWar
 }
 
 /** GET /planning/breakdown: a row per group, in chunks. */
-export async function* breakdown(db: Db, accountId: string, q: BreakdownQuery, { today, timeoutMs = QUERY_TIMEOUT_MS }: AnswerOptions = {}): AsyncGenerator<BreakdownRowOut[]> {
+export async function* breakdown(db: Db, accountId: string, q: BreakdownQuery, { today, timeoutMs = QUERY_TIMEOUT_MS, signal }: AnswerOptions = {}): AsyncGenerator<BreakdownRowOut[]> {
   const { account, periods, reported } = await prepare(db, accountId, q, today);
   yield* gathered<BreakdownRowOut>(
-    cursorRows(db, breakdownStatement(accountId, q, "groups", account, periods), CHUNK * reported.length, timeoutMs),
+    cursorRows(db, breakdownStatement(accountId, q, "groups", account, periods), CHUNK * reported.length, timeoutMs, signal),
     (r) => r.g,
     (r) => ({ groupKey: r.g, periods: [] }),
     (r) => breakdownPeriod(periods, r, false),
@@ -436,10 +450,10 @@ export async function* breakdown(db: Db, accountId: string, q: BreakdownQuery, {
 }
 
 /** GET /planning/breakdown/by-warehouse: a row per group and warehouse, in chunks. */
-export async function* breakdownByWarehouse(db: Db, accountId: string, q: BreakdownQuery, { today, timeoutMs = QUERY_TIMEOUT_MS }: AnswerOptions = {}): AsyncGenerator<BreakdownWarehouseRowOut[]> {
+export async function* breakdownByWarehouse(db: Db, accountId: string, q: BreakdownQuery, { today, timeoutMs = QUERY_TIMEOUT_MS, signal }: AnswerOptions = {}): AsyncGenerator<BreakdownWarehouseRowOut[]> {
   const { account, periods, reported } = await prepare(db, accountId, q, today);
   yield* gathered<BreakdownWarehouseRowOut>(
-    cursorRows(db, breakdownStatement(accountId, q, "warehouses", account, periods), CHUNK * reported.length, timeoutMs),
+    cursorRows(db, breakdownStatement(accountId, q, "warehouses", account, periods), CHUNK * reported.length, timeoutMs, signal),
     (r) => `${r.g}\u0000${r.wid}`,
     (r) => ({ groupKey: r.g, warehouseId: r.wid, warehouseName: r.wname, periods: [] }),
     (r) => breakdownPeriod(periods, r, true),

@@ -1,17 +1,24 @@
-import type { ConnectRouter } from "@connectrpc/connect";
+import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
 import { planningV1 } from "@analytics/contracts";
 import { callerOf } from "@analytics/auth";
 import type { Db } from "@analytics/db";
 import { accountVersion, plannedVolumes, replicaSummary } from "./repository";
 import { upsertSalesPlans } from "./sales-plans";
 import { breakdownQueryOf, volumeQueryOf } from "./validation";
-import { breakdown, breakdownByWarehouse, salesPlans } from "./breakdown";
+import { breakdown, breakdownByWarehouse, salesPlans, type AnswerOptions } from "./breakdown";
+import { Admission, admissionLimits } from "./admission";
 
 /**
  * Thin Connect handlers: every answer comes from planning's own replica, for the caller's account.
- * The breakdowns' statement may run `queryTimeoutMs` (PLANNING_QUERY_TIMEOUT_MS; default 120 s).
+ * The breakdowns' statement may run `queryTimeoutMs` (PLANNING_QUERY_TIMEOUT_MS; default 120 s);
+ * they run as `admission` lets them (a share of the pool per account), and stop when their call
+ * is cancelled (ctx.signal: the gateway's client left).
  */
-export function planningRoutes(db: Db, queryTimeoutMs?: number) {
+export function planningRoutes(db: Db, { queryTimeoutMs, admission = new Admission(admissionLimits(10)) }: { queryTimeoutMs?: number; admission?: Admission } = {}) {
+  const streamed = <T>(ctx: HandlerContext, answer: (accountId: string, options: AnswerOptions) => AsyncGenerator<T[]>) => {
+    const { accountId } = callerOf(ctx);
+    return admission.admitted(accountId, () => answer(accountId, { timeoutMs: queryTimeoutMs, signal: ctx.signal }));
+  };
   return (router: ConnectRouter) =>
     router.service(planningV1.PlanningService, {
       async getPlannedVolumes(req, ctx) {
@@ -32,13 +39,16 @@ export function planningRoutes(db: Db, queryTimeoutMs?: number) {
       },
       // The later revision: rows streamed in chunks, in REST order.
       async *getSalesPlans(req, ctx) {
-        for await (const rows of salesPlans(db, callerOf(ctx).accountId, breakdownQueryOf(req.query), { timeoutMs: queryTimeoutMs })) yield { rows };
+        const q = breakdownQueryOf(req.query);
+        for await (const rows of streamed(ctx, (account, options) => salesPlans(db, account, q, options))) yield { rows };
       },
       async *getBreakdown(req, ctx) {
-        for await (const rows of breakdown(db, callerOf(ctx).accountId, breakdownQueryOf(req.query), { timeoutMs: queryTimeoutMs })) yield { rows };
+        const q = breakdownQueryOf(req.query);
+        for await (const rows of streamed(ctx, (account, options) => breakdown(db, account, q, options))) yield { rows };
       },
       async *getBreakdownByWarehouse(req, ctx) {
-        for await (const rows of breakdownByWarehouse(db, callerOf(ctx).accountId, breakdownQueryOf(req.query), { timeoutMs: queryTimeoutMs })) yield { rows };
+        const q = breakdownQueryOf(req.query);
+        for await (const rows of streamed(ctx, (account, options) => breakdownByWarehouse(db, account, q, options))) yield { rows };
       },
     });
 }

@@ -1,6 +1,7 @@
-import { createDb } from "@analytics/db";
+import { createDb, DB_DEFAULTS } from "@analytics/db";
 import { prepareSchema, startService, type ServiceDefinition, type ServiceDeps } from "@analytics/rpc";
 import { planningRoutes } from "./handlers";
+import { Admission, admissionLimits } from "./admission";
 import { migrations } from "./migrations";
 import { replicaConsumer } from "./replica";
 import { accountVersion, compactChangedGroups, refreshTimezoneNames, replicaEpoch } from "./repository";
@@ -37,8 +38,10 @@ export async function startPlanningService(deps: ServiceDeps) {
     await db.destroy();
   }
   const queryTimeoutMs = deps.dbTimeouts?.planningQueryTimeoutMs;
+  // One per process: the streamed answers' share of this process's pool.
+  const admission = new Admission(admissionLimits(deps.dbTimeouts?.poolMax ?? DB_DEFAULTS.poolMax, deps.dbTimeouts?.planningAccountMaxAnswers));
   return startService(
-    { ...planningService, routes: (router, { db }) => planningRoutes(db, queryTimeoutMs)(router), consumers: [{ ...replicaConsumer, name: `${replicaConsumer.name}-${epoch}` }] },
+    { ...planningService, routes: (router, { db }) => planningRoutes(db, { queryTimeoutMs, admission })(router), consumers: [{ ...replicaConsumer, name: `${replicaConsumer.name}-${epoch}` }] },
     deps,
   );
 }

@@ -282,6 +282,10 @@ dict "root" $ "name" <deployable> "config" <merged values> ["secretName" <the Se
 - name: PLANNING_QUERY_TIMEOUT_MS
   value: {{ $v.config.planningQueryTimeoutMs | int | quote }}
 {{- end }}
+{{- if and (eq .name "planning") $v.config.planningAccountMaxAnswers }}
+- name: PLANNING_ACCOUNT_MAX_ANSWERS
+  value: {{ $v.config.planningAccountMaxAnswers | int | quote }}
+{{- end }}
 - name: SHUTDOWN_DRAIN_MS
   value: {{ $v.config.shutdownDrainMs | int | quote }}
 {{- with .config.extraEnv }}
