@@ -6,6 +6,8 @@ import { tmpdir } from "node:os";
 import Ajv2020, { type ValidateFunction } from "ajv/dist/2020";
 import addFormats from "ajv-formats";
 import { NatsBus } from "@analytics/bus";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
 import { killAll, namedTestDatabase, processesWith, testNatsUrl, uniqueName, whileProgressing } from "@analytics/testing";
 
 const root = join(__dirname, "..");
@@ -348,4 +350,16 @@ export async function checkListTag(api: Api, path: string, otherQuery: string, o
   expect(changed.status).toBe(200);
   expect(changed.headers.get("etag")).not.toBe(tag);
   return changed.headers.get("etag")!;
+}
+
+/** Messages of the stream not yet handled by every consumer (pending, or delivered and not acked). */
+export async function busBacklog(stream: string, url = testNatsUrl()): Promise<number> {
+  const nc = await connect({ servers: url });
+  try {
+    let backlog = 0;
+    for await (const info of await (await jetstreamManager(nc)).consumers.list(stream)) backlog += info.num_pending + info.num_ack_pending;
+    return backlog;
+  } finally {
+    await nc.close();
+  }
 }

@@ -1,21 +1,7 @@
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
-import { client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, PLATFORM_HOOK_TIMEOUT_MS, signUp, startOnTestServices, startPlatform, type Platform, type PlatformOnTestServices } from "./harness";
+import { busBacklog, client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, PLATFORM_HOOK_TIMEOUT_MS, signUp, startOnTestServices, startPlatform, type Platform, type PlatformOnTestServices } from "./harness";
 import { eventually, freezableProxy, startWebhookReceiver, testNatsUrl, whileProgressing, type FreezableProxy, type WebhookReceiver } from "@analytics/testing";
-import { jetstreamManager } from "@nats-io/jetstream";
-import { connect } from "@nats-io/transport-node";
-
-/** Messages of the stream not yet handled by every consumer (pending, or delivered and not acked). */
-async function busBacklog(stream: string): Promise<number> {
-  const nc = await connect({ servers: testNatsUrl() });
-  try {
-    let backlog = 0;
-    for await (const info of await (await jetstreamManager(nc)).consumers.list(stream)) backlog += info.num_pending + info.num_ack_pending;
-    return backlog;
-  } finally {
-    await nc.close();
-  }
-}
 
 /**
  * Webhooks through the whole platform, proved by an independent verifier: a local receiver checks

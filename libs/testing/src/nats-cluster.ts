@@ -54,21 +54,13 @@ async function startOnce(size: number, timeoutMs: number): Promise<NatsCluster |
     rmSync(dir, { recursive: true, force: true });
   };
   const deadline = Date.now() + timeoutMs;
-  const answers = async (url: string) => {
-    const nc = await connect({ servers: url, timeout: 1000 });
-    try {
-      await (await jetstreamManager(nc, { timeout: 1000 })).getAccountInfo();
-    } finally {
-      await nc.close();
-    }
-  };
   for (;;) {
     if (servers.some((s) => s.exitCode !== null || s.signalCode !== null)) {
       await stop();
       return "exited";
     }
     try {
-      await Promise.all(urls.map(answers));
+      await Promise.all(urls.map(jetStreamAnswers));
       return { urls, kill, restart, stop };
     } catch (error) {
       if (Date.now() > deadline) {
@@ -77,5 +69,16 @@ async function startOnce(size: number, timeoutMs: number): Promise<NatsCluster |
       }
       await new Promise((r) => setTimeout(r, 200));
     }
+  }
+}
+
+/** Resolves when JetStream answers at `url` within a second, rejects otherwise. */
+export async function jetStreamAnswers(url: string): Promise<true> {
+  const nc = await connect({ servers: url, timeout: 1000 });
+  try {
+    await (await jetstreamManager(nc, { timeout: 1000 })).getAccountInfo();
+    return true;
+  } finally {
+    await nc.close();
   }
 }

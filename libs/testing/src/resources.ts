@@ -28,8 +28,13 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return database;
 }
 
-/** A test database's name and URL, known before it exists: `create` makes it. */
-export function namedTestDatabase(): TestDatabase & { create(): Promise<void> } {
+/**
+ * A test database's name and URL, known before it exists: `create` makes it. `keep` renames it out
+ * of the run (its name without the run's id, which the run's teardown and monitor drop) and
+ * returns the new name: a failing test's data stays to be looked at, until the global setup's
+ * sweep drops it once it is an hour old. Its connections must be closed first.
+ */
+export function namedTestDatabase(): TestDatabase & { create(): Promise<void>; keep(): Promise<string> } {
   const adminUrl = testDatabaseUrl();
   const name = uniqueName("t");
   const url = new URL(adminUrl);
@@ -48,6 +53,13 @@ export function namedTestDatabase(): TestDatabase & { create(): Promise<void> } 
     name,
     create: () => asAdmin(`CREATE DATABASE "${name}"`),
     drop: () => asAdmin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
+    keep: async () => {
+      const run = process.env.TEST_RUN_ID;
+      if (!run || !name.endsWith(`_${run}`)) return name;
+      const kept = name.slice(0, -run.length - 1);
+      await asAdmin(`ALTER DATABASE "${name}" RENAME TO "${kept}"`);
+      return kept;
+    },
   };
 }
 
