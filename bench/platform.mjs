@@ -197,7 +197,9 @@ export async function startSeparately({ env = {} } = {}) {
     }
     const { call, signUp } = clientOf(gatewayBase);
     const serviceUrls = Object.fromEntries(services.map((s, i) => [s, `http://127.0.0.1:${portOf(i)}`]));
-    return { base: gatewayBase, child: processes.gateway, processes, services: serviceUrls, internalToken: common.INTERNAL_TOKEN, databaseUrl: url.toString(), call, signUp, stop };
+    // Where each process answers /metrics: the gateway on its own port, a service on its HEALTH_PORT.
+    const metricsUrls = { ...Object.fromEntries(services.map((s, i) => [s, `http://127.0.0.1:${portOf(i) + 1}/metrics`])), gateway: `${gatewayBase}/metrics` };
+    return { base: gatewayBase, child: processes.gateway, processes, services: serviceUrls, metricsUrls, internalToken: common.INTERNAL_TOKEN, databaseUrl: url.toString(), call, signUp, stop };
   } catch (error) {
     await stop();
     throw error;
