@@ -38,7 +38,9 @@ function clientOf(base) {
     const account = (await call("POST", "/admin/v1/accounts", { name: n }, ADMIN)).body;
     // A bench measures the platform, not the account's rate limit (bench/rate-limiter.mjs measures that).
     await call("PUT", `/admin/v1/accounts/${account.accountID}/settings`, { rateLimitPerSecond: 1_000_000, rateLimitBurst: 100_000_000 }, ADMIN);
-    return { accountId: account.accountID, apiKeyId: account.apiKeyId, token: (await call("POST", "/v2/api/auth", { accountID: account.accountID, apiKey: account.apiKey })).body.accessToken };
+    const auth = async () => (await call("POST", "/v2/api/auth", { accountID: account.accountID, apiKey: account.apiKey })).body.accessToken;
+    // reauthenticate: a new token, for a bench that outlives one (TOKEN_TTL_SECONDS).
+    return { accountId: account.accountID, apiKeyId: account.apiKeyId, token: await auth(), reauthenticate: auth };
   };
   return { call, signUp };
 }

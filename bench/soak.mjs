@@ -127,15 +127,20 @@ try {
   console.log(`pids: ${Object.entries(platform.processes).map(([n, c]) => `${n} ${c.pid}`).join(", ")}`);
   const statuses = {}; // "op status" -> count
   /** One request; its status is counted under `op`. Anything but the expected statuses counts as unexpected. */
-  const request = async (op, method, path, { body, token, headers = {} } = {}) => {
+  const request = async (op, method, path, { body, client, headers = {}, retried = false } = {}) => {
     const res = await fetch(platform.base + path, {
       method,
-      headers: { ...(body ? { "content-type": "application/json" } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+      headers: { ...(body ? { "content-type": "application/json" } : {}), ...(client ? { authorization: `Bearer ${client.token}` } : {}), ...headers },
       body: body ? JSON.stringify(body) : undefined,
     });
     const text = await res.text();
     const key = `${op} ${res.status}`;
     statuses[key] = (statuses[key] ?? 0) + 1;
+    // An expired token (TOKEN_TTL_SECONDS, an hour): a new one, as a client does, and the request again.
+    if (res.status === 401 && client && !retried) {
+      client.token = await client.reauthenticate();
+      return request(op, method, path, { body, client, headers, retried: true });
+    }
     return { status: res.status, headers: res.headers, text };
   };
   const must = async (...args) => {
@@ -148,11 +153,11 @@ try {
   const product = (c, k, round) => ({ key: `K-${k}`, sku: `S-${c}-${k}`, ean: String(7300000000000 + k), season: "SS27", productName: `P ${k} r${round}` });
   const clients = [];
   for (let c = 0; c < CLIENTS; c++) {
-    const { token } = await platform.signUp(`Soak ${c}`);
-    await must("setup", "POST", "/v2/api/webhooks", { body: { url: receiver.url }, token });
-    for (let k = 0; k < KEYS; k += 250) await must("setup", "POST", "/v2/api/products/batch", { body: Array.from({ length: 250 }, (_, i) => product(c, k + i, 0)), token });
-    await must("setup", "POST", "/v2/api/warehouses", { body: Array.from({ length: 4 }, (_, w) => ({ externalId: `W${w}`, name: `Warehouse ${w}` })), token });
-    clients.push({ token, etag: undefined });
+    const client = await platform.signUp(`Soak ${c}`);
+    await must("setup", "POST", "/v2/api/webhooks", { body: { url: receiver.url }, client });
+    for (let k = 0; k < KEYS; k += 250) await must("setup", "POST", "/v2/api/products/batch", { body: Array.from({ length: 250 }, (_, i) => product(c, k + i, 0)), client });
+    await must("setup", "POST", "/v2/api/warehouses", { body: Array.from({ length: 4 }, (_, w) => ({ externalId: `W${w}`, name: `Warehouse ${w}` })), client });
+    clients.push(client);
   }
 
   // The mix: each client goes round it, one operation per turn.
@@ -161,22 +166,22 @@ try {
       // A batch of updates (each a webhook delivery), with an Idempotency-Key as a careful client sends.
       const from = (round * BATCH) % KEYS;
       const body = Array.from({ length: BATCH }, (_, i) => product(c, (from + i) % KEYS, round));
-      await request("products/batch", "POST", "/v2/api/products/batch", { body, token: cl.token, headers: { "idempotency-key": randomUUID() } });
+      await request("products/batch", "POST", "/v2/api/products/batch", { body, client: cl, headers: { "idempotency-key": randomUUID() } });
     },
-    (cl, c, round) => request("products?page", "GET", `/v2/api/products?page=${1 + (round % 10)}&pageSize=50`, { token: cl.token }),
-    (cl, c, round) => request("products?key", "GET", `/v2/api/products?key=K-${(round * 7) % KEYS}`, { token: cl.token }),
+    (cl, c, round) => request("products?page", "GET", `/v2/api/products?page=${1 + (round % 10)}&pageSize=50`, { client: cl }),
+    (cl, c, round) => request("products?key", "GET", `/v2/api/products?key=K-${(round * 7) % KEYS}`, { client: cl }),
     (cl, c, round) => {
       const date = new Date(Date.UTC(2026, 0, 1) + round * 60_000).toISOString();
       const body = Array.from({ length: BATCH }, (_, i) => ({ key: `K-${(round + i) % KEYS}`, availableQuantity: i + round, physicalQuantity: i + round + 1, date, externalWarehouseID: `W${round % 4}` }));
-      return request("warehouses/stock", "POST", "/v2/api/warehouses/stock", { body, token: cl.token });
+      return request("warehouses/stock", "POST", "/v2/api/warehouses/stock", { body, client: cl });
     },
-    (cl) => request("events", "GET", "/v2/api/events?pageSize=20", { token: cl.token }),
+    (cl) => request("events", "GET", "/v2/api/events?pageSize=20", { client: cl }),
     async (cl) => {
-      const res = await request("planned-volumes", "GET", `/v2/api/planning/planned-volumes?groupBy=seasons&fromDate=${month}-01&toDate=${month}-28`, { token: cl.token, headers: cl.etag ? { "if-none-match": cl.etag } : {} });
+      const res = await request("planned-volumes", "GET", `/v2/api/planning/planned-volumes?groupBy=seasons&fromDate=${month}-01&toDate=${month}-28`, { client: cl, headers: cl.etag ? { "if-none-match": cl.etag } : {} });
       cl.etag = res.headers.get("etag") ?? cl.etag;
     },
-    (cl, c, round) => request("sales-plans/batch", "POST", "/v2/api/planning/sales-plans/batch", { body: Array.from({ length: 10 }, (_, i) => ({ key: `K-${(round + i) % KEYS}`, channel: 1, month, volume: round % 100 })), token: cl.token }),
-    (cl, c, round) => request("unknown path", "GET", `/v2/api/no-such-thing-${c}-${round}`, { token: cl.token }),
+    (cl, c, round) => request("sales-plans/batch", "POST", "/v2/api/planning/sales-plans/batch", { body: Array.from({ length: 10 }, (_, i) => ({ key: `K-${(round + i) % KEYS}`, channel: 1, month, volume: round % 100 })), client: cl }),
+    (cl, c, round) => request("unknown path", "GET", `/v2/api/no-such-thing-${c}-${round}`, { client: cl }),
   ];
 
   // The samples: seconds since the start, and per process RSS and heap (MiB).
