@@ -38,7 +38,9 @@ function clientOf(base) {
     const account = (await call("POST", "/admin/v1/accounts", { name: n }, ADMIN)).body;
     // A bench measures the platform, not the account's rate limit (bench/rate-limiter.mjs measures that).
     await call("PUT", `/admin/v1/accounts/${account.accountID}/settings`, { rateLimitPerSecond: 1_000_000, rateLimitBurst: 100_000_000 }, ADMIN);
-    return { accountId: account.accountID, apiKeyId: account.apiKeyId, token: (await call("POST", "/v2/api/auth", { accountID: account.accountID, apiKey: account.apiKey })).body.accessToken };
+    const auth = async () => (await call("POST", "/v2/api/auth", { accountID: account.accountID, apiKey: account.apiKey })).body.accessToken;
+    // reauthenticate: a new token, for a bench that outlives one (TOKEN_TTL_SECONDS).
+    return { accountId: account.accountID, apiKeyId: account.apiKeyId, token: await auth(), reauthenticate: auth };
   };
   return { call, signUp };
 }
@@ -197,7 +199,9 @@ export async function startSeparately({ env = {} } = {}) {
     }
     const { call, signUp } = clientOf(gatewayBase);
     const serviceUrls = Object.fromEntries(services.map((s, i) => [s, `http://127.0.0.1:${portOf(i)}`]));
-    return { base: gatewayBase, child: processes.gateway, processes, services: serviceUrls, internalToken: common.INTERNAL_TOKEN, databaseUrl: url.toString(), call, signUp, stop };
+    // Where each process answers /metrics: the gateway on its own port, a service on its HEALTH_PORT.
+    const metricsUrls = { ...Object.fromEntries(services.map((s, i) => [s, `http://127.0.0.1:${portOf(i) + 1}/metrics`])), gateway: `${gatewayBase}/metrics` };
+    return { base: gatewayBase, child: processes.gateway, processes, services: serviceUrls, metricsUrls, internalToken: common.INTERNAL_TOKEN, databaseUrl: url.toString(), call, signUp, stop };
   } catch (error) {
     await stop();
     throw error;
