@@ -248,7 +248,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
       origin: deps.corsOrigins,
       methods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
       allowedHeaders: ["Authorization", "Content-Type", "X-Request-Id", "Idempotency-Key", "If-Match", "If-None-Match"],
-      exposedHeaders: ["X-Total-Count", "Link", "X-Request-Id", "Retry-After", "Idempotent-Replayed", "Idempotent-Redacted", "RateLimit", "RateLimit-Policy", "ETag"],
+      exposedHeaders: ["X-Total-Count", "Link", "Deprecation", "Sunset", "X-Request-Id", "Retry-After", "Idempotent-Replayed", "Idempotent-Redacted", "RateLimit", "RateLimit-Policy", "ETag"],
       maxAge: 600,
     });
   }
