@@ -138,6 +138,14 @@ describe("documentation", () => {
     expect(docs.flatMap(outsidePaths)).toEqual([]);
   });
 
+  it("names test files only in the pages about testing and measurements", () => {
+    const aboutTests = new Set(["docs/testing.md", "docs/benchmarks.md", "docs/cluster.md"]);
+    const named = docs
+      .filter((file) => !aboutTests.has(file))
+      .flatMap((file) => [...prose(read(file)).matchAll(/`([^`\n]+)`/g)].map((m) => m[1]).filter((code) => /\.test\.ts\b|^e2e\//.test(code)).map((code) => `${file}: \`${code}\``));
+    expect(named).toEqual([]);
+  });
+
   it("names only npm scripts and node commands that exist", () => {
     expect(docs.flatMap(brokenCommands)).toEqual([]);
   });
