@@ -1,14 +1,17 @@
 import { execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
 import net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { databaseForFile } from "@analytics/testing";
 import { checkoutRoot as root } from "./harness";
 
 /**
  * A port that something else holds ends a start in one line on stderr naming the port and the
- * variable that chose it, and a non-zero exit: `npm start` (PORT, METRICS_PORT; the embedded
- * Postgres's EMBEDDED_PG_PORT is e2e/embedded.e2e.test.ts's), the gateway alone (PORT) and a
- * service alone (SERVICE_PORT, HEALTH_PORT, METRICS_PORT).
+ * variable that chose it, and a non-zero exit: `npm start` (PORT, METRICS_PORT, the embedded
+ * Postgres's EMBEDDED_PG_PORT), the gateway alone (PORT) and a service alone (SERVICE_PORT,
+ * HEALTH_PORT, METRICS_PORT).
  */
 describe("a busy port", () => {
   const database = databaseForFile();
@@ -33,11 +36,11 @@ describe("a busy port", () => {
   }
 
   /** Runs `bundle` until it exits: its exit code and its stderr's lines. */
-  async function run(bundle: string, env: Record<string, string>): Promise<{ code: number | null; stderr: string[] }> {
+  async function run(bundle: string, env: Record<string, string | undefined>): Promise<{ code: number | null; stderr: string[] }> {
     const { NATS_URL: _nats, DATABASE_URL: _db, ...inherited } = process.env;
     const child = spawn(process.execPath, [bundle], {
       cwd: root,
-      env: { ...inherited, HOST: "127.0.0.1", LOG_LEVEL: "warn", DATABASE_URL: database.url, ...env },
+      env: Object.fromEntries(Object.entries({ ...inherited, HOST: "127.0.0.1", LOG_LEVEL: "warn", DATABASE_URL: database.url, ...env }).filter(([, v]) => v !== undefined)),
       stdio: ["ignore", "ignore", "pipe"],
     });
     let stderr = "";
@@ -56,6 +59,20 @@ describe("a busy port", () => {
     expect(await run("dist/local/start.js", { PORT: String(port) })).toEqual(oneLine(port, "PORT"));
     const metrics = await busyPort();
     expect(await run("dist/local/start.js", { PORT: "0", METRICS_PORT: String(metrics) })).toEqual(oneLine(metrics, "METRICS_PORT"));
+  });
+
+  it("ends npm start with an embedded Postgres in one line naming EMBEDDED_PG_PORT", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "analytics-busy-"));
+    try {
+      const port = await busyPort();
+      const { code, stderr } = await run("dist/local/start.js", { DATABASE_URL: undefined, DATA_DIR: dataDir, PORT: "0", EMBEDDED_PG_PORT: String(port) });
+      expect({ code, stderr }).toEqual({
+        code: 1,
+        stderr: [expect.stringMatching(new RegExp(`^embedded Postgres did not start on port ${port} .*set EMBEDDED_PG_PORT to a free one$`))],
+      });
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it("ends the gateway alone in one line naming PORT", async () => {
