@@ -404,6 +404,9 @@ describe("planning's sales plans and breakdowns over HTTP", () => {
         `<${successor}>; rel="successor-version"`,
       ]);
       expect(Object.keys(doc.paths[`/v2/api/planning/${path}`].get.responses["200"].headers)).toEqual(expect.arrayContaining(["Deprecation", "Sunset", "Link"]));
+      // A 304 (the client's copy is current) says so too.
+      const again = await acme.api("GET", `/v2/api/planning/${path}?${window}&groupBy=skus`, undefined, { "if-none-match": answer.headers.get("etag")! });
+      expect([again.status, again.headers.get("deprecation"), again.headers.get("sunset")]).toEqual([304, `@${Date.UTC(2026, 10, 27) / 1000}`, "Wed, 30 Jun 2027 00:00:00 GMT"]);
     }
     const current = await get(`breakdown?${window}&groupBy=skus`);
     expect([current.headers.get("deprecation"), current.headers.get("sunset")]).toEqual([null, null]);

@@ -465,8 +465,8 @@ export function planningRoutes(
     query: volumesQuery,
     dataVersion,
     responses: { 200: { description: "one row per group, ordered by groupKey", schema: z.array(plannedVolumeRow), headers: deprecationHeaders("/v2/api/planning/breakdown") }, ...responses400 },
-    handler: async ({ query, caller }, _request, reply) => {
-      reply.headers(deprecation("/v2/api/planning/breakdown"));
+    answerHeaders: deprecation("/v2/api/planning/breakdown"),
+    handler: async ({ query, caller }) => {
       const res = await planning.getPlannedVolumes({ query: await protoQuery(query as VolumesQuery, caller) }, as(caller));
       return res.rows.map(restRow);
     },
@@ -531,8 +531,8 @@ export function planningRoutes(
       },
       ...responses400,
     },
-    handler: async ({ query, caller }, _request, reply) => {
-      reply.headers(deprecation("/v2/api/planning/breakdown/by-warehouse"));
+    answerHeaders: deprecation("/v2/api/planning/breakdown/by-warehouse"),
+    handler: async ({ query, caller }) => {
       const res = await planning.getPlannedVolumesByWarehouse({ query: await protoQuery(query as VolumesQuery, caller) }, as(caller));
       return res.rows.map(restWarehouseRow);
     },
