@@ -87,6 +87,13 @@ function missingPaths(file: string): string[] {
   return missing;
 }
 
+/** Links and inline-code paths of a file that lead out of the repository (`../shared/x.md`): a clone has nothing there. */
+function outsidePaths(file: string): string[] {
+  const text = prose(read(file));
+  const targets = [...relativeLinks(read(file)).map((t) => t.split("#")[0]), ...[...text.matchAll(/`(\.\.\/[^`\s]*)`/g)].map((m) => m[1])];
+  return targets.filter((t) => t && join(dirname(file), decodeURIComponent(t)).startsWith("..")).map((t) => `${file}: ${t} is outside the repository`);
+}
+
 /** Where `npm run build` writes each deployable from (deploy/local/build.mjs). */
 function sourceOfBundle(path: string): string | undefined {
   if (path === "dist/gateway/main.js") return "gateway/src/main.ts";
@@ -125,6 +132,18 @@ describe("documentation", () => {
 
   it("names only repository paths that exist", () => {
     expect(docs.flatMap(missingPaths)).toEqual([]);
+  });
+
+  it("names no path outside the repository", () => {
+    expect(docs.flatMap(outsidePaths)).toEqual([]);
+  });
+
+  it("names test files only in the pages about testing and measurements", () => {
+    const aboutTests = new Set(["docs/testing.md", "docs/benchmarks.md", "docs/cluster.md"]);
+    const named = docs
+      .filter((file) => !aboutTests.has(file))
+      .flatMap((file) => [...prose(read(file)).matchAll(/`([^`\n]+)`/g)].map((m) => m[1]).filter((code) => /\.test\.ts\b|^e2e\//.test(code)).map((code) => `${file}: \`${code}\``));
+    expect(named).toEqual([]);
   });
 
   it("names only npm scripts and node commands that exist", () => {

@@ -55,10 +55,14 @@ describe("platform over HTTP: auth, admin, event queue, conventions", () => {
     const first = await acme.api("GET", "/v2/api/events?pageSize=2&event_type=update_sku");
     expect(first.body.map((e: any) => e.payload.key)).toEqual(["a", "b"]);
     expect(first.headers.get("x-total-count")).toBe("3");
-    expect(first.headers.get("link")).toBe('</v2/api/events?pageSize=2&event_type=update_sku&page=2>; rel="next"');
+    expect(first.headers.get("link")).toBe(
+      '</v2/api/events?pageSize=2&event_type=update_sku&page=2>; rel="next", </v2/api/events?pageSize=2&event_type=update_sku&page=1>; rel="first", </v2/api/events?pageSize=2&event_type=update_sku&page=2>; rel="last"',
+    );
     const second = await acme.api("GET", "/v2/api/events?page=2&pageSize=2&event_type=update_sku");
     expect(second.body.map((e: any) => e.payload.key)).toEqual(["c"]);
-    expect(second.headers.get("link")).toBe('</v2/api/events?page=1&pageSize=2&event_type=update_sku>; rel="prev"');
+    expect(second.headers.get("link")).toBe(
+      '</v2/api/events?page=1&pageSize=2&event_type=update_sku>; rel="prev", </v2/api/events?page=1&pageSize=2&event_type=update_sku>; rel="first", </v2/api/events?page=2&pageSize=2&event_type=update_sku>; rel="last"',
+    );
   });
 
   it("processes events once: PATCH, batch, 404, 409, status filter, payload replace", async () => {

@@ -388,4 +388,27 @@ describe("planning's sales plans and breakdowns over HTTP", () => {
     expect(doc.paths["/v2/api/planning/planned-volumes"].get.deprecated).toBe(true);
     expect(doc.paths["/v2/api/planning/planned-volumes/by-warehouse"].get.deprecated).toBe(true);
   });
+
+  it("answers the planned-volumes endpoints with Deprecation, Sunset and the successor's Link, as the document declares", async () => {
+    const doc = (await client(platform.baseUrl)("GET", "/v2/api/openapi.json")).body;
+    for (const [path, successor] of [
+      ["planned-volumes", "/v2/api/planning/breakdown"],
+      ["planned-volumes/by-warehouse", "/v2/api/planning/breakdown/by-warehouse"],
+    ]) {
+      const answer = await get(`${path}?${window}&groupBy=skus`);
+      expect(answer.status).toBe(200);
+      // RFC 9745: deprecated on 2026-11-27 (@Unix seconds); RFC 8594: removed after 2027-06-30, six months and more ahead.
+      expect([answer.headers.get("deprecation"), answer.headers.get("sunset"), answer.headers.get("link")]).toEqual([
+        `@${Date.UTC(2026, 10, 27) / 1000}`,
+        "Wed, 30 Jun 2027 00:00:00 GMT",
+        `<${successor}>; rel="successor-version"`,
+      ]);
+      expect(Object.keys(doc.paths[`/v2/api/planning/${path}`].get.responses["200"].headers)).toEqual(expect.arrayContaining(["Deprecation", "Sunset", "Link"]));
+      // A 304 (the client's copy is current) says so too.
+      const again = await acme.api("GET", `/v2/api/planning/${path}?${window}&groupBy=skus`, undefined, { "if-none-match": answer.headers.get("etag")! });
+      expect([again.status, again.headers.get("deprecation"), again.headers.get("sunset")]).toEqual([304, `@${Date.UTC(2026, 10, 27) / 1000}`, "Wed, 30 Jun 2027 00:00:00 GMT"]);
+    }
+    const current = await get(`breakdown?${window}&groupBy=skus`);
+    expect([current.headers.get("deprecation"), current.headers.get("sunset")]).toEqual([null, null]);
+  });
 });

@@ -5,7 +5,7 @@ import { constants as osConstants } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import pg from "pg";
 import { createBus } from "@analytics/bus";
-import { busSettings, createLogger, dbTimeouts, exitOnStartupError, loadConfig, StartupError, tracingSettings, type Config } from "@analytics/config";
+import { busSettings, createLogger, dbTimeouts, exitOnStartupError, loadConfig, portTaken, StartupError, tracingSettings, type Config } from "@analytics/config";
 import { startTracing } from "@analytics/telemetry";
 import type { RunningService } from "@analytics/rpc";
 import { buildGateway, gatewaySettings } from "@analytics/gateway";
@@ -73,7 +73,9 @@ async function main(): Promise<void> {
   });
   // On a developer's machine the platform answers only locally unless HOST says otherwise.
   const host = config.HOST ?? "127.0.0.1";
-  const address = await gateway.app.listen({ port: config.PORT, host });
+  const address = await gateway.app.listen({ port: config.PORT, host }).catch((error: unknown) => {
+    throw portTaken(error, config.PORT, "PORT");
+  });
   // PORT=0 (tests) picks a free port: report the real one.
   const { port } = gateway.app.server.address() as AddressInfo;
   const base = `http://${host === "0.0.0.0" || host === "::" ? "localhost" : host.includes(":") ? `[${host}]` : host}:${port}`;

@@ -5,7 +5,7 @@ import { constants as zlib } from "node:zlib";
 import compress from "@fastify/compress";
 import cors from "@fastify/cors";
 import type { Logger } from "pino";
-import type { Config } from "@analytics/config";
+import { portTaken, type Config } from "@analytics/config";
 import type { Bus } from "@analytics/bus";
 import { stringifyRest } from "@analytics/contracts";
 import { OutboxRelay } from "@analytics/outbox";
@@ -248,7 +248,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
       origin: deps.corsOrigins,
       methods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
       allowedHeaders: ["Authorization", "Content-Type", "X-Request-Id", "Idempotency-Key", "If-Match", "If-None-Match"],
-      exposedHeaders: ["X-Total-Count", "Link", "X-Request-Id", "Retry-After", "Idempotent-Replayed", "Idempotent-Redacted", "RateLimit", "RateLimit-Policy", "ETag"],
+      exposedHeaders: ["X-Total-Count", "Link", "Deprecation", "Sunset", "X-Request-Id", "Retry-After", "Idempotent-Replayed", "Idempotent-Redacted", "RateLimit", "RateLimit-Policy", "ETag"],
       maxAge: 600,
     });
   }
@@ -326,7 +326,9 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
 
   await serveDocument(app, openapi.document());
 
-  const metricsServer = await listenMetrics(metrics, deps.metricsPort ?? 0, deps.metricsPort === undefined ? "127.0.0.1" : (deps.host ?? "127.0.0.1"));
+  const metricsServer = await listenMetrics(metrics, deps.metricsPort ?? 0, deps.metricsPort === undefined ? "127.0.0.1" : (deps.host ?? "127.0.0.1")).catch((error: unknown) => {
+    throw portTaken(error, deps.metricsPort, "METRICS_PORT");
+  });
   const close = async () => {
     await closeServer(metricsServer);
     await app.close();

@@ -1,4 +1,4 @@
-import { busSettings, createLogger, exitOnStartupError, loadConfig, required, serviceUrls, tracingSettings } from "@analytics/config";
+import { busSettings, createLogger, exitOnStartupError, loadConfig, portTaken, required, serviceUrls, tracingSettings } from "@analytics/config";
 import { startTracing } from "@analytics/telemetry";
 import { createBus } from "@analytics/bus";
 import { migrateOnly } from "@analytics/rpc";
@@ -26,7 +26,9 @@ async function main(): Promise<void> {
     host: config.HOST ?? "0.0.0.0",
     logger,
   });
-  await gateway.app.listen({ port: config.PORT, host: config.HOST ?? "0.0.0.0" });
+  await gateway.app.listen({ port: config.PORT, host: config.HOST ?? "0.0.0.0" }).catch((error: unknown) => {
+    throw portTaken(error, config.PORT, "PORT");
+  });
   logger.info({ metrics: `${gateway.metricsUrl}/metrics` }, "metrics listening");
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     process.once(signal, () => void gateway.shutdown(config.SHUTDOWN_DRAIN_MS).then(() => tracing.stop()).then(() => process.exit(0)));

@@ -12,10 +12,13 @@ export function pageQuery(maxPageSize = 1000) {
 
 export const pageHeaders = {
   "X-Total-Count": { description: "number of items across all pages", schema: { type: "integer" } },
-  Link: { description: 'RFC 8288 links to the `next` and `prev` pages', schema: { type: "string" } },
+  Link: {
+    description: "RFC 8288 links to the `next` page (when there is one), the `prev` page (from page 2 on), and the `first` and `last` pages (always; the last page is page 1 when the list is empty), each keeping the request's other parameters",
+    schema: { type: "string" },
+  },
 };
 
-/** Sets X-Total-Count and the RFC 8288 Link header (relative URLs keeping every other parameter). */
+/** Sets X-Total-Count and the RFC 8288 Link header: next, prev, first, last (relative URLs keeping every other parameter). */
 export function setPageHeaders(request: FastifyRequest, reply: FastifyReply, page: { page: number; pageSize: number }, total: number): void {
   reply.header("X-Total-Count", String(total));
   const [path, search = ""] = request.url.split("?");
@@ -25,8 +28,11 @@ export function setPageHeaders(request: FastifyRequest, reply: FastifyReply, pag
     params.set("pageSize", String(page.pageSize));
     return `<${path}?${params.toString()}>; rel="${rel}"`;
   };
+  const last = Math.max(1, Math.ceil(total / page.pageSize));
   const links: string[] = [];
   if (page.page * page.pageSize < total) links.push(link(page.page + 1, "next"));
-  if (page.page > 1) links.push(link(Math.min(page.page - 1, Math.max(1, Math.ceil(total / page.pageSize))), "prev"));
-  if (links.length) reply.header("Link", links.join(", "));
+  if (page.page > 1) links.push(link(Math.min(page.page - 1, last), "prev"));
+  // The total is known, so the ends are too: a client can jump to them (RFC 8288 first/last).
+  links.push(link(1, "first"), link(last, "last"));
+  reply.header("Link", links.join(", "));
 }

@@ -28,6 +28,8 @@ export interface RouteSpec<P extends Shape, Q extends Shape, B extends z.ZodType
    * Idempotency-Key leaves it out, and its replay says so (Idempotent-Redacted).
    */
   shownOnce?: string;
+  /** Headers of every answer the route itself gives, a 304 included (a deprecated route's Deprecation and Sunset). */
+  answerHeaders?: Record<string, string>;
   handler(
     input: {
       params: z.infer<z.ZodObject<P>>;
@@ -195,6 +197,7 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
       ...(idempotency ? [(request: FastifyRequest, reply: FastifyReply, payload: unknown) => keepClaimed(request, reply, payload)] : []),
     ],
     handler: async (request, reply) => {
+      if (spec.answerHeaders) reply.headers(spec.answerHeaders);
       // The request id travels with the caller to the service (X-Request-Id on the Connect call).
       const caller = { ...(callers.get(request) ?? { accountId: "", apiKeyId: "" }), requestId: request.id };
       if (spec.auth === "bearer" && ctx.rateLimiter) await spendOrRefuse(ctx.rateLimiter, request, reply, caller.accountId, costOf(spec.method, request.body));

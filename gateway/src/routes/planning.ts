@@ -138,6 +138,20 @@ async function spendUpTo(limiter: RateLimiter, accountId: string, cost: number):
 }
 
 /** nginx's status for a request whose client left before its answer: only the log line sees it. */
+/**
+ * The planned-volumes endpoints are deprecated since 2026-11-27, when the breakdowns replaced
+ * them, and end on 2027-06-30 (docs/planning.md): every answer says so, with the route that
+ * replaces each (RFC 9745 Deprecation, RFC 8594 Sunset, RFC 8288 successor-version).
+ */
+const DEPRECATED_AT = Date.UTC(2026, 10, 27) / 1000;
+const SUNSET = new Date(Date.UTC(2027, 5, 30)).toUTCString();
+const deprecation = (successor: string) => ({ Deprecation: `@${DEPRECATED_AT}`, Sunset: SUNSET, Link: `<${successor}>; rel="successor-version"` });
+const deprecationHeaders = (successor: string) => ({
+  Deprecation: { description: `RFC 9745: deprecated since ${new Date(DEPRECATED_AT * 1000).toISOString().slice(0, 10)} (a structured date, @<Unix seconds>)`, schema: { type: "string", example: `@${DEPRECATED_AT}` } },
+  Sunset: { description: "RFC 8594: the endpoint is removed after this HTTP date", schema: { type: "string", example: SUNSET } },
+  Link: { description: `RFC 8288: the route that replaces it, rel="successor-version" (${successor})`, schema: { type: "string" } },
+});
+
 const CLIENT_CLOSED_REQUEST = 499;
 /** Why a call is cancelled when its client left (one shared error: no stack trace per request). */
 const CLIENT_LEFT = new ConnectError("the client closed the request", Code.Canceled);
@@ -450,7 +464,8 @@ export function planningRoutes(
     auth: "bearer",
     query: volumesQuery,
     dataVersion,
-    responses: { 200: { description: "one row per group, ordered by groupKey", schema: z.array(plannedVolumeRow) }, ...responses400 },
+    responses: { 200: { description: "one row per group, ordered by groupKey", schema: z.array(plannedVolumeRow), headers: deprecationHeaders("/v2/api/planning/breakdown") }, ...responses400 },
+    answerHeaders: deprecation("/v2/api/planning/breakdown"),
     handler: async ({ query, caller }) => {
       const res = await planning.getPlannedVolumes({ query: await protoQuery(query as VolumesQuery, caller) }, as(caller));
       return res.rows.map(restRow);
@@ -509,9 +524,14 @@ export function planningRoutes(
     query: volumesQuery,
     dataVersion,
     responses: {
-      200: { description: "one row per group and warehouse, ordered by groupKey then warehouseId", schema: z.array(plannedVolumeWarehouseRow) },
+      200: {
+        description: "one row per group and warehouse, ordered by groupKey then warehouseId",
+        schema: z.array(plannedVolumeWarehouseRow),
+        headers: deprecationHeaders("/v2/api/planning/breakdown/by-warehouse"),
+      },
       ...responses400,
     },
+    answerHeaders: deprecation("/v2/api/planning/breakdown/by-warehouse"),
     handler: async ({ query, caller }) => {
       const res = await planning.getPlannedVolumesByWarehouse({ query: await protoQuery(query as VolumesQuery, caller) }, as(caller));
       return res.rows.map(restWarehouseRow);

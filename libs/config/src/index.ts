@@ -282,6 +282,15 @@ export function exitOnStartupError(error: unknown): never {
   process.exit(1);
 }
 
+/**
+ * What a listen on `port` failed with: when the port is taken, a StartupError naming the port and
+ * the variable that chose it (one line, not a stack trace); anything else as it was.
+ */
+export function portTaken(error: unknown, port: number | undefined, variable: string): unknown {
+  if ((error as NodeJS.ErrnoException | undefined)?.code !== "EADDRINUSE") return error;
+  return new StartupError(`port ${port} is already in use (${variable}): stop what uses it, or set ${variable} to a free port`);
+}
+
 /** The value of an optional setting that this process cannot run without. */
 export function required<K extends keyof Config>(config: Config, key: K): NonNullable<Config[K]> {
   const value = config[key];

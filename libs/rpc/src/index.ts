@@ -8,7 +8,7 @@ import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import { INTERNAL_HEADERS, requireInternalCaller } from "@analytics/auth";
 import { createBus, type Bus, type Subscription } from "@analytics/bus";
-import { busSettings, createLogger, dbTimeouts, loadConfig, required, requestContext, tracingSettings, type Config } from "@analytics/config";
+import { busSettings, createLogger, dbTimeouts, exitOnStartupError, loadConfig, portTaken, required, requestContext, StartupError, tracingSettings, type Config } from "@analytics/config";
 import { createDb, duringCall, migrate, pendingMigrations, ping, type Db, type Migration } from "@analytics/db";
 import { toConnectError } from "@analytics/errors";
 import { pruneInbox } from "@analytics/inbox";
@@ -179,17 +179,21 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
       session.once("close", () => sessions.delete(session));
     });
     await new Promise<void>((resolve, reject) => {
-      server!.once("error", reject);
+      server!.once("error", (error) => reject(portTaken(error, deps.port, "SERVICE_PORT")));
       server!.listen(deps.port, deps.host ?? "127.0.0.1", () => resolve());
     });
     if (deps.healthPort !== undefined) {
       healthServer = http.createServer(health as unknown as http.RequestListener);
       await new Promise<void>((resolve, reject) => {
-        healthServer!.once("error", reject);
+        healthServer!.once("error", (error) => reject(portTaken(error, deps.healthPort, "HEALTH_PORT")));
         healthServer!.listen(deps.healthPort, deps.host ?? "127.0.0.1", () => resolve());
       });
     }
-    if (deps.metricsPort !== undefined) metricsServer = await listenMetrics(metrics, deps.metricsPort, deps.host ?? "127.0.0.1");
+    if (deps.metricsPort !== undefined) {
+      metricsServer = await listenMetrics(metrics, deps.metricsPort, deps.host ?? "127.0.0.1").catch((error: unknown) => {
+        throw portTaken(error, deps.metricsPort, "METRICS_PORT");
+      });
+    }
     for (const consumer of consumers) subscriptions.push(await subscribeConsumer(deps.bus, db, name, consumer, observeConsumer));
     if (consumers.length || definition.prune) {
       const prune = async () => {
@@ -470,6 +474,8 @@ export async function runServiceMain(
     process.once("SIGTERM", () => void shutdown("SIGTERM"));
     process.once("SIGINT", () => void shutdown("SIGINT"));
   } catch (error) {
+    // A taken port and the like: the one line that says what to do, as every process prints it.
+    if (error instanceof StartupError) exitOnStartupError(error);
     logger.fatal({ err: error }, "start-up failed");
     process.exit(1);
   }
