@@ -34,6 +34,9 @@ describe("the OpenAPI document generates good clients", () => {
     expect(volumes.parameters).toContainEqual({ $ref: "#/components/parameters/IfNoneMatch" });
     expect(volumes.responses["200"].headers.ETag).toEqual({ $ref: "#/components/headers/WeakETag" });
     expect(volumes.responses["304"].headers.ETag).toEqual({ $ref: "#/components/headers/WeakETag" });
+    // A deprecated route sends its Deprecation, Sunset and successor Link on a 304 too.
+    for (const header of ["Deprecation", "Sunset", "Link"]) expect(volumes.responses["304"].headers[header]).toEqual(volumes.responses["200"].headers[header]);
+    expect(volumes.responses["304"].headers.Deprecation).toBeDefined();
     expect(doc.paths["/v2/api/warehouses/{externalWarehouseID}"].get.responses["200"].headers.ETag).toEqual({ $ref: "#/components/headers/ETag" });
     expect(doc.paths["/v2/api/planning/sales-plans/batch"].post.responses["304"]).toBeUndefined();
   });

@@ -315,7 +315,10 @@ export class OpenApi {
     }
     if (spec.auth !== "none") shared(account ? "TooManyRequests" : "TooManyFailedAttempts");
     if (tagged) {
-      responses["304"] ??= { description: "not modified: the ETag sent in If-None-Match is current; no body", headers: { ...etagHeader, ...headersOf("304") } };
+      // A route's own answer headers (a deprecated route's Deprecation, Sunset, Link) go on its 304 too (route.ts).
+      const answerHeaders = Object.keys((spec as { answerHeaders?: Record<string, string> }).answerHeaders ?? {});
+      const ownOn304 = Object.fromEntries(Object.entries((responses["200"] as { headers?: Record<string, unknown> } | undefined)?.headers ?? {}).filter(([name]) => answerHeaders.includes(name)));
+      responses["304"] ??= { description: "not modified: the ETag sent in If-None-Match is current; no body", headers: { ...etagHeader, ...headersOf("304"), ...ownOn304 } };
     }
     if (singleResource && (spec.method === "PUT" || spec.method === "DELETE")) shared("PreconditionFailed");
     if (idempotent) {
