@@ -595,10 +595,15 @@ describe("production settings (issue 35 item 5)", () => {
 
   it("refuses pools that a rolling update of every Deployment would take over postgres.maxConnections, counting only the shared database", () => {
     expect(renderError(required, { defaults: { dbPoolMax: 4 } })).toMatch(
-      /connections: 111 during a rolling update of every Deployment \(catalogue 3 x \(4 \+ 1\), events 3 x \(4 \+ 1\), gateway 3 x \(6 \+ 1\), .*\) exceed postgres\.maxConnections - reservedConnections = 95: .*PgBouncer in session mode/,
+      /connections: 111 during a rolling update of every Deployment \(catalogue 3 x \(4 \+ 1\), events 3 x \(4 \+ 1\), gateway 3 x \(6 \+ 1\), .*\) exceed postgres\.maxConnections - reservedConnections = 95: set postgres\.maxConnections to at least 116 .*PgBouncer/,
     );
     expect(renderError(required, { deployables: { gateway: { autoscaling: { enabled: true, maxReplicas: 4 } } } })).toMatch(/connections: 107 /);
     expect(renderError(required, { defaults: { rollingUpdate: { maxSurge: 2 } } })).toMatch(/connections: 124 /);
+    // Autoscaling turned on alone: the refusal names the value to set, and that value renders.
+    // (gateway (4 + 1) x 7 + 6 services x (4 + 1) x 4 = 155, + 5 reserved.)
+    expect(renderError(required, { defaults: { autoscaling: { enabled: true } } })).toMatch(/connections: 155 .* set postgres\.maxConnections to at least 160 /);
+    validateAll(render(required, { defaults: { autoscaling: { enabled: true } }, postgres: { maxConnections: 160 } }));
+    expect(renderError(required, { defaults: { autoscaling: { enabled: true } }, postgres: { maxConnections: 159 } })).toMatch(/at least 160 /);
     // Room made: a bigger max_connections, or the pools that leave for a database of their own.
     validateAll(render(required, { defaults: { dbPoolMax: 4 }, postgres: { maxConnections: 120 } }));
     validateAll(render(required, { defaults: { dbPoolMax: 4 }, deployables: { catalogue: { database: { url: "postgres://c/c" } }, events: { database: { url: "postgres://e/e" } } } }));

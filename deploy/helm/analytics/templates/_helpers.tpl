@@ -132,7 +132,8 @@ dict "root" $ "name" <deployable> "config" <merged values>.
 {{- end -}}
 {{- $budget := sub (int .Values.postgres.maxConnections) (int .Values.postgres.reservedConnections) -}}
 {{- if gt (int $connections) (int $budget) -}}
-{{- fail (printf "connections: %d during a rolling update of every Deployment (%s) exceed postgres.maxConnections - reservedConnections = %d: lower replicas, dbPoolMax or rollingUpdate.maxSurge, raise max_connections, or put a PgBouncer in session mode in front (docs/operations.md, \"Poolers\")" (int $connections) (join ", " $terms) (int $budget)) -}}
+{{- /* The one value that fixes it comes first: an operator who only turned on autoscaling knows what to set. */ -}}
+{{- fail (printf "connections: %d during a rolling update of every Deployment (%s) exceed postgres.maxConnections - reservedConnections = %d: set postgres.maxConnections to at least %d (after raising Postgres's max_connections, or a session-mode PgBouncer's max_client_conn, to it: docs/operations.md, \"Poolers\"), or lower replicas, autoscaling.maxReplicas, dbPoolMax or rollingUpdate.maxSurge" (int $connections) (join ", " $terms) (int $budget) (add $connections .Values.postgres.reservedConnections)) -}}
 {{- end -}}
 {{- end -}}
 
