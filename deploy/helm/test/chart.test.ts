@@ -14,7 +14,7 @@ import { Job } from "kubernetes-models/batch/v1";
 import { HorizontalPodAutoscaler } from "kubernetes-models/autoscaling/v2";
 import { Ingress, NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1";
-import { ConfigMap, Secret, Service, ServiceAccount } from "kubernetes-models/v1";
+import { ConfigMap, Pod, Secret, Service, ServiceAccount } from "kubernetes-models/v1";
 import { PrometheusRule, ServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1";
 
 /**
@@ -105,6 +105,7 @@ const models: Record<string, new (data: any) => { validate(): void }> = {
   "apps/v1/Deployment": Deployment,
   "batch/v1/Job": Job,
   "v1/ConfigMap": ConfigMap,
+  "v1/Pod": Pod,
   "monitoring.coreos.com/v1/PrometheusRule": PrometheusRule,
   "autoscaling/v2/HorizontalPodAutoscaler": HorizontalPodAutoscaler,
   "networking.k8s.io/v1/Ingress": Ingress,
@@ -591,6 +592,50 @@ describe("production settings (issue 35 item 5)", () => {
     const objects = render(required, { migrations: { job: { enabled: false } } });
     expect(byKind(objects, "Job")).toEqual([]);
     for (const deployment of byKind(objects, "Deployment")) expect(env(deployment, "MIGRATIONS").value).toBe("apply");
+  });
+
+  it("ships a helm test Pod: /readyz on the gateway's Service, and with tests.credentialsSecret a sign-in and one read", () => {
+    const pod = named(render(required), "Pod", "analytics-test")!;
+    expect(pod.metadata.annotations).toMatchObject({ "helm.sh/hook": "test" });
+    const container = pod.spec.containers[0];
+    expect(container.image).toBe(named(render(required), "Deployment", "analytics-gateway")!.spec.template.spec.containers[0].image);
+    expect(container.env).toEqual([{ name: "GATEWAY_URL", value: "http://analytics-gateway:8080" }]);
+    const script: string = container.command[2];
+    expect(script).toContain('"/readyz"');
+    const withAccount = named(render(required, { tests: { credentialsSecret: "analytics-test-account" } }), "Pod", "analytics-test")!;
+    expect(withAccount.spec.containers[0].env.slice(1)).toEqual([
+      { name: "TEST_ACCOUNT_ID", valueFrom: { secretKeyRef: { name: "analytics-test-account", key: "ACCOUNT_ID" } } },
+      { name: "TEST_API_KEY", valueFrom: { secretKeyRef: { name: "analytics-test-account", key: "API_KEY" } } },
+    ]);
+    expect(script).toMatch(/"\/v2\/api\/auth", \{ method: "POST"/);
+    expect(script).toContain("/v2/api/products?page=1&pageSize=1");
+    // The script runs under node and fails, naming the step, when the gateway does not answer.
+    const unreachable = spawnSync(process.execPath, ["-e", script], { env: { ...process.env, GATEWAY_URL: "http://127.0.0.1:1" }, encoding: "utf8" });
+    expect(unreachable.status).toBe(1);
+    expect(unreachable.stderr).toMatch(/fetch failed/);
+    expect(render(required, { tests: { enabled: false } }).filter((o) => o.kind === "Pod")).toEqual([]);
+    expect(render(required, { deployables: { gateway: { enabled: false } } }).filter((o) => o.kind === "Pod")).toEqual([]);
+  });
+
+  it("prints NOTES.txt: how to reach the API (port-forward, or the Ingress's hosts) and the docs", () => {
+    const notes = (...overrides: Values[]) => {
+      const result = run(["-notes"], overrides);
+      if (result.status !== 0) throw new Error(`render failed: ${result.stderr}`);
+      return result.stdout;
+    };
+    const plain = notes(required);
+    expect(plain).toContain("kubectl -n default port-forward svc/analytics-gateway 8080:8080");
+    expect(plain).toContain("http://127.0.0.1:8080/v2/api");
+    expect(plain).toMatch(/\/docs +the interactive API reference/);
+    expect(plain).toContain("/v2/api/openapi.json");
+    expect(plain).toContain("helm test analytics");
+    expect(plain).toContain("set tests.credentialsSecret");
+    const published = notes(required, { ingress: { enabled: true, tls: [{ secretName: "t", hosts: ["api.example.org"] }], hosts: [{ host: "api.example.org", paths: [{ path: "/", pathType: "Prefix" }] }] }, tests: { credentialsSecret: "s" } });
+    expect(published).toContain("https://api.example.org/v2/api");
+    expect(published).not.toContain("port-forward svc/");
+    expect(published).not.toContain("set tests.credentialsSecret");
+    // The chart's validations run first, as in helm install.
+    expect(run(["-notes"], [{}]).status).toBe(1);
   });
 
   it("refuses pools that a rolling update of every Deployment would take over postgres.maxConnections, counting only the shared database", () => {
