@@ -670,10 +670,12 @@ describe("production settings (issue 35 item 5)", () => {
     // And its gap sweep its counter and gauges (services/events/src/gap-sweep.ts).
     const sweep = readFileSync(join(__dirname, "../../../services/events/src/gap-sweep.ts"), "utf8");
     for (const name of ["events_queue_superseded_versions_total", "events_queue_held_versions", "events_queue_oldest_hold_seconds"]) if (sweep.includes(`"${name}"`)) names.add(name);
+    // The gateway's rate limiter its failure counter (gateway/src/accounts/rate-limiter.ts).
+    if (readFileSync(join(__dirname, "../../../gateway/src/accounts/rate-limiter.ts"), "utf8").includes('name: "gateway_rate_limiter_failures_total"')) names.add("gateway_rate_limiter_failures_total");
     return names;
   };
 
-  it("ships alerts on consumer lag, outbox age, dead letters, the event queue's superseded and long-held versions, the gateway's 5xx rate and pool saturation, each on series the processes export", () => {
+  it("ships alerts on consumer lag, outbox age, dead letters, the event queue's superseded and long-held versions, the gateway's 5xx rate, pool saturation, failing webhook deliveries and the rate limiter's store failing, each on series the processes export with a runbook section of its own", () => {
     const objects = render(required, { metrics: { prometheusRule: { enabled: true, labels: { release: "prometheus" }, consumerLagMessages: 500, alertLabels: { team: "data" } } } });
     validateAll(objects);
     const rule = named(objects, "PrometheusRule", "analytics")!;
@@ -687,6 +689,8 @@ describe("production settings (issue 35 item 5)", () => {
       "AnalyticsQueueHeldLong",
       "AnalyticsGateway5xx",
       "AnalyticsPoolSaturated",
+      "AnalyticsWebhookDeliveriesFailing",
+      "AnalyticsRateLimiterStoreFailing",
     ]);
     const names = exported();
     for (const r of rules) {
@@ -703,7 +707,18 @@ describe("production settings (issue 35 item 5)", () => {
       "events_queue_oldest_hold_seconds",
       "http_request_duration_seconds",
       "db_pool_connections",
+      "webhook_attempts_total",
+      "gateway_rate_limiter_failures_total",
     ]);
+    // Every alert links its own section of the runbook (docs/operations.md, "Alerts"), which exists.
+    const operations = readFileSync(join(__dirname, "../../../docs/operations.md"), "utf8");
+    const anchors = new Set([...operations.matchAll(/^### (\w+)$/gm)].map((m) => m[1].toLowerCase()));
+    for (const r of rules as unknown as { alert: string; annotations: Record<string, string> }[]) {
+      expect(r.annotations.runbook_url).toBe(`docs/operations.md#${r.alert.toLowerCase()}`);
+      expect({ alert: r.alert, documented: anchors.has(r.alert.toLowerCase()) }).toEqual({ alert: r.alert, documented: true });
+    }
+    const elsewhere = named(render(required, { metrics: { prometheusRule: { enabled: true, runbookUrl: "https://wiki.example.org/analytics/operations" } } }), "PrometheusRule", "analytics")!;
+    expect(elsewhere.spec.groups[0].rules[0].annotations.runbook_url).toBe("https://wiki.example.org/analytics/operations#analyticsconsumerlag");
   });
 
   it("ships a Grafana dashboard in a ConfigMap for the sidecar, every panel on series the processes export", () => {
