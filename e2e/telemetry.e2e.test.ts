@@ -104,6 +104,11 @@ describe("traces and metrics (NATS, OTLP collector)", () => {
 
     const gateway = ofTrace().find((s) => s.kind === SERVER && s.name === "POST /v2/api/products")!;
     expect(gateway.parentSpanId).toBe(clientSpanId);
+    // The gateway's request line names the request's trace and span: logs and traces join.
+    const requestLine = () =>
+      platform.logs.filter((line) => line.includes(traceId)).map((line) => JSON.parse(line) as Record<string, unknown>).find((l) => l.msg === "request");
+    await eventually(async () => requestLine() !== undefined, 5_000, "the gateway's request line with its trace id");
+    expect(requestLine()).toMatchObject({ url: "/v2/api/products", statusCode: 201, trace_id: traceId, span_id: gateway.spanId });
     const rpcs = ofTrace().filter((s) => s.kind === SERVER && s.parentSpanId === gateway.spanId);
     expect(rpcs.map((s) => attribute(s, "rpc.system"))).toContain("connect_rpc");
     const publish = ofTrace().find((s) => s.kind === PRODUCER)!;

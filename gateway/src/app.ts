@@ -5,7 +5,7 @@ import { constants as zlib } from "node:zlib";
 import compress from "@fastify/compress";
 import cors from "@fastify/cors";
 import type { Logger } from "pino";
-import { portTaken, type Config } from "@analytics/config";
+import { portTaken, traceLogFields, type Config } from "@analytics/config";
 import type { Bus } from "@analytics/bus";
 import { stringifyRest } from "@analytics/contracts";
 import { OutboxRelay } from "@analytics/outbox";
@@ -22,7 +22,7 @@ import { installResponseHeaders, requestIdOf, setAnswerHeaders } from "./http/he
 import { answerRouterError, refuseHostileInput, refuseJsonShape } from "./http/hostile-input";
 import { OpenApi } from "./http/openapi";
 import { serveDocument } from "./http/prebuilt";
-import { installTelemetry } from "./http/telemetry";
+import { installTelemetry, requestSpan } from "./http/telemetry";
 import { IdempotencyKeys } from "./http/idempotency";
 import { RateLimiter, rateLimiterPoolMax } from "./accounts/rate-limiter";
 import type { RouteContext } from "./http/route";
@@ -235,8 +235,9 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   });
   // One log line per request, with its duration.
   app.addHook("onResponse", async (request, reply) => {
+    // Written after the handler's span context is gone: its trace is named from the request's span.
     request.log.info(
-      { method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      { method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime), ...traceLogFields(requestSpan(request)) },
       "request",
     );
   });

@@ -59,16 +59,17 @@ func main() {
 	release := flag.String("release", "analytics", "release name")
 	namespace := flag.String("namespace", "default", "release namespace")
 	printValues := flag.Bool("values", false, "print the merged values instead of the objects")
+	printNotes := flag.Bool("notes", false, "print NOTES.txt rendered (what helm install prints after the install) instead of the objects")
 	var overrides files
 	flag.Var(&overrides, "f", "values file merged over values.yaml (repeatable; JSON is YAML)")
 	flag.Parse()
-	if err := run(*chartDir, *release, *namespace, overrides, *printValues, os.Stdout); err != nil {
+	if err := run(*chartDir, *release, *namespace, overrides, *printValues, *printNotes, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 }
 
-func run(chartDir, release, namespace string, overrides []string, printValues bool, out io.Writer) error {
+func run(chartDir, release, namespace string, overrides []string, printValues, printNotes bool, out io.Writer) error {
 	chart, err := readYaml(filepath.Join(chartDir, "Chart.yaml"))
 	if err != nil {
 		return err
@@ -125,6 +126,10 @@ func run(chartDir, release, namespace string, overrides []string, printValues bo
 		}
 	}
 	sort.Strings(rendered)
+	if printNotes {
+		// Rendered as text, after every other template (its validations have run): as Helm prints it.
+		rendered = append(rendered, basePath+"/NOTES.txt")
+	}
 
 	type object struct {
 		Template string      `json:"template"`
@@ -140,6 +145,13 @@ func run(chartDir, release, namespace string, overrides []string, printValues bo
 		}
 		// As Helm: a missing key prints "<no value>" under missingkey=zero; Helm blanks it.
 		text := strings.ReplaceAll(buf.String(), "<no value>", "")
+		if printNotes {
+			if strings.HasSuffix(tplName, "/NOTES.txt") {
+				_, err := io.WriteString(out, text)
+				return err
+			}
+			continue
+		}
 		dec := yaml.NewDecoder(strings.NewReader(text))
 		for {
 			var doc interface{}

@@ -14,7 +14,7 @@ import { Job } from "kubernetes-models/batch/v1";
 import { HorizontalPodAutoscaler } from "kubernetes-models/autoscaling/v2";
 import { Ingress, NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1";
-import { ConfigMap, Secret, Service, ServiceAccount } from "kubernetes-models/v1";
+import { ConfigMap, Pod, Secret, Service, ServiceAccount } from "kubernetes-models/v1";
 import { PrometheusRule, ServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1";
 
 /**
@@ -105,6 +105,7 @@ const models: Record<string, new (data: any) => { validate(): void }> = {
   "apps/v1/Deployment": Deployment,
   "batch/v1/Job": Job,
   "v1/ConfigMap": ConfigMap,
+  "v1/Pod": Pod,
   "monitoring.coreos.com/v1/PrometheusRule": PrometheusRule,
   "autoscaling/v2/HorizontalPodAutoscaler": HorizontalPodAutoscaler,
   "networking.k8s.io/v1/Ingress": Ingress,
@@ -593,12 +594,61 @@ describe("production settings (issue 35 item 5)", () => {
     for (const deployment of byKind(objects, "Deployment")) expect(env(deployment, "MIGRATIONS").value).toBe("apply");
   });
 
+  it("ships a helm test Pod: /readyz on the gateway's Service, and with tests.credentialsSecret a sign-in and one read", () => {
+    const pod = named(render(required), "Pod", "analytics-test")!;
+    expect(pod.metadata.annotations).toMatchObject({ "helm.sh/hook": "test" });
+    const container = pod.spec.containers[0];
+    expect(container.image).toBe(named(render(required), "Deployment", "analytics-gateway")!.spec.template.spec.containers[0].image);
+    expect(container.env).toEqual([{ name: "GATEWAY_URL", value: "http://analytics-gateway:8080" }]);
+    const script: string = container.command[2];
+    expect(script).toContain('"/readyz"');
+    const withAccount = named(render(required, { tests: { credentialsSecret: "analytics-test-account" } }), "Pod", "analytics-test")!;
+    expect(withAccount.spec.containers[0].env.slice(1)).toEqual([
+      { name: "TEST_ACCOUNT_ID", valueFrom: { secretKeyRef: { name: "analytics-test-account", key: "ACCOUNT_ID" } } },
+      { name: "TEST_API_KEY", valueFrom: { secretKeyRef: { name: "analytics-test-account", key: "API_KEY" } } },
+    ]);
+    expect(script).toMatch(/"\/v2\/api\/auth", \{ method: "POST"/);
+    expect(script).toContain("/v2/api/products?page=1&pageSize=1");
+    // The script runs under node and fails, naming the step, when the gateway does not answer.
+    const unreachable = spawnSync(process.execPath, ["-e", script], { env: { ...process.env, GATEWAY_URL: "http://127.0.0.1:1" }, encoding: "utf8" });
+    expect(unreachable.status).toBe(1);
+    expect(unreachable.stderr).toMatch(/fetch failed/);
+    expect(render(required, { tests: { enabled: false } }).filter((o) => o.kind === "Pod")).toEqual([]);
+    expect(render(required, { deployables: { gateway: { enabled: false } } }).filter((o) => o.kind === "Pod")).toEqual([]);
+  });
+
+  it("prints NOTES.txt: how to reach the API (port-forward, or the Ingress's hosts) and the docs", () => {
+    const notes = (...overrides: Values[]) => {
+      const result = run(["-notes"], overrides);
+      if (result.status !== 0) throw new Error(`render failed: ${result.stderr}`);
+      return result.stdout;
+    };
+    const plain = notes(required);
+    expect(plain).toContain("kubectl -n default port-forward svc/analytics-gateway 8080:8080");
+    expect(plain).toContain("http://127.0.0.1:8080/v2/api");
+    expect(plain).toMatch(/\/docs +the interactive API reference/);
+    expect(plain).toContain("/v2/api/openapi.json");
+    expect(plain).toContain("helm test analytics");
+    expect(plain).toContain("set tests.credentialsSecret");
+    const published = notes(required, { ingress: { enabled: true, tls: [{ secretName: "t", hosts: ["api.example.org"] }], hosts: [{ host: "api.example.org", paths: [{ path: "/", pathType: "Prefix" }] }] }, tests: { credentialsSecret: "s" } });
+    expect(published).toContain("https://api.example.org/v2/api");
+    expect(published).not.toContain("port-forward svc/");
+    expect(published).not.toContain("set tests.credentialsSecret");
+    // The chart's validations run first, as in helm install.
+    expect(run(["-notes"], [{}]).status).toBe(1);
+  });
+
   it("refuses pools that a rolling update of every Deployment would take over postgres.maxConnections, counting only the shared database", () => {
     expect(renderError(required, { defaults: { dbPoolMax: 4 } })).toMatch(
-      /connections: 111 during a rolling update of every Deployment \(catalogue 3 x \(4 \+ 1\), events 3 x \(4 \+ 1\), gateway 3 x \(6 \+ 1\), .*\) exceed postgres\.maxConnections - reservedConnections = 95: .*PgBouncer in session mode/,
+      /connections: 111 during a rolling update of every Deployment \(catalogue 3 x \(4 \+ 1\), events 3 x \(4 \+ 1\), gateway 3 x \(6 \+ 1\), .*\) exceed postgres\.maxConnections - reservedConnections = 95: set postgres\.maxConnections to at least 116 .*PgBouncer/,
     );
     expect(renderError(required, { deployables: { gateway: { autoscaling: { enabled: true, maxReplicas: 4 } } } })).toMatch(/connections: 107 /);
     expect(renderError(required, { defaults: { rollingUpdate: { maxSurge: 2 } } })).toMatch(/connections: 124 /);
+    // Autoscaling turned on alone: the refusal names the value to set, and that value renders.
+    // (gateway (4 + 1) x 7 + 6 services x (4 + 1) x 4 = 155, + 5 reserved.)
+    expect(renderError(required, { defaults: { autoscaling: { enabled: true } } })).toMatch(/connections: 155 .* set postgres\.maxConnections to at least 160 /);
+    validateAll(render(required, { defaults: { autoscaling: { enabled: true } }, postgres: { maxConnections: 160 } }));
+    expect(renderError(required, { defaults: { autoscaling: { enabled: true } }, postgres: { maxConnections: 159 } })).toMatch(/at least 160 /);
     // Room made: a bigger max_connections, or the pools that leave for a database of their own.
     validateAll(render(required, { defaults: { dbPoolMax: 4 }, postgres: { maxConnections: 120 } }));
     validateAll(render(required, { defaults: { dbPoolMax: 4 }, deployables: { catalogue: { database: { url: "postgres://c/c" } }, events: { database: { url: "postgres://e/e" } } } }));
@@ -620,10 +670,12 @@ describe("production settings (issue 35 item 5)", () => {
     // And its gap sweep its counter and gauges (services/events/src/gap-sweep.ts).
     const sweep = readFileSync(join(__dirname, "../../../services/events/src/gap-sweep.ts"), "utf8");
     for (const name of ["events_queue_superseded_versions_total", "events_queue_held_versions", "events_queue_oldest_hold_seconds"]) if (sweep.includes(`"${name}"`)) names.add(name);
+    // The gateway's rate limiter its failure counter (gateway/src/accounts/rate-limiter.ts).
+    if (readFileSync(join(__dirname, "../../../gateway/src/accounts/rate-limiter.ts"), "utf8").includes('name: "gateway_rate_limiter_failures_total"')) names.add("gateway_rate_limiter_failures_total");
     return names;
   };
 
-  it("ships alerts on consumer lag, outbox age, dead letters, the event queue's superseded and long-held versions, the gateway's 5xx rate and pool saturation, each on series the processes export", () => {
+  it("ships alerts on consumer lag, outbox age, dead letters, the event queue's superseded and long-held versions, the gateway's 5xx rate, pool saturation, failing webhook deliveries and the rate limiter's store failing, each on series the processes export with a runbook section of its own", () => {
     const objects = render(required, { metrics: { prometheusRule: { enabled: true, labels: { release: "prometheus" }, consumerLagMessages: 500, alertLabels: { team: "data" } } } });
     validateAll(objects);
     const rule = named(objects, "PrometheusRule", "analytics")!;
@@ -637,6 +689,8 @@ describe("production settings (issue 35 item 5)", () => {
       "AnalyticsQueueHeldLong",
       "AnalyticsGateway5xx",
       "AnalyticsPoolSaturated",
+      "AnalyticsWebhookDeliveriesFailing",
+      "AnalyticsRateLimiterStoreFailing",
     ]);
     const names = exported();
     for (const r of rules) {
@@ -653,7 +707,18 @@ describe("production settings (issue 35 item 5)", () => {
       "events_queue_oldest_hold_seconds",
       "http_request_duration_seconds",
       "db_pool_connections",
+      "webhook_attempts_total",
+      "gateway_rate_limiter_failures_total",
     ]);
+    // Every alert links its own section of the runbook (docs/operations.md, "Alerts"), which exists.
+    const operations = readFileSync(join(__dirname, "../../../docs/operations.md"), "utf8");
+    const anchors = new Set([...operations.matchAll(/^### (\w+)$/gm)].map((m) => m[1].toLowerCase()));
+    for (const r of rules as unknown as { alert: string; annotations: Record<string, string> }[]) {
+      expect(r.annotations.runbook_url).toBe(`docs/operations.md#${r.alert.toLowerCase()}`);
+      expect({ alert: r.alert, documented: anchors.has(r.alert.toLowerCase()) }).toEqual({ alert: r.alert, documented: true });
+    }
+    const elsewhere = named(render(required, { metrics: { prometheusRule: { enabled: true, runbookUrl: "https://wiki.example.org/analytics/operations" } } }), "PrometheusRule", "analytics")!;
+    expect(elsewhere.spec.groups[0].rules[0].annotations.runbook_url).toBe("https://wiki.example.org/analytics/operations#analyticsconsumerlag");
   });
 
   it("ships a Grafana dashboard in a ConfigMap for the sidecar, every panel on series the processes export", () => {

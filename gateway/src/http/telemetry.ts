@@ -32,6 +32,11 @@ export function installTelemetry(app: FastifyInstance, registry: Registry): void
   });
 }
 
+/** The request's span while tracing is on (ended or not: its ids stay). */
+export function requestSpan(request: FastifyRequest): Span | undefined {
+  return spans.get(request);
+}
+
 /** Runs a route's handler as part of its request's span, so the calls it makes continue the trace. */
 export function inRequestSpan<T>(request: FastifyRequest, work: () => T): T {
   return inSpan(spans.get(request), work);

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { z } from "zod";
 import pino, { type Logger } from "pino";
+import { isSpanContextValid, trace, type Span } from "@opentelemetry/api";
 import { serviceNames, serviceRegistry, serviceUrlVariable, type ServiceName } from "@analytics/contracts";
 
 /**
@@ -154,6 +155,8 @@ export const configSchema = z.object({
    */
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl,
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalUrl,
+  /** service.name of the spans, instead of `analytics-<deployable>` (empty: that default). */
+  OTEL_SERVICE_NAME: z.string().trim().optional().transform((name) => name || undefined),
   /** Where each service answers (`CATALOGUE_URL`, ...), one per entry of the service registry. */
   ...serviceUrlShape(),
 });
@@ -232,9 +235,16 @@ export function busSettings(config: Config) {
   };
 }
 
-/** Where spans go (libs/telemetry startTracing); both unset: tracing off. */
+/**
+ * Where spans go (libs/telemetry startTracing); both unset: tracing off. Spread after the
+ * deployable's own serviceName: OTEL_SERVICE_NAME, when set, replaces it.
+ */
 export function tracingSettings(config: Config) {
-  return { endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, tracesEndpoint: config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT };
+  return {
+    endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
+    tracesEndpoint: config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+    ...(config.OTEL_SERVICE_NAME ? { serviceName: config.OTEL_SERVICE_NAME } : {}),
+  };
 }
 
 /** Every service's address from configuration, by service name. */
@@ -304,15 +314,28 @@ export function required<K extends keyof Config>(config: Config, key: K): NonNul
  */
 export const requestContext = new AsyncLocalStorage<{ requestId: string }>();
 
-export function createLogger(config: Pick<Config, "LOG_LEVEL">, name: string): Logger {
-  return pino({
+/**
+ * `trace_id` and `span_id` of a span (none: the active one), for a log line to join its trace;
+ * {} when there is none (tracing off: no context manager, so no active span).
+ */
+export function traceLogFields(span: Span | undefined = trace.getActiveSpan()): { trace_id?: string; span_id?: string } {
+  const ids = span?.spanContext();
+  return ids && isSpanContextValid(ids) ? { trace_id: ids.traceId, span_id: ids.spanId } : {};
+}
+
+export function createLogger(config: Pick<Config, "LOG_LEVEL">, name: string, destination?: pino.DestinationStream): Logger {
+  const options: pino.LoggerOptions = {
     name,
     level: config.LOG_LEVEL,
+    // Every line written inside a request (its service call) carries its request id and, while
+    // tracing is on, the trace it belongs to.
     mixin: (merge) => {
       const requestId = requestContext.getStore()?.requestId;
-      return requestId && !("requestId" in merge) ? { requestId } : {};
+      const fields = "trace_id" in merge ? {} : traceLogFields();
+      return requestId && !("requestId" in merge) ? { requestId, ...fields } : fields;
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 export type { Logger };

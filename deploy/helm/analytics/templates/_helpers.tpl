@@ -132,7 +132,8 @@ dict "root" $ "name" <deployable> "config" <merged values>.
 {{- end -}}
 {{- $budget := sub (int .Values.postgres.maxConnections) (int .Values.postgres.reservedConnections) -}}
 {{- if gt (int $connections) (int $budget) -}}
-{{- fail (printf "connections: %d during a rolling update of every Deployment (%s) exceed postgres.maxConnections - reservedConnections = %d: lower replicas, dbPoolMax or rollingUpdate.maxSurge, raise max_connections, or put a PgBouncer in session mode in front (docs/operations.md, \"Poolers\")" (int $connections) (join ", " $terms) (int $budget)) -}}
+{{- /* The one value that fixes it comes first: an operator who only turned on autoscaling knows what to set. */ -}}
+{{- fail (printf "connections: %d during a rolling update of every Deployment (%s) exceed postgres.maxConnections - reservedConnections = %d: set postgres.maxConnections to at least %d (after raising Postgres's max_connections, or a session-mode PgBouncer's max_client_conn, to it: docs/operations.md, \"Poolers\"), or lower replicas, autoscaling.maxReplicas, dbPoolMax or rollingUpdate.maxSurge" (int $connections) (join ", " $terms) (int $budget) (add $connections .Values.postgres.reservedConnections)) -}}
 {{- end -}}
 {{- end -}}
 
@@ -298,6 +299,17 @@ Every object of one deployable, from its entry in `deployables` merged over `def
 Deployment, Service, and when they apply PodDisruptionBudget, HorizontalPodAutoscaler and
 NetworkPolicy. dict "root" $ "name" <deployable>; nothing when the deployable is disabled.
 */}}
+{{/* The image reference of one deployable (its own image over the global one); dict "root" $ "own" <its entry>. */}}
+{{- define "analytics.image" -}}
+{{- $root := .root -}}
+{{- $image := .own.image | default dict -}}
+{{- $repository := $image.repository | default $root.Values.image.repository -}}
+{{- /* A deployable's own tag or digest wins over the global ones; a digest wins over a tag. */ -}}
+{{- $digest := $image.digest | default (ternary "" $root.Values.image.digest (not (empty $image.tag))) -}}
+{{- $tag := $image.tag | default $root.Values.image.tag | default $root.Chart.AppVersion -}}
+{{- ternary (printf "%s@%s" $repository $digest) (printf "%s:%s" $repository $tag) (not (empty $digest)) -}}
+{{- end -}}
+
 {{- define "analytics.deployable" -}}
 {{- $root := .root -}}
 {{- $name := .name -}}
@@ -308,12 +320,7 @@ NetworkPolicy. dict "root" $ "name" <deployable>; nothing when the deployable is
 {{- $gateway := eq $name "gateway" -}}
 {{- $fullname := printf "%s-%s" (include "analytics.fullname" $root) $name -}}
 {{- $sel := dict "root" $root "name" $name -}}
-{{- $image := $own.image | default dict -}}
-{{- $repository := $image.repository | default $root.Values.image.repository -}}
-{{- /* A deployable's own tag or digest wins over the global ones; a digest wins over a tag. */ -}}
-{{- $digest := $image.digest | default (ternary "" $root.Values.image.digest (not (empty $image.tag))) -}}
-{{- $tag := $image.tag | default $root.Values.image.tag | default $root.Chart.AppVersion -}}
-{{- $imageRef := ternary (printf "%s@%s" $repository $digest) (printf "%s:%s" $repository $tag) (not (empty $digest)) -}}
+{{- $imageRef := include "analytics.image" (dict "root" $root "own" $own) -}}
 {{- $main := ternary "dist/gateway/main.js" (printf "dist/services/%s/main.js" $name) $gateway -}}
 {{- $command := $c.command | default (list "node" $main) -}}
 {{- $portName := ternary "http" "h2c" $gateway -}}
