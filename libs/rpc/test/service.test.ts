@@ -77,7 +77,7 @@ describe("startService (real Postgres)", () => {
     const port = (taken.address() as net.AddressInfo).port;
     const bus = new InProcessBus();
     try {
-      await expect(startService(definition, deps(bus, port))).rejects.toThrow(/EADDRINUSE/);
+      await expect(startService(definition, deps(bus, port))).rejects.toThrow(`port ${port} is already in use (SERVICE_PORT)`);
       // No consumer of the failed service is left on the bus: nothing handles a message.
       expect(await bus.publish([brand("00000000-0000-4000-8000-0000000000aa")])).toEqual([undefined]);
       expect(handled).toEqual([]);
