@@ -160,11 +160,12 @@ describe("the queue under faults (backends terminated, NATS restarted, the platf
     let terminated = 0;
     try {
       const until = Date.now() + 5_000;
-      while (Date.now() < until) {
+      const terminate = async () => {
         const { rows } = await admin.query("select pg_terminate_backend(pid) as done from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()", [database.name]);
-        terminated += rows.filter((r) => r.done).length;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+        return rows.filter((r) => r.done).length;
+      };
+      // Each backend the platform opens again is terminated as soon as it is seen, until 5 s passed.
+      while (Date.now() < until) terminated += await eventually(async () => (await terminate()) || (Date.now() >= until ? 0 : undefined), 6_000, "a backend to terminate");
     } finally {
       await admin.end();
     }
