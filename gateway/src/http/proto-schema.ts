@@ -30,6 +30,11 @@ export interface ProtoSchemaOptions {
   date?: z.ZodType;
   /** Answers: REST names of fields whose JSON name is not theirs, by JSON name (a JSON name is wire format, it cannot change). */
   names?: Record<string, string>;
+  /**
+   * Answers: a writable field that may be null shows the bounds its request takes (maxLength,
+   * minimum...), read with these options; products' document always has.
+   */
+  bounds?: ProtoSchemaOptions;
 }
 
 const TIMESTAMP = "google.protobuf.Timestamp";
@@ -131,13 +136,19 @@ function bounded(schema: z.ZodNumber, min: bigint | undefined, max: bigint | und
 }
 
 /** An answer's shape: every field present, null where unset (toRestJson's form). */
-export function answerShape(desc: DescMessage, options: Pick<ProtoSchemaOptions, "fields" | "omit" | "names"> = {}): Record<string, z.ZodType> {
+export function answerShape(desc: DescMessage, options: Pick<ProtoSchemaOptions, "fields" | "omit" | "names" | "bounds"> = {}): Record<string, z.ZodType> {
   const shape: Record<string, z.ZodType> = {};
   for (const field of desc.fields) {
     if (options.omit?.includes(field.jsonName)) continue;
-    shape[options.names?.[field.jsonName] ?? field.jsonName] = options.fields?.[field.jsonName] ?? described(answerValue(field), field);
+    shape[options.names?.[field.jsonName] ?? field.jsonName] = options.fields?.[field.jsonName] ?? (options.bounds && boundedAnswer(field, options.bounds)) ?? described(answerValue(field), field);
   }
   return shape;
+}
+
+/** A writable field's answer with its request's bounds, when it may be null (optional, or a message); else undefined. */
+function boundedAnswer(field: DescField, bounds: ProtoSchemaOptions): z.ZodType | undefined {
+  const nullable = field.fieldKind === "message" || (field.fieldKind === "scalar" && field.proto.proto3Optional);
+  return nullable && !rulesOf(field).readOnly ? described(requestValue(field, bounds), field).nullable() : undefined;
 }
 
 function answerValue(field: DescField): z.ZodType {

@@ -14,7 +14,7 @@ import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { batchOf, repeatable, route, type RouteContext } from "../http/route";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { dataVersionOf, type CallAs } from "../clients";
-import { imageUploadSchema, keySwitchSchema, productCreateDocumented, productCreateSchema, productUpdateDocumented, productSchema, productUpdateSchema, nullFields, writableFields } from "./catalogue-schemas";
+import { imageResponseSchema, imageUploadSchema, keySwitchSchema, productCreateDocumented, productCreateSchema, productUpdateDocumented, productSchema, productUpdateSchema, nullFields, writableFields } from "./catalogue-schemas";
 
 const { ProductSchema, KeySwitchSchema, ImageUploadSchema } = catalogueV1;
 const MiB = 1024 * 1024;
@@ -119,8 +119,6 @@ const tag = "Products";
 /** The product with its stored image's capability URL. */
 const withImageUrl = (images: ImageCapabilities, accountId: string, p: Record<string, unknown>) =>
   typeof p.imageUrl === "string" && p.imageUrl ? { ...p, imageUrl: images.url(accountId, p.imageUrl) } : p;
-
-const imageResponse = z.object({ key: z.string(), imageUrl: z.string() }).meta({ id: "ImageUploadResponse" });
 
 /** /v2/api/products and /v2/api/images -> analytics.catalogue.v1.CatalogueService */
 export function productRoutes(
@@ -329,7 +327,7 @@ function uploadProductImage({ ctx, catalogue, as, images }: Deps): void {
     body: imageUploadSchema,
     bodyLimit: 15 * MiB,
     responses: {
-      200: { description: "where the image is served", schema: imageResponse },
+      200: { description: "where the image is served", schema: imageResponseSchema },
       400: { description: "not an image, or too large", schema: generalResponseSchema },
       404: { description: "no product with that key", schema: generalResponseSchema },
     },

@@ -6,6 +6,7 @@ import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../http/route";
 import { generalResponseSchema } from "../http/schemas";
 import { dataVersionOf, type CallAs } from "../clients";
+import { namedAnswer } from "./catalogue-schemas";
 
 /**
  * GET /v2/api/skus: the compatibility route the published client's GetSkusMap reads (page by
@@ -16,14 +17,17 @@ import { dataVersionOf, type CallAs } from "../clients";
 const integerOf = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? Math.round(v) : null);
 const textOf = (v: unknown) => (typeof v === "string" ? v : null);
 
+// The published client's SKU struct, its own wire type (not the Product message: other names,
+// integers where the message keeps text or decimals), so written here field by field.
+// eslint-disable-next-line local/no-handwritten-proto-schema -- the client's struct, see above
 export const skuSchema = z
   .object({
     id: z.number().int().describe("the product's integer id"),
     uuid: z.string().describe("the product's internal id"),
     productName: z.string().nullable(),
     productGroupID: z.string().nullable(),
-    brand: z.object({ id: z.number().int(), name: z.string(), synonyms: z.array(z.string()) }).nullable(),
-    category: z.object({ id: z.number().int(), name: z.string() }).nullable(),
+    brand: z.object(namedAnswer(catalogueV1.BrandSchema, { uuid: false })).nullable(),
+    category: z.object(namedAnswer(catalogueV1.CategorySchema, { uuid: false })).nullable(),
     productType: z.number().int().nullable().describe("the product type when it is a whole number, else null"),
     info: z.unknown().describe("externalAttributes.info"),
     sku: z.string().nullable(),
