@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { catalogueV1 } from "@analytics/contracts";
+import { catalogueV1 } from "@analytics/contracts";
 import type { Db } from "@analytics/db";
 import { notFound, type FieldViolation } from "@analytics/errors";
 import type { ServiceContext } from "@analytics/rpc";
@@ -7,7 +7,7 @@ import { answer, invalidItem, productBatch, type ItemOutcome } from "./batch";
 import { announceProducts } from "./changes";
 import * as repo from "./repository";
 import type { ImageRow, ImageTarget } from "./repository";
-import { keyProblem, MAX_KEY_LENGTH, textProblem } from "./validation";
+import { textViolations } from "./validation";
 
 /** ImageUploadResponse: where the product's image is now served. */
 export interface UploadedImage {
@@ -32,15 +32,10 @@ export function imageContentType(bytes: Uint8Array): string | undefined {
 }
 
 function uploadViolations(u: catalogueV1.ImageUpload, contentType: string | undefined): FieldViolation[] {
-  const problems = [
-    { path: "key", message: keyProblem(u.key) },
-    { path: "filename", message: keyProblem(u.filename) },
-    { path: "season", message: u.season === undefined ? undefined : textProblem(u.season, MAX_KEY_LENGTH) },
-    { path: "variantGroupId", message: u.variantGroupId === undefined ? undefined : textProblem(u.variantGroupId, MAX_KEY_LENGTH) },
-  ];
+  const problems = textViolations(catalogueV1.ImageUploadSchema, u);
   if (u.imageData.length > MAX_IMAGE_BYTES) problems.push({ path: "imageData", message: "must be at most 10 MiB" });
   else if (!contentType) problems.push({ path: "imageData", message: "must be a PNG, JPEG, WebP or GIF image" });
-  return problems.filter((v): v is FieldViolation => v.message !== undefined);
+  return problems;
 }
 
 /**

@@ -1,20 +1,10 @@
-import type { catalogueV1 } from "@analytics/contracts";
-import type { FieldViolation } from "@analytics/errors";
+import { catalogueV1 } from "@analytics/contracts";
 import type { ServiceContext } from "@analytics/rpc";
 import { answer, invalidItem, productBatch, type ItemOutcome } from "./batch";
 import { announceProducts } from "./changes";
 import * as repo from "./repository";
 import type { KeySwitchRow } from "./repository";
-import { keyProblem, MAX_KEY_LENGTH, textProblem } from "./validation";
-
-function switchViolations(s: catalogueV1.KeySwitch): FieldViolation[] {
-  const required = { oldKey: s.oldKey, key: s.key, sku: s.sku };
-  const optional = { ean: s.ean, season: s.season, productGroupId: s.productGroupId, variantGroupId: s.variantGroupId };
-  return [
-    ...Object.entries(required).map(([path, value]) => ({ path, message: keyProblem(value) })),
-    ...Object.entries(optional).map(([path, value]) => ({ path, message: value === undefined ? undefined : textProblem(value, MAX_KEY_LENGTH) })),
-  ].filter((v): v is FieldViolation => v.message !== undefined);
-}
+import { textViolations } from "./validation";
 
 /**
  * POST /products/keyswitch: the product found by `oldKey` (a key or an old key) gets `key`, `sku`
@@ -24,7 +14,7 @@ function switchViolations(s: catalogueV1.KeySwitch): FieldViolation[] {
  */
 export function switchKeys(ctx: ServiceContext, accountId: string, switches: catalogueV1.KeySwitch[]): Promise<ItemOutcome[]> {
   const check = (s: catalogueV1.KeySwitch) => {
-    const problems = switchViolations(s);
+    const problems = textViolations(catalogueV1.KeySwitchSchema, s);
     return problems.length ? invalidItem(s.oldKey, "oldKey", problems) : undefined;
   };
   return productBatch(ctx, accountId, switches, check, async (tx, valid, reply) => {

@@ -1,6 +1,6 @@
 import { ScalarType, clone, create, fromJson, isFieldSet, toJson, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { DecimalSchema, catalogueV1, type Decimal } from "@analytics/contracts";
+import { DecimalSchema, catalogueV1, fieldRules, type Decimal } from "@analytics/contracts";
 
 /**
  * The REST-shaped Product message and its rows. One rule keeps them together: a products column
@@ -12,13 +12,12 @@ const { ProductSchema, CostCalculationValueSchema } = catalogueV1;
 export type Product = catalogueV1.Product;
 type ProductField = (typeof ProductSchema.fields)[number];
 
-/** Filled by the service; ignored on input. */
-const READ_ONLY = new Set(["id", "brand_id", "category_id", "sku_synonyms", "prices", "created_at", "updated_at", "seq", "brand_seq", "category_seq"]);
-export const WRITABLE_FIELDS: ProductField[] = ProductSchema.fields.filter((f) => !READ_ONLY.has(f.name));
-/** Writable fields with a products column of their own; brand and category names live in their tables. */
-export const STORED_FIELDS = WRITABLE_FIELDS.filter((f) => f.name !== "brand_name" && f.name !== "category_name");
-/** `date` columns, written and read as YYYY-MM-DD. */
-export const DATE_FIELDS = new Set(["start_date", "end_date"]);
+/** What a client writes: the fields its rules (proto) do not mark read-only, which the service fills. */
+export const WRITABLE_FIELDS: ProductField[] = ProductSchema.fields.filter((f) => !fieldRules(f).readOnly);
+/** Writable fields with a products column of their own (brand and category names live in their tables: not_stored). */
+export const STORED_FIELDS = WRITABLE_FIELDS.filter((f) => !fieldRules(f).notStored);
+/** `date` columns (column_type "date"), written and read as YYYY-MM-DD. */
+export const DATE_FIELDS = new Set(ProductSchema.fields.filter((f) => fieldRules(f).columnType === "date").map((f) => f.name));
 
 /** A products row as the repository reads it (dates already as YYYY-MM-DD text). */
 export type ProductRow = Record<string, unknown> & { id: string; key: string; sku: string | null; ean: string | null };

@@ -1,8 +1,8 @@
-import { isFieldSet, ScalarType, toBinary } from "@bufbuild/protobuf";
-import { catalogueV1, DecimalSchema, type Decimal } from "@analytics/contracts";
+import { isFieldSet, ScalarType, toBinary, type DescField, type DescMessage } from "@bufbuild/protobuf";
+import { catalogueV1, DecimalSchema, fieldRules, type Decimal } from "@analytics/contracts";
 import { jsonProblems, unstorableText } from "@analytics/db";
 
-const { ProductSchema } = catalogueV1;
+const { CostCalculationValueSchema, ProductSchema } = catalogueV1;
 import type { FieldViolation } from "@analytics/errors";
 import { invalid } from "@analytics/errors";
 import { announcedSizeProblem } from "@analytics/outbox";
@@ -15,9 +15,8 @@ import { DATE_FIELDS, WRITABLE_FIELDS, type Product } from "./resources";
 
 /** Longest text of an indexed column: a btree entry must stay under ~2.7 kB even in 4-byte UTF-8. */
 export const MAX_KEY_LENGTH = 500;
+/** A text field's bound where its rules set none (max_len 0). */
 const MAX_TEXT_LENGTH = 10_000;
-/** Indexed product columns (and the names matched against brands and categories). */
-const INDEXED = new Set(["key", "sku", "ean", "season", "product_group_id", "variant_group_id", "brand_name", "category_name"]);
 
 /** Why `value` cannot be stored as text, if it cannot. */
 export function textProblem(value: string, maxLength = MAX_TEXT_LENGTH): string | undefined {
@@ -40,23 +39,41 @@ export function keyProblem(value: string): string | undefined {
   return textProblem(value, MAX_KEY_LENGTH);
 }
 
+/** A message's text fields by their rules: a required one sent and not blank, each within its max_len. In field order. */
+export function textViolations(desc: DescMessage, message: object): FieldViolation[] {
+  const problems: FieldViolation[] = [];
+  for (const field of desc.fields) {
+    if (field.fieldKind !== "scalar" || field.scalar !== ScalarType.STRING) continue;
+    const value = (message as Record<string, string | undefined>)[field.localName];
+    const problem = fieldRules(field).required && !value?.trim() ? "is required" : value === undefined ? undefined : textProblem(value, maxLength(field));
+    if (problem) problems.push({ path: field.jsonName, message: problem });
+  }
+  return problems;
+}
+
 export function isIsoDate(value: string): boolean {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
   const date = new Date(`${value}T00:00:00Z`);
   return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(value);
 }
 
-/** Allowed ranges of the integer fields; every other integer is a count of something (>= 0). */
-const INTEGER_RANGES: Record<string, [number, number]> = { status: [1, 7], year: [0, 9999] };
+/** A field's text bound, from its rules (max_len): indexed columns and names matched against brands and categories take 500. */
+const maxLength = (field: DescField) => fieldRules(field).maxLen || MAX_TEXT_LENGTH;
 
-function scalarProblem(fieldName: string, scalar: ScalarType, value: unknown): string | undefined {
+/** An integer field's range, from its rules (min, max); without them, a count of something (>= 0). */
+function integerRange(field: DescField): [number, number] {
+  const { min, max } = fieldRules(field);
+  return [min === undefined ? 0 : Number(min), max === undefined ? 2 ** 31 - 1 : Number(max)];
+}
+
+function scalarProblem(field: DescField, value: unknown): string | undefined {
   if (typeof value === "string") {
-    if (DATE_FIELDS.has(fieldName)) return isIsoDate(value) ? undefined : "must be a date YYYY-MM-DD";
-    return textProblem(value, INDEXED.has(fieldName) ? MAX_KEY_LENGTH : MAX_TEXT_LENGTH);
+    if (DATE_FIELDS.has(field.name)) return isIsoDate(value) ? undefined : "must be a date YYYY-MM-DD";
+    return textProblem(value, maxLength(field));
   }
   if (typeof value !== "number") return undefined;
-  if (scalar === ScalarType.DOUBLE) return Number.isFinite(value) ? undefined : "must be a finite number";
-  const [min, max] = INTEGER_RANGES[fieldName] ?? [0, 2 ** 31 - 1];
+  if (field.scalar === ScalarType.DOUBLE) return Number.isFinite(value) ? undefined : "must be a finite number";
+  const [min, max] = integerRange(field);
   return value < min || value > max ? `must be an integer from ${min} to ${max}` : undefined;
 }
 
@@ -72,10 +89,12 @@ function costValueProblems(values: Product["costCalculationValues"], path: strin
     const problems: FieldViolation[] = [];
     const key = keyProblem(v.key);
     if (key) problems.push({ path: `${at}.key`, message: key });
-    if (v.type !== 1 && v.type !== 2) problems.push({ path: `${at}.type`, message: "must be 1 (monetary) or 2 (percent)" });
-    for (const [name, text] of [["currency", v.currency], ["externalReference", v.externalReference]] as const) {
-      const problem = text === undefined ? undefined : textProblem(text, MAX_KEY_LENGTH);
-      if (problem) problems.push({ path: `${at}.${name}`, message: problem });
+    const [min, max] = integerRange(CostCalculationValueSchema.field.type);
+    if (v.type < min || v.type > max) problems.push({ path: `${at}.type`, message: "must be 1 (monetary) or 2 (percent)" });
+    for (const field of [CostCalculationValueSchema.field.currency, CostCalculationValueSchema.field.externalReference]) {
+      const text = (v as unknown as Record<string, string | undefined>)[field.localName];
+      const problem = text === undefined ? undefined : textProblem(text, maxLength(field));
+      if (problem) problems.push({ path: `${at}.${field.jsonName}`, message: problem });
     }
     for (const [name, n] of [["monetaryValue", v.monetaryValue], ["percentageValue", v.percentageValue], ["fxRate", v.fxRate]] as const) {
       const problem = decimalProblem(n);
@@ -103,7 +122,7 @@ export function productViolations(input: Product): FieldViolation[] {
       if (problem) problems.push({ path, message: problem });
     }
     else if (field.fieldKind === "scalar") {
-      const problem = scalarProblem(field.name, field.scalar, value);
+      const problem = scalarProblem(field, value);
       if (problem) problems.push({ path, message: problem });
     }
   }
