@@ -4,13 +4,14 @@
 import nx from "@nx/eslint-plugin";
 import tseslint from "typescript-eslint";
 import { noImportCycle } from "./eslint-rules/no-import-cycle.mjs";
+import protoSchemaRule from "./eslint-rules/no-handwritten-proto-schema.cjs";
 
 export default [
-  { ignores: ["**/node_modules/**", "dist/**", ".nx/**", "libs/contracts/src/gen/**", "**/*.js", "**/*.mjs"] },
+  { ignores: ["**/node_modules/**", "dist/**", ".nx/**", "libs/contracts/src/gen/**", "**/*.js", "**/*.mjs", "**/*.cjs"] },
   ...tseslint.configs.recommended,
   {
     files: ["**/*.ts"],
-    plugins: { "@nx": nx, local: { rules: { "no-import-cycle": noImportCycle } } },
+    plugins: { "@nx": nx, local: { rules: { "no-import-cycle": noImportCycle, "no-handwritten-proto-schema": protoSchemaRule.noHandwrittenProtoSchema } } },
     rules: {
       "local/no-import-cycle": "error",
       "@typescript-eslint/no-explicit-any": "off",
@@ -31,6 +32,11 @@ export default [
         },
       ],
     },
+  },
+  {
+    // A resource that has a REST-shaped proto message is declared by it: routes derive its schemas.
+    files: ["gateway/src/routes/**/*.ts"],
+    rules: { "local/no-handwritten-proto-schema": "error" },
   },
   {
     // The launcher is the one place that wires applications together in one process.

@@ -10,7 +10,7 @@ for (const [alias, [target]] of Object.entries(compilerOptions.paths)) {
 module.exports = {
   // The node environment that also kills whatever a test file left running (libs/testing/src/environment.ts).
   testEnvironment: "<rootDir>/libs/testing/src/environment.ts",
-  roots: ["<rootDir>/libs", "<rootDir>/services", "<rootDir>/gateway", "<rootDir>/deploy", "<rootDir>/e2e"],
+  roots: ["<rootDir>/libs", "<rootDir>/services", "<rootDir>/gateway", "<rootDir>/deploy", "<rootDir>/e2e", "<rootDir>/eslint-rules"],
   testMatch: ["**/test/**/*.test.ts", "<rootDir>/e2e/**/*.e2e.test.ts"],
   transform: { "^.+\\.(t|j)s$": ["@swc/jest", { jsc: { target: "es2022", parser: { syntax: "typescript" } }, module: { type: "commonjs" } }] },
   // ES-module-only dependencies that jest's CommonJS runtime must have compiled first.
