@@ -104,18 +104,19 @@ export const productUpdateDocumented = productUpdate.documented;
 /** A product's `prices` entry: the ProductPrice message (customPrices documented as nullable, as it always was). */
 const priceSchema = z.object(answerShape(ProductPriceSchema, { fields: { customPrices: z.record(z.string(), z.number()).nullable() } }));
 
-/** `id` first, as the published client's structs read it. */
+/** `id` (the integer id) first, where the document has always listed it. */
 const { id: productId, ...productAnswer } = answerShape(ProductSchema, {
   omit: ["brandId", "categoryId"],
   names: { id: "uuid", seq: "id", brandSeq: "brandId", categorySeq: "categoryId" },
   bounds: catalogueFields,
   fields: {
-    id: z.string().uuid().describe("the internal id; also accepted wherever a product id is"),
+    // A UUID, as the document has always said.
+    id: z.string().uuid().describe(fieldRules(ProductSchema.field.id).description),
     costCalculationValues: z.array(costCalculationValueSchema).max(1000).nullable(),
     // productToRest: year as text, productType as a number when it is a whole number (the published client's types).
     year: z.string().nullable().describe("text, as the published client reads it"),
     productType: z.union([z.number().int(), z.string()]).nullable().describe("a number when the stored type is a whole number"),
-    prices: z.array(priceSchema).describe("prices from all price lists"),
+    prices: z.array(priceSchema).describe(fieldRules(ProductSchema.field.prices).description),
   },
 });
 
