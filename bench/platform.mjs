@@ -76,7 +76,7 @@ function forEachLine(stream, each) {
 }
 
 /** A child that was killed by a signal has no exit code, only a signal code. */
-const ended = (child) => child.exitCode !== null || child.signalCode !== null;
+const hasExited = (child) => child.exitCode !== null || child.signalCode !== null;
 
 /**
  * Starts `dist/local/start.js` (or `start`) on a new database; `stop()` ends it and drops the
@@ -99,7 +99,7 @@ export async function startPlatform({ start = "dist/local/start.js", env = {}, o
     stdio: ["ignore", "pipe", "inherit"],
   });
   const stop = async () => {
-    if (!ended(child)) {
+    if (!hasExited(child)) {
       child.kill("SIGTERM");
       await new Promise((r) => child.once("exit", r));
     }
@@ -179,7 +179,7 @@ export async function startSeparately({ env = {} } = {}) {
   const stop = async () => {
     await Promise.all(
       Object.values(processes).map(async (child) => {
-        if (ended(child)) return;
+        if (hasExited(child)) return;
         child.kill("SIGTERM");
         await new Promise((r) => child.once("exit", r));
       }),
@@ -193,7 +193,7 @@ export async function startSeparately({ env = {} } = {}) {
   try {
     const deadline = Date.now() + 120_000;
     for (;;) {
-      const exited = Object.entries(processes).find(([, c]) => ended(c));
+      const exited = Object.entries(processes).find(([, c]) => hasExited(c));
       if (exited) throw new Error(`${exited[0]} exited ${exited[1].exitCode ?? exited[1].signalCode}`);
       const ready = await fetch(`${gatewayBase}/readyz`).then((r) => r.ok, () => false);
       if (ready) break;

@@ -199,7 +199,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   app.setReplySerializer((payload) => stringifyRest(payload));
   installResponseHeaders(app);
   // JSON over 1 KiB travels br or gzip when the client accepts it (a page of 1000 products: about
-  // 950 kB raw, 33 kB gzipped). Fast levels: the cost per request stays small (bench/compression.mjs).
+  // 950 kB raw, 33 kB gzipped). Fast levels: the cost per request stays small (the compression bench).
   await app.register(compress, {
     global: true,
     threshold: 1024,

@@ -91,7 +91,7 @@ function tooLargeToAnnounce(accountId: string, id: string, columns: Columns, was
 }
 
 /**
- * Milliseconds between named points of a long write, logged at debug (bench/po-batch.mjs --steps
+ * Milliseconds between named points of a long write, logged at debug (the po-batch bench --steps
  * reads them): checked, classified (lock, existing orders, columns and content hashes), written
  * (orders and items, the messages built and encoded meanwhile), announced (outbox), committed.
  */
