@@ -65,7 +65,7 @@ describe("gateway under faults (real Postgres through a proxy that can freeze)",
     ]);
     for (const res of [auth, api]) {
       expect(res.statusCode).toBe(503);
-      expect(res.json()).toEqual({ statusCode: 503, error: "Service Unavailable", message: "a service is unavailable, try again" });
+      expect(res.json()).toEqual({ statusCode: 503, error: "Service Unavailable", message: "a service is unavailable, try again", code: "service_unavailable" });
       expect(Number(res.headers["retry-after"])).toBeGreaterThan(0);
     }
     expect([ready.statusCode, ready.json().checks]).toEqual([503, { database: false }]);
@@ -172,7 +172,7 @@ describe("gateway edge: deadlines, bodies, headers, brakes", () => {
     const headers = { authorization: `Bearer ${account.token}` };
     const long = await gw.app.inject({ method: "GET", url: `/v2/api/mappingtables/${"m".repeat(6000)}`, headers });
     expect(long.statusCode).toBe(414);
-    expect(long.json()).toEqual({ statusCode: 414, error: "URI Too Long", message: "a path parameter is too long" });
+    expect(long.json()).toEqual({ statusCode: 414, error: "URI Too Long", message: "a path parameter is too long", code: "uri_too_long" });
     // 500 characters, as the schema allows, reach the route (which answers for the mapping table).
     const allowed = await gw.app.inject({ method: "GET", url: `/v2/api/mappingtables/${"m".repeat(500)}`, headers });
     expect(allowed.statusCode).not.toBe(414);
