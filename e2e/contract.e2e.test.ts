@@ -52,7 +52,7 @@ describe("response contract (item 6): every answer the e2e client receives is ch
       ["a path parameter over the router's limit", acme.api("GET", `/v2/api/warehouses/${"w".repeat(6_000)}`), 414, "uri_too_long"],
       ["a body that is not JSON by its type", raw("POST", "/v2/api/warehouses", "W1", { "content-type": "text/plain" }), 415, "unsupported_media_type"],
     ];
-    const seen = await Promise.all(answers.map(async ([what, answer, status, code]) => [what, (await answer).status, (await answer).body.code]));
+    const seen = await Promise.all(answers.map(async ([what, answer]) => [what, (await answer).status, (await answer).body.code]));
     expect(seen).toEqual(answers.map(([what, , status, code]) => [what, status, code]));
 
     // The Idempotency-Key of another request, then a rate limit spent: their own codes.
