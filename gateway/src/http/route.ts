@@ -124,14 +124,16 @@ function refuseUnknownQuery(values: unknown, known: string[]): void {
   if (!unknown.length) return;
   const takes = known.length ? `this route takes ${known.join(", ")}` : "this route takes no query parameters";
   const details = unknown.map((name) => ({ path: name, message: `is not a query parameter of this route (${takes})` }));
-  throw new HttpError(400, `invalid query: ${describe(details)}`.slice(0, 500), details);
+  throw new HttpError(400, `invalid query: ${describe(details)}`.slice(0, 500), details, {}, "unknown_field");
 }
 
 function parse<T extends z.ZodType>(schema: T, value: unknown, where: string, prefix = ""): z.infer<T> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const details = violations(result.error, prefix);
-  throw new HttpError(400, `invalid ${where}: ${describe(details)}`.slice(0, 500), details);
+  // Only fields the route does not take: a client written for another version drops them and sends again.
+  const unknownOnly = result.error.issues.every((issue) => issue.code === "unrecognized_keys");
+  throw new HttpError(400, `invalid ${where}: ${describe(details)}`.slice(0, 500), details, {}, unknownOnly ? "unknown_field" : undefined);
 }
 
 export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.ZodType = z.ZodUndefined>(
