@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, randomUUID } from "node:crypto";
 import type { Db } from "@analytics/db";
-import { changed, conflict, invalid, notFound } from "@analytics/errors";
-import type { Page } from "@analytics/rpc";
+import { conflict, invalid, notFound } from "@analytics/errors";
+import { notWritten, type Page } from "@analytics/rpc";
 import { urlProblem } from "./outbound";
 import * as repo from "./repository";
 import type { EndpointRow } from "./repository";
@@ -74,16 +74,13 @@ export async function getEndpoint(db: Db, accountId: string, id: string): Promis
 export async function updateEndpoint(db: Db, accountId: string, id: string, input: EndpointInput & { enabled?: boolean }, allowPrivate: boolean, ifRevision?: string): Promise<EndpointRow> {
   const { url, eventTypes, description } = checked(input, allowPrivate);
   const row = await repo.updateEndpoint(db, accountId, id, { url, event_types: eventTypes, description, enabled: input.enabled }, ifRevision);
-  if (!row) throw gone(ifRevision);
+  if (!row) throw notWritten("webhook endpoint", ifRevision);
   return row;
 }
 
 export async function deleteEndpoint(db: Db, accountId: string, id: string, ifRevision?: string): Promise<void> {
-  if (!(await repo.deleteEndpoint(db, accountId, id, ifRevision))) throw gone(ifRevision);
+  if (!(await repo.deleteEndpoint(db, accountId, id, ifRevision))) throw notWritten("webhook endpoint", ifRevision);
 }
-
-/** No row written: not found, or (a conditional write) no longer at the revision named. */
-const gone = (ifRevision: string | undefined) => (ifRevision === undefined ? notFound("webhook endpoint not found") : changed("webhook endpoint changed since the revision the request named"));
 
 export async function rotateSecret(db: Db, accountId: string, id: string): Promise<EndpointRow> {
   const row = await repo.rotateSecret(db, accountId, id, newSecret(), PREVIOUS_SECRET_VALID_MS);

@@ -120,9 +120,14 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
       const now = await client.getWebhookEndpoint({ id }, as(acc));
       expect(now.endpoint!.url).toBe(`https://hooks.example.com/${["first", "second"][winner]}`);
       expect(now.revision).not.toBe(revision);
-      expect(await codeOf(client.deleteWebhookEndpoint({ id, ifRevision: revision }, as(acc)))).toBe(Code.Aborted);
+      const refusal = (call: Promise<unknown>) => call.then(() => undefined, (e: { code: Code; rawMessage: string }) => [Code[e.code], e.rawMessage]);
+      const stale = ["Aborted", "webhook endpoint changed since the revision the request named"];
+      expect(await refusal(client.deleteWebhookEndpoint({ id, ifRevision: revision }, as(acc)))).toEqual(stale);
       await client.deleteWebhookEndpoint({ id, ifRevision: now.revision }, as(acc));
       expect(await codeOf(client.getWebhookEndpoint({ id }, as(acc)))).toBe(Code.NotFound);
+      // Gone: a 412 when a revision is named (not the one named), a 404 otherwise.
+      expect(await refusal(client.updateWebhookEndpoint({ id, url: "https://hooks.example.com/c", eventTypes: [], ifRevision: now.revision }, as(acc)))).toEqual(stale);
+      expect(await refusal(client.deleteWebhookEndpoint({ id }, as(acc)))).toEqual(["NotFound", "webhook endpoint not found"]);
     });
 
     it("refuses an 11th endpoint of an account, also when they are created at once", async () => {
