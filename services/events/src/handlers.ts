@@ -7,7 +7,8 @@ import type { Db } from "@analytics/db";
 import { invalid } from "@analytics/errors";
 import { accountVersionHandler, pageOf } from "@analytics/rpc";
 import * as events from "./events";
-import { type DeliveryRow, type EndpointRow, type EventRow, type EventState, type ProcessedState } from "./repository";
+import type { EventRow, EventState, ProcessedState } from "./repository/queue";
+import type { DeliveryRow, EndpointRow } from "./repository/webhooks";
 import * as webhooks from "./webhooks";
 
 const { EventsService, EventSchema, EventState: State, WebhookEndpointSchema, WebhookDeliverySchema } = eventsV1;

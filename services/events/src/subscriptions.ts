@@ -2,8 +2,8 @@ import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { productPriceToRest, productToRest, purchaseOrderToRest, stockTriggerToRest, topics, type ordersV1 } from "@analytics/contracts";
 import { mapInSlices, type Tx } from "@analytics/db";
 import { dispatch, on, type ConsumerDefinition, type Delivery } from "@analytics/rpc";
-import * as repo from "./repository";
-import type { EntrySpec, NewEvent } from "./repository";
+import * as repo from "./repository/queue";
+import type { EntrySpec, NewEvent } from "./repository/queue";
 
 /**
  * Which integration messages become queue entries (CONTRACT.md, "Event types"), and with what

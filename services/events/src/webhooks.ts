@@ -3,8 +3,9 @@ import type { Db } from "@analytics/db";
 import { changed, conflict, invalid, notFound } from "@analytics/errors";
 import type { Page } from "@analytics/rpc";
 import { urlProblem } from "./outbound";
-import * as repo from "./repository";
-import type { EndpointRow } from "./repository";
+import { lockAggregates } from "./repository/queue";
+import * as repo from "./repository/webhooks";
+import type { EndpointRow } from "./repository/webhooks";
 
 /** Webhook endpoints (CONTRACT.md, "Webhooks: the event queue pushed"): the account's side. */
 
@@ -56,7 +57,7 @@ function checked(input: EndpointInput, allowPrivate: boolean): EndpointInput {
 export async function createEndpoint(db: Db, accountId: string, input: EndpointInput, allowPrivate: boolean): Promise<EndpointRow> {
   const { url, eventTypes, description } = checked(input, allowPrivate);
   return db.transaction(async (tx) => {
-    await repo.lockAggregates(tx, [`events.webhooks:${accountId}`]);
+    await lockAggregates(tx, [`events.webhooks:${accountId}`]);
     if ((await repo.countEndpoints(tx, accountId)) >= MAX_ENDPOINTS_PER_ACCOUNT) {
       throw conflict(`an account has at most ${MAX_ENDPOINTS_PER_ACCOUNT} webhook endpoints`);
     }

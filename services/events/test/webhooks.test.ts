@@ -5,7 +5,7 @@ import { eventsV1, topics } from "@analytics/contracts";
 import { consumerHandler, type ServiceDeps } from "@analytics/rpc";
 import { busMessage, codeOf, eventually, serviceUnderTest, startWebhookReceiver, type WebhookReceiver } from "@analytics/testing";
 import { startEventsService } from "../src/service";
-import { claimDue, recordAndClaim, recordAttempts, type AttemptOutcome } from "../src/repository";
+import { claimDue, recordAndClaim, recordAttempts, type AttemptOutcome } from "../src/repository/webhooks";
 import { queueConsumer } from "../src/subscriptions";
 
 const { EventsService } = eventsV1;
