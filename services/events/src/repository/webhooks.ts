@@ -1,7 +1,11 @@
-import { stringifyRest } from "@analytics/contracts";
-import type { Db, Tx } from "@analytics/db";
+import { stringifyRest, type eventsV1 } from "@analytics/contracts";
+import type { Db, Row, Tx } from "@analytics/db";
 import { isUuid, REVISION_COLUMN } from "@analytics/db";
 import type { Page } from "@analytics/rpc";
+import { deliveriesTable, endpointsTable } from "../resources";
+
+type WebhookEndpoint = eventsV1.WebhookEndpoint;
+type WebhookDelivery = eventsV1.WebhookDelivery;
 
 /**
  * The webhooks' SQL: endpoints (migration 006), their deliveries and a worker's rounds, which
@@ -11,58 +15,47 @@ import type { Page } from "@analytics/rpc";
 
 const json = (rows: unknown) => stringifyRest(rows);
 
-export interface EndpointRow {
-  id: string;
-  account_id: string;
-  url: string;
-  description: string;
-  event_types: string[];
-  secret: string;
-  enabled: boolean;
-  disabled_reason: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+/** Endpoints are WebhookEndpoint messages: a row's columns of endpointsTable (it has more). */
+const endpointOf = (row: Row) => endpointsTable.messageOf(row);
 
 export async function countEndpoints(tx: Tx, accountId: string): Promise<number> {
   const [{ n }] = await tx("webhook_endpoints").where({ account_id: accountId }).count({ n: "*" });
   return Number(n);
 }
 
-export async function insertEndpoint(tx: Tx, row: Pick<EndpointRow, "id" | "account_id" | "url" | "description" | "event_types" | "secret">): Promise<EndpointRow> {
-  const [stored] = await tx("webhook_endpoints").insert(row).returning("*");
-  return stored;
+export async function insertEndpoint(tx: Tx, accountId: string, endpoint: WebhookEndpoint): Promise<WebhookEndpoint> {
+  const [stored] = await tx("webhook_endpoints").insert({ ...endpointsTable.rowOf(endpoint), account_id: accountId }).returning("*");
+  return endpointOf(stored);
 }
 
-export async function listEndpoints(db: Db, accountId: string): Promise<EndpointRow[]> {
-  return db("webhook_endpoints").where({ account_id: accountId }).orderBy([{ column: "created_at" }, { column: "id" }]);
+export async function listEndpoints(db: Db, accountId: string): Promise<WebhookEndpoint[]> {
+  const rows: Row[] = await db("webhook_endpoints").where({ account_id: accountId }).orderBy([{ column: "created_at" }, { column: "id" }]);
+  return rows.map(endpointOf);
 }
 
 /** An endpoint and its revision (If-Match). */
-export async function findEndpoint(db: Db | Tx, accountId: string, id: string): Promise<(EndpointRow & { revision: string }) | undefined> {
+export async function findEndpoint(db: Db | Tx, accountId: string, id: string): Promise<{ endpoint: WebhookEndpoint; revision: string } | undefined> {
   if (!isUuid(id)) return undefined;
-  return db("webhook_endpoints").select("*", db.raw(REVISION_COLUMN)).where({ account_id: accountId, id }).first();
+  const row = await db("webhook_endpoints").select("*", db.raw(REVISION_COLUMN)).where({ account_id: accountId, id }).first();
+  return row && { endpoint: endpointOf(row), revision: row.revision };
 }
 
+/** The columns a write of an endpoint replaces: its fields an account writes (not the read-only ones). */
+const writable = endpointsTable.updated;
+
 /**
- * Replaces what an account sets; enabled=true clears the reason it was disabled and its failing
+ * Replaces what an account writes; enabled=true clears the reason it was disabled and its failing
  * streak. With `ifRevision` (If-Match) only that revision of the row is written: one statement, so
  * no other write lands between the check and this one.
  */
-export async function updateEndpoint(
-  db: Db,
-  accountId: string,
-  id: string,
-  change: { url: string; event_types: string[]; description?: string; enabled?: boolean },
-  ifRevision?: string,
-): Promise<EndpointRow | undefined> {
+export async function updateEndpoint(db: Db, accountId: string, id: string, endpoint: WebhookEndpoint, enabled?: boolean, ifRevision?: string): Promise<WebhookEndpoint | undefined> {
   if (!isUuid(id)) return undefined;
-  const set: Record<string, unknown> = { url: change.url, event_types: change.event_types, updated_at: db.fn.now() };
-  if (change.description !== undefined) set.description = change.description;
-  if (change.enabled === true) Object.assign(set, { enabled: true, disabled_reason: null, failing_since: null });
-  if (change.enabled === false) Object.assign(set, { enabled: false, disabled_reason: "by request" });
-  const [row] = await endpointAt(db, accountId, id, ifRevision).update(set).returning("*");
-  return row;
+  const row = endpointsTable.rowOf(endpoint);
+  const set: Record<string, unknown> = { ...Object.fromEntries(writable.map((c) => [c, row[c]])), updated_at: db.fn.now() };
+  if (enabled === true) Object.assign(set, { enabled: true, disabled_reason: null, failing_since: null });
+  if (enabled === false) Object.assign(set, { enabled: false, disabled_reason: "by request" });
+  const [stored] = await endpointAt(db, accountId, id, ifRevision).update(set).returning("*");
+  return stored && endpointOf(stored);
 }
 
 export async function deleteEndpoint(db: Db, accountId: string, id: string, ifRevision?: string): Promise<boolean> {
@@ -77,7 +70,7 @@ function endpointAt(db: Db, accountId: string, id: string, ifRevision: string | 
 }
 
 /** A new secret; the current one keeps signing until `previousValidMs` from now. */
-export async function rotateSecret(db: Db, accountId: string, id: string, secret: string, previousValidMs: number): Promise<EndpointRow | undefined> {
+export async function rotateSecret(db: Db, accountId: string, id: string, secret: string, previousValidMs: number): Promise<WebhookEndpoint | undefined> {
   if (!isUuid(id)) return undefined;
   const { rows } = await db.raw(
     `UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = now() + (? * interval '1 millisecond'),
@@ -85,43 +78,27 @@ export async function rotateSecret(db: Db, accountId: string, id: string, secret
      WHERE account_id = ? AND id = ? RETURNING *`,
     [previousValidMs, secret, accountId, id],
   );
-  return rows[0];
-}
-
-export interface DeliveryRow {
-  id: string;
-  event_id: string;
-  event_type: string;
-  status: "pending" | "delivered" | "failed";
-  attempts: number;
-  last_status_code: number | null;
-  last_duration_ms: number | null;
-  last_error: string | null;
-  last_attempt_at: Date | null;
-  next_attempt_at: Date;
-  created_at: Date;
-  /** Its attempts, oldest first (the last MAX_LOGGED_ATTEMPTS), as recordAttempts wrote them. */
-  attempt_log: LoggedAttempt[];
-}
-
-/** One attempt in a delivery's log (timestamps as ISO text: jsonb). */
-export interface LoggedAttempt {
-  attempt: number;
-  at: string;
-  status_code: number | null;
-  duration_ms: number | null;
-  error: string | null;
-  next_retry_at: string | null;
+  return rows[0] && endpointOf(rows[0]);
 }
 
 /** A delivery's log keeps its last attempts: the schedule makes 8, a manual retry starts it over. */
 export const MAX_LOGGED_ATTEMPTS = 20;
 
-const DELIVERY_COLUMNS = `d.id, d.event_id, e.event_type, d.status, d.attempts, d.last_status_code, d.last_duration_ms, d.last_error,
-  d.last_attempt_at, d.next_attempt_at, d.created_at, d.attempt_log`;
+/**
+ * A delivery's row (alias d, its entry e) as a WebhookDelivery: the entry's type; the next attempt
+ * only while pending; the attempt log (as webhook_record_attempts writes each attempt, timestamps
+ * as JSON text) with the message's names.
+ */
+const DELIVERY_COLUMNS = deliveriesTable.select("d", {
+  event_type: "e.event_type",
+  next_attempt_at: "CASE WHEN d.status = 'pending' THEN d.next_attempt_at END",
+  attempt_log: `(SELECT COALESCE(jsonb_agg(jsonb_build_object('attempt', a->'attempt', 'attemptedAt', a->'at', 'statusCode', a->'status_code',
+    'durationMs', a->'duration_ms', 'error', a->'error', 'nextRetryAt', a->'next_retry_at') ORDER BY n), '[]') FROM jsonb_array_elements(d.attempt_log) WITH ORDINALITY AS l(a, n))`,
+});
+const deliveryOf = (row: Row) => deliveriesTable.messageOf(row);
 
 /** An endpoint's deliveries, newest first, and their total. */
-export async function listDeliveries(db: Db, endpointId: string, page: Page): Promise<{ rows: DeliveryRow[]; total: number }> {
+export async function listDeliveries(db: Db, endpointId: string, page: Page): Promise<{ deliveries: WebhookDelivery[]; total: number }> {
   const [{ rows }, { rows: count }] = await Promise.all([
     db.raw(
       `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
@@ -130,7 +107,7 @@ export async function listDeliveries(db: Db, endpointId: string, page: Page): Pr
     ),
     db.raw("SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = ?", [endpointId]),
   ]);
-  return { rows, total: count[0].n };
+  return { deliveries: rows.map(deliveryOf), total: count[0].n };
 }
 
 /**
@@ -139,7 +116,7 @@ export async function listDeliveries(db: Db, endpointId: string, page: Page): Pr
  * A failed one is sent out of its product's order: the later entries went on after its final
  * failure, so it is a re-send of what the receiver missed and holds none of them back.
  */
-export async function retryDelivery(db: Db, endpointId: string, id: string): Promise<{ row: DeliveryRow } | { refused: "delivered" | "in flight" } | undefined> {
+export async function retryDelivery(db: Db, endpointId: string, id: string): Promise<{ delivery: WebhookDelivery } | { refused: "delivered" | "in flight" } | undefined> {
   if (!isUuid(id)) return undefined;
   const { rows } = await db.raw(
     `WITH d AS (
@@ -150,7 +127,7 @@ export async function retryDelivery(db: Db, endpointId: string, id: string): Pro
      SELECT ${DELIVERY_COLUMNS} FROM d JOIN events e ON e.id = d.event_id`,
     [endpointId, id],
   );
-  if (rows[0]) return { row: rows[0] };
+  if (rows[0]) return { delivery: deliveryOf(rows[0]) };
   const found: { status: string } | undefined = await db("webhook_deliveries").select("status").where({ endpoint_id: endpointId, id }).first();
   if (!found) return undefined;
   return { refused: found.status === "delivered" ? "delivered" : "in flight" };
