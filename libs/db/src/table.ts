@@ -334,9 +334,9 @@ function fieldProblem(f: DescField, rules: FieldRules, value: unknown, seconds: 
   if (f.fieldKind === "scalar" && f.scalar === ScalarType.STRING) {
     if (rules.required && !(value as string | undefined)?.trim()) return "is required";
     if (!value) return undefined;
-    return rules.columnType === "date" ? dateProblem(value as string) : (valueProblem(f, value as string) ?? textProblem(value as string, rules));
+    return rules.columnType === "date" ? dateProblem(value as string) : ((rules.valuesOf ? valueProblem(f, value as string) : undefined) ?? textProblem(value as string, rules));
   }
-  if (f.fieldKind === "list" && f.scalar === ScalarType.STRING && restValues(f)) {
+  if (rules.valuesOf && f.fieldKind === "list" && f.scalar === ScalarType.STRING) {
     return (value as string[]).flatMap((v, i) => {
       const problem = valueProblem(f, v);
       return problem ? [{ path: `[${i}]`, message: problem }] : [];
