@@ -192,6 +192,17 @@ describe("the OpenAPI document generates good clients", () => {
     expect(push.description).toMatch(/entries queued while it is disabled are never pushed later/);
   });
 
+  it("lists the queue's event types from the proto enum EventType wherever they appear: an endpoint's eventTypes (body and answer), an entry's eventType, a delivery's", () => {
+    const types = ["update_sku", "draft_po_change", "sku_warehouse_settings_change"];
+    const body = resolve(doc.paths["/v2/api/webhooks"].post.requestBody.content["application/json"].schema);
+    expect(body.properties.eventTypes.anyOf[0].items.enum).toEqual(types);
+    expect(doc.components.schemas.WebhookEndpoint.properties.eventTypes.items.enum).toEqual(types);
+    expect(doc.components.schemas.WebhookQueueEntry.properties.type.enum).toEqual(types);
+    expect(doc.components.schemas.Event.properties.eventType.enum).toEqual(types);
+    expect(doc.components.schemas.WebhookDelivery.properties.eventType.enum).toEqual(types);
+    expect(doc.components.schemas.WebhookDelivery.properties.status.enum).toEqual(["pending", "delivered", "failed"]);
+  });
+
   it("names operations for SDKs, describes tags, operations and the bearer scheme, and lets query parameters repeat (item 4)", () => {
     const ids = operations().map(({ op }) => op.operationId);
     expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
