@@ -559,6 +559,14 @@ describe("planning's sales plans and breakdowns over HTTP", () => {
         const jsonPage = await at(`${route}?${window}&groupBy=skus&pageSize=2&after=C`);
         expect([route, records(page.body).slice(1), page.headers.get("link")]).toEqual([route, csvOfJson(jsonPage.body, expected[route].keys), jsonPage.headers.get("link")]);
       }
+      // The document declares both, with examples: pageSize and after, and the CSV beside the JSON.
+      const doc = (await client(platform.baseUrl)("GET", "/v2/api/openapi.json")).body;
+      for (const route of routes) {
+        const operation = doc.paths[`/v2/api/planning/${route}`].get;
+        expect([route, ...operation.parameters.filter((p: { name: string }) => ["pageSize", "after"].includes(p.name)).map((p: { name: string }) => p.name)]).toEqual([route, "pageSize", "after"]);
+        expect([route, operation.responses["200"].content["text/csv"].example.split("\r\n")[0]]).toEqual([route, expected[route].header]);
+        expect([route, operation.responses["406"]]).toEqual([route, expect.anything()]);
+      }
       // Null is an empty field: the previous month's stock figures.
       const breakdownCsv = records((await at(`breakdown?${window}&groupBy=skus&pageSize=1`, { accept: "text/csv" })).body);
       expect(breakdownCsv[1]).toEqual(["A", P.periodStart, P.periodEnd, "", "0", "0", "0", "0", "", "", ""]);
