@@ -527,6 +527,12 @@ export function planningRoutes(
     400: { description: `missing or bad fromDate/toDate, a bad period or channel, a window of more than ${MAX_PERIODS} periods, or another bad parameter`, schema: generalResponseSchema },
   };
   const later = "the later revision's GET /planning/breakdown (per period) replaces it; served unchanged for clients of the first revision";
+  /** A later-revision answer's statuses: the rows as JSON (with the example) or CSV, a page's next Link, and its 400s and 406. */
+  const laterResponses = <R extends object>(description: string, row: z.ZodType, example: Record<string, unknown>[], csv: CsvOf<R>) => ({
+    200: { description, schema: z.array(row), example, alternatives: csvAlternative(csv, example), headers: { Link: nextLinkHeader } },
+    ...breakdown400,
+    ...notAcceptable,
+  });
   route(ctx, {
     method: "GET",
     url: "/v2/api/planning/sales-plans",
@@ -538,17 +544,7 @@ export function planningRoutes(
     query: breakdownQuery,
     dataVersion,
     formats: FORMATS,
-    responses: {
-      200: {
-        description: "one row per group and channel, ordered by groupKey then channel",
-        schema: z.array(salesPlanRow),
-        example: salesPlansExample,
-        alternatives: csvAlternative(salesPlanCsv, salesPlansExample),
-        headers: { Link: nextLinkHeader },
-      },
-      ...breakdown400,
-      ...notAcceptable,
-    },
+    responses: laterResponses("one row per group and channel, ordered by groupKey then channel", salesPlanRow, salesPlansExample, salesPlanCsv),
     handler: async ({ query, caller, format }, req, reply) => {
       const q = query as unknown as BreakdownRestQuery;
       refuseLongWindow(q);
@@ -567,17 +563,7 @@ export function planningRoutes(
     query: breakdownQuery,
     dataVersion,
     formats: FORMATS,
-    responses: {
-      200: {
-        description: "one row per group, ordered by groupKey",
-        schema: z.array(breakdownRow),
-        example: breakdownExample,
-        alternatives: csvAlternative(breakdownCsv, breakdownExample),
-        headers: { Link: nextLinkHeader },
-      },
-      ...breakdown400,
-      ...notAcceptable,
-    },
+    responses: laterResponses("one row per group, ordered by groupKey", breakdownRow, breakdownExample, breakdownCsv),
     handler: async ({ query, caller, format }, req, reply) => {
       const q = query as unknown as BreakdownRestQuery;
       refuseLongWindow(q);
@@ -595,17 +581,7 @@ export function planningRoutes(
     auth: "bearer",
     query: breakdownQuery,
     dataVersion,
-    responses: {
-      200: {
-        description: "one row per group and warehouse, ordered by groupKey then warehouseId",
-        schema: z.array(breakdownWarehouseRow),
-        example: breakdownByWarehouseExample,
-        alternatives: csvAlternative(breakdownWarehouseCsv, breakdownByWarehouseExample),
-        headers: { Link: nextLinkHeader },
-      },
-      ...breakdown400,
-      ...notAcceptable,
-    },
+    responses: laterResponses("one row per group and warehouse, ordered by groupKey then warehouseId", breakdownWarehouseRow, breakdownByWarehouseExample, breakdownWarehouseCsv),
     formats: FORMATS,
     handler: async ({ query, caller, format }, req, reply) => {
       const q = query as unknown as BreakdownRestQuery;
