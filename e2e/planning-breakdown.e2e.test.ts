@@ -586,6 +586,8 @@ describe("planning's sales plans and breakdowns over HTTP", () => {
         const long = await at(`${route}?${window}&groupBy=skus&pageSize=1&after=${"x".repeat(501)}`);
         expect([route, long.status, long.body.details?.[0]?.path]).toEqual([route, 400, "after"]);
         expect((await at(`${route}?${window}&groupBy=skus&pageSize=10000&after=${"x".repeat(500)}`)).status).toBe(200);
+        const alone = await at(`${route}?${window}&groupBy=skus&after=A`);
+        expect([route, alone.status, alone.body.details?.[0]?.path]).toEqual([route, 400, "after"]);
       }
     });
 
