@@ -10,6 +10,8 @@ export interface ResponseSpec {
   contentType?: string;
   /** A sane example answer for the document and `/docs`. */
   example?: unknown;
+  /** The same answer in other media types (planning's CSV): text, with its description and a sane example. */
+  alternatives?: Record<string, { description: string; example: string }>;
 }
 
 /** What the document says of one REST operation (route.ts's RouteSpec adds how it is served). */
@@ -294,7 +296,14 @@ export class OpenApi {
       responses[status] = {
         description: r.description,
         ...(Object.keys(headers).length ? { headers: integerFormats(headers) } : {}),
-        ...(r.schema ? { content: { [r.contentType ?? "application/json"]: { schema: this.jsonSchema(r.schema, "output"), ...(r.example !== undefined ? { example: r.example } : {}) } } } : {}),
+        ...(r.schema
+          ? {
+              content: {
+                [r.contentType ?? "application/json"]: { schema: this.jsonSchema(r.schema, "output"), ...(r.example !== undefined ? { example: r.example } : {}) },
+                ...Object.fromEntries(Object.entries(r.alternatives ?? {}).map(([type, a]) => [type, { schema: { type: "string", description: a.description }, example: a.example }])),
+              },
+            }
+          : {}),
       };
     }
     // What any operation can answer besides its own statuses, as shared GeneralResponses, in the variant of their headers.
