@@ -76,7 +76,7 @@ function forEachLine(stream, each) {
 }
 
 /** A child that was killed by a signal has no exit code, only a signal code. */
-const ended = (child) => child.exitCode !== null || child.signalCode !== null;
+const hasExited = (child) => child.exitCode !== null || child.signalCode !== null;
 
 /**
  * Starts `dist/local/start.js` (or `start`) on a new database; `stop()` ends it and drops the
@@ -99,7 +99,7 @@ export async function startPlatform({ start = "dist/local/start.js", env = {}, o
     stdio: ["ignore", "pipe", "inherit"],
   });
   const stop = async () => {
-    if (!ended(child)) {
+    if (!hasExited(child)) {
       child.kill("SIGTERM");
       await new Promise((r) => child.once("exit", r));
     }
@@ -147,7 +147,9 @@ export async function startSeparately({ env = {} } = {}) {
   url.pathname = `/${name}`;
   // Every service the build made (the registry's, deploy/local/services.ts).
   const services = readdirSync("dist/services");
-  const base = 20000 + Math.floor(Math.random() * 20000);
+  // Below the ephemeral range (32768+ here): a port there can be taken by an outgoing connection
+  // of a process started just before (a service's to Postgres) before the gateway listens on it.
+  const base = 20000 + Math.floor(Math.random() * 12000);
   const portOf = (i) => base + i * 2;
   const secret = () => randomBytes(24).toString("hex");
   const common = {
@@ -171,12 +173,13 @@ export async function startSeparately({ env = {} } = {}) {
   const spawnOne = (script, extra, args = nodeArgs) => spawn(process.execPath, [...args, script], { env: { ...common, ...extra }, stdio: ["ignore", "ignore", "inherit"] });
   const processes = Object.fromEntries(services.map((s, i) => [s, spawnOne(`dist/services/${s}/main.js`, { SERVICE_PORT: String(portOf(i)), HEALTH_PORT: String(portOf(i) + 1) })]));
   const gatewayPort = portOf(services.length);
-  processes.gateway = spawnOne("dist/gateway/main.js", { PORT: String(gatewayPort) }, [...nodeArgs, ...gatewayArgs]);
+  // Its /metrics on a port of its own (never the public one).
+  processes.gateway = spawnOne("dist/gateway/main.js", { PORT: String(gatewayPort), METRICS_PORT: String(gatewayPort + 1) }, [...nodeArgs, ...gatewayArgs]);
   const gatewayBase = `http://127.0.0.1:${gatewayPort}`;
   const stop = async () => {
     await Promise.all(
       Object.values(processes).map(async (child) => {
-        if (ended(child)) return;
+        if (hasExited(child)) return;
         child.kill("SIGTERM");
         await new Promise((r) => child.once("exit", r));
       }),
@@ -190,7 +193,7 @@ export async function startSeparately({ env = {} } = {}) {
   try {
     const deadline = Date.now() + 120_000;
     for (;;) {
-      const exited = Object.entries(processes).find(([, c]) => ended(c));
+      const exited = Object.entries(processes).find(([, c]) => hasExited(c));
       if (exited) throw new Error(`${exited[0]} exited ${exited[1].exitCode ?? exited[1].signalCode}`);
       const ready = await fetch(`${gatewayBase}/readyz`).then((r) => r.ok, () => false);
       if (ready) break;
@@ -200,7 +203,7 @@ export async function startSeparately({ env = {} } = {}) {
     const { call, signUp } = clientOf(gatewayBase);
     const serviceUrls = Object.fromEntries(services.map((s, i) => [s, `http://127.0.0.1:${portOf(i)}`]));
     // Where each process answers /metrics: the gateway on its own port, a service on its HEALTH_PORT.
-    const metricsUrls = { ...Object.fromEntries(services.map((s, i) => [s, `http://127.0.0.1:${portOf(i) + 1}/metrics`])), gateway: `${gatewayBase}/metrics` };
+    const metricsUrls = { ...Object.fromEntries(services.map((s, i) => [s, `http://127.0.0.1:${portOf(i) + 1}/metrics`])), gateway: `http://127.0.0.1:${gatewayPort + 1}/metrics` };
     return { base: gatewayBase, child: processes.gateway, processes, services: serviceUrls, metricsUrls, internalToken: common.INTERNAL_TOKEN, databaseUrl: url.toString(), call, signUp, stop };
   } catch (error) {
     await stop();

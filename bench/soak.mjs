@@ -1,8 +1,9 @@
 // Issue 45 item 15: does every process's memory level off? The deployables each in a process of
 // their own on JetStream (startSeparately, as production runs them), under a steady, moderate mix
 // for --minutes (default 60): product batches (each product's update_sku entry is delivered to
-// a local webhook receiver), single and paged product reads, stock writes, event queue reads,
-// planning answers (conditional, with If-None-Match) and sales plans, and unknown paths (404).
+// a local webhook receiver), single and paged product reads, stock writes, price rows, purchase
+// orders written again and again, sales receipts, event queue reads, planning answers
+// (conditional, with If-None-Match) and sales plans, and unknown paths (404).
 // Every --sample-seconds (10) it reads each process's resident memory (/proc/<pid>/status VmRSS)
 // and V8 heap in use (its /metrics, nodejs_heap_size_used_bytes). After the warm-up (--warmup, the
 // first 20 % of the run) it fits a least-squares line through each process's samples: the slope
@@ -157,6 +158,7 @@ try {
     await must("setup", "POST", "/v2/api/webhooks", { body: { url: receiver.url }, client });
     for (let k = 0; k < KEYS; k += 250) await must("setup", "POST", "/v2/api/products/batch", { body: Array.from({ length: 250 }, (_, i) => product(c, k + i, 0)), client });
     await must("setup", "POST", "/v2/api/warehouses", { body: Array.from({ length: 4 }, (_, w) => ({ externalId: `W${w}`, name: `Warehouse ${w}` })), client });
+    await must("setup", "POST", "/v2/api/price-lists", { body: { externalPriceListId: "L0", name: "List 0", currency: "EUR", defaultVat: 25 }, client });
     clients.push(client);
   }
 
@@ -181,6 +183,21 @@ try {
       cl.etag = res.headers.get("etag") ?? cl.etag;
     },
     (cl, c, round) => request("sales-plans/batch", "POST", "/v2/api/planning/sales-plans/batch", { body: Array.from({ length: 10 }, (_, i) => ({ key: `K-${(round + i) % KEYS}`, channel: 1, month, volume: round % 100 })), client: cl }),
+    (cl, c, round) => {
+      // Prices: one list, 50 rows, each round a new price (cents as text first: a float is refused past 10 decimals).
+      const body = Array.from({ length: BATCH }, (_, i) => ({ listExternalID: "L0", key: `K-${(round + i) % KEYS}`, price: Number(`${10 + (round % 90)}.${String(i % 100).padStart(2, "0")}`) }));
+      return request("prices/batch", "POST", "/v2/api/prices/batch", { body, client: cl });
+    },
+    (cl, c, round) => {
+      // Purchase orders: 20 order numbers written over and over, 5 lines each (a new version each time).
+      const items = Array.from({ length: 5 }, (_, i) => ({ externalRowID: String(i + 1), key: `K-${(round + i) % KEYS}`, quantity: 1 + (round % 50), deliveryDate: `${month}-20` }));
+      return request("purchaseorders/batch", "POST", "/v2/api/purchaseorders/batch", { body: [{ externalPONo: `PO-${round % 20}`, orderDate: `${month}-01`, externalWarehouseID: `W${round % 4}`, items }], client: cl });
+    },
+    (cl, c, round) => {
+      // Sales: a receipt of 3 lines (each a sale line planning folds in).
+      const items = Array.from({ length: 3 }, (_, i) => ({ externalItemID: String(i + 1), key: `K-${(round + i) % KEYS}`, quantity: 1 }));
+      return request("transactions", "POST", "/v2/api/transactions", { body: [{ externalTransactionID: `T-${c}-${round}`, createdDate: new Date().toISOString(), currencyCode: "EUR", items }], client: cl });
+    },
     (cl, c, round) => request("unknown path", "GET", `/v2/api/no-such-thing-${c}-${round}`, { client: cl }),
   ];
 

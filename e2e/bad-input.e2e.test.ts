@@ -1,8 +1,9 @@
+import { ERROR_CODES, type ErrorCode } from "@analytics/errors";
 import { E2E_ADMIN_TOKEN, platformForFile, signUp } from "./harness";
 
 /**
  * "400 with the field that is wrong, never a 500": every operation of the OpenAPI document gets
- * malformed paths, queries and bodies, and must answer a 4xx GeneralResponse.
+ * malformed paths, queries and bodies, and must answer a 4xx GeneralResponse with a code of its status.
  */
 describe("bad input never gives a 500", () => {
   const platform = platformForFile();
@@ -45,6 +46,9 @@ describe("bad input never gives a 500", () => {
               const text = await res.text();
               if (res.status >= 500) failures.push(`${method.toUpperCase()} ${path}${query} ${JSON.stringify(body)?.slice(0, 80)} -> ${res.status} ${text.slice(0, 120)}`);
               if (res.status >= 400 && !/"statusCode"/.test(text)) failures.push(`${method.toUpperCase()} ${path}${query} -> ${res.status} not a GeneralResponse: ${text.slice(0, 80)}`);
+              // A GeneralResponse's code is one of its status (a batch's 400 may be BatchResponses, which have none).
+              const answer = res.status >= 400 && /"statusCode"/.test(text) ? JSON.parse(text) : undefined;
+              if (answer && !Array.isArray(answer) && ERROR_CODES[answer.code as ErrorCode]?.status !== res.status) failures.push(`${method.toUpperCase()} ${path}${query} -> ${res.status} with code ${answer.code}`);
             }
           }
         }

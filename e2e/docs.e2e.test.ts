@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { configSchema } from "@analytics/config";
+import { ERROR_CODES } from "@analytics/errors";
 import { eventually } from "@analytics/testing";
 import { checkoutRoot as root, client, platformForFile } from "./harness";
 
@@ -155,6 +156,13 @@ describe("documentation", () => {
     const documented = new Set(table.split("\n").flatMap((row) => [...(row.split("|")[1] ?? "").matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1])));
     const variables = Object.keys(configSchema.shape);
     expect({ undocumented: variables.filter((v) => !documented.has(v)), unknown: [...documented].filter((v) => !variables.includes(v)) }).toEqual({ undocumented: [], unknown: [] });
+  });
+
+  it("lists every error code of libs/errors with its status in the gateway page's table, and no other", () => {
+    const table = /^## Error codes\n([\s\S]*?)(?=^## )/m.exec(read("docs/gateway.md"))?.[1] ?? "";
+    const rows = table.split("\n").flatMap((row) => [.../^\| (\d{3}) \| `([a-z_]+)` \|/.exec(row) ?? []].slice(1, 3));
+    const documented = Object.fromEntries(Array.from({ length: rows.length / 2 }, (_, i) => [rows[2 * i + 1], Number(rows[2 * i])]));
+    expect(documented).toEqual(Object.fromEntries(Object.entries(ERROR_CODES).map(([code, { status }]) => [code, status])));
   });
 
   it("finds headings as GitHub anchors them", () => {

@@ -138,7 +138,7 @@ describe("platform over HTTP: auth, admin, event queue, conventions", () => {
     expect((await admin("DELETE", `/admin/v1/accounts/${acme.accountID}/keys/${acme.apiKeyId}`)).status).toBe(200);
     const after = await acme.api("GET", "/v2/api/events");
     expect(after.status).toBe(401);
-    expect(after.body).toEqual({ statusCode: 401, error: "Unauthorized", message: expect.any(String) });
+    expect(after.body).toEqual({ statusCode: 401, error: "Unauthorized", message: expect.any(String), code: "unauthenticated" });
     const anon = client(platform.baseUrl);
     expect((await anon("GET", "/v1/events")).status).toBe(404);
     expect((await anon("POST", "/v3/api/auth", {})).status).toBe(404);

@@ -411,4 +411,200 @@ describe("planning's sales plans and breakdowns over HTTP", () => {
     const current = await get(`breakdown?${window}&groupBy=skus`);
     expect([current.headers.get("deprecation"), current.headers.get("sunset")]).toEqual([null, null]);
   });
+
+  /**
+   * Pages and CSV (CONTRACT "Pages and CSV"), on an account of its own on the same platform: six
+   * SKUs, the second's key holding a comma, quotes and a newline, each with stock in two
+   * warehouses and a stored plan.
+   */
+  describe("pages and CSV", () => {
+    let pages: Awaited<ReturnType<typeof signUp>>;
+    const ODD = 'B,"b"\nb';
+    const keys = ["A", ODD, "C", "D", "E", "F"];
+    const at = (path: string, headers: Record<string, string> = {}) => pages.api("GET", `/v2/api/planning/${path}`, undefined, headers);
+    const routes = ["sales-plans", "breakdown", "breakdown/by-warehouse", "planned-volumes", "planned-volumes/by-warehouse"];
+    /** The relative URL of a Link header's rel="next", if any. */
+    const nextOf = (link: string | null) => link?.match(/<([^>]*)>; rel="next"/)?.[1];
+    /** Follows rel="next" from `first` to the end: each page's rows, and the number of pages. */
+    const walk = async (first: string) => {
+      const rows: unknown[] = [];
+      let pagesSeen = 0;
+      for (let url: string | undefined = first; url; ) {
+        const res = await pages.api("GET", url);
+        expect(res.status).toBe(200);
+        rows.push(...res.body);
+        pagesSeen++;
+        url = nextOf(res.headers.get("link"));
+      }
+      return { rows, pagesSeen };
+    };
+    /** RFC 4180 records of a CSV text (quoted fields, doubled quotes, CRLF). */
+    const records = (text: string) => {
+      const out: string[][] = [];
+      let field = "";
+      let record: string[] = [];
+      for (let i = 0; i < text.length; i++) {
+        const c = text[i];
+        if (c === '"') {
+          for (i++; i < text.length && !(text[i] === '"' && text[i + 1] !== '"'); i++) field += text[i] === '"' ? text[++i] : text[i];
+        } else if (c === ",") {
+          record.push(field);
+          field = "";
+        } else if (c === "\r" && text[i + 1] === "\n") {
+          record.push(field);
+          out.push(record);
+          [field, record] = ["", []];
+          i++;
+        } else field += c;
+      }
+      expect(field + record.join("")).toBe(""); // the text ends with CRLF
+      return out;
+    };
+    /** The CSV records a JSON answer makes: the row's keys, then each period's fields (null empty); a row without periods, its fields. */
+    const csvOfJson = (rows: Record<string, any>[], rowKeys: string[]) => {
+      const cell = (v: unknown) => (v === null ? "" : String(v));
+      return rows.flatMap((r) => (r.periods ? r.periods.map((p: object) => [...rowKeys.map((k) => cell(r[k])), ...Object.values(p).map(cell)]) : [Object.values(r).map(cell)]));
+    };
+
+    beforeAll(async () => {
+      pages = await signUp(platform.baseUrl, ADMIN_TOKEN, "Pages");
+      expect((await pages.api("POST", "/v2/api/products/batch", keys.map((key, i) => ({ key, sku: `S${i}`, season: "SS26" })))).status).toBe(201);
+      expect((await pages.api("POST", "/v2/api/warehouses", [{ externalId: "W1", name: "North, \"main\"" }, { externalId: "W2", name: "South" }])).status).toBe(201);
+      const stock = keys.flatMap((key, i) => ["W1", "W2"].map((w) => ({ key, availableQuantity: i + 1, physicalQuantity: i + 1, date: dayOf(-1, 1), externalWarehouseID: w })));
+      expect(statuses(await pages.api("POST", "/v2/api/warehouses/stock", stock))).toEqual(stock.map(() => 200));
+      const plans = keys.map((key, i) => ({ key, channel: 1, month: X.periodStart.slice(0, 7), volume: i + 0.5 }));
+      expect(statuses(await pages.api("POST", "/v2/api/planning/sales-plans/batch", plans))).toEqual(plans.map(() => 201));
+      // Every answer holds every SKU once planning's replica has them all.
+      for (const route of routes) {
+        await eventually(
+          async () => {
+            const res = await at(`${route}?${window}&groupBy=skus`);
+            return res.status === 200 && new Set(res.body.map((r: { groupKey: string }) => r.groupKey)).size === keys.length && (!route.includes("by-warehouse") || res.body.length === 2 * keys.length);
+          },
+          30_000,
+          `${route} with all six SKUs`,
+        );
+      }
+    }, 120_000);
+
+    it("pages of 2 groups across 3 pages equal the whole answer; rel=next while groups remain, none after the last page", async () => {
+      for (const route of routes) {
+        const whole = (await at(`${route}?${window}&groupBy=skus`)).body;
+        const first = await at(`${route}?${window}&groupBy=skus&pageSize=2`);
+        // The first page's last group holds the comma, quotes and newline: the link carries it encoded.
+        expect([route, nextOf(first.headers.get("link"))]).toEqual([route, `/v2/api/planning/${route}?${window}&groupBy=skus&pageSize=2&after=B%2C%22b%22%0Ab`]);
+        expect(first.body.every((r: { groupKey: string }) => ["A", ODD].includes(r.groupKey))).toBe(true);
+        const { rows, pagesSeen } = await walk(`/v2/api/planning/${route}?${window}&groupBy=skus&pageSize=2`);
+        expect([route, pagesSeen, rows]).toEqual([route, 3, whole]);
+        // A page of the whole answer and more: no next link.
+        const all = await at(`${route}?${window}&groupBy=skus&pageSize=6`);
+        expect([all.body, all.headers.get("link") ?? ""]).toEqual([whole, route.startsWith("planned") ? expect.stringMatching(/^<[^>]*>; rel="successor-version"$/) : ""]);
+      }
+    });
+
+    it("a group's warehouse or channel rows stay on one page; after past the end is an empty page without next", async () => {
+      const one = await at(`breakdown/by-warehouse?${window}&groupBy=skus&pageSize=1`);
+      expect(one.body.map((r: { groupKey: string; warehouseName: string }) => [r.groupKey, r.warehouseName]).sort()).toEqual([
+        ["A", 'North, "main"'],
+        ["A", "South"],
+      ]);
+      expect(nextOf(one.headers.get("link"))).toContain("after=A");
+      const plans = await at(`sales-plans?${window}&groupBy=skus&pageSize=1&after=A`);
+      expect(plans.body.map((r: { groupKey: string; channel: number }) => [r.groupKey, r.channel])).toEqual([
+        [ODD, 1],
+        [ODD, 2],
+      ]);
+      for (const route of routes) {
+        const past = await at(`${route}?${window}&groupBy=skus&pageSize=10&after=ZZZ`);
+        expect([route, past.status, past.body, nextOf(past.headers.get("link"))]).toEqual([route, 200, [], undefined]);
+      }
+      // The deprecated endpoints' Link carries both the next page and the successor.
+      const deprecated = await at(`planned-volumes?${window}&groupBy=skus&pageSize=1`);
+      expect(deprecated.headers.get("link")).toBe(`</v2/api/planning/breakdown>; rel="successor-version", </v2/api/planning/planned-volumes?${window}&groupBy=skus&pageSize=1&after=A>; rel="next"`);
+      expect(deprecated.headers.get("deprecation")).toBe(`@${Date.UTC(2026, 10, 27) / 1000}`);
+    });
+
+    it("Accept: text/csv: a header row, one line per row and period with the row's keys first, RFC 4180 quoting, as an attachment", async () => {
+      const expected: Record<string, { header: string; keys: string[] }> = {
+        "sales-plans": { header: "groupKey,channel,periodStart,periodEnd,salesPlanVolume,salesActualVolume,storedPlanShare", keys: ["groupKey", "channel"] },
+        breakdown: {
+          header: "groupKey,periodStart,periodEnd,openingStockVolume,salesPlanVolume,salesActualVolume,poVolume,draftPOVolume,closingStockVolume,targetStockVolume,openToBuyVolume",
+          keys: ["groupKey"],
+        },
+        "breakdown/by-warehouse": {
+          header:
+            "groupKey,warehouseId,warehouseName,periodStart,periodEnd,openingStockVolume,salesPlanVolume,salesActualVolume,poVolume,draftPOVolume,closingStockVolume,targetStockVolume,openToBuyVolume,transferInVolume,transferOutVolume",
+          keys: ["groupKey", "warehouseId", "warehouseName"],
+        },
+        "planned-volumes": { header: "groupKey,stockVolume,poVolume,draftPOVolume", keys: ["groupKey"] },
+        "planned-volumes/by-warehouse": { header: "groupKey,warehouseId,warehouseName,stockVolume,poVolume,draftPOVolume", keys: ["groupKey", "warehouseId", "warehouseName"] },
+      };
+      for (const route of routes) {
+        const json = (await at(`${route}?${window}&groupBy=skus`)).body;
+        const csv = await at(`${route}?${window}&groupBy=skus`, { accept: "text/csv" });
+        expect([route, csv.status, csv.headers.get("content-type"), csv.headers.get("content-disposition")]).toEqual([
+          route,
+          200,
+          "text/csv; charset=utf-8; header=present",
+          `attachment; filename="${route.replace("/", "-")}.csv"`,
+        ]);
+        const [header, ...lines] = records(csv.body);
+        expect([route, header.join(",")]).toEqual([route, expected[route].header]);
+        expect([route, lines]).toEqual([route, csvOfJson(json, expected[route].keys)]);
+        // The odd key quoted, its quotes doubled; a warehouse name with a comma and quotes too.
+        expect(csv.body).toContain(`"B,""b""\nb",`);
+        if (route.includes("by-warehouse")) expect(csv.body).toContain(`,"North, ""main""",`);
+        // A page of CSV: the same lines as the JSON page, and the same next link.
+        const page = await at(`${route}?${window}&groupBy=skus&pageSize=2&after=C`, { accept: "text/csv;q=0.9, application/json;q=0.5" });
+        const jsonPage = await at(`${route}?${window}&groupBy=skus&pageSize=2&after=C`);
+        expect([route, records(page.body).slice(1), page.headers.get("link")]).toEqual([route, csvOfJson(jsonPage.body, expected[route].keys), jsonPage.headers.get("link")]);
+      }
+      // The document declares both, with examples: pageSize and after, and the CSV beside the JSON.
+      const doc = (await client(platform.baseUrl)("GET", "/v2/api/openapi.json")).body;
+      for (const route of routes) {
+        const operation = doc.paths[`/v2/api/planning/${route}`].get;
+        expect([route, ...operation.parameters.filter((p: { name: string }) => ["pageSize", "after"].includes(p.name)).map((p: { name: string }) => p.name)]).toEqual([route, "pageSize", "after"]);
+        expect([route, operation.responses["200"].content["text/csv"].example.split("\r\n")[0]]).toEqual([route, expected[route].header]);
+        expect([route, operation.responses["406"]]).toEqual([route, expect.anything()]);
+      }
+      // Null is an empty field: the previous month's stock figures.
+      const breakdownCsv = records((await at(`breakdown?${window}&groupBy=skus&pageSize=1`, { accept: "text/csv" })).body);
+      expect(breakdownCsv[1]).toEqual(["A", P.periodStart, P.periodEnd, "", "0", "0", "0", "0", "", "", ""]);
+    });
+
+    it("an Accept that excludes JSON and CSV is a 406; a bad pageSize or after is a 400 naming it", async () => {
+      for (const route of routes) {
+        for (const accept of ["application/xml", "text/csv;q=0, application/json;q=0", "text/html, application/*;q=0"]) {
+          const res = await at(`${route}?${window}&groupBy=skus`, { accept });
+          expect([route, accept, res.status]).toEqual([route, accept, 406]);
+        }
+        expect((await at(`${route}?${window}&groupBy=skus`, { accept: "text/html, */*;q=0.1" })).headers.get("content-type")).toContain("application/json");
+        for (const bad of ["0", "10001", "abc", "1.5", "-1", ""]) {
+          const res = await at(`${route}?${window}&groupBy=skus&pageSize=${bad}`);
+          expect([route, bad, res.status, res.body.details?.[0]?.path]).toEqual([route, bad, 400, "pageSize"]);
+        }
+        const long = await at(`${route}?${window}&groupBy=skus&pageSize=1&after=${"x".repeat(501)}`);
+        expect([route, long.status, long.body.details?.[0]?.path]).toEqual([route, 400, "after"]);
+        expect((await at(`${route}?${window}&groupBy=skus&pageSize=10000&after=${"x".repeat(500)}`)).status).toBe(200);
+        const alone = await at(`${route}?${window}&groupBy=skus&after=A`);
+        expect([route, alone.status, alone.body.details?.[0]?.path]).toEqual([route, 400, "after"]);
+      }
+    });
+
+    it("each page and each format has its own weak ETag: a page's tag is a 304 for that page only", async () => {
+      for (const route of routes) {
+        const url = `${route}?${window}&groupBy=skus&pageSize=2`;
+        const first = await at(url);
+        const tag = first.headers.get("etag")!;
+        expect(tag).toMatch(/^W\//);
+        expect([route, (await at(url, { "if-none-match": tag })).status]).toEqual([route, 304]);
+        const second = await at(`${url}&after=${encodeURIComponent(ODD)}`, { "if-none-match": tag });
+        expect([route, second.status, second.body.length > 0]).toEqual([route, 200, true]);
+        const csv = await at(url, { "if-none-match": tag, accept: "text/csv" });
+        expect([route, csv.status]).toEqual([route, 200]);
+        expect((await at(url, { "if-none-match": csv.headers.get("etag")!, accept: "text/csv" })).status).toBe(304);
+        expect(csv.headers.get("vary")).toMatch(/accept(,|$)/i);
+      }
+    });
+  });
 });

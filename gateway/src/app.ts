@@ -199,7 +199,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   app.setReplySerializer((payload) => stringifyRest(payload));
   installResponseHeaders(app);
   // JSON over 1 KiB travels br or gzip when the client accepts it (a page of 1000 products: about
-  // 950 kB raw, 33 kB gzipped). Fast levels: the cost per request stays small (bench/compression.mjs).
+  // 950 kB raw, 33 kB gzipped). Fast levels: the cost per request stays small (the compression bench).
   await app.register(compress, {
     global: true,
     threshold: 1024,
@@ -261,7 +261,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     title: "Analytics Service API",
     version: "2.0.0",
     description:
-      "Retail and supply-chain data platform. Errors are GeneralResponses; paged lists answer a JSON array with X-Total-Count and Link headers; money is an exact JSON number. A JSON body takes at most 10 MiB (413), 1,000,000 fields (object keys and array elements together), 10,000 keys in one object (a mapping table's mappingValues: 100,000), 32 levels of nesting, and a free JSON object (attributes, externalAttributes, customFields) 10,000 fields at any depth: beyond, a 400 naming the limit.",
+      "Retail and supply-chain data platform. Errors are GeneralResponses, each with a `code` saying what the error is; paged lists answer a JSON array with X-Total-Count and Link headers; money is an exact JSON number. A JSON body takes at most 10 MiB (413), 1,000,000 fields (object keys and array elements together), 10,000 keys in one object (a mapping table's mappingValues: 100,000), 32 levels of nesting, and a free JSON object (attributes, externalAttributes, customFields) 10,000 fields at any depth: beyond, a 400 naming the limit.",
   });
   const idempotency = new IdempotencyKeys(db, deps.idempotencyKeyTtlSeconds ?? 86_400, deps.logger);
   const rateLimiter = new RateLimiter({ url: deps.databaseUrl, schema: "gateway", poolMax: limiterPoolMax, acquireTimeoutMs, statementTimeoutMs }, deps.logger, metrics);

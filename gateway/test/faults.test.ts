@@ -65,7 +65,7 @@ describe("gateway under faults (real Postgres through a proxy that can freeze)",
     ]);
     for (const res of [auth, api]) {
       expect(res.statusCode).toBe(503);
-      expect(res.json()).toEqual({ statusCode: 503, error: "Service Unavailable", message: "a service is unavailable, try again" });
+      expect(res.json()).toEqual({ statusCode: 503, error: "Service Unavailable", message: "a service is unavailable, try again", code: "service_unavailable" });
       expect(Number(res.headers["retry-after"])).toBeGreaterThan(0);
     }
     expect([ready.statusCode, ready.json().checks]).toEqual([503, { database: false }]);
@@ -101,8 +101,12 @@ describe("gateway edge: deadlines, bodies, headers, brakes", () => {
   const database = databaseForFile();
   let gw: Gateway;
   let port: number;
-  // A service that accepts calls and never answers them.
-  const silent = http2.createServer(() => undefined);
+  // A service that accepts calls and never answers them, but ListBrands, which fails (a Connect `internal` error naming internals).
+  const silent = http2.createServer((request, response) => {
+    if (!request.url.endsWith("/ListBrands")) return;
+    response.writeHead(500, { "content-type": "application/json" });
+    response.end(JSON.stringify({ code: "internal", message: 'relation "brands" does not exist at db.internal:5432' }));
+  });
   const sessions = new Set<http2.ServerHttp2Session>();
   silent.on("session", (session) => sessions.add(session));
   beforeAll(async () => {
@@ -130,13 +134,19 @@ describe("gateway edge: deadlines, bodies, headers, brakes", () => {
     const account = await signUp(gw);
     const res = await gw.app.inject({ method: "GET", url: "/v2/api/events", headers: { authorization: `Bearer ${account.token}` } });
     expect(res.statusCode).toBe(503);
-    expect(res.json().message).toBe("a service is unavailable, try again");
+    expect(res.json()).toMatchObject({ message: "a service is unavailable, try again", code: "service_unavailable" });
     expect(res.headers["retry-after"]).toBeDefined();
     // The gateway stays ready (its database answers): only that service's routes answer 503.
     const ready = await gw.app.inject({ method: "GET", url: "/readyz" });
     expect([ready.statusCode, ready.json().checks]).toEqual([200, { database: true }]);
     const health = await gw.app.inject({ method: "GET", url: "/healthz" });
     expect([health.statusCode, health.json().checks]).toEqual([200, noServiceReady(true)]);
+  });
+
+  it("answers 500 internal when a service fails, with none of its text", async () => {
+    const account = await signUp(gw);
+    const res = await gw.app.inject({ method: "GET", url: "/v2/api/brands", headers: { authorization: `Bearer ${account.token}` } });
+    expect([res.statusCode, res.json()]).toEqual([500, { statusCode: 500, error: "Internal Server Error", message: "internal error", code: "internal" }]);
   });
 
   it("answers 401 to a stranger without waiting for (or reading) the body", async () => {
@@ -172,7 +182,7 @@ describe("gateway edge: deadlines, bodies, headers, brakes", () => {
     const headers = { authorization: `Bearer ${account.token}` };
     const long = await gw.app.inject({ method: "GET", url: `/v2/api/mappingtables/${"m".repeat(6000)}`, headers });
     expect(long.statusCode).toBe(414);
-    expect(long.json()).toEqual({ statusCode: 414, error: "URI Too Long", message: "a path parameter is too long" });
+    expect(long.json()).toEqual({ statusCode: 414, error: "URI Too Long", message: "a path parameter is too long", code: "uri_too_long" });
     // 500 characters, as the schema allows, reach the route (which answers for the mapping table).
     const allowed = await gw.app.inject({ method: "GET", url: `/v2/api/mappingtables/${"m".repeat(500)}`, headers });
     expect(allowed.statusCode).not.toBe(414);

@@ -37,7 +37,7 @@ describe("gateway edge (real Postgres; services not running)", () => {
     const garbage = await tokenFor("not-a-uuid", "garbage", "10.0.1.3");
     for (const r of [wrongSecret, unknownAccount, garbage]) {
       expect(r.statusCode).toBe(401);
-      expect(r.json()).toEqual({ statusCode: 401, error: "Unauthorized", message: "wrong account id or API key" });
+      expect(r.json()).toEqual({ statusCode: 401, error: "Unauthorized", message: "wrong account id or API key", code: "unauthenticated" });
     }
   });
 

@@ -52,7 +52,7 @@ describe("Idempotency-Key on writes (real Postgres, a counting inventory service
     expect((await post("k-other")).statusCode).toBe(201);
     const otherBody = await post("k-other", [{ externalId: "W2", name: "Second" }]);
     const otherPath = await post("k-other", [{ externalId: "W1", name: "Main" }], token, "/v2/api/warehouses?x=1");
-    expect([otherBody.statusCode, otherBody.json().details]).toEqual([422, [{ path: "Idempotency-Key", message: "was used for another request" }]]);
+    expect([otherBody.statusCode, otherBody.json().details, otherBody.json().code]).toEqual([422, [{ path: "Idempotency-Key", message: "was used for another request" }], "idempotency_key_reused"]);
     expect(otherPath.statusCode).toBe(422);
     expect(inventory.writes).toBe(1);
   });
@@ -73,7 +73,7 @@ describe("Idempotency-Key on writes (real Postgres, a counting inventory service
     const first = post("k-running");
     await eventually(async () => inventory.writes === 1);
     const during = await post("k-running");
-    expect(during.statusCode).toBe(409);
+    expect([during.statusCode, during.json().code]).toEqual([409, "idempotency_key_in_use"]);
     open();
     inventory.gate = undefined;
     expect((await first).statusCode).toBe(201);

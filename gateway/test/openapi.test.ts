@@ -1,3 +1,4 @@
+import { ERROR_CODES, ERROR_CODE_NAMES, type ErrorCode } from "@analytics/errors";
 import { servedDocument } from "./document";
 
 const methods = ["get", "put", "post", "patch", "delete"];
@@ -77,6 +78,34 @@ describe("the OpenAPI document generates good clients", () => {
     };
     for (const { op, path, method } of operations()) visit(op.requestBody?.content["application/json"].schema, `${method} ${path}`, new Set());
     expect(requiredWithDefault).toEqual([]);
+  });
+
+  it("says what every documented error answer is: a GeneralResponse whose code is the enum of ERROR_CODES, with a code for each status (issue 49 item 5)", () => {
+    const general = { $ref: "#/components/schemas/GeneralResponse" };
+    expect(doc.components.schemas.GeneralResponse.properties.code).toMatchObject({ type: "string", enum: ERROR_CODE_NAMES });
+    const codesOf = (status: number) => ERROR_CODE_NAMES.filter((c) => ERROR_CODES[c].status === status);
+    const walked: string[] = [];
+    const problems: string[] = [];
+    for (const { op, path, method } of operations()) {
+      for (const [status, answer] of Object.entries<any>(op.responses)) {
+        if (Number(status) < 400) continue;
+        const where = `${method} ${path} ${status}`;
+        walked.push(where);
+        const response = answer.$ref ? doc.components.responses[answer.$ref.split("/").pop()] : answer;
+        const schema = response.content?.["application/json"]?.schema;
+        // A GeneralResponse, or (a batch) BatchResponses per item or a GeneralResponse when the gateway answered.
+        const alternatives: any[] = schema?.anyOf ?? [schema];
+        const itemAnswers = JSON.stringify(schema) === JSON.stringify({ type: "array", items: { $ref: "#/components/schemas/BatchResponse" } });
+        if (!itemAnswers && !alternatives.some((s) => JSON.stringify(s) === JSON.stringify(general))) problems.push(`${where}: not a GeneralResponse`);
+        if (!codesOf(Number(status)).length) problems.push(`${where}: no code of that status`);
+        // A code a description names is one of that status.
+        for (const [, named] of `${response.description}`.matchAll(/`code: ([a-z_]+)`/g)) {
+          if (ERROR_CODES[named as ErrorCode]?.status !== Number(status)) problems.push(`${where}: names code ${named}`);
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+    expect(walked.length).toBeGreaterThan(500);
   });
 
   it("documents every status with the GeneralResponse, as shared responses (item 2)", () => {
@@ -161,6 +190,17 @@ describe("the OpenAPI document generates good clients", () => {
     expect(push.responses.default.description).toMatch(/5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h/);
     expect(push.description).toMatch(/in queue order/);
     expect(push.description).toMatch(/entries queued while it is disabled are never pushed later/);
+  });
+
+  it("lists the queue's event types from the proto enum EventType wherever they appear: an endpoint's eventTypes (body and answer), an entry's eventType, a delivery's", () => {
+    const types = ["update_sku", "draft_po_change", "sku_warehouse_settings_change"];
+    const body = resolve(doc.paths["/v2/api/webhooks"].post.requestBody.content["application/json"].schema);
+    expect(body.properties.eventTypes.anyOf[0].items.enum).toEqual(types);
+    expect(doc.components.schemas.WebhookEndpoint.properties.eventTypes.items.enum).toEqual(types);
+    expect(doc.components.schemas.WebhookQueueEntry.properties.type.enum).toEqual(types);
+    expect(doc.components.schemas.Event.properties.eventType.enum).toEqual(types);
+    expect(doc.components.schemas.WebhookDelivery.properties.eventType.enum).toEqual(types);
+    expect(doc.components.schemas.WebhookDelivery.properties.status.enum).toEqual(["pending", "delivered", "failed"]);
   });
 
   it("names operations for SDKs, describes tags, operations and the bearer scheme, and lets query parameters repeat (item 4)", () => {

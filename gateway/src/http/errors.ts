@@ -1,14 +1,15 @@
 import type { FastifyError, FastifyInstance } from "fastify";
 import { ConnectError } from "@connectrpc/connect";
-import { generalResponse, httpErrorOf, infrastructureKind, isPostgresDataException, type FieldViolation, type GeneralResponse } from "@analytics/errors";
+import { generalResponse, httpErrorOf, infrastructureKind, isPostgresDataException, type ErrorCode, type FieldViolation, type GeneralResponse } from "@analytics/errors";
 
-/** An HTTP answer decided at the edge (validation, auth, limits). */
+/** An HTTP answer decided at the edge (validation, auth, limits); `code` when narrower than its status's. */
 export class HttpError extends Error {
   constructor(
     readonly statusCode: number,
     message: string,
     readonly details?: FieldViolation[],
     readonly headers: Record<string, string> = {},
+    readonly code?: ErrorCode,
   ) {
     super(message);
   }
@@ -43,7 +44,7 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | Error, request, reply) => {
     let body: GeneralResponse;
     if (error instanceof HttpError) {
-      body = generalResponse(error.statusCode, error.message, error.details);
+      body = generalResponse(error.statusCode, error.message, error.details, error.code);
       reply.headers(error.headers);
     } else if (error instanceof ConnectError) {
       // A write that got no answer in time may still be committed: 504, outcome unknown; a read's is a 503.

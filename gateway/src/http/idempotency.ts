@@ -178,6 +178,8 @@ export async function claimOrAnswer(keys: IdempotencyKeys, owner: KeyOwner, key:
         409,
         "a request with this Idempotency-Key is still running, or was interrupted before its answer was kept (then whether it was done is unknown: read the resource, and resend with a new key)",
         [{ path: "Idempotency-Key", message: "is in use by a request without an answer" }],
+        {},
+        "idempotency_key_in_use",
       );
   }
 }

@@ -21,21 +21,58 @@ const ANSWER_ENDED = new ConnectError("the answer ended", Code.Canceled);
  * A JSON array answer from a server-streaming call, written chunk by chunk as the chunks arrive,
  * so a 10 MB page is never held whole in the gateway. `call` starts the call with the answer's
  * signal; `toRest` turns one chunk into its REST items (it may call other services for that
- * chunk, and gets the signal too); meanwhile the next chunk is already being received, never more
- * than one ahead. The first chunk is read and converted before answering, so that a failing call
- * (bad filter, unavailable service) is still an ordinary error answer; a failure after that cuts
+ * chunk, and gets the signal too). An item that is RawJson is written as its text; JsonItems are
+ * written as their bytes. How the call is read: chunkedAnswer.
+ */
+export async function jsonArrayStream<C>(
+  call: (signal: AbortSignal) => AsyncIterable<C>,
+  toRest: (chunk: C, signal: AbortSignal) => unknown[] | Promise<unknown[]>,
+  timeouts: AnswerTimeouts = {},
+) {
+  let separator = "[";
+  /** The items as pieces of the answer: JsonItems as they are, the others stringified together. */
+  const pieces = (items: unknown[]) => {
+    const out: Uint8Array[] = [];
+    let text = "";
+    for (const item of items) {
+      if (item instanceof JsonItems) {
+        out.push(Buffer.from(text + (separator === "[" ? "[" : ",")), item.bytes);
+        text = "";
+      } else text += separator + (item instanceof RawJson ? item.text : stringifyRest(item));
+      separator = ",";
+    }
+    if (text) out.push(Buffer.from(text));
+    return out;
+  };
+  return chunkedAnswer(call, async (chunk, signal) => pieces(await toRest(chunk, signal)), () => [Buffer.from(separator === "[" ? "[]" : "]")], timeouts);
+}
+
+/** How long a streamed answer's call may take: per chunk asked for, and for its first chunk. */
+export interface AnswerTimeouts {
+  idleTimeoutMs?: number;
+  firstTimeoutMs?: number;
+}
+
+/**
+ * An answer from a server-streaming call in any encoding, written chunk by chunk as the chunks
+ * arrive: `encode` turns one chunk into bytes of the answer, `end` gives its last bytes (a JSON
+ * array's `]`). Meanwhile the next chunk is already being received, never more than one ahead.
+ * The first chunk is read and encoded before answering, so that a failing call (bad filter,
+ * unavailable service) is still an ordinary error answer, and the first chunk is returned
+ * (`first`: what the call said of the whole answer, a page's next link); a failure after that cuts
  * the body short, which a client sees as a broken response, never as a complete one. When the
  * answer ends, however it ends (written, failed, the client gone), the signal aborts the calls
  * behind it: Connect's stream has no `return` that would. A call too long for one deadline (every
  * price of an account, a big page read by a slow client) takes `idleTimeoutMs` instead: it is
  * aborted with DEADLINE_EXCEEDED when a chunk it was asked for takes longer than that; the first
  * chunk, which may wait for a long statement (a planning breakdown), takes `firstTimeoutMs` when
- * given. An item that is RawJson is written as its text; JsonItems are written as their bytes.
+ * given.
  */
-export async function jsonArrayStream<C>(
+export async function chunkedAnswer<C>(
   call: (signal: AbortSignal) => AsyncIterable<C>,
-  toRest: (chunk: C, signal: AbortSignal) => unknown[] | Promise<unknown[]>,
-  { idleTimeoutMs, firstTimeoutMs = idleTimeoutMs }: { idleTimeoutMs?: number; firstTimeoutMs?: number } = {},
+  encode: (chunk: C, signal: AbortSignal) => Uint8Array[] | Promise<Uint8Array[]>,
+  end: () => Uint8Array[],
+  { idleTimeoutMs, firstTimeoutMs = idleTimeoutMs }: AnswerTimeouts = {},
 ) {
   const answer = new AbortController();
   const iterator = call(answer.signal)[Symbol.asyncIterator]();
@@ -59,38 +96,23 @@ export async function jsonArrayStream<C>(
   };
   let first: IteratorResult<C>;
   let following: Promise<IteratorResult<C>> | undefined;
-  let firstItems: unknown[];
+  let firstBytes: Uint8Array[];
   try {
     first = await next();
     if (!first.done) following = receive();
-    firstItems = first.done ? [] : await toRest(first.value, answer.signal);
+    firstBytes = first.done ? [] : await encode(first.value, answer.signal);
   } catch (error) {
     clearTimeout(idle);
     answer.abort();
     throw error;
   }
-  let separator = "[";
-  /** The items as pieces of the answer: JsonItems as they are, the others stringified together. */
-  const pieces = (items: unknown[]) => {
-    const out: Uint8Array[] = [];
-    let text = "";
-    for (const item of items) {
-      if (item instanceof JsonItems) {
-        out.push(Buffer.from(text + (separator === "[" ? "[" : ",")), item.bytes);
-        text = "";
-      } else text += separator + (item instanceof RawJson ? item.text : stringifyRest(item));
-      separator = ",";
-    }
-    if (text) out.push(Buffer.from(text));
-    return out;
-  };
   async function* body() {
-    yield* pieces(firstItems);
+    yield* firstBytes;
     for (let next = await following; next && !next.done; next = await following) {
       following = receive();
-      yield* pieces(await toRest(next.value, answer.signal));
+      yield* await encode(next.value, answer.signal);
     }
-    yield Buffer.from(separator === "[" ? "[]" : "]");
+    yield* end();
   }
   const stream = Readable.from(body());
   stream.once("close", () => {

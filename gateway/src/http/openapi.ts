@@ -10,6 +10,8 @@ export interface ResponseSpec {
   contentType?: string;
   /** A sane example answer for the document and `/docs`. */
   example?: unknown;
+  /** The same answer in other media types (planning's CSV): text, with its description and a sane example. */
+  alternatives?: Record<string, { description: string; example: string }>;
 }
 
 /** What the document says of one REST operation (route.ts's RouteSpec adds how it is served). */
@@ -77,9 +79,9 @@ const replayedHeader = { "Idempotent-Replayed": { $ref: "#/components/headers/Id
 const redactedHeader = { "Idempotent-Redacted": { $ref: "#/components/headers/IdempotentRedacted" } };
 /**
  * Statuses of an account's write that are never a kept answer replayed: decided before the key is
- * claimed (401, 413, 415, 429) or not kept (5xx).
+ * claimed (401, 413, 414, 415, 429) or not kept (5xx).
  */
-const neverReplayed = /^(401|413|415|429|5\d\d)$/;
+const neverReplayed = /^(401|413|414|415|429|5\d\d)$/;
 
 /**
  * The GeneralResponse answers every operation can give, shared as `components.responses`. Each in
@@ -91,6 +93,7 @@ const sharedResponses: Record<string, { status: number; description: string }> =
   BadRequest: { status: 400, description: "invalid path, query or body; `details` names each field" },
   Unauthorized: { status: 401, description: "missing, malformed, expired or revoked bearer token" },
   PayloadTooLarge: { status: 413, description: "request body is too large" },
+  UriTooLong: { status: 414, description: "a path parameter is too long (over 5,000 characters as sent)" },
   UnsupportedMediaType: { status: 415, description: "Content-Type must be application/json" },
   PreconditionFailed: { status: 412, description: "If-Match names no current ETag of the resource (it changed, or does not exist); nothing was changed" },
   IdempotencyKeyInUse: { status: 409, description: "a request with this Idempotency-Key is still running, or was interrupted before its answer was kept" },
@@ -293,7 +296,14 @@ export class OpenApi {
       responses[status] = {
         description: r.description,
         ...(Object.keys(headers).length ? { headers: integerFormats(headers) } : {}),
-        ...(r.schema ? { content: { [r.contentType ?? "application/json"]: { schema: this.jsonSchema(r.schema, "output"), ...(r.example !== undefined ? { example: r.example } : {}) } } } : {}),
+        ...(r.schema
+          ? {
+              content: {
+                [r.contentType ?? "application/json"]: { schema: this.jsonSchema(r.schema, "output"), ...(r.example !== undefined ? { example: r.example } : {}) },
+                ...Object.fromEntries(Object.entries(r.alternatives ?? {}).map(([type, a]) => [type, { schema: { type: "string", description: a.description }, example: a.example }])),
+              },
+            }
+          : {}),
       };
     }
     // What any operation can answer besides its own statuses, as shared GeneralResponses, in the variant of their headers.
@@ -309,6 +319,7 @@ export class OpenApi {
     };
     if (spec.body || spec.params || spec.query) shared("BadRequest");
     if (spec.auth !== "none") shared("Unauthorized");
+    if (spec.params) shared("UriTooLong");
     if (spec.body) {
       shared("PayloadTooLarge");
       shared("UnsupportedMediaType");

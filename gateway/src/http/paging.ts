@@ -36,3 +36,20 @@ export function setPageHeaders(request: FastifyRequest, reply: FastifyReply, pag
   links.push(link(1, "first"), link(last, "last"));
   reply.header("Link", links.join(", "));
 }
+
+/**
+ * The RFC 8288 link to the page after a page that ends at `after` (a key-set page: planning's
+ * groups): the request's path and parameters, `after` set to it (encoded), as a relative URL.
+ */
+export function afterLink(request: FastifyRequest, after: string, rel = "next"): string {
+  const [path, search = ""] = request.url.split("?");
+  const params = new URLSearchParams(search);
+  params.set("after", after);
+  return `<${path}?${params.toString()}>; rel="${rel}"`;
+}
+
+/** Adds a link to the answer's Link header, after those it has (a deprecated route's successor-version). */
+export function addLink(reply: FastifyReply, link: string): void {
+  const given = reply.getHeader("Link");
+  reply.header("Link", given ? `${String(given)}, ${link}` : link);
+}

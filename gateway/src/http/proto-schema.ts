@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ScalarType, type DescField, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
-import { DecimalSchema, fieldRules as rulesOf, toRestJson } from "@analytics/contracts";
+import { DecimalSchema, fieldRules as rulesOf, restValues, toRestJson } from "@analytics/contracts";
 import { decimal, int32, int64, jsonObject } from "./values";
 
 /**
@@ -110,6 +110,7 @@ function scalarValue(field: DescField, scalar: ScalarType, options?: ProtoSchema
   const rules = rulesOf(field);
   switch (scalar) {
     case ScalarType.STRING:
+      if (restValues(field)) return oneOf(field);
       if (options?.date && rules.columnType === "date") return options.date;
       if (options?.trim && rules.required) return z.string().trim().min(1).max(rules.maxLen || DEFAULT_MAX_LEN);
       // A required text is not blank: at least its one character here, the service refuses blanks.
@@ -151,10 +152,13 @@ function boundedAnswer(field: DescField, bounds: ProtoSchemaOptions): z.ZodType 
   return nullable && !rulesOf(field).readOnly ? described(requestValue(field, bounds), field).nullable() : undefined;
 }
 
+/** Text that is one of the REST names of an enum (its rules' values_of). */
+const oneOf = (field: DescField) => z.enum(restValues(field) as [string, ...string[]]);
+
 function answerValue(field: DescField): z.ZodType {
   switch (field.fieldKind) {
     case "list":
-      return z.array(field.listKind === "message" ? answerMessage(field.message) : field.listKind === "enum" ? z.number().int() : answerScalar(field.scalar));
+      return z.array(field.listKind === "message" ? answerMessage(field.message) : field.listKind === "enum" ? z.number().int() : restValues(field) ? oneOf(field) : answerScalar(field.scalar));
     case "map":
       return z.record(z.string(), field.mapKind === "message" ? answerMessage(field.message) : field.mapKind === "enum" ? z.number().int() : answerScalar(field.scalar));
     case "message": {
@@ -165,7 +169,7 @@ function answerValue(field: DescField): z.ZodType {
     case "enum":
       return z.number().int();
     case "scalar": {
-      const value = answerScalar(field.scalar);
+      const value = restValues(field) ? oneOf(field) : answerScalar(field.scalar);
       return field.proto.proto3Optional ? value.nullable() : value;
     }
   }

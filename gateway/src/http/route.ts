@@ -11,6 +11,7 @@ import { inRequestSpan } from "./telemetry";
 import { MAX_WRITE_COST, MIN_WRITE_COST, type RateLimiter } from "../accounts/rate-limiter";
 import { spendOrRefuse } from "./rate-limits";
 import { checkIfMatch, ifMatchFailed, matchesNoneOf, tagAnswer, weakTagOf } from "./conditional";
+import { negotiated } from "./negotiation";
 import { claimOrAnswer, IDEMPOTENT_METHODS, idempotencyKeyOf, keepAnswer, type IdempotencyKeys } from "./idempotency";
 
 type Shape = z.ZodRawShape;
@@ -28,6 +29,12 @@ export interface RouteSpec<P extends Shape, Q extends Shape, B extends z.ZodType
    * Idempotency-Key leaves it out, and its replay says so (Idempotent-Redacted).
    */
   shownOnce?: string;
+  /**
+   * The media types the route answers in, its default first (planning's JSON and CSV): chosen by
+   * the request's Accept (negotiation.ts; none of them acceptable: a 406), passed to the handler
+   * as `format`, and part of the answer's weak ETag, since each is its own representation.
+   */
+  formats?: readonly string[];
   /** Headers of every answer the route itself gives, a 304 included (a deprecated route's Deprecation and Sunset). */
   answerHeaders?: Record<string, string>;
   handler(
@@ -39,6 +46,8 @@ export interface RouteSpec<P extends Shape, Q extends Shape, B extends z.ZodType
       caller: AnsweringCaller;
       /** A conditional PUT or DELETE: the row revision its If-Match named, for the service's write to check under the row's lock. */
       ifRevision?: string;
+      /** The media type to answer in, of the route's `formats`. */
+      format?: string;
     },
     request: FastifyRequest,
     reply: FastifyReply,
@@ -124,14 +133,16 @@ function refuseUnknownQuery(values: unknown, known: string[]): void {
   if (!unknown.length) return;
   const takes = known.length ? `this route takes ${known.join(", ")}` : "this route takes no query parameters";
   const details = unknown.map((name) => ({ path: name, message: `is not a query parameter of this route (${takes})` }));
-  throw new HttpError(400, `invalid query: ${describe(details)}`.slice(0, 500), details);
+  throw new HttpError(400, `invalid query: ${describe(details)}`.slice(0, 500), details, {}, "unknown_field");
 }
 
 function parse<T extends z.ZodType>(schema: T, value: unknown, where: string, prefix = ""): z.infer<T> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const details = violations(result.error, prefix);
-  throw new HttpError(400, `invalid ${where}: ${describe(details)}`.slice(0, 500), details);
+  // Only fields the route does not take: a client written for another version drops them and sends again.
+  const unknownOnly = result.error.issues.every((issue) => issue.code === "unrecognized_keys");
+  throw new HttpError(400, `invalid ${where}: ${describe(details)}`.slice(0, 500), details, {}, unknownOnly ? "unknown_field" : undefined);
 }
 
 export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.ZodType = z.ZodUndefined>(
@@ -147,17 +158,19 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
   const idempotency = spec.auth === "bearer" && IDEMPOTENT_METHODS.includes(spec.method) ? ctx.idempotency : undefined;
   const claims = new WeakMap<FastifyRequest, string>();
   // A list asked without If-None-Match: the versions its calls collect, for the ETag of its answer.
-  const collecting = new WeakMap<FastifyRequest, { versions: DataVersions; caller: Caller }>();
+  const collecting = new WeakMap<FastifyRequest, { versions: DataVersions; caller: Caller; asked: string }>();
+  /** What the request asked for, as its weak ETag names it: the URL, and a format other than the route's default. */
+  const askedOf = (request: FastifyRequest, format: string | undefined) => (format && format !== spec.formats![0] ? `${request.url}\n${format}` : request.url);
   const tagCollected = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const collected = collecting.get(request);
     if (!collected || reply.statusCode !== 200) return payload;
     collecting.delete(request);
-    const { versions, caller } = collected;
+    const { versions, caller, asked } = collected;
     const version = await spec.dataVersion!.collected(versions, caller).catch((err: unknown) => {
       request.log.warn({ err }, "data version not read; answering without an ETag");
       return undefined;
     });
-    if (version !== undefined) reply.header("ETag", weakTagOf(version, caller, spec.method, request.url));
+    if (version !== undefined) reply.header("ETag", weakTagOf(version, caller, spec.method, asked));
     return payload;
   };
   // A single resource of an account: strong ETag, If-None-Match, If-Match.
@@ -207,20 +220,24 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
         claims.set(request, key);
       }
       const ifRevision = conditionalWrite ? await checkIfMatch(ctx.app, request, ctx.app.hasRoute({ method: "GET", url: spec.url })) : undefined;
+      // Another representation answers another Accept: caches keep them apart.
+      if (spec.formats) reply.header("Vary", "Accept");
+      const format = spec.formats ? negotiated(request.headers.accept, spec.formats) : undefined;
       refuseNul(request.params, "path");
       refuseNul(request.query, "query");
       refuseUnknownQuery(request.query, knownQuery);
-      const input: { params: z.infer<z.ZodObject<P>>; query: z.infer<z.ZodObject<Q>>; body: z.infer<B>; caller: AnsweringCaller; ifRevision?: string } = {
+      const input: { params: z.infer<z.ZodObject<P>>; query: z.infer<z.ZodObject<Q>>; body: z.infer<B>; caller: AnsweringCaller; ifRevision?: string; format?: string } = {
         params: parse(params, request.params, "path"),
         query: parse(query, request.query, "query"),
         body: spec.body ? parse(spec.body, request.body, "body") : (undefined as z.infer<B>),
         caller,
         ifRevision,
+        format,
       };
       if (spec.dataVersion && request.headers["if-none-match"] === undefined) {
         // No tag to compare: the services read their versions with the answer's calls (tagCollected).
         const versions = spec.dataVersion.collect();
-        collecting.set(request, { versions, caller });
+        collecting.set(request, { versions, caller, asked: askedOf(request, format) });
         input.caller = { ...caller, dataVersions: versions };
       } else if (spec.dataVersion) {
         // A version that cannot be read (a service older than the gateway mid-rollout, a slow
@@ -230,7 +247,7 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
           return undefined;
         });
         if (version !== undefined) {
-          const tag = weakTagOf(version, caller, spec.method, request.url);
+          const tag = weakTagOf(version, caller, spec.method, askedOf(request, format));
           reply.header("ETag", tag);
           if (!matchesNoneOf(request, tag)) return reply.code(304).send();
         }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ERROR_CODE_NAMES, ERROR_CODES } from "@analytics/errors";
 
 /** Shapes shared by every resource's routes. */
 export const generalResponseSchema = z
@@ -7,7 +8,12 @@ export const generalResponseSchema = z
     error: z.string().describe("reason phrase of the status; empty on success"),
     message: z.string(),
     details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
-    code: z.string().optional().describe("what the status alone does not say: `outcome_unknown` on a 504 (the write may or may not have been applied: read the resource before sending it again)"),
+    code: z
+      .enum(ERROR_CODE_NAMES)
+      .optional()
+      .describe(
+        `what the error is, stable and machine-readable; on every error answer (absent on a success). A code is never renamed; new ones may be added. ${ERROR_CODE_NAMES.map((c) => `\`${c}\` (${ERROR_CODES[c].status}): ${ERROR_CODES[c].meaning}`).join("; ")}`,
+      ),
   })
   .meta({ id: "GeneralResponse" });
 

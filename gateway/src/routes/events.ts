@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
-import { eventsV1, RawJson } from "@analytics/contracts";
+import { eventsV1, RawJson, restNames } from "@analytics/contracts";
 import { BATCH_MAX } from "../http/batch";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../http/route";
@@ -10,14 +10,17 @@ import { jsonValue } from "../http/values";
 import { generalResponseSchema } from "../http/schemas";
 import { dataVersionOf, type CallAs } from "../clients";
 
-const { EventState } = eventsV1;
+const { EventState, EventTypeSchema } = eventsV1;
+
+/** The queue's entry types by their REST names: the proto enum EventType. */
+export const eventTypes = Object.values(restNames(EventTypeSchema)) as [string, ...string[]];
 
 /** A queue entry as GET /events answers it; also the `data` of a webhook delivery (webhooks.ts). */
 export const eventSchema = z
   .object({
     id: z.string().uuid(),
     accountId: z.string().uuid(),
-    eventType: z.string().describe("update_sku, draft_po_change or sku_warehouse_settings_change"),
+    eventType: z.enum(eventTypes),
     payload: z.unknown().describe("the resource as a GET returns it"),
     createdAt: z.string().datetime(),
     completedAt: z.string().datetime().nullable(),

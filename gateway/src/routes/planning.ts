@@ -3,17 +3,19 @@ import { Readable } from "node:stream";
 import { Code, ConnectError, type CallOptions, type Client } from "@connectrpc/connect";
 import { ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
 import { fieldRules, planningV1, RestDecimal, type catalogueV1 } from "@analytics/contracts";
-import type { FastifyReply } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Caller } from "@analytics/auth";
 import { RETRY_AFTER_SECONDS } from "@analytics/errors";
 import { batchOf, repeatable, route, type RouteContext } from "../http/route";
 import { BATCH_MAX, runBatch, serverFailure } from "../http/batch";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
-import { dateOnly } from "../http/values";
+import { dateOnly, wholeNumber } from "../http/values";
+import { csvAttachment, CSV_CONTENT_TYPE, csvField, csvLine } from "../http/csv";
+import { addLink, afterLink } from "../http/paging";
 import { answerShape, restAnswerOf } from "../http/proto-schema";
 import { HttpError } from "../http/errors";
 import type { RateLimiter } from "../accounts/rate-limiter";
-import { jsonArrayStream } from "../http/json-stream";
+import { chunkedAnswer, jsonArrayStream } from "../http/json-stream";
 import { dataVersionOf, type CallAs } from "../clients";
 import { productUuids } from "./product-ids";
 
@@ -78,6 +80,9 @@ const restQuery: Record<string, Record<string, z.ZodType>> = {
       .describe("default true"),
   },
   pimCustom: Object.fromEntries(pimCustomNames.map((name) => [name, repeatable().describe(`${name} values; repeatable or comma-separated`)])),
+  // A page of groups (CONTRACT "Pages and CSV"); the descriptions are the fields' rules.
+  pageSize: { pageSize: wholeNumber(boundsOf(queryField("page_size")).min, boundsOf(queryField("page_size")).max).optional() },
+  after: { after: z.string().max(fieldRules(queryField("after")).maxLen).optional() },
 };
 
 function queryParameters(field: DescField): Record<string, z.ZodType> {
@@ -149,7 +154,10 @@ const deprecation = (successor: string) => ({ Deprecation: `@${DEPRECATED_AT}`, 
 const deprecationHeaders = (successor: string) => ({
   Deprecation: { description: `RFC 9745: deprecated since ${new Date(DEPRECATED_AT * 1000).toISOString().slice(0, 10)} (a structured date, @<Unix seconds>)`, schema: { type: "string", example: `@${DEPRECATED_AT}` } },
   Sunset: { description: "RFC 8594: the endpoint is removed after this HTTP date", schema: { type: "string", example: SUNSET } },
-  Link: { description: `RFC 8288: the route that replaces it, rel="successor-version" (${successor})`, schema: { type: "string" } },
+  Link: {
+    description: `RFC 8288: the route that replaces it, rel="successor-version" (${successor}); with pageSize, while groups remain after the page, also rel="next": this request with after=<the page's last groupKey>`,
+    schema: { type: "string" },
+  },
 });
 
 const CLIENT_CLOSED_REQUEST = 499;
@@ -280,6 +288,85 @@ const restBreakdownWarehouseRow = (r: planningV1.BreakdownWarehouseRow) => ({
   periods: r.periods.map(restWarehousePeriod),
 });
 
+// ---------------------------------------------------------------------------------------------
+// CSV (CONTRACT "Pages and CSV"): one line per row and period, the row's keys first, then the
+// period's fields in the JSON order, under REST's names; null is an empty field.
+
+const JSON_TYPE = "application/json";
+const CSV_TYPE = "text/csv";
+/** What every planning answer is served as (route.ts negotiates): JSON by default, or CSV. */
+const FORMATS = [JSON_TYPE, CSV_TYPE] as const;
+
+/** A message's fields as CSV cells under REST's names, made once: Decimals as their digits, text quoted as RFC 4180 needs. */
+function csvCellsOf(desc: DescMessage, omit: readonly string[] = []) {
+  const fields = desc.fields
+    .filter((f) => !omit.includes(f.jsonName))
+    .map((f) => ({ rest: names[f.jsonName as keyof typeof names] ?? f.jsonName, local: f.localName, decimal: f.fieldKind === "message" }));
+  return {
+    names: fields.map((f) => f.rest),
+    /** The message's cells, comma-separated (no line end). */
+    cells(message: object): string {
+      const m = message as Record<string, unknown>;
+      let out = "";
+      for (let i = 0; i < fields.length; i++) {
+        const v = m[fields[i].local];
+        if (i) out += ",";
+        if (v !== undefined) out += fields[i].decimal ? (v as { value: string }).value || "0" : csvField(v as string | number | bigint);
+      }
+      return out;
+    },
+  };
+}
+
+/**
+ * The CSV of one answer: its header row, and a row's lines (one per period, its keys repeated;
+ * a row without periods, planned volumes', is one line).
+ */
+function csvOf<R extends object>(rowDesc: DescMessage, periodDesc?: DescMessage, omit: readonly string[] = []) {
+  const keys = csvCellsOf(rowDesc, ["periods"]);
+  const period = periodDesc && csvCellsOf(periodDesc, omit);
+  const header = csvLine([...keys.names, ...(period?.names ?? [])]);
+  return {
+    header,
+    lines(row: R): string {
+      const k = keys.cells(row);
+      if (!period) return k + "\r\n";
+      let out = "";
+      for (const p of (row as { periods: object[] }).periods) out += k + "," + period.cells(p) + "\r\n";
+      return out;
+    },
+    /** A REST-shaped answer (the document's example) in this CSV, each cell looked up by its header name. */
+    example(rows: Record<string, unknown>[]): string {
+      const line = (values: Record<string, unknown>) => csvLine([...keys.names, ...(period?.names ?? [])].map((n) => values[n] as string | number | null));
+      return header + rows.flatMap((r) => (period ? (r.periods as object[]).map((p) => line({ ...r, ...p })) : [line(r)])).join("");
+    },
+  };
+}
+type CsvOf<R extends object> = ReturnType<typeof csvOf<R>>;
+
+const salesPlanCsv = csvOf<planningV1.SalesPlanRow>(SalesPlanRowSchema, SalesPlanPeriodSchema);
+const breakdownCsv = csvOf<planningV1.BreakdownRow>(BreakdownRowSchema, BreakdownPeriodSchema, TRANSFERS);
+const breakdownWarehouseCsv = csvOf<planningV1.BreakdownWarehouseRow>(BreakdownWarehouseRowSchema, BreakdownPeriodSchema);
+const plannedVolumeCsv = csvOf<planningV1.PlannedVolumeRow>(PlannedVolumeRowSchema);
+const plannedVolumeWarehouseCsv = csvOf<planningV1.PlannedVolumeWarehouseRow>(PlannedVolumeWarehouseRowSchema);
+
+/** The 200's CSV alternative in the document, its example the JSON example's rows. */
+const csvAlternative = (csv: { example(rows: Record<string, unknown>[]): string }, example: Record<string, unknown>[]) => ({
+  [CSV_TYPE]: {
+    description:
+      "With Accept: text/csv: the same rows as CSV (RFC 4180, UTF-8, a header row, Content-Disposition: attachment), one line per row and period: the row's keys, then periodStart, periodEnd and each volume in the JSON order; null is an empty field",
+    example: csv.example(example),
+  },
+});
+const notAcceptable = { 406: { description: "Accept takes neither application/json nor text/csv", schema: generalResponseSchema } };
+/** The 200's Link header: the next page's, and a deprecated route's successor. */
+const nextLinkHeader = {
+  description: 'RFC 8288: with pageSize, while groups remain after the page, rel="next": this request with after=<the page\'s last groupKey>',
+  schema: { type: "string", example: '</v2/api/planning/breakdown?fromDate=2026-03-01&toDate=2026-04-30&groupBy=skus&pageSize=500&after=SKU-1001-BLK-M>; rel="next"' },
+};
+const PAGE_NOTE =
+  "With pageSize (1-10000 groups; a group is a groupKey with all its rows), the first pageSize groups in groupKey order after `after` (exclusive), and while groups remain a Link rel=\"next\" header to the next page. With Accept: text/csv, CSV (one line per row and period).";
+
 // Realistic answers for the document: March and April 2026 by season, March the current month.
 const march = { periodStart: "2026-03-01", periodEnd: "2026-03-31" };
 const april = { periodStart: "2026-04-01", periodEnd: "2026-04-30" };
@@ -306,6 +393,15 @@ const breakdownByWarehouseExample = [
       { ...april, openingStockVolume: 2200, salesPlanVolume: 980, salesActualVolume: 0, poVolume: 0, draftPOVolume: 0, closingStockVolume: 1220, targetStockVolume: 500, openToBuyVolume: 0, transferInVolume: 0, transferOutVolume: 0 },
     ],
   },
+];
+
+const plannedVolumesExample = [
+  { groupKey: "AW26", stockVolume: 5200, poVolume: 1800, draftPOVolume: 400 },
+  { groupKey: "SS26", stockVolume: 2400, poVolume: 600, draftPOVolume: 200 },
+];
+const plannedVolumesByWarehouseExample = [
+  { groupKey: "SS26", warehouseId: "", warehouseName: "", stockVolume: 0, poVolume: 0, draftPOVolume: 200 },
+  { groupKey: "SS26", warehouseId: "0b9e0c4e-8f5d-4a53-9f3e-2d1c7a6b5e41", warehouseName: "Stockholm DC", stockVolume: 2400, poVolume: 600, draftPOVolume: 0 },
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -356,22 +452,42 @@ export function planningRoutes(
    */
   const streamed = async <R extends { periods: unknown[] }>(
     caller: Caller,
-    call: (options: CallOptions) => AsyncIterable<{ rows: R[] }>,
-    toRest: (row: R) => unknown,
+    call: (options: CallOptions) => AsyncIterable<{ rows: R[]; nextAfter?: string }>,
+    encoding: { toRest: (row: R) => unknown; csv: CsvOf<R>; file: string },
+    format: string | undefined,
+    request: FastifyRequest,
     reply: FastifyReply,
   ) => {
     const options = as(caller);
     const gone = new AbortController();
     reply.raw.once("close", () => gone.abort(CLIENT_LEFT));
     let cells = 0;
-    const answer = await jsonArrayStream(
-      (signal) => call({ ...options, timeoutMs: undefined, signal: AbortSignal.any([signal, gone.signal]) }),
-      (chunk) =>
-        chunk.rows.map((row) => {
-          cells += row.periods.length;
-          return toRest(row);
-        }),
-      { idleTimeoutMs: options.timeoutMs, firstTimeoutMs: queryTimeoutMs + options.timeoutMs },
+    const started = (signal: AbortSignal) => call({ ...options, timeoutMs: undefined, signal: AbortSignal.any([signal, gone.signal]) });
+    const timeouts = { idleTimeoutMs: options.timeoutMs, firstTimeoutMs: queryTimeoutMs + options.timeoutMs };
+    const csv = format === CSV_TYPE;
+    const answer = await (csv
+      ? chunkedAnswer(
+          started,
+          (chunk) => {
+            let text = "";
+            for (const row of chunk.rows) {
+              cells += row.periods.length;
+              text += encoding.csv.lines(row);
+            }
+            return [Buffer.from(text)];
+          },
+          () => [],
+          timeouts,
+        )
+      : jsonArrayStream(
+          started,
+          (chunk) =>
+            chunk.rows.map((row) => {
+              cells += row.periods.length;
+              return encoding.toRest(row);
+            }),
+          timeouts,
+        )
     ).catch((error: unknown) => {
       if (gone.signal.aborted) throw new HttpError(CLIENT_CLOSED_REQUEST, "the client closed the request");
       if (error instanceof ConnectError && error.code === Code.ResourceExhausted) {
@@ -382,12 +498,26 @@ export function planningRoutes(
     const limiter = ctx.rateLimiter;
     async function* charged() {
       try {
+        if (csv) yield Buffer.from(encoding.csv.header);
         yield* answer.body;
       } finally {
         if (limiter) await spendUpTo(limiter, caller.accountId, answerCost(cells) - ROUTE_COST);
       }
     }
-    return reply.type("application/json; charset=utf-8").send(Readable.from(charged(), { objectMode: false }));
+    // Known before the first row: every chunk of a page says whether a page follows.
+    if (answer.first?.nextAfter !== undefined) addLink(reply, afterLink(request, answer.first.nextAfter));
+    if (csv) reply.type(CSV_CONTENT_TYPE).header("Content-Disposition", csvAttachment(encoding.file));
+    else reply.type("application/json; charset=utf-8");
+    return reply.send(Readable.from(charged(), { objectMode: false }));
+  };
+  /**
+   * A planned-volumes answer (unary: whole in both processes, as before pages): JSON or CSV, and a
+   * page's next link.
+   */
+  const volumes = <R extends object>(res: { rows: R[]; nextAfter?: string }, toRest: (row: R) => unknown, csv: CsvOf<R>, file: string, format: string | undefined, request: FastifyRequest, reply: FastifyReply) => {
+    if (res.nextAfter !== undefined) addLink(reply, afterLink(request, res.nextAfter));
+    if (format !== CSV_TYPE) return res.rows.map(toRest);
+    return reply.type(CSV_CONTENT_TYPE).header("Content-Disposition", csvAttachment(file)).send(csv.header + res.rows.map((r) => csv.lines(r)).join(""));
   };
   /** The weak ETag's base of every planning answer: the account's planning data version and its local date (answers change with "today"). */
   const dataVersion = dataVersionOf(as, { planning });
@@ -397,22 +527,29 @@ export function planningRoutes(
     400: { description: `missing or bad fromDate/toDate, a bad period or channel, a window of more than ${MAX_PERIODS} periods, or another bad parameter`, schema: generalResponseSchema },
   };
   const later = "the later revision's GET /planning/breakdown (per period) replaces it; served unchanged for clients of the first revision";
+  /** A later-revision answer's statuses: the rows as JSON (with the example) or CSV, a page's next Link, and its 400s and 406. */
+  const laterResponses = <R extends object>(description: string, row: z.ZodType, example: Record<string, unknown>[], csv: CsvOf<R>) => ({
+    200: { description, schema: z.array(row), example, alternatives: csvAlternative(csv, example), headers: { Link: nextLinkHeader } },
+    ...breakdown400,
+    ...notAcceptable,
+  });
   route(ctx, {
     method: "GET",
     url: "/v2/api/planning/sales-plans",
     summary: "Sales plan and sales actuals per group, channel and period (month, ISO week or the whole window)",
     description:
-      `One row per group and channel, each with every period overlapping fromDate..toDate (whole periods, the account's timezone). salesPlanVolume is the stored plan where the account stored one (POST /planning/sales-plans/batch), else the year-over-year baseline; salesActualVolume is net units sold. Streamed; not paged. ${COST_NOTE}`,
+      `One row per group and channel, each with every period overlapping fromDate..toDate (whole periods, the account's timezone). salesPlanVolume is the stored plan where the account stored one (POST /planning/sales-plans/batch), else the year-over-year baseline; salesActualVolume is net units sold. Streamed; without pageSize the whole answer. ${PAGE_NOTE} ${COST_NOTE}`,
     tag,
     auth: "bearer",
     query: breakdownQuery,
     dataVersion,
-    responses: { 200: { description: "one row per group and channel, ordered by groupKey then channel", schema: z.array(salesPlanRow), example: salesPlansExample }, ...breakdown400 },
-    handler: async ({ query, caller }, _req, reply) => {
+    formats: FORMATS,
+    responses: laterResponses("one row per group and channel, ordered by groupKey then channel", salesPlanRow, salesPlansExample, salesPlanCsv),
+    handler: async ({ query, caller, format }, req, reply) => {
       const q = query as unknown as BreakdownRestQuery;
       refuseLongWindow(q);
       const request = { query: await breakdownProtoQuery(q, caller) };
-      return streamed(caller, (options) => planning.getSalesPlans(request, options), restSalesPlanRow, reply);
+      return streamed(caller, (options) => planning.getSalesPlans(request, options), { toRest: restSalesPlanRow, csv: salesPlanCsv, file: "sales-plans" }, format, req, reply);
     },
   });
   route(ctx, {
@@ -420,17 +557,18 @@ export function planningRoutes(
     url: "/v2/api/planning/breakdown",
     summary: "Per group and period: sales plan and actuals, PO and draft-PO volumes, and the stock projection (opening, closing, target, open-to-buy)",
     description:
-      `One row per group, each with every period overlapping fromDate..toDate (whole periods, the account's timezone), summed over the group's SKUs and the selected channels. The projection starts at the current period with the current stock and runs forward (closing = opening + poVolume + draftPOVolume - remaining plan); periods that ended before the current one carry sales and PO figures only. With period=total, poVolume and draftPOVolume equal GET /planning/planned-volumes for the same query. Streamed; not paged. ${COST_NOTE}`,
+      `One row per group, each with every period overlapping fromDate..toDate (whole periods, the account's timezone), summed over the group's SKUs and the selected channels. The projection starts at the current period with the current stock and runs forward (closing = opening + poVolume + draftPOVolume - remaining plan); periods that ended before the current one carry sales and PO figures only. With period=total, poVolume and draftPOVolume equal GET /planning/planned-volumes for the same query. Streamed; without pageSize the whole answer. ${PAGE_NOTE} ${COST_NOTE}`,
     tag,
     auth: "bearer",
     query: breakdownQuery,
     dataVersion,
-    responses: { 200: { description: "one row per group, ordered by groupKey", schema: z.array(breakdownRow), example: breakdownExample }, ...breakdown400 },
-    handler: async ({ query, caller }, _req, reply) => {
+    formats: FORMATS,
+    responses: laterResponses("one row per group, ordered by groupKey", breakdownRow, breakdownExample, breakdownCsv),
+    handler: async ({ query, caller, format }, req, reply) => {
       const q = query as unknown as BreakdownRestQuery;
       refuseLongWindow(q);
       const request = { query: await breakdownProtoQuery(q, caller) };
-      return streamed(caller, (options) => planning.getBreakdown(request, options), restBreakdownRow, reply);
+      return streamed(caller, (options) => planning.getBreakdown(request, options), { toRest: restBreakdownRow, csv: breakdownCsv, file: "breakdown" }, format, req, reply);
     },
   });
   route(ctx, {
@@ -438,37 +576,53 @@ export function planningRoutes(
     url: "/v2/api/planning/breakdown/by-warehouse",
     summary: "The breakdown per group and warehouse, with distribution-order transfers in and out",
     description:
-      `One row per group and warehouse. A SKU's plan and actuals are split over warehouses by each one's share of the SKU's units shipped in the 12 months before today (equally over the warehouses holding its stock without shipments; under warehouseId "" without stock). Open distribution-order quantity enters the closing stock as transferInVolume and transferOutVolume. Every volume but openToBuyVolume sums over a group's warehouses to its breakdown row. Streamed; not paged. ${COST_NOTE}`,
+      `One row per group and warehouse. A SKU's plan and actuals are split over warehouses by each one's share of the SKU's units shipped in the 12 months before today (equally over the warehouses holding its stock without shipments; under warehouseId "" without stock). Open distribution-order quantity enters the closing stock as transferInVolume and transferOutVolume. Every volume but openToBuyVolume sums over a group's warehouses to its breakdown row. Streamed; without pageSize the whole answer. ${PAGE_NOTE} ${COST_NOTE}`,
     tag,
     auth: "bearer",
     query: breakdownQuery,
     dataVersion,
-    responses: {
-      200: { description: "one row per group and warehouse, ordered by groupKey then warehouseId", schema: z.array(breakdownWarehouseRow), example: breakdownByWarehouseExample },
-      ...breakdown400,
-    },
-    handler: async ({ query, caller }, _req, reply) => {
+    responses: laterResponses("one row per group and warehouse, ordered by groupKey then warehouseId", breakdownWarehouseRow, breakdownByWarehouseExample, breakdownWarehouseCsv),
+    formats: FORMATS,
+    handler: async ({ query, caller, format }, req, reply) => {
       const q = query as unknown as BreakdownRestQuery;
       refuseLongWindow(q);
       const request = { query: await breakdownProtoQuery(q, caller) };
-      return streamed(caller, (options) => planning.getBreakdownByWarehouse(request, options), restBreakdownWarehouseRow, reply);
+      return streamed(
+        caller,
+        (options) => planning.getBreakdownByWarehouse(request, options),
+        { toRest: restBreakdownWarehouseRow, csv: breakdownWarehouseCsv, file: "breakdown-by-warehouse" },
+        format,
+        req,
+        reply,
+      );
     },
   });
   route(ctx, {
     method: "GET",
     url: "/v2/api/planning/planned-volumes",
     summary: "Stock, PO and draft-PO volumes per group over the window fromDate..toDate",
-    description: `Stock, PO and draft-PO volumes per group over the window fromDate..toDate. Deprecated: ${later}.`,
+    description: `Stock, PO and draft-PO volumes per group over the window fromDate..toDate. Without pageSize the whole answer. ${PAGE_NOTE} Deprecated: ${later}.`,
     deprecated: true,
     tag,
     auth: "bearer",
     query: volumesQuery,
     dataVersion,
-    responses: { 200: { description: "one row per group, ordered by groupKey", schema: z.array(plannedVolumeRow), headers: deprecationHeaders("/v2/api/planning/breakdown") }, ...responses400 },
+    formats: FORMATS,
+    responses: {
+      200: {
+        description: "one row per group, ordered by groupKey",
+        schema: z.array(plannedVolumeRow),
+        example: plannedVolumesExample,
+        alternatives: csvAlternative(plannedVolumeCsv, plannedVolumesExample),
+        headers: deprecationHeaders("/v2/api/planning/breakdown"),
+      },
+      ...responses400,
+      ...notAcceptable,
+    },
     answerHeaders: deprecation("/v2/api/planning/breakdown"),
-    handler: async ({ query, caller }) => {
+    handler: async ({ query, caller, format }, req, reply) => {
       const res = await planning.getPlannedVolumes({ query: await protoQuery(query as VolumesQuery, caller) }, as(caller));
-      return res.rows.map(restRow);
+      return volumes(res, restRow, plannedVolumeCsv, "planned-volumes", format, req, reply);
     },
   });
   route(ctx, {
@@ -517,7 +671,7 @@ export function planningRoutes(
     method: "GET",
     url: "/v2/api/planning/planned-volumes/by-warehouse",
     summary: "The same volumes per group and warehouse",
-    description: "The same volumes per group and warehouse. Deprecated: the later revision's GET /planning/breakdown/by-warehouse replaces it; served unchanged for clients of the first revision.",
+    description: `The same volumes per group and warehouse. Without pageSize the whole answer. ${PAGE_NOTE} Deprecated: the later revision's GET /planning/breakdown/by-warehouse replaces it; served unchanged for clients of the first revision.`,
     deprecated: true,
     tag,
     auth: "bearer",
@@ -527,14 +681,18 @@ export function planningRoutes(
       200: {
         description: "one row per group and warehouse, ordered by groupKey then warehouseId",
         schema: z.array(plannedVolumeWarehouseRow),
+        example: plannedVolumesByWarehouseExample,
+        alternatives: csvAlternative(plannedVolumeWarehouseCsv, plannedVolumesByWarehouseExample),
         headers: deprecationHeaders("/v2/api/planning/breakdown/by-warehouse"),
       },
       ...responses400,
+      ...notAcceptable,
     },
+    formats: FORMATS,
     answerHeaders: deprecation("/v2/api/planning/breakdown/by-warehouse"),
-    handler: async ({ query, caller }) => {
+    handler: async ({ query, caller, format }, req, reply) => {
       const res = await planning.getPlannedVolumesByWarehouse({ query: await protoQuery(query as VolumesQuery, caller) }, as(caller));
-      return res.rows.map(restWarehouseRow);
+      return volumes(res, restWarehouseRow, plannedVolumeWarehouseCsv, "planned-volumes-by-warehouse", format, req, reply);
     },
   });
 }

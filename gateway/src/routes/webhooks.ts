@@ -1,14 +1,14 @@
 import { z } from "zod";
-import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
-import { eventsV1 } from "@analytics/contracts";
+import { eventsV1, fieldRules, fromRestJson, toRestJson } from "@analytics/contracts";
 import { generalResponse } from "@analytics/errors";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../http/route";
 import { answerRevision } from "../http/conditional";
 import { generalResponseSchema } from "../http/schemas";
+import { answerShape, requestShape, withoutReadOnly } from "../http/proto-schema";
 import type { CallAs } from "../clients";
-import { eventSchema } from "./events";
+import { eventSchema, eventTypes } from "./events";
 
 /**
  * /v2/api/webhooks -> analytics.events.v1.EventsService (CONTRACT.md, "Webhooks: the event queue
@@ -16,66 +16,20 @@ import { eventSchema } from "./events";
  * private addresses are allowed (WEBHOOK_ALLOW_PRIVATE).
  */
 
-const eventTypes = ["update_sku", "draft_po_change", "sku_warehouse_settings_change"] as const;
+const { WebhookAttemptSchema, WebhookDeliverySchema, WebhookEndpointSchema } = eventsV1;
 
-const endpointBody = {
-  url: z.string().url().max(2000).describe("https:// URL of a public address"),
-  eventTypes: z.array(z.enum(eventTypes)).max(eventTypes.length).optional().describe("the types pushed; absent or empty: all"),
-  description: z.string().max(500).optional(),
-};
+/** Bodies: the WebhookEndpoint message's writable fields and rules (read-only ones accepted, ignored). */
+const endpointBody = requestShape(WebhookEndpointSchema, { timestamp: z.string().datetime() });
 
-const endpointSchema = z
-  .object({
-    id: z.string().uuid(),
-    url: z.string(),
-    eventTypes: z.array(z.enum(eventTypes)).describe("empty: every type"),
-    description: z.string(),
-    enabled: z.boolean(),
-    disabledReason: z.string().nullable().describe("gone (the endpoint answered 410), failing (5 days of failed attempts) or by request"),
-    createdAt: z.string().datetime(),
-    updatedAt: z.string().datetime(),
-  })
-  .meta({ id: "WebhookEndpoint" });
-
+/** An endpoint as answered; its secret is there only where it is shown (created, rotated), never null. */
+const endpointSchema = z.object(answerShape(WebhookEndpointSchema, { omit: ["secret"] })).meta({ id: "WebhookEndpoint" });
 const endpointWithSecretSchema = endpointSchema
-  .extend({
-    secret: z
-      .string()
-      .optional()
-      .describe(
-        '"whsec_" + base64: the signing secret, shown only in this answer. A replay of it (the same Idempotency-Key) leaves it out and says so in `Idempotent-Redacted: secret`: it is never kept; rotate it if the first answer was lost',
-      ),
-  })
+  .extend({ secret: z.string().optional().describe(fieldRules(WebhookEndpointSchema.field.secret).description) })
   .meta({ id: "WebhookEndpointWithSecret" });
 
-const attemptSchema = z
-  .object({
-    attempt: z.number().int().describe("1-based; a manual retry starts the count over"),
-    attemptedAt: z.string().datetime(),
-    statusCode: z.number().int().nullable().describe("the answer's status; null when none came"),
-    durationMs: z.number().int().nullable(),
-    error: z.string().nullable().describe("why no answer came (refused address, timeout, connection error)"),
-    nextRetryAt: z.string().datetime().nullable().describe("the next attempt scheduled after this one; null after a success, a 410 or the last attempt"),
-  })
-  .meta({ id: "WebhookAttempt" });
-
+const attemptSchema = z.object(answerShape(WebhookAttemptSchema)).meta({ id: "WebhookAttempt" });
 const deliverySchema = z
-  .object({
-    id: z.string().uuid(),
-    eventId: z.string().uuid().describe("the queue entry, also the webhook-id header"),
-    eventType: z.string(),
-    status: z.enum(["pending", "delivered", "failed"]).describe("failed: every attempt of the retry schedule failed"),
-    attempt: z.number().int().describe("attempts made"),
-    statusCode: z.number().int().nullable().describe("the last attempt's answer"),
-    durationMs: z.number().int().nullable().describe("the last attempt's duration"),
-    error: z.string().nullable().describe("why the last attempt got no answer"),
-    lastAttemptAt: z.string().datetime().nullable(),
-    nextRetryAt: z.string().datetime().nullable().describe("when the next attempt is due, while pending"),
-    createdAt: z.string().datetime(),
-    attempts: z
-      .array(attemptSchema)
-      .describe("every attempt, oldest first (kept with the delivery, at most the last 20: the schedule makes 8, a manual retry starts it over)"),
-  })
+  .object(answerShape(WebhookDeliverySchema, { fields: { attempts: z.array(attemptSchema).describe(fieldRules(WebhookDeliverySchema.field.attempts).description) } }))
   .meta({ id: "WebhookDelivery" });
 
 /** The body of a delivery (CONTRACT: `{id, type, timestamp, data}`), as the events service's worker writes it. */
@@ -138,45 +92,15 @@ function documentQueueEntry(ctx: RouteContext): void {
   });
 }
 
-const iso = (t?: Timestamp) => (t ? timestampDate(t).toISOString() : null);
+/** The endpoint a body writes (its read-only fields dropped). */
+const endpointOf = (body: Record<string, unknown>) => fromRestJson(WebhookEndpointSchema, withoutReadOnly(WebhookEndpointSchema, body));
 
 function endpointToRest(e: eventsV1.WebhookEndpoint) {
-  return {
-    id: e.id,
-    url: e.url,
-    eventTypes: e.eventTypes,
-    description: e.description,
-    enabled: e.enabled,
-    disabledReason: e.disabledReason ?? null,
-    createdAt: iso(e.createdAt)!,
-    updatedAt: iso(e.updatedAt)!,
-    ...(e.secret !== undefined ? { secret: e.secret } : {}),
-  };
+  const { secret, ...endpoint } = toRestJson(WebhookEndpointSchema, e);
+  return secret === null ? endpoint : { ...endpoint, secret };
 }
 
-function deliveryToRest(d: eventsV1.WebhookDelivery) {
-  return {
-    id: d.id,
-    eventId: d.eventId,
-    eventType: d.eventType,
-    status: d.status,
-    attempt: d.attempt,
-    statusCode: d.statusCode ?? null,
-    durationMs: d.durationMs ?? null,
-    error: d.error ?? null,
-    lastAttemptAt: iso(d.lastAttemptAt),
-    nextRetryAt: iso(d.nextRetryAt),
-    createdAt: iso(d.createdAt)!,
-    attempts: d.attempts.map((a) => ({
-      attempt: a.attempt,
-      attemptedAt: iso(a.attemptedAt)!,
-      statusCode: a.statusCode ?? null,
-      durationMs: a.durationMs ?? null,
-      error: a.error ?? null,
-      nextRetryAt: iso(a.nextRetryAt),
-    })),
-  };
-}
+const deliveryToRest = (d: eventsV1.WebhookDelivery) => toRestJson(WebhookDeliverySchema, d);
 
 const tag = "Webhooks";
 const id = { id: z.string().min(1).max(100) };
@@ -201,7 +125,7 @@ export function webhookRoutes(ctx: RouteContext, events: Client<typeof eventsV1.
       409: { description: "the account has 10 endpoints already", schema: generalResponseSchema },
     },
     handler: async ({ body, caller }, _req, reply) => {
-      const res = await events.createWebhookEndpoint({ url: body.url, eventTypes: body.eventTypes ?? [], description: body.description }, as(caller));
+      const res = await events.createWebhookEndpoint({ endpoint: endpointOf(body) }, as(caller));
       reply.status(201);
       return endpointToRest(res.endpoint!);
     },
@@ -238,10 +162,10 @@ export function webhookRoutes(ctx: RouteContext, events: Client<typeof eventsV1.
     tag,
     auth: "bearer",
     params: id,
-    body: z.strictObject({ ...endpointBody, enabled: z.boolean().optional() }),
+    body: z.strictObject({ ...endpointBody, enabled: z.boolean().optional().describe("true re-enables a disabled endpoint; false disables it") }),
     responses: { 200: { description: "the endpoint", schema: endpointSchema }, 400: badRequest, 404: notFound },
     handler: async ({ params, body, caller, ifRevision }) => {
-      const req = { id: params.id, url: body.url, eventTypes: body.eventTypes ?? [], description: body.description, enabled: body.enabled, ifRevision };
+      const req = { id: params.id, endpoint: endpointOf(body), enabled: body.enabled as boolean | undefined, ifRevision };
       return endpointToRest((await events.updateWebhookEndpoint(req, as(caller))).endpoint!);
     },
   });

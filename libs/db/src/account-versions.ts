@@ -30,6 +30,22 @@ export async function createAccountVersionsTable(db: Knex): Promise<void> {
 }
 
 /**
+ * The trigger function's current text, its one home: every service's migration that creates
+ * account_versions runs it (createAccountVersions). It bumps the versions of the accounts whose
+ * rows a statement changed (its transition table `changed`), in a fixed order. Its body's text
+ * (indentation included) is what the schemas made before hold: change it by a migration.
+ */
+export const BUMP_ACCOUNT_VERSIONS_FUNCTION = `
+    CREATE OR REPLACE FUNCTION bump_account_versions() RETURNS trigger LANGUAGE plpgsql ${IN_SCHEMA} AS $$
+    BEGIN
+      INSERT INTO account_versions AS v (account_id, version, changed_at)
+      SELECT account_id, ${NEXT_VERSION}, now()
+      FROM (SELECT DISTINCT account_id FROM changed) c ORDER BY account_id
+      ${ON_CONFLICT};
+      RETURN NULL;
+    END $$;`;
+
+/**
  * Creates account_versions and bumps it by triggers after every statement that inserts, updates
  * or deletes rows of `tables` (each has account_id), in its transaction, whichever code path wrote
  * them: a write cannot forget it. One row per account a statement touched, in a fixed order, so
@@ -39,14 +55,7 @@ export async function createAccountVersions(db: Knex, tables: readonly string[])
   tables.forEach(assertTable);
   await db.raw(`
     ${TABLE};
-    CREATE FUNCTION bump_account_versions() RETURNS trigger LANGUAGE plpgsql ${IN_SCHEMA} AS $$
-    BEGIN
-      INSERT INTO account_versions AS v (account_id, version, changed_at)
-      SELECT account_id, ${NEXT_VERSION}, now()
-      FROM (SELECT DISTINCT account_id FROM changed) c ORDER BY account_id
-      ${ON_CONFLICT};
-      RETURN NULL;
-    END $$;
+    ${BUMP_ACCOUNT_VERSIONS_FUNCTION}
     ${tables.map(versionTriggers).join("\n")}
   `);
 }

@@ -10,7 +10,7 @@ import { stalledSince, watchStalls } from "./stalls";
 export type Db = Knex;
 export type Tx = Knex.Transaction;
 
-export { accountVersion, bumpAccountVersions, createAccountVersions, createAccountVersionsTable } from "./account-versions";
+export { accountVersion, BUMP_ACCOUNT_VERSIONS_FUNCTION, bumpAccountVersions, createAccountVersions, createAccountVersionsTable } from "./account-versions";
 export { jsonProblems, unstorableText } from "./storable";
 export { jsonArrayInSlices, mapInSlices, SLICE_ITEMS } from "./slices";
 export { STALL_MS } from "./stalls";

@@ -1,6 +1,6 @@
 import { ScalarType, create, type DescField, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
-import { DecimalSchema, RestDecimal, fieldRules as rulesOf, fromRestJson, toRestJson, type FieldRules } from "@analytics/contracts";
+import { DecimalSchema, RestDecimal, fieldRules as rulesOf, fromRestJson, restValues, toRestJson, type FieldRules } from "@analytics/contracts";
 import { jsonProblems, unstorableText } from "./storable";
 
 /**
@@ -324,11 +324,23 @@ function textProblem(value: string, rules: FieldRules): string | undefined {
   return undefined;
 }
 
+/** Text outside the REST names its rules' values_of allows. */
+function valueProblem(f: DescField, value: string): string | undefined {
+  const values = restValues(f);
+  return values && !values.includes(value) ? `must be one of ${values.join(", ")}` : undefined;
+}
+
 function fieldProblem(f: DescField, rules: FieldRules, value: unknown, seconds: readonly [bigint, bigint] | undefined): string | { path: string; message: string }[] | undefined {
   if (f.fieldKind === "scalar" && f.scalar === ScalarType.STRING) {
     if (rules.required && !(value as string | undefined)?.trim()) return "is required";
     if (!value) return undefined;
-    return rules.columnType === "date" ? dateProblem(value as string) : textProblem(value as string, rules);
+    return rules.columnType === "date" ? dateProblem(value as string) : ((rules.valuesOf ? valueProblem(f, value as string) : undefined) ?? textProblem(value as string, rules));
+  }
+  if (rules.valuesOf && f.fieldKind === "list" && f.scalar === ScalarType.STRING) {
+    return (value as string[]).flatMap((v, i) => {
+      const problem = valueProblem(f, v);
+      return problem ? [{ path: `[${i}]`, message: problem }] : [];
+    });
   }
   if (value === undefined || value === null) return f.fieldKind === "message" && rules.required ? "is required" : undefined;
   if (f.fieldKind === "scalar" && typeof value === "number") return boundsProblem(value, rules);

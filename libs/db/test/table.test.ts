@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { inventoryMessagesV1, ordersV1, pricingV1 } from "@analytics/contracts";
+import { eventsV1, inventoryMessagesV1, ordersV1, pricingV1 } from "@analytics/contracts";
 import { fieldViolations, tableSpec } from "../src";
 import { numericText } from "../src/table";
 
@@ -93,6 +93,16 @@ describe("tableSpec (pricing's messages)", () => {
     ]);
     const rate = create(pricingV1.FxRateSchema, { fromCurrency: "EUR", toCurrency: "SEK", rate: { value: "1" }, fromDate: "2026-02-30", exchangeDate: "" });
     expect(fieldViolations(pricingV1.FxRateSchema, rate)).toEqual([{ path: "fromDate", message: "must be a date YYYY-MM-DD" }]);
+  });
+
+  it("checks text, and each text of a list, against the REST names of the enum its rules name (values_of)", () => {
+    const delivery = create(eventsV1.WebhookDeliverySchema, { eventType: "update_sku", status: "sent" });
+    expect(fieldViolations(eventsV1.WebhookDeliverySchema, delivery)).toEqual([{ path: "status", message: "must be one of pending, delivered, failed" }]);
+    const endpoint = create(eventsV1.WebhookEndpointSchema, { url: "https://h.example.com", eventTypes: ["update_sku", "nope"] });
+    expect(fieldViolations(eventsV1.WebhookEndpointSchema, endpoint)).toEqual([
+      { path: "eventTypes[1]", message: "must be one of update_sku, draft_po_change, sku_warehouse_settings_change" },
+    ]);
+    expect(tableSpec(eventsV1.WebhookEndpointSchema, "webhook_endpoints").recordType).toContain("event_types text[]");
   });
 });
 

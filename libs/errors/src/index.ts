@@ -78,8 +78,6 @@ export function toConnectError(error: unknown, onInternal?: (error: unknown) => 
 
 export const UNAVAILABLE_MESSAGE = "a service is unavailable, try again";
 export const OUTCOME_UNKNOWN_MESSAGE = "no answer in time: the write may or may not have been applied; read the resource before sending it again";
-/** The `code` of a 504: the gateway cannot tell whether the write was applied. */
-export const OUTCOME_UNKNOWN_CODE = "outcome_unknown";
 const CONFLICT_MESSAGE = "the change conflicts with an existing one";
 /** Seconds a client should wait before retrying a 503. */
 export const RETRY_AFTER_SECONDS = 5;
@@ -131,24 +129,66 @@ export function isPostgresDataException(error: unknown): boolean {
   return typeof e?.code === "string" && /^22[0-9A-Z]{3}$/.test(e.code) && typeof e.severity === "string";
 }
 
+/**
+ * Every `code` an error answer may carry, with its status and what it tells a client: the one list
+ * behind the GeneralResponse schema's enum (the OpenAPI document) and the code of each answer
+ * (`generalResponse`). The first code of a status is that status's code; the others are narrower
+ * ones a route names itself. Additive only: a code is never renamed or removed.
+ */
+export const ERROR_CODES = {
+  validation_failed: { status: 400, meaning: "the request is not valid; `details` names each wrong field" },
+  unknown_field: { status: 400, meaning: "every wrong field is one this route does not take (a query parameter or body field): `details` names them" },
+  unauthenticated: { status: 401, meaning: "missing, malformed, expired or revoked credentials" },
+  forbidden: { status: 403, meaning: "the credentials may not do this" },
+  not_found: { status: 404, meaning: "no such resource, or no such route" },
+  method_not_allowed: { status: 405, meaning: "the path has no such method (`Allow` lists its methods)" },
+  not_acceptable: { status: 406, meaning: "no representation the `Accept` header takes" },
+  conflict: { status: 409, meaning: "the change conflicts with the resource's current state or another resource" },
+  idempotency_key_in_use: { status: 409, meaning: "a request with this Idempotency-Key is still running, or ended without a kept answer" },
+  gone: { status: 410, meaning: "the resource existed and is gone for good" },
+  precondition_failed: { status: 412, meaning: "If-Match names no current ETag of the resource; nothing was changed" },
+  payload_too_large: { status: 413, meaning: "the request body is too large" },
+  uri_too_long: { status: 414, meaning: "a path parameter is too long" },
+  unsupported_media_type: { status: 415, meaning: "the body is not `application/json` (or its Content-Encoding is not one the gateway reads)" },
+  idempotency_key_reused: { status: 422, meaning: "this Idempotency-Key was used for another request" },
+  rate_limited: { status: 429, meaning: "over a rate limit or a brake; retry after `Retry-After` seconds" },
+  client_closed_request: { status: 499, meaning: "the client left before the answer (logged; no client reads it)" },
+  internal: { status: 500, meaning: "an internal error; nothing internal is disclosed" },
+  not_implemented: { status: 501, meaning: "a service does not know the call (a newer gateway than the service)" },
+  service_unavailable: { status: 503, meaning: "a dependency is unavailable or too slow; nothing was written; retry after `Retry-After` seconds" },
+  outcome_unknown: { status: 504, meaning: "a write got no answer in time and may still have been applied: read the resource before sending it again" },
+} as const satisfies Record<string, { status: number; meaning: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+export const ERROR_CODE_NAMES = Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]];
+
+const codeOfStatus = new Map<number, ErrorCode>();
+for (const code of ERROR_CODE_NAMES) if (!codeOfStatus.has(ERROR_CODES[code].status)) codeOfStatus.set(ERROR_CODES[code].status, code);
+
+/** The code an error answer of `statusCode` carries unless it names a narrower one; a status without one takes its class's. */
+export function errorCodeOf(statusCode: number): ErrorCode {
+  return codeOfStatus.get(statusCode) ?? (statusCode >= 500 ? "internal" : "validation_failed");
+}
+
 /** The contract's error body (and the body of a successful delete). */
 export interface GeneralResponse {
   statusCode: number;
   error: string;
   message: string;
   details?: FieldViolation[];
-  /** Says what the status alone does not: `outcome_unknown` on a 504. */
-  code?: string;
+  /** On every error answer (ERROR_CODES); absent on a success. */
+  code?: ErrorCode;
 }
 
-export function generalResponse(statusCode: number, message: string, details?: FieldViolation[], code?: string): GeneralResponse {
+/** Every error body is made here: its `code` is the narrower one given, else its status's. */
+export function generalResponse(statusCode: number, message: string, details?: FieldViolation[], code?: ErrorCode): GeneralResponse {
   const body: GeneralResponse = {
     statusCode,
     error: statusCode < 300 ? "" : (STATUS_CODES[statusCode] ?? "Error"),
     message,
   };
   if (details && details.length) body.details = details;
-  if (code) body.code = code;
+  if (statusCode >= 400) body.code = code ?? errorCodeOf(statusCode);
   return body;
 }
 
@@ -200,4 +240,4 @@ export function httpErrorOf(error: unknown, write = true): GeneralResponse {
   return generalResponse(statusCode, connectError.rawMessage, details);
 }
 
-const outcomeUnknown = (write: boolean) => (write ? generalResponse(504, OUTCOME_UNKNOWN_MESSAGE, undefined, OUTCOME_UNKNOWN_CODE) : generalResponse(503, UNAVAILABLE_MESSAGE));
+const outcomeUnknown = (write: boolean) => (write ? generalResponse(504, OUTCOME_UNKNOWN_MESSAGE) : generalResponse(503, UNAVAILABLE_MESSAGE));

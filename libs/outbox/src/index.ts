@@ -219,7 +219,7 @@ export interface RelayOptions {
  * Rows the relay claims at most per transaction. Another account's row committed while a claim
  * is being published waits for that claim, then leaves in the next (every account with pending
  * rows has a share of it): about two claims of a bulk load's rows. 100 rather than 500
- * (bench/fairness.mjs): that wait is a few hundred ms shorter at p99 while one account loads
+ * (the fairness bench): that wait is a few hundred ms shorter at p99 while one account loads
  * 100,000 products, and the load's own messages are not slower to leave.
  */
 export const RELAY_BATCH = 100;
@@ -227,7 +227,7 @@ export const RELAY_BATCH = 100;
 /**
  * With the in-process bus a claim is also its consumers' batch (a row is published once every
  * consumer handled it), so claims of 100 make five consumer transactions where one did: the
- * queue's lag behind 10,000 writes went from 1.12× to 1.46× (bench/queue-lag.mjs). JetStream's
+ * queue's lag behind 10,000 writes went from 1.12× to 1.46× (the queue-lag bench). JetStream's
  * consumers fetch their own batches, whatever the claim.
  */
 export const IN_PROCESS_RELAY_BATCH = 500;

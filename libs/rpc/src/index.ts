@@ -21,7 +21,7 @@ import { dataVersionInterceptor } from "./data-version";
 import { createServiceTransport } from "./transport";
 
 export { consumerHandler, type ConsumerDefinition, type Delivery } from "./consumers";
-export { accountVersionHandler, accountVersionText, batchResponse, batchResult, commit, dispatch, itemOutcome, MAX_PAGE_SIZE, on, pageOf, type Dispatch, type ItemOutcome, type Page, type Route } from "./kit";
+export { accountVersionHandler, accountVersionText, atRevision, batchResponse, batchResult, commit, dispatch, itemOutcome, MAX_PAGE_SIZE, notWritten, on, pageOf, refuseDuplicates, type Dispatch, type ItemOutcome, type Page, type Route } from "./kit";
 export { createServiceTransport } from "./transport";
 export { askingDataVersions, DATA_VERSION_HEADER, dataVersionInterceptor, DataVersions, type ReadDataVersion } from "./data-version";
 export { consumerLagMetrics, storeMetrics } from "./metrics";

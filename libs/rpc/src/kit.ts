@@ -3,12 +3,13 @@ import type { HandlerContext } from "@connectrpc/connect";
 import type { PageRequest, Topic } from "@analytics/contracts";
 import { callerOf } from "@analytics/auth";
 import { accountVersion, inTransaction, type Db, type Tx } from "@analytics/db";
-import { invalid, type FieldViolation } from "@analytics/errors";
+import { changed, invalid, notFound, type DomainError, type FieldViolation } from "@analytics/errors";
 import type { Delivery } from "./consumers";
 
 /**
- * What every service's handlers and writes share: paging, a batch item's answer, the commit that
- * wakes the outbox relay, and consumers that read each topic's message as its own type.
+ * What every service's handlers and writes share: paging, a batch item's answer, the refusal of a
+ * reference named twice in one request, the revision check of a conditional write (If-Match), the
+ * commit that wakes the outbox relay, and consumers that read each topic's message as its own type.
  */
 
 /** One page of a list: 1-based page number and its size. */
@@ -53,6 +54,50 @@ type BatchResult<T, K extends string> = { result: ReturnType<typeof batchRespons
 export function batchResult<T, K extends string = never>(o: ItemOutcome<T>, field?: K): BatchResult<T, K> {
   const result = { result: batchResponse(o), violations: o.violations };
   return (field === undefined ? result : { ...result, [field]: o.value }) as BatchResult<T, K>;
+}
+
+/**
+ * The same reference twice in one request (an externalId, a key, ...): each item after the first to
+ * name one of its references gets `refusal(item, i, earlier)`, `earlier` the index of that first.
+ * An item answered already (`answers[i]` set: refused for another reason) names nothing; any other
+ * item's references count, a refused repeat's too. How a repeat is refused is each endpoint's (a
+ * batch item's 409, a 400 naming the field, or a throw that refuses the whole request).
+ */
+export function refuseDuplicates<I, A>(
+  items: readonly I[],
+  answers: (A | undefined)[],
+  referencesOf: (item: I, i: number) => string | readonly string[],
+  refusal: (item: I, i: number, earlier: number) => A,
+): void {
+  const firstNamedBy = new Map<string, number>();
+  items.forEach((item, i) => {
+    if (answers[i] !== undefined) return;
+    const references = referencesOf(item, i);
+    const named = typeof references === "string" ? [references] : references;
+    const earlier = named.map((r) => firstNamedBy.get(r)).find((e) => e !== undefined);
+    for (const r of named) if (!firstNamedBy.has(r)) firstNamedBy.set(r, i);
+    if (earlier !== undefined) answers[i] = refusal(item, i, earlier);
+  });
+}
+
+/**
+ * If-Match on a write of one row (CONTRACT "Conditional requests"): `ifRevision` is the revision
+ * the client read, `row` the row as the write found it under its lock (with its revision, libs/db
+ * REVISION_COLUMN). A row at another revision, or gone meanwhile (that is not the revision named
+ * either), is a 412 (`changed`); no row and no revision named is a 404. Here, not in libs/db: it is
+ * the answer a write gives, next to the other answers every service shares; the SQL is libs/db's.
+ */
+export function atRevision<T extends { revision: string }>(what: string, row: T | undefined, ifRevision: string | undefined): T {
+  if (!row || (ifRevision !== undefined && row.revision !== ifRevision)) throw notWritten(what, ifRevision);
+  return row;
+}
+
+/**
+ * atRevision's answer for a write that found no row to change: one whose statement was conditional
+ * on the revision itself, or checked with libs/db lockedAtRevision before its work.
+ */
+export function notWritten(what: string, ifRevision: string | undefined): DomainError {
+  return ifRevision === undefined ? notFound(`${what} not found`) : changed(`${what} changed since the revision the request named`);
 }
 
 /**

@@ -2,10 +2,10 @@ import { create } from "@bufbuild/protobuf";
 import pino from "pino";
 import { accountsMessagesV1, PageRequestSchema, topics } from "@analytics/contracts";
 import type { Tx } from "@analytics/db";
-import type { DomainError } from "@analytics/errors";
+import { invalid, type DomainError } from "@analytics/errors";
 import type { OutboxRelay } from "@analytics/outbox";
 import { databaseForFile } from "@analytics/testing";
-import { batchResponse, batchResult, commit, dispatch, itemOutcome, on, pageOf, type Delivery } from "../src";
+import { atRevision, batchResponse, batchResult, commit, dispatch, itemOutcome, notWritten, on, pageOf, refuseDuplicates, type Delivery } from "../src";
 
 const page = (p: number, pageSize: number) => create(PageRequestSchema, { page: p, pageSize });
 /** What a thrown error says: its message and field problems. */
@@ -38,6 +38,52 @@ describe("batch outcomes", () => {
     expect(batchResponse(outcome)).toEqual({ statusCode: 400, message: "key: is required", reference: "K1", referenceField: "key" });
     expect(batchResult(outcome, "product")).toEqual({ result: batchResponse(outcome), violations: outcome.violations, product: { id: "p1" } });
     expect(batchResult(outcome)).toEqual({ result: batchResponse(outcome), violations: outcome.violations });
+  });
+});
+
+describe("refuseDuplicates", () => {
+  const refused = (_: unknown, i: number, earlier: number) => `${i} repeats ${earlier}`;
+  it("refuses each item after the first that names a reference, naming that first", () => {
+    const answers: (string | undefined)[] = [];
+    refuseDuplicates(["A", "B", "A", "C", "B", "A"], answers, (r) => r, refused);
+    expect(answers).toEqual([undefined, undefined, "2 repeats 0", undefined, "4 repeats 1", "5 repeats 0"]);
+  });
+  it("lets an item answered already name nothing, and keeps its answer", () => {
+    const answers: (string | undefined)[] = ["invalid", undefined, undefined, "not found"];
+    refuseDuplicates(["A", "A", "A", "A"], answers, (r) => r, refused);
+    expect(answers).toEqual(["invalid", undefined, "2 repeats 1", "not found"]);
+  });
+  it("takes several references an item names, each once per request; a refused repeat's references count too", () => {
+    const answers: (string | undefined)[] = [];
+    const rows = [["k1", "id1"], ["k1", "id2"], ["k2", "id2"], ["k3", "id3"], []];
+    refuseDuplicates(rows, answers, (r) => r, refused);
+    expect(answers).toEqual([undefined, "1 repeats 0", "2 repeats 1", undefined, undefined]);
+  });
+  it("refuses the whole request when the refusal throws: at the first repeat, in order", () => {
+    const run = () =>
+      refuseDuplicates(["A", "B", "B", "A"], [], (r) => r, (_, i, earlier) => {
+        throw invalid(`[${i}].id: repeats item ${earlier}`);
+      });
+    expect(refusal(run)).toMatchObject({ kind: "invalid", message: "[2].id: repeats item 1" });
+  });
+});
+
+describe("atRevision and notWritten (If-Match)", () => {
+  const row = { id: "r1", revision: "7" };
+  it("passes the row at the revision named, or any revision when none is named", () => {
+    expect(atRevision("store S1", row, "7")).toBe(row);
+    expect(atRevision("store S1", row, undefined)).toBe(row);
+  });
+  it("is changed (the gateway's 412) at another revision, and for a row gone when a revision is named", () => {
+    const changed = { kind: "changed", message: "store S1 changed since the revision the request named", violations: [] };
+    expect(refusal(() => atRevision("store S1", row, "6"))).toEqual(changed);
+    expect(refusal(() => atRevision("store S1", undefined, "7"))).toEqual(changed);
+    expect(refusal(() => { throw notWritten("store S1", "7"); })).toEqual(changed);
+  });
+  it("is not found for no row when no revision is named", () => {
+    const missing = { kind: "not_found", message: "store S1 not found", violations: [] };
+    expect(refusal(() => atRevision("store S1", undefined, undefined))).toEqual(missing);
+    expect(refusal(() => { throw notWritten("store S1", undefined); })).toEqual(missing);
   });
 });
 

@@ -1,8 +1,8 @@
 import { topics, type catalogueMessagesV1, type Topic } from "@analytics/contracts";
 import { jsonProblems, lockedAtRevision, type Db, type Tx } from "@analytics/db";
-import { changed, invalid, notFound } from "@analytics/errors";
+import { invalid, notFound } from "@analytics/errors";
 import { enqueue, outboxEntry } from "@analytics/outbox";
-import { commit, type ServiceContext } from "@analytics/rpc";
+import { commit, notWritten, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
 import type { MappingTableId } from "./repository";
 import type { MappingTableRow } from "./resources";
@@ -46,9 +46,7 @@ function change<T extends MappingTableRow & { changed?: boolean }>(
   ifRevision?: string,
 ) {
   return commit(ctx, async (tx) => {
-    if (!(await lockedAtRevision(tx, "mapping_tables", repo.mappingWhere(id), ifRevision))) {
-      throw changed(`mapping table ${id.mappingField} of type ${id.mappingType} changed since the revision the request named`);
-    }
+    if (!(await lockedAtRevision(tx, "mapping_tables", repo.mappingWhere(id), ifRevision))) throw notWritten(`mapping table ${id.mappingField} of type ${id.mappingType}`, ifRevision);
     const row = await work(tx);
     if (!row) throw missing(id);
     if (row.changed === false) return row;

@@ -402,6 +402,22 @@ describe("catalogue service (real Postgres and JetStream)", () => {
     expect(await codeOf(client.getImage({ sha256: "../etc" }, as(account)))).toBe(Code.NotFound);
   });
 
+  it("refuses a mapping table write at another revision than the one named (If-Match: Aborted, nothing changed)", async () => {
+    const account = randomUUID();
+    const id = { mappingField: "colour", mappingType: "products" };
+    await client.upsertMappingTable({ ...id, mappingValues: { blk: "Black" } }, as(account));
+    const { revision } = await client.getMappingTable(id, as(account));
+    await client.mergeMappingTable({ ...id, mappingValues: { blk: "Now" }, ifRevision: revision }, as(account));
+    const refusal = (call: Promise<unknown>) => call.then(() => undefined, (e: ConnectError) => [Code[e.code], e.rawMessage]);
+    const stale = ["Aborted", "mapping table colour of type products changed since the revision the request named"];
+    expect(await refusal(client.mergeMappingTable({ ...id, mappingValues: { blk: "Late" }, ifRevision: revision }, as(account)))).toEqual(stale);
+    expect(await refusal(client.deleteMappingTable({ ...id, ifRevision: revision }, as(account)))).toEqual(stale);
+    expect((await client.getMappingTable(id, as(account))).mappingTable?.mappingValues).toEqual({ blk: "Now" });
+    const gone = { mappingField: "size", mappingType: "products" };
+    expect(await refusal(client.deleteMappingTable({ ...gone, ifRevision: revision }, as(account)))).toEqual(["Aborted", "mapping table size of type products changed since the revision the request named"]);
+    expect(await refusal(client.deleteMappingTable(gone, as(account)))).toEqual(["NotFound", "mapping table size of type products not found"]);
+  });
+
   it("keeps mapping tables: upsert, get, merge keeping absent keys, list, delete, 404 and invalid type", async () => {
     const account = randomUUID();
     const id = { mappingField: "channel", mappingType: "transactions" };

@@ -1,8 +1,8 @@
 import { retrying, type Db } from "@analytics/db";
 import { conflict, invalid, notFound } from "@analytics/errors";
 import type { Page } from "@analytics/rpc";
-import * as repo from "./repository";
-import type { EventFilter, EventRow, ProcessedState } from "./repository";
+import * as repo from "./repository/queue";
+import type { EventFilter, EventRow, ProcessedState } from "./repository/queue";
 
 /**
  * The queue operations of the specification, as plain functions over the repository. Writes are

@@ -2,7 +2,7 @@ import { Counter } from "prom-client";
 import { retrying } from "@analytics/db";
 import type { Worker, WorkerContext } from "@analytics/rpc";
 import { gaugeReadOnScrape } from "@analytics/telemetry";
-import * as repo from "./repository";
+import * as repo from "./repository/queue";
 import { releaseExpiredHolds } from "./subscriptions";
 
 /** Aggregates released per transaction of the sweep. */

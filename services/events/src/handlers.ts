@@ -7,10 +7,10 @@ import type { Db } from "@analytics/db";
 import { invalid } from "@analytics/errors";
 import { accountVersionHandler, pageOf } from "@analytics/rpc";
 import * as events from "./events";
-import { type DeliveryRow, type EndpointRow, type EventRow, type EventState, type ProcessedState } from "./repository";
+import type { EventRow, EventState, ProcessedState } from "./repository/queue";
 import * as webhooks from "./webhooks";
 
-const { EventsService, EventSchema, EventState: State, WebhookEndpointSchema, WebhookDeliverySchema } = eventsV1;
+const { EventsService, EventSchema, EventState: State, WebhookEndpointSchema } = eventsV1;
 
 const stateNames: Record<number, EventState | undefined> = {
   [State.PENDING]: "pending",
@@ -37,43 +37,10 @@ export function toProto(row: EventRow): eventsV1.Event {
 }
 
 /** An endpoint; its secret only where it is shown (create, rotate). */
-function endpointToProto(row: EndpointRow, withSecret = false): eventsV1.WebhookEndpoint {
-  return create(WebhookEndpointSchema, {
-    id: row.id,
-    url: row.url,
-    eventTypes: row.event_types,
-    description: row.description,
-    secret: withSecret ? row.secret : undefined,
-    enabled: row.enabled,
-    disabledReason: row.disabled_reason ?? undefined,
-    createdAt: timestampFromDate(row.created_at),
-    updatedAt: timestampFromDate(row.updated_at),
-  });
-}
+const shown = (endpoint: eventsV1.WebhookEndpoint, withSecret = false): eventsV1.WebhookEndpoint => (withSecret ? endpoint : { ...endpoint, secret: undefined });
 
-function deliveryToProto(row: DeliveryRow): eventsV1.WebhookDelivery {
-  return create(WebhookDeliverySchema, {
-    id: row.id,
-    eventId: row.event_id,
-    eventType: row.event_type,
-    status: row.status,
-    attempt: row.attempts,
-    statusCode: row.last_status_code ?? undefined,
-    durationMs: row.last_duration_ms ?? undefined,
-    error: row.last_error ?? undefined,
-    lastAttemptAt: row.last_attempt_at ? timestampFromDate(row.last_attempt_at) : undefined,
-    nextRetryAt: row.status === "pending" ? timestampFromDate(row.next_attempt_at) : undefined,
-    createdAt: timestampFromDate(row.created_at),
-    attempts: row.attempt_log.map((a) => ({
-      attempt: a.attempt,
-      attemptedAt: timestampFromDate(new Date(a.at)),
-      statusCode: a.status_code ?? undefined,
-      durationMs: a.duration_ms ?? undefined,
-      error: a.error ?? undefined,
-      nextRetryAt: a.next_retry_at ? timestampFromDate(new Date(a.next_retry_at)) : undefined,
-    })),
-  });
-}
+/** A request's endpoint (an empty one when none was sent: its rules refuse it). */
+const endpointOf = (req: { endpoint?: eventsV1.WebhookEndpoint }) => req.endpoint ?? create(WebhookEndpointSchema);
 
 /** Thin Connect handlers: proto in, plain function, proto out. */
 export function eventsRoutes(db: Db, settings: { allowPrivate: boolean }) {
@@ -102,34 +69,32 @@ export function eventsRoutes(db: Db, settings: { allowPrivate: boolean }) {
         return { event: toProto(row) };
       },
       async createWebhookEndpoint(req, ctx) {
-        const row = await webhooks.createEndpoint(db, callerOf(ctx).accountId, { url: req.url, eventTypes: req.eventTypes, description: req.description }, settings.allowPrivate);
-        return { endpoint: endpointToProto(row, true) };
+        return { endpoint: shown(await webhooks.createEndpoint(db, callerOf(ctx).accountId, endpointOf(req), settings.allowPrivate), true) };
       },
       async listWebhookEndpoints(_req, ctx) {
-        const rows = await webhooks.listEndpoints(db, callerOf(ctx).accountId);
-        return { endpoints: rows.map((r) => endpointToProto(r)) };
+        const endpoints = await webhooks.listEndpoints(db, callerOf(ctx).accountId);
+        return { endpoints: endpoints.map((e) => shown(e)) };
       },
       async getWebhookEndpoint(req, ctx) {
-        const row = await webhooks.getEndpoint(db, callerOf(ctx).accountId, req.id);
-        return { endpoint: endpointToProto(row), revision: row.revision };
+        const { endpoint, revision } = await webhooks.getEndpoint(db, callerOf(ctx).accountId, req.id);
+        return { endpoint: shown(endpoint), revision };
       },
       async updateWebhookEndpoint(req, ctx) {
-        const input = { url: req.url, eventTypes: req.eventTypes, description: req.description, enabled: req.enabled };
-        return { endpoint: endpointToProto(await webhooks.updateEndpoint(db, callerOf(ctx).accountId, req.id, input, settings.allowPrivate, req.ifRevision)) };
+        return { endpoint: shown(await webhooks.updateEndpoint(db, callerOf(ctx).accountId, req.id, endpointOf(req), req.enabled, settings.allowPrivate, req.ifRevision)) };
       },
       async deleteWebhookEndpoint(req, ctx) {
         await webhooks.deleteEndpoint(db, callerOf(ctx).accountId, req.id, req.ifRevision);
         return {};
       },
       async rotateWebhookSecret(req, ctx) {
-        return { endpoint: endpointToProto(await webhooks.rotateSecret(db, callerOf(ctx).accountId, req.id), true) };
+        return { endpoint: shown(await webhooks.rotateSecret(db, callerOf(ctx).accountId, req.id), true) };
       },
       async listWebhookDeliveries(req, ctx) {
-        const { rows, total } = await webhooks.listDeliveries(db, callerOf(ctx).accountId, req.endpointId, pageOf(req.page));
-        return { deliveries: rows.map(deliveryToProto), totalCount: BigInt(total) };
+        const { deliveries, total } = await webhooks.listDeliveries(db, callerOf(ctx).accountId, req.endpointId, pageOf(req.page));
+        return { deliveries, totalCount: BigInt(total) };
       },
       async retryWebhookDelivery(req, ctx) {
-        return { delivery: deliveryToProto(await webhooks.retryDelivery(db, callerOf(ctx).accountId, req.endpointId, req.deliveryId)) };
+        return { delivery: await webhooks.retryDelivery(db, callerOf(ctx).accountId, req.endpointId, req.deliveryId) };
       },
     });
 }

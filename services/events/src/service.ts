@@ -3,7 +3,7 @@ import { accountVersionText, startService, type ServiceDefinition, type ServiceD
 import { gapSweeper } from "./gap-sweep";
 import { eventsRoutes } from "./handlers";
 import { migrations } from "./migrations";
-import { pruneQueuedVersions } from "./repository";
+import { pruneQueuedVersions } from "./repository/queue";
 import { queueConsumer } from "./subscriptions";
 import { webhookWorker, type WebhookWorkerSettings } from "./webhook-worker";
 

@@ -2,8 +2,9 @@ import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { productPriceToRest, productToRest, purchaseOrderToRest, stockTriggerToRest, topics, type ordersV1 } from "@analytics/contracts";
 import { mapInSlices, type Tx } from "@analytics/db";
 import { dispatch, on, type ConsumerDefinition, type Delivery } from "@analytics/rpc";
-import * as repo from "./repository";
-import type { EntrySpec, NewEvent } from "./repository";
+import * as repo from "./repository/queue";
+import type { EntrySpec, NewEvent } from "./repository/queue";
+import { EVENT_TYPE } from "./resources";
 
 /**
  * Which integration messages become queue entries (CONTRACT.md, "Event types"), and with what
@@ -55,9 +56,9 @@ const draftOrderOf = dispatch(on(purchaseOrderTopics, (d) => ((d.message.wasDraf
 const directEntryOf = dispatch<NewEvent | undefined>(
   on(purchaseOrderTopics, (d) => {
     const order = draftOrderOf(d);
-    return order ? entry(d, "draft_po_change", purchaseOrderToRest(order)) : undefined;
+    return order ? entry(d, EVENT_TYPE.DRAFT_PO_CHANGE, purchaseOrderToRest(order)) : undefined;
   }),
-  on(topics.inventoryStockTriggerTopics, (d) => (d.message.trigger ? entry(d, "sku_warehouse_settings_change", stockTriggerToRest(d.message.trigger)) : undefined)),
+  on(topics.inventoryStockTriggerTopics, (d) => (d.message.trigger ? entry(d, EVENT_TYPE.SKU_WAREHOUSE_SETTINGS_CHANGE, stockTriggerToRest(d.message.trigger)) : undefined)),
 );
 
 /**
@@ -232,7 +233,7 @@ async function queueEntries(tx: Tx, passed: Item[]): Promise<void> {
   const specs: EntrySpec[] = [];
   for (const { delivery, change: c, entryAggregate: aggregate } of passed) {
     if (c?.product) {
-      specs.push({ n: specs.length, account_id: c.accountId, event_type: "update_sku", aggregate, payload: c.product.json, product_id: c.productId });
+      specs.push({ n: specs.length, account_id: c.accountId, event_type: EVENT_TYPE.UPDATE_SKU, aggregate, payload: c.product.json, product_id: c.productId });
     } else if (!c) {
       const d = directEntryOf(delivery);
       if (d) specs.push({ n: specs.length, account_id: d.accountId, event_type: d.eventType, aggregate, payload: d.payload });
@@ -258,7 +259,7 @@ async function queueEntries(tx: Tx, passed: Item[]): Promise<void> {
   for (const r of rows) repriced.add(key({ accountId: r.account_id, productId: r.product_id }));
   const priceSpecs: EntrySpec[] = [];
   for (const { change: c, entryAggregate: aggregate } of passed) {
-    if (c?.price && repriced.delete(key(c))) priceSpecs.push({ n: priceSpecs.length, account_id: c.accountId, event_type: "update_sku", aggregate, product_id: c.productId });
+    if (c?.price && repriced.delete(key(c))) priceSpecs.push({ n: priceSpecs.length, account_id: c.accountId, event_type: EVENT_TYPE.UPDATE_SKU, aggregate, product_id: c.productId });
   }
   if (priceSpecs.length) await repo.insertEvents(tx, priceSpecs);
 }

@@ -5,8 +5,8 @@ import type { Db } from "@analytics/db";
 import type { Worker, WorkerContext } from "@analytics/rpc";
 import { gaugeReadOnScrape } from "@analytics/telemetry";
 import { closeIdleConnections, postSafely, type Resolve } from "./outbound";
-import * as repo from "./repository";
-import type { AttemptOutcome, ClaimedDelivery } from "./repository";
+import * as repo from "./repository/webhooks";
+import type { AttemptOutcome, ClaimedDelivery } from "./repository/webhooks";
 import { DISABLE_AFTER_FAILING_MS, retryDelayMs, signature } from "./webhooks";
 
 export interface WebhookWorkerSettings {
@@ -30,7 +30,7 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
  * records its outcome first; a killed worker's deliveries are sent again (same webhook-id) after it.
  */
 export const LEASE_MS = ATTEMPT_TIMEOUT_MS + 10_000;
-/** Attempts in flight in one process, over all endpoints, shared between them (repository.claimDue). */
+/** Attempts in flight in one process, over all endpoints, shared between them (repository/webhooks.ts, claimDue). */
 export const MAX_IN_FLIGHT = 256;
 
 /**
@@ -56,7 +56,7 @@ export function outcomeOf(statusCode: number | undefined, attempt: number): Atte
 /**
  * The delivery worker of the events service, a pipeline: each attempt that ends is recorded and
  * its slot refilled by the next round, one statement that records the outcomes of the attempts
- * ended since the last and claims due deliveries for the free slots (repository.recordAndClaim:
+ * ended since the last and claims due deliveries for the free slots (repository/webhooks.ts, recordAndClaim:
  * per endpoint and product in queue order, at most `concurrencyPerEndpoint` per endpoint in flight
  * over all replicas, the process's slots shared so that endpoints that never answer cannot take
  * them all); each is sent signed, on a kept-alive connection to the address its attempt
@@ -121,7 +121,7 @@ export function webhookWorker(settings: WebhookWorkerSettings) {
 
     /**
      * A round: one statement records every attempt finished since the last round, then claims
-     * what is due and free to send (repository.recordAndClaim), so the claim already counts the
+     * what is due and free to send (repository/webhooks.ts, recordAndClaim), so the claim already counts the
      * slots those attempts freed and sees the products they let go on. An attempt that ends starts
      * a round (see wake), or the one after the round under way: its slot is refilled within about
      * a round, and a busy endpoint costs one statement per round, not per attempt.

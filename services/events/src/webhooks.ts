@@ -1,15 +1,20 @@
 import { createHmac, randomBytes, randomUUID } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
+import { eventsV1 } from "@analytics/contracts";
 import type { Db } from "@analytics/db";
-import { changed, conflict, invalid, notFound } from "@analytics/errors";
-import type { Page } from "@analytics/rpc";
+import { conflict, invalid, notFound } from "@analytics/errors";
+import { notWritten, type Page } from "@analytics/rpc";
 import { urlProblem } from "./outbound";
-import * as repo from "./repository";
-import type { EndpointRow } from "./repository";
+import { lockAggregates } from "./repository/queue";
+import * as repo from "./repository/webhooks";
+import { endpointsTable } from "./resources";
+
+const { WebhookEndpointSchema } = eventsV1;
+type WebhookEndpoint = eventsV1.WebhookEndpoint;
 
 /** Webhook endpoints (CONTRACT.md, "Webhooks: the event queue pushed"): the account's side. */
 
 export const MAX_ENDPOINTS_PER_ACCOUNT = 10;
-export const EVENT_TYPES = ["update_sku", "draft_po_change", "sku_warehouse_settings_change"] as const;
 /** How long a rotated-out secret keeps signing beside the new one. */
 export const PREVIOUS_SECRET_VALID_MS = 24 * 3600_000;
 
@@ -37,58 +42,55 @@ export function retryDelayMs(attempt: number, random = Math.random): number | un
   return base === undefined ? undefined : Math.round(base * (0.9 + 0.2 * random()));
 }
 
-export interface EndpointInput {
-  url: string;
-  eventTypes: string[];
-  description?: string;
-}
-
-function checked(input: EndpointInput, allowPrivate: boolean): EndpointInput {
-  const problem = urlProblem(input.url, allowPrivate);
-  if (problem) throw invalid(`url ${problem}`, [{ path: "url", message: problem }]);
-  input.eventTypes.forEach((t, i) => {
-    if (!(EVENT_TYPES as readonly string[]).includes(t)) throw invalid(`eventTypes[${i}] must be one of ${EVENT_TYPES.join(", ")}`, [{ path: `eventTypes[${i}]`, message: `must be one of ${EVENT_TYPES.join(", ")}` }]);
-  });
-  return { ...input, eventTypes: [...new Set(input.eventTypes)] };
+/**
+ * An endpoint as an account writes it: its rules (the proto's: url required and at most 2000
+ * characters, event types of the EventType enum, description) and a URL the service may call.
+ * The event types are kept once each.
+ */
+function checked(endpoint: WebhookEndpoint, allowPrivate: boolean): WebhookEndpoint {
+  const violations = endpointsTable.violations(endpoint);
+  const problem = violations.some((v) => v.path === "url") ? undefined : urlProblem(endpoint.url, allowPrivate);
+  if (problem) violations.unshift({ path: "url", message: problem });
+  if (violations.length) throw invalid(`${violations[0].path} ${violations[0].message}`, violations);
+  return { ...endpoint, eventTypes: [...new Set(endpoint.eventTypes)] };
 }
 
 /** Creates an endpoint (at most MAX_ENDPOINTS_PER_ACCOUNT per account, counted under the account's lock). */
-export async function createEndpoint(db: Db, accountId: string, input: EndpointInput, allowPrivate: boolean): Promise<EndpointRow> {
-  const { url, eventTypes, description } = checked(input, allowPrivate);
+export async function createEndpoint(db: Db, accountId: string, input: WebhookEndpoint, allowPrivate: boolean): Promise<WebhookEndpoint> {
+  const endpoint = create(WebhookEndpointSchema, { ...checked(input, allowPrivate), id: randomUUID(), secret: newSecret(), enabled: true, disabledReason: undefined });
   return db.transaction(async (tx) => {
-    await repo.lockAggregates(tx, [`events.webhooks:${accountId}`]);
+    await lockAggregates(tx, [`events.webhooks:${accountId}`]);
     if ((await repo.countEndpoints(tx, accountId)) >= MAX_ENDPOINTS_PER_ACCOUNT) {
       throw conflict(`an account has at most ${MAX_ENDPOINTS_PER_ACCOUNT} webhook endpoints`);
     }
-    return repo.insertEndpoint(tx, { id: randomUUID(), account_id: accountId, url, description: description ?? "", event_types: eventTypes, secret: newSecret() });
+    return repo.insertEndpoint(tx, accountId, endpoint);
   });
 }
 
-export async function getEndpoint(db: Db, accountId: string, id: string): Promise<EndpointRow & { revision: string }> {
-  const row = await repo.findEndpoint(db, accountId, id);
-  if (!row) throw notFound("webhook endpoint not found");
-  return row;
+export async function getEndpoint(db: Db, accountId: string, id: string): Promise<{ endpoint: WebhookEndpoint; revision: string }> {
+  const found = await repo.findEndpoint(db, accountId, id);
+  if (!found) throw notFound("webhook endpoint not found");
+  return found;
 }
 
-/** `ifRevision` (If-Match): the revision the client read; a row at another one (or none) is left alone. */
-export async function updateEndpoint(db: Db, accountId: string, id: string, input: EndpointInput & { enabled?: boolean }, allowPrivate: boolean, ifRevision?: string): Promise<EndpointRow> {
-  const { url, eventTypes, description } = checked(input, allowPrivate);
-  const row = await repo.updateEndpoint(db, accountId, id, { url, event_types: eventTypes, description, enabled: input.enabled }, ifRevision);
-  if (!row) throw gone(ifRevision);
-  return row;
+/**
+ * Replaces what an account writes of an endpoint; `enabled` true re-enables it, false disables it.
+ * `ifRevision` (If-Match): the revision the client read; a row at another one (or none) is left alone.
+ */
+export async function updateEndpoint(db: Db, accountId: string, id: string, input: WebhookEndpoint, enabled: boolean | undefined, allowPrivate: boolean, ifRevision?: string): Promise<WebhookEndpoint> {
+  const endpoint = await repo.updateEndpoint(db, accountId, id, checked(input, allowPrivate), enabled, ifRevision);
+  if (!endpoint) throw notWritten("webhook endpoint", ifRevision);
+  return endpoint;
 }
 
 export async function deleteEndpoint(db: Db, accountId: string, id: string, ifRevision?: string): Promise<void> {
-  if (!(await repo.deleteEndpoint(db, accountId, id, ifRevision))) throw gone(ifRevision);
+  if (!(await repo.deleteEndpoint(db, accountId, id, ifRevision))) throw notWritten("webhook endpoint", ifRevision);
 }
 
-/** No row written: not found, or (a conditional write) no longer at the revision named. */
-const gone = (ifRevision: string | undefined) => (ifRevision === undefined ? notFound("webhook endpoint not found") : changed("webhook endpoint changed since the revision the request named"));
-
-export async function rotateSecret(db: Db, accountId: string, id: string): Promise<EndpointRow> {
-  const row = await repo.rotateSecret(db, accountId, id, newSecret(), PREVIOUS_SECRET_VALID_MS);
-  if (!row) throw notFound("webhook endpoint not found");
-  return row;
+export async function rotateSecret(db: Db, accountId: string, id: string): Promise<WebhookEndpoint> {
+  const endpoint = await repo.rotateSecret(db, accountId, id, newSecret(), PREVIOUS_SECRET_VALID_MS);
+  if (!endpoint) throw notFound("webhook endpoint not found");
+  return endpoint;
 }
 
 export async function listDeliveries(db: Db, accountId: string, endpointId: string, page: Page) {
@@ -108,7 +110,7 @@ export async function retryDelivery(db: Db, accountId: string, endpointId: strin
   if ("refused" in result) {
     throw conflict(result.refused === "delivered" ? "the delivery has been delivered; only a pending or failed one is retried" : "an attempt of the delivery is under way; its outcome shows in the delivery log");
   }
-  return result.row;
+  return result.delivery;
 }
 
 export const listEndpoints = (db: Db, accountId: string) => repo.listEndpoints(db, accountId);

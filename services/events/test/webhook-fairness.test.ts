@@ -30,7 +30,7 @@ describe("webhook slots shared between endpoints", () => {
   const queue = (accountId: string, products: string[]) =>
     handle(products.map((id) => busMessage(topics.catalogueSkuUpdated, accountId, `sku:${id}`, { accountId, skuId: id, version: 1n, product: { id, key: `K-${id}`, sku: "v1" } })));
   async function endpoint(accountId: string, name: string) {
-    const { endpoint } = await client.createWebhookEndpoint({ url: receiver.url(name), eventTypes: [] }, as(accountId));
+    const { endpoint } = await client.createWebhookEndpoint({ endpoint: { url: receiver.url(name), eventTypes: [] } }, as(accountId));
     receiver.trust(name, endpoint!.secret!);
     return endpoint!;
   }

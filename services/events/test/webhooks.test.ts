@@ -5,7 +5,7 @@ import { eventsV1, topics } from "@analytics/contracts";
 import { consumerHandler, type ServiceDeps } from "@analytics/rpc";
 import { busMessage, codeOf, eventually, serviceUnderTest, startWebhookReceiver, type WebhookReceiver } from "@analytics/testing";
 import { startEventsService } from "../src/service";
-import { claimDue, recordAndClaim, recordAttempts, type AttemptOutcome } from "../src/repository";
+import { claimDue, recordAndClaim, recordAttempts, type AttemptOutcome } from "../src/repository/webhooks";
 import { queueConsumer } from "../src/subscriptions";
 
 const { EventsService } = eventsV1;
@@ -37,7 +37,7 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
   const queue = (accountId: string, products: string[], version: number) => handle(products.map((p) => skuMessage(accountId, p, version)));
 
   async function endpoint(accountId: string, name: string, eventTypes: string[] = []) {
-    const { endpoint } = await client.createWebhookEndpoint({ url: receiver.url(name), eventTypes }, as(accountId));
+    const { endpoint } = await client.createWebhookEndpoint({ endpoint: { url: receiver.url(name), eventTypes } }, as(accountId));
     receiver.trust(name, endpoint!.secret!);
     return endpoint!;
   }
@@ -81,20 +81,20 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
   describe("the resource", () => {
     it("shows the secret once, lists, reads, updates and deletes an endpoint; another account sees none of it", async () => {
       const acc = randomUUID();
-      const { endpoint } = await client.createWebhookEndpoint({ url: "https://hooks.example.com/a", eventTypes: ["update_sku"], description: "ERP" }, as(acc));
+      const { endpoint } = await client.createWebhookEndpoint({ endpoint: { url: "https://hooks.example.com/a", eventTypes: ["update_sku"], description: "ERP" } }, as(acc));
       expect(endpoint).toMatchObject({ url: "https://hooks.example.com/a", eventTypes: ["update_sku"], description: "ERP", enabled: true });
       expect(endpoint!.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
       const id = endpoint!.id;
       expect((await client.getWebhookEndpoint({ id }, as(acc))).endpoint!.secret).toBeUndefined();
       expect((await client.listWebhookEndpoints({}, as(acc))).endpoints.map((e) => [e.id, e.secret])).toEqual([[id, undefined]]);
-      const updated = await client.updateWebhookEndpoint({ id, url: "https://hooks.example.com/b", eventTypes: [], description: "PIM" }, as(acc));
+      const updated = await client.updateWebhookEndpoint({ id, endpoint: { url: "https://hooks.example.com/b", eventTypes: [], description: "PIM" } }, as(acc));
       expect(updated.endpoint).toMatchObject({ url: "https://hooks.example.com/b", eventTypes: [], description: "PIM" });
 
       const stranger = as(randomUUID());
       expect((await client.listWebhookEndpoints({}, stranger)).endpoints).toEqual([]);
       for (const call of [
         client.getWebhookEndpoint({ id }, stranger),
-        client.updateWebhookEndpoint({ id, url: "https://x.example.com", eventTypes: [] }, stranger),
+        client.updateWebhookEndpoint({ id, endpoint: { url: "https://x.example.com", eventTypes: [] } }, stranger),
         client.rotateWebhookSecret({ id }, stranger),
         client.deleteWebhookEndpoint({ id }, stranger),
         client.listWebhookDeliveries({ endpointId: id }, stranger),
@@ -108,36 +108,41 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
 
     it("writes an endpoint conditionally (If-Match): of two writes naming one revision, one is done and the other Aborted, nothing changed", async () => {
       const acc = randomUUID();
-      const { endpoint } = await client.createWebhookEndpoint({ url: "https://hooks.example.com/a", eventTypes: [] }, as(acc));
+      const { endpoint } = await client.createWebhookEndpoint({ endpoint: { url: "https://hooks.example.com/a", eventTypes: [] } }, as(acc));
       const id = endpoint!.id;
       const { revision } = await client.getWebhookEndpoint({ id }, as(acc));
       expect(revision).toMatch(/^\d+$/);
       const writes = await Promise.allSettled(
-        ["first", "second"].map((name) => client.updateWebhookEndpoint({ id, url: `https://hooks.example.com/${name}`, eventTypes: [], ifRevision: revision }, as(acc))),
+        ["first", "second"].map((name) => client.updateWebhookEndpoint({ id, endpoint: { url: `https://hooks.example.com/${name}`, eventTypes: [] }, ifRevision: revision }, as(acc))),
       );
       expect(writes.map((w) => (w.status === "fulfilled" ? "done" : (w.reason as { code: Code }).code)).sort()).toEqual([Code.Aborted, "done"].sort());
       const winner = writes.findIndex((w) => w.status === "fulfilled");
       const now = await client.getWebhookEndpoint({ id }, as(acc));
       expect(now.endpoint!.url).toBe(`https://hooks.example.com/${["first", "second"][winner]}`);
       expect(now.revision).not.toBe(revision);
-      expect(await codeOf(client.deleteWebhookEndpoint({ id, ifRevision: revision }, as(acc)))).toBe(Code.Aborted);
+      const refusal = (call: Promise<unknown>) => call.then(() => undefined, (e: { code: Code; rawMessage: string }) => [Code[e.code], e.rawMessage]);
+      const stale = ["Aborted", "webhook endpoint changed since the revision the request named"];
+      expect(await refusal(client.deleteWebhookEndpoint({ id, ifRevision: revision }, as(acc)))).toEqual(stale);
       await client.deleteWebhookEndpoint({ id, ifRevision: now.revision }, as(acc));
       expect(await codeOf(client.getWebhookEndpoint({ id }, as(acc)))).toBe(Code.NotFound);
+      // Gone: a 412 when a revision is named (not the one named), a 404 otherwise.
+      expect(await refusal(client.updateWebhookEndpoint({ id, url: "https://hooks.example.com/c", eventTypes: [], ifRevision: now.revision }, as(acc)))).toEqual(stale);
+      expect(await refusal(client.deleteWebhookEndpoint({ id }, as(acc)))).toEqual(["NotFound", "webhook endpoint not found"]);
     });
 
     it("refuses an 11th endpoint of an account, also when they are created at once", async () => {
       const acc = randomUUID();
-      const results = await Promise.allSettled(Array.from({ length: 12 }, (_, i) => client.createWebhookEndpoint({ url: `https://h${i}.example.com`, eventTypes: [] }, as(acc))));
+      const results = await Promise.allSettled(Array.from({ length: 12 }, (_, i) => client.createWebhookEndpoint({ endpoint: { url: `https://h${i}.example.com`, eventTypes: [] } }, as(acc))));
       expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(10);
       expect((await client.listWebhookEndpoints({}, as(acc))).endpoints).toHaveLength(10);
-      expect(await codeOf(client.createWebhookEndpoint({ url: "https://h.example.com", eventTypes: [] }, as(acc)))).toBe(Code.AlreadyExists);
+      expect(await codeOf(client.createWebhookEndpoint({ endpoint: { url: "https://h.example.com", eventTypes: [] } }, as(acc)))).toBe(Code.AlreadyExists);
     });
 
     it("refuses an unknown event type and a URL that is not absolute, naming the field", async () => {
       const acc = randomUUID();
-      const bad = await client.createWebhookEndpoint({ url: "https://h.example.com", eventTypes: ["update_sku", "nope"] }, as(acc)).catch((e) => e);
+      const bad = await client.createWebhookEndpoint({ endpoint: { url: "https://h.example.com", eventTypes: ["update_sku", "nope"] } }, as(acc)).catch((e) => e);
       expect(bad).toMatchObject({ code: Code.InvalidArgument, rawMessage: expect.stringContaining("eventTypes[1]") });
-      const url = await client.createWebhookEndpoint({ url: "hooks", eventTypes: [] }, as(acc)).catch((e) => e);
+      const url = await client.createWebhookEndpoint({ endpoint: { url: "hooks", eventTypes: [] } }, as(acc)).catch((e) => e);
       expect(url).toMatchObject({ code: Code.InvalidArgument, rawMessage: expect.stringContaining("url") });
     });
   });
@@ -180,14 +185,14 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
       const { endpoint: rotated } = await client.rotateWebhookSecret({ id: ep.id }, as(acc));
       expect(rotated!.secret).not.toEqual(ep.secret);
       for (const [name, secret] of [["rotated-old", ep.secret!], ["rotated-new", rotated!.secret!]]) {
-        await client.updateWebhookEndpoint({ id: ep.id, url: receiver.url(name), eventTypes: [] }, as(acc));
+        await client.updateWebhookEndpoint({ id: ep.id, endpoint: { url: receiver.url(name), eventTypes: [] } }, as(acc));
         receiver.trust(name, secret);
         await queue(acc, [randomUUID()], 1);
         await eventually(async () => deliveredTo(name).length === 1, 20_000, `a delivery verified with the ${name} secret`);
       }
       // Past the 24 hours, the old one no longer verifies: only the new secret signs.
       await db("webhook_endpoints").where({ id: ep.id }).update({ previous_secret_until: db.raw("now() - interval '1 second'") });
-      await client.updateWebhookEndpoint({ id: ep.id, url: receiver.url("rotated-expired"), eventTypes: [] }, as(acc));
+      await client.updateWebhookEndpoint({ id: ep.id, endpoint: { url: receiver.url("rotated-expired"), eventTypes: [] } }, as(acc));
       receiver.trust("rotated-expired", ep.secret!);
       await queue(acc, [randomUUID()], 1);
       await eventually(async () => receiver.rejected.some((r) => r.endpoint === "rotated-expired"), 20_000, "a delivery the old secret no longer verifies");
@@ -264,7 +269,7 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
       const whileDisabled = randomUUID();
       await queue(acc, [whileDisabled], 1);
       receiver.answer = () => 204;
-      await client.updateWebhookEndpoint({ id: ep.id, url: ep.url, eventTypes: [], enabled: true }, as(acc));
+      await client.updateWebhookEndpoint({ id: ep.id, endpoint: { url: ep.url, eventTypes: [] }, enabled: true }, as(acc));
       await eventually(async () => deliveredTo("gone").length === 1, 20_000, "the entry delivered after re-enabling");
       const rows = await db("webhook_deliveries").where({ endpoint_id: ep.id }).select("event_id");
       expect(rows).toHaveLength(1);

@@ -1,9 +1,9 @@
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { inventoryV1 } from "@analytics/contracts";
 import type { Db } from "@analytics/db";
-import { changed, conflict, invalid, notFound, type FieldViolation } from "@analytics/errors";
+import { conflict, invalid, notFound, type FieldViolation } from "@analytics/errors";
 import { enqueue } from "@analytics/outbox";
-import { commit, itemOutcome as outcome, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
+import { atRevision, commit, itemOutcome as outcome, refuseDuplicates, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
 import { stockUpdated, warehouseChanged } from "./changes";
 import * as repo from "./repository";
 import { changeable, stockTable, warehousesTable } from "./resources";
@@ -27,11 +27,8 @@ const WAREHOUSE_CHANGEABLE = changeable(warehousesTable, ["external_id"]) as (ke
 /** POST /warehouses: all or nothing (the contract answers 201 with the array of warehouses). */
 export async function upsertWarehouses(ctx: ServiceContext, accountId: string, items: inventoryV1.Warehouse[]) {
   const inputs = items.map((w, i) => warehouseInput(w, `[${i}]`));
-  const seen = new Map<string, number>();
-  inputs.forEach((w, i) => {
-    const first = seen.get(w.external_id);
-    if (first !== undefined) throw invalid(`[${i}].externalId: repeats item ${first}`, [{ path: `[${i}].externalId`, message: `repeats item ${first}` }]);
-    seen.set(w.external_id, i);
+  refuseDuplicates(inputs, [], (w) => w.external_id, (_, i, first) => {
+    throw invalid(`[${i}].externalId: repeats item ${first}`, [{ path: `[${i}].externalId`, message: `repeats item ${first}` }]);
   });
   return commit(ctx, async (tx) => {
     const rows = await repo.upsertWarehouses(tx, accountId, inputs);
@@ -63,10 +60,7 @@ export async function updateWarehouse(ctx: ServiceContext, accountId: string, ex
   }
   const input = warehouseInput({ ...w, externalId }, "body");
   return commit(ctx, async (tx) => {
-    const current = await repo.findWarehouse(tx, accountId, externalId, true);
-    // A conditional write of a warehouse gone meanwhile is a 412 too: that is not the revision it named.
-    if (ifRevision !== undefined && current?.revision !== ifRevision) throw changed(`warehouse ${externalId} changed since the revision the request named`);
-    if (!current) throw notFound(`warehouse ${externalId} not found`);
+    const current = atRevision(`warehouse ${externalId}`, await repo.findWarehouse(tx, accountId, externalId, true), ifRevision);
     // Sent as stored: no change, nothing announced.
     if (WAREHOUSE_CHANGEABLE.every((c) => current[c] === input[c])) return current;
     const row = await repo.updateWarehouse(tx, accountId, current.id, input);
@@ -78,10 +72,7 @@ export async function updateWarehouse(ctx: ServiceContext, accountId: string, ex
 /** DELETE: a warehouse that still holds stock (or stock triggers) is a conflict; delete those first. */
 export async function deleteWarehouse(ctx: ServiceContext, accountId: string, externalId: string, ifRevision?: string): Promise<void> {
   await commit(ctx, async (tx) => {
-    const current = await repo.findWarehouse(tx, accountId, externalId, true);
-    // A conditional write of a warehouse gone meanwhile is a 412 too: that is not the revision it named.
-    if (ifRevision !== undefined && current?.revision !== ifRevision) throw changed(`warehouse ${externalId} changed since the revision the request named`);
-    if (!current) throw notFound(`warehouse ${externalId} not found`);
+    const current = atRevision(`warehouse ${externalId}`, await repo.findWarehouse(tx, accountId, externalId, true), ifRevision);
     const holds = await repo.warehouseHoldings(tx, accountId, current.id);
     if (holds.stock || holds.triggers) {
       const what = [holds.stock && "stock rows", holds.triggers && "stock triggers"].filter(Boolean).join(" and ");

@@ -1,9 +1,9 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { isCurrencyCode, type inventoryV1 } from "@analytics/contracts";
 import type { Db } from "@analytics/db";
-import { changed, invalid, notFound, type FieldViolation } from "@analytics/errors";
+import { invalid, notFound, type FieldViolation } from "@analytics/errors";
 import { enqueue } from "@analytics/outbox";
-import { commit, type ServiceContext } from "@analytics/rpc";
+import { atRevision, commit, refuseDuplicates, type ServiceContext } from "@analytics/rpc";
 import { storeChanged, trafficRecorded } from "./changes";
 import * as repo from "./repository";
 import { storesTable, trafficTable } from "./resources";
@@ -31,11 +31,8 @@ async function checkWarehouses(db: Parameters<typeof repo.warehousesByExternalId
 /** POST /stores: all or nothing (the contract answers 201 with the array of stores). */
 export async function upsertStores(ctx: ServiceContext, accountId: string, items: inventoryV1.Store[]) {
   const inputs = items.map((s, i) => storeInput(s, `[${i}]`));
-  const seen = new Map<string, number>();
-  inputs.forEach((s, i) => {
-    const first = seen.get(s.external_store_id);
-    if (first !== undefined) throw fail([{ path: `[${i}].externalStoreId`, message: `repeats item ${first}` }]);
-    seen.set(s.external_store_id, i);
+  refuseDuplicates(inputs, [], (s) => s.external_store_id, (_, i, first) => {
+    throw fail([{ path: `[${i}].externalStoreId`, message: `repeats item ${first}` }]);
   });
   return commit(ctx, async (tx) => {
     await checkWarehouses(tx, accountId, inputs, inputs.map((_, i) => `[${i}]`));
@@ -61,10 +58,8 @@ export async function updateStore(ctx: ServiceContext, accountId: string, extern
   }
   const input = storeInput({ ...s, externalStoreId }, "body");
   return commit(ctx, async (tx) => {
-    const current = await repo.findStore(tx, accountId, externalStoreId, true);
-    // A conditional write of a store gone meanwhile is a 412 too: that is not the revision it named.
-    if (ifRevision !== undefined && current?.revision !== ifRevision) throw changed(`store ${externalStoreId} changed since the revision the request named`);
-    if (!current) throw notFound(`store ${externalStoreId} not found`);
+    // The store must exist (a PUT replaces, never creates), at the revision named if one is.
+    atRevision(`store ${externalStoreId}`, await repo.findStore(tx, accountId, externalStoreId, true), ifRevision);
     await checkWarehouses(tx, accountId, [input], ["body"]);
     const [row] = await repo.upsertStores(tx, accountId, [input]);
     if (row.changed) await enqueue(tx, [storeChanged(accountId, row)]);
@@ -74,10 +69,7 @@ export async function updateStore(ctx: ServiceContext, accountId: string, extern
 
 export async function deleteStore(ctx: ServiceContext, accountId: string, externalStoreId: string, ifRevision?: string): Promise<void> {
   await commit(ctx, async (tx) => {
-    const current = await repo.findStore(tx, accountId, externalStoreId, true);
-    // A conditional write of a store gone meanwhile is a 412 too: that is not the revision it named.
-    if (ifRevision !== undefined && current?.revision !== ifRevision) throw changed(`store ${externalStoreId} changed since the revision the request named`);
-    if (!current) throw notFound(`store ${externalStoreId} not found`);
+    const current = atRevision(`store ${externalStoreId}`, await repo.findStore(tx, accountId, externalStoreId, true), ifRevision);
     await repo.deleteStore(tx, accountId, current.id);
     await enqueue(tx, [storeChanged(accountId, { ...current, version: Number(current.version) + 1 }, true)]);
   });

@@ -2,7 +2,7 @@ import { topics, type inventoryV1 } from "@analytics/contracts";
 import { isIntegerId, isUuid, type Db, type Tx } from "@analytics/db";
 import { invalid, notFound, type FieldViolation } from "@analytics/errors";
 import { enqueue, enqueueInPages } from "@analytics/outbox";
-import { commit, itemOutcome, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
+import { commit, itemOutcome, refuseDuplicates, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
 import { stockTriggerChanged } from "./changes";
 import * as repo from "./repository";
 import { triggersTable } from "./resources";
@@ -40,8 +40,7 @@ export async function upsertTriggers(ctx: ServiceContext, accountId: string, wri
     await commit(ctx, async (tx) => {
       const byId = await repo.warehousesById(tx, accountId, candidates.flatMap((c) => (c.t.warehouseId ? [c.t.warehouseId] : [])));
       const byExternal = await repo.warehousesByExternalId(tx, accountId, candidates.flatMap((c) => (c.t.warehouseId ? [] : [c.t.warehouseExternalId])));
-      const inputs: repo.TriggerInput[] = [];
-      const seen = new Map<string, number>();
+      const warehouseOf: { id: string }[] = [];
       for (const { i, t } of candidates) {
         const wh = t.warehouseId ? byId.get(t.warehouseId) : byExternal.get(t.warehouseExternalId);
         if (!wh) {
@@ -54,14 +53,14 @@ export async function upsertTriggers(ctx: ServiceContext, accountId: string, wri
           outcomes[i] = answer(400, t.key, `[${i}].warehouseExternalId ${message}`, [{ path: `[${i}].warehouseExternalId`, message }]);
           continue;
         }
-        const pair = `${wh.id}:${t.skuId}`;
-        if (seen.has(pair)) {
-          outcomes[i] = answer(400, t.key, `[${i}]: repeats item ${seen.get(pair)} (same warehouse and SKU)`, [{ path: `[${i}].key`, message: `repeats item ${seen.get(pair)}` }]);
-          continue;
-        }
-        seen.set(pair, i);
-        inputs.push({ ord: i, ...(triggersTable.rowOf({ ...t, warehouseId: wh.id }) as { warehouse_id: string; sku_id: string }) });
+        warehouseOf[i] = wh;
       }
+      refuseDuplicates(writes, outcomes, (w, i) => `${warehouseOf[i].id}:${w.trigger!.skuId}`, (w, i, first) =>
+        answer(400, w.trigger!.key, `[${i}]: repeats item ${first} (same warehouse and SKU)`, [{ path: `[${i}].key`, message: `repeats item ${first}` }]),
+      );
+      const inputs: repo.TriggerInput[] = candidates.flatMap(({ i, t }) =>
+        outcomes[i] ? [] : [{ ord: i, ...(triggersTable.rowOf({ ...t, warehouseId: warehouseOf[i].id }) as { warehouse_id: string; sku_id: string }) }],
+      );
       const written = await repo.upsertTriggers(tx, accountId, inputs);
       const rows = new Map((await repo.findTriggers(tx, accountId, written.map((w) => String(w.id)))).map((r) => [String(r.id), r]));
       await enqueue(tx, written.filter((w) => w.changed).map((w) => stockTriggerChanged(accountId, rows.get(String(w.id))!, w.created)));

@@ -3,7 +3,7 @@ import { create, fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import pino from "pino";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { inventoryMessagesV1, inventoryV1, topics } from "@analytics/contracts";
+import { inventoryMessagesV1, inventoryV1, topics, ValidationErrorsSchema } from "@analytics/contracts";
 import { createDb } from "@analytics/db";
 import { OutboxRelay } from "@analytics/outbox";
 import type { ServiceContext } from "@analytics/rpc";
@@ -120,6 +120,23 @@ describe("inventory service: warehouses and stock (real Postgres and JetStream)"
     expect(await codeOf(client.deleteWarehouse({ externalId: "W1" }, as(account)))).toBe(Code.NotFound);
     const deleted = await eventually(async () => messagesOf(topics.inventoryWarehouseDeleted.subject, account)[0]);
     expect(deleted).toMatchObject({ externalId: "W1", deleted: true, version: 3n });
+  });
+
+  it("refuses a repeated externalId (400 naming the item it repeats) and a write at another revision (Aborted, nothing changed)", async () => {
+    const account = randomUUID();
+    const refusal = (call: Promise<unknown>) => call.then(() => undefined, (e: ConnectError) => [Code[e.code], e.rawMessage]);
+    const dup = (await client.upsertWarehouses({ warehouses: [{ externalId: "D1" }, { externalId: "D2" }, { externalId: "D1" }] }, as(account)).catch((e) => e)) as ConnectError;
+    expect([dup.code, dup.rawMessage]).toEqual([Code.InvalidArgument, "[2].externalId: repeats item 0"]);
+    expect(dup.findDetails(ValidationErrorsSchema)[0].violations.map((v) => [v.path, v.message])).toEqual([["[2].externalId", "repeats item 0"]]);
+    await warehouse(account, "R1");
+    const { revision } = await client.getWarehouse({ externalId: "R1" }, as(account));
+    await client.updateWarehouse({ externalId: "R1", warehouse: { name: "Now" }, ifRevision: revision }, as(account));
+    const stale = "warehouse R1 changed since the revision the request named";
+    expect(await refusal(client.updateWarehouse({ externalId: "R1", warehouse: { name: "Late" }, ifRevision: revision }, as(account)))).toEqual(["Aborted", stale]);
+    expect(await refusal(client.deleteWarehouse({ externalId: "R1", ifRevision: revision }, as(account)))).toEqual(["Aborted", stale]);
+    expect((await client.getWarehouse({ externalId: "R1" }, as(account))).warehouse?.name).toBe("Now");
+    expect(await refusal(client.updateWarehouse({ externalId: "R9", warehouse: { name: "x" }, ifRevision: revision }, as(account)))).toEqual(["Aborted", "warehouse R9 changed since the revision the request named"]);
+    expect(await refusal(client.deleteWarehouse({ externalId: "R9" }, as(account)))).toEqual(["NotFound", "warehouse R9 not found"]);
   });
 
   it("refuses to delete a warehouse that holds stock (409)", async () => {

@@ -62,6 +62,35 @@ describe("inventory service: stores, store traffic, stock triggers (real Postgre
     expect(msgs.map((m) => [m.version, m.deleted, m.store?.name])).toEqual([[1n, false, "Shop"], [2n, false, "Shop 2"], [3n, true, "Shop 2"]]);
   });
 
+  it("refuses a repeated store or stock trigger (400 naming the item it repeats) and a store write at another revision (Aborted)", async () => {
+    const account = randomUUID();
+    const refusal = (call: Promise<unknown>) => call.then(() => undefined, (e: ConnectError) => [Code[e.code], e.rawMessage]);
+    const wh = await warehouse(account, "W1");
+    expect(await refusal(client.upsertStores({ stores: [{ externalStoreId: "S1", name: "a" }, { externalStoreId: "S1", name: "b" }] }, as(account)))).toEqual([
+      "InvalidArgument",
+      "[1].externalStoreId: repeats item 0",
+    ]);
+    const sku = randomUUID();
+    const write = (trigger: MessageInitShape<typeof inventoryV1.StockTriggerSchema>, skuFound = true) => ({ trigger: { skuId: sku, key: "K1", ...trigger }, skuFound });
+    // The same (warehouse, SKU) by id and by externalId; a refused item (404) names nothing.
+    const writes = [write({ warehouseExternalId: "W9" }), write({ warehouseExternalId: "W1" }), write({ warehouseId: wh.id, min: 1 })];
+    const outcomes = await upsertTriggers(ctx, account, writes.map((w) => create(inventoryV1.StockTriggerWriteSchema, w)));
+    expect(outcomes.map((o) => [o.statusCode, o.message, o.violations.map((v) => `${v.path} ${v.message}`)])).toEqual([
+      [404, "warehouse W9 not found", []],
+      [201, "created", []],
+      [400, "[2]: repeats item 1 (same warehouse and SKU)", ["[2].key repeats item 1"]],
+    ]);
+    await client.upsertStores({ stores: [{ externalStoreId: "S1", name: "Shop", warehouses: ["W1"] }] }, as(account));
+    const { revision } = await client.getStore({ externalStoreId: "S1" }, as(account));
+    await client.updateStore({ externalStoreId: "S1", store: { name: "Now", warehouses: ["W1"] }, ifRevision: revision }, as(account));
+    const stale = "store S1 changed since the revision the request named";
+    expect(await refusal(client.updateStore({ externalStoreId: "S1", store: { name: "Late", warehouses: [] }, ifRevision: revision }, as(account)))).toEqual(["Aborted", stale]);
+    expect(await refusal(client.deleteStore({ externalStoreId: "S1", ifRevision: revision }, as(account)))).toEqual(["Aborted", stale]);
+    expect(await refusal(client.deleteStore({ externalStoreId: "S9", ifRevision: revision }, as(account)))).toEqual(["Aborted", "store S9 changed since the revision the request named"]);
+    expect(await refusal(client.deleteStore({ externalStoreId: "S9" }, as(account)))).toEqual(["NotFound", "store S9 not found"]);
+    expect((await client.getStore({ externalStoreId: "S1" }, as(account))).store?.name).toBe("Now");
+  });
+
   it("records traffic: (counter, eventTime) unique, a replay overwrites, negatives are invalid, time ranges filter", async () => {
     const account = randomUUID();
     const events = [

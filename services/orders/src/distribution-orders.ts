@@ -4,7 +4,7 @@ import { ordersV1, topics } from "@analytics/contracts";
 import { isUuid, type Db, type Tx } from "@analytics/db";
 import { invalid, notFound, type FieldViolation } from "@analytics/errors";
 import { announcedSizeProblem, enqueue, enqueueInPages, outboxEntry } from "@analytics/outbox";
-import { commit, itemOutcome, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
+import { commit, itemOutcome, refuseDuplicates, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
 import type { DoRow, Page } from "./repository";
 import { distributionOrdersTable } from "./resources";
@@ -76,13 +76,8 @@ function checkRows(inputs: DistributionOrder[], replace: boolean): (DoOutcome | 
   });
   // A row named twice, by id or (replacing) by the key it is given: two rows given one key would
   // both pass the statement's check against the stored rows and break the unique index (a 500).
-  const seen = new Set<string>();
-  inputs.forEach((d, i) => {
-    if (outcomes[i]) return;
-    const keys = [JSON.stringify([d.externalDoid, d.externalRowId]), ...(replace ? [`id:${d.id}`] : [])];
-    if (keys.some((k) => seen.has(k))) outcomes[i] = answer(409, d, "the row appears more than once in the request");
-    for (const k of keys) seen.add(k);
-  });
+  const keys = (d: DistributionOrder) => [JSON.stringify([d.externalDoid, d.externalRowId]), ...(replace ? [`id:${d.id}`] : [])];
+  refuseDuplicates(inputs, outcomes, keys, (d) => answer(409, d, "the row appears more than once in the request"));
   return outcomes;
 }
 

@@ -5,7 +5,7 @@ import { isUuid, type Db, type Tx } from "@analytics/db";
 import { notFound, type FieldViolation } from "@analytics/errors";
 import { encodeEntries, encodeEntry, enqueueEncoded, MAX_OUTBOX_MESSAGE_BYTES, outboxEntry, type EncodedEntry } from "@analytics/outbox";
 import type { Caller } from "@analytics/auth";
-import { commit, itemOutcome, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
+import { commit, itemOutcome, refuseDuplicates, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
 import { orderColumns, purchaseOrderFromRows, purchaseOrderFromWrite, purchaseOrderViolations, type PurchaseOrder } from "./resources";
 import { violationMessage } from "./validation";
@@ -91,7 +91,7 @@ function tooLargeToAnnounce(accountId: string, id: string, columns: Columns, was
 }
 
 /**
- * Milliseconds between named points of a long write, logged at debug (bench/po-batch.mjs --steps
+ * Milliseconds between named points of a long write, logged at debug (the po-batch bench --steps
  * reads them): checked, classified (lock, existing orders, columns and content hashes), written
  * (orders and items, the messages built and encoded meanwhile), announced (outbox), committed.
  */
@@ -164,12 +164,7 @@ function checkOrders(inputs: PurchaseOrder[], mode: ordersV1.WriteMode): (Outcom
     if (mode === WriteMode.REPLACE && !po.id) problems.unshift({ path: "id", message: "is required" });
     return problems.length ? answer(400, po.externalPoNo, violationMessage(problems), problems) : undefined;
   });
-  const seen = new Set<string>();
-  inputs.forEach((po, i) => {
-    if (outcomes[i]) return;
-    if (seen.has(po.externalPoNo)) outcomes[i] = answer(409, po.externalPoNo, "externalPONo appears more than once in the request");
-    seen.add(po.externalPoNo);
-  });
+  refuseDuplicates(inputs, outcomes, (po) => po.externalPoNo, (po) => answer(409, po.externalPoNo, "externalPONo appears more than once in the request"));
   return outcomes;
 }
 

@@ -5,7 +5,7 @@ import { isCurrencyCode, ordersV1, topics } from "@analytics/contracts";
 import { fieldViolations, isUuid, type Db, type Tx } from "@analytics/db";
 import { conflict, invalid, notFound, type FieldViolation } from "@analytics/errors";
 import { announcedSizeProblem, enqueue, enqueueInPages, outboxEntry } from "@analytics/outbox";
-import { commit, itemOutcome, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
+import { commit, itemOutcome, refuseDuplicates, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
 import type { Page, ShipmentRow, TransactionRow as StoredRow } from "./repository";
 import { ORDER_DATE_SECONDS } from "./resources";
@@ -141,12 +141,7 @@ function checkTransactions(inputs: Transaction[], replace: boolean): (TxOutcome 
     const v = violations(t, replace);
     return v.length ? answer(400, t.externalTransactionId, violationMessage(v), v) : undefined;
   });
-  const seen = new Set<string>();
-  inputs.forEach((t, i) => {
-    if (outcomes[i]) return;
-    if (seen.has(t.externalTransactionId)) outcomes[i] = answer(409, t.externalTransactionId, "externalTransactionID appears more than once in the request");
-    seen.add(t.externalTransactionId);
-  });
+  refuseDuplicates(inputs, outcomes, (t) => t.externalTransactionId, (t) => answer(409, t.externalTransactionId, "externalTransactionID appears more than once in the request"));
   return outcomes;
 }
 
@@ -248,15 +243,11 @@ export async function getTransaction(db: Db, accountId: string, externalId: stri
  */
 export async function addShipments(ctx: ServiceContext, accountId: string, externalId: string, itemId: string, shipments: ordersV1.Shipment[]): Promise<{ transaction: Transaction; added: number }> {
   if (!shipments.length) throw invalid("at least one shipment is required", [{ path: "", message: "at least one shipment" }]);
-  const ids = new Set<string>();
-  shipments.forEach((s, i) => {
-    const [problem] = fieldViolations(ShipmentSchema, s, `[${i}]`, ORDER_DATE_SECONDS);
-    if (problem) throw invalid(`${problem.path} ${problem.message}`, [problem]);
-    if (s.shipmentId !== undefined && ids.has(s.shipmentId)) {
-      throw invalid(`[${i}].shipmentID appears more than once in the request`, [{ path: `[${i}].shipmentID`, message: "appears more than once in the request" }]);
-    }
-    if (s.shipmentId !== undefined) ids.add(s.shipmentId);
-  });
+  // The first problem in order: a shipment's own, or its shipmentID an earlier one's.
+  const problems = shipments.map((s, i) => fieldViolations(ShipmentSchema, s, `[${i}]`, ORDER_DATE_SECONDS)[0]);
+  refuseDuplicates(shipments, problems, (s) => s.shipmentId ?? [], (_, i) => ({ path: `[${i}].shipmentID`, message: "appears more than once in the request" }));
+  const problem = problems.find((p) => p !== undefined);
+  if (problem) throw invalid(`${problem.path} ${problem.message}`, [problem]);
   return commit(ctx, (tx) => shipItem(tx, accountId, externalId, itemId, shipments), (result) => result.added > 0);
 }
 

@@ -89,5 +89,16 @@ describe("orders service: distribution orders (real Postgres and JetStream)", ()
       { id: other1, externalDoid: "Z", externalRowId: "9", quantity: 2 },
     ], WriteMode.REPLACE);
     expect(both.map((r) => r.result?.statusCode)).toEqual([200, 409]);
+    // A refused repeat still names its id: a later row of that id is refused too.
+    const claimed = await write(account, [
+      { id, externalDoid: "Y", externalRowId: "1", quantity: 1 },
+      { id: other1, externalDoid: "Y", externalRowId: "1", quantity: 2 },
+      { id: other1, externalDoid: "Y", externalRowId: "2", quantity: 3 },
+    ], WriteMode.REPLACE);
+    expect(claimed.map((r) => [r.result?.statusCode, r.result?.message])).toEqual([
+      [200, "updated"],
+      [409, "the row appears more than once in the request"],
+      [409, "the row appears more than once in the request"],
+    ]);
   });
 });

@@ -56,6 +56,13 @@ describe("orders service: purchase orders (real Postgres and JetStream)", () => 
     // A second create of the same number is that order's 409.
     const [again] = await write(account, key, [order("PO-1")], WriteMode.CREATE);
     expect(again.result?.statusCode).toBe(409);
+    // A number repeated in one request: each item after the first is its 409; an invalid one names nothing.
+    const repeated = await write(account, key, [order("PO-2", { externalWarehouseId: "x".repeat(501) }), order("PO-2"), order("PO-2")]);
+    expect(repeated.map((r) => [r.result?.statusCode, r.result?.message])).toEqual([
+      [400, expect.stringContaining("externalWarehouseID")],
+      [201, "created"],
+      [409, "externalPONo appears more than once in the request"],
+    ]);
   });
 
   it("answers and announces a written order exactly as GET then reads it (built from the write, not read back)", async () => {

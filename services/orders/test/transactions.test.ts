@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import pg from "pg";
-import { Code } from "@connectrpc/connect";
+import { Code, type ConnectError } from "@connectrpc/connect";
 import { ordersMessagesV1, ordersV1, topics } from "@analytics/contracts";
 import { codeOf, eventually, serviceUnderTest } from "@analytics/testing";
 import { startOrdersService } from "../src/service";
@@ -131,6 +131,24 @@ describe("orders service: transactions and shipments (real Postgres and JetStrea
       await db.end();
     }
     expect((await client.getTransaction({ externalTransactionId: "Q2" }, as(account))).transaction!.items[0].quantity).toBe(10);
+  });
+
+  it("refuses an externalTransactionID repeated in one request (409 after the first), and a repeated shipmentID before the shipments after it", async () => {
+    const account = randomUUID();
+    const results = await write(account, [sale("D1", { channel: 3 }), sale("D1"), sale("D2"), sale("D1")]);
+    expect(results.map((r) => [r.result?.statusCode, r.result?.reference, r.result?.message])).toEqual([
+      [400, "D1", expect.stringContaining("channel")],
+      [201, "D1", "created"],
+      [201, "D2", "created"],
+      [409, "D1", "externalTransactionID appears more than once in the request"],
+    ]);
+    const post = (shipments: MessageInitShape<typeof ordersV1.ShipmentSchema>[]) => client.addShipments({ externalTransactionId: "D1", externalItemId: "i1", shipments }, as(account));
+    const refusal = (call: Promise<unknown>) => call.then(() => undefined, (e: ConnectError) => [Code[e.code], e.rawMessage]);
+    expect(await refusal(post([{ shipmentId: "P", quantity: 1 }, { quantity: 1 }, { shipmentId: "P", quantity: 1 }, { shipmentId: "Q", quantity: -1 }]))).toEqual([
+      "InvalidArgument",
+      "[2].shipmentID appears more than once in the request",
+    ]);
+    expect(await refusal(post([{ shipmentId: "P", quantity: -1 }, { shipmentId: "P", quantity: 1 }]))).toEqual(["InvalidArgument", expect.stringMatching(/^\[0\]\.quantity /)]);
   });
 
   it("a shipment re-posted with its shipmentID and the same values is not added again; with other values it is a 409", async () => {

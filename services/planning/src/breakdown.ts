@@ -1,9 +1,9 @@
 import type { Knex } from "knex";
 import { DecimalSchema, type Decimal, type planningV1 } from "@analytics/contracts";
 import type { Db } from "@analytics/db";
-import { skuWhere, groupColumn } from "./repository";
+import { skuWhere, groupColumn, groupsAfter, paged, type PageOf } from "./repository";
 import { addDays, monthStart, nextMonth, periodsOf, type PeriodSpan } from "./periods";
-import type { BreakdownQuery } from "./validation";
+import type { BreakdownQuery, Page } from "./validation";
 
 /**
  * The later revision's answers (CONTRACT "Planning: the later revision"): sales plans, the
@@ -92,7 +92,7 @@ export function breakdownStatement(accountId: string, q: BreakdownQuery, shape: 
   const channels = () => v(q.channels);
 
   let sql = `WITH s AS NOT MATERIALIZED (
-      SELECT s.sku_id, s.key, s.sku, s.ean, coalesce(s.${g}, '') AS g FROM skus s WHERE s.account_id = ${v(accountId)} AND ${b.with(skuWhere(q.volumes.filters))}),
+      SELECT s.sku_id, s.key, s.sku, s.ean, coalesce(s.${g}, '') AS g FROM skus s WHERE s.account_id = ${v(accountId)} AND ${b.with(skuWhere(q.volumes.filters))}${groupsAfter(`s.${g}`, q.volumes.page, v)}),
     w AS NOT MATERIALIZED (SELECT warehouse_id, external_id, name FROM warehouses WHERE account_id = ${v(accountId)} AND NOT deleted),
     wx AS NOT MATERIALIZED (SELECT DISTINCT ON (external_id) external_id, warehouse_id FROM w WHERE external_id <> '' ORDER BY external_id, warehouse_id),
     per AS (SELECT * FROM jsonb_to_recordset(${v(JSON.stringify(periods.map((p, idx) => ({ idx, ...p }))))}::jsonb) AS p(idx int, start date, "end" date, state text, reported boolean)),
@@ -376,17 +376,35 @@ async function* cursorRows(db: Db, statement: { sql: string; bindings: Knex.RawB
   }
 }
 
-/** Rows of one statement gathered into answer rows (one per key, its periods in order), CHUNK at a time. */
-async function* gathered<R extends { periods: unknown[] }>(rows: AsyncGenerator<Record<string, string>[]>, keyOf: (r: Record<string, string>) => string, start: (r: Record<string, string>) => R, period: (r: Record<string, string>) => R["periods"][number]) {
-  let chunk: R[] = [];
+/**
+ * Rows of one statement gathered into answer rows (one per key, its periods in order), CHUNK at a
+ * time. A page's (paged) stops at the first row of the group after it: returning closes the
+ * cursor. Each chunk carries the page's nextAfter.
+ */
+async function* gathered<R extends { periods: unknown[] }>(
+  rows: AsyncGenerator<Record<string, string>[]>,
+  keyOf: (r: Record<string, string>) => string,
+  start: (r: Record<string, string>) => R,
+  period: (r: Record<string, string>) => R["periods"][number],
+  page?: Page,
+): AsyncGenerator<PageOf<R>> {
+  let chunk: PageOf<R> = [];
   let current: R | undefined;
   let currentKey = "";
+  let nextAfter: string | undefined;
   for await (const batch of rows) {
     for (const r of batch) {
+      if (page) {
+        if (Number(r.grank) > page.size) {
+          if (chunk.length) yield Object.assign(chunk, { nextAfter });
+          return;
+        }
+        nextAfter = r.next_after ?? undefined;
+      }
       const key = keyOf(r);
       if (!current || key !== currentKey) {
         if (chunk.length === CHUNK) {
-          yield chunk;
+          yield Object.assign(chunk, { nextAfter });
           chunk = [];
         }
         current = start(r);
@@ -396,7 +414,7 @@ async function* gathered<R extends { periods: unknown[] }>(rows: AsyncGenerator<
       current.periods.push(period(r));
     }
   }
-  if (chunk.length) yield chunk;
+  if (chunk.length) yield Object.assign(chunk, { nextAfter });
 }
 
 async function prepare(db: Db, accountId: string, q: BreakdownQuery, today?: string) {
@@ -408,14 +426,15 @@ async function prepare(db: Db, accountId: string, q: BreakdownQuery, today?: str
 }
 
 /** GET /planning/sales-plans: rows per group and channel, in chunks. */
-export async function* salesPlans(db: Db, accountId: string, q: BreakdownQuery, { today, timeoutMs = QUERY_TIMEOUT_MS, signal }: AnswerOptions = {}): AsyncGenerator<SalesPlanRow[]> {
+export async function* salesPlans(db: Db, accountId: string, q: BreakdownQuery, { today, timeoutMs = QUERY_TIMEOUT_MS, signal }: AnswerOptions = {}): AsyncGenerator<PageOf<SalesPlanRow>> {
   const { account, periods, reported } = await prepare(db, accountId, q, today);
   const span = (r: Record<string, string>) => periods[Number(r.idx)];
   yield* gathered<SalesPlanRow>(
-    cursorRows(db, breakdownStatement(accountId, q, "plans", account, periods), CHUNK * reported.length, timeoutMs, signal),
+    cursorRows(db, paged(breakdownStatement(accountId, q, "plans", account, periods), "y.g, y.channel, y.idx", q.volumes.page), CHUNK * reported.length, timeoutMs, signal),
     (r) => `${r.g}\u0000${r.channel}`,
     (r) => ({ groupKey: r.g, channel: Number(r.channel), periods: [] }),
     (r) => ({ periodStart: span(r).start, periodEnd: span(r).end, salesPlanVolume: decimal(r.plan), salesActualVolume: decimal(r.actual), storedPlanShare: decimal(r.share) }),
+    q.volumes.page,
   );
 }
 
@@ -439,23 +458,25 @@ function breakdownPeriod(periods: PeriodSpan[], r: Record<string, string>, byWar
 }
 
 /** GET /planning/breakdown: a row per group, in chunks. */
-export async function* breakdown(db: Db, accountId: string, q: BreakdownQuery, { today, timeoutMs = QUERY_TIMEOUT_MS, signal }: AnswerOptions = {}): AsyncGenerator<BreakdownRowOut[]> {
+export async function* breakdown(db: Db, accountId: string, q: BreakdownQuery, { today, timeoutMs = QUERY_TIMEOUT_MS, signal }: AnswerOptions = {}): AsyncGenerator<PageOf<BreakdownRowOut>> {
   const { account, periods, reported } = await prepare(db, accountId, q, today);
   yield* gathered<BreakdownRowOut>(
-    cursorRows(db, breakdownStatement(accountId, q, "groups", account, periods), CHUNK * reported.length, timeoutMs, signal),
+    cursorRows(db, paged(breakdownStatement(accountId, q, "groups", account, periods), "y.g, y.idx", q.volumes.page), CHUNK * reported.length, timeoutMs, signal),
     (r) => r.g,
     (r) => ({ groupKey: r.g, periods: [] }),
     (r) => breakdownPeriod(periods, r, false),
+    q.volumes.page,
   );
 }
 
 /** GET /planning/breakdown/by-warehouse: a row per group and warehouse, in chunks. */
-export async function* breakdownByWarehouse(db: Db, accountId: string, q: BreakdownQuery, { today, timeoutMs = QUERY_TIMEOUT_MS, signal }: AnswerOptions = {}): AsyncGenerator<BreakdownWarehouseRowOut[]> {
+export async function* breakdownByWarehouse(db: Db, accountId: string, q: BreakdownQuery, { today, timeoutMs = QUERY_TIMEOUT_MS, signal }: AnswerOptions = {}): AsyncGenerator<PageOf<BreakdownWarehouseRowOut>> {
   const { account, periods, reported } = await prepare(db, accountId, q, today);
   yield* gathered<BreakdownWarehouseRowOut>(
-    cursorRows(db, breakdownStatement(accountId, q, "warehouses", account, periods), CHUNK * reported.length, timeoutMs, signal),
+    cursorRows(db, paged(breakdownStatement(accountId, q, "warehouses", account, periods), "y.g, y.wid, y.idx", q.volumes.page), CHUNK * reported.length, timeoutMs, signal),
     (r) => `${r.g}\u0000${r.wid}`,
     (r) => ({ groupKey: r.g, warehouseId: r.wid, warehouseName: r.wname, periods: [] }),
     (r) => breakdownPeriod(periods, r, true),
+    q.volumes.page,
   );
 }

@@ -2,7 +2,7 @@ import type { Knex } from "knex";
 import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import { accountsMessagesV1, inventoryMessagesV1, ordersMessagesV1, type planningV1 } from "@analytics/contracts";
 import { bumpAccountVersions, isIntegerId, isUuid, tableSpec, type Db, type TableSpec, type Tx } from "@analytics/db";
-import type { GroupByName, VolumeFilters, VolumeQuery } from "./validation";
+import type { GroupByName, Page, VolumeFilters, VolumeQuery } from "./validation";
 
 /** A row of planned volumes: a PlannedVolumeWarehouseRow (a PlannedVolumeRow with its warehouse). */
 export type VolumeRow = Omit<planningV1.PlannedVolumeWarehouseRow, "$typeName" | "$unknown">;
@@ -13,6 +13,37 @@ export const groupColumn: Record<GroupByName, string> = {
   variants: "variant_group_id",
   skus: "key",
 };
+
+/** An answer's rows, and the page's last group key when more groups follow it (the next page's `after`). */
+export type PageOf<R> = R[] & { nextAfter?: string };
+
+/**
+ * Only the groups after a page's `after`, as a condition on the SKUs of `skus s` (a group's
+ * figures are its own SKUs'), so a later page never computes the groups before it; "" without one.
+ */
+export function groupsAfter(groupExpr: string, page: Page | undefined, bind: (value: string) => string): string {
+  return page?.after === undefined ? "" : ` AND coalesce(${groupExpr}, '') > ${bind(page.after)}`;
+}
+
+/**
+ * A statement's rows cut to a page of groups (CONTRACT "Pages and CSV"): its groups `g` after
+ * `after` (again here: a group that SKUs left still has rows), those of the first `size` groups
+ * in `g` order and of one group more, each row with `grank`, its group's rank from 1. Every row
+ * also carries `next_after`: the page's last group key when a group follows, else null, so the
+ * reader knows before the first row whether to link a next page (Postgres holds the page's rows
+ * for that window, not the whole answer). `order`: the rows' order, keys of `y`.
+ */
+export function paged(statement: { sql: string; bindings: Knex.RawBinding[] }, order: string, page: Page | undefined) {
+  if (!page) return statement;
+  const after = page.after === undefined ? "" : "WHERE x.g > ?";
+  return {
+    sql: `SELECT y.*, CASE WHEN max(y.grank) OVER () > ? THEN max(y.g) FILTER (WHERE y.grank <= ?) OVER () END AS next_after
+      FROM (SELECT x.*, dense_rank() OVER (ORDER BY x.g) AS grank FROM (${statement.sql}) x ${after}) y
+      WHERE y.grank <= ?
+      ORDER BY ${order}`,
+    bindings: [page.size, page.size, ...statement.bindings, ...(after ? [page.after!] : []), page.size + 1],
+  };
+}
 
 /** The SKU filters as one WHERE over `skus`, with its bindings. Every list is a `= ANY(array)`. */
 export function skuWhere(f: VolumeFilters): { sql: string; bindings: Knex.RawBinding[] } {
@@ -71,7 +102,9 @@ export function volumesStatement(accountId: string, q: VolumeQuery, byWarehouse:
   const stWid = byWarehouse ? ", st.warehouse_id::text AS wid" : "";
   const poWid = byWarehouse ? ", coalesce(w.warehouse_id::text, '') AS wid" : "";
   const poJoin = byWarehouse ? "LEFT JOIN wx w ON w.external_id = l.external_warehouse_id" : "";
-  const bindings: Knex.RawBinding[] = [accountId, ...where.bindings, accountId, accountId, accountId, q.fromDate, q.toDate];
+  const bindings: Knex.RawBinding[] = [accountId, ...where.bindings];
+  const afterPage = groupsAfter(`s.${g}`, q.page, (value) => (bindings.push(value), "?"));
+  bindings.push(accountId, accountId, accountId, q.fromDate, q.toDate);
   let since = "";
   let from = "v";
   if (q.updatedSince) {
@@ -98,7 +131,7 @@ export function volumesStatement(accountId: string, q: VolumeQuery, byWarehouse:
   // Stock rows and window lines in one UNION ALL, summed per group: one pass each, and Postgres
   // can run both sides and the partial sums in parallel workers.
   const sql = `WITH s AS NOT MATERIALIZED (
-        SELECT s.sku_id, coalesce(s.${g}, '') AS g FROM skus s WHERE s.account_id = ? AND ${where.sql}),
+        SELECT s.sku_id, coalesce(s.${g}, '') AS g FROM skus s WHERE s.account_id = ? AND ${where.sql}${afterPage}),
       w AS NOT MATERIALIZED (SELECT warehouse_id, external_id, name FROM warehouses WHERE account_id = ? AND NOT deleted),
       wx AS NOT MATERIALIZED (SELECT DISTINCT ON (external_id) external_id, warehouse_id FROM w WHERE external_id <> '' ORDER BY external_id, warehouse_id),
       v AS (
@@ -134,11 +167,14 @@ export function withHashJoins<T>(db: Db, work: (tx: Knex.Transaction) => Promise
   });
 }
 
-/** Planned volumes of one account from the replica, in one statement (volumesStatement). */
-export async function plannedVolumes(db: Db, accountId: string, q: VolumeQuery, byWarehouse: boolean): Promise<VolumeRow[]> {
-  const { sql, bindings } = volumesStatement(accountId, q, byWarehouse);
-  const rows: { g: string; wid?: string; wname?: string; stock: string; po: string; draft: string }[] = await withHashJoins(db, async (tx) => (await tx.raw(sql, bindings)).rows);
-  return rows.map((r) => ({
+/** Planned volumes of one account from the replica, in one statement (volumesStatement); a page of them with `q.page`. */
+export async function plannedVolumes(db: Db, accountId: string, q: VolumeQuery, byWarehouse: boolean): Promise<PageOf<VolumeRow>> {
+  const { sql, bindings } = paged(volumesStatement(accountId, q, byWarehouse), byWarehouse ? "y.g, y.wid" : "y.g", q.page);
+  type Row = { g: string; wid?: string; wname?: string; stock: string; po: string; draft: string; grank?: string; next_after?: string | null };
+  const all: Row[] = await withHashJoins(db, async (tx) => (await tx.raw(sql, bindings)).rows);
+  // A page's last group, read only to know that it follows.
+  const rows = q.page ? all.filter((r) => Number(r.grank) <= q.page!.size) : all;
+  const answer: PageOf<VolumeRow> = rows.map((r) => ({
     groupKey: r.g,
     warehouseId: r.wid ?? "",
     warehouseName: r.wname ?? "",
@@ -146,6 +182,8 @@ export async function plannedVolumes(db: Db, accountId: string, q: VolumeQuery, 
     poVolume: BigInt(r.po),
     draftPoVolume: BigInt(r.draft),
   }));
+  answer.nextAfter = all[0]?.next_after ?? undefined;
+  return answer;
 }
 
 /** What GetReplicaSummary answers. */

@@ -1,5 +1,6 @@
 import type { planningV1 } from "@analytics/contracts";
 import type { Db } from "@analytics/db";
+import { refuseDuplicates } from "@analytics/rpc";
 import { bumpAccountVersions } from "./repository";
 
 /**
@@ -34,13 +35,7 @@ export async function upsertSalesPlans(db: Db, accountId: string, plans: plannin
     if (!p.skuFound) return answer(p, 404, `no product with key ${p.key}`);
     return undefined;
   });
-  const seen = new Set<string>();
-  plans.forEach((p, i) => {
-    if (results[i]) return;
-    const id = `${p.skuId}/${p.channel}/${p.month}`;
-    if (seen.has(id)) results[i] = answer(p, 409, "the same key, channel and month appears more than once in the request");
-    seen.add(id);
-  });
+  refuseDuplicates(plans, results, (p) => `${p.skuId}/${p.channel}/${p.month}`, (p) => answer(p, 409, "the same key, channel and month appears more than once in the request"));
   const writes = plans.flatMap((p, i) => (results[i] ? [] : [{ i, sku_id: p.skuId, channel: p.channel, month: `${p.month}-01`, volume: p.volume?.value ?? null }]));
   if (writes.length) {
     const rows: { i: number; was_absent: boolean; removes: boolean; same: boolean }[] = await db.transaction(async (tx) => {

@@ -14,6 +14,8 @@ function boundsOf(fields: readonly DescField[], name: string): { min: number; ma
 }
 const skuStatus = boundsOf(PlannedVolumesQuerySchema.fields, "sku_status");
 const pimCustomIndex = boundsOf(PimCustomFilterSchema.fields, "index");
+const pageSize = boundsOf(PlannedVolumesQuerySchema.fields, "page_size");
+const afterMaxLen = fieldRules(PlannedVolumesQuerySchema.fields.find((f) => f.name === "after")!).maxLen;
 /** Statuses without a filter: every one but 1 (inactive). */
 const DEFAULT_SKU_STATUS = Array.from({ length: skuStatus.max - skuStatus.min + 1 }, (_, i) => skuStatus.min + i).filter((s) => s !== 1);
 
@@ -23,7 +25,7 @@ export type GroupByName = "seasons" | "products" | "variants" | "skus";
  * The SKU filters: the PlannedVolumesQuery's lists and activePlanning as sent (defaults filled in),
  * but pimCustom by index 0..9 = pimCustom1..pimCustom10.
  */
-export type VolumeFilters = Omit<planningV1.PlannedVolumesQuery, "$typeName" | "$unknown" | "groupBy" | "fromDate" | "toDate" | "updatedSince" | "activePlanning" | "pimCustom"> & {
+export type VolumeFilters = Omit<planningV1.PlannedVolumesQuery, "$typeName" | "$unknown" | "groupBy" | "fromDate" | "toDate" | "updatedSince" | "activePlanning" | "pimCustom" | "pageSize" | "after"> & {
   activePlanning: boolean;
   pimCustom: string[][];
 };
@@ -35,6 +37,14 @@ export interface VolumeQuery {
   /** An instant (RFC 3339) or a date read as midnight in the account's timezone. */
   updatedSince?: { instant: string } | { date: string };
   filters: VolumeFilters;
+  /** A page of groups (CONTRACT "Pages and CSV"); absent: the whole answer. */
+  page?: Page;
+}
+
+/** At most `size` groups whose key is after `after` (absent: from the first group). */
+export interface Page {
+  size: number;
+  after?: string;
 }
 
 const groupNames: Record<number, GroupByName | undefined> = {
@@ -96,12 +106,18 @@ export function volumeQueryOf(q: planningV1.PlannedVolumesQuery | undefined): Vo
     if (p.index < pimCustomIndex.min || p.index > pimCustomIndex.max) details.push({ path: `pimCustom${p.index}`, message: `there are pimCustom${pimCustomIndex.min} to pimCustom${pimCustomIndex.max}` });
     else pimCustom[p.index - 1].push(...p.values);
   }
+  if (req.pageSize !== undefined && !(Number.isInteger(req.pageSize) && req.pageSize >= pageSize.min && req.pageSize <= pageSize.max)) {
+    details.push({ path: "pageSize", message: `must be an integer from ${pageSize.min} to ${pageSize.max}` });
+  }
+  if (req.after !== undefined && req.pageSize === undefined) details.push({ path: "after", message: "is a page's start: send it with pageSize" });
+  if (req.after !== undefined && [...req.after].length > afterMaxLen) details.push({ path: "after", message: `must be at most ${afterMaxLen} characters` });
   if (details.length) throw invalid(`invalid planning request: ${details.map((d) => `${d.path} ${d.message}`).join("; ")}`, details);
   return {
     groupBy: groupBy!,
     fromDate,
     toDate,
     updatedSince,
+    page: req.pageSize === undefined ? undefined : { size: req.pageSize, after: req.after },
     filters: {
       ...textFilters(req),
       skuStatus: req.skuStatus?.length ? req.skuStatus : DEFAULT_SKU_STATUS,

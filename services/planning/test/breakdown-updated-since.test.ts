@@ -1,7 +1,11 @@
 import { randomUUID } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
 import { planningV1 } from "@analytics/contracts";
 import { distributionOrder, planningUnderTest, purchaseOrder, settings, sku, stock, stockTrigger, transaction, warehouse } from "./fixtures";
-import { readBreakdown, readByWarehouse, readPlans } from "./breakdown-helpers";
+import { queryOf, readBreakdown, readByWarehouse, readPlans } from "./breakdown-helpers";
+import { breakdown, breakdownByWarehouse, salesPlans } from "../src/breakdown";
+import { plannedVolumes } from "../src/repository";
+import { volumeQueryOf } from "../src/validation";
 
 const { GroupBy } = planningV1;
 
@@ -81,5 +85,31 @@ describe("breakdown updatedSince: the groups whose inputs changed", () => {
     expect(await readBreakdown(p.db, other, { ...q, updatedSince: since }, today)).toEqual([]);
     await p.db.raw("UPDATE accounts SET changed_at = ? WHERE account_id = ?", [recent, other]);
     expect((await readBreakdown(p.db, other, { ...q, updatedSince: since }, today)).map((r) => r.groupKey)).toEqual(["X1", "X2"]);
+  });
+
+  it("pages: the first pageSize groups after `after` (a group SKUs left too, only when after it), and the page's last key while groups follow", async () => {
+    // K7's SKU (now in S7) also left S0: a group before `after` that the SKUs after it name.
+    await p.db("changed_groups").insert({ account_id: acc, sku_id: G, external_warehouse_id: "", warehouse_id: N, season: "S0", key: "K7", changed_at: recent });
+    for (const read of [breakdown, salesPlans, breakdownByWarehouse]) {
+      const page = async (pageSize: number, after?: string) => {
+        const rows: { groupKey: string }[] = [];
+        const nextAfter: (string | undefined)[] = [];
+        for await (const chunk of read(p.db, acc, queryOf({ ...q, updatedSince: since, pageSize, after }), { today })) {
+          rows.push(...chunk);
+          nextAfter.push(chunk.nextAfter);
+        }
+        return { groups: [...new Set(rows.map((r) => r.groupKey))], nextAfter: [...new Set(nextAfter)] };
+      };
+      expect([read.name, await page(3)]).toEqual([read.name, { groups: ["S0", "S1", "S2"], nextAfter: ["S2"] }]);
+      expect([read.name, await page(3, "S2")]).toEqual([read.name, { groups: ["S3", "S4", "S5"], nextAfter: ["S5"] }]);
+      expect([read.name, await page(2, "S5")]).toEqual([read.name, { groups: ["S6", "S8"], nextAfter: [undefined] }]);
+      expect([read.name, await page(10, "S8")]).toEqual([read.name, { groups: [], nextAfter: [] }]);
+    }
+    const volumes = async (pageSize: number, after?: string) => {
+      const rows = await plannedVolumes(p.db, acc, volumeQueryOf(create(planningV1.PlannedVolumesQuerySchema, { ...q, pageSize, after })), true);
+      return { groups: [...new Set(rows.map((r) => r.groupKey))], nextAfter: rows.nextAfter };
+    };
+    expect(await volumes(3, "S2")).toEqual({ groups: ["S3", "S4", "S5"], nextAfter: "S5" });
+    expect(await volumes(3, "S5")).toEqual({ groups: ["S6", "S7"], nextAfter: undefined });
   });
 });

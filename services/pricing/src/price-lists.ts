@@ -1,8 +1,8 @@
 import { topics, type pricingV1 } from "@analytics/contracts";
 import { lockedAtRevision, type Db } from "@analytics/db";
-import { changed, invalid, notFound } from "@analytics/errors";
+import { invalid, notFound } from "@analytics/errors";
 import { enqueue, outboxEntry } from "@analytics/outbox";
-import { commit, type ServiceContext } from "@analytics/rpc";
+import { commit, notWritten, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
 import { decimal, priceListFromRow, priceListsTable } from "./resources";
 import { Problems } from "./validation";
@@ -56,9 +56,7 @@ export function updatePriceList(ctx: ServiceContext, accountId: string, external
     ctx,
     accountId,
     async (tx) => {
-      if (!(await lockedAtRevision(tx, "price_lists", { account_id: accountId, external_id: externalId }, ifRevision))) {
-        throw changed(`price list ${externalId} changed since the revision the request named`);
-      }
+      if (!(await lockedAtRevision(tx, "price_lists", { account_id: accountId, external_id: externalId }, ifRevision))) throw notWritten(`price list ${externalId}`, ifRevision);
       return repo.updatePriceList(tx, accountId, w);
     },
     externalId,

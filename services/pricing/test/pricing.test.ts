@@ -71,6 +71,23 @@ describe("pricing service (real Postgres and JetStream)", () => {
       expect((await client.listPriceLists({}, as(other))).priceLists).toEqual([]);
     });
 
+    it("refuses a PUT at another revision than the one named (If-Match: Aborted, nothing changed)", async () => {
+      const account = randomUUID();
+      await client.createPriceList({ priceList: list("REV") }, as(account));
+      const { revision } = await client.getPriceList({ externalPriceListId: "REV" }, as(account));
+      await client.updatePriceList({ externalPriceListId: "REV", priceList: list("", { name: "Now" }), ifRevision: revision }, as(account));
+      const refusal = (call: Promise<unknown>) => call.then(() => undefined, (e: ConnectError) => [Code[e.code], e.rawMessage]);
+      expect(await refusal(client.updatePriceList({ externalPriceListId: "REV", priceList: list("", { name: "Late" }), ifRevision: revision }, as(account)))).toEqual([
+        "Aborted",
+        "price list REV changed since the revision the request named",
+      ]);
+      expect(await refusal(client.updatePriceList({ externalPriceListId: "NOPE", priceList: list("NOPE"), ifRevision: revision }, as(account)))).toEqual([
+        "Aborted",
+        "price list NOPE changed since the revision the request named",
+      ]);
+      expect((await client.getPriceList({ externalPriceListId: "REV" }, as(account))).priceList?.name).toBe("Now");
+    });
+
     it("refuses bad fields naming each, and a body id that differs from the path", async () => {
       const account = randomUUID();
       const error = (await client.createPriceList({ priceList: list("X", { currency: "EURO", defaultVat: dec("101"), name: "" }) }, as(account)).catch((e) => e)) as ConnectError;

@@ -1,13 +1,13 @@
 import type { Migration } from "@analytics/db";
 
 /**
- * The webhook worker's round as one statement (repository.recordAndClaim): record the attempts
+ * The webhook worker's round as one statement (repository/webhooks.ts, recordAndClaim): record the attempts
  * finished since the last round, then claim due deliveries for the free slots. As functions, the
  * round is one round trip instead of five (BEGIN, record, lock the endpoints, claim, COMMIT), and
  * each statement inside still takes its own snapshot (READ COMMITTED), so the claim counts the
  * leases every replica committed before it got an endpoint's lock, and sees the slots and
- * products the recorded attempts freed. repository.ts says what each one does and why.
- * The functions find the tables in the schema they were made in, whatever the caller's search path.
+ * products the recorded attempts freed. The text as it was made; the current one is
+ * sql/webhook-rounds.ts's. The functions find the tables in the schema they were made in, whatever the caller's search path.
  */
 export const webhookRounds: Migration = {
   name: "011_webhook_rounds",

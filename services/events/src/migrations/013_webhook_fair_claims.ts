@@ -10,10 +10,11 @@ import type { Migration } from "@analytics/db";
  * T/2 · (1 − (k−2)/(2·C)) attempts are in flight (T the process's total, C the per-endpoint
  * limit). So endpoints holding several slots fill half the process at most, and the other half is
  * one slot each for the endpoints that have none: a quick endpoint gets one while dead ones hold
- * theirs, and more as long as they hold less than half. repository.claimDue says more.
+ * theirs, and more as long as they hold less than half. repository/webhooks.ts (claimDue) says
+ * more. The text as it was made; the current one is sql/webhook-rounds.ts's.
  *
  * New overloads with two more arguments; migration 011's keep serving replicas not yet upgraded
- * (a rolling deploy), until a later migration drops them.
+ * (a rolling deploy), until a later migration drops them (015).
  */
 export const webhookFairClaims: Migration = {
   name: "013_webhook_fair_claims",

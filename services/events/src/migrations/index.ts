@@ -15,5 +15,6 @@ import { webhookRounds } from "./011_webhook_rounds";
 import { queuedVersionsPruned } from "./012_queued_versions_pruned";
 import { webhookFairClaims } from "./013_webhook_fair_claims";
 import { queueSequences } from "./014_queue_sequences";
+import { webhookFunctions } from "./015_webhook_functions";
 
-export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createEvents, eventPageIndexes, productReplica, priceEntries, aggregateVersions, webhooks, accountVersions, queuedVersions, accountVersionsSchema, webhookAttempts, webhookRounds, queuedVersionsPruned, webhookFairClaims, queueSequences];
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createEvents, eventPageIndexes, productReplica, priceEntries, aggregateVersions, webhooks, accountVersions, queuedVersions, accountVersionsSchema, webhookAttempts, webhookRounds, queuedVersionsPruned, webhookFairClaims, queueSequences, webhookFunctions];

@@ -4,7 +4,7 @@
 
 import type { GenExtension, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { extDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import type { FieldOptions } from "@bufbuild/protobuf/wkt";
+import type { EnumValueOptions, FieldOptions } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file common/v1/rules.proto.
  */
 export const file_common_v1_rules: GenFile = /*@__PURE__*/
-  fileDesc("ChVjb21tb24vdjEvcnVsZXMucHJvdG8SE2FuYWx5dGljcy5jb21tb24udjEitAEKCkZpZWxkUnVsZXMSDwoHbWF4X2xlbhgBIAEoDRIQCghyZXF1aXJlZBgCIAEoCBIQCgNtaW4YAyABKANIAIgBARIQCgNtYXgYBCABKANIAYgBARIRCglyZWFkX29ubHkYBSABKAgSEgoKbm90X3N0b3JlZBgGIAEoCBITCgtjb2x1bW5fdHlwZRgHIAEoCRITCgtkZXNjcmlwdGlvbhgIIAEoCUIGCgRfbWluQgYKBF9tYXg6VgoFcnVsZXMSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGLSHAyABKAsyHy5hbmFseXRpY3MuY29tbW9uLnYxLkZpZWxkUnVsZXNSBXJ1bGVzYgZwcm90bzM", [file_google_protobuf_descriptor]);
+  fileDesc("ChVjb21tb24vdjEvcnVsZXMucHJvdG8SE2FuYWx5dGljcy5jb21tb24udjEixwEKCkZpZWxkUnVsZXMSDwoHbWF4X2xlbhgBIAEoDRIQCghyZXF1aXJlZBgCIAEoCBIQCgNtaW4YAyABKANIAIgBARIQCgNtYXgYBCABKANIAYgBARIRCglyZWFkX29ubHkYBSABKAgSEgoKbm90X3N0b3JlZBgGIAEoCBITCgtjb2x1bW5fdHlwZRgHIAEoCRITCgtkZXNjcmlwdGlvbhgIIAEoCRIRCgl2YWx1ZXNfb2YYCSABKAlCBgoEX21pbkIGCgRfbWF4OlYKBXJ1bGVzEh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxi0hwMgASgLMh8uYW5hbHl0aWNzLmNvbW1vbi52MS5GaWVsZFJ1bGVzUgVydWxlczpACglyZXN0X25hbWUSIS5nb29nbGUucHJvdG9idWYuRW51bVZhbHVlT3B0aW9ucxi1hwMgASgJUghyZXN0TmFtZWIGcHJvdG8z", [file_google_protobuf_descriptor]);
 
 /**
  * A REST-shaped field's rules, declared on the field itself so that a field is written once: the
@@ -78,6 +78,16 @@ export type FieldRules = Message<"analytics.common.v1.FieldRules"> & {
    * @generated from field: string description = 8;
    */
   description: string;
+
+  /**
+   * Text (or a list of text): one of the REST names (rest_name) of this enum's values, by its
+   * full name. The enum is the one list; the value travels as its REST name, as it is stored.
+   *
+   *   repeated string event_types = 3 [(analytics.common.v1.rules) = {values_of: "analytics.events.v1.EventType"}];
+   *
+   * @generated from field: string values_of = 9;
+   */
+  valuesOf: string;
 };
 
 /**
@@ -92,4 +102,10 @@ export const FieldRulesSchema: GenMessage<FieldRules> = /*@__PURE__*/
  */
 export const rules: GenExtension<FieldOptions, FieldRules> = /*@__PURE__*/
   extDesc(file_common_v1_rules, 0);
+
+/**
+ * @generated from extension: string rest_name = 50101;
+ */
+export const rest_name: GenExtension<EnumValueOptions, string> = /*@__PURE__*/
+  extDesc(file_common_v1_rules, 1);
 

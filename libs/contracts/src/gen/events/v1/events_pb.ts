@@ -6,6 +6,7 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { PageRequest } from "../../common/v1/common_pb";
 import { file_common_v1_common } from "../../common/v1/common_pb";
+import { file_common_v1_rules } from "../../common/v1/rules_pb";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
@@ -14,9 +15,13 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file events/v1/events.proto.
  */
 export const file_events_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChZldmVudHMvdjEvZXZlbnRzLnByb3RvEhNhbmFseXRpY3MuZXZlbnRzLnYxIpcCCg9XZWJob29rRW5kcG9pbnQSCgoCaWQYASABKAkSCwoDdXJsGAIgASgJEhMKC2V2ZW50X3R5cGVzGAMgAygJEhMKC2Rlc2NyaXB0aW9uGAQgASgJEhMKBnNlY3JldBgFIAEoCUgAiAEBEg8KB2VuYWJsZWQYBiABKAgSHAoPZGlzYWJsZWRfcmVhc29uGAcgASgJSAGIAQESLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCCQoHX3NlY3JldEISChBfZGlzYWJsZWRfcmVhc29uIlcKHUNyZWF0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEjYKCGVuZHBvaW50GAEgASgLMiQuYW5hbHl0aWNzLmV2ZW50cy52MS5XZWJob29rRW5kcG9pbnQiZgoaR2V0V2ViaG9va0VuZHBvaW50UmVzcG9uc2USNgoIZW5kcG9pbnQYASABKAsyJC5hbmFseXRpY3MuZXZlbnRzLnYxLldlYmhvb2tFbmRwb2ludBIQCghyZXZpc2lvbhgCIAEoCSJXCh1VcGRhdGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRI2CghlbmRwb2ludBgBIAEoCzIkLmFuYWx5dGljcy5ldmVudHMudjEuV2ViaG9va0VuZHBvaW50IlUKG1JvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRI2CghlbmRwb2ludBgBIAEoCzIkLmFuYWx5dGljcy5ldmVudHMudjEuV2ViaG9va0VuZHBvaW50IicKGUdldFdlYmhvb2tFbmRwb2ludFJlcXVlc3QSCgoCaWQYASABKAkiVAocRGVsZXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBIKCgJpZBgBIAEoCRIYCgtpZl9yZXZpc2lvbhgCIAEoCUgAiAEBQg4KDF9pZl9yZXZpc2lvbiIoChpSb3RhdGVXZWJob29rU2VjcmV0UmVxdWVzdBIKCgJpZBgBIAEoCSJqChxDcmVhdGVXZWJob29rRW5kcG9pbnRSZXF1ZXN0EgsKA3VybBgBIAEoCRITCgtldmVudF90eXBlcxgCIAMoCRIYCgtkZXNjcmlwdGlvbhgDIAEoCUgAiAEBQg4KDF9kZXNjcmlwdGlvbiLCAQocVXBkYXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBIKCgJpZBgBIAEoCRILCgN1cmwYAiABKAkSEwoLZXZlbnRfdHlwZXMYAyADKAkSGAoLZGVzY3JpcHRpb24YBCABKAlIAIgBARIUCgdlbmFibGVkGAUgASgISAGIAQESGAoLaWZfcmV2aXNpb24YBiABKAlIAogBAUIOCgxfZGVzY3JpcHRpb25CCgoIX2VuYWJsZWRCDgoMX2lmX3JldmlzaW9uIh0KG0xpc3RXZWJob29rRW5kcG9pbnRzUmVxdWVzdCJXChxMaXN0V2ViaG9va0VuZHBvaW50c1Jlc3BvbnNlEjcKCWVuZHBvaW50cxgBIAMoCzIkLmFuYWx5dGljcy5ldmVudHMudjEuV2ViaG9va0VuZHBvaW50Ih8KHURlbGV0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlIvgBCg5XZWJob29rQXR0ZW1wdBIPCgdhdHRlbXB0GAEgASgFEjAKDGF0dGVtcHRlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGAoLc3RhdHVzX2NvZGUYAyABKAVIAIgBARIYCgtkdXJhdGlvbl9tcxgEIAEoBUgBiAEBEhIKBWVycm9yGAUgASgJSAKIAQESMQoNbmV4dF9yZXRyeV9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCDgoMX3N0YXR1c19jb2RlQg4KDF9kdXJhdGlvbl9tc0IICgZfZXJyb3IipQMKD1dlYmhvb2tEZWxpdmVyeRIKCgJpZBgBIAEoCRIQCghldmVudF9pZBgCIAEoCRISCgpldmVudF90eXBlGAMgASgJEg4KBnN0YXR1cxgEIAEoCRIPCgdhdHRlbXB0GAUgASgFEhgKC3N0YXR1c19jb2RlGAYgASgFSACIAQESGAoLZHVyYXRpb25fbXMYByABKAVIAYgBARISCgVlcnJvchgIIAEoCUgCiAEBEjMKD2xhc3RfYXR0ZW1wdF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoNbmV4dF9yZXRyeV9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY3JlYXRlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNQoIYXR0ZW1wdHMYDCADKAsyIy5hbmFseXRpY3MuZXZlbnRzLnYxLldlYmhvb2tBdHRlbXB0Qg4KDF9zdGF0dXNfY29kZUIOCgxfZHVyYXRpb25fbXNCCAoGX2Vycm9yImMKHExpc3RXZWJob29rRGVsaXZlcmllc1JlcXVlc3QSEwoLZW5kcG9pbnRfaWQYASABKAkSLgoEcGFnZRgCIAEoCzIgLmFuYWx5dGljcy5jb21tb24udjEuUGFnZVJlcXVlc3QibgodTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2USOAoKZGVsaXZlcmllcxgBIAMoCzIkLmFuYWx5dGljcy5ldmVudHMudjEuV2ViaG9va0RlbGl2ZXJ5EhMKC3RvdGFsX2NvdW50GAIgASgDIkcKG1JldHJ5V2ViaG9va0RlbGl2ZXJ5UmVxdWVzdBITCgtlbmRwb2ludF9pZBgBIAEoCRITCgtkZWxpdmVyeV9pZBgCIAEoCSJWChxSZXRyeVdlYmhvb2tEZWxpdmVyeVJlc3BvbnNlEjYKCGRlbGl2ZXJ5GAEgASgLMiQuYW5hbHl0aWNzLmV2ZW50cy52MS5XZWJob29rRGVsaXZlcnki4gEKBUV2ZW50EgoKAmlkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSEgoKZXZlbnRfdHlwZRgDIAEoCRIUCgxwYXlsb2FkX2pzb24YBCABKAkSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMY29tcGxldGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBItCglmYWlsZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIpsBChFMaXN0RXZlbnRzUmVxdWVzdBIuCgRwYWdlGAEgASgLMiAuYW5hbHl0aWNzLmNvbW1vbi52MS5QYWdlUmVxdWVzdBIXCgpldmVudF90eXBlGAIgASgJSACIAQESLgoFc3RhdGUYAyABKA4yHy5hbmFseXRpY3MuZXZlbnRzLnYxLkV2ZW50U3RhdGVCDQoLX2V2ZW50X3R5cGUiVQoSTGlzdEV2ZW50c1Jlc3BvbnNlEioKBmV2ZW50cxgBIAMoCzIaLmFuYWx5dGljcy5ldmVudHMudjEuRXZlbnQSEwoLdG90YWxfY291bnQYAiABKAMiVgoYVXBkYXRlRXZlbnRTdGF0dXNSZXF1ZXN0EgoKAmlkGAEgASgJEi4KBXN0YXRlGAIgASgOMh8uYW5hbHl0aWNzLmV2ZW50cy52MS5FdmVudFN0YXRlIjgKGVVwZGF0ZUV2ZW50U3RhdHVzUmVzcG9uc2USCgoCaWQYASABKAkSDwoHdXBkYXRlZBgCIAEoCCJdCh1CYXRjaFVwZGF0ZUV2ZW50U3RhdHVzUmVxdWVzdBI8CgVpdGVtcxgBIAMoCzItLmFuYWx5dGljcy5ldmVudHMudjEuVXBkYXRlRXZlbnRTdGF0dXNSZXF1ZXN0ImEKHkJhdGNoVXBkYXRlRXZlbnRTdGF0dXNSZXNwb25zZRI/CgdyZXN1bHRzGAEgAygLMi4uYW5hbHl0aWNzLmV2ZW50cy52MS5VcGRhdGVFdmVudFN0YXR1c1Jlc3BvbnNlIj0KGVVwZGF0ZUV2ZW50UGF5bG9hZFJlcXVlc3QSCgoCaWQYASABKAkSFAoMcGF5bG9hZF9qc29uGAIgASgJIkcKGlVwZGF0ZUV2ZW50UGF5bG9hZFJlc3BvbnNlEikKBWV2ZW50GAEgASgLMhouYW5hbHl0aWNzLmV2ZW50cy52MS5FdmVudCIaChhHZXRBY2NvdW50VmVyc2lvblJlcXVlc3QiLAoZR2V0QWNjb3VudFZlcnNpb25SZXNwb25zZRIPCgd2ZXJzaW9uGAEgASgDKnUKCkV2ZW50U3RhdGUSGwoXRVZFTlRfU1RBVEVfVU5TUEVDSUZJRUQQABIXChNFVkVOVF9TVEFURV9QRU5ESU5HEAESGQoVRVZFTlRfU1RBVEVfQ09NUExFVEVEEAISFgoSRVZFTlRfU1RBVEVfRkFJTEVEEAMyvAwKDUV2ZW50c1NlcnZpY2USXQoKTGlzdEV2ZW50cxImLmFuYWx5dGljcy5ldmVudHMudjEuTGlzdEV2ZW50c1JlcXVlc3QaJy5hbmFseXRpY3MuZXZlbnRzLnYxLkxpc3RFdmVudHNSZXNwb25zZRJyChFHZXRBY2NvdW50VmVyc2lvbhItLmFuYWx5dGljcy5ldmVudHMudjEuR2V0QWNjb3VudFZlcnNpb25SZXF1ZXN0Gi4uYW5hbHl0aWNzLmV2ZW50cy52MS5HZXRBY2NvdW50VmVyc2lvblJlc3BvbnNlEnIKEVVwZGF0ZUV2ZW50U3RhdHVzEi0uYW5hbHl0aWNzLmV2ZW50cy52MS5VcGRhdGVFdmVudFN0YXR1c1JlcXVlc3QaLi5hbmFseXRpY3MuZXZlbnRzLnYxLlVwZGF0ZUV2ZW50U3RhdHVzUmVzcG9uc2USgQEKFkJhdGNoVXBkYXRlRXZlbnRTdGF0dXMSMi5hbmFseXRpY3MuZXZlbnRzLnYxLkJhdGNoVXBkYXRlRXZlbnRTdGF0dXNSZXF1ZXN0GjMuYW5hbHl0aWNzLmV2ZW50cy52MS5CYXRjaFVwZGF0ZUV2ZW50U3RhdHVzUmVzcG9uc2USdQoSVXBkYXRlRXZlbnRQYXlsb2FkEi4uYW5hbHl0aWNzLmV2ZW50cy52MS5VcGRhdGVFdmVudFBheWxvYWRSZXF1ZXN0Gi8uYW5hbHl0aWNzLmV2ZW50cy52MS5VcGRhdGVFdmVudFBheWxvYWRSZXNwb25zZRJ+ChVDcmVhdGVXZWJob29rRW5kcG9pbnQSMS5hbmFseXRpY3MuZXZlbnRzLnYxLkNyZWF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QaMi5hbmFseXRpY3MuZXZlbnRzLnYxLkNyZWF0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEnsKFExpc3RXZWJob29rRW5kcG9pbnRzEjAuYW5hbHl0aWNzLmV2ZW50cy52MS5MaXN0V2ViaG9va0VuZHBvaW50c1JlcXVlc3QaMS5hbmFseXRpY3MuZXZlbnRzLnYxLkxpc3RXZWJob29rRW5kcG9pbnRzUmVzcG9uc2USdQoSR2V0V2ViaG9va0VuZHBvaW50Ei4uYW5hbHl0aWNzLmV2ZW50cy52MS5HZXRXZWJob29rRW5kcG9pbnRSZXF1ZXN0Gi8uYW5hbHl0aWNzLmV2ZW50cy52MS5HZXRXZWJob29rRW5kcG9pbnRSZXNwb25zZRJ+ChVVcGRhdGVXZWJob29rRW5kcG9pbnQSMS5hbmFseXRpY3MuZXZlbnRzLnYxLlVwZGF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QaMi5hbmFseXRpY3MuZXZlbnRzLnYxLlVwZGF0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEn4KFURlbGV0ZVdlYmhvb2tFbmRwb2ludBIxLmFuYWx5dGljcy5ldmVudHMudjEuRGVsZXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBoyLmFuYWx5dGljcy5ldmVudHMudjEuRGVsZXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USeAoTUm90YXRlV2ViaG9va1NlY3JldBIvLmFuYWx5dGljcy5ldmVudHMudjEuUm90YXRlV2ViaG9va1NlY3JldFJlcXVlc3QaMC5hbmFseXRpY3MuZXZlbnRzLnYxLlJvdGF0ZVdlYmhvb2tTZWNyZXRSZXNwb25zZRJ+ChVMaXN0V2ViaG9va0RlbGl2ZXJpZXMSMS5hbmFseXRpY3MuZXZlbnRzLnYxLkxpc3RXZWJob29rRGVsaXZlcmllc1JlcXVlc3QaMi5hbmFseXRpY3MuZXZlbnRzLnYxLkxpc3RXZWJob29rRGVsaXZlcmllc1Jlc3BvbnNlEnsKFFJldHJ5V2ViaG9va0RlbGl2ZXJ5EjAuYW5hbHl0aWNzLmV2ZW50cy52MS5SZXRyeVdlYmhvb2tEZWxpdmVyeVJlcXVlc3QaMS5hbmFseXRpY3MuZXZlbnRzLnYxLlJldHJ5V2ViaG9va0RlbGl2ZXJ5UmVzcG9uc2ViBnByb3RvMw", [file_common_v1_common, file_google_protobuf_timestamp]);
+  fileDesc("ChZldmVudHMvdjEvZXZlbnRzLnByb3RvEhNhbmFseXRpY3MuZXZlbnRzLnYxIuQGCg9XZWJob29rRW5kcG9pbnQSGAoCaWQYASABKAlCDKK7GAgoAToEdXVpZBI4CgN1cmwYAiABKAlCK6K7GCcI0A8QAUIgaHR0cHM6Ly8gVVJMIG9mIGEgcHVibGljIGFkZHJlc3MSfgoLZXZlbnRfdHlwZXMYAyADKAlCaaK7GGU6BnRleHRbXUI8dGhlIHR5cGVzIHB1c2hlZDsgZW1wdHkgKG9yIGxlZnQgb3V0IG9mIGEgd3JpdGUpOiBldmVyeSB0eXBlSh1hbmFseXRpY3MuZXZlbnRzLnYxLkV2ZW50VHlwZRIcCgtkZXNjcmlwdGlvbhgEIAEoCUIHorsYAwj0AxK7AgoGc2VjcmV0GAUgASgJQqUCorsYoAIoAUKbAiJ3aHNlY18iICsgYmFzZTY0OiB0aGUgc2lnbmluZyBzZWNyZXQsIGFuc3dlcmVkIG9ubHkgd2hlbiB0aGUgZW5kcG9pbnQgaXMgY3JlYXRlZCBhbmQgd2hlbiBpdHMgc2VjcmV0IGlzIHJvdGF0ZWQuIEEgcmVwbGF5IG9mIHRob3NlIGFuc3dlcnMgKHRoZSBzYW1lIElkZW1wb3RlbmN5LUtleSkgbGVhdmVzIGl0IG91dCBhbmQgc2F5cyBzbyBpbiBgSWRlbXBvdGVudC1SZWRhY3RlZDogc2VjcmV0YDogaXQgaXMgbmV2ZXIga2VwdDsgcm90YXRlIGl0IGlmIHRoZSBmaXJzdCBhbnN3ZXIgd2FzIGxvc3RIAIgBARIXCgdlbmFibGVkGAYgASgIQgaiuxgCKAESeQoPZGlzYWJsZWRfcmVhc29uGAcgASgJQluiuxhXKAFCU2dvbmUgKHRoZSBlbmRwb2ludCBhbnN3ZXJlZCA0MTApLCBmYWlsaW5nICg1IGRheXMgb2YgZmFpbGVkIGF0dGVtcHRzKSBvciBieSByZXF1ZXN0SAGIAQESNgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBqK7GAIoARI2Cgp1cGRhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIGorsYAigBQgkKB19zZWNyZXRCEgoQX2Rpc2FibGVkX3JlYXNvbiJXCh1DcmVhdGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRI2CghlbmRwb2ludBgBIAEoCzIkLmFuYWx5dGljcy5ldmVudHMudjEuV2ViaG9va0VuZHBvaW50ImYKGkdldFdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEjYKCGVuZHBvaW50GAEgASgLMiQuYW5hbHl0aWNzLmV2ZW50cy52MS5XZWJob29rRW5kcG9pbnQSEAoIcmV2aXNpb24YAiABKAkiVwodVXBkYXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USNgoIZW5kcG9pbnQYASABKAsyJC5hbmFseXRpY3MuZXZlbnRzLnYxLldlYmhvb2tFbmRwb2ludCJVChtSb3RhdGVXZWJob29rU2VjcmV0UmVzcG9uc2USNgoIZW5kcG9pbnQYASABKAsyJC5hbmFseXRpY3MuZXZlbnRzLnYxLldlYmhvb2tFbmRwb2ludCInChlHZXRXZWJob29rRW5kcG9pbnRSZXF1ZXN0EgoKAmlkGAEgASgJIlQKHERlbGV0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QSCgoCaWQYASABKAkSGAoLaWZfcmV2aXNpb24YAiABKAlIAIgBAUIOCgxfaWZfcmV2aXNpb24iKAoaUm90YXRlV2ViaG9va1NlY3JldFJlcXVlc3QSCgoCaWQYASABKAkirgEKHENyZWF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QSDwoDdXJsGAEgASgJQgIYARIXCgtldmVudF90eXBlcxgCIAMoCUICGAESHAoLZGVzY3JpcHRpb24YAyABKAlCAhgBSACIAQESNgoIZW5kcG9pbnQYBCABKAsyJC5hbmFseXRpY3MuZXZlbnRzLnYxLldlYmhvb2tFbmRwb2ludEIOCgxfZGVzY3JpcHRpb24ihgIKHFVwZGF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QSCgoCaWQYASABKAkSDwoDdXJsGAIgASgJQgIYARIXCgtldmVudF90eXBlcxgDIAMoCUICGAESHAoLZGVzY3JpcHRpb24YBCABKAlCAhgBSACIAQESFAoHZW5hYmxlZBgFIAEoCEgBiAEBEhgKC2lmX3JldmlzaW9uGAYgASgJSAKIAQESNgoIZW5kcG9pbnQYByABKAsyJC5hbmFseXRpY3MuZXZlbnRzLnYxLldlYmhvb2tFbmRwb2ludEIOCgxfZGVzY3JpcHRpb25CCgoIX2VuYWJsZWRCDgoMX2lmX3JldmlzaW9uIh0KG0xpc3RXZWJob29rRW5kcG9pbnRzUmVxdWVzdCJXChxMaXN0V2ViaG9va0VuZHBvaW50c1Jlc3BvbnNlEjcKCWVuZHBvaW50cxgBIAMoCzIkLmFuYWx5dGljcy5ldmVudHMudjEuV2ViaG9va0VuZHBvaW50Ih8KHURlbGV0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlIo8ECg5XZWJob29rQXR0ZW1wdBJECgdhdHRlbXB0GAEgASgFQjOiuxgvQi0xLWJhc2VkOyBhIG1hbnVhbCByZXRyeSBzdGFydHMgdGhlIGNvdW50IG92ZXISOAoMYXR0ZW1wdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIGorsYAigBEkgKC3N0YXR1c19jb2RlGAMgASgFQi6iuxgqQih0aGUgYW5zd2VyJ3Mgc3RhdHVzOyBudWxsIHdoZW4gbm9uZSBjYW1lSACIAQESGAoLZHVyYXRpb25fbXMYBCABKAVIAYgBARJZCgVlcnJvchgFIAEoCUJForsYQUI/d2h5IG5vIGFuc3dlciBjYW1lIChyZWZ1c2VkIGFkZHJlc3MsIHRpbWVvdXQsIGNvbm5lY3Rpb24gZXJyb3IpSAKIAQESkwEKDW5leHRfcmV0cnlfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQmCiuxhcQlp0aGUgbmV4dCBhdHRlbXB0IHNjaGVkdWxlZCBhZnRlciB0aGlzIG9uZTsgbnVsbCBhZnRlciBhIHN1Y2Nlc3MsIGEgNDEwIG9yIHRoZSBsYXN0IGF0dGVtcHRCDgoMX3N0YXR1c19jb2RlQg4KDF9kdXJhdGlvbl9tc0IICgZfZXJyb3IitAcKD1dlYmhvb2tEZWxpdmVyeRIWCgJpZBgBIAEoCUIKorsYBjoEdXVpZBJJCghldmVudF9pZBgCIAEoCUI3orsYMzoEdXVpZEIrdGhlIHF1ZXVlIGVudHJ5LCBhbHNvIHRoZSB3ZWJob29rLWlkIGhlYWRlchI3CgpldmVudF90eXBlGAMgASgJQiOiuxgfSh1hbmFseXRpY3MuZXZlbnRzLnYxLkV2ZW50VHlwZRJsCgZzdGF0dXMYBCABKAlCXKK7GFhCMmZhaWxlZDogZXZlcnkgYXR0ZW1wdCBvZiB0aGUgcmV0cnkgc2NoZWR1bGUgZmFpbGVkSiJhbmFseXRpY3MuZXZlbnRzLnYxLkRlbGl2ZXJ5U3RhdHVzEiQKB2F0dGVtcHQYBSABKAVCE6K7GA9CDWF0dGVtcHRzIG1hZGUSOQoLc3RhdHVzX2NvZGUYBiABKAVCH6K7GBtCGXRoZSBsYXN0IGF0dGVtcHQncyBhbnN3ZXJIAIgBARI7CgtkdXJhdGlvbl9tcxgHIAEoBUIhorsYHUIbdGhlIGxhc3QgYXR0ZW1wdCdzIGR1cmF0aW9uSAGIAQESPAoFZXJyb3IYCCABKAlCKKK7GCRCIndoeSB0aGUgbGFzdCBhdHRlbXB0IGdvdCBubyBhbnN3ZXJIAogBARIzCg9sYXN0X2F0dGVtcHRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEmQKDW5leHRfcmV0cnlfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQjGiuxgtQit3aGVuIHRoZSBuZXh0IGF0dGVtcHQgaXMgZHVlLCB3aGlsZSBwZW5kaW5nEjYKCmNyZWF0ZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgaiuxgCKAESvQEKCGF0dGVtcHRzGAwgAygLMiMuYW5hbHl0aWNzLmV2ZW50cy52MS5XZWJob29rQXR0ZW1wdEKFAaK7GIABQn5ldmVyeSBhdHRlbXB0LCBvbGRlc3QgZmlyc3QgKGtlcHQgd2l0aCB0aGUgZGVsaXZlcnksIGF0IG1vc3QgdGhlIGxhc3QgMjA6IHRoZSBzY2hlZHVsZSBtYWtlcyA4LCBhIG1hbnVhbCByZXRyeSBzdGFydHMgaXQgb3ZlcilCDgoMX3N0YXR1c19jb2RlQg4KDF9kdXJhdGlvbl9tc0IICgZfZXJyb3IiYwocTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVxdWVzdBITCgtlbmRwb2ludF9pZBgBIAEoCRIuCgRwYWdlGAIgASgLMiAuYW5hbHl0aWNzLmNvbW1vbi52MS5QYWdlUmVxdWVzdCJuCh1MaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXNwb25zZRI4CgpkZWxpdmVyaWVzGAEgAygLMiQuYW5hbHl0aWNzLmV2ZW50cy52MS5XZWJob29rRGVsaXZlcnkSEwoLdG90YWxfY291bnQYAiABKAMiRwobUmV0cnlXZWJob29rRGVsaXZlcnlSZXF1ZXN0EhMKC2VuZHBvaW50X2lkGAEgASgJEhMKC2RlbGl2ZXJ5X2lkGAIgASgJIlYKHFJldHJ5V2ViaG9va0RlbGl2ZXJ5UmVzcG9uc2USNgoIZGVsaXZlcnkYASABKAsyJC5hbmFseXRpY3MuZXZlbnRzLnYxLldlYmhvb2tEZWxpdmVyeSLiAQoFRXZlbnQSCgoCaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRISCgpldmVudF90eXBlGAMgASgJEhQKDHBheWxvYWRfanNvbhgEIAEoCRIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjb21wbGV0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi0KCWZhaWxlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAimwEKEUxpc3RFdmVudHNSZXF1ZXN0Ei4KBHBhZ2UYASABKAsyIC5hbmFseXRpY3MuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0EhcKCmV2ZW50X3R5cGUYAiABKAlIAIgBARIuCgVzdGF0ZRgDIAEoDjIfLmFuYWx5dGljcy5ldmVudHMudjEuRXZlbnRTdGF0ZUINCgtfZXZlbnRfdHlwZSJVChJMaXN0RXZlbnRzUmVzcG9uc2USKgoGZXZlbnRzGAEgAygLMhouYW5hbHl0aWNzLmV2ZW50cy52MS5FdmVudBITCgt0b3RhbF9jb3VudBgCIAEoAyJWChhVcGRhdGVFdmVudFN0YXR1c1JlcXVlc3QSCgoCaWQYASABKAkSLgoFc3RhdGUYAiABKA4yHy5hbmFseXRpY3MuZXZlbnRzLnYxLkV2ZW50U3RhdGUiOAoZVXBkYXRlRXZlbnRTdGF0dXNSZXNwb25zZRIKCgJpZBgBIAEoCRIPCgd1cGRhdGVkGAIgASgIIl0KHUJhdGNoVXBkYXRlRXZlbnRTdGF0dXNSZXF1ZXN0EjwKBWl0ZW1zGAEgAygLMi0uYW5hbHl0aWNzLmV2ZW50cy52MS5VcGRhdGVFdmVudFN0YXR1c1JlcXVlc3QiYQoeQmF0Y2hVcGRhdGVFdmVudFN0YXR1c1Jlc3BvbnNlEj8KB3Jlc3VsdHMYASADKAsyLi5hbmFseXRpY3MuZXZlbnRzLnYxLlVwZGF0ZUV2ZW50U3RhdHVzUmVzcG9uc2UiPQoZVXBkYXRlRXZlbnRQYXlsb2FkUmVxdWVzdBIKCgJpZBgBIAEoCRIUCgxwYXlsb2FkX2pzb24YAiABKAkiRwoaVXBkYXRlRXZlbnRQYXlsb2FkUmVzcG9uc2USKQoFZXZlbnQYASABKAsyGi5hbmFseXRpY3MuZXZlbnRzLnYxLkV2ZW50IhoKGEdldEFjY291bnRWZXJzaW9uUmVxdWVzdCIsChlHZXRBY2NvdW50VmVyc2lvblJlc3BvbnNlEg8KB3ZlcnNpb24YASABKAMq2AEKCUV2ZW50VHlwZRIaChZFVkVOVF9UWVBFX1VOU1BFQ0lGSUVEEAASKQoVRVZFTlRfVFlQRV9VUERBVEVfU0tVEAEaDqq7GAp1cGRhdGVfc2t1EjMKGkVWRU5UX1RZUEVfRFJBRlRfUE9fQ0hBTkdFEAIaE6q7GA9kcmFmdF9wb19jaGFuZ2USTwooRVZFTlRfVFlQRV9TS1VfV0FSRUhPVVNFX1NFVFRJTkdTX0NIQU5HRRADGiGquxgdc2t1X3dhcmVob3VzZV9zZXR0aW5nc19jaGFuZ2UqsQEKDkRlbGl2ZXJ5U3RhdHVzEh8KG0RFTElWRVJZX1NUQVRVU19VTlNQRUNJRklFRBAAEigKF0RFTElWRVJZX1NUQVRVU19QRU5ESU5HEAEaC6q7GAdwZW5kaW5nEiwKGURFTElWRVJZX1NUQVRVU19ERUxJVkVSRUQQAhoNqrsYCWRlbGl2ZXJlZBImChZERUxJVkVSWV9TVEFUVVNfRkFJTEVEEAMaCqq7GAZmYWlsZWQqdQoKRXZlbnRTdGF0ZRIbChdFVkVOVF9TVEFURV9VTlNQRUNJRklFRBAAEhcKE0VWRU5UX1NUQVRFX1BFTkRJTkcQARIZChVFVkVOVF9TVEFURV9DT01QTEVURUQQAhIWChJFVkVOVF9TVEFURV9GQUlMRUQQAzK8DAoNRXZlbnRzU2VydmljZRJdCgpMaXN0RXZlbnRzEiYuYW5hbHl0aWNzLmV2ZW50cy52MS5MaXN0RXZlbnRzUmVxdWVzdBonLmFuYWx5dGljcy5ldmVudHMudjEuTGlzdEV2ZW50c1Jlc3BvbnNlEnIKEUdldEFjY291bnRWZXJzaW9uEi0uYW5hbHl0aWNzLmV2ZW50cy52MS5HZXRBY2NvdW50VmVyc2lvblJlcXVlc3QaLi5hbmFseXRpY3MuZXZlbnRzLnYxLkdldEFjY291bnRWZXJzaW9uUmVzcG9uc2UScgoRVXBkYXRlRXZlbnRTdGF0dXMSLS5hbmFseXRpY3MuZXZlbnRzLnYxLlVwZGF0ZUV2ZW50U3RhdHVzUmVxdWVzdBouLmFuYWx5dGljcy5ldmVudHMudjEuVXBkYXRlRXZlbnRTdGF0dXNSZXNwb25zZRKBAQoWQmF0Y2hVcGRhdGVFdmVudFN0YXR1cxIyLmFuYWx5dGljcy5ldmVudHMudjEuQmF0Y2hVcGRhdGVFdmVudFN0YXR1c1JlcXVlc3QaMy5hbmFseXRpY3MuZXZlbnRzLnYxLkJhdGNoVXBkYXRlRXZlbnRTdGF0dXNSZXNwb25zZRJ1ChJVcGRhdGVFdmVudFBheWxvYWQSLi5hbmFseXRpY3MuZXZlbnRzLnYxLlVwZGF0ZUV2ZW50UGF5bG9hZFJlcXVlc3QaLy5hbmFseXRpY3MuZXZlbnRzLnYxLlVwZGF0ZUV2ZW50UGF5bG9hZFJlc3BvbnNlEn4KFUNyZWF0ZVdlYmhvb2tFbmRwb2ludBIxLmFuYWx5dGljcy5ldmVudHMudjEuQ3JlYXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBoyLmFuYWx5dGljcy5ldmVudHMudjEuQ3JlYXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USewoUTGlzdFdlYmhvb2tFbmRwb2ludHMSMC5hbmFseXRpY3MuZXZlbnRzLnYxLkxpc3RXZWJob29rRW5kcG9pbnRzUmVxdWVzdBoxLmFuYWx5dGljcy5ldmVudHMudjEuTGlzdFdlYmhvb2tFbmRwb2ludHNSZXNwb25zZRJ1ChJHZXRXZWJob29rRW5kcG9pbnQSLi5hbmFseXRpY3MuZXZlbnRzLnYxLkdldFdlYmhvb2tFbmRwb2ludFJlcXVlc3QaLy5hbmFseXRpY3MuZXZlbnRzLnYxLkdldFdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEn4KFVVwZGF0ZVdlYmhvb2tFbmRwb2ludBIxLmFuYWx5dGljcy5ldmVudHMudjEuVXBkYXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBoyLmFuYWx5dGljcy5ldmVudHMudjEuVXBkYXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USfgoVRGVsZXRlV2ViaG9va0VuZHBvaW50EjEuYW5hbHl0aWNzLmV2ZW50cy52MS5EZWxldGVXZWJob29rRW5kcG9pbnRSZXF1ZXN0GjIuYW5hbHl0aWNzLmV2ZW50cy52MS5EZWxldGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRJ4ChNSb3RhdGVXZWJob29rU2VjcmV0Ei8uYW5hbHl0aWNzLmV2ZW50cy52MS5Sb3RhdGVXZWJob29rU2VjcmV0UmVxdWVzdBowLmFuYWx5dGljcy5ldmVudHMudjEuUm90YXRlV2ViaG9va1NlY3JldFJlc3BvbnNlEn4KFUxpc3RXZWJob29rRGVsaXZlcmllcxIxLmFuYWx5dGljcy5ldmVudHMudjEuTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVxdWVzdBoyLmFuYWx5dGljcy5ldmVudHMudjEuTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2USewoUUmV0cnlXZWJob29rRGVsaXZlcnkSMC5hbmFseXRpY3MuZXZlbnRzLnYxLlJldHJ5V2ViaG9va0RlbGl2ZXJ5UmVxdWVzdBoxLmFuYWx5dGljcy5ldmVudHMudjEuUmV0cnlXZWJob29rRGVsaXZlcnlSZXNwb25zZWIGcHJvdG8z", [file_common_v1_common, file_common_v1_rules, file_google_protobuf_timestamp]);
 
 /**
+ * REST-shaped: a webhook endpoint as GET /webhooks/{id} answers it, and what POST and PUT write
+ * (its fields not read-only). Its one declaration: the table webhook_endpoints, the service's
+ * checks and the gateway's schemas follow from it.
+ *
  * @generated from message analytics.events.v1.WebhookEndpoint
  */
 export type WebhookEndpoint = Message<"analytics.events.v1.WebhookEndpoint"> & {
@@ -31,8 +36,6 @@ export type WebhookEndpoint = Message<"analytics.events.v1.WebhookEndpoint"> & {
   url: string;
 
   /**
-   * Empty: every event type.
-   *
    * @generated from field: repeated string event_types = 3;
    */
   eventTypes: string[];
@@ -50,13 +53,13 @@ export type WebhookEndpoint = Message<"analytics.events.v1.WebhookEndpoint"> & {
   secret?: string | undefined;
 
   /**
+   * Set by the service: true when created, false when disabled (a 410, 5 days failing, or a PUT).
+   *
    * @generated from field: bool enabled = 6;
    */
   enabled: boolean;
 
   /**
-   * Why it was disabled (gone: a 410; failing: 5 days of failed attempts), when it is.
-   *
    * @generated from field: optional string disabled_reason = 7;
    */
   disabledReason?: string | undefined;
@@ -219,19 +222,31 @@ export const RotateWebhookSecretRequestSchema: GenMessage<RotateWebhookSecretReq
  */
 export type CreateWebhookEndpointRequest = Message<"analytics.events.v1.CreateWebhookEndpointRequest"> & {
   /**
-   * @generated from field: string url = 1;
+   * Superseded by `endpoint`: no longer read.
+   *
+   * @generated from field: string url = 1 [deprecated = true];
+   * @deprecated
    */
   url: string;
 
   /**
-   * @generated from field: repeated string event_types = 2;
+   * @generated from field: repeated string event_types = 2 [deprecated = true];
+   * @deprecated
    */
   eventTypes: string[];
 
   /**
-   * @generated from field: optional string description = 3;
+   * @generated from field: optional string description = 3 [deprecated = true];
+   * @deprecated
    */
   description?: string | undefined;
+
+  /**
+   * Its writable fields (url, event types, description).
+   *
+   * @generated from field: analytics.events.v1.WebhookEndpoint endpoint = 4;
+   */
+  endpoint?: WebhookEndpoint | undefined;
 };
 
 /**
@@ -251,17 +266,22 @@ export type UpdateWebhookEndpointRequest = Message<"analytics.events.v1.UpdateWe
   id: string;
 
   /**
-   * @generated from field: string url = 2;
+   * Superseded by `endpoint`: no longer read.
+   *
+   * @generated from field: string url = 2 [deprecated = true];
+   * @deprecated
    */
   url: string;
 
   /**
-   * @generated from field: repeated string event_types = 3;
+   * @generated from field: repeated string event_types = 3 [deprecated = true];
+   * @deprecated
    */
   eventTypes: string[];
 
   /**
-   * @generated from field: optional string description = 4;
+   * @generated from field: optional string description = 4 [deprecated = true];
+   * @deprecated
    */
   description?: string | undefined;
 
@@ -277,6 +297,13 @@ export type UpdateWebhookEndpointRequest = Message<"analytics.events.v1.UpdateWe
    * @generated from field: optional string if_revision = 6;
    */
   ifRevision?: string | undefined;
+
+  /**
+   * Its writable fields replace the endpoint's.
+   *
+   * @generated from field: analytics.events.v1.WebhookEndpoint endpoint = 7;
+   */
+  endpoint?: WebhookEndpoint | undefined;
 };
 
 /**
@@ -330,14 +357,12 @@ export const DeleteWebhookEndpointResponseSchema: GenMessage<DeleteWebhookEndpoi
   messageDesc(file_events_v1_events, 12);
 
 /**
- * One attempt of a delivery.
+ * REST-shaped: one attempt of a delivery.
  *
  * @generated from message analytics.events.v1.WebhookAttempt
  */
 export type WebhookAttempt = Message<"analytics.events.v1.WebhookAttempt"> & {
   /**
-   * 1-based; a manual retry starts the count over.
-   *
    * @generated from field: int32 attempt = 1;
    */
   attempt: number;
@@ -358,15 +383,11 @@ export type WebhookAttempt = Message<"analytics.events.v1.WebhookAttempt"> & {
   durationMs?: number | undefined;
 
   /**
-   * Why no answer came (refused address, timeout, connection error).
-   *
    * @generated from field: optional string error = 5;
    */
   error?: string | undefined;
 
   /**
-   * When the next attempt was scheduled after this one; unset after a success, a 410 or the last attempt.
-   *
    * @generated from field: google.protobuf.Timestamp next_retry_at = 6;
    */
   nextRetryAt?: Timestamp | undefined;
@@ -380,7 +401,8 @@ export const WebhookAttemptSchema: GenMessage<WebhookAttempt> = /*@__PURE__*/
   messageDesc(file_events_v1_events, 13);
 
 /**
- * One queue entry owed to one endpoint, with its last attempt and every attempt.
+ * REST-shaped: one queue entry owed to one endpoint, with its last attempt and every attempt.
+ * Its row (webhook_deliveries) names some columns otherwise (repository/webhooks.ts).
  *
  * @generated from message analytics.events.v1.WebhookDelivery
  */
@@ -401,8 +423,6 @@ export type WebhookDelivery = Message<"analytics.events.v1.WebhookDelivery"> & {
   eventType: string;
 
   /**
-   * pending, delivered or failed (every attempt of the schedule failed)
-   *
    * @generated from field: string status = 4;
    */
   status: string;
@@ -433,8 +453,6 @@ export type WebhookDelivery = Message<"analytics.events.v1.WebhookDelivery"> & {
   lastAttemptAt?: Timestamp | undefined;
 
   /**
-   * When the next attempt is due, while pending.
-   *
    * @generated from field: google.protobuf.Timestamp next_retry_at = 10;
    */
   nextRetryAt?: Timestamp | undefined;
@@ -445,8 +463,6 @@ export type WebhookDelivery = Message<"analytics.events.v1.WebhookDelivery"> & {
   createdAt?: Timestamp | undefined;
 
   /**
-   * Its attempts, oldest first (the last 20).
-   *
    * @generated from field: repeated analytics.events.v1.WebhookAttempt attempts = 12;
    */
   attempts: WebhookAttempt[];
@@ -790,6 +806,75 @@ export const GetAccountVersionResponseSchema: GenMessage<GetAccountVersionRespon
   messageDesc(file_events_v1_events, 29);
 
 /**
+ * The types of the queue's entries (an entry's eventType), which a webhook endpoint subscribes
+ * to: the one list of them. Each travels and is stored as its REST name.
+ *
+ * @generated from enum analytics.events.v1.EventType
+ */
+export enum EventType {
+  /**
+   * @generated from enum value: EVENT_TYPE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: EVENT_TYPE_UPDATE_SKU = 1;
+   */
+  UPDATE_SKU = 1,
+
+  /**
+   * @generated from enum value: EVENT_TYPE_DRAFT_PO_CHANGE = 2;
+   */
+  DRAFT_PO_CHANGE = 2,
+
+  /**
+   * @generated from enum value: EVENT_TYPE_SKU_WAREHOUSE_SETTINGS_CHANGE = 3;
+   */
+  SKU_WAREHOUSE_SETTINGS_CHANGE = 3,
+}
+
+/**
+ * Describes the enum analytics.events.v1.EventType.
+ */
+export const EventTypeSchema: GenEnum<EventType> = /*@__PURE__*/
+  enumDesc(file_events_v1_events, 0);
+
+/**
+ * A delivery's state.
+ *
+ * @generated from enum analytics.events.v1.DeliveryStatus
+ */
+export enum DeliveryStatus {
+  /**
+   * @generated from enum value: DELIVERY_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: DELIVERY_STATUS_PENDING = 1;
+   */
+  PENDING = 1,
+
+  /**
+   * @generated from enum value: DELIVERY_STATUS_DELIVERED = 2;
+   */
+  DELIVERED = 2,
+
+  /**
+   * Every attempt of the retry schedule failed.
+   *
+   * @generated from enum value: DELIVERY_STATUS_FAILED = 3;
+   */
+  FAILED = 3,
+}
+
+/**
+ * Describes the enum analytics.events.v1.DeliveryStatus.
+ */
+export const DeliveryStatusSchema: GenEnum<DeliveryStatus> = /*@__PURE__*/
+  enumDesc(file_events_v1_events, 1);
+
+/**
  * @generated from enum analytics.events.v1.EventState
  */
 export enum EventState {
@@ -818,7 +903,7 @@ export enum EventState {
  * Describes the enum analytics.events.v1.EventState.
  */
 export const EventStateSchema: GenEnum<EventState> = /*@__PURE__*/
-  enumDesc(file_events_v1_events, 0);
+  enumDesc(file_events_v1_events, 2);
 
 /**
  * The external event queue of each account: entries are created from integration
