@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { DescField } from "@bufbuild/protobuf";
-import { PRODUCT_CLIENT_FIELDS, catalogueV1, fieldRules } from "@analytics/contracts";
+import { PRODUCT_CLIENT_FIELDS, catalogueV1, fieldRules, restValues } from "@analytics/contracts";
 import { compatible } from "../http/compat";
 import { answerShape, requestShape, type ProtoSchemaOptions } from "../http/proto-schema";
 import { dateOnly } from "../http/values";
@@ -185,9 +185,9 @@ export function namedAnswer(desc: typeof BrandSchema | typeof CategorySchema, { 
 export const brandSchema = z.object(namedAnswer(BrandSchema)).meta({ id: "Brand" });
 export const categorySchema = z.object(namedAnswer(CategorySchema)).meta({ id: "Category" });
 
-export const MAPPING_TYPES = ["products", "transactions", "purchaseOrders", "distributionOrders", "stocks", "suppliers", "costCalculationValues"] as const;
-export const mappingType = z.enum(MAPPING_TYPES);
+/** The mapping types: the MappingType enum's REST names (MappingTable.mapping_type's values_of). */
+export const mappingType = z.enum(restValues(MappingTableSchema.field.mappingType) as [string, ...string[]]);
 export const mappingValues = z.record(z.string().max(500), z.string().max(10_000));
 export const mappingTableSchema = z
-  .object(answerShape(MappingTableSchema, { fields: { mappingType, mappingValues, updatedAt: z.string().datetime() } }))
+  .object(answerShape(MappingTableSchema, { fields: { mappingValues, updatedAt: z.string().datetime() } }))
   .meta({ id: "MappingTableResponse" });

@@ -1,4 +1,4 @@
-import { topics, type catalogueMessagesV1, type Topic } from "@analytics/contracts";
+import { catalogueV1, restValues, topics, type catalogueMessagesV1, type Topic } from "@analytics/contracts";
 import { jsonProblems, lockedAtRevision, type Db, type Tx } from "@analytics/db";
 import { invalid, notFound } from "@analytics/errors";
 import { enqueue, outboxEntry } from "@analytics/outbox";
@@ -11,7 +11,8 @@ import { checkText, MAX_KEY_LENGTH } from "./validation";
 
 /** Mapping tables: key-to-value sets per (account, mappingField, mappingType). */
 
-export const MAPPING_TYPES = ["products", "transactions", "purchaseOrders", "distributionOrders", "stocks", "suppliers", "costCalculationValues"];
+/** The MappingType enum's REST names (proto/catalogue/v1/catalogue.proto). */
+const MAPPING_TYPES = restValues(catalogueV1.MappingTableSchema.field.mappingType) ?? [];
 
 function checkType(mappingType: string): string {
   if (MAPPING_TYPES.includes(mappingType)) return mappingType;
