@@ -1,4 +1,4 @@
-import { imageUploadSchema, keySwitchSchema, productCreateSchema, productUpdateSchema } from "../src/routes/catalogue-schemas";
+import { imageUploadSchema, keySwitchSchema, mappingType, productCreateSchema, productUpdateSchema } from "../src/routes/catalogue-schemas";
 
 /**
  * A catalogue field's rules are declared once, on the proto field (proto/catalogue/v1): the
@@ -67,5 +67,10 @@ describe("product field rules drive the REST request schemas", () => {
     expect(refused(imageUploadSchema, upload)).toBeUndefined();
     expect(refused(imageUploadSchema, { ...upload, filename: "f".repeat(501) })).toEqual(["filename"]);
     expect(refused(imageUploadSchema, { ...upload, season: "s".repeat(501) })).toEqual(["season"]);
+  });
+
+  it("mapping types: the MappingType enum's REST names, and nothing else", () => {
+    expect(mappingType.options).toEqual(["products", "transactions", "purchaseOrders", "distributionOrders", "stocks", "suppliers", "costCalculationValues"]);
+    expect(mappingType.safeParse("orders").success).toBe(false);
   });
 });
