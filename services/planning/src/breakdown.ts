@@ -2,7 +2,7 @@ import type { Knex } from "knex";
 import { DecimalSchema, type Decimal, type planningV1 } from "@analytics/contracts";
 import type { Db } from "@analytics/db";
 import { skuWhere, groupColumn } from "./repository";
-import { addDays, monthStart, nextMonth, periodsOf, type PeriodSpan } from "./periods";
+import { addDays, monthStart, monthsAndDays, nextMonth, periodsOf, type PeriodSpan } from "./periods";
 import type { BreakdownQuery } from "./validation";
 
 /**
@@ -72,21 +72,11 @@ export function breakdownStatement(accountId: string, q: BreakdownQuery, shape: 
   const at = (day: string) => `(${v(day)}::date)::timestamp AT TIME ZONE ${v(tz)}`;
   const dayOf = (instant: string) => `(${instant} AT TIME ZONE ${v(tz)})::date`;
   /**
-   * Sales lines in [from, to) matched to the filtered SKUs: by key, else by sku, else by ean, as
-   * sent. A line without a channel is D2C.
+   * The sales rollups' rows (`rollup`, alias `x`, with `where`) matched to the filtered SKUs: by
+   * key, else by sku, else by ean, as the line named its item (ref_kind 1, 2, 3).
    */
-  const sales = (from: string, to: string) => `(
-      SELECT s.sku_id, CASE WHEN l.channel = 2 THEN 2 ELSE 1 END AS channel, l.sold_at, l.units, l.external_warehouse_id
-      FROM sales_lines l JOIN s ON s.key = l.key
-      WHERE l.account_id = ${v(accountId)} AND l.sold_at >= ${at(from)} AND l.sold_at < ${at(to)}
-      UNION ALL
-      SELECT s.sku_id, CASE WHEN l.channel = 2 THEN 2 ELSE 1 END, l.sold_at, l.units, l.external_warehouse_id
-      FROM sales_lines l JOIN s ON s.sku = l.sku
-      WHERE l.account_id = ${v(accountId)} AND l.key IS NULL AND l.sold_at >= ${at(from)} AND l.sold_at < ${at(to)}
-      UNION ALL
-      SELECT s.sku_id, CASE WHEN l.channel = 2 THEN 2 ELSE 1 END, l.sold_at, l.units, l.external_warehouse_id
-      FROM sales_lines l JOIN s ON s.ean = l.ean
-      WHERE l.account_id = ${v(accountId)} AND l.key IS NULL AND l.sku IS NULL AND l.sold_at >= ${at(from)} AND l.sold_at < ${at(to)})`;
+  const sales = (rollup: string, where: () => string) => `${rollup} x JOIN r USING (ref_kind, ref) WHERE x.account_id = ${v(accountId)} AND x.lines > 0 AND ${where()}`;
+  const { months, days } = monthsAndDays(periods);
   /** A year before a month's first day. */
   const yearBefore = (d: string) => `${Number(d.slice(0, 4)) - 1}${d.slice(4)}`;
   const channels = () => v(q.channels);
@@ -94,9 +84,17 @@ export function breakdownStatement(accountId: string, q: BreakdownQuery, shape: 
   let sql = `WITH s AS NOT MATERIALIZED (
       SELECT s.sku_id, s.key, s.sku, s.ean, coalesce(s.${g}, '') AS g FROM skus s WHERE s.account_id = ${v(accountId)} AND ${b.with(skuWhere(q.volumes.filters))}),
     w AS NOT MATERIALIZED (SELECT warehouse_id, external_id, name FROM warehouses WHERE account_id = ${v(accountId)} AND NOT deleted),
+    -- What names each SKU in the sales rollups.
+    r AS NOT MATERIALIZED (
+      SELECT sku_id, 1::smallint AS ref_kind, key AS ref FROM s
+      UNION ALL SELECT sku_id, 2::smallint, sku FROM s WHERE sku IS NOT NULL
+      UNION ALL SELECT sku_id, 3::smallint, ean FROM s WHERE ean IS NOT NULL),
     wx AS NOT MATERIALIZED (SELECT DISTINCT ON (external_id) external_id, warehouse_id FROM w WHERE external_id <> '' ORDER BY external_id, warehouse_id),
     per AS (SELECT * FROM jsonb_to_recordset(${v(JSON.stringify(periods.map((p, idx) => ({ idx, ...p }))))}::jsonb) AS p(idx int, start date, "end" date, state text, reported boolean)),
     d AS (SELECT x.day::date AS day, per.idx FROM per, generate_series(per.start, per."end", interval '1 day') AS x(day)),
+    -- The periods' whole months and their other days (monthsAndDays).
+    dm AS (SELECT * FROM jsonb_to_recordset(${v(JSON.stringify(months))}::jsonb) AS x(idx int, month date)),
+    dd AS (SELECT * FROM jsonb_to_recordset(${v(JSON.stringify(days))}::jsonb) AS x(idx int, day date)),
     -- Each period's days per month, and the month's length: a period's plan is its days' share of its months' plans.
     pm AS (SELECT idx, date_trunc('month', day)::date AS month, count(*)::numeric AS days,
         extract(day FROM date_trunc('month', day) + interval '1 month' - interval '1 day')::numeric AS month_days
@@ -110,9 +108,8 @@ export function breakdownStatement(accountId: string, q: BreakdownQuery, shape: 
         FROM sales_plans p JOIN s USING (sku_id)
         WHERE p.account_id = ${v(accountId)} AND p.volume IS NOT NULL AND p.month >= ${v(monthStart(first))}::date AND p.month <= ${v(last)}::date AND p.channel = ANY(${channels()}::int[])
         UNION ALL
-        SELECT sl.sku_id, sl.channel, (date_trunc('month', sl.sold_at AT TIME ZONE ${v(tz)}) + interval '1 year')::date, false, NULL, sl.units
-        FROM ${sales(yearBefore(monthStart(first)), yearBefore(nextMonth(last)))} sl
-        WHERE sl.channel = ANY(${channels()}::int[])
+        SELECT r.sku_id, x.channel, (x.month + interval '1 year')::date, false, NULL, x.units
+        FROM ${sales("sales_months", () => `x.month >= ${v(yearBefore(monthStart(first)))}::date AND x.month < ${v(yearBefore(nextMonth(last)))}::date AND x.channel = ANY(${channels()}::int[])`)}
       ) x GROUP BY 1, 2, 3),
     pp AS (
       SELECT mp.sku_id, mp.channel, pm.idx,
@@ -120,9 +117,13 @@ export function breakdownStatement(accountId: string, q: BreakdownQuery, shape: 
         round(coalesce(sum(mp.plan * pm.days / pm.month_days) FILTER (WHERE NOT mp.stored), 0), 3) AS base
       FROM mp JOIN pm USING (month) GROUP BY 1, 2, 3),
     act AS (
-      SELECT sl.sku_id, sl.channel, d.idx, sum(sl.units) AS units
-      FROM ${sales(first, addDays(last, 1))} sl JOIN d ON d.day = ${dayOf("sl.sold_at")}
-      WHERE sl.channel = ANY(${channels()}::int[]) GROUP BY 1, 2, 3),
+      SELECT r.sku_id, x.channel, x.idx, sum(x.units) AS units FROM (
+        SELECT x.ref_kind, x.ref, x.channel, dm.idx, x.units FROM sales_months x JOIN dm USING (month)
+        WHERE x.account_id = ${v(accountId)} AND x.lines > 0 AND x.month BETWEEN ${v(first)}::date AND ${v(last)}::date AND x.channel = ANY(${channels()}::int[])
+        UNION ALL
+        SELECT x.ref_kind, x.ref, x.channel, dd.idx, x.units FROM sales_days x JOIN dd USING (day)
+        WHERE x.account_id = ${v(accountId)} AND x.lines > 0 AND x.day BETWEEN ${v(first)}::date AND ${v(last)}::date AND x.channel = ANY(${channels()}::int[])
+      ) x JOIN r USING (ref_kind, ref) GROUP BY 1, 2, 3),
     -- Per SKU, channel and period: stored plan, plan, actual; summed once by each answer's own keys.
     scp AS NOT MATERIALIZED (
       SELECT sku_id, channel, idx, stored, stored + base AS plan, 0::numeric AS actual FROM pp
@@ -159,9 +160,10 @@ export function breakdownStatement(accountId: string, q: BreakdownQuery, shape: 
     sql += `,
     sp AS (SELECT sku_id, idx, sum(plan) AS plan, sum(actual) AS actual FROM scp GROUP BY 1, 2),
     ship AS (
-      SELECT sl.sku_id, wx.warehouse_id::text AS wid, sum(sl.units)::numeric AS weight
-      FROM ${sales(yearAgo, today)} sl JOIN wx ON wx.external_id = sl.external_warehouse_id
-      WHERE sl.units > 0 AND sl.sku_id IN (SELECT sku_id FROM sp) GROUP BY 1, 2),
+      SELECT r.sku_id, wx.warehouse_id::text AS wid, sum(x.shipped)::numeric AS weight
+      FROM sales_days x JOIN r USING (ref_kind, ref) JOIN wx ON wx.external_id = x.external_warehouse_id
+      WHERE x.account_id = ${v(accountId)} AND x.day >= ${v(yearAgo)}::date AND x.day < ${v(today)}::date AND x.shipped > 0 AND r.sku_id IN (SELECT sku_id FROM sp)
+      GROUP BY 1, 2),
     held AS (
       SELECT st.sku_id, st.warehouse_id::text AS wid, 1::numeric AS weight
       FROM stock st JOIN s USING (sku_id) JOIN w USING (warehouse_id)
