@@ -12,6 +12,12 @@ import type { Migration } from "@analytics/db";
  * sales_line_days is a sales line as the rollups count it: their definition, which the rebuild and
  * the drift check aggregate. Filled here from the lines already stored.
  */
+/**
+ * The driver's read limit for filling the rollups: the migration runs without a statement timeout,
+ * but the pool's driver gives up a second after a request's; 3,000,000 lines take minutes.
+ */
+const FILL_TIMEOUT_MS = 3_600_000;
+
 export const salesRollups: Migration = {
   name: "012_sales_rollups",
   async up(db) {
@@ -57,7 +63,9 @@ export const salesRollups: Migration = {
       INSERT INTO sales_months
         SELECT account_id, date_trunc('month', day)::date, ref_kind, ref, channel, sum(units), sum(lines)
         FROM sales_days GROUP BY 1, 2, 3, 4, 5;
-    `);
+    `).options({ query_timeout: FILL_TIMEOUT_MS });
+    // Statistics now: the answers' plans need them before autovacuum would get to it.
+    await db.raw("ANALYZE sales_days; ANALYZE sales_months").options({ query_timeout: FILL_TIMEOUT_MS });
   },
   async down(db) {
     await db.raw("DROP TABLE sales_months, sales_days; DROP VIEW sales_line_days");
