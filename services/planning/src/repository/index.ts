@@ -1,61 +1,19 @@
 import type { Knex } from "knex";
 import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import { accountsMessagesV1, inventoryMessagesV1, ordersMessagesV1, type planningV1 } from "@analytics/contracts";
-import { bumpAccountVersions, isIntegerId, isUuid, tableSpec, type Db, type TableSpec, type Tx } from "@analytics/db";
-import type { GroupByName, VolumeFilters, VolumeQuery } from "./validation";
+import { bumpAccountVersions, tableSpec, type Db, type TableSpec, type Tx } from "@analytics/db";
+import type { VolumeQuery } from "../validation";
+import { groupColumn, skuWhere } from "./filters";
+import { json } from "./sql";
+import type { SalesLineFigures } from "./rollups";
+
+export * from "./filters";
+export * from "./rollups";
+export * from "./answers";
+export * from "./sales-plans";
 
 /** A row of planned volumes: a PlannedVolumeWarehouseRow (a PlannedVolumeRow with its warehouse). */
 export type VolumeRow = Omit<planningV1.PlannedVolumeWarehouseRow, "$typeName" | "$unknown">;
-
-export const groupColumn: Record<GroupByName, string> = {
-  seasons: "season",
-  products: "product_group_id",
-  variants: "variant_group_id",
-  skus: "key",
-};
-
-/** The SKU filters as one WHERE over `skus`, with its bindings. Every list is a `= ANY(array)`. */
-export function skuWhere(f: VolumeFilters): { sql: string; bindings: Knex.RawBinding[] } {
-  const parts = ["s.status = ANY(?::int[])", "s.active_planning = ?"];
-  const bindings: Knex.RawBinding[] = [f.skuStatus, f.activePlanning];
-  const any = (column: string, values: string[], cast = "text") => {
-    if (!values.length) return;
-    parts.push(`s.${column} = ANY(?::${cast}[])`);
-    bindings.push(values);
-  };
-  any("season", f.seasons);
-  any("variant_group_id", f.variants);
-  any("product_group_id", f.products);
-  any("sku", f.skus);
-  // A product is named by its UUID or its integer id.
-  if (f.skuIds.length) {
-    parts.push("(s.sku_id = ANY(?::uuid[]) OR s.sku_seq = ANY(?::bigint[]))");
-    bindings.push(f.skuIds.filter(isUuid), f.skuIds.filter(isIntegerId));
-  }
-  // Brand and category names match case-insensitively, as the catalogue matches them.
-  if (f.brands.length) {
-    parts.push("lower(s.brand) = ANY(?::text[])");
-    bindings.push(f.brands.map((b) => b.toLowerCase()));
-  }
-  if (f.categories.length) {
-    parts.push("lower(s.category) = ANY(?::text[])");
-    bindings.push(f.categories.map((c) => c.toLowerCase()));
-  }
-  any("size", f.sizes);
-  any("department", f.departments);
-  any("gender", f.genders);
-  any("collection", f.collections);
-  any("color", f.colors);
-  any("sub_category", f.subcategories);
-  any("product_type", f.productTypes);
-  any("merchandise_type", f.merchandiseTypes);
-  f.pimCustom.forEach((values, i) => {
-    if (!values.length) return;
-    parts.push(`s.pim_custom[${i + 1}] = ANY(?::text[])`);
-    bindings.push(values);
-  });
-  return { sql: parts.join(" AND "), bindings };
-}
 
 /**
  * The statement of an account's planned volumes (see plannedVolumes), with its bindings: the SKUs
@@ -183,7 +141,6 @@ export async function replicaSummary(db: Db, accountId: string): Promise<Replica
 // ---------------------------------------------------------------------------------------------
 // The replica's writes (src/replica.ts): rows travel as one jsonb array, bigints as text.
 
-const json = (rows: unknown[]) => JSON.stringify(rows, (_k, v) => (typeof v === "bigint" ? v.toString() : v));
 
 /**
  * Inserts rows (a jsonb array) into `table`, replacing a stored row only when the new one has a
@@ -298,9 +255,6 @@ export const salesTransactionsTable = tableSpec(ordersMessagesV1.TransactionChan
 /** Answers the keys (account_id, transaction_id) of the transactions written. */
 export const storeNewerSalesTransactions = (tx: Tx, messages: ordersMessagesV1.TransactionChanged[]) => storeNewer(tx, salesTransactionsTable, ["account_id", "transaction_id"], messages);
 
-/** A stored sales line as the rollups count it (its instant as text: exact, to the microsecond). */
-export type SalesLineFigures = { account_id: string; key: string | null; sku: string | null; ean: string | null; channel: number; external_warehouse_id: string; sold_at: string; units: number };
-
 /** Deletes the sales lines of these transactions, answering them (the rollups take them off). */
 export async function deleteSalesLines(tx: Tx, transactions: { account_id: string; transaction_id: string }[]): Promise<SalesLineFigures[]> {
   const { rows } = await tx.raw(
@@ -320,67 +274,6 @@ export async function insertSalesLines(tx: Tx, lines: object[]): Promise<void> {
        key text, sku text, ean text, channel int, sold_at timestamptz, units int, changed_at timestamptz)`,
     [json(lines)],
   );
-}
-
-/** An account's timezone as its answers and rollups read it: UTC when absent or unknown to Postgres. */
-const accountTimezone = (account: string) =>
-  `coalesce((SELECT a.timezone FROM accounts a WHERE a.account_id = ${account} AND a.timezone IN (SELECT name FROM timezone_names)), 'UTC')`;
-
-/**
- * Adds sales lines to the rollups (sales_days and sales_months, migration 012), or takes them off:
- * `sign` -1 for the lines a transaction's newer version replaced or its cancellation removed. One
- * statement for the batch: the lines are grouped by the rollups' keys (the day in the account's
- * timezone), a group that nets to nothing is skipped, and the rest added to the stored sums in key
- * order (so concurrent batches lock rows in the same order). A row left with no lines stays, at 0:
- * the answers skip it.
- */
-export async function addToSalesRollups(tx: Tx, lines: (Omit<SalesLineFigures, "sold_at"> & { sold_at: string; sign: 1 | -1 })[]): Promise<void> {
-  if (!lines.length) return;
-  await tx.raw(
-    `WITH x AS (
-       SELECT x.*, ${accountTimezone("x.account_id")} AS tz
-       FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, key text, sku text, ean text, channel int, external_warehouse_id text, sold_at timestamptz, units int, sign int)),
-     d AS (
-       SELECT account_id, (sold_at AT TIME ZONE tz)::date AS day,
-         (CASE WHEN key IS NOT NULL THEN 1 WHEN sku IS NOT NULL THEN 2 ELSE 3 END)::smallint AS ref_kind, coalesce(key, sku, ean) AS ref,
-         (CASE WHEN channel = 2 THEN 2 ELSE 1 END)::smallint AS channel, external_warehouse_id,
-         sum(sign * units) AS units, sum(sign * greatest(units, 0)) AS shipped, sum(sign) AS lines
-       FROM x WHERE coalesce(key, sku, ean) IS NOT NULL
-       GROUP BY 1, 2, 3, 4, 5, 6 HAVING sum(sign * units) <> 0 OR sum(sign * greatest(units, 0)) <> 0 OR sum(sign) <> 0),
-     m AS (
-       INSERT INTO sales_months AS m (account_id, month, ref_kind, ref, channel, units, lines)
-       SELECT account_id, date_trunc('month', day)::date, ref_kind, ref, channel, sum(units), sum(lines) FROM d
-       GROUP BY 1, 2, 3, 4, 5 HAVING sum(units) <> 0 OR sum(lines) <> 0 ORDER BY 1, 2, 3, 4, 5
-       ON CONFLICT (account_id, month, ref_kind, ref, channel) DO UPDATE SET units = m.units + excluded.units, lines = m.lines + excluded.lines)
-     INSERT INTO sales_days AS s (account_id, day, ref_kind, ref, channel, external_warehouse_id, units, shipped, lines)
-     SELECT * FROM d ORDER BY 1, 2, 3, 4, 5, 6
-     ON CONFLICT (account_id, day, ref_kind, ref, channel, external_warehouse_id) DO UPDATE
-       SET units = s.units + excluded.units, shipped = s.shipped + excluded.shipped, lines = s.lines + excluded.lines`,
-    [json(lines)],
-  );
-}
-
-/**
- * Recomputes the accounts' sales rollups from their sales lines (sales_line_days, migration 012):
- * a timezone change re-dates every sale, and the documented rebuild.
- */
-export async function recomputeSalesRollups(tx: Tx, accountIds: string[]): Promise<void> {
-  if (!accountIds.length) return;
-  for (const statement of [
-    "DELETE FROM sales_days WHERE account_id = ANY(?::uuid[])",
-    "DELETE FROM sales_months WHERE account_id = ANY(?::uuid[])",
-    `INSERT INTO sales_days SELECT account_id, day, ref_kind, ref, channel, external_warehouse_id, sum(units), sum(shipped), count(*)
-     FROM sales_line_days WHERE account_id = ANY(?::uuid[]) GROUP BY 1, 2, 3, 4, 5, 6`,
-    `INSERT INTO sales_months SELECT account_id, date_trunc('month', day)::date, ref_kind, ref, channel, sum(units), sum(lines)
-     FROM sales_days WHERE account_id = ANY(?::uuid[]) GROUP BY 1, 2, 3, 4, 5`,
-  ])
-    await tx.raw(statement, [accountIds]);
-}
-
-/** The timezone each account's sales are dated in now (accountTimezone). */
-export async function salesTimezones(tx: Tx, accountIds: string[]): Promise<Map<string, string>> {
-  const { rows } = await tx.raw(`SELECT a AS account_id, ${accountTimezone("a")} AS tz FROM unnest(?::uuid[]) AS a`, [accountIds]);
-  return new Map(rows.map((r: { account_id: string; tz: string }) => [r.account_id, r.tz]));
 }
 
 /** accounts.changed_at moves when the timezone (the days sales fall on) or the growth (the baseline) changes: every group changed. */
