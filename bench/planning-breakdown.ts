@@ -5,8 +5,12 @@
 //   (8 seasons), 5 warehouses, stock of each SKU in 4 of them, PO and draft-PO lines across the
 //   year, distribution orders, stock triggers, stored plans, SALES_LINES (3,000,000) sale lines
 //   over the two years before today; a second, smaller account beside it. ANALYZE.
-// - 12 monthly periods (5 past, the current, 6 ahead): the breakdown by season and the breakdown
-//   by warehouse by SKU, written by hand (bench/planning-breakdown-sql.ts), medians of ROUNDS.
+// - 12 monthly periods (5 past, the current, 6 ahead): the breakdown and sales plans by season and
+//   the breakdown by warehouse by SKU, from the sales rollups (the service's functions) beside the
+//   statement over the raw sale lines they replaced (the tests' oracle,
+//   services/planning/test/oracle.ts), in the same run, interleaved; medians of ROUNDS; the first
+//   pass compares both answers' figures. (The same aggregate written by hand,
+//   bench/planning-breakdown-sql.ts, is still there for EXPLAIN.)
 import pg from "pg";
 import { randomUUID } from "node:crypto";
 import pino from "pino";
@@ -16,7 +20,8 @@ import { create } from "@bufbuild/protobuf";
 import { planningV1 } from "@analytics/contracts";
 import { createDb, type Db } from "@analytics/db";
 import { startPlanningService } from "../services/planning/src/service";
-import { breakdown, breakdownByWarehouse } from "../services/planning/src/breakdown";
+import { breakdown, breakdownByWarehouse, salesPlans } from "../services/planning/src/breakdown";
+import * as oracle from "../services/planning/test/oracle";
 import { breakdownStatement } from "../services/planning/src/repository";
 import { periodsOf } from "../services/planning/src/periods";
 import { breakdownQueryOf } from "../services/planning/src/validation";
@@ -154,78 +159,64 @@ export async function byHand(sql: pg.Client, account: string, window: { fromDate
 }
 
 const internalToken = "b".repeat(40);
-const WHICH = { seasons: planningV1.GroupBy.SEASONS, "warehouse-skus": planningV1.GroupBy.SKUS } as const;
+const WHICH = { seasons: planningV1.GroupBy.SEASONS, "plans-seasons": planningV1.GroupBy.SEASONS, "warehouse-skus": planningV1.GroupBy.SKUS } as const;
 type Which = keyof typeof WHICH;
-/** A row of either side, by its key and period: the figures as numbers (null: unset). */
-type Cells = Map<string, (number | null)[]>;
-const FIELDS = ["openingStockVolume", "salesPlanVolume", "salesActualVolume", "poVolume", "draftPoVolume", "closingStockVolume", "targetStockVolume", "openToBuyVolume", "transferInVolume", "transferOutVolume"] as const;
+/** A row of either side, by its key and period: the period's figures as JSON. */
+type Cells = Map<string, string>;
 /** The rows the comparison keeps of by warehouse by SKU (all of them by season): one SKU in 50. */
-const kept = (which: Which, groupKey: string) => which === "seasons" || Number(groupKey.slice(2)) % 50 === 7;
+const kept = (which: Which, groupKey: string) => which !== "warehouse-skus" || Number(groupKey.slice(2)) % 50 === 7;
+
+/** Which statement answers: the rollups' (the service's functions) or the oracle's (the raw sale lines). */
+type Side = "rollups" | "oracle";
+
+/** An answer's chunks, as its handler reads them. */
+function answerOf(side: Side, db: Db, account: string, which: Which, q: ReturnType<typeof breakdownQueryOf>, options: { timeoutMs: number }) {
+  const fns = side === "rollups" ? { breakdown, breakdownByWarehouse, salesPlans } : oracle;
+  if (which === "seasons") return fns.breakdown(db, account, q, options) as AsyncGenerator<{ groupKey: string; periods: object[] }[]>;
+  if (which === "plans-seasons") return fns.salesPlans(db, account, q, options) as AsyncGenerator<{ groupKey: string; periods: object[] }[]>;
+  return fns.breakdownByWarehouse(db, account, q, options) as AsyncGenerator<{ groupKey: string; periods: object[] }[]>;
+}
 
 /**
- * The service's function (services/planning/src/breakdown.ts) consumed fully, as its handler
- * does: its chunks counted, rows of `keep` kept as Cells, and the process's peak RSS sampled.
+ * One side's answer (services/planning/src/breakdown.ts, or the oracle) consumed fully, as its
+ * handler does: its chunks counted, the time to the first chunk, rows of `keep` kept as Cells, and
+ * the process's peak RSS sampled.
  */
-async function viaService(db: Db, account: string, window: { fromDate: string; toDate: string }, which: Which, keep?: Cells, seasons: string[] = []) {
+async function viaService(db: Db, account: string, window: { fromDate: string; toDate: string }, which: Which, keep?: Cells, seasons: string[] = [], side: Side = "rollups") {
   const q = breakdownQueryOf(create(planningV1.BreakdownQuerySchema, { volumes: { groupBy: WHICH[which], fromDate: window.fromDate, toDate: window.toDate, seasons }, period: planningV1.Period.MONTH }));
   (globalThis as { gc?: () => void }).gc?.();
   const rss0 = process.memoryUsage().rss;
   let peak = rss0;
   const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
   const t0 = performance.now();
+  let firstMs = 0;
   let rows = 0;
   let periods = 0;
   // The statement's own limit (PLANNING_QUERY_TIMEOUT_MS) lifted like the pool's, to measure past it.
-  const options = { timeoutMs: STATEMENT_TIMEOUT_MS };
-  const chunks = which === "seasons" ? breakdown(db, account, q, options) : breakdownByWarehouse(db, account, q, options);
-  for await (const chunk of chunks) {
+  for await (const chunk of answerOf(side, db, account, which, q, { timeoutMs: STATEMENT_TIMEOUT_MS })) {
+    firstMs ||= performance.now() - t0;
     peak = Math.max(peak, process.memoryUsage().rss);
     for (const r of chunk) {
       rows++;
       periods += r.periods.length;
       if (!keep || !kept(which, r.groupKey)) continue;
-      const wid = "warehouseId" in r ? (r as { warehouseId: string }).warehouseId : "";
-      for (const p of r.periods) {
-        const fields = p as unknown as Record<string, { value: string } | undefined>;
-        keep.set(`${r.groupKey}|${wid}|${p.periodStart}`, FIELDS.slice(0, which === "seasons" ? 8 : 10).map((f) => (fields[f] === undefined ? null : Number(fields[f]!.value))));
-      }
+      const sub = "warehouseId" in r ? (r as { warehouseId: string }).warehouseId : "channel" in r ? String((r as { channel: number }).channel) : "";
+      for (const p of r.periods) keep.set(`${r.groupKey}|${sub}|${(p as { periodStart: string }).periodStart}`, JSON.stringify(p));
     }
   }
   const ms = performance.now() - t0;
   clearInterval(sampler);
-  return { ms, rows, periods, rssBeforeMiB: Math.round(rss0 / 2 ** 20), rssPeakGrowthMiB: Math.round((peak - rss0) / 2 ** 20) };
+  return { ms, firstMs, rows, periods, rssBeforeMiB: Math.round(rss0 / 2 ** 20), rssPeakGrowthMiB: Math.round((peak - rss0) / 2 ** 20) };
 }
 
-/** The hand-written side's COPY text as Cells (rows of `kept` only). */
-function cellsOfCopy(which: Which, text: string, into: Cells) {
-  for (const line of text.split("\n")) {
-    if (!line) continue;
-    const c = line.split("\t");
-    const [groupKey, wid, start, values] = which === "seasons" ? [c[0], "", c[1], c.slice(3, 11)] : [c[0], c[1], c[3], c.slice(5, 15)];
-    if (!kept(which, groupKey)) continue;
-    into.set(`${groupKey}|${wid}|${start}`, values.map((v) => (v === "\\N" ? null : Number(v))));
-  }
-}
-
-/** Differences between the sides beyond `tolerance` (the service splits in thousandths), as a count and a sample. */
-function differences(which: Which, a: Cells, b: Cells, tolerance: number) {
-  const names = FIELDS.slice(0, which === "seasons" ? 8 : 10);
+/** The keys on which two sides' kept rows differ (a sample) and how many. */
+function differences(a: Cells, b: Cells) {
   const out: string[] = [];
   let count = 0;
   for (const key of new Set([...a.keys(), ...b.keys()])) {
-    const x = a.get(key);
-    const y = b.get(key);
-    if (!x || !y) {
-      count++;
-      if (out.length < 8) out.push(`${key}: only ${x ? "the service" : "by hand"}`);
-      continue;
-    }
-    names.forEach((name, i) => {
-      const same = x[i] === null || y[i] === null ? x[i] === y[i] : Math.abs(x[i]! - y[i]!) <= tolerance;
-      if (same) return;
-      count++;
-      if (out.length < 8) out.push(`${key} ${name}: service ${x[i]} by hand ${y[i]}`);
-    });
+    if (a.get(key) === b.get(key)) continue;
+    count++;
+    if (out.length < 5) out.push(`${key}: rollups ${a.get(key) ?? "none"}, oracle ${b.get(key) ?? "none"}`);
   }
   return { rowsCompared: a.size, count, sample: out };
 }
@@ -281,35 +272,36 @@ async function main() {
     const db = createDb({ url: database.url, schema: "planning", statementTimeoutMs: STATEMENT_TIMEOUT_MS });
     const results: Record<string, unknown>[] = [];
     try {
-      for (const which of (["seasons", "warehouse-skus"] as const).filter((w) => !process.env.ONLY || process.env.ONLY === w)) {
+      for (const which of (["seasons", "plans-seasons", "warehouse-skus"] as const).filter((w) => !process.env.ONLY || process.env.ONLY.split(",").includes(w))) {
         // Same answer both ways (by warehouse by SKU: the rows of one SKU in 50, every field).
-        const fromService: Cells = new Map();
-        const first = await viaService(db, account, window, which, fromService);
-        const byHandCells: Cells = new Map();
-        const firstByHand = await byHand(sql, account, window, which, (line) => kept(which, line.slice(0, line.indexOf("\t"))));
-        cellsOfCopy(which, firstByHand.text, byHandCells);
-        const diff = differences(which, fromService, byHandCells, which === "seasons" ? 0.0005 : 0.02);
+        const fromRollups: Cells = new Map();
+        const first = await viaService(db, account, window, which, fromRollups);
+        const fromOracle: Cells = new Map();
+        const firstOracle = await viaService(db, account, window, which, fromOracle, [], "oracle");
+        const diff = differences(fromRollups, fromOracle);
         console.log(
-          `${which}: service ${first.rows} rows / ${first.periods} periods in ${first.ms.toFixed(0)} ms (RSS ${first.rssBeforeMiB} MiB + peak ${first.rssPeakGrowthMiB} MiB, one row in 50 kept), by hand ${firstByHand.lines} row-periods in ${firstByHand.ms.toFixed(0)} ms; compared ${diff.rowsCompared} row-periods: ${diff.count} differences ${JSON.stringify(diff.sample, null, 1)}`,
+          `${which}: rollups ${first.rows} rows / ${first.periods} periods in ${first.ms.toFixed(0)} ms (first chunk ${first.firstMs.toFixed(0)} ms; RSS ${first.rssBeforeMiB} MiB + peak ${first.rssPeakGrowthMiB} MiB), oracle ${firstOracle.ms.toFixed(0)} ms; compared ${diff.rowsCompared} row-periods: ${diff.count} differences ${JSON.stringify(diff.sample, null, 1)}`,
         );
         // ROUNDS=0: the comparison pass's times are the figures (a slow machine).
         const svc: number[] = ROUNDS ? [] : [first.ms];
-        const ref: number[] = ROUNDS ? [] : [firstByHand.ms];
+        const firsts: number[] = ROUNDS ? [] : [first.firstMs];
+        const ref: number[] = ROUNDS ? [] : [firstOracle.ms];
         let memory = first;
         for (let r = 0; r < ROUNDS; r++) {
           const m = await viaService(db, account, window, which);
           svc.push(m.ms);
+          firsts.push(m.firstMs);
           memory = m;
-          ref.push((await byHand(sql, account, window, which)).ms);
-          console.log(`  round ${r + 1}: service ${m.ms.toFixed(0)} ms, by hand ${ref[r].toFixed(0)} ms`);
+          ref.push((await viaService(db, account, window, which, undefined, [], "oracle")).ms);
+          console.log(`  round ${r + 1}: rollups ${m.ms.toFixed(0)} ms (first chunk ${m.firstMs.toFixed(0)} ms), oracle ${ref[r].toFixed(0)} ms`);
         }
-        const ratio = +(median(svc) / median(ref)).toFixed(2);
+        const perSecond = Math.round(first.periods / (median(svc) / 1000));
         console.log(
-          `${which}: service ${median(svc).toFixed(0)} ms (${svc.map((x) => x.toFixed(0)).join(", ")}), by hand ${median(ref).toFixed(0)} ms (${ref.map((x) => x.toFixed(0)).join(", ")}) -> ratio ${ratio} (target <= 1.5); RSS ${memory!.rssBeforeMiB} MiB + peak ${memory!.rssPeakGrowthMiB} MiB`,
+          `${which}: rollups ${median(svc).toFixed(0)} ms (${svc.map((x) => x.toFixed(0)).join(", ")}), first chunk ${median(firsts).toFixed(0)} ms, ${perSecond} row-periods/s; oracle ${median(ref).toFixed(0)} ms (${ref.map((x) => x.toFixed(0)).join(", ")}); RSS ${memory!.rssBeforeMiB} MiB + peak ${memory!.rssPeakGrowthMiB} MiB`,
         );
-        results.push({ which, rows: first.rows, periods: first.periods, serviceMs: Math.round(median(svc)), byHandMs: Math.round(median(ref)), ratio, differences: diff.count, rssPeakGrowthMiB: memory!.rssPeakGrowthMiB });
+        results.push({ which, rows: first.rows, periods: first.periods, rollupsMs: Math.round(median(svc)), firstChunkMs: Math.round(median(firsts)), rowPeriodsPerSecond: perSecond, oracleMs: Math.round(median(ref)), differences: diff.count, rssPeakGrowthMiB: memory!.rssPeakGrowthMiB });
       }
-      if (process.env.ONLY === "seasons") return;
+      if (process.env.ONLY && !process.env.ONLY.split(",").includes("warehouse-skus")) return;
       // Streaming: the peak RSS growth of by warehouse by SKU for one season (an eighth of the
       // answer) against the whole answer.
       const eighth = await viaService(db, account, window, "warehouse-skus", undefined, ["SS3"]);
