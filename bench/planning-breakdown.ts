@@ -22,7 +22,11 @@ import { createDb, type Db } from "@analytics/db";
 import { startPlanningService } from "../services/planning/src/service";
 import { breakdown, breakdownByWarehouse, salesPlans } from "../services/planning/src/breakdown";
 import * as oracle from "../services/planning/test/oracle";
-import { breakdownStatement } from "../services/planning/src/repository";
+import { addToSalesRollups, breakdownStatement as rollupStatement, type SalesLineFigures } from "../services/planning/src/repository";
+import { applyDeliveries } from "../services/planning/src/replica";
+import { fromBinary } from "@bufbuild/protobuf";
+import { topics } from "@analytics/contracts";
+import { transactionChanged } from "@analytics/testing";
 import { periodsOf } from "../services/planning/src/periods";
 import { breakdownQueryOf } from "../services/planning/src/validation";
 import { to as copyTo } from "pg-copy-streams";
@@ -221,6 +225,53 @@ function differences(a: Cells, b: Cells) {
   return { rowsCompared: a.size, count, sample: out };
 }
 
+/**
+ * The consumer's upkeep of the sales rollups (`upkeep`): BATCHES batches of 500 transactions (two
+ * items, each partly shipped: about 4 sale lines a transaction) applied as the consumer does
+ * (applyDeliveries, one transaction a batch) into the seeded database, every second batch
+ * replacing the transactions of the one before (the rollups take the old lines off); then each
+ * batch's rollup statement alone (addToSalesRollups with the same lines, rolled back), to say what
+ * share of the apply time the upkeep is.
+ */
+async function upkeep(db: Db) {
+  const account = randomUUID();
+  const batches = Number(process.env.BATCHES ?? 20);
+  const applyMs: number[] = [];
+  const upkeepMs: number[] = [];
+  let lines = 0;
+  let ids: string[] = [];
+  for (let n = 0; n < batches; n++) {
+    const replacing = n % 2 === 1;
+    if (!replacing) ids = Array.from({ length: 500 }, () => randomUUID());
+    const deliveries = ids.map((id, i) => {
+      const day = new Date(Date.now() - ((i * 7919 + n) % 700) * 86_400_000).toISOString();
+      const items = [0, 1].map((k) => ({ key: `K-${1 + ((i * 31 + k * 17 + n) % 100_000)}`, quantity: 3 + k, externalItemId: `i${k}`, shipments: [{ quantity: 1 + k, warehouse: `WH${1 + ((i + k) % 5)}` }] }));
+      const m = transactionChanged(account, id, replacing ? 2 : 1, { channel: 1 + (i % 2), createdDate: day, items });
+      return { id: m.id, subject: m.subject, accountId: account, occurredAt: m.occurredAt, topic: topics.ordersTransactionCreated, message: fromBinary(topics.ordersTransactionCreated.schema, m.payload) };
+    });
+    const t0 = performance.now();
+    await db.transaction((tx) => applyDeliveries(tx, deliveries));
+    applyMs.push(performance.now() - t0);
+    const stored: SalesLineFigures[] = (
+      await db.raw("SELECT account_id, key, sku, ean, channel, external_warehouse_id, sold_at::text AS sold_at, units FROM sales_lines WHERE account_id = ? AND transaction_id = ANY(?::uuid[])", [account, ids])
+    ).rows;
+    lines += stored.length;
+    const figures = [...stored.map((l) => ({ ...l, sign: 1 as const })), ...(replacing ? stored.map((l) => ({ ...l, sign: -1 as const })) : [])];
+    const t1 = performance.now();
+    await db
+      .transaction(async (tx) => {
+        await addToSalesRollups(tx, figures);
+        throw new Error("rolled back");
+      })
+      .catch(() => undefined);
+    upkeepMs.push(performance.now() - t1);
+  }
+  const total = applyMs.reduce((x, y) => x + y, 0);
+  const upkept = upkeepMs.reduce((x, y) => x + y, 0);
+  const result = { batches, saleLines: lines, applyMs: Math.round(total), linesPerSecond: Math.round(lines / (total / 1000)), upkeepMs: Math.round(upkept), upkeepShareOfApply: +(upkept / total).toFixed(3), upkeepOverRest: +(upkept / (total - upkept)).toFixed(3) };
+  console.log(JSON.stringify({ planningRollupUpkeep: result }));
+}
+
 /** A fresh test database, or REUSE_DATABASE (made and seeded once, kept: for working on the SQL). */
 async function databaseOf(): Promise<{ url: string; drop(): Promise<void>; reused: boolean }> {
   const name = process.env.REUSE_DATABASE;
@@ -243,13 +294,21 @@ async function main() {
   await sql.connect();
   try {
     const seeded = database.reused && (await sql.query("SELECT account_id FROM planning.accounts WHERE timezone = 'Europe/Stockholm'")).rows[0]?.account_id;
-    const account: string = seeded || (await seedAll(sql));
+    // SMALL=1: the 20,000-SKU account beside it (for quick EXPLAINs).
+    const small = process.env.SMALL && (await sql.query("SELECT account_id FROM planning.accounts WHERE timezone = 'UTC'")).rows[0]?.account_id;
+    const account: string = small || seeded || (await seedAll(sql));
     const window = await windowOf(sql, account);
     console.log(`window ${window.fromDate} .. ${window.toDate}`);
     if (only.includes("seed-only")) return;
-    if (process.env.EXPLAIN?.startsWith("service-")) {
-      // The service's statement, as breakdown.ts makes it, explained the way its cursor runs it.
+    if (only.includes("upkeep")) {
+      const upkeepDb = createDb({ url: database.url, schema: "planning", statementTimeoutMs: STATEMENT_TIMEOUT_MS });
+      await upkeep(upkeepDb).finally(() => upkeepDb.destroy());
+      return;
+    }
+    if (process.env.EXPLAIN?.startsWith("service-") || process.env.EXPLAIN?.startsWith("oracle-")) {
+      // The service's statement (or the oracle's), explained the way its cursor runs it.
       const which = process.env.EXPLAIN.slice("service-".length) as Which;
+      const breakdownStatement = process.env.EXPLAIN.startsWith("oracle-") ? oracle.breakdownStatement : rollupStatement;
       const q = breakdownQueryOf(create(planningV1.BreakdownQuerySchema, { volumes: { groupBy: WHICH[which], fromDate: window.fromDate, toDate: window.toDate }, period: planningV1.Period.MONTH }));
       const a = (await sql.query(paramsSql, [account, window.fromDate, window.toDate]).catch(async () => (await sql.query("SET search_path TO planning"), sql.query(paramsSql, [account, window.fromDate, window.toDate])))).rows[0];
       const account_ = { tz: a.tz, growth: a.growth, today: a.today };

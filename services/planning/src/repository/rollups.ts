@@ -15,9 +15,10 @@ export type SalesLineFigures = { account_id: string; key: string | null; sku: st
 export async function addToSalesRollups(tx: Tx, lines: (Omit<SalesLineFigures, "sold_at"> & { sold_at: string; sign: 1 | -1 })[]): Promise<void> {
   if (!lines.length) return;
   await tx.raw(
-    `WITH x AS (
-       SELECT x.*, ${accountTimezone("x.account_id")} AS tz
-       FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, key text, sku text, ean text, channel int, external_warehouse_id text, sold_at timestamptz, units int, sign int)),
+    `WITH l AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, key text, sku text, ean text, channel int, external_warehouse_id text, sold_at timestamptz, units int, sign int)),
+     -- Each account's timezone, looked up once.
+     tz AS (SELECT t.account_id, ${accountTimezone("t.account_id")} AS tz FROM (SELECT DISTINCT account_id FROM l) t),
+     x AS (SELECT l.*, tz.tz FROM l JOIN tz USING (account_id)),
      d AS (
        SELECT account_id, (sold_at AT TIME ZONE tz)::date AS day,
          (CASE WHEN key IS NOT NULL THEN 1 WHEN sku IS NOT NULL THEN 2 ELSE 3 END)::smallint AS ref_kind, coalesce(key, sku, ean) AS ref,
