@@ -315,7 +315,7 @@ async function main() {
       const st = breakdownStatement(account, q, which === "seasons" ? "groups" : "warehouses", account_, periodsOf("month", window.fromDate, window.toDate, a.today));
       let i = 0;
       const text = st.sql.replace(/\?/g, () => `$${++i}`);
-      await sql.query("SET search_path TO planning; SET enable_nestloop = off; SET jit = off; SET work_mem = '64MB'");
+      await sql.query(`SET search_path TO planning; SET enable_nestloop = off; SET jit = off; SET work_mem = '64MB'; ${process.env.EXPLAIN_SET ?? ""}`);
       const e = await sql.query(`EXPLAIN (ANALYZE, BUFFERS) ${text}`, st.bindings as unknown[]);
       console.log(e.rows.map((r: Record<string, string>) => r["QUERY PLAN"]).join("\n"));
       return;
