@@ -307,7 +307,7 @@ async function main() {
     }
     if (process.env.EXPLAIN?.startsWith("service-") || process.env.EXPLAIN?.startsWith("oracle-")) {
       // The service's statement (or the oracle's), explained the way its cursor runs it.
-      const which = process.env.EXPLAIN.slice("service-".length) as Which;
+      const which = process.env.EXPLAIN.slice(process.env.EXPLAIN.indexOf("-") + 1) as Which;
       const breakdownStatement = process.env.EXPLAIN.startsWith("oracle-") ? oracle.breakdownStatement : rollupStatement;
       const q = breakdownQueryOf(create(planningV1.BreakdownQuerySchema, { volumes: { groupBy: WHICH[which], fromDate: window.fromDate, toDate: window.toDate }, period: planningV1.Period.MONTH }));
       const a = (await sql.query(paramsSql, [account, window.fromDate, window.toDate]).catch(async () => (await sql.query("SET search_path TO planning"), sql.query(paramsSql, [account, window.fromDate, window.toDate])))).rows[0];

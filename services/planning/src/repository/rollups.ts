@@ -40,11 +40,19 @@ export async function addToSalesRollups(tx: Tx, lines: (Omit<SalesLineFigures, "
 }
 
 /**
- * Recomputes the accounts' sales rollups from their sales lines (sales_line_days, migration 012):
- * a timezone change re-dates every sale, and the documented rebuild.
+ * The longest a recompute may take: an account of 3,000,000 sale lines takes minutes, far past the
+ * pool's statement timeout, and it must not fail the batch (it would fail at each retry).
+ */
+export const RECOMPUTE_TIMEOUT_MS = 1_800_000;
+
+/**
+ * Recomputes the accounts' sales rollups from their sales lines (sales_line_days, migration 012),
+ * in the caller's transaction: a timezone change re-dates every sale. Runs with RECOMPUTE_TIMEOUT_MS
+ * for the rest of that transaction.
  */
 export async function recomputeSalesRollups(tx: Tx, accountIds: string[]): Promise<void> {
   if (!accountIds.length) return;
+  await tx.raw(`SET LOCAL statement_timeout = ${RECOMPUTE_TIMEOUT_MS}`);
   for (const statement of [
     "DELETE FROM sales_days WHERE account_id = ANY(?::uuid[])",
     "DELETE FROM sales_months WHERE account_id = ANY(?::uuid[])",
@@ -53,7 +61,7 @@ export async function recomputeSalesRollups(tx: Tx, accountIds: string[]): Promi
     `INSERT INTO sales_months SELECT account_id, date_trunc('month', day)::date, ref_kind, ref, channel, sum(units), sum(lines)
      FROM sales_days WHERE account_id = ANY(?::uuid[]) GROUP BY 1, 2, 3, 4, 5`,
   ])
-    await tx.raw(statement, [accountIds]);
+    await tx.raw(statement, [accountIds]).options({ query_timeout: RECOMPUTE_TIMEOUT_MS + 1_000 });
 }
 
 /** The timezone each account's sales are dated in now (accountTimezone). */
