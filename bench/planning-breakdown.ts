@@ -5,8 +5,12 @@
 //   (8 seasons), 5 warehouses, stock of each SKU in 4 of them, PO and draft-PO lines across the
 //   year, distribution orders, stock triggers, stored plans, SALES_LINES (3,000,000) sale lines
 //   over the two years before today; a second, smaller account beside it. ANALYZE.
-// - 12 monthly periods (5 past, the current, 6 ahead): the breakdown by season and the breakdown
-//   by warehouse by SKU, written by hand (bench/planning-breakdown-sql.ts), medians of ROUNDS.
+// - 12 monthly periods (5 past, the current, 6 ahead): the breakdown and sales plans by season and
+//   the breakdown by warehouse by SKU, from the sales rollups (the service's functions) beside the
+//   statement over the raw sale lines they replaced (the tests' oracle,
+//   services/planning/test/oracle.ts), in the same run, interleaved; medians of ROUNDS; the first
+//   pass compares both answers' figures. (The same aggregate written by hand,
+//   bench/planning-breakdown-sql.ts, is still there for EXPLAIN.)
 import pg from "pg";
 import { randomUUID } from "node:crypto";
 import pino from "pino";
@@ -16,7 +20,13 @@ import { create } from "@bufbuild/protobuf";
 import { planningV1 } from "@analytics/contracts";
 import { createDb, type Db } from "@analytics/db";
 import { startPlanningService } from "../services/planning/src/service";
-import { breakdown, breakdownByWarehouse, breakdownStatement } from "../services/planning/src/breakdown";
+import { breakdown, breakdownByWarehouse, salesPlans } from "../services/planning/src/breakdown";
+import * as oracle from "../services/planning/test/oracle";
+import { addToSalesRollups, breakdownStatement as rollupStatement, type SalesLineFigures } from "../services/planning/src/repository";
+import { applyDeliveries } from "../services/planning/src/replica";
+import { fromBinary } from "@bufbuild/protobuf";
+import { topics } from "@analytics/contracts";
+import { transactionChanged } from "@analytics/testing";
 import { periodsOf } from "../services/planning/src/periods";
 import { breakdownQueryOf } from "../services/planning/src/validation";
 import { to as copyTo } from "pg-copy-streams";
@@ -153,80 +163,113 @@ export async function byHand(sql: pg.Client, account: string, window: { fromDate
 }
 
 const internalToken = "b".repeat(40);
-const WHICH = { seasons: planningV1.GroupBy.SEASONS, "warehouse-skus": planningV1.GroupBy.SKUS } as const;
+const WHICH = { seasons: planningV1.GroupBy.SEASONS, "plans-seasons": planningV1.GroupBy.SEASONS, "warehouse-skus": planningV1.GroupBy.SKUS } as const;
 type Which = keyof typeof WHICH;
-/** A row of either side, by its key and period: the figures as numbers (null: unset). */
-type Cells = Map<string, (number | null)[]>;
-const FIELDS = ["openingStockVolume", "salesPlanVolume", "salesActualVolume", "poVolume", "draftPoVolume", "closingStockVolume", "targetStockVolume", "openToBuyVolume", "transferInVolume", "transferOutVolume"] as const;
+/** A row of either side, by its key and period: the period's figures as JSON. */
+type Cells = Map<string, string>;
 /** The rows the comparison keeps of by warehouse by SKU (all of them by season): one SKU in 50. */
-const kept = (which: Which, groupKey: string) => which === "seasons" || Number(groupKey.slice(2)) % 50 === 7;
+const kept = (which: Which, groupKey: string) => which !== "warehouse-skus" || Number(groupKey.slice(2)) % 50 === 7;
+
+/** Which statement answers: the rollups' (the service's functions) or the oracle's (the raw sale lines). */
+type Side = "rollups" | "oracle";
+
+/** An answer's chunks, as its handler reads them. */
+function answerOf(side: Side, db: Db, account: string, which: Which, q: ReturnType<typeof breakdownQueryOf>, options: { timeoutMs: number }) {
+  const fns = side === "rollups" ? { breakdown, breakdownByWarehouse, salesPlans } : oracle;
+  if (which === "seasons") return fns.breakdown(db, account, q, options) as AsyncGenerator<{ groupKey: string; periods: object[] }[]>;
+  if (which === "plans-seasons") return fns.salesPlans(db, account, q, options) as AsyncGenerator<{ groupKey: string; periods: object[] }[]>;
+  return fns.breakdownByWarehouse(db, account, q, options) as AsyncGenerator<{ groupKey: string; periods: object[] }[]>;
+}
 
 /**
- * The service's function (services/planning/src/breakdown.ts) consumed fully, as its handler
- * does: its chunks counted, rows of `keep` kept as Cells, and the process's peak RSS sampled.
+ * One side's answer (services/planning/src/breakdown.ts, or the oracle) consumed fully, as its
+ * handler does: its chunks counted, the time to the first chunk, rows of `keep` kept as Cells, and
+ * the process's peak RSS sampled.
  */
-async function viaService(db: Db, account: string, window: { fromDate: string; toDate: string }, which: Which, keep?: Cells, seasons: string[] = []) {
+async function viaService(db: Db, account: string, window: { fromDate: string; toDate: string }, which: Which, keep?: Cells, seasons: string[] = [], side: Side = "rollups") {
   const q = breakdownQueryOf(create(planningV1.BreakdownQuerySchema, { volumes: { groupBy: WHICH[which], fromDate: window.fromDate, toDate: window.toDate, seasons }, period: planningV1.Period.MONTH }));
   (globalThis as { gc?: () => void }).gc?.();
   const rss0 = process.memoryUsage().rss;
   let peak = rss0;
   const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
   const t0 = performance.now();
+  let firstMs = 0;
   let rows = 0;
   let periods = 0;
   // The statement's own limit (PLANNING_QUERY_TIMEOUT_MS) lifted like the pool's, to measure past it.
-  const options = { timeoutMs: STATEMENT_TIMEOUT_MS };
-  const chunks = which === "seasons" ? breakdown(db, account, q, options) : breakdownByWarehouse(db, account, q, options);
-  for await (const chunk of chunks) {
+  for await (const chunk of answerOf(side, db, account, which, q, { timeoutMs: STATEMENT_TIMEOUT_MS })) {
+    firstMs ||= performance.now() - t0;
     peak = Math.max(peak, process.memoryUsage().rss);
     for (const r of chunk) {
       rows++;
       periods += r.periods.length;
       if (!keep || !kept(which, r.groupKey)) continue;
-      const wid = "warehouseId" in r ? (r as { warehouseId: string }).warehouseId : "";
-      for (const p of r.periods) {
-        const fields = p as unknown as Record<string, { value: string } | undefined>;
-        keep.set(`${r.groupKey}|${wid}|${p.periodStart}`, FIELDS.slice(0, which === "seasons" ? 8 : 10).map((f) => (fields[f] === undefined ? null : Number(fields[f]!.value))));
-      }
+      const sub = "warehouseId" in r ? (r as { warehouseId: string }).warehouseId : "channel" in r ? String((r as { channel: number }).channel) : "";
+      for (const p of r.periods) keep.set(`${r.groupKey}|${sub}|${(p as { periodStart: string }).periodStart}`, JSON.stringify(p));
     }
   }
   const ms = performance.now() - t0;
   clearInterval(sampler);
-  return { ms, rows, periods, rssBeforeMiB: Math.round(rss0 / 2 ** 20), rssPeakGrowthMiB: Math.round((peak - rss0) / 2 ** 20) };
+  return { ms, firstMs, rows, periods, rssBeforeMiB: Math.round(rss0 / 2 ** 20), rssPeakGrowthMiB: Math.round((peak - rss0) / 2 ** 20) };
 }
 
-/** The hand-written side's COPY text as Cells (rows of `kept` only). */
-function cellsOfCopy(which: Which, text: string, into: Cells) {
-  for (const line of text.split("\n")) {
-    if (!line) continue;
-    const c = line.split("\t");
-    const [groupKey, wid, start, values] = which === "seasons" ? [c[0], "", c[1], c.slice(3, 11)] : [c[0], c[1], c[3], c.slice(5, 15)];
-    if (!kept(which, groupKey)) continue;
-    into.set(`${groupKey}|${wid}|${start}`, values.map((v) => (v === "\\N" ? null : Number(v))));
-  }
-}
-
-/** Differences between the sides beyond `tolerance` (the service splits in thousandths), as a count and a sample. */
-function differences(which: Which, a: Cells, b: Cells, tolerance: number) {
-  const names = FIELDS.slice(0, which === "seasons" ? 8 : 10);
+/** The keys on which two sides' kept rows differ (a sample) and how many. */
+function differences(a: Cells, b: Cells) {
   const out: string[] = [];
   let count = 0;
   for (const key of new Set([...a.keys(), ...b.keys()])) {
-    const x = a.get(key);
-    const y = b.get(key);
-    if (!x || !y) {
-      count++;
-      if (out.length < 8) out.push(`${key}: only ${x ? "the service" : "by hand"}`);
-      continue;
-    }
-    names.forEach((name, i) => {
-      const same = x[i] === null || y[i] === null ? x[i] === y[i] : Math.abs(x[i]! - y[i]!) <= tolerance;
-      if (same) return;
-      count++;
-      if (out.length < 8) out.push(`${key} ${name}: service ${x[i]} by hand ${y[i]}`);
-    });
+    if (a.get(key) === b.get(key)) continue;
+    count++;
+    if (out.length < 5) out.push(`${key}: rollups ${a.get(key) ?? "none"}, oracle ${b.get(key) ?? "none"}`);
   }
   return { rowsCompared: a.size, count, sample: out };
+}
+
+/**
+ * The consumer's upkeep of the sales rollups (`upkeep`): BATCHES batches of 500 transactions (two
+ * items, each partly shipped: about 4 sale lines a transaction) applied as the consumer does
+ * (applyDeliveries, one transaction a batch) into the seeded database, every second batch
+ * replacing the transactions of the one before (the rollups take the old lines off); then each
+ * batch's rollup statement alone (addToSalesRollups with the same lines, rolled back), to say what
+ * share of the apply time the upkeep is.
+ */
+async function upkeep(db: Db) {
+  const account = randomUUID();
+  const batches = Number(process.env.BATCHES ?? 20);
+  const applyMs: number[] = [];
+  const upkeepMs: number[] = [];
+  let lines = 0;
+  let ids: string[] = [];
+  for (let n = 0; n < batches; n++) {
+    const replacing = n % 2 === 1;
+    if (!replacing) ids = Array.from({ length: 500 }, () => randomUUID());
+    const deliveries = ids.map((id, i) => {
+      const day = new Date(Date.now() - ((i * 7919 + n) % 700) * 86_400_000).toISOString();
+      const items = [0, 1].map((k) => ({ key: `K-${1 + ((i * 31 + k * 17 + n) % 100_000)}`, quantity: 3 + k, externalItemId: `i${k}`, shipments: [{ quantity: 1 + k, warehouse: `WH${1 + ((i + k) % 5)}` }] }));
+      const m = transactionChanged(account, id, replacing ? 2 : 1, { channel: 1 + (i % 2), createdDate: day, items });
+      return { id: m.id, subject: m.subject, accountId: account, occurredAt: m.occurredAt, topic: topics.ordersTransactionCreated, message: fromBinary(topics.ordersTransactionCreated.schema, m.payload) };
+    });
+    const t0 = performance.now();
+    await db.transaction((tx) => applyDeliveries(tx, deliveries));
+    applyMs.push(performance.now() - t0);
+    const stored: SalesLineFigures[] = (
+      await db.raw("SELECT account_id, key, sku, ean, channel, external_warehouse_id, sold_at::text AS sold_at, units FROM sales_lines WHERE account_id = ? AND transaction_id = ANY(?::uuid[])", [account, ids])
+    ).rows;
+    lines += stored.length;
+    const figures = [...stored.map((l) => ({ ...l, sign: 1 as const })), ...(replacing ? stored.map((l) => ({ ...l, sign: -1 as const })) : [])];
+    const t1 = performance.now();
+    await db
+      .transaction(async (tx) => {
+        await addToSalesRollups(tx, figures);
+        throw new Error("rolled back");
+      })
+      .catch(() => undefined);
+    upkeepMs.push(performance.now() - t1);
+  }
+  const total = applyMs.reduce((x, y) => x + y, 0);
+  const upkept = upkeepMs.reduce((x, y) => x + y, 0);
+  const result = { batches, saleLines: lines, applyMs: Math.round(total), linesPerSecond: Math.round(lines / (total / 1000)), upkeepMs: Math.round(upkept), upkeepShareOfApply: +(upkept / total).toFixed(3), upkeepOverRest: +(upkept / (total - upkept)).toFixed(3) };
+  console.log(JSON.stringify({ planningRollupUpkeep: result }));
 }
 
 /** A fresh test database, or REUSE_DATABASE (made and seeded once, kept: for working on the SQL). */
@@ -251,20 +294,28 @@ async function main() {
   await sql.connect();
   try {
     const seeded = database.reused && (await sql.query("SELECT account_id FROM planning.accounts WHERE timezone = 'Europe/Stockholm'")).rows[0]?.account_id;
-    const account: string = seeded || (await seedAll(sql));
+    // SMALL=1: the 20,000-SKU account beside it (for quick EXPLAINs).
+    const small = process.env.SMALL && (await sql.query("SELECT account_id FROM planning.accounts WHERE timezone = 'UTC'")).rows[0]?.account_id;
+    const account: string = small || seeded || (await seedAll(sql));
     const window = await windowOf(sql, account);
     console.log(`window ${window.fromDate} .. ${window.toDate}`);
     if (only.includes("seed-only")) return;
-    if (process.env.EXPLAIN?.startsWith("service-")) {
-      // The service's statement, as breakdown.ts makes it, explained the way its cursor runs it.
-      const which = process.env.EXPLAIN.slice("service-".length) as Which;
+    if (only.includes("upkeep")) {
+      const upkeepDb = createDb({ url: database.url, schema: "planning", statementTimeoutMs: STATEMENT_TIMEOUT_MS });
+      await upkeep(upkeepDb).finally(() => upkeepDb.destroy());
+      return;
+    }
+    if (process.env.EXPLAIN?.startsWith("service-") || process.env.EXPLAIN?.startsWith("oracle-")) {
+      // The service's statement (or the oracle's), explained the way its cursor runs it.
+      const which = process.env.EXPLAIN.slice(process.env.EXPLAIN.indexOf("-") + 1) as Which;
+      const breakdownStatement = process.env.EXPLAIN.startsWith("oracle-") ? oracle.breakdownStatement : rollupStatement;
       const q = breakdownQueryOf(create(planningV1.BreakdownQuerySchema, { volumes: { groupBy: WHICH[which], fromDate: window.fromDate, toDate: window.toDate }, period: planningV1.Period.MONTH }));
       const a = (await sql.query(paramsSql, [account, window.fromDate, window.toDate]).catch(async () => (await sql.query("SET search_path TO planning"), sql.query(paramsSql, [account, window.fromDate, window.toDate])))).rows[0];
       const account_ = { tz: a.tz, growth: a.growth, today: a.today };
       const st = breakdownStatement(account, q, which === "seasons" ? "groups" : "warehouses", account_, periodsOf("month", window.fromDate, window.toDate, a.today));
       let i = 0;
       const text = st.sql.replace(/\?/g, () => `$${++i}`);
-      await sql.query("SET search_path TO planning; SET enable_nestloop = off; SET jit = off; SET work_mem = '64MB'");
+      await sql.query(`SET search_path TO planning; SET enable_nestloop = off; SET jit = off; SET work_mem = '64MB'; ${process.env.EXPLAIN_SET ?? ""}`);
       const e = await sql.query(`EXPLAIN (ANALYZE, BUFFERS) ${text}`, st.bindings as unknown[]);
       console.log(e.rows.map((r: Record<string, string>) => r["QUERY PLAN"]).join("\n"));
       return;
@@ -280,35 +331,36 @@ async function main() {
     const db = createDb({ url: database.url, schema: "planning", statementTimeoutMs: STATEMENT_TIMEOUT_MS });
     const results: Record<string, unknown>[] = [];
     try {
-      for (const which of (["seasons", "warehouse-skus"] as const).filter((w) => !process.env.ONLY || process.env.ONLY === w)) {
+      for (const which of (["seasons", "plans-seasons", "warehouse-skus"] as const).filter((w) => !process.env.ONLY || process.env.ONLY.split(",").includes(w))) {
         // Same answer both ways (by warehouse by SKU: the rows of one SKU in 50, every field).
-        const fromService: Cells = new Map();
-        const first = await viaService(db, account, window, which, fromService);
-        const byHandCells: Cells = new Map();
-        const firstByHand = await byHand(sql, account, window, which, (line) => kept(which, line.slice(0, line.indexOf("\t"))));
-        cellsOfCopy(which, firstByHand.text, byHandCells);
-        const diff = differences(which, fromService, byHandCells, which === "seasons" ? 0.0005 : 0.02);
+        const fromRollups: Cells = new Map();
+        const first = await viaService(db, account, window, which, fromRollups);
+        const fromOracle: Cells = new Map();
+        const firstOracle = await viaService(db, account, window, which, fromOracle, [], "oracle");
+        const diff = differences(fromRollups, fromOracle);
         console.log(
-          `${which}: service ${first.rows} rows / ${first.periods} periods in ${first.ms.toFixed(0)} ms (RSS ${first.rssBeforeMiB} MiB + peak ${first.rssPeakGrowthMiB} MiB, one row in 50 kept), by hand ${firstByHand.lines} row-periods in ${firstByHand.ms.toFixed(0)} ms; compared ${diff.rowsCompared} row-periods: ${diff.count} differences ${JSON.stringify(diff.sample, null, 1)}`,
+          `${which}: rollups ${first.rows} rows / ${first.periods} periods in ${first.ms.toFixed(0)} ms (first chunk ${first.firstMs.toFixed(0)} ms; RSS ${first.rssBeforeMiB} MiB + peak ${first.rssPeakGrowthMiB} MiB), oracle ${firstOracle.ms.toFixed(0)} ms; compared ${diff.rowsCompared} row-periods: ${diff.count} differences ${JSON.stringify(diff.sample, null, 1)}`,
         );
         // ROUNDS=0: the comparison pass's times are the figures (a slow machine).
         const svc: number[] = ROUNDS ? [] : [first.ms];
-        const ref: number[] = ROUNDS ? [] : [firstByHand.ms];
+        const firsts: number[] = ROUNDS ? [] : [first.firstMs];
+        const ref: number[] = ROUNDS ? [] : [firstOracle.ms];
         let memory = first;
         for (let r = 0; r < ROUNDS; r++) {
           const m = await viaService(db, account, window, which);
           svc.push(m.ms);
+          firsts.push(m.firstMs);
           memory = m;
-          ref.push((await byHand(sql, account, window, which)).ms);
-          console.log(`  round ${r + 1}: service ${m.ms.toFixed(0)} ms, by hand ${ref[r].toFixed(0)} ms`);
+          ref.push((await viaService(db, account, window, which, undefined, [], "oracle")).ms);
+          console.log(`  round ${r + 1}: rollups ${m.ms.toFixed(0)} ms (first chunk ${m.firstMs.toFixed(0)} ms), oracle ${ref[r].toFixed(0)} ms`);
         }
-        const ratio = +(median(svc) / median(ref)).toFixed(2);
+        const perSecond = Math.round(first.periods / (median(svc) / 1000));
         console.log(
-          `${which}: service ${median(svc).toFixed(0)} ms (${svc.map((x) => x.toFixed(0)).join(", ")}), by hand ${median(ref).toFixed(0)} ms (${ref.map((x) => x.toFixed(0)).join(", ")}) -> ratio ${ratio} (target <= 1.5); RSS ${memory!.rssBeforeMiB} MiB + peak ${memory!.rssPeakGrowthMiB} MiB`,
+          `${which}: rollups ${median(svc).toFixed(0)} ms (${svc.map((x) => x.toFixed(0)).join(", ")}), first chunk ${median(firsts).toFixed(0)} ms, ${perSecond} row-periods/s; oracle ${median(ref).toFixed(0)} ms (${ref.map((x) => x.toFixed(0)).join(", ")}); RSS ${memory!.rssBeforeMiB} MiB + peak ${memory!.rssPeakGrowthMiB} MiB`,
         );
-        results.push({ which, rows: first.rows, periods: first.periods, serviceMs: Math.round(median(svc)), byHandMs: Math.round(median(ref)), ratio, differences: diff.count, rssPeakGrowthMiB: memory!.rssPeakGrowthMiB });
+        results.push({ which, rows: first.rows, periods: first.periods, rollupsMs: Math.round(median(svc)), firstChunkMs: Math.round(median(firsts)), rowPeriodsPerSecond: perSecond, oracleMs: Math.round(median(ref)), differences: diff.count, rssPeakGrowthMiB: memory!.rssPeakGrowthMiB });
       }
-      if (process.env.ONLY === "seasons") return;
+      if (process.env.ONLY && !process.env.ONLY.split(",").includes("warehouse-skus")) return;
       // Streaming: the peak RSS growth of by warehouse by SKU for one season (an eighth of the
       // answer) against the whole answer.
       const eighth = await viaService(db, account, window, "warehouse-skus", undefined, ["SS3"]);

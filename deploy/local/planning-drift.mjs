@@ -8,7 +8,9 @@
 // than the source (`stale`), live rows the replica holds that the source does not (`extra`), and
 // rows at the same version whose values differ (`differing`: a warehouse's external id or name, a
 // stock row's available quantity, a distribution order's open quantity, a stock trigger's min); for purchase-order lines, lines missing, extra, or differing in
-// SKU, warehouse, delivery day, open quantity or kind (the values the orders service announces).
+// SKU, warehouse, delivery day, open quantity or kind (the values the orders service announces);
+// for planning's sales rollups (sales_days, sales_months), rows missing, extra or differing from
+// the aggregate of planning's own sale lines.
 // Each account's entry carries up to five drifted rows (`sample`). A source whose schema is absent
 // is listed under `notChecked`. Prints JSON; exits 1 when there is drift, 0 when there is none.
 import pg from "pg";
@@ -71,6 +73,23 @@ const entities = {
                 concat_ws('/', l.sku_id, l.external_warehouse_id, COALESCE(to_char(l.delivery_date, 'YYYY-MM-DD'), ''), l.open_quantity, l.kind) AS value
               FROM planning.purchase_order_lines l
               JOIN planning.purchase_orders o ON o.account_id = l.account_id AND o.purchase_order_id = l.purchase_order_id`,
+  },
+  // Planning's own sales rollups (migration 012) against the aggregate of its sale lines: a rollup
+  // row equals the sum of its lines (a row of 0 lines left behind at 0 counts as absent), version 0.
+  salesDays: {
+    needs: ["planning.sales_line_days", "planning.sales_days"],
+    source: `SELECT account_id, concat_ws('/', day, ref_kind, ref, channel, external_warehouse_id) AS key, 0 AS version,
+               concat_ws('/', sum(units), sum(shipped), count(*)) AS value
+             FROM planning.sales_line_days GROUP BY account_id, day, ref_kind, ref, channel, external_warehouse_id`,
+    replica: `SELECT account_id, concat_ws('/', day, ref_kind, ref, channel, external_warehouse_id) AS key, 0 AS version, concat_ws('/', units, shipped, lines) AS value
+              FROM planning.sales_days WHERE (units, shipped, lines) <> (0, 0, 0)`,
+  },
+  salesMonths: {
+    needs: ["planning.sales_line_days", "planning.sales_months"],
+    source: `SELECT account_id, concat_ws('/', date_trunc('month', day)::date, ref_kind, ref, channel) AS key, 0 AS version, concat_ws('/', sum(units), count(*)) AS value
+             FROM planning.sales_line_days GROUP BY account_id, date_trunc('month', day)::date, ref_kind, ref, channel`,
+    replica: `SELECT account_id, concat_ws('/', month, ref_kind, ref, channel) AS key, 0 AS version, concat_ws('/', units, lines) AS value
+              FROM planning.sales_months WHERE (units, lines) <> (0, 0)`,
   },
 };
 

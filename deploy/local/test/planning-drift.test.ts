@@ -18,7 +18,7 @@ const internalToken = "d".repeat(40);
  * inventory.stock_triggers. The sources are written through the services and reach planning over
  * the bus; planning's rows are then drifted one way each.
  */
-describe("planning-drift.mjs: distribution orders and stock triggers", () => {
+describe("planning-drift.mjs: distribution orders, stock triggers and sales rollups", () => {
   const files = databaseAndStreamForFile();
   const services: RunningService[] = [];
   const account = randomUUID();
@@ -83,5 +83,44 @@ describe("planning-drift.mjs: distribution orders and stock triggers", () => {
     // The unset min that became 0 differs; the deleted row is missing.
     expect(counts(drifted.report.stockTriggers)).toEqual([{ account_id: account, missing: 1, stale: 0, extra: 0, differing: 1 }]);
     expect(drifted.report.stockTriggers[0].sample.sort()).toEqual([`differing ${t1}`, `missing ${t2}`]);
+  });
+
+  it("the sales rollups against planning's own sale lines: none, then each kind of drift", async () => {
+    const orders = createServiceClient(ordersV1.OrdersService, services[0].url);
+    const other = randomUUID();
+    const asOther = { headers: callerHeaders(internalToken, { accountId: other, apiKeyId: randomUUID() }) };
+    await orders.writeTransactions(
+      {
+        transactions: ["T1", "T2", "T3"].map((ext, i) => ({ externalTransactionId: ext, channel: 1 + (i % 2), type: 1, items: [{ externalItemId: "i1", key: `K${i % 2}`, quantity: 2 + i }] })),
+        mode: ordersV1.WriteMode.UPSERT,
+      },
+      asOther,
+    );
+    const planning = files.openDb("planning");
+    // (The test before leaves drift of its own account behind: only this account's entries count.)
+    const mine = (entries: { account_id: string }[]) => entries.filter((e) => e.account_id === other);
+    const clean = await eventually(
+      async () => {
+        const c = check();
+        const lines = (await planning("sales_lines").where({ account_id: other }).count({ n: "*" }))[0].n;
+        return Number(lines) === 3 && !mine(c.report.transactions).length && c;
+      },
+      60_000,
+      () => `the three transactions in planning; last report ${JSON.stringify(check().report)}`,
+    );
+    expect([mine(clean.report.salesDays), mine(clean.report.salesMonths)]).toEqual([[], []]);
+    expect(clean.report.notChecked).not.toContain("salesDays");
+
+    const day = (await planning("sales_days").where({ account_id: other, ref: "K0" }).first("day")).day;
+    await planning("sales_days").where({ account_id: other, ref: "K0" }).update({ units: planning.raw("units + 1") });
+    await planning("sales_days").where({ account_id: other, ref: "K1" }).update({ units: 0, shipped: 0, lines: 0 });
+    await planning("sales_days").insert({ account_id: other, day, ref_kind: 2, ref: "S9", channel: 1, external_warehouse_id: "", units: 1, shipped: 1, lines: 1 });
+    await planning("sales_months").where({ account_id: other, ref: "K1" }).delete();
+
+    const drifted = check();
+    const counts = (entries: Record<string, unknown>[]) => entries.map(({ sample: _s, ...c }) => c);
+    expect(drifted.status).toBe(1);
+    expect(counts(mine(drifted.report.salesDays))).toEqual([{ account_id: other, missing: 1, stale: 0, extra: 1, differing: 1 }]);
+    expect(counts(mine(drifted.report.salesMonths))).toEqual([{ account_id: other, missing: 1, stale: 0, extra: 0, differing: 0 }]);
   });
 });

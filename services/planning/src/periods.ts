@@ -72,3 +72,26 @@ export function periodsOf(kind: PeriodKind, fromDate: string, toDate: string, to
   }));
 }
 
+
+/**
+ * The periods' days as the sales rollups read them: the whole calendar months inside a period
+ * (their first days, read from the month rollup) and its other days (read from the day rollup),
+ * each with the period's index.
+ */
+export function monthsAndDays(periods: PeriodSpan[]): { months: { idx: number; month: string }[]; days: { idx: number; day: string }[] } {
+  const months: { idx: number; month: string }[] = [];
+  const days: { idx: number; day: string }[] = [];
+  periods.forEach(({ start, end }, idx) => {
+    for (let d = start; d <= end; ) {
+      const monthEnd = addDays(nextMonth(d), -1);
+      if (d === monthStart(d) && monthEnd <= end) {
+        months.push({ idx, month: d });
+        d = nextMonth(d);
+      } else {
+        days.push({ idx, day: d });
+        d = addDays(d, 1);
+      }
+    }
+  });
+  return { months, days };
+}

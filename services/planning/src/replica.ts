@@ -178,15 +178,27 @@ export async function applyTransactions(tx: Tx, messages: ordersMessagesV1.Trans
     winners.map((m) => ({ account_id: m.accountId, transaction_id: m.transactionId, changed_at: m.transaction?.updatedAt ? timestampDate(m.transaction.updatedAt).toISOString() : null })),
     lines.map(({ account_id, transaction_id, key, sku, ean, external_warehouse_id }) => ({ account_id, transaction_id, key, sku, ean, external_warehouse_id })),
   );
-  await repo.deleteSalesLines(
+  const replaced = await repo.deleteSalesLines(
     tx,
     winners.map((m) => ({ account_id: m.accountId, transaction_id: m.transactionId })),
   );
   await repo.insertSalesLines(tx, lines);
+  // The rollups: plus the new lines, minus the ones they replace.
+  await repo.addToSalesRollups(tx, [...lines.map((l) => ({ ...l, sign: 1 as const })), ...replaced.map((l) => ({ ...l, sign: -1 as const }))]);
 }
 
+/** Account settings; a timezone change re-dates every sale of the account: its rollups are recomputed. */
 export async function applyAccountSettings(tx: Tx, messages: accountsMessagesV1.AccountSettingsChanged[]): Promise<void> {
-  await repo.storeNewerAccounts(tx, newestByKey(messages, (m) => m.accountId));
+  const settings = newestByKey(messages, (m) => m.accountId);
+  if (!settings.length) return;
+  const accounts = settings.map((m) => m.accountId);
+  const before = await repo.salesTimezones(tx, accounts);
+  await repo.storeNewerAccounts(tx, settings);
+  const after = await repo.salesTimezones(tx, accounts);
+  await repo.recomputeSalesRollups(
+    tx,
+    accounts.filter((a) => before.get(a) !== after.get(a)),
+  );
 }
 
 /** What is still to arrive of a distribution order: nothing once it is COMPLETED or CANCELLED (or has a cancelledDate). */

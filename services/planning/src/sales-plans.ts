@@ -1,7 +1,7 @@
 import type { planningV1 } from "@analytics/contracts";
 import type { Db } from "@analytics/db";
 import { refuseDuplicates } from "@analytics/rpc";
-import { bumpAccountVersions } from "./repository";
+import { storeSalesPlans } from "./repository";
 
 /**
  * The account's own sales plans, per SKU, channel and month (CONTRACT "Sales plans"): stored,
@@ -38,24 +38,7 @@ export async function upsertSalesPlans(db: Db, accountId: string, plans: plannin
   refuseDuplicates(plans, results, (p) => `${p.skuId}/${p.channel}/${p.month}`, (p) => answer(p, 409, "the same key, channel and month appears more than once in the request"));
   const writes = plans.flatMap((p, i) => (results[i] ? [] : [{ i, sku_id: p.skuId, channel: p.channel, month: `${p.month}-01`, volume: p.volume?.value ?? null }]));
   if (writes.length) {
-    const rows: { i: number; was_absent: boolean; removes: boolean; same: boolean }[] = await db.transaction(async (tx) => {
-      // One batch of an account's plans at a time: what each item answers stays true until it commits.
-      await tx.raw("SELECT pg_advisory_xact_lock(hashtext('planning.sales_plans'), hashtext(?))", [accountId]);
-      const { rows } = await tx.raw(
-        `WITH x AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(i int, sku_id uuid, channel int, month date, volume numeric)),
-         stored AS (
-           SELECT x.*, p.volume AS before FROM x
-           LEFT JOIN sales_plans p ON p.account_id = ? AND p.sku_id = x.sku_id AND p.channel = x.channel AND p.month = x.month),
-         written AS (
-           INSERT INTO sales_plans (account_id, sku_id, channel, month, volume, updated_at)
-           SELECT ?, sku_id, channel, month, volume, now() FROM stored WHERE volume IS DISTINCT FROM before
-           ON CONFLICT (account_id, sku_id, channel, month) DO UPDATE SET volume = excluded.volume, updated_at = excluded.updated_at)
-         SELECT i, before IS NULL AS was_absent, volume IS NULL AS removes, volume IS NOT DISTINCT FROM before AS same FROM stored`,
-        [JSON.stringify(writes), accountId, accountId],
-      );
-      if (rows.some((r: { same: boolean }) => !r.same)) await bumpAccountVersions(tx, [accountId]);
-      return rows;
-    });
+    const rows = await storeSalesPlans(db, accountId, writes);
     for (const r of rows) {
       const p = plans[r.i];
       if (r.same) results[r.i] = answer(p, 200, "unchanged");

@@ -12,5 +12,6 @@ import { salesPlansKept } from "./008_sales_plans_kept";
 import { accountVersions } from "./009_account_versions";
 import { skuEan } from "./010_sku_ean";
 import { timezoneNames } from "./011_timezone_names";
+import { salesRollups } from "./012_sales_rollups";
 
-export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createReplica, replicaEpoch, changedGroups, skuSeq, sales, breakdownInputs, changedGroupsPoVolume, salesPlansKept, accountVersions, skuEan, timezoneNames];
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createReplica, replicaEpoch, changedGroups, skuSeq, sales, breakdownInputs, changedGroupsPoVolume, salesPlansKept, accountVersions, skuEan, timezoneNames, salesRollups];

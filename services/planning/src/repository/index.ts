@@ -1,92 +1,21 @@
 import type { Knex } from "knex";
 import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import { accountsMessagesV1, inventoryMessagesV1, ordersMessagesV1, type planningV1 } from "@analytics/contracts";
-import { bumpAccountVersions, isIntegerId, isUuid, tableSpec, type Db, type TableSpec, type Tx } from "@analytics/db";
-import type { GroupByName, Page, VolumeFilters, VolumeQuery } from "./validation";
+import { bumpAccountVersions, tableSpec, type Db, type TableSpec, type Tx } from "@analytics/db";
+import type { VolumeQuery } from "../validation";
+import { groupColumn, skuWhere } from "./filters";
+import { groupsAfter, paged, type PageOf } from "./pages";
+import { json } from "./sql";
+import type { SalesLineFigures } from "./rollups";
+
+export * from "./filters";
+export * from "./pages";
+export * from "./rollups";
+export * from "./answers";
+export * from "./sales-plans";
 
 /** A row of planned volumes: a PlannedVolumeWarehouseRow (a PlannedVolumeRow with its warehouse). */
 export type VolumeRow = Omit<planningV1.PlannedVolumeWarehouseRow, "$typeName" | "$unknown">;
-
-export const groupColumn: Record<GroupByName, string> = {
-  seasons: "season",
-  products: "product_group_id",
-  variants: "variant_group_id",
-  skus: "key",
-};
-
-/** An answer's rows, and the page's last group key when more groups follow it (the next page's `after`). */
-export type PageOf<R> = R[] & { nextAfter?: string };
-
-/**
- * Only the groups after a page's `after`, as a condition on the SKUs of `skus s` (a group's
- * figures are its own SKUs'), so a later page never computes the groups before it; "" without one.
- */
-export function groupsAfter(groupExpr: string, page: Page | undefined, bind: (value: string) => string): string {
-  return page?.after === undefined ? "" : ` AND coalesce(${groupExpr}, '') > ${bind(page.after)}`;
-}
-
-/**
- * A statement's rows cut to a page of groups (CONTRACT "Pages and CSV"): its groups `g` after
- * `after` (again here: a group that SKUs left still has rows), those of the first `size` groups
- * in `g` order and of one group more, each row with `grank`, its group's rank from 1. Every row
- * also carries `next_after`: the page's last group key when a group follows, else null, so the
- * reader knows before the first row whether to link a next page (Postgres holds the page's rows
- * for that window, not the whole answer). `order`: the rows' order, keys of `y`.
- */
-export function paged(statement: { sql: string; bindings: Knex.RawBinding[] }, order: string, page: Page | undefined) {
-  if (!page) return statement;
-  const after = page.after === undefined ? "" : "WHERE x.g > ?";
-  return {
-    sql: `SELECT y.*, CASE WHEN max(y.grank) OVER () > ? THEN max(y.g) FILTER (WHERE y.grank <= ?) OVER () END AS next_after
-      FROM (SELECT x.*, dense_rank() OVER (ORDER BY x.g) AS grank FROM (${statement.sql}) x ${after}) y
-      WHERE y.grank <= ?
-      ORDER BY ${order}`,
-    bindings: [page.size, page.size, ...statement.bindings, ...(after ? [page.after!] : []), page.size + 1],
-  };
-}
-
-/** The SKU filters as one WHERE over `skus`, with its bindings. Every list is a `= ANY(array)`. */
-export function skuWhere(f: VolumeFilters): { sql: string; bindings: Knex.RawBinding[] } {
-  const parts = ["s.status = ANY(?::int[])", "s.active_planning = ?"];
-  const bindings: Knex.RawBinding[] = [f.skuStatus, f.activePlanning];
-  const any = (column: string, values: string[], cast = "text") => {
-    if (!values.length) return;
-    parts.push(`s.${column} = ANY(?::${cast}[])`);
-    bindings.push(values);
-  };
-  any("season", f.seasons);
-  any("variant_group_id", f.variants);
-  any("product_group_id", f.products);
-  any("sku", f.skus);
-  // A product is named by its UUID or its integer id.
-  if (f.skuIds.length) {
-    parts.push("(s.sku_id = ANY(?::uuid[]) OR s.sku_seq = ANY(?::bigint[]))");
-    bindings.push(f.skuIds.filter(isUuid), f.skuIds.filter(isIntegerId));
-  }
-  // Brand and category names match case-insensitively, as the catalogue matches them.
-  if (f.brands.length) {
-    parts.push("lower(s.brand) = ANY(?::text[])");
-    bindings.push(f.brands.map((b) => b.toLowerCase()));
-  }
-  if (f.categories.length) {
-    parts.push("lower(s.category) = ANY(?::text[])");
-    bindings.push(f.categories.map((c) => c.toLowerCase()));
-  }
-  any("size", f.sizes);
-  any("department", f.departments);
-  any("gender", f.genders);
-  any("collection", f.collections);
-  any("color", f.colors);
-  any("sub_category", f.subcategories);
-  any("product_type", f.productTypes);
-  any("merchandise_type", f.merchandiseTypes);
-  f.pimCustom.forEach((values, i) => {
-    if (!values.length) return;
-    parts.push(`s.pim_custom[${i + 1}] = ANY(?::text[])`);
-    bindings.push(values);
-  });
-  return { sql: parts.join(" AND "), bindings };
-}
 
 /**
  * The statement of an account's planned volumes (see plannedVolumes), with its bindings: the SKUs
@@ -221,7 +150,6 @@ export async function replicaSummary(db: Db, accountId: string): Promise<Replica
 // ---------------------------------------------------------------------------------------------
 // The replica's writes (src/replica.ts): rows travel as one jsonb array, bigints as text.
 
-const json = (rows: unknown[]) => JSON.stringify(rows, (_k, v) => (typeof v === "bigint" ? v.toString() : v));
 
 /**
  * Inserts rows (a jsonb array) into `table`, replacing a stored row only when the new one has a
@@ -336,7 +264,16 @@ export const salesTransactionsTable = tableSpec(ordersMessagesV1.TransactionChan
 /** Answers the keys (account_id, transaction_id) of the transactions written. */
 export const storeNewerSalesTransactions = (tx: Tx, messages: ordersMessagesV1.TransactionChanged[]) => storeNewer(tx, salesTransactionsTable, ["account_id", "transaction_id"], messages);
 
-export const deleteSalesLines = (tx: Tx, transactions: { account_id: string; transaction_id: string }[]) => deleteLinesOf(tx, "sales_lines", "transaction_id", transactions);
+/** Deletes the sales lines of these transactions, answering them (the rollups take them off). */
+export async function deleteSalesLines(tx: Tx, transactions: { account_id: string; transaction_id: string }[]): Promise<SalesLineFigures[]> {
+  const { rows } = await tx.raw(
+    `DELETE FROM sales_lines l USING jsonb_to_recordset(?::jsonb) AS x(account_id uuid, transaction_id uuid)
+     WHERE l.account_id = x.account_id AND l.transaction_id = x.transaction_id
+     RETURNING l.account_id, l.key, l.sku, l.ean, l.channel, l.external_warehouse_id, l.sold_at::text AS sold_at, l.units`,
+    [json(transactions)],
+  );
+  return rows;
+}
 
 export async function insertSalesLines(tx: Tx, lines: object[]): Promise<void> {
   if (!lines.length) return;
