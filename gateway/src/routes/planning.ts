@@ -6,13 +6,13 @@ import { fieldRules, planningV1, RestDecimal, type catalogueV1 } from "@analytic
 import type { FastifyReply } from "fastify";
 import type { Caller } from "@analytics/auth";
 import { RETRY_AFTER_SECONDS } from "@analytics/errors";
-import { batchOf, repeatable, route, type RouteContext } from "../http/route";
+import { batchOf, repeatable, route, type RouteContext } from "../pipeline/route";
 import { BATCH_MAX, runBatch, serverFailure } from "../http/batch";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { dateOnly } from "../http/values";
 import { answerShape, restAnswerOf } from "../http/proto-schema";
 import { HttpError } from "../http/errors";
-import type { RateLimiter } from "../accounts/rate-limiter";
+import type { RateLimiter } from "../limits/rate-limiter";
 import { jsonArrayStream } from "../http/json-stream";
 import { dataVersionOf, type CallAs } from "../clients";
 import { productUuids } from "./product-ids";

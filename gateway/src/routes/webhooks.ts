@@ -4,7 +4,7 @@ import type { Client } from "@connectrpc/connect";
 import { eventsV1 } from "@analytics/contracts";
 import { generalResponse } from "@analytics/errors";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
-import { route, type RouteContext } from "../http/route";
+import { route, type RouteContext } from "../pipeline/route";
 import { answerRevision } from "../http/conditional";
 import { generalResponseSchema } from "../http/schemas";
 import type { CallAs } from "../clients";

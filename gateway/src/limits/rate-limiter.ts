@@ -27,11 +27,6 @@ export interface RateLimiterOptions {
   statementTimeoutMs: number;
 }
 
-/** A write costs 1 per item, at least this much (CONTRACT "Rate limits"). */
-export const MIN_WRITE_COST = 5;
-/** and at most the largest batch a route takes (1000 items): a body over it is a 400 that does no work. */
-export const MAX_WRITE_COST = 1000;
-
 /** How long a gateway may spend a lease on its own: a settings change, or tokens another gateway lacks, wait at most this long. */
 export const LEASE_MS = 1_000;
 
