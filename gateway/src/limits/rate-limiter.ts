@@ -74,7 +74,7 @@ interface Refusal {
  * and counted (gateway_rate_limiter_failures_total).
  *
  * It runs on a small pool of its own with plain pg and a named prepared statement (parsed and
- * planned once per connection), cheap next to the gateway hop (the rate-limiter bench,
+ * planned once per connection), cheap next to the gateway hop (the rate-limit-leases bench,
  * docs/benchmarks.md).
  */
 export class RateLimiter {
@@ -225,7 +225,7 @@ function leaseOf(available: string, perSecond: string, burst: string): string {
 }
 const firstLease = leaseOf("rate_limit_burst", "rate_limit_per_second", "rate_limit_burst");
 const lease = leaseOf(refilled, "excluded.per_second", "excluded.burst");
-/** The one statement of a lease, $1 the account, $2 the cost, $3 the tokens given back (the rate-limiter bench times it alone). */
+/** The one statement of a lease, $1 the account, $2 the cost, $3 the tokens given back (the rate-limit-leases bench times it alone). */
 export const LEASE = `
   INSERT INTO rate_limit_buckets AS b (account_id, per_second, burst, tokens, updated_at, allowed, granted)
   SELECT id, rate_limit_per_second, rate_limit_burst, rate_limit_burst - ${firstLease}, now(), true, ${firstLease}

@@ -12,7 +12,7 @@
 // (LEASE) alone through plain pg, unnamed, on a pool of 10, and the gateway's own requests per
 // second on the lease-of-10 and one-statement-per-request accounts against the hop's account.
 // Target: limiter <= 5 % of the hop.
-// Usage: node bench/rate-limiter.mjs [--seconds S] [--rounds N]
+// Usage: node bench/rate-limit-leases.mjs [--seconds S] [--rounds N]
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
