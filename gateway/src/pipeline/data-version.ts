@@ -5,29 +5,25 @@ import { matchesNoneOf, weakTagOf } from "../http/conditional";
 import { ANSWERED, type Exchange, type StepOf } from "./step";
 
 /**
- * A list's, planning answer's or queue's weak ETag, from the version of the caller's data behind it
- * (RouteSpec.dataVersion). With If-None-Match it is read first, and a current tag is a 304 without
- * computing the answer; without, each service reads it with the answer's first call to it and the
- * answer carries it. After validate: a bad query is a 400, never a 304. A version that cannot be
- * read (a service older than the gateway mid-rollout, a slow store) costs the tag, never the answer.
+ * The weak ETag of a list, planning answer or queue: the version of the caller's data behind it
+ * (RouteSpec.dataVersion). With If-None-Match it is read first, a current tag a 304 without
+ * computing the answer; without, the services answer it with the answer's calls. After validate:
+ * a bad query is a 400, never a 304. A version not read costs the tag, never the answer.
  */
 export const dataVersion: StepOf = (_ctx, spec) => {
   const of = spec.dataVersion;
   if (!of) return undefined;
   const unread = (request: FastifyRequest) => (err: unknown) => void request.log.warn({ err }, "data version not read; answering without an ETag");
-  const tag = (version: string | undefined, caller: Caller, request: FastifyRequest, reply: FastifyReply) => {
-    if (version === undefined) return undefined;
-    const etag = weakTagOf(version, caller, spec.method, request.url);
-    reply.header("ETag", etag);
-    return etag;
-  };
+  const tagOf = (version: string | undefined, caller: Caller, request: FastifyRequest) => (version === undefined ? undefined : weakTagOf(version, caller, spec.method, request.url));
   const readFirst = async (request: FastifyRequest, reply: FastifyReply, input: Exchange) => {
-    const etag = tag(await of.read(input.caller).catch(unread(request)), input.caller, request, reply);
-    if (etag === undefined || matchesNoneOf(request, etag)) return undefined;
+    const tag = tagOf(await of.read(input.caller).catch(unread(request)), input.caller, request);
+    if (tag === undefined) return undefined;
+    reply.header("ETag", tag);
+    if (matchesNoneOf(request, tag)) return undefined;
     reply.code(304).send();
     return ANSWERED;
   };
-  // The versions a request's calls collect, until its answer (200 only) is tagged.
+  // The versions a request's calls collect, until its answer (a 200) is tagged: before its first byte, a stream's too.
   const collecting = new WeakMap<FastifyRequest, { versions: DataVersions; caller: Caller }>();
   return {
     run(request, reply, input) {
@@ -37,12 +33,12 @@ export const dataVersion: StepOf = (_ctx, spec) => {
       input.caller = { ...input.caller, dataVersions: versions };
       return undefined;
     },
-    // Before the first byte of the answer, a stream's too.
     onSend: async (request, reply, payload) => {
       const collected = collecting.get(request);
       if (!collected || reply.statusCode !== 200) return payload;
       collecting.delete(request);
-      tag(await of.collected(collected.versions, collected.caller).catch(unread(request)), collected.caller, request, reply);
+      const tag = tagOf(await of.collected(collected.versions, collected.caller).catch(unread(request)), collected.caller, request);
+      if (tag !== undefined) reply.header("ETag", tag);
       return payload;
     },
   };
