@@ -36,7 +36,7 @@ function clientOf(base) {
   };
   const signUp = async (n) => {
     const account = (await call("POST", "/admin/v1/accounts", { name: n }, ADMIN)).body;
-    // A bench measures the platform, not the account's rate limit (bench/rate-limiter.mjs measures that).
+    // A bench measures the platform, not the account's rate limit (bench/rate-limit-leases.mjs measures that).
     await call("PUT", `/admin/v1/accounts/${account.accountID}/settings`, { rateLimitPerSecond: 1_000_000, rateLimitBurst: 100_000_000 }, ADMIN);
     const auth = async () => (await call("POST", "/v2/api/auth", { accountID: account.accountID, apiKey: account.apiKey })).body.accessToken;
     // reauthenticate: a new token, for a bench that outlives one (TOKEN_TTL_SECONDS).

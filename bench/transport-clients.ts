@@ -1,4 +1,4 @@
-// Bundled by bench/transport.mjs: the same generated clients of the events and catalogue services
+// Bundled by bench/connect-transport.mjs: the same generated clients of the events and catalogue services
 // over the gateway's transport (libs/rpc/src/transport.ts) and over connect-node's own.
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";

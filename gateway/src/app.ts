@@ -9,11 +9,11 @@ import { portTaken, traceLogFields, type Config } from "@analytics/config";
 import type { Bus } from "@analytics/bus";
 import { stringifyRest } from "@analytics/contracts";
 import { OutboxRelay } from "@analytics/outbox";
-import { createDb, DB_DEFAULTS, ping, type Db } from "@analytics/db";
-import { dependencyChecks, prepareSchema, serviceReady, storeMetrics, withinDeadline, type MigrationMode } from "@analytics/rpc";
+import { createDb, DB_DEFAULTS, ping, prepareSchema, type Db, type MigrationMode } from "@analytics/db";
+import { dependencyChecks, serviceReady, storeMetrics, withinDeadline } from "@analytics/rpc";
 import { closeServer, createMetricsRegistry, listenMetrics } from "@analytics/telemetry";
-import { adminAuthenticator, adminRoutes, authRoutes, bearerAuthenticator, type AccountsOptions } from "./accounts/routes";
-import { migrations } from "./accounts/migrations";
+import { adminAuthenticator, adminRoutes, authRoutes, bearerAuthenticator, type AccountsOptions } from "./routes/accounts";
+import { migrations } from "./migrations";
 import { KeyStatusCache } from "./accounts/key-status";
 import { TokenIssuer } from "./accounts/tokens";
 import { callAs, createClients, type ServiceUrls } from "./clients";
@@ -24,9 +24,10 @@ import { OpenApi } from "./http/openapi";
 import { serveDocument } from "./http/prebuilt";
 import { installTelemetry, requestSpan } from "./http/telemetry";
 import { IdempotencyKeys } from "./http/idempotency";
-import { RateLimiter, rateLimiterPoolMax } from "./accounts/rate-limiter";
-import type { RouteContext } from "./http/route";
-import { installRateLimits } from "./http/rate-limits";
+import { RateLimiter, rateLimiterPoolMax } from "./limits/rate-limiter";
+import type { RouteContext } from "./pipeline/route";
+import type { StepOf } from "./pipeline/step";
+import { installRateLimits } from "./limits/rate-limits";
 import { brandRoutes } from "./routes/brands";
 import { eventRoutes } from "./routes/events";
 import { webhookRoutes } from "./routes/webhooks";
@@ -88,6 +89,8 @@ export interface GatewayDeps {
   metricsPort?: number;
   /** Where the metrics port listens when METRICS_PORT is set (HOST); 127.0.0.1 when unset. */
   host?: string;
+  /** The steps every route's requests meet (pipeline/route.ts PIPELINE when unset): tests take one out to see what it carries. */
+  pipeline?: readonly StepOf[];
   logger: Logger;
 }
 
@@ -272,6 +275,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     authenticateAdmin: adminAuthenticator({ ...deps, db }),
     idempotency,
     rateLimiter,
+    pipeline: deps.pipeline,
   };
   // Before the routes: the rate limit of answers refused before a route's handler (404, 413, 415, ...).
   const chargeRefused = installRateLimits(app, ctx.authenticate, rateLimiter);

@@ -17,7 +17,7 @@ export function createClients(urls: ServiceUrls, options: ReplicaOptions = {}): 
   ) as unknown as Clients;
 }
 
-/** The caller of a list's calls that collect the answer's data versions (http/route.ts). */
+/** The caller of a list's calls that collect the answer's data versions (pipeline/route.ts). */
 export type AnsweringCaller = Caller & { dataVersions?: DataVersions };
 
 /**
@@ -45,7 +45,7 @@ interface Versioned {
 const versionText = ({ version, today }: { version: bigint; today?: string }) => (today ? `${version}-${today}` : String(version));
 
 /**
- * The data version of a list (http/route.ts): each owning service's version of the caller's data,
+ * The data version of a list (pipeline/route.ts): each owning service's version of the caller's data,
  * e.g. `catalogue-<version>.pricing-<version>`; a write of the account in any of them gives the
  * answer a new weak ETag. Read before the answer by GetAccountVersion calls when the request
  * has an If-None-Match (a 304 then runs no query), otherwise by each service with the answer's

@@ -1,9 +1,9 @@
-import { busSettings, createLogger, exitOnStartupError, loadConfig, portTaken, required, serviceUrls, tracingSettings } from "@analytics/config";
+import { busSettings, createLogger, dbTimeouts, exitOnStartupError, loadConfig, portTaken, required, serviceUrls, tracingSettings } from "@analytics/config";
 import { startTracing } from "@analytics/telemetry";
 import { createBus } from "@analytics/bus";
-import { migrateOnly } from "@analytics/rpc";
+import { migrateOnly } from "@analytics/db";
 import { buildGateway, gatewaySettings } from "./app";
-import { migrations } from "./accounts/migrations";
+import { migrations } from "./migrations";
 
 /**
  * `node dist/gateway/main.js`: the gateway alone, with services at their *_URL addresses;
@@ -12,7 +12,7 @@ import { migrations } from "./accounts/migrations";
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config, "gateway");
-  if (process.argv.includes("migrate-only")) process.exit(await migrateOnly(config, "gateway", migrations, logger));
+  if (process.argv.includes("migrate-only")) process.exit(await migrateOnly({ url: required(config, "DATABASE_URL"), ...dbTimeouts(config) }, "gateway", migrations, logger));
   const tracing = startTracing({ serviceName: "analytics-gateway", ...tracingSettings(config) });
   const gateway = await buildGateway({
     databaseUrl: required(config, "DATABASE_URL"),

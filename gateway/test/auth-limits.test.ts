@@ -1,6 +1,6 @@
 import { createTestDatabase, databaseForFile, eventually, freezableProxy } from "@analytics/testing";
 import { buildGateway, type Gateway } from "../src/app";
-import { FailureLimiter } from "../src/accounts/failure-limiter";
+import { FailureLimiter } from "../src/limits/failure-limiter";
 import { TEST_ADMIN_TOKEN as ADMIN, testGatewayDeps } from "./gateway-deps";
 
 const admin = { authorization: `Bearer ${ADMIN}` };

@@ -2,7 +2,7 @@ import pino from "pino";
 import { Registry } from "prom-client";
 import { databaseForFile, eventually } from "@analytics/testing";
 import { buildGateway, type Gateway } from "../src/app";
-import { LEASE_MS, RateLimiter, type RateDecision } from "../src/accounts/rate-limiter";
+import { LEASE_MS, RateLimiter, type RateDecision } from "../src/limits/rate-limiter";
 import { TEST_ADMIN_TOKEN as ADMIN, testGatewayDeps } from "./gateway-deps";
 
 const admin = { authorization: `Bearer ${ADMIN}` };

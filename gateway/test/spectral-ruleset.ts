@@ -23,7 +23,7 @@ const arrayGiven = ['$.paths[*][*].requestBody..[?(@ && @.type == "array")]', '$
 const integerGiven = ['$.paths[*][*].requestBody..[?(@ && @.type == "integer")]', '$.paths[*][*].parameters[?(@.schema && @.schema.type == "integer")].schema'];
 
 /**
- * Answers without an account's bucket, so without RateLimit headers (http/rate-limits.ts), left out
+ * Answers without an account's bucket, so without RateLimit headers (limits/rate-limits.ts), left out
  * of the OWASP rate-limit rules; every other operation's answers are checked (spectral.test.ts):
  */
 export const rateLimitExemptions: Record<string, string> = {

@@ -670,8 +670,8 @@ describe("production settings (issue 35 item 5)", () => {
     // And its gap sweep its counter and gauges (services/events/src/gap-sweep.ts).
     const sweep = readFileSync(join(__dirname, "../../../services/events/src/gap-sweep.ts"), "utf8");
     for (const name of ["events_queue_superseded_versions_total", "events_queue_held_versions", "events_queue_oldest_hold_seconds"]) if (sweep.includes(`"${name}"`)) names.add(name);
-    // The gateway's rate limiter its failure counter (gateway/src/accounts/rate-limiter.ts).
-    if (readFileSync(join(__dirname, "../../../gateway/src/accounts/rate-limiter.ts"), "utf8").includes('name: "gateway_rate_limiter_failures_total"')) names.add("gateway_rate_limiter_failures_total");
+    // The gateway's rate limiter its failure counter (gateway/src/limits/rate-limiter.ts).
+    if (readFileSync(join(__dirname, "../../../gateway/src/limits/rate-limiter.ts"), "utf8").includes('name: "gateway_rate_limiter_failures_total"')) names.add("gateway_rate_limiter_failures_total");
     return names;
   };
 

@@ -68,7 +68,7 @@ export function documentAs<T extends z.ZodType>(schema: T, doc: z.ZodType): T {
 
 const retryAfterHeader = { description: "seconds to wait", schema: { type: "integer", format: "int32", minimum: 0, maximum: 86400 } };
 
-/** On every answer to a request with an account's token, but a 401 (no account, no bucket: http/rate-limits.ts). */
+/** On every answer to a request with an account's token, but a 401 (no account, no bucket: limits/rate-limits.ts). */
 const rateLimitHeaders = {
   RateLimit: { $ref: "#/components/headers/RateLimit" },
   "RateLimit-Policy": { $ref: "#/components/headers/RateLimit-Policy" },

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { FieldViolation } from "@analytics/errors";
+import { HttpError } from "./errors";
 
 /** The longest field name an answer repeats, and how many wrong fields it names. */
 const NAME_SHOWN = 100;
@@ -29,4 +30,39 @@ export function violations(error: z.ZodError, prefix = ""): FieldViolation[] {
 /** One line naming every wrong field, for a message. */
 export function describe(details: FieldViolation[]): string {
   return details.map((v) => `${v.path}: ${v.message}`).join("; ");
+}
+
+/**
+ * A path or query value with a NUL character: no resource can have one (Postgres cannot store
+ * it), so it is that parameter's 400 here rather than an unnamed failure further in.
+ */
+export function refuseNul(values: unknown, where: string): void {
+  for (const [name, value] of Object.entries((values ?? {}) as Record<string, unknown>)) {
+    if ((Array.isArray(value) ? value : [value]).some((v) => typeof v === "string" && v.includes("\u0000"))) {
+      const details = [{ path: name, message: "must be text without NUL characters" }];
+      throw new HttpError(400, `invalid ${where}: ${describe(details)}`.slice(0, 500), details);
+    }
+  }
+}
+
+/**
+ * A query parameter the route does not take is a 400 naming it: ignored, a misspelt filter
+ * (`?pagesize=5`, `?key=` where the route takes `keys`) would answer unfiltered data as if it
+ * were the answer asked for.
+ */
+export function refuseUnknownQuery(values: unknown, known: string[]): void {
+  const unknown = Object.keys((values ?? {}) as Record<string, unknown>).filter((name) => !known.includes(name));
+  if (!unknown.length) return;
+  const takes = known.length ? `this route takes ${known.join(", ")}` : "this route takes no query parameters";
+  const details = unknown.map((name) => ({ path: name, message: `is not a query parameter of this route (${takes})` }));
+  throw new HttpError(400, `invalid query: ${describe(details)}`.slice(0, 500), details, {}, "unknown_field");
+}
+
+export function parse<T extends z.ZodType>(schema: T, value: unknown, where: string, prefix = ""): z.infer<T> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const details = violations(result.error, prefix);
+  // Only fields the route does not take: a client written for another version drops them and sends again.
+  const unknownOnly = result.error.issues.every((issue) => issue.code === "unrecognized_keys");
+  throw new HttpError(400, `invalid ${where}: ${describe(details)}`.slice(0, 500), details, {}, unknownOnly ? "unknown_field" : undefined);
 }

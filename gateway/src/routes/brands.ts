@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Client } from "@connectrpc/connect";
 import { catalogueV1, toRestJson } from "@analytics/contracts";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
-import { route, type RouteContext } from "../http/route";
+import { route, type RouteContext } from "../pipeline/route";
 import { generalResponseSchema } from "../http/schemas";
 import { dataVersionOf, type CallAs } from "../clients";
 import { brandSchema, categorySchema } from "./catalogue-schemas";

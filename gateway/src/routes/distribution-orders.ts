@@ -5,7 +5,7 @@ import type { Caller } from "@analytics/auth";
 import { BATCH_MAX, batchStatus, converting, runBatch, type BatchResponse } from "../http/batch";
 import { HttpError } from "../http/errors";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
-import { route } from "../http/route";
+import { route } from "../pipeline/route";
 import { documentAs } from "../http/openapi";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { describe } from "../http/validation";

@@ -4,7 +4,7 @@ import type { Client } from "@connectrpc/connect";
 import { eventsV1, RawJson, restNames } from "@analytics/contracts";
 import { BATCH_MAX } from "../http/batch";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
-import { route, type RouteContext } from "../http/route";
+import { route, type RouteContext } from "../pipeline/route";
 import { withCapabilityImageUrl, type ImageCapabilities } from "@analytics/auth";
 import { jsonValue } from "../http/values";
 import { generalResponseSchema } from "../http/schemas";

@@ -3,7 +3,7 @@ import type { Client } from "@connectrpc/connect";
 import { fromRestJson, pricingV1, toRestJson } from "@analytics/contracts";
 import { generalResponse } from "@analytics/errors";
 import { BATCH_MAX } from "../http/batch";
-import { repeatable, route, type RouteContext } from "../http/route";
+import { repeatable, route, type RouteContext } from "../pipeline/route";
 import { generalResponseSchema } from "../http/schemas";
 import { decimal, wholeNumber } from "../http/values";
 import { answerShape, requestShape, withoutReadOnly } from "../http/proto-schema";

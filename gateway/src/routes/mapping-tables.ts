@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Client } from "@connectrpc/connect";
 import { catalogueV1, toRestJson } from "@analytics/contracts";
-import { route, type RouteContext } from "../http/route";
+import { route, type RouteContext } from "../pipeline/route";
 import { answerRevision } from "../http/conditional";
 import { generalResponseSchema } from "../http/schemas";
 import { dataVersionOf, type CallAs } from "../clients";

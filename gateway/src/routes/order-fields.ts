@@ -2,7 +2,7 @@ import type { Client } from "@connectrpc/connect";
 import { z } from "zod";
 import type { catalogueV1, inventoryV1, ordersV1 } from "@analytics/contracts";
 import type { CallAs } from "../clients";
-import type { RouteContext } from "../http/route";
+import type { RouteContext } from "../pipeline/route";
 import { jsonObject, jsonValue } from "../http/values";
 
 /**

@@ -6,7 +6,7 @@ import { fieldRules, planningV1, RestDecimal, type catalogueV1 } from "@analytic
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Caller } from "@analytics/auth";
 import { RETRY_AFTER_SECONDS } from "@analytics/errors";
-import { batchOf, repeatable, route, type RouteContext } from "../http/route";
+import { batchOf, repeatable, route, type RouteContext } from "../pipeline/route";
 import { BATCH_MAX, runBatch, serverFailure } from "../http/batch";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { dateOnly, wholeNumber } from "../http/values";
@@ -14,7 +14,7 @@ import { csvAttachment, CSV_CONTENT_TYPE, csvField, csvLine } from "../http/csv"
 import { addLink, afterLink } from "../http/paging";
 import { answerShape, restAnswerOf } from "../http/proto-schema";
 import { HttpError } from "../http/errors";
-import type { RateLimiter } from "../accounts/rate-limiter";
+import type { RateLimiter } from "../limits/rate-limiter";
 import { chunkedAnswer, jsonArrayStream } from "../http/json-stream";
 import { dataVersionOf, type CallAs } from "../clients";
 import { productUuids } from "./product-ids";

@@ -3,7 +3,7 @@ import type { Client } from "@connectrpc/connect";
 import { RestDecimal, fromRestJson, pricingV1, toRestJson } from "@analytics/contracts";
 import { BATCH_MAX, runBatch, serverFailure } from "../http/batch";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
-import { repeatable, route, type RouteContext } from "../http/route";
+import { repeatable, route, type RouteContext } from "../pipeline/route";
 import { documentAs } from "../http/openapi";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { decimal, jsonObject } from "../http/values";

@@ -5,7 +5,7 @@ import type { Caller } from "@analytics/auth";
 import { BATCH_MAX, runBatch, serverFailure } from "../http/batch";
 import { jsonArrayStream } from "../http/json-stream";
 import { pageHeaders, setPageHeaders } from "../http/paging";
-import { batchOf, route, type RouteContext } from "../http/route";
+import { batchOf, route, type RouteContext } from "../pipeline/route";
 import { answerRevision } from "../http/conditional";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { wholeNumber } from "../http/values";

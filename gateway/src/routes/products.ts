@@ -11,7 +11,7 @@ import { HttpError } from "../http/errors";
 import { imageCapabilities, type ImageCapabilities } from "@analytics/auth";
 import { JsonItems, jsonArrayStream } from "../http/json-stream";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
-import { batchOf, repeatable, route, type RouteContext } from "../http/route";
+import { batchOf, repeatable, route, type RouteContext } from "../pipeline/route";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { dataVersionOf, type CallAs } from "../clients";
 import { imageResponseSchema, imageUploadSchema, keySwitchSchema, productCreateDocumented, productCreateSchema, productUpdateDocumented, productSchema, productUpdateSchema, nullFields, writableFields } from "./catalogue-schemas";

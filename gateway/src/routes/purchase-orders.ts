@@ -6,7 +6,7 @@ import { converting, PURCHASE_ORDER_BATCH_MAX, serverFailure, runBatch, type Bat
 import { describe } from "../http/validation";
 import { HttpError } from "../http/errors";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
-import { route } from "../http/route";
+import { route } from "../pipeline/route";
 import { documentAs } from "../http/openapi";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { pathNumber } from "../http/values";

@@ -3,7 +3,7 @@ import type { Client } from "@connectrpc/connect";
 import { WHOLE_NUMBER_TEXT, catalogueV1 } from "@analytics/contracts";
 import { jsonArrayStream } from "../http/json-stream";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
-import { route, type RouteContext } from "../http/route";
+import { route, type RouteContext } from "../pipeline/route";
 import { generalResponseSchema } from "../http/schemas";
 import { dataVersionOf, type CallAs } from "../clients";
 import { namedAnswer } from "./catalogue-schemas";

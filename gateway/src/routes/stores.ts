@@ -5,7 +5,7 @@ import { catalogueV1, inventoryV1, stockTriggerToRest, toRestJson } from "@analy
 import { generalResponse } from "@analytics/errors";
 import { BATCH_MAX, runBatch, serverFailure } from "../http/batch";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
-import { batchOf, repeatable, route, type RouteContext } from "../http/route";
+import { batchOf, repeatable, route, type RouteContext } from "../pipeline/route";
 import { answerRevision } from "../http/conditional";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { wholeNumber } from "../http/values";

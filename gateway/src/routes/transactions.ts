@@ -5,7 +5,7 @@ import type { Caller } from "@analytics/auth";
 import { BATCH_MAX, convertBody, converting, runBatch, serverFailure, type BatchResponse } from "../http/batch";
 import { HttpError } from "../http/errors";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
-import { route, type RouteContext } from "../http/route";
+import { route, type RouteContext } from "../pipeline/route";
 import { documentAs } from "../http/openapi";
 import { batchFailureResponses, batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import { jsonObject, pathNumber } from "../http/values";

@@ -3,7 +3,7 @@ import type { Client } from "@connectrpc/connect";
 import { eventsV1, fieldRules, fromRestJson, toRestJson } from "@analytics/contracts";
 import { generalResponse } from "@analytics/errors";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
-import { route, type RouteContext } from "../http/route";
+import { route, type RouteContext } from "../pipeline/route";
 import { answerRevision } from "../http/conditional";
 import { generalResponseSchema } from "../http/schemas";
 import { answerShape, requestShape, withoutReadOnly } from "../http/proto-schema";

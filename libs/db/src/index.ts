@@ -5,6 +5,7 @@ import { performance } from "node:perf_hooks";
 import knex, { type Knex } from "knex";
 import pg from "pg";
 import { from as copyFrom } from "pg-copy-streams";
+import type { Logger } from "pino";
 import { stalledSince, watchStalls } from "./stalls";
 
 export type Db = Knex;
@@ -228,6 +229,52 @@ async function runMigrations(db: Db, schema: string, migrations: Migration[]): P
     },
   })) as [number, string[]];
   return applied;
+}
+
+export type MigrationMode = "apply" | "verify";
+
+/** How often a process in verify mode looks again whether the migration Job has run. */
+const SCHEMA_POLL_MS = 500;
+
+/**
+ * Brings `schema` to `migrations` before the process serves. apply: runs the pending ones (under
+ * the schema's lock). verify: runs none and waits until every one is applied (by the chart's
+ * migration Job, `main.js migrate-only`); the ports stay closed meanwhile, so the pod is not ready.
+ */
+export async function prepareSchema(db: Db, schema: string, migrations: Migration[], mode: MigrationMode = "apply", logger?: Logger, pollMs = SCHEMA_POLL_MS): Promise<void> {
+  if (mode === "apply") {
+    const applied = await migrate(db, schema, migrations);
+    if (applied.length) logger?.info({ applied }, "migrations applied");
+    return;
+  }
+  let waitingFor = "";
+  for (;;) {
+    const pending = await pendingMigrations(db, schema, migrations);
+    if (!pending.length) return;
+    // Logged when the list changes, not at every look.
+    if (pending.join() !== waitingFor) logger?.warn({ schema, pending }, "MIGRATIONS=verify: waiting for the migration Job to apply these");
+    waitingFor = pending.join();
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
+}
+
+/**
+ * `node <main.js> migrate-only`: the deployable's pending migrations in `schema` (the chart's
+ * migration Job, before an install or upgrade). Needs the database's URL only. Its exit code: 0 when
+ * the schema is current, 1 when migrating failed (logged).
+ */
+export async function migrateOnly(options: Pick<DbOptions, "url" | "acquireTimeoutMs" | "statementTimeoutMs">, schema: string, migrations: Migration[], logger: Logger): Promise<0 | 1> {
+  const db = createDb({ url: options.url, schema, applicationName: `${schema}-migrate`, acquireTimeoutMs: options.acquireTimeoutMs, statementTimeoutMs: options.statementTimeoutMs, poolMax: 2 });
+  try {
+    const applied = await migrate(db, schema, migrations);
+    logger.info({ schema, applied }, applied.length ? "migrations applied" : "schema already current");
+    return 0;
+  } catch (error) {
+    logger.fatal({ err: error, schema }, "migrations failed");
+    return 1;
+  } finally {
+    await db.destroy();
+  }
 }
 
 /** Serialization failure and deadlock: Postgres rolled the transaction back, and running it again may well succeed. */

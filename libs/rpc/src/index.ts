@@ -9,7 +9,7 @@ import type { Registry } from "prom-client";
 import { INTERNAL_HEADERS, requireInternalCaller } from "@analytics/auth";
 import { createBus, type Bus, type Subscription } from "@analytics/bus";
 import { busSettings, createLogger, dbTimeouts, exitOnStartupError, loadConfig, portTaken, required, requestContext, StartupError, tracingSettings, type Config } from "@analytics/config";
-import { createDb, duringCall, migrate, pendingMigrations, ping, type Db, type Migration } from "@analytics/db";
+import { createDb, duringCall, migrateOnly, ping, prepareSchema, type Db, type Migration, type MigrationMode } from "@analytics/db";
 import { toConnectError } from "@analytics/errors";
 import { pruneInbox } from "@analytics/inbox";
 import { OutboxRelay } from "@analytics/outbox";
@@ -223,33 +223,6 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
   return { name, url, port, healthUrl, metricsUrl, startRelay: () => relay.start(), stopRelay: () => relay.stop(), close, shutdown };
 }
 
-export type MigrationMode = "apply" | "verify";
-
-/** How often a process in verify mode looks again whether the migration Job has run. */
-const SCHEMA_POLL_MS = 500;
-
-/**
- * Brings `schema` to `migrations` before the process serves. apply: runs the pending ones (under
- * the schema's lock). verify: runs none and waits until every one is applied (by the chart's
- * migration Job, `main.js migrate-only`); the ports stay closed meanwhile, so the pod is not ready.
- */
-export async function prepareSchema(db: Db, schema: string, migrations: Migration[], mode: MigrationMode = "apply", logger?: Logger, pollMs = SCHEMA_POLL_MS): Promise<void> {
-  if (mode === "apply") {
-    const applied = await migrate(db, schema, migrations);
-    if (applied.length) logger?.info({ applied }, "migrations applied");
-    return;
-  }
-  let waitingFor = "";
-  for (;;) {
-    const pending = await pendingMigrations(db, schema, migrations);
-    if (!pending.length) return;
-    // Logged when the list changes, not at every look.
-    if (pending.join() !== waitingFor) logger?.warn({ schema, pending }, "MIGRATIONS=verify: waiting for the migration Job to apply these");
-    waitingFor = pending.join();
-    await new Promise((resolve) => setTimeout(resolve, pollMs));
-  }
-}
-
 /** The messages of `stream`, each read within `store`'s request context. */
 function inContext<T>(store: { requestId: string } | undefined, stream: AsyncIterable<T>): AsyncIterable<T> {
   if (!store) return stream;
@@ -446,7 +419,7 @@ export async function runServiceMain(
     process.exit(1);
   }
   const logger = createLogger(config, name);
-  if (process.argv.includes("migrate-only")) process.exit(await migrateOnly(config, name, migrations, logger));
+  if (process.argv.includes("migrate-only")) process.exit(await migrateOnly({ url: required(config, "DATABASE_URL"), ...dbTimeouts(config) }, name, migrations, logger));
   const tracing = startTracing({ serviceName: `analytics-${name}`, ...tracingSettings(config) });
   try {
     const bus = await createBus({ ...busSettings(config), logger, name });
@@ -478,25 +451,5 @@ export async function runServiceMain(
     if (error instanceof StartupError) exitOnStartupError(error);
     logger.fatal({ err: error }, "start-up failed");
     process.exit(1);
-  }
-}
-
-
-/**
- * `node <main.js> migrate-only`: the deployable's pending migrations in `schema` (the chart's
- * migration Job, before an install or upgrade). Needs DATABASE_URL only. Its exit code: 0 when
- * the schema is current, 1 when migrating failed (logged).
- */
-export async function migrateOnly(config: Config, schema: string, migrations: Migration[], logger: Logger): Promise<0 | 1> {
-  const db = createDb({ url: required(config, "DATABASE_URL"), schema, applicationName: `${schema}-migrate`, ...dbTimeouts(config), poolMax: 2 });
-  try {
-    const applied = await migrate(db, schema, migrations);
-    logger.info({ schema, applied }, applied.length ? "migrations applied" : "schema already current");
-    return 0;
-  } catch (error) {
-    logger.fatal({ err: error, schema }, "migrations failed");
-    return 1;
-  } finally {
-    await db.destroy();
   }
 }

@@ -3,12 +3,11 @@ import pino from "pino";
 import { Registry } from "prom-client";
 import { InProcessBus } from "@analytics/bus";
 import { topics } from "@analytics/contracts";
-import { createDb, migrate, pendingMigrations } from "@analytics/db";
+import { createDb, migrate, migrateOnly, pendingMigrations } from "@analytics/db";
 import { inboxMigrations } from "@analytics/inbox";
 import { outboxMigrations } from "@analytics/outbox";
 import { busMessage, databaseForFile, eventually } from "@analytics/testing";
-import { loadConfig } from "@analytics/config";
-import { migrateOnly, startService, type ConsumerDefinition, type RunningService, type ServiceDefinition } from "../src";
+import { startService, type ConsumerDefinition, type RunningService, type ServiceDefinition } from "../src";
 
 describe("startService (real Postgres)", () => {
   const database = databaseForFile();
@@ -142,7 +141,7 @@ describe("startService (real Postgres)", () => {
   it("migrate-only (the migration Job): applies the schema's pending migrations and answers exit code 0; 1 when it cannot", async () => {
     const logger = pino({ level: "silent" });
     const migrations = definition.migrations;
-    expect(await migrateOnly(loadConfig({ DATABASE_URL: database.url }), "jobbed", migrations, logger)).toBe(0);
+    expect(await migrateOnly({ url: database.url }, "jobbed", migrations, logger)).toBe(0);
     const db = createDb({ url: database.url, schema: "jobbed" });
     try {
       expect(await pendingMigrations(db, "jobbed", migrations)).toEqual([]);
@@ -151,6 +150,6 @@ describe("startService (real Postgres)", () => {
     }
     const missing = new URL(database.url);
     missing.pathname = "/no_such_database_for_migrate_only";
-    expect(await migrateOnly(loadConfig({ DATABASE_URL: missing.toString() }), "jobbed", migrations, logger)).toBe(1);
+    expect(await migrateOnly({ url: missing.toString() }, "jobbed", migrations, logger)).toBe(1);
   });
 });

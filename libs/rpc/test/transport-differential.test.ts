@@ -7,7 +7,7 @@ import { createServiceTransport } from "../src";
 
 /**
  * The gateway's transport is kept because it costs well under half of connect-node's CPU per call
- * (bench/transport.mjs); these pin it to connect-node's behaviour: every scenario runs through
+ * (bench/connect-transport.mjs); these pin it to connect-node's behaviour: every scenario runs through
  * both clients against the same connect-node server, and what the caller sees must be equal.
  */
 

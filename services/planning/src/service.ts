@@ -1,5 +1,5 @@
-import { createDb, DB_DEFAULTS } from "@analytics/db";
-import { prepareSchema, startService, type ServiceDefinition, type ServiceDeps } from "@analytics/rpc";
+import { createDb, DB_DEFAULTS, prepareSchema } from "@analytics/db";
+import { startService, type ServiceDefinition, type ServiceDeps } from "@analytics/rpc";
 import { planningRoutes } from "./handlers";
 import { Admission, admissionLimits } from "./admission";
 import { migrations } from "./migrations";

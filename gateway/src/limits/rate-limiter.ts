@@ -27,11 +27,6 @@ export interface RateLimiterOptions {
   statementTimeoutMs: number;
 }
 
-/** A write costs 1 per item, at least this much (CONTRACT "Rate limits"). */
-export const MIN_WRITE_COST = 5;
-/** and at most the largest batch a route takes (1000 items): a body over it is a 400 that does no work. */
-export const MAX_WRITE_COST = 1000;
-
 /** How long a gateway may spend a lease on its own: a settings change, or tokens another gateway lacks, wait at most this long. */
 export const LEASE_MS = 1_000;
 
@@ -79,7 +74,7 @@ interface Refusal {
  * and counted (gateway_rate_limiter_failures_total).
  *
  * It runs on a small pool of its own with plain pg and a named prepared statement (parsed and
- * planned once per connection), cheap next to the gateway hop (the rate-limiter bench,
+ * planned once per connection), cheap next to the gateway hop (the rate-limit-leases bench,
  * docs/benchmarks.md).
  */
 export class RateLimiter {
@@ -230,7 +225,7 @@ function leaseOf(available: string, perSecond: string, burst: string): string {
 }
 const firstLease = leaseOf("rate_limit_burst", "rate_limit_per_second", "rate_limit_burst");
 const lease = leaseOf(refilled, "excluded.per_second", "excluded.burst");
-/** The one statement of a lease, $1 the account, $2 the cost, $3 the tokens given back (the rate-limiter bench times it alone). */
+/** The one statement of a lease, $1 the account, $2 the cost, $3 the tokens given back (the rate-limit-leases bench times it alone). */
 export const LEASE = `
   INSERT INTO rate_limit_buckets AS b (account_id, per_second, burst, tokens, updated_at, allowed, granted)
   SELECT id, rate_limit_per_second, rate_limit_burst, rate_limit_burst - ${firstLease}, now(), true, ${firstLease}

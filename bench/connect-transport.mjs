@@ -3,7 +3,7 @@
 // this process only calls them, so its CPU time per call is the client's cost. Both clients make
 // the same calls with 10 in flight, in alternating rounds; reported: the client's CPU per call
 // (median of rounds) and calls per second.
-// Usage: node bench/transport.mjs [--seconds S] [--rounds N]   (after npm run build)
+// Usage: node bench/connect-transport.mjs [--seconds S] [--rounds N]   (after npm run build)
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { build } from "esbuild";

@@ -3,7 +3,7 @@
 // (GET /events?pageSize=10, 10 in flight, as bench/gateway-hop.mjs), on an account whose lease is
 // 100,000 tokens (limits no bench reaches: the limiter's statement once per 100,000 requests, so the
 // hop is nearly without it). The limiter's is RateLimiter.spend as the gateway calls it
-// (gateway/src/accounts/rate-limiter.ts: its own pool of 2 connections, plain pg, a named prepared
+// (gateway/src/limits/rate-limiter.ts: its own pool of 2 connections, plain pg, a named prepared
 // statement), run alone on the platform's database with 10 in flight on one account, whose
 // settings give it the default account's lease of 10 tokens (100 a second; a bucket of 100,000,000
 // that the bench never empties): one statement per 10 spends, which the 10 in flight wait for
@@ -12,7 +12,7 @@
 // (LEASE) alone through plain pg, unnamed, on a pool of 10, and the gateway's own requests per
 // second on the lease-of-10 and one-statement-per-request accounts against the hop's account.
 // Target: limiter <= 5 % of the hop.
-// Usage: node bench/rate-limiter.mjs [--seconds S] [--rounds N]
+// Usage: node bench/rate-limit-leases.mjs [--seconds S] [--rounds N]
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -26,7 +26,7 @@ const CONCURRENCY = 10;
 
 const out = join(process.cwd(), "dist/bench/rate-limiter-client.cjs");
 await build({
-  stdin: { contents: 'export { directClients } from "./bench/hop-client"; export { LEASE, RateLimiter, rateLimiterPoolMax } from "./gateway/src/accounts/rate-limiter";', resolveDir: process.cwd(), loader: "ts" },
+  stdin: { contents: 'export { directClients } from "./bench/hop-client"; export { LEASE, RateLimiter, rateLimiterPoolMax } from "./gateway/src/limits/rate-limiter";', resolveDir: process.cwd(), loader: "ts" },
   outfile: out,
   bundle: true,
   platform: "node",

@@ -1,7 +1,7 @@
 import type { Migration } from "@analytics/db";
 
 /**
- * Leases of rate limit tokens (gateway/src/accounts/rate-limiter.ts): the tokens the last
+ * Leases of rate limit tokens (gateway/src/limits/rate-limiter.ts): the tokens the last
  * statement on a bucket handed to its gateway, that statement's answer. `allowed` stays written
  * so that gateways of the previous release share the bucket during a rollout.
  */

@@ -5,13 +5,13 @@ import { isUuid, type Db } from "@analytics/db";
 import { generalResponse } from "@analytics/errors";
 import { HttpError } from "../http/errors";
 import { documentAs } from "../http/openapi";
-import { route, type RouteContext } from "../http/route";
+import { route, type RouteContext } from "../pipeline/route";
 import { generalResponseSchema } from "../http/schemas";
-import { newApiKey, secretMatches, splitApiKey } from "./api-keys";
-import { FailureLimiter, type Brake } from "./failure-limiter";
-import * as accounts from "./repository";
-import { TokenIssuer } from "./tokens";
-import type { KeyStatusCache } from "./key-status";
+import { newApiKey, secretMatches, splitApiKey } from "../accounts/api-keys";
+import { FailureLimiter, type Brake } from "../limits/failure-limiter";
+import * as accounts from "../accounts/repository";
+import { TokenIssuer } from "../accounts/tokens";
+import type { KeyStatusCache } from "../accounts/key-status";
 
 export interface AccountsOptions {
   db: Db;

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Caller } from "@analytics/auth";
-import type { RateDecision, RateLimiter } from "../accounts/rate-limiter";
-import { HttpError } from "./errors";
+import type { RateDecision, RateLimiter } from "./rate-limiter";
+import { HttpError } from "../http/errors";
 
 declare module "fastify" {
   interface FastifyContextConfig {
