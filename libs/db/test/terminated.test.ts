@@ -123,7 +123,7 @@ describe("terminated database connections (real Postgres)", () => {
       await Promise.all(calls);
     }
     const statuses = [...failures.keys()].map((key) => key.split(":")[0]);
-    expect(statuses.filter((s) => s !== "503" && s !== "504 outcome_unknown")).toEqual([]);
+    expect(statuses.filter((s) => s !== "503 service_unavailable" && s !== "504 outcome_unknown")).toEqual([]);
     // Retried transactions wrote once: every one answered as committed is there, no more than those
     // whose outcome was unknown besides.
     const rows = await count();
