@@ -41,9 +41,6 @@ export function productFromRow(row: ProductRow): Product {
   return product;
 }
 
-/** The written columns of a complete product (unset means NULL, or the empty list); the repository gives its id. */
-export const productColumns = (product: Product): Row => productsTable.rowOf(product);
-
 /** `target` with every writable field that `patch` carries (proto presence decides "sent"). */
 export function withSentFields(target: Product, patch: Product): Product {
   const merged = clone(ProductSchema, target) as unknown as Record<string, unknown>;
