@@ -4,7 +4,7 @@ import { isIntegerId, isUuid, jsonArrayInSlices, lockKeys, pageOfIds, pageWindow
 import type { Page } from "@analytics/rpc";
 import { DecimalSchema, PRODUCT_CLIENT_FIELDS, WHOLE_NUMBER_TEXT, catalogueV1 } from "@analytics/contracts";
 import { ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
-import { DATE_FIELDS, productsTable, type MappingTableRow, type NamedRow, type ProductRow } from "./resources";
+import { DATE_FIELDS, brandsTable, categoriesTable, mappingTablesTable, productsTable, type MappingTableRow, type NamedRow, type ProductRow } from "./resources";
 
 /**
  * The catalogue's SQL. Every statement is scoped by account_id, and every batch is a fixed
@@ -490,7 +490,7 @@ function filteredBrands(db: Db, accountId: string, f: BrandFilter) {
 export async function listBrands(db: Db, accountId: string, f: BrandFilter, page: Page) {
   const { limit, offset } = pageWindow(page);
   const [rows, [{ count }]] = await Promise.all([
-    filteredBrands(db, accountId, f).select("id", "seq", "name", "synonyms").orderBy(["seq", "id"]).limit(limit).offset(offset) as Promise<NamedRow[]>,
+    filteredBrands(db, accountId, f).select(db.raw(brandsTable.select())).orderBy(["seq", "id"]).limit(limit).offset(offset) as Promise<NamedRow[]>,
     filteredBrands(db, accountId, f).count({ count: "*" }) as unknown as Promise<[{ count: number }]>,
   ]);
   return { rows, total: Number(count) };
@@ -504,13 +504,14 @@ export async function findNamed(db: Db, table: "brands" | "categories", accountI
 }
 
 export async function listCategories(db: Db, accountId: string): Promise<NamedRow[]> {
-  return db("categories").select("id", "seq", "name").where({ account_id: accountId }).orderBy(["seq", "id"]);
+  return db("categories").select(db.raw(categoriesTable.select())).where({ account_id: accountId }).orderBy(["seq", "id"]);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Mapping tables
 
-const MAPPING_COLUMNS = ["mapping_field", "mapping_type", "mapping_values", "updated_at"];
+/** A mapping table's columns (mappingTablesTable's), as its statements select and return them. */
+const MAPPING_COLUMNS = mappingTablesTable.fields.map(mappingTablesTable.column);
 
 export interface MappingTableId {
   accountId: string;

@@ -1,5 +1,4 @@
 import { clone, create, isFieldSet } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { catalogueV1, fieldRules } from "@analytics/contracts";
 import { tableSpec, type Row } from "@analytics/db";
 
@@ -79,8 +78,13 @@ export function withClearedFields(target: Product, jsonNames: string[]): Product
   return out as unknown as Product;
 }
 
+/** brands, categories and mapping_tables: the columns of the Brand, Category and MappingTable messages (besides account_id, and a mapping table's seq). */
+export const brandsTable = tableSpec(catalogueV1.BrandSchema, "brands", { assigned: ["id", "seq"] });
+export const categoriesTable = tableSpec(catalogueV1.CategorySchema, "categories", { assigned: ["id", "seq"] });
+export const mappingTablesTable = tableSpec(catalogueV1.MappingTableSchema, "mapping_tables", { assigned: ["updated_at"] });
+
 /** A brand's or category's row. */
-export interface NamedRow {
+export interface NamedRow extends Row {
   id: string;
   seq: string;
   name: string;
@@ -88,26 +92,15 @@ export interface NamedRow {
 }
 
 /** A mapping table's row. */
-export interface MappingTableRow {
+export interface MappingTableRow extends Row {
   mapping_field: string;
   mapping_type: string;
   mapping_values: Record<string, string>;
   updated_at: Date;
 }
 
-export function brandFromRow(row: NamedRow): catalogueV1.Brand {
-  return create(catalogueV1.BrandSchema, { id: row.id, seq: BigInt(row.seq), name: row.name, synonyms: row.synonyms ?? [] });
-}
+export const brandFromRow = (row: NamedRow): catalogueV1.Brand => brandsTable.messageOf(row);
 
-export function categoryFromRow(row: NamedRow): catalogueV1.Category {
-  return create(catalogueV1.CategorySchema, { id: row.id, seq: BigInt(row.seq), name: row.name });
-}
+export const categoryFromRow = (row: NamedRow): catalogueV1.Category => categoriesTable.messageOf(row);
 
-export function mappingTableFromRow(row: MappingTableRow): catalogueV1.MappingTable {
-  return create(catalogueV1.MappingTableSchema, {
-    mappingField: row.mapping_field,
-    mappingType: row.mapping_type,
-    mappingValues: row.mapping_values,
-    updatedAt: timestampFromDate(row.updated_at),
-  });
-}
+export const mappingTableFromRow = (row: MappingTableRow): catalogueV1.MappingTable => mappingTablesTable.messageOf(row);
