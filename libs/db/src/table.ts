@@ -1,4 +1,4 @@
-import { ScalarType, create, type DescField, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import { ScalarType, create, fromJson, toJson, type DescField, type JsonValue, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { DecimalSchema, RestDecimal, fieldRules as rulesOf, fromRestJson, restValues, toRestJson, type FieldRules } from "@analytics/contracts";
 import { jsonProblems, unstorableText } from "./storable";
@@ -30,6 +30,12 @@ export interface TableSpecOptions {
   only?: readonly string[];
   /** Column types by proto name where the message's rules cannot say them (a message another service owns). */
   columnTypes?: Record<string, string>;
+  /**
+   * Message fields (single or lists) whose jsonb holds protobuf's own JSON (toJson: decimals as
+   * `{"value": ...}`, defaults left out) instead of REST JSON: the form a table's rows were first
+   * written in, kept so that stored rows and the SQL that reads them stay as they are.
+   */
+  protoJson?: readonly string[];
 }
 
 const TIMESTAMP = "google.protobuf.Timestamp";
@@ -54,6 +60,8 @@ export class TableSpec<D extends DescMessage> {
   readonly updated: readonly string[];
   /** A field's column name (its name unless `columnNames` says otherwise). */
   readonly column: (f: DescField) => string;
+  /** The fields kept as protobuf's JSON (options.protoJson). */
+  private readonly protoJson: ReadonlySet<DescField>;
 
   constructor(
     readonly schema: D,
@@ -63,12 +71,15 @@ export class TableSpec<D extends DescMessage> {
     const assigned = new Set(options.assigned ?? []);
     const names = options.columnNames ?? {};
     const column = (this.column = (f: DescField) => names[f.name] ?? f.name);
-    const unknown = (options.only ?? []).filter((name) => !schema.fields.some((f) => f.name === name));
+    const unknown = [...(options.only ?? []), ...(options.protoJson ?? [])].filter((name) => !schema.fields.some((f) => f.name === name));
     if (unknown.length) throw new Error(`${table}: ${schema.typeName} has no field ${unknown.join(", ")}`);
     this.fields = schema.fields.filter((f) => !rulesOf(f).notStored && (!options.only || options.only.includes(f.name)));
     // A oneof member is set with its case; no table stores one, so rows and messages need not know how.
     const oneofs = this.fields.filter((f) => f.oneof);
     if (oneofs.length) throw new Error(`${table}: ${oneofs.map((f) => f.name).join(", ")} are oneof members, which a table spec does not store`);
+    this.protoJson = new Set(this.fields.filter((f) => options.protoJson?.includes(f.name)));
+    const notMessages = [...this.protoJson].filter((f) => f.fieldKind !== "message" && !(f.fieldKind === "list" && f.listKind === "message"));
+    if (notMessages.length) throw new Error(`${table}: ${notMessages.map((f) => f.name).join(", ")} hold no message to keep as protobuf's JSON`);
     this.written = this.fields.filter((f) => !assigned.has(f.name));
     const extra = Object.entries(options.extra ?? {});
     this.columns = [...extra.map(([name]) => name), ...this.written.map(column)];
@@ -99,7 +110,7 @@ export class TableSpec<D extends DescMessage> {
   rowOf(message: MessageShape<D> | MessageInitShape<D>): Row {
     const m = message as unknown as Record<string, unknown>;
     const row: Row = {};
-    for (const w of (this.writers ??= this.written.map((f) => ({ column: this.column(f), local: f.localName, value: columnWriter(f) })))) {
+    for (const w of (this.writers ??= this.written.map((f) => ({ column: this.column(f), local: f.localName, value: this.protoJson.has(f) ? protoJsonWriter(f) : columnWriter(f) })))) {
       const v = m[w.local];
       row[w.column] = v === undefined || v === null ? null : w.value(v);
     }
@@ -114,12 +125,15 @@ export class TableSpec<D extends DescMessage> {
     // Set field by field on a new message: create()'s init walk cost a third more on the
     // 100,000 rows of a streamed GET /prices. (No stored field is a oneof member: see the constructor.)
     const message = create(this.schema) as unknown as Record<string, unknown>;
-    for (const f of this.fields) {
-      const value = row[this.column(f)];
-      if (value !== null && value !== undefined) message[f.localName] = fieldValue(f, value);
+    for (const r of (this.readers ??= this.fields.map((f) => ({ column: this.column(f), local: f.localName, field: f, value: this.protoJson.has(f) ? protoJsonValue : fieldValue })))) {
+      const value = row[r.column];
+      if (value !== null && value !== undefined) message[r.local] = r.value(r.field, value);
     }
     return message as unknown as MessageShape<D>;
   }
+
+  /** Each stored field's column, property and value conversion, chosen once (a streamed page reads 100,000 rows). */
+  private readers?: { column: string; local: string; field: DescField; value: (f: DescField, v: unknown) => unknown }[];
 
   /**
    * The problems (REST paths) that would make a message unstorable or break its rules: text too
@@ -277,6 +291,17 @@ function columnWriter(f: DescField): (value: unknown) => unknown {
     default:
       return (v) => (typeof v === "bigint" ? String(v) : v);
   }
+}
+
+/** A `protoJson` field's value as its column keeps it: protobuf's JSON of the message (of each, for a list). */
+function protoJsonWriter(f: DescField): (value: unknown) => unknown {
+  const desc = f.message!;
+  return f.fieldKind === "list" ? (v) => (v as MessageShape<DescMessage>[]).map((x) => toJson(desc, x)) : (v) => toJson(desc, v as MessageShape<DescMessage>);
+}
+
+function protoJsonValue(f: DescField, value: unknown): unknown {
+  const desc = f.message!;
+  return f.fieldKind === "list" ? (value as JsonValue[]).map((v) => fromJson(desc, v)) : fromJson(desc, value as JsonValue);
 }
 
 function fieldValue(f: DescField, value: unknown): unknown {

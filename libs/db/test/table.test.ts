@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { eventsV1, inventoryMessagesV1, ordersV1, pricingV1 } from "@analytics/contracts";
+import { catalogueV1, eventsV1, inventoryMessagesV1, ordersV1, pricingV1 } from "@analytics/contracts";
 import { fieldViolations, tableSpec } from "../src";
 import { numericText } from "../src/table";
 
@@ -56,6 +56,16 @@ describe("tableSpec", () => {
     const message = create(inventoryMessagesV1.WarehouseChangedSchema, { accountId: "a", warehouseId: "w", version: 12n, externalId: "X", name: "Main", centralWarehouse: true });
     expect(warehouses.rowOf(message)).toEqual({ account_id: "a", warehouse_id: "w", version: "12", name: "Main", deleted: false });
     expect(() => tableSpec(inventoryMessagesV1.WarehouseChangedSchema, "warehouses", { only: ["nmae"] })).toThrow(/no field nmae/);
+  });
+
+  it("keeps a protoJson field as protobuf's JSON, and reads it back", () => {
+    const products = tableSpec(catalogueV1.ProductSchema, "products", { protoJson: ["cost_calculation_values"] });
+    const product = create(catalogueV1.ProductSchema, { key: "K", costCalculationValues: [{ key: "freight", type: 1, monetaryValue: { value: "1.50" } }] });
+    const row = products.rowOf(product);
+    expect(row.cost_calculation_values).toEqual([{ key: "freight", type: 1, monetaryValue: { value: "1.50" } }]);
+    expect(products.messageOf(JSON.parse(JSON.stringify(row))).costCalculationValues).toEqual(product.costCalculationValues);
+    expect(() => tableSpec(catalogueV1.ProductSchema, "products", { protoJson: ["key"] })).toThrow(/key hold no message/);
+    expect(() => tableSpec(catalogueV1.ProductSchema, "products", { protoJson: ["cost_values"] })).toThrow(/no field cost_values/);
   });
 });
 

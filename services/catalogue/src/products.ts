@@ -6,7 +6,7 @@ import { answer, invalidItem, productBatch, type ItemOutcome } from "./batch";
 import { announceProducts, brandCreated, categoryCreated, type ProductVerb } from "./changes";
 import * as repo from "./repository";
 import type { Page, ProductFilter, SkuRef } from "./repository";
-import { brandFromRow, categoryFromRow, newProduct, productColumns, productFromRow, unclearable, withClearedFields, withSentFields, type Product } from "./resources";
+import { brandFromRow, categoryFromRow, newProduct, productFromRow, productsTable, unclearable, withClearedFields, withSentFields, type Product } from "./resources";
 import { checkText, keyProblem, productViolations, storedProductViolations, textProblem } from "./validation";
 
 /**
@@ -109,7 +109,8 @@ async function storeProducts(tx: Tx, accountId: string, products: Product[]) {
   const written = await repo.writeProducts(
     tx,
     accountId,
-    await mapInSlices(products, (p) => ({ ...productColumns(p), brand_id: idOf(brands.ids, p.brandName), category_id: idOf(categories.ids, p.categoryName) })),
+    // The repository gives a new product its id.
+    await mapInSlices(products, (p) => ({ ...productsTable.rowOf(p), brand_id: idOf(brands.ids, p.brandName), category_id: idOf(categories.ids, p.categoryName) })),
   );
   const messages = [
     ...brands.created.map((b) => brandCreated(accountId, brandFromRow(b))),

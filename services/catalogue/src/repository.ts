@@ -4,7 +4,7 @@ import { isIntegerId, isUuid, jsonArrayInSlices, lockKeys, pageOfIds, pageWindow
 import type { Page } from "@analytics/rpc";
 import { DecimalSchema, PRODUCT_CLIENT_FIELDS, WHOLE_NUMBER_TEXT, catalogueV1 } from "@analytics/contracts";
 import { ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
-import { DATE_FIELDS, STORED_FIELDS, type MappingTableRow, type NamedRow, type ProductRow } from "./resources";
+import { DATE_FIELDS, brandsTable, categoriesTable, mappingTablesTable, productsTable, type MappingTableRow, type NamedRow, type ProductRow } from "./resources";
 
 /**
  * The catalogue's SQL. Every statement is scoped by account_id, and every batch is a fixed
@@ -21,20 +21,14 @@ const asJson = (rows: unknown) => JSON.stringify(rows);
 // ---------------------------------------------------------------------------------------------
 // Products
 
-const STORED_COLUMNS = STORED_FIELDS.map((f) => f.name);
-/** What a product write sets: the stored fields and the ids of its brand and category. */
-const WRITTEN_COLUMNS = [...STORED_COLUMNS, "brand_id", "category_id"];
+/** What a write of an existing product sets: every written column but its id and key (a key changes only by key switch). */
+const CHANGEABLE_COLUMNS = productsTable.columns.filter((c) => c !== "id" && c !== "key");
 
+/** productsTable's columns, then the brand's and category's names and integer ids, the version and the old keys. */
 const PRODUCT_SELECT = [
-  "p.id",
-  "p.seq",
+  productsTable.select("p"),
   "b.seq AS brand_seq",
   "c.seq AS category_seq",
-  ...STORED_COLUMNS.map((c) => (DATE_FIELDS.has(c) ? `to_char(p.${c}, 'YYYY-MM-DD') AS ${c}` : `p.${c}`)),
-  "p.brand_id",
-  "p.category_id",
-  "p.created_at",
-  "p.updated_at",
   "p.version",
   "b.name AS brand_name",
   "c.name AS category_name",
@@ -264,10 +258,10 @@ export async function ensureNamed(tx: Tx, table: "brands" | "categories", accoun
  */
 export async function writeProducts(tx: Tx, accountId: string, rows: Record<string, unknown>[]) {
   if (!rows.length) return [];
-  const columns = ["id", "account_id", ...WRITTEN_COLUMNS].join(", ");
+  const columns = ["account_id", ...productsTable.columns].join(", ");
   const incoming = (c: string) => (c === "image_url" ? "COALESCE(EXCLUDED.image_url, products.image_url)" : `EXCLUDED.${c}`);
-  const updates = WRITTEN_COLUMNS.filter((c) => c !== "key").map((c) => `${c} = ${incoming(c)}`);
-  const compared = WRITTEN_COLUMNS.filter((c) => c !== "key");
+  const updates = CHANGEABLE_COLUMNS.map((c) => `${c} = ${incoming(c)}`);
+  const compared = CHANGEABLE_COLUMNS;
   const result: { rows: { id: string; key: string; created: boolean; changed: boolean }[] } = await tx.raw(
     `WITH input AS (SELECT ${columns} FROM jsonb_populate_recordset(NULL::products, ?::jsonb)),
      written AS (
@@ -496,7 +490,7 @@ function filteredBrands(db: Db, accountId: string, f: BrandFilter) {
 export async function listBrands(db: Db, accountId: string, f: BrandFilter, page: Page) {
   const { limit, offset } = pageWindow(page);
   const [rows, [{ count }]] = await Promise.all([
-    filteredBrands(db, accountId, f).select("id", "seq", "name", "synonyms").orderBy(["seq", "id"]).limit(limit).offset(offset) as Promise<NamedRow[]>,
+    filteredBrands(db, accountId, f).select(db.raw(brandsTable.select())).orderBy(["seq", "id"]).limit(limit).offset(offset) as Promise<NamedRow[]>,
     filteredBrands(db, accountId, f).count({ count: "*" }) as unknown as Promise<[{ count: number }]>,
   ]);
   return { rows, total: Number(count) };
@@ -510,13 +504,14 @@ export async function findNamed(db: Db, table: "brands" | "categories", accountI
 }
 
 export async function listCategories(db: Db, accountId: string): Promise<NamedRow[]> {
-  return db("categories").select("id", "seq", "name").where({ account_id: accountId }).orderBy(["seq", "id"]);
+  return db("categories").select(db.raw(categoriesTable.select())).where({ account_id: accountId }).orderBy(["seq", "id"]);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Mapping tables
 
-const MAPPING_COLUMNS = ["mapping_field", "mapping_type", "mapping_values", "updated_at"];
+/** A mapping table's columns (mappingTablesTable's), as its statements select and return them. */
+const MAPPING_COLUMNS = mappingTablesTable.fields.map(mappingTablesTable.column);
 
 export interface MappingTableId {
   accountId: string;

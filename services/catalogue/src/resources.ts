@@ -1,6 +1,6 @@
-import { ScalarType, clone, create, fromJson, isFieldSet, toJson, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { DecimalSchema, catalogueV1, fieldRules, type Decimal } from "@analytics/contracts";
+import { clone, create, isFieldSet } from "@bufbuild/protobuf";
+import { catalogueV1, fieldRules } from "@analytics/contracts";
+import { tableSpec, type Row } from "@analytics/db";
 
 /**
  * The REST-shaped Product message and its rows. One rule keeps them together: a products column
@@ -8,60 +8,36 @@ import { DecimalSchema, catalogueV1, fieldRules, type Decimal } from "@analytics
  * over the message descriptor instead of three hand-written lists of fifty names.
  */
 
-const { ProductSchema, CostCalculationValueSchema } = catalogueV1;
+const { ProductSchema } = catalogueV1;
 export type Product = catalogueV1.Product;
 type ProductField = (typeof ProductSchema.fields)[number];
 
+/**
+ * products: the Product message's stored fields (brand and category names, old keys and prices
+ * live elsewhere: not_stored). Postgres numbers and dates the row; cost calculation values stay
+ * protobuf's JSON, as the table has kept them from the start (the streamed JSON reads that form).
+ */
+export const productsTable = tableSpec(ProductSchema, "products", { assigned: ["seq", "created_at", "updated_at"], protoJson: ["cost_calculation_values"] });
+
 /** What a client writes: the fields its rules (proto) do not mark read-only, which the service fills. */
 export const WRITABLE_FIELDS: ProductField[] = ProductSchema.fields.filter((f) => !fieldRules(f).readOnly);
-/** Writable fields with a products column of their own (brand and category names live in their tables: not_stored). */
-export const STORED_FIELDS = WRITABLE_FIELDS.filter((f) => !fieldRules(f).notStored);
 /** `date` columns (column_type "date"), written and read as YYYY-MM-DD. */
 export const DATE_FIELDS = new Set(ProductSchema.fields.filter((f) => fieldRules(f).columnType === "date").map((f) => f.name));
 
-/** A products row as the repository reads it (dates already as YYYY-MM-DD text). */
-export type ProductRow = Record<string, unknown> & { id: string; key: string; sku: string | null; ean: string | null };
+/** A products row as the repository reads it (productsTable's columns, then the brand's and category's and the old keys). */
+export type ProductRow = Row & { id: string; key: string; sku: string | null; ean: string | null };
 
 const get = (product: Product, field: ProductField) => (product as unknown as Record<string, unknown>)[field.localName];
 
 export function productFromRow(row: ProductRow): Product {
-  const init: Record<string, unknown> = {};
-  for (const field of ProductSchema.fields) {
-    const value = row[field.name];
-    if (value === null || value === undefined) continue;
-    if (field.name === "cost_calculation_values") {
-      init[field.localName] = (value as JsonValue[]).map((v) => fromJson(CostCalculationValueSchema, v));
-    } else if (field.fieldKind === "message" && field.message.typeName === "google.protobuf.Timestamp") {
-      init[field.localName] = timestampFromDate(value as Date);
-    } else if (field.fieldKind === "message" && field.message.typeName === DecimalSchema.typeName) {
-      // numeric comes back as its exact text
-      init[field.localName] = { value: String(value) };
-    } else if (field.fieldKind === "scalar" && field.scalar === ScalarType.INT64) {
-      // bigint columns come back as text
-      init[field.localName] = BigInt(value as string);
-    } else {
-      init[field.localName] = value;
-    }
-  }
-  return create(ProductSchema, init as MessageInitShape<typeof ProductSchema>);
-}
-
-/** The stored columns of a complete product (unset means NULL, or the empty list/object). */
-export function productColumns(product: Product): Record<string, unknown> {
-  const columns: Record<string, unknown> = {};
-  for (const field of STORED_FIELDS) {
-    const value = get(product, field);
-    if (field.name === "cost_calculation_values") {
-      columns[field.name] = product.costCalculationValues.map((v) => toJson(CostCalculationValueSchema, v));
-    } else if (field.name === "external_attributes") {
-      columns[field.name] = value ?? {};
-    } else if (field.fieldKind === "message" && field.message.typeName === DecimalSchema.typeName) {
-      columns[field.name] = (value as Decimal | undefined)?.value ?? null;
-    } else {
-      columns[field.name] = value ?? null;
-    }
-  }
-  return columns;
+  const product = productsTable.messageOf(row);
+  // The fields kept in other tables, joined by the repository's read.
+  if (row.brand_name != null) product.brandName = row.brand_name as string;
+  if (row.category_name != null) product.categoryName = row.category_name as string;
+  if (row.brand_seq != null) product.brandSeq = BigInt(row.brand_seq as string);
+  if (row.category_seq != null) product.categorySeq = BigInt(row.category_seq as string);
+  product.skuSynonyms = (row.sku_synonyms as string[] | undefined) ?? [];
+  return product;
 }
 
 /** `target` with every writable field that `patch` carries (proto presence decides "sent"). */
@@ -73,7 +49,8 @@ export function withSentFields(target: Product, patch: Product): Product {
   return merged as unknown as Product;
 }
 
-const DEFAULTS = create(ProductSchema, { status: 2, activePlanning: true });
+// externalAttributes too: the column is never NULL, an empty object when nothing is sent.
+const DEFAULTS = create(ProductSchema, { status: 2, activePlanning: true, externalAttributes: {} });
 
 /** A full create: what is not sent takes its default. */
 export function newProduct(input: Product): Product {
@@ -95,13 +72,19 @@ export function withClearedFields(target: Product, jsonNames: string[]): Product
     const field = BY_REST_NAME.get(name);
     if (!field || field.name === "key") continue;
     const fallback = (DEFAULTS as unknown as Record<string, unknown>)[field.localName];
-    out[field.localName] = Array.isArray(fallback) ? [] : fallback;
+    // A copy: the empty externalAttributes object is not shared with DEFAULTS.
+    out[field.localName] = Array.isArray(fallback) ? [] : structuredClone(fallback);
   }
   return out as unknown as Product;
 }
 
+/** brands, categories and mapping_tables: the columns of the Brand, Category and MappingTable messages (besides account_id, and a mapping table's seq). */
+export const brandsTable = tableSpec(catalogueV1.BrandSchema, "brands", { assigned: ["id", "seq"] });
+export const categoriesTable = tableSpec(catalogueV1.CategorySchema, "categories", { assigned: ["id", "seq"] });
+export const mappingTablesTable = tableSpec(catalogueV1.MappingTableSchema, "mapping_tables", { assigned: ["updated_at"] });
+
 /** A brand's or category's row. */
-export interface NamedRow {
+export interface NamedRow extends Row {
   id: string;
   seq: string;
   name: string;
@@ -109,26 +92,15 @@ export interface NamedRow {
 }
 
 /** A mapping table's row. */
-export interface MappingTableRow {
+export interface MappingTableRow extends Row {
   mapping_field: string;
   mapping_type: string;
   mapping_values: Record<string, string>;
   updated_at: Date;
 }
 
-export function brandFromRow(row: NamedRow): catalogueV1.Brand {
-  return create(catalogueV1.BrandSchema, { id: row.id, seq: BigInt(row.seq), name: row.name, synonyms: row.synonyms ?? [] });
-}
+export const brandFromRow = (row: NamedRow): catalogueV1.Brand => brandsTable.messageOf(row);
 
-export function categoryFromRow(row: NamedRow): catalogueV1.Category {
-  return create(catalogueV1.CategorySchema, { id: row.id, seq: BigInt(row.seq), name: row.name });
-}
+export const categoryFromRow = (row: NamedRow): catalogueV1.Category => categoriesTable.messageOf(row);
 
-export function mappingTableFromRow(row: MappingTableRow): catalogueV1.MappingTable {
-  return create(catalogueV1.MappingTableSchema, {
-    mappingField: row.mapping_field,
-    mappingType: row.mapping_type,
-    mappingValues: row.mapping_values,
-    updatedAt: timestampFromDate(row.updated_at),
-  });
-}
+export const mappingTableFromRow = (row: MappingTableRow): catalogueV1.MappingTable => mappingTablesTable.messageOf(row);

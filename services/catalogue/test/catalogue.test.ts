@@ -218,6 +218,9 @@ describe("catalogue service (real Postgres and JetStream)", () => {
     expect((await client.listBrands({ id: b3.brandId }, as(account))).brands.map((b) => b.name)).toEqual(["adidas"]);
     expect((await client.listBrands({ id: "nope" }, as(account))).totalCount).toBe(0);
     expect((await client.getBrand({ id: b1.brandId! }, as(account))).brand).toMatchObject({ name: "Nike", synonyms: [] });
+    // A brand's synonyms (kept by the table, no route writes them) are read and answered.
+    await db("brands").where({ account_id: account, id: b3.brandId }).update({ synonyms: ["Adi"] });
+    expect((await client.listBrands({ name: "adi" }, as(account))).brands.map((b) => [b.name, b.synonyms])).toEqual([["adidas", ["Adi"]]]);
     expect((await client.listCategories({}, as(account))).categories.map((c) => c.name)).toEqual(["Shoes", "Socks"]);
     expect((await client.getCategory({ id: b3.categoryId! }, as(account))).category?.name).toBe("Socks");
     expect(await codeOf(client.getBrand({ id: "nope" }, as(account)))).toBe(Code.NotFound);

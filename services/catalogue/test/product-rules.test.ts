@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { catalogueV1 } from "@analytics/contracts";
-import { DATE_FIELDS, STORED_FIELDS, WRITABLE_FIELDS } from "../src/resources";
+import { DATE_FIELDS, WRITABLE_FIELDS, productsTable } from "../src/resources";
 import { productViolations, textViolations } from "../src/validation";
 
 const { ImageUploadSchema, KeySwitchSchema, ProductSchema } = catalogueV1;
@@ -34,9 +34,10 @@ describe("the catalogue reads its product checks from the proto rules", () => {
     for (const readOnly of ["id", "brandId", "categoryId", "skuSynonyms", "prices", "createdAt", "updatedAt", "seq", "brandSeq", "categorySeq"]) {
       expect(WRITABLE_FIELDS.map((f) => f.jsonName)).not.toContain(readOnly);
     }
-    expect(STORED_FIELDS.map((f) => f.jsonName)).not.toContain("brandName");
-    expect(STORED_FIELDS.map((f) => f.jsonName)).not.toContain("categoryName");
-    expect(STORED_FIELDS.map((f) => f.jsonName)).toContain("productName");
+    // The products table's columns: the stored fields, brand and category names kept in their own tables.
+    expect(productsTable.columns).not.toContain("brand_name");
+    expect(productsTable.columns).not.toContain("category_name");
+    expect(productsTable.columns).toEqual(expect.arrayContaining(["id", "product_name", "brand_id", "category_id", "cost_calculation_values"]));
     expect([...DATE_FIELDS].sort()).toEqual(["end_date", "start_date"]);
   });
 
