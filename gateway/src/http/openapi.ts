@@ -32,6 +32,8 @@ export interface OperationSpec<P extends Shape, Q extends Shape, B extends z.Zod
   body?: B;
   /** A sane example body for the document and `/docs`. */
   bodyExample?: unknown;
+  /** A body that is not JSON, read by the handler as it arrives (an import's file): its media types and what each holds. */
+  bodyMedia?: Record<string, string>;
   responses: Record<number, ResponseSpec>;
 }
 
@@ -311,7 +313,7 @@ export class OpenApi {
     if (spec.body || spec.params || spec.query) shared("BadRequest");
     if (spec.auth !== "none") shared("Unauthorized");
     if (spec.params) shared("UriTooLong");
-    if (spec.body) {
+    if (spec.body || spec.bodyMedia) {
       shared("PayloadTooLarge");
       shared("UnsupportedMediaType");
     }
@@ -345,6 +347,10 @@ export class OpenApi {
       const schema = this.jsonSchema(documented.get(spec.body) ?? spec.body, "input");
       const examples = spec.bodyExample !== undefined ? { example: spec.bodyExample } : {};
       operation.requestBody = { required: true, content: { "application/json": { schema, ...examples } } };
+    }
+    if (spec.bodyMedia) {
+      const content = Object.fromEntries(Object.entries(spec.bodyMedia).map(([media, description]) => [media, { schema: { type: "string", description } }]));
+      operation.requestBody = { required: true, content };
     }
     (this.paths[path] ??= {})[spec.method.toLowerCase()] = operation;
   }
