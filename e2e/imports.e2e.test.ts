@@ -42,7 +42,7 @@ describe("imports", () => {
     for (let page = 1; ; page++) {
       const got = (await api<any[]>("GET", `/v2/api/events?page=${page}&pageSize=1000`)).body;
       if (!got.length) break;
-      events.push(...got.map((e) => [e.type, e.payload.key, e.payload.productName]));
+      events.push(...got.map((e) => [e.eventType, e.payload.key, e.payload.productName]));
     }
     return { products: products.sort((a, b) => a.key.localeCompare(b.key)), events };
   };
@@ -51,12 +51,11 @@ describe("imports", () => {
     const items: Record<string, unknown>[] = Array.from({ length: 2500 }, (_, i) => ({ key: `K${i}`, sku: `S${i}`, productName: `Product ${i}`, brandName: `Brand ${i % 7}`, season: "AW26" }));
     items[1200] = { key: "K1200", status: "not a status" }; // a bad line: fails alone
     items.push({ key: "K5", sku: "S5", productName: "Product 5, again" }); // a later line for a key wins
-    for (let at = 0; at < 2500; at += 1000) {
-      // The same items in batches; the later line for K5 in a batch of its own (a batch refuses a key twice).
-      const answer = await batchAccount.api("POST", "/v2/api/products/batch", items.slice(at, Math.min(at + 1000, 2500)));
+    for (let at = 0; at < items.length; at += 1000) {
+      // The same items in batches of 1000, as an import applies them (a chunk at a time).
+      const answer = await batchAccount.api("POST", "/v2/api/products/batch", items.slice(at, at + 1000));
       expect(answer.status).toBe(201);
     }
-    expect((await batchAccount.api("POST", "/v2/api/products/batch", [items[2500]])).status).toBe(201);
 
     const created = await upload(importAccount.token, "products", items.map((i) => JSON.stringify(i)).join("\n") + "\n\n");
     expect(created.status).toBe(202);
