@@ -44,7 +44,9 @@ describe("imports", () => {
       if (!got.length) break;
       events.push(...got.map((e) => [e.eventType, e.payload.key, e.payload.productName]));
     }
-    return { products: products.sort((a, b) => a.key.localeCompare(b.key)), events };
+    // The queue's order holds per product (CONTRACT), not between the products of one commit.
+    const byProduct = events.map((e, at) => ({ e, at })).sort((a, b) => a.e[1].localeCompare(b.e[1]) || a.at - b.at).map(({ e }) => e);
+    return { products: products.sort((a, b) => a.key.localeCompare(b.key)), events: byProduct };
   };
 
   it("applies a products file as /products/batch applies the same items, in file order, a bad line alone", async () => {
