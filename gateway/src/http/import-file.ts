@@ -126,10 +126,15 @@ async function* csvRecords(lines: AsyncIterable<Line>): AsyncGenerator<{ line: n
       const c = text[i];
       if (quoted) {
         if (c !== '"') field += c;
-        else if (text[i + 1] === '"') (field += '"'), i++;
-        else quoted = false;
+        else if (text[i + 1] === '"') {
+          field += '"';
+          i++;
+        } else quoted = false;
       } else if (c === '"' && field === "") quoted = true;
-      else if (c === ",") fields.push(field), (field = "");
+      else if (c === ",") {
+        fields.push(field);
+        field = "";
+      }
       else field += c;
     }
     if (quoted) continue;

@@ -4,7 +4,7 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { catalogueV1, ordersV1, type Import, type ImportService } from "@analytics/contracts";
-import { checkItem, referenceField } from "../http/batch";
+import { checkItem, converting, referenceField } from "../http/batch";
 import { HttpError } from "../http/errors";
 import { FileProblem, FileTooLarge, MAX_IMPORT_BYTES, MAX_IMPORT_LINES, csvItems, ndjsonItems, type ColumnType } from "../http/import-file";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
@@ -14,7 +14,6 @@ import type { CallAs } from "../clients";
 import { productCreateDocumented, productCreateSchema } from "./catalogue-schemas";
 import { productWrite } from "./products";
 import { transactionUpsert } from "./transactions";
-import { converting } from "../http/batch";
 
 /**
  * /v2/api/imports (CONTRACT "Imports", docs/imports.md): the gateway streams the file into chunks
@@ -190,8 +189,10 @@ export function importRoutes(ctx: RouteContext, owners: ImportOwners, as: CallAs
         for await (const { line, item } of items) {
           linesTotal++;
           const checked = checkItem(importable.line, item, referenceField(importable.reference));
-          if ("value" in checked) chunk.valid.push(checked.value), chunk.lines.push(BigInt(line));
-          else chunk.rejected.push({ ...checked, line: BigInt(line) });
+          if ("value" in checked) {
+            chunk.valid.push(checked.value);
+            chunk.lines.push(BigInt(line));
+          } else chunk.rejected.push({ ...checked, line: BigInt(line) });
           chunk.bytes += JSON.stringify(item).length;
           if (chunk.valid.length + chunk.rejected.length >= CHUNK_LINES || chunk.bytes >= CHUNK_BYTES) await send();
         }

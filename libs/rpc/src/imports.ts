@@ -15,7 +15,14 @@ import {
 import { inTransaction, isUuid, type Db, type Migration, type Tx } from "@analytics/db";
 import { conflict, invalid, notFound } from "@analytics/errors";
 import type { Logger } from "pino";
-import type { ServiceContext, WorkerContext } from "./index";
+import type { OutboxRelay } from "@analytics/outbox";
+
+/** A service's context (index.ts ServiceContext, declared here too: index.ts re-exports this file). */
+interface ServiceContext {
+  db: Db;
+  relay: OutboxRelay;
+  logger: Logger;
+}
 
 /**
  * Import jobs (CONTRACT "Imports", docs/imports.md), the same in every service that owns an
@@ -300,7 +307,7 @@ export class ImportJobs {
 
   /** The worker of the owning service: steps while jobs wait, else sleeps until woken or `pollMs`. */
   worker(pollMs = 1000) {
-    return ({ db, logger, relay }: WorkerContext) => {
+    return ({ db, logger, relay }: { db: Db; logger: Logger; relay?: OutboxRelay }) => {
       if (!relay) throw new Error("the import worker needs its service's outbox relay");
       const ctx: ServiceContext = { db, logger, relay };
       const stopping = new AbortController();
