@@ -272,7 +272,9 @@ export class OpenApi {
     // Lists, planning answers and the event queue with a data version (route.ts): a weak ETag, and a 304 decided before the answer is computed.
     const weakTagged = spec.method === "GET" && (spec as { dataVersion?: unknown }).dataVersion !== undefined;
     // Other lists of an account (webhook endpoints, a delivery log): a weak ETag of the answer (route.ts).
-    const answerTaggedList = spec.auth === "bearer" && spec.method === "GET" && !singleResource && !weakTagged;
+    // A streamed answer that is not JSON (an import's NDJSON results) is never hashed: no tag.
+    const streamed = (spec.responses[200]?.contentType ?? "application/json") !== "application/json";
+    const answerTaggedList = spec.auth === "bearer" && spec.method === "GET" && !singleResource && !weakTagged && !streamed;
     const tagged = (singleResource && spec.method === "GET") || weakTagged || answerTaggedList;
     const etagHeader = { ETag: { $ref: `#/components/headers/${weakTagged ? "WeakETag" : answerTaggedList ? "AnswerWeakETag" : "ETag"}` } };
     if (tagged) parameters.push({ $ref: "#/components/parameters/IfNoneMatch" });
@@ -349,7 +351,9 @@ export class OpenApi {
       operation.requestBody = { required: true, content: { "application/json": { schema, ...examples } } };
     }
     if (spec.bodyMedia) {
-      const content = Object.fromEntries(Object.entries(spec.bodyMedia).map(([media, description]) => [media, { schema: { type: "string", description } }]));
+      // At most the route's body limit (route.ts), an import's 1 GiB.
+      const maxLength = (spec as { bodyLimit?: number }).bodyLimit;
+      const content = Object.fromEntries(Object.entries(spec.bodyMedia).map(([media, description]) => [media, { schema: { type: "string", maxLength, description } }]));
       operation.requestBody = { required: true, content };
     }
     (this.paths[path] ??= {})[spec.method.toLowerCase()] = operation;
