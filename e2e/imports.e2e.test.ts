@@ -125,6 +125,7 @@ describe("imports", () => {
     expect(answer.status).toBe(400);
     expect(answer.body.details).toEqual([{ path: "resource", message: expect.stringContaining("supported so far are products and transactions") }]);
     expect((await upload(importAccount.token, "transactions", "a,b\n", "text/csv")).status).toBe(415);
+    expect((await upload(importAccount.token, "products", '[{"key":"J1"}]', "application/json")).status).toBe(415);
   });
 
   it("answers a repeat with the same Idempotency-Key with the first job, starting no other", async () => {

@@ -169,8 +169,9 @@ export function importRoutes(ctx: RouteContext, owners: ImportOwners, as: CallAs
         throw new HttpError(400, message.slice(0, 500), [{ path: "resource", message }]);
       }
       const mediaType = String(request.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
-      const format = mediaType === MEDIA.csv ? "csv" : "ndjson";
-      if (format === "csv" && !importable.csv) throw new HttpError(415, `${query.resource} imports take ${MEDIA.ndjson} only`);
+      const format = mediaType === MEDIA.csv ? "csv" : mediaType === MEDIA.ndjson ? "ndjson" : undefined;
+      // A JSON body was parsed already: a file is sent as what it is.
+      if (!format || (format === "csv" && !importable.csv)) throw new HttpError(415, `${query.resource} imports take ${importable.csv ? `${MEDIA.ndjson} or ${MEDIA.csv}` : `${MEDIA.ndjson} only`}`);
       const owner = owners[importable.owner];
       const { import: job } = await owner.createImport({ resource: query.resource, format }, as(caller));
       const importId = job!.id;
