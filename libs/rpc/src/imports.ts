@@ -16,6 +16,8 @@ import { inTransaction, isUuid, type Db, type Migration, type Tx } from "@analyt
 import { conflict, invalid, notFound } from "@analytics/errors";
 import type { Logger } from "pino";
 import type { OutboxRelay } from "@analytics/outbox";
+import { gaugeReadOnScrape } from "@analytics/telemetry";
+import { Counter, type Registry } from "prom-client";
 
 /** A service's context (index.ts ServiceContext, declared here too: index.ts re-exports this file). */
 interface ServiceContext {
@@ -265,7 +267,7 @@ export class ImportJobs {
    * resource; the next waits queued), the least recently served first; SKIP LOCKED lets other
    * replicas take other jobs meanwhile. False when no job waits.
    */
-  async step(ctx: ServiceContext): Promise<boolean> {
+  async step(ctx: ServiceContext, applied?: (resource: string, lines: number) => void): Promise<boolean> {
     const worked = await inTransaction(ctx.db, async (tx) => {
       const { rows } = await tx.raw<{ rows: JobRow[] }>(`
         SELECT j.* FROM import_jobs j
@@ -299,21 +301,24 @@ export class ImportJobs {
         });
       if (!job.started_at) ctx.logger.info({ importId: job.id, accountId: job.account_id, resource: job.resource, linesTotal: job.lines_total }, "import started");
       if (done) ctx.logger.info({ importId: job.id, accountId: job.account_id, resource: job.resource, linesTotal: job.lines_total, linesFailed: failed }, "import finished");
-      return true;
+      return { resource: job.resource, lines: counts.processed };
     });
-    if (worked) ctx.relay.kick();
-    return worked;
+    if (!worked) return false;
+    ctx.relay.kick();
+    applied?.(worked.resource, worked.lines);
+    return true;
   }
 
   /** The worker of the owning service: steps while jobs wait, else sleeps until woken or `pollMs`. */
   worker(pollMs = 1000) {
-    return ({ db, logger, relay }: { db: Db; logger: Logger; relay?: OutboxRelay }) => {
+    return ({ db, logger, relay, metrics }: { db: Db; logger: Logger; relay?: OutboxRelay; metrics: Registry }) => {
       if (!relay) throw new Error("the import worker needs its service's outbox relay");
       const ctx: ServiceContext = { db, logger, relay };
+      const applied = importMetrics(metrics, db);
       const stopping = new AbortController();
       const running = (async () => {
         while (!stopping.signal.aborted) {
-          const worked = await this.step(ctx).catch((err: unknown) => {
+          const worked = await this.step(ctx, applied).catch((err: unknown) => {
             ctx.logger.error({ err }, "import chunk not applied; retrying");
             return false;
           });
@@ -328,4 +333,22 @@ export class ImportJobs {
       };
     };
   }
+}
+
+/**
+ * What an operator watches (docs/imports.md): lines applied by resource, live jobs by state and the
+ * age of the oldest queued job (read on scrape, from the live jobs' partial index). Answers the
+ * worker's count of applied lines.
+ */
+function importMetrics(registry: Registry, db: Db) {
+  const lines = new Counter({ name: "import_lines_applied_total", help: "Import lines applied (their chunk committed), by resource", labelNames: ["resource"], registers: [registry] });
+  gaugeReadOnScrape(registry, "import_jobs", "Sealed import jobs not yet finished, by state", ["status"], async () => {
+    const rows: { status: string; n: number }[] = await db("import_jobs").where({ sealed: true }).whereIn("status", ["queued", "running"]).groupBy("status").select("status", db.raw("count(*)::int AS n"));
+    return ["queued", "running"].map((status) => ({ labels: { status }, value: rows.find((r) => r.status === status)?.n ?? 0 }));
+  });
+  gaugeReadOnScrape(registry, "import_oldest_queued_seconds", "Age of the oldest sealed import job waiting queued", [], async () => {
+    const row = await db("import_jobs").where({ sealed: true, status: "queued" }).first(db.raw("coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS age"));
+    return [{ labels: {}, value: Number(row?.age ?? 0) }];
+  });
+  return (resource: string, applied: number) => lines.inc({ resource }, applied);
 }

@@ -4,7 +4,8 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { catalogueV1, ImportService } from "@analytics/contracts";
 import type { OutboxRelay } from "@analytics/outbox";
 import { ImportJobs, startService } from "@analytics/rpc";
-import { serviceUnderTest } from "@analytics/testing";
+import { eventually, serviceUnderTest } from "@analytics/testing";
+import { Registry } from "prom-client";
 import { catalogueImports } from "../src/imports";
 import { catalogueService } from "../src/service";
 
@@ -117,5 +118,21 @@ describe("catalogue import jobs", () => {
     const importId = await importOf(randomUUID(), [["X"]]);
     await expect(service.client.getImport({ importId }, service.as(randomUUID()))).rejects.toThrow(/no import/);
     await runAll(catalogueImports);
+  });
+
+  it("runs jobs in the service's worker, which counts the lines applied and shows the live jobs", async () => {
+    const metrics = new Registry();
+    const worker = catalogueImports.worker(50)({ ...ctx(), metrics });
+    try {
+      const accountId = randomUUID();
+      const importId = await importOf(accountId, chunks);
+      await eventually(async () => (await service.client.getImport({ importId }, service.as(accountId))).import!.status === "completed", 30_000);
+      const text = await metrics.metrics();
+      expect(text).toContain('import_lines_applied_total{resource="products"} 9');
+      expect(text).toContain('import_jobs{status="queued"} 0');
+      expect(text).toContain("import_oldest_queued_seconds 0");
+    } finally {
+      await worker.stop();
+    }
   });
 });
