@@ -13,7 +13,7 @@ import {
   type ImportLineResult,
 } from "@analytics/contracts";
 import { inTransaction, isUuid, type Db, type Migration, type Tx } from "@analytics/db";
-import { conflict, invalid, notFound } from "@analytics/errors";
+import { conflict, infrastructureKind, invalid, notFound } from "@analytics/errors";
 import type { Logger } from "pino";
 import type { OutboxRelay } from "@analytics/outbox";
 import { gaugeReadOnScrape } from "@analytics/telemetry";
@@ -50,6 +50,9 @@ export interface ImportResource {
   apply(ctx: ServiceContext, accountId: string, items: Uint8Array): Promise<LineOutcome[]>;
 }
 
+/** Attempts at a chunk whose apply fails (an error that is not a crash nor an outage) before its job fails. */
+export const MAX_CHUNK_ATTEMPTS = 5;
+
 export const IMPORT_FINAL_STATUSES = ["completed", "completed_with_errors", "failed", "cancelled"];
 /** Results are kept this long after a job ends (resultsExpireAt). */
 const RESULTS_DAYS = 7;
@@ -71,6 +74,8 @@ export const importTables = (name: string): Migration => ({
         chunks_total integer,
         -- The chunks applied: the next one is chunks_done (committed with each chunk).
         chunks_done integer NOT NULL DEFAULT 0,
+        -- Failed attempts at chunk chunks_done (not crashes, not outages: errors of the apply itself).
+        chunk_failures integer NOT NULL DEFAULT 0,
         lines_processed bigint NOT NULL DEFAULT 0,
         lines_succeeded bigint NOT NULL DEFAULT 0,
         lines_failed bigint NOT NULL DEFAULT 0,
@@ -107,6 +112,7 @@ type JobRow = {
   lines_total: string | null;
   chunks_total: number | null;
   chunks_done: number;
+  chunk_failures: number;
   lines_processed: string;
   lines_succeeded: string;
   lines_failed: string;
@@ -268,6 +274,7 @@ export class ImportJobs {
    * replicas take other jobs meanwhile. False when no job waits.
    */
   async step(ctx: ServiceContext, applied?: (resource: string, lines: number) => void): Promise<boolean> {
+    let taken: { job: JobRow; firstLine?: bigint } | undefined;
     const worked = await inTransaction(ctx.db, async (tx) => {
       const { rows } = await tx.raw<{ rows: JobRow[] }>(`
         SELECT j.* FROM import_jobs j
@@ -281,6 +288,7 @@ export class ImportJobs {
       let counts = { processed: 0, ok: 0 };
       if (stored?.chunk) {
         const chunk = fromBinary(AppendImportChunkRequestSchema, stored.chunk as Buffer);
+        taken = { job, firstLine: [...chunk.itemLines, ...chunk.rejected.map((r) => r.line)].sort((a, b) => Number(a - b))[0] };
         const applied = chunk.itemLines.length ? await this.resources[job.resource].apply({ db: tx, relay: ctx.relay, logger: ctx.logger }, job.account_id, chunk.items) : [];
         const results = chunkResults(chunk, applied);
         await tx("import_chunks").where({ import_id: job.id, seq: job.chunks_done }).update({ chunk: null, results: Buffer.from(toBinary(ImportChunkResultsSchema, create(ImportChunkResultsSchema, { results }))) });
@@ -292,6 +300,7 @@ export class ImportJobs {
         .where({ id: job.id })
         .update({
           chunks_done: job.chunks_done + 1,
+          chunk_failures: 0,
           lines_processed: tx.raw("lines_processed + ?", [counts.processed]),
           lines_succeeded: tx.raw("lines_succeeded + ?", [counts.ok]),
           lines_failed: failed,
@@ -302,11 +311,30 @@ export class ImportJobs {
       if (!job.started_at) ctx.logger.info({ importId: job.id, accountId: job.account_id, resource: job.resource, linesTotal: job.lines_total }, "import started");
       if (done) ctx.logger.info({ importId: job.id, accountId: job.account_id, resource: job.resource, linesTotal: job.lines_total, linesFailed: failed }, "import finished");
       return { resource: job.resource, lines: counts.processed };
+    }).catch(async (error: unknown) => {
+      if (taken && !infrastructureKind(error)) await this.chunkFailed(ctx, taken.job, taken.firstLine);
+      throw error;
     });
     if (!worked) return false;
     ctx.relay.kick();
     applied?.(worked.resource, worked.lines);
     return true;
+  }
+
+  /**
+   * Counts a failed attempt at the job's next chunk (its transaction rolled back); at
+   * MAX_CHUNK_ATTEMPTS the job fails, naming the chunk's first line: the chunks before it stay
+   * applied, and the account's next job may run.
+   */
+  private async chunkFailed(ctx: ServiceContext, job: JobRow, firstLine: bigint | undefined): Promise<void> {
+    await inTransaction(ctx.db, async (tx) => {
+      const [row] = await tx<JobRow>("import_jobs").where({ id: job.id, chunks_done: job.chunks_done }).whereIn("status", ["queued", "running"]).increment("chunk_failures", 1).returning("*");
+      if (!row || row.chunk_failures < MAX_CHUNK_ATTEMPTS) return;
+      const message = `line ${firstLine ?? "?"}: its chunk could not be applied (${MAX_CHUNK_ATTEMPTS} attempts); the lines before it are applied`;
+      await tx("import_jobs").where({ id: job.id }).update({ ...finalUpdate("failed"), message });
+      await tx("import_chunks").where({ import_id: job.id }).whereNull("results").delete();
+      ctx.logger.error({ importId: job.id, accountId: job.account_id, resource: job.resource, line: String(firstLine) }, "import failed: a chunk could not be applied");
+    });
   }
 
   /** The worker of the owning service: steps while jobs wait, else sleeps until woken or `pollMs`. */

@@ -3,7 +3,7 @@ import pino from "pino";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { catalogueV1, ImportService } from "@analytics/contracts";
 import type { OutboxRelay } from "@analytics/outbox";
-import { ImportJobs, startService } from "@analytics/rpc";
+import { ImportJobs, MAX_CHUNK_ATTEMPTS, startService } from "@analytics/rpc";
 import { eventually, serviceUnderTest } from "@analytics/testing";
 import { Registry } from "prom-client";
 import { catalogueImports } from "../src/imports";
@@ -35,13 +35,14 @@ describe("catalogue import jobs", () => {
     return job!.id;
   }
 
-  /** Steps `jobs` until no job waits; a step that throws is a transaction that died (the worker steps again). */
+  /** Steps `jobs` until no job waits; a step that throws is a transaction that died (the worker steps again), 20 at most. */
   async function runAll(jobs: ImportJobs) {
     let deaths = 0;
-    for (;;) {
+    while (deaths < 20) {
       const worked = await jobs.step(ctx()).catch(() => (deaths++, true));
       if (!worked) return deaths;
     }
+    return deaths;
   }
 
   /** What an account's import left: its products and its outbox rows, without what differs between accounts. */
@@ -112,6 +113,25 @@ describe("catalogue import jobs", () => {
     expect(await statuses()).toEqual(["completed", "queued"]);
     await catalogueImports.step(ctx());
     expect(await statuses()).toEqual(["completed", "completed"]);
+  });
+
+  it("fails a job whose chunk cannot be applied after a few attempts, naming its line: the chunks before stay applied", async () => {
+    const broken = new ImportJobs({
+      products: {
+        async apply(c, accountId, items) {
+          const outcomes = await catalogueImports.resources.products.apply(c, accountId, items);
+          if (outcomes.some((o) => o.reference === "D")) throw new Error("a bug");
+          return outcomes;
+        },
+      },
+    });
+    const accountId = randomUUID();
+    const importId = await importOf(accountId, chunks);
+    expect(await runAll(broken)).toBe(MAX_CHUNK_ATTEMPTS);
+    const state = await stateOf(accountId, importId);
+    expect(state.job).toEqual(["failed", 3n, 3n, 0n]);
+    expect((await service.client.getImport({ importId }, service.as(accountId))).import!.message).toMatch(/^line 4: /);
+    expect(state.products.map((p) => p.key)).toEqual(["A", "B", "C"]);
   });
 
   it("answers another account's job as not found", async () => {
