@@ -7,10 +7,10 @@ import cors from "@fastify/cors";
 import type { Logger } from "pino";
 import { portTaken, traceLogFields, type Config } from "@analytics/config";
 import type { Bus } from "@analytics/bus";
-import { stringifyRest } from "@analytics/contracts";
+import { ImportService, stringifyRest } from "@analytics/contracts";
 import { OutboxRelay } from "@analytics/outbox";
 import { createDb, DB_DEFAULTS, ping, prepareSchema, type Db, type MigrationMode } from "@analytics/db";
-import { dependencyChecks, serviceReady, storeMetrics, withinDeadline } from "@analytics/rpc";
+import { createServiceClient, dependencyChecks, serviceReady, storeMetrics, withinDeadline } from "@analytics/rpc";
 import { closeServer, createMetricsRegistry, listenMetrics } from "@analytics/telemetry";
 import { adminAuthenticator, adminRoutes, authRoutes, bearerAuthenticator, type AccountsOptions } from "./routes/accounts";
 import { migrations } from "./migrations";
@@ -44,6 +44,7 @@ import { imageCapabilities } from "@analytics/auth";
 import { productRoutes } from "./routes/products";
 import { skuRoutes } from "./routes/skus";
 import { transactionRoutes } from "./routes/transactions";
+import { importRoutes } from "./routes/imports";
 
 export interface GatewayDeps {
   databaseUrl: string;
@@ -310,6 +311,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   storeRoutes(ctx, clients.inventory, clients.catalogue, as);
   distributionOrderRoutes(orderDeps);
   transactionRoutes(ctx, clients.orders, as);
+  const importOwner = (url: string) => createServiceClient(ImportService, url, { refreshMs: deps.serviceDnsRefreshMs, firstByteTimeoutMs: deps.serviceFirstByteTimeoutMs });
+  importRoutes(ctx, { catalogue: importOwner(deps.services.catalogue), orders: importOwner(deps.services.orders) }, as);
 
   // Alive, with each dependency's state (its database, every service): always 200, so a
   // service's outage restarts no gateway.

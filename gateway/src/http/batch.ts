@@ -28,15 +28,17 @@ async function validateItems<T extends z.ZodType>(
   const results: (BatchResponse | undefined)[] = [];
   const valid: { index: number; value: z.infer<T> }[] = [];
   await mapInSlices(items, (item, index) => {
-    const parsed = schema.safeParse(item);
-    if (parsed.success) {
-      valid.push({ index, value: parsed.data });
-      results.push(undefined);
-    } else {
-      results.push({ ...referenceOf(item), statusCode: 400, message: describe(violations(parsed.error)) });
-    }
+    const checked = checkItem(schema, item, referenceOf);
+    if ("value" in checked) valid.push({ index, value: checked.value });
+    results.push("value" in checked ? undefined : checked);
   });
   return { valid, results };
+}
+
+/** One item of a batch (or a line of an import): its value, or its 400 BatchResponse. */
+export function checkItem<T extends z.ZodType>(schema: T, item: unknown, referenceOf: (item: unknown) => { reference: string; referenceField: string }): { value: z.infer<T> } | BatchResponse {
+  const parsed = schema.safeParse(item);
+  return parsed.success ? { value: parsed.data } : { ...referenceOf(item), statusCode: 400, message: describe(violations(parsed.error)) };
 }
 
 /**

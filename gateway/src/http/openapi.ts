@@ -34,6 +34,8 @@ export interface OperationSpec<P extends Shape, Q extends Shape, B extends z.Zod
   body?: B;
   /** A sane example body for the document and `/docs`. */
   bodyExample?: unknown;
+  /** A body that is not JSON, read by the handler as it arrives (an import's file): its media types and what each holds. */
+  bodyMedia?: Record<string, string>;
   responses: Record<number, ResponseSpec>;
 }
 
@@ -272,7 +274,9 @@ export class OpenApi {
     // Lists, planning answers and the event queue with a data version (route.ts): a weak ETag, and a 304 decided before the answer is computed.
     const weakTagged = spec.method === "GET" && (spec as { dataVersion?: unknown }).dataVersion !== undefined;
     // Other lists of an account (webhook endpoints, a delivery log): a weak ETag of the answer (route.ts).
-    const answerTaggedList = spec.auth === "bearer" && spec.method === "GET" && !singleResource && !weakTagged;
+    // A streamed answer that is not JSON (an import's NDJSON results) is never hashed: no tag.
+    const streamed = (spec.responses[200]?.contentType ?? "application/json") !== "application/json";
+    const answerTaggedList = spec.auth === "bearer" && spec.method === "GET" && !singleResource && !weakTagged && !streamed;
     const tagged = (singleResource && spec.method === "GET") || weakTagged || answerTaggedList;
     const etagHeader = { ETag: { $ref: `#/components/headers/${weakTagged ? "WeakETag" : answerTaggedList ? "AnswerWeakETag" : "ETag"}` } };
     if (tagged) parameters.push({ $ref: "#/components/parameters/IfNoneMatch" });
@@ -320,7 +324,7 @@ export class OpenApi {
     if (spec.body || spec.params || spec.query) shared("BadRequest");
     if (spec.auth !== "none") shared("Unauthorized");
     if (spec.params) shared("UriTooLong");
-    if (spec.body) {
+    if (spec.body || spec.bodyMedia) {
       shared("PayloadTooLarge");
       shared("UnsupportedMediaType");
     }
@@ -354,6 +358,12 @@ export class OpenApi {
       const schema = this.jsonSchema(documented.get(spec.body) ?? spec.body, "input");
       const examples = spec.bodyExample !== undefined ? { example: spec.bodyExample } : {};
       operation.requestBody = { required: true, content: { "application/json": { schema, ...examples } } };
+    }
+    if (spec.bodyMedia) {
+      // At most the route's body limit (route.ts), an import's 1 GiB.
+      const maxLength = (spec as { bodyLimit?: number }).bodyLimit;
+      const content = Object.fromEntries(Object.entries(spec.bodyMedia).map(([media, description]) => [media, { schema: { type: "string", maxLength, description } }]));
+      operation.requestBody = { required: true, content };
     }
     (this.paths[path] ??= {})[spec.method.toLowerCase()] = operation;
   }

@@ -28,7 +28,7 @@ const batchResult = (r?: catalogueV1.BatchResult): BatchResponse => ({
 });
 
 /** A product item as the catalogue takes it: the proto Product and the fields sent as null. */
-const productWrite = (keepId: boolean) => (p: Record<string, unknown>) => ({
+export const productWrite = (keepId: boolean) => (p: Record<string, unknown>) => ({
   product: fromRestJson(ProductSchema, writableFields(p, keepId)),
   cleared: { fields: nullFields(p) },
 });

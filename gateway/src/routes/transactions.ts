@@ -73,6 +73,8 @@ function toProto(t: z.output<typeof txInput>, keepId: boolean): ordersV1.Transac
   return fromRestJson(TransactionSchema, withoutReadOnly(TransactionSchema, rest, keepId ? ["id"] : []));
 }
 const toRest = (t: ordersV1.Transaction) => transactionToRest(t);
+/** An item of POST /transactions/batch (an upsert), validated and converted as the batch does (an import's line too). */
+export const transactionUpsert = converting(txInput, (t) => toProto(t, false));
 // Transactions are validated one by one (a bad one is its own 400); the document shows their schema.
 const body = documentAs(z.array(z.unknown()).min(1).max(BATCH_MAX).describe(`1 to ${BATCH_MAX} transactions`), z.array(txInput).min(1).max(BATCH_MAX).describe(`1 to ${BATCH_MAX} transactions`));
 

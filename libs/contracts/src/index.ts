@@ -2,6 +2,7 @@
 // REST JSON conversion and value rules. Services and the gateway import messages, service
 // descriptors and those rules from here; nothing else is shared between them.
 export * from "./gen/common/v1/common_pb";
+export * from "./gen/common/v1/imports_pb";
 // Field rules (max length, bounds, read-only, column type) that REST schemas, checks and tables read.
 export * from "./gen/common/v1/rules_pb";
 export { fieldRules, restNames, restValues } from "./rules";

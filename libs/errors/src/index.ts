@@ -145,6 +145,7 @@ export const ERROR_CODES = {
   not_acceptable: { status: 406, meaning: "no representation the `Accept` header takes" },
   conflict: { status: 409, meaning: "the change conflicts with the resource's current state or another resource" },
   idempotency_key_in_use: { status: 409, meaning: "a request with this Idempotency-Key is still running, or ended without a kept answer" },
+  import_finished: { status: 409, meaning: "the import has already finished: it can no longer be cancelled" },
   gone: { status: 410, meaning: "the resource existed and is gone for good" },
   precondition_failed: { status: 412, meaning: "If-Match names no current ETag of the resource; nothing was changed" },
   payload_too_large: { status: 413, meaning: "the request body is too large" },

@@ -23,6 +23,7 @@ import { createServiceTransport } from "./transport";
 export { consumerHandler, type ConsumerDefinition, type Delivery } from "./consumers";
 export { accountVersionHandler, accountVersionText, atRevision, batchResponse, batchResult, commit, dispatch, itemOutcome, MAX_PAGE_SIZE, notWritten, on, pageOf, refuseDuplicates, type Dispatch, type ItemOutcome, type Page, type Route } from "./kit";
 export { createServiceTransport } from "./transport";
+export { IMPORT_FINAL_STATUSES, ImportJobs, MAX_CHUNK_ATTEMPTS, importRuns, importTables, type ImportResource, type LineOutcome } from "./imports";
 export { askingDataVersions, DATA_VERSION_HEADER, dataVersionInterceptor, DataVersions, type ReadDataVersion } from "./data-version";
 export { consumerLagMetrics, storeMetrics } from "./metrics";
 export type { ReplicaOptions } from "./replicas";
@@ -104,6 +105,8 @@ export interface WorkerContext {
   db: Db;
   logger: Logger;
   metrics: Registry;
+  /** Wakes the outbox relay after a commit that wrote outbox rows (a worker that writes needs it). */
+  relay?: OutboxRelay;
 }
 
 export interface Worker {
@@ -203,7 +206,7 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
       pruning = setInterval(() => void prune().catch((err) => logger.warn({ err }, "pruning failed")), 3600_000);
       pruning.unref();
     }
-    for (const start of definition.workers ?? []) workers.push(start({ db, logger, metrics }));
+    for (const start of definition.workers ?? []) workers.push(start({ db, logger, metrics, relay }));
     if (!deps.deferRelay) relay.start();
   } catch (error) {
     await close().catch(() => undefined);

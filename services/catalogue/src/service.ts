@@ -1,5 +1,7 @@
 import { accountVersionText, startService, type ServiceDefinition, type ServiceDeps } from "@analytics/rpc";
 import { catalogueRoutes } from "./handlers";
+import { ImportService } from "@analytics/contracts";
+import { catalogueImports } from "./imports";
 import { migrations } from "./migrations";
 
 /** The catalogue service: products, brands, categories, images, key switches, mapping tables. It only publishes. */
@@ -7,7 +9,11 @@ export const catalogueService: ServiceDefinition = {
   name: "catalogue",
   migrations,
   dataVersion: accountVersionText,
-  routes: (router, context) => catalogueRoutes(context)(router),
+  routes: (router, context) => {
+    catalogueRoutes(context)(router);
+    router.service(ImportService, catalogueImports.handlers(context));
+  },
+  workers: [catalogueImports.worker()],
 };
 
 export function startCatalogueService(deps: ServiceDeps) {

@@ -1,5 +1,7 @@
 import { accountVersionText, startService, type ServiceDefinition, type ServiceDeps } from "@analytics/rpc";
 import { ordersRoutes } from "./handlers";
+import { ImportService } from "@analytics/contracts";
+import { orderImports } from "./imports";
 import { migrations } from "./migrations";
 
 /** The orders service: purchase orders (distribution orders, transactions and shipments follow). It only publishes. */
@@ -7,7 +9,11 @@ export const ordersService: ServiceDefinition = {
   name: "orders",
   migrations,
   dataVersion: accountVersionText,
-  routes: (router, context) => ordersRoutes(context)(router),
+  routes: (router, context) => {
+    ordersRoutes(context)(router);
+    router.service(ImportService, orderImports.handlers(context));
+  },
+  workers: [orderImports.worker()],
 };
 
 export function startOrdersService(deps: ServiceDeps) {

@@ -1,0 +1,296 @@
+import { Readable } from "node:stream";
+import { z } from "zod";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, type Client } from "@connectrpc/connect";
+import { catalogueV1, ordersV1, type Import, type ImportService } from "@analytics/contracts";
+import { checkItem, converting, referenceField } from "../http/batch";
+import { HttpError } from "../http/errors";
+import { FileProblem, FileTooLarge, MAX_IMPORT_BYTES, MAX_IMPORT_LINES, csvItems, ndjsonItems, type ColumnType } from "../http/import-file";
+import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
+import { route, type RouteContext } from "../pipeline/route";
+import { generalResponseSchema } from "../http/schemas";
+import type { CallAs } from "../clients";
+import { productCreateDocumented, productCreateSchema } from "./catalogue-schemas";
+import { productWrite } from "./products";
+import { transactionUpsert } from "./transactions";
+
+/**
+ * /v2/api/imports (CONTRACT "Imports", docs/imports.md): the gateway streams the file into chunks
+ * of the owning service's job (catalogue: products; orders: transactions), checking each line as
+ * the resource's batch route does; the owner's worker applies them.
+ */
+
+export type ImportClient = Client<typeof ImportService>;
+/** The services that own imported resources. */
+export interface ImportOwners {
+  catalogue: ImportClient;
+  orders: ImportClient;
+}
+
+const URL = "/v2/api/imports";
+/** Lines per chunk, as many as a batch takes; fewer when they are large (CHUNK_BYTES). */
+const CHUNK_LINES = 1000;
+const CHUNK_BYTES = 8 * 1024 * 1024;
+const tag = "Imports";
+const MEDIA = { ndjson: "application/x-ndjson", csv: "text/csv" } as const;
+
+/** An importable resource: whose it is, and its line as its batch route checks and sends it. */
+interface Importable<T> {
+  owner: keyof ImportOwners;
+  reference: string;
+  line: z.ZodType<T>;
+  /** The owner's batch request of the valid lines, serialized. */
+  request(items: T[]): Uint8Array;
+  /** CSV columns (absent: NDJSON only). */
+  csv?: { columns: Map<string, ColumnType>; nested: Set<string> };
+}
+
+/** The columns a CSV of `item` may name, from its JSON schema: flat fields, and the nested ones it may not. */
+function csvColumnsOf(item: z.ZodType) {
+  const schema = z.toJSONSchema(item, { io: "input", unrepresentable: "any" }) as { properties?: Record<string, { type?: string | string[]; anyOf?: { type?: string }[] }> };
+  const columns = new Map<string, ColumnType>();
+  const nested = new Set<string>();
+  for (const [name, property] of Object.entries(schema.properties ?? {})) {
+    const types = new Set([property.type ?? [], ...(property.anyOf ?? []).map((a) => a.type ?? [])].flat());
+    if (types.has("object") || types.has("array")) nested.add(name.toLowerCase());
+    else if (types.has("string")) columns.set(name.toLowerCase(), "string");
+    else if (types.has("boolean")) columns.set(name.toLowerCase(), "boolean");
+    else columns.set(name.toLowerCase(), "number");
+  }
+  return { columns, nested };
+}
+
+const productLine = converting(productCreateSchema, productWrite(false));
+const importables: Record<string, Importable<unknown>> = {
+  products: {
+    owner: "catalogue",
+    reference: "key",
+    line: productLine,
+    request: (items) => {
+      const writes = items as z.output<typeof productLine>[];
+      return toBinary(catalogueV1.UpsertProductsRequestSchema, create(catalogueV1.UpsertProductsRequestSchema, { products: writes.map((w) => w.product), cleared: writes.map((w) => w.cleared), resultsOnly: true }));
+    },
+    csv: csvColumnsOf(productCreateDocumented),
+  } satisfies Importable<z.output<typeof productLine>> as Importable<unknown>,
+  transactions: {
+    owner: "orders",
+    reference: "externalTransactionID",
+    line: transactionUpsert,
+    request: (items) => toBinary(ordersV1.WriteTransactionsRequestSchema, create(ordersV1.WriteTransactionsRequestSchema, { transactions: items as ordersV1.Transaction[], mode: ordersV1.WriteMode.UPSERT })),
+  } satisfies Importable<ordersV1.Transaction> as Importable<unknown>,
+};
+/** Every resource the contract imports; those not in `importables` are not built yet. */
+const CONTRACT_RESOURCES = ["products", "prices", "purchaseorders", "distributionorders", "transactions", "stock", "stocktriggers"];
+const SUPPORTED = Object.keys(importables);
+const NOT_YET = CONTRACT_RESOURCES.filter((r) => !SUPPORTED.includes(r));
+
+const date = (t: Timestamp | undefined) => (t ? timestampDate(t).toISOString() : null);
+const importToRest = (i: Import) => ({
+  id: i.id,
+  resource: i.resource,
+  format: i.format,
+  status: i.status,
+  linesTotal: i.linesTotal === undefined ? null : Number(i.linesTotal),
+  linesProcessed: Number(i.linesProcessed),
+  linesSucceeded: Number(i.linesSucceeded),
+  linesFailed: Number(i.linesFailed),
+  createdAt: date(i.createdAt),
+  startedAt: date(i.startedAt),
+  finishedAt: date(i.finishedAt),
+  resultsExpireAt: date(i.resultsExpireAt),
+  message: i.message,
+});
+
+const STATUSES = ["queued", "running", "completed", "completed_with_errors", "failed", "cancelled"] as const;
+const importSchema = z
+  .object({
+    id: z.string().uuid(),
+    resource: z.string(),
+    format: z.enum(["ndjson", "csv"]),
+    status: z.enum(STATUSES),
+    linesTotal: z.number().int().nullable().describe("null until the whole file has arrived"),
+    linesProcessed: z.number().int(),
+    linesSucceeded: z.number().int(),
+    linesFailed: z.number().int(),
+    createdAt: z.string(),
+    startedAt: z.string().nullable(),
+    finishedAt: z.string().nullable(),
+    resultsExpireAt: z.string().nullable().describe("results are kept 7 days after the job ends; then GET .../results is a 410"),
+    message: z.string().describe("why a failed job failed (naming the line), or empty"),
+  })
+  .meta({ id: "Import" });
+const importResultSchema = z
+  .object({ line: z.number().int(), reference: z.string(), referenceField: z.string(), statusCode: z.number().int(), message: z.string() })
+  .meta({ id: "ImportLineResult" });
+const idParam = { id: z.string().max(100) };
+
+/** The job of the caller's with `id`, asked of every owner (an id names no owner); 404 when none has it. */
+async function findImport(owners: ImportOwners, as: CallAs, caller: Parameters<CallAs>[0], id: string) {
+  const answers = await Promise.allSettled(Object.entries(owners).map(async ([name, owner]: [string, ImportClient]) => ({ name: name as keyof ImportOwners, job: (await owner.getImport({ importId: id }, as(caller))).import! })));
+  const found = answers.find((a) => a.status === "fulfilled");
+  if (found) return found.value;
+  const failure = answers.map((a) => (a as PromiseRejectedResult).reason).find((e) => ConnectError.from(e).code !== Code.NotFound);
+  if (failure) throw failure;
+  throw new HttpError(404, `no import ${id}`);
+}
+
+export function importRoutes(ctx: RouteContext, owners: ImportOwners, as: CallAs): void {
+  // The file streams into the handler: no parser reads it, and only this route takes these types.
+  ctx.app.addContentTypeParser([MEDIA.ndjson, MEDIA.csv], (request, _payload, done) => {
+    if (request.routeOptions.url === URL && request.method === "POST") done(null, undefined);
+    else done(new HttpError(415, "Content-Type must be application/json"), undefined);
+  });
+
+  route(ctx, {
+    method: "POST",
+    url: URL,
+    operationId: "createImport",
+    summary: "Start an import: a file of a resource's batch items, applied as a job",
+    description:
+      `The body is the file: NDJSON (\`${MEDIA.ndjson}\`, one item of the resource's batch endpoint per line) or, for products, CSV (\`${MEDIA.csv}\`, RFC 4180, a header row naming the item's JSON fields; nested fields only through NDJSON). ` +
+      `At most 1 GiB (413) and ${MAX_IMPORT_LINES} lines. Each line gets the outcome its item would get in the batch endpoint, in file order (a later line for the same key wins); a bad line fails alone; a file that cannot be read (not NDJSON, a CSV header naming an unknown field, a body cut off) makes the job \`failed\`, with a message naming the line, and applies none of it. ` +
+      `Supported so far: ${SUPPORTED.join(", ")}; ${NOT_YET.join(", ")} are not built yet (400 naming \`resource\`). Costs one write of the rate limit, whatever the file holds.`,
+    tag,
+    auth: "bearer",
+    bodyLimit: MAX_IMPORT_BYTES,
+    bodyMedia: { [MEDIA.ndjson]: "one item per line", [MEDIA.csv]: "a header row, then one item per row (products)" },
+    query: { resource: z.string().max(100).describe(`the resource the lines are items of: ${SUPPORTED.join(" or ")} (so far)`) },
+    responses: {
+      202: { description: "the job, queued (or already failed when the file could not be read); `Location` names it", schema: importSchema, headers: { Location: { description: "the job's URL", schema: { type: "string" } } } },
+      400: { description: "`resource` is not one that can be imported (yet)", schema: generalResponseSchema },
+      413: { description: "the file is larger than 1 GiB or has more than 10,000,000 lines (the job is failed)", schema: generalResponseSchema },
+      415: { description: `the body is neither ${MEDIA.ndjson} nor (products) ${MEDIA.csv}`, schema: generalResponseSchema },
+    },
+    handler: async ({ query, caller }, request, reply) => {
+      const importable = importables[query.resource];
+      if (!importable) {
+        const message = `resource ${query.resource} cannot be imported${CONTRACT_RESOURCES.includes(query.resource) ? " yet" : ""}: supported so far are ${SUPPORTED.join(" and ")}`;
+        throw new HttpError(400, message.slice(0, 500), [{ path: "resource", message }]);
+      }
+      const mediaType = String(request.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
+      const format = mediaType === MEDIA.csv ? "csv" : mediaType === MEDIA.ndjson ? "ndjson" : undefined;
+      // A JSON body was parsed already: a file is sent as what it is.
+      if (!format || (format === "csv" && !importable.csv)) throw new HttpError(415, `${query.resource} imports take ${importable.csv ? `${MEDIA.ndjson} or ${MEDIA.csv}` : `${MEDIA.ndjson} only`}`);
+      const owner = owners[importable.owner];
+      const { import: job } = await owner.createImport({ resource: query.resource, format }, as(caller));
+      const importId = job!.id;
+      const items = format === "csv" ? csvItems(request.raw, importable.csv!.columns, importable.csv!.nested) : ndjsonItems(request.raw);
+      let seq = 0;
+      let linesTotal = 0;
+      let chunk = { valid: [] as unknown[], lines: [] as bigint[], rejected: [] as { line: bigint; statusCode: number; reference: string; referenceField: string; message: string }[], bytes: 0 };
+      const send = async () => {
+        if (!chunk.valid.length && !chunk.rejected.length) return;
+        await owner.appendImportChunk({ importId, seq: seq++, items: chunk.valid.length ? importable.request(chunk.valid) : new Uint8Array(), itemLines: chunk.lines, rejected: chunk.rejected }, as(caller));
+        chunk = { valid: [], lines: [], rejected: [], bytes: 0 };
+      };
+      let failure: string | undefined;
+      let tooLarge: string | undefined;
+      try {
+        for await (const { line, item } of items) {
+          linesTotal++;
+          const checked = checkItem(importable.line, item, referenceField(importable.reference));
+          if ("value" in checked) {
+            chunk.valid.push(checked.value);
+            chunk.lines.push(BigInt(line));
+          } else chunk.rejected.push({ ...checked, line: BigInt(line) });
+          chunk.bytes += JSON.stringify(item).length;
+          if (chunk.valid.length + chunk.rejected.length >= CHUNK_LINES || chunk.bytes >= CHUNK_BYTES) await send();
+        }
+        await send();
+      } catch (error) {
+        if (error instanceof FileProblem) failure = error.message;
+        else if (error instanceof FileTooLarge) failure = tooLarge = error.message;
+        else throw error;
+      }
+      const sealed = await owner.sealImport({ importId, linesTotal: BigInt(linesTotal), chunksTotal: seq, failure }, as(caller));
+      if (tooLarge) throw new HttpError(413, `${tooLarge}: import ${importId} failed`);
+      reply.code(202).header("Location", `${URL}/${importId}`);
+      return importToRest(sealed.import!);
+    },
+  });
+
+  route(ctx, {
+    method: "GET",
+    url: URL,
+    operationId: "listImports",
+    summary: "The account's imports, newest first",
+    tag,
+    auth: "bearer",
+    query: { ...pageQuery(), status: z.enum(STATUSES).optional() },
+    responses: { 200: { description: "imports, newest first", schema: z.array(importSchema), headers: pageHeaders } },
+    handler: async ({ query, caller }, request, reply) => {
+      // Each owner's newest up to this page, merged: jobs live with the services that run them.
+      const limit = query.page * query.pageSize;
+      const lists = await Promise.all(Object.values(owners).map((owner: ImportClient) => owner.listImports({ limit, status: query.status }, as(caller))));
+      const all = lists.flatMap((l) => l.imports).sort((a, b) => Number(timestampDate(b.createdAt!)) - Number(timestampDate(a.createdAt!)) || (a.id < b.id ? 1 : -1));
+      setPageHeaders(request, reply, query, lists.reduce((n, l) => n + l.totalCount, 0));
+      return all.slice((query.page - 1) * query.pageSize, limit).map(importToRest);
+    },
+  });
+
+  route(ctx, {
+    method: "GET",
+    url: `${URL}/:id`,
+    operationId: "getImport",
+    summary: "An import: its status and counts (progress after every chunk)",
+    tag,
+    auth: "bearer",
+    params: idParam,
+    responses: { 200: { description: "the import", schema: importSchema }, 404: { description: "no such import of this account", schema: generalResponseSchema } },
+    handler: async ({ params, caller }) => importToRest((await findImport(owners, as, caller, params.id)).job),
+  });
+
+  route(ctx, {
+    method: "POST",
+    url: `${URL}/:id/cancel`,
+    operationId: "cancelImport",
+    summary: "Cancel an import: it stops after the chunk in flight; what is applied stays",
+    tag,
+    auth: "bearer",
+    params: idParam,
+    responses: {
+      200: { description: "the import, cancelled", schema: importSchema },
+      404: { description: "no such import of this account", schema: generalResponseSchema },
+      409: { description: "the import has already finished (code `import_finished`)", schema: generalResponseSchema },
+    },
+    handler: async ({ params, caller }) => {
+      const { name } = await findImport(owners, as, caller, params.id);
+      const answer = await owners[name].cancelImport({ importId: params.id }, as(caller));
+      if (answer.finished) throw new HttpError(409, `import ${params.id} has already finished (${answer.import!.status})`, undefined, {}, "import_finished");
+      return importToRest(answer.import!);
+    },
+  });
+
+  route(ctx, {
+    method: "GET",
+    url: `${URL}/:id/results`,
+    operationId: "getImportResults",
+    summary: "An import's per-line results as NDJSON, in input order",
+    description: "One line per input line of the chunks applied so far, `{line, reference, referenceField, statusCode, message}` (the batch endpoint's BatchResponse item and the 1-based input line), filtered by `outcome` (default `failed`). Kept 7 days after the job ends; then 410.",
+    tag,
+    auth: "bearer",
+    params: idParam,
+    query: { outcome: z.enum(["failed", "succeeded", "all"]).default("failed") },
+    responses: {
+      200: { description: "one JSON object per line", schema: importResultSchema, contentType: MEDIA.ndjson },
+      404: { description: "no such import of this account", schema: generalResponseSchema },
+      410: { description: "the results have expired", schema: generalResponseSchema },
+    },
+    handler: async ({ params, query, caller }, request, reply) => {
+      const { name, job } = await findImport(owners, as, caller, params.id);
+      if (job.resultsExpireAt && timestampDate(job.resultsExpireAt) < new Date()) throw new HttpError(410, `the results of import ${params.id} have expired`);
+      const ended = new AbortController();
+      request.raw.once("close", () => ended.abort());
+      const stream = owners[name].streamImportResults({ importId: params.id, outcome: query.outcome }, { ...as(caller), timeoutMs: undefined, signal: ended.signal });
+      reply.type(`${MEDIA.ndjson}; charset=utf-8`);
+      return Readable.from(
+        (async function* () {
+          for await (const { results } of stream) {
+            yield results.map((r) => JSON.stringify({ line: Number(r.line), reference: r.reference, referenceField: r.referenceField, statusCode: r.statusCode, message: r.message }) + "\n").join("");
+          }
+        })(),
+      );
+    },
+  });
+}

@@ -1,0 +1,158 @@
+import { randomUUID } from "node:crypto";
+import pino from "pino";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { catalogueV1, ImportService } from "@analytics/contracts";
+import type { OutboxRelay } from "@analytics/outbox";
+import { ImportJobs, MAX_CHUNK_ATTEMPTS, startService } from "@analytics/rpc";
+import { eventually, serviceUnderTest } from "@analytics/testing";
+import { Registry } from "prom-client";
+import { catalogueImports } from "../src/imports";
+import { catalogueService } from "../src/service";
+
+/**
+ * The catalogue's import jobs, stepped by hand (the service runs without its worker): a chunk
+ * commits whole with its progress, so a transaction that dies mid-chunk is applied again from
+ * that chunk with no line doubled or lost; cancel stops after the chunk in flight; one job per
+ * account and resource runs at a time.
+ */
+describe("catalogue import jobs", () => {
+  const service = serviceUnderTest(ImportService, (deps) => startService({ ...catalogueService, workers: [] }, deps), { schema: "catalogue" });
+  const ctx = () => ({ db: service.db, relay: { kick: () => undefined } as unknown as OutboxRelay, logger: pino({ level: "silent" }) });
+
+  /** A sealed products job of `chunks`, each a list of keys (line numbers follow on). */
+  async function importOf(accountId: string, chunks: string[][]) {
+    const as = service.as(accountId);
+    const { import: job } = await service.client.createImport({ resource: "products", format: "ndjson" }, as);
+    let line = 0;
+    for (const [seq, keys] of chunks.entries()) {
+      const first = line + 1;
+      line += keys.length;
+      const products = keys.map((key, i) => create(catalogueV1.ProductSchema, { key, sku: key, productName: `${key} line ${first + i}` }));
+      const items = toBinary(catalogueV1.UpsertProductsRequestSchema, create(catalogueV1.UpsertProductsRequestSchema, { products, cleared: keys.map(() => ({ fields: [] })) }));
+      await service.client.appendImportChunk({ importId: job!.id, seq, items, itemLines: keys.map((_, i) => BigInt(first + i)) }, as);
+    }
+    await service.client.sealImport({ importId: job!.id, linesTotal: BigInt(line), chunksTotal: chunks.length }, as);
+    return job!.id;
+  }
+
+  /** Steps `jobs` until no job waits; a step that throws is a transaction that died (the worker steps again), 20 at most. */
+  async function runAll(jobs: ImportJobs) {
+    let deaths = 0;
+    while (deaths < 20) {
+      const worked = await jobs.step(ctx()).catch(() => (deaths++, true));
+      if (!worked) return deaths;
+    }
+    return deaths;
+  }
+
+  /** What an account's import left: its products and its outbox rows, without what differs between accounts. */
+  async function stateOf(accountId: string, importId: string) {
+    const products = await service.db("products").where({ account_id: accountId }).orderBy("key").select("key", "product_name", "version");
+    const outbox = await service.db("outbox").where({ account_id: accountId }).orderBy("seq").select("subject");
+    const results: unknown[] = [];
+    for await (const chunk of service.client.streamImportResults({ importId, outcome: "all" }, service.as(accountId))) results.push(...chunk.results.map((r) => [r.line, r.reference, r.statusCode, r.message]));
+    const job = (await service.client.getImport({ importId }, service.as(accountId))).import!;
+    return { products, outbox: outbox.map((o) => o.subject), results, job: [job.status, job.linesProcessed, job.linesSucceeded, job.linesFailed] };
+  }
+
+  const chunks = [
+    ["A", "B", "C"],
+    ["D", "A", "E", "A"], // A again twice in one chunk: each later line wins, in file order
+    ["F", "B"],
+  ];
+
+  it("resumes a job whose chunk's transaction died from that chunk: the same state, queue and results as a clean run", async () => {
+    const clean = randomUUID();
+    const cleanId = await importOf(clean, chunks);
+    expect(await runAll(catalogueImports)).toBe(0);
+
+    // The same file, the second chunk's transaction dying after its writes, before its commit.
+    let calls = 0;
+    const dying = new ImportJobs({
+      products: {
+        async apply(c, accountId, items) {
+          const outcomes = await catalogueImports.resources.products.apply(c, accountId, items);
+          if (++calls === 2) throw new Error("killed before COMMIT");
+          return outcomes;
+        },
+      },
+    });
+    const resumed = randomUUID();
+    const resumedId = await importOf(resumed, chunks);
+    expect(await runAll(dying)).toBe(1);
+
+    const expected = await stateOf(clean, cleanId);
+    expect(expected.job).toEqual(["completed", 9n, 9n, 0n]);
+    expect(expected.products.find((p) => p.key === "A")).toMatchObject({ product_name: "A line 7", version: 3 });
+    expect(expected.outbox).toHaveLength(9);
+    expect(await stateOf(resumed, resumedId)).toEqual(expected);
+  });
+
+  it("cancels after the chunk in flight: what is applied stays, the rest never runs; a finished job is not cancelled again", async () => {
+    const accountId = randomUUID();
+    const importId = await importOf(accountId, chunks);
+    expect(await catalogueImports.step(ctx())).toBe(true);
+    const cancelled = await service.client.cancelImport({ importId }, service.as(accountId));
+    expect([cancelled.finished, cancelled.import!.status, cancelled.import!.linesProcessed]).toEqual([false, "cancelled", 3n]);
+    expect(await catalogueImports.step(ctx())).toBe(false);
+    const state = await stateOf(accountId, importId);
+    expect(state.products.map((p) => p.key)).toEqual(["A", "B", "C"]);
+    expect(state.results).toHaveLength(3);
+    expect((await service.client.cancelImport({ importId }, service.as(accountId))).finished).toBe(true);
+  });
+
+  it("runs one job per account and resource at a time: the next waits queued", async () => {
+    const accountId = randomUUID();
+    const first = await importOf(accountId, chunks);
+    const second = await importOf(accountId, [["G"]]);
+    const statuses = async () => Promise.all([first, second].map(async (importId) => (await service.client.getImport({ importId }, service.as(accountId))).import!.status));
+    await catalogueImports.step(ctx());
+    expect(await statuses()).toEqual(["running", "queued"]);
+    await catalogueImports.step(ctx());
+    await catalogueImports.step(ctx());
+    expect(await statuses()).toEqual(["completed", "queued"]);
+    await catalogueImports.step(ctx());
+    expect(await statuses()).toEqual(["completed", "completed"]);
+  });
+
+  it("fails a job whose chunk cannot be applied after a few attempts, naming its line: the chunks before stay applied", async () => {
+    const broken = new ImportJobs({
+      products: {
+        async apply(c, accountId, items) {
+          const outcomes = await catalogueImports.resources.products.apply(c, accountId, items);
+          if (outcomes.some((o) => o.reference === "D")) throw new Error("a bug");
+          return outcomes;
+        },
+      },
+    });
+    const accountId = randomUUID();
+    const importId = await importOf(accountId, chunks);
+    expect(await runAll(broken)).toBe(MAX_CHUNK_ATTEMPTS);
+    const state = await stateOf(accountId, importId);
+    expect(state.job).toEqual(["failed", 3n, 3n, 0n]);
+    expect((await service.client.getImport({ importId }, service.as(accountId))).import!.message).toMatch(/^line 4: /);
+    expect(state.products.map((p) => p.key)).toEqual(["A", "B", "C"]);
+  });
+
+  it("answers another account's job as not found", async () => {
+    const importId = await importOf(randomUUID(), [["X"]]);
+    await expect(service.client.getImport({ importId }, service.as(randomUUID()))).rejects.toThrow(/no import/);
+    await runAll(catalogueImports);
+  });
+
+  it("runs jobs in the service's worker, which counts the lines applied and shows the live jobs", async () => {
+    const metrics = new Registry();
+    const worker = catalogueImports.worker(50)({ ...ctx(), metrics });
+    try {
+      const accountId = randomUUID();
+      const importId = await importOf(accountId, chunks);
+      await eventually(async () => (await service.client.getImport({ importId }, service.as(accountId))).import!.status === "completed", 30_000);
+      const text = await metrics.metrics();
+      expect(text).toContain('import_lines_applied_total{resource="products"} 9');
+      expect(text).toContain('import_jobs{status="queued"} 0');
+      expect(text).toContain("import_oldest_queued_seconds 0");
+    } finally {
+      await worker.stop();
+    }
+  });
+});
