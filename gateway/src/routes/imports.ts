@@ -9,7 +9,7 @@ import { HttpError } from "../http/errors";
 import { FileProblem, FileTooLarge, MAX_IMPORT_BYTES, MAX_IMPORT_LINES, csvItems, ndjsonItems, type ColumnType } from "../http/import-file";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../pipeline/route";
-import { generalResponseSchema } from "../http/schemas";
+import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import type { CallAs } from "../clients";
 import { productCreateDocumented, productCreateSchema } from "./catalogue-schemas";
 import { productWrite } from "./products";
@@ -120,9 +120,8 @@ const importSchema = z
     message: z.string().describe("why a failed job failed (naming the line), or empty"),
   })
   .meta({ id: "Import" });
-const importResultSchema = z
-  .object({ line: z.number().int(), reference: z.string(), referenceField: z.string(), statusCode: z.number().int(), message: z.string() })
-  .meta({ id: "ImportLineResult" });
+/** A line's outcome: the BatchResponse its item would get in the batch endpoint, and its line. */
+const importResultSchema = batchResponseSchema.extend({ line: z.number().int().describe("the input line, from 1") }).meta({ id: "ImportLineResult" });
 const idParam = { id: z.string().max(100) };
 
 /** The job of the caller's with `id`, asked of every owner (an id names no owner); 404 when none has it. */
