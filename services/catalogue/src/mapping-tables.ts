@@ -1,5 +1,5 @@
 import { catalogueV1, restValues, topics, type catalogueMessagesV1, type Topic } from "@analytics/contracts";
-import { jsonProblems, lockedAtRevision, type Db, type Tx } from "@analytics/db";
+import { jsonProblems, type Db, type Tx } from "@analytics/db";
 import { invalid, notFound } from "@analytics/errors";
 import { enqueue, outboxEntry } from "@analytics/outbox";
 import { commit, notWritten, type ServiceContext } from "@analytics/rpc";
@@ -47,7 +47,7 @@ function change<T extends MappingTableRow & { changed?: boolean }>(
   ifRevision?: string,
 ) {
   return commit(ctx, async (tx) => {
-    if (!(await lockedAtRevision(tx, "mapping_tables", repo.mappingWhere(id), ifRevision))) throw notWritten(`mapping table ${id.mappingField} of type ${id.mappingType}`, ifRevision);
+    if (!(await repo.lockMappingTableAt(tx, id, ifRevision))) throw notWritten(`mapping table ${id.mappingField} of type ${id.mappingType}`, ifRevision);
     const row = await work(tx);
     if (!row) throw missing(id);
     if (row.changed === false) return row;

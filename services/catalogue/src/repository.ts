@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "@analytics/db";
-import { isIntegerId, isUuid, jsonArrayInSlices, lockKeys, pageOfIds, pageWindow, REVISION_COLUMN, uuidsOfSeqs } from "@analytics/db";
+import { isIntegerId, isUuid, jsonArrayInSlices, lockedAtRevision, lockKeys, pageOfIds, pageWindow, REVISION_COLUMN, uuidsOfSeqs } from "@analytics/db";
 import type { Page } from "@analytics/rpc";
 import { DecimalSchema, PRODUCT_CLIENT_FIELDS, WHOLE_NUMBER_TEXT, catalogueV1 } from "@analytics/contracts";
 import { ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
@@ -521,6 +521,9 @@ export interface MappingTableId {
 
 /** A table's row, by its key. */
 export const mappingWhere = (id: MappingTableId) => ({ account_id: id.accountId, mapping_type: id.mappingType, mapping_field: id.mappingField });
+
+/** Locks a mapping table's row for a write; false when it is gone or (If-Match) at another revision. */
+export const lockMappingTableAt = (tx: Tx, id: MappingTableId, ifRevision: string | undefined) => lockedAtRevision(tx, "mapping_tables", mappingWhere(id), ifRevision);
 
 export async function listMappingTables(db: Db, accountId: string, mappingType?: string): Promise<MappingTableRow[]> {
   const q = db("mapping_tables").select(MAPPING_COLUMNS).where({ account_id: accountId });

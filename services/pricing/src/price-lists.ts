@@ -1,5 +1,5 @@
 import { topics, type pricingV1 } from "@analytics/contracts";
-import { lockedAtRevision, type Db } from "@analytics/db";
+import type { Db } from "@analytics/db";
 import { invalid, notFound } from "@analytics/errors";
 import { enqueue, outboxEntry } from "@analytics/outbox";
 import { commit, notWritten, type ServiceContext } from "@analytics/rpc";
@@ -56,7 +56,7 @@ export function updatePriceList(ctx: ServiceContext, accountId: string, external
     ctx,
     accountId,
     async (tx) => {
-      if (!(await lockedAtRevision(tx, "price_lists", { account_id: accountId, external_id: externalId }, ifRevision))) throw notWritten(`price list ${externalId}`, ifRevision);
+      if (!(await repo.lockPriceListAt(tx, accountId, externalId, ifRevision))) throw notWritten(`price list ${externalId}`, ifRevision);
       return repo.updatePriceList(tx, accountId, w);
     },
     externalId,

@@ -1,7 +1,7 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import { randomUUID } from "node:crypto";
 import type { Db, Row, Tx } from "@analytics/db";
-import { lockKeys, pageOfIds, REVISION_COLUMN } from "@analytics/db";
+import { lockedAtRevision, lockKeys, pageOfIds, REVISION_COLUMN } from "@analytics/db";
 import type { Page } from "@analytics/rpc";
 import { fxRatesTable, priceListsTable, priceSelect, pricatsTable, pricesTable } from "./resources";
 
@@ -404,3 +404,7 @@ export async function deleteFxRate(tx: Tx, accountId: string, id: number): Promi
   const { rows } = await tx.raw(`DELETE FROM fx_rates WHERE account_id = ? AND id = ? RETURNING ${fxColumns("fx_rates")}`, [accountId, id]);
   return rows[0];
 }
+
+/** Locks a price list's row for a write; false when it is gone or (If-Match) at another revision. */
+export const lockPriceListAt = (tx: Tx, accountId: string, externalId: string, ifRevision: string | undefined) =>
+  lockedAtRevision(tx, "price_lists", { account_id: accountId, external_id: externalId }, ifRevision);
