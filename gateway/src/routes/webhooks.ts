@@ -94,6 +94,11 @@ function documentQueueEntry(ctx: RouteContext): void {
 
 /** The endpoint a body writes (its read-only fields dropped). */
 const endpointOf = (body: Record<string, unknown>) => fromRestJson(WebhookEndpointSchema, withoutReadOnly(WebhookEndpointSchema, body));
+/**
+ * A write's endpoint, and the same in the request's deprecated fields, which an events service
+ * from before `endpoint` reads while a rolling update is under way.
+ */
+const written = (endpoint: eventsV1.WebhookEndpoint) => ({ endpoint, url: endpoint.url, eventTypes: endpoint.eventTypes, description: endpoint.description });
 
 function endpointToRest(e: eventsV1.WebhookEndpoint) {
   const { secret, ...endpoint } = toRestJson(WebhookEndpointSchema, e);
@@ -125,7 +130,7 @@ export function webhookRoutes(ctx: RouteContext, events: Client<typeof eventsV1.
       409: { description: "the account has 10 endpoints already", schema: generalResponseSchema },
     },
     handler: async ({ body, caller }, _req, reply) => {
-      const res = await events.createWebhookEndpoint({ endpoint: endpointOf(body) }, as(caller));
+      const res = await events.createWebhookEndpoint(written(endpointOf(body)), as(caller));
       reply.status(201);
       return endpointToRest(res.endpoint!);
     },
@@ -165,7 +170,7 @@ export function webhookRoutes(ctx: RouteContext, events: Client<typeof eventsV1.
     body: z.strictObject({ ...endpointBody, enabled: z.boolean().optional().describe("true re-enables a disabled endpoint; false disables it") }),
     responses: { 200: { description: "the endpoint", schema: endpointSchema }, 400: badRequest, 404: notFound },
     handler: async ({ params, body, caller, ifRevision }) => {
-      const req = { id: params.id, endpoint: endpointOf(body), enabled: body.enabled as boolean | undefined, ifRevision };
+      const req = { id: params.id, ...written(endpointOf(body)), enabled: body.enabled as boolean | undefined, ifRevision };
       return endpointToRest((await events.updateWebhookEndpoint(req, as(caller))).endpoint!);
     },
   });

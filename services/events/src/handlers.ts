@@ -39,8 +39,13 @@ export function toProto(row: EventRow): eventsV1.Event {
 /** An endpoint; its secret only where it is shown (create, rotate). */
 const shown = (endpoint: eventsV1.WebhookEndpoint, withSecret = false): eventsV1.WebhookEndpoint => (withSecret ? endpoint : { ...endpoint, secret: undefined });
 
-/** A request's endpoint (an empty one when none was sent: its rules refuse it). */
-const endpointOf = (req: { endpoint?: eventsV1.WebhookEndpoint }) => req.endpoint ?? create(WebhookEndpointSchema);
+/**
+ * A request's endpoint. Without `endpoint`, its deprecated fields: a gateway from before
+ * `endpoint` sends only those while a rolling update is under way (none of them: an empty
+ * endpoint, which its rules refuse).
+ */
+const endpointOf = (req: { endpoint?: eventsV1.WebhookEndpoint; url: string; eventTypes: string[]; description?: string }) =>
+  req.endpoint ?? create(WebhookEndpointSchema, { url: req.url, eventTypes: req.eventTypes, description: req.description });
 
 /** Thin Connect handlers: proto in, plain function, proto out. */
 export function eventsRoutes(db: Db, settings: { allowPrivate: boolean }) {

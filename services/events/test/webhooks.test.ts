@@ -106,6 +106,14 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
       expect(await codeOf(client.getWebhookEndpoint({ id }, as(acc)))).toBe(Code.NotFound);
     });
 
+    it("serves a gateway from before `endpoint` (its deprecated fields) while a rolling update is under way", async () => {
+      const acc = randomUUID();
+      const { endpoint } = await client.createWebhookEndpoint({ url: "https://hooks.example.com/old", eventTypes: ["update_sku"], description: "ERP" }, as(acc));
+      expect([endpoint!.url, endpoint!.eventTypes, endpoint!.description]).toEqual(["https://hooks.example.com/old", ["update_sku"], "ERP"]);
+      const updated = await client.updateWebhookEndpoint({ id: endpoint!.id, url: "https://hooks.example.com/older", eventTypes: [] }, as(acc));
+      expect(updated.endpoint!.url).toBe("https://hooks.example.com/older");
+    });
+
     it("writes an endpoint conditionally (If-Match): of two writes naming one revision, one is done and the other Aborted, nothing changed", async () => {
       const acc = randomUUID();
       const { endpoint } = await client.createWebhookEndpoint({ endpoint: { url: "https://hooks.example.com/a", eventTypes: [] } }, as(acc));
@@ -126,7 +134,7 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
       await client.deleteWebhookEndpoint({ id, ifRevision: now.revision }, as(acc));
       expect(await codeOf(client.getWebhookEndpoint({ id }, as(acc)))).toBe(Code.NotFound);
       // Gone: a 412 when a revision is named (not the one named), a 404 otherwise.
-      expect(await refusal(client.updateWebhookEndpoint({ id, url: "https://hooks.example.com/c", eventTypes: [], ifRevision: now.revision }, as(acc)))).toEqual(stale);
+      expect(await refusal(client.updateWebhookEndpoint({ id, endpoint: { url: "https://hooks.example.com/c", eventTypes: [] }, ifRevision: now.revision }, as(acc)))).toEqual(stale);
       expect(await refusal(client.deleteWebhookEndpoint({ id }, as(acc)))).toEqual(["NotFound", "webhook endpoint not found"]);
     });
 

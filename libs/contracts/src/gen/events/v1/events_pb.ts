@@ -222,7 +222,7 @@ export const RotateWebhookSecretRequestSchema: GenMessage<RotateWebhookSecretReq
  */
 export type CreateWebhookEndpointRequest = Message<"analytics.events.v1.CreateWebhookEndpointRequest"> & {
   /**
-   * Superseded by `endpoint`: no longer read.
+   * Superseded by `endpoint`: read only without it (a gateway from before it, mid-rollout).
    *
    * @generated from field: string url = 1 [deprecated = true];
    * @deprecated
@@ -266,7 +266,7 @@ export type UpdateWebhookEndpointRequest = Message<"analytics.events.v1.UpdateWe
   id: string;
 
   /**
-   * Superseded by `endpoint`: no longer read.
+   * Superseded by `endpoint`: read only without it (a gateway from before it, mid-rollout).
    *
    * @generated from field: string url = 2 [deprecated = true];
    * @deprecated
