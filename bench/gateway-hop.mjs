@@ -64,6 +64,12 @@ try {
     { label: "GET /products?key=K vs both its calls", gateway: rest("/v2/api/products?key=K-500"), direct: () => direct.productByKeyWithPrices("K-500") },
     { label: "GET /events?pageSize=10", gateway: rest("/v2/api/events?pageSize=10"), direct: () => direct.eventsPage() },
   ];
+  if (separate) {
+    // The gateway's own work with no request in flight (relays, timers, a collection): part of every round's CPU.
+    const before = gatewayCpuMs();
+    await new Promise((r) => setTimeout(r, SECONDS * 1000));
+    console.log(`gateway CPU at rest: ${((gatewayCpuMs() - before) / SECONDS).toFixed(0)} ms per second`);
+  }
   const results = [];
   for (const c of cases) {
     await rate(c.gateway);
