@@ -96,6 +96,13 @@ describe("imports", () => {
     expect((await importAccount.api<any[]>("GET", "/v2/api/products?key=N1")).body).toEqual([]);
   });
 
+  it("refuses a line nested deeper than any JSON body may be as that line's 400, the others applied", async () => {
+    const deep = `{"key":"D2","productName":${"[".repeat(40)}${"]".repeat(40)}}`;
+    const job = (await upload(importAccount.token, "products", `{"key":"D1","sku":"D1"}\n${deep}\n{"key":"D3","sku":"D3"}\n`)).body;
+    expect(await finished(importAccount.api, job.id)).toMatchObject({ status: "completed_with_errors", linesSucceeded: 2, linesFailed: 1 });
+    expect(await results(importAccount.token, job.id, "failed")).toEqual([expect.objectContaining({ line: 2, statusCode: 400, message: expect.stringMatching(/deeper than 32/) })]);
+  });
+
   it("imports transactions as /transactions/batch writes them", async () => {
     const tx = (i: number) => ({ externalTransactionID: `T${i}`, type: 1, channel: 1, currencyCode: "EUR", createdDate: "2026-11-01T10:00:00Z", items: [{ externalItemID: "1", key: `K${i}`, quantity: 1, moneyItemTotalNet: 10, moneyItemTotalVat: 2.5 }] });
     const lines = [tx(1), tx(2), { externalTransactionID: "T3", type: 9 }];

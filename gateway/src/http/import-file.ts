@@ -1,4 +1,5 @@
 import type { Readable } from "node:stream";
+import { jsonShapeProblem } from "./hostile-input";
 
 /**
  * Reading an import's file as it arrives (CONTRACT "Imports"): lines, never the whole body. A
@@ -20,6 +21,8 @@ export interface Line {
   /** 1-based, counting every line of the file (blank ones too). */
   line: number;
   text: string;
+  /** The line's bytes (for the JSON shape scan without encoding the text again). */
+  bytes: Uint8Array;
 }
 
 /** The body's lines (LF or CRLF), blank ones left out. */
@@ -35,7 +38,7 @@ export async function* linesOf(body: Readable): AsyncGenerator<Line> {
     if (++line > MAX_IMPORT_LINES) throw new FileTooLarge(`the file has more than ${MAX_IMPORT_LINES} lines`);
     if (whole.length && whole[whole.length - 1] === 0x0d) whole = whole.subarray(0, whole.length - 1);
     const text = whole.toString("utf8");
-    return text.trim() ? { line, text } : undefined;
+    return text.trim() ? { line, text, bytes: whole } : undefined;
   };
   try {
     for await (const chunk of body as AsyncIterable<Buffer>) {
@@ -63,16 +66,24 @@ export async function* linesOf(body: Readable): AsyncGenerator<Line> {
   }
 }
 
-/** An NDJSON file's items: one JSON value per line. */
-export async function* ndjsonItems(body: Readable): AsyncGenerator<{ line: number; item: unknown }> {
-  for await (const { line, text } of linesOf(body)) {
+/**
+ * An NDJSON file's items: one JSON value per line. A line too deep or too wide for a batch body
+ * (jsonShapeProblem, the same scan as every JSON body's) is that line's refusal, never parsed.
+ */
+export async function* ndjsonItems(body: Readable): AsyncGenerator<{ line: number; item: unknown; refused?: string; size: number }> {
+  for await (const { line, text, bytes } of linesOf(body)) {
+    const tooWide = jsonShapeProblem(bytes);
+    if (tooWide) {
+      yield { line, item: undefined, refused: `${tooWide.path ? `${tooWide.path}: ` : ""}${tooWide.message}`, size: bytes.length };
+      continue;
+    }
     let item: unknown;
     try {
       item = JSON.parse(text);
     } catch (error) {
       throw new FileProblem(`line ${line} is not JSON: ${(error as Error).message}`.slice(0, 500));
     }
-    yield { line, item };
+    yield { line, item, size: bytes.length };
   }
 }
 

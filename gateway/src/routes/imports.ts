@@ -186,14 +186,15 @@ export function importRoutes(ctx: RouteContext, owners: ImportOwners, as: CallAs
       let failure: string | undefined;
       let tooLarge: string | undefined;
       try {
-        for await (const { line, item } of items) {
+        for await (const { line, item, refused, size } of items as AsyncIterable<{ line: number; item: unknown; refused?: string; size?: number }>) {
           linesTotal++;
-          const checked = checkItem(importable.line, item, referenceField(importable.reference));
+          const checked = refused === undefined ? checkItem(importable.line, item, referenceField(importable.reference)) : { reference: "", referenceField: importable.reference, statusCode: 400, message: refused };
           if ("value" in checked) {
             chunk.valid.push(checked.value);
             chunk.lines.push(BigInt(line));
           } else chunk.rejected.push({ ...checked, line: BigInt(line) });
-          chunk.bytes += JSON.stringify(item).length;
+          // An NDJSON line's size as read; a CSV record's as its item.
+          chunk.bytes += size ?? JSON.stringify(item).length;
           if (chunk.valid.length + chunk.rejected.length >= CHUNK_LINES || chunk.bytes >= CHUNK_BYTES) await send();
         }
         await send();
