@@ -10,7 +10,8 @@
 // stock row's available quantity, a distribution order's open quantity, a stock trigger's min); for purchase-order lines, lines missing, extra, or differing in
 // SKU, warehouse, delivery day, open quantity or kind (the values the orders service announces);
 // for planning's sales rollups (sales_days, sales_months), rows missing, extra or differing from
-// the aggregate of planning's own sale lines.
+// the aggregate of planning's own sale lines, and for its per-SKU cells (sku_months), from
+// sales_months matched to the SKUs.
 // Each account's entry carries up to five drifted rows (`sample`). A source whose schema is absent
 // is listed under `notChecked`. Prints JSON; exits 1 when there is drift, 0 when there is none.
 import pg from "pg";
@@ -90,6 +91,17 @@ const entities = {
              FROM planning.sales_line_days GROUP BY account_id, date_trunc('month', day)::date, ref_kind, ref, channel`,
     replica: `SELECT account_id, concat_ws('/', month, ref_kind, ref, channel) AS key, 0 AS version, concat_ws('/', units, lines) AS value
               FROM planning.sales_months WHERE (units, lines) <> (0, 0)`,
+  },
+  // The per-SKU cells (migration 013) against sales_months matched to the SKUs (sku_month_sales),
+  // in their month and as the baseline a year later; a cell at 0 counts as absent.
+  skuMonths: {
+    needs: ["planning.sku_month_sales", "planning.sku_months"],
+    source: `SELECT account_id, concat_ws('/', month, sku_id, channel) AS key, 0 AS version, concat_ws('/', sum(units), sum(lines), sum(ly_units), sum(ly_lines)) AS value
+             FROM (SELECT account_id, month, sku_id, channel, units, lines, 0 AS ly_units, 0 AS ly_lines FROM planning.sku_month_sales
+               UNION ALL SELECT account_id, (month + interval '1 year')::date, sku_id, channel, 0, 0, units, lines FROM planning.sku_month_sales) x
+             GROUP BY account_id, month, sku_id, channel HAVING (sum(units), sum(lines), sum(ly_units), sum(ly_lines)) <> (0, 0, 0, 0)`,
+    replica: `SELECT account_id, concat_ws('/', month, sku_id, channel) AS key, 0 AS version, concat_ws('/', units, lines, ly_units, ly_lines) AS value
+              FROM planning.sku_months WHERE (units, lines, ly_units, ly_lines) <> (0, 0, 0, 0)`,
   },
 };
 

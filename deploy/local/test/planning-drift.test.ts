@@ -89,6 +89,9 @@ describe("planning-drift.mjs: distribution orders, stock triggers and sales roll
     const orders = createServiceClient(ordersV1.OrdersService, services[0].url);
     const other = randomUUID();
     const asOther = { headers: callerHeaders(internalToken, { accountId: other, apiKeyId: randomUUID() }) };
+    const planning = files.openDb("planning");
+    // Planning knows the two SKUs the sales name (straight into its replica): their per-SKU cells follow.
+    await planning("skus").insert(["K0", "K1"].map((key) => ({ account_id: other, sku_id: randomUUID(), version: 1, key, status: 1, active_planning: true })));
     await orders.writeTransactions(
       {
         transactions: ["T1", "T2", "T3"].map((ext, i) => ({ externalTransactionId: ext, channel: 1 + (i % 2), type: 1, items: [{ externalItemId: "i1", key: `K${i % 2}`, quantity: 2 + i }] })),
@@ -96,7 +99,6 @@ describe("planning-drift.mjs: distribution orders, stock triggers and sales roll
       },
       asOther,
     );
-    const planning = files.openDb("planning");
     // (The test before leaves drift of its own account behind: only this account's entries count.)
     const mine = (entries: { account_id: string }[]) => entries.filter((e) => e.account_id === other);
     const clean = await eventually(
@@ -108,7 +110,7 @@ describe("planning-drift.mjs: distribution orders, stock triggers and sales roll
       60_000,
       () => `the three transactions in planning; last report ${JSON.stringify(check().report)}`,
     );
-    expect([mine(clean.report.salesDays), mine(clean.report.salesMonths)]).toEqual([[], []]);
+    expect([mine(clean.report.salesDays), mine(clean.report.salesMonths), mine(clean.report.skuMonths)]).toEqual([[], [], []]);
     expect(clean.report.notChecked).not.toContain("salesDays");
 
     const day = (await planning("sales_days").where({ account_id: other, ref: "K0" }).first("day")).day;
@@ -116,11 +118,16 @@ describe("planning-drift.mjs: distribution orders, stock triggers and sales roll
     await planning("sales_days").where({ account_id: other, ref: "K1" }).update({ units: 0, shipped: 0, lines: 0 });
     await planning("sales_days").insert({ account_id: other, day, ref_kind: 2, ref: "S9", channel: 1, external_warehouse_id: "", units: 1, shipped: 1, lines: 1 });
     await planning("sales_months").where({ account_id: other, ref: "K1" }).delete();
+    // A per-SKU cell off by one unit (K0's SKU, its month of sales).
+    const k0 = (await planning("skus").where({ account_id: other, key: "K0" }).first("sku_id")).sku_id;
+    await planning("sku_months").where({ account_id: other, sku_id: k0 }).where("lines", ">", 0).update({ units: planning.raw("units + 1") });
 
     const drifted = check();
     const counts = (entries: Record<string, unknown>[]) => entries.map(({ sample: _s, ...c }) => c);
     expect(drifted.status).toBe(1);
     expect(counts(mine(drifted.report.salesDays))).toEqual([{ account_id: other, missing: 1, stale: 0, extra: 1, differing: 1 }]);
     expect(counts(mine(drifted.report.salesMonths))).toEqual([{ account_id: other, missing: 1, stale: 0, extra: 0, differing: 0 }]);
+    // K1's cells (its month, and the baseline a year later) no longer follow from sales_months: extra.
+    expect(counts(mine(drifted.report.skuMonths))).toEqual([{ account_id: other, missing: 0, stale: 0, extra: 2, differing: 1 }]);
   });
 });

@@ -61,7 +61,14 @@ export async function applySkus(tx: Tx, messages: catalogueMessagesV1.SkuChanged
     tx,
     rows.map(({ account_id, sku_id, version, season, product_group_id, variant_group_id, key, sku, ean }) => ({ account_id, sku_id, version, season, product_group_id, variant_group_id, key, sku, ean })),
   );
-  await repo.storeNewerSkus(tx, rows);
+  const before = await repo.skuNames(tx, rows);
+  const written = new Set((await repo.storeNewerSkus(tx, rows)).map((r) => `${r.account_id}/${r.sku_id}`));
+  // A SKU new to the replica, or named by another key, sku or EAN, is matched to its sales again.
+  const renamed = rows.filter((r) => {
+    const was = before.get(`${r.account_id}/${r.sku_id}`);
+    return written.has(`${r.account_id}/${r.sku_id}`) && (!was || was.key !== r.key || was.sku !== r.sku || was.ean !== r.ean);
+  });
+  await repo.rematchSkuMonths(tx, renamed.map(({ account_id, sku_id }) => ({ account_id, sku_id })));
 }
 
 export async function applyWarehouses(tx: Tx, messages: inventoryMessagesV1.WarehouseChanged[]): Promise<void> {

@@ -13,5 +13,6 @@ import { accountVersions } from "./009_account_versions";
 import { skuEan } from "./010_sku_ean";
 import { timezoneNames } from "./011_timezone_names";
 import { salesRollups } from "./012_sales_rollups";
+import { skuMonths } from "./013_sku_months";
 
-export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createReplica, replicaEpoch, changedGroups, skuSeq, sales, breakdownInputs, changedGroupsPoVolume, salesPlansKept, accountVersions, skuEan, timezoneNames, salesRollups];
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createReplica, replicaEpoch, changedGroups, skuSeq, sales, breakdownInputs, changedGroupsPoVolume, salesPlansKept, accountVersions, skuEan, timezoneNames, salesRollups, skuMonths];

@@ -1,6 +1,6 @@
 import type { Knex } from "knex";
 import type { Db } from "@analytics/db";
-import { addDays, monthStart, monthsAndDays, nextMonth, type PeriodSpan } from "../periods";
+import { addDays, monthStart, monthsAndDays, type PeriodSpan } from "../periods";
 import type { BreakdownQuery } from "../validation";
 import { groupColumn, skuWhere } from "./filters";
 import { groupsAfter } from "./pages";
@@ -9,8 +9,9 @@ import { accountTimezone } from "./sql";
 /*
  * The statements of the later revision's answers (sales plans, breakdown, breakdown by warehouse;
  * services/planning/src/breakdown.ts streams them), built from named pieces in the order their
- * text is written. Sales come from the rollups the replica's consumer keeps (migration 012):
- * whole months from sales_months, other days from sales_days, matched to the SKUs when read.
+ * text is written. Sales come from the rollups the replica's consumer keeps: whole months from
+ * the per-SKU cells (sku_months, migration 013), other days from sales_days (migration 012),
+ * matched to the SKUs when read.
  */
 
 /** The account's timezone (UTC when unknown), salesPlanGrowth and today in that timezone. */
@@ -58,8 +59,6 @@ interface Answer {
 const startOf = (a: Answer, day: string) => `(${a.b.v(day)}::date)::timestamp AT TIME ZONE ${a.b.v(a.account.tz)}`;
 /** The account's day of an instant. */
 const dayOf = (a: Answer, instant: string) => `(${instant} AT TIME ZONE ${a.b.v(a.account.tz)})::date`;
-/** A year before a month's first day. */
-const yearBefore = (d: string) => `${Number(d.slice(0, 4)) - 1}${d.slice(4)}`;
 /** `, <expr> AS wid` by warehouse, else nothing. */
 const wid = (a: Answer, expr: string) => (a.byWarehouse ? `, ${expr} AS wid` : "");
 
@@ -104,45 +103,77 @@ function rollupRows(a: Answer, rollup: string, joins: string, where: () => strin
   return `${rollup} x ${joins} WHERE x.account_id = ${v(a.accountId)} AND x.lines > 0 AND x.channel = ANY(${v(a.q.channels)}::int[]) AND ${where()}`;
 }
 
-/** The plan per SKU, channel and month (the stored one, else last year's net units grown), and per period. */
-function plans(a: Answer): string {
+/** The per-SKU cells (sku_months, alias x, with `joins`) of the account's selected SKUs and channels from `from` to `to` where `live`. */
+function skuMonths(a: Answer, joins: string, from: string, to: string, live: string): string {
+  const { v } = a.b;
+  return `sku_months x JOIN s USING (sku_id) ${joins}
+        WHERE x.account_id = ${v(a.accountId)} AND x.month BETWEEN ${v(from)}::date AND ${v(to)}::date AND x.channel = ANY(${v(a.q.channels)}::int[]) AND ${live}`;
+}
+
+/**
+ * Per SKU, channel and month of the periods: its cell (sku_months: the month's net units, and last
+ * year's, the baseline's input) beside its stored plan, either absent; only cells with lines.
+ */
+function cellsAndPlans(a: Answer): string {
   const { v } = a.b;
   const { first, last } = a;
-  return `,
-    mp AS (
-      SELECT sku_id, channel, month, bool_or(stored) AS stored,
-        CASE WHEN bool_or(stored) THEN max(volume) ELSE greatest(0, sum(units)) * (1 + ${v(a.account.growth)}::numeric) END AS plan
-      FROM (
-        SELECT p.sku_id, p.channel, p.month, true AS stored, p.volume, 0::bigint AS units
-        FROM sales_plans p JOIN s USING (sku_id)
+  return `
+      SELECT coalesce(p.sku_id, c.sku_id) AS sku_id, coalesce(p.channel, c.channel) AS channel, coalesce(p.month, c.month) AS month,
+        p.volume, c.units, c.lines, c.ly_units, c.ly_lines
+      FROM (SELECT x.sku_id, x.channel, x.month, x.units, x.lines, x.ly_units, x.ly_lines FROM ${skuMonths(a, "", monthStart(first), last, "(x.lines > 0 OR x.ly_lines > 0)")}) c
+      FULL JOIN (
+        SELECT p.sku_id, p.channel, p.month, p.volume FROM sales_plans p JOIN s USING (sku_id)
         WHERE p.account_id = ${v(a.accountId)} AND p.volume IS NOT NULL AND p.month >= ${v(monthStart(first))}::date AND p.month <= ${v(last)}::date AND p.channel = ANY(${v(a.q.channels)}::int[])
-        UNION ALL
-        SELECT r.sku_id, x.channel, (x.month + interval '1 year')::date, false, NULL, x.units
-        FROM ${rollupRows(a, "sales_months", "JOIN r USING (ref_kind, ref)", () => `x.month >= ${v(yearBefore(monthStart(first)))}::date AND x.month < ${v(yearBefore(nextMonth(last)))}::date`)}
-      ) x GROUP BY 1, 2, 3),
+      ) p ON p.sku_id = c.sku_id AND p.channel = c.channel AND p.month = c.month`;
+}
+
+/** A month's plan of a cell beside its stored plan: the stored one, else last year's net units grown (none without last year's lines). */
+const monthPlan = (a: Answer) => `CASE WHEN volume IS NOT NULL THEN volume WHEN ly_lines > 0 THEN greatest(0, ly_units) * (1 + ${a.b.v(a.account.growth)}::numeric) END`;
+
+/**
+ * Per SKU, channel and period: stored plan, plan and actual (scp), each answer summing it by its
+ * own keys. The plan per SKU, channel and month (monthPlan) is split over the periods by their
+ * days (pm), each SKU's rounded per period; actuals are the cells' whole months (dm) and
+ * sales_days for the other days (dd).
+ */
+function perSku(a: Answer): string {
+  if (isMonthly(a)) return monthlyPerSku(a);
+  const { first, last } = a;
+  return `,
+    mp AS (SELECT sku_id, channel, month, volume IS NOT NULL AS stored, ${monthPlan(a)} AS plan FROM (${cellsAndPlans(a)}) x WHERE volume IS NOT NULL OR ly_lines > 0),
     pp AS (
       SELECT mp.sku_id, mp.channel, pm.idx,
         round(coalesce(sum(mp.plan * pm.days / pm.month_days) FILTER (WHERE mp.stored), 0), 3) AS stored,
         round(coalesce(sum(mp.plan * pm.days / pm.month_days) FILTER (WHERE NOT mp.stored), 0), 3) AS base
-      FROM mp JOIN pm USING (month) GROUP BY 1, 2, 3)`;
-}
-
-/** Net units per SKU, channel and period (whole months from sales_months, other days from sales_days); with the plans, per SKU. */
-function actuals(a: Answer): string {
-  const { v } = a.b;
-  const { first, last } = a;
-  return `,
+      FROM mp JOIN pm USING (month) GROUP BY 1, 2, 3),
     act AS (
-      SELECT r.sku_id, x.channel, x.idx, sum(x.units) AS units FROM (
-        SELECT x.ref_kind, x.ref, x.channel, dm.idx, x.units FROM ${rollupRows(a, "sales_months", "JOIN dm USING (month)", () => `x.month BETWEEN ${v(first)}::date AND ${v(last)}::date`)}
+      SELECT sku_id, channel, idx, sum(units) AS units FROM (
+        SELECT x.sku_id, x.channel, dm.idx, x.units FROM ${skuMonths(a, "JOIN dm USING (month)", first, last, "x.lines > 0")}
         UNION ALL
-        SELECT x.ref_kind, x.ref, x.channel, dd.idx, x.units FROM ${rollupRows(a, "sales_days", "JOIN dd USING (day)", () => `x.day BETWEEN ${v(first)}::date AND ${v(last)}::date`)}
-      ) x JOIN r USING (ref_kind, ref) GROUP BY 1, 2, 3),
-    -- Per SKU, channel and period: stored plan, plan, actual; summed once by each answer's own keys.
+        SELECT r.sku_id, x.channel, dd.idx, x.units FROM ${rollupRows(a, "sales_days", "JOIN dd USING (day) JOIN r USING (ref_kind, ref)", () => `x.day BETWEEN ${a.b.v(first)}::date AND ${a.b.v(last)}::date`)}
+      ) x GROUP BY 1, 2, 3),
     scp AS NOT MATERIALIZED (
       SELECT sku_id, channel, idx, stored, stored + base AS plan, 0::numeric AS actual FROM pp
       UNION ALL
       SELECT sku_id, channel, idx, 0, 0, units FROM act)`;
+}
+
+/** Whether every period is one whole calendar month: then a SKU's period is its month's cell. */
+function isMonthly(a: Answer): boolean {
+  const { months, days } = monthsAndDays(a.periods);
+  return days.length === 0 && months.length === a.periods.length;
+}
+
+/**
+ * scp when every period is one whole month: one row per cell or stored plan, nothing to group
+ * (the same figures as perSku's: each period's plan is its one month's, rounded).
+ */
+function monthlyPerSku(a: Answer): string {
+  return `,
+    scp AS NOT MATERIALIZED (
+      SELECT sku_id, channel, dm.idx, CASE WHEN volume IS NOT NULL THEN round(volume, 3) ELSE 0 END AS stored,
+        coalesce(round(${monthPlan(a)}, 3), 0) AS plan, CASE WHEN lines > 0 THEN units ELSE 0 END AS actual
+      FROM (${cellsAndPlans(a)}) x JOIN dm USING (month))`;
 }
 
 /** The sales-plans answer: per group, selected channel and reported period. */
@@ -319,7 +350,7 @@ function projection(a: Answer): string {
 export function breakdownStatement(accountId: string, q: BreakdownQuery, shape: Shape, account: { tz: string; growth: string; today: string }, periods: PeriodSpan[]) {
   const byWarehouse = shape === "warehouses";
   const a: Answer = { b: new Sql(), accountId, q, byWarehouse, keys: byWarehouse ? "g, wid" : "g", account, periods, first: periods[0].start, last: periods[periods.length - 1].end };
-  let sql = inputs(a) + plans(a) + actuals(a);
+  let sql = inputs(a) + perSku(a);
   if (shape === "plans") return { sql: sql + plansAnswer(a), bindings: a.b.bindings };
   sql += byWarehouse
     ? warehouseWeights(a) + warehousePieces(a)

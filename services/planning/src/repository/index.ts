@@ -217,6 +217,18 @@ export const storeNewerSkus = (tx: Tx, rows: object[]) =>
     "skus.ean IS DISTINCT FROM excluded.ean",
   );
 
+/** What names each of these SKUs in sales now, by "account/sku id"; absent: not in the replica. */
+export type SkuNames = { key: string; sku: string | null; ean: string | null };
+export async function skuNames(tx: Tx, skus: { account_id: string; sku_id: string }[]): Promise<Map<string, SkuNames>> {
+  if (!skus.length) return new Map();
+  const { rows } = await tx.raw(
+    `SELECT s.account_id, s.sku_id, s.key, s.sku, s.ean
+     FROM skus s JOIN jsonb_to_recordset(?::jsonb) AS x(account_id uuid, sku_id uuid) USING (account_id, sku_id)`,
+    [json(skus.map(({ account_id, sku_id }) => ({ account_id, sku_id })))],
+  );
+  return new Map(rows.map((r: SkuNames & { account_id: string; sku_id: string }) => [`${r.account_id}/${r.sku_id}`, { key: r.key, sku: r.sku, ean: r.ean }]));
+}
+
 /*
  * warehouses, stock, purchase_orders and accounts keep the fields of the bus message they
  * replicate that planning reads (`only`): its other fields, and those the message gains, are

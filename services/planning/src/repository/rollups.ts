@@ -5,7 +5,30 @@ import { accountTimezone, json } from "./sql";
 export type SalesLineFigures = { account_id: string; key: string | null; sku: string | null; ean: string | null; channel: number; external_warehouse_id: string; sold_at: string; units: number };
 
 /**
- * Adds sales lines to the rollups (sales_days and sales_months, migration 012), or takes them off:
+ * Month rows of sales_months' shape (account_id, month, ref_kind, ref, channel, units, lines) as
+ * the per-SKU cells count them: for every SKU each names (by key, sku or EAN, ref_kind 1, 2, 3).
+ */
+const namedSkus = (rows: string) =>
+  [[1, "key"], [2, "sku"], [3, "ean"]]
+    .map(([kind, column]) => `SELECT x.account_id, x.month, s.sku_id, x.channel, x.units, x.lines FROM ${rows} x JOIN skus s ON s.account_id = x.account_id AND s.${column} = x.ref WHERE x.ref_kind = ${kind}`)
+    .join(" UNION ALL ");
+
+/**
+ * Adds SKU month figures `k` (account_id, month, sku_id, channel, units, lines) to the per-SKU
+ * cells (sku_months, migration 013): in their month, and as the baseline of the month a year later.
+ */
+const addToSkuMonths = (k: string) => `WITH k AS (${k})
+       INSERT INTO sku_months AS c (account_id, month, sku_id, channel, units, lines, ly_units, ly_lines)
+       SELECT account_id, month, sku_id, channel, sum(units), sum(lines), sum(ly_units), sum(ly_lines) FROM (
+         SELECT account_id, month, sku_id, channel, units, lines, 0 AS ly_units, 0 AS ly_lines FROM k
+         UNION ALL SELECT account_id, (month + interval '1 year')::date, sku_id, channel, 0, 0, units, lines FROM k) x
+       GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+       ON CONFLICT (account_id, month, sku_id, channel) DO UPDATE
+         SET units = c.units + excluded.units, lines = c.lines + excluded.lines, ly_units = c.ly_units + excluded.ly_units, ly_lines = c.ly_lines + excluded.ly_lines`;
+
+/**
+ * Adds sales lines to the rollups (sales_days and sales_months, migration 012, and the per-SKU
+ * cells of sku_months, migration 013), or takes them off:
  * `sign` -1 for the lines a transaction's newer version replaced or its cancellation removed. One
  * statement for the batch: the lines are grouped by the rollups' keys (the day in the account's
  * timezone), a group that nets to nothing is skipped, and the rest added to the stored sums in key
@@ -26,11 +49,14 @@ export async function addToSalesRollups(tx: Tx, lines: (Omit<SalesLineFigures, "
          sum(sign * units) AS units, sum(sign * greatest(units, 0)) AS shipped, sum(sign) AS lines
        FROM x WHERE coalesce(key, sku, ean) IS NOT NULL
        GROUP BY 1, 2, 3, 4, 5, 6 HAVING sum(sign * units) <> 0 OR sum(sign * greatest(units, 0)) <> 0 OR sum(sign) <> 0),
+     md AS (
+       SELECT account_id, date_trunc('month', day)::date AS month, ref_kind, ref, channel, sum(units) AS units, sum(lines) AS lines FROM d
+       GROUP BY 1, 2, 3, 4, 5 HAVING sum(units) <> 0 OR sum(lines) <> 0),
      m AS (
        INSERT INTO sales_months AS m (account_id, month, ref_kind, ref, channel, units, lines)
-       SELECT account_id, date_trunc('month', day)::date, ref_kind, ref, channel, sum(units), sum(lines) FROM d
-       GROUP BY 1, 2, 3, 4, 5 HAVING sum(units) <> 0 OR sum(lines) <> 0 ORDER BY 1, 2, 3, 4, 5
-       ON CONFLICT (account_id, month, ref_kind, ref, channel) DO UPDATE SET units = m.units + excluded.units, lines = m.lines + excluded.lines)
+       SELECT * FROM md ORDER BY 1, 2, 3, 4, 5
+       ON CONFLICT (account_id, month, ref_kind, ref, channel) DO UPDATE SET units = m.units + excluded.units, lines = m.lines + excluded.lines),
+     c AS (${addToSkuMonths(namedSkus("md"))})
      INSERT INTO sales_days AS s (account_id, day, ref_kind, ref, channel, external_warehouse_id, units, shipped, lines)
      SELECT * FROM d ORDER BY 1, 2, 3, 4, 5, 6
      ON CONFLICT (account_id, day, ref_kind, ref, channel, external_warehouse_id) DO UPDATE
@@ -60,6 +86,8 @@ export async function recomputeSalesRollups(tx: Tx, accountIds: string[]): Promi
      FROM sales_line_days WHERE account_id = ANY(?::uuid[]) GROUP BY 1, 2, 3, 4, 5, 6`,
     `INSERT INTO sales_months SELECT account_id, date_trunc('month', day)::date, ref_kind, ref, channel, sum(units), sum(lines)
      FROM sales_days WHERE account_id = ANY(?::uuid[]) GROUP BY 1, 2, 3, 4, 5`,
+    "DELETE FROM sku_months WHERE account_id = ANY(?::uuid[])",
+    addToSkuMonths("SELECT * FROM sku_month_sales WHERE account_id = ANY(?::uuid[])"),
   ])
     await tx.raw(statement, [accountIds]).options({ query_timeout: RECOMPUTE_TIMEOUT_MS + 1_000 });
 }
@@ -70,3 +98,20 @@ export async function salesTimezones(tx: Tx, accountIds: string[]): Promise<Map<
   return new Map(rows.map((r: { account_id: string; tz: string }) => [r.account_id, r.tz]));
 }
 
+
+/**
+ * Matches the sales rollups to these SKUs again (new to the replica, or named by another key, sku
+ * or EAN than before): their per-SKU cells are recomputed from sales_months.
+ */
+export async function rematchSkuMonths(tx: Tx, skus: { account_id: string; sku_id: string }[]): Promise<void> {
+  if (!skus.length) return;
+  const changed = "jsonb_to_recordset(?::jsonb) AS x(account_id uuid, sku_id uuid)";
+  await tx.raw(`DELETE FROM sku_months c USING ${changed} WHERE c.account_id = x.account_id AND c.sku_id = x.sku_id`, [json(skus)]);
+  await tx.raw(
+    addToSkuMonths(`SELECT m.account_id, m.month, s.sku_id, m.channel, m.units, m.lines
+       FROM ${changed} JOIN skus s USING (account_id, sku_id)
+       CROSS JOIN LATERAL (VALUES (1::smallint, s.key), (2::smallint, s.sku), (3::smallint, s.ean)) AS r(ref_kind, ref)
+       JOIN sales_months m ON m.account_id = s.account_id AND m.ref_kind = r.ref_kind AND m.ref = r.ref`),
+    [json(skus)],
+  );
+}
