@@ -1,6 +1,8 @@
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
 import { busBacklog, client, E2E_ADMIN_TOKEN as ADMIN_TOKEN, PLATFORM_HOOK_TIMEOUT_MS, signUp, startOnTestServices, startPlatform, type Platform, type PlatformOnTestServices } from "./harness";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
 import { eventually, freezableProxy, startWebhookReceiver, testNatsUrl, whileProgressing, type FreezableProxy, type WebhookReceiver } from "@analytics/testing";
 
 /**
@@ -119,6 +121,71 @@ describe("webhooks over the platform (real Postgres, NATS, a kill -9, a NATS out
     for (const entry of entries) expect(delivered.get(entry.id)).toEqual({ id: entry.id, type: entry.eventType, timestamp: entry.createdAt, data: entry });
     const withImage = entries.find((e) => e.payload.imageUrl)!;
     expect(withImage.payload.imageUrl).toMatch(/^https:\/\/api\.example\.com\/v2\/api\/images\/[0-9a-f-]{36}\/[0-9a-f]{64}\/[\w-]+$/);
+  }, 120_000);
+
+  it("pushes import.finished once per finished import (products and transactions, completed, with errors, failed), data as GET /imports/{id} answers it, also when the bus delivers its message again", async () => {
+    const acme = await signUp(platform.baseUrl, ADMIN_TOKEN, "Imports");
+    const created = await acme.api("POST", "/v2/api/webhooks", { url: receiver.url("imports"), eventTypes: ["import.finished"] });
+    expect(created.status).toBe(201);
+    receiver.trust("imports", created.body.secret);
+    const skusOnly = await acme.api("POST", "/v2/api/webhooks", { url: receiver.url("imports-skus-only"), eventTypes: ["update_sku"] });
+    receiver.trust("imports-skus-only", skusOnly.body.secret);
+    const upload = async (resource: string, body: string) => {
+      const res = await fetch(`${platform.baseUrl}/v2/api/imports?resource=${resource}`, { method: "POST", headers: { authorization: `Bearer ${acme.token}`, "content-type": "application/x-ndjson" }, body });
+      expect(res.status).toBe(202);
+      return ((await res.json()) as { id: string }).id;
+    };
+    const transaction = { externalTransactionID: "T1", type: 1, channel: 1, currencyCode: "EUR", createdDate: "2026-11-01T10:00:00Z", items: [{ externalItemID: "1", key: "K1", quantity: 1, moneyItemTotalNet: 10, moneyItemTotalVat: 2.5 }] };
+    const jobs = [
+      await upload("products", '{"key":"I1","sku":"I1"}\n{"key":"I2","sku":"I2"}\n'),
+      await upload("transactions", `${JSON.stringify(transaction)}\n{"externalTransactionID":"T2","type":9}\n`),
+      await upload("products", '{"key":"I3"}\nnot JSON\n'),
+    ];
+    type Job = { id: string; status: string };
+    const answered = await eventually(async () => {
+      const all = await Promise.all(jobs.map(async (id) => (await acme.api<Job>("GET", `/v2/api/imports/${id}`)).body));
+      return all.every((j) => !["queued", "running"].includes(j.status)) && all;
+    }, 30_000, "every job finished");
+    expect(answered.map((j) => j.status)).toEqual(["completed", "completed_with_errors", "failed"]);
+    const pushed = () => receiver.received.filter((d) => d.endpoint === "imports" && d.status < 300);
+    await eventually(async () => pushed().length === jobs.length, 30_000, "each finished import pushed");
+    expect(receiver.rejected).toEqual([]);
+    // data: the job exactly as GET /imports/{id} answers it; one event (webhook-id) per job.
+    expect(pushed().map((d) => d.body.data).sort((a, b) => jobs.indexOf(a.id) - jobs.indexOf(b.id))).toEqual(answered);
+    expect(pushed().every((d) => d.body.type === "import.finished" && d.body.id === d.webhookId)).toBe(true);
+    expect(new Set(pushed().map((d) => d.webhookId)).size).toBe(jobs.length);
+    // Pushed only: the account's queue has no import.finished entry.
+    expect((await acme.api<{ eventType: string }[]>("GET", "/v2/api/events?pageSize=100")).body.map((e) => e.eventType)).not.toContain("import.finished");
+
+    // The bus delivers the messages again: the events service's consumers of import.finished are
+    // deleted, made again at their next pull, and read the stream from its start.
+    const nc = await connect({ servers: testNatsUrl() });
+    try {
+      const jsm = await jetstreamManager(nc);
+      const consumers = async () => {
+        const found = [];
+        for await (const info of await jsm.consumers.list(names.stream)) if (info.name.startsWith("events-imports__")) found.push(info);
+        return found;
+      };
+      const before = await consumers();
+      expect(before.length).toBeGreaterThan(0);
+      for (const info of before) await jsm.consumers.delete(names.stream, info.name);
+      await eventually(async () => {
+        const again = await consumers();
+        return (
+          again.length === before.length &&
+          again.every((c) => c.num_pending === 0 && c.num_ack_pending === 0) &&
+          again.reduce((n, c) => n + c.delivered.consumer_seq, 0) >= jobs.length
+        );
+      }, 45_000, "the import.finished messages delivered again and acknowledged");
+    } finally {
+      await nc.close();
+    }
+    // Acknowledged after the transaction that would have made a delivery: the log has one per job still.
+    const log = await acme.api<unknown[]>("GET", `/v2/api/webhooks/${created.body.id}/deliveries?pageSize=100`);
+    expect(log.headers.get("x-total-count")).toBe(String(jobs.length));
+    expect(pushed()).toHaveLength(jobs.length);
+    expect(receiver.received.filter((d) => d.endpoint === "imports-skus-only" && d.body.type === "import.finished")).toEqual([]);
   }, 120_000);
 
   it("delivers every entry, in order per product, through 500s, a kill of the worker mid-delivery and a NATS outage", async () => {

@@ -193,14 +193,29 @@ describe("the OpenAPI document generates good clients", () => {
     expect(push.description).toMatch(/entries queued while it is disabled are never pushed later/);
   });
 
-  it("lists the queue's event types from the proto enum EventType wherever they appear: an endpoint's eventTypes (body and answer), an entry's eventType, a delivery's", () => {
+  it("documents the push of import.finished as an OpenAPI 3.1 webhook: {id, type, timestamp, data}, data the very Import schema of GET /imports/{id}", () => {
+    const push = doc.webhooks.importFinished.post;
+    expect(push.operationId).toBe("receiveImportFinished");
+    expect(push.requestBody.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/WebhookImportFinished" });
+    const event = doc.components.schemas.WebhookImportFinished;
+    expect(event.required).toEqual(["id", "type", "timestamp", "data"]);
+    expect(event.properties.type).toMatchObject({ const: "import.finished" });
+    expect(event.properties.data).toEqual(doc.paths["/v2/api/imports/{id}"].get.responses["200"].content["application/json"].schema);
+    expect(event.properties.data).toEqual({ $ref: "#/components/schemas/Import" });
+    expect(push.parameters.map((p: { name: string }) => p.name)).toEqual(["webhook-id", "webhook-timestamp", "webhook-signature"]);
+    expect(Object.keys(push.responses).sort()).toEqual(["2XX", "410", "default"]);
+    expect(push.description).toMatch(/no entry on the event queue/);
+  });
+
+  it("lists the event types from the proto enum EventType wherever they appear: an endpoint's eventTypes (body and answer), a delivery's, and the queue's own (an entry's eventType) without the webhook-only import.finished", () => {
     const types = ["update_sku", "draft_po_change", "sku_warehouse_settings_change"];
+    const all = [...types, "import.finished"];
     const body = resolve(doc.paths["/v2/api/webhooks"].post.requestBody.content["application/json"].schema);
-    expect(body.properties.eventTypes.anyOf[0].items.enum).toEqual(types);
-    expect(doc.components.schemas.WebhookEndpoint.properties.eventTypes.items.enum).toEqual(types);
+    expect(body.properties.eventTypes.anyOf[0].items.enum).toEqual(all);
+    expect(doc.components.schemas.WebhookEndpoint.properties.eventTypes.items.enum).toEqual(all);
     expect(doc.components.schemas.WebhookQueueEntry.properties.type.enum).toEqual(types);
     expect(doc.components.schemas.Event.properties.eventType.enum).toEqual(types);
-    expect(doc.components.schemas.WebhookDelivery.properties.eventType.enum).toEqual(types);
+    expect(doc.components.schemas.WebhookDelivery.properties.eventType.enum).toEqual(all);
     expect(doc.components.schemas.WebhookDelivery.properties.status.enum).toEqual(["pending", "delivered", "failed"]);
   });
 

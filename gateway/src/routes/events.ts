@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
-import { eventsV1, RawJson, restNames } from "@analytics/contracts";
+import { eventsV1, RawJson, restNames, webhookOnlyNames } from "@analytics/contracts";
 import { BATCH_MAX } from "../http/batch";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../pipeline/route";
@@ -12,8 +12,8 @@ import { dataVersionOf, type CallAs } from "../clients";
 
 const { EventState, EventTypeSchema } = eventsV1;
 
-/** The queue's entry types by their REST names: the proto enum EventType. */
-export const eventTypes = Object.values(restNames(EventTypeSchema)) as [string, ...string[]];
+/** The queue's entry types by their REST names: the proto enum EventType, but for the types pushed to webhooks only (import.finished). */
+export const eventTypes = Object.values(restNames(EventTypeSchema)).filter((t) => !webhookOnlyNames(EventTypeSchema).includes(t)) as [string, ...string[]];
 
 /** A queue entry as GET /events answers it; also the `data` of a webhook delivery (webhooks.ts). */
 export const eventSchema = z

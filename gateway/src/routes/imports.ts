@@ -1,9 +1,9 @@
 import { Readable } from "node:stream";
 import { z } from "zod";
 import { create, toBinary } from "@bufbuild/protobuf";
-import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
-import { catalogueV1, ordersV1, type Import, type ImportService } from "@analytics/contracts";
+import { catalogueV1, importToRest, ordersV1, type ImportService } from "@analytics/contracts";
 import { checkItem, converting, referenceField } from "../http/batch";
 import { HttpError } from "../http/errors";
 import { FileProblem, FileTooLarge, MAX_IMPORT_BYTES, MAX_IMPORT_LINES, csvItems, ndjsonItems, type ColumnType } from "../http/import-file";
@@ -85,25 +85,9 @@ const CONTRACT_RESOURCES = ["products", "prices", "purchaseorders", "distributio
 const SUPPORTED = Object.keys(importables);
 const NOT_YET = CONTRACT_RESOURCES.filter((r) => !SUPPORTED.includes(r));
 
-const date = (t: Timestamp | undefined) => (t ? timestampDate(t).toISOString() : null);
-const importToRest = (i: Import) => ({
-  id: i.id,
-  resource: i.resource,
-  format: i.format,
-  status: i.status,
-  linesTotal: i.linesTotal === undefined ? null : Number(i.linesTotal),
-  linesProcessed: Number(i.linesProcessed),
-  linesSucceeded: Number(i.linesSucceeded),
-  linesFailed: Number(i.linesFailed),
-  createdAt: date(i.createdAt),
-  startedAt: date(i.startedAt),
-  finishedAt: date(i.finishedAt),
-  resultsExpireAt: date(i.resultsExpireAt),
-  message: i.message,
-});
-
 const STATUSES = ["queued", "running", "completed", "completed_with_errors", "failed", "cancelled"] as const;
-const importSchema = z
+/** The Import object: GET /imports/{id}, and the data of an import.finished webhook delivery (webhooks.ts). */
+export const importSchema = z
   .object({
     id: z.string().uuid(),
     resource: z.string(),

@@ -9,6 +9,7 @@ import { generalResponseSchema } from "../http/schemas";
 import { answerShape, requestShape, withoutReadOnly } from "../http/proto-schema";
 import type { CallAs } from "../clients";
 import { eventSchema, eventTypes } from "./events";
+import { importSchema } from "./imports";
 
 /**
  * /v2/api/webhooks -> analytics.events.v1.EventsService (CONTRACT.md, "Webhooks: the event queue
@@ -53,6 +54,31 @@ const exampleEntry = {
   failedAt: null,
 };
 
+/** The headers of every push (Standard Webhooks), `webhook-id` described as `idDescription`. */
+const pushHeaders = (idDescription: string) => ({
+  "webhook-id": { description: idDescription, schema: z.string().uuid() },
+  "webhook-timestamp": {
+    description: "the attempt's time, in seconds since the Unix epoch; reject one far from your clock (a replay)",
+    schema: z.string().regex(/^[0-9]{1,12}$/).max(12),
+  },
+  "webhook-signature": {
+    description:
+      "space-separated signatures `v1,<base64 HMAC-SHA256 of webhook-id.webhook-timestamp.body>`, one per secret (two for 24 hours after a rotation), each keyed by the base64 after `whsec_` of a secret; accept the request when one matches",
+    schema: z.string().regex(/^v1,[A-Za-z0-9+/]+=*( v1,[A-Za-z0-9+/]+=*)*$/).max(200),
+  },
+});
+
+/** What each answer to a push means; `afterLast`: what happens once a delivery's last attempt failed. */
+const pushResponses = (afterLast: string) => ({
+  "2XX": { description: "any 2xx within 15 s: delivered (the answer's body is not read beyond 64 KiB, nor used)" },
+  "410": {
+    description: "Gone: the endpoint is disabled at once (disabledReason gone); nothing more is sent until a PUT with enabled=true, and then its pending deliveries resume",
+  },
+  default: {
+    description: `any other status (a 3xx too: redirects are not followed), or no answer within 15 s: the attempt failed, and is retried after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h; after the last the delivery has failed${afterLast}. An endpoint failing every attempt for 5 days is disabled (disabledReason failing).`,
+  },
+});
+
 /** The push itself (CONTRACT "Webhooks: the event queue pushed"), in the document's top-level `webhooks`. */
 function documentQueueEntry(ctx: RouteContext): void {
   ctx.openapi.webhook({
@@ -65,30 +91,55 @@ function documentQueueEntry(ctx: RouteContext): void {
       "Per product (per purchase order, per stock trigger) entries arrive in queue order: a later entry is sent only once the earlier one succeeded or finally failed. Delivery is at least once: an entry may come again with the same `webhook-id` (after a lost answer or a restart); de-duplicate on it.",
       "Only entries queued while the endpoint exists, is enabled and subscribes to their type are pushed: entries queued while it is disabled are never pushed later (read them with GET /v2/api/events). Deliveries already pending when it was disabled wait, and resume when a PUT enables it again.",
     ].join("\n\n"),
-    headers: {
-      "webhook-id": { description: "the entry's id, the same on every attempt and re-send: de-duplicate on it", schema: z.string().uuid() },
-      "webhook-timestamp": {
-        description: "the attempt's time, in seconds since the Unix epoch; reject one far from your clock (a replay)",
-        schema: z.string().regex(/^[0-9]{1,12}$/).max(12),
-      },
-      "webhook-signature": {
-        description:
-          "space-separated signatures `v1,<base64 HMAC-SHA256 of webhook-id.webhook-timestamp.body>`, one per secret (two for 24 hours after a rotation), each keyed by the base64 after `whsec_` of a secret; accept the request when one matches",
-        schema: z.string().regex(/^v1,[A-Za-z0-9+/]+=*( v1,[A-Za-z0-9+/]+=*)*$/).max(200),
-      },
-    },
+    headers: pushHeaders("the entry's id, the same on every attempt and re-send: de-duplicate on it"),
     body: queueEntrySchema,
     bodyExample: { id: exampleEntry.id, type: exampleEntry.eventType, timestamp: exampleEntry.createdAt, data: exampleEntry },
-    responses: {
-      "2XX": { description: "any 2xx within 15 s: delivered (the answer's body is not read beyond 64 KiB, nor used)" },
-      "410": {
-        description: "Gone: the endpoint is disabled at once (disabledReason gone); nothing more is sent until a PUT with enabled=true, and then its pending deliveries resume",
-      },
-      default: {
-        description:
-          "any other status (a 3xx too: redirects are not followed), or no answer within 15 s: the attempt failed, and is retried after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h; after the last the delivery has failed and the product's next entry goes. An endpoint failing every attempt for 5 days is disabled (disabledReason failing).",
-      },
-    },
+    responses: pushResponses(" and the product's next entry goes"),
+  });
+}
+
+/** The push of import.finished (CONTRACT "Imports": a webhook-only type, no queue entry): `data` is the Import object. */
+const importFinishedSchema = z
+  .object({
+    id: z.string().uuid().describe("the event's id, also the webhook-id header"),
+    type: z.literal("import.finished"),
+    timestamp: z.string().datetime().describe("when the events service made the event, once the job had ended"),
+    data: importSchema,
+  })
+  .describe("an import job that reached a final state; `data` is the job exactly as GET /v2/api/imports/{id} answers it")
+  .meta({ id: "WebhookImportFinished" });
+
+const exampleImport = {
+  id: "7f3c9a2e-1b4d-4e6f-8a0b-2c4d6e8f0a1b",
+  resource: "products",
+  format: "ndjson",
+  status: "completed_with_errors",
+  linesTotal: 1000,
+  linesProcessed: 1000,
+  linesSucceeded: 998,
+  linesFailed: 2,
+  createdAt: "2026-03-01T10:00:00.000Z",
+  startedAt: "2026-03-01T10:00:01.000Z",
+  finishedAt: "2026-03-01T10:00:03.000Z",
+  resultsExpireAt: "2026-03-08T10:00:03.000Z",
+  message: "",
+};
+
+/** The push of a finished import, in the document's top-level `webhooks` beside the queue's. */
+function documentImportFinished(ctx: RouteContext): void {
+  ctx.openapi.webhook({
+    name: "importFinished",
+    operationId: "receiveImportFinished",
+    summary: "An import job reached a final state (event type import.finished)",
+    tag,
+    description: [
+      "When an import job ends (`completed`, `completed_with_errors`, `failed` or `cancelled`), each enabled endpoint subscribing to `import.finished` (or to every type) is POSTed `{id, type, timestamp, data}`, signed as Standard Webhooks, `data` the Import object as GET /v2/api/imports/{id} answers it.",
+      "It is pushed only: no entry on the event queue (GET /v2/api/events); the job itself is the record to read. Delivery is at least once, with the same `webhook-id` on every attempt and re-send; de-duplicate on it.",
+    ].join("\n\n"),
+    headers: pushHeaders("the event's id, the same on every attempt and re-send: de-duplicate on it"),
+    body: importFinishedSchema,
+    bodyExample: { id: "3a1f5c7e-9b2d-4f6a-8c0e-1d3f5a7c9e2b", type: "import.finished", timestamp: exampleImport.finishedAt, data: exampleImport },
+    responses: pushResponses(""),
   });
 }
 
@@ -114,6 +165,7 @@ const notFound = { description: "no such endpoint of the account", schema: gener
 
 export function webhookRoutes(ctx: RouteContext, events: Client<typeof eventsV1.EventsService>, as: CallAs): void {
   documentQueueEntry(ctx);
+  documentImportFinished(ctx);
 
   route(ctx, {
     method: "POST",

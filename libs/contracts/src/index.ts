@@ -5,7 +5,7 @@ export * from "./gen/common/v1/common_pb";
 export * from "./gen/common/v1/imports_pb";
 // Field rules (max length, bounds, read-only, column type) that REST schemas, checks and tables read.
 export * from "./gen/common/v1/rules_pb";
-export { fieldRules, restNames, restValues } from "./rules";
+export { fieldRules, restNames, restValues, webhookOnlyNames } from "./rules";
 export * as catalogueV1 from "./gen/catalogue/v1/catalogue_pb";
 export * as eventsV1 from "./gen/events/v1/events_pb";
 export * as pricingV1 from "./gen/pricing/v1/pricing_pb";
@@ -38,3 +38,4 @@ export {
   transactionToRest,
 } from "./client-view";
 export { productPriceToRest } from "./product-price";
+export { importToRest } from "./import-view";

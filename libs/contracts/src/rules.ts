@@ -1,5 +1,5 @@
 import { getOption, type DescEnum, type DescField, type DescFile } from "@bufbuild/protobuf";
-import { rest_name, rules, type FieldRules } from "./gen/common/v1/rules_pb";
+import { rest_name, rules, webhook_only, type FieldRules } from "./gen/common/v1/rules_pb";
 
 const known = new WeakMap<DescField, FieldRules>();
 
@@ -21,6 +21,11 @@ export function fieldRules(field: DescField): FieldRules {
  */
 export function restNames(desc: DescEnum): Readonly<Record<string, string>> {
   return Object.fromEntries(desc.values.flatMap((v) => (getOption(v, rest_name) ? [[v.localName, getOption(v, rest_name)]] : [])));
+}
+
+/** The REST names of an enum's values marked `(analytics.common.v1.webhook_only)`: event types pushed to webhooks, never queue entries. */
+export function webhookOnlyNames(desc: DescEnum): readonly string[] {
+  return desc.values.flatMap((v) => (getOption(v, rest_name) && getOption(v, webhook_only) ? [getOption(v, rest_name)] : []));
 }
 
 const allowed = new WeakMap<DescField, readonly string[] | null>();

@@ -1,5 +1,6 @@
 import type { DescMessage } from "@bufbuild/protobuf";
 import { AccountSettingsChangedSchema } from "./gen/accounts/v1/messages_pb";
+import { ImportFinishedSchema } from "./gen/common/v1/imports_pb";
 import { BrandCreatedSchema, CategoryCreatedSchema, MappingTableChangedSchema, SkuChangedSchema } from "./gen/catalogue/v1/messages_pb";
 import { StockTriggerChangedSchema, StockUpdatedSchema, StoreChangedSchema, StoreTrafficRecordedSchema, WarehouseChangedSchema } from "./gen/inventory/v1/messages_pb";
 import { DistributionOrderChangedSchema, PurchaseOrderChangedSchema, TransactionChangedSchema } from "./gen/orders/v1/messages_pb";
@@ -20,6 +21,10 @@ export function topic<D extends DescMessage>(subject: string, schema: D): Topic<
 
 // Accounts (the gateway).
 export const accountSettingsChanged = topic("analytics.accounts.settings.changed", AccountSettingsChangedSchema);
+
+// Imports (libs/rpc ImportJobs, run by whichever service owns the imported resource): one
+// subject for every owner, so the events service reads one.
+export const importFinished = topic("analytics.imports.import.finished", ImportFinishedSchema);
 
 // Catalogue.
 export const catalogueSkuCreated = topic("analytics.catalogue.sku.created", SkuChangedSchema);

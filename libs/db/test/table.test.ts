@@ -110,7 +110,7 @@ describe("tableSpec (pricing's messages)", () => {
     expect(fieldViolations(eventsV1.WebhookDeliverySchema, delivery)).toEqual([{ path: "status", message: "must be one of pending, delivered, failed" }]);
     const endpoint = create(eventsV1.WebhookEndpointSchema, { url: "https://h.example.com", eventTypes: ["update_sku", "nope"] });
     expect(fieldViolations(eventsV1.WebhookEndpointSchema, endpoint)).toEqual([
-      { path: "eventTypes[1]", message: "must be one of update_sku, draft_po_change, sku_warehouse_settings_change" },
+      { path: "eventTypes[1]", message: "must be one of update_sku, draft_po_change, sku_warehouse_settings_change, import.finished" },
     ]);
     expect(tableSpec(eventsV1.WebhookEndpointSchema, "webhook_endpoints").recordType).toContain("event_types text[]");
   });

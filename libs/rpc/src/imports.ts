@@ -11,11 +11,12 @@ import {
   type AppendImportChunkRequest,
   type Import,
   type ImportLineResult,
+  topics,
 } from "@analytics/contracts";
 import { inTransaction, isUuid, type Db, type Migration, type Tx } from "@analytics/db";
 import { conflict, infrastructureKind, invalid, notFound } from "@analytics/errors";
 import type { Logger } from "pino";
-import type { OutboxRelay } from "@analytics/outbox";
+import { enqueue, outboxEntry, type OutboxRelay } from "@analytics/outbox";
 import { gaugeReadOnScrape } from "@analytics/telemetry";
 import { Counter, type Registry } from "prom-client";
 
@@ -152,7 +153,20 @@ async function jobOf(db: Db | Tx, accountId: string, id: string, lock = false): 
   return row;
 }
 
-const finalUpdate = (status: string) => ({ status, finished_at: new Date(), results_expire_at: new Date(Date.now() + RESULTS_DAYS * 86_400_000) });
+/**
+ * Ends a job in a final `status` (with the other columns of `set`) and announces it
+ * (analytics.imports.import.finished: the events service's import.finished webhooks) in the same
+ * transaction: every final state is reached here, so the message is written once per job, with
+ * the job as it ended, or not at all.
+ */
+async function finish(tx: Tx, id: string, status: string, set: Record<string, unknown> = {}): Promise<JobRow> {
+  const [row] = await tx<JobRow>("import_jobs")
+    .where({ id })
+    .update({ ...set, status, finished_at: new Date(), results_expire_at: new Date(Date.now() + RESULTS_DAYS * 86_400_000) })
+    .returning("*");
+  await enqueue(tx, [outboxEntry(topics.importFinished, row.account_id, row.id, { accountId: row.account_id, import: importFromRow(row) })]);
+  return row;
+}
 
 /** Every chunk of a job merged with its applied lines: one result per line, in line order. */
 function chunkResults(chunk: AppendImportChunkRequest, applied: LineOutcome[]): ImportLineResult[] {
@@ -230,9 +244,10 @@ export class ImportJobs {
           if (req.failure === undefined) return (await tx<JobRow>("import_jobs").where({ id: job.id }).update(sealed).returning("*"))[0];
           // The file could not be read: nothing of it is applied.
           await tx("import_chunks").where({ import_id: job.id }).delete();
-          return (await tx<JobRow>("import_jobs").where({ id: job.id }).update({ ...sealed, ...finalUpdate("failed"), message: req.failure }).returning("*"))[0];
+          return finish(tx, job.id, "failed", { ...sealed, message: req.failure });
         });
         if (row.status === "queued") this.wake();
+        else ctx.relay.kick();
         return { import: importFromRow(row) };
       },
       getImport: async (req, c) => ({ import: importFromRow(await jobOf(db, callerOf(c).accountId, req.importId)) }),
@@ -243,14 +258,15 @@ export class ImportJobs {
       },
       cancelImport: async (req, c) => {
         const accountId = callerOf(c).accountId;
-        return inTransaction(db, async (tx) => {
+        const answer = await inTransaction(db, async (tx) => {
           // Locked: waits for the chunk in flight, which stays applied.
           const job = await jobOf(tx, accountId, req.importId, true);
           if (IMPORT_FINAL_STATUSES.includes(job.status)) return { import: importFromRow(job), finished: true };
           await tx("import_chunks").where({ import_id: job.id }).whereNull("results").delete();
-          const [row] = await tx<JobRow>("import_jobs").where({ id: job.id }).update({ ...finalUpdate("cancelled"), message: "cancelled" }).returning("*");
-          return { import: importFromRow(row), finished: false };
+          return { import: importFromRow(await finish(tx, job.id, "cancelled", { message: "cancelled" })), finished: false };
         });
+        if (!answer.finished) ctx.relay.kick();
+        return answer;
       },
       streamImportResults: async function* (req, c) {
         const job = await jobOf(db, callerOf(c).accountId, req.importId);
@@ -296,18 +312,17 @@ export class ImportJobs {
       }
       const done = job.chunks_done + 1 >= (job.chunks_total ?? 0);
       const failed = Number(job.lines_failed) + counts.processed - counts.ok;
-      await tx("import_jobs")
-        .where({ id: job.id })
-        .update({
-          chunks_done: job.chunks_done + 1,
-          chunk_failures: 0,
-          lines_processed: tx.raw("lines_processed + ?", [counts.processed]),
-          lines_succeeded: tx.raw("lines_succeeded + ?", [counts.ok]),
-          lines_failed: failed,
-          started_at: job.started_at ?? new Date(),
-          touched_at: new Date(),
-          ...(done ? finalUpdate(failed ? "completed_with_errors" : "completed") : { status: "running" }),
-        });
+      const progress = {
+        chunks_done: job.chunks_done + 1,
+        chunk_failures: 0,
+        lines_processed: tx.raw("lines_processed + ?", [counts.processed]),
+        lines_succeeded: tx.raw("lines_succeeded + ?", [counts.ok]),
+        lines_failed: failed,
+        started_at: job.started_at ?? new Date(),
+        touched_at: new Date(),
+      };
+      if (done) await finish(tx, job.id, failed ? "completed_with_errors" : "completed", progress);
+      else await tx("import_jobs").where({ id: job.id }).update({ ...progress, status: "running" });
       if (!job.started_at) ctx.logger.info({ importId: job.id, accountId: job.account_id, resource: job.resource, linesTotal: job.lines_total }, "import started");
       if (done) ctx.logger.info({ importId: job.id, accountId: job.account_id, resource: job.resource, linesTotal: job.lines_total, linesFailed: failed }, "import finished");
       return { resource: job.resource, lines: counts.processed };
@@ -327,14 +342,16 @@ export class ImportJobs {
    * applied, and the account's next job may run.
    */
   private async chunkFailed(ctx: ServiceContext, job: JobRow, firstLine: bigint | undefined): Promise<void> {
-    await inTransaction(ctx.db, async (tx) => {
+    const failed = await inTransaction(ctx.db, async (tx) => {
       const [row] = await tx<JobRow>("import_jobs").where({ id: job.id, chunks_done: job.chunks_done }).whereIn("status", ["queued", "running"]).increment("chunk_failures", 1).returning("*");
-      if (!row || row.chunk_failures < MAX_CHUNK_ATTEMPTS) return;
+      if (!row || row.chunk_failures < MAX_CHUNK_ATTEMPTS) return false;
       const message = `line ${firstLine ?? "?"}: its chunk could not be applied (${MAX_CHUNK_ATTEMPTS} attempts); the lines before it are applied`;
-      await tx("import_jobs").where({ id: job.id }).update({ ...finalUpdate("failed"), message });
+      await finish(tx, job.id, "failed", { message });
       await tx("import_chunks").where({ import_id: job.id }).whereNull("results").delete();
       ctx.logger.error({ importId: job.id, accountId: job.account_id, resource: job.resource, line: String(firstLine) }, "import failed: a chunk could not be applied");
+      return true;
     });
+    if (failed) ctx.relay.kick();
   }
 
   /** The worker of the owning service: steps while jobs wait, else sleeps until woken or `pollMs`. */

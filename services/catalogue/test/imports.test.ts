@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import pino from "pino";
-import { create, toBinary } from "@bufbuild/protobuf";
-import { catalogueV1, ImportService } from "@analytics/contracts";
+import { create, equals, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { catalogueV1, ImportSchema, ImportService, topics } from "@analytics/contracts";
 import type { OutboxRelay } from "@analytics/outbox";
 import { ImportJobs, MAX_CHUNK_ATTEMPTS, startService } from "@analytics/rpc";
 import { eventually, serviceUnderTest } from "@analytics/testing";
@@ -84,7 +84,8 @@ describe("catalogue import jobs", () => {
     const expected = await stateOf(clean, cleanId);
     expect(expected.job).toEqual(["completed", 9n, 9n, 0n]);
     expect(expected.products.find((p) => p.key === "A")).toMatchObject({ product_name: "A line 7", version: 3 });
-    expect(expected.outbox).toHaveLength(9);
+    // Nine products' messages, then the job's end (import.finished), committed with its last chunk.
+    expect(expected.outbox).toEqual([...Array(9).fill(expect.stringMatching(/^analytics\.catalogue\.sku\./)), topics.importFinished.subject]);
     expect(await stateOf(resumed, resumedId)).toEqual(expected);
   });
 
@@ -132,6 +133,51 @@ describe("catalogue import jobs", () => {
     expect(state.job).toEqual(["failed", 3n, 3n, 0n]);
     expect((await service.client.getImport({ importId }, service.as(accountId))).import!.message).toMatch(/^line 4: /);
     expect(state.products.map((p) => p.key)).toEqual(["A", "B", "C"]);
+  });
+
+  /** The account's import.finished messages in its outbox, each with the job as GetImport answers it now. */
+  async function announced(accountId: string) {
+    const rows = await service.db("outbox").where({ account_id: accountId, subject: topics.importFinished.subject }).orderBy("seq").select("payload", "aggregate");
+    return Promise.all(
+      rows.map(async (r: { payload: Buffer; aggregate: string }) => {
+        const m = fromBinary(topics.importFinished.schema, r.payload);
+        const now = (await service.client.getImport({ importId: m.import!.id }, service.as(accountId))).import!;
+        return { aggregate: r.aggregate, accountId: m.accountId, status: m.import!.status, asAnswered: equals(ImportSchema, m.import!, now) };
+      }),
+    );
+  }
+
+  it("announces each job's end once, in the transaction that ends it, with the job as it ended: completed, cancelled, failed (an unreadable file, a chunk that cannot be applied)", async () => {
+    const accountId = randomUUID();
+    const as = service.as(accountId);
+    const completed = await importOf(accountId, [["P1", "P2"]]);
+    await catalogueImports.step(ctx());
+    // A job under way announces nothing; its end does, once.
+    const cancelled = await importOf(accountId, chunks);
+    await catalogueImports.step(ctx());
+    expect((await announced(accountId)).map((a) => a.status)).toEqual(["completed"]);
+    await service.client.cancelImport({ importId: cancelled }, as);
+    await service.client.cancelImport({ importId: cancelled }, as);
+    const { import: unreadable } = await service.client.createImport({ resource: "products", format: "ndjson" }, as);
+    await service.client.sealImport({ importId: unreadable!.id, linesTotal: 0n, chunksTotal: 0, failure: "line 1: not JSON" }, as);
+    const broken = new ImportJobs({
+      products: {
+        async apply() {
+          throw new Error("a bug");
+        },
+      },
+    });
+    const failed = await importOf(accountId, [["Q"]]);
+    expect(await runAll(broken)).toBe(MAX_CHUNK_ATTEMPTS);
+    expect(await runAll(catalogueImports)).toBe(0);
+    expect(await announced(accountId)).toEqual(
+      [
+        [completed, "completed"],
+        [cancelled, "cancelled"],
+        [unreadable!.id, "failed"],
+        [failed, "failed"],
+      ].map(([id, status]) => ({ aggregate: `import:${id}`, accountId, status, asAnswered: true })),
+    );
   });
 
   it("answers another account's job as not found", async () => {

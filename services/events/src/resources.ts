@@ -1,10 +1,12 @@
-import { eventsV1, restNames } from "@analytics/contracts";
+import { eventsV1, restNames, webhookOnlyNames } from "@analytics/contracts";
 import { tableSpec } from "@analytics/db";
 
 const { DeliveryStatusSchema, EventTypeSchema, WebhookDeliverySchema, WebhookEndpointSchema } = eventsV1;
 
 /** The queue's entry types by their REST names, from the proto enum (`EVENT_TYPE.UPDATE_SKU` is "update_sku"). */
 export const EVENT_TYPE = restNames(EventTypeSchema);
+/** Event types pushed to webhooks only, never queue entries (`webhook_only` in the enum): import.finished. */
+export const WEBHOOK_ONLY_TYPES: ReadonlySet<string> = new Set(webhookOnlyNames(EventTypeSchema));
 /** A webhook delivery's states by their REST names. */
 export const DELIVERY_STATUS = restNames(DeliveryStatusSchema);
 

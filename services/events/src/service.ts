@@ -4,12 +4,12 @@ import { gapSweeper } from "./gap-sweep";
 import { eventsRoutes } from "./handlers";
 import { migrations } from "./migrations";
 import { pruneQueuedVersions } from "./repository/queue";
-import { queueConsumer } from "./subscriptions";
+import { importsConsumer, queueConsumer } from "./subscriptions";
 import { webhookWorker, type WebhookWorkerSettings } from "./webhook-worker";
 
 /**
  * The events service: each account's external event queue, fed by integration messages, and its
- * push to webhook endpoints. `gapHoldMs`: how long a version waits for its predecessor
+ * push to webhook endpoints (with the events pushed only: import.finished). `gapHoldMs`: how long a version waits for its predecessor
  * (EVENTS_GAP_HOLD_SECONDS).
  */
 export function eventsService(webhooks: WebhookWorkerSettings, gapHoldMs = loadConfig().EVENTS_GAP_HOLD_SECONDS * 1000): ServiceDefinition {
@@ -18,7 +18,7 @@ export function eventsService(webhooks: WebhookWorkerSettings, gapHoldMs = loadC
     migrations,
     dataVersion: accountVersionText,
     routes: (router, { db }) => eventsRoutes(db, webhooks)(router),
-    consumers: [queueConsumer],
+    consumers: [queueConsumer, importsConsumer],
     prune: (db) => pruneQueuedVersions(db),
     workers: [webhookWorker(webhooks), gapSweeper(gapHoldMs)],
   };

@@ -1,9 +1,10 @@
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
-import { productPriceToRest, productToRest, purchaseOrderToRest, stockTriggerToRest, topics, type ordersV1 } from "@analytics/contracts";
+import { importToRest, productPriceToRest, productToRest, purchaseOrderToRest, stockTriggerToRest, topics, type ordersV1 } from "@analytics/contracts";
 import { mapInSlices, type Tx } from "@analytics/db";
 import { dispatch, on, type ConsumerDefinition, type Delivery } from "@analytics/rpc";
 import * as repo from "./repository/queue";
 import type { EntrySpec, NewEvent } from "./repository/queue";
+import { insertWebhookEvents, type WebhookEventSpec } from "./repository/webhooks";
 import { EVENT_TYPE } from "./resources";
 
 /**
@@ -298,3 +299,22 @@ export const queueConsumer: ConsumerDefinition = {
 export async function releaseExpiredHolds(tx: Tx, keys: (repo.SequenceKey & { entry_aggregate: string })[], holdMs: number): Promise<Walk["superseded"]> {
   return (await queueInOrder(tx, [], { keys, holdMs })).superseded;
 }
+
+/** A finished import job as its import.finished event: the Import object as GET /imports/{id} answers it. */
+const importFinishedOf = dispatch<WebhookEventSpec | undefined>(
+  on(topics.importFinished, ({ accountId, message: m }) =>
+    m.import ? { account_id: accountId, event_type: EVENT_TYPE.IMPORT_FINISHED, aggregate: `import:${m.import.id}`, payload: importToRest(m.import) } : undefined,
+  ),
+);
+
+/**
+ * import.finished (CONTRACT "Imports"): a job that reached a final state, pushed to the webhook
+ * endpoints that subscribe to it. A webhook-only type, no queue entry: the job itself
+ * (GET /imports/{id}) is the record an account reads. A message handled again (a redelivery)
+ * makes nothing: its inbox row is in the batch's transaction (consumerHandler).
+ */
+export const importsConsumer: ConsumerDefinition = {
+  name: "imports",
+  topics: importFinishedOf.topics,
+  handle: async (tx: Tx, deliveries) => insertWebhookEvents(tx, deliveries.map((d) => importFinishedOf(d)).filter((e) => e !== undefined)),
+};

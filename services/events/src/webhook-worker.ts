@@ -7,6 +7,7 @@ import { gaugeReadOnScrape } from "@analytics/telemetry";
 import { closeIdleConnections, postSafely, type Resolve } from "./outbound";
 import * as repo from "./repository/webhooks";
 import type { AttemptOutcome, ClaimedDelivery } from "./repository/webhooks";
+import { WEBHOOK_ONLY_TYPES } from "./resources";
 import { DISABLE_AFTER_FAILING_MS, retryDelayMs, signature } from "./webhooks";
 
 export interface WebhookWorkerSettings {
@@ -36,13 +37,15 @@ export const MAX_IN_FLIGHT = 256;
 /**
  * The body of a delivery: `{id, type, timestamp, data}`, data the entry as GET /events answers it
  * (gateway/src/routes/events.ts): the payload is the JSON text Postgres keeps, never parsed
- * (decimals keep their digits), with a product's image the account's capability URL.
+ * (decimals keep their digits), with a product's image the account's capability URL. An event
+ * pushed to webhooks only (import.finished) is no entry: its data is its payload itself.
  */
 export function deliveryBody(d: ClaimedDelivery, images: ImageCapabilities): string {
   const iso = (t: Date | null) => (t ? JSON.stringify(t.toISOString()) : "null");
-  const data =
-    `{"id":${JSON.stringify(d.event_id)},"accountId":${JSON.stringify(d.account_id)},"eventType":${JSON.stringify(d.event_type)},` +
-    `"payload":${withCapabilityImageUrl(images, d.account_id, d.payload)},"createdAt":${iso(d.created_at)},"completedAt":${iso(d.completed_at)},"failedAt":${iso(d.failed_at)}}`;
+  const data = WEBHOOK_ONLY_TYPES.has(d.event_type)
+    ? d.payload
+    : `{"id":${JSON.stringify(d.event_id)},"accountId":${JSON.stringify(d.account_id)},"eventType":${JSON.stringify(d.event_type)},` +
+      `"payload":${withCapabilityImageUrl(images, d.account_id, d.payload)},"createdAt":${iso(d.created_at)},"completedAt":${iso(d.completed_at)},"failedAt":${iso(d.failed_at)}}`;
   return `{"id":${JSON.stringify(d.event_id)},"type":${JSON.stringify(d.event_type)},"timestamp":${iso(d.created_at)},"data":${data}}`;
 }
 

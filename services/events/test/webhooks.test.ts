@@ -1,12 +1,14 @@
 import { randomUUID } from "node:crypto";
 import http2 from "node:http2";
 import { Code } from "@connectrpc/connect";
-import { eventsV1, topics } from "@analytics/contracts";
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { eventsV1, importToRest, ImportSchema, topics } from "@analytics/contracts";
 import { consumerHandler, type ServiceDeps } from "@analytics/rpc";
 import { busMessage, codeOf, eventually, serviceUnderTest, startWebhookReceiver, type WebhookReceiver } from "@analytics/testing";
 import { startEventsService } from "../src/service";
 import { claimDue, recordAndClaim, recordAttempts, type AttemptOutcome } from "../src/repository/webhooks";
-import { queueConsumer } from "../src/subscriptions";
+import { importsConsumer, queueConsumer } from "../src/subscriptions";
 
 const { EventsService } = eventsV1;
 
@@ -185,6 +187,57 @@ describe("webhooks (real Postgres, a local receiver verifying with standardwebho
         ["delivered", 1, 204],
         ["delivered", 1, 204],
       ]);
+    });
+
+    it("pushes a finished import once to endpoints of import.finished or every type, a redelivered message included, data the Import object; no queue entry", async () => {
+      const acc = randomUUID();
+      const imports = await endpoint(acc, "imports", ["import.finished"]);
+      await endpoint(acc, "imports-all");
+      await endpoint(acc, "imports-skus-only", ["update_sku"]);
+      const handleImports = consumerHandler(db, "events", importsConsumer);
+      const at = (iso: string) => timestampFromDate(new Date(iso));
+      const job = (status: string) => ({
+        id: randomUUID(),
+        resource: "products",
+        format: "ndjson",
+        status,
+        linesTotal: 3n,
+        linesProcessed: 3n,
+        linesSucceeded: status === "completed" ? 3n : 1n,
+        linesFailed: status === "completed" ? 0n : 2n,
+        createdAt: at("2026-03-01T10:00:00.000Z"),
+        startedAt: at("2026-03-01T10:00:01.000Z"),
+        finishedAt: at("2026-03-01T10:00:02.500Z"),
+        resultsExpireAt: at("2026-03-08T10:00:02.500Z"),
+        message: status === "cancelled" ? "cancelled" : "",
+      });
+      const jobs = [job("completed"), job("cancelled")];
+      const messages = jobs.map((j) => busMessage(topics.importFinished, acc, `import:${j.id}`, { accountId: acc, import: j }));
+      await handleImports(messages);
+      // The bus delivers at least once: the same messages again, alone and in a batch, make nothing more.
+      await handleImports(messages);
+      await handleImports([messages[1], messages[0], messages[1]]);
+      const webhookEvents = await db("webhook_events").where({ account_id: acc }).orderBy("seq");
+      expect(webhookEvents.map((e) => [e.event_type, e.aggregate])).toEqual(jobs.map((j) => ["import.finished", `import:${j.id}`]));
+      await eventually(async () => deliveredTo("imports").length === 2 && deliveredTo("imports-all").length === 2, 20_000, "each import delivered to both endpoints");
+      expect(receiver.rejected).toEqual([]);
+      for (const name of ["imports", "imports-all"]) {
+        const got = new Map(deliveredTo(name).map((r) => [r.body.data.id, r]));
+        for (const [i, j] of jobs.entries()) {
+          const event = webhookEvents[i];
+          expect(got.get(j.id)!.webhookId).toBe(event.id);
+          // data: the job exactly as GET /imports/{id} answers it (the gateway's own conversion).
+          expect(got.get(j.id)!.body).toEqual({ id: event.id, type: "import.finished", timestamp: event.created_at.toISOString(), data: importToRest(create(ImportSchema, j)) });
+        }
+      }
+      expect(deliveredTo("imports-skus-only")).toEqual([]);
+      // Pushed only: the account's queue has no entry of it, and the delivery log names its type.
+      expect((await client.listEvents({ page: { page: 1, pageSize: 10 } }, as(acc))).totalCount).toBe(0n);
+      const log = await eventually(async () => {
+        const l = await client.listWebhookDeliveries({ endpointId: imports.id, page: { page: 1, pageSize: 10 } }, as(acc));
+        return l.deliveries.every((d) => d.status === "delivered") && l;
+      }, 20_000, "both attempts recorded");
+      expect(log.deliveries.map((d) => [d.eventType, d.status, d.eventId]).sort()).toEqual(webhookEvents.map((e) => ["import.finished", "delivered", e.id]).sort());
     });
 
     it("signs with the old secret too for 24 hours after a rotation", async () => {

@@ -16,5 +16,6 @@ import { queuedVersionsPruned } from "./012_queued_versions_pruned";
 import { webhookFairClaims } from "./013_webhook_fair_claims";
 import { queueSequences } from "./014_queue_sequences";
 import { webhookFunctions } from "./015_webhook_functions";
+import { webhookEvents } from "./016_webhook_events";
 
-export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createEvents, eventPageIndexes, productReplica, priceEntries, aggregateVersions, webhooks, accountVersions, queuedVersions, accountVersionsSchema, webhookAttempts, webhookRounds, queuedVersionsPruned, webhookFairClaims, queueSequences, webhookFunctions];
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createEvents, eventPageIndexes, productReplica, priceEntries, aggregateVersions, webhooks, accountVersions, queuedVersions, accountVersionsSchema, webhookAttempts, webhookRounds, queuedVersionsPruned, webhookFairClaims, queueSequences, webhookFunctions, webhookEvents];

@@ -9,8 +9,8 @@ type WebhookDelivery = eventsV1.WebhookDelivery;
 
 /**
  * The webhooks' SQL: endpoints (migration 006), their deliveries and a worker's rounds, which
- * run the functions of ../sql/webhook-rounds.ts. A delivery is written with its queue entry
- * (queue.ts, insertEvents).
+ * run the functions of ../sql/webhook-rounds.ts. A delivery is written with its event: a queue
+ * entry (queue.ts, insertEvents), or an event pushed to webhooks only (insertWebhookEvents).
  */
 
 const json = (rows: unknown) => stringifyRest(rows);
@@ -81,16 +81,43 @@ export async function rotateSecret(db: Db, accountId: string, id: string, secret
   return rows[0] && endpointOf(rows[0]);
 }
 
+/** An event pushed to webhooks only (webhook_events, migration 016): its payload is the delivery's data. */
+export type WebhookEventSpec = { account_id: string; event_type: string; aggregate: string; payload: unknown };
+
+/**
+ * Inserts events pushed to webhooks only, never queue entries (EventType's webhook_only types), and
+ * in the same statement a pending delivery to every enabled endpoint of the account that
+ * subscribes to the type, as insertEvents does for an entry: written with the event or not at all.
+ */
+export async function insertWebhookEvents(tx: Tx, specs: WebhookEventSpec[]): Promise<void> {
+  if (!specs.length) return;
+  await tx.raw(
+    `WITH made AS (
+       INSERT INTO webhook_events (id, account_id, event_type, aggregate, payload)
+       SELECT gen_random_uuid(), x.account_id, x.event_type, x.aggregate, x.payload
+       FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, event_type text, aggregate text, payload jsonb)
+       RETURNING id, seq, account_id, event_type, aggregate
+     )
+     INSERT INTO webhook_deliveries (endpoint_id, event_id, event_seq, aggregate)
+     SELECT w.id, m.id, m.seq, m.aggregate FROM made m
+     JOIN webhook_endpoints w ON w.account_id = m.account_id AND w.enabled AND (cardinality(w.event_types) = 0 OR m.event_type = ANY (w.event_types))`,
+    [json(specs)],
+  );
+}
+
 /** A delivery's log keeps its last attempts: the schedule makes 8, a manual retry starts it over. */
 export const MAX_LOGGED_ATTEMPTS = 20;
 
+/** A delivery's event (alias d): its queue entry e, or its event pushed to webhooks only p. */
+const EVENT_JOIN = "LEFT JOIN events e ON e.id = d.event_id LEFT JOIN webhook_events p ON p.id = d.event_id";
+
 /**
- * A delivery's row (alias d, its entry e) as a WebhookDelivery: the entry's type; the next attempt
+ * A delivery's row (alias d, its event e or p: EVENT_JOIN) as a WebhookDelivery: the event's type; the next attempt
  * only while pending; the attempt log (as webhook_record_attempts writes each attempt, timestamps
  * as JSON text) with the message's names.
  */
 const DELIVERY_COLUMNS = deliveriesTable.select("d", {
-  event_type: "e.event_type",
+  event_type: "COALESCE(e.event_type, p.event_type)",
   next_attempt_at: "CASE WHEN d.status = 'pending' THEN d.next_attempt_at END",
   attempt_log: `(SELECT COALESCE(jsonb_agg(jsonb_build_object('attempt', a->'attempt', 'attemptedAt', a->'at', 'statusCode', a->'status_code',
     'durationMs', a->'duration_ms', 'error', a->'error', 'nextRetryAt', a->'next_retry_at') ORDER BY n), '[]') FROM jsonb_array_elements(d.attempt_log) WITH ORDINALITY AS l(a, n))`,
@@ -101,7 +128,7 @@ const deliveryOf = (row: Row) => deliveriesTable.messageOf(row);
 export async function listDeliveries(db: Db, endpointId: string, page: Page): Promise<{ deliveries: WebhookDelivery[]; total: number }> {
   const [{ rows }, { rows: count }] = await Promise.all([
     db.raw(
-      `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+      `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d ${EVENT_JOIN}
        WHERE d.endpoint_id = ? ORDER BY d.seq DESC LIMIT ? OFFSET ?`,
       [endpointId, page.pageSize, (page.page - 1) * page.pageSize],
     ),
@@ -124,7 +151,7 @@ export async function retryDelivery(db: Db, endpointId: string, id: string): Pro
          out_of_order = out_of_order OR status = 'failed'
        WHERE endpoint_id = ? AND id = ? AND status <> 'delivered' AND (lease_until IS NULL OR lease_until < now()) RETURNING *
      )
-     SELECT ${DELIVERY_COLUMNS} FROM d JOIN events e ON e.id = d.event_id`,
+     SELECT ${DELIVERY_COLUMNS} FROM d ${EVENT_JOIN}`,
     [endpointId, id],
   );
   if (rows[0]) return { delivery: deliveryOf(rows[0]) };

@@ -8,7 +8,7 @@
  * whatever the caller's search path; the type webhook_claimed_delivery is migration 011's.
  *
  * The one home of this text: the migration that last changed a function runs it
- * (015_webhook_functions); a change is an edit here and a new migration that runs it again, the
+ * (015_webhook_functions; webhook_claim_due: 016_webhook_events); a change is an edit here and a new migration that runs it again, the
  * earlier one keeping the text it ran (docs/events.md, "SQL functions").
  */
 
@@ -110,10 +110,14 @@ BEGIN
     FROM locked WHERE d.id = locked.id
     RETURNING d.id, d.endpoint_id, d.attempts, d.event_id, d.event_seq
   )
+  -- The delivery's event: a queue entry, or an event pushed to webhooks only (webhook_events, migration 016).
   SELECT l.id, l.endpoint_id, l.attempts, w.url,
     array_remove(ARRAY[w.secret, CASE WHEN w.previous_secret_until > now() THEN w.previous_secret END], NULL),
-    e.id, e.account_id, e.event_type, e.payload::text, e.created_at, e.completed_at, e.failed_at
-  FROM leased l JOIN webhook_endpoints w ON w.id = l.endpoint_id JOIN events e ON e.id = l.event_id
+    l.event_id, COALESCE(e.account_id, p.account_id), COALESCE(e.event_type, p.event_type), COALESCE(e.payload, p.payload)::text,
+    COALESCE(e.created_at, p.created_at), e.completed_at, e.failed_at
+  FROM leased l JOIN webhook_endpoints w ON w.id = l.endpoint_id
+    LEFT JOIN events e ON e.id = l.event_id LEFT JOIN webhook_events p ON p.id = l.event_id
+  WHERE e.id IS NOT NULL OR p.id IS NOT NULL
   ORDER BY l.event_seq;
 END
 $fn$;`;

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file common/v1/rules.proto.
  */
 export const file_common_v1_rules: GenFile = /*@__PURE__*/
-  fileDesc("ChVjb21tb24vdjEvcnVsZXMucHJvdG8SE2FuYWx5dGljcy5jb21tb24udjEixwEKCkZpZWxkUnVsZXMSDwoHbWF4X2xlbhgBIAEoDRIQCghyZXF1aXJlZBgCIAEoCBIQCgNtaW4YAyABKANIAIgBARIQCgNtYXgYBCABKANIAYgBARIRCglyZWFkX29ubHkYBSABKAgSEgoKbm90X3N0b3JlZBgGIAEoCBITCgtjb2x1bW5fdHlwZRgHIAEoCRITCgtkZXNjcmlwdGlvbhgIIAEoCRIRCgl2YWx1ZXNfb2YYCSABKAlCBgoEX21pbkIGCgRfbWF4OlYKBXJ1bGVzEh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxi0hwMgASgLMh8uYW5hbHl0aWNzLmNvbW1vbi52MS5GaWVsZFJ1bGVzUgVydWxlczpACglyZXN0X25hbWUSIS5nb29nbGUucHJvdG9idWYuRW51bVZhbHVlT3B0aW9ucxi1hwMgASgJUghyZXN0TmFtZWIGcHJvdG8z", [file_google_protobuf_descriptor]);
+  fileDesc("ChVjb21tb24vdjEvcnVsZXMucHJvdG8SE2FuYWx5dGljcy5jb21tb24udjEixwEKCkZpZWxkUnVsZXMSDwoHbWF4X2xlbhgBIAEoDRIQCghyZXF1aXJlZBgCIAEoCBIQCgNtaW4YAyABKANIAIgBARIQCgNtYXgYBCABKANIAYgBARIRCglyZWFkX29ubHkYBSABKAgSEgoKbm90X3N0b3JlZBgGIAEoCBITCgtjb2x1bW5fdHlwZRgHIAEoCRITCgtkZXNjcmlwdGlvbhgIIAEoCRIRCgl2YWx1ZXNfb2YYCSABKAlCBgoEX21pbkIGCgRfbWF4OlYKBXJ1bGVzEh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxi0hwMgASgLMh8uYW5hbHl0aWNzLmNvbW1vbi52MS5GaWVsZFJ1bGVzUgVydWxlczpACglyZXN0X25hbWUSIS5nb29nbGUucHJvdG9idWYuRW51bVZhbHVlT3B0aW9ucxi1hwMgASgJUghyZXN0TmFtZTpGCgx3ZWJob29rX29ubHkSIS5nb29nbGUucHJvdG9idWYuRW51bVZhbHVlT3B0aW9ucxi2hwMgASgIUgt3ZWJob29rT25seWIGcHJvdG8z", [file_google_protobuf_descriptor]);
 
 /**
  * A REST-shaped field's rules, declared on the field itself so that a field is written once: the
@@ -108,4 +108,13 @@ export const rules: GenExtension<FieldOptions, FieldRules> = /*@__PURE__*/
  */
 export const rest_name: GenExtension<EnumValueOptions, string> = /*@__PURE__*/
   extDesc(file_common_v1_rules, 1);
+
+/**
+ * An event type pushed to webhook endpoints only, never a queue entry (EventType's
+ * import.finished: the job itself, GET /imports/{id}, is its record to read).
+ *
+ * @generated from extension: bool webhook_only = 50102;
+ */
+export const webhook_only: GenExtension<EnumValueOptions, boolean> = /*@__PURE__*/
+  extDesc(file_common_v1_rules, 2);
 
