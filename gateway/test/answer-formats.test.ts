@@ -51,4 +51,19 @@ describe("CSV fields (RFC 4180)", () => {
     ]);
     expect(csvLine(["SS26", null, 'x"y'])).toBe('SS26,,"x""y"\r\n');
   });
+
+  it("shows text a spreadsheet would run as a formula as text (a leading apostrophe); numbers stay numbers", () => {
+    expect(["=1+1", "+SUM(A1)", "-2+3", "@cmd", "\tx", "\rx", '=HYPERLINK("http://x","y")', "a=b", -3.5, -3n].map(csvField)).toEqual([
+      "'=1+1",
+      "'+SUM(A1)",
+      "'-2+3",
+      "'@cmd",
+      "'\tx",
+      '"\'\rx"',
+      '"\'=HYPERLINK(""http://x"",""y"")"',
+      "a=b",
+      "-3.5",
+      "-3",
+    ]);
+  });
 });

@@ -1,14 +1,20 @@
 /** Characters that make an RFC 4180 field quoted. */
 const NEEDS_QUOTES = /[",\r\n]/;
 
+/** Text a spreadsheet would take for a formula (OWASP "CSV injection"): =, +, -, @, tab or CR first. */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
 /**
  * One CSV field (RFC 4180): text quoted when it holds a comma, a double quote, CR or LF (its
- * quotes doubled), else as it is; null and undefined are an empty field.
+ * quotes doubled), else as it is; null and undefined are an empty field. Text that a spreadsheet
+ * would run as a formula (a group key "=HYPERLINK(...)" an account's user typed) gets a leading
+ * apostrophe, so it is shown as text; numbers and decimals are never text here.
  */
 export function csvField(value: string | number | bigint | boolean | null | undefined): string {
   if (value === null || value === undefined) return "";
   if (typeof value !== "string") return String(value);
-  return NEEDS_QUOTES.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
+  const text = FORMULA_START.test(value) ? `'${value}` : value;
+  return NEEDS_QUOTES.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
 /** One CSV record, CRLF-terminated (RFC 4180). */

@@ -354,7 +354,7 @@ const plannedVolumeWarehouseCsv = csvOf<planningV1.PlannedVolumeWarehouseRow>(Pl
 const csvAlternative = (csv: { example(rows: Record<string, unknown>[]): string }, example: Record<string, unknown>[]) => ({
   [CSV_TYPE]: {
     description:
-      "With Accept: text/csv: the same rows as CSV (RFC 4180, UTF-8, a header row, Content-Disposition: attachment), one line per row and period: the row's keys, then periodStart, periodEnd and each volume in the JSON order; null is an empty field",
+      "With Accept: text/csv: the same rows as CSV (RFC 4180, UTF-8, a header row, Content-Disposition: attachment), one line per row and period: the row's keys, then periodStart, periodEnd and each volume in the JSON order; null is an empty field; a text starting with =, +, -, @, tab or CR (a formula to a spreadsheet) starts with an apostrophe",
     example: csv.example(example),
   },
 });
