@@ -370,15 +370,25 @@ export async function recordDroppedSales(
 ): Promise<void> {
   if (!transactions.length) return;
   await tx.raw(
-    `INSERT INTO changed_groups (account_id, sku_id, external_warehouse_id, season, product_group_id, variant_group_id, key, changed_at, po_volume)
-     SELECT DISTINCT l.account_id, s.sku_id, l.external_warehouse_id, s.season, s.product_group_id, s.variant_group_id, s.key, coalesce(x.changed_at, now()), false
-     FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, transaction_id uuid, changed_at timestamptz)
-     JOIN sales_lines l ON l.account_id = x.account_id AND l.transaction_id = x.transaction_id
-     JOIN skus s ON s.account_id = l.account_id AND (s.key = l.key OR (l.key IS NULL AND s.sku = l.sku) OR (l.key IS NULL AND l.sku IS NULL AND s.ean = l.ean))
-     WHERE NOT EXISTS (
-       SELECT 1 FROM jsonb_to_recordset(?::jsonb) AS k(account_id uuid, transaction_id uuid, key text, sku text, ean text, external_warehouse_id text)
-       WHERE k.account_id = l.account_id AND k.transaction_id = l.transaction_id AND k.external_warehouse_id = l.external_warehouse_id
-         AND (k.key, k.sku, k.ean) IS NOT DISTINCT FROM (l.key, l.sku, l.ean))`,
+    `WITH dropped AS MATERIALIZED (
+       SELECT l.account_id, l.key, l.sku, l.ean, l.external_warehouse_id, coalesce(x.changed_at, now()) AS changed_at
+       FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, transaction_id uuid, changed_at timestamptz)
+       JOIN sales_lines l ON l.account_id = x.account_id AND l.transaction_id = x.transaction_id
+       WHERE NOT EXISTS (
+         SELECT 1 FROM jsonb_to_recordset(?::jsonb) AS k(account_id uuid, transaction_id uuid, key text, sku text, ean text, external_warehouse_id text)
+         WHERE k.account_id = l.account_id AND k.transaction_id = l.transaction_id AND k.external_warehouse_id = l.external_warehouse_id
+           AND (k.key, k.sku, k.ean) IS NOT DISTINCT FROM (l.key, l.sku, l.ean)))
+     INSERT INTO changed_groups (account_id, sku_id, external_warehouse_id, season, product_group_id, variant_group_id, key, changed_at, po_volume)
+     ${[
+       ["s.key = d.key", ""],
+       ["s.sku = d.sku", "WHERE d.key IS NULL"],
+       ["s.ean = d.ean", "WHERE d.key IS NULL AND d.sku IS NULL"],
+     ]
+       // One equality join per kind of name, not one join on an OR of them: an OR cannot use the
+       // SKUs' indexes and compared every line with every SKU (seconds a batch at 100,000 SKUs).
+       .map(([named, where]) => `SELECT d.account_id, s.sku_id, d.external_warehouse_id, s.season, s.product_group_id, s.variant_group_id, s.key, d.changed_at, false
+         FROM dropped d JOIN skus s ON s.account_id = d.account_id AND ${named} ${where}`)
+       .join(" UNION ")}`,
     [json(transactions), json(kept)],
   );
 }
@@ -423,7 +433,10 @@ export async function recordMovedDistributionOrders(
      FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, distribution_order_id uuid, version bigint, key text, sku text,
        from_external_warehouse_id text, to_external_warehouse_id text, changed_at timestamptz)
      JOIN distribution_orders o ON o.account_id = x.account_id AND o.distribution_order_id = x.distribution_order_id AND o.version < x.version AND o.open_quantity > 0
-     JOIN skus s ON s.account_id = o.account_id AND (s.key = o.key OR (o.key IS NULL AND s.sku = o.sku))
+     -- The SKU by key, else by sku: two index lookups (a join on an OR of them compares every SKU).
+     CROSS JOIN LATERAL (
+       SELECT s.* FROM skus s WHERE s.account_id = o.account_id AND s.key = o.key
+       UNION ALL SELECT s.* FROM skus s WHERE s.account_id = o.account_id AND o.key IS NULL AND s.sku = o.sku) s
      CROSS JOIN LATERAL (VALUES (o.from_external_warehouse_id, x.from_external_warehouse_id), (o.to_external_warehouse_id, x.to_external_warehouse_id)) AS w(was, now)
      WHERE ((o.key, o.sku) IS DISTINCT FROM (x.key, x.sku) OR w.was IS DISTINCT FROM w.now)
        AND (w.was <> '' OR (o.from_external_warehouse_id = '' AND o.to_external_warehouse_id = ''))`,
