@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { callerOf } from "@analytics/auth";
+import { callerOf, type Caller } from "@analytics/auth";
 import {
   AppendImportChunkRequestSchema,
   ImportChunkResultsSchema,
@@ -45,9 +45,10 @@ export interface ImportResource {
   /**
    * Applies the valid lines of a chunk (`items`: the resource's batch request, serialized) with
    * the batch call's own function, in the chunk's transaction (`ctx.db` is it): one outcome per item,
-   * in order. Lines repeating a key apply in file order (importRuns).
+   * in order. Lines repeating a key apply in file order (importRuns). `caller` is the job's creator
+   * (its account and API key), as the batch call's would be.
    */
-  apply(ctx: ServiceContext, accountId: string, items: Uint8Array): Promise<LineOutcome[]>;
+  apply(ctx: ServiceContext, caller: Caller, items: Uint8Array): Promise<LineOutcome[]>;
 }
 
 /** Attempts at a chunk whose apply fails (an error that is not a crash nor an outage) before its job fails. */
@@ -102,9 +103,21 @@ export const importTables = (name: string): Migration => ({
   },
 });
 
+/**
+ * The job's creator's API key (a purchase order's creator is one, as in its batch), after
+ * importTables in the catalogue and orders; the other owners run both in a row.
+ */
+export const importCaller = (name: string): Migration => ({
+  name,
+  async up(db) {
+    await db.raw(`ALTER TABLE import_jobs ADD COLUMN api_key_id text NOT NULL DEFAULT ''`);
+  },
+});
+
 type JobRow = {
   id: string;
   account_id: string;
+  api_key_id: string;
   resource: string;
   format: string;
   status: string;
@@ -180,6 +193,17 @@ export function importRuns(keys: string[]): [from: number, to: number][] {
   return runs;
 }
 
+/**
+ * A chunk's items applied in runs where no key repeats, each run one call of the batch function
+ * (`write`), in order: where a batch refuses a repeated key (409), an import applies it again
+ * later in the same transaction, so a later line for the same key wins.
+ */
+export async function applyInRuns<T>(items: T[], keyOf: (item: T) => string, write: (run: T[]) => Promise<LineOutcome[]>): Promise<LineOutcome[]> {
+  const outcomes: LineOutcome[] = [];
+  for (const [from, to] of importRuns(items.map(keyOf))) outcomes.push(...(await write(items.slice(from, to))));
+  return outcomes;
+}
+
 /** One owning service's jobs: its resources, the gateway's calls, and the worker's wake-up. */
 export class ImportJobs {
   private wakers = new Set<() => void>();
@@ -212,7 +236,8 @@ export class ImportJobs {
     return {
       createImport: async (req, c) => {
         if (!this.resources[req.resource]) throw invalid(`resource ${req.resource} is not imported by this service`);
-        const [row] = await db<JobRow>("import_jobs").insert({ id: randomUUID(), account_id: callerOf(c).accountId, resource: req.resource, format: req.format }).returning("*");
+        const { accountId, apiKeyId } = callerOf(c);
+        const [row] = await db<JobRow>("import_jobs").insert({ id: randomUUID(), account_id: accountId, api_key_id: apiKeyId, resource: req.resource, format: req.format }).returning("*");
         return { import: importFromRow(row) };
       },
       appendImportChunk: async (req, c) => {
@@ -289,7 +314,7 @@ export class ImportJobs {
       if (stored?.chunk) {
         const chunk = fromBinary(AppendImportChunkRequestSchema, stored.chunk as Buffer);
         taken = { job, firstLine: [...chunk.itemLines, ...chunk.rejected.map((r) => r.line)].sort((a, b) => Number(a - b))[0] };
-        const applied = chunk.itemLines.length ? await this.resources[job.resource].apply({ db: tx, relay: ctx.relay, logger: ctx.logger }, job.account_id, chunk.items) : [];
+        const applied = chunk.itemLines.length ? await this.resources[job.resource].apply({ db: tx, relay: ctx.relay, logger: ctx.logger }, { accountId: job.account_id, apiKeyId: job.api_key_id }, chunk.items) : [];
         const results = chunkResults(chunk, applied);
         await tx("import_chunks").where({ import_id: job.id, seq: job.chunks_done }).update({ chunk: null, results: Buffer.from(toBinary(ImportChunkResultsSchema, create(ImportChunkResultsSchema, { results }))) });
         counts = { processed: results.length, ok: results.filter(succeeded).length };

@@ -23,7 +23,7 @@ import { createServiceTransport } from "./transport";
 export { consumerHandler, type ConsumerDefinition, type Delivery } from "./consumers";
 export { accountVersionHandler, accountVersionText, atRevision, batchResponse, batchResult, commit, dispatch, itemOutcome, MAX_PAGE_SIZE, notWritten, on, pageOf, refuseDuplicates, type Dispatch, type ItemOutcome, type Page, type Route } from "./kit";
 export { createServiceTransport } from "./transport";
-export { IMPORT_FINAL_STATUSES, ImportJobs, MAX_CHUNK_ATTEMPTS, importRuns, importTables, type ImportResource, type LineOutcome } from "./imports";
+export { applyInRuns, IMPORT_FINAL_STATUSES, ImportJobs, MAX_CHUNK_ATTEMPTS, importCaller, importRuns, importTables, type ImportResource, type LineOutcome } from "./imports";
 export { askingDataVersions, DATA_VERSION_HEADER, dataVersionInterceptor, DataVersions, type ReadDataVersion } from "./data-version";
 export { consumerLagMetrics, storeMetrics } from "./metrics";
 export type { ReplicaOptions } from "./replicas";

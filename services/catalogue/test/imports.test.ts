@@ -70,8 +70,8 @@ describe("catalogue import jobs", () => {
     let calls = 0;
     const dying = new ImportJobs({
       products: {
-        async apply(c, accountId, items) {
-          const outcomes = await catalogueImports.resources.products.apply(c, accountId, items);
+        async apply(c, caller, items) {
+          const outcomes = await catalogueImports.resources.products.apply(c, caller, items);
           if (++calls === 2) throw new Error("killed before COMMIT");
           return outcomes;
         },
@@ -118,8 +118,8 @@ describe("catalogue import jobs", () => {
   it("fails a job whose chunk cannot be applied after a few attempts, naming its line: the chunks before stay applied", async () => {
     const broken = new ImportJobs({
       products: {
-        async apply(c, accountId, items) {
-          const outcomes = await catalogueImports.resources.products.apply(c, accountId, items);
+        async apply(c, caller, items) {
+          const outcomes = await catalogueImports.resources.products.apply(c, caller, items);
           if (outcomes.some((o) => o.reference === "D")) throw new Error("a bug");
           return outcomes;
         },
