@@ -85,6 +85,12 @@ describe("imports", () => {
     const [c1] = (await importAccount.api<any[]>("GET", "/v2/api/products?key=C1")).body;
     expect(c1).toMatchObject({ productName: 'Crew, "merino"', status: 2, activePlanning: false });
 
+    // A quoted field keeps a blank line it holds; a blank line between records is skipped (and counted).
+    const blank = await finished(importAccount.api, (await upload(importAccount.token, "products", 'key,sku,productName\nC4,C4,"first\n\nthird"\n\nC5,C5,Tee\n', "text/csv")).body.id);
+    expect(blank).toMatchObject({ status: "completed", linesTotal: 2, linesSucceeded: 2 });
+    expect((await results(importAccount.token, blank.id, "succeeded")).map((r) => [r.line, r.reference])).toEqual([[2, "C4"], [6, "C5"]]);
+    expect((await importAccount.api<any[]>("GET", "/v2/api/products?key=C4")).body[0].productName).toBe("first\n\nthird");
+
     const bad = await upload(importAccount.token, "products", "key,colour\nC3,red\n", "text/csv");
     expect(bad.status).toBe(202);
     expect(bad.body).toMatchObject({ status: "failed", message: expect.stringMatching(/line 1.*colour/) });

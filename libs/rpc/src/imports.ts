@@ -57,6 +57,14 @@ export const MAX_CHUNK_ATTEMPTS = 5;
 export const IMPORT_FINAL_STATUSES = ["completed", "completed_with_errors", "failed", "cancelled"];
 /** Results are kept this long after a job ends (resultsExpireAt). */
 const RESULTS_DAYS = 7;
+/**
+ * An unsealed job none of whose chunks arrived for this long (the default of IMPORT_UPLOAD_IDLE_SECONDS) has lost its
+ * upload (its gateway was killed mid-file): the sweep fails it. A live upload appends a chunk at
+ * least every 1000 lines, awaiting each.
+ */
+export const IMPORT_UPLOAD_IDLE_MS = 3_600_000;
+/** How often a worker sweeps (stopped uploads, expired results). */
+const SWEEP_EVERY_MS = 60_000;
 
 /** The migration that makes an owning service's job tables, under its own migration `name`. */
 export const importTables = (name: string): Migration => ({
@@ -104,13 +112,19 @@ export const importTables = (name: string): Migration => ({
 });
 
 /**
- * The job's creator's API key (a purchase order's creator is one, as in its batch), after
- * importTables in the catalogue and orders; the other owners run both in a row.
+ * The job columns added after importTables (the catalogue and orders ran it first; the other
+ * owners run both in a row): the creator's API key (a purchase order's creator is one, as in its
+ * batch) and when the upload last appended a chunk (the sweep fails an upload that stopped).
  */
-export const importCaller = (name: string): Migration => ({
+export const importJobColumns = (name: string): Migration => ({
   name,
   async up(db) {
-    await db.raw(`ALTER TABLE import_jobs ADD COLUMN api_key_id text NOT NULL DEFAULT ''`);
+    await db.raw(`
+      ALTER TABLE import_jobs ADD COLUMN api_key_id text NOT NULL DEFAULT '';
+      ALTER TABLE import_jobs ADD COLUMN appended_at timestamptz;
+      CREATE INDEX import_jobs_uploading ON import_jobs (created_at) WHERE NOT sealed AND status = 'queued';
+      CREATE INDEX import_jobs_results_expiring ON import_jobs (results_expire_at) WHERE results_expire_at IS NOT NULL;
+    `);
   },
 });
 
@@ -243,7 +257,10 @@ export class ImportJobs {
       appendImportChunk: async (req, c) => {
         const job = await jobOf(db, callerOf(c).accountId, req.importId);
         if (job.sealed || job.status !== "queued") throw conflict(`import ${job.id} takes no more chunks (${job.status})`);
-        await db("import_chunks").insert({ import_id: job.id, seq: req.seq, chunk: Buffer.from(toBinary(AppendImportChunkRequestSchema, req)) });
+        const appended = await db("import_chunks").insert({ import_id: job.id, seq: req.seq, chunk: Buffer.from(toBinary(AppendImportChunkRequestSchema, req)) }).onConflict(["import_id", "seq"]).ignore().returning("seq");
+        // A repeated append (a retried call) is refused, never applied twice.
+        if (!appended.length) throw conflict(`chunk ${req.seq} of import ${job.id} has been appended already`);
+        await db("import_jobs").where({ id: job.id }).update({ appended_at: new Date() });
         return {};
       },
       sealImport: async (req, c) => {
@@ -362,15 +379,46 @@ export class ImportJobs {
     });
   }
 
-  /** The worker of the owning service: steps while jobs wait, else sleeps until woken or `pollMs`. */
+  /**
+   * Fails the jobs whose upload stopped (unsealed, no chunk for `uploadIdleMs`: their chunks are
+   * dropped, nothing of them was applied) and drops the results of jobs past resultsExpireAt (the
+   * job stays: its results answer 410). Idempotent: any replica may run it any time.
+   */
+  async sweep(ctx: ServiceContext, uploadIdleMs = IMPORT_UPLOAD_IDLE_MS): Promise<{ stopped: number; expired: number }> {
+    const stopped = await inTransaction(ctx.db, async (tx) => {
+      const idle = tx.raw("now() - make_interval(secs => ?)", [uploadIdleMs / 1000]);
+      const rows = await tx<JobRow>("import_jobs")
+        .where({ sealed: false, status: "queued" })
+        .where(tx.raw("coalesce(appended_at, created_at)"), "<", idle)
+        .update({ ...finalUpdate("failed"), message: `the upload stopped: no part of the file arrived for ${Math.round(uploadIdleMs / 1000)} s; nothing of it is applied` })
+        .returning(["id", "account_id", "resource"]);
+      if (rows.length) await tx("import_chunks").whereIn("import_id", rows.map((r) => r.id)).delete();
+      for (const r of rows) ctx.logger.warn({ importId: r.id, accountId: r.account_id, resource: r.resource }, "import failed: its upload stopped");
+      return rows.length;
+    });
+    const expired = await ctx.db("import_chunks")
+      .whereIn("import_id", ctx.db("import_jobs").where("results_expire_at", "<", ctx.db.fn.now()).select("id"))
+      .delete();
+    return { stopped, expired };
+  }
+
+  /**
+   * The worker of the owning service: steps while jobs wait, else sleeps until woken or `pollMs`;
+   * sweeps every SWEEP_EVERY_MS.
+   */
   worker(pollMs = 1000) {
-    return ({ db, logger, relay, metrics }: { db: Db; logger: Logger; relay?: OutboxRelay; metrics: Registry }) => {
+    return ({ db, logger, relay, metrics, importUploadIdleMs }: { db: Db; logger: Logger; relay?: OutboxRelay; metrics: Registry; importUploadIdleMs?: number }) => {
       if (!relay) throw new Error("the import worker needs its service's outbox relay");
       const ctx: ServiceContext = { db, logger, relay };
       const applied = importMetrics(metrics, db);
       const stopping = new AbortController();
+      let swept = 0;
       const running = (async () => {
         while (!stopping.signal.aborted) {
+          if (Date.now() - swept >= SWEEP_EVERY_MS) {
+            swept = Date.now();
+            await this.sweep(ctx, importUploadIdleMs).catch((err: unknown) => ctx.logger.error({ err }, "import sweep failed; trying again later"));
+          }
           const worked = await this.step(ctx, applied).catch((err: unknown) => {
             ctx.logger.error({ err }, "import chunk not applied; retrying");
             return false;

@@ -1,8 +1,8 @@
 import type { Migration } from "@analytics/db";
 import { inboxMigrations } from "@analytics/inbox";
 import { outboxMigrations } from "@analytics/outbox";
-import { importCaller, importTables } from "@analytics/rpc";
+import { importJobColumns, importTables } from "@analytics/rpc";
 import { createPricing } from "./001_pricing";
 import { accountVersions } from "./002_account_versions";
 
-export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createPricing, accountVersions, importTables("003_import_jobs"), importCaller("004_import_caller")];
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createPricing, accountVersions, importTables("003_import_jobs"), importJobColumns("004_import_job_columns")];
