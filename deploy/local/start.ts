@@ -50,6 +50,7 @@ async function main(): Promise<void> {
         port: 0,
         host: "127.0.0.1",
         outboxPollMs: config.OUTBOX_POLL_MS,
+        importUploadIdleMs: config.IMPORT_UPLOAD_IDLE_SECONDS * 1000,
         deferRelay: true,
         dbTimeouts: dbTimeouts(config),
       }, secrets),

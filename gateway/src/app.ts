@@ -312,7 +312,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   distributionOrderRoutes(orderDeps);
   transactionRoutes(ctx, clients.orders, as);
   const importOwner = (url: string) => createServiceClient(ImportService, url, { refreshMs: deps.serviceDnsRefreshMs, firstByteTimeoutMs: deps.serviceFirstByteTimeoutMs });
-  importRoutes(ctx, { catalogue: importOwner(deps.services.catalogue), orders: importOwner(deps.services.orders) }, as);
+  const importOwners = { catalogue: importOwner(deps.services.catalogue), pricing: importOwner(deps.services.pricing), orders: importOwner(deps.services.orders), inventory: importOwner(deps.services.inventory) };
+  importRoutes(ctx, importOwners, { catalogue: clients.catalogue, inventory: clients.inventory }, as);
 
   // Alive, with each dependency's state (its database, every service): always 200, so a
   // service's outage restarts no gateway.

@@ -30,6 +30,14 @@ describe("the OpenAPI document generates good clients", () => {
     expect(items("/v2/api/products/imageupload/batch", "post").properties).toHaveProperty("imageData");
   });
 
+  it("documents the importable resources and the file types an import takes", () => {
+    const create = doc.paths["/v2/api/imports"].post;
+    const resource = create.parameters.find((p: any) => p.name === "resource");
+    expect([...resource.schema.enum].sort()).toEqual(["distributionorders", "prices", "products", "purchaseorders", "stock", "stocktriggers", "transactions"]);
+    expect(Object.keys(create.requestBody.content).sort()).toEqual(["application/x-ndjson", "text/csv"]);
+    expect(create.requestBody.content["text/csv"].schema.description).toMatch(/\(products, prices, stock\)/);
+  });
+
   it("documents conditional requests: If-None-Match, the weak ETag and 304 on planning answers, the strong one on single resources", () => {
     const volumes = doc.paths["/v2/api/planning/planned-volumes"].get;
     expect(volumes.parameters).toContainEqual({ $ref: "#/components/parameters/IfNoneMatch" });

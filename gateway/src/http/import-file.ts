@@ -23,22 +23,24 @@ export interface Line {
   text: string;
   /** The line's bytes (for the JSON shape scan without encoding the text again). */
   bytes: Uint8Array;
+  /** Nothing but white space: skipped, unless inside a CSV's quoted field. */
+  blank: boolean;
 }
 
-/** The body's lines (LF or CRLF), blank ones left out. */
+/** The body's lines (LF or CRLF), blank ones too (a CSV's quoted field may hold one); `blank` says which. */
 export async function* linesOf(body: Readable): AsyncGenerator<Line> {
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   let line = 0;
   let bytes = 0;
-  const emit = (last: Buffer): Line | undefined => {
+  const emit = (last: Buffer): Line => {
     let whole = pending.length ? Buffer.concat([...pending, last]) : last;
     pending = [];
     pendingBytes = 0;
     if (++line > MAX_IMPORT_LINES) throw new FileTooLarge(`the file has more than ${MAX_IMPORT_LINES} lines`);
     if (whole.length && whole[whole.length - 1] === 0x0d) whole = whole.subarray(0, whole.length - 1);
     const text = whole.toString("utf8");
-    return text.trim() ? { line, text, bytes: whole } : undefined;
+    return { line, text, bytes: whole, blank: !text.trim() };
   };
   try {
     for await (const chunk of body as AsyncIterable<Buffer>) {
@@ -46,8 +48,7 @@ export async function* linesOf(body: Readable): AsyncGenerator<Line> {
       if (bytes > MAX_IMPORT_BYTES) throw new FileTooLarge(`the file is larger than ${MAX_IMPORT_BYTES} bytes (1 GiB)`);
       let from = 0;
       for (let nl = chunk.indexOf(0x0a); nl >= 0; nl = chunk.indexOf(0x0a, from)) {
-        const out = emit(chunk.subarray(from, nl));
-        if (out) yield out;
+        yield emit(chunk.subarray(from, nl));
         from = nl + 1;
       }
       if (from < chunk.length) {
@@ -60,10 +61,7 @@ export async function* linesOf(body: Readable): AsyncGenerator<Line> {
     if (error instanceof FileProblem || error instanceof FileTooLarge) throw error;
     throw new FileProblem(`the body was cut off after line ${line}`);
   }
-  if (pendingBytes) {
-    const out = emit(Buffer.alloc(0));
-    if (out) yield out;
-  }
+  if (pendingBytes) yield emit(Buffer.alloc(0));
 }
 
 /**
@@ -71,7 +69,8 @@ export async function* linesOf(body: Readable): AsyncGenerator<Line> {
  * (jsonShapeProblem, the same scan as every JSON body's) is that line's refusal, never parsed.
  */
 export async function* ndjsonItems(body: Readable): AsyncGenerator<{ line: number; item: unknown; refused?: string; size: number }> {
-  for await (const { line, text, bytes } of linesOf(body)) {
+  for await (const { line, text, bytes, blank } of linesOf(body)) {
+    if (blank) continue;
     const tooWide = jsonShapeProblem(bytes);
     if (tooWide) {
       yield { line, item: undefined, refused: `${tooWide.path ? `${tooWide.path}: ` : ""}${tooWide.message}`, size: bytes.length };
@@ -130,9 +129,11 @@ async function* csvRecords(lines: AsyncIterable<Line>): AsyncGenerator<{ line: n
   let field = "";
   let quoted = false;
   let start = 0;
-  for await (const { line, text } of lines) {
-    if (!quoted) start = line;
-    else field += "\n";
+  for await (const { line, text, blank } of lines) {
+    if (!quoted) {
+      if (blank) continue;
+      start = line;
+    } else field += "\n";
     for (let i = 0; i < text.length; i++) {
       const c = text[i];
       if (quoted) {

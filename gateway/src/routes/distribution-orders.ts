@@ -87,15 +87,32 @@ async function warehouseProblems(inventory: Client<typeof inventoryV1.InventoryS
 
 type Deps = OrderRouteDeps;
 
+/** A valid row's BatchResponse of the batch: its SKU's or warehouse's problem, else none yet (statusCode 0). */
+const rowAnswer = (r: ordersV1.DistributionOrder, problem?: { statusCode: number; message: string }): BatchResponse => ({ reference: `${r.externalDoid}/${r.externalRowId}`, referenceField: REFERENCE, statusCode: 0, message: "", ...problem });
+
+/**
+ * Per valid row, what the gateway answers itself before orders writes anything (a row naming no
+ * SKU, an unknown SKU or warehouse), else undefined. The batch's and an import's.
+ */
+export async function unresolvedRows({ catalogue, inventory }: Pick<Deps, "catalogue" | "inventory">, options: ReturnType<CallAs>, rows: ordersV1.DistributionOrder[]): Promise<(BatchResponse | undefined)[]> {
+  const [skus, warehouses] = await Promise.all([skuProblems(catalogue, options, rows), warehouseProblems(inventory, options, rows)]);
+  return rows.map((r, n) => {
+    const problem = skus[n] ?? warehouses[n];
+    return problem ? rowAnswer(r, problem) : undefined;
+  });
+}
+
+/** A line of POST /distributionorders/batch: the row validated and converted (upserted by its external ids). */
+export const distributionOrderLine = converting(rowInput, (r) => toProto(r, false));
+
 const tag = "Distribution orders";
 
 /** Validates, resolves SKUs and warehouses, and writes: one BatchResponse per row, and the rows written. */
 async function write({ orders, catalogue, inventory, as }: Deps, raw: unknown[], caller: Caller, mode: ordersV1.WriteMode) {
   const written = new Map<number, ordersV1.DistributionOrder>();
   const results = await runBatch(raw, converting(rowInput, (r) => toProto(r, mode === WriteMode.REPLACE)), REFERENCE, async (rows) => {
-    const [skus, warehouses] = await Promise.all([skuProblems(catalogue, as(caller), rows), warehouseProblems(inventory, as(caller), rows)]);
-    const problems = skus.map((p, n) => p ?? warehouses[n]);
-    const answers: BatchResponse[] = rows.map((r, n) => ({ reference: `${r.externalDoid}/${r.externalRowId}`, referenceField: REFERENCE, statusCode: 0, message: "", ...problems[n] }));
+    const problems = await unresolvedRows({ catalogue, inventory }, as(caller), rows);
+    const answers: BatchResponse[] = rows.map((r, n) => problems[n] ?? rowAnswer(r));
     const toWrite = rows.flatMap((r, n) => (problems[n] ? [] : [{ n, r }]));
     if (!toWrite.length) return answers;
     const res = await orders.writeDistributionOrders({ distributionOrders: toWrite.map((w) => w.r), mode }, as(caller));

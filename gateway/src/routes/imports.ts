@@ -3,8 +3,9 @@ import { z } from "zod";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
-import { catalogueV1, importToRest, ordersV1, type ImportService } from "@analytics/contracts";
-import { checkItem, converting, referenceField } from "../http/batch";
+import type { DescMessage, MessageInitShape } from "@bufbuild/protobuf";
+import { catalogueV1, importToRest, inventoryV1, ordersV1, pricingV1, type ImportService } from "@analytics/contracts";
+import { checkItem, converting, PURCHASE_ORDER_BATCH_MAX, referenceField, type BatchResponse } from "../http/batch";
 import { HttpError } from "../http/errors";
 import { FileProblem, FileTooLarge, MAX_IMPORT_BYTES, MAX_IMPORT_LINES, csvItems, ndjsonItems, type ColumnType } from "../http/import-file";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
@@ -12,20 +13,35 @@ import { route, type RouteContext } from "../pipeline/route";
 import { batchResponseSchema, generalResponseSchema } from "../http/schemas";
 import type { CallAs } from "../clients";
 import { productCreateDocumented, productCreateSchema } from "./catalogue-schemas";
+import { distributionOrderLine, unresolvedRows } from "./distribution-orders";
+import { stockFields, stockWriteSchema, triggerWriteSchema } from "./inventory-schemas";
+import { priceWrites } from "./pricing";
+import { priceLineFields, priceLineSchema } from "./pricing-schemas";
 import { productWrite } from "./products";
+import { orderAnswer, purchaseOrderLine, unresolvedOrders } from "./purchase-orders";
+import { triggerWrites, type TriggerItem } from "./stores";
 import { transactionUpsert } from "./transactions";
+import { stockWrites, type StockWrite } from "./warehouses";
 
 /**
  * /v2/api/imports (CONTRACT "Imports", docs/imports.md): the gateway streams the file into chunks
- * of the owning service's job (catalogue: products; orders: transactions), checking each line as
- * the resource's batch route does; the owner's worker applies them.
+ * of the owning service's job (catalogue: products; pricing: prices; orders: purchase orders,
+ * distribution orders, transactions; inventory: stock, stock triggers), checking and resolving each
+ * line as the resource's batch route does; the owner's worker applies them.
  */
 
 export type ImportClient = Client<typeof ImportService>;
 /** The services that own imported resources. */
 export interface ImportOwners {
   catalogue: ImportClient;
+  pricing: ImportClient;
   orders: ImportClient;
+  inventory: ImportClient;
+}
+/** What the batch routes resolve before the owner writes (SKUs, warehouses), as they do it. */
+export interface ImportResolvers {
+  catalogue: Client<typeof catalogueV1.CatalogueService>;
+  inventory: Client<typeof inventoryV1.InventoryService>;
 }
 
 const URL = "/v2/api/imports";
@@ -35,13 +51,22 @@ const CHUNK_BYTES = 8 * 1024 * 1024;
 const tag = "Imports";
 const MEDIA = { ndjson: "application/x-ndjson", csv: "text/csv" } as const;
 
+/** The valid lines of a chunk as the resource's batch route sends them to the owner. */
+interface Prepared {
+  /** The owner's batch request of the lines not answered here, serialized. */
+  request: Uint8Array;
+  /** By line of the chunk's valid ones: the batch route's own answer (an unknown SKU or warehouse), which the owner never sees. */
+  answered?: (BatchResponse | undefined)[];
+}
+
 /** An importable resource: whose it is, and its line as its batch route checks and sends it. */
 interface Importable<T> {
   owner: keyof ImportOwners;
   reference: string;
   line: z.ZodType<T>;
-  /** The owner's batch request of the valid lines, serialized. */
-  request(items: T[]): Uint8Array;
+  prepare(items: T[], resolvers: ImportResolvers, options: ReturnType<CallAs>): Prepared | Promise<Prepared>;
+  /** Lines per chunk when its batch takes fewer than CHUNK_LINES. */
+  chunkLines?: number;
   /** CSV columns (absent: NDJSON only). */
   csv?: { columns: Map<string, ColumnType>; nested: Set<string> };
 }
@@ -61,29 +86,69 @@ function csvColumnsOf(item: z.ZodType) {
   return { columns, nested };
 }
 
-const productLine = converting(productCreateSchema, productWrite(false));
+/** The owner's batch request, serialized: all a resource's lines are when its batch route answers none of them itself. */
+const serialized = <S extends DescMessage>(schema: S, message: MessageInitShape<S>): Prepared => ({ request: toBinary(schema, create(schema, message)) });
+/** Typed as its line, kept beside the others. */
+const importable = <T>(resource: Importable<T>) => resource as unknown as Importable<unknown>;
+
+/** The resources that can be imported (CONTRACT "Imports"), each as its batch route takes an item. */
 const importables: Record<string, Importable<unknown>> = {
-  products: {
+  products: importable({
     owner: "catalogue",
     reference: "key",
-    line: productLine,
-    request: (items) => {
-      const writes = items as z.output<typeof productLine>[];
-      return toBinary(catalogueV1.UpsertProductsRequestSchema, create(catalogueV1.UpsertProductsRequestSchema, { products: writes.map((w) => w.product), cleared: writes.map((w) => w.cleared), resultsOnly: true }));
-    },
+    line: converting(productCreateSchema, productWrite(false)),
+    prepare: (writes) => serialized(catalogueV1.UpsertProductsRequestSchema, { products: writes.map((w) => w.product), cleared: writes.map((w) => w.cleared), resultsOnly: true }),
     csv: csvColumnsOf(productCreateDocumented),
-  } satisfies Importable<z.output<typeof productLine>> as Importable<unknown>,
-  transactions: {
+  }),
+  prices: importable({
+    owner: "pricing",
+    reference: "key",
+    line: priceLineSchema,
+    prepare: async (items, { catalogue }, options) => serialized(pricingV1.UpsertPricesRequestSchema, { prices: await priceWrites(catalogue, options, items) }),
+    csv: csvColumnsOf(priceLineFields),
+  }),
+  purchaseorders: importable({
+    owner: "orders",
+    reference: "externalPONo",
+    line: purchaseOrderLine,
+    chunkLines: PURCHASE_ORDER_BATCH_MAX,
+    prepare: async (orders, resolvers, options) => {
+      const problems = await unresolvedOrders(resolvers, options, orders);
+      const request = serialized(ordersV1.WritePurchaseOrdersRequestSchema, { purchaseOrders: orders.filter((_, n) => !problems[n]), mode: ordersV1.WriteMode.UPSERT, resultsOnly: true });
+      return { ...request, answered: orders.map((po, n) => problems[n] && orderAnswer(po, problems[n])) };
+    },
+  }),
+  distributionorders: importable({
+    owner: "orders",
+    reference: "externalDOID",
+    line: distributionOrderLine,
+    prepare: async (rows, resolvers, options) => {
+      const answered = await unresolvedRows(resolvers, options, rows);
+      return { ...serialized(ordersV1.WriteDistributionOrdersRequestSchema, { distributionOrders: rows.filter((_, n) => !answered[n]), mode: ordersV1.WriteMode.UPSERT }), answered };
+    },
+  }),
+  transactions: importable({
     owner: "orders",
     reference: "externalTransactionID",
     line: transactionUpsert,
-    request: (items) => toBinary(ordersV1.WriteTransactionsRequestSchema, create(ordersV1.WriteTransactionsRequestSchema, { transactions: items as ordersV1.Transaction[], mode: ordersV1.WriteMode.UPSERT })),
-  } satisfies Importable<ordersV1.Transaction> as Importable<unknown>,
+    prepare: (transactions) => serialized(ordersV1.WriteTransactionsRequestSchema, { transactions, mode: ordersV1.WriteMode.UPSERT }),
+  }),
+  stock: importable({
+    owner: "inventory",
+    reference: "key",
+    line: stockWriteSchema as z.ZodType<StockWrite>,
+    prepare: async (rows, { catalogue }, options) => serialized(inventoryV1.UpsertStockRequestSchema, { rows: await stockWrites(catalogue, options, rows) }),
+    csv: csvColumnsOf(z.object(stockFields)),
+  }),
+  stocktriggers: importable({
+    owner: "inventory",
+    reference: "key",
+    line: triggerWriteSchema as unknown as z.ZodType<TriggerItem>,
+    prepare: async (items, { catalogue }, options) => serialized(inventoryV1.UpsertStockTriggersRequestSchema, { triggers: await triggerWrites(catalogue, options, items) }),
+  }),
 };
-/** Every resource the contract imports; those not in `importables` are not built yet. */
-const CONTRACT_RESOURCES = ["products", "prices", "purchaseorders", "distributionorders", "transactions", "stock", "stocktriggers"];
-const SUPPORTED = Object.keys(importables);
-const NOT_YET = CONTRACT_RESOURCES.filter((r) => !SUPPORTED.includes(r));
+const RESOURCES = Object.keys(importables);
+const CSV_RESOURCES = RESOURCES.filter((r) => importables[r].csv);
 
 const STATUSES = ["queued", "running", "completed", "completed_with_errors", "failed", "cancelled"] as const;
 /** The Import object: GET /imports/{id}, and the data of an import.finished webhook delivery (webhooks.ts). */
@@ -118,7 +183,7 @@ async function findImport(owners: ImportOwners, as: CallAs, caller: Parameters<C
   throw new HttpError(404, `no import ${id}`);
 }
 
-export function importRoutes(ctx: RouteContext, owners: ImportOwners, as: CallAs): void {
+export function importRoutes(ctx: RouteContext, owners: ImportOwners, resolvers: ImportResolvers, as: CallAs): void {
   // The file streams into the handler: no parser reads it, and only this route takes these types.
   ctx.app.addContentTypeParser([MEDIA.ndjson, MEDIA.csv], (request, _payload, done) => {
     if (request.routeOptions.url === URL && request.method === "POST") done(null, undefined);
@@ -131,26 +196,22 @@ export function importRoutes(ctx: RouteContext, owners: ImportOwners, as: CallAs
     operationId: "createImport",
     summary: "Start an import: a file of a resource's batch items, applied as a job",
     description:
-      `The body is the file: NDJSON (\`${MEDIA.ndjson}\`, one item of the resource's batch endpoint per line) or, for products, CSV (\`${MEDIA.csv}\`, RFC 4180, a header row naming the item's JSON fields; nested fields only through NDJSON). ` +
+      `The body is the file: NDJSON (\`${MEDIA.ndjson}\`, one item of the resource's batch endpoint per line; a prices line may name its list as \`externalPriceListId\` too) or, for ${CSV_RESOURCES.join(", ")}, CSV (\`${MEDIA.csv}\`, RFC 4180, a header row naming the item's JSON fields; nested fields only through NDJSON). ` +
       `At most 1 GiB (413) and ${MAX_IMPORT_LINES} lines. Each line gets the outcome its item would get in the batch endpoint, in file order (a later line for the same key wins); a bad line fails alone; a file that cannot be read (not NDJSON, a CSV header naming an unknown field, a body cut off) makes the job \`failed\`, with a message naming the line, and applies none of it. ` +
-      `Supported so far: ${SUPPORTED.join(", ")}; ${NOT_YET.join(", ")} are not built yet (400 naming \`resource\`). Costs one write of the rate limit, whatever the file holds.`,
+      `Costs one write of the rate limit, whatever the file holds.`,
     tag,
     auth: "bearer",
     bodyLimit: MAX_IMPORT_BYTES,
-    bodyMedia: { [MEDIA.ndjson]: "one item per line", [MEDIA.csv]: "a header row, then one item per row (products)" },
-    query: { resource: z.string().max(100).describe(`the resource the lines are items of: ${SUPPORTED.join(" or ")} (so far)`) },
+    bodyMedia: { [MEDIA.ndjson]: "one item per line", [MEDIA.csv]: `a header row, then one item per row (${CSV_RESOURCES.join(", ")})` },
+    query: { resource: z.enum(RESOURCES as [string, ...string[]]).describe("the resource the lines are items of (its batch endpoint's items)") },
     responses: {
       202: { description: "the job, queued (or already failed when the file could not be read); `Location` names it", schema: importSchema, headers: { Location: { description: "the job's URL", schema: { type: "string" } } } },
-      400: { description: "`resource` is not one that can be imported (yet)", schema: generalResponseSchema },
+      400: { description: "`resource` is not one that can be imported", schema: generalResponseSchema },
       413: { description: "the file is larger than 1 GiB or has more than 10,000,000 lines (the job is failed)", schema: generalResponseSchema },
-      415: { description: `the body is neither ${MEDIA.ndjson} nor (products) ${MEDIA.csv}`, schema: generalResponseSchema },
+      415: { description: `the body is neither ${MEDIA.ndjson} nor (${CSV_RESOURCES.join(", ")}) ${MEDIA.csv}`, schema: generalResponseSchema },
     },
     handler: async ({ query, caller }, request, reply) => {
       const importable = importables[query.resource];
-      if (!importable) {
-        const message = `resource ${query.resource} cannot be imported${CONTRACT_RESOURCES.includes(query.resource) ? " yet" : ""}: supported so far are ${SUPPORTED.join(" and ")}`;
-        throw new HttpError(400, message.slice(0, 500), [{ path: "resource", message }]);
-      }
       const mediaType = String(request.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
       const format = mediaType === MEDIA.csv ? "csv" : mediaType === MEDIA.ndjson ? "ndjson" : undefined;
       // A JSON body was parsed already: a file is sent as what it is.
@@ -161,10 +222,14 @@ export function importRoutes(ctx: RouteContext, owners: ImportOwners, as: CallAs
       const items = format === "csv" ? csvItems(request.raw, importable.csv!.columns, importable.csv!.nested) : ndjsonItems(request.raw);
       let seq = 0;
       let linesTotal = 0;
-      let chunk = { valid: [] as unknown[], lines: [] as bigint[], rejected: [] as { line: bigint; statusCode: number; reference: string; referenceField: string; message: string }[], bytes: 0 };
+      let chunk = { valid: [] as unknown[], lines: [] as bigint[], rejected: [] as (BatchResponse & { line: bigint })[], bytes: 0 };
       const send = async () => {
         if (!chunk.valid.length && !chunk.rejected.length) return;
-        await owner.appendImportChunk({ importId, seq: seq++, items: chunk.valid.length ? importable.request(chunk.valid) : new Uint8Array(), itemLines: chunk.lines, rejected: chunk.rejected }, as(caller));
+        // The valid lines as the batch route sends its items (their SKUs and warehouses resolved now, as a batch's are when it is sent).
+        const { request, answered } = chunk.valid.length ? await importable.prepare(chunk.valid, resolvers, as(caller)) : { request: new Uint8Array(), answered: undefined };
+        const itemLines = chunk.lines.filter((_, n) => !answered?.[n]);
+        const rejected = [...chunk.rejected, ...chunk.lines.flatMap((line, n) => { const a = answered?.[n]; return a ? [{ ...a, line }] : []; })];
+        await owner.appendImportChunk({ importId, seq: seq++, items: itemLines.length ? request : new Uint8Array(), itemLines, rejected }, as(caller));
         chunk = { valid: [], lines: [], rejected: [], bytes: 0 };
       };
       let failure: string | undefined;
@@ -179,7 +244,7 @@ export function importRoutes(ctx: RouteContext, owners: ImportOwners, as: CallAs
           } else chunk.rejected.push({ ...checked, line: BigInt(line) });
           // An NDJSON line's size as read; a CSV record's as its item.
           chunk.bytes += size ?? JSON.stringify(item).length;
-          if (chunk.valid.length + chunk.rejected.length >= CHUNK_LINES || chunk.bytes >= CHUNK_BYTES) await send();
+          if (chunk.valid.length + chunk.rejected.length >= (importable.chunkLines ?? CHUNK_LINES) || chunk.bytes >= CHUNK_BYTES) await send();
         }
         await send();
       } catch (error) {

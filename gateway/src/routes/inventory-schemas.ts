@@ -72,7 +72,7 @@ export const warehousePutSchema = caseless(Object.keys(warehousePutFields), z.st
 const nullableText = shortText.nullish().transform((v) => v ?? undefined);
 // Read-only fields (a row as GET answers it can be sent back) are ignored on input. A row names
 // its SKU by key, sku or ean: key is no more required than the others here.
-const stockFields = requestShape(StockRowSchema, {
+export const stockFields = requestShape(StockRowSchema, {
   ...inventoryFields,
   fields: { key: nullableText, externalWarehouseID: z.string().min(1).max(500).optional().describe("required unless the path names the warehouse") },
 });

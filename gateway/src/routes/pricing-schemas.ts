@@ -65,6 +65,10 @@ const priceUpdateFields = {
   ) as Record<`customPrice${1 | 2 | 3 | 4}`, z.ZodOptional<z.ZodNullable<ReturnType<typeof decimal>>>>,
 };
 export const priceUpdateSchema = z.preprocess(canonicalNames(Object.keys(priceUpdateFields)), z.strictObject(priceUpdateFields)).meta({ id: "PriceUpdateRequest" });
+/** An import's prices line (CONTRACT "Imports"): a PriceUpdateRequest whose list may also be named `externalPriceListId`. */
+export const priceLineSchema = z.preprocess(canonicalNames(Object.keys(priceUpdateFields), { externalPriceListId: "listExternalID" }), z.strictObject(priceUpdateFields));
+/** The fields a prices line may name (its CSV's columns). */
+export const priceLineFields = z.object({ ...priceUpdateFields, externalPriceListId: id });
 const deleteFields = {
   listExternalID: id,
   keys: z.array(id).min(1).max(1000),

@@ -72,6 +72,26 @@ const pricesOf = async ({ pricing, as }: Deps, caller: Caller, listExternalId: s
 /** The catalogue's products of the keys (keys and old keys alike), in one call per batch. */
 const resolve = async ({ catalogue, as }: Deps, caller: Caller, keys: string[]) => (await catalogue.resolveSkus({ references: keys.map((key) => ({ key })) }, as(caller))).skus;
 
+/** Valid price items as POST /prices/batch sends them to pricing (and an import's lines): their SKUs resolved by the catalogue in one call. */
+export async function priceWrites(catalogue: Catalogue, options: ReturnType<CallAs>, items: Record<string, unknown>[]) {
+  const skus = (await catalogue.resolveSkus({ references: items.map((i) => ({ key: i.key as string })) }, options)).skus;
+  return items.map((i, n) => {
+    const { price, numbered } = priceOf(i);
+    return {
+      listExternalId: price.listExternalId,
+      key: price.key,
+      productId: skus[n]?.found ? skus[n].id : "",
+      productKey: skus[n]?.key ?? "",
+      sku: skus[n]?.sku,
+      price: price.price,
+      season: price.season,
+      vat: price.vat,
+      customPrices: price.customPrices,
+      numberedCustomPrices: numbered,
+    };
+  });
+}
+
 const idParam = { externalPriceListId: z.string().trim().min(1).max(500).describe("trimmed, as it is when written") };
 const pricesResponse = { description: "prices in creation order (streamed when unpaged)", schema: z.array(priceSchema), headers: pageHeaders };
 
@@ -194,22 +214,7 @@ function upsertPrices(d: Deps): void {
     },
     handler: async ({ body, caller }, _req, reply) => {
       const results = await runBatch(body, priceUpdateSchema, "key", async (items) => {
-        const skus = await resolve(d, caller, items.map((i) => (i as { key: string }).key));
-        const prices = items.map((i, n) => {
-          const { price, numbered } = priceOf(i);
-          return {
-            listExternalId: price.listExternalId,
-            key: price.key,
-            productId: skus[n]?.found ? skus[n].id : "",
-            productKey: skus[n]?.key ?? "",
-            sku: skus[n]?.sku,
-            price: price.price,
-            season: price.season,
-            vat: price.vat,
-            customPrices: price.customPrices,
-            numberedCustomPrices: numbered,
-          };
-        });
+        const prices = await priceWrites(d.catalogue, as(caller), items);
         return (await pricing.upsertPrices({ prices }, as(caller))).results.map((r) => batchResult(r.result));
       });
       return reply.status(serverFailure(results) ?? 200).send(results);

@@ -196,6 +196,22 @@ async function warehouseProblems(inventory: Client<typeof inventoryV1.InventoryS
   });
 }
 
+/**
+ * Per valid order, what the gateway answers itself before orders writes anything: an item naming
+ * no SKU (400) or an unknown one, or an unknown warehouse (404). Sets the found items' SKUs. The
+ * batch's and an import's (its lines as POST /purchaseorders/batch items).
+ */
+export async function unresolvedOrders({ catalogue, inventory }: Pick<Deps, "catalogue" | "inventory">, options: ReturnType<CallAs>, orders: ordersV1.PurchaseOrder[]) {
+  const [skus, warehouses] = await Promise.all([resolveItems(catalogue, options, orders), warehouseProblems(inventory, options, orders)]);
+  return skus.map((p, n) => p ?? warehouses[n]);
+}
+
+/** A valid order's BatchResponse of the batch, before (statusCode 0) or without writing it. */
+export const orderAnswer = (po: ordersV1.PurchaseOrder, p?: { status: number; message: string }): BatchResponse => ({ reference: po.externalPoNo, referenceField: REFERENCE, statusCode: p?.status ?? 0, message: p?.message ?? "" });
+
+/** A line of POST /purchaseorders/batch: the order validated and converted. */
+export const purchaseOrderLine = converting(purchaseOrderInputSchema, toProto);
+
 // ---------------------------------------------------------------------------------------------
 // Routes
 
@@ -208,16 +224,15 @@ async function write({ orders, catalogue, inventory, as }: Deps, raw: unknown[],
   const resultsOnly = !atomic;
   const written = new Map<number, ordersV1.PurchaseOrder>();
   const violations = new Map<number, { path: string; message: string }[]>();
-  const results = await runBatch(raw, converting(purchaseOrderInputSchema, toProto), REFERENCE, async (valid) => {
-    const notWritten = valid.map((po) => ({ reference: po.externalPoNo, referenceField: REFERENCE, statusCode: 0, message: "not written" }));
+  const results = await runBatch(raw, purchaseOrderLine, REFERENCE, async (valid) => {
+    const notWritten = valid.map((po) => orderAnswer(po, { status: 0, message: "not written" }));
     if (atomic && valid.length < raw.length) return notWritten;
-    const [skus, warehouses] = await Promise.all([resolveItems(catalogue, as(caller), valid), warehouseProblems(inventory, as(caller), valid)]);
-    const problems = skus.map((p, n) => p ?? warehouses[n]);
+    const problems = await unresolvedOrders({ catalogue, inventory }, as(caller), valid);
     const toWrite = valid.flatMap((po, n) => (problems[n] ? [] : [{ n, po }]));
     const answers: BatchResponse[] = valid.map((po, n) => {
       const p = problems[n];
       if (p) violations.set(n, [{ path: p.path, message: p.message }]);
-      return { reference: po.externalPoNo, referenceField: REFERENCE, statusCode: p?.status ?? 0, message: p?.message ?? "" };
+      return orderAnswer(po, p);
     });
     if (atomic && problems.some((p) => p)) return answers;
     if (!toWrite.length) return answers;

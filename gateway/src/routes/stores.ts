@@ -32,6 +32,22 @@ async function storesToRest(inventory: Client<typeof inventoryV1.InventoryServic
 }
 const storeMessage = (s: unknown) => messageOfBody(StoreSchema, s as Record<string, unknown>);
 
+export type TriggerItem = Record<string, unknown> & { key: string; sku?: string | null };
+
+/** Valid stock triggers as their batch sends them to inventory (and an import's lines): their SKUs resolved by the catalogue in one call. */
+export async function triggerWrites(catalogue: Client<typeof catalogueV1.CatalogueService>, options: ReturnType<CallAs>, items: TriggerItem[]) {
+  const resolved = await catalogue.resolveSkus({ references: items.map((t) => ({ key: t.key })) }, options);
+  return items.map((t, i) => {
+    const s = resolved.skus[i];
+    const trigger = messageOfBody(StockTriggerSchema, t, ["skuUuid"]);
+    trigger.key = s?.found ? s.key : t.key;
+    trigger.sku = t.sku ?? s?.sku;
+    trigger.skuId = s?.found ? s.id : "";
+    trigger.skuSeq = s?.found ? s.seq : undefined;
+    return { skuFound: !!s?.found, trigger };
+  });
+}
+
 /** What the store, traffic and stock-trigger routes register with and call. */
 interface Deps {
   ctx: RouteContext;
@@ -283,18 +299,7 @@ function upsertStockTriggers({ ctx, inventory, catalogue, as }: Deps): void {
     },
     handler: async ({ body, caller }, _req, reply) => {
       const results = await runBatch(body, triggerWriteSchema, "key", async (valid) => {
-        const items = valid as (Record<string, unknown> & { key: string; sku?: string | null })[];
-        const resolved = await catalogue.resolveSkus({ references: items.map((t) => ({ key: t.key })) }, as(caller));
-        const triggers = items.map((t, i) => {
-          const s = resolved.skus[i];
-          const trigger = messageOfBody(StockTriggerSchema, t, ["skuUuid"]);
-          trigger.key = s?.found ? s.key : t.key;
-          trigger.sku = t.sku ?? s?.sku;
-          trigger.skuId = s?.found ? s.id : "";
-          trigger.skuSeq = s?.found ? s.seq : undefined;
-          return { skuFound: !!s?.found, trigger };
-        });
-        const res = await inventory.upsertStockTriggers({ triggers }, as(caller));
+        const res = await inventory.upsertStockTriggers({ triggers: await triggerWrites(catalogue, as(caller), valid as TriggerItem[]) }, as(caller));
         return res.results.map((r) => ({
           message: r.result?.message ?? "",
           reference: r.result?.reference ?? "",

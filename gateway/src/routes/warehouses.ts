@@ -22,7 +22,21 @@ const batchResult = (r?: inventoryV1.BatchResult): BatchResponse => ({
 });
 
 /** A validated stock row; the fields the SKU is named by, typed. */
-type StockWrite = Record<string, unknown> & { key?: string; sku?: string | null; ean?: string | null };
+export type StockWrite = Record<string, unknown> & { key?: string; sku?: string | null; ean?: string | null };
+
+/** Valid stock rows as the stock batch sends them to inventory (and an import's lines): their SKUs resolved by the catalogue in one call. */
+export async function stockWrites(catalogue: Client<typeof catalogueV1.CatalogueService>, options: ReturnType<CallAs>, rows: StockWrite[]) {
+  const resolved = await catalogue.resolveSkus({ references: rows.map((r) => ({ key: r.key, sku: r.sku ?? undefined, ean: r.ean ?? undefined })) }, options);
+  return rows.map((r, i) => {
+    const s = resolved.skus[i];
+    const row = messageOfBody(StockRowSchema, r);
+    row.key = s?.found ? s.key : (r.key ?? r.sku ?? r.ean ?? "");
+    row.sku = r.sku ?? s?.sku;
+    row.ean = r.ean ?? s?.ean;
+    row.skuId = s?.found ? s.id : "";
+    return { skuFound: !!s?.found, row };
+  });
+}
 
 /** What the warehouse routes register with and call. */
 interface Deps {
@@ -90,17 +104,7 @@ function postStock({ ctx, inventory, catalogue, as }: Deps, byPath: boolean): vo
     handler: async ({ params, body, caller }, _req, reply) => {
       const pathWarehouse = (params as { externalWarehouseID?: string }).externalWarehouseID;
       const results = await runBatch(body, stockWriteSchema, "key", async (rows: StockWrite[]) => {
-        const resolved = await catalogue.resolveSkus({ references: rows.map((r) => ({ key: r.key, sku: r.sku ?? undefined, ean: r.ean ?? undefined })) }, as(caller));
-        const writes = rows.map((r, i) => {
-          const s = resolved.skus[i];
-          const row = messageOfBody(StockRowSchema, r);
-          row.key = s?.found ? s.key : (r.key ?? r.sku ?? r.ean ?? "");
-          row.sku = r.sku ?? s?.sku;
-          row.ean = r.ean ?? s?.ean;
-          row.skuId = s?.found ? s.id : "";
-          return { skuFound: !!s?.found, row };
-        });
-        const res = await inventory.upsertStock({ rows: writes, externalWarehouseId: pathWarehouse ?? "" }, as(caller));
+        const res = await inventory.upsertStock({ rows: await stockWrites(catalogue, as(caller), rows), externalWarehouseId: pathWarehouse ?? "" }, as(caller));
         return res.results.map((r) => batchResult(r.result));
       });
       return reply.status(serverFailure(results) ?? 200).send(results);

@@ -93,6 +93,8 @@ export const configSchema = z.object({
   /** How long a write's Idempotency-Key holds (its answer is replayed, another request under it is a 422). */
   IDEMPOTENCY_KEY_TTL_SECONDS: z.coerce.number().int().min(1).max(7 * 86400).default(86400),
   OUTBOX_POLL_MS: z.coerce.number().int().min(10).default(250),
+  /** An import whose upload appended no chunk for this long (its gateway died mid-file) is failed by its owner's sweep. */
+  IMPORT_UPLOAD_IDLE_SECONDS: z.coerce.number().int().min(60).default(3600),
   /**
    * Webhook deliveries may go to plain http:// and to loopback, private and link-local addresses.
    * For tests and local development only: in production it would let an account reach the

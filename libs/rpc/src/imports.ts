@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { callerOf } from "@analytics/auth";
+import { callerOf, type Caller } from "@analytics/auth";
 import {
   AppendImportChunkRequestSchema,
   ImportChunkResultsSchema,
@@ -46,9 +46,10 @@ export interface ImportResource {
   /**
    * Applies the valid lines of a chunk (`items`: the resource's batch request, serialized) with
    * the batch call's own function, in the chunk's transaction (`ctx.db` is it): one outcome per item,
-   * in order. Lines repeating a key apply in file order (importRuns).
+   * in order. Lines repeating a key apply in file order (importRuns). `caller` is the job's creator
+   * (its account and API key), as the batch call's would be.
    */
-  apply(ctx: ServiceContext, accountId: string, items: Uint8Array): Promise<LineOutcome[]>;
+  apply(ctx: ServiceContext, caller: Caller, items: Uint8Array): Promise<LineOutcome[]>;
 }
 
 /** Attempts at a chunk whose apply fails (an error that is not a crash nor an outage) before its job fails. */
@@ -57,6 +58,14 @@ export const MAX_CHUNK_ATTEMPTS = 5;
 export const IMPORT_FINAL_STATUSES = ["completed", "completed_with_errors", "failed", "cancelled"];
 /** Results are kept this long after a job ends (resultsExpireAt). */
 const RESULTS_DAYS = 7;
+/**
+ * An unsealed job none of whose chunks arrived for this long (the default of IMPORT_UPLOAD_IDLE_SECONDS) has lost its
+ * upload (its gateway was killed mid-file): the sweep fails it. A live upload appends a chunk at
+ * least every 1000 lines, awaiting each.
+ */
+export const IMPORT_UPLOAD_IDLE_MS = 3_600_000;
+/** How often a worker sweeps (stopped uploads, expired results). */
+const SWEEP_EVERY_MS = 60_000;
 
 /** The migration that makes an owning service's job tables, under its own migration `name`. */
 export const importTables = (name: string): Migration => ({
@@ -103,9 +112,27 @@ export const importTables = (name: string): Migration => ({
   },
 });
 
+/**
+ * The job columns added after importTables (the catalogue and orders ran it first; the other
+ * owners run both in a row): the creator's API key (a purchase order's creator is one, as in its
+ * batch) and when the upload last appended a chunk (the sweep fails an upload that stopped).
+ */
+export const importJobColumns = (name: string): Migration => ({
+  name,
+  async up(db) {
+    await db.raw(`
+      ALTER TABLE import_jobs ADD COLUMN api_key_id text NOT NULL DEFAULT '';
+      ALTER TABLE import_jobs ADD COLUMN appended_at timestamptz;
+      CREATE INDEX import_jobs_uploading ON import_jobs (created_at) WHERE NOT sealed AND status = 'queued';
+      CREATE INDEX import_jobs_results_expiring ON import_jobs (results_expire_at) WHERE results_expire_at IS NOT NULL;
+    `);
+  },
+});
+
 type JobRow = {
   id: string;
   account_id: string;
+  api_key_id: string;
   resource: string;
   format: string;
   status: string;
@@ -194,6 +221,17 @@ export function importRuns(keys: string[]): [from: number, to: number][] {
   return runs;
 }
 
+/**
+ * A chunk's items applied in runs where no key repeats, each run one call of the batch function
+ * (`write`), in order: where a batch refuses a repeated key (409), an import applies it again
+ * later in the same transaction, so a later line for the same key wins.
+ */
+export async function applyInRuns<T>(items: T[], keyOf: (item: T) => string, write: (run: T[]) => Promise<LineOutcome[]>): Promise<LineOutcome[]> {
+  const outcomes: LineOutcome[] = [];
+  for (const [from, to] of importRuns(items.map(keyOf))) outcomes.push(...(await write(items.slice(from, to))));
+  return outcomes;
+}
+
 /** One owning service's jobs: its resources, the gateway's calls, and the worker's wake-up. */
 export class ImportJobs {
   private wakers = new Set<() => void>();
@@ -226,13 +264,17 @@ export class ImportJobs {
     return {
       createImport: async (req, c) => {
         if (!this.resources[req.resource]) throw invalid(`resource ${req.resource} is not imported by this service`);
-        const [row] = await db<JobRow>("import_jobs").insert({ id: randomUUID(), account_id: callerOf(c).accountId, resource: req.resource, format: req.format }).returning("*");
+        const { accountId, apiKeyId } = callerOf(c);
+        const [row] = await db<JobRow>("import_jobs").insert({ id: randomUUID(), account_id: accountId, api_key_id: apiKeyId, resource: req.resource, format: req.format }).returning("*");
         return { import: importFromRow(row) };
       },
       appendImportChunk: async (req, c) => {
         const job = await jobOf(db, callerOf(c).accountId, req.importId);
         if (job.sealed || job.status !== "queued") throw conflict(`import ${job.id} takes no more chunks (${job.status})`);
-        await db("import_chunks").insert({ import_id: job.id, seq: req.seq, chunk: Buffer.from(toBinary(AppendImportChunkRequestSchema, req)) });
+        const appended = await db("import_chunks").insert({ import_id: job.id, seq: req.seq, chunk: Buffer.from(toBinary(AppendImportChunkRequestSchema, req)) }).onConflict(["import_id", "seq"]).ignore().returning("seq");
+        // A repeated append (a retried call) is refused, never applied twice.
+        if (!appended.length) throw conflict(`chunk ${req.seq} of import ${job.id} has been appended already`);
+        await db("import_jobs").where({ id: job.id }).update({ appended_at: new Date() });
         return {};
       },
       sealImport: async (req, c) => {
@@ -305,7 +347,7 @@ export class ImportJobs {
       if (stored?.chunk) {
         const chunk = fromBinary(AppendImportChunkRequestSchema, stored.chunk as Buffer);
         taken = { job, firstLine: [...chunk.itemLines, ...chunk.rejected.map((r) => r.line)].sort((a, b) => Number(a - b))[0] };
-        const applied = chunk.itemLines.length ? await this.resources[job.resource].apply({ db: tx, relay: ctx.relay, logger: ctx.logger }, job.account_id, chunk.items) : [];
+        const applied = chunk.itemLines.length ? await this.resources[job.resource].apply({ db: tx, relay: ctx.relay, logger: ctx.logger }, { accountId: job.account_id, apiKeyId: job.api_key_id }, chunk.items) : [];
         const results = chunkResults(chunk, applied);
         await tx("import_chunks").where({ import_id: job.id, seq: job.chunks_done }).update({ chunk: null, results: Buffer.from(toBinary(ImportChunkResultsSchema, create(ImportChunkResultsSchema, { results }))) });
         counts = { processed: results.length, ok: results.filter(succeeded).length };
@@ -354,15 +396,53 @@ export class ImportJobs {
     if (failed) ctx.relay.kick();
   }
 
-  /** The worker of the owning service: steps while jobs wait, else sleeps until woken or `pollMs`. */
+  /**
+   * Fails the jobs whose upload stopped (unsealed, no chunk for `uploadIdleMs`: their chunks are
+   * dropped, nothing of them was applied) and drops the results of jobs past resultsExpireAt (the
+   * job stays: its results answer 410). Idempotent: any replica may run it any time.
+   */
+  async sweep(ctx: ServiceContext, uploadIdleMs = IMPORT_UPLOAD_IDLE_MS): Promise<{ stopped: number; expired: number }> {
+    const stopped = await inTransaction(ctx.db, async (tx) => {
+      const idle = tx.raw("now() - make_interval(secs => ?)", [uploadIdleMs / 1000]);
+      const rows = await tx<JobRow>("import_jobs")
+        .where({ sealed: false, status: "queued" })
+        .where(tx.raw("coalesce(appended_at, created_at)"), "<", idle)
+        .forUpdate()
+        .skipLocked()
+        .select("id", "account_id", "resource");
+      const message = `the upload stopped: no part of the file arrived for ${Math.round(uploadIdleMs / 1000)} s; nothing of it is applied`;
+      // Through finish, as every final state: the job's import.finished is announced with it.
+      for (const r of rows) {
+        await finish(tx, r.id, "failed", { message });
+        ctx.logger.warn({ importId: r.id, accountId: r.account_id, resource: r.resource }, "import failed: its upload stopped");
+      }
+      if (rows.length) await tx("import_chunks").whereIn("import_id", rows.map((r) => r.id)).delete();
+      return rows.length;
+    });
+    if (stopped) ctx.relay.kick();
+    const expired = await ctx.db("import_chunks")
+      .whereIn("import_id", ctx.db("import_jobs").where("results_expire_at", "<", ctx.db.fn.now()).select("id"))
+      .delete();
+    return { stopped, expired };
+  }
+
+  /**
+   * The worker of the owning service: steps while jobs wait, else sleeps until woken or `pollMs`;
+   * sweeps every SWEEP_EVERY_MS.
+   */
   worker(pollMs = 1000) {
-    return ({ db, logger, relay, metrics }: { db: Db; logger: Logger; relay?: OutboxRelay; metrics: Registry }) => {
+    return ({ db, logger, relay, metrics, importUploadIdleMs }: { db: Db; logger: Logger; relay?: OutboxRelay; metrics: Registry; importUploadIdleMs?: number }) => {
       if (!relay) throw new Error("the import worker needs its service's outbox relay");
       const ctx: ServiceContext = { db, logger, relay };
       const applied = importMetrics(metrics, db);
       const stopping = new AbortController();
+      let swept = 0;
       const running = (async () => {
         while (!stopping.signal.aborted) {
+          if (Date.now() - swept >= SWEEP_EVERY_MS) {
+            swept = Date.now();
+            await this.sweep(ctx, importUploadIdleMs).catch((err: unknown) => ctx.logger.error({ err }, "import sweep failed; trying again later"));
+          }
           const worked = await this.step(ctx, applied).catch((err: unknown) => {
             ctx.logger.error({ err }, "import chunk not applied; retrying");
             return false;

@@ -23,7 +23,7 @@ import { createServiceTransport } from "./transport";
 export { consumerHandler, type ConsumerDefinition, type Delivery } from "./consumers";
 export { accountVersionHandler, accountVersionText, atRevision, batchResponse, batchResult, commit, dispatch, itemOutcome, MAX_PAGE_SIZE, notWritten, on, pageOf, refuseDuplicates, type Dispatch, type ItemOutcome, type Page, type Route } from "./kit";
 export { createServiceTransport } from "./transport";
-export { IMPORT_FINAL_STATUSES, ImportJobs, MAX_CHUNK_ATTEMPTS, importRuns, importTables, type ImportResource, type LineOutcome } from "./imports";
+export { applyInRuns, IMPORT_FINAL_STATUSES, ImportJobs, IMPORT_UPLOAD_IDLE_MS, MAX_CHUNK_ATTEMPTS, importJobColumns, importRuns, importTables, type ImportResource, type LineOutcome } from "./imports";
 export { askingDataVersions, DATA_VERSION_HEADER, dataVersionInterceptor, DataVersions, type ReadDataVersion } from "./data-version";
 export { consumerLagMetrics, storeMetrics } from "./metrics";
 export type { ReplicaOptions } from "./replicas";
@@ -37,6 +37,8 @@ export interface ServiceDeps {
   port: number;
   host?: string;
   outboxPollMs?: number;
+  /** An import's upload that appended nothing for this long is failed (IMPORT_UPLOAD_IDLE_SECONDS; docs/imports.md). */
+  importUploadIdleMs?: number;
   /**
    * Leave the outbox relay stopped until startRelay(): the single-process launcher subscribes
    * every service's consumers first, because the in-process bus keeps nothing for a consumer
@@ -107,6 +109,8 @@ export interface WorkerContext {
   metrics: Registry;
   /** Wakes the outbox relay after a commit that wrote outbox rows (a worker that writes needs it). */
   relay?: OutboxRelay;
+  /** ServiceDeps.importUploadIdleMs, for the import worker's sweep. */
+  importUploadIdleMs?: number;
 }
 
 export interface Worker {
@@ -206,7 +210,7 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
       pruning = setInterval(() => void prune().catch((err) => logger.warn({ err }, "pruning failed")), 3600_000);
       pruning.unref();
     }
-    for (const start of definition.workers ?? []) workers.push(start({ db, logger, metrics, relay }));
+    for (const start of definition.workers ?? []) workers.push(start({ db, logger, metrics, relay, importUploadIdleMs: deps.importUploadIdleMs }));
     if (!deps.deferRelay) relay.start();
   } catch (error) {
     await close().catch(() => undefined);
@@ -439,6 +443,7 @@ export async function runServiceMain(
       metricsPort: config.METRICS_PORT,
       migrations: config.MIGRATIONS,
       outboxPollMs: config.OUTBOX_POLL_MS,
+      importUploadIdleMs: config.IMPORT_UPLOAD_IDLE_SECONDS * 1000,
     });
     const shutdown = async (signal: string) => {
       logger.info({ signal }, "shutting down");

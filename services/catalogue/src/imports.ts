@@ -1,6 +1,6 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { catalogueV1 } from "@analytics/contracts";
-import { batchResponse, ImportJobs, importRuns } from "@analytics/rpc";
+import { applyInRuns, batchResponse, ImportJobs } from "@analytics/rpc";
 import { upsertProducts } from "./products";
 
 /**
@@ -9,14 +9,12 @@ import { upsertProducts } from "./products";
  */
 export const catalogueImports = new ImportJobs({
   products: {
-    async apply(ctx, accountId, items) {
+    async apply(ctx, { accountId }, items) {
       const { products, cleared } = fromBinary(catalogueV1.UpsertProductsRequestSchema, items);
-      const outcomes = [];
-      for (const [from, to] of importRuns(products.map((p) => p.key))) {
-        const written = await upsertProducts(ctx, accountId, products.slice(from, to), cleared.slice(from, to).map((c) => c.fields));
-        outcomes.push(...written.map(batchResponse));
-      }
-      return outcomes;
+      const lines = products.map((product, i) => ({ product, cleared: cleared[i].fields }));
+      return applyInRuns(lines, (l) => l.product.key, async (run) =>
+        (await upsertProducts(ctx, accountId, run.map((l) => l.product), run.map((l) => l.cleared))).map(batchResponse),
+      );
     },
   },
 });

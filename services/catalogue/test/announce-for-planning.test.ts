@@ -52,7 +52,7 @@ describe("catalogue service: re-announcing stored products for planning (real Po
     const written = await upsertProducts(ctx, account, ["K1", "K2"].map((key) => create(ProductSchema, { key, ean: `E-${key}` })));
     expect(written.map((o) => o.statusCode)).toEqual([201, 201]);
     await before("outbox").delete();
-    expect(await migrate(before, "catalogue_before", migrations)).toEqual(["005_announce_for_planning", "006_import_jobs"]);
+    expect(await migrate(before, "catalogue_before", migrations)).toEqual(["005_announce_for_planning", "006_import_jobs", "007_import_job_columns"]);
     const rows: { subject: string; aggregate: string }[] = await before("outbox").orderBy("seq");
     const ids: { id: string }[] = await before("products").select("id").orderBy("seq");
     expect(rows.map((r) => [r.subject, r.aggregate])).toEqual(ids.map((p) => [topics.catalogueSkuBackfilled.subject, `sku:${p.id}`]));

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import pino from "pino";
 import { create, equals, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { Code } from "@connectrpc/connect";
 import { catalogueV1, ImportSchema, ImportService, topics } from "@analytics/contracts";
 import type { OutboxRelay } from "@analytics/outbox";
 import { ImportJobs, MAX_CHUNK_ATTEMPTS, startService } from "@analytics/rpc";
@@ -70,8 +71,8 @@ describe("catalogue import jobs", () => {
     let calls = 0;
     const dying = new ImportJobs({
       products: {
-        async apply(c, accountId, items) {
-          const outcomes = await catalogueImports.resources.products.apply(c, accountId, items);
+        async apply(c, caller, items) {
+          const outcomes = await catalogueImports.resources.products.apply(c, caller, items);
           if (++calls === 2) throw new Error("killed before COMMIT");
           return outcomes;
         },
@@ -119,8 +120,8 @@ describe("catalogue import jobs", () => {
   it("fails a job whose chunk cannot be applied after a few attempts, naming its line: the chunks before stay applied", async () => {
     const broken = new ImportJobs({
       products: {
-        async apply(c, accountId, items) {
-          const outcomes = await catalogueImports.resources.products.apply(c, accountId, items);
+        async apply(c, caller, items) {
+          const outcomes = await catalogueImports.resources.products.apply(c, caller, items);
           if (outcomes.some((o) => o.reference === "D")) throw new Error("a bug");
           return outcomes;
         },
@@ -184,6 +185,54 @@ describe("catalogue import jobs", () => {
     const importId = await importOf(randomUUID(), [["X"]]);
     await expect(service.client.getImport({ importId }, service.as(randomUUID()))).rejects.toThrow(/no import/);
     await runAll(catalogueImports);
+  });
+
+  it("refuses a chunk appended twice (a retried append) with a conflict, never storing it twice", async () => {
+    const accountId = randomUUID();
+    const as = service.as(accountId);
+    const { import: job } = await service.client.createImport({ resource: "products", format: "ndjson" }, as);
+    const chunk = { importId: job!.id, seq: 0, items: new Uint8Array(), rejected: [{ line: 1n, statusCode: 400, reference: "", referenceField: "key", message: "bad" }] };
+    await service.client.appendImportChunk(chunk, as);
+    await expect(service.client.appendImportChunk(chunk, as)).rejects.toMatchObject({ code: Code.AlreadyExists, rawMessage: expect.stringContaining("chunk 0 of import") });
+    await service.client.sealImport({ importId: job!.id, linesTotal: 1n, chunksTotal: 1 }, as);
+    await runAll(catalogueImports);
+    expect((await stateOf(accountId, job!.id)).results).toEqual([[1n, "", 400, "bad"]]);
+  });
+
+  it("fails a job whose upload stopped after the idle time, dropping its chunks; an upload still arriving stays", async () => {
+    const accountId = randomUUID();
+    const as = service.as(accountId);
+    const started = async () => {
+      const { import: job } = await service.client.createImport({ resource: "products", format: "ndjson" }, as);
+      await service.client.appendImportChunk({ importId: job!.id, seq: 0, items: new Uint8Array(), rejected: [{ line: 1n, statusCode: 400, reference: "", referenceField: "key", message: "bad" }] }, as);
+      return job!.id;
+    };
+    const [stopped, arriving] = [await started(), await started()];
+    // Both started three minutes ago; the stopped one's last chunk arrived two minutes ago, the other's arrives now.
+    await service.db("import_jobs").whereIn("id", [stopped, arriving]).update({ appended_at: service.db.raw("now() - interval '2 minutes'"), created_at: service.db.raw("now() - interval '3 minutes'") });
+    await service.client.appendImportChunk({ importId: arriving, seq: 1, items: new Uint8Array(), rejected: [{ line: 2n, statusCode: 400, reference: "", referenceField: "key", message: "bad" }] }, as);
+    expect((await catalogueImports.sweep(ctx(), 60_000)).stopped).toBe(1);
+    const job = async (importId: string) => (await service.client.getImport({ importId }, as)).import!;
+    expect(await job(stopped)).toMatchObject({ status: "failed", message: expect.stringContaining("the upload stopped"), resultsExpireAt: expect.anything() });
+    expect(await service.db("import_chunks").where({ import_id: stopped })).toEqual([]);
+    // Failed by the sweep as by anything else: its import.finished is announced, once.
+    expect((await announced(accountId)).map((a) => [a.aggregate, a.status, a.asAnswered])).toEqual([[`import:${stopped}`, "failed", true]]);
+    await expect(service.client.appendImportChunk({ importId: stopped, seq: 1, items: new Uint8Array() }, as)).rejects.toMatchObject({ code: Code.AlreadyExists });
+    expect((await job(arriving)).status).toBe("queued");
+    await service.client.sealImport({ importId: arriving, linesTotal: 2n, chunksTotal: 2 }, as);
+    await runAll(catalogueImports);
+  });
+
+  it("deletes a job's results once they have expired, keeping the job (its results answer 410)", async () => {
+    const accountId = randomUUID();
+    const [expired, kept] = [await importOf(accountId, [["R1"]]), await importOf(accountId, [["R2"]])];
+    await runAll(catalogueImports);
+    await service.db("import_jobs").where({ id: expired }).update({ results_expire_at: service.db.raw("now() - interval '1 second'") });
+    await catalogueImports.sweep(ctx());
+    expect((await stateOf(accountId, expired)).results).toEqual([]);
+    expect(await service.db("import_chunks").where({ import_id: expired })).toEqual([]);
+    expect((await stateOf(accountId, expired)).job).toEqual(["completed", 1n, 1n, 0n]);
+    expect((await stateOf(accountId, kept)).results).toHaveLength(1);
   });
 
   it("runs jobs in the service's worker, which counts the lines applied and shows the live jobs", async () => {

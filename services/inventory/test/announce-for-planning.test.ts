@@ -54,7 +54,7 @@ describe("inventory service: re-announcing stored stock triggers for planning (r
     const writes = ["K1", "K2"].map((key) => create(inventoryV1.StockTriggerWriteSchema, { trigger: { warehouseExternalId: "W1", key, skuId: randomUUID(), min: 4 }, skuFound: true }));
     expect((await upsertTriggers(ctx, account, writes)).map((o) => o.statusCode)).toEqual([201, 201]);
     await before("outbox").delete();
-    expect(await migrate(before, "inventory_before", migrations)).toEqual(["004_announce_for_planning", "005_account_versions"]);
+    expect(await migrate(before, "inventory_before", migrations)).toEqual(["004_announce_for_planning", "005_account_versions", "006_import_jobs", "007_import_job_columns"]);
     const rows: { subject: string; aggregate: string }[] = await before("outbox").orderBy("seq");
     const ids: { id: string }[] = await before("stock_triggers").select("id").orderBy("id");
     expect(rows.map((r) => [r.subject, r.aggregate])).toEqual(ids.map((t) => [topics.inventoryStockTriggerBackfilled.subject, `stock_trigger:${t.id}`]));

@@ -1,24 +1,39 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { ordersV1 } from "@analytics/contracts";
-import { ImportJobs, importRuns } from "@analytics/rpc";
+import { applyInRuns, batchResponse, ImportJobs } from "@analytics/rpc";
+import { writeDistributionOrders } from "./distribution-orders";
+import { writePurchaseOrders } from "./purchase-orders";
 import { writeTransactions } from "./transactions";
 
 /**
- * The orders service's import jobs (docs/imports.md): a transactions line is an item of POST
- * /transactions/batch (an upsert by externalTransactionID), applied by the same
- * writeTransactions, in the chunk's transaction.
+ * The orders service's import jobs (docs/imports.md): a line is an item of the resource's batch
+ * (POST /transactions/batch, /purchaseorders/batch, /distributionorders/batch: upserts by their
+ * external ids), applied by the same function, in the chunk's transaction.
  */
 export const orderImports = new ImportJobs({
   transactions: {
-    async apply(ctx, accountId, items) {
+    async apply(ctx, { accountId }, items) {
       const { transactions } = fromBinary(ordersV1.WriteTransactionsRequestSchema, items);
-      const outcomes = [];
-      for (const [from, to] of importRuns(transactions.map((t) => t.externalTransactionId))) {
-        const written = await writeTransactions(ctx, accountId, transactions.slice(from, to), ordersV1.WriteMode.UPSERT);
+      return applyInRuns(transactions, (t) => t.externalTransactionId, async (run) => {
+        const written = await writeTransactions(ctx, accountId, run, ordersV1.WriteMode.UPSERT);
         // As the batch route answers them: the fields at fault, else the result's message.
-        outcomes.push(...written.map((o) => ({ ...o, message: o.violations?.map((v) => `${v.path}: ${v.message}`).join("; ") || o.message, referenceField: "externalTransactionID" })));
-      }
-      return outcomes.map(({ statusCode, reference, referenceField, message }) => ({ statusCode, reference, referenceField, message }));
+        return written.map((o) => ({ ...batchResponse(o), message: o.violations?.map((v) => `${v.path}: ${v.message}`).join("; ") || o.message, referenceField: "externalTransactionID" }));
+      });
+    },
+  },
+  purchaseorders: {
+    async apply(ctx, caller, items) {
+      const { purchaseOrders } = fromBinary(ordersV1.WritePurchaseOrdersRequestSchema, items);
+      return applyInRuns(purchaseOrders, (po) => po.externalPoNo, async (run) => {
+        const written = await writePurchaseOrders(ctx, caller, run, ordersV1.WriteMode.UPSERT, false, false, true);
+        return written.map((o) => ({ ...batchResponse(o), referenceField: "externalPONo" }));
+      });
+    },
+  },
+  distributionorders: {
+    async apply(ctx, { accountId }, items) {
+      const { distributionOrders } = fromBinary(ordersV1.WriteDistributionOrdersRequestSchema, items);
+      return applyInRuns(distributionOrders, (d) => JSON.stringify([d.externalDoid, d.externalRowId]), async (run) => (await writeDistributionOrders(ctx, accountId, run, ordersV1.WriteMode.UPSERT)).map(batchResponse));
     },
   },
 });

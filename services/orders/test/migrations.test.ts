@@ -21,7 +21,7 @@ describe("orders migrations (real Postgres)", () => {
     await migrate(db, "orders", [...outboxMigrations, createOrders]);
     const [account, key, id] = [randomUUID(), randomUUID(), randomUUID()];
     await db("purchase_orders").insert({ id, account_id: account, api_key_id: key, external_po_no: "OLD", content: {} });
-    expect(await migrate(db, "orders", migrations)).toEqual(["002_distribution_orders", "003_transactions", "004_content_hash", "005_client_attributes", "006_item_sku_seq", "007_announce_for_planning", "008_account_versions", "009_import_jobs"]);
+    expect(await migrate(db, "orders", migrations)).toEqual(["002_distribution_orders", "003_transactions", "004_content_hash", "005_client_attributes", "006_item_sku_seq", "007_announce_for_planning", "008_account_versions", "009_import_jobs", "010_import_job_columns"]);
     const ctx = { db, relay: { kick: () => undefined }, logger: pino({ level: "silent" }) } as unknown as ServiceContext;
     const send = async () =>
       (await writePurchaseOrders(ctx, { accountId: account, apiKeyId: key }, [create(ordersV1.PurchaseOrderSchema, { externalPoNo: "OLD" })], ordersV1.WriteMode.UPSERT, false, false)).map(
@@ -44,7 +44,7 @@ describe("orders migrations (real Postgres)", () => {
     await writeDistributionOrders(ctx, b, [create(ordersV1.DistributionOrderSchema, { externalDoid: "DO-1", externalRowId: "1", key: "K1", quantity: 5 })], ordersV1.WriteMode.UPSERT);
     await before("outbox").delete();
 
-    expect(await migrate(before, "orders_before", migrations)).toEqual(["007_announce_for_planning", "008_account_versions", "009_import_jobs"]);
+    expect(await migrate(before, "orders_before", migrations)).toEqual(["007_announce_for_planning", "008_account_versions", "009_import_jobs", "010_import_job_columns"]);
     const rows: { subject: string; account_id: string; aggregate: string; payload: Buffer }[] = await before("outbox").orderBy("seq");
     const announced = rows.map((r) =>
       r.subject === topics.ordersTransactionBackfilled.subject

@@ -1,5 +1,7 @@
 import { accountVersionText, startService, type ServiceDefinition, type ServiceDeps } from "@analytics/rpc";
+import { ImportService } from "@analytics/contracts";
 import { pricingRoutes } from "./handlers";
+import { pricingImports } from "./imports";
 import { migrations } from "./migrations";
 import { settingsConsumer } from "./settings";
 
@@ -8,7 +10,11 @@ export const pricingService: ServiceDefinition = {
   name: "pricing",
   migrations,
   dataVersion: accountVersionText,
-  routes: (router, context) => pricingRoutes(context)(router),
+  routes: (router, context) => {
+    pricingRoutes(context)(router);
+    router.service(ImportService, pricingImports.handlers(context));
+  },
+  workers: [pricingImports.worker()],
   consumers: [settingsConsumer],
 };
 

@@ -1,6 +1,6 @@
 import type { Migration } from "@analytics/db";
 import { outboxMigrations } from "@analytics/outbox";
-import { importTables } from "@analytics/rpc";
+import { importJobColumns, importTables } from "@analytics/rpc";
 import { createOrders } from "./001_orders";
 import { createDistributionOrders } from "./002_distribution_orders";
 import { createTransactions } from "./003_transactions";
@@ -10,4 +10,4 @@ import { itemSkuSeq } from "./006_item_sku_seq";
 import { announceForPlanning } from "./007_announce_for_planning";
 import { accountVersions } from "./008_account_versions";
 
-export const migrations: Migration[] = [...outboxMigrations, createOrders, createDistributionOrders, createTransactions, purchaseOrderContentHash, clientAttributes, itemSkuSeq, announceForPlanning, accountVersions, importTables("009_import_jobs")];
+export const migrations: Migration[] = [...outboxMigrations, createOrders, createDistributionOrders, createTransactions, purchaseOrderContentHash, clientAttributes, itemSkuSeq, announceForPlanning, accountVersions, importTables("009_import_jobs"), importJobColumns("010_import_job_columns")];
