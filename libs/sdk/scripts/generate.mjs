@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // Writes libs/sdk/src/generated/ from the OpenAPI document the gateway serves, built in-process
 // (gateway/src/routes.ts apiDocument: no database, service or network). Run from the repository's
-// root: `node libs/sdk/scripts/generate.mjs`; `--check` writes nothing and fails when a file differs.
+// root: `node libs/sdk/scripts/generate.mjs`; `--check` writes nothing and fails when a file differs;
+// `--out DIR` writes into DIR instead (test/generated.test.ts); `--operation-ids` prints the
+// document's operation ids as JSON.
 import { build } from "esbuild";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import Module from "node:module";
@@ -28,13 +30,16 @@ bundle.paths = Module._nodeModulePaths(root);
 bundle._compile(outputFiles[0].text, filename);
 const { apiDocument, generate, GENERATED_DIR } = bundle.exports;
 
-const files = generate(apiDocument());
-const dir = join(root, GENERATED_DIR);
-const existing = readdirSync(dir, { withFileTypes: true }).filter((f) => f.isFile()).map((f) => `${GENERATED_DIR}/${f.name}`);
+const document = apiDocument();
+const out = process.argv.includes("--out") ? resolve(process.argv[process.argv.indexOf("--out") + 1]) : undefined;
+const files = Object.fromEntries(Object.entries(generate(document)).map(([path, text]) => [out ? join(out, path.slice(GENERATED_DIR.length + 1)) : join(root, path), text]));
+const dir = out ?? join(root, GENERATED_DIR);
+mkdirSync(dir, { recursive: true });
+const existing = readdirSync(dir, { withFileTypes: true }).filter((f) => f.isFile()).map((f) => join(dir, f.name));
 const stale = existing.filter((path) => !(path in files));
 const differing = Object.entries(files).filter(([path, text]) => {
   try {
-    return readFileSync(join(root, path), "utf8") !== text;
+    return readFileSync(path, "utf8") !== text;
   } catch {
     return true;
   }
@@ -48,10 +53,13 @@ if (process.argv.includes("--check")) {
   }
   console.log(`${Object.keys(files).length} generated files match the document`);
 } else {
-  mkdirSync(dir, { recursive: true });
-  for (const path of stale) rmSync(join(root, path));
-  for (const [path, text] of differing) writeFileSync(join(root, path), text);
-  console.log(`wrote ${differing.length} of ${Object.keys(files).length} files, removed ${stale.length}`);
+  for (const path of stale) rmSync(path);
+  for (const [path, text] of differing) writeFileSync(path, text);
+  console.error(`wrote ${differing.length} of ${Object.keys(files).length} files, removed ${stale.length}`);
+}
+if (process.argv.includes("--operation-ids")) {
+  const ids = Object.values(document.paths).flatMap((item) => Object.values(item).flatMap((op) => (op?.operationId ? [op.operationId] : [])));
+  console.log(JSON.stringify(ids));
 }
 // The gateway's modules leave nothing running, but its clients' sockets would be waited for.
 process.exit(0);

@@ -137,7 +137,7 @@ export class Client {
     const headers: Record<string, string> = { accept: "application/json", ...options.headers };
     if (key) headers["idempotency-key"] = key;
     if (body !== undefined) headers["content-type"] = isUpload ? (options.contentType ?? spec.media!) : "application/json";
-    const payload = body === undefined ? undefined : isUpload ? (body as BodyInit) : JSON.stringify(body);
+    const payload = body === undefined ? undefined : isUpload ? (body as Upload) : JSON.stringify(body);
     // A stream's bytes are read once: a retry could not send them again.
     const replayable = !(typeof ReadableStream !== "undefined" && payload instanceof ReadableStream);
     const maxRetries = replayable ? (options.maxRetries ?? this.options.maxRetries ?? 2) : 0;

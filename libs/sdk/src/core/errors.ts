@@ -70,7 +70,7 @@ export class ServerError extends ApiError {
 /** No answer at all: the connection failed or was cut (after the retries). */
 export class ConnectionError extends Error {
   override name = "ConnectionError";
-  constructor(readonly cause: unknown) {
+  constructor(override readonly cause: unknown) {
     super(`no answer: ${(cause as Error)?.message ?? String(cause)}`);
   }
 }
