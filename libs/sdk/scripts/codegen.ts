@@ -163,10 +163,12 @@ export function generate(doc: Json): Record<string, string> {
       let queryArg = "undefined";
       const queryParams = params.filter((p) => p.in === "query");
       if (queryParams.length) {
-        const queryType = `${pascal(o.operationId)}Query`;
-        const fields = queryParams.map((p) => `${comment(p.description ?? p.schema?.description, "  ")}  ${key(p.name)}${p.required ? "" : "?"}: ${typeOf(p.schema, "S.", "  ")};\n`);
-        types.push(`export interface ${queryType} {\n${fields.join("")}}\n`);
-        args.push(`query${queryParams.some((p) => p.required) ? "" : "?"}: ${queryType}`);
+        const queryName = `${pascal(o.operationId)}Query`;
+        // A repeatable parameter takes one value or several (`?skus=a&skus=b`).
+        const queryType = (s: Json) => (s?.type === "array" ? `${wrap(typeOf(s.items, "S.", "  "))} | ${typeOf(s, "S.", "  ")}` : typeOf(s, "S.", "  "));
+        const fields = queryParams.map((p) => `${comment(p.description ?? p.schema?.description, "  ")}  ${key(p.name)}${p.required ? "" : "?"}: ${queryType(p.schema)};\n`);
+        types.push(`export interface ${queryName} {\n${fields.join("")}}\n`);
+        args.push(`query${queryParams.some((p) => p.required) ? "" : "?"}: ${queryName}`);
         queryArg = "query";
       }
       args.push("options?: RequestOptions");

@@ -3,7 +3,8 @@
 // (gateway/src/routes.ts apiDocument: no database, service or network). Run from the repository's
 // root: `node libs/sdk/scripts/generate.mjs`; `--check` writes nothing and fails when a file differs;
 // `--out DIR` writes into DIR instead (test/generated.test.ts); `--operation-ids` prints the
-// document's operation ids as JSON.
+// document's operation ids as JSON; `--document FILE` reads the document from FILE (one a gateway
+// served) instead of building it.
 import { build } from "esbuild";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import Module from "node:module";
@@ -30,7 +31,8 @@ bundle.paths = Module._nodeModulePaths(root);
 bundle._compile(outputFiles[0].text, filename);
 const { apiDocument, generate, GENERATED_DIR } = bundle.exports;
 
-const document = apiDocument();
+const documentFile = process.argv.includes("--document") ? process.argv[process.argv.indexOf("--document") + 1] : undefined;
+const document = documentFile ? JSON.parse(readFileSync(documentFile, "utf8")) : apiDocument();
 const out = process.argv.includes("--out") ? resolve(process.argv[process.argv.indexOf("--out") + 1]) : undefined;
 const files = Object.fromEntries(Object.entries(generate(document)).map(([path, text]) => [out ? join(out, path.slice(GENERATED_DIR.length + 1)) : join(root, path), text]));
 const dir = out ?? join(root, GENERATED_DIR);

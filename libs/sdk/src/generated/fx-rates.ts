@@ -3,9 +3,9 @@ import type { Client, RequestOptions } from "../core/client";
 import type * as S from "./schemas";
 
 export interface ListFxratesQuery {
-  externalReference?: Array<string>;
-  fromCurrency?: Array<string>;
-  toCurrency?: Array<string>;
+  externalReference?: string | Array<string>;
+  fromCurrency?: string | Array<string>;
+  toCurrency?: string | Array<string>;
 }
 
 export type CreateFxratesBody = Array<{

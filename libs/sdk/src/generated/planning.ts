@@ -11,48 +11,48 @@ export interface ListPlanningSalesPlansQuery {
   toDate: string;
   /** RFC 3339, or YYYY-MM-DD read as midnight in the account's timezone: only the groups whose PO or draft-PO volume changed after it, in either direction (a group that lost all of it comes back with zeros) */
   updatedSince?: string;
-  seasons?: Array<string>;
+  seasons?: string | Array<string>;
   /** variant group ids */
-  variants?: Array<string>;
+  variants?: string | Array<string>;
   /** product group ids */
-  products?: Array<string>;
-  skus?: Array<string>;
+  products?: string | Array<string>;
+  skus?: string | Array<string>;
   /** products (SKUs) by integer id or UUID */
-  skuIds?: Array<string>;
-  brands?: Array<string>;
-  categories?: Array<string>;
-  sizes?: Array<string>;
+  skuIds?: string | Array<string>;
+  brands?: string | Array<string>;
+  categories?: string | Array<string>;
+  sizes?: string | Array<string>;
   /** default every status but 1 (inactive) */
-  skuStatus?: Array<string>;
+  skuStatus?: string | Array<string>;
   /** default true (Default: "true".) */
   activePlanning?: "true" | "false";
-  departments?: Array<string>;
-  genders?: Array<string>;
-  collections?: Array<string>;
-  colors?: Array<string>;
-  subcategories?: Array<string>;
-  productTypes?: Array<string>;
-  merchandiseTypes?: Array<string>;
+  departments?: string | Array<string>;
+  genders?: string | Array<string>;
+  collections?: string | Array<string>;
+  colors?: string | Array<string>;
+  subcategories?: string | Array<string>;
+  productTypes?: string | Array<string>;
+  merchandiseTypes?: string | Array<string>;
   /** pimCustom1 values; repeatable or comma-separated */
-  pimCustom1?: Array<string>;
+  pimCustom1?: string | Array<string>;
   /** pimCustom2 values; repeatable or comma-separated */
-  pimCustom2?: Array<string>;
+  pimCustom2?: string | Array<string>;
   /** pimCustom3 values; repeatable or comma-separated */
-  pimCustom3?: Array<string>;
+  pimCustom3?: string | Array<string>;
   /** pimCustom4 values; repeatable or comma-separated */
-  pimCustom4?: Array<string>;
+  pimCustom4?: string | Array<string>;
   /** pimCustom5 values; repeatable or comma-separated */
-  pimCustom5?: Array<string>;
+  pimCustom5?: string | Array<string>;
   /** pimCustom6 values; repeatable or comma-separated */
-  pimCustom6?: Array<string>;
+  pimCustom6?: string | Array<string>;
   /** pimCustom7 values; repeatable or comma-separated */
-  pimCustom7?: Array<string>;
+  pimCustom7?: string | Array<string>;
   /** pimCustom8 values; repeatable or comma-separated */
-  pimCustom8?: Array<string>;
+  pimCustom8?: string | Array<string>;
   /** pimCustom9 values; repeatable or comma-separated */
-  pimCustom9?: Array<string>;
+  pimCustom9?: string | Array<string>;
   /** pimCustom10 values; repeatable or comma-separated */
-  pimCustom10?: Array<string>;
+  pimCustom10?: string | Array<string>;
   /** groups per page (a group: a groupKey with all its warehouse or channel rows); absent: the whole answer */
   pageSize?: number;
   /** the previous page's last groupKey (exclusive), as the Link rel="next" header names it; absent: from the first group */
@@ -60,7 +60,7 @@ export interface ListPlanningSalesPlansQuery {
   /** calendar months (default), ISO weeks (Monday first) or total (one period: the window itself), in the account's timezone; at most 106 periods (Default: "month".) */
   period?: "month" | "week" | "total";
   /** 1 (D2C), 2 (B2B); repeatable or comma-separated; default both. Narrows the sales figures only */
-  channel?: Array<string>;
+  channel?: string | Array<string>;
 }
 
 export interface ListPlanningBreakdownQuery {
@@ -72,48 +72,48 @@ export interface ListPlanningBreakdownQuery {
   toDate: string;
   /** RFC 3339, or YYYY-MM-DD read as midnight in the account's timezone: only the groups whose PO or draft-PO volume changed after it, in either direction (a group that lost all of it comes back with zeros) */
   updatedSince?: string;
-  seasons?: Array<string>;
+  seasons?: string | Array<string>;
   /** variant group ids */
-  variants?: Array<string>;
+  variants?: string | Array<string>;
   /** product group ids */
-  products?: Array<string>;
-  skus?: Array<string>;
+  products?: string | Array<string>;
+  skus?: string | Array<string>;
   /** products (SKUs) by integer id or UUID */
-  skuIds?: Array<string>;
-  brands?: Array<string>;
-  categories?: Array<string>;
-  sizes?: Array<string>;
+  skuIds?: string | Array<string>;
+  brands?: string | Array<string>;
+  categories?: string | Array<string>;
+  sizes?: string | Array<string>;
   /** default every status but 1 (inactive) */
-  skuStatus?: Array<string>;
+  skuStatus?: string | Array<string>;
   /** default true (Default: "true".) */
   activePlanning?: "true" | "false";
-  departments?: Array<string>;
-  genders?: Array<string>;
-  collections?: Array<string>;
-  colors?: Array<string>;
-  subcategories?: Array<string>;
-  productTypes?: Array<string>;
-  merchandiseTypes?: Array<string>;
+  departments?: string | Array<string>;
+  genders?: string | Array<string>;
+  collections?: string | Array<string>;
+  colors?: string | Array<string>;
+  subcategories?: string | Array<string>;
+  productTypes?: string | Array<string>;
+  merchandiseTypes?: string | Array<string>;
   /** pimCustom1 values; repeatable or comma-separated */
-  pimCustom1?: Array<string>;
+  pimCustom1?: string | Array<string>;
   /** pimCustom2 values; repeatable or comma-separated */
-  pimCustom2?: Array<string>;
+  pimCustom2?: string | Array<string>;
   /** pimCustom3 values; repeatable or comma-separated */
-  pimCustom3?: Array<string>;
+  pimCustom3?: string | Array<string>;
   /** pimCustom4 values; repeatable or comma-separated */
-  pimCustom4?: Array<string>;
+  pimCustom4?: string | Array<string>;
   /** pimCustom5 values; repeatable or comma-separated */
-  pimCustom5?: Array<string>;
+  pimCustom5?: string | Array<string>;
   /** pimCustom6 values; repeatable or comma-separated */
-  pimCustom6?: Array<string>;
+  pimCustom6?: string | Array<string>;
   /** pimCustom7 values; repeatable or comma-separated */
-  pimCustom7?: Array<string>;
+  pimCustom7?: string | Array<string>;
   /** pimCustom8 values; repeatable or comma-separated */
-  pimCustom8?: Array<string>;
+  pimCustom8?: string | Array<string>;
   /** pimCustom9 values; repeatable or comma-separated */
-  pimCustom9?: Array<string>;
+  pimCustom9?: string | Array<string>;
   /** pimCustom10 values; repeatable or comma-separated */
-  pimCustom10?: Array<string>;
+  pimCustom10?: string | Array<string>;
   /** groups per page (a group: a groupKey with all its warehouse or channel rows); absent: the whole answer */
   pageSize?: number;
   /** the previous page's last groupKey (exclusive), as the Link rel="next" header names it; absent: from the first group */
@@ -121,7 +121,7 @@ export interface ListPlanningBreakdownQuery {
   /** calendar months (default), ISO weeks (Monday first) or total (one period: the window itself), in the account's timezone; at most 106 periods (Default: "month".) */
   period?: "month" | "week" | "total";
   /** 1 (D2C), 2 (B2B); repeatable or comma-separated; default both. Narrows the sales figures only */
-  channel?: Array<string>;
+  channel?: string | Array<string>;
 }
 
 export interface ListPlanningBreakdownByWarehouseQuery {
@@ -133,48 +133,48 @@ export interface ListPlanningBreakdownByWarehouseQuery {
   toDate: string;
   /** RFC 3339, or YYYY-MM-DD read as midnight in the account's timezone: only the groups whose PO or draft-PO volume changed after it, in either direction (a group that lost all of it comes back with zeros) */
   updatedSince?: string;
-  seasons?: Array<string>;
+  seasons?: string | Array<string>;
   /** variant group ids */
-  variants?: Array<string>;
+  variants?: string | Array<string>;
   /** product group ids */
-  products?: Array<string>;
-  skus?: Array<string>;
+  products?: string | Array<string>;
+  skus?: string | Array<string>;
   /** products (SKUs) by integer id or UUID */
-  skuIds?: Array<string>;
-  brands?: Array<string>;
-  categories?: Array<string>;
-  sizes?: Array<string>;
+  skuIds?: string | Array<string>;
+  brands?: string | Array<string>;
+  categories?: string | Array<string>;
+  sizes?: string | Array<string>;
   /** default every status but 1 (inactive) */
-  skuStatus?: Array<string>;
+  skuStatus?: string | Array<string>;
   /** default true (Default: "true".) */
   activePlanning?: "true" | "false";
-  departments?: Array<string>;
-  genders?: Array<string>;
-  collections?: Array<string>;
-  colors?: Array<string>;
-  subcategories?: Array<string>;
-  productTypes?: Array<string>;
-  merchandiseTypes?: Array<string>;
+  departments?: string | Array<string>;
+  genders?: string | Array<string>;
+  collections?: string | Array<string>;
+  colors?: string | Array<string>;
+  subcategories?: string | Array<string>;
+  productTypes?: string | Array<string>;
+  merchandiseTypes?: string | Array<string>;
   /** pimCustom1 values; repeatable or comma-separated */
-  pimCustom1?: Array<string>;
+  pimCustom1?: string | Array<string>;
   /** pimCustom2 values; repeatable or comma-separated */
-  pimCustom2?: Array<string>;
+  pimCustom2?: string | Array<string>;
   /** pimCustom3 values; repeatable or comma-separated */
-  pimCustom3?: Array<string>;
+  pimCustom3?: string | Array<string>;
   /** pimCustom4 values; repeatable or comma-separated */
-  pimCustom4?: Array<string>;
+  pimCustom4?: string | Array<string>;
   /** pimCustom5 values; repeatable or comma-separated */
-  pimCustom5?: Array<string>;
+  pimCustom5?: string | Array<string>;
   /** pimCustom6 values; repeatable or comma-separated */
-  pimCustom6?: Array<string>;
+  pimCustom6?: string | Array<string>;
   /** pimCustom7 values; repeatable or comma-separated */
-  pimCustom7?: Array<string>;
+  pimCustom7?: string | Array<string>;
   /** pimCustom8 values; repeatable or comma-separated */
-  pimCustom8?: Array<string>;
+  pimCustom8?: string | Array<string>;
   /** pimCustom9 values; repeatable or comma-separated */
-  pimCustom9?: Array<string>;
+  pimCustom9?: string | Array<string>;
   /** pimCustom10 values; repeatable or comma-separated */
-  pimCustom10?: Array<string>;
+  pimCustom10?: string | Array<string>;
   /** groups per page (a group: a groupKey with all its warehouse or channel rows); absent: the whole answer */
   pageSize?: number;
   /** the previous page's last groupKey (exclusive), as the Link rel="next" header names it; absent: from the first group */
@@ -182,7 +182,7 @@ export interface ListPlanningBreakdownByWarehouseQuery {
   /** calendar months (default), ISO weeks (Monday first) or total (one period: the window itself), in the account's timezone; at most 106 periods (Default: "month".) */
   period?: "month" | "week" | "total";
   /** 1 (D2C), 2 (B2B); repeatable or comma-separated; default both. Narrows the sales figures only */
-  channel?: Array<string>;
+  channel?: string | Array<string>;
 }
 
 export interface ListPlanningPlannedVolumesQuery {
@@ -194,48 +194,48 @@ export interface ListPlanningPlannedVolumesQuery {
   toDate: string;
   /** RFC 3339, or YYYY-MM-DD read as midnight in the account's timezone: only the groups whose PO or draft-PO volume changed after it, in either direction (a group that lost all of it comes back with zeros) */
   updatedSince?: string;
-  seasons?: Array<string>;
+  seasons?: string | Array<string>;
   /** variant group ids */
-  variants?: Array<string>;
+  variants?: string | Array<string>;
   /** product group ids */
-  products?: Array<string>;
-  skus?: Array<string>;
+  products?: string | Array<string>;
+  skus?: string | Array<string>;
   /** products (SKUs) by integer id or UUID */
-  skuIds?: Array<string>;
-  brands?: Array<string>;
-  categories?: Array<string>;
-  sizes?: Array<string>;
+  skuIds?: string | Array<string>;
+  brands?: string | Array<string>;
+  categories?: string | Array<string>;
+  sizes?: string | Array<string>;
   /** default every status but 1 (inactive) */
-  skuStatus?: Array<string>;
+  skuStatus?: string | Array<string>;
   /** default true (Default: "true".) */
   activePlanning?: "true" | "false";
-  departments?: Array<string>;
-  genders?: Array<string>;
-  collections?: Array<string>;
-  colors?: Array<string>;
-  subcategories?: Array<string>;
-  productTypes?: Array<string>;
-  merchandiseTypes?: Array<string>;
+  departments?: string | Array<string>;
+  genders?: string | Array<string>;
+  collections?: string | Array<string>;
+  colors?: string | Array<string>;
+  subcategories?: string | Array<string>;
+  productTypes?: string | Array<string>;
+  merchandiseTypes?: string | Array<string>;
   /** pimCustom1 values; repeatable or comma-separated */
-  pimCustom1?: Array<string>;
+  pimCustom1?: string | Array<string>;
   /** pimCustom2 values; repeatable or comma-separated */
-  pimCustom2?: Array<string>;
+  pimCustom2?: string | Array<string>;
   /** pimCustom3 values; repeatable or comma-separated */
-  pimCustom3?: Array<string>;
+  pimCustom3?: string | Array<string>;
   /** pimCustom4 values; repeatable or comma-separated */
-  pimCustom4?: Array<string>;
+  pimCustom4?: string | Array<string>;
   /** pimCustom5 values; repeatable or comma-separated */
-  pimCustom5?: Array<string>;
+  pimCustom5?: string | Array<string>;
   /** pimCustom6 values; repeatable or comma-separated */
-  pimCustom6?: Array<string>;
+  pimCustom6?: string | Array<string>;
   /** pimCustom7 values; repeatable or comma-separated */
-  pimCustom7?: Array<string>;
+  pimCustom7?: string | Array<string>;
   /** pimCustom8 values; repeatable or comma-separated */
-  pimCustom8?: Array<string>;
+  pimCustom8?: string | Array<string>;
   /** pimCustom9 values; repeatable or comma-separated */
-  pimCustom9?: Array<string>;
+  pimCustom9?: string | Array<string>;
   /** pimCustom10 values; repeatable or comma-separated */
-  pimCustom10?: Array<string>;
+  pimCustom10?: string | Array<string>;
   /** groups per page (a group: a groupKey with all its warehouse or channel rows); absent: the whole answer */
   pageSize?: number;
   /** the previous page's last groupKey (exclusive), as the Link rel="next" header names it; absent: from the first group */
@@ -253,48 +253,48 @@ export interface ListPlanningPlannedVolumesByWarehouseQuery {
   toDate: string;
   /** RFC 3339, or YYYY-MM-DD read as midnight in the account's timezone: only the groups whose PO or draft-PO volume changed after it, in either direction (a group that lost all of it comes back with zeros) */
   updatedSince?: string;
-  seasons?: Array<string>;
+  seasons?: string | Array<string>;
   /** variant group ids */
-  variants?: Array<string>;
+  variants?: string | Array<string>;
   /** product group ids */
-  products?: Array<string>;
-  skus?: Array<string>;
+  products?: string | Array<string>;
+  skus?: string | Array<string>;
   /** products (SKUs) by integer id or UUID */
-  skuIds?: Array<string>;
-  brands?: Array<string>;
-  categories?: Array<string>;
-  sizes?: Array<string>;
+  skuIds?: string | Array<string>;
+  brands?: string | Array<string>;
+  categories?: string | Array<string>;
+  sizes?: string | Array<string>;
   /** default every status but 1 (inactive) */
-  skuStatus?: Array<string>;
+  skuStatus?: string | Array<string>;
   /** default true (Default: "true".) */
   activePlanning?: "true" | "false";
-  departments?: Array<string>;
-  genders?: Array<string>;
-  collections?: Array<string>;
-  colors?: Array<string>;
-  subcategories?: Array<string>;
-  productTypes?: Array<string>;
-  merchandiseTypes?: Array<string>;
+  departments?: string | Array<string>;
+  genders?: string | Array<string>;
+  collections?: string | Array<string>;
+  colors?: string | Array<string>;
+  subcategories?: string | Array<string>;
+  productTypes?: string | Array<string>;
+  merchandiseTypes?: string | Array<string>;
   /** pimCustom1 values; repeatable or comma-separated */
-  pimCustom1?: Array<string>;
+  pimCustom1?: string | Array<string>;
   /** pimCustom2 values; repeatable or comma-separated */
-  pimCustom2?: Array<string>;
+  pimCustom2?: string | Array<string>;
   /** pimCustom3 values; repeatable or comma-separated */
-  pimCustom3?: Array<string>;
+  pimCustom3?: string | Array<string>;
   /** pimCustom4 values; repeatable or comma-separated */
-  pimCustom4?: Array<string>;
+  pimCustom4?: string | Array<string>;
   /** pimCustom5 values; repeatable or comma-separated */
-  pimCustom5?: Array<string>;
+  pimCustom5?: string | Array<string>;
   /** pimCustom6 values; repeatable or comma-separated */
-  pimCustom6?: Array<string>;
+  pimCustom6?: string | Array<string>;
   /** pimCustom7 values; repeatable or comma-separated */
-  pimCustom7?: Array<string>;
+  pimCustom7?: string | Array<string>;
   /** pimCustom8 values; repeatable or comma-separated */
-  pimCustom8?: Array<string>;
+  pimCustom8?: string | Array<string>;
   /** pimCustom9 values; repeatable or comma-separated */
-  pimCustom9?: Array<string>;
+  pimCustom9?: string | Array<string>;
   /** pimCustom10 values; repeatable or comma-separated */
-  pimCustom10?: Array<string>;
+  pimCustom10?: string | Array<string>;
   /** groups per page (a group: a groupKey with all its warehouse or channel rows); absent: the whole answer */
   pageSize?: number;
   /** the previous page's last groupKey (exclusive), as the Link rel="next" header names it; absent: from the first group */

@@ -7,10 +7,10 @@ export interface ListPricatsQuery {
   page?: number;
   /** page size, at most 1000 */
   pageSize?: number;
-  externalids?: Array<string>;
-  supplierGln?: Array<string>;
+  externalids?: string | Array<string>;
+  supplierGln?: string | Array<string>;
   /** matches supplierName */
-  supplier?: Array<string>;
+  supplier?: string | Array<string>;
 }
 
 export interface ListPricatsProductsQuery {
@@ -18,11 +18,11 @@ export interface ListPricatsProductsQuery {
   page?: number;
   /** page size, at most 1000 */
   pageSize?: number;
-  pricatExternalId?: Array<string>;
-  sku?: Array<string>;
-  season?: Array<string>;
-  supplierGln?: Array<string>;
-  supplier?: Array<string>;
+  pricatExternalId?: string | Array<string>;
+  sku?: string | Array<string>;
+  season?: string | Array<string>;
+  supplierGln?: string | Array<string>;
+  supplier?: string | Array<string>;
 }
 
 export type CreatePricatsProductsBatchBody = {

@@ -17,11 +17,11 @@ export interface ListProductsQuery {
   /** a key or an old key */
   key?: string;
   /** product ids (integer ids or UUIDs); repeatable or comma-separated */
-  sku_id?: Array<string>;
-  skus?: Array<string>;
-  seasons?: Array<string>;
-  productgroupids?: Array<string>;
-  variantgroupids?: Array<string>;
+  sku_id?: string | Array<string>;
+  skus?: string | Array<string>;
+  seasons?: string | Array<string>;
+  productgroupids?: string | Array<string>;
+  variantgroupids?: string | Array<string>;
 }
 
 export type UpsertProductBody = {

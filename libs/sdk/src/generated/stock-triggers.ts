@@ -8,11 +8,11 @@ export interface ListStocktriggersQuery {
   /** page size, at most 1000 */
   pageSize?: number;
   /** warehouse IDs (UUID); repeatable */
-  warehouseId?: Array<string>;
+  warehouseId?: string | Array<string>;
   /** products by integer id or UUID; repeatable */
-  sku_id?: Array<string>;
+  sku_id?: string | Array<string>;
   /** SKU keys; repeatable */
-  key?: Array<string>;
+  key?: string | Array<string>;
 }
 
 export type CreateStocktriggersBatchBody = Array<S.StockTriggerWriteInput>;

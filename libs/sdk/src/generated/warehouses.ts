@@ -8,7 +8,7 @@ export interface ListWarehousesQuery {
   /** page size, at most 1000 */
   pageSize?: number;
   /** warehouse IDs (UUID); repeatable or comma-separated */
-  warehouse_id?: Array<string>;
+  warehouse_id?: string | Array<string>;
 }
 
 export type CreateWarehousesBody = Array<S.WarehouseUpsertInput>;
@@ -18,9 +18,9 @@ export interface ListStockQuery {
   page?: number;
   /** page size, at most 1000 */
   pageSize?: number;
-  keys?: Array<string>;
-  skus?: Array<string>;
-  eans?: Array<string>;
+  keys?: string | Array<string>;
+  skus?: string | Array<string>;
+  eans?: string | Array<string>;
 }
 
 export type UpsertStockBody = Array<S.StockRowWriteInput>;
@@ -30,9 +30,9 @@ export interface ListWarehouseStockQuery {
   page?: number;
   /** page size, at most 1000 */
   pageSize?: number;
-  keys?: Array<string>;
-  skus?: Array<string>;
-  eans?: Array<string>;
+  keys?: string | Array<string>;
+  skus?: string | Array<string>;
+  eans?: string | Array<string>;
 }
 
 export type UpsertWarehouseStockBody = Array<S.StockRowWriteInput>;
