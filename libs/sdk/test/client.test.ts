@@ -247,12 +247,15 @@ describe("NDJSON answers and the event queue", () => {
       (_req, res) => {
         res.writeHead(200, { "content-type": "application/x-ndjson" });
         res.write('{"line":1,"statusCode":400}\n{"li');
-        res.end('ne":2,"statusCode":400}\n');
+        // The last line without its newline, a multi-byte character split between chunks.
+        res.write('ne":2,"statusCode":400}\n{"line":3,"message":"caf');
+        res.write(Buffer.from([0xc3]));
+        res.end(Buffer.concat([Buffer.from([0xa9]), Buffer.from('"}')]));
       },
     ];
     const lines: unknown[] = [];
     for await (const line of client().imports.getImportResults("job-1")) lines.push(line);
-    expect(lines).toEqual([{ line: 1, statusCode: 400 }, { line: 2, statusCode: 400 }]);
+    expect(lines).toEqual([{ line: 1, statusCode: 400 }, { line: 2, statusCode: 400 }, { line: 3, message: "café" }]);
   });
 
   it("acknowledges each pending entry once the loop asks for the next, a page at a time", async () => {

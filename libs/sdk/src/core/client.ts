@@ -217,12 +217,22 @@ export class Client {
     const res = await this.send(spec, spec.path + queryString(query), undefined, { ...options, headers: { accept: "application/x-ndjson", ...options?.headers } });
     const decoder = new TextDecoder();
     let rest = "";
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      const lines = (rest + decoder.decode(chunk, { stream: true })).split("\n");
-      rest = lines.pop()!;
-      for (const line of lines) if (line.trim()) yield JSON.parse(line) as T;
+    // A reader rather than `for await` over the body: not every browser's streams are async iterable.
+    const reader = res.body!.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        const lines = (rest + decoder.decode(value, { stream: true })).split("\n");
+        rest = lines.pop()!;
+        for (const line of lines) if (line.trim()) yield JSON.parse(line) as T;
+      }
+      rest += decoder.decode();
+      if (rest.trim()) yield JSON.parse(rest) as T;
+    } finally {
+      // A loop left early does not leave the answer's connection open.
+      await reader.cancel().catch(() => undefined);
     }
-    if ((rest + decoder.decode()).trim()) yield JSON.parse(rest) as T;
   }
 }
 
