@@ -83,6 +83,25 @@ describe("the SDK on the platform", () => {
     expect((await sdk.fxRates.listFxrates({ externalReference: "FX-1" })).length).toBe(1);
   });
 
+  it("waits out the gateway's 429 by its Retry-After and retries", async () => {
+    const limited = await signUp(platform.baseUrl, E2E_ADMIN_TOKEN, "Limited");
+    const admin = new Analytics({ baseUrl: platform.baseUrl, adminToken: E2E_ADMIN_TOKEN });
+    await admin.admin.replaceAccountSettings(limited.accountID, { rateLimitPerSecond: 1, rateLimitBurst: 2 });
+    const answers: { status: number; retryAfter: string | null }[] = [];
+    const watching: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (String(input).includes("/brands")) answers.push({ status: res.status, retryAfter: res.headers.get("retry-after") });
+      return res;
+    };
+    const api = new Analytics({ baseUrl: platform.baseUrl, accountID: limited.accountID, apiKey: limited.apiKey, fetch: watching, maxRetries: 5 });
+    await eventually(async () => {
+      for (let i = 0; i < 4; i++) expect(await api.brands.listBrands()).toEqual([]);
+      return answers.some((a) => a.status === 429);
+    }, 30_000, "a 429 of the account's limit");
+    expect(answers.find((a) => a.status === 429)?.retryAfter).toMatch(/^\d+$/);
+    expect(answers.at(-1)?.status).toBe(200);
+  });
+
   it("throws typed errors with code and request id, and answers a kept body on 304", async () => {
     const missing = await sdk.warehouses.getWarehouse("no-such").then(() => undefined, (e: unknown) => e);
     expect(missing).toBeInstanceOf(NotFoundError);

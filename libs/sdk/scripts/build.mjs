@@ -1,16 +1,16 @@
 #!/usr/bin/env node
 // Builds the publishable package into libs/sdk/dist: ES modules (dist/esm, one file per module,
 // shared code in chunks), CommonJS (dist/cjs, one .cjs per module) and, unless --no-types, the
-// declarations (dist/types). Run from anywhere: `node libs/sdk/scripts/build.mjs`.
+// declarations (dist/types). Run from anywhere: `node libs/sdk/scripts/build.mjs [--out DIR]`.
 import { build } from "esbuild";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const sdk = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const src = join(sdk, "src");
-const dist = join(sdk, "dist");
+const dist = process.argv.includes("--out") ? resolve(process.argv[process.argv.indexOf("--out") + 1]) : join(sdk, "dist");
 const entryPoints = readdirSync(src, { recursive: true })
   .filter((f) => f.endsWith(".ts"))
   .map((f) => join(src, f));
@@ -24,12 +24,15 @@ for (const file of outputFiles) {
   mkdirSync(dirname(file.path), { recursive: true });
   writeFileSync(file.path, text);
 }
+// Each build says its module kind itself, wherever it is copied.
 writeFileSync(join(dist, "cjs/package.json"), '{ "type": "commonjs" }\n');
+writeFileSync(join(dist, "esm/package.json"), '{ "type": "module" }\n');
 if (!process.argv.includes("--no-types")) {
   const tsc = join(sdk, "../../node_modules/typescript/bin/tsc");
-  execFileSync(process.execPath, [tsc, "-p", join(sdk, "tsconfig.build.json")], { stdio: "inherit" });
+  execFileSync(process.execPath, [tsc, "-p", join(sdk, "tsconfig.build.json"), "--outDir", join(dist, "types")], { stdio: "inherit" });
 }
-console.log(`built ${relative(process.cwd(), dist)}: ${entryPoints.length} modules`);
 // The bin is executable.
 const cli = join(dist, "cjs/cli.cjs");
-writeFileSync(cli, "#!/usr/bin/env node\n" + readFileSync(cli, "utf8"), { mode: 0o755 });
+writeFileSync(cli, "#!/usr/bin/env node\n" + readFileSync(cli, "utf8"));
+chmodSync(cli, 0o755);
+console.log(`built ${relative(process.cwd(), dist)}: ${entryPoints.length} modules`);
