@@ -174,7 +174,8 @@ export function generate(doc: Json): Record<string, string> {
       args.push("options?: RequestOptions");
       const okEntry = Object.entries(op.responses as Record<string, Json>).find(([status]) => /^2/.test(status));
       const okSchema = okEntry ? deref(doc, okEntry[1])?.content?.[o.answer ?? ""]?.schema : undefined;
-      const answerType = okSchema ? typeOf(okSchema, "S.", "  ") : "void";
+      // A read the document gives no body schema (an image's bytes) answers a Blob.
+      const answerType = okSchema ? typeOf(okSchema, "S.", "  ") : o.method === "GET" ? "Blob" : "void";
       const spec = `{ method: ${JSON.stringify(o.method)}, path: ${pathExpr}, auth: ${JSON.stringify(o.auth)}${o.body && o.body !== "json" ? `, media: ${JSON.stringify(o.body[0])}` : ""} }`;
       let call: string;
       let returns: string;

@@ -207,6 +207,24 @@ describe("paging", () => {
     expect(seen.map((s) => s.url)).toEqual(["/v2/api/brands?pageSize=2", "/v2/api/brands?page=2&pageSize=2", "/v2/api/brands?page=3&pageSize=2"]);
   });
 
+  it("iterates 100,000 items holding one page: the next page is asked for only when the last item is taken", async () => {
+    const pages = 100;
+    answers = Array.from({ length: pages }, (_, p) => (req: Seen, res: ServerResponse) => {
+      const items = Array.from({ length: 1000 }, (_, i) => p * 1000 + i);
+      const next = p + 1 < pages ? { link: `</v2/api/brands?page=${p + 2}&pageSize=1000>; rel="next"` } : {};
+      json(200, items, { "x-total-count": String(pages * 1000), ...next })(req, res);
+    });
+    let count = 0;
+    const wrong: string[] = [];
+    for await (const item of client().brands.listBrands({ pageSize: 1000 })) {
+      // The page of item n is the only one asked for so far (plain comparisons: 100,000 expects are slow).
+      if (item !== count || seen.length !== Math.floor(count / 1000) + 1) wrong.push(`item ${count}: ${String(item)} after ${seen.length} pages`);
+      count++;
+    }
+    expect(wrong.slice(0, 3)).toEqual([]);
+    expect(count).toBe(100_000);
+  });
+
   it("awaits the first page alone, and gives each page's total", async () => {
     answers = [page([1, 2], "/v2/api/brands?page=2")];
     expect(await client().brands.listBrands()).toEqual([{ n: 1 }, { n: 2 }]);
@@ -238,6 +256,15 @@ describe("conditional reads", () => {
     await api.brands.getBrand("B1");
     await api.brands.getBrand("B1");
     expect(seen[1].headers["if-none-match"]).toBeUndefined();
+  });
+});
+
+describe("answers", () => {
+  it("gives an image's bytes as a Blob", async () => {
+    answers = [(_req, res) => void res.writeHead(200, { "content-type": "image/png" }).end(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0xff]))];
+    const image = await client().products.getImage("abc");
+    expect(image).toBeInstanceOf(Blob);
+    expect([...new Uint8Array(await image.arrayBuffer())]).toEqual([0x89, 0x50, 0x4e, 0x47, 0xff]);
   });
 });
 

@@ -194,9 +194,11 @@ export class Client {
     const kept = spec.method === "GET" ? this.kept?.get(target) : undefined;
     const res = await this.send(spec, target, body, kept ? { ...options, headers: { "if-none-match": kept.etag, ...options?.headers } } : options);
     if (res.status === 304 && kept) return kept.value as T;
-    const text = await res.text();
     const type = res.headers.get("content-type") ?? "";
-    const value = (text && type.includes("json") ? JSON.parse(text) : text || undefined) as T;
+    // JSON parsed, text as a string, anything else (an image) as its bytes.
+    const binary = res.status !== 304 && type !== "" && !/json|^text\//.test(type);
+    const text = binary ? "" : await res.text();
+    const value = (binary ? await res.blob() : text && type.includes("json") ? JSON.parse(text) : text || undefined) as T;
     const etag = res.headers.get("etag");
     if (this.kept && etag && spec.method === "GET") {
       this.kept.delete(target);

@@ -476,12 +476,12 @@ export class Products {
   }
 
   /** A product image (content-addressed; cacheable for a year) */
-  getImage(sha256: string, options?: RequestOptions): Promise<void> {
-    return this.client.call<void>({ method: "GET", path: `/v2/api/images/${encodeURIComponent(sha256)}`, auth: "bearer" }, undefined, undefined, options);
+  getImage(sha256: string, options?: RequestOptions): Promise<Blob> {
+    return this.client.call<Blob>({ method: "GET", path: `/v2/api/images/${encodeURIComponent(sha256)}`, auth: "bearer" }, undefined, undefined, options);
   }
 
   /** A product image at its capability URL (the imageUrl products answer): no token needed, usable in <img> tags and spreadsheets */
-  getImageByCapability(accountId: string, sha256: string, signature: string, options?: RequestOptions): Promise<void> {
-    return this.client.call<void>({ method: "GET", path: `/v2/api/images/${encodeURIComponent(accountId)}/${encodeURIComponent(sha256)}/${encodeURIComponent(signature)}`, auth: "none" }, undefined, undefined, options);
+  getImageByCapability(accountId: string, sha256: string, signature: string, options?: RequestOptions): Promise<Blob> {
+    return this.client.call<Blob>({ method: "GET", path: `/v2/api/images/${encodeURIComponent(accountId)}/${encodeURIComponent(sha256)}/${encodeURIComponent(signature)}`, auth: "none" }, undefined, undefined, options);
   }
 }
