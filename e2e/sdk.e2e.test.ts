@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -203,6 +203,20 @@ describe("the SDK on the platform", () => {
       expect(entries.length).toBeGreaterThan(0);
       expect(entries[0]).toMatchObject({ eventType: "update_sku" });
       expect(await sdk.events.listEvents({ status: "pending", pageSize: 1000 })).not.toEqual(expect.arrayContaining([expect.objectContaining({ id: entries[0].id })]));
+    });
+
+    it("follows the queue with tail --follow until interrupted, then exits 0", async () => {
+      const { PATH, HOME } = process.env;
+      const child = spawn(process.execPath, [cliPath, "tail", "--follow"], {
+        env: { PATH, HOME, ANALYTICS_PROFILE: join(scratch, "none.json"), ANALYTICS_BASE_URL: platform.baseUrl, ANALYTICS_ACCOUNT_ID: account.accountID, ANALYTICS_API_KEY: account.apiKey },
+      });
+      let out = "";
+      child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+      await sdk.products.upsertProduct({ key: "TAILED", productName: "Tailed" });
+      await eventually(async () => out.includes('"TAILED"'), 30_000, "the new product's entry on tail's output");
+      child.kill("SIGINT");
+      expect(await exited).toBe(0);
     });
   });
 });
