@@ -7,7 +7,7 @@ import { noImportCycle } from "./eslint-rules/no-import-cycle.mjs";
 import protoSchemaRule from "./eslint-rules/no-handwritten-proto-schema.cjs";
 
 export default [
-  { ignores: ["**/node_modules/**", "dist/**", ".nx/**", "libs/contracts/src/gen/**", "**/*.js", "**/*.mjs", "**/*.cjs"] },
+  { ignores: ["**/node_modules/**", "dist/**", ".nx/**", "libs/contracts/src/gen/**", "libs/sdk/src/generated/**", "libs/sdk/dist/**", "**/*.js", "**/*.mjs", "**/*.cjs"] },
   ...tseslint.configs.recommended,
   {
     files: ["**/*.ts"],

@@ -7,16 +7,17 @@ import cors from "@fastify/cors";
 import type { Logger } from "pino";
 import { portTaken, traceLogFields, type Config } from "@analytics/config";
 import type { Bus } from "@analytics/bus";
-import { ImportService, stringifyRest } from "@analytics/contracts";
+import { stringifyRest } from "@analytics/contracts";
 import { OutboxRelay } from "@analytics/outbox";
 import { createDb, DB_DEFAULTS, ping, prepareSchema, type Db, type MigrationMode } from "@analytics/db";
-import { createServiceClient, dependencyChecks, serviceReady, storeMetrics, withinDeadline } from "@analytics/rpc";
+import { dependencyChecks, serviceReady, storeMetrics, withinDeadline } from "@analytics/rpc";
 import { closeServer, createMetricsRegistry, listenMetrics } from "@analytics/telemetry";
-import { adminAuthenticator, adminRoutes, authRoutes, bearerAuthenticator, type AccountsOptions } from "./routes/accounts";
+import { adminAuthenticator, bearerAuthenticator, type AccountsOptions } from "./routes/accounts";
+import { API_INFO, registerRoutes } from "./routes";
 import { migrations } from "./migrations";
 import { KeyStatusCache } from "./accounts/key-status";
 import { TokenIssuer } from "./accounts/tokens";
-import { callAs, createClients, type ServiceUrls } from "./clients";
+import type { ServiceUrls } from "./clients";
 import { HttpError, installErrorHandling } from "./http/errors";
 import { installResponseHeaders, requestIdOf, setAnswerHeaders } from "./http/headers";
 import { answerRouterError, refuseHostileInput, refuseJsonShape } from "./http/hostile-input";
@@ -28,23 +29,6 @@ import { RateLimiter, rateLimiterPoolMax } from "./limits/rate-limiter";
 import type { RouteContext } from "./pipeline/route";
 import type { StepOf } from "./pipeline/step";
 import { installRateLimits } from "./limits/rate-limits";
-import { brandRoutes } from "./routes/brands";
-import { eventRoutes } from "./routes/events";
-import { webhookRoutes } from "./routes/webhooks";
-import { storeRoutes } from "./routes/stores";
-import { warehouseRoutes } from "./routes/warehouses";
-import { mappingTableRoutes } from "./routes/mapping-tables";
-import { distributionOrderRoutes } from "./routes/distribution-orders";
-import { fxRateRoutes } from "./routes/fx-rates";
-import { pricatRoutes } from "./routes/pricats";
-import { pricingRoutes } from "./routes/pricing";
-import { planningRoutes } from "./routes/planning";
-import { purchaseOrderRoutes } from "./routes/purchase-orders";
-import { imageCapabilities } from "@analytics/auth";
-import { productRoutes } from "./routes/products";
-import { skuRoutes } from "./routes/skus";
-import { transactionRoutes } from "./routes/transactions";
-import { importRoutes } from "./routes/imports";
 
 export interface GatewayDeps {
   databaseUrl: string;
@@ -261,12 +245,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   const tokens = new TokenIssuer(deps.jwtSecret, deps.tokenTtlSeconds);
   const keys = new KeyStatusCache(db, deps.databaseUrl, deps.logger);
   await keys.start();
-  const openapi = new OpenApi({
-    title: "Analytics Service API",
-    version: "2.0.0",
-    description:
-      "Retail and supply-chain data platform. Errors are GeneralResponses, each with a `code` saying what the error is; paged lists answer a JSON array with X-Total-Count and Link headers; money is an exact JSON number. A JSON body takes at most 10 MiB (413), 1,000,000 fields (object keys and array elements together), 10,000 keys in one object (a mapping table's mappingValues: 100,000), 32 levels of nesting, and a free JSON object (attributes, externalAttributes, customFields) 10,000 fields at any depth: beyond, a 400 naming the limit.",
-  });
+  const openapi = new OpenApi(API_INFO);
   const idempotency = new IdempotencyKeys(db, deps.idempotencyKeyTtlSeconds ?? 86_400, deps.logger);
   const rateLimiter = new RateLimiter({ url: deps.databaseUrl, schema: "gateway", poolMax: limiterPoolMax, acquireTimeoutMs, statementTimeoutMs }, deps.logger, metrics);
   const ctx: RouteContext = {
@@ -289,31 +268,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
   relay?.start();
   storeMetrics(metrics, db, relay);
   const accountOptions: AccountsOptions = { db, relay, keys, ...deps };
-  const clients = createClients(deps.services, { refreshMs: deps.serviceDnsRefreshMs, firstByteTimeoutMs: deps.serviceFirstByteTimeoutMs });
-  const as = callAs(deps.internalToken, serviceCallTimeoutMs);
-
-  authRoutes(ctx, accountOptions, tokens);
-  if (deps.adminToken) adminRoutes(ctx, accountOptions);
-  const images = imageCapabilities(deps.imageUrlKey ? { key: deps.imageUrlKey } : deps.jwtSecret, deps.publicBaseUrl);
-  skuRoutes(ctx, clients.catalogue, as);
-  productRoutes(ctx, clients.catalogue, clients.pricing, as, images);
-  brandRoutes(ctx, clients.catalogue, as);
-  mappingTableRoutes(ctx, clients.catalogue, as);
-  pricingRoutes(ctx, clients.pricing, clients.catalogue, as);
-  fxRateRoutes(ctx, clients.pricing, as);
-  pricatRoutes(ctx, clients.pricing, as);
-  eventRoutes(ctx, clients.events, as, images);
-  webhookRoutes(ctx, clients.events, as);
-  planningRoutes(ctx, clients.planning, clients.catalogue, as, planningQueryTimeoutMs);
-  warehouseRoutes(ctx, clients.inventory, clients.catalogue, as);
-  const orderDeps = { ctx, orders: clients.orders, catalogue: clients.catalogue, inventory: clients.inventory, as };
-  purchaseOrderRoutes(orderDeps);
-  storeRoutes(ctx, clients.inventory, clients.catalogue, as);
-  distributionOrderRoutes(orderDeps);
-  transactionRoutes(ctx, clients.orders, as);
-  const importOwner = (url: string) => createServiceClient(ImportService, url, { refreshMs: deps.serviceDnsRefreshMs, firstByteTimeoutMs: deps.serviceFirstByteTimeoutMs });
-  const importOwners = { catalogue: importOwner(deps.services.catalogue), pricing: importOwner(deps.services.pricing), orders: importOwner(deps.services.orders), inventory: importOwner(deps.services.inventory) };
-  importRoutes(ctx, importOwners, { catalogue: clients.catalogue, inventory: clients.inventory }, as);
+  registerRoutes(ctx, { ...deps, accountOptions, tokens, serviceCallTimeoutMs, planningQueryTimeoutMs });
 
   // Alive, with each dependency's state (its database, every service): always 200, so a
   // service's outage restarts no gateway.
