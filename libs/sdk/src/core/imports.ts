@@ -1,5 +1,5 @@
 import type { Client, RequestOptions, Upload } from "./client";
-import { Imports } from "../generated/imports";
+import { Imports, type CreateImportQuery } from "../generated/imports";
 import type { Import, ImportLineResult } from "../generated/schemas";
 
 const FINAL = new Set<Import["status"]>(["completed", "completed_with_errors", "failed", "cancelled"]);
@@ -20,7 +20,7 @@ export interface ImportOptions extends RequestOptions {
  * Imports a file of `resource`'s batch items (any resource the API takes: POST /v2/api/imports?resource=)
  * and follows the job to its end. A stream is sent as it is read; a string, bytes or Blob can be retried.
  */
-export async function importFile(client: Client, resource: string, file: Upload, options: ImportOptions = {}): Promise<Import> {
+export async function importFile(client: Client, resource: CreateImportQuery["resource"], file: Upload, options: ImportOptions = {}): Promise<Import> {
   const { onProgress, pollMs, ...request } = options;
   const job = await new Imports(client).createImport(file, { resource }, request);
   return followImport(client, job, { onProgress, pollMs, signal: request.signal });
