@@ -10,8 +10,9 @@
 // stock row's available quantity, a distribution order's open quantity, a stock trigger's min); for purchase-order lines, lines missing, extra, or differing in
 // SKU, warehouse, delivery day, open quantity or kind (the values the orders service announces);
 // for planning's sales rollups (sales_days, sales_months), rows missing, extra or differing from
-// the aggregate of planning's own sale lines, and for its per-SKU cells (sku_months), from
-// sales_months matched to the SKUs.
+// the aggregate of planning's own sale lines, for its per-SKU cells (sku_months), from
+// sales_months matched to the SKUs, and for its group months (group_months), from the cells and
+// stored plans.
 // Each account's entry carries up to five drifted rows (`sample`). A source whose schema is absent
 // is listed under `notChecked`. Prints JSON; exits 1 when there is drift, 0 when there is none.
 import pg from "pg";
@@ -102,6 +103,33 @@ const entities = {
              GROUP BY account_id, month, sku_id, channel HAVING (sum(units), sum(lines), sum(ly_units), sum(ly_lines)) <> (0, 0, 0, 0)`,
     replica: `SELECT account_id, concat_ws('/', month, sku_id, channel) AS key, 0 AS version, concat_ws('/', units, lines, ly_units, ly_lines) AS value
               FROM planning.sku_months WHERE (units, lines, ly_units, ly_lines) <> (0, 0, 0, 0)`,
+  },
+  // The group months (migration 014) against the per-SKU cells and stored plans they sum, each
+  // SKU month's figures rounded first (repository/group-months.ts cellFigures); a row at 0 is absent.
+  groupMonths: {
+    needs: ["planning.group_months", "planning.sku_months"],
+    source: `SELECT f.account_id, concat_ws('/', gr.grouping, gr.g, s.status, s.active_planning, f.channel, f.month) AS key, 0 AS version,
+               concat_ws('/', trim_scale(sum(f.stored)), trim_scale(sum(f.plan)), sum(f.actual), sum(f.live)) AS value
+             FROM (
+               SELECT x.account_id, x.sku_id, x.channel, x.month,
+                 CASE WHEN x.volume IS NOT NULL THEN round(x.volume, 3) ELSE 0 END AS stored,
+                 coalesce(round(CASE WHEN x.volume IS NOT NULL THEN x.volume WHEN x.ly_lines > 0 THEN greatest(0, x.ly_units) * (1 + coalesce(a.sales_plan_growth, 0)) END, 3), 0) AS plan,
+                 CASE WHEN x.lines > 0 THEN x.units ELSE 0 END AS actual,
+                 (x.volume IS NOT NULL OR x.lines > 0 OR x.ly_lines > 0)::int AS live
+               FROM (
+                 SELECT c.account_id, c.sku_id, c.channel, c.month, p.volume, c.units, c.lines, c.ly_units, c.ly_lines
+                 FROM planning.sku_months c LEFT JOIN planning.sales_plans p ON p.account_id = c.account_id AND p.sku_id = c.sku_id AND p.channel = c.channel AND p.month = c.month AND p.volume IS NOT NULL
+                 UNION ALL
+                 SELECT p.account_id, p.sku_id, p.channel::smallint, p.month, p.volume, NULL, NULL, NULL, NULL FROM planning.sales_plans p
+                 WHERE p.volume IS NOT NULL AND NOT EXISTS (SELECT 1 FROM planning.sku_months c WHERE c.account_id = p.account_id AND c.sku_id = p.sku_id AND c.channel = p.channel AND c.month = p.month)
+               ) x LEFT JOIN planning.accounts a ON a.account_id = x.account_id
+             ) f
+             JOIN planning.skus s ON s.account_id = f.account_id AND s.sku_id = f.sku_id
+             CROSS JOIN LATERAL (VALUES (1, coalesce(s.season, '')), (2, coalesce(s.product_group_id, '')), (3, coalesce(s.variant_group_id, ''))) AS gr(grouping, g)
+             GROUP BY f.account_id, gr.grouping, gr.g, s.status, s.active_planning, f.channel, f.month
+             HAVING (sum(f.stored), sum(f.plan), sum(f.actual), sum(f.live)) <> (0, 0, 0, 0)`,
+    replica: `SELECT account_id, concat_ws('/', grouping, g, status, active_planning, channel, month) AS key, 0 AS version, concat_ws('/', trim_scale(stored), trim_scale(plan), actual, live) AS value
+              FROM planning.group_months WHERE (stored, plan, actual, live) <> (0, 0, 0, 0)`,
   },
 };
 

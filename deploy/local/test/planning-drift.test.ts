@@ -110,7 +110,7 @@ describe("planning-drift.mjs: distribution orders, stock triggers and sales roll
       60_000,
       () => `the three transactions in planning; last report ${JSON.stringify(check().report)}`,
     );
-    expect([mine(clean.report.salesDays), mine(clean.report.salesMonths), mine(clean.report.skuMonths)]).toEqual([[], [], []]);
+    expect([mine(clean.report.salesDays), mine(clean.report.salesMonths), mine(clean.report.skuMonths), mine(clean.report.groupMonths)]).toEqual([[], [], [], []]);
     expect(clean.report.notChecked).not.toContain("salesDays");
 
     const day = (await planning("sales_days").where({ account_id: other, ref: "K0" }).first("day")).day;
@@ -129,5 +129,7 @@ describe("planning-drift.mjs: distribution orders, stock triggers and sales roll
     expect(counts(mine(drifted.report.salesMonths))).toEqual([{ account_id: other, missing: 1, stale: 0, extra: 0, differing: 0 }]);
     // K1's cells (its month, and the baseline a year later) no longer follow from sales_months: extra.
     expect(counts(mine(drifted.report.skuMonths))).toEqual([{ account_id: other, missing: 0, stale: 0, extra: 2, differing: 1 }]);
+    // The group months still hold K0's unit as sold: its month differs in each grouping (season, product and variant group: all '').
+    expect(counts(mine(drifted.report.groupMonths))).toEqual([{ account_id: other, missing: 0, stale: 0, extra: 0, differing: 3 }]);
   });
 });

@@ -61,14 +61,22 @@ export async function applySkus(tx: Tx, messages: catalogueMessagesV1.SkuChanged
     tx,
     rows.map(({ account_id, sku_id, version, season, product_group_id, variant_group_id, key, sku, ean }) => ({ account_id, sku_id, version, season, product_group_id, variant_group_id, key, sku, ean })),
   );
-  const before = await repo.skuNames(tx, rows);
+  // A SKU whose group, status or names change takes its figures off the group months before the
+  // change and adds them after (one that is not stored, an older version, moves nothing).
+  const before = await repo.storedSkuPlaces(tx, rows);
+  const moved = rows.filter((r) => {
+    const was = before.get(`${r.account_id}/${r.sku_id}`);
+    return !was || repo.placeDiffers(was, r);
+  });
+  await repo.moveGroupMonths(tx, moved, -1);
   const written = new Set((await repo.storeNewerSkus(tx, rows)).map((r) => `${r.account_id}/${r.sku_id}`));
   // A SKU new to the replica, or named by another key, sku or EAN, is matched to its sales again.
-  const renamed = rows.filter((r) => {
+  const renamed = moved.filter((r) => {
     const was = before.get(`${r.account_id}/${r.sku_id}`);
     return written.has(`${r.account_id}/${r.sku_id}`) && (!was || was.key !== r.key || was.sku !== r.sku || was.ean !== r.ean);
   });
   await repo.rematchSkuMonths(tx, renamed.map(({ account_id, sku_id }) => ({ account_id, sku_id })));
+  await repo.moveGroupMonths(tx, moved, 1);
 }
 
 export async function applyWarehouses(tx: Tx, messages: inventoryMessagesV1.WarehouseChanged[]): Promise<void> {
@@ -194,17 +202,20 @@ export async function applyTransactions(tx: Tx, messages: ordersMessagesV1.Trans
   await repo.addToSalesRollups(tx, [...lines.map((l) => ({ ...l, sign: 1 as const })), ...replaced.map((l) => ({ ...l, sign: -1 as const }))]);
 }
 
-/** Account settings; a timezone change re-dates every sale of the account: its rollups are recomputed. */
+/** Account settings; a timezone change re-dates every sale of the account: its rollups are recomputed (a growth change: its group months). */
 export async function applyAccountSettings(tx: Tx, messages: accountsMessagesV1.AccountSettingsChanged[]): Promise<void> {
   const settings = newestByKey(messages, (m) => m.accountId);
   if (!settings.length) return;
   const accounts = settings.map((m) => m.accountId);
-  const before = await repo.salesTimezones(tx, accounts);
+  const before = await repo.salesSettings(tx, accounts);
   await repo.storeNewerAccounts(tx, settings);
-  const after = await repo.salesTimezones(tx, accounts);
-  await repo.recomputeSalesRollups(
+  const after = await repo.salesSettings(tx, accounts);
+  const redated = accounts.filter((a) => before.get(a)?.tz !== after.get(a)?.tz);
+  await repo.recomputeSalesRollups(tx, redated);
+  // Another growth moves every baseline plan (each SKU's rounded): the group months again.
+  await repo.recomputeGroupMonths(
     tx,
-    accounts.filter((a) => before.get(a) !== after.get(a)),
+    accounts.filter((a) => !redated.includes(a) && before.get(a)?.growth !== after.get(a)?.growth),
   );
 }
 
@@ -289,6 +300,8 @@ export async function applyDeliveries(tx: Tx, deliveries: Delivery[]): Promise<v
     sortDelivery(d, batch);
     accepted.add(d.accountId);
   }
+  // The accounts' stored plans stay as they are while the batch moves their group months.
+  await repo.lockAccountPlans(tx, [...accepted]);
   await applySkus(tx, batch.skus);
   await applyWarehouses(tx, batch.warehouses);
   await applyStock(tx, batch.stock);

@@ -5,6 +5,7 @@ import type { Db } from "@analytics/db";
 import { addDays } from "../src/periods";
 import { breakdown, breakdownByWarehouse, salesPlans } from "../src/breakdown";
 import * as oracle from "./oracle";
+import { eventually } from "@analytics/testing";
 import { queryOf, type BreakdownInit } from "./breakdown-helpers";
 import { distributionOrder, planningUnderTest, purchaseOrder, settings, sku, stock, stockTrigger, transaction, warehouse } from "./fixtures";
 
@@ -37,7 +38,7 @@ async function all<T>(chunks: AsyncGenerator<T[]>): Promise<T[]> {
  * (oracle.ts) is the statement over the raw sale lines they replaced. Random histories, applied in
  * batches through the consumer (sales, returns, replacements, cancellations, lines naming their
  * item by sku or EAN alone, SKUs arriving after their sales, stock, PO and distribution-order
- * changes, SKUs renamed (key, sku, EAN), stored plans, then a timezone change) must give every answer exactly the oracle's, by
+ * changes, SKUs renamed (key, sku, EAN) and regrouped (season, product group, status, activePlanning), stored plans set, changed and removed, another growth, then a timezone change) must give every answer exactly the oracle's, by
  * month, week and total.
  */
 describe("answers from the sales rollups equal the oracle's", () => {
@@ -70,7 +71,9 @@ describe("answers from the sales rollups equal the oracle's", () => {
       const whs = Array.from({ length: 3 }, (_, i) => ({ id: randomUUID(), ext: `W${i}` }));
       const exts = [...whs.map((w) => w.ext), "WX", ""];
       const skus = Array.from({ length: 6 }, (_, i) => ({ id: randomUUID(), key: `K${i}`, sku: `S${i}`, ean: `E${i}`, season: r.pick(["S1", "S2"]) }));
-      const skuMessage = (s: (typeof skus)[number], version: number) => sku(acc, s.id, version, { key: s.key, sku: s.sku, ean: s.ean, season: s.season, productGroupId: `P${s.key}` });
+      type Sku = (typeof skus)[number] & { productGroupId?: string; status?: number; activePlanning?: boolean };
+      const skuMessage = (s: Sku, version: number) =>
+        sku(acc, s.id, version, { key: s.key, sku: s.sku, ean: s.ean, season: s.season, productGroupId: s.productGroupId ?? `P${s.key}`, status: s.status, activePlanning: s.activePlanning });
       // Two SKUs arrive only after their sales (late SKUs).
       const late = skus.slice(4);
       /** An item naming its SKU by key, by sku alone or by EAN alone. */
@@ -110,12 +113,13 @@ describe("answers from the sales rollups equal the oracle's", () => {
           status: r.pick(["PROCESSING", "IN TRANSIT", "CANCELLED"]),
         });
       };
+      const timezone = r.pick(["UTC", "Europe/Stockholm", "America/New_York"]);
       const transactions = Array.from({ length: 40 }, () => randomUUID());
       const orders = Array.from({ length: 6 }, () => randomUUID());
       const transfers = Array.from({ length: 6 }, () => randomUUID());
       // 1. Settings, warehouses, the SKUs but the late ones, stock, triggers, sales, POs, transfers.
       const first: BusMessage[] = [
-        settings(acc, 1, r.pick(["UTC", "Europe/Stockholm", "America/New_York"]), r.pick(["0", "0.1", "-0.25", "0.0375"])),
+        settings(acc, 1, timezone, r.pick(["0", "0.1", "-0.25", "0.0375"])),
         ...whs.map((w, i) => warehouse(acc, w.id, 1, w.ext, `Warehouse ${i}`)),
         ...skus.filter((s) => !late.includes(s)).map((s) => skuMessage(s, 1)),
         ...skus.flatMap((s) => whs.filter(() => r.next() < 0.6).map((w) => stock(acc, w.id, s.id, 1, r.int(0, 40)))),
@@ -149,9 +153,37 @@ describe("answers from the sales rollups equal the oracle's", () => {
       );
       if (plans.length) await p.client.upsertSalesPlans({ plans }, p.as(acc));
       await sameAnswers(p.db, acc, r);
+      // Regrouped SKUs (another season, product group, status, not planned actively) with sales in
+      // the same batch; plans changed and removed; another growth alone.
+      const regrouped = [
+        { ...renamed[0], season: "S3", productGroupId: "PX" },
+        { ...skus[4], season: skus[4].season === "S1" ? "S2" : "S1", status: 3 },
+        { ...skus[5], activePlanning: false },
+      ];
+      await p.apply([...regrouped.map((s) => skuMessage(s, 3)), ...Array.from({ length: 3 }, () => sale(randomUUID(), 1))]);
+      const replanned = plans.filter(() => r.next() < 0.5).map((x) => ({ ...x, volume: r.next() < 0.3 ? undefined : { value: String(r.int(0, 500000) / 10000) } }));
+      if (replanned.length) await p.client.upsertSalesPlans({ plans: replanned }, p.as(acc));
+      await p.apply([settings(acc, 2, timezone, "0.0625")]);
+      await sameAnswers(p.db, acc, r);
       // 3. A timezone change (every sale re-dated) and more sales in the same batch.
-      await p.apply([settings(acc, 2, "Pacific/Auckland", "0.1234"), ...Array.from({ length: 5 }, () => sale(randomUUID(), 1)), ...transactions.slice(0, 5).map((id) => sale(id, 9))]);
+      await p.apply([settings(acc, 3, "Pacific/Auckland", "0.1234"), ...Array.from({ length: 5 }, () => sale(randomUUID(), 1)), ...transactions.slice(0, 5).map((id) => sale(id, 9))]);
       await sameAnswers(p.db, acc, r);
     });
   }
+
+  it("a consumer batch waits for a batch of the account's plans in flight (both move its group months)", async () => {
+    const acc = randomUUID();
+    const skuId = randomUUID();
+    await p.apply([settings(acc, 1, "UTC", "0.1"), sku(acc, skuId, 1, { key: "K1", season: "S1" })]);
+    // A batch of plans holds the account's lock until it commits (storeSalesPlans); here a connection holds it.
+    const held = await p.db.transaction();
+    await held.raw("SELECT pg_advisory_xact_lock(hashtext('planning.sales_plans'), hashtext(?))", [acc]);
+    const applying = p.apply([transaction(acc, randomUUID(), 1, { channel: 1, createdDate: "2026-03-10T10:00:00Z", items: [{ key: "K1", quantity: 2, externalItemId: "i1" }] })]);
+    const waiting = async () =>
+      (await p.db.raw("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory' AND datname = current_database()")).rows[0].n === 1;
+    await eventually(waiting, 30_000, () => "the consumer's batch waiting for the account's plans");
+    await held.commit();
+    await applying;
+    expect(Number((await p.db("group_months").where({ account_id: acc, grouping: 1, g: "S1" }).sum({ n: "actual" }))[0].n)).toBe(2);
+  });
 });

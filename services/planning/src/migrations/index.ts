@@ -14,5 +14,6 @@ import { skuEan } from "./010_sku_ean";
 import { timezoneNames } from "./011_timezone_names";
 import { salesRollups } from "./012_sales_rollups";
 import { skuMonths } from "./013_sku_months";
+import { groupMonths } from "./014_group_months";
 
-export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createReplica, replicaEpoch, changedGroups, skuSeq, sales, breakdownInputs, changedGroupsPoVolume, salesPlansKept, accountVersions, skuEan, timezoneNames, salesRollups, skuMonths];
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createReplica, replicaEpoch, changedGroups, skuSeq, sales, breakdownInputs, changedGroupsPoVolume, salesPlansKept, accountVersions, skuEan, timezoneNames, salesRollups, skuMonths, groupMonths];

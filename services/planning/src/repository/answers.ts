@@ -3,6 +3,7 @@ import type { Db } from "@analytics/db";
 import { addDays, monthStart, monthsAndDays, type PeriodSpan } from "../periods";
 import type { BreakdownQuery } from "../validation";
 import { groupColumn, skuWhere } from "./filters";
+import { GROUPINGS } from "./group-months";
 import { groupsAfter } from "./pages";
 import { accountTimezone } from "./sql";
 
@@ -176,11 +177,37 @@ function monthlyPerSku(a: Answer): string {
       FROM (${cellsAndPlans(a)}) x JOIN dm USING (month))`;
 }
 
+/**
+ * Whether the answer reads its sales from group_months: by a grouping kept there, every period
+ * one whole month, no filter but status and activePlanning (which are keys of its rows), not the
+ * groups changed since a time, not by warehouse.
+ */
+function readsGroupMonths(a: Answer): boolean {
+  const { groupBy, filters, updatedSince } = a.q.volumes;
+  const narrowed = Object.entries(filters).some(([name, values]) => name !== "skuStatus" && name !== "activePlanning" && (!Array.isArray(values) || values.flat().length > 0));
+  return groupBy !== "skus" && !a.byWarehouse && !updatedSince && !narrowed && isMonthly(a);
+}
+
+/** Stored plan, plan and actual per group, channel and period (gcp): from group_months, or summed from the SKUs' (scp). */
+function groupSales(a: Answer): string {
+  if (!readsGroupMonths(a))
+    return `,
+    gcp AS (SELECT s.g, x.channel, x.idx, sum(x.stored) AS stored, sum(x.plan) AS plan, sum(x.actual) AS actual FROM scp x JOIN s USING (sku_id) GROUP BY 1, 2, 3)`;
+  const { v } = a.b;
+  const { filters, page } = a.q.volumes;
+  return `,
+    gcp AS (
+      SELECT x.g, x.channel, dm.idx, sum(x.stored) AS stored, sum(x.plan) AS plan, sum(x.actual) AS actual
+      FROM group_months x JOIN dm USING (month)
+      WHERE x.account_id = ${v(a.accountId)} AND x.grouping = ${v(GROUPINGS[a.q.volumes.groupBy as keyof typeof GROUPINGS])}
+        AND x.status = ANY(${v(filters.skuStatus)}::int[]) AND x.active_planning = ${v(filters.activePlanning)} AND x.channel = ANY(${v(a.q.channels)}::int[])${groupsAfter("x.g", page, v)}
+      GROUP BY 1, 2, 3 HAVING sum(x.live) > 0)`;
+}
+
 /** The sales-plans answer: per group, selected channel and reported period. */
 function plansAnswer(a: Answer): string {
   const { v } = a.b;
   return `,
-    gcp AS (SELECT s.g, x.channel, x.idx, sum(x.stored) AS stored, sum(x.plan) AS plan, sum(x.actual) AS actual FROM scp x JOIN s USING (sku_id) GROUP BY 1, 2, 3),
     grp AS (${a.q.volumes.updatedSince ? changedGroups(a, "gcp") : "SELECT DISTINCT g FROM gcp JOIN per USING (idx) WHERE per.reported"})
     SELECT grp.g, c.channel, per.idx,
       coalesce(gcp.plan, 0)::text AS plan, coalesce(gcp.actual, 0)::text AS actual,
@@ -350,12 +377,12 @@ function projection(a: Answer): string {
 export function breakdownStatement(accountId: string, q: BreakdownQuery, shape: Shape, account: { tz: string; growth: string; today: string }, periods: PeriodSpan[]) {
   const byWarehouse = shape === "warehouses";
   const a: Answer = { b: new Sql(), accountId, q, byWarehouse, keys: byWarehouse ? "g, wid" : "g", account, periods, first: periods[0].start, last: periods[periods.length - 1].end };
-  let sql = inputs(a) + perSku(a);
-  if (shape === "plans") return { sql: sql + plansAnswer(a), bindings: a.b.bindings };
+  let sql = inputs(a) + (readsGroupMonths(a) ? "" : perSku(a));
+  if (shape === "plans") return { sql: sql + groupSales(a) + plansAnswer(a), bindings: a.b.bindings };
   sql += byWarehouse
     ? warehouseWeights(a) + warehousePieces(a)
-    : `,
-    gp AS (SELECT s.g, x.idx, sum(x.plan) AS plan, sum(x.actual) AS actual FROM scp x JOIN s USING (sku_id) GROUP BY 1, 2)`;
+    : `${groupSales(a)},
+    gp AS (SELECT g, idx, sum(plan) AS plan, sum(actual) AS actual FROM gcp GROUP BY 1, 2)`;
   sql += stockInputs(a) + figures(a) + grid(a) + remaining(a) + projection(a);
   return { sql, bindings: a.b.bindings };
 }

@@ -11,6 +11,7 @@ import type { SalesLineFigures } from "./rollups";
 export * from "./filters";
 export * from "./pages";
 export * from "./rollups";
+export * from "./group-months";
 export * from "./answers";
 export * from "./sales-plans";
 
@@ -217,16 +218,22 @@ export const storeNewerSkus = (tx: Tx, rows: object[]) =>
     "skus.ean IS DISTINCT FROM excluded.ean",
   );
 
-/** What names each of these SKUs in sales now, by "account/sku id"; absent: not in the replica. */
-export type SkuNames = { key: string; sku: string | null; ean: string | null };
-export async function skuNames(tx: Tx, skus: { account_id: string; sku_id: string }[]): Promise<Map<string, SkuNames>> {
+/** What names a SKU in sales, and what places it in the answers' groups. */
+export type SkuPlace = { key: string; sku: string | null; ean: string | null; season: string | null; product_group_id: string | null; variant_group_id: string | null; status: number; active_planning: boolean };
+const skuPlaceColumns = ["key", "sku", "ean", "season", "product_group_id", "variant_group_id", "status", "active_planning"] as const;
+
+/** Whether two SKU places differ in any of their columns (names or groups). */
+export const placeDiffers = (a: SkuPlace, b: SkuPlace) => skuPlaceColumns.some((c) => a[c] !== b[c]);
+
+/** Each of these SKUs' place as stored now, by "account/sku id"; absent: not in the replica. */
+export async function storedSkuPlaces(tx: Tx, skus: { account_id: string; sku_id: string }[]): Promise<Map<string, SkuPlace>> {
   if (!skus.length) return new Map();
   const { rows } = await tx.raw(
-    `SELECT s.account_id, s.sku_id, s.key, s.sku, s.ean
+    `SELECT s.account_id, s.sku_id, ${skuPlaceColumns.map((c) => `s.${c}`).join(", ")}
      FROM skus s JOIN jsonb_to_recordset(?::jsonb) AS x(account_id uuid, sku_id uuid) USING (account_id, sku_id)`,
     [json(skus.map(({ account_id, sku_id }) => ({ account_id, sku_id })))],
   );
-  return new Map(rows.map((r: SkuNames & { account_id: string; sku_id: string }) => [`${r.account_id}/${r.sku_id}`, { key: r.key, sku: r.sku, ean: r.ean }]));
+  return new Map(rows.map((r: SkuPlace & { account_id: string; sku_id: string }) => [`${r.account_id}/${r.sku_id}`, r]));
 }
 
 /*

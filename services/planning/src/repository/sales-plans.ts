@@ -1,4 +1,15 @@
-import { bumpAccountVersions, type Db } from "@analytics/db";
+import { bumpAccountVersions, type Db, type Tx } from "@analytics/db";
+import { moveGroupMonths } from "./group-months";
+
+/**
+ * Holds the accounts' plans and group months until the transaction ends: a batch of plans takes
+ * its SKUs' figures off their group months and adds them back after, and the replica's consumer
+ * changes the same group months from the cells with the plans it reads; either waits for the other
+ * (in account order, before either writes), or a group month could count a plan twice.
+ */
+export async function lockAccountPlans(tx: Tx, accountIds: string[]): Promise<void> {
+  for (const accountId of [...accountIds].sort()) await tx.raw("SELECT pg_advisory_xact_lock(hashtext('planning.sales_plans'), hashtext(?))", [accountId]);
+}
 
 /** A plan to store (volume null: removed), with its item's index in the request. */
 export type SalesPlanWrite = { i: number; sku_id: string; channel: number; month: string; volume: string | null };
@@ -10,7 +21,10 @@ export type SalesPlanWrite = { i: number; sku_id: string; channel: number; month
 export async function storeSalesPlans(db: Db, accountId: string, writes: SalesPlanWrite[]): Promise<{ i: number; was_absent: boolean; removes: boolean; same: boolean }[]> {
   return db.transaction(async (tx) => {
     // One batch of an account's plans at a time: what each item answers stays true until it commits.
-    await tx.raw("SELECT pg_advisory_xact_lock(hashtext('planning.sales_plans'), hashtext(?))", [accountId]);
+    await lockAccountPlans(tx, [accountId]);
+    // The SKUs' figures leave their group months before the plans change and come back after.
+    const skus = [...new Set(writes.map((w) => w.sku_id))].map((sku_id) => ({ account_id: accountId, sku_id }));
+    await moveGroupMonths(tx, skus, -1);
     const { rows } = await tx.raw(
       `WITH x AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(i int, sku_id uuid, channel int, month date, volume numeric)),
        stored AS (
@@ -23,6 +37,7 @@ export async function storeSalesPlans(db: Db, accountId: string, writes: SalesPl
        SELECT i, before IS NULL AS was_absent, volume IS NULL AS removes, volume IS NOT DISTINCT FROM before AS same FROM stored`,
       [JSON.stringify(writes), accountId, accountId],
     );
+    await moveGroupMonths(tx, skus, 1);
     if (rows.some((r: { same: boolean }) => !r.same)) await bumpAccountVersions(tx, [accountId]);
     return rows;
   });
