@@ -61,14 +61,14 @@ export async function applySkus(tx: Tx, messages: catalogueMessagesV1.SkuChanged
     tx,
     rows.map(({ account_id, sku_id, version, season, product_group_id, variant_group_id, key, sku, ean }) => ({ account_id, sku_id, version, season, product_group_id, variant_group_id, key, sku, ean })),
   );
-  // A SKU whose group, status or names change takes its figures off the group months before the
-  // change and adds them after (one that is not stored, an older version, moves nothing).
+  // A SKU whose group, status or names change takes its figures off its groups before the change
+  // and adds them after (one that is not stored, an older version, moves nothing).
   const before = await repo.storedSkuPlaces(tx, rows);
   const moved = rows.filter((r) => {
     const was = before.get(`${r.account_id}/${r.sku_id}`);
     return !was || repo.placeDiffers(was, r);
   });
-  await repo.moveGroupMonths(tx, moved, -1);
+  await repo.moveGroupFigures(tx, moved, -1);
   const written = new Set((await repo.storeNewerSkus(tx, rows)).map((r) => `${r.account_id}/${r.sku_id}`));
   // A SKU new to the replica, or named by another key, sku or EAN, is matched to its sales again.
   const renamed = moved.filter((r) => {
@@ -76,15 +76,31 @@ export async function applySkus(tx: Tx, messages: catalogueMessagesV1.SkuChanged
     return written.has(`${r.account_id}/${r.sku_id}`) && (!was || was.key !== r.key || was.sku !== r.sku || was.ean !== r.ean);
   });
   await repo.rematchSkuMonths(tx, renamed.map(({ account_id, sku_id }) => ({ account_id, sku_id })));
-  await repo.moveGroupMonths(tx, moved, 1);
+  await repo.moveGroupFigures(tx, moved, 1);
+}
+
+/**
+ * Runs a change of these SKUs' stock, triggers, PO lines or warehouses with their figures taken off
+ * their groups (group_stock, group_po_months) before and added back after, as they are then.
+ */
+async function movingGroupFigures(tx: Tx, skus: { account_id: string; sku_id: string }[], change: () => Promise<unknown>): Promise<void> {
+  await repo.moveGroupFigures(tx, skus, -1);
+  await change();
+  await repo.moveGroupFigures(tx, skus, 1);
 }
 
 export async function applyWarehouses(tx: Tx, messages: inventoryMessagesV1.WarehouseChanged[]): Promise<void> {
-  await repo.storeNewerWarehouses(tx, newestByKey(messages, (m) => `${m.accountId}/${m.warehouseId}`));
+  if (!messages.length) return;
+  // A warehouse deleted (or back) moves the stock and triggers held in it.
+  const warehouses = messages.map((m) => ({ account_id: m.accountId, warehouse_id: m.warehouseId }));
+  const skus = [...(await repo.skusOf(tx, "stock", "warehouse_id", warehouses)), ...(await repo.skusOf(tx, "stock_trigger_minimums", "warehouse_id", warehouses))];
+  await movingGroupFigures(tx, skus, () => repo.storeNewerWarehouses(tx, newestByKey(messages, (m) => `${m.accountId}/${m.warehouseId}`)));
 }
 
 export async function applyStock(tx: Tx, messages: inventoryMessagesV1.StockUpdated[]): Promise<void> {
-  await repo.storeNewerStock(tx, newestByKey(messages, (m) => `${m.accountId}/${m.skuId}/${m.warehouseId}`));
+  if (!messages.length) return;
+  const skus = messages.map((m) => ({ account_id: m.accountId, sku_id: m.skuId }));
+  await movingGroupFigures(tx, skus, () => repo.storeNewerStock(tx, newestByKey(messages, (m) => `${m.accountId}/${m.skuId}/${m.warehouseId}`)));
 }
 
 /** What a purchase order's lines count as: cancelled (3), draft (4, or flagged draft), else PO volume. */
@@ -97,6 +113,16 @@ export function lineKind(m: ordersMessagesV1.PurchaseOrderChanged): "po" | "draf
 export async function applyPurchaseOrders(tx: Tx, messages: ordersMessagesV1.PurchaseOrderChanged[]): Promise<void> {
   const orders = newestByKey(messages, (m) => `${m.accountId}/${m.purchaseOrderId}`);
   if (!orders.length) return;
+  // The SKUs of the orders' stored lines and of their new ones.
+  const skus = [
+    ...(await repo.skusOf(tx, "purchase_order_lines", "purchase_order_id", orders.map((m) => ({ account_id: m.accountId, purchase_order_id: m.purchaseOrderId })))),
+    ...orders.flatMap((m) => m.lines.filter((l) => l.skuId).map((l) => ({ account_id: m.accountId, sku_id: l.skuId }))),
+  ];
+  await movingGroupFigures(tx, skus, () => replacePurchaseOrders(tx, orders));
+}
+
+/** Stores the orders newer than the replica's, with their lines. */
+async function replacePurchaseOrders(tx: Tx, orders: ordersMessagesV1.PurchaseOrderChanged[]): Promise<void> {
   const changedAt = (m: ordersMessagesV1.PurchaseOrderChanged) => (m.updatedAt ? timestampDate(m.updatedAt).toISOString() : null);
   // 1. The orders whose version is newer than the stored one (new orders included).
   const applied = await repo.storeNewerPurchaseOrders(tx, orders);
@@ -260,7 +286,12 @@ export async function applyStockTriggers(tx: Tx, messages: inventoryMessagesV1.S
     warehouse_id: t!.warehouseId || null,
     min: t!.min ?? null,
   }));
-  await repo.storeNewerStockTriggerMinimums(tx, rows);
+  // The SKUs the triggers named before and name now.
+  const skus = [
+    ...(await repo.skusOf(tx, "stock_trigger_minimums", "stock_trigger_id", rows.map(({ account_id, stock_trigger_id }) => ({ account_id, stock_trigger_id })))),
+    ...rows.flatMap((r) => (r.sku_id ? [{ account_id: r.account_id, sku_id: r.sku_id }] : [])),
+  ];
+  await movingGroupFigures(tx, skus, () => repo.storeNewerStockTriggerMinimums(tx, rows));
 }
 
 /** A batch's messages, by the replica table they go to. */

@@ -124,6 +124,8 @@ describe("answers from the sales rollups equal the oracle's", () => {
         ...skus.filter((s) => !late.includes(s)).map((s) => skuMessage(s, 1)),
         ...skus.flatMap((s) => whs.filter(() => r.next() < 0.6).map((w) => stock(acc, w.id, s.id, 1, r.int(0, 40)))),
         ...skus.flatMap((s) => whs.filter(() => r.next() < 0.3).map((w) => stockTrigger(acc, r.int(1, 1e9), 1, { skuId: s.id, warehouseId: w.id, min: r.int(0, 15) }))),
+        // A trigger that names another SKU later.
+        stockTrigger(acc, 7, 1, { skuId: skus[0].id, warehouseId: whs[1].id, min: 9 }),
         ...transactions.map((id) => sale(id, 1)),
         ...orders.map((id) => purchaseOrder(acc, id, 1, r.pick([0, 1, 2, 3, 4]), poLines())),
         ...transfers.map((id) => transfer(id, 1)),
@@ -161,6 +163,14 @@ describe("answers from the sales rollups equal the oracle's", () => {
         { ...skus[5], activePlanning: false },
       ];
       await p.apply([...regrouped.map((s) => skuMessage(s, 3)), ...Array.from({ length: 3 }, () => sale(randomUUID(), 1))]);
+      // A warehouse deleted (its stock and triggers leave the figures), stock, triggers and POs changed again.
+      await p.apply([
+        warehouse(acc, whs[0].id, 2, whs[0].ext, "Warehouse 0", true),
+        ...skus.flatMap((s) => whs.filter(() => r.next() < 0.3).map((w) => stock(acc, w.id, s.id, 3, r.int(0, 40)))),
+        ...skus.flatMap((s) => whs.filter(() => r.next() < 0.2).map((w) => stockTrigger(acc, r.int(1, 1e9), 1, { skuId: s.id, warehouseId: w.id, min: r.int(0, 15) }))),
+        ...orders.filter(() => r.next() < 0.5).map((id) => purchaseOrder(acc, id, 3, r.pick([0, 1, 3, 4]), poLines())),
+      ]);
+      await p.apply([stockTrigger(acc, 7, 2, { skuId: skus[1].id, warehouseId: whs[1].id, min: 4 })]);
       const replanned = plans.filter(() => r.next() < 0.5).map((x) => ({ ...x, volume: r.next() < 0.3 ? undefined : { value: String(r.int(0, 500000) / 10000) } }));
       if (replanned.length) await p.client.upsertSalesPlans({ plans: replanned }, p.as(acc));
       await p.apply([settings(acc, 2, timezone, "0.0625")]);

@@ -15,5 +15,6 @@ import { timezoneNames } from "./011_timezone_names";
 import { salesRollups } from "./012_sales_rollups";
 import { skuMonths } from "./013_sku_months";
 import { groupMonths } from "./014_group_months";
+import { groupStock } from "./015_group_stock";
 
-export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createReplica, replicaEpoch, changedGroups, skuSeq, sales, breakdownInputs, changedGroupsPoVolume, salesPlansKept, accountVersions, skuEan, timezoneNames, salesRollups, skuMonths, groupMonths];
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createReplica, replicaEpoch, changedGroups, skuSeq, sales, breakdownInputs, changedGroupsPoVolume, salesPlansKept, accountVersions, skuEan, timezoneNames, salesRollups, skuMonths, groupMonths, groupStock];

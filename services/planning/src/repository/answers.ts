@@ -193,15 +193,28 @@ function groupSales(a: Answer): string {
   if (!readsGroupMonths(a))
     return `,
     gcp AS (SELECT s.g, x.channel, x.idx, sum(x.stored) AS stored, sum(x.plan) AS plan, sum(x.actual) AS actual FROM scp x JOIN s USING (sku_id) GROUP BY 1, 2, 3)`;
-  const { v } = a.b;
-  const { filters, page } = a.q.volumes;
   return `,
     gcp AS (
       SELECT x.g, x.channel, dm.idx, sum(x.stored) AS stored, sum(x.plan) AS plan, sum(x.actual) AS actual
       FROM group_months x JOIN dm USING (month)
-      WHERE x.account_id = ${v(a.accountId)} AND x.grouping = ${v(GROUPINGS[a.q.volumes.groupBy as keyof typeof GROUPINGS])}
-        AND x.status = ANY(${v(filters.skuStatus)}::int[]) AND x.active_planning = ${v(filters.activePlanning)} AND x.channel = ANY(${v(a.q.channels)}::int[])${groupsAfter("x.g", page, v)}
+      WHERE ${groupRows(a)} AND x.channel = ANY(${a.b.v(a.q.channels)}::int[])
       GROUP BY 1, 2, 3 HAVING sum(x.live) > 0)`;
+}
+
+/** The rows (alias x) of a group rollup the answer reads: its account, grouping, SKU statuses and activePlanning, groups after the page's `after`. */
+function groupRows(a: Answer): string {
+  const { v } = a.b;
+  const { filters, page, groupBy } = a.q.volumes;
+  return `x.account_id = ${v(a.accountId)} AND x.grouping = ${v(GROUPINGS[groupBy as keyof typeof GROUPINGS])}
+        AND x.status = ANY(${v(filters.skuStatus)}::int[]) AND x.active_planning = ${v(filters.activePlanning)}${groupsAfter("x.g", page, v)}`;
+}
+
+/** PO and draft-PO per group and period, stock and targets per group, from the group rollups (readsGroupMonths). */
+function groupStockInputs(a: Answer): string {
+  return `,
+    po AS (SELECT x.g, dm.idx, sum(x.po) AS po, sum(x.draft) AS draft FROM group_po_months x JOIN dm USING (month) WHERE ${groupRows(a)} GROUP BY 1, 2 HAVING sum(x.lines) > 0),
+    stk AS (SELECT x.g, sum(x.stock) AS stock FROM group_stock x WHERE ${groupRows(a)} GROUP BY 1 HAVING sum(x.stock_rows) > 0),
+    tgt AS (SELECT x.g, sum(x.target) AS target FROM group_stock x WHERE ${groupRows(a)} GROUP BY 1 HAVING sum(x.target_rows) > 0)`;
 }
 
 /** The sales-plans answer: per group, selected channel and reported period. */
@@ -383,7 +396,7 @@ export function breakdownStatement(accountId: string, q: BreakdownQuery, shape: 
     ? warehouseWeights(a) + warehousePieces(a)
     : `${groupSales(a)},
     gp AS (SELECT g, idx, sum(plan) AS plan, sum(actual) AS actual FROM gcp GROUP BY 1, 2)`;
-  sql += stockInputs(a) + figures(a) + grid(a) + remaining(a) + projection(a);
+  sql += (readsGroupMonths(a) ? groupStockInputs(a) : stockInputs(a)) + figures(a) + grid(a) + remaining(a) + projection(a);
   return { sql, bindings: a.b.bindings };
 }
 

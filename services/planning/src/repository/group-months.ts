@@ -2,14 +2,15 @@ import type { Tx } from "@analytics/db";
 import { json, RECOMPUTE_TIMEOUT_MS } from "./sql";
 
 /*
- * Group months (group_months, migration 014): the sales figures of the monthly answers summed per
+ * Group months (group_months, migration 014; with group_stock and group_po_months, migration 015):
+ * the sales figures of the monthly answers summed per
  * account, grouping (1 season, 2 product group, 3 variant group), group, SKU status, activePlanning,
  * channel and month, so that a breakdown or sales plans by season reads a few hundred rows instead
  * of a row per SKU. Each figure is the sum of the SKUs' own (cellFigures), rounded per SKU first
  * exactly as the answers round them; `live` counts the SKU months that have any (an answer shows
  * a group that has one). They move with what they sum: a batch's sales (addToSalesRollups adds
  * each changed cell's new figures and takes off its old ones), stored plans and a SKU's group,
- * status or names (its figures taken off before the change and added after: moveGroupMonths),
+ * status or names (its figures taken off before the change and added after: moveGroupFigures),
  * and are recomputed when an account's growth or timezone changes.
  */
 
@@ -60,15 +61,57 @@ function skuMonthsOf(skus: string, sign: string): string {
        WHERE p.volume IS NOT NULL AND NOT EXISTS (SELECT 1 FROM sku_months c WHERE c.account_id = p.account_id AND c.sku_id = p.sku_id AND c.channel = p.channel AND c.month = p.month)`;
 }
 
+/** The groupings of SKU `s`, a row each (grouping, g). */
+const groupingsOf = (s: string) =>
+  `CROSS JOIN LATERAL (VALUES (${GROUPINGS.seasons}::smallint, coalesce(${s}.season, '')), (${GROUPINGS.products}::smallint, coalesce(${s}.product_group_id, '')),
+         (${GROUPINGS.variants}::smallint, coalesce(${s}.variant_group_id, ''))) AS gr(grouping, g)`;
+
+/**
+ * The stock (of live warehouses) and stock triggers' minimums (not of a deleted warehouse) of the
+ * SKUs of `skus` times `sign`, added to group_stock (migration 015) under their groups.
+ */
+function addToGroupStock(skus: string, sign: string): string {
+  return `INSERT INTO group_stock AS gs (account_id, grouping, g, status, active_planning, stock, stock_rows, target, target_rows)
+       SELECT x.account_id, gr.grouping, gr.g, s.status, s.active_planning, ${sign} * sum(x.stock), ${sign} * sum(x.stock_rows), ${sign} * sum(x.target), ${sign} * sum(x.target_rows)
+       FROM (
+         SELECT st.account_id, st.sku_id, st.available_quantity AS stock, 1 AS stock_rows, 0 AS target, 0 AS target_rows
+         FROM ${skus} JOIN stock st USING (account_id, sku_id)
+         JOIN warehouses w ON w.account_id = st.account_id AND w.warehouse_id = st.warehouse_id AND NOT w.deleted
+         WHERE NOT st.deleted
+         UNION ALL
+         SELECT t.account_id, t.sku_id, 0, 0, coalesce(t.min, 0), 1 FROM ${skus} JOIN stock_trigger_minimums t USING (account_id, sku_id)
+         WHERE NOT EXISTS (SELECT 1 FROM warehouses w WHERE w.account_id = t.account_id AND w.warehouse_id = t.warehouse_id AND w.deleted)
+       ) x JOIN skus s ON s.account_id = x.account_id AND s.sku_id = x.sku_id ${groupingsOf("s")}
+       GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
+       ON CONFLICT (account_id, grouping, g, status, active_planning) DO UPDATE
+         SET stock = gs.stock + excluded.stock, stock_rows = gs.stock_rows + excluded.stock_rows, target = gs.target + excluded.target, target_rows = gs.target_rows + excluded.target_rows`;
+}
+
+/** The open PO and draft-PO lines (not cancelled, with a date) of the SKUs of `skus` times `sign`, added to group_po_months by month of delivery. */
+function addToGroupPoMonths(skus: string, sign: string): string {
+  return `INSERT INTO group_po_months AS gp (account_id, grouping, g, status, active_planning, month, po, draft, lines)
+       SELECT l.account_id, gr.grouping, gr.g, s.status, s.active_planning, date_trunc('month', l.delivery_date)::date,
+         ${sign} * sum(CASE WHEN l.kind = 'po' THEN l.open_quantity ELSE 0 END), ${sign} * sum(CASE WHEN l.kind = 'draft' THEN l.open_quantity ELSE 0 END), ${sign} * count(*)
+       FROM ${skus} JOIN purchase_order_lines l USING (account_id, sku_id) JOIN skus s ON s.account_id = l.account_id AND s.sku_id = l.sku_id ${groupingsOf("s")}
+       WHERE l.kind <> 'cancelled' AND l.delivery_date IS NOT NULL
+       GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6
+       ON CONFLICT (account_id, grouping, month, g, status, active_planning) DO UPDATE
+         SET po = gp.po + excluded.po, draft = gp.draft + excluded.draft, lines = gp.lines + excluded.lines`;
+}
+
 /**
  * Takes these SKUs' figures off their groups (sign -1) or adds them (+1), as they are stored now:
- * called before and after a change of what places or names a SKU, or of its stored plans (a SKU
- * that did not change is taken off and added back: nothing moves).
+ * the sales months, stock, triggers and PO months. Called before and after a change of what places
+ * or names a SKU, or of its stored plans, stock, triggers, PO lines or their warehouses (a SKU that
+ * did not change is taken off and added back: nothing moves).
  */
-export async function moveGroupMonths(tx: Tx, skus: { account_id: string; sku_id: string }[], sign: 1 | -1): Promise<void> {
+export async function moveGroupFigures(tx: Tx, skus: { account_id: string; sku_id: string }[], sign: 1 | -1): Promise<void> {
   if (!skus.length) return;
   const set = "(SELECT DISTINCT * FROM jsonb_to_recordset(?::jsonb) AS k(account_id uuid, sku_id uuid)) k";
-  await tx.raw(addToGroupMonths(skuMonthsOf(set, String(sign))), [json(skus.map(({ account_id, sku_id }) => ({ account_id, sku_id }))), json(skus.map(({ account_id, sku_id }) => ({ account_id, sku_id })))]);
+  const keys = json(skus.map(({ account_id, sku_id }) => ({ account_id, sku_id })));
+  await tx.raw(addToGroupMonths(skuMonthsOf(set, String(sign))), [keys, keys]);
+  await tx.raw(addToGroupStock(set, String(sign)), [keys, keys]);
+  await tx.raw(addToGroupPoMonths(set, String(sign)), [keys]);
 }
 
 /** Recomputes the accounts' group months from their SKUs' cells and stored plans (a growth or timezone change). */
@@ -79,4 +122,16 @@ export async function recomputeGroupMonths(tx: Tx, accountIds: string[]): Promis
   await tx.raw("DELETE FROM group_months WHERE account_id = ANY(?::uuid[])", [accountIds]).options({ query_timeout: RECOMPUTE_TIMEOUT_MS + 1_000 });
   const set = "(SELECT account_id, sku_id FROM skus WHERE account_id = ANY(?::uuid[])) k";
   await tx.raw(addToGroupMonths(skuMonthsOf(set, "1")), [accountIds, accountIds]).options({ query_timeout: RECOMPUTE_TIMEOUT_MS + 1_000 });
+}
+
+/** The SKUs whose stored rows of `table` belong to these owners (`owner`: the key column the rows are listed by). */
+export async function skusOf(tx: Tx, table: "purchase_order_lines" | "stock_trigger_minimums" | "stock", owner: "purchase_order_id" | "stock_trigger_id" | "warehouse_id", owners: Record<string, string | bigint>[]): Promise<{ account_id: string; sku_id: string }[]> {
+  if (!owners.length) return [];
+  const type = owner === "stock_trigger_id" ? "bigint" : "uuid";
+  const { rows } = await tx.raw(
+    `SELECT DISTINCT t.account_id, t.sku_id FROM ${table} t JOIN jsonb_to_recordset(?::jsonb) AS x(account_id uuid, ${owner} ${type}) ON t.account_id = x.account_id AND t.${owner} = x.${owner}
+     WHERE t.sku_id IS NOT NULL`,
+    [json(owners)],
+  );
+  return rows;
 }
