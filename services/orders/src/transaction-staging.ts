@@ -22,12 +22,14 @@ import { answer, belowShipped, bodyOf, checkTransactions, type Transaction, type
 const { ShipmentSchema } = ordersV1;
 
 /**
- * The staging table, one per connection (temporary), emptied at each commit. Emptied at the start
- * of a write too: a chunk whose lines repeat a key writes more than once in one transaction.
+ * The staging table, one per connection (temporary), emptied at each commit (a truncate: no dead
+ * rows stay). Emptied at the start of a write too, for a chunk whose lines repeat a key writes
+ * more than once in one transaction; a DELETE, which costs nothing on the empty table of the
+ * usual chunk, where TRUNCATE would make a new file each time.
  */
 const STAGE = `
   CREATE TEMP TABLE IF NOT EXISTS staged_transactions (ord integer NOT NULL, ext text NOT NULL, body jsonb NOT NULL) ON COMMIT DELETE ROWS;
-  TRUNCATE staged_transactions`;
+  DELETE FROM staged_transactions`;
 
 type Written = { id: string; seq: string; version: string; created_at: Date; updated_at: Date; ext: string; created: boolean };
 
