@@ -38,8 +38,7 @@ type Written = { id: string; seq: string; version: string; created_at: Date; upd
  * externalTransactionID. `sizeAtMost`: the encoded size of them all, when known (an import's chunk).
  */
 export async function upsertTransactionsStaged(ctx: ServiceContext, accountId: string, inputs: Transaction[], sizeAtMost?: number): Promise<TxOutcome[]> {
-  const outcomes = checkTransactions(inputs, false, sizeAtMost);
-  const valid = inputs.flatMap((t, i) => (outcomes[i] ? [] : [{ i, t }]));
+  const { outcomes, valid } = checkTransactions(inputs, false, sizeAtMost);
   if (!valid.length) return outcomes as TxOutcome[];
   const done = await commit(
     ctx,

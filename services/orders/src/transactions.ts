@@ -113,8 +113,7 @@ type WrittenRow = StoredRow & { created: boolean; unchanged?: boolean };
 
 /** Create (CREATE), replace by id (REPLACE), or create or replace by externalTransactionID (UPSERT). */
 export async function writeTransactions(ctx: ServiceContext, accountId: string, inputs: Transaction[], mode: ordersV1.WriteMode): Promise<TxOutcome[]> {
-  const outcomes = checkTransactions(inputs, mode === WriteMode.REPLACE);
-  const valid = inputs.flatMap((t, i) => (outcomes[i] ? [] : [{ i, t }]));
+  const { outcomes, valid } = checkTransactions(inputs, mode === WriteMode.REPLACE);
   if (!valid.length) return outcomes as TxOutcome[];
   const done = await commit(
     ctx,
@@ -142,14 +141,17 @@ export async function writeTransactions(ctx: ServiceContext, accountId: string, 
   return outcomes as TxOutcome[];
 }
 
-/** Each transaction alone, then its externalTransactionID once per request: its 400 or 409, or undefined when it may be written. */
-export function checkTransactions(inputs: Transaction[], replace: boolean, sizeAtMost?: number): (TxOutcome | undefined)[] {
+/**
+ * Each transaction alone, then its externalTransactionID once per request: its 400 or 409 in
+ * `outcomes`, or undefined there when it may be written (it is then among `valid`).
+ */
+export function checkTransactions(inputs: Transaction[], replace: boolean, sizeAtMost?: number): { outcomes: (TxOutcome | undefined)[]; valid: Checked[] } {
   const outcomes: (TxOutcome | undefined)[] = inputs.map((t) => {
     const v = violations(t, replace, sizeAtMost);
     return v.length ? answer(400, t.externalTransactionId, violationMessage(v), v) : undefined;
   });
   refuseDuplicates(inputs, outcomes, (t) => t.externalTransactionId, (t) => answer(409, t.externalTransactionId, "externalTransactionID appears more than once in the request"));
-  return outcomes;
+  return { outcomes, valid: inputs.flatMap((t, i) => (outcomes[i] ? [] : [{ i, t }])) };
 }
 
 /**

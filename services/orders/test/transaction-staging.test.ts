@@ -3,7 +3,7 @@ import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/p
 import pino from "pino";
 import { ordersMessagesV1, ordersV1 } from "@analytics/contracts";
 import { inTransaction } from "@analytics/db";
-import { importRuns } from "@analytics/rpc";
+import { importRuns, type ServiceContext } from "@analytics/rpc";
 import { serviceUnderTest } from "@analytics/testing";
 import { orderImports } from "../src/imports";
 import { startOrdersService } from "../src/service";
@@ -19,7 +19,7 @@ type TxInit = MessageInitShape<typeof ordersV1.TransactionSchema>;
 describe("orders service: transactions staged for an import are written as the batch writes them", () => {
   const orders = serviceUnderTest(ordersV1.OrdersService, startOrdersService, { schema: "orders" });
   const { client, as, db } = orders;
-  const ctx = () => ({ db, relay: { kick() {} }, logger: pino({ level: "silent" }) });
+  const logger = pino({ level: "silent" });
 
   const sale = (id: string, extra: Record<string, unknown> = {}): TxInit =>
     ({
@@ -40,7 +40,7 @@ describe("orders service: transactions staged for an import are written as the b
   /** The lines as an import applies them: one chunk, in the worker's transaction. */
   const imported = async (account: string, lines: TxInit[]) => {
     const chunk = toBinary(ordersV1.WriteTransactionsRequestSchema, create(ordersV1.WriteTransactionsRequestSchema, { transactions: lines }));
-    return inTransaction(db, (tx) => orderImports.resources.transactions.apply({ ...ctx(), db: tx }, account, chunk));
+    return inTransaction(db, (tx) => orderImports.resources.transactions.apply({ db: tx, relay: { kick: () => undefined }, logger } as unknown as ServiceContext, account, chunk));
   };
   /** The lines through the batch call, a run of distinct keys a call (as an import splits a chunk), answered as an import's results are. */
   const batched = async (account: string, lines: TxInit[]) => {
