@@ -42,8 +42,6 @@ function ndjson(count, line) {
 const platform = await startPlatform({ start: arg("--start", "dist/local/start.js") });
 try {
   const { token } = await platform.signUp("Imports");
-  const db = new pg.Client({ connectionString: platform.databaseUrl });
-  await db.connect();
 
   async function importOf(resource, count, line) {
     const t = performance.now();
@@ -60,6 +58,9 @@ try {
 
   /** The floor: raw COPY of `count` rows into `table`, one transaction. */
   async function copyFloor(table, columns, count, row) {
+    // A connection of its own, opened now: one left idle through a long import can be cut meanwhile.
+    const db = new pg.Client({ connectionString: platform.databaseUrl });
+    await db.connect();
     const t = performance.now();
     await db.query("BEGIN");
     const copy = db.query(copyFrom(`COPY ${table} (${columns.join(", ")}) FROM STDIN`));
@@ -76,7 +77,9 @@ try {
       copy,
     );
     await db.query("ROLLBACK");
-    return performance.now() - t;
+    const ms = performance.now() - t;
+    await db.end();
+    return ms;
   }
 
   // The apply alone: from the job's start (its first chunk taken, once the whole file is in) to its end.
@@ -103,7 +106,6 @@ try {
     const floorMs = await copyFloor("orders.transactions", ["id", "account_id", "external_transaction_id", "body"], TRANSACTIONS, (i) => [randomUUID(), accountId, `T-${i}`, JSON.stringify(transaction(i)).replace(/\\/g, "\\\\")]);
     report("transactions", TRANSACTIONS, imported, floorMs);
   }
-  await db.end();
 } finally {
   await platform.stop();
 }
