@@ -59,7 +59,8 @@ export async function upsertTransactionsStaged(ctx: ServiceContext, accountId: s
       const written = await upsertStaged(tx, accountId, [...refused.keys()]);
       // Shipments matter only to transactions that have some: an item a write removed loses its
       // own, and the message of each such transaction carries those it keeps.
-      const shipping = written.filter((r) => !r.created && [...shipped.keys()].some((k) => k.startsWith(`${r.id}/`)));
+      const withShipments = new Set([...shipped.keys()].map((k) => k.slice(0, k.indexOf("/"))));
+      const shipping = written.filter((r) => !r.created && withShipments.has(r.id));
       let shipments: ShipmentRow[] = [];
       if (shipping.length) {
         const byId = new Map(valid.map(({ t }) => [t.externalTransactionId, t]));
