@@ -58,7 +58,9 @@ try {
 
   /** The floor: raw COPY of `count` rows into `table`, one transaction. */
   async function copyFloor(table, columns, count, row) {
-    // A connection of its own, opened now: one left idle through a long import can be cut meanwhile.
+    // A connection of its own, opened now: one held open through the import would, when the import
+    // fails, be cut by the platform's stop (its database dropped) and crash the bench with that
+    // error instead of the import's.
     const db = new pg.Client({ connectionString: platform.databaseUrl });
     await db.connect();
     const t = performance.now();
