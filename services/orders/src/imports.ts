@@ -3,19 +3,22 @@ import { ordersV1 } from "@analytics/contracts";
 import { applyInRuns, batchResponse, ImportJobs } from "@analytics/rpc";
 import { writeDistributionOrders } from "./distribution-orders";
 import { writePurchaseOrders } from "./purchase-orders";
-import { writeTransactions } from "./transactions";
+import { upsertTransactionsStaged } from "./transaction-staging";
 
 /**
  * The orders service's import jobs (docs/imports.md): a line is an item of the resource's batch
  * (POST /transactions/batch, /purchaseorders/batch, /distributionorders/batch: upserts by their
- * external ids), applied by the same function, in the chunk's transaction.
+ * external ids), applied in the chunk's transaction by the batch's own function, or for
+ * transactions by the staged write (transaction-staging.ts), which answers and announces a line as
+ * the batch's writeTransactions does. A transaction is no larger encoded than the chunk it came in.
  */
 export const orderImports = new ImportJobs({
   transactions: {
     async apply(ctx, { accountId }, items) {
-      const { transactions } = fromBinary(ordersV1.WriteTransactionsRequestSchema, items);
+      // Without unknown fields (a newer gateway's): the batch's stored body and messages have none.
+      const { transactions } = fromBinary(ordersV1.WriteTransactionsRequestSchema, items, { readUnknownFields: false });
       return applyInRuns(transactions, (t) => t.externalTransactionId, async (run) => {
-        const written = await writeTransactions(ctx, accountId, run, ordersV1.WriteMode.UPSERT);
+        const written = await upsertTransactionsStaged(ctx, accountId, run, items.length);
         // As the batch route answers them: the fields at fault, else the result's message.
         return written.map((o) => ({ ...batchResponse(o), message: o.violations?.map((v) => `${v.path}: ${v.message}`).join("; ") || o.message, referenceField: "externalTransactionID" }));
       });

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { clone, equals, fromJson, toBinary, toJson, type JsonValue } from "@bufbuild/protobuf";
+import { equals, fromJson, toBinary, toJson, type JsonValue } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { isCurrencyCode, ordersV1, topics } from "@analytics/contracts";
 import { fieldViolations, isUuid, type Db, type Tx } from "@analytics/db";
 import { conflict, invalid, notFound, type FieldViolation } from "@analytics/errors";
-import { announcedSizeProblem, enqueue, enqueueInPages, outboxEntry } from "@analytics/outbox";
+import { announcedSizeProblem, enqueue, enqueueInPages, MAX_ANNOUNCED_RESOURCE_BYTES, outboxEntry } from "@analytics/outbox";
 import { commit, itemOutcome, refuseDuplicates, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
 import type { Page, ShipmentRow, TransactionRow as StoredRow } from "./repository";
@@ -26,15 +26,18 @@ const { ShipmentSchema, TransactionItemSchema, TransactionSchema, TransactionSta
 export type Transaction = ordersV1.Transaction;
 const REFERENCE = "externalTransactionID";
 
-/** What is stored of a transaction: everything sent, without read-only fields. */
-function bodyOf(t: Transaction): JsonValue {
-  const c = clone(TransactionSchema, t);
-  c.id = "";
-  c.seq = 0n;
-  c.createdAt = undefined;
-  c.updatedAt = undefined;
-  for (const item of c.items) item.shipments = [];
-  return toJson(TransactionSchema, c);
+/**
+ * What is stored of a transaction: everything sent, without read-only fields (left out of its
+ * JSON, where an unset field is absent: the same as clearing them, without a copy of the message).
+ */
+export function bodyOf(t: Transaction): JsonValue {
+  const body = toJson(TransactionSchema, t) as { [k: string]: JsonValue } & { items?: { shipments?: JsonValue }[] };
+  delete body.id;
+  delete body.seq;
+  delete body.createdAt;
+  delete body.updatedAt;
+  for (const item of body.items ?? []) delete item.shipments;
+  return body;
 }
 
 function fromStored(row: StoredRow, shipments: ShipmentRow[]): Transaction {
@@ -49,8 +52,12 @@ function fromStored(row: StoredRow, shipments: ShipmentRow[]): Transaction {
   return t;
 }
 
-/** A transaction's field problems: its messages' rules (the proto), unique item ids and a known currency. */
-function violations(t: Transaction, replace: boolean): FieldViolation[] {
+/**
+ * A transaction's field problems: its messages' rules (the proto), unique item ids, a known
+ * currency and a size that can be announced. `sizeAtMost` (the bytes it arrived in with others)
+ * spares encoding it to learn its size when that bound is already small enough.
+ */
+function violations(t: Transaction, replace: boolean, sizeAtMost = Infinity): FieldViolation[] {
   const out = fieldViolations(TransactionSchema, t, "", ORDER_DATE_SECONDS);
   if (replace && !t.id) out.unshift({ path: "id", message: "is required" });
   if (t.currencyCode && !isCurrencyCode(t.currencyCode)) out.push({ path: "currencyCode", message: "must be an ISO 4217 currency code (e.g. SEK)" });
@@ -61,14 +68,14 @@ function violations(t: Transaction, replace: boolean): FieldViolation[] {
     ids.add(item.externalItemId);
   });
   t.statements.forEach((s, i) => out.push(...fieldViolations(TransactionStatementSchema, s, `statements[${i}]`, ORDER_DATE_SECONDS)));
-  const tooLarge = out.length ? undefined : announcedSizeProblem(toBinary(TransactionSchema, t).length, "transaction");
+  const tooLarge = out.length || sizeAtMost <= MAX_ANNOUNCED_RESOURCE_BYTES ? undefined : announcedSizeProblem(toBinary(TransactionSchema, t).length, "transaction");
   if (tooLarge) out.push(tooLarge);
   return out;
 }
 
 export type TxOutcome = ItemOutcome<Transaction>;
 
-const answer = (statusCode: number, reference: string, message: string, v: FieldViolation[] = []): TxOutcome => itemOutcome(statusCode, reference, REFERENCE, message, v);
+export const answer = (statusCode: number, reference: string, message: string, v: FieldViolation[] = []): TxOutcome => itemOutcome(statusCode, reference, REFERENCE, message, v);
 
 /** A stored transaction's TransactionChanged on `topic`, with its shipments (among `shipments`). */
 const transactionChanged = (topic: typeof topics.ordersTransactionCreated, accountId: string, r: StoredRow, shipments: ShipmentRow[]) =>
@@ -106,8 +113,7 @@ type WrittenRow = StoredRow & { created: boolean; unchanged?: boolean };
 
 /** Create (CREATE), replace by id (REPLACE), or create or replace by externalTransactionID (UPSERT). */
 export async function writeTransactions(ctx: ServiceContext, accountId: string, inputs: Transaction[], mode: ordersV1.WriteMode): Promise<TxOutcome[]> {
-  const outcomes = checkTransactions(inputs, mode === WriteMode.REPLACE);
-  const valid = inputs.flatMap((t, i) => (outcomes[i] ? [] : [{ i, t }]));
+  const { outcomes, valid } = checkTransactions(inputs, mode === WriteMode.REPLACE);
   if (!valid.length) return outcomes as TxOutcome[];
   const done = await commit(
     ctx,
@@ -135,14 +141,17 @@ export async function writeTransactions(ctx: ServiceContext, accountId: string, 
   return outcomes as TxOutcome[];
 }
 
-/** Each transaction alone, then its externalTransactionID once per request: its 400 or 409, or undefined when it may be written. */
-function checkTransactions(inputs: Transaction[], replace: boolean): (TxOutcome | undefined)[] {
+/**
+ * Each transaction alone, then its externalTransactionID once per request: its 400 or 409 in
+ * `outcomes`, or undefined there when it may be written (it is then among `valid`).
+ */
+export function checkTransactions(inputs: Transaction[], replace: boolean, sizeAtMost?: number): { outcomes: (TxOutcome | undefined)[]; valid: Checked[] } {
   const outcomes: (TxOutcome | undefined)[] = inputs.map((t) => {
-    const v = violations(t, replace);
+    const v = violations(t, replace, sizeAtMost);
     return v.length ? answer(400, t.externalTransactionId, violationMessage(v), v) : undefined;
   });
   refuseDuplicates(inputs, outcomes, (t) => t.externalTransactionId, (t) => answer(409, t.externalTransactionId, "externalTransactionID appears more than once in the request"));
-  return outcomes;
+  return { outcomes, valid: inputs.flatMap((t, i) => (outcomes[i] ? [] : [{ i, t }])) };
 }
 
 /**
@@ -195,7 +204,7 @@ function classifyTransactions(valid: Checked[], existing: Existing, shipped: Map
 }
 
 /** The first item the transaction would leave below what it has shipped, as a 400. */
-function belowShipped(shipped: Map<string, number>, id: string, t: Transaction): TxOutcome | undefined {
+export function belowShipped(shipped: Map<string, number>, id: string, t: Transaction): TxOutcome | undefined {
   const i = t.items.findIndex((item) => item.quantity < (shipped.get(`${id}/${item.externalItemId}`) ?? 0));
   if (i < 0) return undefined;
   const message = `must be at least the ${shipped.get(`${id}/${t.items[i].externalItemId}`)} already shipped`;
