@@ -108,7 +108,7 @@ const entities = {
   // SKU month's figures rounded first (repository/group-months.ts cellFigures); a row at 0 is absent.
   groupMonths: {
     needs: ["planning.group_months", "planning.sku_months"],
-    source: `SELECT f.account_id, concat_ws('/', gr.grouping, gr.g, s.status, s.active_planning, f.channel, f.month) AS key, 0 AS version,
+    source: `SELECT f.account_id, concat_ws('/', gr.grouping, gr.g, s.status, s.active_planning, coalesce('=' || lower(s.brand), ''), f.channel, f.month) AS key, 0 AS version,
                concat_ws('/', trim_scale(sum(f.stored)), trim_scale(sum(f.plan)), sum(f.actual), sum(f.live)) AS value
              FROM (
                SELECT x.account_id, x.sku_id, x.channel, x.month,
@@ -126,15 +126,15 @@ const entities = {
              ) f
              JOIN planning.skus s ON s.account_id = f.account_id AND s.sku_id = f.sku_id
              CROSS JOIN LATERAL (VALUES (1, coalesce(s.season, '')), (2, coalesce(s.product_group_id, '')), (3, coalesce(s.variant_group_id, ''))) AS gr(grouping, g)
-             GROUP BY f.account_id, gr.grouping, gr.g, s.status, s.active_planning, f.channel, f.month
+             GROUP BY f.account_id, gr.grouping, gr.g, s.status, s.active_planning, coalesce('=' || lower(s.brand), ''), f.channel, f.month
              HAVING (sum(f.stored), sum(f.plan), sum(f.actual), sum(f.live)) <> (0, 0, 0, 0)`,
-    replica: `SELECT account_id, concat_ws('/', grouping, g, status, active_planning, channel, month) AS key, 0 AS version, concat_ws('/', trim_scale(stored), trim_scale(plan), actual, live) AS value
+    replica: `SELECT account_id, concat_ws('/', grouping, g, status, active_planning, brand, channel, month) AS key, 0 AS version, concat_ws('/', trim_scale(stored), trim_scale(plan), actual, live) AS value
               FROM planning.group_months WHERE (stored, plan, actual, live) <> (0, 0, 0, 0)`,
   },
   // Group stock and PO months (migration 015) against the stock, triggers and PO lines they sum.
   groupStock: {
     needs: ["planning.group_stock"],
-    source: `SELECT x.account_id, concat_ws('/', gr.grouping, gr.g, s.status, s.active_planning) AS key, 0 AS version,
+    source: `SELECT x.account_id, concat_ws('/', gr.grouping, gr.g, s.status, s.active_planning, coalesce('=' || lower(s.brand), '')) AS key, 0 AS version,
                concat_ws('/', trim_scale(sum(x.stock)), sum(x.stock_rows), trim_scale(sum(x.target)), sum(x.target_rows)) AS value
              FROM (
                SELECT st.account_id, st.sku_id, st.available_quantity AS stock, 1 AS stock_rows, 0 AS target, 0 AS target_rows
@@ -144,20 +144,20 @@ const entities = {
                WHERE NOT EXISTS (SELECT 1 FROM planning.warehouses w WHERE w.account_id = t.account_id AND w.warehouse_id = t.warehouse_id AND w.deleted)
              ) x JOIN planning.skus s ON s.account_id = x.account_id AND s.sku_id = x.sku_id
              CROSS JOIN LATERAL (VALUES (1, coalesce(s.season, '')), (2, coalesce(s.product_group_id, '')), (3, coalesce(s.variant_group_id, ''))) AS gr(grouping, g)
-             GROUP BY x.account_id, gr.grouping, gr.g, s.status, s.active_planning`,
-    replica: `SELECT account_id, concat_ws('/', grouping, g, status, active_planning) AS key, 0 AS version,
+             GROUP BY x.account_id, gr.grouping, gr.g, s.status, s.active_planning, coalesce('=' || lower(s.brand), '')`,
+    replica: `SELECT account_id, concat_ws('/', grouping, g, status, active_planning, brand) AS key, 0 AS version,
                 concat_ws('/', trim_scale(stock), stock_rows, trim_scale(target), target_rows) AS value
               FROM planning.group_stock WHERE (stock, stock_rows, target, target_rows) <> (0, 0, 0, 0)`,
   },
   groupPoMonths: {
     needs: ["planning.group_po_months"],
-    source: `SELECT l.account_id, concat_ws('/', gr.grouping, gr.g, s.status, s.active_planning, date_trunc('month', l.delivery_date)::date) AS key, 0 AS version,
+    source: `SELECT l.account_id, concat_ws('/', gr.grouping, gr.g, s.status, s.active_planning, coalesce('=' || lower(s.brand), ''), date_trunc('month', l.delivery_date)::date) AS key, 0 AS version,
                concat_ws('/', trim_scale(sum(CASE WHEN l.kind = 'po' THEN l.open_quantity ELSE 0 END)), trim_scale(sum(CASE WHEN l.kind = 'draft' THEN l.open_quantity ELSE 0 END)), count(*)) AS value
              FROM planning.purchase_order_lines l JOIN planning.skus s ON s.account_id = l.account_id AND s.sku_id = l.sku_id
              CROSS JOIN LATERAL (VALUES (1, coalesce(s.season, '')), (2, coalesce(s.product_group_id, '')), (3, coalesce(s.variant_group_id, ''))) AS gr(grouping, g)
              WHERE l.kind <> 'cancelled' AND l.delivery_date IS NOT NULL
-             GROUP BY l.account_id, gr.grouping, gr.g, s.status, s.active_planning, date_trunc('month', l.delivery_date)::date`,
-    replica: `SELECT account_id, concat_ws('/', grouping, g, status, active_planning, month) AS key, 0 AS version, concat_ws('/', trim_scale(po), trim_scale(draft), lines) AS value
+             GROUP BY l.account_id, gr.grouping, gr.g, s.status, s.active_planning, coalesce('=' || lower(s.brand), ''), date_trunc('month', l.delivery_date)::date`,
+    replica: `SELECT account_id, concat_ws('/', grouping, g, status, active_planning, brand, month) AS key, 0 AS version, concat_ws('/', trim_scale(po), trim_scale(draft), lines) AS value
               FROM planning.group_po_months WHERE (po, draft, lines) <> (0, 0, 0)`,
   },
 };

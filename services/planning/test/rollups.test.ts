@@ -55,7 +55,9 @@ describe("answers from the sales rollups equal the oracle's", () => {
     for (const [period, whole] of [[Period.MONTH, false], [Period.WEEK, false], [Period.TOTAL, false], [Period.MONTH, true]] as const) {
       const fromDate = r.day("2025-12-01", 200);
       const window = whole ? wholeMonths() : { fromDate, toDate: r.day(fromDate, 120) };
-      const q: BreakdownInit = { groupBy: r.pick([GroupBy.SEASONS, GroupBy.SKUS, GroupBy.PRODUCTS]), ...window, period };
+      // Sometimes a brand filter (in another case than the SKUs'), or the SKUs of any status.
+      const filter = r.pick([{}, {}, { brands: ["ACME"] }, { brands: ["beta", "Acme"] }, { skuStatus: [1, 2, 3, 4, 5] }]);
+      const q: BreakdownInit = { groupBy: r.pick([GroupBy.SEASONS, GroupBy.SKUS, GroupBy.PRODUCTS]), ...window, period, ...filter };
       const query = queryOf(q);
       const label = JSON.stringify({ today, ...q });
       expect([label, await all(breakdown(db, acc, query, { today }))]).toEqual([label, await all(oracle.breakdown(db, acc, query, { today }))]);
@@ -70,10 +72,10 @@ describe("answers from the sales rollups equal the oracle's", () => {
       const acc = randomUUID();
       const whs = Array.from({ length: 3 }, (_, i) => ({ id: randomUUID(), ext: `W${i}` }));
       const exts = [...whs.map((w) => w.ext), "WX", ""];
-      const skus = Array.from({ length: 6 }, (_, i) => ({ id: randomUUID(), key: `K${i}`, sku: `S${i}`, ean: `E${i}`, season: r.pick(["S1", "S2"]) }));
+      const skus = Array.from({ length: 6 }, (_, i) => ({ id: randomUUID(), key: `K${i}`, sku: `S${i}`, ean: `E${i}`, season: r.pick(["S1", "S2"]), brand: r.pick(["Acme", "acme", "Beta", undefined]) }));
       type Sku = (typeof skus)[number] & { productGroupId?: string; status?: number; activePlanning?: boolean };
       const skuMessage = (s: Sku, version: number) =>
-        sku(acc, s.id, version, { key: s.key, sku: s.sku, ean: s.ean, season: s.season, productGroupId: s.productGroupId ?? `P${s.key}`, status: s.status, activePlanning: s.activePlanning });
+        sku(acc, s.id, version, { key: s.key, sku: s.sku, ean: s.ean, season: s.season, brandName: s.brand, productGroupId: s.productGroupId ?? `P${s.key}`, status: s.status, activePlanning: s.activePlanning });
       // Two SKUs arrive only after their sales (late SKUs).
       const late = skus.slice(4);
       /** An item naming its SKU by key, by sku alone or by EAN alone. */
@@ -160,9 +162,11 @@ describe("answers from the sales rollups equal the oracle's", () => {
       const regrouped = [
         { ...renamed[0], season: "S3", productGroupId: "PX" },
         { ...skus[4], season: skus[4].season === "S1" ? "S2" : "S1", status: 3 },
-        { ...skus[5], activePlanning: false },
+        { ...skus[5], activePlanning: false, brand: skus[5].brand === "Beta" ? "Acme" : "Beta" },
       ];
       await p.apply([...regrouped.map((s) => skuMessage(s, 3)), ...Array.from({ length: 3 }, () => sale(randomUUID(), 1))]);
+      // Another brand alone.
+      await p.apply([skuMessage({ ...renamed[2], brand: renamed[2].brand === "Beta" ? "ACME" : "Beta" }, 3)]);
       // A warehouse deleted (its stock and triggers leave the figures), stock, triggers and POs changed again.
       await p.apply([
         warehouse(acc, whs[0].id, 2, whs[0].ext, "Warehouse 0", true),

@@ -3,7 +3,8 @@ import type { Migration } from "@analytics/db";
 /**
  * Group months (docs/planning.md "Sales rollups"): the monthly answers' sales figures summed per
  * account, grouping (1 season, 2 product group, 3 variant group; a SKU without one in group ''),
- * group, SKU status, activePlanning, channel and month: `stored` and `plan` (each SKU month's
+ * group, SKU status, activePlanning, brand ('=' and its name in lower case, '' for none: the
+ * breakdown's brand filter), channel and month: `stored` and `plan` (each SKU month's
  * rounded to 3 decimals first, as the answers round them), `actual` (net units) and `live` (SKU
  * months with any of a stored plan, last year's lines or this month's lines: a group with one
  * shows in the answers). The replica's consumer and the sales-plans writes keep them
@@ -22,17 +23,18 @@ export const groupMonths: Migration = {
         g text NOT NULL,
         status int NOT NULL,
         active_planning boolean NOT NULL,
+        brand text NOT NULL,
         channel smallint NOT NULL,
         month date NOT NULL,
         stored numeric NOT NULL,
         plan numeric NOT NULL,
         actual bigint NOT NULL,
         live bigint NOT NULL,
-        PRIMARY KEY (account_id, grouping, month, g, status, active_planning, channel)
+        PRIMARY KEY (account_id, grouping, month, g, status, active_planning, brand, channel)
       );
 
       INSERT INTO group_months
-        SELECT f.account_id, gr.grouping, gr.g, s.status, s.active_planning, f.channel, f.month, sum(f.stored), sum(f.plan), sum(f.actual), sum(f.live)
+        SELECT f.account_id, gr.grouping, gr.g, s.status, s.active_planning, coalesce('=' || lower(s.brand), ''), f.channel, f.month, sum(f.stored), sum(f.plan), sum(f.actual), sum(f.live)
         FROM (
           SELECT x.account_id, x.sku_id, x.channel, x.month,
             CASE WHEN x.volume IS NOT NULL THEN round(x.volume, 3) ELSE 0 END AS stored,
@@ -49,7 +51,7 @@ export const groupMonths: Migration = {
         ) f
         JOIN skus s ON s.account_id = f.account_id AND s.sku_id = f.sku_id
         CROSS JOIN LATERAL (VALUES (1::smallint, coalesce(s.season, '')), (2::smallint, coalesce(s.product_group_id, '')), (3::smallint, coalesce(s.variant_group_id, ''))) AS gr(grouping, g)
-        GROUP BY 1, 2, 3, 4, 5, 6, 7;
+        GROUP BY 1, 2, 3, 4, 5, 6, 7, 8;
     `).options({ query_timeout: FILL_TIMEOUT_MS });
     await db.raw("ANALYZE group_months").options({ query_timeout: FILL_TIMEOUT_MS });
   },

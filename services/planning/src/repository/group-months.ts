@@ -5,7 +5,7 @@ import { json, RECOMPUTE_TIMEOUT_MS } from "./sql";
  * Group months (group_months, migration 014; with group_stock and group_po_months, migration 015):
  * the sales figures of the monthly answers summed per
  * account, grouping (1 season, 2 product group, 3 variant group), group, SKU status, activePlanning,
- * channel and month, so that a breakdown or sales plans by season reads a few hundred rows instead
+ * brand, channel and month, so that a breakdown or sales plans by season reads a few hundred rows instead
  * of a row per SKU. Each figure is the sum of the SKUs' own (cellFigures), rounded per SKU first
  * exactly as the answers round them; `live` counts the SKU months that have any (an answer shows
  * a group that has one). They move with what they sum: a batch's sales (addToSalesRollups adds
@@ -13,6 +13,12 @@ import { json, RECOMPUTE_TIMEOUT_MS } from "./sql";
  * status or names (its figures taken off before the change and added after: moveGroupFigures),
  * and are recomputed when an account's growth or timezone changes.
  */
+
+/**
+ * The brand of SKU `s` as the group rollups key it: '=' and its name in lower case (the brand
+ * filter matches names without regard to case), '' for none (which no filter matches).
+ */
+export const brandKey = (s: string) => `coalesce('=' || lower(${s}.brand), '')`;
 
 /** The groupings kept, by the number stored: the SKU's column of each. */
 export const GROUPINGS = { seasons: 1, products: 2, variants: 3 } as const;
@@ -37,16 +43,16 @@ const growthOf = (account: string) => `coalesce((SELECT g.sales_plan_growth FROM
  * A statement's text (a CTE's body).
  */
 export function addToGroupMonths(rows: string): string {
-  return `INSERT INTO group_months AS gm (account_id, grouping, g, status, active_planning, channel, month, stored, plan, actual, live)
-       SELECT f.account_id, gr.grouping, gr.g, s.status, s.active_planning, f.channel, f.month, sum(f.sign * f.stored), sum(f.sign * f.plan), sum(f.sign * f.actual), sum(f.sign * f.live)
+  return `INSERT INTO group_months AS gm (account_id, grouping, g, status, active_planning, brand, channel, month, stored, plan, actual, live)
+       SELECT f.account_id, gr.grouping, gr.g, s.status, s.active_planning, ${brandKey("s")}, f.channel, f.month, sum(f.sign * f.stored), sum(f.sign * f.plan), sum(f.sign * f.actual), sum(f.sign * f.live)
        FROM (SELECT x.account_id, x.sku_id, x.channel, x.month, x.sign, ${cellFigures("x", growthOf("x.account_id"))} FROM (${rows}) x) f
        JOIN skus s ON s.account_id = f.account_id AND s.sku_id = f.sku_id
        CROSS JOIN LATERAL (VALUES (${GROUPINGS.seasons}::smallint, coalesce(s.season, '')), (${GROUPINGS.products}::smallint, coalesce(s.product_group_id, '')),
          (${GROUPINGS.variants}::smallint, coalesce(s.variant_group_id, ''))) AS gr(grouping, g)
-       GROUP BY 1, 2, 3, 4, 5, 6, 7
+       GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
        HAVING sum(f.sign * f.stored) <> 0 OR sum(f.sign * f.plan) <> 0 OR sum(f.sign * f.actual) <> 0 OR sum(f.sign * f.live) <> 0
-       ORDER BY 1, 2, 3, 4, 5, 6, 7
-       ON CONFLICT (account_id, grouping, month, g, status, active_planning, channel) DO UPDATE
+       ORDER BY 1, 2, 3, 4, 5, 6, 7, 8
+       ON CONFLICT (account_id, grouping, month, g, status, active_planning, brand, channel) DO UPDATE
          SET stored = gm.stored + excluded.stored, plan = gm.plan + excluded.plan, actual = gm.actual + excluded.actual, live = gm.live + excluded.live`;
 }
 
@@ -71,8 +77,8 @@ const groupingsOf = (s: string) =>
  * SKUs of `skus` times `sign`, added to group_stock (migration 015) under their groups.
  */
 function addToGroupStock(skus: string, sign: string): string {
-  return `INSERT INTO group_stock AS gs (account_id, grouping, g, status, active_planning, stock, stock_rows, target, target_rows)
-       SELECT x.account_id, gr.grouping, gr.g, s.status, s.active_planning, ${sign} * sum(x.stock), ${sign} * sum(x.stock_rows), ${sign} * sum(x.target), ${sign} * sum(x.target_rows)
+  return `INSERT INTO group_stock AS gs (account_id, grouping, g, status, active_planning, brand, stock, stock_rows, target, target_rows)
+       SELECT x.account_id, gr.grouping, gr.g, s.status, s.active_planning, ${brandKey("s")}, ${sign} * sum(x.stock), ${sign} * sum(x.stock_rows), ${sign} * sum(x.target), ${sign} * sum(x.target_rows)
        FROM (
          SELECT st.account_id, st.sku_id, st.available_quantity AS stock, 1 AS stock_rows, 0 AS target, 0 AS target_rows
          FROM ${skus} JOIN stock st USING (account_id, sku_id)
@@ -82,20 +88,20 @@ function addToGroupStock(skus: string, sign: string): string {
          SELECT t.account_id, t.sku_id, 0, 0, coalesce(t.min, 0), 1 FROM ${skus} JOIN stock_trigger_minimums t USING (account_id, sku_id)
          WHERE NOT EXISTS (SELECT 1 FROM warehouses w WHERE w.account_id = t.account_id AND w.warehouse_id = t.warehouse_id AND w.deleted)
        ) x JOIN skus s ON s.account_id = x.account_id AND s.sku_id = x.sku_id ${groupingsOf("s")}
-       GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
-       ON CONFLICT (account_id, grouping, g, status, active_planning) DO UPDATE
+       GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6
+       ON CONFLICT (account_id, grouping, g, status, active_planning, brand) DO UPDATE
          SET stock = gs.stock + excluded.stock, stock_rows = gs.stock_rows + excluded.stock_rows, target = gs.target + excluded.target, target_rows = gs.target_rows + excluded.target_rows`;
 }
 
 /** The open PO and draft-PO lines (not cancelled, with a date) of the SKUs of `skus` times `sign`, added to group_po_months by month of delivery. */
 function addToGroupPoMonths(skus: string, sign: string): string {
-  return `INSERT INTO group_po_months AS gp (account_id, grouping, g, status, active_planning, month, po, draft, lines)
-       SELECT l.account_id, gr.grouping, gr.g, s.status, s.active_planning, date_trunc('month', l.delivery_date)::date,
+  return `INSERT INTO group_po_months AS gp (account_id, grouping, g, status, active_planning, brand, month, po, draft, lines)
+       SELECT l.account_id, gr.grouping, gr.g, s.status, s.active_planning, ${brandKey("s")}, date_trunc('month', l.delivery_date)::date,
          ${sign} * sum(CASE WHEN l.kind = 'po' THEN l.open_quantity ELSE 0 END), ${sign} * sum(CASE WHEN l.kind = 'draft' THEN l.open_quantity ELSE 0 END), ${sign} * count(*)
        FROM ${skus} JOIN purchase_order_lines l USING (account_id, sku_id) JOIN skus s ON s.account_id = l.account_id AND s.sku_id = l.sku_id ${groupingsOf("s")}
        WHERE l.kind <> 'cancelled' AND l.delivery_date IS NOT NULL
-       GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6
-       ON CONFLICT (account_id, grouping, month, g, status, active_planning) DO UPDATE
+       GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7
+       ON CONFLICT (account_id, grouping, month, g, status, active_planning, brand) DO UPDATE
          SET po = gp.po + excluded.po, draft = gp.draft + excluded.draft, lines = gp.lines + excluded.lines`;
 }
 

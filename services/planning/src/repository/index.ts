@@ -218,9 +218,9 @@ export const storeNewerSkus = (tx: Tx, rows: object[]) =>
     "skus.ean IS DISTINCT FROM excluded.ean",
   );
 
-/** What names a SKU in sales, and what places it in the answers' groups. */
-export type SkuPlace = { key: string; sku: string | null; ean: string | null; season: string | null; product_group_id: string | null; variant_group_id: string | null; status: number; active_planning: boolean };
-const skuPlaceColumns = ["key", "sku", "ean", "season", "product_group_id", "variant_group_id", "status", "active_planning"] as const;
+/** What names a SKU in sales, and what places it in the answers' groups (and the group rollups' keys). */
+export type SkuPlace = { key: string; sku: string | null; ean: string | null; season: string | null; product_group_id: string | null; variant_group_id: string | null; status: number; active_planning: boolean; brand: string | null };
+const skuPlaceColumns = ["key", "sku", "ean", "season", "product_group_id", "variant_group_id", "status", "active_planning", "brand"] as const;
 
 /** Whether two SKU places differ in any of their columns (names or groups). */
 export const placeDiffers = (a: SkuPlace, b: SkuPlace) => skuPlaceColumns.some((c) => a[c] !== b[c]);
