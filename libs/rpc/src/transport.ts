@@ -182,37 +182,15 @@ export function createServiceTransport(baseUrl: string, options: ReplicaOptions 
     if (stream.rstCode) throw closedError(stream);
   }
 
-  /**
-   * Every byte of a unary answer, read by the stream's events: an async iterator over the stream
-   * (data() above) costs a unary call more than its answer's parsing (issue 48). Fails as data()
-   * does: the stream's error, or a stream closed without its end (reset by a service that stopped).
-   */
-  function whole(stream: http2.ClientHttp2Stream, replica: Replica): Promise<Buffer> {
-    return new Promise((resolve, reject) => {
-      if (stream.destroyed) return reject(stream.errored ? fromNodeError(stream.errored) : closedError(stream));
-      const chunks: Buffer[] = [];
-      let ended = false;
-      stream.on("data", (chunk: Buffer) => {
-        replica.sessions.notifyResponseByteRead(stream);
-        chunks.push(chunk);
-      });
-      stream.once("error", (error) => reject(fromNodeError(error)));
-      stream.once("end", () => {
-        ended = true;
-        if (stream.rstCode) reject(closedError(stream));
-        else resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
-      });
-      stream.once("close", () => ended || reject(closedError(stream)));
-    });
-  }
-
   return {
     async unary<I extends DescMessage, O extends DescMessage>(method: DescMethodUnary<I, O>, signal: AbortSignal | undefined, timeoutMs: number | undefined, header: HeaderInit, input: MessageInitShape<I>, contextValues?: ContextValues): Promise<UnaryResponse<I, O>> {
       const request = toBinary(method.input, isMessage(input, method.input) ? input : create(method.input, input));
       const { stream, replica, headers, done } = await sendFor(contextValues, method, "application/proto", request, signal, timeoutMs, header);
       try {
         const status = Number(headers[":status"]);
-        const bytes = await whole(stream, replica);
+        const chunks: Buffer[] = [];
+        for await (const chunk of data(stream, replica)) chunks.push(chunk);
+        const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
         if (status !== 200) throw errorFromJsonBytes(bytes, new Headers(), new ConnectError(`HTTP ${status}`, codeFromHttpStatus(status)));
         return { stream: false, service: method.parent, method, header: new Headers(), trailer: new Headers(), message: fromBinary(method.output, bytes) };
       } finally {
