@@ -1,5 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
+import type { Readable } from "node:stream";
 import { text } from "node:stream/consumers";
 import { buildSync } from "esbuild";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -122,6 +123,23 @@ describe("jsonArrayStream (a streamed JSON array answer)", () => {
     await expect(jsonArrayStream((s) => late(2_000, 0, s), (n) => [n], { idleTimeoutMs: 2_000, firstTimeoutMs: 50 })).rejects.toMatchObject({ code: Code.DeadlineExceeded });
     const slowSecond = await jsonArrayStream((s) => late(0, 2_000, s), (n) => [n], { idleTimeoutMs: 50, firstTimeoutMs: 5_000 });
     await expect(text(slowSecond.body)).rejects.toMatchObject({ code: Code.DeadlineExceeded });
+  });
+
+  it("with whole, answers one chunk as one Buffer (its call ended), more as a stream, and fails before answering when the second chunk fails", async () => {
+    let signal: AbortSignal | undefined;
+    const one = await jsonArrayStream((s) => ((signal = s), delivered(1, [])), (n) => [{ n }], { whole: true });
+    expect(Buffer.isBuffer(one.body) && JSON.parse(one.body.toString())).toEqual([{ n: 1 }]);
+    expect(signal?.aborted).toBe(true);
+    const none = await jsonArrayStream(() => delivered(0, []), () => [], { whole: true });
+    expect(none.body.toString()).toBe("[]");
+    const three = await jsonArrayStream(() => delivered(3, []), (n) => [n], { whole: true });
+    expect(Buffer.isBuffer(three.body)).toBe(false);
+    expect(JSON.parse(await text(three.body as Readable))).toEqual([1, 2, 3]);
+    async function* failingSecond() {
+      yield 1;
+      throw new Error("the catalogue went away");
+    }
+    await expect(jsonArrayStream(() => failingSecond(), (n) => [n], { whole: true })).rejects.toThrow("the catalogue went away");
   });
 
   it("writes JsonItems as they are, among items it stringifies", async () => {

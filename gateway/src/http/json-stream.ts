@@ -24,10 +24,10 @@ const ANSWER_ENDED = new ConnectError("the answer ended", Code.Canceled);
  * chunk, and gets the signal too). An item that is RawJson is written as its text; JsonItems are
  * written as their bytes. How the call is read: chunkedAnswer.
  */
-export async function jsonArrayStream<C>(
+export async function jsonArrayStream<C, W extends boolean = false>(
   call: (signal: AbortSignal) => AsyncIterable<C>,
   toRest: (chunk: C, signal: AbortSignal) => unknown[] | Promise<unknown[]>,
-  timeouts: AnswerTimeouts = {},
+  options: AnswerOptions<W> = {},
 ) {
   let separator = "[";
   /** The items as pieces of the answer: JsonItems as they are, the others stringified together. */
@@ -44,13 +44,26 @@ export async function jsonArrayStream<C>(
     if (text) out.push(Buffer.from(text));
     return out;
   };
-  return chunkedAnswer(call, async (chunk, signal) => pieces(await toRest(chunk, signal)), () => [Buffer.from(separator === "[" ? "[]" : "]")], timeouts);
+  return chunkedAnswer(call, async (chunk, signal) => pieces(await toRest(chunk, signal)), () => [Buffer.from(separator === "[" ? "[]" : "]")], options);
 }
 
-/** How long a streamed answer's call may take: per chunk asked for, and for its first chunk. */
-export interface AnswerTimeouts {
+/** How long a streamed answer's call may take (per chunk asked for, and for its first chunk), and whether a one-chunk answer is sent whole. */
+export interface AnswerOptions<W extends boolean = boolean> {
   idleTimeoutMs?: number;
   firstTimeoutMs?: number;
+  /**
+   * An answer of one chunk (a product by key, a short page) as one Buffer: Fastify writes it in
+   * one write with its Content-Length, where a stream costs a chunked answer's two flushes and a
+   * stream's machinery (issue 48). The second chunk's arrival is then awaited before answering,
+   * so a failure of it is an ordinary error answer too.
+   */
+  whole?: W;
+}
+
+/** A chunked answer: a stream, or with `whole` a Buffer when it was one chunk. */
+export interface Answer<C, W extends boolean> {
+  first: C | undefined;
+  body: W extends true ? Readable | Buffer : Readable;
 }
 
 /**
@@ -59,7 +72,8 @@ export interface AnswerTimeouts {
  * array's `]`). Meanwhile the next chunk is already being received, never more than one ahead.
  * The first chunk is read and encoded before answering, so that a failing call (bad filter,
  * unavailable service) is still an ordinary error answer, and the first chunk is returned
- * (`first`: what the call said of the whole answer, a page's next link); a failure after that cuts
+ * (`first`: what the call said of the whole answer, a page's next link), and with `whole` the
+ * second chunk is awaited too (none: the answer is one Buffer); a failure after that cuts
  * the body short, which a client sees as a broken response, never as a complete one. When the
  * answer ends, however it ends (written, failed, the client gone), the signal aborts the calls
  * behind it: Connect's stream has no `return` that would. A call too long for one deadline (every
@@ -68,12 +82,12 @@ export interface AnswerTimeouts {
  * chunk, which may wait for a long statement (a planning breakdown), takes `firstTimeoutMs` when
  * given.
  */
-export async function chunkedAnswer<C>(
+export async function chunkedAnswer<C, W extends boolean = false>(
   call: (signal: AbortSignal) => AsyncIterable<C>,
   encode: (chunk: C, signal: AbortSignal) => Uint8Array[] | Promise<Uint8Array[]>,
   end: () => Uint8Array[],
-  { idleTimeoutMs, firstTimeoutMs = idleTimeoutMs }: AnswerTimeouts = {},
-) {
+  { idleTimeoutMs, firstTimeoutMs = idleTimeoutMs, whole }: AnswerOptions<W> = {},
+): Promise<Answer<C, W>> {
   const answer = new AbortController();
   const iterator = call(answer.signal)[Symbol.asyncIterator]();
   let idle: NodeJS.Timeout | undefined;
@@ -97,18 +111,26 @@ export async function chunkedAnswer<C>(
   let first: IteratorResult<C>;
   let following: Promise<IteratorResult<C>> | undefined;
   let firstBytes: Uint8Array[];
+  let second: IteratorResult<C> | undefined;
   try {
     first = await next();
     if (!first.done) following = receive();
     firstBytes = first.done ? [] : await encode(first.value, answer.signal);
+    if (whole) second = first.done ? first : await following;
   } catch (error) {
     clearTimeout(idle);
     answer.abort();
     throw error;
   }
+  if (second?.done) {
+    clearTimeout(idle);
+    answer.abort(ANSWER_ENDED);
+    return { first: first.done ? undefined : first.value, body: Buffer.concat([...firstBytes, ...end()]) } as Answer<C, W>;
+  }
   async function* body() {
     yield* firstBytes;
-    for (let next = await following; next && !next.done; next = await following) {
+    let next = second ?? (await following);
+    for (; next && !next.done; next = await following) {
       following = receive();
       yield* await encode(next.value, answer.signal);
     }
@@ -119,5 +141,5 @@ export async function chunkedAnswer<C>(
     clearTimeout(idle);
     answer.abort(ANSWER_ENDED);
   });
-  return { first: first.done ? undefined : first.value, body: stream };
+  return { first: first.done ? undefined : first.value, body: stream } as Answer<C, W>;
 }

@@ -191,7 +191,7 @@ function listProducts({ ctx, catalogue, pricing, as, images }: Deps): void {
           return [`"imageUrl":${JSON.stringify(imageUrl)}`, `"prices":${pricesOf.get(id) ?? "[]"}`];
         });
         return ids.length ? [new JsonItems(productItems(productsJson, ends, added))] : [];
-      }, { idleTimeoutMs: options.timeoutMs });
+      }, { idleTimeoutMs: options.timeoutMs, whole: true });
       setPageHeaders(request, reply, query, page.first?.totalCount ?? 0);
       reply.type("application/json; charset=utf-8");
       return page.body;

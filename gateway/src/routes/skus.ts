@@ -130,7 +130,7 @@ export function skuRoutes(ctx: RouteContext, catalogue: Client<typeof catalogueV
               };
             }),
           ),
-        { idleTimeoutMs: options.timeoutMs },
+        { idleTimeoutMs: options.timeoutMs, whole: true },
       );
       setPageHeaders(request, reply, query, Number(page.first?.totalCount ?? 0));
       reply.type("application/json; charset=utf-8");

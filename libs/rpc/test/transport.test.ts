@@ -247,6 +247,20 @@ describe("createServiceTransport (the gateway's Connect client)", () => {
     }
   });
 
+  it("ends a unary call at its deadline when its answer stops after its headers", async () => {
+    const server = await rawServer((stream) => {
+      stream.respond({ ":status": 200, "content-type": "application/proto" });
+      stream.write(Buffer.from([0x0a, 0x05, 0x61]));
+    });
+    try {
+      const client = createClient(eventsV1.EventsService, createServiceTransport(server.url));
+      const error = (await client.listEvents({}, { timeoutMs: 100 }).catch((e: unknown) => e)) as ConnectError;
+      expect(error.code).toBe(Code.DeadlineExceeded);
+    } finally {
+      server.close();
+    }
+  });
+
   it("reports a stream that ends without its end-of-stream message as unavailable", async () => {
     const server = await rawServer((stream) => {
       stream.respond({ ":status": 200, "content-type": "application/connect+proto" });
