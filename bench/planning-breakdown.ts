@@ -167,7 +167,9 @@ export async function byHand(sql: pg.Client, account: string, window: { fromDate
 }
 
 const internalToken = "b".repeat(40);
-const WHICH = { seasons: planningV1.GroupBy.SEASONS, "plans-seasons": planningV1.GroupBy.SEASONS, "warehouse-skus": planningV1.GroupBy.SKUS } as const;
+const WHICH = { seasons: planningV1.GroupBy.SEASONS, "brand-seasons": planningV1.GroupBy.SEASONS, "plans-seasons": planningV1.GroupBy.SEASONS, "warehouse-skus": planningV1.GroupBy.SKUS } as const;
+/** brand-seasons: the breakdown by season of one brand's SKUs (the seed's brands are B0..B29). */
+const brandsOf = (which: Which) => (which === "brand-seasons" ? ["b7"] : []);
 type Which = keyof typeof WHICH;
 /** A row of either side, by its key and period: the period's figures as JSON. */
 type Cells = Map<string, string>;
@@ -180,7 +182,7 @@ type Side = "rollups" | "oracle";
 /** An answer's chunks, as its handler reads them. */
 function answerOf(side: Side, db: Db, account: string, which: Which, q: ReturnType<typeof breakdownQueryOf>, options: { timeoutMs: number }) {
   const fns = side === "rollups" ? { breakdown, breakdownByWarehouse, salesPlans } : oracle;
-  if (which === "seasons") return fns.breakdown(db, account, q, options) as AsyncGenerator<{ groupKey: string; periods: object[] }[]>;
+  if (which === "seasons" || which === "brand-seasons") return fns.breakdown(db, account, q, options) as AsyncGenerator<{ groupKey: string; periods: object[] }[]>;
   if (which === "plans-seasons") return fns.salesPlans(db, account, q, options) as AsyncGenerator<{ groupKey: string; periods: object[] }[]>;
   return fns.breakdownByWarehouse(db, account, q, options) as AsyncGenerator<{ groupKey: string; periods: object[] }[]>;
 }
@@ -191,7 +193,7 @@ function answerOf(side: Side, db: Db, account: string, which: Which, q: ReturnTy
  * the process's peak RSS sampled.
  */
 async function viaService(db: Db, account: string, window: { fromDate: string; toDate: string }, which: Which, keep?: Cells, seasons: string[] = [], side: Side = "rollups") {
-  const q = breakdownQueryOf(create(planningV1.BreakdownQuerySchema, { volumes: { groupBy: WHICH[which], fromDate: window.fromDate, toDate: window.toDate, seasons }, period: planningV1.Period.MONTH }));
+  const q = breakdownQueryOf(create(planningV1.BreakdownQuerySchema, { volumes: { groupBy: WHICH[which], fromDate: window.fromDate, toDate: window.toDate, seasons, brands: brandsOf(which) }, period: planningV1.Period.MONTH }));
   (globalThis as { gc?: () => void }).gc?.();
   const rss0 = process.memoryUsage().rss;
   let peak = rss0;
@@ -349,7 +351,7 @@ async function main() {
     const db = createDb({ url: database.url, schema: "planning", statementTimeoutMs: STATEMENT_TIMEOUT_MS });
     const results: Record<string, unknown>[] = [];
     try {
-      for (const which of (["seasons", "plans-seasons", "warehouse-skus"] as const).filter((w) => !process.env.ONLY || process.env.ONLY.split(",").includes(w))) {
+      for (const which of (["seasons", "brand-seasons", "plans-seasons", "warehouse-skus"] as const).filter((w) => !process.env.ONLY || process.env.ONLY.split(",").includes(w))) {
         // Same answer both ways (by warehouse by SKU: the rows of one SKU in 50, every field).
         const fromRollups: Cells = new Map();
         const first = await viaService(db, account, window, which, fromRollups);

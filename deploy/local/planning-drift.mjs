@@ -125,7 +125,7 @@ const entities = {
                ) x LEFT JOIN planning.accounts a ON a.account_id = x.account_id
              ) f
              JOIN planning.skus s ON s.account_id = f.account_id AND s.sku_id = f.sku_id
-             CROSS JOIN LATERAL (VALUES (1, coalesce(s.season, '')), (2, coalesce(s.product_group_id, '')), (3, coalesce(s.variant_group_id, ''))) AS gr(grouping, g)
+             CROSS JOIN LATERAL (VALUES (1, coalesce(s.season, ''))) AS gr(grouping, g)
              GROUP BY f.account_id, gr.grouping, gr.g, s.status, s.active_planning, coalesce('=' || lower(s.brand), ''), f.channel, f.month
              HAVING (sum(f.stored), sum(f.plan), sum(f.actual), sum(f.live)) <> (0, 0, 0, 0)`,
     replica: `SELECT account_id, concat_ws('/', grouping, g, status, active_planning, brand, channel, month) AS key, 0 AS version, concat_ws('/', trim_scale(stored), trim_scale(plan), actual, live) AS value
@@ -143,7 +143,7 @@ const entities = {
                SELECT t.account_id, t.sku_id, 0, 0, coalesce(t.min, 0), 1 FROM planning.stock_trigger_minimums t
                WHERE NOT EXISTS (SELECT 1 FROM planning.warehouses w WHERE w.account_id = t.account_id AND w.warehouse_id = t.warehouse_id AND w.deleted)
              ) x JOIN planning.skus s ON s.account_id = x.account_id AND s.sku_id = x.sku_id
-             CROSS JOIN LATERAL (VALUES (1, coalesce(s.season, '')), (2, coalesce(s.product_group_id, '')), (3, coalesce(s.variant_group_id, ''))) AS gr(grouping, g)
+             CROSS JOIN LATERAL (VALUES (1, coalesce(s.season, ''))) AS gr(grouping, g)
              GROUP BY x.account_id, gr.grouping, gr.g, s.status, s.active_planning, coalesce('=' || lower(s.brand), '')`,
     replica: `SELECT account_id, concat_ws('/', grouping, g, status, active_planning, brand) AS key, 0 AS version,
                 concat_ws('/', trim_scale(stock), stock_rows, trim_scale(target), target_rows) AS value
@@ -154,7 +154,7 @@ const entities = {
     source: `SELECT l.account_id, concat_ws('/', gr.grouping, gr.g, s.status, s.active_planning, coalesce('=' || lower(s.brand), ''), date_trunc('month', l.delivery_date)::date) AS key, 0 AS version,
                concat_ws('/', trim_scale(sum(CASE WHEN l.kind = 'po' THEN l.open_quantity ELSE 0 END)), trim_scale(sum(CASE WHEN l.kind = 'draft' THEN l.open_quantity ELSE 0 END)), count(*)) AS value
              FROM planning.purchase_order_lines l JOIN planning.skus s ON s.account_id = l.account_id AND s.sku_id = l.sku_id
-             CROSS JOIN LATERAL (VALUES (1, coalesce(s.season, '')), (2, coalesce(s.product_group_id, '')), (3, coalesce(s.variant_group_id, ''))) AS gr(grouping, g)
+             CROSS JOIN LATERAL (VALUES (1, coalesce(s.season, ''))) AS gr(grouping, g)
              WHERE l.kind <> 'cancelled' AND l.delivery_date IS NOT NULL
              GROUP BY l.account_id, gr.grouping, gr.g, s.status, s.active_planning, coalesce('=' || lower(s.brand), ''), date_trunc('month', l.delivery_date)::date`,
     replica: `SELECT account_id, concat_ws('/', grouping, g, status, active_planning, brand, month) AS key, 0 AS version, concat_ws('/', trim_scale(po), trim_scale(draft), lines) AS value

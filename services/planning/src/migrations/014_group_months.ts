@@ -2,7 +2,7 @@ import type { Migration } from "@analytics/db";
 
 /**
  * Group months (docs/planning.md "Sales rollups"): the monthly answers' sales figures summed per
- * account, grouping (1 season, 2 product group, 3 variant group; a SKU without one in group ''),
+ * account, grouping (1 season, the only one kept; a SKU without one in group ''),
  * group, SKU status, activePlanning, brand ('=' and its name in lower case, '' for none: the
  * breakdown's brand filter), channel and month: `stored` and `plan` (each SKU month's
  * rounded to 3 decimals first, as the answers round them), `actual` (net units) and `live` (SKU
@@ -12,6 +12,8 @@ import type { Migration } from "@analytics/db";
  * same figures as cellFigures in that file.
  */
 const FILL_TIMEOUT_MS = 3_600_000;
+// Every consumer batch updates rows of these tables in place: room left on each page
+// (fillfactor) keeps those updates on the page (HOT), without new index entries.
 
 export const groupMonths: Migration = {
   name: "014_group_months",
@@ -31,7 +33,7 @@ export const groupMonths: Migration = {
         actual bigint NOT NULL,
         live bigint NOT NULL,
         PRIMARY KEY (account_id, grouping, month, g, status, active_planning, brand, channel)
-      );
+      ) WITH (fillfactor = 70);
 
       INSERT INTO group_months
         SELECT f.account_id, gr.grouping, gr.g, s.status, s.active_planning, coalesce('=' || lower(s.brand), ''), f.channel, f.month, sum(f.stored), sum(f.plan), sum(f.actual), sum(f.live)
@@ -50,7 +52,7 @@ export const groupMonths: Migration = {
           ) x LEFT JOIN accounts a ON a.account_id = x.account_id
         ) f
         JOIN skus s ON s.account_id = f.account_id AND s.sku_id = f.sku_id
-        CROSS JOIN LATERAL (VALUES (1::smallint, coalesce(s.season, '')), (2::smallint, coalesce(s.product_group_id, '')), (3::smallint, coalesce(s.variant_group_id, ''))) AS gr(grouping, g)
+        CROSS JOIN LATERAL (VALUES (1::smallint, coalesce(s.season, ''))) AS gr(grouping, g)
         GROUP BY 1, 2, 3, 4, 5, 6, 7, 8;
     `).options({ query_timeout: FILL_TIMEOUT_MS });
     await db.raw("ANALYZE group_months").options({ query_timeout: FILL_TIMEOUT_MS });

@@ -178,7 +178,7 @@ function monthlyPerSku(a: Answer): string {
 }
 
 /**
- * Whether the answer reads its sales from group_months: by a grouping kept there, every period
+ * Whether the answer reads its sales from group_months: by a grouping kept there (seasons), every period
  * one whole month, no filter but status, activePlanning and brands (which are keys of its rows),
  * not the groups changed since a time, not by warehouse.
  */
@@ -186,7 +186,7 @@ function readsGroupMonths(a: Answer): boolean {
   const { groupBy, filters, updatedSince } = a.q.volumes;
   const keyed = ["skuStatus", "activePlanning", "brands"];
   const narrowed = Object.entries(filters).some(([name, values]) => !keyed.includes(name) && (!Array.isArray(values) || values.flat().length > 0));
-  return groupBy !== "skus" && !a.byWarehouse && !updatedSince && !narrowed && isMonthly(a);
+  return groupBy in GROUPINGS && !a.byWarehouse && !updatedSince && !narrowed && isMonthly(a);
 }
 
 /** Stored plan, plan and actual per group, channel and period (gcp): from group_months, or summed from the SKUs' (scp). */

@@ -4,7 +4,7 @@ import { json, RECOMPUTE_TIMEOUT_MS } from "./sql";
 /*
  * Group months (group_months, migration 014; with group_stock and group_po_months, migration 015):
  * the sales figures of the monthly answers summed per
- * account, grouping (1 season, 2 product group, 3 variant group), group, SKU status, activePlanning,
+ * account, grouping (1: season, the only one kept, GROUPINGS), group, SKU status, activePlanning,
  * brand, channel and month, so that a breakdown or sales plans by season reads a few hundred rows instead
  * of a row per SKU. Each figure is the sum of the SKUs' own (cellFigures), rounded per SKU first
  * exactly as the answers round them; `live` counts the SKU months that have any (an answer shows
@@ -20,8 +20,13 @@ import { json, RECOMPUTE_TIMEOUT_MS } from "./sql";
  */
 export const brandKey = (s: string) => `coalesce('=' || lower(${s}.brand), '')`;
 
-/** The groupings kept, by the number stored: the SKU's column of each. */
-export const GROUPINGS = { seasons: 1, products: 2, variants: 3 } as const;
+/**
+ * The groupings kept, by the number stored. Only seasons: product and variant groups are nearly
+ * as many as the SKUs (10,000 and 33,000 of 100,000 on the bench account), so keeping them cost
+ * the consumer as much again as the cells (a batch moved a row per SKU month in each) and saved
+ * an answer little; answers by them read the cells.
+ */
+export const GROUPINGS = { seasons: 1 } as const;
 
 /**
  * A SKU month's figures from its cell and stored plan (columns of `x`: volume, units, lines,
@@ -34,9 +39,6 @@ export const cellFigures = (x: string, growth: string) => `CASE WHEN ${x}.volume
         CASE WHEN ${x}.lines > 0 THEN ${x}.units ELSE 0 END AS actual,
         (${x}.volume IS NOT NULL OR ${x}.lines > 0 OR ${x}.ly_lines > 0)::int AS live`;
 
-/** The account's growth as the answers read it (answerAccount). */
-const growthOf = (account: string) => `coalesce((SELECT g.sales_plan_growth FROM accounts g WHERE g.account_id = ${account}), 0)`;
-
 /**
  * Adds SKU months `rows` (account_id, sku_id, channel, month, sign, volume, units, lines, ly_units,
  * ly_lines) to group_months, each times its sign, under each grouping of its SKU as stored now.
@@ -45,10 +47,11 @@ const growthOf = (account: string) => `coalesce((SELECT g.sales_plan_growth FROM
 export function addToGroupMonths(rows: string): string {
   return `INSERT INTO group_months AS gm (account_id, grouping, g, status, active_planning, brand, channel, month, stored, plan, actual, live)
        SELECT f.account_id, gr.grouping, gr.g, s.status, s.active_planning, ${brandKey("s")}, f.channel, f.month, sum(f.sign * f.stored), sum(f.sign * f.plan), sum(f.sign * f.actual), sum(f.sign * f.live)
-       FROM (SELECT x.account_id, x.sku_id, x.channel, x.month, x.sign, ${cellFigures("x", growthOf("x.account_id"))} FROM (${rows}) x) f
+       FROM (
+         SELECT x.account_id, x.sku_id, x.channel, x.month, x.sign, ${cellFigures("x", "coalesce(a.sales_plan_growth, 0)")}
+         FROM (${rows}) x LEFT JOIN accounts a ON a.account_id = x.account_id) f
        JOIN skus s ON s.account_id = f.account_id AND s.sku_id = f.sku_id
-       CROSS JOIN LATERAL (VALUES (${GROUPINGS.seasons}::smallint, coalesce(s.season, '')), (${GROUPINGS.products}::smallint, coalesce(s.product_group_id, '')),
-         (${GROUPINGS.variants}::smallint, coalesce(s.variant_group_id, ''))) AS gr(grouping, g)
+       ${groupingsOf("s")}
        GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
        HAVING sum(f.sign * f.stored) <> 0 OR sum(f.sign * f.plan) <> 0 OR sum(f.sign * f.actual) <> 0 OR sum(f.sign * f.live) <> 0
        ORDER BY 1, 2, 3, 4, 5, 6, 7, 8
@@ -68,9 +71,7 @@ function skuMonthsOf(skus: string, sign: string): string {
 }
 
 /** The groupings of SKU `s`, a row each (grouping, g). */
-const groupingsOf = (s: string) =>
-  `CROSS JOIN LATERAL (VALUES (${GROUPINGS.seasons}::smallint, coalesce(${s}.season, '')), (${GROUPINGS.products}::smallint, coalesce(${s}.product_group_id, '')),
-         (${GROUPINGS.variants}::smallint, coalesce(${s}.variant_group_id, ''))) AS gr(grouping, g)`;
+const groupingsOf = (s: string) => `CROSS JOIN LATERAL (VALUES (${GROUPINGS.seasons}::smallint, coalesce(${s}.season, ''))) AS gr(grouping, g)`;
 
 /**
  * The stock (of live warehouses) and stock triggers' minimums (not of a deleted warehouse) of the
