@@ -170,7 +170,7 @@ describe.each(busModes)("planning over HTTP through the real services on %s: pro
     const clean = check();
     expect({ status: clean.status, report: JSON.parse(clean.stdout) }).toEqual({
       status: 0,
-      report: { notChecked: [], skus: [], warehouses: [], stock: [], purchaseOrders: [], transactions: [], distributionOrders: [], stockTriggers: [], purchaseOrderLines: [], salesDays: [], salesMonths: [], drift: false },
+      report: { notChecked: [], skus: [], warehouses: [], stock: [], purchaseOrders: [], transactions: [], distributionOrders: [], stockTriggers: [], purchaseOrderLines: [], salesDays: [], salesMonths: [], skuMonths: [], groupMonths: [], groupStock: [], groupPoMonths: [], drift: false },
     });
     const sql = new pg.Client({ connectionString: platform.databaseUrl });
     await sql.connect();

@@ -177,7 +177,7 @@ describe("webhooks over the platform (real Postgres, NATS, a kill -9, a NATS out
           again.every((c) => c.num_pending === 0 && c.num_ack_pending === 0) &&
           again.reduce((n, c) => n + c.delivered.consumer_seq, 0) >= jobs.length
         );
-      }, 45_000, "the import.finished messages delivered again and acknowledged");
+      }, 90_000, "the import.finished messages delivered again and acknowledged");
     } finally {
       await nc.close();
     }

@@ -19,6 +19,7 @@ import { KeyStatusCache } from "./accounts/key-status";
 import { TokenIssuer } from "./accounts/tokens";
 import type { ServiceUrls } from "./clients";
 import { HttpError, installErrorHandling } from "./http/errors";
+import { installRequestDeadline } from "./http/request-deadline";
 import { installResponseHeaders, requestIdOf, setAnswerHeaders } from "./http/headers";
 import { answerRouterError, refuseHostileInput, refuseJsonShape } from "./http/hostile-input";
 import { OpenApi } from "./http/openapi";
@@ -175,14 +176,16 @@ export async function buildGateway(deps: GatewayDeps): Promise<Gateway> {
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 5_000 },
     // The router's refusals run no hook: they get every answer's headers here (routerRefusalHeaders, set below).
     frameworkErrors: (error, request, reply) => void answerRouterError(error, request, reply, (rq, rp) => routerRefusalHeaders(rq, rp)),
-    // A client gets REQUEST_TIMEOUT_MS to send a whole request and 10 s for its headers (checked
-    // every second); a connection silent longer than connectionTimeoutMs is closed. Handlers are
-    // bounded by the database and service-call deadlines.
-    requestTimeout: requestTimeoutMs,
+    // A client gets 10 s for its headers (checked every second) and REQUEST_TIMEOUT_MS for the
+    // rest of its request, per route (installRequestDeadline: an upload counts from its last
+    // byte); a connection silent longer than connectionTimeoutMs is closed. Handlers are bounded
+    // by the database and service-call deadlines.
+    requestTimeout: 0,
     http: { headersTimeout: Math.min(10_000, requestTimeoutMs), connectionsCheckingInterval: 1_000 },
     connectionTimeout: connectionTimeoutMs(planningQueryTimeoutMs, serviceCallTimeoutMs),
   });
   installErrorHandling(app);
+  installRequestDeadline(app, requestTimeoutMs);
   // REST answers carry decimals (money, rates) as JSON numbers with exactly their stored digits.
   app.setReplySerializer((payload) => stringifyRest(payload));
   installResponseHeaders(app);

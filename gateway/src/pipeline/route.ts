@@ -34,7 +34,7 @@ export function route<P extends Shape = {}, Q extends Shape = {}, B extends z.Zo
     bodyLimit: spec.bodyLimit,
     errorHandler: spec.errorHandler,
     // An account's route: answers it refuses before the handler are rate limited too (limits/rate-limits.ts).
-    config: { rateLimited: spec.auth === "bearer", maxObjectKeys: spec.maxObjectKeys },
+    config: { rateLimited: spec.auth === "bearer", maxObjectKeys: spec.maxObjectKeys, upload: spec.upload },
     onRequest: steps.flatMap((step) => (step.onRequest ? [step.onRequest] : [])),
     // The answer goes back through the steps: the last one's first.
     onSend: steps.flatMap((step) => (step.onSend ? [step.onSend] : [])).reverse(),

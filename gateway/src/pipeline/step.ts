@@ -14,6 +14,8 @@ export type Shape = z.ZodRawShape;
  */
 export interface RouteSpec<P extends Shape, Q extends Shape, B extends z.ZodType> extends OperationSpec<P, Q, B> {
   bodyLimit?: number;
+  /** The body is a file streamed on as it arrives (an import): REQUEST_TIMEOUT_MS counts from its last byte (request-deadline.ts). */
+  upload?: boolean;
   /** Keys one object of the body may have, when the route takes wider objects than MAX_JSON_OBJECT_KEYS (hostile-input.ts). */
   maxObjectKeys?: number;
   /**

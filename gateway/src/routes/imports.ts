@@ -202,6 +202,7 @@ export function importRoutes(ctx: RouteContext, owners: ImportOwners, resolvers:
     tag,
     auth: "bearer",
     bodyLimit: MAX_IMPORT_BYTES,
+    upload: true,
     bodyMedia: { [MEDIA.ndjson]: "one item per line", [MEDIA.csv]: `a header row, then one item per row (${CSV_RESOURCES.join(", ")})` },
     query: { resource: z.enum(RESOURCES as [string, ...string[]]).describe("the resource the lines are items of (its batch endpoint's items)") },
     responses: {

@@ -149,6 +149,7 @@ export const ERROR_CODES = {
   gone: { status: 410, meaning: "the resource existed and is gone for good" },
   precondition_failed: { status: 412, meaning: "If-Match names no current ETag of the resource; nothing was changed" },
   payload_too_large: { status: 413, meaning: "the request body is too large" },
+  request_timeout: { status: 408, meaning: "the request did not arrive in time (REQUEST_TIMEOUT_MS; a file upload: that long without a byte); the connection is closed" },
   uri_too_long: { status: 414, meaning: "a path parameter is too long" },
   unsupported_media_type: { status: 415, meaning: "the body is not `application/json` (or its Content-Encoding is not one the gateway reads)" },
   idempotency_key_reused: { status: 422, meaning: "this Idempotency-Key was used for another request" },

@@ -11,7 +11,7 @@ export type GeneralResponse = {
     message: string;
   }>;
   /** what the error is, stable and machine-readable; on every error answer (absent on a success). A code is never renamed; new ones may be added. `validation_failed` (400): the request is not valid; `details` names each wrong field; `unknown_field` (400): every wrong field is one this route does not t... */
-  code?: "validation_failed" | "unknown_field" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "not_acceptable" | "conflict" | "idempotency_key_in_use" | "import_finished" | "gone" | "precondition_failed" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "client_closed_request" | "internal" | "not_implemented" | "service_unavailable" | "outcome_unknown";
+  code?: "validation_failed" | "unknown_field" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "not_acceptable" | "conflict" | "idempotency_key_in_use" | "import_finished" | "gone" | "precondition_failed" | "payload_too_large" | "request_timeout" | "uri_too_long" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "client_closed_request" | "internal" | "not_implemented" | "service_unavailable" | "outcome_unknown";
 };
 
 export type CompatibilitySku = {

@@ -1,0 +1,45 @@
+import type { FastifyInstance } from "fastify";
+import { STATUS_CODES } from "node:http";
+import { Socket } from "node:net";
+import { errorCodeOf } from "@analytics/errors";
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** The body is a file streamed on as it arrives (an import): the deadline counts from its last byte. */
+    upload?: boolean;
+  }
+}
+
+/**
+ * The request timeout (REQUEST_TIMEOUT_MS), per request rather than Node's one for the server: a
+ * request must have arrived whole within it, and a file upload (a route with `config.upload`, a
+ * 1 GiB import takes minutes) must not go that long without a byte. Past it the client gets a 408
+ * GeneralResponse and the connection is closed. Checked every second, as Node checked its own.
+ */
+export function installRequestDeadline(app: FastifyInstance, timeoutMs: number): void {
+  const body = JSON.stringify({ statusCode: 408, error: STATUS_CODES[408], message: `the request did not arrive within ${timeoutMs / 1000} s`, code: errorCodeOf(408) });
+  const answer = `HTTP/1.1 408 ${STATUS_CODES[408]}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  app.addHook("onRequest", (request, _reply, done) => {
+    const raw = request.raw;
+    const socket = raw.socket;
+    // Arrived whole already, or injected (app.inject: no connection to wait on).
+    if (raw.complete || !(socket instanceof Socket)) return done();
+    const upload = request.routeOptions.config?.upload === true;
+    let bytes = socket.bytesRead;
+    let since = Date.now();
+    const check = setInterval(() => {
+      if (raw.complete || socket.destroyed) return clearInterval(check);
+      if (upload && socket.bytesRead !== bytes) {
+        bytes = socket.bytesRead;
+        since = Date.now();
+      } else if (Date.now() - since >= timeoutMs) {
+        clearInterval(check);
+        // As Node answered it: on the socket, whatever the handler is doing, then closed.
+        socket.end(answer);
+      }
+    }, Math.min(1_000, timeoutMs));
+    check.unref();
+    raw.once("close", () => clearInterval(check));
+    done();
+  });
+}
