@@ -68,7 +68,7 @@ export async function applySkus(tx: Tx, messages: catalogueMessagesV1.SkuChanged
     const was = before.get(`${r.account_id}/${r.sku_id}`);
     return !was || repo.placeDiffers(was, r);
   });
-  await repo.moveGroupFigures(tx, moved, -1);
+  await repo.moveGroupFigures(tx, moved, -1, "all");
   const written = new Set((await repo.storeNewerSkus(tx, rows)).map((r) => `${r.account_id}/${r.sku_id}`));
   // A SKU new to the replica, or named by another key, sku or EAN, is matched to its sales again.
   const renamed = moved.filter((r) => {
@@ -76,7 +76,7 @@ export async function applySkus(tx: Tx, messages: catalogueMessagesV1.SkuChanged
     return written.has(`${r.account_id}/${r.sku_id}`) && (!was || was.key !== r.key || was.sku !== r.sku || was.ean !== r.ean);
   });
   await repo.rematchSkuMonths(tx, renamed.map(({ account_id, sku_id }) => ({ account_id, sku_id })));
-  await repo.moveGroupFigures(tx, moved, 1);
+  await repo.moveGroupFigures(tx, moved, 1, "all");
 }
 
 /**
@@ -84,9 +84,9 @@ export async function applySkus(tx: Tx, messages: catalogueMessagesV1.SkuChanged
  * their groups (group_stock, group_po_months) before and added back after, as they are then.
  */
 async function movingGroupFigures(tx: Tx, skus: { account_id: string; sku_id: string }[], change: () => Promise<unknown>): Promise<void> {
-  await repo.moveGroupFigures(tx, skus, -1);
+  await repo.moveGroupFigures(tx, skus, -1, "stock");
   await change();
-  await repo.moveGroupFigures(tx, skus, 1);
+  await repo.moveGroupFigures(tx, skus, 1, "stock");
 }
 
 export async function applyWarehouses(tx: Tx, messages: inventoryMessagesV1.WarehouseChanged[]): Promise<void> {

@@ -108,15 +108,17 @@ function addToGroupPoMonths(skus: string, sign: string): string {
 
 /**
  * Takes these SKUs' figures off their groups (sign -1) or adds them (+1), as they are stored now:
- * the sales months, stock, triggers and PO months. Called before and after a change of what places
- * or names a SKU, or of its stored plans, stock, triggers, PO lines or their warehouses (a SKU that
- * did not change is taken off and added back: nothing moves).
+ * `sales` their sales months (group_months), `stock` their stock, triggers and PO months, `all`
+ * both. Called before and after a change of what places or names a SKU (all), of its stored plans
+ * (sales), or of its stock, triggers, PO lines or their warehouses (stock); a SKU that did not
+ * change is taken off and added back: nothing moves.
  */
-export async function moveGroupFigures(tx: Tx, skus: { account_id: string; sku_id: string }[], sign: 1 | -1): Promise<void> {
+export async function moveGroupFigures(tx: Tx, skus: { account_id: string; sku_id: string }[], sign: 1 | -1, figures: "all" | "sales" | "stock"): Promise<void> {
   if (!skus.length) return;
   const set = "(SELECT DISTINCT * FROM jsonb_to_recordset(?::jsonb) AS k(account_id uuid, sku_id uuid)) k";
   const keys = json(skus.map(({ account_id, sku_id }) => ({ account_id, sku_id })));
-  await tx.raw(addToGroupMonths(skuMonthsOf(set, String(sign))), [keys, keys]);
+  if (figures !== "stock") await tx.raw(addToGroupMonths(skuMonthsOf(set, String(sign))), [keys, keys]);
+  if (figures === "sales") return;
   await tx.raw(addToGroupStock(set, String(sign)), [keys, keys]);
   await tx.raw(addToGroupPoMonths(set, String(sign)), [keys]);
 }

@@ -24,7 +24,7 @@ export async function storeSalesPlans(db: Db, accountId: string, writes: SalesPl
     await lockAccountPlans(tx, [accountId]);
     // The SKUs' figures leave their group months before the plans change and come back after.
     const skus = [...new Set(writes.map((w) => w.sku_id))].map((sku_id) => ({ account_id: accountId, sku_id }));
-    await moveGroupFigures(tx, skus, -1);
+    await moveGroupFigures(tx, skus, -1, "sales");
     const { rows } = await tx.raw(
       `WITH x AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(i int, sku_id uuid, channel int, month date, volume numeric)),
        stored AS (
@@ -37,7 +37,7 @@ export async function storeSalesPlans(db: Db, accountId: string, writes: SalesPl
        SELECT i, before IS NULL AS was_absent, volume IS NULL AS removes, volume IS NOT DISTINCT FROM before AS same FROM stored`,
       [JSON.stringify(writes), accountId, accountId],
     );
-    await moveGroupFigures(tx, skus, 1);
+    await moveGroupFigures(tx, skus, 1, "sales");
     if (rows.some((r: { same: boolean }) => !r.same)) await bumpAccountVersions(tx, [accountId]);
     return rows;
   });
