@@ -3,7 +3,7 @@ import type { Db } from "@analytics/db";
 import { addDays, monthStart, monthsAndDays, type PeriodSpan } from "../periods";
 import type { BreakdownQuery } from "../validation";
 import { groupColumn, skuWhere } from "./filters";
-import { GROUPINGS } from "./group-months";
+import { cellFigures, GROUPINGS } from "./group-months";
 import { groupsAfter } from "./pages";
 import { accountTimezone } from "./sql";
 
@@ -167,13 +167,13 @@ function isMonthly(a: Answer): boolean {
 
 /**
  * scp when every period is one whole month: one row per cell or stored plan, nothing to group
- * (the same figures as perSku's: each period's plan is its one month's, rounded).
+ * (the same figures as perSku's: each period's plan is its one month's, rounded), counted as the
+ * group rollups count them (cellFigures).
  */
 function monthlyPerSku(a: Answer): string {
   return `,
     scp AS NOT MATERIALIZED (
-      SELECT sku_id, channel, dm.idx, CASE WHEN volume IS NOT NULL THEN round(volume, 3) ELSE 0 END AS stored,
-        coalesce(round(${monthPlan(a)}, 3), 0) AS plan, CASE WHEN lines > 0 THEN units ELSE 0 END AS actual
+      SELECT sku_id, channel, dm.idx, ${cellFigures("x", `${a.b.v(a.account.growth)}::numeric`)}
       FROM (${cellsAndPlans(a)}) x JOIN dm USING (month))`;
 }
 

@@ -2,16 +2,17 @@ import type { Tx } from "@analytics/db";
 import { json, RECOMPUTE_TIMEOUT_MS } from "./sql";
 
 /*
- * Group months (group_months, migration 014; with group_stock and group_po_months, migration 015):
- * the sales figures of the monthly answers summed per
- * account, grouping (1: season, the only one kept, GROUPINGS), group, SKU status, activePlanning,
- * brand, channel and month, so that a breakdown or sales plans by season reads a few hundred rows instead
- * of a row per SKU. Each figure is the sum of the SKUs' own (cellFigures), rounded per SKU first
- * exactly as the answers round them; `live` counts the SKU months that have any (an answer shows
- * a group that has one). They move with what they sum: a batch's sales (addToSalesRollups adds
- * each changed cell's new figures and takes off its old ones), stored plans and a SKU's group,
- * status or names (its figures taken off before the change and added after: moveGroupFigures),
- * and are recomputed when an account's growth or timezone changes.
+ * The group rollups (docs/planning.md "Sales rollups"): the figures of the monthly answers summed
+ * per account, grouping (1: season, the only one kept, GROUPINGS), group, SKU status,
+ * activePlanning and brand, so that a breakdown or sales plans by season reads a few hundred rows
+ * instead of a row per SKU: group_months (migration 014) the sales per channel and month, each
+ * SKU month's figures rounded first exactly as the answers round them (cellFigures), `live`
+ * counting the SKU months that have any (an answer shows a group that has one); group_stock and
+ * group_po_months (migration 015) stock, triggers' minimums and open PO lines. They move with what
+ * they sum: a batch's sales (addToSalesRollups adds each changed cell's new figures and takes off
+ * its old ones); a SKU's new version, stored plans, stock, triggers, PO lines and warehouses (the
+ * SKU's figures taken off before the change and added after: moveGroupFigures); and are
+ * recomputed when an account's growth or timezone changes.
  */
 
 /**
