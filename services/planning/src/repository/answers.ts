@@ -178,13 +178,15 @@ function monthlyPerSku(a: Answer): string {
 }
 
 /**
- * Whether the answer reads its sales from group_months: by a grouping kept there (seasons), every period
- * one whole month, no filter but status, activePlanning and brands (which are keys of its rows),
- * not the groups changed since a time, not by warehouse.
+ * Whether the answer reads its sales from group_months: by a grouping kept there (seasons), every
+ * period one whole month, no filter but status, activePlanning, brands and seasons (keys of its
+ * rows), not the groups changed since a time, not by warehouse.
  */
 function readsGroupMonths(a: Answer): boolean {
   const { groupBy, filters, updatedSince } = a.q.volumes;
-  const keyed = ["skuStatus", "activePlanning", "brands"];
+  // By season, a seasons filter is a filter on the group (but "" names SKUs whose season is the
+  // empty text, where the group "" also holds those without one).
+  const keyed = ["skuStatus", "activePlanning", "brands", ...(groupBy === "seasons" && !filters.seasons.includes("") ? ["seasons"] : [])];
   const narrowed = Object.entries(filters).some(([name, values]) => !keyed.includes(name) && (!Array.isArray(values) || values.flat().length > 0));
   return groupBy in GROUPINGS && !a.byWarehouse && !updatedSince && !narrowed && isMonthly(a);
 }
@@ -202,14 +204,15 @@ function groupSales(a: Answer): string {
       GROUP BY 1, 2, 3 HAVING sum(x.live) > 0)`;
 }
 
-/** The rows (alias x) of a group rollup the answer reads: its account, grouping, SKU statuses, activePlanning and brands, groups after the page's `after`. */
+/** The rows (alias x) of a group rollup the answer reads: its account, grouping, SKU statuses, activePlanning, brands and seasons, groups after the page's `after`. */
 function groupRows(a: Answer): string {
   const { v } = a.b;
   const { filters, page, groupBy } = a.q.volumes;
   // Bound in the order the text is written.
   const brands = () => (filters.brands.length ? ` AND x.brand = ANY(${v(filters.brands.map((b) => `=${b.toLowerCase()}`))}::text[])` : "");
+  const seasons = () => (groupBy === "seasons" && filters.seasons.length ? ` AND x.g = ANY(${v(filters.seasons)}::text[])` : "");
   return `x.account_id = ${v(a.accountId)} AND x.grouping = ${v(GROUPINGS[groupBy as keyof typeof GROUPINGS])}
-        AND x.status = ANY(${v(filters.skuStatus)}::int[]) AND x.active_planning = ${v(filters.activePlanning)}${brands()}${groupsAfter("x.g", page, v)}`;
+        AND x.status = ANY(${v(filters.skuStatus)}::int[]) AND x.active_planning = ${v(filters.activePlanning)}${brands()}${seasons()}${groupsAfter("x.g", page, v)}`;
 }
 
 /** PO and draft-PO per group and period, stock and targets per group, from the group rollups (readsGroupMonths). */
