@@ -68,7 +68,8 @@ export async function applySkus(tx: Tx, messages: catalogueMessagesV1.SkuChanged
     const was = before.get(`${r.account_id}/${r.sku_id}`);
     return !was || repo.placeDiffers(was, r);
   });
-  await repo.moveGroupFigures(tx, moved, -1, "all");
+  // (A SKU new to the replica has nothing in any group yet.)
+  await repo.moveGroupFigures(tx, moved.filter((r) => before.has(`${r.account_id}/${r.sku_id}`)), -1, "all");
   const written = new Set((await repo.storeNewerSkus(tx, rows)).map((r) => `${r.account_id}/${r.sku_id}`));
   // A SKU new to the replica, or named by another key, sku or EAN, is matched to its sales again.
   const renamed = moved.filter((r) => {

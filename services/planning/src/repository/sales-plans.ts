@@ -8,7 +8,12 @@ import { moveGroupFigures } from "./group-months";
  * (in account order, before either writes), or a group month could count a plan twice.
  */
 export async function lockAccountPlans(tx: Tx, accountIds: string[]): Promise<void> {
-  for (const accountId of [...accountIds].sort()) await tx.raw("SELECT pg_advisory_xact_lock(hashtext('planning.sales_plans'), hashtext(?))", [accountId]);
+  if (!accountIds.length) return;
+  // One statement: the locks are taken as the sorted rows reach the aggregate, in account order.
+  await tx.raw(
+    "SELECT count(pg_advisory_xact_lock(hashtext('planning.sales_plans'), hashtext(a))) FROM (SELECT DISTINCT unnest(?::text[]) AS a ORDER BY 1) s",
+    [accountIds],
+  );
 }
 
 /** A plan to store (volume null: removed), with its item's index in the request. */
