@@ -251,7 +251,12 @@ export function importRoutes(ctx: RouteContext, owners: ImportOwners, resolvers:
       } catch (error) {
         if (error instanceof FileProblem) failure = error.message;
         else if (error instanceof FileTooLarge) failure = tooLarge = error.message;
-        else throw error;
+        else {
+          // The upload broke (a call failed, the client left): the job ends failed now rather than
+          // queued until the sweep. Best effort: the owner may be the one that is down.
+          await owner.sealImport({ importId, linesTotal: BigInt(linesTotal), chunksTotal: seq, failure: `the upload failed after ${linesTotal} lines; nothing of it is applied` }, as(caller)).catch(() => undefined);
+          throw error;
+        }
       }
       const sealed = await owner.sealImport({ importId, linesTotal: BigInt(linesTotal), chunksTotal: seq, failure }, as(caller));
       if (tooLarge) throw new HttpError(413, `${tooLarge}: import ${importId} failed`);

@@ -268,15 +268,18 @@ export class ImportJobs {
         const [row] = await db<JobRow>("import_jobs").insert({ id: randomUUID(), account_id: accountId, api_key_id: apiKeyId, resource: req.resource, format: req.format }).returning("*");
         return { import: importFromRow(row) };
       },
-      appendImportChunk: async (req, c) => {
-        const job = await jobOf(db, callerOf(c).accountId, req.importId);
-        if (job.sealed || job.status !== "queued") throw conflict(`import ${job.id} takes no more chunks (${job.status})`);
-        const appended = await db("import_chunks").insert({ import_id: job.id, seq: req.seq, chunk: Buffer.from(toBinary(AppendImportChunkRequestSchema, req)) }).onConflict(["import_id", "seq"]).ignore().returning("seq");
-        // A repeated append (a retried call) is refused, never applied twice.
-        if (!appended.length) throw conflict(`chunk ${req.seq} of import ${job.id} has been appended already`);
-        await db("import_jobs").where({ id: job.id }).update({ appended_at: new Date() });
-        return {};
-      },
+      appendImportChunk: async (req, c) =>
+        // With the job locked: a cancel or the sweep (which lock it too) cannot end it between the
+        // check and the insert, leaving a chunk to a finished job.
+        inTransaction(db, async (tx) => {
+          const job = await jobOf(tx, callerOf(c).accountId, req.importId, true);
+          if (job.sealed || job.status !== "queued") throw conflict(`import ${job.id} takes no more chunks (${job.status})`);
+          const appended = await tx("import_chunks").insert({ import_id: job.id, seq: req.seq, chunk: Buffer.from(toBinary(AppendImportChunkRequestSchema, req)) }).onConflict(["import_id", "seq"]).ignore().returning("seq");
+          // A repeated append (a retried call) is refused, never applied twice.
+          if (!appended.length) throw conflict(`chunk ${req.seq} of import ${job.id} has been appended already`);
+          await tx("import_jobs").where({ id: job.id }).update({ appended_at: new Date() });
+          return {};
+        }),
       sealImport: async (req, c) => {
         const accountId = callerOf(c).accountId;
         const row = await inTransaction(db, async (tx) => {
@@ -369,7 +372,9 @@ export class ImportJobs {
       if (done) ctx.logger.info({ importId: job.id, accountId: job.account_id, resource: job.resource, linesTotal: job.lines_total, linesFailed: failed }, "import finished");
       return { resource: job.resource, lines: counts.processed };
     }).catch(async (error: unknown) => {
-      if (taken && !infrastructureKind(error)) await this.chunkFailed(ctx, taken.job, taken.firstLine);
+      // An outage only delays the chunk; anything else (a unique violation that will repeat too) is an attempt.
+      const kind = infrastructureKind(error);
+      if (taken && kind !== "unavailable" && kind !== "outcome_unknown") await this.chunkFailed(ctx, taken.job, taken.firstLine);
       throw error;
     });
     if (!worked) return false;
@@ -420,9 +425,8 @@ export class ImportJobs {
       return rows.length;
     });
     if (stopped) ctx.relay.kick();
-    const expired = await ctx.db("import_chunks")
-      .whereIn("import_id", ctx.db("import_jobs").where("results_expire_at", "<", ctx.db.fn.now()).select("id"))
-      .delete();
+    // From the chunks held (a join on them), not from every job whose results ever expired.
+    const { rowCount: expired } = await ctx.db.raw("DELETE FROM import_chunks c USING import_jobs j WHERE j.id = c.import_id AND j.results_expire_at < now()");
     return { stopped, expired };
   }
 
