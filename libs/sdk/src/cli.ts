@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { Client, type Spec } from "./core/client";
+import { Client, queryString, type Spec } from "./core/client";
 import { ApiError, AuthenticationError, ConnectionError } from "./core/errors";
 import { followImport, importResults } from "./core/imports";
 import { eventQueue } from "./core/queue";
@@ -182,12 +182,6 @@ function operationCall(id: string, params: string[] = []): { spec: Spec; query: 
   const filled = op.path.replace(/\{([^}]+)\}/g, (_m, name: string) => encodeURIComponent(path[name]));
   return { spec: { method: op.method, path: filled, auth: op.auth }, query, op };
 }
-
-const queryString = (query: Record<string, string | string[]>) => {
-  const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(query)) for (const item of [v].flat()) q.append(k, item);
-  return q.size ? `?${q}` : "";
-};
 
 async function login(args: string[], io: Io): Promise<number> {
   const { values } = parse(args, { "account-id": { type: "string" }, "api-key": { type: "string" } });

@@ -64,6 +64,21 @@ beforeEach(() => {
 });
 
 describe("retries", () => {
+  it("does not repeat an admin write (the gateway keeps no Idempotency-Key for it: a repeat would make a second account)", async () => {
+    answers = [error(503, "service_unavailable"), json(201, { accountID: "a2" })];
+    await expect(new Analytics({ baseUrl, adminToken: "root", sleep: async (ms) => void waits.push(ms) }).admin.createAccount({ name: "Acme" } as never)).rejects.toBeInstanceOf(ServerError);
+    expect(seen).toHaveLength(1);
+  });
+
+  it("counts an attempt whose answer does not come within timeoutMs as no answer, and retries it with the same key", async () => {
+    // The first request is held (never answered); the retry is answered.
+    answers = [() => undefined, json(201, [{ statusCode: 201 }])];
+    const result = await client({ timeoutMs: 200 }).warehouses.createWarehouses([{ externalId: "W1", name: "Main" }] as never);
+    expect(result).toEqual([{ statusCode: 201 }]);
+    expect(seen).toHaveLength(2);
+    expect(seen[1].headers["idempotency-key"]).toBe(seen[0].headers["idempotency-key"]);
+  });
+
   it.each([408, 409, 429, 500, 503])("retries a %i and answers the success that follows", async (status) => {
     answers = [error(status, "x"), json(201, [{ statusCode: 201 }])];
     const result = await client().warehouses.createWarehouses([{ externalId: "W1", name: "Main" }] as never);

@@ -38,6 +38,8 @@ export interface ClientOptions {
   adminToken?: string;
   /** Retries on no answer, 408, 409, 429 and 5xx; 2 when absent. */
   maxRetries?: number;
+  /** How long an attempt may wait for its answer's headers before it counts as no answer (then retried); 60 s when absent. */
+  timeoutMs?: number;
   /** The first retry's wait before jitter (doubling each time, at most 8 s); 500 ms when absent. */
   retryBaseMs?: number;
   /** Conditional reads: keep answers with an ETag, send If-None-Match, and return the kept answer on 304. */
@@ -83,7 +85,8 @@ export function nextLink(link: string | null): string | undefined {
   return undefined;
 }
 
-const queryString = (query: object | undefined) => {
+/** A query object as `?a=1&b=x&b=y` (arrays repeated, absent values left out), "" for none. */
+export const queryString = (query: object | undefined) => {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(query ?? {})) {
     if (v === undefined || v === null) continue;
@@ -140,18 +143,27 @@ export class Client {
     const payload = body === undefined ? undefined : isUpload ? (body as Upload) : JSON.stringify(body);
     // A stream's bytes are read once: a retry could not send them again.
     const replayable = !(typeof ReadableStream !== "undefined" && payload instanceof ReadableStream);
-    const maxRetries = replayable ? (options.maxRetries ?? this.options.maxRetries ?? 2) : 0;
+    // An admin write is not retried: the gateway keeps Idempotency-Keys of accounts' calls only, so
+    // a repeat of a lost answer would make a second account or key.
+    const maxRetries = replayable && !(key && spec.auth === "admin") ? (options.maxRetries ?? this.options.maxRetries ?? 2) : 0;
     let renewed = false;
     for (let attempt = 0; ; attempt++) {
       if (spec.auth === "bearer") headers.authorization = `Bearer ${await this.accessToken()}`;
       if (spec.auth === "admin") headers.authorization = `Bearer ${this.options.adminToken}`;
       let res: Response;
+      // The attempt's deadline runs until the answer's headers (a body is read at its own pace).
+      const deadline = new AbortController();
+      const timer = setTimeout(() => deadline.abort(new Error(`no answer in ${this.options.timeoutMs ?? 60_000} ms`)), this.options.timeoutMs ?? 60_000);
+      timer.unref?.();
+      const signal = options.signal ? AbortSignal.any([options.signal, deadline.signal]) : deadline.signal;
       try {
-        res = await this.fetch(this.baseUrl + target, { method: spec.method, headers, body: payload, signal: options.signal, ...(replayable ? {} : { duplex: "half" }) } as RequestInit);
+        res = await this.fetch(this.baseUrl + target, { method: spec.method, headers, body: payload, signal, ...(replayable ? {} : { duplex: "half" }) } as RequestInit);
       } catch (error) {
         if (options.signal?.aborted || attempt >= maxRetries) throw new ConnectionError(error);
         await this.sleep(this.backoff(attempt), options.signal);
         continue;
+      } finally {
+        clearTimeout(timer);
       }
       if (res.ok || res.status === 304) return res;
       // The token was revoked or expired early: renewed once, the request sent again (not a retry).
