@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { STATUS_CODES } from "node:http";
+import { STATUS_CODES, type IncomingMessage } from "node:http";
 import { Socket } from "node:net";
 import { errorCodeOf } from "@analytics/errors";
 
@@ -14,32 +14,35 @@ declare module "fastify" {
  * The request timeout (REQUEST_TIMEOUT_MS), per request rather than Node's one for the server: a
  * request must have arrived whole within it, and a file upload (a route with `config.upload`, a
  * 1 GiB import takes minutes) must not go that long without a byte. Past it the client gets a 408
- * GeneralResponse and the connection is closed. Checked every second, as Node checked its own.
+ * GeneralResponse and the connection is closed. Checked every second (one timer for all), as Node
+ * checked its own.
  */
 export function installRequestDeadline(app: FastifyInstance, timeoutMs: number): void {
   const body = JSON.stringify({ statusCode: 408, error: STATUS_CODES[408], message: `the request did not arrive within ${timeoutMs / 1000} s`, code: errorCodeOf(408) });
   const answer = `HTTP/1.1 408 ${STATUS_CODES[408]}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-  app.addHook("onRequest", (request, _reply, done) => {
-    const raw = request.raw;
-    const socket = raw.socket;
-    // Arrived whole already, or injected (app.inject: no connection to wait on).
-    if (raw.complete || !(socket instanceof Socket)) return done();
-    const upload = request.routeOptions.config?.upload === true;
-    let bytes = socket.bytesRead;
-    let since = Date.now();
-    const check = setInterval(() => {
-      if (raw.complete || socket.destroyed) return clearInterval(check);
-      if (upload && socket.bytesRead !== bytes) {
-        bytes = socket.bytesRead;
-        since = Date.now();
-      } else if (Date.now() - since >= timeoutMs) {
-        clearInterval(check);
+  // The requests whose body is still arriving, checked together by one timer (not one per request).
+  const arriving = new Set<{ raw: IncomingMessage; socket: Socket; upload: boolean; bytes: number; since: number }>();
+  const check = setInterval(() => {
+    const now = Date.now();
+    for (const r of arriving) {
+      if (r.raw.complete || r.socket.destroyed) arriving.delete(r);
+      else if (r.upload && r.socket.bytesRead !== r.bytes) {
+        r.bytes = r.socket.bytesRead;
+        r.since = now;
+      } else if (now - r.since >= timeoutMs) {
+        arriving.delete(r);
         // As Node answered it: on the socket, whatever the handler is doing, then closed.
-        socket.end(answer);
+        r.socket.end(answer);
       }
-    }, Math.min(1_000, timeoutMs));
-    check.unref();
-    raw.once("close", () => clearInterval(check));
+    }
+  }, Math.min(1_000, timeoutMs));
+  check.unref();
+  app.addHook("onClose", async () => clearInterval(check));
+  app.addHook("onRequest", (request, _reply, done) => {
+    const { raw } = request;
+    // Arrived whole already, or injected (app.inject: no connection to wait on).
+    if (!raw.complete && raw.socket instanceof Socket)
+      arriving.add({ raw, socket: raw.socket, upload: request.routeOptions.config?.upload === true, bytes: raw.socket.bytesRead, since: Date.now() });
     done();
   });
 }
