@@ -170,14 +170,16 @@ describe("webhooks over the platform (real Postgres, NATS, a kill -9, a NATS out
       const before = await consumers();
       expect(before.length).toBeGreaterThan(0);
       for (const info of before) await jsm.consumers.delete(names.stream, info.name);
+      let last = "";
       await eventually(async () => {
         const again = await consumers();
+        last = JSON.stringify(again.map((c) => ({ name: c.name, pending: c.num_pending, ackPending: c.num_ack_pending, delivered: c.delivered.consumer_seq })));
         return (
           again.length === before.length &&
           again.every((c) => c.num_pending === 0 && c.num_ack_pending === 0) &&
           again.reduce((n, c) => n + c.delivered.consumer_seq, 0) >= jobs.length
         );
-      }, 90_000, "the import.finished messages delivered again and acknowledged");
+      }, 90_000, () => `the import.finished messages delivered again and acknowledged (consumers: ${last})`);
     } finally {
       await nc.close();
     }

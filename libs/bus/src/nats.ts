@@ -221,12 +221,15 @@ export class NatsBus implements Bus {
       whileNotFound(async () => (await this.js.consumers.get(this.options.stream, durable)).consume({ max_messages: 256, expires: PULL_EXPIRES_MS, idle_heartbeat: PULL_HEARTBEAT_MS, bind: true })),
     );
     this.running.add(messages);
-    // A pull nobody answers (no leader yet, or no consumer) or one told the consumer was deleted:
-    // the consumer is made again when it is missing, so that the next pull finds it.
+    // A pull nobody answers (no leader yet, or no consumer), one told the consumer was deleted, or
+    // one that hears nothing more: the consumer is made again when it is missing, so that the next
+    // pull finds it.
     let checking = false;
     void (async () => {
       for await (const status of messages.status()) {
-        if ((status.type !== "consumer_deleted" && status.type !== "no_responders") || checking) continue;
+        // Also after missed heartbeats: a pull made just as the consumer was deleted is not told so,
+        // it only hears nothing more.
+        if ((status.type !== "consumer_deleted" && status.type !== "no_responders" && status.type !== "heartbeats_missed") || checking) continue;
         checking = true;
         ensure()
           .catch((error) => log?.warn({ err: error, consumer: durable }, "consumer could not be made again; trying at the next missed pull"))
