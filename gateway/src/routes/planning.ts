@@ -2,7 +2,7 @@ import { z } from "zod";
 import { Readable } from "node:stream";
 import { Code, ConnectError, type CallOptions, type Client } from "@connectrpc/connect";
 import { ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
-import { fieldRules, planningV1, RestDecimal, type catalogueV1 } from "@analytics/contracts";
+import { decimalJson, fieldRules, planningV1, RawJson, type catalogueV1 } from "@analytics/contracts";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Caller } from "@analytics/auth";
 import { RETRY_AFTER_SECONDS } from "@analytics/errors";
@@ -219,21 +219,27 @@ const restRow = restAnswerOf(PlannedVolumeRowSchema, names);
 const restWarehouseRow = restAnswerOf(PlannedVolumeWarehouseRowSchema, names);
 
 /**
- * A period's converter, made once: text as it is, Decimals as JSON numbers (their exact digits),
- * unset as null, under REST's names. A by-SKU answer of weeks holds millions of periods.
+ * A row's REST JSON writer, made once (a by-SKU answer holds millions of periods): the message's
+ * fields in their order under REST's names, text as JSON strings, Decimals as JSON numbers of
+ * their exact digits, unset as null, `periods` each by `period`'s writer. Text is built
+ * directly: no object per period, no marked strings to replace after JSON.stringify.
  */
-function restPeriodOf(desc: DescMessage, omit: readonly string[] = []) {
+function restJsonOf(desc: DescMessage, omit: readonly string[] = [], period?: (p: object) => string) {
   const fields = desc.fields
     .filter((f) => !omit.includes(f.jsonName))
-    .map((f) => ({ rest: names[f.jsonName as keyof typeof names] ?? f.jsonName, local: f.localName, decimal: f.fieldKind === "message" }));
-  return (period: object) => {
-    const p = period as Record<string, unknown>;
-    const out: Record<string, unknown> = {};
+    .map((f, i) => ({ prefix: `${i ? "," : "{"}${JSON.stringify(names[f.jsonName as keyof typeof names] ?? f.jsonName)}:`, local: f.localName, kind: f.fieldKind }));
+  return (message: object): string => {
+    const m = message as Record<string, unknown>;
+    let out = "";
     for (const f of fields) {
-      const v = p[f.local];
-      out[f.rest] = v === undefined ? null : f.decimal ? new RestDecimal((v as { value: string }).value || "0") : v;
+      const v = m[f.local];
+      out += f.prefix;
+      if (f.kind === "list") out += `[${(v as object[]).map(period!).join(",")}]`;
+      else if (v === undefined) out += "null";
+      else if (f.kind === "message") out += decimalJson((v as { value: string }).value || "0");
+      else out += JSON.stringify(v);
     }
-    return out;
+    return `${out}}`;
   };
 }
 
@@ -276,17 +282,14 @@ const breakdownWarehouseRow = z
   )
   .meta({ id: "BreakdownWarehouseRow" });
 
-const restSalesPlanPeriod = restPeriodOf(SalesPlanPeriodSchema);
-const restBreakdownPeriod = restPeriodOf(BreakdownPeriodSchema, TRANSFERS);
-const restWarehousePeriod = restPeriodOf(BreakdownPeriodSchema);
-const restSalesPlanRow = (r: planningV1.SalesPlanRow) => ({ groupKey: r.groupKey, channel: r.channel, periods: r.periods.map(restSalesPlanPeriod) });
-const restBreakdownRow = (r: planningV1.BreakdownRow) => ({ groupKey: r.groupKey, periods: r.periods.map(restBreakdownPeriod) });
-const restBreakdownWarehouseRow = (r: planningV1.BreakdownWarehouseRow) => ({
-  groupKey: r.groupKey,
-  warehouseId: r.warehouseId,
-  warehouseName: r.warehouseName,
-  periods: r.periods.map(restWarehousePeriod),
-});
+// Each row as RawJson, placed into the answer as it is.
+const restSalesPlanRow = restRowOf(SalesPlanRowSchema, restJsonOf(SalesPlanPeriodSchema));
+const restBreakdownRow = restRowOf(BreakdownRowSchema, restJsonOf(BreakdownPeriodSchema, TRANSFERS));
+const restBreakdownWarehouseRow = restRowOf(BreakdownWarehouseRowSchema, restJsonOf(BreakdownPeriodSchema));
+function restRowOf(desc: DescMessage, period: (p: object) => string) {
+  const row = restJsonOf(desc, [], period);
+  return (r: object) => new RawJson(row(r));
+}
 
 // ---------------------------------------------------------------------------------------------
 // CSV (CONTRACT "Pages and CSV"): one line per row and period, the row's keys first, then the

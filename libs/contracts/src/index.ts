@@ -20,7 +20,7 @@ export * as ordersMessagesV1 from "./gen/orders/v1/messages_pb";
 export * as pricingMessagesV1 from "./gen/pricing/v1/messages_pb";
 export * as topics from "./topics";
 export type { Topic } from "./topics";
-export { toRestJson, fromRestJson, stringifyRest, decimalFromNumber, RawJson, RestDecimal } from "./rest-json";
+export { toRestJson, fromRestJson, stringifyRest, decimalFromNumber, decimalJson, RawJson, RestDecimal } from "./rest-json";
 export { serviceRegistry, serviceNames, serviceUrlVariable, type ServiceName } from "./services";
 export { isCurrencyCode } from "./values";
 export {

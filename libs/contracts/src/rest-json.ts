@@ -348,6 +348,12 @@ export class RestDecimal {
   }
 }
 
+/** A decimal's digits as JSON number text, checked as RestDecimal checks them: for writers that build JSON text themselves. */
+export function decimalJson(digits: string): string {
+  if (!DECIMAL_TEXT.test(digits)) throw new RangeError(`not a decimal: ${digits}`);
+  return digits;
+}
+
 /**
  * JSON text that is already valid JSON (a payload Postgres returned as text), placed into a REST
  * answer as it is: no parse in the gateway, no second stringify.
