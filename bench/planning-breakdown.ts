@@ -10,7 +10,8 @@
 //   statement over the raw sale lines they replaced (the tests' oracle,
 //   services/planning/test/oracle.ts), in the same run, interleaved; medians of ROUNDS; the first
 //   pass compares both answers' figures. (The same aggregate written by hand,
-//   bench/planning-breakdown-sql.ts, is still there for EXPLAIN.)
+//   bench/planning-breakdown-sql.ts, is still there for EXPLAIN.) NO_ORACLE=1: the service's side
+//   alone, once (with ONLY=warehouse-skus: the first chunk and the whole answer by SKU).
 import pg from "pg";
 import { randomUUID } from "node:crypto";
 import pino from "pino";
@@ -20,9 +21,9 @@ import { create } from "@bufbuild/protobuf";
 import { planningV1 } from "@analytics/contracts";
 import { createDb, type Db } from "@analytics/db";
 import { startPlanningService } from "../services/planning/src/service";
-import { breakdown, breakdownByWarehouse, salesPlans } from "../services/planning/src/breakdown";
+import { breakdown, breakdownByWarehouse, salesPlans, SLICE_SKUS } from "../services/planning/src/breakdown";
 import * as oracle from "../services/planning/test/oracle";
-import { addToSalesRollups, breakdownStatement as rollupStatement, recomputeSalesRollups, type SalesLineFigures } from "../services/planning/src/repository";
+import { addToSalesRollups, breakdownStatement as rollupStatement, recomputeSalesRollups, nextSlice, type SalesLineFigures } from "../services/planning/src/repository";
 import { applyDeliveries } from "../services/planning/src/replica";
 import { fromBinary } from "@bufbuild/protobuf";
 import { topics } from "@analytics/contracts";
@@ -108,7 +109,7 @@ export async function seedAll(sql: pg.Client, url: string): Promise<string> {
   const db = createDb({ url, schema: "planning", statementTimeoutMs: STATEMENT_TIMEOUT_MS });
   await db.transaction((tx) => recomputeSalesRollups(tx, accounts)).finally(() => db.destroy());
   await sql.query(
-    "VACUUM ANALYZE planning.sales_days, planning.sales_months, planning.accounts, planning.skus, planning.warehouses, planning.stock, planning.stock_trigger_minimums, planning.purchase_order_lines, planning.distribution_orders, planning.sales_plans, planning.sales_lines",
+    "VACUUM ANALYZE planning.sales_days, planning.sales_months, planning.sku_months, planning.group_months, planning.group_stock, planning.group_po_months, planning.accounts, planning.skus, planning.warehouses, planning.stock, planning.stock_trigger_minimums, planning.purchase_order_lines, planning.distribution_orders, planning.sales_plans, planning.sales_lines",
   );
   const counts = (
     await sql.query(
@@ -305,6 +306,16 @@ async function databaseOf(): Promise<{ url: string; drop(): Promise<void>; reuse
   return { url: url.toString(), drop: async () => undefined, reused: true };
 }
 
+/** A whole answer's first slice, as the service finds it. */
+async function firstSliceEnd(url: string, account: string, q: ReturnType<typeof breakdownQueryOf>) {
+  const db = createDb({ url, schema: "planning" });
+  try {
+    return await db.transaction((tx) => nextSlice(tx, account, q, undefined, SLICE_SKUS));
+  } finally {
+    await db.destroy();
+  }
+}
+
 async function main() {
   const only = process.argv.slice(2);
   const database = await databaseOf();
@@ -332,10 +343,14 @@ async function main() {
       const q = breakdownQueryOf(create(planningV1.BreakdownQuerySchema, { volumes: { groupBy: WHICH[which], fromDate: window.fromDate, toDate: window.toDate }, period: planningV1.Period.MONTH }));
       const a = (await sql.query(paramsSql, [account, window.fromDate, window.toDate]).catch(async () => (await sql.query("SET search_path TO planning"), sql.query(paramsSql, [account, window.fromDate, window.toDate])))).rows[0];
       const account_ = { tz: a.tz, growth: a.growth, today: a.today };
-      const st = breakdownStatement(account, q, which === "seasons" ? "groups" : "warehouses", account_, periodsOf("month", window.fromDate, window.toDate, a.today));
+      // By SKU the service reads slices (breakdown.ts answerRows): the first one, unless EXPLAIN_WHOLE.
+      const sliced = which !== "seasons" && breakdownStatement === rollupStatement && !process.env.EXPLAIN_WHOLE;
+      await sql.query("SET search_path TO planning");
+      const firstSlice = sliced ? await firstSliceEnd(database.url, account, q) : undefined;
+      const st = breakdownStatement(account, q, which === "seasons" ? "groups" : "warehouses", account_, periodsOf("month", window.fromDate, window.toDate, a.today), ...(firstSlice ? [firstSlice] : []));
       let i = 0;
       const text = st.sql.replace(/\?/g, () => `$${++i}`);
-      await sql.query(`SET search_path TO planning; SET enable_nestloop = off; SET jit = off; SET work_mem = '64MB'; ${process.env.EXPLAIN_SET ?? ""}`);
+      await sql.query(`SET enable_nestloop = off; SET jit = off; SET work_mem = '64MB'; ${process.env.EXPLAIN_SET ?? ""}`);
       const e = await sql.query(`EXPLAIN (ANALYZE, BUFFERS) ${text}`, st.bindings as unknown[]);
       console.log(e.rows.map((r: Record<string, string>) => r["QUERY PLAN"]).join("\n"));
       return;
@@ -355,6 +370,11 @@ async function main() {
         // Same answer both ways (by warehouse by SKU: the rows of one SKU in 50, every field).
         const fromRollups: Cells = new Map();
         const first = await viaService(db, account, window, which, fromRollups);
+        if (process.env.NO_ORACLE) {
+          // The service's side alone, once (the oracle takes a minute by SKU).
+          console.log(`${which}: rollups ${first.rows} rows / ${first.periods} periods in ${first.ms.toFixed(0)} ms (first chunk ${first.firstMs.toFixed(0)} ms, ${Math.round(first.periods / (first.ms / 1000))} row-periods/s; RSS ${first.rssBeforeMiB} MiB + peak ${first.rssPeakGrowthMiB} MiB)`);
+          continue;
+        }
         const fromOracle: Cells = new Map();
         const firstOracle = await viaService(db, account, window, which, fromOracle, [], "oracle");
         const diff = differences(fromRollups, fromOracle);

@@ -1,6 +1,6 @@
 import { DecimalSchema, type Decimal, type planningV1 } from "@analytics/contracts";
 import type { Db } from "@analytics/db";
-import { answerAccount, breakdownStatement, cursorRows, paged, type PageOf } from "./repository";
+import { answerAccount, breakdownStatement, cursorRows, nextSlice, paged, type PageOf, type Shape } from "./repository";
 import { periodsOf, type PeriodSpan } from "./periods";
 import type { BreakdownQuery, Page } from "./validation";
 
@@ -46,13 +46,15 @@ const CHUNK = 500;
 export const QUERY_TIMEOUT_MS = 120_000;
 
 /**
- * What the caller may set: today (tests), the statement timeout (PLANNING_QUERY_TIMEOUT_MS) and the
- * call's signal (its client gone: the statement is cancelled).
+ * What the caller may set: today (tests), the statement timeout (PLANNING_QUERY_TIMEOUT_MS), the
+ * call's signal (its client gone: the statement is cancelled) and the slices' size.
  */
 export interface AnswerOptions {
   today?: string;
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** SKUs in the first slice of a whole answer (SLICE_SKUS; tests slice small accounts finely). */
+  sliceSkus?: number;
 }
 
 /**
@@ -104,12 +106,51 @@ async function prepare(db: Db, accountId: string, q: BreakdownQuery, today?: str
   return { account, periods, reported };
 }
 
+/**
+ * Selected SKUs in the first slice of a whole answer by SKU, variant or product; each next slice
+ * twice the one before, up to SLICE_GROWTH times the first: the first rows come soon, and a large
+ * answer is a few statements, not hundreds (each costs its planning and its slice's lookups).
+ */
+export const SLICE_SKUS = 1_000;
+const SLICE_GROWTH = 16;
+
+/**
+ * An answer's rows in REST order (`order`, keys of the paged statement's `y`), in batches of about
+ * CHUNK rows. A whole answer by SKU, variant or product is read in slices of its groups (SLICE_SKUS),
+ * each its own statement in one snapshot: its first rows come after one slice's work, not the whole
+ * answer's sort, and no slice holds more than its own groups. A page, an answer of the groups
+ * changed since a time (a group that SKUs left has rows outside their slice) and one by season
+ * (a few groups of thousands of SKUs each, read from the group rollups) are one statement.
+ */
+function answerRows(db: Db, accountId: string, q: BreakdownQuery, shape: Shape, prepared: Awaited<ReturnType<typeof prepare>>, order: string, { timeoutMs = QUERY_TIMEOUT_MS, signal, sliceSkus = SLICE_SKUS }: AnswerOptions) {
+  const { account, periods, reported } = prepared;
+  const batch = CHUNK * reported.length;
+  const { page, updatedSince, groupBy } = q.volumes;
+  if (page || updatedSince || groupBy === "seasons") return cursorRows(db, paged(breakdownStatement(accountId, q, shape, account, periods), order, page), batch, timeoutMs, signal);
+  return cursorRows(
+    db,
+    async function* (tx) {
+      let after: string | undefined;
+      let size = sliceSkus;
+      do {
+        const slice = await nextSlice(tx, accountId, q, after, size);
+        yield breakdownStatement(accountId, q, shape, account, periods, slice);
+        after = slice.upTo;
+        size = Math.min(size * 2, sliceSkus * SLICE_GROWTH);
+      } while (after !== undefined);
+    },
+    batch,
+    timeoutMs,
+    signal,
+  );
+}
+
 /** GET /planning/sales-plans: rows per group and channel, in chunks. */
-export async function* salesPlans(db: Db, accountId: string, q: BreakdownQuery, { today, timeoutMs = QUERY_TIMEOUT_MS, signal }: AnswerOptions = {}): AsyncGenerator<PageOf<SalesPlanRow>> {
-  const { account, periods, reported } = await prepare(db, accountId, q, today);
-  const span = (r: Record<string, string>) => periods[Number(r.idx)];
+export async function* salesPlans(db: Db, accountId: string, q: BreakdownQuery, options: AnswerOptions = {}): AsyncGenerator<PageOf<SalesPlanRow>> {
+  const prepared = await prepare(db, accountId, q, options.today);
+  const span = (r: Record<string, string>) => prepared.periods[Number(r.idx)];
   yield* gathered<SalesPlanRow>(
-    cursorRows(db, paged(breakdownStatement(accountId, q, "plans", account, periods), "y.g, y.channel, y.idx", q.volumes.page), CHUNK * reported.length, timeoutMs, signal),
+    answerRows(db, accountId, q, "plans", prepared, "y.g, y.channel, y.idx", options),
     (r) => `${r.g}\u0000${r.channel}`,
     (r) => ({ groupKey: r.g, channel: Number(r.channel), periods: [] }),
     (r) => ({ periodStart: span(r).start, periodEnd: span(r).end, salesPlanVolume: decimal(r.plan), salesActualVolume: decimal(r.actual), storedPlanShare: decimal(r.share) }),
@@ -137,25 +178,25 @@ function breakdownPeriod(periods: PeriodSpan[], r: Record<string, string>, byWar
 }
 
 /** GET /planning/breakdown: a row per group, in chunks. */
-export async function* breakdown(db: Db, accountId: string, q: BreakdownQuery, { today, timeoutMs = QUERY_TIMEOUT_MS, signal }: AnswerOptions = {}): AsyncGenerator<PageOf<BreakdownRowOut>> {
-  const { account, periods, reported } = await prepare(db, accountId, q, today);
+export async function* breakdown(db: Db, accountId: string, q: BreakdownQuery, options: AnswerOptions = {}): AsyncGenerator<PageOf<BreakdownRowOut>> {
+  const prepared = await prepare(db, accountId, q, options.today);
   yield* gathered<BreakdownRowOut>(
-    cursorRows(db, paged(breakdownStatement(accountId, q, "groups", account, periods), "y.g, y.idx", q.volumes.page), CHUNK * reported.length, timeoutMs, signal),
+    answerRows(db, accountId, q, "groups", prepared, "y.g, y.idx", options),
     (r) => r.g,
     (r) => ({ groupKey: r.g, periods: [] }),
-    (r) => breakdownPeriod(periods, r, false),
+    (r) => breakdownPeriod(prepared.periods, r, false),
     q.volumes.page,
   );
 }
 
 /** GET /planning/breakdown/by-warehouse: a row per group and warehouse, in chunks. */
-export async function* breakdownByWarehouse(db: Db, accountId: string, q: BreakdownQuery, { today, timeoutMs = QUERY_TIMEOUT_MS, signal }: AnswerOptions = {}): AsyncGenerator<PageOf<BreakdownWarehouseRowOut>> {
-  const { account, periods, reported } = await prepare(db, accountId, q, today);
+export async function* breakdownByWarehouse(db: Db, accountId: string, q: BreakdownQuery, options: AnswerOptions = {}): AsyncGenerator<PageOf<BreakdownWarehouseRowOut>> {
+  const prepared = await prepare(db, accountId, q, options.today);
   yield* gathered<BreakdownWarehouseRowOut>(
-    cursorRows(db, paged(breakdownStatement(accountId, q, "warehouses", account, periods), "y.g, y.wid, y.idx", q.volumes.page), CHUNK * reported.length, timeoutMs, signal),
+    answerRows(db, accountId, q, "warehouses", prepared, "y.g, y.wid, y.idx", options),
     (r) => `${r.g}\u0000${r.wid}`,
     (r) => ({ groupKey: r.g, warehouseId: r.wid, warehouseName: r.wname, periods: [] }),
-    (r) => breakdownPeriod(periods, r, true),
+    (r) => breakdownPeriod(prepared.periods, r, true),
     q.volumes.page,
   );
 }

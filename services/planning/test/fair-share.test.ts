@@ -17,7 +17,7 @@ describe("planning answers: a share per account, cancelled with their call", () 
   const request = { query: { volumes: { fromDate: "2026-03-01", toDate: "2026-03-31", groupBy: GroupBy.SKUS } } };
   /** The service's breakdown statements in the database, by state. */
   const statements = async () =>
-    (await p.db.raw(`SELECT state, wait_event_type FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'DECLARE breakdown%' AND state <> 'idle'`)).rows as {
+    (await p.db.raw(`SELECT state, wait_event_type FROM pg_stat_activity WHERE datname = current_database() AND (query LIKE 'DECLARE breakdown%' OR query LIKE '/* breakdown slice */%') AND state <> 'idle'`)).rows as {
       state: string;
       wait_event_type: string | null;
     }[];

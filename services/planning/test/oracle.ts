@@ -4,7 +4,8 @@
 import type { Knex } from "knex";
 import { DecimalSchema, type Decimal, type planningV1 } from "@analytics/contracts";
 import type { Db } from "@analytics/db";
-import { skuWhere, groupColumn } from "../src/repository";
+// The service's cursor runner (one statement through a cursor, hash joins only): not part of the statement.
+import { cursorRows, skuWhere, groupColumn } from "../src/repository";
 import { addDays, monthStart, nextMonth, periodsOf, type PeriodSpan } from "../src/periods";
 import type { BreakdownQuery } from "../src/validation";
 
@@ -340,43 +341,6 @@ export interface AnswerOptions {
   today?: string;
   timeoutMs?: number;
   signal?: AbortSignal;
-}
-
-/**
- * Runs a statement through a cursor with hash joins only (as planned volumes), yielding its rows
- * in batches. Without JIT: the few nested loops it cannot avoid (each period's days, every group
- * times every period) carry the disabled-nestloop cost, which pushes the estimate past
- * jit_above_cost, and compiling took 6 s for a statement that runs in milliseconds. The whole
- * answer is read (cursor_tuple_fraction 1: no plan chosen for a fast first row), and its hash
- * aggregates (SKUs x channels x months) get the memory to stay off disk. The statement takes
- * seconds at 100,000 SKUs, more than the pool's DB_STATEMENT_TIMEOUT_MS: it gets its own limit,
- * and the driver's read timeout (libs/db) a second more; past it the call is UNAVAILABLE (503).
- * When `signal` aborts (the caller left), the running statement is cancelled (pg_cancel_backend
- * from a connection of its own: this one is busy with it) and the transaction rolled back, so the
- * connection is free again at once rather than when the statement ends.
- */
-async function* cursorRows(db: Db, statement: { sql: string; bindings: Knex.RawBinding[] }, batch: number, timeoutMs: number, signal?: AbortSignal): AsyncGenerator<Record<string, string>[]> {
-  signal?.throwIfAborted();
-  const tx = await db.transaction();
-  const limit = { query_timeout: timeoutMs + 1_000 };
-  const connection = await tx.client.acquireConnection();
-  const cancel = () => void db.client.cancelQuery(connection).catch(() => undefined);
-  signal?.addEventListener("abort", cancel, { once: true });
-  try {
-    signal?.throwIfAborted();
-    await tx.raw(`SET LOCAL enable_nestloop = off; SET LOCAL jit = off; SET LOCAL cursor_tuple_fraction = 1; SET LOCAL work_mem = '64MB'; SET LOCAL statement_timeout = ${Math.round(timeoutMs)}`);
-    await tx.raw(`DECLARE breakdown NO SCROLL CURSOR FOR ${statement.sql}`, statement.bindings).options(limit);
-    for (;;) {
-      signal?.throwIfAborted();
-      const { rows } = await tx.raw(`FETCH ${batch} FROM breakdown`).options(limit);
-      if (!rows.length) break;
-      yield rows;
-    }
-    await tx.commit();
-  } finally {
-    signal?.removeEventListener("abort", cancel);
-    if (!tx.isCompleted()) await tx.rollback();
-  }
 }
 
 /** Rows of one statement gathered into answer rows (one per key, its periods in order), CHUNK at a time. */

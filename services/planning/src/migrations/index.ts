@@ -16,5 +16,6 @@ import { salesRollups } from "./012_sales_rollups";
 import { skuMonths } from "./013_sku_months";
 import { groupMonths } from "./014_group_months";
 import { groupStock } from "./015_group_stock";
+import { sliceIndexes } from "./016_slice_indexes";
 
-export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createReplica, replicaEpoch, changedGroups, skuSeq, sales, breakdownInputs, changedGroupsPoVolume, salesPlansKept, accountVersions, skuEan, timezoneNames, salesRollups, skuMonths, groupMonths, groupStock];
+export const migrations: Migration[] = [...outboxMigrations, ...inboxMigrations, createReplica, replicaEpoch, changedGroups, skuSeq, sales, breakdownInputs, changedGroupsPoVolume, salesPlansKept, accountVersions, skuEan, timezoneNames, salesRollups, skuMonths, groupMonths, groupStock, sliceIndexes];

@@ -2,9 +2,9 @@ import type { Knex } from "knex";
 import type { Db } from "@analytics/db";
 import { addDays, monthStart, monthsAndDays, type PeriodSpan } from "../periods";
 import type { BreakdownQuery } from "../validation";
-import { groupColumn, skuWhere } from "./filters";
+import { groupColumn, groupKeyOf, skuWhere } from "./filters";
 import { cellFigures, GROUPINGS } from "./group-months";
-import { groupsAfter } from "./pages";
+import { groupsIn, type GroupRange } from "./pages";
 import { accountTimezone } from "./sql";
 
 /*
@@ -54,7 +54,22 @@ interface Answer {
   periods: PeriodSpan[];
   first: string;
   last: string;
+  /** The groups answered: a page's (after its `after`) or a slice's; absent: all. */
+  range?: GroupRange;
+  /** A slice's SKUs and what names them in sales: each input read through its index for those only. */
+  slice?: Slice;
 }
+
+/** A slice of a whole answer: its groups, their selected SKUs, and the keys, skus and EANs that name them. */
+export interface Slice extends GroupRange {
+  skuIds: string[];
+  refs: string[];
+}
+
+/** ` AND <column> = ANY(the slice's SKU ids)` in a slice, else nothing. */
+const ofSlice = (a: Answer, column: string) => (a.slice ? ` AND ${column} = ANY(${a.b.v(a.slice.skuIds)}::uuid[])` : "");
+/** ` AND <column> = ANY(the slice's keys, skus and EANs)` in a slice, else nothing. */
+const namingSlice = (a: Answer, column: string) => (a.slice ? ` AND ${column} = ANY(${a.b.v(a.slice.refs)}::text[])` : "");
 
 /** The instant a day starts in the account's timezone. */
 const startOf = (a: Answer, day: string) => `(${a.b.v(day)}::date)::timestamp AT TIME ZONE ${a.b.v(a.account.tz)}`;
@@ -69,10 +84,10 @@ const wid = (a: Answer, expr: string) => (a.byWarehouse ? `, ${expr} AS wid` : "
  */
 function skus(a: Answer): string {
   const { b, q } = a;
-  const g = `s.${groupColumn[q.volumes.groupBy]}`;
+  const g = groupKeyOf(q.volumes.groupBy);
   return `s AS NOT MATERIALIZED (
-      SELECT s.sku_id, s.key, s.sku, s.ean, coalesce(${g}, '') AS g FROM skus s
-      WHERE s.account_id = ${b.v(a.accountId)} AND ${b.with(skuWhere(q.volumes.filters))}${groupsAfter(g, q.volumes.page, b.v)})`;
+      SELECT s.sku_id, s.key, s.sku, s.ean, ${g} AS g FROM skus s
+      WHERE s.account_id = ${b.v(a.accountId)} AND ${b.with(skuWhere(q.volumes.filters))}${groupsIn(g, a.range, b.v)}${ofSlice(a, "s.sku_id")})`;
 }
 
 /** The SKUs, their names in the sales rollups, the warehouses, and the periods with their days. */
@@ -101,14 +116,14 @@ function inputs(a: Answer): string {
 /** A rollup's live rows (alias x, with `joins`) of the account, the selected channels and `where`. */
 function rollupRows(a: Answer, rollup: string, joins: string, where: () => string): string {
   const { v } = a.b;
-  return `${rollup} x ${joins} WHERE x.account_id = ${v(a.accountId)} AND x.lines > 0 AND x.channel = ANY(${v(a.q.channels)}::int[]) AND ${where()}`;
+  return `${rollup} x ${joins} WHERE x.account_id = ${v(a.accountId)} AND x.lines > 0 AND x.channel = ANY(${v(a.q.channels)}::int[]) AND ${where()}${namingSlice(a, "x.ref")}`;
 }
 
 /** The per-SKU cells (sku_months, alias x, with `joins`) of the account's selected SKUs and channels from `from` to `to` where `live`. */
 function skuMonths(a: Answer, joins: string, from: string, to: string, live: string): string {
   const { v } = a.b;
   return `sku_months x JOIN s USING (sku_id) ${joins}
-        WHERE x.account_id = ${v(a.accountId)} AND x.month BETWEEN ${v(from)}::date AND ${v(to)}::date AND x.channel = ANY(${v(a.q.channels)}::int[]) AND ${live}`;
+        WHERE x.account_id = ${v(a.accountId)} AND x.month BETWEEN ${v(from)}::date AND ${v(to)}::date AND x.channel = ANY(${v(a.q.channels)}::int[]) AND ${live}${ofSlice(a, "x.sku_id")}`;
 }
 
 /**
@@ -124,7 +139,7 @@ function cellsAndPlans(a: Answer): string {
       FROM (SELECT x.sku_id, x.channel, x.month, x.units, x.lines, x.ly_units, x.ly_lines FROM ${skuMonths(a, "", monthStart(first), last, "(x.lines > 0 OR x.ly_lines > 0)")}) c
       FULL JOIN (
         SELECT p.sku_id, p.channel, p.month, p.volume FROM sales_plans p JOIN s USING (sku_id)
-        WHERE p.account_id = ${v(a.accountId)} AND p.volume IS NOT NULL AND p.month >= ${v(monthStart(first))}::date AND p.month <= ${v(last)}::date AND p.channel = ANY(${v(a.q.channels)}::int[])
+        WHERE p.account_id = ${v(a.accountId)} AND p.volume IS NOT NULL AND p.month >= ${v(monthStart(first))}::date AND p.month <= ${v(last)}::date AND p.channel = ANY(${v(a.q.channels)}::int[])${ofSlice(a, "p.sku_id")}
       ) p ON p.sku_id = c.sku_id AND p.channel = c.channel AND p.month = c.month`;
 }
 
@@ -207,12 +222,12 @@ function groupSales(a: Answer): string {
 /** The rows (alias x) of a group rollup the answer reads: its account, grouping, SKU statuses, activePlanning, brands and seasons, groups after the page's `after`. */
 function groupRows(a: Answer): string {
   const { v } = a.b;
-  const { filters, page, groupBy } = a.q.volumes;
+  const { filters, groupBy } = a.q.volumes;
   // Bound in the order the text is written.
   const brands = () => (filters.brands.length ? ` AND x.brand = ANY(${v(filters.brands.map((b) => `=${b.toLowerCase()}`))}::text[])` : "");
   const seasons = () => (groupBy === "seasons" && filters.seasons.length ? ` AND x.g = ANY(${v(filters.seasons)}::text[])` : "");
   return `x.account_id = ${v(a.accountId)} AND x.grouping = ${v(GROUPINGS[groupBy as keyof typeof GROUPINGS])}
-        AND x.status = ANY(${v(filters.skuStatus)}::int[]) AND x.active_planning = ${v(filters.activePlanning)}${brands()}${seasons()}${groupsAfter("x.g", page, v)}`;
+        AND x.status = ANY(${v(filters.skuStatus)}::int[]) AND x.active_planning = ${v(filters.activePlanning)}${brands()}${seasons()}${groupsIn("x.g", a.range, v)}`;
 }
 
 /** PO and draft-PO per group and period, stock and targets per group, from the group rollups (readsGroupMonths). */
@@ -250,12 +265,12 @@ function warehouseWeights(a: Answer): string {
     ship AS (
       SELECT r.sku_id, wx.warehouse_id::text AS wid, sum(x.shipped)::numeric AS weight
       FROM sales_days x JOIN r USING (ref_kind, ref) JOIN wx ON wx.external_id = x.external_warehouse_id
-      WHERE x.account_id = ${v(a.accountId)} AND x.day >= ${v(yearAgo)}::date AND x.day < ${v(today)}::date AND x.shipped > 0 AND r.sku_id IN (SELECT sku_id FROM sp)
+      WHERE x.account_id = ${v(a.accountId)} AND x.day >= ${v(yearAgo)}::date AND x.day < ${v(today)}::date AND x.shipped > 0${namingSlice(a, "x.ref")} AND r.sku_id IN (SELECT sku_id FROM sp)
       GROUP BY 1, 2),
     held AS (
       SELECT st.sku_id, st.warehouse_id::text AS wid, 1::numeric AS weight
       FROM stock st JOIN s USING (sku_id) JOIN w USING (warehouse_id)
-      WHERE st.account_id = ${v(a.accountId)} AND NOT st.deleted AND st.available_quantity > 0
+      WHERE st.account_id = ${v(a.accountId)} AND NOT st.deleted AND st.available_quantity > 0${ofSlice(a, "st.sku_id")}
         AND st.sku_id IN (SELECT sku_id FROM sp) AND NOT EXISTS (SELECT 1 FROM ship WHERE ship.sku_id = st.sku_id))`;
 }
 
@@ -296,16 +311,16 @@ function stockInputs(a: Answer): string {
     po AS (
       SELECT s.g${wid(a, "coalesce(wx.warehouse_id::text, '')")}, d.idx, sum(CASE WHEN l.kind = 'po' THEN l.open_quantity ELSE 0 END) AS po, sum(CASE WHEN l.kind = 'draft' THEN l.open_quantity ELSE 0 END) AS draft
       FROM purchase_order_lines l JOIN s USING (sku_id) JOIN d ON d.day = l.delivery_date ${a.byWarehouse ? "LEFT JOIN wx ON wx.external_id = l.external_warehouse_id" : ""}
-      WHERE l.account_id = ${v(a.accountId)} AND l.kind <> 'cancelled' AND l.delivery_date BETWEEN ${v(a.first)}::date AND ${v(a.last)}::date
+      WHERE l.account_id = ${v(a.accountId)} AND l.kind <> 'cancelled' AND l.delivery_date BETWEEN ${v(a.first)}::date AND ${v(a.last)}::date${ofSlice(a, "l.sku_id")}
       GROUP BY ${keys}, d.idx),
     stk AS (
       SELECT s.g${wid(a, "st.warehouse_id::text")}, sum(st.available_quantity) AS stock
       FROM stock st JOIN s USING (sku_id) JOIN w USING (warehouse_id)
-      WHERE st.account_id = ${v(a.accountId)} AND NOT st.deleted GROUP BY ${keys}),
+      WHERE st.account_id = ${v(a.accountId)} AND NOT st.deleted${ofSlice(a, "st.sku_id")} GROUP BY ${keys}),
     tgt AS (
       SELECT s.g${wid(a, "coalesce(w.warehouse_id::text, '')")}, sum(coalesce(t.min, 0)) AS target
       FROM stock_trigger_minimums t JOIN s USING (sku_id) LEFT JOIN w USING (warehouse_id)
-      WHERE t.account_id = ${v(a.accountId)} AND NOT EXISTS (SELECT 1 FROM warehouses x WHERE x.account_id = t.account_id AND x.warehouse_id = t.warehouse_id AND x.deleted)
+      WHERE t.account_id = ${v(a.accountId)}${ofSlice(a, "t.sku_id")} AND NOT EXISTS (SELECT 1 FROM warehouses x WHERE x.account_id = t.account_id AND x.warehouse_id = t.warehouse_id AND x.deleted)
       GROUP BY ${keys})`;
 }
 
@@ -390,12 +405,13 @@ function projection(a: Answer): string {
 }
 
 /**
- * The statement of one answer. Its rows are one per (group[, channel | warehouse], period), in
- * REST order; `reported` periods only.
+ * The statement of one answer, or of a slice of its groups. Its rows are one per (group[, channel
+ * | warehouse], period), in REST order; `reported` periods only.
  */
-export function breakdownStatement(accountId: string, q: BreakdownQuery, shape: Shape, account: { tz: string; growth: string; today: string }, periods: PeriodSpan[]) {
+export function breakdownStatement(accountId: string, q: BreakdownQuery, shape: Shape, account: { tz: string; growth: string; today: string }, periods: PeriodSpan[], slice?: Slice) {
   const byWarehouse = shape === "warehouses";
-  const a: Answer = { b: new Sql(), accountId, q, byWarehouse, keys: byWarehouse ? "g, wid" : "g", account, periods, first: periods[0].start, last: periods[periods.length - 1].end };
+  const range = slice ?? q.volumes.page;
+  const a: Answer = { b: new Sql(), accountId, q, byWarehouse, keys: byWarehouse ? "g, wid" : "g", account, periods, first: periods[0].start, last: periods[periods.length - 1].end, range, slice };
   let sql = inputs(a) + (readsGroupMonths(a) ? "" : perSku(a));
   if (shape === "plans") return { sql: sql + groupSales(a) + plansAnswer(a), bindings: a.b.bindings };
   sql += byWarehouse
@@ -447,34 +463,77 @@ function changedGroups(a: Answer, rows: string): string {
 }
 
 /**
- * Runs a statement through a cursor with hash joins only (as planned volumes), yielding its rows
- * in batches. Without JIT: the few nested loops it cannot avoid (each period's days, every group
- * times every period) carry the disabled-nestloop cost, which pushes the estimate past
- * jit_above_cost, and compiling took 6 s for a statement that runs in milliseconds. The whole
- * answer is read (cursor_tuple_fraction 1: no plan chosen for a fast first row), and its hash
- * aggregates (SKUs x channels x months) get the memory to stay off disk. The statement takes
- * seconds at 100,000 SKUs, more than the pool's DB_STATEMENT_TIMEOUT_MS: it gets its own limit,
- * and the driver's read timeout (libs/db) a second more; past it the call is UNAVAILABLE (503).
- * When `signal` aborts (the caller left), the running statement is cancelled (pg_cancel_backend
- * from a connection of its own: this one is busy with it) and the transaction rolled back, so the
- * connection is free again at once rather than when the statement ends.
+ * The next slice of a whole answer after `after`: its groups up to the group of the selected SKU
+ * that comes `size` places after the first (in group order; none when no more than `size`
+ * remain: the last slice takes the rest), their selected SKUs and what names those in sales.
+ * Slices end at a group's end: no group is split.
  */
-export async function* cursorRows(db: Db, statement: { sql: string; bindings: Knex.RawBinding[] }, batch: number, timeoutMs: number, signal?: AbortSignal): AsyncGenerator<Record<string, string>[]> {
+export async function nextSlice(tx: Knex.Transaction, accountId: string, q: BreakdownQuery, after: string | undefined, size: number): Promise<Slice> {
+  const g = groupKeyOf(q.volumes.groupBy);
+  const selected = (range: GroupRange) => {
+    const where = skuWhere(q.volumes.filters);
+    const bindings: Knex.RawBinding[] = [accountId, ...where.bindings];
+    return { sql: `FROM skus s WHERE s.account_id = ? AND ${where.sql}${groupsIn(g, range, (value) => (bindings.push(value), "?"))}`, bindings };
+  };
+  const next = selected({ after });
+  // Named, as the cursors are, for whoever looks at pg_stat_activity.
+  const upTo: string | undefined = (await tx.raw(`/* breakdown slice */ SELECT ${g} AS g ${next.sql} ORDER BY 1 OFFSET ? LIMIT 1`, [...next.bindings, size])).rows[0]?.g;
+  const slice = selected({ after, upTo });
+  const { rows } = await tx.raw(
+    `/* breakdown slice */ SELECT coalesce(array_agg(DISTINCT s.sku_id::text), '{}') AS ids, coalesce(array_agg(DISTINCT ref) FILTER (WHERE ref IS NOT NULL), '{}') AS refs
+     ${slice.sql.replace("FROM skus s", "FROM skus s CROSS JOIN LATERAL unnest(ARRAY[s.key, s.sku, s.ean]) AS ref")}`,
+    slice.bindings,
+  );
+  return { after, upTo, skuIds: rows[0].ids, refs: rows[0].refs };
+}
+
+type Statement = { sql: string; bindings: Knex.RawBinding[] };
+
+/**
+ * Runs a statement through a cursor, or several one after the other (a whole answer's slices,
+ * made as the previous one ends) in one snapshot (REPEATABLE READ: the slices see the same data),
+ * yielding their rows in batches. Hash joins only (as planned volumes; a slice reads its SKUs'
+ * rows of each input through an index, `= ANY` of their ids, and joins them by hash too: nested
+ * loops on the estimates of such a statement ran for minutes). Without JIT: the few
+ * nested loops it cannot avoid (each period's days, every group times every period) carry the
+ * disabled-nestloop cost, which pushes the estimate past jit_above_cost, and compiling took 6 s
+ * for a statement that runs in milliseconds. The whole answer is read (cursor_tuple_fraction 1:
+ * no plan chosen for a fast first row), and its hash aggregates (SKUs x channels x months) get the
+ * memory to stay off disk. A statement takes seconds at 100,000 SKUs, more than the pool's
+ * DB_STATEMENT_TIMEOUT_MS: it gets its own limit, and the driver's read timeout (libs/db) a second
+ * more; past it the call is UNAVAILABLE (503). When `signal` aborts (the caller left), the running
+ * statement is cancelled (pg_cancel_backend from a connection of its own: this one is busy with
+ * it) and the transaction rolled back, so the connection is free again at once rather than when
+ * the statement ends.
+ */
+export async function* cursorRows(
+  db: Db,
+  statements: Statement | ((tx: Knex.Transaction) => AsyncGenerator<Statement>),
+  batch: number,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): AsyncGenerator<Record<string, string>[]> {
   signal?.throwIfAborted();
   const tx = await db.transaction();
   const limit = { query_timeout: timeoutMs + 1_000 };
   const connection = await tx.client.acquireConnection();
   const cancel = () => void db.client.cancelQuery(connection).catch(() => undefined);
   signal?.addEventListener("abort", cancel, { once: true });
+  const sliced = typeof statements === "function";
   try {
     signal?.throwIfAborted();
-    await tx.raw(`SET LOCAL enable_nestloop = off; SET LOCAL jit = off; SET LOCAL cursor_tuple_fraction = 1; SET LOCAL work_mem = '64MB'; SET LOCAL statement_timeout = ${Math.round(timeoutMs)}`);
-    await tx.raw(`DECLARE breakdown NO SCROLL CURSOR FOR ${statement.sql}`, statement.bindings).options(limit);
-    for (;;) {
-      signal?.throwIfAborted();
-      const { rows } = await tx.raw(`FETCH ${batch} FROM breakdown`).options(limit);
-      if (!rows.length) break;
-      yield rows;
+    await tx.raw(
+      `SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; SET LOCAL enable_nestloop = off; SET LOCAL jit = off; SET LOCAL cursor_tuple_fraction = 1; SET LOCAL work_mem = '64MB'; SET LOCAL statement_timeout = ${Math.round(timeoutMs)}`,
+    );
+    for await (const statement of sliced ? statements(tx) : [statements]) {
+      await tx.raw(`DECLARE breakdown NO SCROLL CURSOR FOR ${statement.sql}`, statement.bindings).options(limit);
+      for (;;) {
+        signal?.throwIfAborted();
+        const { rows } = await tx.raw(`FETCH ${batch} FROM breakdown`).options(limit);
+        if (!rows.length) break;
+        yield rows;
+      }
+      await tx.raw("CLOSE breakdown");
     }
     await tx.commit();
   } finally {

@@ -9,6 +9,9 @@ export const groupColumn: Record<GroupByName, string> = {
   skus: "key",
 };
 
+/** A SKU's group key in `skus s`: its key (never null), else the grouping's column with "" for none. */
+export const groupKeyOf = (groupBy: GroupByName) => (groupBy === "skus" ? "s.key" : `coalesce(s.${groupColumn[groupBy]}, '')`);
+
 /** The SKU filters as one WHERE over `skus`, with its bindings. Every list is a `= ANY(array)`. */
 export function skuWhere(f: VolumeFilters): { sql: string; bindings: Knex.RawBinding[] } {
   const parts = ["s.status = ANY(?::int[])", "s.active_planning = ?"];

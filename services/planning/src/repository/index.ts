@@ -3,8 +3,8 @@ import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import { accountsMessagesV1, inventoryMessagesV1, ordersMessagesV1, type planningV1 } from "@analytics/contracts";
 import { bumpAccountVersions, tableSpec, type Db, type TableSpec, type Tx } from "@analytics/db";
 import type { VolumeQuery } from "../validation";
-import { groupColumn, skuWhere } from "./filters";
-import { groupsAfter, paged, type PageOf } from "./pages";
+import { groupColumn, groupKeyOf, skuWhere } from "./filters";
+import { groupsIn, paged, type PageOf } from "./pages";
 import { json } from "./sql";
 import type { SalesLineFigures } from "./rollups";
 
@@ -33,7 +33,7 @@ export function volumesStatement(accountId: string, q: VolumeQuery, byWarehouse:
   const poWid = byWarehouse ? ", coalesce(w.warehouse_id::text, '') AS wid" : "";
   const poJoin = byWarehouse ? "LEFT JOIN wx w ON w.external_id = l.external_warehouse_id" : "";
   const bindings: Knex.RawBinding[] = [accountId, ...where.bindings];
-  const afterPage = groupsAfter(`s.${g}`, q.page, (value) => (bindings.push(value), "?"));
+  const afterPage = groupsIn(groupKeyOf(q.groupBy), q.page, (value) => (bindings.push(value), "?"));
   bindings.push(accountId, accountId, accountId, q.fromDate, q.toDate);
   let since = "";
   let from = "v";

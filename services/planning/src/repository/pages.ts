@@ -4,12 +4,20 @@ import type { Page } from "../validation";
 /** An answer's rows, and the page's last group key when more groups follow it (the next page's `after`). */
 export type PageOf<R> = R[] & { nextAfter?: string };
 
+/** The groups a statement answers: after `after` (a page's start), up to `upTo` (a slice's last group, inclusive); each absent: no bound. */
+export interface GroupRange {
+  after?: string;
+  upTo?: string;
+}
+
 /**
- * Only the groups after a page's `after`, as a condition on the SKUs of `skus s` (a group's
- * figures are its own SKUs'), so a later page never computes the groups before it; "" without one.
+ * Only the groups of a range, as a condition on the SKUs of `skus s` (`groupExpr`: their group key, never null) (a group's figures are its
+ * own SKUs'), so a later page or slice never computes the groups before it, nor a slice those
+ * after it; "" without bounds.
  */
-export function groupsAfter(groupExpr: string, page: Page | undefined, bind: (value: string) => string): string {
-  return page?.after === undefined ? "" : ` AND coalesce(${groupExpr}, '') > ${bind(page.after)}`;
+export function groupsIn(groupExpr: string, range: GroupRange | undefined, bind: (value: string) => string): string {
+  const after = range?.after === undefined ? "" : ` AND ${groupExpr} > ${bind(range.after)}`;
+  return range?.upTo === undefined ? after : `${after} AND ${groupExpr} <= ${bind(range.upTo)}`;
 }
 
 /**
