@@ -47,7 +47,7 @@ export async function upsertTransactionsStaged(ctx: ServiceContext, accountId: s
       await repo.lockAccountTransactions(tx, accountId);
       await tx.raw(STAGE);
       await copyRows(tx, "staged_transactions", ["ord", "ext", "body"], valid, ({ i, t }) => [i, t.externalTransactionId, bodyOf(t)]);
-      const existing = await lockStaged(tx, accountId);
+      const existing = await lockStaged(tx, accountId, valid);
       const shipped = existing.size ? await repo.shippedTotals(tx, accountId, [...existing.values()]) : new Map<string, number>();
       // An existing transaction whose item would fall below what it shipped is that line's 400.
       const refused = new Map<number, TxOutcome>();
@@ -79,14 +79,16 @@ export async function upsertTransactionsStaged(ctx: ServiceContext, accountId: s
   return outcomes as TxOutcome[];
 }
 
-/** The stored transactions the staged ones name (by line), row-locked as writeTransactions locks them. */
-async function lockStaged(tx: Tx, accountId: string): Promise<Map<number, string>> {
-  const { rows } = await tx.raw(
-    `SELECT s.ord, t.id FROM staged_transactions s JOIN transactions t ON t.account_id = ? AND t.external_transaction_id = s.ext
-     ORDER BY t.id FOR UPDATE OF t`,
-    [accountId],
-  );
-  return new Map(rows.map((r: { ord: number; id: string }) => [r.ord, r.id]));
+/**
+ * The stored transactions the staged ones name (by line), row-locked as writeTransactions locks
+ * them. By their externalTransactionIDs as a parameter, not a join with the staging table: the
+ * planner knows nothing of that table's rows (never analyzed) and could scan the account's
+ * transactions, where each id is one probe of the unique index.
+ */
+async function lockStaged(tx: Tx, accountId: string, valid: Staged[]): Promise<Map<number, string>> {
+  const lineOf = new Map(valid.map(({ i, t }) => [t.externalTransactionId, i]));
+  const stored = await repo.lockTransactionsByExternalId(tx, accountId, [...lineOf.keys()]);
+  return new Map(stored.map((r) => [lineOf.get(r.external_transaction_id)!, r.id]));
 }
 
 /**
