@@ -1,6 +1,6 @@
-import { fromJson, type DescMessage } from "@bufbuild/protobuf";
+import { fromJson, type DescField, type DescMessage } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { BinaryReader, BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
+import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
 import { fieldRules, ordersV1, topics } from "@analytics/contracts";
 import { outboxEntry } from "@analytics/outbox";
 import type { ShipmentRow, TransactionRow } from "./repository";
@@ -45,26 +45,26 @@ export type Assigned = { id: string; seq: string; version: string | number; crea
  * (22) the upsert assigned, in field order as toBinary writes them.
  */
 export function splicedTransactionChanged(accountId: string, r: Assigned, sent: Uint8Array): Uint8Array {
-  const w = new BinaryWriter();
-  w.tag(1, WireType.LengthDelimited).string(accountId);
-  w.tag(2, WireType.LengthDelimited).string(r.id);
-  w.tag(3, WireType.Varint).int64(r.version);
-  w.tag(4, WireType.LengthDelimited).fork();
-  w.tag(1, WireType.LengthDelimited).string(r.id);
-  w.raw(sent);
-  timestamp(w, 19, r.created_at);
-  timestamp(w, 20, r.updated_at);
-  w.tag(22, WireType.Varint).int64(r.seq);
-  return w.join().finish();
+  const id = Buffer.from(r.id);
+  const transaction = Buffer.concat([field(1, id), sent, timestamp(19, r.created_at), timestamp(20, r.updated_at), Buffer.from([0xb0, 0x01, ...varint(Number(r.seq))])]);
+  return Buffer.concat([field(1, Buffer.from(accountId)), field(2, id), Buffer.from([0x18, ...varint(Number(r.version))]), field(4, transaction)]);
+}
+
+/** A length-delimited field: its tag, its length and its bytes. */
+const field = (no: number, bytes: Uint8Array): Uint8Array => Buffer.concat([Buffer.from([...varint((no << 3) | WireType.LengthDelimited), ...varint(bytes.length)]), bytes]);
+
+/** A non-negative integer as a varint (ids, versions and seconds here, all below 2^53). */
+function varint(n: number): number[] {
+  const out: number[] = [];
+  for (; n >= 0x80; n = Math.floor(n / 0x80)) out.push((n % 0x80) | 0x80);
+  out.push(n);
+  return out;
 }
 
 /** A Timestamp field as toBinary writes timestampFromDate's (no nanos field when they are 0). */
-function timestamp(w: BinaryWriter, field: number, date: Date): void {
+function timestamp(no: number, date: Date): Uint8Array {
   const { seconds, nanos } = timestampFromDate(date);
-  w.tag(field, WireType.LengthDelimited).fork();
-  if (seconds !== 0n) w.tag(1, WireType.Varint).int64(seconds);
-  if (nanos !== 0) w.tag(2, WireType.Varint).int32(nanos);
-  w.join();
+  return field(no, Uint8Array.from([...(seconds ? [0x08, ...varint(Number(seconds))] : []), ...(nanos ? [0x10, ...varint(nanos)] : [])]));
 }
 
 /**
@@ -72,34 +72,63 @@ function timestamp(w: BinaryWriter, field: number, date: Date): void {
  * it as stored and read back, so that they can be spliced: at every depth only fields of the
  * proto (no unknown ones, which the stored body drops), in declaration order, none read-only (the
  * stored body has none of them), and no Struct (attributes, customFields: read back from jsonb,
- * a Struct's keys come in jsonb's order, not the client's).
+ * a Struct's keys come in jsonb's order, not the client's). Read in place, nothing copied.
  */
-export const spliceable = (sent: Uint8Array): boolean => plainFields(sent, TransactionSchema);
+export const spliceable = (sent: Uint8Array): boolean => plainFields(sent, 0, sent.length, TransactionSchema);
 
-const STRUCT = "google.protobuf.Struct";
-
-function plainFields(bytes: Uint8Array, desc: DescMessage): boolean {
-  const reader = new BinaryReader(bytes);
+function plainFields(bytes: Uint8Array, from: number, to: number, desc: DescMessage): boolean {
+  const fields = fieldsOf(desc);
   let last = -1;
-  while (reader.pos < reader.len) {
-    const [no, wireType] = reader.tag();
-    const rank = ranksOf(desc).get(no);
-    if (rank === undefined || rank < last) return false;
-    last = rank;
-    const field = desc.fields[rank];
-    if (fieldRules(field).readOnly || field.fieldKind === "map") return false;
-    if (field.message) {
-      if (wireType !== WireType.LengthDelimited || field.message.typeName === STRUCT || !plainFields(reader.bytes(), field.message)) return false;
-    } else reader.skip(wireType, no);
+  for (let at = from; at < to; ) {
+    let tag = 0;
+    for (let shift = 1; ; shift *= 0x80) {
+      const b = bytes[at++];
+      tag += (b & 0x7f) * shift;
+      if (b < 0x80) break;
+    }
+    const f = fields.get(Math.floor(tag / 8));
+    if (!f || f.refused || f.rank < last) return false;
+    last = f.rank;
+    switch (tag & 7) {
+      case WireType.Varint:
+        while (bytes[at++] >= 0x80);
+        break;
+      case WireType.Bit64:
+        at += 8;
+        break;
+      case WireType.Bit32:
+        at += 4;
+        break;
+      case WireType.LengthDelimited: {
+        let length = 0;
+        for (let shift = 1; ; shift *= 0x80) {
+          const b = bytes[at++];
+          length += (b & 0x7f) * shift;
+          if (b < 0x80) break;
+        }
+        if (f.message && !plainFields(bytes, at, at + length, f.message)) return false;
+        at += length;
+        break;
+      }
+      default:
+        return false;
+    }
+    if (at > to) return false;
   }
   return true;
 }
 
-/** A message's fields by number: their place in its declaration (the order toBinary writes them in). */
-const ranks = new WeakMap<DescMessage, Map<number, number>>();
-function ranksOf(desc: DescMessage): Map<number, number> {
-  let found = ranks.get(desc);
-  if (!found) ranks.set(desc, (found = new Map(desc.fields.map((f, i) => [f.number, i]))));
+/**
+ * A message's fields by number: their place in its declaration (the order toBinary writes them
+ * in), whether their bytes are never spliced (read-only, a map, a Struct) and their message.
+ */
+const known = new WeakMap<DescMessage, Map<number, { rank: number; refused: boolean; message?: DescMessage }>>();
+function fieldsOf(desc: DescMessage) {
+  let found = known.get(desc);
+  if (!found) {
+    const refused = (f: DescField) => fieldRules(f).readOnly || f.fieldKind === "map" || f.message?.typeName === "google.protobuf.Struct";
+    known.set(desc, (found = new Map(desc.fields.map((f, rank) => [f.number, { rank, refused: refused(f), message: f.message }]))));
+  }
   return found;
 }
 

@@ -1,13 +1,13 @@
 import { randomUUID } from "node:crypto";
-import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary, toJson, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import pino from "pino";
-import { ordersMessagesV1, ordersV1 } from "@analytics/contracts";
+import { ordersMessagesV1, ordersV1, topics } from "@analytics/contracts";
 import { inTransaction } from "@analytics/db";
 import { importRuns, type ServiceContext } from "@analytics/rpc";
 import { serviceUnderTest } from "@analytics/testing";
 import { orderImports } from "../src/imports";
-import { spliceable } from "../src/transaction-changed";
+import { spliceable, splicedTransactionChanged, transactionChanged } from "../src/transaction-changed";
 import { startOrdersService } from "../src/service";
 
 type TxInit = MessageInitShape<typeof ordersV1.TransactionSchema>;
@@ -170,6 +170,20 @@ describe("orders service: transactions staged for an import are written as the b
     expect(spliceable(new Uint8Array([0x8a, 0x01, item.length + 3, ...item, 0x98, 0x06, 0x01]))).toBe(false);
     // Fields out of their order.
     expect(spliceable(new Uint8Array([...bytes({ market: "SE" }), ...bytes({ externalTransactionId: "P" })]))).toBe(false);
+  });
+
+  it("splices what toBinary writes, whatever the sizes of the numbers and the transaction", () => {
+    const t = create(ordersV1.TransactionSchema, { externalTransactionId: "x".repeat(300), items: [{ externalItemId: "i1", quantity: 2 }] });
+    const [account, id] = [randomUUID(), randomUUID()];
+    for (const [seq, version, created, updated] of [
+      ["1", 1, new Date(1000), new Date(1000)],
+      ["1099511627776", 300, new Date("2026-11-29T10:00:00.123Z"), new Date("2027-01-01T00:00:00Z")],
+    ] as const) {
+      const assigned = { id, seq, version, created_at: created, updated_at: updated };
+      const stored = { ...assigned, external_transaction_id: t.externalTransactionId, body: toJson(ordersV1.TransactionSchema, t) };
+      const expected = toBinary(ordersMessagesV1.TransactionChangedSchema, create(ordersMessagesV1.TransactionChangedSchema, transactionChanged(topics.ordersTransactionCreated, account, stored, []).message));
+      expect(Buffer.from(splicedTransactionChanged(account, assigned, toBinary(ordersV1.TransactionSchema, t))).toString("hex")).toBe(Buffer.from(expected).toString("hex"));
+    }
   });
 
   it("refuses a transaction too large to announce as the batch does, the chunk it came in being larger still", async () => {
