@@ -42,29 +42,78 @@ export type Assigned = { id: string; seq: string; version: string | number; crea
  * bytes it arrived in when they hold exactly what is stored of it (spliceable): a message field
  * is its tag, its length and its bytes, so the stored fields (2 to 18; attributes, 21, is a
  * Struct, never spliced) go in as they came, between the id (1) and the times (19, 20) and seq
- * (22) the upsert assigned, in field order as toBinary writes them.
+ * (22) the upsert assigned, in field order as toBinary writes them, into one array (no encoder:
+ * this runs for every line of an import). The ids are UUIDs: ASCII, one byte of length.
  */
 export function splicedTransactionChanged(accountId: string, r: Assigned, sent: Uint8Array): Uint8Array {
-  const id = Buffer.from(r.id);
-  const transaction = Buffer.concat([field(1, id), sent, timestamp(19, r.created_at), timestamp(20, r.updated_at), Buffer.from([0xb0, 0x01, ...varint(Number(r.seq))])]);
-  return Buffer.concat([field(1, Buffer.from(accountId)), field(2, id), Buffer.from([0x18, ...varint(Number(r.version))]), field(4, transaction)]);
-}
-
-/** A length-delimited field: its tag, its length and its bytes. */
-const field = (no: number, bytes: Uint8Array): Uint8Array => Buffer.concat([Buffer.from([...varint((no << 3) | WireType.LengthDelimited), ...varint(bytes.length)]), bytes]);
-
-/** A non-negative integer as a varint (ids, versions and seconds here, all below 2^53). */
-function varint(n: number): number[] {
-  const out: number[] = [];
-  for (; n >= 0x80; n = Math.floor(n / 0x80)) out.push((n % 0x80) | 0x80);
-  out.push(n);
+  const [seq, version] = [Number(r.seq), Number(r.version)];
+  const [created, updated] = [timestampLength(r.created_at), timestampLength(r.updated_at)];
+  const transaction = 2 + r.id.length + sent.length + 3 + created + 3 + updated + 2 + varintLength(seq);
+  const out = new Uint8Array(2 + accountId.length + 2 + r.id.length + 1 + varintLength(version) + 1 + varintLength(transaction) + transaction);
+  let at = ascii(out, ascii(out, 0, 0x0a, accountId), 0x12, r.id);
+  out[at++] = 0x18;
+  at = varint(out, at, version);
+  out[at++] = 0x22;
+  at = varint(out, at, transaction);
+  at = ascii(out, at, 0x0a, r.id);
+  out.set(sent, at);
+  at = timestamp(out, timestamp(out, at + sent.length, [0x9a, 0x01], r.created_at, created), [0xa2, 0x01], r.updated_at, updated);
+  out[at++] = 0xb0;
+  out[at++] = 0x01;
+  varint(out, at, seq);
   return out;
 }
 
-/** A Timestamp field as toBinary writes timestampFromDate's (no nanos field when they are 0). */
-function timestamp(no: number, date: Date): Uint8Array {
-  const { seconds, nanos } = timestampFromDate(date);
-  return field(no, Uint8Array.from([...(seconds ? [0x08, ...varint(Number(seconds))] : []), ...(nanos ? [0x10, ...varint(nanos)] : [])]));
+/** A string field of at most 127 ASCII characters (an id, a UUID) at `at`: its tag, length and characters. Answers where it ends. */
+function ascii(out: Uint8Array, at: number, tag: number, text: string): number {
+  out[at++] = tag;
+  out[at++] = text.length;
+  for (let i = 0; i < text.length; i++) out[at++] = text.charCodeAt(i);
+  return at;
+}
+
+/** The bytes of a non-negative integer (below 2^53) as a varint. */
+function varintLength(n: number): number {
+  let length = 1;
+  for (; n >= 0x80; n = Math.floor(n / 0x80)) length++;
+  return length;
+}
+
+/** A non-negative integer (ids, versions, seconds here: all below 2^53) as a varint at `at`; answers where it ends. */
+function varint(out: Uint8Array, at: number, n: number): number {
+  for (; n >= 0x80; n = Math.floor(n / 0x80)) out[at++] = (n % 0x80) | 0x80;
+  out[at++] = n;
+  return at;
+}
+
+/** A date as timestampFromDate makes it. */
+function secondsAndNanos(date: Date): [number, number] {
+  const ms = date.getTime();
+  const seconds = Math.floor(ms / 1000);
+  return [seconds, (ms - seconds * 1000) * 1_000_000];
+}
+
+/** The length of a Timestamp message as toBinary writes it (no field of the two that is 0): at most 127. */
+function timestampLength(date: Date): number {
+  const [seconds, nanos] = secondsAndNanos(date);
+  return (seconds ? 1 + varintLength(seconds) : 0) + (nanos ? 1 + varintLength(nanos) : 0);
+}
+
+/** A Timestamp field (two bytes of tag) of `length` at `at`; answers where it ends. */
+function timestamp(out: Uint8Array, at: number, tag: [number, number], date: Date, length: number): number {
+  const [seconds, nanos] = secondsAndNanos(date);
+  out[at++] = tag[0];
+  out[at++] = tag[1];
+  out[at++] = length;
+  if (seconds) {
+    out[at++] = 0x08;
+    at = varint(out, at, seconds);
+  }
+  if (nanos) {
+    out[at++] = 0x10;
+    at = varint(out, at, nanos);
+  }
+  return at;
 }
 
 /**
