@@ -143,15 +143,20 @@ describe("orders service: transactions staged for an import are written as the b
         ...extra,
       }) as TxInit;
     const rounds: TxInit[][] = [
-      [plain("P1"), plain("P2", { items: [] }), plain("P3"), sale("S1")],
-      [plain("P1"), plain("P2", { market: "SE" }), plain("P3", { externalInfo: "x" }), plain("P3", { externalInfo: "y" })],
+      [plain("P1"), plain("P2", { items: [] }), plain("P3"), sale("S1"), plain("P4")],
+      // P4 keeps the shipment of its item i2: its message carries it.
+      [plain("P1"), plain("P2", { market: "SE" }), plain("P3", { externalInfo: "x" }), plain("P3", { externalInfo: "y" }), plain("P4", { market: "NO" })],
     ];
-    for (const lines of rounds) expect(await imported(viaImport, lines)).toEqual(await batched(viaBatch, lines));
+    for (const [round, lines] of rounds.entries()) {
+      expect(await imported(viaImport, lines)).toEqual(await batched(viaBatch, lines));
+      if (round === 0) for (const account of [viaBatch, viaImport]) await ship(account, "P4", "i2", 1);
+    }
     const [{ payloads: batchPayloads, ...batchState }, { payloads: importPayloads, ...importState }] = [await stateOf(viaBatch), await stateOf(viaImport)];
     expect(importState).toEqual(batchState);
     expect(importState.messages.map((m) => `${m.subject.split(".").pop()} ${m.ext}`)).toEqual([
-      "created P1", "created P2", "created P3", "created S1", "updated P2", "updated P3", "updated P3",
+      "created P1", "created P2", "created P3", "created S1", "created P4", "updated P4", "updated P2", "updated P3", "updated P3", "updated P4",
     ]);
+    expect(importState.messages.at(-1)?.sent.items[1].shipments.map((s) => s.quantity)).toEqual([1]);
     expectSameBytes(batchPayloads, importPayloads);
   });
 
