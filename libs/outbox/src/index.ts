@@ -138,13 +138,18 @@ export interface EncodedEntry {
 
 /** Encodes entries for enqueueEncoded; a message over MAX_OUTBOX_MESSAGE_BYTES is the change's 400. */
 export function encodeEntries(entries: OutboxEntry[]): EncodedEntry[] {
-  return entries.map((entry) => {
-    const payload = encodeEntry(entry);
-    if (payload.length > MAX_OUTBOX_MESSAGE_BYTES) {
-      throw invalid(`the change is too large to announce (${payload.length} bytes, at most ${MAX_OUTBOX_MESSAGE_BYTES})`);
-    }
-    return { id: randomUUID(), subject: entry.topic.subject, account_id: entry.accountId, aggregate: aggregateOf(entry), payload };
-  });
+  return entries.map((entry) => encodedEntry(entry, encodeEntry(entry)));
+}
+
+/**
+ * The outbox row of an entry whose message is `payload`, encoded by the caller (spliced from
+ * bytes it holds, say); a message over MAX_OUTBOX_MESSAGE_BYTES is the change's 400.
+ */
+export function encodedEntry(entry: Pick<OutboxEntry, "topic" | "accountId" | "aggregateId">, payload: Uint8Array): EncodedEntry {
+  if (payload.length > MAX_OUTBOX_MESSAGE_BYTES) {
+    throw invalid(`the change is too large to announce (${payload.length} bytes, at most ${MAX_OUTBOX_MESSAGE_BYTES})`);
+  }
+  return { id: randomUUID(), subject: entry.topic.subject, account_id: entry.accountId, aggregate: aggregateOf(entry), payload };
 }
 
 /**

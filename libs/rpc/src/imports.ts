@@ -15,6 +15,7 @@ import {
 } from "@analytics/contracts";
 import { inTransaction, isUuid, type Db, type Migration, type Tx } from "@analytics/db";
 import { conflict, infrastructureKind, invalid, notFound } from "@analytics/errors";
+import type { Knex } from "knex";
 import type { Logger } from "pino";
 import { enqueue, outboxEntry, type OutboxRelay } from "@analytics/outbox";
 import { gaugeReadOnScrape } from "@analytics/telemetry";
@@ -180,15 +181,18 @@ async function jobOf(db: Db | Tx, accountId: string, id: string, lock = false): 
   return row;
 }
 
+/** What else the statement that updates a job writes (a WITH clause: the chunk's results). */
+type JobUpdate = <Q extends Knex.QueryBuilder>(q: Q) => Q;
+const withNothing: JobUpdate = (q) => q;
+
 /**
  * Ends a job in a final `status` (with the other columns of `set`) and announces it
  * (analytics.imports.import.finished: the events service's import.finished webhooks) in the same
  * transaction: every final state is reached here, so the message is written once per job, with
- * the job as it ended, or not at all.
+ * the job as it ended, or not at all. `also`: what else that statement writes.
  */
-async function finish(tx: Tx, id: string, status: string, set: Record<string, unknown> = {}): Promise<JobRow> {
-  const [row] = await tx<JobRow>("import_jobs")
-    .where({ id })
+async function finish(tx: Tx, id: string, status: string, set: Record<string, unknown> = {}, also: JobUpdate = withNothing): Promise<JobRow> {
+  const [row] = await also(tx<JobRow>("import_jobs").where({ id }))
     .update({ ...set, status, finished_at: new Date(), results_expire_at: new Date(Date.now() + RESULTS_DAYS * 86_400_000) })
     .returning("*");
   await enqueue(tx, [outboxEntry(topics.importFinished, row.account_id, row.id, { accountId: row.account_id, import: importFromRow(row) })]);
@@ -337,23 +341,24 @@ export class ImportJobs {
   async step(ctx: ServiceContext, applied?: (resource: string, lines: number) => void): Promise<boolean> {
     let taken: { job: JobRow; firstLine?: bigint } | undefined;
     const worked = await inTransaction(ctx.db, async (tx) => {
-      const { rows } = await tx.raw<{ rows: JobRow[] }>(`
-        SELECT j.* FROM import_jobs j
+      // The job with its next chunk, in one statement.
+      const { rows } = await tx.raw<{ rows: (JobRow & { next_chunk: Buffer | null })[] }>(`
+        SELECT j.*, c.chunk AS next_chunk FROM import_jobs j LEFT JOIN import_chunks c ON c.import_id = j.id AND c.seq = j.chunks_done
         WHERE j.sealed AND j.status IN ('queued', 'running')
           AND NOT EXISTS (SELECT 1 FROM import_jobs o WHERE o.account_id = j.account_id AND o.resource = j.resource AND o.sealed
                           AND o.status IN ('queued', 'running') AND (o.created_at, o.id) < (j.created_at, j.id))
         ORDER BY j.touched_at NULLS FIRST, j.created_at LIMIT 1 FOR UPDATE OF j SKIP LOCKED`);
-      const job = rows[0];
-      if (!job) return false;
-      const stored = await tx("import_chunks").where({ import_id: job.id, seq: job.chunks_done }).first("chunk");
+      if (!rows[0]) return false;
+      const { next_chunk: stored, ...job } = rows[0];
       let counts = { processed: 0, ok: 0 };
-      if (stored?.chunk) {
-        const chunk = fromBinary(AppendImportChunkRequestSchema, stored.chunk as Buffer);
+      let results: Buffer | undefined;
+      if (stored) {
+        const chunk = fromBinary(AppendImportChunkRequestSchema, stored);
         taken = { job, firstLine: [...chunk.itemLines, ...chunk.rejected.map((r) => r.line)].sort((a, b) => Number(a - b))[0] };
         const applied = chunk.itemLines.length ? await this.resources[job.resource].apply({ db: tx, relay: ctx.relay, logger: ctx.logger }, { accountId: job.account_id, apiKeyId: job.api_key_id }, chunk.items) : [];
-        const results = chunkResults(chunk, applied);
-        await tx("import_chunks").where({ import_id: job.id, seq: job.chunks_done }).update({ chunk: null, results: Buffer.from(toBinary(ImportChunkResultsSchema, create(ImportChunkResultsSchema, { results }))) });
-        counts = { processed: results.length, ok: results.filter(succeeded).length };
+        const lines = chunkResults(chunk, applied);
+        results = Buffer.from(toBinary(ImportChunkResultsSchema, create(ImportChunkResultsSchema, { results: lines })));
+        counts = { processed: lines.length, ok: lines.filter(succeeded).length };
       }
       const done = job.chunks_done + 1 >= (job.chunks_total ?? 0);
       const failed = Number(job.lines_failed) + counts.processed - counts.ok;
@@ -366,8 +371,11 @@ export class ImportJobs {
         started_at: job.started_at ?? new Date(),
         touched_at: new Date(),
       };
-      if (done) await finish(tx, job.id, failed ? "completed_with_errors" : "completed", progress);
-      else await tx("import_jobs").where({ id: job.id }).update({ ...progress, status: "running" });
+      // The chunk's results (its input dropped) written by the statement that advances the job.
+      const saved = results;
+      const withResults: JobUpdate = saved ? (q) => q.with("applied", (c) => c.from("import_chunks").where({ import_id: job.id, seq: job.chunks_done }).update({ chunk: null, results: saved })) as typeof q : withNothing;
+      if (done) await finish(tx, job.id, failed ? "completed_with_errors" : "completed", progress, withResults);
+      else await withResults(tx("import_jobs").where({ id: job.id }).update({ ...progress, status: "running" }));
       if (!job.started_at) ctx.logger.info({ importId: job.id, accountId: job.account_id, resource: job.resource, linesTotal: job.lines_total }, "import started");
       if (done) ctx.logger.info({ importId: job.id, accountId: job.account_id, resource: job.resource, linesTotal: job.lines_total, linesFailed: failed }, "import finished");
       return { resource: job.resource, lines: counts.processed };

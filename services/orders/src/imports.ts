@@ -3,6 +3,7 @@ import { ordersV1 } from "@analytics/contracts";
 import { applyInRuns, batchResponse, ImportJobs } from "@analytics/rpc";
 import { writeDistributionOrders } from "./distribution-orders";
 import { writePurchaseOrders } from "./purchase-orders";
+import { transactionBytes } from "./transaction-changed";
 import { upsertTransactionsStaged } from "./transaction-staging";
 
 /**
@@ -17,8 +18,11 @@ export const orderImports = new ImportJobs({
     async apply(ctx, { accountId }, items) {
       // Without unknown fields (a newer gateway's): the batch's stored body and messages have none.
       const { transactions } = fromBinary(ordersV1.WriteTransactionsRequestSchema, items, { readUnknownFields: false });
-      return applyInRuns(transactions, (t) => t.externalTransactionId, async (run) => {
-        const written = await upsertTransactionsStaged(ctx, accountId, run, items.length);
+      // The bytes each arrived in, which its message is spliced from.
+      const sent = transactionBytes(items);
+      const lines = transactions.map((t, i) => ({ t, sent: sent[i] }));
+      return applyInRuns(lines, ({ t }) => t.externalTransactionId, async (run) => {
+        const written = await upsertTransactionsStaged(ctx, accountId, run.map((l) => l.t), run.map((l) => l.sent), items.length);
         // As the batch route answers them: the fields at fault, else the result's message.
         return written.map((o) => ({ ...batchResponse(o), message: o.violations?.map((v) => `${v.path}: ${v.message}`).join("; ") || o.message, referenceField: "externalTransactionID" }));
       });

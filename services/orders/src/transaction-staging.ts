@@ -1,11 +1,8 @@
-import { fromJson } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { ordersV1, topics } from "@analytics/contracts";
 import { copyRows, type Tx } from "@analytics/db";
-import { enqueue, outboxEntry } from "@analytics/outbox";
+import { encodedEntry, encodeEntries, enqueueEncoded, type EncodedEntry } from "@analytics/outbox";
 import { commit, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
-import type { ShipmentRow } from "./repository";
+import { changedTopic, spliceable, splicedTransactionChanged, transactionChanged } from "./transaction-changed";
 import { answer, belowShipped, bodyOf, checkTransactions, type Transaction, type TxOutcome } from "./transactions";
 
 /**
@@ -14,12 +11,11 @@ import { answer, belowShipped, bodyOf, checkTransactions, type Transaction, type
  * messages writeTransactions(UPSERT) gives them, in fewer statements and less work per row. The
  * transactions are COPYed into a staging table of the connection; the stored ones they name are
  * locked and their shipped totals read by joining it; one upsert from it writes them all, and
- * the outbox rows follow in the same transaction. Nothing is read back: a message's transaction
- * is the one sent with what the upsert returned (id, seq, version, times) and the shipments it
- * keeps. Outcomes carry no `value` (an import's results have none).
+ * the outbox rows follow in the same transaction. A message is spliced from the bytes its
+ * transaction arrived in with what the upsert returned (id, seq, version, times), not encoded
+ * again; only one those bytes cannot give, or that keeps shipments, is read back and built as the
+ * batch builds it. Outcomes carry no `value` (an import's results have none).
  */
-
-const { ShipmentSchema } = ordersV1;
 
 /**
  * The staging table, one per connection (temporary), emptied at each commit (a truncate: no dead
@@ -31,14 +27,18 @@ const STAGE = `
   CREATE TEMP TABLE IF NOT EXISTS staged_transactions (ord integer NOT NULL, ext text NOT NULL, body jsonb NOT NULL) ON COMMIT DELETE ROWS;
   DELETE FROM staged_transactions`;
 
+type Staged = { i: number; t: Transaction; sent: Uint8Array };
 type Written = { id: string; seq: string; version: string; created_at: Date; updated_at: Date; ext: string; created: boolean };
 
 /**
  * Upserts `inputs` (no externalTransactionID twice: that is the caller's 409) by
- * externalTransactionID. `sizeAtMost`: the encoded size of them all, when known (an import's chunk).
+ * externalTransactionID. `sent`: the bytes each arrived in (its messages are spliced from them);
+ * `sizeAtMost`: the encoded size of them all, when known (an import's chunk).
  */
-export async function upsertTransactionsStaged(ctx: ServiceContext, accountId: string, inputs: Transaction[], sizeAtMost?: number): Promise<TxOutcome[]> {
-  const { outcomes, valid } = checkTransactions(inputs, false, sizeAtMost);
+export async function upsertTransactionsStaged(ctx: ServiceContext, accountId: string, inputs: Transaction[], sent: Uint8Array[], sizeAtMost?: number): Promise<TxOutcome[]> {
+  const checked = checkTransactions(inputs, false, sizeAtMost);
+  const outcomes = checked.outcomes;
+  const valid: Staged[] = checked.valid.map(({ i, t }) => ({ i, t, sent: sent[i] }));
   if (!valid.length) return outcomes as TxOutcome[];
   const done = await commit(
     ctx,
@@ -47,7 +47,7 @@ export async function upsertTransactionsStaged(ctx: ServiceContext, accountId: s
       await repo.lockAccountTransactions(tx, accountId);
       await tx.raw(STAGE);
       await copyRows(tx, "staged_transactions", ["ord", "ext", "body"], valid, ({ i, t }) => [i, t.externalTransactionId, bodyOf(t)]);
-      const existing = await lockStaged(tx, accountId);
+      const existing = await lockStaged(tx, accountId, valid);
       const shipped = existing.size ? await repo.shippedTotals(tx, accountId, [...existing.values()]) : new Map<string, number>();
       // An existing transaction whose item would fall below what it shipped is that line's 400.
       const refused = new Map<number, TxOutcome>();
@@ -61,13 +61,11 @@ export async function upsertTransactionsStaged(ctx: ServiceContext, accountId: s
       // own, and the message of each such transaction carries those it keeps.
       const withShipments = new Set([...shipped.keys()].map((k) => k.slice(0, k.indexOf("/"))));
       const shipping = written.filter((r) => !r.created && withShipments.has(r.id));
-      let shipments: ShipmentRow[] = [];
       if (shipping.length) {
         const byId = new Map(valid.map(({ t }) => [t.externalTransactionId, t]));
         await repo.deleteShipmentsOfRemovedItems(tx, accountId, shipping.map((r) => ({ id: r.id, items: byId.get(r.ext)!.items.map((item) => item.externalItemId) })));
-        shipments = await repo.shipmentsOf(tx, accountId, shipping.map((r) => r.id));
       }
-      await enqueue(tx, announceWritten(accountId, valid, written, shipments));
+      await enqueueEncoded(tx, await announceWritten(tx, accountId, valid, written, new Set(shipping.map((r) => r.id))));
       return { refused, written };
     },
     (done) => done.written.length > 0,
@@ -81,14 +79,16 @@ export async function upsertTransactionsStaged(ctx: ServiceContext, accountId: s
   return outcomes as TxOutcome[];
 }
 
-/** The stored transactions the staged ones name (by line), row-locked as writeTransactions locks them. */
-async function lockStaged(tx: Tx, accountId: string): Promise<Map<number, string>> {
-  const { rows } = await tx.raw(
-    `SELECT s.ord, t.id FROM staged_transactions s JOIN transactions t ON t.account_id = ? AND t.external_transaction_id = s.ext
-     ORDER BY t.id FOR UPDATE OF t`,
-    [accountId],
-  );
-  return new Map(rows.map((r: { ord: number; id: string }) => [r.ord, r.id]));
+/**
+ * The stored transactions the staged ones name (by line), row-locked as writeTransactions locks
+ * them. By their externalTransactionIDs as a parameter, not a join with the staging table: the
+ * planner knows nothing of that table's rows (never analyzed) and could scan the account's
+ * transactions, where each id is one probe of the unique index.
+ */
+async function lockStaged(tx: Tx, accountId: string, valid: Staged[]): Promise<Map<number, string>> {
+  const lineOf = new Map(valid.map(({ i, t }) => [t.externalTransactionId, i]));
+  const stored = await repo.lockTransactionsByExternalId(tx, accountId, [...lineOf.keys()]);
+  return new Map(stored.map((r) => [lineOf.get(r.external_transaction_id)!, r.id]));
 }
 
 /**
@@ -109,27 +109,25 @@ async function upsertStaged(tx: Tx, accountId: string, refused: number[]): Promi
 }
 
 /**
- * Each written transaction's TransactionChanged, as writeTransactions announces it: the
- * transaction as stored (what was sent, without read-only fields) with its id, seq and times, and
- * its items' shipments.
+ * Each written transaction's TransactionChanged, encoded, in the order written, byte for byte as
+ * writeTransactions announces it: spliced from the bytes the transaction arrived in with what the
+ * upsert assigned (transaction-changed.ts), or, for one those bytes are not the stored body of
+ * (a Struct, a read-only field, a field this service does not know) or that keeps shipments (the
+ * message carries them), built as the batch builds it, from its row read back.
  */
-function announceWritten(accountId: string, valid: { t: Transaction }[], written: Written[], shipments: ShipmentRow[]) {
-  const sent = new Map(valid.map(({ t }) => [t.externalTransactionId, t]));
-  return written.map((r) => {
-    const t = sent.get(r.ext)!;
-    const transaction: Transaction = {
-      ...t,
-      id: r.id,
-      seq: BigInt(r.seq),
-      createdAt: timestampFromDate(r.created_at),
-      updatedAt: timestampFromDate(r.updated_at),
-      items: t.items.map((item) => ({ ...item, shipments: shipmentsOfItem(shipments, r.id, item.externalItemId) })),
-    };
-    return outboxEntry(r.created ? topics.ordersTransactionCreated : topics.ordersTransactionUpdated, accountId, r.id, { accountId, transactionId: r.id, version: BigInt(r.version), transaction });
+async function announceWritten(tx: Tx, accountId: string, valid: Staged[], written: Written[], shipping: Set<string>): Promise<EncodedEntry[]> {
+  const sentOf = new Map(valid.map(({ t, sent }) => [t.externalTransactionId, sent]));
+  const spliced = written.map((r) => {
+    const sent = sentOf.get(r.ext);
+    return sent && !shipping.has(r.id) && spliceable(sent) ? sent : undefined;
   });
-}
-
-function shipmentsOfItem(shipments: ShipmentRow[], id: string, itemId: string): ordersV1.Shipment[] {
-  if (!shipments.length) return [];
-  return shipments.filter((s) => s.transaction_id === id && s.external_item_id === itemId).map((s) => fromJson(ShipmentSchema, s.body));
+  const readBack = written.filter((_, i) => !spliced[i]).map((r) => r.id);
+  const rows = new Map(readBack.length ? (await repo.transactionsById(tx, accountId, readBack)).map((row) => [row.id, row]) : []);
+  const shipments = await repo.shipmentsOf(tx, accountId, readBack.filter((id) => shipping.has(id)));
+  return written.map((r, i) => {
+    const sent = spliced[i];
+    const topic = changedTopic(r.created);
+    if (sent) return encodedEntry({ topic, accountId, aggregateId: r.id }, splicedTransactionChanged(accountId, r, sent));
+    return encodeEntries([transactionChanged(topic, accountId, rows.get(r.id)!, shipments)])[0];
+  });
 }

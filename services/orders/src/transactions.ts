@@ -1,14 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { equals, fromJson, toBinary, toJson, type JsonValue } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { isCurrencyCode, ordersV1, topics } from "@analytics/contracts";
 import { fieldViolations, isUuid, type Db, type Tx } from "@analytics/db";
 import { conflict, invalid, notFound, type FieldViolation } from "@analytics/errors";
-import { announcedSizeProblem, enqueue, enqueueInPages, MAX_ANNOUNCED_RESOURCE_BYTES, outboxEntry } from "@analytics/outbox";
+import { announcedSizeProblem, enqueue, enqueueInPages, MAX_ANNOUNCED_RESOURCE_BYTES } from "@analytics/outbox";
 import { commit, itemOutcome, refuseDuplicates, type ItemOutcome, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
 import type { Page, ShipmentRow, TransactionRow as StoredRow } from "./repository";
 import { ORDER_DATE_SECONDS } from "./resources";
+import { changedTopic, fromStored, transactionChanged } from "./transaction-changed";
 import { violationMessage } from "./validation";
 
 /**
@@ -40,18 +40,6 @@ export function bodyOf(t: Transaction): JsonValue {
   return body;
 }
 
-function fromStored(row: StoredRow, shipments: ShipmentRow[]): Transaction {
-  const t = fromJson(TransactionSchema, row.body);
-  t.id = row.id;
-  t.seq = BigInt(row.seq);
-  t.createdAt = timestampFromDate(row.created_at);
-  t.updatedAt = timestampFromDate(row.updated_at);
-  for (const item of t.items) {
-    item.shipments = shipments.filter((s) => s.transaction_id === row.id && s.external_item_id === item.externalItemId).map((s) => fromJson(ShipmentSchema, s.body));
-  }
-  return t;
-}
-
 /**
  * A transaction's field problems: its messages' rules (the proto), unique item ids, a known
  * currency and a size that can be announced. `sizeAtMost` (the bytes it arrived in with others)
@@ -77,17 +65,8 @@ export type TxOutcome = ItemOutcome<Transaction>;
 
 export const answer = (statusCode: number, reference: string, message: string, v: FieldViolation[] = []): TxOutcome => itemOutcome(statusCode, reference, REFERENCE, message, v);
 
-/** A stored transaction's TransactionChanged on `topic`, with its shipments (among `shipments`). */
-const transactionChanged = (topic: typeof topics.ordersTransactionCreated, accountId: string, r: StoredRow, shipments: ShipmentRow[]) =>
-  outboxEntry(topic, accountId, r.id, {
-    accountId,
-    transactionId: r.id,
-    version: BigInt(r.version),
-    transaction: fromStored(r, shipments),
-  });
-
 const announce = (accountId: string, rows: (StoredRow & { created?: boolean })[], shipments: ShipmentRow[]) =>
-  rows.map((r) => transactionChanged(r.created ? topics.ordersTransactionCreated : topics.ordersTransactionUpdated, accountId, r, shipments));
+  rows.map((r) => transactionChanged(changedTopic(!!r.created), accountId, r, shipments));
 
 /**
  * Re-announces every stored transaction, as it is, on analytics.orders.transaction.backfilled
