@@ -78,10 +78,11 @@ describe("catalogue service: a staged full write of products announces them as s
     const chunk = await imported(account, [full("A"), full("B", { color: "red" }), full("C"), full("OLD", { sku: "NEW", size: "M" }), full("D", { brandName: "ACME" })]);
     expect(chunk.map((o) => `${o.reference} ${o.statusCode} ${o.message}`)).toEqual(["A 200 unchanged", "B 200 updated", "C 200 unchanged", "OLD 200 updated", "D 201 created"]);
 
-    // The batch call, with values: an image removed; a key named twice (the later wins, both answered).
+    // The batch call, with values: an image removed; a key named twice (the later wins, both answered;
+    // a brand only the earlier names is not created).
     const second = (
       await client.upsertProducts(
-        { products: [full("C"), full("E", { size: "S" }), full("E", { size: "L", categoryName: "Shoes" }), { ...full("OLD", { sku: "NEW", size: "M" }), key: "NEW" }], cleared: [{ fields: ["imageUrl"] }, { fields: [] }, { fields: [] }, { fields: [] }] },
+        { products: [full("C"), full("E", { size: "S", brandName: "Early" }), full("E", { size: "L", categoryName: "Shoes" }), { ...full("OLD", { sku: "NEW", size: "M" }), key: "NEW" }], cleared: [{ fields: ["imageUrl"] }, { fields: [] }, { fields: [] }, { fields: [] }] },
         as(account),
       )
     ).results;
