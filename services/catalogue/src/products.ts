@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "@analytics/db";
 import { isIntegerId, isUuid, mapInSlices } from "@analytics/db";
 import type { ServiceContext } from "@analytics/rpc";
@@ -99,8 +98,8 @@ const trimmedName = (name: string | undefined) => name?.trim() || undefined;
 
 /**
  * The brands and categories `products` name (created when new): each product's row as written
- * (its brand's and category's ids; a new product's id, which the repository keeps for a new one
- * only), and the messages of those created.
+ * (with its brand's and category's ids; the repository gives a new product its id), and the
+ * messages of those created.
  */
 async function namedRows(tx: Tx, accountId: string, products: Product[]) {
   const brandNames = products.map((p) => trimmedName(p.brandName)).filter((n) => n !== undefined);
@@ -108,7 +107,7 @@ async function namedRows(tx: Tx, accountId: string, products: Product[]) {
   const brands = await repo.ensureNamed(tx, "brands", accountId, brandNames);
   const categories = await repo.ensureNamed(tx, "categories", accountId, categoryNames);
   const idOf = (ids: Map<string, string>, name: string | undefined) => (name ? ids.get(name.trim().toLowerCase()) : undefined) ?? null;
-  const rowOf = (p: Product) => ({ ...productsTable.rowOf(p), id: randomUUID(), brand_id: idOf(brands.ids, p.brandName), category_id: idOf(categories.ids, p.categoryName) });
+  const rowOf = (p: Product) => ({ ...productsTable.rowOf(p), brand_id: idOf(brands.ids, p.brandName), category_id: idOf(categories.ids, p.categoryName) });
   const messages = [
     ...brands.created.map((b) => brandCreated(accountId, brandFromRow(b))),
     ...categories.created.map((c) => categoryCreated(accountId, categoryFromRow(c))),
@@ -145,9 +144,9 @@ async function announceChanged(tx: Tx, accountId: string, written: { id: string;
  * as if the items ran in order. `withValues` false: outcomes without the product (an import's, a
  * batch answered with results only), so that nothing is read back for unchanged products.
  *
- * A staged write (docs/imports.md, "The staging engine"): the valid items COPYed into a staging
- * table, old keys resolved and repeated keys settled there, one upsert from it that answers the
- * products it wrote as stored, and their messages from that answer, nothing read back.
+ * A staged write (docs/imports.md, "The staging engine"): the products to write COPYed into a
+ * staging table, one upsert from it that answers the products it wrote as stored, and their
+ * messages from that answer, nothing read back.
  */
 export async function upsertProducts(ctx: ServiceContext, accountId: string, inputs: Product[], cleared: string[][] = [], withValues = true): Promise<ItemOutcome[]> {
   const items = await mapInSlices(inputs, (input, n) => ({ input, product: newProduct(input), cleared: cleared[n] ?? [] }));

@@ -1,11 +1,10 @@
 import { randomUUID } from "node:crypto";
-import type { Db, Tx } from "@analytics/db";
+import type { CopyValue, Db, Tx } from "@analytics/db";
 import { copyRows, isIntegerId, isUuid, jsonArrayInSlices, lockedAtRevision, lockKeys, pageOfIds, pageWindow, REVISION_COLUMN, uuidsOfSeqs } from "@analytics/db";
 import type { Page } from "@analytics/rpc";
 import { DecimalSchema, PRODUCT_CLIENT_FIELDS, WHOLE_NUMBER_TEXT, catalogueV1 } from "@analytics/contracts";
 import { ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
 import { DATE_FIELDS, brandsTable, categoriesTable, mappingTablesTable, productsTable, type MappingTableRow, type NamedRow, type ProductRow } from "./resources";
-import type { CopyValue } from "@analytics/db";
 
 /**
  * The catalogue's SQL. Every statement is scoped by account_id, and every batch is a fixed
@@ -297,10 +296,14 @@ const STAGE = `
   CREATE TEMP TABLE IF NOT EXISTS staged_products (ord integer NOT NULL, ${productsTable.recordType}) ON COMMIT DELETE ROWS;
   DELETE FROM staged_products`;
 
-/** `rows` (each its request position `ord` and its products row but the account) COPYed into staged_products. */
+/**
+ * `rows` (each its position `ord` and its products row but the account) COPYed into
+ * staged_products, each with a new id (which only a new product keeps).
+ */
 export async function stageProducts(tx: Tx, rows: { ord: number; row: Record<string, unknown> }[]): Promise<void> {
   await tx.raw(STAGE);
-  await copyRows(tx, "staged_products", ["ord", ...productsTable.columns], rows, ({ ord, row }) => [ord, ...productsTable.columns.map((c) => row[c] as CopyValue)]);
+  const row = (r: Record<string, unknown>, c: string) => (c === "id" ? randomUUID() : (r[c] as CopyValue));
+  await copyRows(tx, "staged_products", ["ord", ...productsTable.columns], rows, ({ ord, row: r }) => [ord, ...productsTable.columns.map((c) => row(r, c))]);
 }
 
 /**
