@@ -1,4 +1,5 @@
 import { E2E_ADMIN_TOKEN, signUp, startOnTestServices, type PlatformOnTestServices } from "./harness";
+import { importRuns } from "@analytics/rpc";
 import { eventually } from "@analytics/testing";
 
 /**
@@ -42,21 +43,41 @@ describe("imports", () => {
     for (let page = 1; ; page++) {
       const got = (await api<any[]>("GET", `/v2/api/events?page=${page}&pageSize=1000`)).body;
       if (!got.length) break;
-      events.push(...got.map((e) => [e.eventType, e.payload.key, e.payload.productName]));
+      // Each entry's product as a GET answers it, but for what differs between accounts.
+      events.push(...got.map(({ eventType, payload: { id: _i, uuid: _u, brandId: _b, categoryId: _c, createdAt: _cr, updatedAt: _up, ...product } }) => ({ eventType, product })));
     }
     // The queue's order holds per product (CONTRACT), not between the products of one commit.
-    const byProduct = events.map((e, at) => ({ e, at })).sort((a, b) => a.e[1].localeCompare(b.e[1]) || a.at - b.at).map(({ e }) => e);
+    const byProduct = events.map((e, at) => ({ e, at })).sort((a, b) => a.e.product.key.localeCompare(b.e.product.key) || a.at - b.at).map(({ e }) => e);
     return { products: products.sort((a, b) => a.key.localeCompare(b.key)), events: byProduct };
   };
 
   it("applies a products file as /products/batch applies the same items, in file order, a bad line alone", async () => {
+    // Both accounts start with a product switched from OLD1 to NEW1 and one with an image.
+    for (const { api } of [batchAccount, importAccount]) {
+      expect((await api("POST", "/v2/api/products/batch", [{ key: "OLD1", sku: "O1", productName: "Old" }, { key: "IMG1", imageUrl: "https://example.com/a.png" }])).status).toBe(201);
+      expect((await api<any[]>("POST", "/v2/api/products/keyswitch", [{ oldKey: "OLD1", key: "NEW1", sku: "O1" }])).status).toBe(200);
+    }
     const items: Record<string, unknown>[] = Array.from({ length: 2500 }, (_, i) => ({ key: `K${i}`, sku: `S${i}`, productName: `Product ${i}`, brandName: `Brand ${i % 7}`, season: "AW26" }));
     items[1200] = { key: "K1200", status: "not a status" }; // a bad line: fails alone
+    items[11] = { ...items[10], productName: "Product 10, again" }; // a key twice in one chunk: the later line wins
+    items[20] = { ...items[19] }; // an identical line again in one chunk: unchanged
+    items[1500] = { ...items[30] }; // and in a later chunk
+    // An old key and the product's key in one chunk: both write NEW1, the later wins; the brand
+    // only the earlier line names is never created.
+    items[40] = { key: "OLD1", sku: "O1", productName: "via the old key", brandName: "Early brand" };
+    items[41] = { key: "NEW1", sku: "O1", productName: "via the new key", brandName: "Late brand" };
+    items[50] = { ...items[50], brandName: "BRAND 1" }; // an existing brand, named in other letter case
+    items[60] = { key: "IMG1", productName: "image kept" }; // no imageUrl: the image stays
+    items[2000] = { key: "IMG1", productName: "image kept", imageUrl: null }; // null: removed
     items.push({ key: "K5", sku: "S5", productName: "Product 5, again" }); // a later line for a key wins
     for (let at = 0; at < items.length; at += 1000) {
-      // The same items in batches of 1000, as an import applies them (a chunk at a time).
-      const answer = await batchAccount.api("POST", "/v2/api/products/batch", items.slice(at, at + 1000));
-      expect(answer.status).toBe(201);
+      // The same items as an import applies them: a chunk of 1000 lines at a time, split where a
+      // key repeats (a batch would merge the two items; a file applies them in turn).
+      const chunk = items.slice(at, at + 1000);
+      for (const [from, to] of importRuns(chunk.map((i) => i.key as string))) {
+        const answer = await batchAccount.api("POST", "/v2/api/products/batch", chunk.slice(from, to));
+        expect(answer.status).toBe(201);
+      }
     }
 
     const created = await upload(importAccount.token, "products", items.map((i) => JSON.stringify(i)).join("\n") + "\n\n");
@@ -70,12 +91,36 @@ describe("imports", () => {
     expect(failed).toEqual([{ line: 1201, reference: "K1200", referenceField: "key", statusCode: 400, message: expect.stringContaining("status") }]);
     const all = await results(importAccount.token, job.id);
     expect(all.map((r) => r.line)).toEqual(Array.from({ length: 2501 }, (_, i) => i + 1));
-    expect(all[2500]).toMatchObject({ reference: "K5", statusCode: 200 });
+    const outcome = (line: number) => `${all[line - 1].reference} ${all[line - 1].statusCode} ${all[line - 1].message}`;
+    expect([11, 12, 20, 21, 1501, 41, 42, 61, 2001, 2501].map(outcome)).toEqual([
+      "K10 201 created",
+      "K10 200 updated",
+      "K19 201 created",
+      "K19 200 unchanged",
+      "K30 200 unchanged",
+      "OLD1 200 updated",
+      "NEW1 200 updated",
+      "IMG1 200 updated",
+      "IMG1 200 updated",
+      "K5 200 updated",
+    ]);
 
-    // The queue fills as the bus delivers: the same entries, in the same order, once both are there.
-    await eventually(async () => (await stateOf(importAccount.api)).events.length === 2500 && (await stateOf(batchAccount.api)).events.length === 2500, 60_000);
+    // The queue fills as the bus delivers: one entry a change (the two set up first, the key
+    // switch, and each line created or updated, lines 41 and 42 being one write), the same in
+    // both accounts once both are there.
+    const changes = 3 + all.filter((r) => r.statusCode === 201 || r.message === "updated").length - 1;
+    const counts = async () => [(await stateOf(importAccount.api)).events.length, (await stateOf(batchAccount.api)).events.length];
+    await eventually(async () => JSON.stringify(await counts()) === JSON.stringify([changes, changes]), 60_000).catch(async () => expect(await counts()).toEqual([changes, changes]));
     expect(await stateOf(importAccount.api)).toEqual(await stateOf(batchAccount.api));
-    expect((await stateOf(importAccount.api)).products.find((p) => p.key === "K5").productName).toBe("Product 5, again");
+    const products = new Map((await stateOf(importAccount.api)).products.map((p) => [p.key, p]));
+    expect(products.get("K5").productName).toBe("Product 5, again");
+    expect(products.get("K10").productName).toBe("Product 10, again");
+    expect(products.get("NEW1")).toMatchObject({ productName: "via the new key", brandName: "Late brand", skuSynonyms: ["OLD1"] });
+    expect(products.get("K50").brandName).toBe("Brand 1");
+    expect([products.get("IMG1").productName, products.get("IMG1").imageUrl]).toEqual(["image kept", null]);
+    const brands = async (api: typeof importAccount.api) => (await api<any[]>("GET", "/v2/api/brands?pageSize=100")).body.map((b) => b.name).sort();
+    expect(await brands(importAccount.api)).toEqual([...Array.from({ length: 7 }, (_, i) => `Brand ${i}`), "Late brand"]);
+    expect(await brands(importAccount.api)).toEqual(await brands(batchAccount.api));
   });
 
   it("takes products as CSV, and fails a CSV whose header names an unknown field, naming it", async () => {

@@ -3,7 +3,7 @@ import { mapInSlices, type Db, type Tx } from "@analytics/db";
 import { enqueue, enqueueInPages, outboxEntry, type OutboxEntry } from "@analytics/outbox";
 import { commit, type ServiceContext } from "@analytics/rpc";
 import * as repo from "./repository";
-import { productFromRow, type Product } from "./resources";
+import { productFromRow, type Product, type ProductRow } from "./resources";
 
 /**
  * How a change leaves the catalogue: in one transaction with its outbox rows, each a typed
@@ -45,8 +45,13 @@ export async function announceProducts(
   extra: OutboxEntry[] = [],
 ): Promise<Map<string, Product>> {
   const rows = await repo.findProducts(tx, accountId, [...verbs.keys()]);
-  const products = await mapInSlices(rows, (row) => ({ product: productFromRow(row), version: BigInt(row.version as number) }));
-  const entries = products.map(({ product, version }) => skuChanged(skuTopics[verbs.get(product.id)!], accountId, product, version));
+  return announceRows(tx, accountId, rows, (row) => verbs.get(row.id)!, extra);
+}
+
+/** One SkuChanged for each of `rows` (products as stored, as findProducts reads them), in their order, after `extra`. Returns them by id. */
+export async function announceRows<R extends ProductRow>(tx: Tx, accountId: string, rows: R[], verbOf: (row: R) => ProductVerb, extra: OutboxEntry[] = []): Promise<Map<string, Product>> {
+  const products = await mapInSlices(rows, (row) => ({ product: productFromRow(row), version: BigInt(row.version as number), verb: verbOf(row) }));
+  const entries = products.map(({ product, version, verb }) => skuChanged(skuTopics[verb], accountId, product, version));
   await enqueue(tx, [...extra, ...entries]);
   return new Map(products.map(({ product }) => [product.id, product]));
 }

@@ -49,7 +49,7 @@ export function catalogueRoutes(ctx: ServiceContext) {
         yield* products.streamProductsJson(db, callerOf(c).accountId, ...streamedPage(req));
       },
       async upsertProducts(req, c) {
-        return { results: (await products.upsertProducts(ctx, callerOf(c).accountId, req.products, req.cleared.map((c) => c.fields))).map((o) => batchResult(o, req.resultsOnly ? undefined : "product")) };
+        return { results: (await products.upsertProducts(ctx, callerOf(c).accountId, req.products, req.cleared.map((c) => c.fields), !req.resultsOnly)).map((o) => batchResult(o, req.resultsOnly ? undefined : "product")) };
       },
       async updateProducts(req, c) {
         return { results: (await products.updateProducts(ctx, callerOf(c).accountId, req.products, req.cleared.map((c) => c.fields))).map((o) => batchResult(o, req.resultsOnly ? undefined : "product")) };

@@ -3,7 +3,7 @@ import { isIntegerId, isUuid, mapInSlices } from "@analytics/db";
 import type { ServiceContext } from "@analytics/rpc";
 import type { OutboxEntry } from "@analytics/outbox";
 import { answer, invalidItem, productBatch, type ItemOutcome } from "./batch";
-import { announceProducts, brandCreated, categoryCreated, type ProductVerb } from "./changes";
+import { announceProducts, announceRows, brandCreated, categoryCreated, type ProductVerb } from "./changes";
 import * as repo from "./repository";
 import type { Page, ProductFilter, SkuRef } from "./repository";
 import { brandFromRow, categoryFromRow, newProduct, productFromRow, productsTable, unclearable, withClearedFields, withSentFields, type Product } from "./resources";
@@ -97,25 +97,31 @@ const clearedViolations = (names: string[]) => unclearable(names).map((path) => 
 const trimmedName = (name: string | undefined) => name?.trim() || undefined;
 
 /**
- * Writes complete products by key: first the brands and categories they name (created when new),
- * then the products. Returns what was written and the messages of created brands and categories.
+ * The brands and categories `products` name (created when new): each product's row as written
+ * (with its brand's and category's ids; the repository gives a new product its id), and the
+ * messages of those created.
  */
-async function storeProducts(tx: Tx, accountId: string, products: Product[]) {
+async function namedRows(tx: Tx, accountId: string, products: Product[]) {
   const brandNames = products.map((p) => trimmedName(p.brandName)).filter((n) => n !== undefined);
   const categoryNames = products.map((p) => trimmedName(p.categoryName)).filter((n) => n !== undefined);
   const brands = await repo.ensureNamed(tx, "brands", accountId, brandNames);
   const categories = await repo.ensureNamed(tx, "categories", accountId, categoryNames);
   const idOf = (ids: Map<string, string>, name: string | undefined) => (name ? ids.get(name.trim().toLowerCase()) : undefined) ?? null;
-  const written = await repo.writeProducts(
-    tx,
-    accountId,
-    // The repository gives a new product its id.
-    await mapInSlices(products, (p) => ({ ...productsTable.rowOf(p), brand_id: idOf(brands.ids, p.brandName), category_id: idOf(categories.ids, p.categoryName) })),
-  );
+  const rowOf = (p: Product) => ({ ...productsTable.rowOf(p), brand_id: idOf(brands.ids, p.brandName), category_id: idOf(categories.ids, p.categoryName) });
   const messages = [
     ...brands.created.map((b) => brandCreated(accountId, brandFromRow(b))),
     ...categories.created.map((c) => categoryCreated(accountId, categoryFromRow(c))),
   ];
+  return { rowOf, messages };
+}
+
+/**
+ * Writes complete products by key: first the brands and categories they name (created when new),
+ * then the products. Returns what was written and the messages of created brands and categories.
+ */
+async function storeProducts(tx: Tx, accountId: string, products: Product[]) {
+  const { rowOf, messages } = await namedRows(tx, accountId, products);
+  const written = await repo.writeProducts(tx, accountId, await mapInSlices(products, rowOf));
   return { written, messages };
 }
 
@@ -132,11 +138,17 @@ async function announceChanged(tx: Tx, accountId: string, written: { id: string;
 }
 
 /**
- * Full create or update by key (POST /products, /products/batch): 201 created, 200 updated, 400
- * invalid. An old key writes to the product it was switched from. When a batch names one product
- * twice, the later item wins, as if the items ran in order.
+ * Full create or update by key (POST /products, /products/batch, a products import's chunk): 201
+ * created, 200 updated (or unchanged: a product sent as stored), 400 invalid. An old key writes
+ * to the product it was switched from. When a batch names one product twice, the later item wins,
+ * as if the items ran in order. `withValues` false: outcomes without the product (an import's, a
+ * batch answered with results only), so that nothing is read back for unchanged products.
+ *
+ * A staged write (docs/imports.md, "The staging engine"): the products to write COPYed into a
+ * staging table, one upsert from it that answers the products it wrote as stored, and their
+ * messages from that answer, nothing read back.
  */
-export async function upsertProducts(ctx: ServiceContext, accountId: string, inputs: Product[], cleared: string[][] = []): Promise<ItemOutcome[]> {
+export async function upsertProducts(ctx: ServiceContext, accountId: string, inputs: Product[], cleared: string[][] = [], withValues = true): Promise<ItemOutcome[]> {
   const items = await mapInSlices(inputs, (input, n) => ({ input, product: newProduct(input), cleared: cleared[n] ?? [] }));
   const check = ({ input, product, cleared }: (typeof items)[number]) => {
     const problems = [...storedProductViolations(product), ...productViolations(input), ...clearedViolations(cleared)];
@@ -145,21 +157,36 @@ export async function upsertProducts(ctx: ServiceContext, accountId: string, inp
   return productBatch(ctx, accountId, items, check, async (tx, valid, reply) => {
     const current = await repo.resolveReferences(tx, accountId, valid.map((v) => ({ key: v.item.product.key })));
     valid.forEach(({ item }, n) => (item.product.key = current[n]?.key ?? item.product.key));
+    // Of items naming one product the last is written, at the place of the first.
     const last = new Map(valid.map(({ item }) => [item.product.key, item]));
-    const { written, messages } = await storeProducts(tx, accountId, [...last.values()].map((item) => item.product));
-    // A full write keeps an uploaded image unless imageUrl is sent (a value, or null to remove it).
-    const imageRemoved = written.filter((w) => last.get(w.key)!.cleared.includes("imageUrl")).map((w) => w.id);
-    const versioned = written.filter((w) => w.changed).map((w) => w.id);
-    const changed = new Set([...versioned, ...(await repo.clearImageUrls(tx, accountId, imageRemoved, versioned))]);
-    const products = await announceChanged(tx, accountId, written, changed, messages);
-    const byKey = new Map(written.map((w) => [w.key, w]));
+    const { rowOf, messages } = await namedRows(tx, accountId, [...last.values()].map((item) => item.product));
+    await repo.stageProducts(tx, [...last.values()].map((item, ord) => ({ ord, row: rowOf(item.product) })));
+    const rows = new Map((await repo.writeStagedProducts(tx, accountId)).map((r) => [r.key, r]));
+    const created = new Set([...rows.values()].filter((r) => r.created).map((r) => r.key));
+    // A full write keeps an uploaded image unless imageUrl is sent (a value, or null to remove it):
+    // the removals (rare) are a write of their own after the upsert, and their products read back.
+    const removing = [...last].filter(([, item]) => item.cleared.includes("imageUrl")).map(([key]) => key);
+    if (removing.length) {
+      const ids = (await repo.resolveReferences(tx, accountId, removing.map((key) => ({ key })))).map((m) => m!.id);
+      const removed = await repo.clearImageUrls(tx, accountId, ids, [...rows.values()].map((r) => r.id));
+      for (const row of await repo.findProducts(tx, accountId, removed)) rows.set(row.key, { ...row, created: created.has(row.key) });
+    }
+    const written = [...rows.values()].sort((a, b) => Number(a.seq) - Number(b.seq));
+    const products = await announceRows(tx, accountId, written, (r) => (r.created ? "created" : "updated"), messages);
+    const unchanged = withValues ? [...last.keys()].filter((key) => !rows.has(key)) : [];
+    if (unchanged.length) {
+      const ids = (await repo.resolveReferences(tx, accountId, unchanged.map((key) => ({ key })))).map((m) => m!.id);
+      for (const row of await repo.findProducts(tx, accountId, ids)) products.set(row.id, productFromRow(row));
+    }
+    const idOfKey = new Map([...products.values()].map((p) => [p.key, p.id]));
     const answered = new Set<string>();
     for (const { i, item } of valid) {
-      const w = byKey.get(item.product.key)!;
-      const created = w.created && !answered.has(w.key);
-      answered.add(w.key);
-      const message = created ? "created" : changed.has(w.id) ? "updated" : "unchanged";
-      reply(i, { ...answer(created ? 201 : 200, item.input.key, "key", message), value: products.get(w.id) });
+      const key = item.product.key;
+      const isNew = created.has(key) && !answered.has(key);
+      answered.add(key);
+      const message = isNew ? "created" : rows.has(key) ? "updated" : "unchanged";
+      const id = idOfKey.get(key);
+      reply(i, { ...answer(isNew ? 201 : 200, item.input.key, "key", message), value: id === undefined ? undefined : products.get(id) });
     }
   });
 }

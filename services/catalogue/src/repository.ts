@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type { Db, Tx } from "@analytics/db";
-import { isIntegerId, isUuid, jsonArrayInSlices, lockedAtRevision, lockKeys, pageOfIds, pageWindow, REVISION_COLUMN, uuidsOfSeqs } from "@analytics/db";
+import type { CopyValue, Db, Tx } from "@analytics/db";
+import { copyRows, isIntegerId, isUuid, jsonArrayInSlices, lockedAtRevision, lockKeys, pageOfIds, pageWindow, REVISION_COLUMN, uuidsOfSeqs } from "@analytics/db";
 import type { Page } from "@analytics/rpc";
 import { DecimalSchema, PRODUCT_CLIENT_FIELDS, WHOLE_NUMBER_TEXT, catalogueV1 } from "@analytics/contracts";
 import { ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
@@ -250,6 +250,15 @@ export async function ensureNamed(tx: Tx, table: "brands" | "categories", accoun
   return { ids: new Map(rows.map((r) => [r.name.toLowerCase(), r.id])), created: created.rows };
 }
 
+const WRITTEN_COLUMNS = ["account_id", ...productsTable.columns];
+const incoming = (c: string) => (c === "image_url" ? "COALESCE(EXCLUDED.image_url, products.image_url)" : `EXCLUDED.${c}`);
+/**
+ * A full write's conflict clause: an existing product of the key takes the incoming columns (an
+ * image kept unless one is sent) and a new version, unless they are what it stores already.
+ */
+const UPSERT_BY_KEY = `ON CONFLICT (account_id, key) DO UPDATE SET ${CHANGEABLE_COLUMNS.map((c) => `${c} = ${incoming(c)}`).join(", ")}, updated_at = now(), version = products.version + 1
+       WHERE (${CHANGEABLE_COLUMNS.map((c) => `products.${c}`).join(", ")}) IS DISTINCT FROM (${CHANGEABLE_COLUMNS.map(incoming).join(", ")})`;
+
 /**
  * Creates or fully updates products by (account, key) in one statement. `image_url` is kept
  * when a write does not carry one: it is normally set by an image upload, and a system that
@@ -258,17 +267,13 @@ export async function ensureNamed(tx: Tx, table: "brands" | "categories", accoun
  */
 export async function writeProducts(tx: Tx, accountId: string, rows: Record<string, unknown>[]) {
   if (!rows.length) return [];
-  const columns = ["account_id", ...productsTable.columns].join(", ");
-  const incoming = (c: string) => (c === "image_url" ? "COALESCE(EXCLUDED.image_url, products.image_url)" : `EXCLUDED.${c}`);
-  const updates = CHANGEABLE_COLUMNS.map((c) => `${c} = ${incoming(c)}`);
-  const compared = CHANGEABLE_COLUMNS;
+  const columns = WRITTEN_COLUMNS.join(", ");
   const result: { rows: { id: string; key: string; created: boolean; changed: boolean }[] } = await tx.raw(
     `WITH input AS (SELECT ${columns} FROM jsonb_populate_recordset(NULL::products, ?::jsonb)),
      written AS (
        INSERT INTO products (${columns})
        SELECT ${columns} FROM input
-       ON CONFLICT (account_id, key) DO UPDATE SET ${updates.join(", ")}, updated_at = now(), version = products.version + 1
-       WHERE (${compared.map((c) => `products.${c}`).join(", ")}) IS DISTINCT FROM (${compared.map(incoming).join(", ")})
+       ${UPSERT_BY_KEY}
        RETURNING id, key, (xmax = 0) AS created
      )
      SELECT COALESCE(w.id, p.id) AS id, i.key, COALESCE(w.created, false) AS created, w.id IS NOT NULL AS changed
@@ -278,6 +283,52 @@ export async function writeProducts(tx: Tx, accountId: string, rows: Record<stri
     [await jsonArrayInSlices(rows, (r) => JSON.stringify({ ...r, id: randomUUID(), account_id: accountId }))],
   );
   return result.rows;
+}
+
+/**
+ * The staging table of full product writes (docs/imports.md, "The staging engine"), one per
+ * connection (temporary): a line's request position (`ord`) and its row. Emptied at each commit,
+ * and at the start of each write, for a chunk whose lines repeat a key writes more than once in
+ * one transaction (a DELETE costs nothing on the usual empty table, where TRUNCATE would make a
+ * new file each time).
+ */
+const STAGE = `
+  CREATE TEMP TABLE IF NOT EXISTS staged_products (ord integer NOT NULL, ${productsTable.recordType}) ON COMMIT DELETE ROWS;
+  DELETE FROM staged_products`;
+
+/**
+ * `rows` (each its position `ord` and its products row but the account) COPYed into
+ * staged_products, each with a new id (which only a new product keeps).
+ */
+export async function stageProducts(tx: Tx, rows: { ord: number; row: Record<string, unknown> }[]): Promise<void> {
+  await tx.raw(STAGE);
+  const row = (r: Record<string, unknown>, c: string) => (c === "id" ? randomUUID() : (r[c] as CopyValue));
+  await copyRows(tx, "staged_products", ["ord", ...productsTable.columns], rows, ({ ord, row: r }) => [ord, ...productsTable.columns.map((c) => row(r, c))]);
+}
+
+/**
+ * Writes the staged products (one a key) by key in one statement, as writeProducts writes, in
+ * `ord` order (new products take their integer ids in it). Answers each product created or
+ * changed as stored (findProducts' row, in its order), with `created`; a product sent as stored
+ * is left alone and not answered.
+ */
+export async function writeStagedProducts(tx: Tx, accountId: string): Promise<(ProductRow & { created: boolean })[]> {
+  const columns = productsTable.columns.join(", ");
+  const { rows } = await tx.raw(
+    `WITH written AS (
+       INSERT INTO products (${WRITTEN_COLUMNS.join(", ")})
+       SELECT ?::uuid, ${columns} FROM staged_products ORDER BY ord
+       ${UPSERT_BY_KEY}
+       RETURNING products.*, (xmax = 0) AS created
+     )
+     SELECT ${PRODUCT_SELECT}, p.created
+     FROM written p
+     LEFT JOIN brands b ON b.account_id = p.account_id AND b.id = p.brand_id
+     LEFT JOIN categories c ON c.account_id = p.account_id AND c.id = p.category_id
+     ORDER BY p.seq, p.id`,
+    [accountId],
+  );
+  return rows;
 }
 
 export interface SkuRef {
