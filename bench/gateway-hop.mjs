@@ -5,7 +5,7 @@
 // With --separate the gateway and each service run in processes of their own (on the test
 // JetStream), as deployed; by default all share one process (and its one core). With --separate
 // it also prints the gateway process's CPU per request (user + system, from /proc; target
-// <= 0.5 ms for the events page, <= 0.7 ms for the product by key).
+// <= 0.5 ms for the events page, <= 0.7 ms for the product by key) and the services' (together).
 // Each also with If-None-Match: a stale tag (a 200) and the current one (a 304), against the same
 // direct calls.
 // Usage: node bench/gateway-hop.mjs [--seconds S] [--rounds N] [--separate] [--only TEXT]
@@ -46,15 +46,20 @@ try {
 
   const rate = (request) => requestsPerSecond(request, CONCURRENCY, SECONDS);
   // The gateway's CPU time so far in ms (utime + stime of /proc/<pid>/stat, in clock ticks of 10 ms).
-  const gatewayCpuMs = () => {
-    const fields = readFileSync(`/proc/${platform.child.pid}/stat`, "utf8").split(") ")[1].split(" ");
+  const cpuMsOf = (pid) => {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
     return (Number(fields[11]) + Number(fields[12])) * 10;
   };
-  /** A gateway round: its req/s and, with --separate, the gateway's CPU ms per request. */
+  const gatewayCpuMs = () => cpuMsOf(platform.child.pid);
+  // The services' CPU (all their processes together; not Postgres's).
+  const servicesCpuMs = () => (separate ? Object.entries(platform.processes).reduce((sum, [name, child]) => (name === "gateway" ? sum : sum + cpuMsOf(child.pid)), 0) : 0);
+  /** A gateway round: its req/s and, with --separate, the gateway's and the services' CPU ms per request. */
   const gatewayRound = async (request) => {
     const cpuBefore = separate ? gatewayCpuMs() : 0;
+    const servicesBefore = servicesCpuMs();
     const rps = await rate(request);
-    return { rps, cpuMs: separate ? (gatewayCpuMs() - cpuBefore) / (rps * SECONDS) : undefined };
+    const perRequest = (ms) => ms / (rps * SECONDS);
+    return { rps, cpuMs: separate ? perRequest(gatewayCpuMs() - cpuBefore) : undefined, servicesCpuMs: separate ? perRequest(servicesCpuMs() - servicesBefore) : undefined };
   };
   const rest = (path, ifNoneMatch, status = 200) => async () => {
     const res = await fetch(base + path, { headers: { authorization: `Bearer ${token}`, "accept-encoding": ENCODING, ...(ifNoneMatch ? { "if-none-match": ifNoneMatch } : {}) } });
@@ -102,17 +107,20 @@ try {
     await rate(c.direct);
     const g = [];
     const cpu = [];
+    const servicesCpu = [];
     const d = [];
     for (let r = 0; r < ROUNDS; r++) {
       const round = await gatewayRound(c.gateway);
       g.push(round.rps);
       cpu.push(round.cpuMs);
+      servicesCpu.push(round.servicesCpuMs);
       d.push(await rate(c.direct));
     }
     const gatewayCpuMsPerRequest = separate ? +median(cpu).toFixed(3) : undefined;
-    const result = { label: c.label, gatewayRps: Math.round(median(g)), directRps: Math.round(median(d)), ratio: +(median(g) / median(d)).toFixed(2), target: 0.75, gatewayCpuMsPerRequest };
+    const servicesCpuMsPerRequest = separate ? +median(servicesCpu).toFixed(3) : undefined;
+    const result = { label: c.label, gatewayRps: Math.round(median(g)), directRps: Math.round(median(d)), ratio: +(median(g) / median(d)).toFixed(2), target: 0.75, gatewayCpuMsPerRequest, servicesCpuMsPerRequest };
     results.push(result);
-    const cpuText = separate ? `; gateway CPU ${gatewayCpuMsPerRequest} ms per request` : "";
+    const cpuText = separate ? `; gateway CPU ${gatewayCpuMsPerRequest} ms per request, the services' ${servicesCpuMsPerRequest} ms` : "";
     console.log(`${c.label}: gateway ${result.gatewayRps} req/s, direct Connect ${result.directRps} req/s -> ratio ${result.ratio} (target >= 0.75)${cpuText}`);
   }
   console.log(JSON.stringify({ gatewayHop: results }));
