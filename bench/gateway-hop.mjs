@@ -5,8 +5,10 @@
 // With --separate the gateway and each service run in processes of their own (on the test
 // JetStream), as deployed; by default all share one process (and its one core). With --separate
 // it also prints the gateway process's CPU per request (user + system, from /proc; target
-// <= 0.5 ms for the events page, <= 0.7 ms for the product by key).
-// Usage: node bench/gateway-hop.mjs [--seconds S] [--rounds N] [--separate]
+// <= 0.5 ms for the events page, <= 0.7 ms for the product by key) and the services' (together).
+// Each also with If-None-Match: a stale tag (a 200) and the current one (a 304), against the same
+// direct calls.
+// Usage: node bench/gateway-hop.mjs [--seconds S] [--rounds N] [--separate] [--only TEXT]
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -18,6 +20,8 @@ const ROUNDS = Number(arg("--rounds", 3));
 const CONCURRENCY = 10;
 // What the client accepts: `identity` measures the hop itself, `gzip, br` adds compression.
 const ENCODING = arg("--accept-encoding", "identity");
+// Only the cases whose label contains this text, e.g. "If-None-Match".
+const ONLY = arg("--only", "");
 
 const out = join(process.cwd(), "dist/bench/hop-client.cjs");
 await build({ entryPoints: ["bench/hop-client.ts"], outfile: out, bundle: true, platform: "node", format: "cjs", packages: "external", tsconfig: "tsconfig.base.json", logLevel: "warning" });
@@ -42,28 +46,55 @@ try {
 
   const rate = (request) => requestsPerSecond(request, CONCURRENCY, SECONDS);
   // The gateway's CPU time so far in ms (utime + stime of /proc/<pid>/stat, in clock ticks of 10 ms).
-  const gatewayCpuMs = () => {
-    const fields = readFileSync(`/proc/${platform.child.pid}/stat`, "utf8").split(") ")[1].split(" ");
+  const cpuMsOf = (pid) => {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
     return (Number(fields[11]) + Number(fields[12])) * 10;
   };
-  /** A gateway round: its req/s and, with --separate, the gateway's CPU ms per request. */
+  const gatewayCpuMs = () => cpuMsOf(platform.child.pid);
+  // The services' CPU (all their processes together; not Postgres's).
+  const servicesCpuMs = () => (separate ? Object.entries(platform.processes).reduce((sum, [name, child]) => (name === "gateway" ? sum : sum + cpuMsOf(child.pid)), 0) : 0);
+  /** A gateway round: its req/s and, with --separate, the gateway's and the services' CPU ms per request. */
   const gatewayRound = async (request) => {
     const cpuBefore = separate ? gatewayCpuMs() : 0;
+    const servicesBefore = servicesCpuMs();
     const rps = await rate(request);
-    return { rps, cpuMs: separate ? (gatewayCpuMs() - cpuBefore) / (rps * SECONDS) : undefined };
+    const perRequest = (ms) => ms / (rps * SECONDS);
+    return { rps, cpuMs: separate ? perRequest(gatewayCpuMs() - cpuBefore) : undefined, servicesCpuMs: separate ? perRequest(servicesCpuMs() - servicesBefore) : undefined };
   };
-  const rest = (path) => async () => {
-    const res = await fetch(base + path, { headers: { authorization: `Bearer ${token}`, "accept-encoding": ENCODING } });
-    if (res.status !== 200) throw new Error(`${path}: ${res.status}`);
+  const rest = (path, ifNoneMatch, status = 200) => async () => {
+    const res = await fetch(base + path, { headers: { authorization: `Bearer ${token}`, "accept-encoding": ENCODING, ...(ifNoneMatch ? { "if-none-match": ifNoneMatch } : {}) } });
+    if (res.status !== status) throw new Error(`${path}: ${res.status}`);
     await res.arrayBuffer();
   };
+  // The weak ETag a client holds: current (the answer is a 304) or from before a write (a 200).
+  const tagOf = async (path) => (await fetch(base + path, { headers: { authorization: `Bearer ${token}` } })).headers.get("etag");
+  const products = "/v2/api/products?key=K-500";
+  const events = "/v2/api/events?pageSize=10";
+  const stale = { products: await tagOf(products), events: await tagOf(events) };
+  // A write of the account's catalogue (and so of its queue): the tags above are stale from now on.
+  await platform.call("POST", "/v2/api/products", { key: "K-stale", sku: "S-stale", season: "SS27", productName: "stale" }, token);
+  for (;;) {
+    const res = await fetch(`${base}${events}`, { headers: { authorization: `Bearer ${token}`, "if-none-match": stale.events } });
+    await res.arrayBuffer();
+    if (res.status === 200) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const current = { products: await tagOf(products), events: await tagOf(events) };
+  if (!current.products || !current.events || current.products === stale.products) throw new Error("no ETag to send, or none moved on");
   const cases = [
-    { label: "GET /products?key=K", gateway: rest("/v2/api/products?key=K-500"), direct: () => direct.productByKey("K-500") },
+    { label: "GET /products?key=K", gateway: rest(products), direct: () => direct.productByKey("K-500") },
     // Not the issue's target (its direct side is the one catalogue call): the hop's own cost when
     // the direct side makes both calls the route makes, the catalogue's and pricing's.
-    { label: "GET /products?key=K vs both its calls", gateway: rest("/v2/api/products?key=K-500"), direct: () => direct.productByKeyWithPrices("K-500") },
-    { label: "GET /events?pageSize=10", gateway: rest("/v2/api/events?pageSize=10"), direct: () => direct.eventsPage() },
-  ];
+    { label: "GET /products?key=K vs both its calls", gateway: rest(products), direct: () => direct.productByKeyWithPrices("K-500") },
+    { label: "GET /events?pageSize=10", gateway: rest(events), direct: () => direct.eventsPage() },
+    // With If-None-Match: a stale tag (the whole answer, a 200) and the current one (a 304),
+    // against the same direct calls as without.
+    { label: "GET /products?key=K, If-None-Match stale (200)", gateway: rest(products, stale.products), direct: () => direct.productByKey("K-500") },
+    { label: "GET /products?key=K, If-None-Match stale (200) vs both its calls", gateway: rest(products, stale.products), direct: () => direct.productByKeyWithPrices("K-500") },
+    { label: "GET /products?key=K, If-None-Match current (304)", gateway: rest(products, current.products, 304), direct: () => direct.productByKey("K-500") },
+    { label: "GET /events?pageSize=10, If-None-Match stale (200)", gateway: rest(events, stale.events), direct: () => direct.eventsPage() },
+    { label: "GET /events?pageSize=10, If-None-Match current (304)", gateway: rest(events, current.events, 304), direct: () => direct.eventsPage() },
+  ].filter((c) => !ONLY || c.label.includes(ONLY));
   if (separate) {
     // The gateway's own work with no request in flight (relays, timers, a collection): part of every round's CPU.
     const before = gatewayCpuMs();
@@ -76,17 +107,20 @@ try {
     await rate(c.direct);
     const g = [];
     const cpu = [];
+    const servicesCpu = [];
     const d = [];
     for (let r = 0; r < ROUNDS; r++) {
       const round = await gatewayRound(c.gateway);
       g.push(round.rps);
       cpu.push(round.cpuMs);
+      servicesCpu.push(round.servicesCpuMs);
       d.push(await rate(c.direct));
     }
     const gatewayCpuMsPerRequest = separate ? +median(cpu).toFixed(3) : undefined;
-    const result = { label: c.label, gatewayRps: Math.round(median(g)), directRps: Math.round(median(d)), ratio: +(median(g) / median(d)).toFixed(2), target: 0.75, gatewayCpuMsPerRequest };
+    const servicesCpuMsPerRequest = separate ? +median(servicesCpu).toFixed(3) : undefined;
+    const result = { label: c.label, gatewayRps: Math.round(median(g)), directRps: Math.round(median(d)), ratio: +(median(g) / median(d)).toFixed(2), target: 0.75, gatewayCpuMsPerRequest, servicesCpuMsPerRequest };
     results.push(result);
-    const cpuText = separate ? `; gateway CPU ${gatewayCpuMsPerRequest} ms per request` : "";
+    const cpuText = separate ? `; gateway CPU ${gatewayCpuMsPerRequest} ms per request, the services' ${servicesCpuMsPerRequest} ms` : "";
     console.log(`${c.label}: gateway ${result.gatewayRps} req/s, direct Connect ${result.directRps} req/s -> ratio ${result.ratio} (target >= 0.75)${cpuText}`);
   }
   console.log(JSON.stringify({ gatewayHop: results }));

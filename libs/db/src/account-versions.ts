@@ -83,8 +83,26 @@ export async function bumpAccountVersions(tx: Knex | Knex.Transaction, accountId
   );
 }
 
-/** The account's data version: 0 before its first write. One indexed row. */
+/** The account's data version as text, an expression with one binding (the account): 0 before its first write. One indexed row. */
+export const ACCOUNT_VERSION_SQL = "coalesce((SELECT version FROM account_versions WHERE account_id = ?), 0)::text";
+
+/** The account's data version: 0 before its first write. */
 export async function accountVersion(db: Knex, accountId: string): Promise<bigint> {
-  const { rows } = await db.raw("SELECT coalesce((SELECT version FROM account_versions WHERE account_id = ?), 0)::text AS version", [accountId]);
+  const { rows } = await db.raw(`SELECT ${ACCOUNT_VERSION_SQL} AS version`, [accountId]);
   return BigInt(rows[0].version);
+}
+
+/**
+ * The rows of `query` and the account's data version, read by one statement, so in one snapshot:
+ * the version of exactly the data answered (a list's weak ETag, libs/rpc data-version.ts), with
+ * no round trip of its own. An empty answer has its version too. `orderBy`: the column of `query`
+ * its rows are answered in.
+ */
+export async function withAccountVersion<R>(db: Knex, accountId: string, query: Knex.QueryBuilder, orderBy?: string): Promise<{ rows: R[]; version: string }> {
+  const { rows }: { rows: (R & { data_version: string; in_answer: boolean | null })[] } = await db.raw(
+    `SELECT v.data_version, r.* FROM (SELECT ${ACCOUNT_VERSION_SQL} AS data_version) v
+     LEFT JOIN (SELECT true AS in_answer, q.* FROM ? q) r ON true${orderBy ? ` ORDER BY r.${orderBy}` : ""}`,
+    [accountId, query],
+  );
+  return { rows: rows[0].in_answer ? rows : [], version: rows[0].data_version };
 }

@@ -11,7 +11,7 @@ import { stalledSince, watchStalls } from "./stalls";
 export type Db = Knex;
 export type Tx = Knex.Transaction;
 
-export { accountVersion, BUMP_ACCOUNT_VERSIONS_FUNCTION, bumpAccountVersions, createAccountVersions, createAccountVersionsTable } from "./account-versions";
+export { ACCOUNT_VERSION_SQL, accountVersion, BUMP_ACCOUNT_VERSIONS_FUNCTION, bumpAccountVersions, createAccountVersions, createAccountVersionsTable, withAccountVersion } from "./account-versions";
 export { jsonProblems, unstorableText } from "./storable";
 export { jsonArrayInSlices, mapInSlices, SLICE_ITEMS } from "./slices";
 export { STALL_MS } from "./stalls";

@@ -1,13 +1,15 @@
-import { Code, ConnectError, createContextKey, createContextValues, type ContextValues, type Interceptor } from "@connectrpc/connect";
+import type { DescMethod } from "@bufbuild/protobuf";
+import { Code, ConnectError, createContextKey, createContextValues, type ContextValues, type HandlerContext, type Interceptor } from "@connectrpc/connect";
 import { callerKey } from "@analytics/auth";
 
 /**
  * The caller's data version carried with an answer, for the gateway's weak ETag on a list
  * (CONTRACT "Conditional requests") without a GetAccountVersion call before it. A call asks with
- * this request header; the service reads the version before its handler runs, so before the
- * answer's query, and answers it in this response header (a server stream: before its first
- * message). The tag can then be older than the data answered, never newer: a newer one would let
- * a client's If-None-Match be a 304 for a write it never saw.
+ * this request header; the service answers it in this response header (a server stream: before
+ * its first message), read either by its handler's own statement, in the data's snapshot
+ * (answerDataVersion), or before its handler, so before the answer's query. The tag can then be
+ * older than the data answered, never newer: a newer one would let a client's If-None-Match be a
+ * 304 for a write it never saw.
  */
 export const DATA_VERSION_HEADER = "x-data-version";
 
@@ -16,11 +18,12 @@ export type ReadDataVersion = (accountId: string) => Promise<string>;
 
 /**
  * The service side: a call asking for the version gets it, read before the handler (after
- * requireInternalCaller, which names the caller).
+ * requireInternalCaller, which names the caller), unless its method is one of `readByHandler`,
+ * whose handler answers it itself (answerDataVersion).
  */
-export function dataVersionInterceptor(read: ReadDataVersion): Interceptor {
+export function dataVersionInterceptor(read: ReadDataVersion, readByHandler: ReadonlySet<DescMethod> = new Set()): Interceptor {
   return (next) => async (req) => {
-    if (!req.header.has(DATA_VERSION_HEADER)) return next(req);
+    if (!req.header.has(DATA_VERSION_HEADER) || readByHandler.has(req.method)) return next(req);
     const caller = req.contextValues.get(callerKey);
     if (!caller) throw new ConnectError("no caller", Code.Unauthenticated);
     const version = await read(caller.accountId);
@@ -28,6 +31,15 @@ export function dataVersionInterceptor(read: ReadDataVersion): Interceptor {
     res.header.set(DATA_VERSION_HEADER, version);
     return res;
   };
+}
+
+/**
+ * A handler's answer to a call that asks for the version: the one its statement read in the same
+ * snapshot as the data (libs/db withAccountVersion), no round trip of its own. A stream's handler
+ * answers it before its first message (connect-node sends the headers with it).
+ */
+export function answerDataVersion(ctx: HandlerContext, version: string): void {
+  if (ctx.requestHeader.has(DATA_VERSION_HEADER)) ctx.responseHeader.set(DATA_VERSION_HEADER, version);
 }
 
 /**

@@ -3,7 +3,7 @@ import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { Code, createClient, type Client, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import type { DescService } from "@bufbuild/protobuf";
+import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import { INTERNAL_HEADERS, requireInternalCaller } from "@analytics/auth";
@@ -24,7 +24,7 @@ export { consumerHandler, type ConsumerDefinition, type Delivery } from "./consu
 export { accountVersionHandler, accountVersionText, atRevision, batchResponse, batchResult, commit, dispatch, itemOutcome, MAX_PAGE_SIZE, notWritten, on, pageOf, refuseDuplicates, type Dispatch, type ItemOutcome, type Page, type Route } from "./kit";
 export { createServiceTransport } from "./transport";
 export { applyInRuns, IMPORT_FINAL_STATUSES, ImportJobs, IMPORT_UPLOAD_IDLE_MS, MAX_CHUNK_ATTEMPTS, importJobColumns, importRuns, importTables, type ImportResource, type LineOutcome } from "./imports";
-export { askingDataVersions, DATA_VERSION_HEADER, dataVersionInterceptor, DataVersions, type ReadDataVersion } from "./data-version";
+export { answerDataVersion, askingDataVersions, DATA_VERSION_HEADER, dataVersionInterceptor, DataVersions, type ReadDataVersion } from "./data-version";
 export { consumerLagMetrics, storeMetrics } from "./metrics";
 export type { ReplicaOptions } from "./replicas";
 
@@ -98,6 +98,11 @@ export interface ServiceDefinition {
    * answered with every call that asks for it (data-version.ts), for the gateway's weak ETags.
    */
   dataVersion?(db: Db, accountId: string): Promise<string>;
+  /**
+   * The calls whose handlers read that version with their data, in the same statement
+   * (withAccountVersion), and answer it (answerDataVersion): it is not read again before them.
+   */
+  dataVersionReadByHandler?: readonly DescMethod[];
   /** Forgets what the service keeps only to de-duplicate deliveries: hourly, after its inbox (if it consumes). */
   prune?(db: Db): Promise<unknown>;
 }
@@ -175,7 +180,7 @@ export async function startService(definition: ServiceDefinition, deps: ServiceD
         interceptors: [
           errorsAndLogging(logger, rpcServerDurations(metrics)),
           requireInternalCaller(deps.internalToken),
-          ...(definition.dataVersion ? [dataVersionInterceptor((accountId) => definition.dataVersion!(db, accountId))] : []),
+          ...(definition.dataVersion ? [dataVersionInterceptor((accountId) => definition.dataVersion!(db, accountId), new Set(definition.dataVersionReadByHandler))] : []),
         ],
         fallback: health,
       }),

@@ -9,6 +9,7 @@ export { eventually, whileProgressing, type WaitOptions } from "./wait";
 export { killAll, processesWith, runResources, type RunProcess } from "./run";
 export { freezableProxy, type FreezableProxy } from "./proxy";
 export { crossingTransactions } from "./deadlock";
+export { readWhileAWriteCommits } from "./version-race";
 export { jetStreamAnswers, startNatsCluster, type NatsCluster } from "./nats-cluster";
 export { freePort } from "./ports";
 export { databaseForFile, databaseAndStreamForFile, serviceUnderTest, subjectsUnder, codeOf, type DatabaseForFile, type DatabaseAndStreamForFile, type ServiceUnderTest } from "./per-file";

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { catalogueV1 } from "@analytics/contracts";
 import { callerOf } from "@analytics/auth";
-import { accountVersionHandler, batchResult, pageOf, type ServiceContext } from "@analytics/rpc";
+import { accountVersionHandler, answerDataVersion, batchResult, pageOf, type ServiceContext } from "@analytics/rpc";
 import * as brands from "./brands";
 import * as images from "./images";
 import { switchKeys } from "./key-switch";
@@ -42,11 +42,11 @@ export function catalogueRoutes(ctx: ServiceContext) {
         return { products: rows.map(productFromRow), totalCount: total };
       },
       async *streamProducts(req, c) {
-        for await (const { rows, totalCount } of products.streamProducts(db, callerOf(c).accountId, ...streamedPage(req)))
+        for await (const { rows, totalCount } of products.streamProducts(db, callerOf(c).accountId, ...streamedPage(req), (version) => answerDataVersion(c, version)))
           yield { products: rows.map(productFromRow), totalCount };
       },
       async *streamProductsJson(req, c) {
-        yield* products.streamProductsJson(db, callerOf(c).accountId, ...streamedPage(req));
+        yield* products.streamProductsJson(db, callerOf(c).accountId, ...streamedPage(req), (version) => answerDataVersion(c, version));
       },
       async upsertProducts(req, c) {
         return { results: (await products.upsertProducts(ctx, callerOf(c).accountId, req.products, req.cleared.map((c) => c.fields), !req.resultsOnly)).map((o) => batchResult(o, req.resultsOnly ? undefined : "product")) };

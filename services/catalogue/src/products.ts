@@ -34,13 +34,13 @@ export const STREAM_CHUNK = 500;
  * the page's ids first (an index-only scan), then the rows of each chunk. The first chunk carries
  * the total (`totalCount`, 0 on the others); an empty page is one empty chunk.
  */
-export function streamProducts(db: Db, accountId: string, filter: ProductFilter, page: Page) {
-  return pageInChunks(db, accountId, filter, page, (ids) => repo.findProducts(db, accountId, ids));
+export function streamProducts(db: Db, accountId: string, filter: ProductFilter, page: Page, versionRead?: VersionRead) {
+  return pageInChunks(db, accountId, filter, page, (ids) => repo.findProducts(db, accountId, ids), versionRead);
 }
 
 /** The same page as REST JSON built by Postgres (repo.findProductsJson), chunk by chunk. */
-export async function* streamProductsJson(db: Db, accountId: string, filter: ProductFilter, page: Page) {
-  for await (const { rows, totalCount } of pageInChunks(db, accountId, filter, page, (ids) => repo.findProductsJson(db, accountId, ids))) {
+export async function* streamProductsJson(db: Db, accountId: string, filter: ProductFilter, page: Page, versionRead?: VersionRead) {
+  for await (const { rows, totalCount } of pageInChunks(db, accountId, filter, page, (ids) => repo.findProductsJson(db, accountId, ids), versionRead)) {
     yield { ...jsonChunk(rows), totalCount };
   }
 }
@@ -61,9 +61,13 @@ function jsonChunk(rows: { id: string; parts: string[]; image_url: string | null
   return { productsJson: json.subarray(0, end), ids: rows.map((r) => r.id), ends, imageUrls };
 }
 
-async function* pageInChunks<R>(db: Db, accountId: string, filter: ProductFilter, page: Page, read: (ids: string[]) => Promise<R[]>) {
+/** Takes the account's data version read with a page's ids, before its first chunk (libs/rpc answerDataVersion). */
+type VersionRead = (version: string) => void;
+
+async function* pageInChunks<R>(db: Db, accountId: string, filter: ProductFilter, page: Page, read: (ids: string[]) => Promise<R[]>, versionRead?: VersionRead) {
   checkFilter(filter);
-  const { ids, total } = await repo.pageOfProductIds(db, accountId, filter, page);
+  const { ids, total, version } = await repo.pageOfProductIds(db, accountId, filter, page);
+  versionRead?.(version);
   if (!ids.length) yield { rows: [] as R[], totalCount: total };
   let totalCount = total;
   for await (const rows of readAhead(ids, read)) {

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { CopyValue, Db, Tx } from "@analytics/db";
-import { copyRows, isIntegerId, isUuid, jsonArrayInSlices, lockedAtRevision, lockKeys, pageOfIds, pageWindow, REVISION_COLUMN, uuidsOfSeqs } from "@analytics/db";
+import { copyRows, isIntegerId, isUuid, jsonArrayInSlices, lockedAtRevision, lockKeys, pageOfIds, pageWindow, REVISION_COLUMN, uuidsOfSeqs, withAccountVersion } from "@analytics/db";
 import type { Page } from "@analytics/rpc";
 import { DecimalSchema, PRODUCT_CLIENT_FIELDS, WHOLE_NUMBER_TEXT, catalogueV1 } from "@analytics/contracts";
 import { ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
@@ -224,13 +224,16 @@ export async function listProducts(db: Db, accountId: string, f: ProductFilter, 
   return { rows, total: Number(count) };
 }
 
-/** The ids of one page in creation order and the filtered total, for reading the rows in chunks. */
+/**
+ * The ids of one page in creation order, the filtered total, for reading the rows in chunks, and
+ * the account's data version read with the ids (their snapshot: the page's weak ETag).
+ */
 export async function pageOfProductIds(db: Db, accountId: string, f: ProductFilter, page: Page) {
-  const [rows, [{ count }]] = await Promise.all([
-    pageOfIds(filtered(db, accountId, f), page, "p.seq", "p.id") as Promise<{ id: string }[]>,
+  const [{ rows, version }, [{ count }]] = await Promise.all([
+    withAccountVersion<{ id: string }>(db, accountId, pageOfIds(filtered(db, accountId, f), page, "p.seq", "p.id").select("p.seq"), "seq"),
     filtered(db, accountId, f).count({ count: "*" }) as unknown as Promise<[{ count: number }]>,
   ]);
-  return { ids: rows.map((r) => r.id), total: Number(count) };
+  return { ids: rows.map((r) => r.id), total: Number(count), version };
 }
 
 /** Brand or category ids by lower-cased name, creating the names that do not exist yet. */

@@ -5,8 +5,8 @@ import { Code } from "@connectrpc/connect";
 import { catalogueMessagesV1, catalogueV1, productToRest, stringifyRest, toRestJson, ValidationErrorsSchema } from "@analytics/contracts";
 import { createDb, type Db } from "@analytics/db";
 import { OutboxRelay } from "@analytics/outbox";
-import type { ServiceContext } from "@analytics/rpc";
-import { codeOf, eventually, serviceUnderTest, subjectsUnder } from "@analytics/testing";
+import { askingDataVersions, DataVersions, type ServiceContext } from "@analytics/rpc";
+import { codeOf, eventually, readWhileAWriteCommits, serviceUnderTest, subjectsUnder } from "@analytics/testing";
 import { ConnectError } from "@connectrpc/connect";
 import { upsertProducts, updateProducts } from "../src/products";
 import * as repo from "../src/repository";
@@ -33,6 +33,24 @@ describe("catalogue service (real Postgres and JetStream)", () => {
   const list = (accountId: string, filter: ListFilter = {}) =>
     client.listProducts({ page: { page: 1, pageSize: 100 }, ...filter }, as(accountId));
   const statuses = (results: { result?: { statusCode: number } }[]) => results.map((r) => r.result?.statusCode);
+
+  it("answers a streamed page's version with its ids, never newer than the page: a write committing meanwhile is in both or in neither", async () => {
+    const account = randomUUID();
+    await upsert(account, [{ key: "V1", sku: "V1" }]);
+    const id = randomUUID();
+    const versions = new DataVersions(new Set([CatalogueService.typeName]));
+    const ids = await readWhileAWriteCommits(
+      db,
+      (tx) => tx("products").insert({ id, account_id: account, key: "V2", sku: "V2" }),
+      async () => {
+        const read: string[] = [];
+        for await (const chunk of client.streamProductsJson({ list: { page: { page: 1, pageSize: 10 } } }, { ...as(account), contextValues: askingDataVersions(versions) })) read.push(...chunk.ids);
+        return read;
+      },
+    );
+    expect(BigInt((await versions.versionOf(CatalogueService.typeName)) as string)).toBe((await client.getAccountVersion({}, as(account))).version);
+    expect(ids).toContain(id);
+  });
 
   it("answers only statuses and violations when asked for results only (the batch routes), writing and announcing the same", async () => {
     const account = randomUUID();

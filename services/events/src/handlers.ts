@@ -5,7 +5,7 @@ import { eventsV1 } from "@analytics/contracts";
 import { callerOf } from "@analytics/auth";
 import type { Db } from "@analytics/db";
 import { invalid } from "@analytics/errors";
-import { accountVersionHandler, pageOf } from "@analytics/rpc";
+import { accountVersionHandler, answerDataVersion, pageOf } from "@analytics/rpc";
 import * as events from "./events";
 import type { EventRow, EventState, ProcessedState } from "./repository/queue";
 import * as webhooks from "./webhooks";
@@ -54,11 +54,12 @@ export function eventsRoutes(db: Db, settings: { allowPrivate: boolean }) {
       getAccountVersion: accountVersionHandler(db),
       async listEvents(req, ctx) {
         const { accountId } = callerOf(ctx);
-        const { rows, total } = await events.listEvents(
+        const { rows, total, version } = await events.listEvents(
           db,
           { accountId, eventType: req.eventType, state: stateNames[req.state] },
           pageOf(req.page),
         );
+        answerDataVersion(ctx, version);
         return { events: rows.map(toProto), totalCount: BigInt(total) };
       },
       async updateEventStatus(req, ctx) {

@@ -1,4 +1,5 @@
 import { loadConfig, webhookSettings } from "@analytics/config";
+import { eventsV1 } from "@analytics/contracts";
 import { accountVersionText, startService, type ServiceDefinition, type ServiceDeps } from "@analytics/rpc";
 import { gapSweeper } from "./gap-sweep";
 import { eventsRoutes } from "./handlers";
@@ -17,6 +18,8 @@ export function eventsService(webhooks: WebhookWorkerSettings, gapHoldMs = loadC
     name: "events",
     migrations,
     dataVersion: accountVersionText,
+    // A page's version is read with its rows (repository listEvents).
+    dataVersionReadByHandler: [eventsV1.EventsService.method.listEvents],
     routes: (router, { db }) => eventsRoutes(db, webhooks)(router),
     consumers: [queueConsumer, importsConsumer],
     prune: (db) => pruneQueuedVersions(db),

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { eventsV1, topics } from "@analytics/contracts";
-import { busMessage, eventually, serviceUnderTest } from "@analytics/testing";
+import { askingDataVersions, DataVersions } from "@analytics/rpc";
+import { busMessage, eventually, readWhileAWriteCommits, serviceUnderTest } from "@analytics/testing";
 import { startEventsService } from "../src/service";
 
 const { EventsService, EventState } = eventsV1;
@@ -43,5 +44,20 @@ describe("the events queue's account version", () => {
     // Listing reads only: nothing moves.
     await client.listEvents({ page: { page: 1, pageSize: 10 } }, as(acc));
     expect(await version(acc)).toBe(processed);
+  });
+
+  it("answers a page's version with it, never newer than the page: a write committing meanwhile is in both or in neither", async () => {
+    const acc = randomUUID();
+    await entry(acc);
+    const id = randomUUID();
+    const versions = new DataVersions(new Set([EventsService.typeName]));
+    const page = await readWhileAWriteCommits(
+      db,
+      (tx) => tx("events").insert({ id, account_id: acc, event_type: "update_sku", payload: {} }),
+      () => client.listEvents({ page: { page: 1, pageSize: 10 } }, { ...as(acc), contextValues: askingDataVersions(versions) }),
+    );
+    const tagged = BigInt((await versions.versionOf(EventsService.typeName)) as string);
+    expect(tagged).toBe(await version(acc));
+    expect(page.events.map((e) => e.id)).toContain(id);
   });
 });

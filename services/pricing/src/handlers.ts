@@ -2,7 +2,7 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import { pricingV1 } from "@analytics/contracts";
 import { callerOf } from "@analytics/auth";
 import { isUuid } from "@analytics/db";
-import { accountVersionHandler, batchResponse, batchResult, pageOf, type ServiceContext } from "@analytics/rpc";
+import { accountVersionHandler, answerDataVersion, batchResponse, batchResult, pageOf, type ServiceContext } from "@analytics/rpc";
 import * as fx from "./fx-rates";
 import * as priceLists from "./price-lists";
 import * as pricats from "./pricats";
@@ -52,7 +52,8 @@ export function pricingRoutes(ctx: ServiceContext) {
         return { prices: (await repo.pricesOfProducts(db, callerOf(c).accountId, req.productIds.filter(isUuid))).map(priceFromRow) };
       },
       async productPricesJson(req, c) {
-        const rows = await repo.productPricesJson(db, callerOf(c).accountId, req.productIds.filter(isUuid));
+        const { rows, version } = await repo.productPricesJson(db, callerOf(c).accountId, req.productIds.filter(isUuid));
+        answerDataVersion(c, version);
         return { products: rows.map((r) => ({ productId: r.product_id, pricesJson: r.prices })) };
       },
       async listFxRates(req, c) {

@@ -1,7 +1,7 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import { randomUUID } from "node:crypto";
 import type { Db, Row, Tx } from "@analytics/db";
-import { lockedAtRevision, lockKeys, pageOfIds, REVISION_COLUMN } from "@analytics/db";
+import { ACCOUNT_VERSION_SQL, lockedAtRevision, lockKeys, pageOfIds, REVISION_COLUMN } from "@analytics/db";
 import type { Page } from "@analytics/rpc";
 import { fxRatesTable, priceListsTable, priceSelect, pricatsTable, pricesTable } from "./resources";
 
@@ -131,28 +131,32 @@ export async function pricesOfProducts(db: Db | Tx, accountId: string, productId
 /**
  * Each product's prices as the JSON array GET /products shows, built by Postgres: one text per
  * product instead of a row and a conversion per price. Decimals print with their stored digits
- * (numeric::text); the fields are those of the contract's product price entry.
+ * (numeric::text); the fields are those of the contract's product price entry. With them the
+ * account's data version, read by the same statement (their snapshot): the page's weak ETag.
  */
-export async function productPricesJson(db: Db | Tx, accountId: string, productIds: string[]): Promise<{ product_id: string; prices: string }[]> {
-  if (!productIds.length) return [];
+export async function productPricesJson(db: Db | Tx, accountId: string, productIds: string[]): Promise<{ rows: { product_id: string; prices: string }[]; version: string }> {
   // Named: parsed and planned once per connection, not for each chunk of a streamed page.
-  const { rows } = await db.raw(
-    `SELECT p.product_id::text AS product_id,
-       '[' || string_agg(
-         '{"listExternalID":' || to_json(l.external_id)::text ||
-         ',"price":' || p.price::text ||
-         ',"currency":' || to_json(l.currency)::text ||
-         ',"vat":' || COALESCE(COALESCE(p.vat, l.default_vat)::text, 'null') ||
-         ',"customPrices":' || COALESCE(
-           (SELECT '{' || string_agg(to_json(e.key)::text || ':' || e.value::numeric::text, ',') || '}' FROM jsonb_each_text(p.custom_prices) e),
-           '{}') ||
-         '}', ',' ORDER BY l.seq, p.seq) || ']' AS prices
-     FROM prices p JOIN price_lists l ON l.account_id = p.account_id AND l.id = p.price_list_id
-     WHERE p.account_id = ? AND p.product_id = ANY(?::uuid[])
-     GROUP BY p.product_id`,
-    [accountId, productIds],
+  const { rows }: { rows: { data_version: string; product_id: string | null; prices: string }[] } = await db.raw(
+    `SELECT v.data_version, r.product_id, r.prices
+     FROM (SELECT ${ACCOUNT_VERSION_SQL} AS data_version) v
+     LEFT JOIN (
+       SELECT p.product_id::text AS product_id,
+         '[' || string_agg(
+           '{"listExternalID":' || to_json(l.external_id)::text ||
+           ',"price":' || p.price::text ||
+           ',"currency":' || to_json(l.currency)::text ||
+           ',"vat":' || COALESCE(COALESCE(p.vat, l.default_vat)::text, 'null') ||
+           ',"customPrices":' || COALESCE(
+             (SELECT '{' || string_agg(to_json(e.key)::text || ':' || e.value::numeric::text, ',') || '}' FROM jsonb_each_text(p.custom_prices) e),
+             '{}') ||
+           '}', ',' ORDER BY l.seq, p.seq) || ']' AS prices
+       FROM prices p JOIN price_lists l ON l.account_id = p.account_id AND l.id = p.price_list_id
+       WHERE p.account_id = ? AND p.product_id = ANY(?::uuid[])
+       GROUP BY p.product_id
+     ) r ON true`,
+    [accountId, accountId, productIds],
   ).options({ name: "pricing.product_prices_json" });
-  return rows;
+  return { rows: rows[0].product_id === null ? [] : (rows as { product_id: string; prices: string }[]), version: rows[0].data_version };
 }
 
 export async function customPriceFields(db: Db | Tx, accountId: string): Promise<string[]> {

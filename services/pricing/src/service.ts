@@ -1,5 +1,5 @@
 import { accountVersionText, startService, type ServiceDefinition, type ServiceDeps } from "@analytics/rpc";
-import { ImportService } from "@analytics/contracts";
+import { ImportService, pricingV1 } from "@analytics/contracts";
 import { pricingRoutes } from "./handlers";
 import { pricingImports } from "./imports";
 import { migrations } from "./migrations";
@@ -10,6 +10,8 @@ export const pricingService: ServiceDefinition = {
   name: "pricing",
   migrations,
   dataVersion: accountVersionText,
+  // The version of a page's prices is read with them (repository productPricesJson).
+  dataVersionReadByHandler: [pricingV1.PricingService.method.productPricesJson],
   routes: (router, context) => {
     pricingRoutes(context)(router);
     router.service(ImportService, pricingImports.handlers(context));

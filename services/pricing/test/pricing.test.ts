@@ -5,8 +5,8 @@ import { create, fromBinary, type MessageInitShape } from "@bufbuild/protobuf";
 import type { BusMessage } from "@analytics/bus";
 import { pricingV1, productPriceToRest, stringifyRest, topics } from "@analytics/contracts";
 import { createDb } from "@analytics/db";
-import type { ServiceContext } from "@analytics/rpc";
-import { busMessage, codeOf, eventually, serviceUnderTest, subjectsUnder } from "@analytics/testing";
+import { askingDataVersions, DataVersions, type ServiceContext } from "@analytics/rpc";
+import { busMessage, codeOf, eventually, readWhileAWriteCommits, serviceUnderTest, subjectsUnder } from "@analytics/testing";
 import { upsertPrices } from "../src/prices";
 import * as repo from "../src/repository";
 import { priceFromRow } from "../src/resources";
@@ -220,7 +220,7 @@ describe("pricing service (real Postgres and JetStream)", () => {
         .transaction(async (tx) => {
           await tx.raw("ALTER TABLE price_lists ALTER COLUMN default_vat DROP NOT NULL");
           await tx("price_lists").where({ account_id: account, external_id: "NOVAT" }).update({ default_vat: null });
-          const text = new Map((await repo.productPricesJson(tx, account, [p1, p2])).map((p) => [p.product_id, p.prices]));
+          const text = new Map((await repo.productPricesJson(tx, account, [p1, p2])).rows.map((p) => [p.product_id, p.prices]));
           const prices = (await repo.pricesOfProducts(tx, account, [p1, p2])).map(priceFromRow);
           for (const product of [p1, p2]) {
             expect(text.get(product)).toBe(stringifyRest(prices.filter((p) => p.productId === product).map(productPriceToRest)));
@@ -236,10 +236,25 @@ describe("pricing service (real Postgres and JetStream)", () => {
       expect((await db("price_lists").where({ account_id: account, external_id: "NOVAT" }).first()).default_vat).toBe("25");
     });
 
+    it("answers the prices' version with them, never newer than they are: a write committing meanwhile is in both or in neither", async () => {
+      const account = randomUUID();
+      await client.createPriceList({ priceList: list("L1") }, as(account));
+      const { id: priceListId } = await db("price_lists").where({ account_id: account, external_id: "L1" }).first("id");
+      const product = randomUUID();
+      const versions = new DataVersions(new Set([PricingService.typeName]));
+      const { products } = await readWhileAWriteCommits(
+        db,
+        (tx) => tx("prices").insert({ id: randomUUID(), account_id: account, price_list_id: priceListId, product_id: product, key: "K1", price: 1 }),
+        () => client.productPricesJson({ productIds: [product] }, { ...as(account), contextValues: askingDataVersions(versions) }),
+      );
+      expect(BigInt((await versions.versionOf(PricingService.typeName)) as string)).toBe((await client.getAccountVersion({}, as(account))).version);
+      expect(products.map((p) => p.productId)).toEqual([product]);
+    });
+
     it("prices a streamed page's chunks with a named statement, parsed and planned once per connection", async () => {
       const one = createDb({ url: pricing.url, schema: "pricing", poolMax: 1 });
       try {
-        for (let i = 0; i < 3; i++) expect(await repo.productPricesJson(one, randomUUID(), [randomUUID()])).toEqual([]);
+        for (let i = 0; i < 3; i++) expect((await repo.productPricesJson(one, randomUUID(), [randomUUID()])).rows).toEqual([]);
         const { rows } = await one.raw("SELECT name, generic_plans + custom_plans AS runs FROM pg_prepared_statements");
         expect(rows).toEqual([{ name: "pricing.product_prices_json", runs: 3 }]);
       } finally {

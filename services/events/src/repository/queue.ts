@@ -1,6 +1,6 @@
 import { stringifyRest } from "@analytics/contracts";
 import type { Db, Tx } from "@analytics/db";
-import { isUuid, jsonArrayInSlices, lockKeys, pageOfIds } from "@analytics/db";
+import { isUuid, jsonArrayInSlices, lockKeys, pageOfIds, withAccountVersion } from "@analytics/db";
 import { INBOX_RETENTION_MS } from "@analytics/inbox";
 import type { Page } from "@analytics/rpc";
 
@@ -48,11 +48,12 @@ function filtered(db: Db, f: EventFilter) {
  */
 export async function listEvents(db: Db, f: EventFilter, page: Page) {
   const ids = pageOfIds(filtered(db, f), page);
-  const [rows, [{ count }]] = await Promise.all([
-    db("events").select(columns(db)).whereIn("id", ids).orderBy("seq") as Promise<EventRow[]>,
+  const [{ rows, version }, [{ count }]] = await Promise.all([
+    // The account's data version read with the page (its snapshot): the page's weak ETag.
+    withAccountVersion<EventRow>(db, f.accountId, db("events").select(columns(db), "seq").whereIn("id", ids), "seq"),
     filtered(db, f).count({ count: "*" }) as unknown as Promise<[{ count: number }]>,
   ]);
-  return { rows, total: Number(count) };
+  return { rows, total: Number(count), version };
 }
 
 export async function findEvent(db: Db, accountId: string, id: string): Promise<EventRow | undefined> {
