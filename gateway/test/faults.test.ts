@@ -5,6 +5,7 @@ import { databaseForFile, freezableProxy, type FreezableProxy } from "@analytics
 import { buildGateway, type Gateway } from "../src/app";
 import { TEST_ADMIN_TOKEN as ADMIN, testGatewayDeps } from "./gateway-deps";
 import { allServicesAt, noServiceReady } from "./services";
+import { checkResponse, type OpenApiDocument } from "../../e2e/harness";
 
 const admin = { authorization: `Bearer ${ADMIN}` };
 
@@ -128,6 +129,31 @@ describe("gateway edge: deadlines, bodies, headers, brakes", () => {
     expect(res.statusCode).toBe(504);
     expect(res.json()).toMatchObject({ statusCode: 504, code: "outcome_unknown" });
     expect(res.json().message).toMatch(/may or may not have been applied/);
+  });
+
+  it("answers every write whose service misses its deadline with a 504 body the document describes (a batch's per item)", async () => {
+    const account = await signUp(gw, "10.0.6.1");
+    await gw.app.inject({ method: "PUT", url: `/admin/v1/accounts/${account.accountID}/settings`, headers: admin, payload: { rateLimitPerSecond: 100_000 } });
+    const doc: OpenApiDocument = (await gw.app.inject({ method: "GET", url: "/v2/api/openapi.json" })).json();
+    // Each write of an account that takes a JSON body, sent its own documented example.
+    const writes = Object.entries(doc.paths).flatMap(([path, operations]) =>
+      Object.entries(operations as Record<string, any>)
+        .filter(([method, op]) => method !== "get" && op.requestBody?.content?.["application/json"]?.example !== undefined && path.startsWith("/v2/api/"))
+        .map(([method, op]) => ({ method: method.toUpperCase(), path: path.replace(/\{[^}]+\}/g, "X1"), body: op.requestBody.content["application/json"].example })),
+    );
+    const answered: string[] = [];
+    // Eight at a time: each waits out the call deadline.
+    for (let from = 0; from < writes.length; from += 8) {
+      await Promise.all(
+        writes.slice(from, from + 8).map(async ({ method, path, body }) => {
+          const res = await gw.app.inject({ method: method as "POST", url: path, payload: body, headers: { authorization: `Bearer ${account.token}` } });
+          if (res.statusCode !== 504) return;
+          answered.push(`${method} ${path}`);
+          checkResponse(doc, method, path, res.statusCode, res.json(), String(res.headers["content-type"]));
+        }),
+      );
+    }
+    expect(answered).toEqual(expect.arrayContaining(["POST /v2/api/products", "POST /v2/api/products/batch", "PUT /v2/api/products", "POST /v2/api/planning/sales-plans/batch"]));
   });
 
   it("answers 503 when a service misses the call deadline, stays ready, and /healthz names the service in time", async () => {
