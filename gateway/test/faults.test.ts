@@ -15,19 +15,19 @@ async function signUp(gw: Gateway, ip = "10.0.0.1") {
   return { ...created, token: auth.json().accessToken as string };
 }
 
-/** Sends raw HTTP/1.1 and resolves with the status line of the answer (or "closed"). */
-function rawRequest(port: number, head: string, body = ""): Promise<string> {
+/** Sends raw HTTP/1.1 and resolves with the status line of the answer (or "closed"); `whole`: the answer until the server closes. */
+function rawRequest(port: number, head: string, body = "", whole = false): Promise<string> {
   return new Promise((resolve) => {
     const socket = net.connect(port, "127.0.0.1");
     let answer = "";
     socket.on("data", (chunk) => {
       answer += chunk.toString();
-      if (answer.includes("\r\n")) {
+      if (!whole && answer.includes("\r\n")) {
         resolve(answer.split("\r\n")[0]);
         socket.destroy();
       }
     });
-    socket.on("close", () => resolve(answer.split("\r\n")[0] || "closed"));
+    socket.on("close", () => resolve(whole ? answer : answer.split("\r\n")[0] || "closed"));
     socket.on("error", () => undefined);
     socket.write(head + "\r\n\r\n" + body);
   });
@@ -193,14 +193,19 @@ describe("gateway edge: deadlines, bodies, headers, brakes", () => {
     expect(status).toBe("HTTP/1.1 413 Payload Too Large");
   });
 
-  it("ends a request whose body never finishes (request timeout)", async () => {
+  it("ends a request whose body never finishes (request timeout) with a 408 the document describes", async () => {
     const account = await signUp(gw, "10.0.7.2");
-    const status = await rawRequest(
+    const answer = await rawRequest(
       port,
       `POST /v2/api/products/batch HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${account.token}\r\nContent-Type: application/json\r\nContent-Length: 1000`,
       "[",
+      true,
     );
-    expect(status).toBe("HTTP/1.1 408 Request Timeout");
+    const [head, body] = answer.split("\r\n\r\n");
+    expect(head.split("\r\n")[0]).toBe("HTTP/1.1 408 Request Timeout");
+    const doc: OpenApiDocument = (await gw.app.inject({ method: "GET", url: "/v2/api/openapi.json" })).json();
+    checkResponse(doc, "POST", "/v2/api/products/batch", 408, JSON.parse(body), /content-type: ([^\r]+)/i.exec(head)![1]);
+    expect(JSON.parse(body)).toMatchObject({ statusCode: 408, code: "request_timeout" });
   });
 
   it("answers a path parameter over the router's limit and a malformed URL with GeneralResponses", async () => {
