@@ -187,10 +187,16 @@ describe("imports", () => {
     expect((await upload(importAccount.token, "products", '[{"key":"J1"}]', "application/json")).status).toBe(415);
   });
 
-  it("answers a repeat with the same Idempotency-Key with the first job, starting no other", async () => {
+  it("answers a repeat with the same Idempotency-Key and file with the first job, and another file under it with a 422, starting no other", async () => {
+    const jobs = async () => Number((await importAccount.api("GET", "/v2/api/imports?pageSize=1")).headers.get("x-total-count"));
     const first = await upload(importAccount.token, "products", '{"key":"I1"}\n', "application/x-ndjson", { "idempotency-key": "import-1" });
+    const before = await jobs();
     const again = await upload(importAccount.token, "products", '{"key":"I1"}\n', "application/x-ndjson", { "idempotency-key": "import-1" });
     expect([again.status, again.headers.get("idempotent-replayed"), again.body.id]).toEqual([202, "true", first.body.id]);
+    // The file streams past the claim: it is told apart by its digest, kept with the first answer.
+    const other = await upload(importAccount.token, "products", '{"key":"I2"}\n', "application/x-ndjson", { "idempotency-key": "import-1" });
+    expect([other.status, other.body.code, other.body.message]).toEqual([422, "idempotency_key_reused", expect.stringContaining('"import-1"')]);
+    expect(await jobs()).toBe(before);
   });
 
   // The other resources: each file, a few good lines, a bad one, an unresolvable one and a later

@@ -5,6 +5,7 @@ import { databaseForFile, freezableProxy, type FreezableProxy } from "@analytics
 import { buildGateway, type Gateway } from "../src/app";
 import { TEST_ADMIN_TOKEN as ADMIN, testGatewayDeps } from "./gateway-deps";
 import { allServicesAt, noServiceReady } from "./services";
+import { checkResponse, type OpenApiDocument } from "../../e2e/harness";
 
 const admin = { authorization: `Bearer ${ADMIN}` };
 
@@ -14,19 +15,19 @@ async function signUp(gw: Gateway, ip = "10.0.0.1") {
   return { ...created, token: auth.json().accessToken as string };
 }
 
-/** Sends raw HTTP/1.1 and resolves with the status line of the answer (or "closed"). */
-function rawRequest(port: number, head: string, body = ""): Promise<string> {
+/** Sends raw HTTP/1.1 and resolves with the status line of the answer (or "closed"); `whole`: the answer until the server closes. */
+function rawRequest(port: number, head: string, body = "", whole = false): Promise<string> {
   return new Promise((resolve) => {
     const socket = net.connect(port, "127.0.0.1");
     let answer = "";
     socket.on("data", (chunk) => {
       answer += chunk.toString();
-      if (answer.includes("\r\n")) {
+      if (!whole && answer.includes("\r\n")) {
         resolve(answer.split("\r\n")[0]);
         socket.destroy();
       }
     });
-    socket.on("close", () => resolve(answer.split("\r\n")[0] || "closed"));
+    socket.on("close", () => resolve(whole ? answer : answer.split("\r\n")[0] || "closed"));
     socket.on("error", () => undefined);
     socket.write(head + "\r\n\r\n" + body);
   });
@@ -130,6 +131,31 @@ describe("gateway edge: deadlines, bodies, headers, brakes", () => {
     expect(res.json().message).toMatch(/may or may not have been applied/);
   });
 
+  it("answers every write whose service misses its deadline with a 504 body the document describes (a batch's per item)", async () => {
+    const account = await signUp(gw, "10.0.6.1");
+    await gw.app.inject({ method: "PUT", url: `/admin/v1/accounts/${account.accountID}/settings`, headers: admin, payload: { rateLimitPerSecond: 100_000 } });
+    const doc: OpenApiDocument = (await gw.app.inject({ method: "GET", url: "/v2/api/openapi.json" })).json();
+    // Each write of an account that takes a JSON body, sent its own documented example.
+    const writes = Object.entries(doc.paths).flatMap(([path, operations]) =>
+      Object.entries(operations as Record<string, any>)
+        .filter(([method, op]) => method !== "get" && op.requestBody?.content?.["application/json"]?.example !== undefined && path.startsWith("/v2/api/"))
+        .map(([method, op]) => ({ method: method.toUpperCase(), path: path.replace(/\{[^}]+\}/g, "X1"), body: op.requestBody.content["application/json"].example })),
+    );
+    const answered: string[] = [];
+    // Eight at a time: each waits out the call deadline.
+    for (let from = 0; from < writes.length; from += 8) {
+      await Promise.all(
+        writes.slice(from, from + 8).map(async ({ method, path, body }) => {
+          const res = await gw.app.inject({ method: method as "POST", url: path, payload: body, headers: { authorization: `Bearer ${account.token}` } });
+          if (res.statusCode !== 504) return;
+          answered.push(`${method} ${path}`);
+          checkResponse(doc, method, path, res.statusCode, res.json(), String(res.headers["content-type"]));
+        }),
+      );
+    }
+    expect(answered).toEqual(expect.arrayContaining(["POST /v2/api/products", "POST /v2/api/products/batch", "PUT /v2/api/products", "POST /v2/api/planning/sales-plans/batch"]));
+  });
+
   it("answers 503 when a service misses the call deadline, stays ready, and /healthz names the service in time", async () => {
     const account = await signUp(gw);
     const res = await gw.app.inject({ method: "GET", url: "/v2/api/events", headers: { authorization: `Bearer ${account.token}` } });
@@ -167,14 +193,19 @@ describe("gateway edge: deadlines, bodies, headers, brakes", () => {
     expect(status).toBe("HTTP/1.1 413 Payload Too Large");
   });
 
-  it("ends a request whose body never finishes (request timeout)", async () => {
+  it("ends a request whose body never finishes (request timeout) with a 408 the document describes", async () => {
     const account = await signUp(gw, "10.0.7.2");
-    const status = await rawRequest(
+    const answer = await rawRequest(
       port,
       `POST /v2/api/products/batch HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${account.token}\r\nContent-Type: application/json\r\nContent-Length: 1000`,
       "[",
+      true,
     );
-    expect(status).toBe("HTTP/1.1 408 Request Timeout");
+    const [head, body] = answer.split("\r\n\r\n");
+    expect(head.split("\r\n")[0]).toBe("HTTP/1.1 408 Request Timeout");
+    const doc: OpenApiDocument = (await gw.app.inject({ method: "GET", url: "/v2/api/openapi.json" })).json();
+    checkResponse(doc, "POST", "/v2/api/products/batch", 408, JSON.parse(body), /content-type: ([^\r]+)/i.exec(head)![1]);
+    expect(JSON.parse(body)).toMatchObject({ statusCode: 408, code: "request_timeout" });
   });
 
   it("answers a path parameter over the router's limit and a malformed URL with GeneralResponses", async () => {

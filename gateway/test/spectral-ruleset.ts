@@ -31,6 +31,7 @@ export const rateLimitExemptions: Record<string, string> = {
   "/admin/": "the deployment's administration: the same brake as /auth, no account's bucket",
   "/v2/api/images/{accountId}/": "image capability URLs take no token and are cached a year by browsers and CDNs; limiting them per account would let anyone holding a published URL spend its owner's bucket",
   "401 answers": "without a valid token there is no account, so no bucket to report",
+  "408 answers": "written on the connection by the request deadline (http/request-deadline.ts) while the body is still arriving, before the answer's headers are made",
 };
 const escaped = (path: string) => path.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 const exemptPaths = `[?(!@property.match(/^(${Object.keys(rateLimitExemptions).filter((p) => p.startsWith("/")).map(escaped).join("|")})/))]`;
@@ -42,7 +43,7 @@ export const ruleset = {
     "owasp:api4:2023-string-limit": requestOnly(stringGiven)("owasp:api4:2023-string-limit"),
     "owasp:api4:2023-array-limit": requestOnly(arrayGiven)("owasp:api4:2023-array-limit"),
     "owasp:api4:2023-integer-limit": requestOnly(integerGiven)("owasp:api4:2023-integer-limit"),
-    "owasp:api4:2023-rate-limit": { ...owasp.rules["owasp:api4:2023-rate-limit"], given: `$.paths${exemptPaths}..responses[?(@property.match(/^(2|4)/) && @property != '401')]` },
+    "owasp:api4:2023-rate-limit": { ...owasp.rules["owasp:api4:2023-rate-limit"], given: `$.paths${exemptPaths}..responses[?(@property.match(/^(2|4)/) && @property != '401' && @property != '408')]` },
     "owasp:api4:2023-rate-limit-responses-429": { ...owasp.rules["owasp:api4:2023-rate-limit-responses-429"], given: `$.paths${exemptPaths}..responses` },
   },
 };

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, type Hash } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import type { Db } from "@analytics/db";
@@ -17,7 +17,7 @@ const PRUNE_EVERY_MS = 60_000;
 /** What a claim found: the request may run, or a kept answer, or why it may not. */
 export type Claim =
   | { kind: "claimed" }
-  | { kind: "replay"; status: number; contentType: string | null; body: string | null }
+  | { kind: "replay"; status: number; contentType: string | null; body: string | null; fileDigest: string | null }
   | { kind: "other-request" }
   | { kind: "running" };
 
@@ -26,6 +26,7 @@ interface KeptRow {
   status: number | null;
   content_type: string | null;
   body: string | null;
+  file_digest: string | null;
 }
 
 /**
@@ -70,7 +71,7 @@ export class IdempotencyKeys {
     for (let attempt = 0; attempt < 3; attempt++) {
       const { rows: claimed } = await this.db.raw<{ rows: unknown[] }>(
         `INSERT INTO idempotency_keys (account_id, key, fingerprint) VALUES (:accountId, :key, :fingerprint)
-         ON CONFLICT (account_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, created_at = now(), status = NULL, content_type = NULL, body = NULL
+         ON CONFLICT (account_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, created_at = now(), status = NULL, content_type = NULL, body = NULL, file_digest = NULL
            WHERE idempotency_keys.created_at <= now() - make_interval(secs => :ttl)
          RETURNING 1`,
         { accountId, key, fingerprint, ttl: this.ttlSeconds },
@@ -80,18 +81,18 @@ export class IdempotencyKeys {
       const kept: KeptRow | undefined = await this.db("idempotency_keys")
         .where({ account_id: accountId, key })
         .where("created_at", ">", this.db.raw("now() - make_interval(secs => ?)", [this.ttlSeconds]))
-        .first("fingerprint", "status", "content_type", "body");
+        .first("fingerprint", "status", "content_type", "body", "file_digest");
       if (!kept) continue;
       if (kept.fingerprint !== fingerprint) return { kind: "other-request" };
       if (kept.status === null) return { kind: "running" };
-      return { kind: "replay", status: kept.status, contentType: kept.content_type, body: kept.body };
+      return { kind: "replay", status: kept.status, contentType: kept.content_type, body: kept.body, fileDigest: kept.file_digest };
     }
     return { kind: "running" };
   }
 
-  /** The answer of a claimed request, kept for its retries. */
-  async keep(owner: KeyOwner, key: string, status: number, contentType: string | null, body: string | null): Promise<void> {
-    await this.db("idempotency_keys").where({ account_id: owner.accountId, key }).whereNull("status").update({ status, content_type: contentType, body });
+  /** The answer of a claimed request, kept for its retries (with its uploaded file's digest, if it read one whole). */
+  async keep(owner: KeyOwner, key: string, status: number, contentType: string | null, body: string | null, fileDigest?: string): Promise<void> {
+    await this.db("idempotency_keys").where({ account_id: owner.accountId, key }).whereNull("status").update({ status, content_type: contentType, body, file_digest: fileDigest ?? null });
   }
 
   /** A claimed request that failed on the server's side (5xx): its retry runs again. */
@@ -154,25 +155,71 @@ export function fingerprintOf(request: FastifyRequest, apiKeyId: string): string
 }
 
 /**
+ * An upload's file (POST /imports) streams past the claim, so its fingerprint holds no body: the
+ * file is hashed as the route reads it (fileOf) and its digest kept with the answer; a repeat
+ * reads and hashes its own file before its kept answer is replayed, and another file is a 422.
+ */
+const uploads = new WeakMap<FastifyRequest, { hash: Hash; digest?: string }>();
+
+/** The request's body as an upload route reads it: hashed as it streams when it claimed a key. */
+export function fileOf(request: FastifyRequest): AsyncIterable<Buffer> {
+  const upload = uploads.get(request);
+  if (!upload) return request.raw;
+  return (async function* () {
+    for await (const chunk of request.raw as AsyncIterable<Buffer>) {
+      upload.hash.update(chunk);
+      yield chunk;
+    }
+    // Only a file read to its end has a digest: an answer given part way is replayed to any file.
+    upload.digest = upload.hash.digest("base64url");
+  })();
+}
+
+/** The digest of the request's whole body, read to its end (a repeat of an upload); undefined past `limit` bytes. */
+async function digestOfBody(request: FastifyRequest, limit: number): Promise<string | undefined> {
+  const hash = createHash("sha256");
+  let bytes = 0;
+  for await (const chunk of request.raw as AsyncIterable<Buffer>) {
+    bytes += chunk.length;
+    if (bytes > limit) return undefined;
+    hash.update(chunk);
+  }
+  return hash.digest("base64url");
+}
+
+const otherRequest = (message: string) => new HttpError(422, message, [{ path: "Idempotency-Key", message: "was used for another request" }]);
+
+/**
  * Runs before a write's handler: claims the key, or answers for it (a replay of the kept answer,
  * 422 for another request under the key, 409 while the first runs). True when the handler may run.
  * `shownOnce`: the answer's field that is never kept (a secret); a replay says it left it out.
+ * `uploadLimit`: the route streams a file of at most that many bytes (fileOf), compared by digest.
  */
-export async function claimOrAnswer(keys: IdempotencyKeys, owner: KeyOwner, key: string, request: FastifyRequest, reply: FastifyReply, shownOnce?: string): Promise<boolean> {
+export async function claimOrAnswer(
+  keys: IdempotencyKeys,
+  owner: KeyOwner,
+  key: string,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  shownOnce?: string,
+  uploadLimit?: number,
+): Promise<boolean> {
   const claim = await keys.claim(owner, key, fingerprintOf(request, owner.apiKeyId));
   switch (claim.kind) {
     case "claimed":
+      if (uploadLimit !== undefined) uploads.set(request, { hash: createHash("sha256") });
       return true;
     case "replay":
+      if (uploadLimit !== undefined && claim.fileDigest !== null && (await digestOfBody(request, uploadLimit)) !== claim.fileDigest) {
+        throw otherRequest(`Idempotency-Key ${JSON.stringify(key)} was already used for another file; use a new key`);
+      }
       reply.status(claim.status).header("Idempotent-Replayed", "true");
       if (shownOnce) reply.header(REDACTED_HEADER, shownOnce);
       if (claim.contentType) reply.header("Content-Type", claim.contentType);
       await reply.send(claim.body ?? undefined);
       return false;
     case "other-request":
-      throw new HttpError(422, "Idempotency-Key was already used for another request (method, path, body or API key); use a new key", [
-        { path: "Idempotency-Key", message: "was used for another request" },
-      ]);
+      throw otherRequest("Idempotency-Key was already used for another request (method, path, body or API key); use a new key");
     case "running":
       throw new HttpError(
         409,
@@ -197,7 +244,8 @@ export async function keepAnswer(keys: IdempotencyKeys, owner: KeyOwner, key: st
     if (reply.statusCode >= 500) return await keys.release(owner, key);
     const contentType = reply.getHeader("content-type");
     const body = typeof payload === "string" ? payload : Buffer.isBuffer(payload) ? payload.toString("utf8") : null;
-    await keys.keep(owner, key, reply.statusCode, typeof contentType === "string" ? contentType : null, shownOnce && body ? without(body, shownOnce) : body);
+    const kept = shownOnce && body ? without(body, shownOnce) : body;
+    await keys.keep(owner, key, reply.statusCode, typeof contentType === "string" ? contentType : null, kept, uploads.get(reply.request)?.digest);
   } catch (err) {
     reply.log.error({ err, idempotencyKey: key }, "idempotent answer not kept: retries of this key answer 409 until it expires");
   }

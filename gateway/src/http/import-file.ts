@@ -1,4 +1,3 @@
-import type { Readable } from "node:stream";
 import { jsonShapeProblem } from "./hostile-input";
 
 /**
@@ -28,7 +27,7 @@ export interface Line {
 }
 
 /** The body's lines (LF or CRLF), blank ones too (a CSV's quoted field may hold one); `blank` says which. */
-export async function* linesOf(body: Readable): AsyncGenerator<Line> {
+export async function* linesOf(body: AsyncIterable<Buffer>): AsyncGenerator<Line> {
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   let line = 0;
@@ -43,7 +42,7 @@ export async function* linesOf(body: Readable): AsyncGenerator<Line> {
     return { line, text, bytes: whole, blank: !text.trim() };
   };
   try {
-    for await (const chunk of body as AsyncIterable<Buffer>) {
+    for await (const chunk of body) {
       bytes += chunk.length;
       if (bytes > MAX_IMPORT_BYTES) throw new FileTooLarge(`the file is larger than ${MAX_IMPORT_BYTES} bytes (1 GiB)`);
       let from = 0;
@@ -68,7 +67,7 @@ export async function* linesOf(body: Readable): AsyncGenerator<Line> {
  * An NDJSON file's items: one JSON value per line. A line too deep or too wide for a batch body
  * (jsonShapeProblem, the same scan as every JSON body's) is that line's refusal, never parsed.
  */
-export async function* ndjsonItems(body: Readable): AsyncGenerator<{ line: number; item: unknown; refused?: string; size: number }> {
+export async function* ndjsonItems(body: AsyncIterable<Buffer>): AsyncGenerator<{ line: number; item: unknown; refused?: string; size: number }> {
   for await (const { line, text, bytes, blank } of linesOf(body)) {
     if (blank) continue;
     const tooWide = jsonShapeProblem(bytes);
@@ -95,7 +94,7 @@ export type ColumnType = "string" | "number" | "boolean" | "string|number";
  * regard to letter case, as batch bodies are); `nested` those only NDJSON can carry. An empty
  * field is an absent one.
  */
-export async function* csvItems(body: Readable, columns: Map<string, ColumnType>, nested: Set<string>): AsyncGenerator<{ line: number; item: unknown }> {
+export async function* csvItems(body: AsyncIterable<Buffer>, columns: Map<string, ColumnType>, nested: Set<string>): AsyncGenerator<{ line: number; item: unknown }> {
   let header: { name: string; type: ColumnType }[] | undefined;
   for await (const { line, fields } of csvRecords(linesOf(body))) {
     if (!header) {

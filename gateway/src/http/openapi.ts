@@ -95,6 +95,10 @@ const sharedResponses: Record<string, { status: number; description: string }> =
   BadRequest: { status: 400, description: "invalid path, query or body; `details` names each field" },
   Unauthorized: { status: 401, description: "missing, malformed, expired or revoked bearer token" },
   PayloadTooLarge: { status: 413, description: "request body is too large" },
+  RequestTimeout: {
+    status: 408,
+    description: "the body did not arrive within the request timeout (a file upload: went that long without a byte); answered on the connection, which is then closed, with none of the other headers",
+  },
   UriTooLong: { status: 414, description: "a path parameter is too long (over 5,000 characters as sent)" },
   UnsupportedMediaType: { status: 415, description: "Content-Type must be application/json" },
   PreconditionFailed: { status: 412, description: "If-Match names no current ETag of the resource (it changed, or does not exist); nothing was changed" },
@@ -314,8 +318,10 @@ export class OpenApi {
     const shared = (name: keyof typeof sharedResponses) => {
       const status = String(sharedResponses[name].status);
       if (responses[status]) return;
-      const headers: Record<string, unknown> = { ...headersOf(status), ...(name === "PreconditionFailed" ? { ETag: { $ref: "#/components/headers/CurrentETag" } } : {}) };
-      const variant = name === "Unauthorized" || name === "TooManyFailedAttempts" ? name : !account ? `${name}WithoutAccount` : headers["Idempotent-Replayed"] && name !== "PreconditionFailed" ? `${name}Replayable` : name;
+      // A 408 is written on the socket whatever the request was (http/request-deadline.ts): no header of an operation.
+      const ownHeaders = name === "RequestTimeout" ? {} : headersOf(status);
+      const headers: Record<string, unknown> = { ...ownHeaders, ...(name === "PreconditionFailed" ? { ETag: { $ref: "#/components/headers/CurrentETag" } } : {}) };
+      const variant = name === "Unauthorized" || name === "TooManyFailedAttempts" || name === "RequestTimeout" ? name : !account ? `${name}WithoutAccount` : headers["Idempotent-Replayed"] && name !== "PreconditionFailed" ? `${name}Replayable` : name;
       const known = this.responses.get(variant);
       if (known && JSON.stringify(known.headers) !== JSON.stringify(headers)) throw new Error(`shared response ${variant} with other headers on ${spec.method} ${spec.url}`);
       this.responses.set(variant, { name, headers });
@@ -327,6 +333,7 @@ export class OpenApi {
     if (spec.body || spec.bodyMedia) {
       shared("PayloadTooLarge");
       shared("UnsupportedMediaType");
+      shared("RequestTimeout");
     }
     if (spec.auth !== "none") shared(account ? "TooManyRequests" : "TooManyFailedAttempts");
     if (tagged) {

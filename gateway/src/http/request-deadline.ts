@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { STATUS_CODES, type IncomingMessage } from "node:http";
 import { Socket } from "node:net";
-import { errorCodeOf } from "@analytics/errors";
+import { generalResponse } from "@analytics/errors";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -18,7 +18,7 @@ declare module "fastify" {
  * checked its own.
  */
 export function installRequestDeadline(app: FastifyInstance, timeoutMs: number): void {
-  const body = JSON.stringify({ statusCode: 408, error: STATUS_CODES[408], message: `the request did not arrive within ${timeoutMs / 1000} s`, code: errorCodeOf(408) });
+  const body = JSON.stringify(generalResponse(408, `the request did not arrive within ${timeoutMs / 1000} s`));
   const answer = `HTTP/1.1 408 ${STATUS_CODES[408]}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
   // The requests whose body is still arriving, checked together by one timer (not one per request).
   const arriving = new Set<{ raw: IncomingMessage; socket: Socket; upload: boolean; bytes: number; since: number }>();

@@ -27,13 +27,19 @@ export const batchResponseSchema = z
   .meta({ id: "BatchResponse" });
 
 /**
- * The 500 and 503 of a batch: one BatchResponse per item when its service failed (nothing of the
- * batch was written, http/batch.ts serverFailure), or a GeneralResponse when the gateway did.
+ * The 500, 503 and 504 of a batch: one BatchResponse per item when its service failed (for a 500
+ * or 503 nothing of the batch was written; a 504's items may have been: http/batch.ts
+ * serverFailure), or a GeneralResponse when the gateway did.
  */
 export const batchFailureResponses = {
   500: { description: "the service failed, nothing was written: one BatchResponse per item (or a GeneralResponse)", schema: z.union([z.array(batchResponseSchema), generalResponseSchema]) },
   503: {
     description: "a service was unavailable, nothing was written: one BatchResponse per item (or a GeneralResponse); retry after `Retry-After` seconds",
+    schema: z.union([z.array(batchResponseSchema), generalResponseSchema]),
+  },
+  504: {
+    description:
+      "`outcome_unknown`: the service did not answer in time, and the items sent may still have been applied: one BatchResponse per item (the invalid ones keep their 400; or a GeneralResponse); read them before sending them again under a new Idempotency-Key",
     schema: z.union([z.array(batchResponseSchema), generalResponseSchema]),
   },
 };

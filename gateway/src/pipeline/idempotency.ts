@@ -13,7 +13,7 @@ export const idempotency: StepOf = (ctx, spec) => {
   // The key a request claimed, and whose, until its answer is kept.
   const claims = new WeakMap<FastifyRequest, { key: string; owner: KeyOwner }>();
   const claim = async (request: FastifyRequest, reply: FastifyReply, owner: KeyOwner, key: string) => {
-    if (!(await claimOrAnswer(keys, owner, key, request, reply, spec.shownOnce))) return ANSWERED;
+    if (!(await claimOrAnswer(keys, owner, key, request, reply, spec.shownOnce, spec.upload ? (spec.bodyLimit ?? Number.POSITIVE_INFINITY) : undefined))) return ANSWERED;
     claims.set(request, { key, owner });
   };
   return {

@@ -7,6 +7,7 @@ import type { DescMessage, MessageInitShape } from "@bufbuild/protobuf";
 import { catalogueV1, importToRest, inventoryV1, ordersV1, pricingV1, type ImportService } from "@analytics/contracts";
 import { checkItem, converting, PURCHASE_ORDER_BATCH_MAX, referenceField, type BatchResponse } from "../http/batch";
 import { HttpError } from "../http/errors";
+import { fileOf } from "../http/idempotency";
 import { FileProblem, FileTooLarge, MAX_IMPORT_BYTES, MAX_IMPORT_LINES, csvItems, ndjsonItems, type ColumnType } from "../http/import-file";
 import { pageHeaders, pageQuery, setPageHeaders } from "../http/paging";
 import { route, type RouteContext } from "../pipeline/route";
@@ -198,7 +199,8 @@ export function importRoutes(ctx: RouteContext, owners: ImportOwners, resolvers:
     description:
       `The body is the file: NDJSON (\`${MEDIA.ndjson}\`, one item of the resource's batch endpoint per line; a prices line may name its list as \`externalPriceListId\` too) or, for ${CSV_RESOURCES.join(", ")}, CSV (\`${MEDIA.csv}\`, RFC 4180, a header row naming the item's JSON fields; nested fields only through NDJSON). ` +
       `At most 1 GiB (413) and ${MAX_IMPORT_LINES} lines. Each line gets the outcome its item would get in the batch endpoint, in file order (a later line for the same key wins); a bad line fails alone; a file that cannot be read (not NDJSON, a CSV header naming an unknown field, a body cut off) makes the job \`failed\`, with a message naming the line, and applies none of it. ` +
-      `Costs one write of the rate limit, whatever the file holds.`,
+      `Costs one write of the rate limit, whatever the file holds. ` +
+      `With \`Idempotency-Key\`, a repeat with the same file answers the first job; another file under the key is a 422 (the file is hashed as it streams, and a repeat's file is read and hashed before it is answered).`,
     tag,
     auth: "bearer",
     bodyLimit: MAX_IMPORT_BYTES,
@@ -220,7 +222,9 @@ export function importRoutes(ctx: RouteContext, owners: ImportOwners, resolvers:
       const owner = owners[importable.owner];
       const { import: job } = await owner.createImport({ resource: query.resource, format }, as(caller));
       const importId = job!.id;
-      const items = format === "csv" ? csvItems(request.raw, importable.csv!.columns, importable.csv!.nested) : ndjsonItems(request.raw);
+      // Hashed as it streams when the request claimed an Idempotency-Key (a repeat must send the same file).
+      const file = fileOf(request);
+      const items = format === "csv" ? csvItems(file, importable.csv!.columns, importable.csv!.nested) : ndjsonItems(file);
       let seq = 0;
       let linesTotal = 0;
       let chunk = { valid: [] as unknown[], lines: [] as bigint[], rejected: [] as (BatchResponse & { line: bigint })[], bytes: 0 };
