@@ -395,6 +395,23 @@ export async function productIdsOfSeqs(db: Db | Tx, accountId: string, seqs: str
   return uuidsOfSeqs(db, "products", accountId, seqs);
 }
 
+/**
+ * The current key of the product each of `keys` names, as its current key or an old one (a key
+ * naming no product is left out). Probes of the unique indexes by the keys themselves: the
+ * general lookup (resolveReferences), planned on a growing account's stale statistics, scanned
+ * all of the account's products for each key, seconds a 1000-line chunk (docs/benchmarks.md).
+ */
+export async function currentKeys(tx: Tx, accountId: string, keys: string[]): Promise<Map<string, string>> {
+  if (!keys.length) return new Map();
+  const result: { rows: { named: string; key: string }[] } = await tx.raw(
+    `SELECT key AS named, key FROM products WHERE account_id = :account AND key = ANY(:keys)
+     UNION ALL
+     SELECT s.synonym, p.key FROM sku_synonyms s JOIN products p ON p.id = s.product_id WHERE s.account_id = :account AND s.synonym = ANY(:keys)`,
+    { account: accountId, keys },
+  );
+  return new Map(result.rows.map((r) => [r.named, r.key]));
+}
+
 /** The products that own each of `keys`, as a current key or an old one. */
 export async function keyOwners(tx: Tx, accountId: string, keys: string[]): Promise<Map<string, string>> {
   if (!keys.length) return new Map();
