@@ -113,11 +113,11 @@ class BreakdownWarehouseRowMessage {
 }
 messageOf(BreakdownWarehouseRowMessage, planningV1.BreakdownWarehouseRowSchema);
 
-/** A numeric's text as a Decimal, without trailing zeros; null: unset. */
+/** A numeric's text as a Decimal (the statements give it without trailing zeros: trim_scale); null: unset. */
 function decimal(value: string | null): Decimal | undefined {
   if (value === null) return undefined;
-  // A literal, not create(): an answer by SKU holds millions of them, and Connect copies the response anyway.
-  return { $typeName: DecimalSchema.typeName, value: value.includes(".") ? value.replace(/\.?0+$/, "") : value } as Decimal;
+  // A literal, not create(): an answer by SKU holds millions of them, and Connect takes a message as it is.
+  return { $typeName: DecimalSchema.typeName, value } as Decimal;
 }
 
 const CHUNK = 500;
