@@ -244,8 +244,8 @@ function plansAnswer(a: Answer): string {
   return `,
     grp AS (${a.q.volumes.updatedSince ? changedGroups(a, "gcp") : "SELECT DISTINCT g FROM gcp JOIN per USING (idx) WHERE per.reported"})
     SELECT grp.g, c.channel, per.idx,
-      coalesce(gcp.plan, 0)::text AS plan, coalesce(gcp.actual, 0)::text AS actual,
-      CASE WHEN coalesce(gcp.plan, 0) = 0 THEN 0 ELSE round(gcp.stored / gcp.plan, 6) END::text AS share
+      trim_scale(coalesce(gcp.plan, 0))::text AS plan, trim_scale(coalesce(gcp.actual, 0))::text AS actual,
+      trim_scale(CASE WHEN coalesce(gcp.plan, 0) = 0 THEN 0 ELSE round(gcp.stored / gcp.plan, 6) END)::text AS share
     FROM grp CROSS JOIN unnest(${v(a.q.channels)}::int[]) AS c(channel) CROSS JOIN per
     LEFT JOIN gcp ON gcp.g = grp.g AND gcp.channel = c.channel AND gcp.idx = per.idx
     WHERE per.reported
@@ -395,10 +395,11 @@ function projection(a: Answer): string {
       SELECT *, CASE WHEN state <> 'past' THEN stock + sum(CASE WHEN state <> 'past' THEN po + draft + tin - tout - rem ELSE 0 END) OVER (PARTITION BY ${keys} ORDER BY idx) END AS closing
       FROM flows)
     SELECT p.g${byWarehouse ? ", p.wid, p.wname" : ""}, p.idx, p.state,
-      p.plan::text AS plan, p.actual::text AS actual, p.po::text AS po, p.draft::text AS draft, p.tin::text AS tin, p.tout::text AS tout,
-      (p.closing - (p.po + p.draft + p.tin - p.tout - p.rem))::text AS opening, p.closing::text AS closing,
-      CASE WHEN p.state <> 'past' THEN p.target END::text AS target,
-      CASE WHEN p.state <> 'past' THEN greatest(0, p.rem + p.target - (p.closing - (p.po + p.draft + p.tin - p.tout - p.rem)) - p.po) END::text AS otb
+      trim_scale(p.plan)::text AS plan, trim_scale(p.actual)::text AS actual, trim_scale(p.po)::text AS po, trim_scale(p.draft)::text AS draft,
+      trim_scale(p.tin)::text AS tin, trim_scale(p.tout)::text AS tout,
+      trim_scale(p.closing - (p.po + p.draft + p.tin - p.tout - p.rem))::text AS opening, trim_scale(p.closing)::text AS closing,
+      trim_scale(CASE WHEN p.state <> 'past' THEN p.target END)::text AS target,
+      trim_scale(CASE WHEN p.state <> 'past' THEN greatest(0, p.rem + p.target - (p.closing - (p.po + p.draft + p.tin - p.tout - p.rem)) - p.po) END)::text AS otb
     FROM proj p
     WHERE p.reported
     ORDER BY p.g${byWarehouse ? ", p.wid" : ""}, p.idx`;
