@@ -1,11 +1,10 @@
 import http2 from "node:http2";
 import net from "node:net";
 import type { AddressInfo } from "node:net";
-import { databaseForFile, freezableProxy, type FreezableProxy } from "@analytics/testing";
+import { checkResponse, databaseForFile, freezableProxy, type FreezableProxy, type OpenApiDocument } from "@analytics/testing";
 import { buildGateway, type Gateway } from "../src/app";
 import { TEST_ADMIN_TOKEN as ADMIN, testGatewayDeps } from "./gateway-deps";
 import { allServicesAt, noServiceReady } from "./services";
-import { checkResponse, type OpenApiDocument } from "../../e2e/harness";
 
 const admin = { authorization: `Bearer ${ADMIN}` };
 

@@ -30,3 +30,4 @@ export {
   type TransactionItemInit,
 } from "./factories";
 export { startWebhookReceiver, type ArrivedDelivery, type ReceivedDelivery, type WebhookReceiver, type WebhookReceiverOptions } from "./webhook-receiver";
+export { checkResponse, type OpenApiDocument } from "./openapi-contract";
