@@ -196,12 +196,14 @@ describe("gateway edge: deadlines, bodies, headers, brakes", () => {
     const account = await signUp(gw, "10.0.7.2");
     const answer = await rawRequest(
       port,
-      `POST /v2/api/products/batch HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${account.token}\r\nContent-Type: application/json\r\nContent-Length: 1000`,
+      `POST /v2/api/products/batch HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${account.token}\r\nX-Request-Id: slow-upload-1\r\nContent-Type: application/json\r\nContent-Length: 1000`,
       "[",
       true,
     );
     const [head, body] = answer.split("\r\n\r\n");
     expect(head.split("\r\n")[0]).toBe("HTTP/1.1 408 Request Timeout");
+    // The request's id, as on every answer (the document says so).
+    expect(head.split("\r\n")).toContain("X-Request-Id: slow-upload-1");
     const doc: OpenApiDocument = (await gw.app.inject({ method: "GET", url: "/v2/api/openapi.json" })).json();
     checkResponse(doc, "POST", "/v2/api/products/batch", 408, JSON.parse(body), /content-type: ([^\r]+)/i.exec(head)![1]);
     expect(JSON.parse(body)).toMatchObject({ statusCode: 408, code: "request_timeout" });

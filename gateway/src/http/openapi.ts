@@ -97,7 +97,7 @@ const sharedResponses: Record<string, { status: number; description: string }> =
   PayloadTooLarge: { status: 413, description: "request body is too large" },
   RequestTimeout: {
     status: 408,
-    description: "the body did not arrive within the request timeout (a file upload: went that long without a byte); answered on the connection, which is then closed, with none of the other headers",
+    description: "the body did not arrive within the request timeout (a file upload: went that long without a byte); answered on the connection, which is then closed, with X-Request-Id and none of the other headers",
   },
   UriTooLong: { status: 414, description: "a path parameter is too long (over 5,000 characters as sent)" },
   UnsupportedMediaType: { status: 415, description: "Content-Type must be application/json" },
@@ -318,8 +318,8 @@ export class OpenApi {
     const shared = (name: keyof typeof sharedResponses) => {
       const status = String(sharedResponses[name].status);
       if (responses[status]) return;
-      // A 408 is written on the socket whatever the request was (http/request-deadline.ts): no header of an operation.
-      const ownHeaders = name === "RequestTimeout" ? {} : headersOf(status);
+      // A 408 is written on the socket whatever the request was (http/request-deadline.ts): its request id, no header of an operation.
+      const ownHeaders = name === "RequestTimeout" ? requestIdHeader : headersOf(status);
       const headers: Record<string, unknown> = { ...ownHeaders, ...(name === "PreconditionFailed" ? { ETag: { $ref: "#/components/headers/CurrentETag" } } : {}) };
       const variant = name === "Unauthorized" || name === "TooManyFailedAttempts" || name === "RequestTimeout" ? name : !account ? `${name}WithoutAccount` : headers["Idempotent-Replayed"] && name !== "PreconditionFailed" ? `${name}Replayable` : name;
       const known = this.responses.get(variant);

@@ -19,9 +19,11 @@ declare module "fastify" {
  */
 export function installRequestDeadline(app: FastifyInstance, timeoutMs: number): void {
   const body = JSON.stringify(generalResponse(408, `the request did not arrive within ${timeoutMs / 1000} s`));
-  const answer = `HTTP/1.1 408 ${STATUS_CODES[408]}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  // The request's id as on every other answer (X-Request-Id), so a client can name it.
+  const answer = (id: string) =>
+    `HTTP/1.1 408 ${STATUS_CODES[408]}\r\nConnection: close\r\nX-Request-Id: ${id}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
   // The requests whose body is still arriving, checked together by one timer (not one per request).
-  const arriving = new Set<{ raw: IncomingMessage; socket: Socket; upload: boolean; bytes: number; since: number }>();
+  const arriving = new Set<{ id: string; raw: IncomingMessage; socket: Socket; upload: boolean; bytes: number; since: number }>();
   const check = setInterval(() => {
     const now = Date.now();
     for (const r of arriving) {
@@ -32,7 +34,7 @@ export function installRequestDeadline(app: FastifyInstance, timeoutMs: number):
       } else if (now - r.since >= timeoutMs) {
         arriving.delete(r);
         // As Node answered it: on the socket, whatever the handler is doing, then closed.
-        r.socket.end(answer);
+        r.socket.end(answer(r.id));
       }
     }
   }, Math.min(1_000, timeoutMs));
@@ -42,7 +44,7 @@ export function installRequestDeadline(app: FastifyInstance, timeoutMs: number):
     const { raw } = request;
     // Arrived whole already, or injected (app.inject: no connection to wait on).
     if (!raw.complete && raw.socket instanceof Socket)
-      arriving.add({ raw, socket: raw.socket, upload: request.routeOptions.config?.upload === true, bytes: raw.socket.bytesRead, since: Date.now() });
+      arriving.add({ id: request.id, raw, socket: raw.socket, upload: request.routeOptions.config?.upload === true, bytes: raw.socket.bytesRead, since: Date.now() });
     done();
   });
 }
