@@ -30,7 +30,7 @@ describe("planning answers over HTTP: a share per account, cancelled when the cl
   };
   /** The breakdown statements waiting for the lock. */
   const waiting = async () =>
-    (await db.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'DECLARE breakdown%' AND wait_event_type = 'Lock'`)).rows[0].n as number;
+    (await db.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND (query LIKE 'DECLARE breakdown%' OR query LIKE '/* breakdown slice */%') AND wait_event_type = 'Lock'`)).rows[0].n as number;
   const breakdown = (token: string, signal?: AbortSignal) =>
     fetch(`${platform.baseUrl}/v2/api/planning/breakdown?fromDate=2026-03-01&toDate=2026-03-31&groupBy=skus`, { headers: { authorization: `Bearer ${token}` }, signal });
 
