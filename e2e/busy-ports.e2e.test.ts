@@ -26,9 +26,14 @@ describe("a busy port", () => {
     for (const server of held) await new Promise((resolve) => server.close(resolve));
   });
 
-  /** A port on 127.0.0.1 that this process holds. */
+  /**
+   * A port on 127.0.0.1 that this process holds. A connection to it is dropped at once: the port
+   * may have been another test file's a moment before, and a client of that file reconnecting to
+   * it would otherwise hold it open, and close() would wait for that client (CI's afterAll did,
+   * past its timeout).
+   */
   async function busyPort(): Promise<number> {
-    const server = net.createServer();
+    const server = net.createServer((socket) => socket.destroy());
     held.push(server);
     server.listen(0, "127.0.0.1");
     await once(server, "listening");

@@ -471,20 +471,21 @@ function changedGroups(a: Answer, rows: string): string {
  */
 export async function nextSlice(tx: Knex.Transaction, accountId: string, q: BreakdownQuery, after: string | undefined, size: number): Promise<Slice> {
   const g = groupKeyOf(q.volumes.groupBy);
-  const selected = (range: GroupRange) => {
+  /** `SELECT <columns> FROM <from>` over the selected SKUs `s` of the groups in `range`. Named, as the cursors are, for whoever looks at pg_stat_activity. */
+  const selected = (columns: string, from: string, range: GroupRange) => {
     const where = skuWhere(q.volumes.filters);
     const bindings: Knex.RawBinding[] = [accountId, ...where.bindings];
-    return { sql: `FROM skus s WHERE s.account_id = ? AND ${where.sql}${groupsIn(g, range, (value) => (bindings.push(value), "?"))}`, bindings };
+    const sql = `/* breakdown slice */ SELECT ${columns} FROM ${from} WHERE s.account_id = ? AND ${where.sql}${groupsIn(g, range, (value) => (bindings.push(value), "?"))}`;
+    return { sql, bindings };
   };
-  const next = selected({ after });
-  // Named, as the cursors are, for whoever looks at pg_stat_activity.
-  const upTo: string | undefined = (await tx.raw(`/* breakdown slice */ SELECT ${g} AS g ${next.sql} ORDER BY 1 OFFSET ? LIMIT 1`, [...next.bindings, size])).rows[0]?.g;
-  const slice = selected({ after, upTo });
-  const { rows } = await tx.raw(
-    `/* breakdown slice */ SELECT coalesce(array_agg(DISTINCT s.sku_id::text), '{}') AS ids, coalesce(array_agg(DISTINCT ref) FILTER (WHERE ref IS NOT NULL), '{}') AS refs
-     ${slice.sql.replace("FROM skus s", "FROM skus s CROSS JOIN LATERAL unnest(ARRAY[s.key, s.sku, s.ean]) AS ref")}`,
-    slice.bindings,
+  const bound = selected(`${g} AS g`, "skus s", { after });
+  const upTo: string | undefined = (await tx.raw(`${bound.sql} ORDER BY 1 OFFSET ? LIMIT 1`, [...bound.bindings, size])).rows[0]?.g;
+  const slice = selected(
+    "coalesce(array_agg(DISTINCT s.sku_id::text), '{}') AS ids, coalesce(array_agg(DISTINCT ref) FILTER (WHERE ref IS NOT NULL), '{}') AS refs",
+    "skus s CROSS JOIN LATERAL unnest(ARRAY[s.key, s.sku, s.ean]) AS ref",
+    { after, upTo },
   );
+  const { rows } = await tx.raw(slice.sql, slice.bindings);
   return { after, upTo, skuIds: rows[0].ids, refs: rows[0].refs };
 }
 
