@@ -12,6 +12,8 @@
 //   pass compares both answers' figures. (The same aggregate written by hand,
 //   bench/planning-breakdown-sql.ts, is still there for EXPLAIN.) NO_ORACLE=1: the service's side
 //   alone, once (with ONLY=warehouse-skus: the first chunk and the whole answer by SKU).
+//   SLICE_SKUS=n, SLICE_MAX_SKUS=m: a whole answer's first slice of n SKUs and its largest of m,
+//   instead of the service's.
 import pg from "pg";
 import { randomUUID } from "node:crypto";
 import pino from "pino";
@@ -21,7 +23,7 @@ import { create } from "@bufbuild/protobuf";
 import { planningV1 } from "@analytics/contracts";
 import { createDb, type Db } from "@analytics/db";
 import { startPlanningService } from "../services/planning/src/service";
-import { breakdown, breakdownByWarehouse, salesPlans, SLICE_SKUS } from "../services/planning/src/breakdown";
+import { breakdown, breakdownByWarehouse, salesPlans, SLICE_MAX_SKUS, SLICE_SKUS } from "../services/planning/src/breakdown";
 import * as oracle from "../services/planning/test/oracle";
 import { addToSalesRollups, breakdownStatement as rollupStatement, recomputeSalesRollups, nextSlice, type SalesLineFigures } from "../services/planning/src/repository";
 import { applyDeliveries } from "../services/planning/src/replica";
@@ -36,6 +38,8 @@ import { bindingsOf, byWarehouseSkusSql, paramsSql, seasonsSql, type BreakdownPa
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
 const SALES_LINES = Number(process.env.SALES_LINES ?? 3_000_000);
 const STATEMENT_TIMEOUT_MS = Number(process.env.STATEMENT_TIMEOUT_MS ?? 600_000);
+const FIRST_SLICE_SKUS = Number(process.env.SLICE_SKUS ?? SLICE_SKUS);
+const MAX_SLICE_SKUS = Number(process.env.SLICE_MAX_SKUS ?? SLICE_MAX_SKUS);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 export async function seed(sql: pg.Client, account: string, skus: number, salesLines: number, timezone = "Europe/Stockholm", growth = "0.1") {
@@ -181,7 +185,7 @@ const kept = (which: Which, groupKey: string) => which !== "warehouse-skus" || N
 type Side = "rollups" | "oracle";
 
 /** An answer's chunks, as its handler reads them. */
-function answerOf(side: Side, db: Db, account: string, which: Which, q: ReturnType<typeof breakdownQueryOf>, options: { timeoutMs: number }) {
+function answerOf(side: Side, db: Db, account: string, which: Which, q: ReturnType<typeof breakdownQueryOf>, options: { timeoutMs: number; sliceSkus?: number; maxSliceSkus?: number }) {
   const fns = side === "rollups" ? { breakdown, breakdownByWarehouse, salesPlans } : oracle;
   if (which === "seasons" || which === "brand-seasons") return fns.breakdown(db, account, q, options) as AsyncGenerator<{ groupKey: string; periods: object[] }[]>;
   if (which === "plans-seasons") return fns.salesPlans(db, account, q, options) as AsyncGenerator<{ groupKey: string; periods: object[] }[]>;
@@ -204,7 +208,7 @@ async function viaService(db: Db, account: string, window: { fromDate: string; t
   let rows = 0;
   let periods = 0;
   // The statement's own limit (PLANNING_QUERY_TIMEOUT_MS) lifted like the pool's, to measure past it.
-  for await (const chunk of answerOf(side, db, account, which, q, { timeoutMs: STATEMENT_TIMEOUT_MS })) {
+  for await (const chunk of answerOf(side, db, account, which, q, { timeoutMs: STATEMENT_TIMEOUT_MS, sliceSkus: FIRST_SLICE_SKUS, maxSliceSkus: MAX_SLICE_SKUS })) {
     firstMs ||= performance.now() - t0;
     peak = Math.max(peak, process.memoryUsage().rss);
     for (const r of chunk) {
@@ -310,7 +314,7 @@ async function databaseOf(): Promise<{ url: string; drop(): Promise<void>; reuse
 async function firstSliceEnd(url: string, account: string, q: ReturnType<typeof breakdownQueryOf>) {
   const db = createDb({ url, schema: "planning" });
   try {
-    return await db.transaction((tx) => nextSlice(tx, account, q, undefined, SLICE_SKUS));
+    return await db.transaction((tx) => nextSlice(tx, account, q, undefined, FIRST_SLICE_SKUS));
   } finally {
     await db.destroy();
   }

@@ -1,6 +1,6 @@
 import { DecimalSchema, planningV1, type Decimal } from "@analytics/contracts";
 import type { Db } from "@analytics/db";
-import { answerAccount, breakdownStatement, cursorRows, nextSlice, paged, type PageOf, type Shape } from "./repository";
+import { answerAccount, answerStatement, BREAKDOWN_FIELDS, cursorRows, nextSlice, SALES_PLAN_FIELDS, type PageOf, type Shape } from "./repository";
 import { periodsOf, type PeriodSpan } from "./periods";
 import type { BreakdownQuery, Page } from "./validation";
 
@@ -39,6 +39,11 @@ export type BreakdownWarehouseRowOut = BreakdownRowOut & { warehouseId: string; 
  * they are instead of copying every period of a large answer (about 3 µs a row-period). On the
  * prototype, $typeName is not an own field: JSON and the tests' comparisons see the same rows.
  */
+/** Where each figure is in a period's fields (answerStatement). */
+const indexOf = <F extends string>(fields: readonly F[]) => Object.fromEntries(fields.map((field, i) => [field, i])) as Record<F, number>;
+const P = indexOf(SALES_PLAN_FIELDS);
+const B = indexOf(BREAKDOWN_FIELDS);
+
 const messageOf = (type: { prototype: object }, schema: { typeName: string }) => Object.defineProperty(type.prototype, "$typeName", { value: schema.typeName });
 
 class SalesPlanPeriodMessage {
@@ -47,12 +52,12 @@ class SalesPlanPeriodMessage {
   salesPlanVolume?: Decimal;
   salesActualVolume?: Decimal;
   storedPlanShare?: Decimal;
-  constructor(span: PeriodSpan, r: Record<string, string>) {
+  constructor(span: PeriodSpan, f: string[]) {
     this.periodStart = span.start;
     this.periodEnd = span.end;
-    this.salesPlanVolume = decimal(r.plan);
-    this.salesActualVolume = decimal(r.actual);
-    this.storedPlanShare = decimal(r.share);
+    this.salesPlanVolume = decimal(f[P.plan]);
+    this.salesActualVolume = decimal(f[P.actual]);
+    this.storedPlanShare = decimal(f[P.share]);
   }
 }
 messageOf(SalesPlanPeriodMessage, planningV1.SalesPlanPeriodSchema);
@@ -79,20 +84,20 @@ class BreakdownPeriodMessage {
   openToBuyVolume?: Decimal;
   transferInVolume?: Decimal;
   transferOutVolume?: Decimal;
-  constructor(span: PeriodSpan, r: Record<string, string>, byWarehouse: boolean) {
-    const past = r.state === "past";
+  constructor(span: PeriodSpan, f: string[], byWarehouse: boolean) {
+    const past = f[B.state] === "past";
     this.periodStart = span.start;
     this.periodEnd = span.end;
-    this.openingStockVolume = past ? undefined : decimal(r.opening);
-    this.salesPlanVolume = decimal(r.plan);
-    this.salesActualVolume = decimal(r.actual);
-    this.poVolume = decimal(r.po);
-    this.draftPoVolume = decimal(r.draft);
-    this.closingStockVolume = past ? undefined : decimal(r.closing);
-    this.targetStockVolume = decimal(r.target);
-    this.openToBuyVolume = decimal(r.otb);
-    this.transferInVolume = byWarehouse ? decimal(r.tin) : undefined;
-    this.transferOutVolume = byWarehouse ? decimal(r.tout) : undefined;
+    this.openingStockVolume = past ? undefined : decimal(f[B.opening]);
+    this.salesPlanVolume = decimal(f[B.plan]);
+    this.salesActualVolume = decimal(f[B.actual]);
+    this.poVolume = decimal(f[B.po]);
+    this.draftPoVolume = decimal(f[B.draft]);
+    this.closingStockVolume = past ? undefined : decimal(f[B.closing]);
+    this.targetStockVolume = decimal(f[B.target]);
+    this.openToBuyVolume = decimal(f[B.otb]);
+    this.transferInVolume = byWarehouse ? decimal(f[B.tin]) : undefined;
+    this.transferOutVolume = byWarehouse ? decimal(f[B.tout]) : undefined;
   }
 }
 messageOf(BreakdownPeriodMessage, planningV1.BreakdownPeriodSchema);
@@ -113,9 +118,9 @@ class BreakdownWarehouseRowMessage {
 }
 messageOf(BreakdownWarehouseRowMessage, planningV1.BreakdownWarehouseRowSchema);
 
-/** A numeric's text as a Decimal (the statements give it without trailing zeros: trim_scale); null: unset. */
-function decimal(value: string | null): Decimal | undefined {
-  if (value === null) return undefined;
+/** A numeric's text as a Decimal (the statements give it without trailing zeros: trim_scale); "" (a null): unset. */
+function decimal(value: string): Decimal | undefined {
+  if (value === "") return undefined;
   // A literal, not create(): an answer by SKU holds millions of them, and Connect takes a message as it is.
   return { $typeName: DecimalSchema.typeName, value } as Decimal;
 }
@@ -135,23 +140,23 @@ export interface AnswerOptions {
   signal?: AbortSignal;
   /** SKUs in the first slice of a whole answer (SLICE_SKUS; tests slice small accounts finely). */
   sliceSkus?: number;
+  /** SKUs in a slice at most (SLICE_MAX_SKUS; the bench tries others). */
+  maxSliceSkus?: number;
 }
 
 /**
- * Rows of one statement gathered into answer rows (one per key, its periods in order), CHUNK at a
- * time. A page's (paged) stops at the first row of the group after it: returning closes the
- * cursor. Each chunk carries the page's nextAfter.
+ * An answer's rows (answerStatement) as answer rows, CHUNK at a time: `start` makes a row, `period`
+ * a period from its fields and its span. A page's stops at the first row of the group after it
+ * (returning closes the cursor). Each chunk carries the page's nextAfter.
  */
 async function* gathered<R extends { periods: unknown[] }>(
   rows: AsyncGenerator<Record<string, string>[]>,
-  keyOf: (r: Record<string, string>) => string,
+  spans: PeriodSpan[],
   start: (r: Record<string, string>) => R,
-  period: (r: Record<string, string>) => R["periods"][number],
+  period: (span: PeriodSpan, f: string[]) => R["periods"][number],
   page?: Page,
 ): AsyncGenerator<PageOf<R>> {
   let chunk: PageOf<R> = [];
-  let current: R | undefined;
-  let currentKey = "";
   let nextAfter: string | undefined;
   for await (const batch of rows) {
     for (const r of batch) {
@@ -162,17 +167,16 @@ async function* gathered<R extends { periods: unknown[] }>(
         }
         nextAfter = r.next_after ?? undefined;
       }
-      const key = keyOf(r);
-      if (!current || key !== currentKey) {
-        if (chunk.length === CHUNK) {
-          yield Object.assign(chunk, { nextAfter });
-          chunk = [];
-        }
-        current = start(r);
-        currentKey = key;
-        chunk.push(current);
+      if (chunk.length === CHUNK) {
+        yield Object.assign(chunk, { nextAfter });
+        chunk = [];
       }
-      current.periods.push(period(r));
+      const row = start(r);
+      for (const text of r.periods.split(";")) {
+        const f = text.split(",");
+        row.periods.push(period(spans[Number(f[0])], f));
+      }
+      chunk.push(row);
     }
   }
   if (chunk.length) yield Object.assign(chunk, { nextAfter });
@@ -188,25 +192,25 @@ async function prepare(db: Db, accountId: string, q: BreakdownQuery, today?: str
 
 /**
  * Selected SKUs in the first slice of a whole answer by SKU, variant or product; each next slice
- * twice the one before, up to SLICE_GROWTH times the first: the first rows come soon, and a large
- * answer is a few statements, not hundreds (each costs its planning and its slice's lookups).
+ * twice the one before, up to SLICE_MAX_SKUS: the first rows come soon (100 SKUs: about 0.25 s at
+ * 100,000 SKUs by warehouse; 1,000: 1 s), and the rest in slices whose hash aggregates stay small.
+ * On the bench's account by warehouse, slices of at most 1,600 SKUs took the whole answer in 70-71 s,
+ * of 800 or of 4,000-16,000 in 77-81 s (docs/benchmarks.md).
  */
-export const SLICE_SKUS = 1_000;
-const SLICE_GROWTH = 16;
+export const SLICE_SKUS = 100;
+export const SLICE_MAX_SKUS = 1_600;
 
 /**
- * An answer's rows in REST order (`order`, keys of the paged statement's `y`), in batches of about
- * CHUNK rows. A whole answer by SKU, variant or product is read in slices of its groups (SLICE_SKUS),
- * each its own statement in one snapshot: its first rows come after one slice's work, not the whole
+ * An answer's rows (answerStatement: one per answer row) in REST order, in batches of CHUNK. A
+ * whole answer by SKU, variant or product is read in slices of its groups (SLICE_SKUS), each its own statement in one snapshot: its first rows come after one slice's work, not the whole
  * answer's sort, and no slice holds more than its own groups. A page, an answer of the groups
  * changed since a time (a group that SKUs left has rows outside their slice) and one by season
  * (a few groups of thousands of SKUs each, read from the group rollups) are one statement.
  */
-function answerRows(db: Db, accountId: string, q: BreakdownQuery, shape: Shape, prepared: Awaited<ReturnType<typeof prepare>>, order: string, { timeoutMs = QUERY_TIMEOUT_MS, signal, sliceSkus = SLICE_SKUS }: AnswerOptions) {
-  const { account, periods, reported } = prepared;
-  const batch = CHUNK * reported.length;
+function answerRows(db: Db, accountId: string, q: BreakdownQuery, shape: Shape, prepared: Awaited<ReturnType<typeof prepare>>, { timeoutMs = QUERY_TIMEOUT_MS, signal, sliceSkus = SLICE_SKUS, maxSliceSkus = SLICE_MAX_SKUS }: AnswerOptions) {
+  const { account, periods } = prepared;
   const { page, updatedSince, groupBy } = q.volumes;
-  if (page || updatedSince || groupBy === "seasons") return cursorRows(db, paged(breakdownStatement(accountId, q, shape, account, periods), order, page), batch, timeoutMs, signal);
+  if (page || updatedSince || groupBy === "seasons") return cursorRows(db, answerStatement(accountId, q, shape, account, periods), CHUNK, timeoutMs, signal);
   return cursorRows(
     db,
     async function* (tx) {
@@ -214,12 +218,12 @@ function answerRows(db: Db, accountId: string, q: BreakdownQuery, shape: Shape, 
       let size = sliceSkus;
       do {
         const slice = await nextSlice(tx, accountId, q, after, size);
-        yield breakdownStatement(accountId, q, shape, account, periods, slice);
+        yield answerStatement(accountId, q, shape, account, periods, slice);
         after = slice.upTo;
-        size = Math.min(size * 2, sliceSkus * SLICE_GROWTH);
+        size = Math.min(size * 2, Math.max(sliceSkus, maxSliceSkus));
       } while (after !== undefined);
     },
-    batch,
+    CHUNK,
     timeoutMs,
     signal,
   );
@@ -228,12 +232,11 @@ function answerRows(db: Db, accountId: string, q: BreakdownQuery, shape: Shape, 
 /** GET /planning/sales-plans: rows per group and channel, in chunks. */
 export async function* salesPlans(db: Db, accountId: string, q: BreakdownQuery, options: AnswerOptions = {}): AsyncGenerator<PageOf<SalesPlanRow>> {
   const prepared = await prepare(db, accountId, q, options.today);
-  const span = (r: Record<string, string>) => prepared.periods[Number(r.idx)];
   yield* gathered<SalesPlanRow>(
-    answerRows(db, accountId, q, "plans", prepared, "y.g, y.channel, y.idx", options),
-    (r) => `${r.g}\u0000${r.channel}`,
+    answerRows(db, accountId, q, "plans", prepared, options),
+    prepared.periods,
     (r) => new SalesPlanRowMessage(r.g, Number(r.channel)),
-    (r) => new SalesPlanPeriodMessage(span(r), r),
+    (span, f) => new SalesPlanPeriodMessage(span, f),
     q.volumes.page,
   );
 }
@@ -242,10 +245,10 @@ export async function* salesPlans(db: Db, accountId: string, q: BreakdownQuery, 
 export async function* breakdown(db: Db, accountId: string, q: BreakdownQuery, options: AnswerOptions = {}): AsyncGenerator<PageOf<BreakdownRowOut>> {
   const prepared = await prepare(db, accountId, q, options.today);
   yield* gathered<BreakdownRowOut>(
-    answerRows(db, accountId, q, "groups", prepared, "y.g, y.idx", options),
-    (r) => r.g,
+    answerRows(db, accountId, q, "groups", prepared, options),
+    prepared.periods,
     (r) => new BreakdownRowMessage(r.g),
-    (r) => new BreakdownPeriodMessage(prepared.periods[Number(r.idx)], r, false),
+    (span, f) => new BreakdownPeriodMessage(span, f, false),
     q.volumes.page,
   );
 }
@@ -254,10 +257,10 @@ export async function* breakdown(db: Db, accountId: string, q: BreakdownQuery, o
 export async function* breakdownByWarehouse(db: Db, accountId: string, q: BreakdownQuery, options: AnswerOptions = {}): AsyncGenerator<PageOf<BreakdownWarehouseRowOut>> {
   const prepared = await prepare(db, accountId, q, options.today);
   yield* gathered<BreakdownWarehouseRowOut>(
-    answerRows(db, accountId, q, "warehouses", prepared, "y.g, y.wid, y.idx", options),
-    (r) => `${r.g}\u0000${r.wid}`,
+    answerRows(db, accountId, q, "warehouses", prepared, options),
+    prepared.periods,
     (r) => new BreakdownWarehouseRowMessage(r.g, r.wid, r.wname),
-    (r) => new BreakdownPeriodMessage(prepared.periods[Number(r.idx)], r, true),
+    (span, f) => new BreakdownPeriodMessage(span, f, true),
     q.volumes.page,
   );
 }
