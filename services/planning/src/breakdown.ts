@@ -33,17 +33,17 @@ type BreakdownPeriodOut = Omit<planningV1.BreakdownPeriod, "$typeName" | "$unkno
 export type BreakdownRowOut = { groupKey: string; periods: BreakdownPeriodOut[] };
 export type BreakdownWarehouseRowOut = BreakdownRowOut & { warehouseId: string; warehouseName: string };
 
+/** Where each figure is in a period's fields (answerStatement). */
+const indexOf = <F extends string>(fields: readonly F[]) => Object.fromEntries(fields.map((field, i) => [field, i])) as Record<F, number>;
+const P = indexOf(SALES_PLAN_FIELDS);
+const B = indexOf(BREAKDOWN_FIELDS);
+
 /*
  * An answer's rows and periods are made as the messages Connect sends: each class below has its
  * message's $typeName on its prototype and sets every field, so Connect's create() takes them as
  * they are instead of copying every period of a large answer (about 3 µs a row-period). On the
  * prototype, $typeName is not an own field: JSON and the tests' comparisons see the same rows.
  */
-/** Where each figure is in a period's fields (answerStatement). */
-const indexOf = <F extends string>(fields: readonly F[]) => Object.fromEntries(fields.map((field, i) => [field, i])) as Record<F, number>;
-const P = indexOf(SALES_PLAN_FIELDS);
-const B = indexOf(BREAKDOWN_FIELDS);
-
 const messageOf = (type: { prototype: object }, schema: { typeName: string }) => Object.defineProperty(type.prototype, "$typeName", { value: schema.typeName });
 
 class SalesPlanPeriodMessage {
@@ -202,7 +202,8 @@ export const SLICE_MAX_SKUS = 1_600;
 
 /**
  * An answer's rows (answerStatement: one per answer row) in REST order, in batches of CHUNK. A
- * whole answer by SKU, variant or product is read in slices of its groups (SLICE_SKUS), each its own statement in one snapshot: its first rows come after one slice's work, not the whole
+ * whole answer by SKU, variant or product is read in slices of its groups (SLICE_SKUS), each its
+ * own statement in one snapshot: its first rows come after one slice's work, not the whole
  * answer's sort, and no slice holds more than its own groups. A page, an answer of the groups
  * changed since a time (a group that SKUs left has rows outside their slice) and one by season
  * (a few groups of thousands of SKUs each, read from the group rollups) are one statement.

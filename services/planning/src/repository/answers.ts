@@ -438,9 +438,9 @@ export const BREAKDOWN_FIELDS = ["idx", "state", "plan", "actual", "po", "draft"
  * The rows of an answer, or of a slice of its groups: one per answer row (group[, channel |
  * warehouse]) in REST order, its periods folded into one text, `periods`: each period's figures
  * (SALES_PLAN_FIELDS or BREAKDOWN_FIELDS, a null as nothing) joined by ",", the periods by ";" in
- * period order. The reader parses one field per answer row instead of
- * a row of a dozen fields per period, which cost the reader more than the statement did. A page
- * (never a slice) also has each row's `grank` and `next_after` (paged).
+ * period order. The reader parses one field per answer row instead of a row of a dozen fields per
+ * period, which cost it more CPU than the statement cost Postgres. A page (never a slice) also has
+ * each row's `grank` and `next_after` (paged).
  */
 export function answerStatement(accountId: string, q: BreakdownQuery, shape: Shape, account: { tz: string; growth: string; today: string }, periods: PeriodSpan[], slice?: Slice) {
   const { keys, named } = ROW_KEYS[shape];
