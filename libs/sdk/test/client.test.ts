@@ -79,8 +79,14 @@ describe("retries", () => {
     expect(seen[1].headers["idempotency-key"]).toBe(seen[0].headers["idempotency-key"]);
   });
 
-  it.each([408, 409, 429, 500, 503])("retries a %i and answers the success that follows", async (status) => {
-    answers = [error(status, "x"), json(201, [{ statusCode: 201 }])];
+  it.each([
+    [408, "request_timeout"],
+    [409, "idempotency_key_in_use"],
+    [429, "rate_limited"],
+    [500, "internal"],
+    [503, "service_unavailable"],
+  ])("retries a %i (%s) and answers the success that follows", async (status, code) => {
+    answers = [error(status, code), json(201, [{ statusCode: 201 }])];
     const result = await client().warehouses.createWarehouses([{ externalId: "W1", name: "Main" }] as never);
     expect(result).toEqual([{ statusCode: 201 }]);
     expect(seen).toHaveLength(2);
@@ -99,6 +105,14 @@ describe("retries", () => {
     await expect(client({ maxRetries: 0 }).brands.listBrands()).rejects.toBeInstanceOf(RateLimitError);
     answers = [error(409, "idempotency_key_in_use"), json(200, [])];
     await expect(client().warehouses.createWarehouses([] as never, { maxRetries: 0 })).rejects.toBeInstanceOf(ConflictError);
+  });
+
+  it.each(["conflict", "import_finished"])("never retries a 409 %s: only a key still in use can come right", async (code) => {
+    answers = [error(409, code), json(201, [{ statusCode: 201 }])];
+    const failure = await client().warehouses.createWarehouses([{ externalId: "W1", name: "Main" }] as never).then(() => undefined, (e: unknown) => e);
+    expect(failure).toBeInstanceOf(ConflictError);
+    expect(failure).toMatchObject({ status: 409, code, requestId: "req-409" });
+    expect(seen).toHaveLength(1);
   });
 
   it("never retries a 4xx other than 408, 409 and 429; the error carries code, details and request id", async () => {

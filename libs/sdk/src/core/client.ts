@@ -36,7 +36,7 @@ export interface ClientOptions {
   accessToken?: string;
   /** The operator's token for the Admin operations. */
   adminToken?: string;
-  /** Retries on no answer, 408, 409, 429 and 5xx; 2 when absent. */
+  /** Retries on no answer, 408, a 409 `idempotency_key_in_use`, 429 and 5xx; 2 when absent. */
   maxRetries?: number;
   /** How long an attempt may wait for its answer's headers before it counts as no answer (then retried); 60 s when absent. */
   timeoutMs?: number;
@@ -175,7 +175,12 @@ export class Client {
         continue;
       }
       if (retryable(res.status) && attempt < maxRetries) {
-        await res.body?.cancel();
+        if (res.status === 409) {
+          // Only a key still in use can come right (its first request ends, then its answer is
+          // replayed); any other conflict is the resource's state, the same on every retry.
+          const conflict = await this.errorOf(res);
+          if (conflict.code !== "idempotency_key_in_use") throw conflict;
+        } else await res.body?.cancel();
         await this.sleep(retryAfterMs(res.headers.get("retry-after")) ?? this.backoff(attempt), options.signal);
         continue;
       }
