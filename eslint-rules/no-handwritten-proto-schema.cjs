@@ -3,8 +3,8 @@
 // declaration; the gateway derives their request and answer schemas from them (requestShape and
 // answerShape, gateway/src/http/proto-schema.ts), so a field added to the proto is in the route,
 // its 400s and the OpenAPI document without an edit. A `z.object({...})` literal (or
-// strictObject, looseObject) whose keys are mostly one message's JSON names is that resource
-// written again: it is refused. A literal that spreads a derived shape (`...answerShape(...)`) only
+// strictObject, looseObject; or a `const` naming such a literal) whose keys are mostly one
+// message's JSON names is that resource written again: it is refused. A literal that spreads a derived shape (`...answerShape(...)`) only
 // adds what REST does differently and passes.
 // CommonJS so that jest (the repository's test runner) can load it as eslint.config.mjs does.
 const { existsSync, readFileSync, readdirSync } = require("node:fs");
@@ -47,6 +47,21 @@ const DERIVED = new Set(["answerShape", "requestShape"]);
 const calleeName = (node) => (node.type === "Identifier" ? node.name : node.type === "MemberExpression" && !node.computed ? node.property.name : undefined);
 const keyName = (p) => (p.type !== "Property" || p.computed ? undefined : p.key.type === "Identifier" ? p.key.name : typeof p.key.value === "string" ? p.key.value : undefined);
 
+/**
+ * The object literal a schema is built from: the argument itself, or the literal a `const` in
+ * scope names (`const shape = {...}; z.object(shape)` is the same hand-written schema).
+ */
+function literalOf(context, node, argument) {
+  if (argument?.type !== "Identifier") return argument;
+  for (let scope = context.sourceCode.getScope(node); scope; scope = scope.upper) {
+    const variable = scope.set.get(argument.name);
+    if (!variable) continue;
+    const [def] = variable.defs;
+    return def?.type === "Variable" && def.parent.kind === "const" ? def.node.init : undefined;
+  }
+  return undefined;
+}
+
 const byProtoDir = new Map();
 
 module.exports = {
@@ -64,7 +79,7 @@ module.exports = {
       if (!messages) byProtoDir.set(protoDir, (messages = restMessages(protoDir)));
       return {
         CallExpression(node) {
-          const [shape] = node.arguments;
+          const shape = literalOf(context, node, node.arguments[0]);
           if (node.callee.type !== "MemberExpression" || !OBJECT_BUILDERS.has(calleeName(node.callee)) || shape?.type !== "ObjectExpression") return;
           if (shape.properties.some((p) => p.type === "SpreadElement" && p.argument.type === "CallExpression" && DERIVED.has(calleeName(p.argument.callee)))) return;
           const keys = shape.properties.map(keyName).filter(Boolean);

@@ -25,6 +25,10 @@ describe("no-handwritten-proto-schema", () => {
       // A query or a shape of no message.
       { code: `const q = z.object({ page: z.number(), pageSize: z.number() });`, options },
       { code: `const one = z.object({ key: z.string() });`, options },
+      // A shape of no message, named first; a name bound to something else.
+      { code: `const query = { page: z.number(), pageSize: z.number() }; const q = z.object(query);`, options },
+      { code: `function f(shape) { return z.object(shape); }`, options },
+      { code: `let shape = { key: z.string(), imageUrl: z.string() }; shape = {}; const r = z.object(shape);`, options },
     ],
     invalid: [
       // The image upload's answer (UploadedImage) written by hand.
@@ -35,6 +39,9 @@ describe("no-handwritten-proto-schema", () => {
         options,
         errors: [{ message: /proto message Product \(id, key, sku, productName, season\)/ }],
       },
+      // The same, named first (in this scope or an outer one).
+      { code: `const shape = { key: z.string(), imageUrl: z.string() }; const r = z.object(shape);`, options, errors: [{ message: /proto message UploadedImage \(key, imageUrl\)/ }] },
+      { code: `const shape = { key: z.string(), imageUrl: z.string() }; function answer() { return z.strictObject(shape); }`, options, errors: 1 },
       { code: `route(ctx, { responses: { 200: { schema: z.array(z.looseObject({ mappingField: z.string(), mappingType: z.string(), mappingValues: z.record(z.string(), z.string()) })) } } });`, options, errors: 1 },
     ],
   });
