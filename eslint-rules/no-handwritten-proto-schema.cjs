@@ -4,8 +4,8 @@
 // answerShape, gateway/src/http/proto-schema.ts), so a field added to the proto is in the route,
 // its 400s and the OpenAPI document without an edit. A `z.object({...})` literal (or
 // strictObject, looseObject; or a `const` naming such a literal) whose keys are mostly one
-// message's JSON names is that resource written again: it is refused. A literal that spreads a derived shape (`...answerShape(...)`) only
-// adds what REST does differently and passes.
+// message's JSON names is that resource written again: it is refused. A literal that spreads a
+// derived shape (`...answerShape(...)`) only adds what REST does differently and passes.
 // CommonJS so that jest (the repository's test runner) can load it as eslint.config.mjs does.
 const { existsSync, readFileSync, readdirSync } = require("node:fs");
 const { join } = require("node:path");
