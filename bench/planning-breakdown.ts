@@ -260,16 +260,12 @@ async function upkeep(db: Db, account: string) {
     });
   /** `work` in a savepoint of `tx`, rolled back: what it answers. */
   const rolledBack = async <T>(tx: Knex, work: (savepoint: Knex.Transaction) => Promise<T>): Promise<T> => {
-    let answer: T | undefined;
-    await tx
-      .transaction(async (savepoint) => {
-        answer = await work(savepoint);
-        throw new Error("rolled back");
-      })
-      .catch((e: Error) => {
-        if (e.message !== "rolled back") throw e;
-      });
-    return answer as T;
+    const savepoint = await tx.transaction();
+    try {
+      return await work(savepoint);
+    } finally {
+      await savepoint.rollback();
+    }
   };
   const storedLines = async (tx: Knex.Transaction, ids: string[]): Promise<SalesLineFigures[]> =>
     (await tx.raw("SELECT account_id, key, sku, ean, channel, external_warehouse_id, sold_at::text AS sold_at, units FROM sales_lines WHERE account_id = ? AND transaction_id = ANY(?::uuid[])", [account, ids])).rows;

@@ -26,7 +26,7 @@ export function switchKeys(ctx: ServiceContext, accountId: string, switches: cat
     valid.forEach(({ i, item: s }, n) => {
       const match = matches[n];
       if (!match) return reply(i, answer(404, s.oldKey, "oldKey", `product ${s.oldKey} not found`));
-      const owner = owners.get(s.key);
+      const owner = owners.get(s.key)?.id;
       if (owner && owner !== match.id) return reply(i, answer(409, s.oldKey, "oldKey", `key ${s.key} belongs to another product`));
       const claims = [`id:${match.id}`, `key:${match.key}`, `key:${s.oldKey}`, `key:${s.key}`];
       if (claims.some((c) => claimed.has(c))) return reply(i, answer(409, s.oldKey, "oldKey", "touches a product or key of an earlier item of this batch"));

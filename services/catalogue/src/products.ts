@@ -159,8 +159,8 @@ export async function upsertProducts(ctx: ServiceContext, accountId: string, inp
     return problems.length ? invalidItem(input.key, "key", problems) : undefined;
   };
   return productBatch(ctx, accountId, items, check, async (tx, valid, reply) => {
-    const current = await repo.currentKeys(tx, accountId, [...new Set(valid.map((v) => v.item.product.key))]);
-    valid.forEach(({ item }) => (item.product.key = current.get(item.product.key) ?? item.product.key));
+    const owners = await repo.keyOwners(tx, accountId, [...new Set(valid.map((v) => v.item.product.key))]);
+    valid.forEach(({ item }) => (item.product.key = owners.get(item.product.key)?.key ?? item.product.key));
     // Of items naming one product the last is written, at the place of the first.
     const last = new Map(valid.map(({ item }) => [item.product.key, item]));
     const { rowOf, messages } = await namedRows(tx, accountId, [...last.values()].map((item) => item.product));

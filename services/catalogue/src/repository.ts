@@ -396,32 +396,20 @@ export async function productIdsOfSeqs(db: Db | Tx, accountId: string, seqs: str
 }
 
 /**
- * The current key of the product each of `keys` names, as its current key or an old one (a key
- * naming no product is left out). Probes of the unique indexes by the keys themselves: the
+ * The product each of `keys` names, as its current key or an old one: its id and its current key
+ * (a key naming no product is left out). Probes of the unique indexes by the keys themselves: the
  * general lookup (resolveReferences), planned on a growing account's stale statistics, scanned
  * all of the account's products for each key, seconds a 1000-line chunk (docs/benchmarks.md).
  */
-export async function currentKeys(tx: Tx, accountId: string, keys: string[]): Promise<Map<string, string>> {
+export async function keyOwners(tx: Tx, accountId: string, keys: string[]): Promise<Map<string, { id: string; key: string }>> {
   if (!keys.length) return new Map();
-  const result: { rows: { named: string; key: string }[] } = await tx.raw(
-    `SELECT key AS named, key FROM products WHERE account_id = :account AND key = ANY(:keys)
+  const result: { rows: { named: string; id: string; key: string }[] } = await tx.raw(
+    `SELECT key AS named, id, key FROM products WHERE account_id = :account AND key = ANY(:keys)
      UNION ALL
-     SELECT s.synonym, p.key FROM sku_synonyms s JOIN products p ON p.id = s.product_id WHERE s.account_id = :account AND s.synonym = ANY(:keys)`,
+     SELECT s.synonym, p.id, p.key FROM sku_synonyms s JOIN products p ON p.id = s.product_id WHERE s.account_id = :account AND s.synonym = ANY(:keys)`,
     { account: accountId, keys },
   );
-  return new Map(result.rows.map((r) => [r.named, r.key]));
-}
-
-/** The products that own each of `keys`, as a current key or an old one. */
-export async function keyOwners(tx: Tx, accountId: string, keys: string[]): Promise<Map<string, string>> {
-  if (!keys.length) return new Map();
-  const result: { rows: { key: string; product_id: string }[] } = await tx.raw(
-    `SELECT key, id AS product_id FROM products WHERE account_id = :account AND key = ANY(:keys)
-     UNION ALL
-     SELECT synonym, product_id FROM sku_synonyms WHERE account_id = :account AND synonym = ANY(:keys)`,
-    { account: accountId, keys },
-  );
-  return new Map(result.rows.map((r) => [r.key, r.product_id]));
+  return new Map(result.rows.map((r) => [r.named, { id: r.id, key: r.key }]));
 }
 
 export interface KeySwitchRow {
