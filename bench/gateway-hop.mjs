@@ -8,7 +8,10 @@
 // <= 0.5 ms for the events page, <= 0.7 ms for the product by key) and the services' (together).
 // Each also with If-None-Match: a stale tag (a 200) and the current one (a 304), against the same
 // direct calls.
-// Usage: node bench/gateway-hop.mjs [--seconds S] [--rounds N] [--separate] [--only TEXT]
+// `--bare` (with --separate): also the same routes through a bare proxy (bench/bare-gateway.ts: a
+// Fastify route making the same Connect calls, nothing else), the floor of any gateway's ratio.
+// Usage: node bench/gateway-hop.mjs [--seconds S] [--rounds N] [--separate] [--bare] [--only TEXT]
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -28,8 +31,13 @@ await build({ entryPoints: ["bench/hop-client.ts"], outfile: out, bundle: true, 
 const { directClients } = createRequire(import.meta.url)(out);
 
 const separate = process.argv.includes("--separate");
+const bare = separate && process.argv.includes("--bare");
+const bareOut = join(process.cwd(), "dist/bench/bare-gateway.mjs");
+if (bare) await build({ entryPoints: ["bench/bare-gateway.ts"], outfile: bareOut, bundle: true, platform: "node", format: "esm", packages: "external", tsconfig: "tsconfig.base.json", logLevel: "warning" });
 const platform = separate ? await startSeparately() : await startPlatform();
 const { base } = platform;
+/** The bare proxy (--bare), a process of its own beside the gateway. */
+let bareProxy;
 try {
   const account = await platform.signUp("Hop");
   const token = account.token;
@@ -43,6 +51,16 @@ try {
     ? platform
     : { services: platform.ready.services, internalToken: JSON.parse(readFileSync(join(platform.dataDir, "secrets.json"), "utf8")).INTERNAL_TOKEN };
   const direct = directClients(services, internalToken, { accountId: account.accountId, apiKeyId: account.apiKeyId });
+  bareProxy = bare
+    ? await new Promise((resolve, reject) => {
+        const child = spawn(process.execPath, [bareOut], {
+          env: { ...process.env, BARE_URLS: JSON.stringify(services), BARE_TOKEN: internalToken, BARE_CALLER: JSON.stringify({ accountId: account.accountId, apiKeyId: account.apiKeyId }) },
+          stdio: ["ignore", "pipe", "inherit"],
+        });
+        child.once("exit", (code) => reject(new Error(`the bare proxy exited ${code}`)));
+        child.stdout.once("data", (line) => resolve({ child, base: `http://127.0.0.1:${/listening (\d+)/.exec(String(line))[1]}` }));
+      })
+    : undefined;
 
   const rate = (request) => requestsPerSecond(request, CONCURRENCY, SECONDS);
   // The gateway's CPU time so far in ms (utime + stime of /proc/<pid>/stat, in clock ticks of 10 ms).
@@ -50,20 +68,25 @@ try {
     const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
     return (Number(fields[11]) + Number(fields[12])) * 10;
   };
-  const gatewayCpuMs = () => cpuMsOf(platform.child.pid);
+  const gatewayCpuMs = (pid = platform.child.pid) => cpuMsOf(pid);
   // The services' CPU (all their processes together; not Postgres's).
   const servicesCpuMs = () => (separate ? Object.entries(platform.processes).reduce((sum, [name, child]) => (name === "gateway" ? sum : sum + cpuMsOf(child.pid)), 0) : 0);
   /** A gateway round: its req/s and, with --separate, the gateway's and the services' CPU ms per request. */
-  const gatewayRound = async (request) => {
-    const cpuBefore = separate ? gatewayCpuMs() : 0;
+  const gatewayRound = async (request, pid) => {
+    const cpuBefore = separate ? gatewayCpuMs(pid) : 0;
     const servicesBefore = servicesCpuMs();
     const rps = await rate(request);
     const perRequest = (ms) => ms / (rps * SECONDS);
-    return { rps, cpuMs: separate ? perRequest(gatewayCpuMs() - cpuBefore) : undefined, servicesCpuMs: separate ? perRequest(servicesCpuMs() - servicesBefore) : undefined };
+    return { rps, cpuMs: separate ? perRequest(gatewayCpuMs(pid) - cpuBefore) : undefined, servicesCpuMs: separate ? perRequest(servicesCpuMs() - servicesBefore) : undefined };
   };
   const rest = (path, ifNoneMatch, status = 200) => async () => {
     const res = await fetch(base + path, { headers: { authorization: `Bearer ${token}`, "accept-encoding": ENCODING, ...(ifNoneMatch ? { "if-none-match": ifNoneMatch } : {}) } });
     if (res.status !== status) throw new Error(`${path}: ${res.status}`);
+    await res.arrayBuffer();
+  };
+  const plain = (url) => async () => {
+    const res = await fetch(url, { headers: { "accept-encoding": ENCODING } });
+    if (res.status !== 200) throw new Error(`${url}: ${res.status}`);
     await res.arrayBuffer();
   };
   // The weak ETag a client holds: current (the answer is a 304) or from before a write (a 200).
@@ -94,6 +117,12 @@ try {
     { label: "GET /products?key=K, If-None-Match current (304)", gateway: rest(products, current.products, 304), direct: () => direct.productByKey("K-500") },
     { label: "GET /events?pageSize=10, If-None-Match stale (200)", gateway: rest(events, stale.events), direct: () => direct.eventsPage() },
     { label: "GET /events?pageSize=10, If-None-Match current (304)", gateway: rest(events, current.events, 304), direct: () => direct.eventsPage() },
+    ...(bareProxy
+      ? [
+          { label: "bare proxy: GET /products?key=K vs both its calls", gateway: plain(`${bareProxy.base}/products`), direct: () => direct.productByKeyWithPrices("K-500"), pid: bareProxy.child.pid },
+          { label: "bare proxy: GET /events?pageSize=10", gateway: plain(`${bareProxy.base}/events`), direct: () => direct.eventsPage(), pid: bareProxy.child.pid },
+        ]
+      : []),
   ].filter((c) => !ONLY || c.label.includes(ONLY));
   if (separate) {
     // The gateway's own work with no request in flight (relays, timers, a collection): part of every round's CPU.
@@ -110,7 +139,7 @@ try {
     const servicesCpu = [];
     const d = [];
     for (let r = 0; r < ROUNDS; r++) {
-      const round = await gatewayRound(c.gateway);
+      const round = await gatewayRound(c.gateway, c.pid);
       g.push(round.rps);
       cpu.push(round.cpuMs);
       servicesCpu.push(round.servicesCpuMs);
@@ -125,5 +154,6 @@ try {
   }
   console.log(JSON.stringify({ gatewayHop: results }));
 } finally {
+  bareProxy?.child.removeAllListeners("exit").kill();
   await platform.stop();
 }
