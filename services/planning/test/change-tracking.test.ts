@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
+import type { Knex } from "knex";
 import { planningV1 } from "@analytics/contracts";
-import { compactChangedGroups, recordMovedDistributionOrders } from "../src/repository";
+import { compactChangedGroups, recordMovedDistributionOrders, recordRegroupedSkus, storedSkuPlaces } from "../src/repository";
 import { planningService } from "../src/service";
 import { planningUnderTest, purchaseOrder, settings, sku, stock, transaction, warehouse } from "./fixtures";
 
@@ -264,5 +265,31 @@ describe("change tracking on write", () => {
     expect(await rows()).toEqual(["K1/S1//false", "K2/S2//false"]);
     await p.apply(created.map((m) => ({ ...m, id: randomUUID() })));
     expect(await rows()).toEqual(["K1/S1//false", "K2/S2//false"]);
+  });
+
+  it("a batch's SKUs are looked up in the replica by probes, never by reading every stored SKU (which grew with the replica)", async () => {
+    const acc = randomUUID();
+    // A replica the size at which a plain join hashed the whole table (analyzed: it is no stale guess).
+    await p.db.raw(
+      `INSERT INTO skus (account_id, sku_id, version, key, sku, season, status, active_planning)
+       SELECT ?, gen_random_uuid(), 1, 'K-' || g, 'K-' || g, 'S1', 1, true FROM generate_series(1, 20000) AS g`,
+      [acc],
+    );
+    await p.db.raw("ANALYZE skus");
+    const batch = Array.from({ length: 500 }, (_, i) => ({ account_id: acc, sku_id: randomUUID(), version: 1n, season: "S1", product_group_id: null, variant_group_id: null, key: `N-${i}`, sku: `N-${i}`, ean: null }));
+    // The connection's scans of skus so far (its counts not yet flushed to the shared statistics included).
+    const scansOf = async (tx: Knex.Transaction) => {
+      const { seq_scan, idx_scan } = (await tx.raw("SELECT seq_scan, idx_scan FROM pg_stat_xact_user_tables WHERE relname = 'skus' AND schemaname = current_schema()")).rows[0];
+      return { seq: Number(seq_scan), probes: Number(idx_scan) };
+    };
+    const scans = await p.db.transaction(async (tx) => {
+      const before = await scansOf(tx);
+      await recordRegroupedSkus(tx, batch);
+      await storedSkuPlaces(tx, batch);
+      const after = await scansOf(tx);
+      return { seq: after.seq - before.seq, probes: after.probes - before.probes };
+    });
+    // Two statements of recordRegroupedSkus and one of storedSkuPlaces, a probe per SKU each.
+    expect(scans).toEqual({ seq: 0, probes: 1500 });
   });
 });
