@@ -6,7 +6,8 @@
 //   GET /events      -> EventsService.ListEvents(page 1, size 10), the entries' JSON built as one string
 //   GET /products    -> CatalogueService.StreamProductsJson(key K-500), then
 //                       PricingService.ProductPricesJson of its ids; the two JSON texts joined
-// If this process cannot reach 0.75 of the direct calls, no gateway making the same calls can.
+// If this process cannot reach 0.75 of the direct calls, no gateway making the same calls through
+// the same client can.
 // Env: BARE_URLS (JSON {catalogue, events, pricing}), BARE_TOKEN, BARE_CALLER (JSON {accountId, apiKeyId}).
 // Prints `listening <port>` on stdout.
 import Fastify from "fastify";

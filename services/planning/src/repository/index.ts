@@ -320,7 +320,6 @@ export const storeNewerAccounts = (tx: Tx, messages: accountsMessagesV1.AccountS
 /** A SKU's groups (every groupBy's column) and what names it in sales and distribution orders. */
 type SkuGroups = { account_id: string; sku_id: string; version: bigint; season: string | null; product_group_id: string | null; variant_group_id: string | null; key: string; sku: string | null; ean: string | null };
 
-
 /**
  * A SKU that changes group (to a newer version) moves its figures: the group it left and the one
  * it joined changed. With PO lines, per warehouse of its lines, as planned volumes read them
