@@ -79,8 +79,10 @@ module.exports = {
       if (!messages) byProtoDir.set(protoDir, (messages = restMessages(protoDir)));
       return {
         CallExpression(node) {
+          if (node.callee.type !== "MemberExpression" || !OBJECT_BUILDERS.has(calleeName(node.callee))) return;
+          // Only a schema builder's argument is looked up in scope, not every call's.
           const shape = literalOf(context, node, node.arguments[0]);
-          if (node.callee.type !== "MemberExpression" || !OBJECT_BUILDERS.has(calleeName(node.callee)) || shape?.type !== "ObjectExpression") return;
+          if (shape?.type !== "ObjectExpression") return;
           if (shape.properties.some((p) => p.type === "SpreadElement" && p.argument.type === "CallExpression" && DERIVED.has(calleeName(p.argument.callee)))) return;
           const keys = shape.properties.map(keyName).filter(Boolean);
           let best;
