@@ -18,7 +18,7 @@
 // Needs the local Postgres and NATS (TEST_DATABASE_URL / TEST_NATS_URL); makes its own database
 // and stream and removes them.
 import { randomBytes } from "node:crypto";
-import { Readable } from "node:stream";
+import { ndjson } from "./import-lines.mjs";
 import { ADMIN, arg, startPlatform, startSeparately } from "./platform.mjs";
 
 const PRODUCTS = Number(arg("--products", 100_000));
@@ -124,15 +124,7 @@ try {
   };
   // A's products as one import job: the file streamed as it is made, then the job awaited.
   const importer = async () => {
-    const lines = Readable.from(
-      (function* () {
-        for (let batch = 0; batch < PRODUCTS / PER_BATCH; batch++) {
-          let text = "";
-          for (let i = 0; i < PER_BATCH; i++) text += JSON.stringify({ key: `A-${batch}-${i}`, sku: `A-${batch}-${i}`, season: "SS27", productName: `A ${i}` }) + "\n";
-          yield Buffer.from(text);
-        }
-      })(),
-    );
+    const lines = ndjson(PRODUCTS, (i) => ({ key: `A-${i}`, sku: `A-${i}`, season: "SS27", productName: `A ${i}` }));
     const res = await fetch(`${platform.base}/v2/api/imports?resource=products`, { method: "POST", headers: { authorization: `Bearer ${a.token}`, "content-type": "application/x-ndjson" }, body: lines, duplex: "half" });
     const job = await res.json();
     if (res.status !== 202) throw new Error(`A's import: ${res.status} ${JSON.stringify(job)}`);

@@ -6,29 +6,12 @@
 // the ratio to the floor. Targets (docs/benchmarks.md): products
 // >= 20,000 lines/s, transactions >= 50,000 lines/s and >= 0.5 of the floor.
 // Usage: node bench/import.mjs [--products N] [--transactions N] [--start path/to/dist/local/start.js]
-import { randomUUID } from "node:crypto";
-import { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
 import pg from "pg";
-import { from as copyFrom } from "pg-copy-streams";
-import { product, transaction } from "./import-lines.mjs";
+import { ndjson, product, rawCopy, transaction } from "./import-lines.mjs";
 import { arg, startPlatform } from "./platform.mjs";
 
 const PRODUCTS = Number(arg("--products", 1_000_000));
 const TRANSACTIONS = Number(arg("--transactions", 1_000_000));
-
-/** NDJSON of `count` lines, made as it is read, 1000 lines a piece. */
-function ndjson(count, line) {
-  return Readable.from(
-    (function* () {
-      for (let at = 0; at < count; at += 1000) {
-        let text = "";
-        for (let i = at; i < Math.min(count, at + 1000); i++) text += JSON.stringify(line(i)) + "\n";
-        yield Buffer.from(text);
-      }
-    })(),
-  );
-}
 
 const platform = await startPlatform({ start: arg("--start", "dist/local/start.js") });
 try {
@@ -73,32 +56,15 @@ try {
     }
   }
 
-  /** The floor: raw COPY of `count` rows into `table`, one transaction. */
-  async function copyFloor(table, columns, count, row) {
-    // A connection of its own, opened now: one held open through the import would, when the import
-    // fails, be cut by the platform's stop (its database dropped) and crash the bench with that
-    // error instead of the import's.
+  /** The floor (rawCopy), on a connection of its own opened now: one held open through the import would, when the import fails, be cut by the platform's stop (its database dropped) and crash the bench with that error instead of the import's. */
+  async function copyFloor(resource, count) {
     const db = new pg.Client({ connectionString: platform.databaseUrl });
     await db.connect();
-    const t = performance.now();
-    await db.query("BEGIN");
-    const copy = db.query(copyFrom(`COPY ${table} (${columns.join(", ")}) FROM STDIN`));
-    await pipeline(
-      Readable.from(
-        (function* () {
-          for (let at = 0; at < count; at += 1000) {
-            let text = "";
-            for (let i = at; i < Math.min(count, at + 1000); i++) text += row(i).join("\t") + "\n";
-            yield text;
-          }
-        })(),
-      ),
-      copy,
-    );
-    await db.query("ROLLBACK");
-    const ms = performance.now() - t;
-    await db.end();
-    return ms;
+    try {
+      return await rawCopy(db, resource, count);
+    } finally {
+      await db.end();
+    }
   }
 
   // The apply alone: from the job's start (its first chunk taken, once the whole file is in) to its end.
@@ -111,20 +77,13 @@ try {
   if (PRODUCTS) {
     const imported = await importOf("products", PRODUCTS, product);
     const queuedMs = await untilQueued(PRODUCTS, imported.postedAt);
-    const floorAccount = randomUUID();
-    const floorMs = await copyFloor("catalogue.products", ["id", "account_id", "key", "sku", "product_name", "season", "color", "size"], PRODUCTS, (i) => {
-      const p = product(i);
-      return [randomUUID(), floorAccount, p.key, p.sku, p.productName, p.season, p.color, p.size];
-    });
+    const floorMs = await copyFloor("products", PRODUCTS);
     report("products", PRODUCTS, imported, floorMs);
     console.log(`products: the last update_sku entry on the queue ${(queuedMs / 1000).toFixed(1)} s after the POST: ${(queuedMs / imported.ms).toFixed(2)} of the import's time (target <= 1.5)`);
   }
   if (TRANSACTIONS) {
     const imported = await importOf("transactions", TRANSACTIONS, transaction);
-    // The floor: the same transactions COPYed into orders.transactions as the service stores them
-    // (the line as its body; the service's body is the same fields in proto JSON).
-    const floorAccount = randomUUID();
-    const floorMs = await copyFloor("orders.transactions", ["id", "account_id", "external_transaction_id", "body"], TRANSACTIONS, (i) => [randomUUID(), floorAccount, `T-${i}`, JSON.stringify(transaction(i)).replace(/\\/g, "\\\\")]);
+    const floorMs = await copyFloor("transactions", TRANSACTIONS);
     report("transactions", TRANSACTIONS, imported, floorMs);
   }
 } finally {
