@@ -9,7 +9,9 @@
 // Each also with If-None-Match: a stale tag (a 200) and the current one (a 304), against the same
 // direct calls.
 // `--bare` (with --separate): also the same routes through a bare proxy (bench/bare-gateway.ts: a
-// Fastify route making the same Connect calls, nothing else), the floor of any gateway's ratio.
+// Fastify route making the same Connect calls, nothing else), the floor of any gateway's ratio,
+// and through a raw proxy (the same process: node:http and node:http2 forwarding bytes built once),
+// the floor of Node's networking alone.
 // Usage: node bench/gateway-hop.mjs [--seconds S] [--rounds N] [--separate] [--bare] [--only TEXT]
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -58,7 +60,10 @@ try {
           stdio: ["ignore", "pipe", "inherit"],
         });
         child.once("exit", (code) => reject(new Error(`the bare proxy exited ${code}`)));
-        child.stdout.once("data", (line) => resolve({ child, base: `http://127.0.0.1:${/listening (\d+)/.exec(String(line))[1]}` }));
+        child.stdout.once("data", (line) => {
+          const [, port, rawPort] = /listening (\d+) (\d+)/.exec(String(line));
+          resolve({ child, base: `http://127.0.0.1:${port}`, rawBase: `http://127.0.0.1:${rawPort}` });
+        });
       })
     : undefined;
 
@@ -121,6 +126,8 @@ try {
       ? [
           { label: "bare proxy: GET /products?key=K vs both its calls", gateway: plain(`${bareProxy.base}/products`), direct: () => direct.productByKeyWithPrices("K-500"), pid: bareProxy.child.pid },
           { label: "bare proxy: GET /events?pageSize=10", gateway: plain(`${bareProxy.base}/events`), direct: () => direct.eventsPage(), pid: bareProxy.child.pid },
+          { label: "raw proxy: GET /products?key=K vs both its calls", gateway: plain(`${bareProxy.rawBase}/products`), direct: () => direct.productByKeyWithPrices("K-500"), pid: bareProxy.child.pid },
+          { label: "raw proxy: GET /events?pageSize=10", gateway: plain(`${bareProxy.rawBase}/events`), direct: () => direct.eventsPage(), pid: bareProxy.child.pid },
         ]
       : []),
   ].filter((c) => !ONLY || c.label.includes(ONLY));

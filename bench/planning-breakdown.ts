@@ -14,6 +14,9 @@
 //   alone, once (with ONLY=warehouse-skus: the first chunk and the whole answer by SKU).
 //   SLICE_SKUS=n, SLICE_MAX_SKUS=m: a whole answer's first slice of n SKUs and its largest of m,
 //   instead of the service's.
+// - `upkeep`: the consumer's apply and the rollups' share of it, beside the least rollups at issue
+//   46's grain would cost (UPKEEP_FLOOR). `answer-floor`: Postgres alone reading the by-warehouse
+//   answer already computed (answerFloor).
 import pg from "pg";
 import type { Knex } from "knex";
 import { randomUUID } from "node:crypto";
@@ -238,6 +241,29 @@ function differences(a: Cells, b: Cells) {
 }
 
 /**
+ * The least any rollups at issue 46's grain cost a batch: the sales per month, item and channel
+ * (sales_months, without the warehouse the issue adds: fewer rows) and the per-SKU cells of actual
+ * units (sku_months, without the warehouse, last year's baseline, plans, PO or distribution
+ * orders), each one upsert in key order from the batch's lines grouped in the statement, SKUs
+ * found by key, sku or EAN through their indexes. Our upkeep (addToSalesRollups) does this and
+ * more: sales_days, the cells a year later, the group months.
+ */
+const UPKEEP_FLOOR = `WITH l AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, key text, sku text, ean text, channel int, sold_at timestamptz, units int, sign int)),
+  md AS (
+    SELECT account_id, date_trunc('month', sold_at AT TIME ZONE 'Europe/Stockholm')::date AS month,
+      (CASE WHEN key IS NOT NULL THEN 1 WHEN sku IS NOT NULL THEN 2 ELSE 3 END)::smallint AS ref_kind, coalesce(key, sku, ean) AS ref,
+      (CASE WHEN channel = 2 THEN 2 ELSE 1 END)::smallint AS channel, sum(sign * units) AS units, sum(sign) AS lines
+    FROM l WHERE coalesce(key, sku, ean) IS NOT NULL GROUP BY 1, 2, 3, 4, 5 HAVING sum(sign * units) <> 0 OR sum(sign) <> 0),
+  m AS (
+    INSERT INTO sales_months AS m (account_id, month, ref_kind, ref, channel, units, lines) SELECT * FROM md ORDER BY 1, 2, 3, 4, 5
+    ON CONFLICT (account_id, month, ref_kind, ref, channel) DO UPDATE SET units = m.units + excluded.units, lines = m.lines + excluded.lines)
+  INSERT INTO sku_months AS c (account_id, month, sku_id, channel, units, lines, ly_units, ly_lines)
+  SELECT account_id, month, sku_id, channel, sum(units), sum(lines), 0, 0 FROM (
+    ${[[1, "key"], [2, "sku"], [3, "ean"]].map(([kind, column]) => `SELECT x.account_id, x.month, s.sku_id, x.channel, x.units, x.lines FROM md x JOIN skus s ON s.account_id = x.account_id AND s.${column} = x.ref WHERE x.ref_kind = ${kind}`).join(" UNION ALL ")}
+  ) k GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+  ON CONFLICT (account_id, month, sku_id, channel) DO UPDATE SET units = c.units + excluded.units, lines = c.lines + excluded.lines`;
+
+/**
  * The consumer's apply with the rollups' upkeep (`upkeep`), on the seeded account (its SKUs
  * exist, so the per-SKU cells move too): BATCHES batches of 500 transactions of 2 lines, every
  * second one replacing the one before (the rollups take the old lines off). Each pair is applied
@@ -250,6 +276,7 @@ async function upkeep(db: Db, account: string) {
   const batches = Number(process.env.BATCHES ?? 20);
   const applyMs: number[] = [];
   const upkeepMs: number[] = [];
+  const floorMs: number[] = [];
   let lines = 0;
   const deliveriesOf = (ids: string[], n: number, version: number) =>
     ids.map((id, i) => {
@@ -282,6 +309,9 @@ async function upkeep(db: Db, account: string) {
         const t1 = performance.now();
         await rolledBack(tx, (savepoint) => addToSalesRollups(savepoint, figures));
         upkeepMs.push(performance.now() - t1);
+        const t2 = performance.now();
+        await rolledBack(tx, (savepoint) => savepoint.raw(UPKEEP_FLOOR, [JSON.stringify(figures)]));
+        floorMs.push(performance.now() - t2);
         const t0 = performance.now();
         await applyDeliveries(tx, deliveries);
         applyMs.push(performance.now() - t0);
@@ -292,8 +322,65 @@ async function upkeep(db: Db, account: string) {
   }
   const total = applyMs.reduce((x, y) => x + y, 0);
   const upkept = upkeepMs.reduce((x, y) => x + y, 0);
-  const result = { batches, saleLines: lines, applyMs: Math.round(total), linesPerSecond: Math.round(lines / (total / 1000)), upkeepMs: Math.round(upkept), upkeepShareOfApply: +(upkept / total).toFixed(3), upkeepOverRest: +(upkept / (total - upkept)).toFixed(3) };
+  const floor = floorMs.reduce((x, y) => x + y, 0);
+  const rest = total - upkept;
+  const result = {
+    batches,
+    saleLines: lines,
+    applyMs: Math.round(total),
+    linesPerSecond: Math.round(lines / (total / 1000)),
+    upkeepMs: Math.round(upkept),
+    upkeepShareOfApply: +(upkept / total).toFixed(3),
+    upkeepOverRest: +(upkept / rest).toFixed(3),
+    // The least the issue's rollups could cost (UPKEEP_FLOOR), on the apply without our upkeep.
+    floorMs: Math.round(floor),
+    floorOverRest: +(floor / rest).toFixed(3),
+    linesPerSecondAtFloor: Math.round(lines / ((rest + floor) / 1000)),
+    linesPerSecondWithoutUpkeep: Math.round(lines / (rest / 1000)),
+  };
   console.log(JSON.stringify({ planningRollupUpkeep: result }));
+}
+
+/**
+ * The least Postgres alone spends on the by-warehouse answer by SKU (`answer-floor`): a table
+ * holding that answer already computed, one row per SKU, warehouse and period (74,695 groups x 5
+ * warehouses x 12 periods = 4,481,700 row-periods, the seeded answer's 4,481,688) with its eleven
+ * figures, read whole through COPY TO STDOUT (the rows as text, no join, no sum, no window), the
+ * client only counting bytes; the figures as numeric (how planning keeps them) and as bigint
+ * thousandths, and folded into one text per answer row as answerStatement folds them. Medians of 3.
+ */
+async function answerFloor(sql: pg.Client) {
+  const figures = ["plan", "actual", "po", "draft", "tin", "tout", "opening", "closing", "target", "otb"];
+  await sql.query(`DROP TABLE IF EXISTS public.answer_floor;
+    CREATE TABLE public.answer_floor AS
+      SELECT md5(s::text) AS g, '00000000-0000-4000-8000-' || lpad(w::text, 12, '0') AS wid, 'Warehouse ' || w AS wname, idx,
+        CASE WHEN idx < 5 THEN 'past' WHEN idx = 5 THEN 'current' ELSE 'future' END AS state,
+        ${figures.map((f) => `round((random() * 500)::numeric, 3) AS ${f}`).join(", ")}
+      FROM generate_series(1, 74695) s, generate_series(1, 5) w, generate_series(0, 11) idx;
+    ALTER TABLE public.answer_floor ${figures.map((f) => `ADD COLUMN ${f}_m bigint`).join(", ")};
+    UPDATE public.answer_floor SET ${figures.map((f) => `${f}_m = (${f} * 1000)::bigint`).join(", ")}`);
+  await sql.query("VACUUM FULL ANALYZE public.answer_floor");
+  const variants = {
+    "numeric, a row per period": `SELECT g, wid, wname, idx, state, ${figures.join(", ")} FROM public.answer_floor`,
+    "bigint thousandths, a row per period": `SELECT g, wid, wname, idx, state, ${figures.map((f) => `${f}_m`).join(", ")} FROM public.answer_floor`,
+    "numeric, folded per answer row": `SELECT g, wid, wname, string_agg(concat(idx, ',', state, ',', ${figures.join(", ',', ")}), ';' ORDER BY idx) FROM public.answer_floor GROUP BY g, wid, wname`,
+  };
+  const results: Record<string, unknown> = {};
+  for (const [label, query] of Object.entries(variants)) {
+    const runs: number[] = [];
+    let bytes = 0;
+    for (let round = 0; round < 3; round++) {
+      const t0 = performance.now();
+      bytes = 0;
+      for await (const chunk of sql.query(copyTo(`COPY (${query}) TO STDOUT`)) as AsyncIterable<Buffer>) bytes += chunk.length;
+      runs.push(performance.now() - t0);
+    }
+    const ms = median(runs);
+    results[label] = { ms: Math.round(ms), rowPeriodsPerSecond: Math.round(4_481_700 / (ms / 1000)), megabytes: +(bytes / 1e6).toFixed(1) };
+    console.log(`${label}: ${(ms / 1000).toFixed(2)} s (${runs.map((r) => (r / 1000).toFixed(2)).join(", ")}), ${(bytes / 1e6).toFixed(0)} MB of text`);
+  }
+  await sql.query("DROP TABLE public.answer_floor");
+  console.log(JSON.stringify({ planningAnswerFloor: results }));
 }
 
 /** A fresh test database, or REUSE_DATABASE (made and seeded once, kept: for working on the SQL). */
@@ -334,6 +421,7 @@ async function main() {
     const window = await windowOf(sql, account);
     console.log(`window ${window.fromDate} .. ${window.toDate}`);
     if (only.includes("seed-only")) return;
+    if (only.includes("answer-floor")) return await answerFloor(sql);
     if (only.includes("upkeep")) {
       const upkeepDb = createDb({ url: database.url, schema: "planning", statementTimeoutMs: STATEMENT_TIMEOUT_MS });
       await upkeep(upkeepDb, account).finally(() => upkeepDb.destroy());
