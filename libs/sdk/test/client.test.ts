@@ -79,6 +79,29 @@ describe("retries", () => {
     expect(seen[1].headers["idempotency-key"]).toBe(seen[0].headers["idempotency-key"]);
   });
 
+  it("fails an answer whose body stops coming for timeoutMs with a ConnectionError, and does not send the write again", async () => {
+    // Headers and half the JSON, then nothing: the connection stays open.
+    answers = [(_req, res) => (res.writeHead(201, { "content-type": "application/json" }), res.write('[{"statusCode":'))];
+    const failure = await client({ timeoutMs: 200 }).warehouses.createWarehouses([{ externalId: "W1", name: "Main" }] as never).then(() => undefined, (e: unknown) => e);
+    expect(failure).toBeInstanceOf(ConnectionError);
+    expect((failure as Error).message).toBe("no answer: no bytes of the answer in 200 ms");
+    expect(seen).toHaveLength(1);
+  });
+
+  it("reads an answer's body at the reader's pace: only the server's silence counts", async () => {
+    // The second line is sent once the reader has taken the first and spent longer over it than
+    // the server may stay silent: the answer stays open all that time.
+    let sendRest = () => {};
+    answers = [(_req, res) => (res.writeHead(200, { "content-type": "application/x-ndjson" }), res.write('{"n":1}\n'), (sendRest = () => res.end('{"n":2}\n')))];
+    const read: unknown[] = [];
+    for await (const line of client({ timeoutMs: 100 }).imports.getImportResults("job-1")) {
+      read.push(line);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      sendRest();
+    }
+    expect(read).toEqual([{ n: 1 }, { n: 2 }]);
+  });
+
   it.each([
     [408, "request_timeout"],
     [409, "idempotency_key_in_use"],

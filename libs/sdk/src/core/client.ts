@@ -38,7 +38,11 @@ export interface ClientOptions {
   adminToken?: string;
   /** Retries on no answer, 408, a 409 `idempotency_key_in_use`, 429 and 5xx; 2 when absent. */
   maxRetries?: number;
-  /** How long an attempt may wait for its answer's headers before it counts as no answer (then retried); 60 s when absent. */
+  /**
+   * How long an attempt may wait for its answer's headers before it counts as no answer (then
+   * retried), and how long the answer's body may then send nothing before its read fails with a
+   * ConnectionError (not retried: a write was done); 60 s when absent.
+   */
   timeoutMs?: number;
   /** The first retry's wait before jitter (doubling each time, at most 8 s); 500 ms when absent. */
   retryBaseMs?: number;
@@ -52,6 +56,37 @@ export interface ClientOptions {
 const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 const retryable = (status: number) => status === 408 || status === 409 || status === 429 || status >= 500;
 const MAX_RETRY_AFTER_MS = 120_000;
+
+/**
+ * The answer with a body that fails with a ConnectionError when the server sends nothing for
+ * `timeoutMs` while it is being read (`deadline` aborts the request): a stalled answer never hangs
+ * its reader. Only the waits for the server count, never the reader's own pace between reads, so
+ * a body of any size can be read as slowly as the caller likes.
+ */
+function idleBody(res: Response, deadline: AbortController, timeoutMs: number): Response {
+  if (!res.body || res.status === 204 || res.status === 304) return res;
+  const reader = res.body.getReader();
+  const body = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const timer = setTimeout(() => deadline.abort(new Error(`no bytes of the answer in ${timeoutMs} ms`)), timeoutMs);
+        timer.unref?.();
+        try {
+          const { done, value } = await reader.read();
+          if (done) controller.close();
+          else controller.enqueue(value);
+        } catch (error) {
+          controller.error(new ConnectionError(deadline.signal.aborted ? deadline.signal.reason : error));
+        } finally {
+          clearTimeout(timer);
+        }
+      },
+      cancel: (reason) => reader.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  );
+  return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+}
 
 /** Waits `ms`, or rejects when `signal` aborts first. */
 export const wait = (ms: number, signal?: AbortSignal) =>
@@ -151,9 +186,10 @@ export class Client {
       if (spec.auth === "bearer") headers.authorization = `Bearer ${await this.accessToken()}`;
       if (spec.auth === "admin") headers.authorization = `Bearer ${this.options.adminToken}`;
       let res: Response;
-      // The attempt's deadline runs until the answer's headers (a body is read at its own pace).
+      // The attempt's deadline runs until the answer's headers; then the body's own (idleBody).
+      const timeoutMs = this.options.timeoutMs ?? 60_000;
       const deadline = new AbortController();
-      const timer = setTimeout(() => deadline.abort(new Error(`no answer in ${this.options.timeoutMs ?? 60_000} ms`)), this.options.timeoutMs ?? 60_000);
+      const timer = setTimeout(() => deadline.abort(new Error(`no answer in ${timeoutMs} ms`)), timeoutMs);
       timer.unref?.();
       const signal = options.signal ? AbortSignal.any([options.signal, deadline.signal]) : deadline.signal;
       try {
@@ -165,7 +201,7 @@ export class Client {
       } finally {
         clearTimeout(timer);
       }
-      if (res.ok || res.status === 304) return res;
+      if (res.ok || res.status === 304) return idleBody(res, deadline, timeoutMs);
       // The token was revoked or expired early: renewed once, the request sent again (not a retry).
       if (res.status === 401 && spec.auth === "bearer" && !renewed && this.options.apiKey && replayable) {
         renewed = true;
