@@ -244,9 +244,10 @@ function differences(a: Cells, b: Cells) {
  * The least any rollups at issue 46's grain cost a batch: the sales per month, item and channel
  * (sales_months, without the warehouse the issue adds: fewer rows) and the per-SKU cells of actual
  * units (sku_months, without the warehouse, last year's baseline, plans, PO or distribution
- * orders), each one upsert in key order from the batch's lines grouped in the statement, SKUs
- * found by key, sku or EAN through their indexes. Our upkeep (addToSalesRollups) does this and
- * more: sales_days, the cells a year later, the group months.
+ * orders), each one upsert in key order from the batch's lines grouped in the statement (months
+ * in the bench account's timezone), SKUs found by key, sku or EAN through their indexes. Our
+ * upkeep (addToSalesRollups) does this and more: sales_days, the cells a year later, the group
+ * months.
  */
 const UPKEEP_FLOOR = `WITH l AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS x(account_id uuid, key text, sku text, ean text, channel int, sold_at timestamptz, units int, sign int)),
   md AS (
@@ -344,8 +345,8 @@ async function upkeep(db: Db, account: string) {
 /**
  * The least Postgres alone spends on the by-warehouse answer by SKU (`answer-floor`): a table
  * holding that answer already computed, one row per SKU, warehouse and period (74,695 groups x 5
- * warehouses x 12 periods = 4,481,700 row-periods, the seeded answer's 4,481,688) with its eleven
- * figures, read whole through COPY TO STDOUT (the rows as text, no join, no sum, no window), the
+ * warehouses x 12 periods = 4,481,700 row-periods, the seeded answer's 4,481,688) with its state
+ * and ten figures, read whole through COPY TO STDOUT (the rows as text, no join, no sum, no window), the
  * client only counting bytes; the figures as numeric (how planning keeps them) and as bigint
  * thousandths, and folded into one text per answer row as answerStatement folds them. Medians of 3.
  */

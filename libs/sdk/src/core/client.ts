@@ -76,7 +76,8 @@ function idleBody(res: Response, deadline: AbortController, timeoutMs: number): 
           if (done) controller.close();
           else controller.enqueue(value);
         } catch (error) {
-          controller.error(new ConnectionError(deadline.signal.aborted ? deadline.signal.reason : error));
+          // The server's silence is a ConnectionError; anything else (the caller's abort) as it came.
+          controller.error(deadline.signal.aborted ? new ConnectionError(deadline.signal.reason) : error);
         } finally {
           clearTimeout(timer);
         }
