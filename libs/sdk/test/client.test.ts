@@ -88,6 +88,21 @@ describe("retries", () => {
     expect(seen).toHaveLength(1);
   });
 
+  it("stops reading when the caller aborts, with the caller's reason (not a ConnectionError)", async () => {
+    answers = [(_req, res) => (res.writeHead(200, { "content-type": "application/x-ndjson" }), res.write('{"n":1}\n'))];
+    const caller = new AbortController();
+    const read: unknown[] = [];
+    const failure = await (async () => {
+      for await (const line of client({ timeoutMs: 60_000 }).imports.getImportResults("job-1", undefined, { signal: caller.signal })) {
+        read.push(line);
+        caller.abort(new Error("the caller left"));
+      }
+    })().then(() => undefined, (e: unknown) => e);
+    expect(read).toEqual([{ n: 1 }]);
+    expect(failure).not.toBeInstanceOf(ConnectionError);
+    expect((failure as Error).message).toBe("the caller left");
+  });
+
   it("reads an answer's body at the reader's pace: only the server's silence counts", async () => {
     // The second line is sent once the reader has taken the first and spent longer over it than
     // the server may stay silent: the answer stays open all that time.
