@@ -104,15 +104,21 @@ describe("retries", () => {
   });
 
   it("reads an answer's body at the reader's pace: only the server's silence counts", async () => {
-    // The second line is sent once the reader has taken the first and spent longer over it than
-    // the server may stay silent: the answer stays open all that time.
+    // The second line is sent once the reader has taken the first and the clock has moved past
+    // timeoutMs three times over (jest's clock, moved by the test: no waiting on the real one),
+    // the answer open all that time.
     let sendRest = () => {};
     answers = [(_req, res) => (res.writeHead(200, { "content-type": "application/x-ndjson" }), res.write('{"n":1}\n'), (sendRest = () => res.end('{"n":2}\n')))];
     const read: unknown[] = [];
-    for await (const line of client({ timeoutMs: 100 }).imports.getImportResults("job-1")) {
-      read.push(line);
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      sendRest();
+    jest.useFakeTimers({ doNotFake: ["nextTick", "setImmediate", "queueMicrotask", "hrtime", "performance", "Date"] });
+    try {
+      for await (const line of client({ timeoutMs: 100 }).imports.getImportResults("job-1")) {
+        read.push(line);
+        jest.advanceTimersByTime(300);
+        sendRest();
+      }
+    } finally {
+      jest.useRealTimers();
     }
     expect(read).toEqual([{ n: 1 }, { n: 2 }]);
   });
