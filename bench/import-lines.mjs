@@ -17,18 +17,21 @@ export const transaction = (i) => ({
   items: [{ externalItemID: "1", key: `SKU-${i % 1000}`, quantity: 1, moneyItemTotalNet: 10, moneyItemTotalVat: 2.5 }],
 });
 
-/** NDJSON of `count` lines (`line(i)`), made as it is read, 1000 lines a piece. */
-export function ndjson(count, line) {
+/** `count` lines of text (`text(i)`, each ending its line) as a stream made as it is read, 1000 lines a piece. */
+function inPieces(count, text) {
   return Readable.from(
     (function* () {
       for (let at = 0; at < count; at += 1000) {
-        let text = "";
-        for (let i = at; i < Math.min(count, at + 1000); i++) text += JSON.stringify(line(i)) + "\n";
-        yield Buffer.from(text);
+        let piece = "";
+        for (let i = at; i < Math.min(count, at + 1000); i++) piece += text(i);
+        yield Buffer.from(piece);
       }
     })(),
   );
 }
+
+/** NDJSON of `count` lines (`line(i)`), made as it is read. */
+export const ndjson = (count, line) => inPieces(count, (i) => JSON.stringify(line(i)) + "\n");
 
 /** A value as COPY's text format writes it. */
 export const copyText = (value) => String(value).replace(/\\/g, "\\\\").replace(/\t/g, "\\t").replace(/\n/g, "\\n");
@@ -49,18 +52,7 @@ export async function rawCopy(db, resource, count) {
   const t = performance.now();
   await db.query("BEGIN");
   const stream = db.query(copyFrom(`COPY ${table} (${columns.join(", ")}) FROM STDIN`));
-  await pipeline(
-    Readable.from(
-      (function* () {
-        for (let at = 0; at < count; at += 1000) {
-          let text = "";
-          for (let i = at; i < Math.min(count, at + 1000); i++) text += row(accountId, line(i)).map(copyText).join("\t") + "\n";
-          yield text;
-        }
-      })(),
-    ),
-    stream,
-  );
+  await pipeline(inPieces(count, (i) => row(accountId, line(i)).map(copyText).join("\t") + "\n"), stream);
   await db.query("ROLLBACK");
   return performance.now() - t;
 }
